@@ -1,0 +1,25 @@
+import type { Command } from 'commander';
+import { action, type GlobalOptions } from '../context.js';
+import { loadConfig, maskedConfig } from '../../config/load.js';
+import { ConfigError } from '../../errors.js';
+
+export function register(program: Command): void {
+  const config = program.command('config').description('inspect the configuration');
+  config
+    .command('check')
+    .description('validate environment and config file; print the effective config with secrets masked (exit 2 when invalid or incomplete for `run`)')
+    .action(
+      action(async (_opts: unknown, command: Command) => {
+        const globals = command.optsWithGlobals<GlobalOptions>();
+        const effective = loadConfig({ configPath: globals.config });
+        const missing: string[] = [];
+        if (!effective.partner.apiUrl)
+          missing.push('environment variable PARTNER_API_URL: not set (with PARTNER_PUBLIC_KEY and PARTNER_PRIVATE_KEY), needed by `run` and `sync --source partner`');
+        if (!effective.exchange.apiUrl)
+          missing.push('environment variable EXCHANGE_API_URL: not set (with EXCHANGE_API_TOKEN), needed by `run` and `sync --source exchange`');
+        process.stdout.write(`${JSON.stringify(maskedConfig(effective), null, 2)}\n`);
+        if (missing.length) throw new ConfigError(missing);
+        process.stderr.write('config ok\n');
+      }),
+    );
+}

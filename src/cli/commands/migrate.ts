@@ -1,0 +1,28 @@
+import type { Command } from 'commander';
+import { action, createContext } from '../context.js';
+import { openStore } from '../../db/database.js';
+import { migrate } from '../../db/migrate.js';
+
+export function register(program: Command): void {
+  program
+    .command('migrate')
+    .description('create or update the database schema (embedded under ./data when DATABASE_URL is not set)')
+    .action(
+      action(async (_opts: unknown, command: Command) => {
+        const { config, logger } = createContext(command);
+        const store = await openStore({ url: config.database.url, dataDir: config.database.dataDir });
+        try {
+          const result = await migrate(store);
+          const where = store.kind === 'embedded' ? `embedded database in ${config.database.dataDir}` : 'Postgres';
+          logger.info({ applied: result.applied, alreadyApplied: result.alreadyApplied.length }, 'migrations done');
+          process.stderr.write(
+            result.applied.length
+              ? `applied ${result.applied.length} migration(s) to the ${where}: ${result.applied.join(', ')}\n`
+              : `the ${where} is up to date (${result.alreadyApplied.length} migration(s) already applied)\n`,
+          );
+        } finally {
+          await store.close();
+        }
+      }),
+    );
+}

@@ -1,0 +1,64 @@
+import type { Command } from 'commander';
+import { loadConfig, secretValues, type Config } from '../config/load.js';
+import { createLogger, type Logger } from '../log/logger.js';
+import { openStore, type Store } from '../db/database.js';
+import { migrate } from '../db/migrate.js';
+import { EXIT, isAppError } from '../errors.js';
+
+/** Options every command accepts (declared on the root program). */
+export interface GlobalOptions {
+  config?: string;
+}
+
+export interface CommandContext {
+  config: Config;
+  logger: Logger;
+}
+
+/** Loads config and the root logger once per CLI invocation. */
+export function createContext(command: Command): CommandContext {
+  const globals = command.optsWithGlobals<GlobalOptions>();
+  const config = loadConfig({ configPath: globals.config });
+  const logger = createLogger({ level: config.logLevel, secrets: secretValues(config) });
+  return { config, logger };
+}
+
+/** Opens the store the config points at and brings its schema up to date. */
+export async function openMigratedStore(config: Config, logger: Logger): Promise<Store> {
+  const store = await openStore({ url: config.database.url, dataDir: config.database.dataDir });
+  try {
+    const result = await migrate(store);
+    if (result.applied.length) logger.info({ applied: result.applied }, 'database migrated');
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  return store;
+}
+
+/**
+ * Wraps a command action: config and usage errors exit 2 with one line per problem, other
+ * failures exit 1 with the message (secrets are never part of our messages), success sets
+ * the exit code the action returns.
+ */
+export function action<A extends unknown[]>(fn: (...args: A) => Promise<number | void>) {
+  return async (...args: A): Promise<void> => {
+    try {
+      const code = await fn(...args);
+      process.exitCode = code ?? EXIT.ok;
+    } catch (err) {
+      const exitCode = isAppError(err) ? err.exitCode : EXIT.failed;
+      const message = err instanceof Error ? err.message : String(err);
+      process.stderr.write(`ramp-recon: ${exitCode === EXIT.usage ? 'error' : 'failed'}:\n${indent(message)}\n`);
+      if (!isAppError(err) && process.env.LOG_LEVEL === 'debug' && err instanceof Error) process.stderr.write(`${err.stack}\n`);
+      process.exitCode = exitCode;
+    }
+  };
+}
+
+function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((l) => `  ${l}`)
+    .join('\n');
+}

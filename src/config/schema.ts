@@ -1,0 +1,155 @@
+import { z } from 'zod';
+import { isDecimalText } from '../decimal/decimal.js';
+
+/** Wire names and the contract's five webhook sender addresses (partner interface, Authentication). */
+export const WEBHOOK_SENDER_IPS = ['34.76.54.194', '34.77.167.89', '35.187.43.203', '35.241.153.74', '35.241.224.80'];
+
+const decimalString = z
+  .string()
+  .refine((v) => isDecimalText(v), { message: 'must be a decimal string such as "0.01"' });
+const nonNegativeDecimal = decimalString.refine((v) => !v.trim().startsWith('-'), { message: 'must not be negative' });
+const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD');
+
+const quoteSample = z
+  .object({
+    quoteCurrencyCode: z.string().min(1),
+    baseCurrencyCode: z.string().min(1),
+    quoteCurrencyAmount: nonNegativeDecimal,
+    paymentMethod: z.string().min(1).optional(),
+    countryCode: z.string().length(2).optional(),
+  })
+  .strict();
+
+const partnerSection = z
+  .object({
+    feeRate: nonNegativeDecimal.optional(),
+    wallets: z.array(z.string().min(1)).default([]),
+    params: z
+      .object({
+        offset: z.string().min(1).default('offset'),
+        from: z.string().min(1).default('from'),
+        to: z.string().min(1).default('to'),
+        outputCurrency: z.string().min(1).default('outputCurrency'),
+      })
+      .strict()
+      .prefault({}),
+    quotes: z.array(quoteSample).default([]),
+    /** Requests per second to the Partner API (public key limit is 10/s per IP). */
+    rateLimitPerSecond: z.number().positive().max(1000).default(8),
+  })
+  .strict()
+  .prefault({});
+
+const withdrawalState = z.enum(['REJECTED', 'PENDING', 'REFUNDED', 'FAILED', 'COMPLETED']);
+
+const exchangeSection = z
+  .object({
+    feeCurrency: z.enum(['counter', 'base']).default('counter'),
+    withdrawalDebitStates: z.array(withdrawalState).default(['PENDING', 'COMPLETED']),
+    account: z.string().min(1).default('primary'),
+    rateLimitPerSecond: z.number().positive().max(1000).default(20),
+    /** Where a full history sync starts when no cursor exists yet. */
+    historyStart: day.default('2020-01-01'),
+  })
+  .strict()
+  .prefault({});
+
+const tolerancesSection = z
+  .object({
+    /** P_FEE_USD and P_AMOUNT_USD on non-USD orders: absolute USD difference accepted. */
+    usd: nonNegativeDecimal.default('0.01'),
+    /** E_FEE_RATE: absolute difference in the fee currency; default: half a unit of that currency's scale. */
+    exchangeFee: nonNegativeDecimal.optional(),
+    /** E_BALANCE_ROLL: absolute residual accepted per currency. */
+    balance: nonNegativeDecimal.default('0'),
+    /** E_BALANCE_SANITY: balance_local vs balance x rate, in the local currency. */
+    balanceLocal: nonNegativeDecimal.default('0.01'),
+  })
+  .strict()
+  .prefault({});
+
+const staleSection = z
+  .object({
+    partnerOrder: z.number().positive().default(24),
+    deposit: z.number().positive().default(24),
+    withdrawal: z.number().positive().default(24),
+  })
+  .strict()
+  .prefault({});
+
+const scheduleSection = z
+  .object({
+    cron: z.string().min(1).default('0 2 * * *'),
+    timezone: z.string().min(1).default('UTC'),
+    lookbackDays: z.number().int().min(0).max(60).default(3),
+  })
+  .strict()
+  .prefault({});
+
+const emailSection = z
+  .object({
+    from: z.string().min(3).optional(),
+    to: z.array(z.string().min(3)).default([]),
+  })
+  .strict()
+  .prefault({});
+
+const webhooksSection = z
+  .object({
+    port: z.number().int().min(0).max(65535).default(8080),
+    host: z.string().min(1).default('0.0.0.0'),
+    allowedIps: z.array(z.string().min(1)).default(WEBHOOK_SENDER_IPS),
+    trustProxy: z.boolean().default(false),
+    tlsCertFile: z.string().min(1).optional(),
+    tlsKeyFile: z.string().min(1).optional(),
+    bodyLimitBytes: z.number().int().positive().default(64 * 1024),
+  })
+  .strict();
+
+/** The JSON config file. Every key is optional; unknown keys are errors. */
+export const fileConfigSchema = z
+  .object({
+    account: z.string().min(1).default('default'),
+    partner: partnerSection,
+    exchange: exchangeSection,
+    tolerances: tolerancesSection,
+    staleAfterHours: staleSection,
+    schedule: scheduleSection,
+    email: emailSection,
+    webhooks: webhooksSection.optional(),
+    http: z
+      .object({
+        connectTimeoutMs: z.number().int().positive().default(10_000),
+        bodyTimeoutMs: z.number().int().positive().default(30_000),
+        maxRetries: z.number().int().min(0).max(20).default(5),
+        retryBaseMs: z.number().int().positive().default(500),
+        retryMaxMs: z.number().int().positive().default(30_000),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict();
+
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+const optionalEnv = <T extends z.ZodTypeAny>(schema: T) =>
+  z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), schema.optional());
+
+/** Environment variables (DESIGN.md "Interfaces"). */
+export const envSchema = z.object({
+  PARTNER_API_URL: optionalEnv(httpUrl),
+  PARTNER_PUBLIC_KEY: optionalEnv(z.string()),
+  PARTNER_PRIVATE_KEY: optionalEnv(z.string()),
+  EXCHANGE_API_URL: optionalEnv(httpUrl),
+  EXCHANGE_API_TOKEN: optionalEnv(z.string()),
+  DATABASE_URL: optionalEnv(z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL' })),
+  RAMP_RECON_DATA_DIR: optionalEnv(z.string()),
+  REPORTS_DIR: optionalEnv(z.string()),
+  SMTP_URL: optionalEnv(z.url({ protocol: /^smtps?$/, error: 'must be an smtp:// or smtps:// URL' })),
+  RAMP_RECON_CONFIG: optionalEnv(z.string()),
+  LOG_LEVEL: optionalEnv(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
+});
+
+export type FileConfig = z.infer<typeof fileConfigSchema>;
+export type EnvConfig = z.infer<typeof envSchema>;
+/** Names of environment variables whose values never appear in logs, errors or reports. */
+export const SECRET_ENV = ['PARTNER_PUBLIC_KEY', 'PARTNER_PRIVATE_KEY', 'EXCHANGE_API_TOKEN'] as const;

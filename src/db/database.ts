@@ -1,0 +1,184 @@
+import { mkdirSync, openSync, closeSync, writeFileSync, readFileSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { PGlite } from '@electric-sql/pglite';
+import { PGliteDialect } from 'kysely-pglite-dialect';
+import type { DB } from './types.js';
+import { textParsers } from './type-parsers.js';
+import { AppError } from '../errors.js';
+
+export type Db = Kysely<DB>;
+
+/** What a command needs from the store: typed queries, raw scripts (migrations), and closing. */
+export interface Store {
+  readonly db: Db;
+  readonly kind: 'postgres' | 'embedded';
+  /** Runs a multi-statement SQL script (simple query protocol). */
+  execScript(script: string): Promise<void>;
+  /**
+   * Runs fn on one dedicated connection (session-level advisory locks need the same session
+   * for lock and unlock; a pool would hand out a different one).
+   */
+  withSession<T>(fn: (session: Session) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export interface Session {
+  exec(script: string): Promise<void>;
+  query<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<R[]>;
+}
+
+export interface OpenOptions {
+  /** postgres:// URL; absent: embedded PGlite under dataDir. */
+  url?: string;
+  /** Folder of the embedded database; 'memory://' keeps it in memory (tests). */
+  dataDir?: string;
+  /** Postgres schema to use (tests isolate files by schema). */
+  schema?: string;
+  poolSize?: number;
+}
+
+export class DatabaseError extends AppError {
+  constructor(message: string, cause?: unknown) {
+    super('DATABASE', message, 1, { cause });
+  }
+}
+
+export async function openStore(options: OpenOptions): Promise<Store> {
+  return options.url ? openPostgres(options.url, options) : openEmbedded(options.dataDir ?? 'data');
+}
+
+function openPostgres(url: string, options: OpenOptions): Store {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 4,
+    // Per-pool parsers rather than pg's global registry, so nothing else in the process is affected.
+    types: { getTypeParser: ((oid: number, format?: string) => textParsers[oid] ?? pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser },
+    options: options.schema ? `-c search_path=${options.schema}` : undefined,
+  });
+  // An idle client losing its connection must not crash the process; the next query reports it.
+  pool.on('error', () => {});
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    kind: 'postgres',
+    async execScript(script) {
+      const client = await pool.connect();
+      try {
+        await client.query(script);
+      } finally {
+        client.release();
+      }
+    },
+    async withSession(fn) {
+      const client = await pool.connect();
+      try {
+        return await fn({
+          exec: async (script) => {
+            await client.query(script);
+          },
+          query: async (text, params) => (await client.query(text, params)).rows,
+        });
+      } finally {
+        client.release();
+      }
+    },
+    async close() {
+      await db.destroy();
+    },
+  };
+}
+
+async function openEmbedded(dataDir: string): Promise<Store> {
+  const inMemory = dataDir.startsWith('memory://');
+  let releaseLock = () => {};
+  if (!inMemory) {
+    mkdirSync(dataDir, { recursive: true });
+    releaseLock = lockDataDir(dataDir);
+  }
+  let pglite: PGlite;
+  try {
+    pglite = await PGlite.create(inMemory ? dataDir : join(dataDir, 'pg'), { parsers: textParsers });
+  } catch (err) {
+    releaseLock();
+    throw new DatabaseError(`cannot open the embedded database in ${dataDir}: ${(err as Error).message}`, err);
+  }
+  const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) });
+  return {
+    db,
+    kind: 'embedded',
+    async execScript(script) {
+      await pglite.exec(script);
+    },
+    async withSession(fn) {
+      // PGlite has a single session; Kysely's driver serializes its own use of it.
+      return fn({
+        exec: async (script) => {
+          await pglite.exec(script);
+        },
+        query: async (text, params) => (await pglite.query(text, params)).rows as never,
+      });
+    },
+    async close() {
+      await db.destroy();
+      // Kysely closes its driver only if a query went through it; migrations use the raw session.
+      if (!pglite.closed) await pglite.close();
+      releaseLock();
+    },
+  };
+}
+
+/**
+ * PGlite is a single-process database: two processes opening the same folder would corrupt it.
+ * A lock file with our pid refuses a second opener; a lock left by a dead process is taken over.
+ */
+function lockDataDir(dataDir: string): () => void {
+  const lockPath = join(dataDir, 'ramp-recon.lock');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(lockPath, 'wx');
+      writeFileSync(fd, String(process.pid));
+      closeSync(fd);
+      let released = false;
+      const release = () => {
+        if (released) return;
+        released = true;
+        try {
+          unlinkSync(lockPath);
+        } catch {
+          /* already gone */
+        }
+      };
+      process.once('exit', release);
+      return release;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const holder = Number(readFileSync(lockPath, 'utf8').trim());
+      if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
+        throw new EmbeddedBusyError(dataDir, holder);
+      }
+      unlinkSync(lockPath);
+    }
+  }
+  throw new EmbeddedBusyError(dataDir, 0);
+}
+
+export class EmbeddedBusyError extends AppError {
+  constructor(dataDir: string, pid: number) {
+    super(
+      'DATABASE_BUSY',
+      `the embedded database in ${dataDir} is in use by another ramp-recon process${pid ? ` (pid ${pid})` : ''}; wait for it to finish, or set DATABASE_URL to use a Postgres server`,
+      1,
+    );
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,401 @@
+import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+import type { Decimal } from '../decimal/decimal.js';
+
+/**
+ * Column conventions (the same on pg and PGlite, see type-parsers.ts):
+ * - numeric reads as Decimal, and is written as a plain decimal string (decimalText()),
+ *   so a JS number can never reach an amount column;
+ * - int8 ids read and write as exact strings;
+ * - jsonb reads as lossless-json values and is written as JSON text (stringifyJsonLossless()).
+ */
+export type Num = ColumnType<Decimal, string, string>;
+export type NumNull = ColumnType<Decimal | null, string | null | undefined, string | null>;
+export type Int8 = ColumnType<string, string, string>;
+export type Int8Null = ColumnType<string | null, string | null | undefined, string | null>;
+export type Json = ColumnType<unknown, string, string>;
+export type JsonNull = ColumnType<unknown, string | null | undefined, string | null>;
+export type Time = ColumnType<Date, Date | string, Date | string>;
+export type TimeNull = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+export type TimeDefault = ColumnType<Date, Date | string | undefined, Date | string>;
+type Default<T> = ColumnType<T, T | undefined, T>;
+type Account = Default<string>;
+
+export interface PartnerOrderTable {
+  account: Account;
+  order_id: string;
+  external_reference: string | null;
+  sub_partner_id: string | null;
+  order_type: string;
+  created_at: Time;
+  created_at_text: string;
+  order_state: string;
+  order_state_updated_at: Time;
+  order_state_updated_at_text: string;
+  payment_method: string | null;
+  input_currency: string;
+  input_amount: Num;
+  output_currency: string;
+  output_amount: NumNull;
+  amount_usd: NumNull;
+  processing_fee: NumNull;
+  processing_fee_usd: NumNull;
+  partner_fee: NumNull;
+  partner_fee_usd: NumNull;
+  network_fee: NumNull;
+  network_fee_usd: NumNull;
+  user_id: string | null;
+  target_wallet_address: string | null;
+  transaction_hash: string | null;
+  raw: Json;
+  first_seen_at: TimeDefault;
+  last_seen_at: TimeDefault;
+  not_found_at: TimeNull;
+}
+
+export interface PartnerOrderStateTable {
+  account: Account;
+  order_id: string;
+  order_state: string;
+  order_state_updated_at: Time;
+  order_state_updated_at_text: string;
+  observed_at: TimeDefault;
+  source: string;
+}
+
+export interface ReferenceSnapshotTable {
+  id: Generated<string>;
+  account: Account;
+  source: string;
+  kind: string;
+  fetched_at: Time;
+  content_hash: string;
+  body: Json;
+}
+
+export interface PartnerCurrencyTable {
+  snapshot_id: Int8;
+  code: string;
+  type: string;
+  name: string | null;
+  precision: number;
+  min_buy_amount: NumNull;
+  max_buy_amount: NumNull;
+  network: string | null;
+}
+
+export interface PartnerQuoteTable {
+  id: Generated<string>;
+  account: Account;
+  run_id: string | null;
+  fetched_at: Time;
+  quote_currency_code: string;
+  base_currency_code: string;
+  payment_method: string | null;
+  quote_currency_amount: Num;
+  base_currency_amount: NumNull;
+  price: NumNull;
+  processing_fee_amount: NumNull;
+  partner_fee_amount: NumNull;
+  network_fee_amount: NumNull;
+  total_amount: NumNull;
+  raw: Json;
+}
+
+export interface WebhookEventTable {
+  account: Account;
+  event_id: string;
+  order_id: string;
+  order_state: string;
+  order_state_updated_at: Time;
+  order_state_updated_at_text: string;
+  created_at_text: string | null;
+  received_at: TimeDefault;
+  remote_addr: string | null;
+  duplicate_count: Default<number>;
+  extra_fields: Default<string[]>;
+  raw: Json;
+}
+
+export interface ExchangeOrderTable {
+  account: Account;
+  ex_ord_id: Int8;
+  cl_ord_id: string | null;
+  ord_type: string | null;
+  ord_status: string;
+  side: string | null;
+  price: NumNull;
+  text: string | null;
+  symbol: string | null;
+  last_shares: NumNull;
+  last_px: NumNull;
+  leaves_qty: NumNull;
+  cum_qty: NumNull;
+  avg_px: NumNull;
+  timestamp: TimeNull;
+  raw: Json;
+  first_seen_at: TimeDefault;
+  last_seen_at: TimeDefault;
+}
+
+export interface ExchangeOrderNotFoundTable {
+  account: Account;
+  ex_ord_id: Int8;
+  checked_at: TimeDefault;
+}
+
+export interface ExchangeOrderStateTable {
+  account: Account;
+  ex_ord_id: Int8;
+  ord_status: string;
+  cum_qty: ColumnType<Decimal, string | undefined, string>;
+  observed_at: TimeDefault;
+}
+
+export interface ExchangeFillTable {
+  account: Account;
+  exec_id: Int8;
+  ex_ord_id: Int8;
+  trade_id: Int8Null;
+  side: string;
+  symbol: string;
+  price: Num;
+  qty: Num;
+  fee: Num;
+  timestamp: Time;
+  raw: Json;
+}
+
+export interface ExchangeDepositTable {
+  account: Account;
+  deposit_id: string;
+  amount: Num;
+  currency: string;
+  address: string;
+  tx_hash: string | null;
+  state: string;
+  timestamp: TimeNull;
+  raw: Json;
+  first_seen_at: TimeDefault;
+  last_seen_at: TimeDefault;
+}
+
+export interface ExchangeDepositStateTable {
+  account: Account;
+  deposit_id: string;
+  state: string;
+  observed_at: TimeDefault;
+}
+
+export interface ExchangeWithdrawalTable {
+  account: Account;
+  withdrawal_id: string;
+  amount: Num;
+  fee: NumNull;
+  currency: string;
+  beneficiary: string;
+  state: string | null;
+  timestamp: TimeNull;
+  raw: Json;
+  first_seen_at: TimeDefault;
+  last_seen_at: TimeDefault;
+}
+
+export interface ExchangeWithdrawalStateTable {
+  account: Account;
+  withdrawal_id: string;
+  state: string;
+  observed_at: TimeDefault;
+}
+
+export interface BalanceSnapshotTable {
+  id: Generated<string>;
+  account: Account;
+  exchange_account: string;
+  fetched_at: Time;
+  run_id: string | null;
+  raw: Json;
+}
+
+export interface BalanceTable {
+  snapshot_id: Int8;
+  currency: string;
+  balance: Num;
+  available: Num;
+  balance_local: Num;
+  available_local: Num;
+  rate: Num;
+}
+
+export interface ExchangeFeeRateTable {
+  snapshot_id: Int8;
+  maker_rate: Num;
+  taker_rate: Num;
+  volume_in_usd: NumNull;
+}
+
+export interface ExchangeSymbolTable {
+  snapshot_id: Int8;
+  symbol: string;
+  base_currency: string | null;
+  base_currency_scale: number | null;
+  counter_currency: string | null;
+  counter_currency_scale: number | null;
+  price_increment: NumNull;
+  lot_size: NumNull;
+  min_order_size: NumNull;
+  max_order_size: NumNull;
+  status: string | null;
+}
+
+export interface ExchangeWhitelistEntryTable {
+  snapshot_id: Int8;
+  whitelist_id: string;
+  name: string | null;
+  currency: string | null;
+}
+
+export interface ExchangeTickerTable {
+  snapshot_id: Int8;
+  symbol: string;
+  price_24h: NumNull;
+  volume_24h: NumNull;
+  last_trade_price: NumNull;
+}
+
+export interface SyncCursorTable {
+  account: Account;
+  source: string;
+  name: string;
+  value: string;
+  updated_at: TimeDefault;
+}
+
+export interface SyncCoverageTable {
+  account: Account;
+  source: string;
+  stream: string;
+  day: ColumnType<string, string, string>;
+  pages: Default<number>;
+  rows: Default<number>;
+  quarantined: Default<number>;
+  settled: Default<boolean>;
+  detail: JsonNull;
+  run_id: string | null;
+  updated_at: TimeDefault;
+}
+
+export interface QuarantineTable {
+  id: Generated<string>;
+  account: Account;
+  source: string;
+  endpoint: string;
+  entity: string | null;
+  record_key: string | null;
+  position: number | null;
+  raw_text: string;
+  raw_hash: string;
+  reason: string;
+  first_seen_at: TimeDefault;
+  last_seen_at: TimeDefault;
+  seen_count: Default<number>;
+  run_id: string | null;
+  resolved_at: TimeNull;
+}
+
+export interface RunTable {
+  id: string;
+  account: Account;
+  command: string;
+  trigger: Default<string>;
+  period_from: ColumnType<string | null, string | null | undefined, string | null>;
+  period_to: ColumnType<string | null, string | null | undefined, string | null>;
+  started_at: TimeDefault;
+  finished_at: TimeNull;
+  status: string;
+  failed_stage: string | null;
+  error: string | null;
+  stages: ColumnType<unknown, string | undefined, string>;
+  counts: ColumnType<unknown, string | undefined, string>;
+  rule_results: ColumnType<unknown, string | undefined, string>;
+  ruleset_version: string | null;
+  config_hash: string | null;
+  cursors: ColumnType<unknown, string | undefined, string>;
+  report_path: string | null;
+  delivered: Default<boolean>;
+  delivered_at: TimeNull;
+  delivery_error: string | null;
+}
+
+export interface BreakTable {
+  account: Account;
+  code: string;
+  key: string;
+  severity: string;
+  currency: string | null;
+  expected: string | null;
+  actual: string | null;
+  difference: string | null;
+  message: string | null;
+  detail: JsonNull;
+  status: string;
+  first_seen_run: string;
+  first_seen_at: Time;
+  last_seen_run: string;
+  last_seen_at: Time;
+  resolved_run: string | null;
+  resolved_at: TimeNull;
+  reopened_count: Default<number>;
+}
+
+export interface BreakEventTable {
+  id: Generated<string>;
+  account: Account;
+  code: string;
+  key: string;
+  run_id: string;
+  event: string;
+  expected: string | null;
+  actual: string | null;
+  difference: string | null;
+  at: TimeDefault;
+}
+
+export interface DB {
+  partner_order: PartnerOrderTable;
+  partner_order_state: PartnerOrderStateTable;
+  reference_snapshot: ReferenceSnapshotTable;
+  partner_currency: PartnerCurrencyTable;
+  partner_quote: PartnerQuoteTable;
+  webhook_event: WebhookEventTable;
+  exchange_order: ExchangeOrderTable;
+  exchange_order_not_found: ExchangeOrderNotFoundTable;
+  exchange_order_state: ExchangeOrderStateTable;
+  exchange_fill: ExchangeFillTable;
+  exchange_deposit: ExchangeDepositTable;
+  exchange_deposit_state: ExchangeDepositStateTable;
+  exchange_withdrawal: ExchangeWithdrawalTable;
+  exchange_withdrawal_state: ExchangeWithdrawalStateTable;
+  balance_snapshot: BalanceSnapshotTable;
+  balance: BalanceTable;
+  exchange_fee_rate: ExchangeFeeRateTable;
+  exchange_symbol: ExchangeSymbolTable;
+  exchange_whitelist_entry: ExchangeWhitelistEntryTable;
+  exchange_ticker: ExchangeTickerTable;
+  sync_cursor: SyncCursorTable;
+  sync_coverage: SyncCoverageTable;
+  quarantine: QuarantineTable;
+  run: RunTable;
+  break: BreakTable;
+  break_event: BreakEventTable;
+}
+
+export type PartnerOrderRow = Selectable<PartnerOrderTable>;
+export type NewPartnerOrder = Insertable<PartnerOrderTable>;
+export type ExchangeFillRow = Selectable<ExchangeFillTable>;
+export type NewExchangeFill = Insertable<ExchangeFillTable>;
+export type ExchangeOrderRow = Selectable<ExchangeOrderTable>;
+export type ExchangeDepositRow = Selectable<ExchangeDepositTable>;
+export type ExchangeWithdrawalRow = Selectable<ExchangeWithdrawalTable>;
+export type RunRow = Selectable<RunTable>;
+export type BreakRow = Selectable<BreakTable>;
+export type QuarantineRow = Selectable<QuarantineTable>;

@@ -1,0 +1,30 @@
+import { parse, stringify, isLosslessNumber, LosslessNumber } from 'lossless-json';
+
+export { isLosslessNumber, LosslessNumber };
+
+export class InvalidJsonError extends Error {
+  readonly code = 'INVALID_JSON';
+  constructor(message: string, readonly text: string) {
+    super(message);
+    this.name = 'InvalidJsonError';
+  }
+}
+
+/**
+ * Parses an API body without ever turning a number into a JS double: every JSON number
+ * becomes a LosslessNumber carrying its exact text (ids near 2^63, 18-decimal amounts).
+ */
+export function parseJsonLossless(text: string): unknown {
+  try {
+    return parse(text);
+  } catch (err) {
+    throw new InvalidJsonError(`invalid JSON: ${(err as Error).message}`, text);
+  }
+}
+
+/** Serializes a value parsed by parseJsonLossless back to JSON text, digits intact. */
+export function stringifyJsonLossless(value: unknown): string {
+  const text = stringify(value, (_key, v) => (typeof v === 'bigint' ? new LosslessNumber(v.toString()) : v));
+  if (text === undefined) throw new TypeError('value cannot be serialized to JSON');
+  return text;
+}
