@@ -1,0 +1,70 @@
+import { createHash } from 'node:crypto';
+import type { Db } from '../db/database.js';
+
+export interface QuarantineInput {
+  account: string;
+  source: 'partner' | 'exchange' | 'webhook';
+  endpoint: string;
+  /** Kind of record: fill, exchange_order, deposit, withdrawal, partner_order, webhook_event, ... */
+  entity: string;
+  /** The record's natural id when it could be read (becomes the S_QUARANTINE break key). */
+  recordKey: string | null;
+  /** Index of the record in its page, when no id could be read. */
+  position: number | null;
+  rawText: string;
+  reason: string;
+  runId?: string | null;
+}
+
+/**
+ * Keeps a record that failed validation, with its raw body and the reason. The same raw body
+ * from the same endpoint is stored once (re-runs are idempotent) and counted.
+ */
+export async function quarantineRecords(db: Db, records: QuarantineInput[]): Promise<void> {
+  if (records.length === 0) return;
+  const now = new Date();
+  const values = records.map((r) => ({
+    account: r.account,
+    source: r.source,
+    endpoint: r.endpoint,
+    entity: r.entity,
+    record_key: r.recordKey,
+    position: r.position,
+    raw_text: r.rawText,
+    raw_hash: createHash('sha256').update(r.rawText).digest('hex'),
+    reason: r.reason,
+    run_id: r.runId ?? null,
+    first_seen_at: now,
+    last_seen_at: now,
+  }));
+  // Dedupe within the batch: "on conflict" cannot touch the same row twice in one statement.
+  const unique = [...new Map(values.map((v) => [`${v.account}|${v.source}|${v.endpoint}|${v.raw_hash}`, v])).values()];
+  await db
+    .insertInto('quarantine')
+    .values(unique)
+    .onConflict((oc) =>
+      oc.columns(['account', 'source', 'endpoint', 'raw_hash']).doUpdateSet((eb) => ({
+        last_seen_at: now,
+        seen_count: eb('quarantine.seen_count', '+', 1),
+        reason: eb.ref('excluded.reason'),
+      })),
+    )
+    .execute();
+}
+
+/**
+ * A later fetch of the same record validated: its quarantine entries are resolved (and so is
+ * its S_QUARANTINE break at the next reconcile).
+ */
+export async function resolveQuarantined(db: Db, account: string, entity: string, recordKeys: string[]): Promise<number> {
+  if (recordKeys.length === 0) return 0;
+  const result = await db
+    .updateTable('quarantine')
+    .set({ resolved_at: new Date() })
+    .where('account', '=', account)
+    .where('entity', '=', entity)
+    .where('record_key', 'in', recordKeys)
+    .where('resolved_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows ?? 0);
+}

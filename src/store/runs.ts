@@ -1,0 +1,57 @@
+import { randomBytes } from 'node:crypto';
+import type { Db } from '../db/database.js';
+import type { RunRow } from '../db/types.js';
+
+export type RunCommand = 'run' | 'sync' | 'reconcile' | 'report' | 'deliver';
+
+/** Sortable, readable run id: r20261122T020000Z-3fa9c1. */
+export function newRunId(now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  return `r${stamp}-${randomBytes(3).toString('hex')}`;
+}
+
+export async function createRun(
+  db: Db,
+  input: { account: string; command: RunCommand; trigger?: string; periodFrom?: string | null; periodTo?: string | null; configHash?: string; id?: string; startedAt?: Date },
+): Promise<string> {
+  const id = input.id ?? newRunId(input.startedAt);
+  await db
+    .insertInto('run')
+    .values({
+      id,
+      account: input.account,
+      command: input.command,
+      trigger: input.trigger ?? 'cli',
+      period_from: input.periodFrom ?? null,
+      period_to: input.periodTo ?? null,
+      started_at: input.startedAt ?? new Date(),
+      status: 'running',
+      config_hash: input.configHash ?? null,
+    })
+    .execute();
+  return id;
+}
+
+/** Merges one stage's timing into run.stages: { sync: { startedAt, finishedAt, ms, status, error? } }. */
+export async function recordStage(
+  db: Db,
+  runId: string,
+  stage: string,
+  timing: { startedAt: Date; finishedAt: Date; status: 'succeeded' | 'failed' | 'skipped'; error?: string; detail?: unknown },
+): Promise<void> {
+  const row = await db.selectFrom('run').select('stages').where('id', '=', runId).executeTakeFirstOrThrow();
+  const stages = { ...((row.stages as Record<string, unknown>) ?? {}) };
+  stages[stage] = {
+    startedAt: timing.startedAt.toISOString(),
+    finishedAt: timing.finishedAt.toISOString(),
+    ms: timing.finishedAt.getTime() - timing.startedAt.getTime(),
+    status: timing.status,
+    ...(timing.error ? { error: timing.error } : {}),
+    ...(timing.detail !== undefined ? { detail: timing.detail } : {}),
+  };
+  await db.updateTable('run').set({ stages: JSON.stringify(stages) }).where('id', '=', runId).execute();
+}
+
+export async function getRun(db: Db, runId: string): Promise<RunRow | undefined> {
+  return db.selectFrom('run').selectAll().where('id', '=', runId).executeTakeFirst();
+}
