@@ -1,0 +1,24 @@
+import type { Config } from '../config/load.js';
+import type { Store } from '../db/database.js';
+import type { Logger } from '../log/logger.js';
+
+/** A reporting period of UTC days: `from` inclusive, `to` exclusive, both YYYY-MM-DD. */
+export interface Period {
+  from: string;
+  to: string;
+}
+
+/**
+ * What every stage (sync, reconcile, report, deliver) receives. IO handles are passed in,
+ * never global, so the CLI, the scheduler and the tests call the same functions.
+ */
+export interface StageContext {
+  store: Store;
+  config: Config;
+  logger: Logger;
+  /** The run this stage belongs to (rows it writes can point at it); null outside a run. */
+  runId: string | null;
+  /** The run's start time: staleness and "up to now" are measured from it. */
+  now: Date;
+  signal?: AbortSignal;
+}
