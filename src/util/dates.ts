@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Period } from '../pipeline/context.js';
+import { ConfigError } from '../errors.js';
 
 const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
 export const MS_PER_DAY = 86_400_000;
@@ -55,5 +56,5 @@ export function parsePeriod(input: { from?: string; to?: string }, now: Date): P
   return { from, to };
 }
 
-import { ConfigError } from '../errors.js';
+/** A bad --from/--to: a usage error (exit 2). */
 export class PeriodError extends ConfigError {}
