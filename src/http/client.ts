@@ -1,0 +1,267 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { Pool } from 'undici';
+import type { Logger } from '../log/logger.js';
+import { parseJsonLossless, stringifyJsonLossless } from '../decimal/json.js';
+import {
+  HttpAuthError,
+  HttpNetworkError,
+  HttpStatusError,
+  HttpTimeoutError,
+  InvalidBodyError,
+  type ApiName,
+} from './errors.js';
+
+export * from './errors.js';
+
+export interface HttpClientOptions {
+  api: ApiName;
+  /** Base URL including its path prefix (e.g. http://host/v3/exchange); request paths are appended. */
+  baseUrl: string;
+  /** Headers sent on every request (auth headers included). Never logged. */
+  headers: Record<string, string>;
+  /** Names of the auth headers, so a 401/403 can name the one that was refused (never its value). */
+  authHeaders: string[];
+  rateLimitPerSecond: number;
+  connectTimeoutMs: number;
+  /** Limit for the headers to arrive and for each gap between body chunks. */
+  bodyTimeoutMs: number;
+  maxRetries: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  logger: Logger;
+  /** Injected in tests; receives the abort signal when there is one. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Keep-alive connections to the origin. */
+  connections?: number;
+  /** Source of jitter, injectable for deterministic tests; returns [0, 1). */
+  random?: () => number;
+}
+
+export type QueryValue = string | number | bigint | boolean | null | undefined;
+
+export interface RequestOptions {
+  query?: Record<string, QueryValue>;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+  /** Non-2xx statuses returned to the caller instead of thrown (e.g. [404] for a lookup by id). */
+  allowStatus?: number[];
+}
+
+export interface PostOptions extends RequestOptions {
+  /** Serialized with the lossless JSON writer. */
+  body?: unknown;
+}
+
+export interface HttpResponse {
+  status: number;
+  /** Lossless-parsed JSON (numbers are LosslessNumber); null for an empty body. */
+  body: unknown;
+  text: string;
+  url: string;
+  /** Wall time of the successful attempt. */
+  ms: number;
+  attempts: number;
+}
+
+export interface HttpStats {
+  requests: number;
+  retries: number;
+}
+
+export interface HttpClient {
+  readonly api: ApiName;
+  get(path: string, options?: RequestOptions): Promise<HttpResponse>;
+  post(path: string, options?: PostOptions): Promise<HttpResponse>;
+  /** Attempts made so far (every retry counts as a request). */
+  stats(): HttpStats;
+  close(): Promise<void>;
+}
+
+/** Error codes of undici (and the OS) that mean "the answer did not come in time". */
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
+/** Retry-After can ask for a long pause; beyond this the run is better failed and re-run. */
+const MAX_RETRY_AFTER_MS = 10 * 60_000;
+
+type Attempt =
+  | { kind: 'ok'; response: HttpResponse }
+  | { kind: 'retry'; reason: string; retryAfterMs?: number; fail: () => Error }
+  | { kind: 'fail'; error: Error };
+
+export function createHttpClient(options: HttpClientOptions): HttpClient {
+  const base = new URL(options.baseUrl);
+  const basePath = base.pathname.replace(/\/+$/, '');
+  const pool = new Pool(base.origin, {
+    connections: options.connections ?? 4,
+    connect: { timeout: options.connectTimeoutMs },
+    headersTimeout: options.bodyTimeoutMs,
+    bodyTimeout: options.bodyTimeoutMs,
+    keepAliveTimeout: 10_000,
+  });
+  const sleep = options.sleep ?? ((ms: number, signal?: AbortSignal) => delay(ms, undefined, { signal }));
+  const random = options.random ?? Math.random;
+  const log = options.logger;
+  const limiter = createRateLimiter(options.rateLimitPerSecond, sleep);
+  const stats: HttpStats = { requests: 0, retries: 0 };
+
+  function buildPath(path: string, query?: Record<string, QueryValue>): string {
+    const qs = new URLSearchParams();
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== null) qs.append(k, String(v));
+    const q = qs.toString();
+    return `${basePath}${path.startsWith('/') ? path : `/${path}`}${q ? `?${q}` : ''}`;
+  }
+
+  function refusedHeaders(headers: Record<string, string>): string[] {
+    const present = new Set(Object.keys(headers).map((h) => h.toLowerCase()));
+    const used = options.authHeaders.filter((h) => present.has(h.toLowerCase()));
+    return used.length ? used : options.authHeaders;
+  }
+
+  async function attempt(method: 'GET' | 'POST', fullPath: string, path: string, headers: Record<string, string>, body: string | undefined, req: RequestOptions, n: number): Promise<Attempt> {
+    const started = performance.now();
+    stats.requests++;
+    let status: number;
+    let text: string;
+    let retryAfter: string | undefined;
+    try {
+      const res = await pool.request({ method, path: fullPath, headers, body, signal: req.signal });
+      status = res.statusCode;
+      const ra = res.headers['retry-after'];
+      retryAfter = Array.isArray(ra) ? ra[0] : ra;
+      text = await res.body.text();
+    } catch (err) {
+      if (req.signal?.aborted) return { kind: 'fail', error: abortReason(req.signal) };
+      const code = (err as { code?: string }).code ?? '';
+      if (code === 'UND_ERR_DESTROYED' || code === 'UND_ERR_CLOSED') return { kind: 'fail', error: err as Error };
+      const ms = Math.round(performance.now() - started);
+      log.debug({ api: options.api, method, path: fullPath, attempt: n, ms, code, err: { message: (err as Error).message } }, 'http network error');
+      const timeout = TIMEOUT_CODES.has(code);
+      return {
+        kind: 'retry',
+        reason: code || (err as Error).message,
+        fail: () => (timeout ? new HttpTimeoutError(options.api, method, path, n, err) : new HttpNetworkError(options.api, method, path, n, err)),
+      };
+    }
+    const ms = Math.round(performance.now() - started);
+    log.debug({ api: options.api, method, path: fullPath, status, ms, attempt: n, bytes: text.length }, 'http request');
+
+    const allowed = req.allowStatus?.includes(status) ?? false;
+    if (status === 401 || status === 403) {
+      if (!allowed) return { kind: 'fail', error: new HttpAuthError(options.api, status, method, path, refusedHeaders(headers)) };
+    }
+    const url = `${base.origin}${fullPath}`;
+    if (status >= 200 && status < 300) {
+      if (text.trim() === '') return { kind: 'ok', response: { status, body: null, text, url, ms, attempts: n } };
+      try {
+        return { kind: 'ok', response: { status, body: parseJsonLossless(text), text, url, ms, attempts: n } };
+      } catch {
+        // A truncated or non-JSON success body is a transport fault (proxy, cut connection): retry it.
+        return { kind: 'retry', reason: 'invalid JSON body', fail: () => new InvalidBodyError(options.api, method, path, text, n) };
+      }
+    }
+    if (allowed) return { kind: 'ok', response: { status, body: tryParse(text), text, url, ms, attempts: n } };
+    if (status === 429 || status >= 500) {
+      return {
+        kind: 'retry',
+        reason: `status ${status}`,
+        retryAfterMs: parseRetryAfter(retryAfter),
+        fail: () => new HttpStatusError(options.api, status, method, path, text.slice(0, 500), n),
+      };
+    }
+    return { kind: 'fail', error: new HttpStatusError(options.api, status, method, path, text.slice(0, 500), n) };
+  }
+
+  async function request(method: 'GET' | 'POST', path: string, req: PostOptions = {}): Promise<HttpResponse> {
+    const fullPath = buildPath(path, req.query);
+    const headers: Record<string, string> = { accept: 'application/json', ...options.headers, ...(req.headers ?? {}) };
+    let body: string | undefined;
+    if (method === 'POST' && req.body !== undefined) {
+      body = stringifyJsonLossless(req.body);
+      headers['content-type'] = 'application/json';
+    }
+    const logPath = fullPath.slice(basePath.length);
+    for (let n = 1; ; n++) {
+      if (req.signal?.aborted) throw abortReason(req.signal);
+      await limiter(req.signal);
+      const result = await attempt(method, fullPath, logPath.split('?')[0] ?? logPath, headers, body, req, n);
+      if (result.kind === 'ok') return result.response;
+      if (result.kind === 'fail') throw result.error;
+      if (n > options.maxRetries) throw result.fail();
+      const backoff = Math.min(options.retryMaxMs, options.retryBaseMs * 2 ** (n - 1));
+      // "Equal jitter": at least half the back-off, so retries of many clients spread without collapsing to zero.
+      let wait = Math.round(backoff / 2 + random() * (backoff / 2));
+      if (result.retryAfterMs !== undefined) wait = Math.min(MAX_RETRY_AFTER_MS, Math.max(result.retryAfterMs, 0) + Math.round(random() * 100));
+      stats.retries++;
+      log.debug({ api: options.api, method, path: logPath, attempt: n, reason: result.reason, waitMs: wait, retryAfterMs: result.retryAfterMs }, 'http retry');
+      await sleep(wait, req.signal);
+      if (req.signal?.aborted) throw abortReason(req.signal);
+    }
+  }
+
+  return {
+    api: options.api,
+    get: (path, req) => request('GET', path, req),
+    post: (path, req) => request('POST', path, req),
+    stats: () => ({ ...stats }),
+    async close() {
+      await pool.close();
+    },
+  };
+}
+
+function tryParse(text: string): unknown {
+  if (text.trim() === '') return null;
+  try {
+    return parseJsonLossless(text);
+  } catch {
+    return text;
+  }
+}
+
+function abortReason(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  if (reason instanceof Error) return reason;
+  const err = new Error('the operation was aborted');
+  err.name = 'AbortError';
+  return err;
+}
+
+/** Retry-After is either delta-seconds or an HTTP date. */
+export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
+  if (value === undefined) return undefined;
+  const v = value.trim();
+  if (/^\d+(\.\d+)?$/.test(v)) return Math.round(Number(v) * 1000);
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+/**
+ * Token bucket of `perSecond` tokens, holding at most one second's worth: a short burst is allowed,
+ * the sustained rate never exceeds the limit. Callers queue in order of arrival.
+ */
+export function createRateLimiter(perSecond: number, sleep: (ms: number, signal?: AbortSignal) => Promise<void>): (signal?: AbortSignal) => Promise<void> {
+  const capacity = Math.max(1, perSecond);
+  const interval = 1000 / perSecond;
+  let tokens = capacity;
+  let last = performance.now();
+  let tail: Promise<void> = Promise.resolve();
+  return (signal) => {
+    const run = async () => {
+      const now = performance.now();
+      tokens = Math.min(capacity, tokens + (now - last) / interval);
+      last = now;
+      if (tokens < 1) {
+        const wait = Math.ceil((1 - tokens) * interval);
+        await sleep(wait, signal);
+        const after = performance.now();
+        tokens = Math.min(capacity, tokens + (after - last) / interval);
+        last = after;
+        // An injected no-op sleep (tests) must not leave the bucket negative forever.
+        tokens = Math.max(tokens, 1);
+      }
+      tokens -= 1;
+    };
+    const next = tail.then(run, run);
+    tail = next.catch(() => {});
+    return next;
+  };
+}

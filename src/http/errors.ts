@@ -1,0 +1,91 @@
+import { AppError } from '../errors.js';
+
+export type ApiName = 'partner' | 'exchange';
+
+export const API_LABEL: Record<ApiName, string> = { partner: 'Partner API', exchange: 'Exchange API' };
+
+/** 401/403: the credentials are wrong; retrying cannot help, so the run stops. Never carries the key. */
+export class HttpAuthError extends AppError {
+  constructor(
+    readonly api: ApiName,
+    readonly status: number,
+    readonly method: string,
+    readonly path: string,
+    readonly headerNames: string[],
+  ) {
+    const names = headerNames.length ? headerNames.join(' / ') : 'authentication';
+    super(
+      'HTTP_AUTH',
+      `${API_LABEL[api]} rejected the ${names} header${headerNames.length > 1 ? 's' : ''} (${status}) on ${method} ${path}; check the key in the environment`,
+    );
+  }
+}
+
+/** A status we do not accept: another 4xx, or a 429/5xx that outlived the retries. */
+export class HttpStatusError extends AppError {
+  constructor(
+    readonly api: ApiName,
+    readonly status: number,
+    readonly method: string,
+    readonly path: string,
+    /** First 500 characters of the error body (exchange: {timestamp,status,error,message,path}). */
+    readonly bodyExcerpt: string,
+    readonly attempts: number,
+  ) {
+    super(
+      'HTTP_STATUS',
+      `${API_LABEL[api]} answered ${status} on ${method} ${path}${attempts > 1 ? ` after ${attempts} attempts` : ''}${bodyExcerpt ? `: ${bodyExcerpt.slice(0, 200)}` : ''}`,
+    );
+  }
+}
+
+/** Connect or body timeout (or another network failure) that outlived the retries. */
+export class HttpTimeoutError extends AppError {
+  constructor(
+    readonly api: ApiName,
+    readonly method: string,
+    readonly path: string,
+    readonly attempts: number,
+    cause: unknown,
+  ) {
+    super('HTTP_TIMEOUT', `${API_LABEL[api]} did not answer ${method} ${path} in time after ${attempts} attempts: ${(cause as Error)?.message ?? cause}`, 1, { cause });
+  }
+}
+
+/** A network failure other than a timeout (connection refused or reset) that outlived the retries. */
+export class HttpNetworkError extends AppError {
+  constructor(
+    readonly api: ApiName,
+    readonly method: string,
+    readonly path: string,
+    readonly attempts: number,
+    cause: unknown,
+  ) {
+    super('HTTP_NETWORK', `${API_LABEL[api]} unreachable on ${method} ${path} after ${attempts} attempts: ${(cause as Error)?.message ?? cause}`, 1, { cause });
+  }
+}
+
+/** A 2xx whose body is not JSON (truncated, HTML from a proxy): retried as a transport fault, then this. */
+export class InvalidBodyError extends AppError {
+  constructor(
+    readonly api: ApiName,
+    readonly method: string,
+    readonly path: string,
+    readonly bodyExcerpt: string,
+    readonly attempts: number,
+  ) {
+    super('HTTP_INVALID_BODY', `${API_LABEL[api]} sent a body that is not JSON on ${method} ${path} after ${attempts} attempts: ${bodyExcerpt.slice(0, 120)}`);
+  }
+}
+
+export type HttpError = HttpAuthError | HttpStatusError | HttpTimeoutError | HttpNetworkError | InvalidBodyError;
+
+export function isHttpError(err: unknown): err is HttpError {
+  return (
+    err instanceof HttpAuthError ||
+    err instanceof HttpStatusError ||
+    err instanceof HttpTimeoutError ||
+    err instanceof HttpNetworkError ||
+    err instanceof InvalidBodyError
+  );
+}

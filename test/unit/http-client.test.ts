@@ -1,0 +1,287 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createHttpClient,
+  createRateLimiter,
+  HttpAuthError,
+  HttpNetworkError,
+  HttpStatusError,
+  HttpTimeoutError,
+  InvalidBodyError,
+  parseRetryAfter,
+  type HttpClientOptions,
+} from '../../src/http/client.js';
+import { isLosslessNumber } from '../../src/decimal/json.js';
+
+const TOKEN = 'sekrit-token-value-123';
+type Handler = (req: IncomingMessage, res: ServerResponse, n: number) => void;
+
+let server: Server;
+let baseUrl: string;
+let handler: Handler = (_req, res) => res.end('{}');
+let hits: Array<{ url: string; headers: IncomingMessage['headers'] }> = [];
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    hits.push({ url: req.url ?? '', headers: req.headers });
+    handler(req, res, hits.length);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v3/exchange`;
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
+});
+afterEach(() => {
+  hits = [];
+});
+
+function logCapture() {
+  const lines: string[] = [];
+  const dest = new Writable({
+    write(chunk, _enc, cb) {
+      lines.push(String(chunk));
+      cb();
+    },
+  });
+  return { logger: pino({ level: 'debug' }, dest), lines };
+}
+
+function client(overrides: Partial<HttpClientOptions> = {}) {
+  const sleeps: number[] = [];
+  const log = logCapture();
+  const c = createHttpClient({
+    api: 'exchange',
+    baseUrl,
+    headers: { 'X-API-Token': TOKEN },
+    authHeaders: ['X-API-Token'],
+    rateLimitPerSecond: 1000,
+    connectTimeoutMs: 1000,
+    bodyTimeoutMs: 1000,
+    maxRetries: 3,
+    retryBaseMs: 100,
+    retryMaxMs: 1000,
+    logger: log.logger,
+    sleep: async (ms) => {
+      sleeps.push(ms);
+    },
+    ...overrides,
+  });
+  return { c, sleeps, lines: log.lines };
+}
+
+describe('http client', () => {
+  it('sends the auth header, keeps the base path, builds the query and parses losslessly', async () => {
+    handler = (_req, res) => res.end('[{"execId": 9007199254740993, "qty": "5.4044E-4", "price": 0.10000000000000000001}]');
+    const { c, lines } = client();
+    const res = await c.get('/fills', { query: { fromExecId: '9007199254740993', limit: 1000, to: undefined } });
+    expect(res.status).toBe(200);
+    expect(hits[0]?.url).toBe('/v3/exchange/fills?fromExecId=9007199254740993&limit=1000');
+    expect(hits[0]?.headers['x-api-token']).toBe(TOKEN);
+    const row = (res.body as Array<Record<string, unknown>>)[0]!;
+    expect(isLosslessNumber(row.execId)).toBe(true);
+    expect(String(row.execId)).toBe('9007199254740993');
+    expect(String(row.price)).toBe('0.10000000000000000001');
+    expect(lines.join('')).toContain('"msg":"http request"');
+    expect(lines.join('')).not.toContain(TOKEN);
+    await c.close();
+  });
+
+  it('retries 5xx with growing jittered back-off, then succeeds', async () => {
+    handler = (_req, res, n) => {
+      if (n < 3) {
+        res.statusCode = 500;
+        res.end('{"timestamp":1,"status":500,"error":"Internal Server Error","message":"boom","path":"/fills"}');
+      } else res.end('[]');
+    };
+    const { c, sleeps } = client({ random: () => 0.5 });
+    const res = await c.get('/fills');
+    expect(res.body).toEqual([]);
+    expect(hits).toHaveLength(3);
+    expect(sleeps).toEqual([75, 150]);
+    expect(c.stats()).toEqual({ requests: 3, retries: 2 });
+    await c.close();
+  });
+
+  it('honours Retry-After on 429', async () => {
+    handler = (_req, res, n) => {
+      if (n === 1) {
+        res.statusCode = 429;
+        res.setHeader('Retry-After', '2');
+        res.end('{"errors":[{"type":"RATE_LIMIT","message":"slow down"}]}');
+      } else res.end('{"ok":true}');
+    };
+    const { c, sleeps } = client({ random: () => 0 });
+    await c.get('/orders');
+    expect(sleeps).toEqual([2000]);
+    await c.close();
+  });
+
+  it('does not retry other 4xx, and returns allowed statuses', async () => {
+    handler = (_req, res) => {
+      res.statusCode = 404;
+      res.end('{"timestamp":1,"status":404,"error":"Not Found","message":"no order","path":"/orders/1"}');
+    };
+    const { c } = client();
+    await expect(c.get('/orders/1')).rejects.toBeInstanceOf(HttpStatusError);
+    expect(hits).toHaveLength(1);
+    const res = await c.get('/orders/1', { allowStatus: [404] });
+    expect(res.status).toBe(404);
+    expect((res.body as Record<string, unknown>).error).toBe('Not Found');
+    await c.close();
+  });
+
+  it('stops on 401 naming the API and the header, never the key', async () => {
+    handler = (_req, res) => {
+      res.statusCode = 401;
+      res.end('{"error":"invalid key"}');
+    };
+    const { c, lines } = client();
+    const err = await c.get('/fills', { query: { limit: 10 } }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(HttpAuthError);
+    expect((err as HttpAuthError).code).toBe('HTTP_AUTH');
+    expect((err as Error).message).toContain('Exchange API rejected the X-API-Token header (401) on GET /fills');
+    expect((err as Error).message).not.toContain(TOKEN);
+    expect(lines.join('')).not.toContain(TOKEN);
+    expect(hits).toHaveLength(1);
+    await c.close();
+  });
+
+  it('names the header actually sent for a partner 403', async () => {
+    handler = (_req, res) => {
+      res.statusCode = 403;
+      res.end('{"errors":[{"type":"FORBIDDEN","message":"no"}]}');
+    };
+    const c = createHttpClient({
+      api: 'partner',
+      baseUrl: baseUrl.replace('/v3/exchange', ''),
+      headers: {},
+      authHeaders: ['X-Public-API-Key', 'X-Private-API-Key'],
+      rateLimitPerSecond: 10,
+      connectTimeoutMs: 1000,
+      bodyTimeoutMs: 1000,
+      maxRetries: 2,
+      retryBaseMs: 1,
+      retryMaxMs: 1,
+      logger: pino({ level: 'silent' }),
+    });
+    const err = await c.get('/partner-gateway/partner-api/v1/orders', { headers: { 'X-Private-API-Key': 'pk-secret' } }).catch((e: unknown) => e);
+    expect((err as Error).message).toBe('Partner API rejected the X-Private-API-Key header (403) on GET /partner-gateway/partner-api/v1/orders; check the key in the environment');
+    await c.close();
+  });
+
+  it('retries a truncated JSON body like a transport fault, then fails with InvalidBodyError', async () => {
+    handler = (_req, res) => res.end('[{"execId": "1", "qty": "0.5"');
+    const { c } = client({ maxRetries: 2 });
+    const err = await c.get('/fills').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidBodyError);
+    expect((err as InvalidBodyError).code).toBe('HTTP_INVALID_BODY');
+    expect(hits).toHaveLength(3);
+    await c.close();
+  });
+
+  it('gives 5xx up after maxRetries with HttpStatusError', async () => {
+    handler = (_req, res) => {
+      res.statusCode = 503;
+      res.end('');
+    };
+    const { c } = client({ maxRetries: 1 });
+    const err = await c.get('/fills').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(HttpStatusError);
+    expect((err as HttpStatusError).status).toBe(503);
+    expect(hits).toHaveLength(2);
+    await c.close();
+  });
+
+  it('times out a stalled body and retries it', async () => {
+    handler = (_req, res, n) => {
+      if (n === 1) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('[');
+        // never ends: the body timeout must fire
+      } else res.end('[]');
+    };
+    const { c, sleeps } = client({ bodyTimeoutMs: 200 });
+    const res = await c.get('/fills');
+    expect(res.body).toEqual([]);
+    expect(sleeps).toHaveLength(1);
+    await c.close();
+  });
+
+  it('fails with HttpTimeoutError when every attempt stalls', async () => {
+    handler = () => {
+      /* no answer at all: headers timeout */
+    };
+    const { c } = client({ bodyTimeoutMs: 150, maxRetries: 1 });
+    const err = await c.get('/fills').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(HttpTimeoutError);
+    expect((err as HttpTimeoutError).code).toBe('HTTP_TIMEOUT');
+    await c.close();
+  });
+
+  it('retries a refused connection, then fails with HttpNetworkError', async () => {
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise((r) => probe.close(r));
+    const { c, sleeps } = client({ baseUrl: `http://127.0.0.1:${port}/v3/exchange`, maxRetries: 2 });
+    const err = await c.get('/fills').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(HttpNetworkError);
+    expect(sleeps).toHaveLength(2);
+    await c.close();
+  });
+
+  it('stops retrying when the signal aborts', async () => {
+    handler = (_req, res) => {
+      res.statusCode = 500;
+      res.end('{}');
+    };
+    const ac = new AbortController();
+    const { c } = client({
+      sleep: async () => {
+        ac.abort(new Error('stop requested'));
+      },
+    });
+    await expect(c.get('/fills', { signal: ac.signal })).rejects.toThrow('stop requested');
+    expect(hits).toHaveLength(1);
+    await c.close();
+  });
+
+  it('posts JSON bodies', async () => {
+    let received = '';
+    handler = (req, res) => {
+      req.setEncoding('utf8');
+      req.on('data', (d: string) => (received += d));
+      req.on('end', () => res.end('{"ok":1}'));
+    };
+    const { c } = client();
+    await c.post('/quotes', { body: { amount: '100.10' } });
+    expect(received).toBe('{"amount":"100.10"}');
+    expect(hits[0]?.headers['content-type']).toBe('application/json');
+    await c.close();
+  });
+});
+
+describe('rate limiter and Retry-After', () => {
+  it('allows a burst of one second, then spaces requests', async () => {
+    const sleeps: number[] = [];
+    const acquire = createRateLimiter(5, async (ms) => {
+      sleeps.push(ms);
+    });
+    for (let i = 0; i < 7; i++) await acquire();
+    expect(sleeps.length).toBe(2);
+    expect(sleeps[0]).toBeGreaterThan(150);
+    expect(sleeps[0]).toBeLessThanOrEqual(200);
+  });
+
+  it('parses seconds and HTTP dates', () => {
+    expect(parseRetryAfter('3')).toBe(3000);
+    expect(parseRetryAfter('Sun, 22 Nov 2026 02:00:10 GMT', Date.parse('2026-11-22T02:00:00Z'))).toBe(10_000);
+    expect(parseRetryAfter('soon')).toBeUndefined();
+    expect(parseRetryAfter(undefined)).toBeUndefined();
+  });
+});
