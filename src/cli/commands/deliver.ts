@@ -1,0 +1,33 @@
+import type { Command } from 'commander';
+import { ConfigError, EXIT } from '../../errors.js';
+import { loadStages } from '../../pipeline/stages.js';
+import { action, createContext, openMigratedStore } from '../context.js';
+import { requireRun } from './report.js';
+
+export function register(program: Command): void {
+  program
+    .command('deliver')
+    .description("e-mail a run's workbook (retries a failed delivery); needs SMTP_URL, email.from and email.to")
+    .argument('<runId>', 'run id, as `ramp-recon runs` lists it')
+    .addHelpText('after', '\nExit codes: 0 sent, 1 the send failed (the run stays undelivered), 2 bad usage, SMTP not configured or unknown run id')
+    .action(
+      action(async (runId: string, _opts: unknown, command: Command) => {
+        const { config, logger } = createContext(command);
+        if (!config.smtpUrl) throw new ConfigError(['environment variable SMTP_URL: required to deliver (with email.from and email.to in the config file)']);
+        const store = await openMigratedStore(config, logger);
+        try {
+          await requireRun(store.db, config.account, runId);
+          const { deliverRun } = await loadStages();
+          const result = await deliverRun({ store, config, logger: logger.child({ runId }), runId, now: new Date() }, runId);
+          if (result.status === 'sent') {
+            process.stdout.write(`run ${runId} delivered to ${config.email.to.join(', ')}\n`);
+            return EXIT.ok;
+          }
+          process.stderr.write(`ramp-recon: failed:\n  run ${runId} not delivered: ${result.error ?? result.status}\n`);
+          return EXIT.failed;
+        } finally {
+          await store.close();
+        }
+      }),
+    );
+}

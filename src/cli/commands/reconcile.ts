@@ -1,0 +1,64 @@
+import type { Command } from 'commander';
+import { EXIT } from '../../errors.js';
+import { executeRun } from '../../pipeline/execute.js';
+import { countOpenBreaks, mergeStageDetail } from '../../pipeline/run.js';
+import { loadStages } from '../../pipeline/stages.js';
+import { installSignalHandlers } from '../../schedule/signals.js';
+import { parsePeriod } from '../../util/dates.js';
+import { action, createContext } from '../context.js';
+import { EXIT_CODES_HELP, exitCodeOf, openRunStore } from './run.js';
+
+interface ReconcileOptions {
+  from?: string;
+  to?: string;
+  json?: boolean;
+  failOnBreaks?: boolean;
+  wait?: boolean;
+}
+
+export function register(program: Command): void {
+  program
+    .command('reconcile')
+    .description('check the stored data of a period against every rule and update the breaks, without syncing (a run record is kept)')
+    .option('--from <date>', 'first day of the period, YYYY-MM-DD UTC, inclusive (default: yesterday)')
+    .option('--to <date>', 'day after the last day, YYYY-MM-DD UTC, exclusive (default: the day after --from)')
+    .option('--json', 'print the JSON summary on stdout (logs stay on stderr)')
+    .option('--fail-on-breaks', 'exit 3 when open breaks remain')
+    .option('--wait', 'wait for a run in progress to finish instead of exiting 1')
+    .addHelpText('after', EXIT_CODES_HELP)
+    .action(
+      action(async (opts: ReconcileOptions, command: Command) => {
+        const { config, logger } = createContext(command);
+        const period = parsePeriod({ from: opts.from, to: opts.to }, new Date());
+        const { reconcilePeriod, jsonSummary } = await loadStages();
+        const abort = new AbortController();
+        const uninstall = installSignalHandlers({ logger, onGraceful: (signal) => abort.abort(new Error(`interrupted by ${signal}`)) });
+        try {
+          const store = await openRunStore(config, logger, { wait: opts.wait, signal: abort.signal });
+          try {
+            const outcome = await executeRun(
+              { store, config, logger },
+              { command: 'reconcile', trigger: 'cli', period, wait: opts.wait, signal: abort.signal },
+              async (ctx, stage) => {
+                await stage('reconcile', () => reconcilePeriod(ctx, period));
+                await mergeStageDetail(store.db, ctx.runId as string, 'reconcile', { openBreaks: await countOpenBreaks(store.db, config.account) });
+              },
+            );
+            const summary = await jsonSummary(store.db, config.account, outcome.runId);
+            if (opts.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+            else
+              process.stdout.write(
+                outcome.status === 'succeeded'
+                  ? `reconcile ${outcome.runId} succeeded: period ${period.from} .. ${period.to}, ${summary.breaks.length} open break(s)\n  \`ramp-recon report ${outcome.runId}\` writes its workbook\n`
+                  : `reconcile ${outcome.runId} failed: ${outcome.error}\n`,
+              );
+            return exitCodeOf({ status: outcome.status, openBreaks: summary.breaks.length }, opts.failOnBreaks === true);
+          } finally {
+            await store.close();
+          }
+        } finally {
+          uninstall();
+        }
+      }),
+    );
+}

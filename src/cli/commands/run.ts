@@ -1,0 +1,110 @@
+import { Command } from 'commander';
+import type { Config } from '../../config/load.js';
+import { EmbeddedBusyError, type Store } from '../../db/database.js';
+import { EXIT } from '../../errors.js';
+import type { Logger } from '../../log/logger.js';
+import { RunLockedError } from '../../pipeline/lock.js';
+import { runPipeline, type PipelineResult } from '../../pipeline/run.js';
+import { installSignalHandlers } from '../../schedule/signals.js';
+import { parsePeriod } from '../../util/dates.js';
+import { action, createContext, openMigratedStore } from '../context.js';
+
+interface RunOptions {
+  from?: string;
+  to?: string;
+  json?: boolean;
+  failOnBreaks?: boolean;
+  email: boolean;
+  wait?: boolean;
+}
+
+export const EXIT_CODES_HELP = `
+Exit codes:
+  0  success
+  1  the run failed (the failing stage and error are recorded; \`ramp-recon runs\` shows them), or another run is in progress
+  2  bad usage or configuration
+  3  with --fail-on-breaks: the run succeeded but open breaks remain`;
+
+export function register(program: Command): void {
+  program
+    .command('run')
+    .description('sync both sources, reconcile, write the workbook and e-mail it, for a period of UTC days (default: yesterday)')
+    .option('--from <date>', 'first day of the period, YYYY-MM-DD UTC, inclusive (default: yesterday)')
+    .option('--to <date>', 'day after the last day, YYYY-MM-DD UTC, exclusive (default: the day after --from)')
+    .option('--json', 'print the JSON summary of the run on stdout (logs stay on stderr)')
+    .option('--fail-on-breaks', 'exit 3 when the run succeeds but open breaks remain')
+    .option('--no-email', 'do not send the workbook by e-mail, even when SMTP_URL is set')
+    .option('--wait', 'wait for a run in progress to finish instead of exiting 1')
+    .addHelpText('after', EXIT_CODES_HELP)
+    .action(
+      action(async (opts: RunOptions, command: Command) => {
+        const { config, logger } = createContext(command);
+        const period = parsePeriod({ from: opts.from, to: opts.to }, new Date());
+        const abort = new AbortController();
+        // First signal: stop at the next stage boundary and record the run as failed; second: exit at once.
+        const uninstall = installSignalHandlers({ logger, onGraceful: (signal) => abort.abort(new Error(`interrupted by ${signal}`)) });
+        try {
+          const store = await openRunStore(config, logger, { wait: opts.wait, signal: abort.signal });
+          let result: PipelineResult;
+          try {
+            result = await runPipeline(
+              { store, config, logger },
+              { period, trigger: 'cli', email: opts.email, wait: opts.wait, signal: abort.signal },
+            );
+          } finally {
+            await store.close();
+          }
+          if (opts.json) process.stdout.write(`${JSON.stringify(result.summary, null, 2)}\n`);
+          else process.stdout.write(`${describeResult(result)}\n`);
+          return exitCodeOf(result, opts.failOnBreaks === true);
+        } finally {
+          uninstall();
+        }
+      }),
+    );
+}
+
+export function exitCodeOf(result: { status: string; openBreaks: number }, failOnBreaks: boolean): number {
+  if (result.status !== 'succeeded') return EXIT.failed;
+  if (failOnBreaks && result.openBreaks > 0) return EXIT.breaks;
+  return EXIT.ok;
+}
+
+export function describeResult(result: PipelineResult): string {
+  const s = result.summary;
+  const lines = [
+    `run ${result.runId} ${result.status}${result.failedStage ? ` in stage ${result.failedStage}: ${result.error ?? ''}` : ''}`,
+    `  period      ${s.period.from} .. ${s.period.to} (to exclusive)`,
+    `  open breaks ${result.openBreaks}`,
+    `  counts      ${Object.entries(s.counts)
+      .map(([k, v]) => `${k} ${String(v)}`)
+      .join(', ')}`,
+  ];
+  if (result.reportPath) lines.push(`  workbook    ${result.reportPath}`);
+  if (result.status === 'failed') lines.push('  what was committed is kept; the next run resumes from it');
+  return lines.join('\n');
+}
+
+/**
+ * Opens the store for a run-like command. On the embedded database a second process is kept
+ * out by the data-folder lock: said as "another run is in progress" (exit 1), or, with --wait,
+ * retried until the holder has finished.
+ */
+export async function openRunStore(config: Config, logger: Logger, options: { wait?: boolean; signal?: AbortSignal } = {}): Promise<Store> {
+  let logged = false;
+  for (;;) {
+    try {
+      return await openMigratedStore(config, logger);
+    } catch (err) {
+      if (!(err instanceof EmbeddedBusyError)) throw err;
+      const what = `another run is in progress: ${err.message}`;
+      if (!options.wait) throw new RunLockedError(`${what} (or pass --wait to wait for it)`);
+      if (!logged) {
+        logger.info(`${what}; waiting for it to finish (--wait)`);
+        logged = true;
+      }
+      options.signal?.throwIfAborted();
+      await new Promise((r) => setTimeout(r, 1_000));
+    }
+  }
+}

@@ -1,0 +1,113 @@
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { ConfigError, EXIT } from '../../errors.js';
+import type { Db } from '../../db/database.js';
+import { action, createContext, openMigratedStore } from '../context.js';
+
+interface StageRecord {
+  ms?: number;
+  status?: string;
+  error?: string;
+  detail?: { openBreaks?: number } & Record<string, unknown>;
+}
+
+export interface RunListing {
+  runId: string;
+  command: string;
+  trigger: string;
+  period: { from: string; to: string } | null;
+  status: string;
+  startedAt: string;
+  finishedAt: string | null;
+  ms: number | null;
+  stages: Record<string, { ms: number | null; status: string | null; error?: string }>;
+  counts: Record<string, unknown>;
+  openBreaks: number | null;
+  failedStage: string | null;
+  error: string | null;
+  report: string | null;
+  delivered: boolean;
+  deliveryError: string | null;
+}
+
+const limitSchema = z.coerce.number().int().min(1).max(10_000);
+
+export function register(program: Command): void {
+  program
+    .command('runs')
+    .description('list past runs, newest first: period, status, stage timings, counts, open breaks, workbook, delivery')
+    .option('--json', 'print a JSON array on stdout')
+    .option('--limit <n>', 'how many runs to list', '20')
+    .action(
+      action(async (opts: { json?: boolean; limit: string }, command: Command) => {
+        const limit = limitSchema.safeParse(opts.limit);
+        if (!limit.success) throw new ConfigError([`--limit: must be a whole number from 1 to 10000 (got ${JSON.stringify(opts.limit)})`]);
+        const { config, logger } = createContext(command);
+        const store = await openMigratedStore(config, logger);
+        try {
+          const runs = await listRuns(store.db, config.account, limit.data);
+          process.stdout.write(opts.json ? `${JSON.stringify(runs, null, 2)}\n` : formatRuns(runs));
+          return EXIT.ok;
+        } finally {
+          await store.close();
+        }
+      }),
+    );
+}
+
+export async function listRuns(db: Db, account: string, limit: number): Promise<RunListing[]> {
+  const rows = await db.selectFrom('run').selectAll().where('account', '=', account).orderBy('started_at', 'desc').limit(limit).execute();
+  return rows.map((r) => {
+    const stages = (r.stages ?? {}) as Record<string, StageRecord>;
+    const startedAt = new Date(r.started_at as unknown as string);
+    const finishedAt = r.finished_at ? new Date(r.finished_at as unknown as string) : null;
+    const openBreaks = stages.reconcile?.detail?.openBreaks;
+    return {
+      runId: r.id,
+      command: r.command,
+      trigger: r.trigger,
+      period: r.period_from && r.period_to ? { from: String(r.period_from).slice(0, 10), to: String(r.period_to).slice(0, 10) } : null,
+      status: r.status,
+      startedAt: startedAt.toISOString(),
+      finishedAt: finishedAt?.toISOString() ?? null,
+      ms: finishedAt ? finishedAt.getTime() - startedAt.getTime() : null,
+      stages: Object.fromEntries(
+        Object.entries(stages).map(([name, s]) => [name, { ms: s.ms ?? null, status: s.status ?? null, ...(s.error ? { error: s.error } : {}) }]),
+      ),
+      counts: (r.counts ?? {}) as Record<string, unknown>,
+      openBreaks: typeof openBreaks === 'number' ? openBreaks : null,
+      failedStage: r.failed_stage,
+      error: r.error,
+      report: r.report_path,
+      delivered: r.delivered === true,
+      deliveryError: r.delivery_error,
+    };
+  });
+}
+
+export function formatRuns(runs: RunListing[]): string {
+  if (runs.length === 0) return 'no runs yet: `ramp-recon run` starts one\n';
+  const out: string[] = [];
+  for (const r of runs) {
+    const period = r.period ? `${r.period.from}..${r.period.to}` : '-';
+    out.push(
+      `${r.runId}  ${r.command.padEnd(9)} ${r.trigger.padEnd(8)} ${period.padEnd(22)} ${r.status.padEnd(9)} ${r.startedAt}  ${seconds(r.ms).padStart(7)}  breaks ${r.openBreaks ?? '-'}  ${r.delivered ? 'delivered' : 'not delivered'}`,
+    );
+    const stageText = Object.entries(r.stages)
+      .map(([name, s]) => `${name} ${s.status === 'succeeded' ? seconds(s.ms) : s.status ?? '?'}`)
+      .join(', ');
+    if (stageText) out.push(`    stages  ${stageText}`);
+    const counts = Object.entries(r.counts)
+      .map(([k, v]) => `${k} ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`)
+      .join(', ');
+    if (counts) out.push(`    counts  ${counts}`);
+    if (r.report) out.push(`    report  ${r.report}`);
+    if (r.failedStage || r.error) out.push(`    failed  ${r.failedStage ?? ''}${r.error ? `: ${r.error}` : ''}`);
+    if (r.deliveryError) out.push(`    e-mail  ${r.deliveryError}`);
+  }
+  return `${out.join('\n')}\n`;
+}
+
+function seconds(ms: number | null): string {
+  return ms === null ? '-' : `${(ms / 1000).toFixed(1)}s`;
+}

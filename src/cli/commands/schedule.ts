@@ -1,0 +1,25 @@
+import type { Command } from 'commander';
+import { runSchedule } from '../../schedule/index.js';
+import { action, createContext, openMigratedStore } from '../context.js';
+import { EXIT } from '../../errors.js';
+
+export function register(program: Command): void {
+  program
+    .command('schedule')
+    .description('stay up and fire `run` for the previous UTC day by schedule.cron in schedule.timezone (default 02:00 UTC daily), re-syncing schedule.lookbackDays (default 3)')
+    .addHelpText(
+      'after',
+      `
+Runs never overlap: a firing that comes while a run is still busy is skipped and logged.
+The database is opened for each firing and closed after it, so a manual \`run\` works between firings.
+The first SIGTERM or SIGINT stops new firings, lets the current run finish, and exits 0; a second exits at once (1).
+Exit codes: 0 stopped cleanly, 1 could not start (database unreachable), 2 bad configuration.`,
+    )
+    .action(
+      action(async (_opts: unknown, command: Command) => {
+        const { config, logger } = createContext(command);
+        await runSchedule({ config, logger, openStore: () => openMigratedStore(config, logger) });
+        return EXIT.ok;
+      }),
+    );
+}

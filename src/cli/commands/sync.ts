@@ -1,0 +1,109 @@
+import { Command, Option } from 'commander';
+import { requireSources } from '../../config/load.js';
+import { ConfigError, EXIT } from '../../errors.js';
+import { executeRun } from '../../pipeline/execute.js';
+import { loadStages } from '../../pipeline/stages.js';
+import { installSignalHandlers } from '../../schedule/signals.js';
+import { dayStart, parsePeriod, dayString } from '../../util/dates.js';
+import { action, createContext } from '../context.js';
+import { EXIT_CODES_HELP, openRunStore } from './run.js';
+
+interface SyncOptions {
+  source: 'partner' | 'exchange' | 'all';
+  from?: string;
+  to?: string;
+  externalReference: string[];
+  referencesCsv?: string;
+  backfillFrom?: string;
+  backfillTo?: string;
+  wait?: boolean;
+}
+
+export function register(program: Command): void {
+  program
+    .command('sync')
+    .description('fetch from the Partner and/or Exchange API into the database, without reconciling (a run record is kept)')
+    .addOption(new Option('--source <source>', 'which API to sync').choices(['partner', 'exchange', 'all']).default('all'))
+    .option('--from <date>', 'partner orders: first day, YYYY-MM-DD UTC, inclusive (default: yesterday)')
+    .option('--to <date>', 'partner orders: day after the last, YYYY-MM-DD UTC, exclusive')
+    .option(
+      '--external-reference <ref>',
+      'partner: fetch only the orders with this externalReference (repeatable); no day listing',
+      (value: string, previous: string[]) => [...previous, value],
+      [] as string[],
+    )
+    .option('--references-csv <file>', 'partner: fetch the orders whose externalReference is listed in this CSV file')
+    .option('--backfill-from <date>', 'exchange: also re-read fills, trades, orders, deposits and withdrawals from this day (YYYY-MM-DD UTC, inclusive)')
+    .option('--backfill-to <date>', 'exchange: end of the backfill, YYYY-MM-DD UTC, exclusive (default: today)')
+    .option('--wait', 'wait for a run in progress to finish instead of exiting 1')
+    .addHelpText('after', EXIT_CODES_HELP.replace(/\n {2}3 .*$/, ''))
+    .action(
+      action(async (opts: SyncOptions, command: Command) => {
+        const { config, logger } = createContext(command);
+        const now = new Date();
+        const period = parsePeriod({ from: opts.from, to: opts.to }, now);
+        const backfill = parseBackfill(opts, now);
+        const wantsPartner = opts.source !== 'exchange';
+        const wantsExchange = opts.source !== 'partner';
+        if (!wantsPartner && (opts.externalReference.length || opts.referencesCsv))
+          throw new ConfigError(['--external-reference / --references-csv: only with --source partner or all']);
+        if (!wantsExchange && backfill) throw new ConfigError(['--backfill-from / --backfill-to: only with --source exchange or all']);
+        requireSources(config, [...(wantsPartner ? (['partner'] as const) : []), ...(wantsExchange ? (['exchange'] as const) : [])]);
+
+        const references = [...opts.externalReference];
+        if (opts.referencesCsv) {
+          const { readReferencesCsv } = await import('../../sources/partner/references-csv.js');
+          references.push(...(await readReferencesCsv(opts.referencesCsv)));
+        }
+        const byReference = opts.externalReference.length > 0 || opts.referencesCsv !== undefined;
+        if (byReference && references.length === 0) throw new ConfigError([`--references-csv ${opts.referencesCsv}: no external references found in the file`]);
+
+        const { syncExchange, syncPartner } = await loadStages();
+        const abort = new AbortController();
+        const uninstall = installSignalHandlers({ logger, onGraceful: (signal) => abort.abort(new Error(`interrupted by ${signal}`)) });
+        try {
+          const store = await openRunStore(config, logger, { wait: opts.wait, signal: abort.signal });
+          try {
+            const outcome = await executeRun(
+              { store, config, logger },
+              { command: 'sync', trigger: 'cli', period: wantsPartner && !byReference ? period : null, wait: opts.wait, signal: abort.signal },
+              async (ctx, stage) => {
+                if (wantsExchange) await stage('sync.exchange', () => syncExchange(ctx, backfill ? { backfill } : undefined));
+                if (wantsPartner)
+                  await stage('sync.partner', () =>
+                    byReference ? syncPartner(ctx, null, { externalReferences: references }) : syncPartner(ctx, period),
+                  );
+              },
+            );
+            process.stdout.write(
+              outcome.status === 'succeeded'
+                ? `sync ${outcome.runId} succeeded\n`
+                : `sync ${outcome.runId} failed in stage ${outcome.failedStage}: ${outcome.error}\n  what was committed is kept; the next sync resumes from it\n`,
+            );
+            return outcome.status === 'succeeded' ? EXIT.ok : EXIT.failed;
+          } finally {
+            await store.close();
+          }
+        } finally {
+          uninstall();
+        }
+      }),
+    );
+}
+
+function parseBackfill(opts: SyncOptions, now: Date): { from: Date; to: Date } | undefined {
+  if (opts.backfillFrom === undefined && opts.backfillTo === undefined) return undefined;
+  const problems: string[] = [];
+  for (const [flag, value] of [
+    ['--backfill-from', opts.backfillFrom],
+    ['--backfill-to', opts.backfillTo],
+  ] as const) {
+    if (value !== undefined && !dayString.safeParse(value).success) problems.push(`${flag}: must be a date YYYY-MM-DD (got ${JSON.stringify(value)})`);
+  }
+  if (opts.backfillFrom === undefined) problems.push('--backfill-from: required with --backfill-to');
+  if (problems.length) throw new ConfigError(problems);
+  const from = dayStart(opts.backfillFrom as string);
+  const to = opts.backfillTo ? dayStart(opts.backfillTo) : now;
+  if (from >= to) throw new ConfigError([`--backfill-from ${opts.backfillFrom} must be before --backfill-to ${opts.backfillTo ?? 'now'} (--backfill-to is exclusive)`]);
+  return { from, to };
+}

@@ -1,0 +1,120 @@
+import { requireSources } from '../config/load.js';
+import type { Db } from '../db/database.js';
+import { AppError } from '../errors.js';
+import { addDays } from '../util/dates.js';
+import type { Period } from './context.js';
+import { executeRun, skipStage, type RunDeps } from './execute.js';
+import { loadStages, type JsonSummary, type Stages } from './stages.js';
+
+export type { RunDeps } from './execute.js';
+
+export interface PipelineOptions {
+  period: Period;
+  trigger: 'cli' | 'schedule' | 'demo';
+  /** Send the workbook by e-mail when SMTP is configured (`--no-email` turns it off). */
+  email: boolean;
+  wait?: boolean;
+  signal?: AbortSignal;
+  /**
+   * Days before the period that are re-synced from the Partner API and reconciled again, so
+   * late state changes and webhooks retried for up to 3 days land (the scheduler passes
+   * schedule.lookbackDays; a manual run covers exactly its period).
+   */
+  lookbackDays?: number;
+  now?: Date;
+}
+
+export interface PipelineResult {
+  runId: string;
+  status: 'succeeded' | 'failed';
+  failedStage?: string;
+  error?: string;
+  openBreaks: number;
+  reportPath?: string;
+  summary: JsonSummary;
+}
+
+/**
+ * The whole nightly job for one period: sync (exchange up to now, partner for the period and
+ * its look-back plus refreshes) -> reconcile -> report -> deliver. The one function behind
+ * `run`, `schedule`, the demo and the end-to-end tests.
+ */
+export async function runPipeline(deps: RunDeps & { stages?: Stages }, options: PipelineOptions): Promise<PipelineResult> {
+  requireSources(deps.config, ['partner', 'exchange']);
+  const { syncExchange, syncPartner, reconcilePeriod, jsonSummary, writeReport, deliverRun } = deps.stages ?? (await loadStages());
+  const { period } = options;
+  const lookbackDays = options.lookbackDays ?? 0;
+  const syncPeriod: Period = { from: addDays(period.from, -lookbackDays), to: period.to };
+  let reportPath: string | undefined;
+
+  const outcome = await executeRun(
+    deps,
+    { command: 'run', trigger: options.trigger, period, wait: options.wait, signal: options.signal, now: options.now },
+    async (ctx, stage) => {
+      const runId = ctx.runId as string;
+      // Exchange first: the partner sync lists orders by every deposit address the exchange has shown.
+      // The exchange always syncs from its cursors up to now: the period selects what is reported,
+      // not what is synced, so every flow between two balance snapshots is present.
+      await stage('sync.exchange', () => syncExchange(ctx));
+      await stage('sync.partner', () => syncPartner(ctx, syncPeriod));
+      if (lookbackDays > 0) {
+        // The look-back days first, the period last: run.counts and rule results then describe the period.
+        await stage('reconcile.lookback', () => reconcilePeriod(ctx, { from: syncPeriod.from, to: period.from }));
+      }
+      await stage('reconcile', () => reconcilePeriod(ctx, period), undefined);
+      const openBreaks = await countOpenBreaks(ctx.store.db, ctx.config.account);
+      await mergeStageDetail(ctx.store.db, runId, 'reconcile', { openBreaks });
+
+      const report = await stage('report', () => writeReport(ctx, runId), (r) => ({ path: r.path, sheets: r.sheets }));
+      reportPath = report.path;
+
+      if (!options.email) await skipStage(ctx, 'deliver', '--no-email');
+      else if (!ctx.config.smtpUrl) await skipStage(ctx, 'deliver', 'SMTP_URL not set');
+      else
+        await stage(
+          'deliver',
+          async () => {
+            const sent = await deliverRun(ctx, runId);
+            if (sent.status === 'failed')
+              throw new AppError(
+                'DELIVERY_FAILED',
+                `e-mail not sent: ${sent.error ?? 'unknown error'}; the workbook is kept at ${report.path}; retry with \`ramp-recon deliver ${runId}\``,
+              );
+            return sent;
+          },
+          (sent) => ({ status: sent.status }),
+        );
+    },
+  );
+
+  const summary = await jsonSummary(deps.store.db, deps.config.account, outcome.runId);
+  return {
+    runId: outcome.runId,
+    status: outcome.status,
+    ...(outcome.failedStage ? { failedStage: outcome.failedStage } : {}),
+    ...(outcome.error ? { error: outcome.error } : {}),
+    openBreaks: summary.breaks.length,
+    ...(reportPath ? { reportPath } : {}),
+    summary,
+  };
+}
+
+export async function countOpenBreaks(db: Db, account: string): Promise<number> {
+  const row = await db
+    .selectFrom('break')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('account', '=', account)
+    .where('status', '=', 'open')
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+/** Adds fields to one stage's detail in run.stages (recordStage writes the timing). */
+export async function mergeStageDetail(db: Db, runId: string, stageName: string, extra: Record<string, unknown>): Promise<void> {
+  const row = await db.selectFrom('run').select('stages').where('id', '=', runId).executeTakeFirstOrThrow();
+  const stages = { ...((row.stages as Record<string, Record<string, unknown>>) ?? {}) };
+  const current = stages[stageName] ?? {};
+  const detail = { ...((current.detail as Record<string, unknown> | undefined) ?? {}), ...extra };
+  stages[stageName] = { ...current, detail };
+  await db.updateTable('run').set({ stages: JSON.stringify(stages) }).where('id', '=', runId).execute();
+}

@@ -1,0 +1,43 @@
+import type { Db } from '../db/database.js';
+import type { JsonSummary } from '../reconcile/summary.js';
+import type { Period, StageContext } from './context.js';
+
+export type { JsonSummary } from '../reconcile/summary.js';
+
+/**
+ * The stage functions the orchestrator calls. Injectable so that tests can slow a stage down or
+ * make one fail; the real ones are loaded on first use (loadStages), which also keeps commands
+ * that need none of them (`runs`, `migrate`) from loading the HTTP, recon and Excel code.
+ */
+export interface Stages {
+  syncExchange(ctx: StageContext, options?: { backfill?: { from: Date; to: Date } }): Promise<unknown>;
+  syncPartner(ctx: StageContext, period: Period | null, options?: { externalReferences?: string[]; walletsOnly?: boolean }): Promise<unknown>;
+  reconcilePeriod(ctx: StageContext, period: Period): Promise<unknown>;
+  jsonSummary(db: Db, account: string, runId: string): Promise<JsonSummary>;
+  writeReport(ctx: StageContext, runId: string): Promise<{ path: string; sheets: Record<string, number> }>;
+  deliverRun(ctx: StageContext, runId: string): Promise<{ status: 'sent' | 'skipped' | 'failed'; error?: string }>;
+}
+
+let loaded: Promise<Stages> | undefined;
+
+export function loadStages(): Promise<Stages> {
+  loaded ??= (async () => {
+    const [exchange, partner, reconcile, summary, report, deliver] = await Promise.all([
+      import('../sources/exchange/sync.js'),
+      import('../sources/partner/sync.js'),
+      import('../reconcile/reconcile.js'),
+      import('../reconcile/summary.js'),
+      import('../report/index.js'),
+      import('../deliver/index.js'),
+    ]);
+    return {
+      syncExchange: exchange.syncExchange,
+      syncPartner: partner.syncPartner,
+      reconcilePeriod: reconcile.reconcilePeriod,
+      jsonSummary: summary.jsonSummary,
+      writeReport: report.writeReport,
+      deliverRun: deliver.deliverRun,
+    } satisfies Stages;
+  })();
+  return loaded;
+}

@@ -1,0 +1,113 @@
+import type { Config } from '../config/load.js';
+import { requireSources } from '../config/load.js';
+import type { Store } from '../db/database.js';
+import { EmbeddedBusyError } from '../db/database.js';
+import type { Logger } from '../log/logger.js';
+import { RunLockedError } from '../pipeline/lock.js';
+import { runPipeline } from '../pipeline/run.js';
+import { yesterday } from '../util/dates.js';
+import { cronTrigger, Scheduler, validateSchedule, type Trigger } from './scheduler.js';
+import { installSignalHandlers, type SignalTarget, type StopSignal } from './signals.js';
+
+export { Scheduler, cronTrigger, validateSchedule, type Trigger } from './scheduler.js';
+
+export interface ScheduleDeps {
+  config: Config;
+  logger: Logger;
+  /**
+   * Opens (and migrates) the store for one firing. The store is opened per firing and closed
+   * after it: on the embedded database the data-folder lock is then free between firings, so a
+   * manual `run` works while the scheduler waits for the next night.
+   */
+  openStore: () => Promise<Store>;
+}
+
+export interface ScheduleOptions {
+  /** Default: node-cron with schedule.cron in schedule.timezone. */
+  trigger?: Trigger;
+  /** Default: one `run` of yesterday (UTC, relative to the firing) with the configured look-back. */
+  fire?: (firedAt: Date) => Promise<void>;
+  signalTarget?: SignalTarget;
+  onForceful?: (signal: StopSignal) => void;
+}
+
+/**
+ * `ramp-recon schedule`: fires runs until SIGTERM / SIGINT. The first signal stops new
+ * firings and waits for the run in progress (whose stages commit as they go); the returned
+ * promise then resolves and the caller exits 0. A second signal exits at once.
+ */
+export async function runSchedule(deps: ScheduleDeps, options: ScheduleOptions = {}): Promise<void> {
+  const { config, logger } = deps;
+  requireSources(config, ['partner', 'exchange']);
+  validateSchedule(config.schedule.cron, config.schedule.timezone);
+  // Fail at start-up, not at the first firing, when the database is unreachable or its schema cannot be updated.
+  await (await deps.openStore()).close();
+
+  const fire = options.fire ?? ((firedAt: Date) => fireRun(deps, firedAt));
+  const trigger = options.trigger ?? cronTrigger(config.schedule.cron, config.schedule.timezone);
+  const scheduler = new Scheduler({ trigger, fire, logger });
+
+  let stopped!: () => void;
+  const done = new Promise<void>((resolve) => (stopped = resolve));
+  const uninstall = installSignalHandlers({
+    logger,
+    target: options.signalTarget,
+    onForceful: options.onForceful,
+    onGraceful: () => {
+      void scheduler.stop().then(() => {
+        logger.info(scheduler.stats, 'schedule stopped');
+        stopped();
+      });
+    },
+  });
+  logger.info(
+    { cron: config.schedule.cron, timezone: config.schedule.timezone, lookbackDays: config.schedule.lookbackDays },
+    'schedule: firing `run` for the previous UTC day',
+  );
+  scheduler.start();
+  try {
+    await done;
+  } finally {
+    uninstall();
+  }
+}
+
+/** One firing: yesterday's run, with the look-back, on a store opened for it. */
+export async function fireRun(deps: ScheduleDeps, firedAt: Date): Promise<void> {
+  const { config, logger } = deps;
+  const period = yesterday(firedAt);
+  let store: Store;
+  try {
+    store = await deps.openStore();
+  } catch (err) {
+    if (err instanceof EmbeddedBusyError) {
+      logger.warn({ period }, `firing skipped: ${err.message}`);
+      return;
+    }
+    throw err;
+  }
+  try {
+    const result = await runPipeline(
+      { store, config, logger },
+      { period, trigger: 'schedule', email: true, lookbackDays: config.schedule.lookbackDays },
+    );
+    const fields = {
+      runId: result.runId,
+      period,
+      status: result.status,
+      openBreaks: result.openBreaks,
+      report: result.reportPath ?? null,
+      ...(result.failedStage ? { failedStage: result.failedStage, error: result.error } : {}),
+    };
+    if (result.status === 'succeeded') logger.info(fields, 'scheduled run succeeded');
+    else logger.error(fields, 'scheduled run failed');
+  } catch (err) {
+    if (err instanceof RunLockedError) {
+      logger.warn({ period }, `firing skipped: ${err.message}`);
+      return;
+    }
+    throw err;
+  } finally {
+    await store.close();
+  }
+}

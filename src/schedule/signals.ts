@@ -1,0 +1,46 @@
+import type { Logger } from '../log/logger.js';
+
+/** The signals that ask the process to stop (a terminal's Ctrl-C, `docker stop`, systemd, Kubernetes). */
+export const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
+export type StopSignal = (typeof STOP_SIGNALS)[number];
+
+/** The slice of `process` the handlers use, so tests can drive them without signalling themselves. */
+export interface SignalTarget {
+  on(event: StopSignal, listener: (signal: StopSignal) => void): unknown;
+  removeListener(event: StopSignal, listener: (signal: StopSignal) => void): unknown;
+}
+
+export interface SignalHandlerOptions {
+  logger: Logger;
+  /** Called once, on the first signal: stop taking new work and let the current work finish. */
+  onGraceful: (signal: StopSignal) => void;
+  /** Called on the second signal: leave at once. Default: exit 1 (the interrupted run stays 'running' and the next run marks it failed). */
+  onForceful?: (signal: StopSignal) => void;
+  target?: SignalTarget;
+}
+
+/**
+ * Graceful first signal, forceful second (graphile-worker's signals.ts): the first SIGTERM or
+ * SIGINT starts a clean shutdown; an operator who sends another does not want to wait for it.
+ * Returns a function that removes the handlers (after a clean shutdown, so the process exits
+ * normally).
+ */
+export function installSignalHandlers(options: SignalHandlerOptions): () => void {
+  const target: SignalTarget = options.target ?? process;
+  let received = 0;
+  const handler = (signal: StopSignal) => {
+    received += 1;
+    if (received === 1) {
+      options.logger.warn({ signal }, `received ${signal}: finishing the current work, then exiting (send it again to exit at once)`);
+      options.onGraceful(signal);
+      return;
+    }
+    options.logger.error({ signal }, `received ${signal} again: exiting at once`);
+    if (options.onForceful) options.onForceful(signal);
+    else process.exit(1);
+  };
+  for (const signal of STOP_SIGNALS) target.on(signal, handler);
+  return () => {
+    for (const signal of STOP_SIGNALS) target.removeListener(signal, handler);
+  };
+}
