@@ -31,6 +31,8 @@ export interface PartnerOrderTable {
   order_state: string;
   order_state_updated_at: Time;
   order_state_updated_at_text: string;
+  /** 0003_partner.sql: fixed-width UTC text of order_state_updated_at_text, compares to the nanosecond. */
+  order_state_updated_key: ColumnType<string | null, string | null | undefined, string | null>;
   payment_method: string | null;
   input_currency: string;
   input_amount: Num;
@@ -114,6 +116,9 @@ export interface WebhookEventTable {
   duplicate_count: Default<number>;
   extra_fields: Default<string[]>;
   raw: Json;
+  /** 0003_partner.sql */
+  order_state_updated_key: ColumnType<string | null, string | null | undefined, string | null>;
+  applied: Default<boolean>;
 }
 
 export interface ExchangeOrderTable {

@@ -8,6 +8,7 @@ import { register as report } from './report.js';
 import { register as deliver } from './deliver.js';
 import { register as schedule } from './schedule.js';
 import { register as runs } from './runs.js';
+import { register as serveWebhooks } from './serve-webhooks.js';
 
 /** Every command, in the order `--help` lists them. Each module owns one command. */
-export const commands: Array<(program: Command) => void> = [run, sync, reconcile, report, deliver, schedule, runs, migrate, config];
+export const commands: Array<(program: Command) => void> = [run, sync, reconcile, report, deliver, schedule, runs, serveWebhooks, migrate, config];

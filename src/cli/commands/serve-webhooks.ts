@@ -1,0 +1,60 @@
+import type { Command } from 'commander';
+import { action, createContext, openMigratedStore } from '../context.js';
+import { startWebhookServer } from '../../webhooks/server.js';
+import { ConfigError } from '../../errors.js';
+
+interface ServeOptions {
+  port?: string;
+  host?: string;
+}
+
+export function register(program: Command): void {
+  program
+    .command('serve-webhooks')
+    .description(
+      'receive partner order events over HTTP(S) (HTTPS when webhooks.tlsCertFile/tlsKeyFile are set); accepts only the configured sender addresses; stops cleanly on SIGTERM/SIGINT',
+    )
+    .option('--port <port>', 'port to listen on (default: webhooks.port, 8080)')
+    .option('--host <host>', 'address to bind (default: webhooks.host, 0.0.0.0)')
+    .action(
+      action(async (opts: ServeOptions, command: Command) => {
+        const { config, logger } = createContext(command);
+        let port: number | undefined;
+        if (opts.port !== undefined) {
+          port = Number(opts.port);
+          if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError([`--port: must be a port number 0-65535 (got ${JSON.stringify(opts.port)})`]);
+        }
+        const store = await openMigratedStore(config, logger);
+        let server;
+        try {
+          server = await startWebhookServer({ store, config, logger }, { port, host: opts.host });
+        } catch (err) {
+          await store.close();
+          throw err;
+        }
+        process.stderr.write(`receiving webhooks on ${server.url}\n`);
+        // First signal: stop accepting, finish in-flight requests (their events are committed
+        // before they are acknowledged), close the store. Second signal: leave at once.
+        await new Promise<void>((resolve) => {
+          let stopping = false;
+          const stop = (signal: NodeJS.Signals) => {
+            if (stopping) {
+              logger.warn({ signal }, 'second signal: exiting without waiting');
+              process.exit(1);
+            }
+            stopping = true;
+            logger.info({ signal }, 'stopping the webhook receiver');
+            resolve();
+          };
+          process.on('SIGTERM', stop);
+          process.on('SIGINT', stop);
+        });
+        try {
+          await server.close();
+        } finally {
+          await store.close();
+        }
+        process.stderr.write(`webhook receiver stopped: ${JSON.stringify(server.stats())}\n`);
+      }),
+    );
+}

@@ -1,0 +1,240 @@
+import { sql } from 'kysely';
+import type { Db } from '../../db/database.js';
+import type { PartnerOrderRowInput, QuoteRowInput, CurrencyRowInput } from './transform.js';
+
+export type OrderSource = 'poll' | 'refresh' | 'webhook';
+
+export interface UpsertOrdersResult {
+  inserted: string[];
+  updated: string[];
+  /** Rows already stored with the same or a newer state (nothing written). */
+  unchanged: number;
+}
+
+// The stored state time to compare with; rows written before 0003 (or by hand) have no key.
+const storedKey = sql<string>`coalesce(partner_order.order_state_updated_key, partner_order.order_state_updated_at_text)`;
+
+/**
+ * Upserts partner orders in one statement, keyed by (account, orderId). A row replaces the stored
+ * one only when its orderStateUpdatedAt is newer (nanosecond key), so a late PENDING never
+ * overwrites COMPLETED. With the same state time, a polled row replaces a different stored body
+ * (the polled order is the reference; an event's createdAt is the event's time, not the order's),
+ * and a webhook row never does. An event never rewrites created_at of a stored order.
+ * Every observed (state, time) goes to partner_order_state. Idempotent: the same rows again write nothing.
+ */
+export async function upsertPartnerOrders(
+  db: Db,
+  account: string,
+  rows: PartnerOrderRowInput[],
+  source: OrderSource,
+  now: Date,
+): Promise<UpsertOrdersResult> {
+  if (rows.length === 0) return { inserted: [], updated: [], unchanged: 0 };
+  // "on conflict do update" cannot touch one row twice per statement: keep the newest per id.
+  const byId = new Map<string, PartnerOrderRowInput>();
+  for (const r of rows) {
+    const prev = byId.get(r.order_id);
+    if (!prev || prev.order_state_updated_key <= r.order_state_updated_key) byId.set(r.order_id, r);
+  }
+  const unique = [...byId.values()];
+  const values = unique.map((r) => ({ ...r, account, first_seen_at: now, last_seen_at: now, not_found_at: null }));
+  const returned = await db
+    .insertInto('partner_order')
+    .values(values)
+    .onConflict((oc) =>
+      oc
+        .columns(['account', 'order_id'])
+        .doUpdateSet((eb) => ({
+          external_reference: eb.ref('excluded.external_reference'),
+          sub_partner_id: eb.ref('excluded.sub_partner_id'),
+          order_type: eb.ref('excluded.order_type'),
+          ...(source === 'webhook'
+            ? {}
+            : { created_at: eb.ref('excluded.created_at'), created_at_text: eb.ref('excluded.created_at_text') }),
+          order_state: eb.ref('excluded.order_state'),
+          order_state_updated_at: eb.ref('excluded.order_state_updated_at'),
+          order_state_updated_at_text: eb.ref('excluded.order_state_updated_at_text'),
+          order_state_updated_key: eb.ref('excluded.order_state_updated_key'),
+          payment_method: eb.ref('excluded.payment_method'),
+          input_currency: eb.ref('excluded.input_currency'),
+          input_amount: eb.ref('excluded.input_amount'),
+          output_currency: eb.ref('excluded.output_currency'),
+          output_amount: eb.ref('excluded.output_amount'),
+          amount_usd: eb.ref('excluded.amount_usd'),
+          processing_fee: eb.ref('excluded.processing_fee'),
+          processing_fee_usd: eb.ref('excluded.processing_fee_usd'),
+          partner_fee: eb.ref('excluded.partner_fee'),
+          partner_fee_usd: eb.ref('excluded.partner_fee_usd'),
+          network_fee: eb.ref('excluded.network_fee'),
+          network_fee_usd: eb.ref('excluded.network_fee_usd'),
+          user_id: eb.ref('excluded.user_id'),
+          target_wallet_address: eb.ref('excluded.target_wallet_address'),
+          transaction_hash: eb.ref('excluded.transaction_hash'),
+          raw: eb.ref('excluded.raw'),
+          last_seen_at: eb.ref('excluded.last_seen_at'),
+          not_found_at: null,
+        }))
+        .where(
+          source === 'webhook'
+            ? sql<boolean>`${storedKey} < excluded.order_state_updated_key`
+            : sql<boolean>`(${storedKey} < excluded.order_state_updated_key
+                or (${storedKey} = excluded.order_state_updated_key and partner_order.raw is distinct from excluded.raw)
+                or partner_order.not_found_at is not null)`,
+        ),
+    )
+    .returning(['order_id', sql<boolean>`xmax = 0`.as('inserted')])
+    .execute();
+  await recordStates(db, account, rows, source, now);
+  const inserted = returned.filter((r) => r.inserted).map((r) => r.order_id);
+  const updated = returned.filter((r) => !r.inserted).map((r) => r.order_id);
+  return { inserted, updated, unchanged: unique.length - returned.length };
+}
+
+/** State history: each observed (state, state time) once, whoever saw it first. */
+export async function recordStates(db: Db, account: string, rows: PartnerOrderRowInput[], source: OrderSource, now: Date): Promise<void> {
+  if (rows.length === 0) return;
+  const seen = new Map<string, PartnerOrderRowInput>();
+  for (const r of rows) seen.set(`${r.order_id}|${r.order_state}|${r.order_state_updated_at_text}`, r);
+  await db
+    .insertInto('partner_order_state')
+    .values(
+      [...seen.values()].map((r) => ({
+        account,
+        order_id: r.order_id,
+        order_state: r.order_state,
+        order_state_updated_at: r.order_state_updated_at,
+        order_state_updated_at_text: r.order_state_updated_at_text,
+        observed_at: now,
+        source,
+      })),
+    )
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+}
+
+/** A refresh by id answered 404: recorded once (the first time), cleared when the order is seen again. */
+export async function markOrdersNotFound(db: Db, account: string, orderIds: string[], now: Date): Promise<number> {
+  if (orderIds.length === 0) return 0;
+  const r = await db
+    .updateTable('partner_order')
+    .set({ not_found_at: now })
+    .where('account', '=', account)
+    .where('order_id', 'in', orderIds)
+    .where('not_found_at', 'is', null)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows ?? 0);
+}
+
+/** Stored orders still PENDING or WITHDRAWING: re-fetched by id on each run. */
+export async function listOpenOrderIds(db: Db, account: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('partner_order')
+    .select('order_id')
+    .where('account', '=', account)
+    .where('order_state', 'in', ['PENDING', 'WITHDRAWING'])
+    .orderBy('order_id')
+    .execute();
+  return rows.map((r) => r.order_id);
+}
+
+/** Every distinct address seen on exchange deposits (the rules compare them without a :tag). */
+export async function listExchangeDepositAddresses(db: Db, account: string): Promise<string[]> {
+  const rows = await db.selectFrom('exchange_deposit').select('address').distinct().where('account', '=', account).execute();
+  return rows.map((r) => r.address);
+}
+
+export interface WebhookEventInput {
+  eventId: string;
+  orderId: string;
+  orderState: string;
+  orderStateUpdatedAt: string;
+  orderStateUpdatedKey: string;
+  createdAtText: string | null;
+  remoteAddr: string | null;
+  extraFields: string[];
+  raw: string;
+}
+
+export interface WebhookStoreResult {
+  duplicate: boolean;
+  /** The event moved (or created) the order's state. */
+  applied: boolean;
+}
+
+/**
+ * Stores an event once by eventId and applies it to its order, in one short transaction: when it
+ * commits, the event is durable and the order reflects it, so the caller can acknowledge. A
+ * duplicate only bumps duplicate_count.
+ */
+export async function storeWebhookEvent(db: Db, account: string, event: WebhookEventInput, order: PartnerOrderRowInput, now: Date): Promise<WebhookStoreResult> {
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .insertInto('webhook_event')
+      .values({
+        account,
+        event_id: event.eventId,
+        order_id: event.orderId,
+        order_state: event.orderState,
+        order_state_updated_at: event.orderStateUpdatedKey,
+        order_state_updated_at_text: event.orderStateUpdatedAt,
+        order_state_updated_key: event.orderStateUpdatedKey,
+        created_at_text: event.createdAtText,
+        received_at: now,
+        remote_addr: event.remoteAddr,
+        extra_fields: event.extraFields,
+        raw: event.raw,
+      })
+      .onConflict((oc) => oc.columns(['account', 'event_id']).doUpdateSet((eb) => ({ duplicate_count: eb('webhook_event.duplicate_count', '+', 1) })))
+      .returning(sql<boolean>`xmax = 0`.as('inserted'))
+      .executeTakeFirstOrThrow();
+    if (!row.inserted) return { duplicate: true, applied: false };
+    const result = await upsertPartnerOrders(trx, account, [order], 'webhook', now);
+    const applied = result.inserted.length + result.updated.length > 0;
+    if (applied)
+      await trx.updateTable('webhook_event').set({ applied: true }).where('account', '=', account).where('event_id', '=', event.eventId).execute();
+    return { duplicate: false, applied };
+  });
+}
+
+export interface CoverageInput {
+  day: string;
+  stream: string;
+  pages: number;
+  rows: number;
+  quarantined: number;
+  settled: boolean;
+  detail: unknown;
+}
+
+/** One row per (source, stream, day), rewritten by each sync of that day. */
+export async function saveCoverage(db: Db, account: string, runId: string | null, c: CoverageInput, now: Date): Promise<void> {
+  const detail = JSON.stringify(c.detail);
+  await db
+    .insertInto('sync_coverage')
+    .values({ account, source: 'partner', stream: c.stream, day: c.day, pages: c.pages, rows: c.rows, quarantined: c.quarantined, settled: c.settled, detail, run_id: runId, updated_at: now })
+    .onConflict((oc) =>
+      oc.columns(['account', 'source', 'stream', 'day']).doUpdateSet({ pages: c.pages, rows: c.rows, quarantined: c.quarantined, settled: c.settled, detail, run_id: runId, updated_at: now }),
+    )
+    .execute();
+}
+
+/** Normalized currency rows of a new currencies snapshot. */
+export async function saveCurrencies(db: Db, snapshotId: string, rows: CurrencyRowInput[]): Promise<void> {
+  if (rows.length === 0) return;
+  const unique = [...new Map(rows.map((r) => [r.code, r])).values()];
+  await db
+    .insertInto('partner_currency')
+    .values(unique.map((r) => ({ ...r, snapshot_id: snapshotId })))
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+}
+
+/** One quote per run and pair/amount: a re-run of the same run id stores nothing new. */
+export async function saveQuote(db: Db, account: string, runId: string | null, fetchedAt: Date, q: QuoteRowInput): Promise<boolean> {
+  const r = await db
+    .insertInto('partner_quote')
+    .values({ ...q, account, run_id: runId, fetched_at: fetchedAt })
+    .onConflict((oc) => oc.doNothing())
+    .executeTakeFirst();
+  return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
+}

@@ -1,0 +1,220 @@
+import { z } from 'zod';
+import { isLosslessNumber } from '../../decimal/json.js';
+import { isDecimalText } from '../../decimal/decimal.js';
+
+/**
+ * Zod schemas of the Partner API (seeds/000: currencies, regions, payment methods, quote,
+ * orders, order events). Decimals arrive as strings in samples and as numbers per the event
+ * schema; the lossless parser turns numbers into LosslessNumber, so both keep every digit.
+ * Messages name the value; the issue path names the field (see formatZodIssues).
+ */
+
+function show(value: unknown): string {
+  if (isLosslessNumber(value)) return (value as { value: string }).value;
+  if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}...` : value);
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/** A decimal as the wire sends it: "12.50", 12.50 (LosslessNumber) or "5.4E-4". Kept as is. */
+export const wireDecimal = z.custom<unknown>(
+  (v) =>
+    (typeof v === 'string' && isDecimalText(v)) ||
+    (isLosslessNumber(v) && isDecimalText((v as { value: string }).value)) ||
+    (typeof v === 'number' && Number.isSafeInteger(v)),
+  { error: (issue) => `must be a decimal number (got ${show(issue.input)})` },
+);
+
+/** An integer such as precision: LosslessNumber or a plain integer string. */
+export const wireInteger = z.custom<unknown>(
+  (v) =>
+    (isLosslessNumber(v) && /^\d+$/.test((v as { value: string }).value)) ||
+    (typeof v === 'string' && /^\d+$/.test(v)) ||
+    (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0),
+  { error: (issue) => `must be a non-negative integer (got ${show(issue.input)})` },
+);
+
+/** ISO 8601 date-time with up to nanosecond fraction and a Z or an offset. */
+export const ISO_TIMESTAMP = /^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?([Zz]|[+-]\d{2}:?\d{2})$/;
+
+export const wireTimestamp = z.string({ error: (issue) => `must be an ISO 8601 date-time string (got ${show(issue.input)})` }).refine(
+  (v) => ISO_TIMESTAMP.test(v) && !Number.isNaN(Date.parse(v.replace(/\.\d+/, ''))),
+  { error: (issue) => `must be an ISO 8601 date-time such as 2023-11-15T14:43:06.894070237Z (got ${show(issue.input)})` },
+);
+
+const text = (what = 'a string') => z.string({ error: (issue) => `must be ${what} (got ${show(issue.input)})` });
+const nonEmpty = text('a non-empty string').min(1, { error: (issue) => `must not be empty (got ${show(issue.input)})` });
+const optionalText = text().nullish();
+const optionalDecimal = wireDecimal.nullish();
+
+export const ORDER_STATES = ['PENDING', 'WITHDRAWING', 'COMPLETED', 'FAILED'] as const;
+export type OrderState = (typeof ORDER_STATES)[number];
+export const NON_FINAL_STATES: readonly OrderState[] = ['PENDING', 'WITHDRAWING'];
+const orderState = z.enum(ORDER_STATES, { error: (issue) => `must be one of ${ORDER_STATES.join(', ')} (got ${show(issue.input)})` });
+const orderType = z.enum(['BUY', 'SELL'], { error: (issue) => `must be BUY or SELL (got ${show(issue.input)})` });
+
+/**
+ * An order in a polling response. The contract does not say which fields are required there:
+ * we require the id and what storage and the rules need, accept the rest as optional, and keep
+ * unknown fields (the raw record is stored whole).
+ */
+export const partnerOrderSchema = z
+  .object({
+    orderId: nonEmpty,
+    externalReference: optionalText,
+    subPartnerId: optionalText,
+    orderType,
+    createdAt: wireTimestamp,
+    orderState,
+    orderStateUpdatedAt: wireTimestamp,
+    paymentMethod: optionalText,
+    inputCurrency: nonEmpty,
+    inputAmount: wireDecimal,
+    outputCurrency: nonEmpty,
+    outputAmount: optionalDecimal,
+    amountUsd: optionalDecimal,
+    processingFee: optionalDecimal,
+    processingFeeUsd: optionalDecimal,
+    partnerFee: optionalDecimal,
+    partnerFeeUsd: optionalDecimal,
+    networkFee: optionalDecimal,
+    networkFeeUsd: optionalDecimal,
+    userId: optionalText,
+    targetWalletAddress: optionalText,
+    transactionHash: optionalText,
+  })
+  .loose();
+export type PartnerOrder = z.infer<typeof partnerOrderSchema>;
+
+/** Every property the event schema allows (additionalProperties false): anything else is drift. */
+export const EVENT_FIELDS = [
+  'eventId',
+  'orderId',
+  'externalReference',
+  'subPartnerId',
+  'orderType',
+  'createdAt',
+  'orderState',
+  'orderStateUpdatedAt',
+  'paymentMethod',
+  'inputCurrency',
+  'inputAmount',
+  'outputCurrency',
+  'outputAmount',
+  'amountUsd',
+  'processingFee',
+  'processingFeeUsd',
+  'partnerFee',
+  'partnerFeeUsd',
+  'networkFee',
+  'networkFeeUsd',
+  'userId',
+  'userCountry',
+  'userState',
+  'targetWalletAddress',
+  'transactionHash',
+] as const;
+
+/**
+ * The webhook event with the contract's required fields. Extra fields are accepted (loose) and
+ * reported by extraEventFields(): rejecting them would make the sender retry for 3 days and lose
+ * the event.
+ */
+export const orderEventSchema = z
+  .object({
+    eventId: nonEmpty,
+    orderId: nonEmpty,
+    externalReference: text(),
+    subPartnerId: optionalText,
+    orderType,
+    createdAt: wireTimestamp,
+    orderState,
+    orderStateUpdatedAt: wireTimestamp,
+    paymentMethod: nonEmpty,
+    inputCurrency: nonEmpty,
+    inputAmount: wireDecimal,
+    outputCurrency: nonEmpty,
+    outputAmount: wireDecimal,
+    amountUsd: optionalDecimal,
+    processingFee: wireDecimal,
+    processingFeeUsd: wireDecimal,
+    partnerFee: wireDecimal,
+    partnerFeeUsd: wireDecimal,
+    networkFee: wireDecimal,
+    networkFeeUsd: wireDecimal,
+    userId: text(),
+    userCountry: optionalText,
+    userState: optionalText,
+    targetWalletAddress: text(),
+    transactionHash: optionalText,
+  })
+  .loose();
+export type OrderEvent = z.infer<typeof orderEventSchema>;
+
+export function extraEventFields(record: Record<string, unknown>): string[] {
+  const allowed = new Set<string>(EVENT_FIELDS);
+  return Object.keys(record).filter((k) => !allowed.has(k)).sort();
+}
+
+export const currencySchema = z
+  .object({
+    type: z.enum(['FIAT', 'CRYPTO'], { error: (issue) => `must be FIAT or CRYPTO (got ${show(issue.input)})` }),
+    name: optionalText,
+    code: nonEmpty,
+    precision: wireInteger,
+    minBuyAmount: optionalDecimal,
+    maxBuyAmount: optionalDecimal,
+    network: optionalText,
+    supportsDestinationTag: z.boolean().nullish(),
+    isSupportedInUS: z.boolean().nullish(),
+    allowedUSStates: z.array(z.string()).nullish(),
+  })
+  .loose();
+export type Currency = z.infer<typeof currencySchema>;
+
+const country = z.object({ alpha2: text(), alpha3: text().nullish(), isBuyAllowed: z.boolean().nullish(), name: optionalText }).loose();
+const usState = z.object({ alpha2: text(), isBuyAllowed: z.boolean().nullish(), name: optionalText }).loose();
+export const regionsSchema = z.object({ countries: z.array(country), usStates: z.array(usState).nullish() }).loose();
+
+export const paymentMethodSchema = z.object({ type: nonEmpty, supportedCurrencies: z.array(z.string()).nullish() }).loose();
+export const paymentMethodsSchema = z.array(paymentMethodSchema);
+
+export const quoteSchema = z
+  .object({
+    quoteCurrencyAmount: wireDecimal,
+    quoteCurrencyCode: nonEmpty,
+    baseCurrencyAmount: optionalDecimal,
+    baseCurrencyCode: nonEmpty,
+    price: optionalDecimal,
+    processingFeeAmount: optionalDecimal,
+    partnerFeeAmount: optionalDecimal,
+    networkFeeAmount: optionalDecimal,
+    totalAmount: optionalDecimal,
+    paymentMethod: optionalText,
+  })
+  .loose();
+export type Quote = z.infer<typeof quoteSchema>;
+
+/** "inputAmount: must be a decimal number (got "abc")", one line per issue. */
+export function formatZodIssues(error: z.ZodError): string {
+  return error.issues
+    .map((i) => {
+      const path = i.path.map(String).join('.') || '(record)';
+      // Missing keys come through as type errors on undefined: say "required" plainly.
+      return /\(got undefined\)$/.test(i.message) || i.message.includes('received undefined') ? `${path}: required` : `${path}: ${i.message}`;
+    })
+    .join('; ');
+}
+
+/** The record's id when it can be read, so a quarantined record becomes its own S_QUARANTINE break. */
+export function readableKey(record: unknown, field: string): string | null {
+  if (record && typeof record === 'object' && !Array.isArray(record)) {
+    const v = (record as Record<string, unknown>)[field];
+    if (typeof v === 'string' && v.length > 0 && v.length <= 200) return v;
+    if (isLosslessNumber(v)) return (v as { value: string }).value;
+  }
+  return null;
+}

@@ -1,0 +1,252 @@
+import { readFileSync } from 'node:fs';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { Config } from '../config/load.js';
+import { WEBHOOK_SENDER_IPS } from '../config/schema.js';
+import type { Store } from '../db/database.js';
+import type { Logger } from '../log/logger.js';
+import { AppError } from '../errors.js';
+import { handleEventBody, type EventOutcome } from './handler.js';
+
+export interface WebhookServerDeps {
+  store: Store;
+  config: Config;
+  logger: Logger;
+}
+
+export interface WebhookServerOptions {
+  /** Overrides config.webhooks.port (0 picks a free port, as tests do). */
+  port?: number;
+  host?: string;
+}
+
+export interface WebhookStats {
+  /** POST requests from allowed addresses whose body was read. */
+  received: number;
+  /** Events stored for the first time. */
+  stored: number;
+  /** Events whose eventId was already stored (acknowledged, not stored again). */
+  duplicates: number;
+  /** Stored events that moved their order's state (the others were older than the stored state). */
+  applied: number;
+  /** Requests from an address that is not an allowed sender (403). */
+  rejected: number;
+  /** Bodies that are not JSON or miss required fields (400, quarantined). */
+  invalid: number;
+  /** Stored events carrying fields beyond the contract's event schema. */
+  drift: number;
+  /** Bodies over the size limit (413). */
+  tooLarge: number;
+  /** Requests that failed on our side (503, the sender retries). */
+  errors: number;
+}
+
+export interface WebhookServer {
+  url: string;
+  port: number;
+  stats(): WebhookStats;
+  /** Stops accepting, lets in-flight requests finish (their events are committed), then returns. */
+  close(): Promise<void>;
+}
+
+const DEFAULTS = { port: 8080, host: '0.0.0.0', allowedIps: WEBHOOK_SENDER_IPS, trustProxy: false, bodyLimitBytes: 64 * 1024 };
+// The sender gives up after 5 s; a request still unread after this is a stuck client.
+const REQUEST_TIMEOUT_MS = 10_000;
+// On shutdown, in-flight requests get this long before their connections are cut.
+const SHUTDOWN_GRACE_MS = 10_000;
+
+export class WebhookServerError extends AppError {
+  constructor(message: string, cause?: unknown) {
+    super('WEBHOOK_SERVER', message, 1, { cause });
+  }
+}
+
+/**
+ * The order-event receiver (DESIGN.md "Sync", webhooks). Each POST: sender address check, body
+ * size limit, JSON and schema validation, then one short transaction that stores the event by
+ * eventId and applies it to its order; the 2xx goes out only after that commit, so an
+ * acknowledged event is never lost, and well inside the sender's 5 s.
+ */
+export async function startWebhookServer(deps: WebhookServerDeps, options: WebhookServerOptions = {}): Promise<WebhookServer> {
+  const settings = { ...DEFAULTS, ...(deps.config.webhooks ?? {}) };
+  const port = options.port ?? settings.port;
+  const host = options.host ?? settings.host;
+  const allowed = new Set(settings.allowedIps.map(normalizeIp));
+  const logger = deps.logger.child({ component: 'webhooks' });
+  const account = deps.config.account;
+  const stats: WebhookStats = { received: 0, stored: 0, duplicates: 0, applied: 0, rejected: 0, invalid: 0, drift: 0, tooLarge: 0, errors: 0 };
+  const inFlight = new Set<Promise<void>>();
+  let closing = false;
+
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+    const work = handle(req, res).catch((err) => {
+      stats.errors++;
+      logger.error({ err }, 'webhook request failed');
+      if (!res.headersSent) reply(res, 503, { error: 'temporarily unavailable' });
+    });
+    inFlight.add(work);
+    void work.finally(() => inFlight.delete(work));
+  };
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (closing) {
+      // Shutting down: the sender retries later, the event is not lost.
+      reply(res, 503, { error: 'shutting down' }, true);
+      return;
+    }
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    if (req.method === 'GET' && (path === '/healthz' || path === '/health')) {
+      reply(res, 200, { status: 'ok' });
+      return;
+    }
+    if (req.method !== 'POST') {
+      res.setHeader('Allow', 'POST');
+      reply(res, 405, { error: 'method not allowed' });
+      return;
+    }
+    const remote = clientAddress(req, settings.trustProxy);
+    if (!remote || !allowed.has(remote)) {
+      stats.rejected++;
+      logger.warn({ remote, path }, 'webhook from an address that is not an allowed sender: rejected');
+      reply(res, 403, { error: 'sender address not allowed' }, true);
+      return;
+    }
+    const body = await readBody(req, settings.bodyLimitBytes);
+    if (body === null) {
+      stats.tooLarge++;
+      logger.warn({ remote, limit: settings.bodyLimitBytes }, 'webhook body over the size limit: rejected');
+      reply(res, 413, { error: `body larger than ${settings.bodyLimitBytes} bytes` }, true);
+      return;
+    }
+    stats.received++;
+    const outcome: EventOutcome = await handleEventBody({ db: deps.store.db, account, now: new Date(), endpoint: path, remoteAddr: remote, body });
+    switch (outcome.kind) {
+      case 'invalid':
+        stats.invalid++;
+        logger.warn({ remote, eventId: outcome.eventId, reason: outcome.reason }, 'invalid webhook body: quarantined');
+        reply(res, 400, { error: outcome.reason });
+        return;
+      case 'duplicate':
+        stats.duplicates++;
+        logger.debug({ eventId: outcome.eventId }, 'duplicate webhook event acknowledged');
+        reply(res, 200, { status: 'duplicate', eventId: outcome.eventId });
+        return;
+      case 'stored':
+        stats.stored++;
+        if (outcome.applied) stats.applied++;
+        if (outcome.extraFields.length) {
+          stats.drift++;
+          logger.warn({ eventId: outcome.eventId, extraFields: outcome.extraFields }, 'webhook event with fields beyond the contract (schema drift): stored raw');
+        }
+        logger.debug({ eventId: outcome.eventId, orderId: outcome.orderId, state: outcome.orderState, applied: outcome.applied }, 'webhook event stored');
+        reply(res, 200, { status: 'stored', eventId: outcome.eventId });
+        return;
+    }
+  }
+
+  const tls = settings.tlsCertFile && settings.tlsKeyFile ? readTls(settings.tlsCertFile, settings.tlsKeyFile) : null;
+  const server = tls ? https.createServer({ cert: tls.cert, key: tls.key }, onRequest) : http.createServer(onRequest);
+  server.requestTimeout = REQUEST_TIMEOUT_MS;
+  server.headersTimeout = Math.min(REQUEST_TIMEOUT_MS, 5_000);
+
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: Error) => reject(new WebhookServerError(`cannot listen on ${host}:${port}: ${err.message}`, err));
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+  server.on('error', (err) => logger.error({ err }, 'webhook server error'));
+  const bound = (server.address() as AddressInfo).port;
+  const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  const url = `${tls ? 'https' : 'http'}://${urlHost}:${bound}`;
+  logger.info({ url, tls: Boolean(tls), allowedIps: [...allowed], trustProxy: settings.trustProxy }, 'webhook receiver listening');
+
+  let closed: Promise<void> | null = null;
+  return {
+    url,
+    port: bound,
+    stats: () => ({ ...stats }),
+    close() {
+      closed ??= (async () => {
+        closing = true;
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        const grace = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+        grace.unref();
+        // Every acknowledged event was committed before its 2xx; waiting for in-flight requests
+        // means none is cut between its commit and its answer.
+        while (inFlight.size) await Promise.allSettled([...inFlight]);
+        server.closeIdleConnections();
+        await stopped;
+        clearTimeout(grace);
+        logger.info({ stats }, 'webhook receiver stopped');
+      })();
+      return closed;
+    },
+  };
+}
+
+function reply(res: ServerResponse, status: number, body: unknown, closeConnection = false): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    ...(closeConnection ? { connection: 'close' } : {}),
+  });
+  res.end(text);
+}
+
+/** Reads the body up to limit bytes; null when it is larger (the rest is not read). */
+async function readBody(req: IncomingMessage, limit: number): Promise<string | null> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) {
+    req.resume();
+    return null;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) {
+      req.resume();
+      return null;
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** IPv4-mapped IPv6 (::ffff:1.2.3.4) is the IPv4 address. */
+export function normalizeIp(ip: string): string {
+  const t = ip.trim();
+  return t.toLowerCase().startsWith('::ffff:') && t.includes('.') ? t.slice(7) : t.toLowerCase();
+}
+
+/**
+ * The sender's address. Without trustProxy, the socket peer only: X-Forwarded-For is written by
+ * the client and would let anyone claim to be a sender. With trustProxy (we sit behind one proxy
+ * we control), the right-most X-Forwarded-For entry, the one our proxy appended.
+ */
+export function clientAddress(req: IncomingMessage, trustProxy: boolean): string | null {
+  if (trustProxy) {
+    const header = req.headers['x-forwarded-for'];
+    const value = Array.isArray(header) ? header.join(',') : header;
+    if (value) {
+      const last = value.split(',').map((s) => s.trim()).filter(Boolean).pop();
+      if (last) return normalizeIp(last);
+    }
+  }
+  const peer = req.socket.remoteAddress;
+  return peer ? normalizeIp(peer) : null;
+}
+
+function readTls(certFile: string, keyFile: string): { cert: Buffer; key: Buffer } {
+  try {
+    return { cert: readFileSync(certFile), key: readFileSync(keyFile) };
+  } catch (err) {
+    throw new WebhookServerError(`cannot read the webhook TLS files (webhooks.tlsCertFile / webhooks.tlsKeyFile): ${(err as Error).message}`, err);
+  }
+}
