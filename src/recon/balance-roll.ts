@@ -1,0 +1,166 @@
+import { Decimal, ZERO, decimalText } from '../decimal/decimal.js';
+import type { BalanceLine, BalanceSnapshot, DetectedBreak, Failure } from './types.js';
+import type { Verdict } from './tally.js';
+import { toBreak } from './tally.js';
+
+/**
+ * Flows of one currency on one UTC day between two snapshots, all positive amounts:
+ * bought = what fills added to the currency (base of a BUY, counter of a SELL),
+ * sold = what fills took from it, fees = fill fees charged in it,
+ * withdrawals = amount + fee of withdrawals in a debit state.
+ */
+export interface DayFlows {
+  currency: string;
+  day: string;
+  deposits: Decimal;
+  withdrawals: Decimal;
+  bought: Decimal;
+  sold: Decimal;
+  fees: Decimal;
+}
+
+export interface DerivedDay {
+  day: string;
+  net: string;
+  /** End-of-day balance derived backwards from the closing snapshot. */
+  derivedClosing: string;
+}
+
+/** One row of the balance_roll table: the roll-forward of one currency over one snapshot pair. */
+export interface RollFigures {
+  currency: string;
+  openingSnapshotId: string;
+  closingSnapshotId: string;
+  openingAt: Date;
+  closingAt: Date;
+  opening: Decimal;
+  deposits: Decimal;
+  withdrawals: Decimal;
+  bought: Decimal;
+  sold: Decimal;
+  fees: Decimal;
+  expectedClosing: Decimal;
+  actualClosing: Decimal;
+  residual: Decimal;
+  firstDivergentDay: string | null;
+  days: DerivedDay[];
+}
+
+const net = (f: Pick<DayFlows, 'deposits' | 'withdrawals' | 'bought' | 'sold' | 'fees'>) =>
+  f.deposits.minus(f.withdrawals).plus(f.bought).minus(f.sold).minus(f.fees);
+
+function dayOf(d: Date): string {
+  return d.toISOString().slice(0, 10);
+}
+
+function daysBetween(from: string, to: string): string[] {
+  const out: string[] = [];
+  for (let t = Date.parse(`${from}T00:00:00Z`); t <= Date.parse(`${to}T00:00:00Z`); t += 86_400_000) out.push(new Date(t).toISOString().slice(0, 10));
+  return out;
+}
+
+/**
+ * Rolls every currency present in either snapshot (or moved by a flow) from s1 to s2.
+ * A currency absent from a snapshot has a balance of 0 there.
+ */
+export function rollForward(s1: BalanceSnapshot, s2: BalanceSnapshot, flows: readonly DayFlows[], tolerance: Decimal): RollFigures[] {
+  const opening = new Map(s1.balances.map((b) => [b.currency, b.balance]));
+  const closing = new Map(s2.balances.map((b) => [b.currency, b.balance]));
+  const currencies = new Set([...opening.keys(), ...closing.keys(), ...flows.map((f) => f.currency)]);
+  const days = daysBetween(dayOf(s1.fetchedAt), dayOf(s2.fetchedAt));
+  const figures: RollFigures[] = [];
+  for (const currency of [...currencies].sort()) {
+    const mine = flows.filter((f) => f.currency === currency);
+    const sum = (k: 'deposits' | 'withdrawals' | 'bought' | 'sold' | 'fees') => mine.reduce((a, f) => a.plus(f[k]), ZERO);
+    const totals = { deposits: sum('deposits'), withdrawals: sum('withdrawals'), bought: sum('bought'), sold: sum('sold'), fees: sum('fees') };
+    const open = opening.get(currency) ?? ZERO;
+    const actual = closing.get(currency) ?? ZERO;
+    const expected = open.plus(net(totals));
+    const residual = actual.minus(expected);
+    const netByDay = new Map<string, Decimal>();
+    for (const f of mine) netByDay.set(f.day, (netByDay.get(f.day) ?? ZERO).plus(net(f)));
+    const derived = deriveBackwards(days, netByDay, actual);
+    figures.push({
+      currency,
+      openingSnapshotId: s1.id,
+      closingSnapshotId: s2.id,
+      openingAt: s1.fetchedAt,
+      closingAt: s2.fetchedAt,
+      opening: open,
+      ...totals,
+      expectedClosing: expected,
+      actualClosing: actual,
+      residual,
+      firstDivergentDay: residual.abs().gt(tolerance) ? firstDivergentDay(days, netByDay, open, derived) : null,
+      days: derived.map((d) => ({ day: d.day, net: decimalText(d.net), derivedClosing: decimalText(d.closing) })),
+    });
+  }
+  return figures;
+}
+
+function deriveBackwards(days: string[], netByDay: Map<string, Decimal>, closing: Decimal): { day: string; net: Decimal; closing: Decimal }[] {
+  const out: { day: string; net: Decimal; closing: Decimal }[] = [];
+  let balance = closing;
+  for (let i = days.length - 1; i >= 0; i--) {
+    const day = days[i]!;
+    const n = netByDay.get(day) ?? ZERO;
+    out.push({ day, net: n, closing: balance });
+    balance = balance.minus(n);
+  }
+  return out.reverse();
+}
+
+/**
+ * Two anchors cannot say *where* in between a residual arose, but a balance can never be
+ * negative. Rolled forward from s1, a negative end-of-day balance means an inflow up to that day
+ * is missing (or an outflow counted too much): that day. Derived backwards from s2, a negative
+ * end-of-day balance means the recorded flows after that day are wrong: the day after it.
+ * Otherwise the first day of the pair (with nightly snapshots, a pair spans one day).
+ */
+export function firstDivergentDay(days: string[], netByDay: Map<string, Decimal>, opening: Decimal, backwards: { day: string; closing: Decimal }[]): string | null {
+  let forward = opening;
+  for (const day of days) {
+    forward = forward.plus(netByDay.get(day) ?? ZERO);
+    if (forward.isNegative() && !forward.isZero()) return day;
+  }
+  for (let i = backwards.length - 1; i >= 0; i--) {
+    const b = backwards[i]!;
+    if (b.closing.isNegative() && !b.closing.isZero()) return backwards[i + 1]?.day ?? b.day;
+  }
+  return days[0] ?? null;
+}
+
+/**
+ * One E_BALANCE_ROLL break per currency: the most recent failing pair's figures, every failing
+ * pair in detail. pairs are the figures of all checked pairs, oldest first.
+ */
+export function balanceRollBreaks(pairs: readonly RollFigures[][], tolerance: Decimal): DetectedBreak[] {
+  const failing = new Map<string, RollFigures[]>();
+  for (const pair of pairs)
+    for (const f of pair) if (f.residual.abs().gt(tolerance)) failing.set(f.currency, [...(failing.get(f.currency) ?? []), f]);
+  const breaks: DetectedBreak[] = [];
+  for (const [currency, list] of failing) {
+    const last = list[list.length - 1]!;
+    const failures: Failure[] = [...list].reverse().map((f) => ({
+      check: `residual ${decimalText(f.residual)} between snapshots ${f.openingSnapshotId} (${f.openingAt.toISOString()}) and ${f.closingSnapshotId} (${f.closingAt.toISOString()}), first divergent day ${f.firstDivergentDay}`,
+      expected: decimalText(f.expectedClosing),
+      actual: decimalText(f.actualClosing),
+      difference: decimalText(f.residual),
+      currency,
+    }));
+    const b = toBreak('E_BALANCE_ROLL', currency, failures, currency);
+    breaks.push({ ...b, detail: { checks: failures, firstDivergentDay: list[0]!.firstDivergentDay, latestPairFirstDivergentDay: last.firstDivergentDay } });
+  }
+  return breaks;
+}
+
+/** E_BALANCE_SANITY on one line of the latest snapshot. */
+export function checkBalanceSanity(b: BalanceLine, localTolerance: Decimal): Verdict {
+  const failures: Failure[] = [];
+  if (b.available.gt(b.balance))
+    failures.push({ check: 'available above balance', expected: decimalText(b.balance), actual: decimalText(b.available), difference: decimalText(b.available.minus(b.balance)) });
+  const local = b.balance.times(b.rate);
+  if (b.balanceLocal.minus(local).abs().gt(localTolerance))
+    failures.push({ check: 'balance_local != balance x rate', expected: decimalText(local), actual: decimalText(b.balanceLocal), difference: decimalText(b.balanceLocal.minus(local)), note: 'local currency' });
+  return failures;
+}

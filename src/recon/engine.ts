@@ -1,0 +1,149 @@
+import type { Decimal } from '../decimal/decimal.js';
+import { balanceRollBreaks, checkBalanceSanity, rollForward, type DayFlows, type RollFigures } from './balance-roll.js';
+import { checkDepositAmount, checkDepositMissing, matchDeposit } from './cross-rules.js';
+import { checkFeeRate, checkFillAvgPx, checkFillOrphan, checkFillQty, checkFillSymbolRules, checkOrderSize, ratesForDay } from './fill-rules.js';
+import { checkAmountUsd, checkFeeBounds, checkFeeUsd, checkPartnerFeeRate, checkPrecision, checkStale, checkState, checkWebhookGap } from './partner-rules.js';
+import { checkBeneficiary, checkDepositStale, checkWithdrawalStale } from './payment-rules.js';
+import { coverageBreaks, quarantineBreaks } from './sync-rules.js';
+import type { RuleTally } from './tally.js';
+import type { BalanceSnapshot, CoverageRow, Deposit, ExchangeOrderAgg, FeeSchedule, Fill, PartnerCurrency, PartnerOrder, QuarantinedRecord, SymbolRules, WebhookEventLite, Withdrawal } from './types.js';
+
+/**
+ * Runs the rules of each family over a batch of domain records into a RuleTally. Pure: the
+ * I/O layer (src/reconcile) loads batches and calls these; tests call them with factories.
+ */
+export interface EngineConfig {
+  now: Date;
+  usdTolerance: Decimal;
+  partnerFeeRate: Decimal | null;
+  webhooksEnabled: boolean;
+  staleAfterHours: { partnerOrder: number; deposit: number; withdrawal: number };
+  feeCurrency: 'counter' | 'base';
+  exchangeFeeTolerance: Decimal | null;
+  balanceTolerance: Decimal;
+  balanceLocalTolerance: Decimal;
+}
+
+/** Reference data available to this run; null: no snapshot stored. */
+export interface ReferenceData {
+  currencies: ReadonlyMap<string, PartnerCurrency> | null;
+  symbols: ReadonlyMap<string, SymbolRules> | null;
+  fees: FeeSchedule | null;
+  whitelist: ReadonlySet<string> | null;
+  /** Balance snapshots of exchange.account, oldest first (all of them: used for counting). */
+  balanceSnapshotCount: number;
+}
+
+/** Marks rules whose inputs are missing as "not checked", with the reason. Call first. */
+export function markNotChecked(tally: RuleTally, cfg: EngineConfig, ref: ReferenceData): void {
+  if (!cfg.partnerFeeRate) tally.notChecked('P_PARTNER_FEE_RATE', 'partner.feeRate not configured');
+  else if (!ref.currencies) tally.notChecked('P_PARTNER_FEE_RATE', 'no partner currencies snapshot');
+  if (!ref.currencies) tally.notChecked('P_PRECISION', 'no partner currencies snapshot');
+  if (!cfg.webhooksEnabled) tally.notChecked('P_WEBHOOK_GAP', 'webhooks not configured');
+  if (!ref.symbols) {
+    tally.notChecked('E_FILL_AVGPX', 'no exchange symbols snapshot');
+    tally.notChecked('E_SYMBOL_RULES', 'no exchange symbols snapshot');
+  }
+  if (!ref.fees || ref.fees.length === 0) tally.notChecked('E_FEE_RATE', 'no exchange fees snapshot');
+  if (ref.balanceSnapshotCount < 2) tally.notChecked('E_BALANCE_ROLL', `${ref.balanceSnapshotCount === 0 ? 'no balance snapshot' : 'only one balance snapshot'}: the first snapshot only opens the series`);
+  if (ref.balanceSnapshotCount === 0) tally.notChecked('E_BALANCE_SANITY', 'no balance snapshot');
+  if (!ref.whitelist) tally.notChecked('E_WITHDRAWAL_BENEFICIARY', 'no exchange whitelist snapshot');
+}
+
+export interface PartnerBatch {
+  orders: readonly PartnerOrder[];
+  /** Stored deposits by txHash, for the orders' hashes. */
+  depositsByTx: ReadonlyMap<string, readonly Deposit[]>;
+  /** Stored webhook events by orderId (only needed when webhooks are enabled). */
+  eventsByOrder: ReadonlyMap<string, readonly WebhookEventLite[]>;
+  ourAddresses: ReadonlySet<string>;
+}
+
+/** Partner and cross-system rules over orders created in the period. */
+export function checkPartnerBatch(tally: RuleTally, cfg: EngineConfig, ref: ReferenceData, batch: PartnerBatch): void {
+  for (const o of batch.orders) {
+    tally.record('P_FEE_USD', o.orderId, checkFeeUsd(o, cfg), 'USD');
+    tally.record('P_AMOUNT_USD', o.orderId, checkAmountUsd(o), 'USD');
+    if (!tally.isNotChecked('P_PARTNER_FEE_RATE') && cfg.partnerFeeRate) tally.record('P_PARTNER_FEE_RATE', o.orderId, checkPartnerFeeRate(o, cfg.partnerFeeRate, ref.currencies), o.inputCurrency);
+    tally.record('P_FEE_BOUNDS', o.orderId, checkFeeBounds(o), o.inputCurrency);
+    if (ref.currencies) tally.record('P_PRECISION', o.orderId, checkPrecision(o, ref.currencies), o.inputCurrency);
+    tally.record('P_STATE', o.orderId, checkState(o), null);
+    if (cfg.webhooksEnabled) tally.record('P_WEBHOOK_GAP', o.orderId, checkWebhookGap(o, batch.eventsByOrder.get(o.orderId) ?? [], cfg.now), null);
+    const deposit = o.transactionHash ? matchDeposit(o, batch.depositsByTx.get(o.transactionHash) ?? []) : undefined;
+    tally.record('X_DEPOSIT_MISSING', o.orderId, checkDepositMissing(o, batch.ourAddresses, deposit), o.outputCurrency);
+    tally.record('X_DEPOSIT_AMOUNT', o.orderId, checkDepositAmount(o, batch.ourAddresses, deposit), o.outputCurrency);
+  }
+}
+
+/** P_STALE over every stored order still PENDING / WITHDRAWING. */
+export function checkOpenOrders(tally: RuleTally, cfg: EngineConfig, orders: readonly PartnerOrder[]): void {
+  tally.addChecked('P_STALE', 0);
+  for (const o of orders) tally.record('P_STALE', o.orderId, checkStale(o, cfg.now, cfg.staleAfterHours.partnerOrder), null);
+}
+
+/** E_FILL_QTY, E_FILL_AVGPX and the order-size part of E_SYMBOL_RULES over orders with fills in the period. */
+export function checkExchangeOrders(tally: RuleTally, ref: ReferenceData, orders: readonly ExchangeOrderAgg[]): void {
+  for (const o of orders) {
+    const symbol = o.symbol ? ref.symbols?.get(o.symbol) : undefined;
+    tally.record('E_FILL_QTY', o.exOrdId, checkFillQty(o), symbol?.baseCurrency ?? null);
+    if (ref.symbols) {
+      tally.record('E_FILL_AVGPX', o.exOrdId, checkFillAvgPx(o, symbol), symbol?.counterCurrency ?? null);
+      tally.record('E_SYMBOL_RULES', o.exOrdId, checkOrderSize(o, symbol), symbol?.baseCurrency ?? null);
+    }
+  }
+}
+
+/** E_FILL_ORPHAN, E_FEE_RATE and the fill part of E_SYMBOL_RULES over fills in the period. */
+export function checkFills(tally: RuleTally, cfg: EngineConfig, ref: ReferenceData, fills: readonly Fill[]): void {
+  for (const f of fills) {
+    const symbol = ref.symbols?.get(f.symbol);
+    tally.record('E_FILL_ORPHAN', f.execId, checkFillOrphan(f), null);
+    if (ref.fees && ref.fees.length > 0) {
+      const rates = ratesForDay(ref.fees, f.timestamp)!;
+      tally.record('E_FEE_RATE', f.execId, checkFeeRate(f, rates, symbol, { feeCurrency: cfg.feeCurrency, tolerance: cfg.exchangeFeeTolerance }), null);
+    }
+    if (ref.symbols) tally.record('E_SYMBOL_RULES', f.execId, checkFillSymbolRules(f, symbol), symbol?.counterCurrency ?? null);
+  }
+}
+
+export interface SnapshotPair {
+  opening: BalanceSnapshot;
+  closing: BalanceSnapshot;
+  flows: readonly DayFlows[];
+}
+
+/** E_BALANCE_ROLL over the pairs to check (oldest first) and E_BALANCE_SANITY on the latest snapshot. */
+export function checkBalances(tally: RuleTally, cfg: EngineConfig, pairs: readonly SnapshotPair[], latest: BalanceSnapshot | null): RollFigures[][] {
+  const figures = pairs.map((p) => rollForward(p.opening, p.closing, p.flows, cfg.balanceTolerance));
+  if (pairs.length > 0) {
+    const breaks = balanceRollBreaks(figures, cfg.balanceTolerance);
+    const currencies = new Set(figures.flat().map((f) => f.currency));
+    tally.addChecked('E_BALANCE_ROLL', currencies.size - breaks.length);
+    for (const b of breaks) tally.add(b);
+  }
+  if (latest) for (const line of latest.balances) tally.record('E_BALANCE_SANITY', line.currency, checkBalanceSanity(line, cfg.balanceLocalTolerance), line.currency);
+  return figures;
+}
+
+/** E_STALE over every open deposit / withdrawal; E_WITHDRAWAL_BENEFICIARY over withdrawals in the period. */
+export function checkPayments(
+  tally: RuleTally,
+  cfg: EngineConfig,
+  ref: ReferenceData,
+  input: { openDeposits: readonly Deposit[]; openWithdrawals: readonly Withdrawal[]; periodWithdrawals: readonly Withdrawal[] },
+): void {
+  tally.addChecked('E_STALE', 0);
+  for (const d of input.openDeposits) tally.record('E_STALE', d.depositId, checkDepositStale(d, cfg.now, cfg.staleAfterHours.deposit), d.currency);
+  for (const w of input.openWithdrawals) tally.record('E_STALE', w.withdrawalId, checkWithdrawalStale(w, cfg.now, cfg.staleAfterHours.withdrawal), w.currency);
+  if (ref.whitelist) for (const w of input.periodWithdrawals) tally.record('E_WITHDRAWAL_BENEFICIARY', w.withdrawalId, checkBeneficiary(w, ref.whitelist), w.currency);
+}
+
+/** S_COVERAGE over stored coverage rows and cursor checks; S_QUARANTINE over unresolved quarantine. */
+export function checkSync(tally: RuleTally, coverage: readonly CoverageRow[], quarantined: readonly QuarantinedRecord[]): void {
+  const cov = coverageBreaks(coverage);
+  tally.addChecked('S_COVERAGE', coverage.length - cov.length);
+  for (const b of cov) tally.add(b);
+  const q = quarantineBreaks(quarantined);
+  tally.addChecked('S_QUARANTINE', 0);
+  for (const b of q) tally.add(b);
+}

@@ -1,0 +1,99 @@
+import { Decimal, ZERO, decimalText } from '../decimal/decimal.js';
+import type { Verdict } from './tally.js';
+import type { ExchangeOrderAgg, FeeRates, FeeSchedule, Failure, Fill, SymbolRules } from './types.js';
+import { diff, isMultiple, unitOfScale } from './util.js';
+
+export function checkFillQty(o: ExchangeOrderAgg): Verdict {
+  if (!o.found) return 'n/a'; // an orphan: E_FILL_ORPHAN reports it
+  const cum = o.cumQty ?? ZERO;
+  if (o.fillQty.eq(cum)) return [];
+  return [{ check: `sum of ${o.fillCount} fill quantities != cumQty`, expected: decimalText(cum), actual: decimalText(o.fillQty), difference: diff(o.fillQty, cum) }];
+}
+
+export function checkFillAvgPx(o: ExchangeOrderAgg, symbol: SymbolRules | undefined): Verdict {
+  if (!o.found || o.avgPx === null || o.fillQty.isZero()) return 'n/a';
+  if (!symbol?.priceIncrement || symbol.priceIncrement.isZero()) return 'skipped';
+  const vwap = o.fillNotional.div(o.fillQty);
+  const tolerance = symbol.priceIncrement.div(2);
+  if (vwap.minus(o.avgPx).abs().lte(tolerance)) return [];
+  return [{ check: `VWAP of fills != avgPx beyond half a price increment (${decimalText(tolerance)})`, expected: decimalText(o.avgPx), actual: decimalText(vwap), difference: diff(vwap, o.avgPx) }];
+}
+
+export function checkFillOrphan(f: Fill): Verdict {
+  if (f.orderFound) return [];
+  return [{ check: `order ${f.exOrdId} of the fill is not stored`, expected: f.exOrdId, actual: null, difference: null, currency: null, note: f.orderNotFound ? 'GET /orders/{id} answered 404' : 'not yet looked up' }];
+}
+
+/** Rates of a fill's day: the latest snapshot fetched by the end of that UTC day, else the earliest. */
+export function ratesForDay(schedule: FeeSchedule, at: Date): FeeRates | undefined {
+  const endOfDay = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate() + 1);
+  let best: FeeRates | undefined;
+  let earliest: FeeRates | undefined;
+  for (const s of schedule) {
+    const t = s.fetchedAt.getTime();
+    if (!earliest || t < earliest.fetchedAt.getTime()) earliest = s;
+    if (t <= endOfDay && (!best || t >= best.fetchedAt.getTime())) best = s;
+  }
+  return best ?? earliest;
+}
+
+export interface FeeRateConfig {
+  feeCurrency: 'counter' | 'base';
+  /** tolerances.exchangeFee; null: half a unit of the fee currency's scale. */
+  tolerance: Decimal | null;
+}
+
+export function feeCurrencyOf(f: Fill, symbol: SymbolRules | undefined, feeCurrency: 'counter' | 'base'): string | null {
+  if (symbol) return feeCurrency === 'counter' ? symbol.counterCurrency : symbol.baseCurrency;
+  const [base, counter] = f.symbol.split('-');
+  return (feeCurrency === 'counter' ? counter : base) ?? null;
+}
+
+export function checkFeeRate(f: Fill, rates: FeeRates, symbol: SymbolRules | undefined, cfg: FeeRateConfig): Verdict {
+  const basis = cfg.feeCurrency === 'counter' ? f.qty.times(f.price) : f.qty;
+  const scale = (cfg.feeCurrency === 'counter' ? symbol?.counterScale : symbol?.baseScale) ?? 8;
+  const tolerance = cfg.tolerance ?? unitOfScale(scale).div(2);
+  const maker = basis.times(rates.makerRate);
+  const taker = basis.times(rates.takerRate);
+  if (f.fee.minus(maker).abs().lte(tolerance) || f.fee.minus(taker).abs().lte(tolerance)) return [];
+  return [
+    {
+      check: `fee != ${cfg.feeCurrency === 'counter' ? 'qty x price' : 'qty'} x maker (${decimalText(rates.makerRate)}) or taker (${decimalText(rates.takerRate)}) rate`,
+      expected: decimalText(taker),
+      actual: decimalText(f.fee),
+      difference: diff(f.fee, taker),
+      currency: feeCurrencyOf(f, symbol, cfg.feeCurrency),
+      note: `maker expectation ${decimalText(maker)}, tolerance ${decimalText(tolerance)}`,
+    },
+  ];
+}
+
+export function checkFillSymbolRules(f: Fill, symbol: SymbolRules | undefined): Verdict {
+  if (!symbol) return 'skipped';
+  const failures: Failure[] = [];
+  const inc = symbol.priceIncrement;
+  // Market orders report a price of "0.0": nothing to check.
+  if (inc && !inc.isZero() && !f.price.isZero() && !isMultiple(f.price, inc)) {
+    const expected = f.price.toNearest(inc, Decimal.ROUND_HALF_UP);
+    failures.push({ check: `price not a multiple of the price increment ${decimalText(inc)}`, expected: decimalText(expected), actual: decimalText(f.price), difference: diff(f.price, expected), currency: symbol.counterCurrency });
+  }
+  const lot = symbol.lotSize;
+  if (lot && !lot.isZero() && !isMultiple(f.qty, lot)) {
+    const expected = f.qty.toNearest(lot, Decimal.ROUND_HALF_UP);
+    failures.push({ check: `qty not a multiple of the lot size ${decimalText(lot)}`, expected: decimalText(expected), actual: decimalText(f.qty), difference: diff(f.qty, expected), currency: symbol.baseCurrency });
+  }
+  return failures;
+}
+
+/** Order quantity = cumQty + leavesQty within min/max order size (never a single partial fill). */
+export function checkOrderSize(o: ExchangeOrderAgg, symbol: SymbolRules | undefined): Verdict {
+  if (!o.found) return 'n/a';
+  if (!symbol) return 'skipped';
+  const qty = (o.cumQty ?? ZERO).plus(o.leavesQty ?? ZERO);
+  if (symbol.minOrderSize && qty.lt(symbol.minOrderSize))
+    return [{ check: 'order quantity below the minimum order size', expected: decimalText(symbol.minOrderSize), actual: decimalText(qty), difference: diff(qty, symbol.minOrderSize), currency: symbol.baseCurrency }];
+  if (symbol.maxOrderSize && !symbol.maxOrderSize.isZero() && qty.gt(symbol.maxOrderSize))
+    return [{ check: 'order quantity above the maximum order size', expected: decimalText(symbol.maxOrderSize), actual: decimalText(qty), difference: diff(qty, symbol.maxOrderSize), currency: symbol.baseCurrency }];
+  return [];
+}
+

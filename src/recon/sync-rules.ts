@@ -1,0 +1,57 @@
+import type { CoverageRow, DetectedBreak, QuarantinedRecord } from './types.js';
+import { toBreak } from './tally.js';
+
+/**
+ * Streams whose name starts with this prefix are cursor checks the sync records: a row
+ * `cursor:<name>` with settled = false means that cursor should have advanced and did not.
+ */
+export const CURSOR_STREAM_PREFIX = 'cursor:';
+
+export function coverageKey(row: Pick<CoverageRow, 'source' | 'stream' | 'day'>): string {
+  return row.stream.startsWith(CURSOR_STREAM_PREFIX)
+    ? `${row.source}:cursor:${row.stream.slice(CURSOR_STREAM_PREFIX.length)}`
+    : `${row.source}:${row.stream}:${row.day}`;
+}
+
+export function coverageBreaks(rows: readonly CoverageRow[]): DetectedBreak[] {
+  const byKey = new Map<string, CoverageRow[]>();
+  for (const r of rows) if (!r.settled) byKey.set(coverageKey(r), [...(byKey.get(coverageKey(r)) ?? []), r]);
+  return [...byKey].map(([key, list]) => {
+    const r = list[0]!;
+    const isCursor = r.stream.startsWith(CURSOR_STREAM_PREFIX);
+    const b = toBreak(
+      'S_COVERAGE',
+      key,
+      list.map((row) => ({
+        check: isCursor ? `cursor ${row.stream.slice(CURSOR_STREAM_PREFIX.length)} of ${row.source} did not advance` : `${row.source} ${row.stream} of ${row.day} not settled (pages changed during the scan)`,
+        expected: 'settled',
+        actual: 'unsettled',
+        difference: null,
+        currency: null,
+      })),
+      null,
+    );
+    return { ...b, detail: { checks: (b.detail as { checks: unknown }).checks, coverage: list.map((row) => ({ day: row.day, pages: row.pages, rows: row.rows, detail: row.detail })) } };
+  });
+}
+
+/** The break key of a quarantined record: its own id when it could be read. */
+export function quarantineKey(q: Pick<QuarantinedRecord, 'recordKey' | 'endpoint' | 'position' | 'id'>): string {
+  if (q.recordKey) return q.recordKey;
+  return `${q.endpoint}#${q.position ?? `q${q.id}`}`;
+}
+
+export function quarantineBreaks(records: readonly QuarantinedRecord[]): DetectedBreak[] {
+  const byKey = new Map<string, QuarantinedRecord[]>();
+  for (const q of records) byKey.set(quarantineKey(q), [...(byKey.get(quarantineKey(q)) ?? []), q]);
+  return [...byKey].map(([key, list]) => {
+    const q = list[0]!;
+    const b = toBreak(
+      'S_QUARANTINE',
+      key,
+      list.map((r) => ({ check: `${r.entity ?? 'record'} from ${r.source} ${r.endpoint} quarantined: ${r.reason}`, expected: 'valid record', actual: 'invalid', difference: null, currency: null })),
+      null,
+    );
+    return { ...b, detail: { checks: (b.detail as { checks: unknown }).checks, quarantineIds: list.map((r) => r.id), entity: q.entity, source: q.source, firstSeenAt: q.firstSeenAt.toISOString() } };
+  });
+}
