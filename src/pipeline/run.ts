@@ -3,7 +3,9 @@ import type { Db } from '../db/database.js';
 import { AppError } from '../errors.js';
 import { addDays } from '../util/dates.js';
 import type { Period } from './context.js';
-import { executeRun, skipStage, type RunDeps } from './execute.js';
+import { executeRun, mergeStageDetail, skipStage, type RunDeps } from './execute.js';
+
+export { mergeStageDetail } from './execute.js';
 import { loadStages, type JsonSummary, type Stages } from './stages.js';
 
 export type { RunDeps } from './execute.js';
@@ -107,14 +109,4 @@ export async function countOpenBreaks(db: Db, account: string): Promise<number> 
     .where('status', '=', 'open')
     .executeTakeFirst();
   return Number(row?.n ?? 0);
-}
-
-/** Adds fields to one stage's detail in run.stages (recordStage writes the timing). */
-export async function mergeStageDetail(db: Db, runId: string, stageName: string, extra: Record<string, unknown>): Promise<void> {
-  const row = await db.selectFrom('run').select('stages').where('id', '=', runId).executeTakeFirstOrThrow();
-  const stages = { ...((row.stages as Record<string, Record<string, unknown>>) ?? {}) };
-  const current = stages[stageName] ?? {};
-  const detail = { ...((current.detail as Record<string, unknown> | undefined) ?? {}), ...extra };
-  stages[stageName] = { ...current, detail };
-  await db.updateTable('run').set({ stages: JSON.stringify(stages) }).where('id', '=', runId).execute();
 }

@@ -2,13 +2,15 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { ConfigError, EXIT } from '../../errors.js';
 import type { Db } from '../../db/database.js';
+import { isLosslessNumber, stringifyJsonLossless } from '../../decimal/json.js';
 import { action, createContext, openMigratedStore } from '../context.js';
 
 interface StageRecord {
-  ms?: number;
+  startedAt?: string;
+  ms?: unknown;
   status?: string;
   error?: string;
-  detail?: { openBreaks?: number } & Record<string, unknown>;
+  detail?: { openBreaks?: unknown } & Record<string, unknown>;
 }
 
 export interface RunListing {
@@ -61,7 +63,7 @@ export async function listRuns(db: Db, account: string, limit: number): Promise<
     const stages = (r.stages ?? {}) as Record<string, StageRecord>;
     const startedAt = new Date(r.started_at as unknown as string);
     const finishedAt = r.finished_at ? new Date(r.finished_at as unknown as string) : null;
-    const openBreaks = stages.reconcile?.detail?.openBreaks;
+    const openBreaks = numberOrNull(stages.reconcile?.detail?.openBreaks);
     return {
       runId: r.id,
       command: r.command,
@@ -72,10 +74,14 @@ export async function listRuns(db: Db, account: string, limit: number): Promise<
       finishedAt: finishedAt?.toISOString() ?? null,
       ms: finishedAt ? finishedAt.getTime() - startedAt.getTime() : null,
       stages: Object.fromEntries(
-        Object.entries(stages).map(([name, s]) => [name, { ms: s.ms ?? null, status: s.status ?? null, ...(s.error ? { error: s.error } : {}) }]),
+        // jsonb keeps no key order: list stages in the order they ran.
+        Object.entries(stages)
+          .sort((a, b) => (a[1].startedAt ?? '').localeCompare(b[1].startedAt ?? ''))
+          .map(([name, s]) => [name, { ms: numberOrNull(s.ms), status: s.status ?? null, ...(s.error ? { error: s.error } : {}) }]),
       ),
-      counts: (r.counts ?? {}) as Record<string, unknown>,
-      openBreaks: typeof openBreaks === 'number' ? openBreaks : null,
+      // jsonb comes back with LosslessNumber objects; plain JSON for the listing.
+      counts: JSON.parse(stringifyJsonLossless(r.counts ?? {})) as Record<string, unknown>,
+      openBreaks,
       failedStage: r.failed_stage,
       error: r.error,
       report: r.report_path,
@@ -106,6 +112,13 @@ export function formatRuns(runs: RunListing[]): string {
     if (r.deliveryError) out.push(`    e-mail  ${r.deliveryError}`);
   }
   return `${out.join('\n')}\n`;
+}
+
+/** jsonb numbers arrive as LosslessNumber (exact text); counts and timings fit a double. */
+function numberOrNull(value: unknown): number | null {
+  if (value === null || value === undefined) return null;
+  const n = Number(isLosslessNumber(value) ? value.toString() : value);
+  return Number.isFinite(n) ? n : null;
 }
 
 function seconds(ms: number | null): string {

@@ -1,0 +1,227 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig, type Config } from '../../src/config/load.js';
+import { openStore, type Store } from '../../src/db/database.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { runPipeline } from '../../src/pipeline/run.js';
+import { RunLockedError } from '../../src/pipeline/lock.js';
+import type { Stages } from '../../src/pipeline/stages.js';
+import type { Period } from '../../src/pipeline/context.js';
+import { getRun } from '../../src/store/runs.js';
+import { createTestStore, storeKinds, type TestStore } from '../helpers/db.js';
+
+const SECRET = 'exchange-token-that-must-never-leak';
+
+function makeConfig(extra: Record<string, string> = {}): Config {
+  return loadConfig({
+    env: {
+      PARTNER_API_URL: 'http://127.0.0.1:9/partner',
+      PARTNER_PUBLIC_KEY: 'public-key-1234',
+      PARTNER_PRIVATE_KEY: 'private-key-1234',
+      EXCHANGE_API_URL: 'http://127.0.0.1:9/v3/exchange',
+      EXCHANGE_API_TOKEN: SECRET,
+      ...extra,
+    },
+  });
+}
+
+/** Fake stages that record their calls; overrides make one slow or failing. */
+function fakeStages(calls: string[], overrides: Partial<Stages> = {}): Stages {
+  return {
+    syncExchange: async () => void calls.push('syncExchange'),
+    syncPartner: async (_ctx, period) => void calls.push(`syncPartner ${period?.from}..${period?.to}`),
+    reconcilePeriod: async (_ctx, period) => void calls.push(`reconcile ${period.from}..${period.to}`),
+    jsonSummary: async (_db, _account, runId) => ({
+      runId,
+      status: 'x',
+      period: { from: '', to: '' },
+      counts: {},
+      breaks: [],
+      report: null,
+    }) as never,
+    writeReport: async (_ctx, runId) => {
+      calls.push('writeReport');
+      return { path: `/tmp/reports/${runId}.xlsx`, sheets: { Summary: 1 } };
+    },
+    deliverRun: async () => {
+      calls.push('deliverRun');
+      return { status: 'sent' };
+    },
+    ...overrides,
+  };
+}
+
+const period: Period = { from: '2026-11-01', to: '2026-11-02' };
+
+for (const kind of storeKinds) {
+  describe(`runPipeline [${kind}]`, () => {
+    let test: TestStore;
+    let store: Store;
+    const config = makeConfig();
+    const logger = silentLogger();
+
+    beforeAll(async () => {
+      test = await createTestStore(kind);
+      store = test.store;
+    });
+    afterAll(async () => {
+      await test.drop();
+    });
+
+    it('runs the stages in order and records each on the run row', async () => {
+      const calls: string[] = [];
+      const result = await runPipeline({ store, config, logger, stages: fakeStages(calls) }, { period, trigger: 'cli', email: true });
+      expect(result.status).toBe('succeeded');
+      expect(result.reportPath).toBe(`/tmp/reports/${result.runId}.xlsx`);
+      // No SMTP configured: delivery is skipped, not attempted.
+      expect(calls).toEqual(['syncExchange', 'syncPartner 2026-11-01..2026-11-02', 'reconcile 2026-11-01..2026-11-02', 'writeReport']);
+      const run = await getRun(store.db, result.runId);
+      expect(run?.status).toBe('succeeded');
+      expect(run?.command).toBe('run');
+      expect(run?.trigger).toBe('cli');
+      expect(run?.finished_at).toBeTruthy();
+      expect(run?.config_hash).toMatch(/^[0-9a-f]{16}$/);
+      const stages = run?.stages as Record<string, { status: string; ms: number; detail?: Record<string, unknown> }>;
+      // jsonb does not keep key order: order by start time, as `runs` does.
+      const order = Object.entries(stages as Record<string, { startedAt: string }>)
+        .sort((a, b) => a[1].startedAt.localeCompare(b[1].startedAt))
+        .map(([name]) => name);
+      expect(order).toEqual(['sync.exchange', 'sync.partner', 'reconcile', 'report', 'deliver']);
+      expect(stages.deliver?.status).toBe('skipped');
+      // jsonb numbers come back as exact LosslessNumbers; each stage's timing survives the later stages' writes.
+      expect(Number(stages.reconcile?.detail?.openBreaks)).toBe(0);
+      expect(Number.isFinite(Number(stages['sync.exchange']?.ms))).toBe(true);
+      expect(stages.report?.detail?.path).toBe(result.reportPath);
+    });
+
+    it('re-syncs and re-reconciles the look-back days before the period', async () => {
+      const calls: string[] = [];
+      await runPipeline({ store, config, logger, stages: fakeStages(calls) }, { period, trigger: 'schedule', email: false, lookbackDays: 3 });
+      expect(calls).toEqual([
+        'syncExchange',
+        'syncPartner 2026-10-29..2026-11-02',
+        'reconcile 2026-10-29..2026-11-01',
+        'reconcile 2026-11-01..2026-11-02',
+        'writeReport',
+      ]);
+    });
+
+    it('records the failing stage and its error, keeps going no further, and never prints a secret', async () => {
+      const calls: string[] = [];
+      const stages = fakeStages(calls, {
+        reconcilePeriod: async () => {
+          throw new Error(`boom near ${SECRET}`);
+        },
+      });
+      const result = await runPipeline({ store, config, logger, stages }, { period, trigger: 'cli', email: true });
+      expect(result.status).toBe('failed');
+      expect(result.failedStage).toBe('reconcile');
+      expect(result.error).toContain('boom');
+      expect(result.error).not.toContain(SECRET);
+      expect(calls).not.toContain('writeReport');
+      const run = await getRun(store.db, result.runId);
+      expect(run?.status).toBe('failed');
+      expect(run?.failed_stage).toBe('reconcile');
+      expect(run?.error).not.toContain(SECRET);
+      const recorded = run?.stages as Record<string, { status: string }>;
+      expect(recorded['sync.exchange']?.status).toBe('succeeded');
+      expect(recorded.reconcile?.status).toBe('failed');
+    });
+
+    it('a failed e-mail fails the run in stage deliver and keeps the workbook', async () => {
+      const calls: string[] = [];
+      const smtpConfig = loadConfig({
+        env: {
+          PARTNER_API_URL: 'http://127.0.0.1:9/partner',
+          PARTNER_PUBLIC_KEY: 'public-key-1234',
+          PARTNER_PRIVATE_KEY: 'private-key-1234',
+          EXCHANGE_API_URL: 'http://127.0.0.1:9/v3/exchange',
+          EXCHANGE_API_TOKEN: SECRET,
+          SMTP_URL: 'smtp://127.0.0.1:9',
+          RAMP_RECON_CONFIG: 'email.json',
+        },
+        cwd: await writeEmailConfig(),
+      });
+      const stages = fakeStages(calls, { deliverRun: async () => ({ status: 'failed', error: 'connection refused' }) });
+      const result = await runPipeline({ store, config: smtpConfig, logger, stages }, { period, trigger: 'cli', email: true });
+      expect(result.status).toBe('failed');
+      expect(result.failedStage).toBe('deliver');
+      expect(result.error).toContain('connection refused');
+      expect(result.error).toContain(`ramp-recon deliver ${result.runId}`);
+      expect(result.reportPath).toBeTruthy();
+    });
+
+    it('refuses a second run of the account while one is in progress, and waits with wait: true', async () => {
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      let started!: () => void;
+      const isStarted = new Promise<void>((r) => (started = r));
+      const slow = fakeStages([], {
+        syncExchange: async () => {
+          started();
+          await gate;
+        },
+      });
+      const first = runPipeline({ store, config, logger, stages: slow }, { period, trigger: 'schedule', email: false });
+      await isStarted;
+      const refused = runPipeline({ store, config, logger, stages: fakeStages([]) }, { period, trigger: 'cli', email: false });
+      await expect(refused).rejects.toBeInstanceOf(RunLockedError);
+      await expect(refused).rejects.toThrow(/another run is in progress \(started at \d{4}-\d\d-\d\dT.*run id r\d{8}T/);
+
+      const waiting = runPipeline({ store, config, logger, stages: fakeStages([]) }, { period, trigger: 'cli', email: false, wait: true });
+      let waitedDone = false;
+      void waiting.then(() => (waitedDone = true));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(waitedDone).toBe(false);
+      release();
+      const [a, b] = await Promise.all([first, waiting]);
+      expect(a.status).toBe('succeeded');
+      expect(b.status).toBe('succeeded');
+    });
+
+    it('marks a run left running by a dead process as failed when the next run starts', async () => {
+      await store.db
+        .insertInto('run')
+        .values({ id: 'r-dead', account: config.account, command: 'run', status: 'running', started_at: new Date('2026-11-01T02:00:00Z') })
+        .execute();
+      await runPipeline({ store, config, logger, stages: fakeStages([]) }, { period, trigger: 'cli', email: false });
+      const dead = await getRun(store.db, 'r-dead');
+      expect(dead?.status).toBe('failed');
+      expect(dead?.error).toMatch(/interrupted/);
+    });
+
+    if (kind === 'postgres') {
+      it('holds a Postgres advisory lock that another connection pool (another process) cannot take', async () => {
+        const other = await openStore({ url: test.url, schema: test.schema });
+        try {
+          let release!: () => void;
+          const gate = new Promise<void>((r) => (release = r));
+          let started!: () => void;
+          const isStarted = new Promise<void>((r) => (started = r));
+          const first = runPipeline(
+            { store, config, logger, stages: fakeStages([], { syncExchange: async () => (started(), gate) }) },
+            { period, trigger: 'cli', email: false },
+          );
+          await isStarted;
+          await expect(runPipeline({ store: other, config, logger, stages: fakeStages([]) }, { period, trigger: 'cli', email: false })).rejects.toThrow(
+            /another run is in progress \(started at/,
+          );
+          release();
+          expect((await first).status).toBe('succeeded');
+          // Released: the other pool can run now.
+          expect((await runPipeline({ store: other, config, logger, stages: fakeStages([]) }, { period, trigger: 'cli', email: false })).status).toBe('succeeded');
+        } finally {
+          await other.close();
+        }
+      });
+    }
+  });
+}
+
+async function writeEmailConfig(): Promise<string> {
+  const { mkdtempSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const dir = mkdtempSync(join(tmpdir(), 'rr-pipeline-'));
+  writeFileSync(join(dir, 'email.json'), JSON.stringify({ email: { from: 'recon@example.com', to: ['ops@example.com'] } }));
+  return dir;
+}
