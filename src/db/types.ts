@@ -365,6 +365,27 @@ export interface BreakEventTable {
   at: TimeDefault;
 }
 
+export interface BalanceRollTable {
+  run_id: string;
+  account: Account;
+  currency: string;
+  opening_snapshot_id: Int8;
+  closing_snapshot_id: Int8;
+  opening_at: Time;
+  closing_at: Time;
+  opening: Num;
+  deposits: Num;
+  withdrawals: Num;
+  bought: Num;
+  sold: Num;
+  fees: Num;
+  expected_closing: Num;
+  actual_closing: Num;
+  residual: Num;
+  first_divergent_day: ColumnType<string | null, string | null | undefined, string | null>;
+  days: ColumnType<unknown, string | undefined, string>;
+}
+
 export interface DB {
   partner_order: PartnerOrderTable;
   partner_order_state: PartnerOrderStateTable;
@@ -392,6 +413,7 @@ export interface DB {
   run: RunTable;
   break: BreakTable;
   break_event: BreakEventTable;
+  balance_roll: BalanceRollTable;
 }
 
 export type PartnerOrderRow = Selectable<PartnerOrderTable>;
@@ -404,3 +426,4 @@ export type ExchangeWithdrawalRow = Selectable<ExchangeWithdrawalTable>;
 export type RunRow = Selectable<RunTable>;
 export type BreakRow = Selectable<BreakTable>;
 export type QuarantineRow = Selectable<QuarantineTable>;
+export type BalanceRollRow = Selectable<BalanceRollTable>;
