@@ -1,0 +1,491 @@
+import { Decimal } from '../decimal/decimal.js';
+import { amount, amountOrText, day, type Cell, type Row, type SheetSpec, type Tone } from './cells.js';
+import type { BalanceRec, BalanceRollRec, BreakInfo, CoverageRec, DepositRec, FillRec, OrderVsFillsRec, PartnerDailyRec, PartnerOrderRec, WithdrawalRec } from './model.js';
+import type { Precision } from './precision.js';
+
+/** Sheet names, in workbook order. */
+export const SHEET = {
+  summary: 'Summary',
+  breaks: 'Breaks',
+  partnerDaily: 'Partner daily',
+  partnerOrders: 'Partner orders',
+  ordersVsFills: 'Exchange orders vs fills',
+  fills: 'Fills',
+  balances: 'Balances',
+  deposits: 'Deposits',
+  withdrawals: 'Withdrawals',
+  coverage: 'Coverage',
+} as const;
+
+export const SEVERITY_RANK: Record<string, number> = { high: 0, medium: 1, low: 2 };
+const MS_PER_DAY = 86_400_000;
+
+/** Open breaks as finance reads them: most severe first, then the oldest. */
+export function sortBreaks<T extends Pick<BreakInfo, 'severity' | 'firstSeenAt' | 'code' | 'key'>>(breaks: T[]): T[] {
+  return [...breaks].sort(
+    (a, b) =>
+      (SEVERITY_RANK[a.severity] ?? 9) - (SEVERITY_RANK[b.severity] ?? 9) ||
+      a.firstSeenAt.getTime() - b.firstSeenAt.getTime() ||
+      a.code.localeCompare(b.code) ||
+      a.key.localeCompare(b.key),
+  );
+}
+
+export function ageDays(firstSeenAt: Date, now: Date): number {
+  return Math.max(0, Math.floor((now.getTime() - firstSeenAt.getTime()) / MS_PER_DAY));
+}
+
+/**
+ * Open breaks by entity, so data sheets can highlight the rows that carry one. Keys are
+ * per rule family (an orderId, an execId, a currency...), see docs/rules.md "Keys".
+ */
+export class BreakIndex {
+  private readonly byKey = new Map<string, string[]>();
+  constructor(breaks: Array<Pick<BreakInfo, 'code' | 'key'>>) {
+    for (const b of breaks) {
+      const list = this.byKey.get(b.key) ?? [];
+      list.push(b.code);
+      this.byKey.set(b.key, list);
+    }
+  }
+  /** Codes of open breaks on `key` among the rules `codes` (prefixes ending in '_' match a family). */
+  codes(key: string | null | undefined, codes: readonly string[]): string[] {
+    if (!key) return [];
+    const found = this.byKey.get(key);
+    if (!found) return [];
+    return found.filter((c) => codes.some((x) => (x.endsWith('_') ? c.startsWith(x) : c === x)));
+  }
+}
+
+const PARTNER_CODES = ['P_', 'X_'] as const;
+const ORDER_CODES = ['E_FILL_QTY', 'E_FILL_AVGPX', 'E_SYMBOL_RULES'] as const;
+const FILL_CODES = ['E_FILL_ORPHAN', 'E_FEE_RATE', 'E_SYMBOL_RULES'] as const;
+const BALANCE_CODES = ['E_BALANCE_ROLL', 'E_BALANCE_SANITY'] as const;
+const DEPOSIT_CODES = ['E_STALE', 'X_DEPOSIT_AMOUNT'] as const;
+const WITHDRAWAL_CODES = ['E_STALE', 'E_WITHDRAWAL_BENEFICIARY'] as const;
+const COVERAGE_CODES = ['S_COVERAGE'] as const;
+
+function withBreaks(cells: Cell[], codes: string[]): Row {
+  cells.push(codes.length ? codes.join(', ') : null);
+  return codes.length ? { cells, tone: 'break' } : { cells };
+}
+
+const BREAKS_COLUMN = { header: 'Open breaks', kind: 'text' } as const;
+
+// ------------------------------------------------------------------ Breaks
+
+export const breaksSpec: SheetSpec = {
+  name: SHEET.breaks,
+  columns: [
+    { header: 'Severity', kind: 'text' },
+    { header: 'Age (days)', kind: 'int' },
+    { header: 'Rule', kind: 'text' },
+    { header: 'Key', kind: 'id' },
+    { header: 'Currency', kind: 'text' },
+    { header: 'Expected', kind: 'amount' },
+    { header: 'Actual', kind: 'amount' },
+    { header: 'Difference', kind: 'amount' },
+    { header: 'Message', kind: 'text', width: 30 },
+    { header: 'First seen (UTC)', kind: 'datetime' },
+    { header: 'First seen run', kind: 'id' },
+    { header: 'Last seen (UTC)', kind: 'datetime' },
+    { header: 'Last seen run', kind: 'id' },
+    { header: 'Reopened', kind: 'int' },
+    { header: 'Check', kind: 'text' },
+    { header: 'Detail', kind: 'text' },
+  ],
+  dataBars: [1],
+};
+
+const DETAIL_MAX = 1000;
+
+export function breakRow(b: BreakInfo, now: Date, precision: Precision, descriptions: Map<string, string>): Row {
+  const dp = b.code.startsWith('P_') || b.code.startsWith('X_') ? precision.partner(b.currency) : precision.exchange(b.currency);
+  let detail: string | null = null;
+  if (b.detail !== null && b.detail !== undefined) {
+    detail = typeof b.detail === 'string' ? b.detail : jsonText(b.detail);
+    if (detail.length > DETAIL_MAX) detail = `${detail.slice(0, DETAIL_MAX)}... (truncated)`;
+  }
+  const tone = (['high', 'medium', 'low'].includes(b.severity) ? b.severity : undefined) as Tone | undefined;
+  return {
+    cells: [
+      b.severity,
+      ageDays(b.firstSeenAt, now),
+      b.code,
+      b.key,
+      b.currency,
+      amountOrText(b.expected, dp),
+      amountOrText(b.actual, dp),
+      amountOrText(b.difference, dp),
+      b.message,
+      b.firstSeenAt,
+      b.firstSeenRun,
+      b.lastSeenAt,
+      b.lastSeenRun,
+      b.reopenedCount,
+      descriptions.get(b.code) ?? null,
+      detail,
+    ],
+    tone: 'break',
+    cellTones: tone ? { 0: tone } : undefined,
+  };
+}
+
+/** JSON of a value read through the lossless parser (LosslessNumber prints its exact text). */
+export function jsonText(value: unknown): string {
+  return JSON.stringify(value, (_k, v) => {
+    if (v && typeof v === 'object' && 'isLosslessNumber' in v) return Number.isSafeInteger(Number(v.value)) ? Number(v.value) : String(v.value);
+    if (typeof v === 'bigint') return v.toString();
+    return v;
+  });
+}
+
+// ------------------------------------------------------------------ Partner daily
+
+export const partnerDailySpec: SheetSpec = {
+  name: SHEET.partnerDaily,
+  columns: [
+    { header: 'Day (UTC)', kind: 'day' },
+    { header: 'Input currency', kind: 'text' },
+    { header: 'Orders', kind: 'int' },
+    { header: 'Completed', kind: 'int' },
+    { header: 'Pending', kind: 'int' },
+    { header: 'Withdrawing', kind: 'int' },
+    { header: 'Failed', kind: 'int' },
+    { header: 'Volume (input)', kind: 'amount' },
+    { header: 'Processing fee', kind: 'amount' },
+    { header: 'Partner fee', kind: 'amount' },
+    { header: 'Network fee', kind: 'amount' },
+    { header: 'Amount USD', kind: 'amount' },
+    { header: 'Fees USD', kind: 'amount' },
+  ],
+  // Order counts and USD amounts compare across currencies; bars show the trend at a glance.
+  dataBars: [2, 11],
+};
+
+export function partnerDailyRow(r: PartnerDailyRec, precision: Precision): Row {
+  const dp = precision.partner(r.currency);
+  return {
+    cells: [
+      day(r.day),
+      r.currency,
+      r.orders,
+      r.completed,
+      r.pending,
+      r.withdrawing,
+      r.failed,
+      amount(r.volume, dp),
+      amount(r.processingFee, dp),
+      amount(r.partnerFee, dp),
+      amount(r.networkFee, dp),
+      amount(r.amountUsd, 2),
+      amount(r.feesUsd, 2),
+    ],
+  };
+}
+
+// ------------------------------------------------------------------ Partner orders
+
+export const partnerOrdersSpec: SheetSpec = {
+  name: SHEET.partnerOrders,
+  columns: [
+    { header: 'Created (UTC)', kind: 'datetime' },
+    { header: 'Order id', kind: 'id' },
+    { header: 'Type', kind: 'text' },
+    { header: 'State', kind: 'text' },
+    { header: 'State updated (UTC)', kind: 'datetime' },
+    { header: 'Input currency', kind: 'text' },
+    { header: 'Input amount', kind: 'amount' },
+    { header: 'Output currency', kind: 'text' },
+    { header: 'Output amount', kind: 'amount' },
+    { header: 'Amount USD', kind: 'amount' },
+    { header: 'Processing fee', kind: 'amount' },
+    { header: 'Processing fee USD', kind: 'amount' },
+    { header: 'Partner fee', kind: 'amount' },
+    { header: 'Partner fee USD', kind: 'amount' },
+    { header: 'Network fee', kind: 'amount' },
+    { header: 'Network fee USD', kind: 'amount' },
+    { header: 'Payment method', kind: 'text' },
+    { header: 'Wallet', kind: 'id' },
+    { header: 'Transaction hash', kind: 'id' },
+    { header: 'External reference', kind: 'id' },
+    BREAKS_COLUMN,
+  ],
+};
+
+export function partnerOrderRow(o: PartnerOrderRec, precision: Precision, breaks: BreakIndex): Row {
+  const inDp = precision.partner(o.inputCurrency);
+  const outDp = precision.partner(o.outputCurrency);
+  return withBreaks(
+    [
+      o.createdAt,
+      o.orderId,
+      o.orderType,
+      o.orderState,
+      o.orderStateUpdatedAt,
+      o.inputCurrency,
+      amount(o.inputAmount, inDp),
+      o.outputCurrency,
+      amount(o.outputAmount, outDp),
+      amount(o.amountUsd, 2),
+      amount(o.processingFee, inDp),
+      amount(o.processingFeeUsd, 2),
+      amount(o.partnerFee, inDp),
+      amount(o.partnerFeeUsd, 2),
+      amount(o.networkFee, inDp),
+      amount(o.networkFeeUsd, 2),
+      o.paymentMethod,
+      o.targetWalletAddress,
+      o.transactionHash,
+      o.externalReference,
+    ],
+    breaks.codes(o.orderId, PARTNER_CODES),
+  );
+}
+
+// ------------------------------------------------------------------ Exchange orders vs fills
+
+export const ordersVsFillsSpec: SheetSpec = {
+  name: SHEET.ordersVsFills,
+  columns: [
+    { header: 'Exchange order id', kind: 'id' },
+    { header: 'Order found', kind: 'text' },
+    { header: 'Symbol', kind: 'text' },
+    { header: 'Side', kind: 'text' },
+    { header: 'Type', kind: 'text' },
+    { header: 'Status', kind: 'text' },
+    { header: 'Fills', kind: 'int' },
+    { header: 'cumQty', kind: 'amount' },
+    { header: 'Sum of fill qty', kind: 'amount' },
+    { header: 'Qty difference', kind: 'amount' },
+    { header: 'avgPx', kind: 'amount' },
+    { header: 'Fill VWAP', kind: 'amount' },
+    { header: 'Price difference', kind: 'amount' },
+    { header: 'Notional', kind: 'amount' },
+    { header: 'Fees', kind: 'amount' },
+    { header: 'First fill (UTC)', kind: 'datetime' },
+    { header: 'Last fill (UTC)', kind: 'datetime' },
+    BREAKS_COLUMN,
+  ],
+};
+
+/** VWAP decimals beyond the price's own: a quotient is rounded, so keep enough to judge half an increment. */
+const VWAP_EXTRA_DECIMALS = 4;
+
+export function orderVsFillsRow(o: OrderVsFillsRec, precision: Precision, breaks: BreakIndex): Row {
+  const p = precision.symbol(o.symbol);
+  const vwap = o.fillQty.isZero() ? null : o.notional.div(o.fillQty).toDecimalPlaces(p.price + VWAP_EXTRA_DECIMALS, Decimal.ROUND_HALF_UP);
+  const qtyDiff = o.cumQty ? o.fillQty.minus(o.cumQty) : null;
+  const pxDiff = vwap && o.avgPx ? vwap.minus(o.avgPx) : null;
+  return withBreaks(
+    [
+      o.exOrdId,
+      o.found ? 'yes' : 'NO (orphan)',
+      o.symbol,
+      o.side,
+      o.ordType,
+      o.status,
+      o.fills,
+      amount(o.cumQty, p.qty),
+      amount(o.fillQty, p.qty),
+      amount(qtyDiff, p.qty),
+      amount(o.avgPx, p.price),
+      amount(vwap, p.price),
+      amount(pxDiff, p.price),
+      amount(o.notional, p.counter),
+      amount(o.fees, p.counter),
+      o.firstFill,
+      o.lastFill,
+    ],
+    [...breaks.codes(o.exOrdId, ORDER_CODES)],
+  );
+}
+
+// ------------------------------------------------------------------ Fills
+
+export const fillsSpec: SheetSpec = {
+  name: SHEET.fills,
+  columns: [
+    { header: 'Time (UTC)', kind: 'datetime' },
+    { header: 'Exec id', kind: 'id' },
+    { header: 'Exchange order id', kind: 'id' },
+    { header: 'Trade id', kind: 'id' },
+    { header: 'Symbol', kind: 'text' },
+    { header: 'Side', kind: 'text' },
+    { header: 'Price', kind: 'amount' },
+    { header: 'Qty', kind: 'amount' },
+    { header: 'Notional', kind: 'amount' },
+    { header: 'Fee', kind: 'amount' },
+    { header: 'Fee currency', kind: 'text' },
+    BREAKS_COLUMN,
+  ],
+};
+
+export function fillRow(f: FillRec, precision: Precision, breaks: BreakIndex, feeCurrency: 'counter' | 'base'): Row {
+  const p = precision.symbol(f.symbol);
+  const feeCode = feeCurrency === 'base' ? p.base : p.counterCode;
+  const feeDp = feeCurrency === 'base' ? p.qty : p.counter;
+  return withBreaks(
+    [
+      f.timestamp,
+      f.execId,
+      f.exOrdId,
+      f.tradeId,
+      f.symbol,
+      f.side,
+      amount(f.price, p.price),
+      amount(f.qty, p.qty),
+      amount(f.qty.times(f.price), p.counter),
+      amount(f.fee, feeDp),
+      feeCode,
+    ],
+    breaks.codes(f.execId, FILL_CODES),
+  );
+}
+
+// ------------------------------------------------------------------ Balances
+
+export const balancesSpec: SheetSpec = {
+  name: SHEET.balances,
+  columns: [
+    { header: 'Currency', kind: 'text' },
+    { header: 'Opening', kind: 'amount' },
+    { header: 'Deposits', kind: 'amount' },
+    { header: 'Withdrawals', kind: 'amount' },
+    { header: 'Bought', kind: 'amount' },
+    { header: 'Sold', kind: 'amount' },
+    { header: 'Fees', kind: 'amount' },
+    { header: 'Expected closing', kind: 'amount' },
+    { header: 'Actual closing', kind: 'amount' },
+    { header: 'Residual', kind: 'amount' },
+    { header: 'First divergent day', kind: 'day' },
+    { header: 'Opening snapshot (UTC)', kind: 'datetime' },
+    { header: 'Closing snapshot (UTC)', kind: 'datetime' },
+    { header: 'Available', kind: 'amount' },
+    { header: 'Rate', kind: 'amount' },
+    { header: 'USD value', kind: 'amount' },
+    BREAKS_COLUMN,
+  ],
+};
+
+/**
+ * One row per currency and snapshot pair of the roll-forward, the latest pair first; the latest
+ * snapshot's available, rate and USD value go on each currency's first row. A currency only in
+ * the snapshot still gets its row.
+ */
+export function balanceRows(rolls: BalanceRollRec[], latest: BalanceRec[], precision: Precision, breaks: BreakIndex): Row[] {
+  const currencies = [...new Set([...rolls.map((r) => r.currency), ...latest.map((b) => b.currency)])].sort();
+  const rows: Row[] = [];
+  for (const currency of currencies) {
+    const pairs = rolls
+      .filter((x) => x.currency === currency)
+      .sort((x, y) => (y.closingAt?.getTime() ?? 0) - (x.closingAt?.getTime() ?? 0));
+    const b = latest.find((x) => x.currency === currency);
+    const dp = precision.exchange(currency);
+    const codes = breaks.codes(currency, BALANCE_CODES);
+    (pairs.length ? pairs : [undefined]).forEach((r, i) => {
+      const snap = i === 0 ? b : undefined;
+      const closing = r?.actualClosing ?? snap?.balance ?? null;
+      // balance x rate of the latest snapshot (the exchange's local currency, assumed USD: see Summary, Assumptions)
+      const usd = snap && closing ? closing.times(snap.rate).toDecimalPlaces(2, Decimal.ROUND_HALF_UP) : null;
+      const row = withBreaks(
+        [
+          currency,
+          amount(r?.opening, dp),
+          amount(r?.deposits, dp),
+          amount(r?.withdrawals, dp),
+          amount(r?.bought, dp),
+          amount(r?.sold, dp),
+          amount(r?.fees, dp),
+          amount(r?.expectedClosing, dp),
+          amount(closing, dp),
+          amount(r?.residual, dp),
+          day(r?.firstDivergentDay),
+          r?.openingAt ?? null,
+          r?.closingAt ?? snap?.fetchedAt ?? null,
+          amount(snap?.available, dp),
+          amount(snap?.rate, 2),
+          amount(usd, 2),
+        ],
+        // the break belongs to the currency; only pairs that diverge are marked
+        i === 0 || (r?.residual && !r.residual.isZero()) ? codes : [],
+      );
+      if (r?.residual && !r.residual.isZero()) row.cellTones = { 9: 'high' };
+      rows.push(row);
+    });
+  }
+  return rows;
+}
+
+// ------------------------------------------------------------------ Deposits / withdrawals
+
+export const depositsSpec: SheetSpec = {
+  name: SHEET.deposits,
+  columns: [
+    { header: 'Time (UTC)', kind: 'datetime' },
+    { header: 'Deposit id', kind: 'id' },
+    { header: 'Currency', kind: 'text' },
+    { header: 'Amount', kind: 'amount' },
+    { header: 'State', kind: 'text' },
+    { header: 'Address', kind: 'id' },
+    { header: 'Transaction hash', kind: 'id' },
+    BREAKS_COLUMN,
+  ],
+};
+
+export function depositRow(d: DepositRec, precision: Precision, breaks: BreakIndex): Row {
+  return withBreaks(
+    [d.timestamp, d.depositId, d.currency, amount(d.amount, precision.exchange(d.currency)), d.state, d.address, d.txHash],
+    breaks.codes(d.depositId, DEPOSIT_CODES),
+  );
+}
+
+export const withdrawalsSpec: SheetSpec = {
+  name: SHEET.withdrawals,
+  columns: [
+    { header: 'Time (UTC)', kind: 'datetime' },
+    { header: 'Withdrawal id', kind: 'id' },
+    { header: 'Currency', kind: 'text' },
+    { header: 'Amount', kind: 'amount' },
+    { header: 'Fee', kind: 'amount' },
+    { header: 'State', kind: 'text' },
+    { header: 'Debits balance', kind: 'text' },
+    { header: 'Beneficiary', kind: 'id' },
+    BREAKS_COLUMN,
+  ],
+};
+
+export function withdrawalRow(w: WithdrawalRec, precision: Precision, breaks: BreakIndex, debitStates: readonly string[]): Row {
+  const dp = precision.exchange(w.currency);
+  return withBreaks(
+    [w.timestamp, w.withdrawalId, w.currency, amount(w.amount, dp), amount(w.fee, dp), w.state, w.state && debitStates.includes(w.state) ? 'yes' : 'no', w.beneficiary],
+    breaks.codes(w.withdrawalId, WITHDRAWAL_CODES),
+  );
+}
+
+// ------------------------------------------------------------------ Coverage
+
+export const coverageSpec: SheetSpec = {
+  name: SHEET.coverage,
+  columns: [
+    { header: 'Source', kind: 'text' },
+    { header: 'Stream', kind: 'text' },
+    { header: 'Day (UTC)', kind: 'day' },
+    { header: 'Pages', kind: 'int' },
+    { header: 'Rows', kind: 'int' },
+    { header: 'Quarantined', kind: 'int' },
+    { header: 'Settled', kind: 'text' },
+    { header: 'Synced by run', kind: 'id' },
+    BREAKS_COLUMN,
+  ],
+  dataBars: [4],
+};
+
+export function coverageRow(c: CoverageRec, breaks: BreakIndex): Row {
+  const row = withBreaks(
+    [c.source, c.stream, day(c.day), c.pages, c.rows, c.quarantined, c.settled ? 'yes' : 'NO', c.runId],
+    breaks.codes(`${c.source}:${c.stream}:${c.day}`, COVERAGE_CODES),
+  );
+  if (!row.tone && c.quarantined > 0) row.cellTones = { 5: 'medium' };
+  return row;
+}

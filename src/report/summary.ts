@@ -1,0 +1,219 @@
+import { addDays } from '../util/dates.js';
+import { amount, day, type Cell, type Row, type SheetSpec, type Tone } from './cells.js';
+import type { BreakInfo, BreakRef, Changes, RunInfo, Totals } from './model.js';
+import type { Precision } from './precision.js';
+import { SHEET, SEVERITY_RANK } from './sheets.js';
+
+export const summarySpec: SheetSpec = {
+  name: SHEET.summary,
+  layout: 'report',
+  columns: [
+    { header: 'Item', kind: 'text', width: 34 },
+    { header: 'Value', kind: 'text', width: 18 },
+    { header: '', kind: 'text', width: 20 },
+    { header: '', kind: 'text', width: 20 },
+    { header: '', kind: 'text', width: 20 },
+    { header: '', kind: 'text', width: 20 },
+    { header: '', kind: 'text', width: 60 },
+  ],
+};
+export const SUMMARY_COLUMNS = summarySpec.columns.length;
+
+export interface SeverityCounts {
+  high: number;
+  medium: number;
+  low: number;
+  total: number;
+}
+
+export function countBySeverity(breaks: Array<Pick<BreakInfo, 'severity'>>): SeverityCounts {
+  const c = { high: 0, medium: 0, low: 0, total: breaks.length };
+  for (const b of breaks) if (b.severity === 'high' || b.severity === 'medium' || b.severity === 'low') c[b.severity] += 1;
+  return c;
+}
+
+/** "2026-11-01" for one day, "2026-11-01 to 2026-11-07" (both inclusive) for longer periods. */
+export function periodLabel(from: string, to: string): string {
+  const last = addDays(to, -1);
+  return last === from ? from : `${from} to ${last}`;
+}
+
+export interface Headline {
+  reconciled: boolean;
+  text: string;
+  detail: string;
+}
+
+/**
+ * The first line finance reads: reconciled (green) or how many breaks are open by severity (red).
+ * A failed run or a run without reconciliation results is never "reconciled".
+ */
+export function headline(run: Pick<RunInfo, 'periodFrom' | 'periodTo' | 'status' | 'failedStage' | 'ruleResults'>, open: SeverityCounts): Headline {
+  const period = periodLabel(run.periodFrom, run.periodTo);
+  const notChecked = run.ruleResults.filter((r) => r.status === 'not_checked').length;
+  const nc = notChecked ? `; ${notChecked} rule${notChecked === 1 ? '' : 's'} not checked (see Rules)` : '';
+  if (run.status === 'failed')
+    return { reconciled: false, text: `NOT RECONCILED: the run failed${run.failedStage ? ` at ${run.failedStage}` : ''}`, detail: `Period ${period}; ${open.total} open breaks` };
+  if (open.total > 0)
+    return {
+      reconciled: false,
+      text: `NOT RECONCILED: ${open.total} open break${open.total === 1 ? '' : 's'} (${open.high} high, ${open.medium} medium, ${open.low} low)`,
+      detail: `Period ${period}${nc}`,
+    };
+  if (run.ruleResults.length === 0)
+    return { reconciled: false, text: 'NOT RECONCILED: no reconciliation results for this run', detail: `Period ${period}; run reconcile first` };
+  return { reconciled: true, text: `RECONCILED: ${period}, no open breaks`, detail: `Period ${period}${nc}` };
+}
+
+export const COUNT_LABELS: Array<[string, string]> = [
+  ['partnerOrders', 'Partner orders (created in period)'],
+  ['fills', 'Exchange fills'],
+  ['exchangeOrders', 'Exchange orders'],
+  ['deposits', 'Exchange deposits'],
+  ['withdrawals', 'Exchange withdrawals'],
+  ['balanceSnapshots', 'Balance snapshots'],
+  ['quarantined', 'Quarantined records (unresolved)'],
+];
+
+export interface SummaryInput {
+  run: RunInfo;
+  openBreaks: BreakInfo[];
+  changes: Changes;
+  totals: Totals;
+  assumptions: Array<[string, string]>;
+  precision: Precision;
+  now: Date;
+}
+
+/** Changes listed by name on the Summary; beyond that the Breaks sheet has them all. */
+export const CHANGES_LISTED = 50;
+
+const blank = (): Row => ({ cells: [] });
+const section = (title: string): Row => ({ cells: [title, null, null, null, null, null, null], tone: 'section' });
+const header = (...titles: string[]): Row => ({ cells: titles, tone: 'bold' });
+const pair = (label: string, value: Cell, ...rest: Cell[]): Row => ({ cells: [label, value, ...rest] });
+
+export function summaryRows(input: SummaryInput): Row[] {
+  const { run, openBreaks, changes, totals, precision } = input;
+  const open = countBySeverity(openBreaks);
+  const head = headline(run, open);
+  const rows: Row[] = [];
+  rows.push({ cells: [head.text, ...pad(SUMMARY_COLUMNS - 1)], tone: head.reconciled ? 'ok' : 'bad' });
+  rows.push({ cells: [head.detail] });
+  rows.push(blank());
+
+  rows.push(section('Run'));
+  rows.push(pair('Period from', day(run.periodFrom)));
+  rows.push(pair('Period to (exclusive)', day(run.periodTo)));
+  rows.push(pair('Run id', run.id));
+  rows.push(pair('Status', run.status, run.error ? `${run.failedStage ?? ''} ${run.error}`.trim() : null));
+  rows.push(pair('Started (UTC)', run.startedAt));
+  rows.push(pair('Finished (UTC)', run.finishedAt));
+  rows.push(pair('Report written (UTC)', input.now));
+  rows.push(pair('Ruleset version', run.rulesetVersion));
+  rows.push(pair('Config hash', run.configHash));
+  for (const [stage, info] of Object.entries(run.stages)) {
+    rows.push(pair(`Stage ${stage}`, info.status ?? null, info.ms !== undefined ? `${(info.ms / 1000).toFixed(1)} s` : null, info.error ?? null));
+  }
+  rows.push(blank());
+
+  rows.push(section('Open breaks'));
+  rows.push(header('Severity', 'Open'));
+  for (const sev of ['high', 'medium', 'low'] as const) rows.push({ cells: [sev, open[sev]], cellTones: open[sev] ? { 0: sev } : undefined });
+  rows.push({ cells: ['total', open.total], tone: 'bold' });
+  rows.push(blank());
+
+  rows.push(section('Counts (records of the period)'));
+  for (const [key, label] of COUNT_LABELS) rows.push(pair(label, run.counts[key] ?? null));
+  for (const [key, value] of Object.entries(run.counts)) if (!COUNT_LABELS.some(([k]) => k === key)) rows.push(pair(key, value));
+  rows.push(blank());
+
+  rows.push(section('Totals: partner orders by input currency'));
+  rows.push(header('Currency', 'Orders', 'Volume', 'Fees', 'Amount USD', 'Fees USD'));
+  for (const t of totals.partner) {
+    const dp = precision.partner(t.currency);
+    rows.push({ cells: [t.currency, t.orders, amount(t.volume, dp), amount(t.fees, dp), amount(t.amountUsd, 2), amount(t.feesUsd, 2)] });
+  }
+  if (!totals.partner.length) rows.push({ cells: ['(none)'], tone: 'muted' });
+  rows.push(blank());
+
+  rows.push(section('Totals: exchange fills by symbol'));
+  rows.push(header('Symbol', 'Fills', 'Quantity', 'Notional', 'Fees'));
+  for (const t of totals.fills) {
+    const p = precision.symbol(t.symbol);
+    rows.push({ cells: [t.symbol, t.fills, amount(t.qty, p.qty), amount(t.notional, p.counter), amount(t.fees, p.counter)] });
+  }
+  if (!totals.fills.length) rows.push({ cells: ['(none)'], tone: 'muted' });
+  rows.push(blank());
+
+  rows.push(section('Totals: deposits and withdrawals by currency'));
+  rows.push(header('Currency', 'Deposits', 'Deposited', 'Withdrawals', 'Withdrawn', 'Withdrawal fees'));
+  const currencies = [...new Set([...totals.deposits.map((d) => d.currency), ...totals.withdrawals.map((w) => w.currency)])].sort();
+  for (const c of currencies) {
+    const d = totals.deposits.find((x) => x.currency === c);
+    const w = totals.withdrawals.find((x) => x.currency === c);
+    const dp = precision.exchange(c);
+    rows.push({ cells: [c, d?.count ?? 0, amount(d?.amount, dp), w?.count ?? 0, amount(w?.amount, dp), amount(w?.fee, dp)] });
+  }
+  if (!currencies.length) rows.push({ cells: ['(none)'], tone: 'muted' });
+  rows.push(blank());
+
+  rows.push(section('Rules'));
+  rows.push(header('Rule', 'Severity', 'Status', 'Checked', 'Breaks', '', 'Check / why not checked'));
+  const rules = [...run.ruleResults].sort((a, b) => a.code.localeCompare(b.code));
+  for (const r of rules) {
+    const status = r.status === 'not_checked' ? 'not checked' : r.status;
+    const tone: Tone = r.status === 'passed' ? 'ok' : r.status === 'breaks' ? 'bad' : 'muted';
+    rows.push({
+      cells: [r.code, r.severity, status, r.checked, r.breaks, null, r.status === 'not_checked' && r.reason ? `${r.description} (not checked: ${r.reason})` : r.description],
+      cellTones: { 2: tone === 'ok' || tone === 'bad' ? (tone === 'ok' ? 'ok' : 'break') : 'muted' },
+    });
+  }
+  if (!rules.length) rows.push({ cells: ['(no rule results recorded)'], tone: 'muted' });
+  rows.push(blank());
+
+  rows.push(section('Assumptions in force'));
+  for (const [k, v] of input.assumptions) rows.push(pair(k, v));
+  rows.push(blank());
+
+  rows.push(section('Compared with the previous run of this period'));
+  if (changes.previous) {
+    rows.push(pair('Previous run', changes.previous.id, changes.previous.status));
+    rows.push(pair('Previous run started (UTC)', changes.previous.startedAt));
+  } else {
+    rows.push(pair('Previous run', '(none: first run of this period)'));
+  }
+  rows.push(pair('New breaks', changes.opened.length));
+  rows.push(pair('Reopened breaks', changes.reopened.length));
+  rows.push(pair('Resolved breaks', changes.resolved.length));
+  rows.push(pair('Still open', changes.stillOpen));
+  const listed: Array<[string, BreakRef]> = [
+    ...sortRefs(changes.opened).map((b): [string, BreakRef] => ['new', b]),
+    ...sortRefs(changes.reopened).map((b): [string, BreakRef] => ['reopened', b]),
+    ...sortRefs(changes.resolved).map((b): [string, BreakRef] => ['resolved', b]),
+  ];
+  if (listed.length) {
+    rows.push(header('Change', 'Rule', 'Key', 'Severity', '', '', 'Message'));
+    for (const [change, b] of listed.slice(0, CHANGES_LISTED))
+      rows.push({ cells: [change, b.code, b.key, b.severity, null, null, b.message], tone: change === 'resolved' ? 'muted' : undefined });
+    if (listed.length > CHANGES_LISTED) rows.push({ cells: [`... and ${listed.length - CHANGES_LISTED} more (all open ones are on the Breaks sheet)`], tone: 'muted' });
+  }
+  rows.push(blank());
+
+  rows.push(section('How to read this workbook'));
+  rows.push(pair('Red rows', 'a record with an open break; the "Open breaks" column names the rules'));
+  rows.push(pair('Orange italic amount', 'more significant digits than Excel keeps (15): written as exact text, never rounded; the "Amounts kept as text" column names them'));
+  rows.push(pair('Times and days', 'UTC; the period "to" day is exclusive'));
+  rows.push(pair('Amounts', "shown at each currency's precision (partner currencies, exchange symbol scales; else 2 fiat / 8 crypto), widened when a value has more decimals"));
+  rows.push(pair('Sheets over 1,048,576 rows', 'continue on a sheet of the same name with (2), (3)...'));
+  return rows;
+}
+
+/** Empty cells so a toned row is filled across the whole width. */
+function pad(n: number): Cell[] {
+  return Array.from({ length: n }, () => null);
+}
+
+function sortRefs(refs: BreakRef[]): BreakRef[] {
+  return [...refs].sort((a, b) => (SEVERITY_RANK[a.severity] ?? 9) - (SEVERITY_RANK[b.severity] ?? 9) || a.code.localeCompare(b.code) || a.key.localeCompare(b.key));
+}

@@ -1,0 +1,266 @@
+import { mkdir, rename, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import ExcelJS from 'exceljs';
+import {
+  DATETIME_FORMAT,
+  DATETIME_MS_FORMAT,
+  DAY_FORMAT,
+  EXCEL_MAX_ROWS,
+  INT_FORMAT,
+  dayDate,
+  displayWidth,
+  excelAmount,
+  fitWidth,
+  isAmount,
+  isDay,
+  type Cell,
+  type Row,
+  type SheetSpec,
+  type Tone,
+} from './cells.js';
+
+/** The exceljs edge: streams sheets of Rows into an .xlsx file. Everything else is pure. */
+
+export interface SheetSource {
+  spec: SheetSpec;
+  rows: Iterable<Row> | AsyncIterable<Row>;
+}
+
+export interface WriteWorkbookOptions {
+  /** Rows per worksheet including the header; a sheet continues on "<name> (2)" beyond it. */
+  maxRowsPerSheet?: number;
+  creator?: string;
+  /** Called after each sheet with rows written, for progress logs. */
+  onSheet?: (name: string, rows: number) => void;
+}
+
+/** Header of the trailing column that names the amounts written as text (more digits than Excel keeps). */
+export const TEXT_MARKER_HEADER = 'Amounts kept as text';
+/** Rows inspected before the column widths are fixed (the streaming writer emits widths before any row). */
+const FIT_SAMPLE = 1000;
+/** Let zlib and the file stream catch up this often: exceljs pipes without back-pressure. */
+const YIELD_EVERY = 2000;
+
+const FILLS: Partial<Record<Tone, string>> = {
+  break: 'FFFFC7CE',
+  high: 'FFC00000',
+  medium: 'FFFFC000',
+  low: 'FFFFF2CC',
+  ok: 'FFC6EFCE',
+  bad: 'FFFFC7CE',
+  section: 'FFD9E1F2',
+};
+const FONTS: Partial<Record<Tone, Partial<ExcelJS.Font>>> = {
+  break: { color: { argb: 'FF9C0006' } },
+  high: { bold: true, color: { argb: 'FFFFFFFF' } },
+  medium: { bold: true },
+  low: {},
+  ok: { bold: true, size: 14, color: { argb: 'FF006100' } },
+  bad: { bold: true, size: 14, color: { argb: 'FF9C0006' } },
+  section: { bold: true },
+  bold: { bold: true },
+  muted: { color: { argb: 'FF808080' } },
+};
+/** Amounts written as text: orange italic, right-aligned, so they read as numbers but are visibly different. */
+const TEXT_AMOUNT_FONT: Partial<ExcelJS.Font> = { italic: true, color: { argb: 'FFC65911' } };
+
+export async function writeWorkbook(path: string, sources: SheetSource[], options: WriteWorkbookOptions = {}): Promise<Record<string, number>> {
+  await mkdir(dirname(path), { recursive: true });
+  // Written under a temporary name and renamed: a crash never leaves a truncated report under the real name.
+  const tmp = `${path}.partial`;
+  const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: tmp, useStyles: true, useSharedStrings: false });
+  workbook.creator = options.creator ?? 'ramp-recon';
+  workbook.created = new Date();
+  const maxRows = options.maxRowsPerSheet ?? EXCEL_MAX_ROWS;
+  if (maxRows < 2) throw new RangeError('maxRowsPerSheet must leave room for a header and a row');
+  const counts: Record<string, number> = {};
+  try {
+    for (const source of sources) {
+      const sheet = new SheetWriter(workbook, source.spec, maxRows, counts);
+      for await (const row of source.rows) await sheet.add(row);
+      sheet.finish();
+      options.onSheet?.(source.spec.name, counts[source.spec.name] ?? 0);
+    }
+    await workbook.commit();
+    await rename(tmp, path);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+  return counts;
+}
+
+class SheetWriter {
+  private readonly report: boolean;
+  private readonly hasAmounts: boolean;
+  private readonly columnCount: number;
+  private ws: ExcelJS.Worksheet | null = null;
+  private part = 0;
+  private rowsInPart = 0;
+  private sample: Row[] | null = [];
+  private widths: number[] | null = null;
+  private written = 0;
+
+  constructor(
+    private readonly workbook: ExcelJS.stream.xlsx.WorkbookWriter,
+    private readonly spec: SheetSpec,
+    private readonly maxRows: number,
+    private readonly counts: Record<string, number>,
+  ) {
+    this.report = spec.layout === 'report';
+    this.hasAmounts = !this.report && spec.columns.some((c) => c.kind === 'amount');
+    this.columnCount = spec.columns.length + (this.hasAmounts ? 1 : 0);
+  }
+
+  async add(row: Row): Promise<void> {
+    if (this.sample) {
+      this.sample.push(row);
+      if (this.sample.length >= FIT_SAMPLE) this.flushSample();
+      return;
+    }
+    this.writeRow(row);
+    if (++this.written % YIELD_EVERY === 0) await new Promise((r) => setImmediate(r));
+  }
+
+  finish(): void {
+    if (this.sample) this.flushSample();
+    if (!this.ws) this.openPart();
+    this.closePart();
+  }
+
+  private flushSample(): void {
+    const sample = this.sample ?? [];
+    this.sample = null;
+    const seen = this.spec.columns.map(() => 0);
+    for (const row of sample) row.cells.forEach((c, i) => (seen[i] = Math.max(seen[i] ?? 0, displayWidth(c))));
+    this.widths = this.spec.columns.map((col, i) =>
+      this.report ? Math.max(col.width ?? 12, Math.min(seen[i] ?? 0, col.width ?? 12)) : fitWidth(col.header, seen[i] ?? 0, col.width),
+    );
+    if (this.hasAmounts) this.widths.push(TEXT_MARKER_HEADER.length + 3);
+    for (const row of sample) this.writeRow(row);
+  }
+
+  private openPart(): void {
+    this.part += 1;
+    const name = this.partName();
+    const ws = this.workbook.addWorksheet(name, {
+      views: [{ state: 'frozen', xSplit: 0, ySplit: 1, topLeftCell: 'A2', activeCell: 'A2' }],
+    });
+    const widths = this.widths ?? this.spec.columns.map((c) => c.width ?? 12);
+    ws.columns = widths.map((width) => ({ width }));
+    this.ws = ws;
+    this.rowsInPart = 0;
+    this.counts[name] = 0;
+    if (this.report) return;
+    const headers = this.spec.columns.map((c) => c.header);
+    if (this.hasAmounts) headers.push(TEXT_MARKER_HEADER);
+    const header = ws.addRow(headers);
+    header.font = { bold: true };
+    header.eachCell((cell) => {
+      cell.fill = { type: 'pattern', pattern: 'solid', fgColor: { argb: 'FFD9D9D9' } };
+      cell.border = { bottom: { style: 'thin' } };
+      cell.alignment = { vertical: 'middle', wrapText: false };
+    });
+    header.commit();
+    this.rowsInPart = 1;
+  }
+
+  private partName(): string {
+    // Worksheet names are limited to 31 characters.
+    return this.part === 1 ? this.spec.name : `${this.spec.name.slice(0, 26)} (${this.part})`;
+  }
+
+  private closePart(): void {
+    const ws = this.ws;
+    if (!ws) return;
+    const lastRow = Math.max(this.rowsInPart, 1);
+    if (!this.report) {
+      ws.autoFilter = { from: { row: 1, column: 1 }, to: { row: lastRow, column: this.columnCount } };
+      if (this.spec.dataBars && lastRow > 1) {
+        for (const col of this.spec.dataBars) {
+          const letter = columnLetter(col + 1);
+          ws.addConditionalFormatting({
+            ref: `${letter}2:${letter}${lastRow}`,
+            rules: [
+              {
+                type: 'dataBar',
+                priority: 1,
+                gradient: true,
+                cfvo: [{ type: 'min' }, { type: 'max' }],
+                color: { argb: 'FF5B9BD5' },
+              } as unknown as ExcelJS.ConditionalFormattingRule,
+            ],
+          });
+        }
+      }
+    }
+    ws.commit();
+    this.ws = null;
+  }
+
+  private writeRow(row: Row): void {
+    if (!this.ws || this.rowsInPart >= this.maxRows) {
+      this.closePart();
+      this.openPart();
+    }
+    const ws = this.ws as ExcelJS.Worksheet;
+    const values: unknown[] = [];
+    const styles: Array<Partial<ExcelJS.Style> | undefined> = [];
+    const asText: string[] = [];
+    row.cells.forEach((cell, i) => {
+      const { value, style, textReason } = this.convert(cell, i);
+      values.push(value);
+      styles.push(style);
+      if (textReason) asText.push(`${this.spec.columns[i]?.header ?? `column ${i + 1}`} (${textReason})`);
+    });
+    if (this.hasAmounts) {
+      while (values.length < this.spec.columns.length) values.push(null);
+      values.push(asText.length ? asText.join('; ') : null);
+    }
+    const xrow = ws.addRow(values);
+    const fill = row.tone ? FILLS[row.tone] : undefined;
+    const font = row.tone ? FONTS[row.tone] : undefined;
+    const width = this.report ? row.cells.length : this.columnCount;
+    for (let i = 0; i < width; i++) {
+      const cellTone = row.cellTones?.[i];
+      const base = styles[i];
+      const cf = cellTone ? FILLS[cellTone] : fill;
+      const cfont = cellTone ? FONTS[cellTone] : font;
+      if (!base && !cf && !cfont) continue;
+      const cell = xrow.getCell(i + 1);
+      if (base?.numFmt) cell.numFmt = base.numFmt;
+      if (base?.alignment) cell.alignment = base.alignment;
+      const f = { ...(cfont ?? {}), ...(base?.font ?? {}) };
+      if (Object.keys(f).length) cell.font = f;
+      if (cf) cell.fill = { type: 'pattern', pattern: 'solid', fgColor: { argb: cf } };
+    }
+    xrow.commit();
+    this.rowsInPart += 1;
+    this.counts[this.partName()] = (this.counts[this.partName()] ?? 0) + 1;
+  }
+
+  private convert(cell: Cell, index: number): { value: unknown; style?: Partial<ExcelJS.Style>; textReason?: string } {
+    if (cell === null || cell === undefined) return { value: null };
+    if (typeof cell === 'string' || typeof cell === 'boolean') return { value: cell };
+    if (typeof cell === 'number') return { value: cell, style: Number.isInteger(cell) ? { numFmt: INT_FORMAT } : undefined };
+    if (cell instanceof Date) return { value: cell, style: { numFmt: cell.getUTCMilliseconds() ? DATETIME_MS_FORMAT : DATETIME_FORMAT } };
+    if (isDay(cell)) return { value: dayDate(cell.value), style: { numFmt: DAY_FORMAT } };
+    if (isAmount(cell)) {
+      const ex = excelAmount(cell);
+      if (ex.type === 'number') return { value: ex.value, style: { numFmt: ex.numFmt } };
+      return {
+        value: ex.text,
+        style: { font: TEXT_AMOUNT_FONT, alignment: { horizontal: 'right' } },
+        textReason: this.report ? undefined : ex.reason,
+      };
+    }
+    void index;
+    return { value: String(cell) };
+  }
+}
+
+export function columnLetter(n: number): string {
+  let s = '';
+  for (let x = n; x > 0; x = Math.floor((x - 1) / 26)) s = String.fromCharCode(65 + ((x - 1) % 26)) + s;
+  return s;
+}

@@ -1,0 +1,384 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import ExcelJS from 'exceljs';
+import { sql } from 'kysely';
+import { beforeAll, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/load.js';
+import type { Store } from '../../src/db/database.js';
+import { silentLogger } from '../../src/log/logger.js';
+import type { StageContext } from '../../src/pipeline/context.js';
+import { numberFormat } from '../../src/report/cells.js';
+import { SHEET, writeReport } from '../../src/report/index.js';
+import { TEXT_MARKER_HEADER } from '../../src/report/write-workbook.js';
+import { describeEachStore } from '../helpers/db.js';
+
+const RUN = 'r20261102T020000Z-000002';
+const PREV = 'r20261102T010000Z-000001';
+const OLD = 'r20261020T020000Z-000000';
+const NOW = new Date('2026-11-02T02:00:00Z');
+const LONG_QTY = '0.123456789012345678'; // 18 significant digits: more than Excel keeps
+
+async function seed(store: Store): Promise<void> {
+  const { db } = store;
+  const counts = JSON.stringify({ partnerOrders: 3, fills: 4, exchangeOrders: 2, deposits: 1, withdrawals: 1, balanceSnapshots: 2, quarantined: 0 });
+  const rules = JSON.stringify([
+    { code: 'P_FEE_USD', severity: 'medium', description: 'USD fee equals fee x rate', status: 'breaks', checked: 3, breaks: 1 },
+    { code: 'E_FEE_RATE', severity: 'medium', description: 'fill fee equals notional x rate', status: 'breaks', checked: 4, breaks: 1 },
+    { code: 'P_PARTNER_FEE_RATE', severity: 'medium', description: 'partner fee rate', status: 'not_checked', checked: 0, breaks: 0, reason: 'partner.feeRate not configured' },
+    { code: 'E_FILL_QTY', severity: 'high', description: 'sum of fills equals cumQty', status: 'passed', checked: 2, breaks: 0 },
+  ]);
+  for (const [id, startedAt, from, to] of [
+    [OLD, '2026-10-20T02:00:00Z', '2026-10-19', '2026-10-20'],
+    [PREV, '2026-11-02T01:00:00Z', '2026-11-01', '2026-11-02'],
+    [RUN, '2026-11-02T02:00:00Z', '2026-11-01', '2026-11-02'],
+  ] as const) {
+    await db
+      .insertInto('run')
+      .values({
+        id,
+        command: 'run',
+        period_from: from,
+        period_to: to,
+        started_at: startedAt,
+        status: id === RUN ? 'running' : 'succeeded',
+        counts,
+        rule_results: rules,
+        stages: JSON.stringify({ sync: { status: 'succeeded', ms: 1234, startedAt, finishedAt: startedAt } }),
+        ruleset_version: '1',
+        config_hash: 'abc',
+      })
+      .execute();
+  }
+  const brk = (code: string, key: string, severity: string, first: string, firstAt: string, extra: Record<string, unknown> = {}) => ({
+    code,
+    key,
+    severity,
+    currency: 'EUR',
+    expected: '1.23',
+    actual: '1.73',
+    difference: '0.50',
+    message: `${code} on ${key}`,
+    detail: JSON.stringify({ checks: [{ field: 'fee', n: 1 }] }),
+    status: 'open',
+    first_seen_run: first,
+    first_seen_at: firstAt,
+    last_seen_run: RUN,
+    last_seen_at: NOW,
+    ...extra,
+  });
+  await db
+    .insertInto('break')
+    .values([
+      brk('P_FEE_USD', 'ord-1', 'medium', OLD, '2026-10-20T02:00:00Z'),
+      brk('E_FEE_RATE', '1000000000002', 'medium', RUN, '2026-11-02T02:00:00Z', { currency: 'EUR', expected: '0.012345678901234567891', actual: '0.02', difference: '0.007654321098765432109' }),
+      brk('E_BALANCE_ROLL', 'BTC', 'high', PREV, '2026-11-02T01:00:00Z', { currency: 'BTC', expected: '1.5', actual: '1.49', difference: '-0.01' }),
+      brk('P_STALE', 'ord-old', 'low', OLD, '2026-10-20T02:00:00Z'),
+      brk('X_DEPOSIT_MISSING', 'ord-2', 'high', OLD, '2026-10-20T02:00:00Z', { currency: 'BTC', expected: '0.01', actual: null, difference: null }),
+      brk('P_STATE', 'ord-3', 'medium', PREV, '2026-11-02T01:00:00Z', { status: 'resolved', resolved_run: RUN, resolved_at: NOW }),
+    ])
+    .execute();
+  await db.insertInto('break_event').values({ code: 'X_DEPOSIT_MISSING', key: 'ord-2', run_id: RUN, event: 'reopened' }).execute();
+
+  const pc = await db
+    .insertInto('reference_snapshot')
+    .values({ source: 'partner', kind: 'currencies', fetched_at: '2026-11-01T00:00:00Z', content_hash: 'h1', body: '[]' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  await db
+    .insertInto('partner_currency')
+    .values([
+      { snapshot_id: pc.id, code: 'EUR', type: 'FIAT', precision: 2 },
+      { snapshot_id: pc.id, code: 'BTC', type: 'CRYPTO', precision: 8 },
+    ])
+    .execute();
+  const sym = await db
+    .insertInto('reference_snapshot')
+    .values({ source: 'exchange', kind: 'symbols', fetched_at: '2026-11-01T00:00:00Z', content_hash: 'h2', body: '{}' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  await db
+    .insertInto('exchange_symbol')
+    .values({ snapshot_id: sym.id, symbol: 'BTC-EUR', base_currency: 'BTC', base_currency_scale: 8, counter_currency: 'EUR', counter_currency_scale: 2, price_increment: '0.01', lot_size: '0.00000001' })
+    .execute();
+
+  const order = (id: string, createdAt: string, input: string, fee: string) => ({
+    order_id: id,
+    order_type: 'BUY',
+    created_at: createdAt,
+    created_at_text: createdAt,
+    order_state: 'COMPLETED',
+    order_state_updated_at: createdAt,
+    order_state_updated_at_text: createdAt,
+    input_currency: 'EUR',
+    input_amount: input,
+    output_currency: 'BTC',
+    output_amount: '0.01000000',
+    amount_usd: '108.40',
+    processing_fee: fee,
+    processing_fee_usd: '1.08',
+    partner_fee: '0.50',
+    partner_fee_usd: '0.54',
+    network_fee: '0.10',
+    network_fee_usd: '0.11',
+    transaction_hash: `0x${id}`,
+    raw: '{}',
+  });
+  await db
+    .insertInto('partner_order')
+    .values([
+      order('ord-1', '2026-11-01T08:00:00Z', '100.00', '1.00'),
+      order('ord-2', '2026-11-01T09:00:00Z', '250.00', '2.50'),
+      order('ord-4', '2026-11-01T23:59:59Z', '1234567.89', '12.34'),
+      order('ord-out', '2026-11-02T00:00:00Z', '5.00', '0.05'),
+    ])
+    .execute();
+
+  await db
+    .insertInto('exchange_order')
+    .values([
+      { ex_ord_id: '1000000000001', ord_status: 'FILLED', side: 'BUY', symbol: 'BTC-EUR', cum_qty: '0.3', avg_px: '43210.12', raw: '{}' },
+      { ex_ord_id: '1000000000002', ord_status: 'FILLED', side: 'BUY', symbol: 'BTC-EUR', cum_qty: '0.2', avg_px: '43000', raw: '{}' },
+    ])
+    .execute();
+  const fill = (exec: string, ord: string, ts: string, price: string, qty: string, fee: string) => ({
+    exec_id: exec,
+    ex_ord_id: ord,
+    trade_id: '1',
+    side: 'BUY',
+    symbol: 'BTC-EUR',
+    price,
+    qty,
+    fee,
+    timestamp: ts,
+    raw: '{}',
+  });
+  await db
+    .insertInto('exchange_fill')
+    .values([
+      fill('9007199254740993', '1000000000001', '2026-11-01T10:00:00.123Z', '43210.12', '0.12345678', '5.33'),
+      fill('9007199254740994', '1000000000001', '2026-11-01T10:00:00.123Z', '43210.12', '0.17654322', '7.63'),
+      fill('1000000000002', '1000000000002', '2026-11-01T11:00:00Z', '43000', LONG_QTY, '0.02'),
+      fill('1000000000003', '1000000000002', '2026-11-01T12:00:00Z', '43000', '0.07654321', '3.29'),
+      fill('1000000000009', '1000000000002', '2026-10-31T12:00:00Z', '43000', '0.00000001', '0'),
+    ])
+    .execute();
+  await db
+    .insertInto('exchange_deposit')
+    .values({ deposit_id: 'dep-1', amount: '0.01000000', currency: 'BTC', address: 'bc1q', tx_hash: '0xord-1', state: 'COMPLETED', timestamp: '2026-11-01T09:30:00Z', raw: '{}' })
+    .execute();
+  await db
+    .insertInto('exchange_withdrawal')
+    .values({ withdrawal_id: 'wd-1', amount: '1000.00', fee: '1.50', currency: 'EUR', beneficiary: 'bank-1', state: 'COMPLETED', timestamp: '2026-11-01T15:00:00Z', raw: '{}' })
+    .execute();
+  const snaps: string[] = [];
+  for (const [at, btc] of [
+    ['2026-11-01T00:00:00Z', '1.2'],
+    ['2026-11-02T00:00:00Z', '1.49'],
+  ] as const) {
+    const snap = await db.insertInto('balance_snapshot').values({ exchange_account: 'primary', fetched_at: at, raw: '{}' }).returning('id').executeTakeFirstOrThrow();
+    snaps.push(snap.id);
+    await db
+      .insertInto('balance')
+      .values([
+        { snapshot_id: snap.id, currency: 'BTC', balance: btc, available: btc, balance_local: '64000.00', available_local: '64000.00', rate: '43000.00' },
+        { snapshot_id: snap.id, currency: 'EUR', balance: '5000.00', available: '5000.00', balance_local: '5400.00', available_local: '5400.00', rate: '1.08' },
+      ])
+      .execute();
+  }
+  await sql`insert into balance_roll (run_id, currency, opening_snapshot_id, closing_snapshot_id, opening_at, closing_at, opening, deposits,
+      withdrawals, bought, sold, fees, expected_closing, actual_closing, residual, first_divergent_day)
+    values (${RUN}, 'BTC', ${snaps[0]}, ${snaps[1]}, '2026-11-01T00:00:00Z', '2026-11-02T00:00:00Z', 1.2, 0.01, 0, 0.29, 0, 0, 1.5, 1.49, -0.01, '2026-11-01')`.execute(db);
+  await db
+    .insertInto('sync_coverage')
+    .values([
+      { source: 'partner', stream: 'orders', day: '2026-11-01', pages: 2, rows: 3, quarantined: 0, run_id: RUN },
+      { source: 'exchange', stream: 'fills', day: '2026-11-01', pages: 1, rows: 4, quarantined: 1, run_id: RUN },
+      { source: 'exchange', stream: 'fills', day: '2026-10-31', pages: 1, rows: 1, quarantined: 0, run_id: RUN },
+    ])
+    .execute();
+}
+
+async function readBack(path: string): Promise<ExcelJS.Workbook> {
+  const wb = new ExcelJS.Workbook();
+  await wb.xlsx.load(readFileSync(path));
+  return wb;
+}
+
+/** Header texts of a sheet's first row. */
+function headers(ws: ExcelJS.Worksheet): string[] {
+  return (ws.getRow(1).values as unknown[]).slice(1).map(String);
+}
+
+/** Data rows as objects keyed by header. */
+function records(ws: ExcelJS.Worksheet): Array<Record<string, ExcelJS.Cell>> {
+  const h = headers(ws);
+  const out: Array<Record<string, ExcelJS.Cell>> = [];
+  for (let r = 2; r <= ws.rowCount; r++) {
+    const row = ws.getRow(r);
+    out.push(Object.fromEntries(h.map((name, i) => [name, row.getCell(i + 1)])));
+  }
+  return out;
+}
+
+describeEachStore('report workbook', (t) => {
+  let ctx: StageContext;
+  let reportsDir: string;
+  beforeAll(async () => {
+    await seed(t.store);
+    reportsDir = mkdtempSync(join(tmpdir(), 'rr-report-'));
+    ctx = { store: t.store, config: loadConfig({ env: { REPORTS_DIR: reportsDir } }), logger: silentLogger(), runId: RUN, now: NOW };
+  });
+
+  it('writes every sheet, readable back, with the figures of the period', async () => {
+    const { path, sheets } = await writeReport(ctx, RUN);
+    expect(basename(path)).toBe(`ramp-recon_2026-11-01_2026-11-02_${RUN}.xlsx`);
+    expect(path.startsWith(reportsDir)).toBe(true);
+    const run = await t.store.db.selectFrom('run').select('report_path').where('id', '=', RUN).executeTakeFirstOrThrow();
+    expect(run.report_path).toBe(path);
+
+    const wb = await readBack(path);
+    expect(wb.worksheets.map((w) => w.name)).toEqual([
+      'Summary',
+      'Breaks',
+      'Partner daily',
+      'Partner orders',
+      'Exchange orders vs fills',
+      'Fills',
+      'Balances',
+      'Deposits',
+      'Withdrawals',
+      'Coverage',
+    ]);
+    expect(sheets).toMatchObject({ [SHEET.breaks]: 5, [SHEET.partnerOrders]: 3, [SHEET.fills]: 4, [SHEET.ordersVsFills]: 2, [SHEET.coverage]: 2 });
+
+    // Summary: headline first, red, with the severities
+    const summary = wb.getWorksheet('Summary')!;
+    expect(summary.getCell('A1').value).toBe('NOT RECONCILED: 5 open breaks (2 high, 2 medium, 1 low)');
+    expect((summary.getCell('A1').fill as ExcelJS.FillPattern).fgColor?.argb).toBe('FFFFC7CE');
+    expect(summary.views[0]).toMatchObject({ state: 'frozen', ySplit: 1 });
+    const summaryText = new Map<string, unknown[]>();
+    summary.eachRow((row) => {
+      const v = row.values as unknown[];
+      if (typeof v[1] === 'string' && !summaryText.has(v[1])) summaryText.set(v[1], v.slice(2));
+    });
+    expect(summaryText.get('Previous run')?.[0]).toBe(PREV);
+    expect(summaryText.get('New breaks')?.[0]).toBe(1);
+    expect(summaryText.get('Reopened breaks')?.[0]).toBe(1);
+    expect(summaryText.get('Resolved breaks')?.[0]).toBe(1);
+    expect(summaryText.get('Still open')?.[0]).toBe(3);
+    expect(summaryText.get('P_PARTNER_FEE_RATE')?.[1]).toBe('not checked');
+    expect(String(summaryText.get('P_PARTNER_FEE_RATE')?.[5])).toContain('partner.feeRate not configured');
+    expect(summaryText.get('Fill fee currency')?.[0]).toContain('counter');
+    expect(summaryText.get('Partner fee rate')?.[0]).toContain('not configured');
+    expect(summaryText.get('Partner orders (created in period)')?.[0]).toBe(3);
+    // totals per input currency, at EUR precision: 100 + 250 + 1234567.89
+    expect(summaryText.get('EUR')?.[1]).toBe(1234917.89);
+
+    // Breaks: every open break, high first then the oldest
+    const breaks = wb.getWorksheet('Breaks')!;
+    expect(headers(breaks).slice(0, 8)).toEqual(['Severity', 'Age (days)', 'Rule', 'Key', 'Currency', 'Expected', 'Actual', 'Difference']);
+    expect(breaks.views[0]).toMatchObject({ state: 'frozen', ySplit: 1 });
+    expect(breaks.autoFilter).toBeTruthy();
+    const br = records(breaks);
+    expect(br.map((r) => `${r.Rule!.value}:${r.Key!.value}`)).toEqual([
+      'X_DEPOSIT_MISSING:ord-2',
+      'E_BALANCE_ROLL:BTC',
+      'P_FEE_USD:ord-1',
+      'E_FEE_RATE:1000000000002',
+      'P_STALE:ord-old',
+    ]);
+    expect(br.map((r) => r['Age (days)']!.value)).toEqual([13, 0, 13, 0, 13]);
+    const feeRate = br[3]!;
+    expect(feeRate.Expected!.value).toBe('0.012345678901234567891');
+    expect(feeRate[TEXT_MARKER_HEADER]!.value).toContain('Expected (20 significant digits)');
+    expect(feeRate.Actual!.value).toBe(0.02);
+    expect((br[0]!.Severity!.fill as ExcelJS.FillPattern).fgColor?.argb).toBe('FFC00000');
+    expect(br[1]!.Difference!.value).toBe(-0.01);
+    expect(br[1]!.Difference!.numFmt).toBe(numberFormat(8));
+    expect(br[0]!['First seen (UTC)']!.value).toEqual(new Date('2026-10-20T02:00:00Z'));
+
+    // Partner orders: in the period only, amounts at currency precision, break rows red
+    const po = records(wb.getWorksheet('Partner orders')!);
+    expect(po.map((r) => r['Order id']!.value)).toEqual(['ord-1', 'ord-2', 'ord-4']);
+    expect(po[2]!['Input amount']!.value).toBe(1234567.89);
+    expect(po[2]!['Input amount']!.numFmt).toBe(numberFormat(2));
+    expect(po[0]!['Output amount']!.numFmt).toBe(numberFormat(8));
+    expect(po[0]!['Open breaks']!.value).toBe('P_FEE_USD');
+    expect((po[0]!['Order id']!.fill as ExcelJS.FillPattern).fgColor?.argb).toBe('FFFFC7CE');
+    expect(po[2]!['Open breaks']!.value).toBeNull();
+    expect(po[0]!['Created (UTC)']!.value).toEqual(new Date('2026-11-01T08:00:00Z'));
+
+    // Fills: a known amount to the last digit, ids exact, the 18-digit quantity kept in full
+    const fills = wb.getWorksheet('Fills')!;
+    expect(headers(fills)).toEqual([
+      'Time (UTC)', 'Exec id', 'Exchange order id', 'Trade id', 'Symbol', 'Side', 'Price', 'Qty', 'Notional', 'Fee', 'Fee currency', 'Open breaks', TEXT_MARKER_HEADER,
+    ]);
+    const fr = records(fills);
+    expect(fr.map((r) => r['Exec id']!.value)).toEqual(['9007199254740993', '9007199254740994', '1000000000002', '1000000000003']);
+    expect(fr[0]!.Price!.value).toBe(43210.12);
+    expect(fr[0]!.Price!.numFmt).toBe(numberFormat(2));
+    expect(fr[0]!.Qty!.value).toBe(0.12345678);
+    expect(fr[0]!.Qty!.numFmt).toBe(numberFormat(8));
+    expect(fr[0]!['Time (UTC)']!.value).toEqual(new Date('2026-11-01T10:00:00.123Z'));
+    expect(fr[0]!.Notional!.value).toBe(5334.5822786136); // 43210.12 x 0.12345678, exact in 14 digits
+    expect(fr[2]!.Qty!.value).toBe(LONG_QTY);
+    expect(fr[2]![TEXT_MARKER_HEADER]!.value).toBe('Qty (18 significant digits); Notional (19 significant digits)');
+    expect(fr[2]!.Notional!.value).toBe('5308.641927530864154');
+    expect(fr[2]!['Open breaks']!.value).toBe('E_FEE_RATE');
+
+    // Orders vs fills: all stored fills of the order, including the one before the period
+    const ovf = records(wb.getWorksheet('Exchange orders vs fills')!);
+    expect(ovf.map((r) => r['Exchange order id']!.value)).toEqual(['1000000000001', '1000000000002']);
+    expect(ovf[0]!['Sum of fill qty']!.value).toBe(0.3);
+    expect(ovf[0]!['Qty difference']!.value).toBe(0);
+    expect(ovf[1]!.Fills!.value).toBe(3);
+
+    // Balances: roll-forward with the residual, and the USD value from the latest snapshot
+    const bal = records(wb.getWorksheet('Balances')!);
+    expect(bal.map((r) => r.Currency!.value)).toEqual(['BTC', 'EUR']);
+    expect(bal[0]!.Residual!.value).toBe(-0.01);
+    expect(bal[0]!['Actual closing']!.value).toBe(1.49);
+    expect(bal[0]!['USD value']!.value).toBe(64070);
+    expect(bal[0]!['First divergent day']!.value).toEqual(new Date('2026-11-01T00:00:00Z'));
+    expect(bal[0]!['Open breaks']!.value).toBe('E_BALANCE_ROLL');
+
+    const dep = records(wb.getWorksheet('Deposits')!);
+    expect(dep[0]!.Amount!.value).toBe(0.01);
+    expect(dep[0]!.Amount!.numFmt).toBe(numberFormat(8));
+    const wd = records(wb.getWorksheet('Withdrawals')!);
+    expect(wd[0]!.Fee!.value).toBe(1.5);
+    expect(wd[0]!['Debits balance']!.value).toBe('yes');
+
+    const cov = records(wb.getWorksheet('Coverage')!);
+    expect(cov.map((r) => [r.Source!.value, r.Stream!.value, r.Rows!.value, r.Quarantined!.value])).toEqual([['exchange', 'fills', 4, 1], ['partner', 'orders', 3, 0]]);
+
+    const daily = wb.getWorksheet('Partner daily')!;
+    expect(records(daily)[0]!.Orders!.value).toBe(3);
+    expect(records(daily)[0]!['Volume (input)']!.value).toBe(1234917.89);
+  });
+
+  it('continues a sheet past the row limit on a second sheet', async () => {
+    const { path, sheets } = await writeReport(ctx, RUN, { maxRowsPerSheet: 3 });
+    const wb = await readBack(path);
+    const names = wb.worksheets.map((w) => w.name);
+    expect(names).toContain('Fills (2)');
+    expect(sheets['Fills']).toBe(2);
+    expect(sheets['Fills (2)']).toBe(2);
+    const second = wb.getWorksheet('Fills (2)')!;
+    expect(headers(second)[1]).toBe('Exec id');
+    expect(second.getCell('B2').value).toBe('1000000000002');
+  });
+
+  it('says reconciled in green when nothing is open', async () => {
+    const { db } = t.store;
+    const other = 'r20261020T020000Z-000000';
+    // OLD's period has no open break once they are all resolved; reuse a copy of the store state
+    await db.updateTable('break').set({ status: 'resolved', resolved_run: RUN, resolved_at: NOW }).execute();
+    const { path } = await writeReport(ctx, other);
+    const summary = (await readBack(path)).getWorksheet('Summary')!;
+    expect(summary.getCell('A1').value).toBe('RECONCILED: 2026-10-19, no open breaks');
+    expect((summary.getCell('A1').fill as ExcelJS.FillPattern).fgColor?.argb).toBe('FFC6EFCE');
+    expect((await readBack(path)).getWorksheet('Breaks')!.rowCount).toBe(1);
+  });
+});
