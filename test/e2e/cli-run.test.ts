@@ -1,0 +1,141 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import ExcelJS from 'exceljs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox } from '../../src/sandbox/index.js';
+import { addDays, toDay } from '../../src/util/dates.js';
+import { createTestStore, storeKinds, type TestStore } from '../helpers/db.js';
+import { childEnv, gateSandboxEnv, runCli, startCli, waitFor, type Gates } from './helpers.js';
+
+type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
+
+interface Summary {
+  runId: string;
+  status: string;
+  period: { from: string; to: string };
+  counts: Record<string, number>;
+  breaks: Array<{ code: string; key: string; severity: string; status: string; firstSeenRun: string; expected?: string; actual?: string }>;
+  report: string | null;
+}
+
+/** Small on purpose: two shared cores, six engineers. */
+const SANDBOX = { seed: 8, days: 3, ordersPerDay: 10, fillsPerOrder: 2 };
+
+for (const kind of storeKinds) {
+  describe(`ramp-recon CLI end to end [${kind}]`, () => {
+    let sandbox: Sandbox;
+    let gates: Gates;
+    let pg: TestStore | undefined;
+    let dir: string;
+    let env: NodeJS.ProcessEnv;
+    const today = toDay(new Date());
+    const period = { from: addDays(today, -SANDBOX.days), to: addDays(today, 1) };
+    const periodArgs = ['--from', period.from, '--to', period.to];
+
+    beforeAll(async () => {
+      sandbox = await startSandbox({ ...SANDBOX, discrepancies: true, live: false, faults: 'none' });
+      gates = await gateSandboxEnv(sandbox.env);
+      dir = mkdtempSync(join(tmpdir(), `rr-e2e-${kind}-`));
+      writeFileSync(join(dir, 'config.json'), JSON.stringify({ partner: { feeRate: sandbox.partnerFeeRate ?? '0.01' } }));
+      if (kind === 'postgres') pg = await createTestStore('postgres');
+      env = childEnv({
+        ...gates.env,
+        RAMP_RECON_DATA_DIR: join(dir, 'data'),
+        REPORTS_DIR: join(dir, 'reports'),
+        RAMP_RECON_CONFIG: join(dir, 'config.json'),
+        DATABASE_URL: pg?.url,
+        LOG_LEVEL: 'info',
+      });
+    });
+
+    afterAll(async () => {
+      gates?.open();
+      await gates?.stop();
+      await sandbox?.close();
+      await pg?.drop();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('run --json: exit 0, only the JSON summary on stdout, the planted breaks, the workbook on disk', async () => {
+      const result = await runCli(['run', ...periodArgs, '--json', '--no-email'], env);
+      expect(result.stderr).not.toContain(sandbox.env.EXCHANGE_API_TOKEN);
+      expect(result.code, result.stderr.slice(-3000)).toBe(0);
+      const summary = JSON.parse(result.stdout) as Summary;
+      expect(summary.status).toBe('succeeded');
+      expect(summary.period).toEqual(period);
+      expect(summary.counts.partnerOrders).toBeGreaterThan(0);
+      expect(summary.counts.fills).toBeGreaterThan(0);
+
+      const found = new Set(summary.breaks.map((b) => `${b.code} ${b.key}`));
+      const planted = sandbox.expectedBreaks().filter((b) => !b.requires);
+      // E_BALANCE_ROLL needs a second balance snapshot: checked after the second run below.
+      const missing = planted.filter((b) => b.code !== 'E_BALANCE_ROLL' && !found.has(`${b.code} ${b.key}`));
+      expect(missing).toEqual([]);
+
+      expect(summary.report).toBeTruthy();
+      const path = summary.report as string;
+      expect(existsSync(path)).toBe(true);
+      expect(readFileSync(path).subarray(0, 2).toString()).toBe('PK');
+      const workbook = new ExcelJS.Workbook();
+      await workbook.xlsx.readFile(path);
+      const breaksSheet = workbook.getWorksheet('Breaks');
+      expect(breaksSheet).toBeDefined();
+      const text: string[] = [];
+      breaksSheet?.eachRow((row) => text.push((row.values as unknown[]).map((v) => String(v ?? '')).join('|')));
+      for (const b of planted.filter((p) => p.code !== 'E_BALANCE_ROLL')) expect(text.some((t) => t.includes(b.code) && t.includes(b.key)), `${b.code} ${b.key} on the Breaks sheet`).toBe(true);
+    });
+
+    it('a second run while one is in progress exits 1 at once; --wait waits; --fail-on-breaks exits 3', async () => {
+      gates.close();
+      const before = gates.requests;
+      const first = startCli(['run', ...periodArgs, '--no-email', '--fail-on-breaks'], env);
+      // The first run is inside its sync, holding the lock, blocked at the gate.
+      await waitFor('the first run to reach the API', () => gates.requests > before);
+
+      const refused = await runCli(['run', ...periodArgs, '--no-email'], env);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/another run is in progress/);
+
+      const waiting = startCli(['run', ...periodArgs, '--no-email', '--wait', '--json'], env);
+      await waitFor('the waiting run to say it waits', () => /waiting for it to finish/.test(waiting.stderr()), 30_000);
+      gates.open();
+      const [a, b] = await Promise.all([first.done, waiting.done]);
+      expect(a.code, a.stderr.slice(-2000)).toBe(3);
+      expect(b.code, b.stderr.slice(-2000)).toBe(0);
+      const summary = JSON.parse(b.stdout) as Summary;
+      // Three runs, three balance snapshots: the planted roll-forward break is there now.
+      const roll = sandbox.expectedBreaks().filter((x) => x.code === 'E_BALANCE_ROLL');
+      for (const r of roll) expect(summary.breaks.some((x) => x.code === r.code && x.key === r.key)).toBe(true);
+      // A break seen again keeps the run that first saw it.
+      expect(summary.breaks.some((x) => x.firstSeenRun !== summary.runId)).toBe(true);
+    });
+
+    it('runs lists the runs; report rewrites the latest workbook; bad usage exits 2', async () => {
+      const listed = await runCli(['runs', '--json'], env);
+      expect(listed.code, listed.stderr).toBe(0);
+      const runs = JSON.parse(listed.stdout) as Array<{ runId: string; status: string; command: string; report: string | null; openBreaks: number | null; stages: Record<string, unknown> }>;
+      const succeeded = runs.filter((r) => r.command === 'run' && r.status === 'succeeded');
+      expect(succeeded.length).toBe(3);
+      expect(succeeded.every((r) => r.report && (r.openBreaks ?? 0) > 0)).toBe(true);
+      expect(Object.keys(succeeded[0]!.stages)).toEqual(['sync.exchange', 'sync.partner', 'reconcile', 'report', 'deliver']);
+
+      const text = await runCli(['runs', '--limit', '2'], env);
+      expect(text.code).toBe(0);
+      expect(text.stdout).toContain(succeeded[0]!.runId);
+
+      const report = await runCli(['report'], env);
+      expect(report.code, report.stderr).toBe(0);
+      expect(existsSync(report.stdout.trim())).toBe(true);
+
+      const badDate = await runCli(['run', '--from', '2026-02-30'], env);
+      expect(badDate.code).toBe(2);
+      expect(badDate.stderr).toContain('--from: must be a date YYYY-MM-DD (got "2026-02-30")');
+      const badFlag = await runCli(['run', '--frm', '2026-01-01'], env);
+      expect(badFlag.code).toBe(2);
+      const noSmtp = await runCli(['deliver', succeeded[0]!.runId], env);
+      expect(noSmtp.code).toBe(2);
+      expect(noSmtp.stderr).toContain('SMTP_URL');
+    });
+  });
+}
