@@ -1,0 +1,64 @@
+import type { Config } from '../../config/load.js';
+import type { Logger } from '../../log/logger.js';
+import { createHttpClient, type HttpClient, type HttpResponse, type QueryValue } from '../../http/client.js';
+import { ConfigError } from '../../errors.js';
+
+/** Paths of the Partner API are appended to PARTNER_API_URL (DESIGN.md "Interfaces"). */
+export const PARTNER_PREFIX = '/partner-gateway/partner-api/v1';
+export const PUBLIC_KEY_HEADER = 'X-Public-API-Key';
+export const PRIVATE_KEY_HEADER = 'X-Private-API-Key';
+/** Orders per list call: the contract's default and maximum. */
+export const ORDERS_PAGE_LIMIT = 50;
+
+export interface GetOptions {
+  query?: Record<string, QueryValue>;
+  signal?: AbortSignal;
+  allowStatus?: number[];
+}
+
+/**
+ * The Partner API as the sync uses it. Eligibility and quotes take the public key, orders the
+ * private one (seeds/000, Authentication). Tests inject their own implementation.
+ */
+export interface PartnerApi {
+  currencies(signal?: AbortSignal): Promise<HttpResponse>;
+  regions(signal?: AbortSignal): Promise<HttpResponse>;
+  paymentMethods(signal?: AbortSignal): Promise<HttpResponse>;
+  quoteBuy(query: Record<string, QueryValue>, signal?: AbortSignal): Promise<HttpResponse>;
+  listOrders(query: Record<string, QueryValue>, signal?: AbortSignal): Promise<HttpResponse>;
+  /** 404 is returned (not thrown): a refresh records it. */
+  getOrder(orderId: string, signal?: AbortSignal): Promise<HttpResponse>;
+  close(): Promise<void>;
+}
+
+export function createPartnerApi(config: Config, logger: Logger): PartnerApi {
+  const { apiUrl, publicKey, privateKey } = config.partner;
+  if (!apiUrl || !publicKey || !privateKey)
+    throw new ConfigError(['environment variables PARTNER_API_URL, PARTNER_PUBLIC_KEY and PARTNER_PRIVATE_KEY: required to sync the Partner API']);
+  const common = {
+    api: 'partner' as const,
+    baseUrl: `${apiUrl}${PARTNER_PREFIX}`,
+    rateLimitPerSecond: config.partner.rateLimitPerSecond,
+    connectTimeoutMs: config.http.connectTimeoutMs,
+    bodyTimeoutMs: config.http.bodyTimeoutMs,
+    maxRetries: config.http.maxRetries,
+    retryBaseMs: config.http.retryBaseMs,
+    retryMaxMs: config.http.retryMaxMs,
+    logger: logger.child({ api: 'partner' }),
+  };
+  // Two clients so that each key goes only where the contract asks for it; a 401/403 then names
+  // exactly the refused header.
+  const pub: HttpClient = createHttpClient({ ...common, headers: { [PUBLIC_KEY_HEADER]: publicKey }, authHeaders: [PUBLIC_KEY_HEADER] });
+  const priv: HttpClient = createHttpClient({ ...common, headers: { [PRIVATE_KEY_HEADER]: privateKey }, authHeaders: [PRIVATE_KEY_HEADER] });
+  return {
+    currencies: (signal) => pub.get('/currencies', { signal }),
+    regions: (signal) => pub.get('/regions', { query: { onlyBuyAllowed: 'false' }, signal }),
+    paymentMethods: (signal) => pub.get('/payment-methods', { signal }),
+    quoteBuy: (query, signal) => pub.get('/quote/buy', { query, signal }),
+    listOrders: (query, signal) => priv.get('/orders', { query, signal }),
+    getOrder: (orderId, signal) => priv.get(`/orders/${encodeURIComponent(orderId)}`, { signal, allowStatus: [404] }),
+    async close() {
+      await Promise.all([pub.close(), priv.close()]);
+    },
+  };
+}

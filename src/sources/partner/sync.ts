@@ -1,0 +1,450 @@
+import type { StageContext, Period } from '../../pipeline/context.js';
+import type { Db } from '../../db/database.js';
+import type { Logger } from '../../log/logger.js';
+import type { HttpResponse, QueryValue } from '../../http/client.js';
+import { HttpAuthError, HttpStatusError } from '../../http/client.js';
+import { stringifyJsonLossless } from '../../decimal/json.js';
+import { quarantineRecords, resolveQuarantined, type QuarantineInput } from '../../store/quarantine.js';
+import { saveReferenceSnapshot } from '../../store/snapshots.js';
+import { addDays, daysOf } from '../../util/dates.js';
+import { createProgress, type Progress } from '../../util/progress.js';
+import { createPartnerApi, ORDERS_PAGE_LIMIT, type PartnerApi } from './api.js';
+import {
+  currencySchema,
+  formatZodIssues,
+  partnerOrderSchema,
+  paymentMethodsSchema,
+  quoteSchema,
+  readableKey,
+  regionsSchema,
+} from './schemas.js';
+import { currencyToRow, flattenCurrencies, orderToRow, quoteToRow, walletWithoutTag, type CurrencyRowInput, type PartnerOrderRowInput } from './transform.js';
+import {
+  listExchangeDepositAddresses,
+  listOpenOrderIds,
+  markOrdersNotFound,
+  saveCoverage,
+  saveCurrencies,
+  saveQuote,
+  upsertPartnerOrders,
+  type OrderSource,
+} from './repository.js';
+
+/** A day is scanned until two consecutive passes return the same set of orders, at most this often. */
+export const MAX_DAY_PASSES = 4;
+/** Guard against a server that ignores the offset parameter and returns full pages forever. */
+const MAX_PAGES_PER_LISTING = 2_000;
+/** Refresh by id: requests in flight at once (the client's rate limit still applies). */
+const REFRESH_CONCURRENCY = 4;
+const ORDERS_ENDPOINT = '/orders';
+
+export interface DayCoverage {
+  day: string;
+  /** Pages read over all passes. */
+  pages: number;
+  /** Distinct orders of the day seen in any pass. */
+  rows: number;
+  quarantined: number;
+  /** Two consecutive passes agreed; false becomes an S_COVERAGE break. */
+  settled: boolean;
+  passes: Array<{ pages: number; rows: number; distinct: number; duplicates: number }>;
+}
+
+export interface PartnerSyncResult {
+  /** Distinct valid orders received in this sync (day, wallet, reference listings and refresh). */
+  orders: number;
+  /** Orders written (new, or a newer state / changed body). */
+  inserted: number;
+  updated: number;
+  pages: number;
+  quarantined: number;
+  refreshed: number;
+  notFound: number;
+  quotes: number;
+  quoteErrors: number;
+  wallets: number;
+  references: number;
+  /** Reference snapshots that changed (a new dated row) this time. */
+  snapshots: { currencies: boolean | null; regions: boolean | null; paymentMethods: boolean | null };
+  coverage: DayCoverage[];
+}
+
+interface SyncState {
+  ctx: StageContext;
+  db: Db;
+  api: PartnerApi;
+  account: string;
+  logger: Logger;
+  progress: Progress;
+  result: PartnerSyncResult;
+  /** orderId -> raw text already written in this sync: a repeat is not written again. */
+  written: Map<string, string>;
+}
+
+/**
+ * Partner sync (DESIGN.md "Sync"): reference snapshots, orders of each UTC day of the period,
+ * orders of every wallet we own, re-fetch of stored non-final orders, and quotes. With
+ * externalReferences only those orders are fetched; with walletsOnly only the wallet listings.
+ * Every write is an idempotent upsert, so a re-run changes nothing.
+ */
+export async function syncPartner(
+  ctx: StageContext,
+  period: Period | null,
+  options: { externalReferences?: string[]; walletsOnly?: boolean } = {},
+  deps: { api?: PartnerApi } = {},
+): Promise<PartnerSyncResult> {
+  const logger = ctx.logger.child({ source: 'partner' });
+  const api = deps.api ?? createPartnerApi(ctx.config, logger);
+  const result: PartnerSyncResult = {
+    orders: 0,
+    inserted: 0,
+    updated: 0,
+    pages: 0,
+    quarantined: 0,
+    refreshed: 0,
+    notFound: 0,
+    quotes: 0,
+    quoteErrors: 0,
+    wallets: 0,
+    references: 0,
+    snapshots: { currencies: null, regions: null, paymentMethods: null },
+    coverage: [],
+  };
+  const progress = createProgress({ logger, label: 'partner orders' });
+  const state: SyncState = { ctx, db: ctx.store.db, api, account: ctx.config.account, logger, progress, result, written: new Map() };
+  try {
+    if (options.externalReferences) {
+      for (const ref of options.externalReferences) await syncReference(state, ref);
+    } else if (options.walletsOnly) {
+      await syncWallets(state);
+    } else {
+      await syncReferenceData(state);
+      if (period) for (const day of daysOf(period)) result.coverage.push(await syncDay(state, day));
+      await syncWallets(state);
+      await refreshOpenOrders(state);
+      await syncQuotes(state);
+    }
+  } finally {
+    progress.stop();
+    if (!deps.api) await api.close();
+  }
+  result.orders = state.written.size;
+  logger.info({ ...result, coverage: result.coverage.map((c) => ({ day: c.day, rows: c.rows, pages: c.pages, settled: c.settled })) }, 'partner sync done');
+  return result;
+}
+
+function checkAbort(ctx: StageContext): void {
+  if (ctx.signal?.aborted) throw ctx.signal.reason instanceof Error ? ctx.signal.reason : new Error('partner sync aborted');
+}
+
+/** A list body is an array of orders; anything else is quarantined whole. */
+function asArray(body: unknown): unknown[] | null {
+  return Array.isArray(body) ? body : null;
+}
+
+interface IngestResult {
+  /** Order ids of the page (valid and, when readable, invalid records), in page order. */
+  ids: string[];
+  quarantined: number;
+}
+
+/**
+ * Validates the records of one response and stores them in one transaction: valid orders are
+ * upserted (with state history), invalid ones quarantined with their raw text, the rest of the
+ * page still lands. A record that validates resolves its earlier quarantine entries.
+ */
+async function ingestOrders(state: SyncState, records: unknown[], source: OrderSource, endpoint: string): Promise<IngestResult> {
+  const ids: string[] = [];
+  const rows: PartnerOrderRowInput[] = [];
+  const bad: QuarantineInput[] = [];
+  const validIds: string[] = [];
+  for (const [position, record] of records.entries()) {
+    const parsed = partnerOrderSchema.safeParse(record);
+    const rawText = stringifyJsonLossless(record);
+    if (!parsed.success) {
+      const key = readableKey(record, 'orderId');
+      ids.push(key ?? `#${position}`);
+      bad.push({
+        account: state.account,
+        source: 'partner',
+        endpoint,
+        entity: 'partner_order',
+        recordKey: key,
+        position,
+        rawText,
+        reason: formatZodIssues(parsed.error),
+        runId: state.ctx.runId,
+      });
+      continue;
+    }
+    const order = parsed.data;
+    ids.push(order.orderId);
+    validIds.push(order.orderId);
+    // The same body seen again in this sync (next pass, wallet listing) is not written twice.
+    if (state.written.get(order.orderId) === rawText) continue;
+    state.written.set(order.orderId, rawText);
+    rows.push(orderToRow(order, record));
+  }
+  if (rows.length || bad.length || validIds.length) {
+    await state.db.transaction().execute(async (trx) => {
+      const r = await upsertPartnerOrders(trx, state.account, rows, source, state.ctx.now);
+      state.result.inserted += r.inserted.length;
+      state.result.updated += r.updated.length;
+      await quarantineRecords(trx, bad);
+      await resolveQuarantined(trx, state.account, 'partner_order', validIds);
+    });
+  }
+  state.result.quarantined += bad.length;
+  if (bad.length) state.logger.warn({ endpoint, quarantined: bad.length, first: bad[0]?.reason }, 'invalid partner orders quarantined');
+  return { ids, quarantined: bad.length };
+}
+
+async function quarantinePage(state: SyncState, endpoint: string, response: HttpResponse, reason: string): Promise<void> {
+  await quarantineRecords(state.db, [
+    { account: state.account, source: 'partner', endpoint, entity: 'partner_order_page', recordKey: null, position: null, rawText: response.text, reason, runId: state.ctx.runId },
+  ]);
+  state.result.quarantined++;
+}
+
+interface Listing {
+  pages: number;
+  rows: number;
+  ids: Set<string>;
+  duplicates: number;
+  quarantined: number;
+  /** The listing ended normally on a short page. */
+  complete: boolean;
+}
+
+/**
+ * Pages one order listing with limit 50 and the configured offset parameter until a short page,
+ * storing each page as it arrives (nothing buffers the history).
+ */
+async function pageOrders(state: SyncState, query: Record<string, QueryValue>, label: string): Promise<Listing> {
+  const offsetName = state.ctx.config.partner.params.offset;
+  const listing: Listing = { pages: 0, rows: 0, ids: new Set(), duplicates: 0, quarantined: 0, complete: false };
+  for (let offset = 0; listing.pages < MAX_PAGES_PER_LISTING; offset += ORDERS_PAGE_LIMIT) {
+    checkAbort(state.ctx);
+    const response = await state.api.listOrders({ ...query, limit: ORDERS_PAGE_LIMIT, [offsetName]: offset }, state.ctx.signal);
+    listing.pages++;
+    state.result.pages++;
+    const records = asArray(response.body);
+    if (!records) {
+      await quarantinePage(state, ORDERS_ENDPOINT, response, `${label}: the orders list is not a JSON array`);
+      return listing;
+    }
+    const page = await ingestOrders(state, records, 'poll', ORDERS_ENDPOINT);
+    listing.rows += records.length;
+    listing.quarantined += page.quarantined;
+    for (const id of page.ids) {
+      if (listing.ids.has(id)) listing.duplicates++;
+      else listing.ids.add(id);
+    }
+    state.progress.tick(records.length);
+    if (records.length < ORDERS_PAGE_LIMIT) {
+      listing.complete = true;
+      return listing;
+    }
+  }
+  state.logger.warn({ label, pages: listing.pages }, 'order listing stopped at the page guard: the offset parameter may be ignored by the server');
+  return listing;
+}
+
+function sameSet(a: Set<string>, b: Set<string>): boolean {
+  if (a.size !== b.size) return false;
+  for (const v of a) if (!b.has(v)) return false;
+  return true;
+}
+
+/**
+ * One UTC day. Offset paging over a newest-first list shifts when orders arrive or move during
+ * the scan (a row repeats, or one is skipped), so the day is read again until two consecutive
+ * passes return the same orders; every pass's orders are stored, so the union is complete once
+ * it settles. A day that never settles is recorded settled=false (an S_COVERAGE break).
+ */
+async function syncDay(state: SyncState, day: string): Promise<DayCoverage> {
+  const { params } = state.ctx.config.partner;
+  state.progress.setStage(day);
+  const query = { [params.from]: day, [params.to]: addDays(day, 1) };
+  const seen = new Set<string>();
+  const passes: DayCoverage['passes'] = [];
+  let previous: Set<string> | null = null;
+  let settled = false;
+  let pages = 0;
+  let quarantined = 0;
+  for (let pass = 1; pass <= MAX_DAY_PASSES; pass++) {
+    const listing = await pageOrders(state, query, `orders of ${day}`);
+    pages += listing.pages;
+    quarantined = listing.quarantined;
+    for (const id of listing.ids) seen.add(id);
+    passes.push({ pages: listing.pages, rows: listing.rows, distinct: listing.ids.size, duplicates: listing.duplicates });
+    if (!listing.complete) break;
+    if (previous && sameSet(previous, listing.ids)) {
+      settled = true;
+      break;
+    }
+    previous = listing.ids;
+  }
+  const coverage: DayCoverage = { day, pages, rows: seen.size, quarantined, settled, passes };
+  await saveCoverage(
+    state.db,
+    state.account,
+    state.ctx.runId,
+    { day, stream: 'orders', pages, rows: seen.size, quarantined, settled, detail: { passes, maxPasses: MAX_DAY_PASSES } },
+    state.ctx.now,
+  );
+  if (!settled) state.logger.warn({ day, passes }, 'partner orders of the day did not settle: the count kept changing between passes');
+  else state.logger.debug({ day, rows: seen.size, pages, passes: passes.length }, 'partner day synced');
+  return coverage;
+}
+
+/** Our wallets: configured addresses plus every address seen on exchange deposits, without :tag. */
+async function ourWallets(state: SyncState): Promise<string[]> {
+  const deposits = await listExchangeDepositAddresses(state.db, state.account);
+  return [...new Set([...state.ctx.config.partner.wallets, ...deposits].map(walletWithoutTag).filter(Boolean))].sort();
+}
+
+async function syncWallets(state: SyncState): Promise<void> {
+  const wallets = await ourWallets(state);
+  for (const wallet of wallets) {
+    state.progress.setStage(`wallet ${wallet}`);
+    // The list limit applies to wallet listings too, so they are paged like the days.
+    await pageOrders(state, { walletAddress: wallet }, `orders of wallet ${wallet}`);
+    state.result.wallets++;
+  }
+}
+
+/** Several orders per reference are normal; the limit does not apply to this listing. */
+async function syncReference(state: SyncState, reference: string): Promise<void> {
+  checkAbort(state.ctx);
+  const response = await state.api.listOrders({ externalReference: reference }, state.ctx.signal);
+  state.result.pages++;
+  const records = asArray(response.body);
+  if (!records) {
+    await quarantinePage(state, ORDERS_ENDPOINT, response, `orders of externalReference ${reference}: the orders list is not a JSON array`);
+    return;
+  }
+  await ingestOrders(state, records, 'poll', ORDERS_ENDPOINT);
+  state.progress.tick(records.length);
+  state.result.references++;
+}
+
+/**
+ * Every stored order still PENDING or WITHDRAWING is fetched by id so that late state changes
+ * land; orders already received in this sync are fresh and skipped. A 404 is recorded on the order.
+ */
+async function refreshOpenOrders(state: SyncState): Promise<void> {
+  const ids = (await listOpenOrderIds(state.db, state.account)).filter((id) => !state.written.has(id));
+  if (ids.length === 0) return;
+  state.progress.setStage(`refresh of ${ids.length} open orders`);
+  const missing: string[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < ids.length) {
+      const id = ids[next++] as string;
+      checkAbort(state.ctx);
+      const response = await state.api.getOrder(id, state.ctx.signal);
+      state.result.refreshed++;
+      if (response.status === 404) {
+        missing.push(id);
+        continue;
+      }
+      await ingestOrders(state, [response.body], 'refresh', '/orders/{id}');
+      state.progress.tick(1);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(REFRESH_CONCURRENCY, ids.length) }, worker));
+  if (missing.length) {
+    await markOrdersNotFound(state.db, state.account, missing, state.ctx.now);
+    state.result.notFound += missing.length;
+    state.logger.warn({ count: missing.length, orderIds: missing.slice(0, 20) }, 'open partner orders not found on refresh (404)');
+  }
+}
+
+/**
+ * Currencies, regions (all, onlyBuyAllowed=false) and payment methods, as dated snapshots: a new
+ * row only when the content changed. Invalid currencies are quarantined; the valid ones land.
+ */
+async function syncReferenceData(state: SyncState): Promise<void> {
+  const { db, account, api } = state;
+  const fetchedAt = state.ctx.now;
+
+  checkAbort(state.ctx);
+  const currencies = await api.currencies(state.ctx.signal);
+  const list = flattenCurrencies(currencies.body);
+  if (!list) {
+    await quarantineRecords(db, [
+      { account, source: 'partner', endpoint: '/currencies', entity: 'partner_currency', recordKey: null, position: null, rawText: currencies.text, reason: 'currencies: not a JSON array', runId: state.ctx.runId },
+    ]);
+    state.result.quarantined++;
+  } else {
+    const rows: CurrencyRowInput[] = [];
+    const bad: QuarantineInput[] = [];
+    for (const [position, c] of list.entries()) {
+      const parsed = currencySchema.safeParse(c);
+      if (parsed.success) rows.push(currencyToRow(parsed.data));
+      else
+        bad.push({ account, source: 'partner', endpoint: '/currencies', entity: 'partner_currency', recordKey: readableKey(c, 'code'), position, rawText: stringifyJsonLossless(c), reason: formatZodIssues(parsed.error), runId: state.ctx.runId });
+    }
+    await db.transaction().execute(async (trx) => {
+      const snap = await saveReferenceSnapshot(trx, { account, source: 'partner', kind: 'currencies', fetchedAt, bodyText: stringifyJsonLossless(currencies.body) });
+      if (snap.changed) await saveCurrencies(trx, snap.id, rows);
+      await quarantineRecords(trx, bad);
+      await resolveQuarantined(trx, account, 'partner_currency', rows.map((r) => r.code));
+      state.result.snapshots.currencies = snap.changed;
+    });
+    state.result.quarantined += bad.length;
+  }
+
+  for (const [kind, fetch, schema, key] of [
+    ['regions', () => api.regions(state.ctx.signal), regionsSchema, 'regions'],
+    ['payment_methods', () => api.paymentMethods(state.ctx.signal), paymentMethodsSchema, 'paymentMethods'],
+  ] as const) {
+    checkAbort(state.ctx);
+    const response = await fetch();
+    const parsed = schema.safeParse(response.body);
+    if (!parsed.success) {
+      await quarantineRecords(db, [
+        { account, source: 'partner', endpoint: `/${kind.replace('_', '-')}`, entity: `partner_${kind}`, recordKey: null, position: null, rawText: response.text, reason: formatZodIssues(parsed.error), runId: state.ctx.runId },
+      ]);
+      state.result.quarantined++;
+      continue;
+    }
+    const snap = await saveReferenceSnapshot(db, { account, source: 'partner', kind, fetchedAt, bodyText: stringifyJsonLossless(response.body) });
+    state.result.snapshots[key] = snap.changed;
+  }
+}
+
+/** The quote's currency objects come wrapped in an array; the row keeps only codes and amounts. */
+async function syncQuotes(state: SyncState): Promise<void> {
+  for (const sample of state.ctx.config.partner.quotes) {
+    checkAbort(state.ctx);
+    const query = {
+      quoteCurrencyCode: sample.quoteCurrencyCode,
+      baseCurrencyCode: sample.baseCurrencyCode,
+      quoteCurrencyAmount: sample.quoteCurrencyAmount,
+      paymentMethod: sample.paymentMethod,
+      countryCode: sample.countryCode,
+    };
+    let response: HttpResponse;
+    try {
+      response = await state.api.quoteBuy(query, state.ctx.signal);
+    } catch (err) {
+      // A quote is a sample for fee tracking: a refused pair must not fail the run; bad keys must.
+      if (err instanceof HttpAuthError || !(err instanceof HttpStatusError)) throw err;
+      state.result.quoteErrors++;
+      state.logger.warn({ quote: query, status: err.status, err: { message: err.message } }, 'buy quote refused; skipped');
+      continue;
+    }
+    const parsed = quoteSchema.safeParse(response.body);
+    if (!parsed.success) {
+      await quarantineRecords(state.db, [
+        { account: state.account, source: 'partner', endpoint: '/quote/buy', entity: 'partner_quote', recordKey: `${sample.quoteCurrencyCode}-${sample.baseCurrencyCode}-${sample.quoteCurrencyAmount}`, position: null, rawText: response.text, reason: formatZodIssues(parsed.error), runId: state.ctx.runId },
+      ]);
+      state.result.quarantined++;
+      continue;
+    }
+    const row = quoteToRow(parsed.data, response.body, { paymentMethod: sample.paymentMethod });
+    if (await saveQuote(state.db, state.account, state.ctx.runId, state.ctx.now, row)) state.result.quotes++;
+  }
+}
