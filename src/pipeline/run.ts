@@ -57,13 +57,15 @@ export async function runPipeline(deps: RunDeps & { stages?: Stages }, options: 
       // Exchange first: the partner sync lists orders by every deposit address the exchange has shown.
       // The exchange always syncs from its cursors up to now: the period selects what is reported,
       // not what is synced, so every flow between two balance snapshots is present.
-      await stage('sync.exchange', () => syncExchange(ctx));
-      await stage('sync.partner', () => syncPartner(ctx, syncPeriod));
+      await stage('sync.exchange', () => syncExchange(ctx), (r) => pick(r, ['counts', 'settled', 'balanceSnapshotId']));
+      await stage('sync.partner', () => syncPartner(ctx, syncPeriod), (r) =>
+        pick(r, ['orders', 'inserted', 'updated', 'pages', 'quarantined', 'refreshed', 'notFound', 'wallets']),
+      );
       if (lookbackDays > 0) {
         // The look-back days first, the period last: run.counts and rule results then describe the period.
         await stage('reconcile.lookback', () => reconcilePeriod(ctx, { from: syncPeriod.from, to: period.from }));
       }
-      await stage('reconcile', () => reconcilePeriod(ctx, period), undefined);
+      await stage('reconcile', () => reconcilePeriod(ctx, period), (r) => pick(r, ['detected', 'lifecycle']));
       const openBreaks = await countOpenBreaks(ctx.store.db, ctx.config.account);
       await mergeStageDetail(ctx.store.db, runId, 'reconcile', { openBreaks });
 
@@ -99,6 +101,14 @@ export async function runPipeline(deps: RunDeps & { stages?: Stages }, options: 
     ...(reportPath ? { reportPath } : {}),
     summary,
   };
+}
+
+/** The small, stable part of a stage's result for run.stages (coverage lists stay in their own tables). */
+export function pick(result: unknown, keys: string[]): Record<string, unknown> | undefined {
+  if (!result || typeof result !== 'object') return undefined;
+  const out: Record<string, unknown> = {};
+  for (const k of keys) if (k in result) out[k] = (result as Record<string, unknown>)[k];
+  return out;
 }
 
 export async function countOpenBreaks(db: Db, account: string): Promise<number> {
