@@ -1,0 +1,108 @@
+import { access } from 'node:fs/promises';
+import { basename } from 'node:path';
+import nodemailer from 'nodemailer';
+import type { StageContext } from '../pipeline/context.js';
+import { writeReport } from '../report/index.js';
+import { loadOpenBreaks, loadRun } from '../report/load.js';
+import { countBySeverity } from '../report/summary.js';
+import { buildMessage } from './message.js';
+
+export { buildMessage } from './message.js';
+
+export interface DeliveryResult {
+  status: 'sent' | 'skipped' | 'failed';
+  error?: string;
+  messageId?: string;
+}
+
+/** SMTP timeouts: a hung server must fail the delivery (and leave the run undelivered), not the night. */
+const SMTP_TIMEOUTS = { connectionTimeout: 30_000, greetingTimeout: 30_000, socketTimeout: 60_000 };
+
+/**
+ * E-mails the run's workbook. A failed send marks the run undelivered with the reason and keeps
+ * the file, so `ramp-recon deliver <runId>` can send it again; a missing file is written again
+ * first. Without SMTP_URL delivery is skipped with one log line.
+ */
+export async function deliverRun(ctx: StageContext, runId: string): Promise<DeliveryResult> {
+  const log = ctx.logger.child({ stage: 'deliver', runId });
+  const { smtpUrl } = ctx.config;
+  if (!smtpUrl) {
+    log.info('delivery skipped: SMTP_URL is not set');
+    return { status: 'skipped' };
+  }
+  const { db } = ctx.store;
+  const secrets = urlSecrets(smtpUrl);
+  const scrub = (text: string) => secrets.reduce((t, s) => t.split(s).join('********'), text);
+
+  const run = await loadRun(db, runId);
+  const row = await db.selectFrom('run').select(['report_path', 'account']).where('id', '=', runId).executeTakeFirstOrThrow();
+  let path = row.report_path;
+  if (!path || !(await exists(path))) {
+    log.info({ missing: path }, 'no workbook on disk for this run: writing it before delivery');
+    path = (await writeReport(ctx, runId)).path;
+  }
+
+  const open = await loadOpenBreaks(db, run.account);
+  const byRuleMap = new Map<string, number>();
+  for (const b of open) byRuleMap.set(b.code, (byRuleMap.get(b.code) ?? 0) + 1);
+  const byRule = [...byRuleMap].map(([code, count]) => ({ code, count })).sort((a, b) => b.count - a.count || a.code.localeCompare(b.code));
+  const attachmentName = basename(path);
+  const message = buildMessage({ run, open: countBySeverity(open), byRule, attachmentName });
+
+  const from = ctx.config.email.from;
+  const to = ctx.config.email.to;
+  try {
+    if (!from || to.length === 0) throw new Error('email.from and email.to must be configured to deliver');
+    const transport = nodemailer.createTransport({ url: smtpUrl, ...SMTP_TIMEOUTS });
+    try {
+      const info = await transport.sendMail({
+        from,
+        to,
+        subject: message.subject,
+        text: message.text,
+        html: message.html,
+        attachments: [{ filename: attachmentName, path, contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet' }],
+      });
+      await db.updateTable('run').set({ delivered: true, delivered_at: new Date(), delivery_error: null }).where('id', '=', runId).execute();
+      log.info({ to, subject: message.subject, messageId: info.messageId }, 'report delivered');
+      return { status: 'sent', messageId: info.messageId };
+    } finally {
+      transport.close();
+    }
+  } catch (err) {
+    const error = scrub(describe(err));
+    await db.updateTable('run').set({ delivered: false, delivered_at: null, delivery_error: error }).where('id', '=', runId).execute();
+    log.warn({ error, path }, `delivery failed; the report is kept, retry with \`ramp-recon deliver ${runId}\``);
+    return { status: 'failed', error };
+  }
+}
+
+function describe(err: unknown): string {
+  if (err instanceof Error) {
+    const e = err as Error & { code?: string; responseCode?: number; response?: string };
+    const parts = [e.message];
+    if (e.code && !e.message.includes(e.code)) parts.push(`(${e.code})`);
+    return parts.join(' ');
+  }
+  return String(err);
+}
+
+/** The password and user info of SMTP_URL, raw and decoded, so neither can reach a log or the run row. */
+function urlSecrets(url: string): string[] {
+  try {
+    const u = new URL(url);
+    const values = [u.password, decodeURIComponent(u.password)];
+    return values.filter((v) => v.length >= 3);
+  } catch {
+    return [];
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
