@@ -82,7 +82,7 @@ for (const kind of storeKinds) {
       expect(run?.config_hash).toMatch(/^[0-9a-f]{16}$/);
       const stages = run?.stages as Record<string, { status: string; ms: number; detail?: Record<string, unknown> }>;
       // jsonb does not keep key order: order by start time, as `runs` does.
-      const order = Object.entries(stages as Record<string, { startedAt: string }>)
+      const order = Object.entries(stages as unknown as Record<string, { startedAt: string }>)
         .sort((a, b) => a[1].startedAt.localeCompare(b[1].startedAt))
         .map(([name]) => name);
       expect(order).toEqual(['sync.exchange', 'sync.partner', 'reconcile', 'report', 'deliver']);
