@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { register as migrate } from './migrate.js';
 import { register as config } from './config.js';
+import { register as sandbox } from './sandbox.js';
 import { register as run } from './run.js';
 import { register as sync } from './sync.js';
 import { register as reconcile } from './reconcile.js';
@@ -11,4 +12,4 @@ import { register as runs } from './runs.js';
 import { register as serveWebhooks } from './serve-webhooks.js';
 
 /** Every command, in the order `--help` lists them. Each module owns one command. */
-export const commands: Array<(program: Command) => void> = [run, sync, reconcile, report, deliver, schedule, runs, serveWebhooks, migrate, config];
+export const commands: Array<(program: Command) => void> = [run, sync, reconcile, report, deliver, schedule, runs, serveWebhooks, migrate, config, sandbox];

@@ -1,0 +1,289 @@
+import { Decimal } from '../decimal/decimal.js';
+import { TAKER_RATE, unit } from './catalog.js';
+import { fillFee, refreshAggregates } from './generate/exchange.js';
+import { usdTwin } from './generate/partner.js';
+import type { DepositRecord, FillRecord, PartnerOrderRecord } from './model.js';
+import { createRng, uuidFrom, type Rng } from './prng.js';
+import { DAY_MS, HOUR_MS } from './time.js';
+import type { OrderRow, World } from './world.js';
+
+/** Every rule code of DESIGN.md's table that the sandbox plants (S_* come from faults). */
+export const RULE_CODES = [
+  'P_FEE_USD',
+  'P_AMOUNT_USD',
+  'P_PARTNER_FEE_RATE',
+  'P_FEE_BOUNDS',
+  'P_PRECISION',
+  'P_STATE',
+  'P_STALE',
+  'P_WEBHOOK_GAP',
+  'X_DEPOSIT_MISSING',
+  'X_DEPOSIT_AMOUNT',
+  'E_FILL_QTY',
+  'E_FILL_AVGPX',
+  'E_FILL_ORPHAN',
+  'E_FEE_RATE',
+  'E_SYMBOL_RULES',
+  'E_BALANCE_ROLL',
+  'E_BALANCE_SANITY',
+  'E_STALE',
+  'E_WITHDRAWAL_BENEFICIARY',
+] as const;
+
+/** Undo actions by code: fixDiscrepancy(code) corrects the planted case(s). */
+export type Fixes = Map<string, Array<() => void>>;
+
+const H = Decimal.ROUND_HALF_UP;
+
+/**
+ * Plants one case of every rule code inside the generated days (never today), each on its own
+ * entity and changing only what its rule looks at, so each triggers exactly its own code.
+ */
+export function plantDiscrepancies(w: World): Fixes {
+  const rng = createRng(w.opts.seed, 'discrepancies');
+  const fixes: Fixes = new Map();
+  const used = new Set<string>();
+  const plant = (code: string, key: string, fix: () => void, requires?: 'webhooks'): void => {
+    w.expected.push(requires ? { code, key, requires } : { code, key });
+    fixes.set(code, [...(fixes.get(code) ?? []), fix]);
+    used.add(key);
+  };
+  // History before today, and at least a day old so no state is still moving.
+  const settledBefore = Math.min(w.todayStart, w.now0 - 26 * HOUR_MS);
+  const partner = (pred: (o: PartnerOrderRecord) => boolean, before = settledBefore): PartnerOrderRecord | undefined => {
+    const c = w.partnerOrders.filter((o) => o.createdAtMs < before && o.timeline[o.timeline.length - 1]!.atMs < before && !used.has(o.orderId) && pred(o));
+    return c.length ? pickOf(rng, c) : undefined;
+  };
+  const last = (o: PartnerOrderRecord): string => o.timeline[o.timeline.length - 1]!.state;
+  const fiatIn = (o: PartnerOrderRecord): boolean => ['EUR', 'GBP'].includes(o.inputCurrency);
+  const depositOf = (o: PartnerOrderRecord): DepositRecord | undefined => w.deposits.find((d) => d.txHash === o.txHash);
+
+  // P_FEE_USD: one USD twin off by 0.50.
+  let o = partner((x) => fiatIn(x));
+  if (o) {
+    const t = o;
+    const before = t.processingFeeUsd;
+    t.processingFeeUsd = new Decimal(before).plus('0.50').toFixed(2);
+    plant('P_FEE_USD', t.orderId, () => (t.processingFeeUsd = before));
+  }
+  // P_AMOUNT_USD: a USD order whose amountUsd is not its inputAmount (fee twins depend on the fee only).
+  o = partner((x) => x.inputCurrency === 'USD');
+  if (o) {
+    const t = o;
+    const before = t.amountUsd;
+    t.amountUsd = new Decimal(t.inputAmount).plus('1.00').toFixed(2);
+    plant('P_AMOUNT_USD', t.orderId, () => (t.amountUsd = before));
+  }
+  // P_PARTNER_FEE_RATE: partnerFee one cent above the rate; its twin follows so P_FEE_USD holds.
+  o = partner((x) => fiatIn(x));
+  if (o) {
+    const t = o;
+    const before = { fee: t.partnerFee, usd: t.partnerFeeUsd };
+    t.partnerFee = new Decimal(t.partnerFee).plus('0.01').toFixed(2);
+    t.partnerFeeUsd = usdTwin(t.partnerFee, t.amountUsd!, t.inputAmount);
+    plant('P_PARTNER_FEE_RATE', t.orderId, () => ((t.partnerFee = before.fee), (t.partnerFeeUsd = before.usd)));
+  }
+  // P_FEE_BOUNDS: a negative network fee (with a consistent negative twin).
+  o = partner((x) => fiatIn(x));
+  if (o) {
+    const t = o;
+    const before = { fee: t.networkFee, usd: t.networkFeeUsd };
+    t.networkFee = '-0.50';
+    t.networkFeeUsd = usdTwin(t.networkFee, t.amountUsd!, t.inputAmount);
+    plant('P_FEE_BOUNDS', t.orderId, () => ((t.networkFee = before.fee), (t.networkFeeUsd = before.usd)));
+  }
+  // P_PRECISION: a BTC output with 9 decimals, on an order not paid to our wallets (no X_* effect).
+  o = partner((x) => x.orderType === 'BUY' && x.outputCurrency === 'BTC' && !x.paidToUs);
+  if (o) {
+    const t = o;
+    const before = t.outputAmount;
+    t.outputAmount = new Decimal(before).plus('0.000000001').toFixed(9);
+    plant('P_PRECISION', t.orderId, () => (t.outputAmount = before));
+  }
+  // P_STATE: a FAILED order that carries a transaction hash.
+  o = partner((x) => last(x) === 'FAILED');
+  if (o) {
+    const t = o;
+    t.hashWhileNotCompleted = true;
+    plant('P_STATE', t.orderId, () => (t.hashWhileNotCompleted = false));
+  }
+  // P_STALE: an order left PENDING for days (never paid to us, so no deposit is involved).
+  o = partner((x) => !x.paidToUs && x.createdAtMs < w.now0 - 2 * DAY_MS);
+  if (o) {
+    const t = o;
+    const before = t.timeline;
+    t.timeline = [t.timeline[0]!];
+    plant('P_STALE', t.orderId, () => (t.timeline = before));
+  }
+  // P_WEBHOOK_GAP: settled more than 3 days ago, its COMPLETED event never delivered.
+  o = partner((x) => last(x) === 'COMPLETED' && !x.paidToUs, w.now0 - 3 * DAY_MS - 6 * HOUR_MS);
+  if (o) {
+    const t = o;
+    t.undeliveredStates = ['COMPLETED'];
+    plant('P_WEBHOOK_GAP', t.orderId, () => (t.undeliveredStates = undefined), 'webhooks');
+  }
+  // X_DEPOSIT_MISSING: the exchange never received the deposit of an order paid to us.
+  o = partner((x) => x.paidToUs && depositOf(x) !== undefined);
+  if (o) {
+    const t = o;
+    const d = depositOf(t)!;
+    w.removeDeposit(d);
+    // The deposit never moved the balance in this history; restoring it later rewrites history,
+    // so the opening balance absorbs it (the served balances stay a consistent series).
+    plant('X_DEPOSIT_MISSING', t.orderId, () => {
+      w.balances();
+      d.preCredited = true;
+      w.opening.set(d.currency, w.opening.get(d.currency)!.minus(d.amount));
+      w.addDeposit(d);
+    });
+  }
+  // X_DEPOSIT_AMOUNT: the matched deposit credits 1% less than the order's output.
+  o = partner((x) => x.paidToUs && depositOf(x) !== undefined);
+  if (o) {
+    const t = o;
+    const d = depositOf(t)!;
+    const before = d.amount;
+    const places = Math.max(new Decimal(before).decimalPlaces(), 2);
+    d.amount = new Decimal(before).times('0.99').toDecimalPlaces(places, Decimal.ROUND_DOWN).toString();
+    plant('X_DEPOSIT_AMOUNT', t.orderId, () => {
+      w.balances();
+      w.opening.set(d.currency, w.opening.get(d.currency)!.plus(d.amount).minus(before));
+      d.amount = before;
+    });
+  }
+
+  const orders = (pred: (x: OrderRow) => boolean): OrderRow | undefined => {
+    const c = w.exOrders.filter((x) => x.timestamp < settledBefore && !used.has(x.exOrdId) && !x.hidden && x.fillCount > 0 && w.fillsOf(x).every((f) => !used.has(f.execId)) && pred(x));
+    return c.length ? pickOf(rng, c) : undefined;
+  };
+  const markOrder = (x: OrderRow): void => {
+    used.add(x.exOrdId);
+    for (const f of w.fillsOf(x)) used.add(f.execId);
+  };
+  // E_FILL_QTY: cumQty one lot above the fills (leavesQty unchanged: size stays inside limits).
+  let eo = orders((x) => x.ordStatus === 'FILLED');
+  if (eo) {
+    const t = eo;
+    const before = t.cumQty;
+    t.cumQty = new Decimal(before).plus(unit(w.symbol(t.symbol)!.lot)).toString();
+    markOrder(t);
+    plant('E_FILL_QTY', t.exOrdId, () => (t.cumQty = before));
+  }
+  // E_FILL_AVGPX: avgPx three increments away from the VWAP (still on the increment).
+  eo = orders(() => true);
+  if (eo) {
+    const t = eo;
+    const before = t.avgPx;
+    t.avgPx = new Decimal(before!).plus(unit(w.symbol(t.symbol)!.priceInc).times(3)).toString();
+    markOrder(t);
+    plant('E_FILL_AVGPX', t.exOrdId, () => (t.avgPx = before));
+  }
+  // E_FILL_ORPHAN: an order nobody can find (404, absent from lists); its fill stays, balance-consistent.
+  eo = orders((x) => x.fillCount === 1);
+  if (eo) {
+    const t = eo;
+    t.hidden = true;
+    markOrder(t);
+    plant('E_FILL_ORPHAN', w.fillsOf(t)[0]!.execId, () => (t.hidden = false));
+  }
+  const fillOf = (pred: (f: FillRecord) => boolean): { order: OrderRow; fill: FillRecord } | undefined => {
+    const x = orders((y) => w.fillsOf(y).some(pred));
+    if (!x) return undefined;
+    markOrder(x);
+    return { order: x, fill: w.fillsOf(x).find(pred)! };
+  };
+  // E_FEE_RATE: a fee 100 units of the counter scale above the taker fee.
+  const fr = fillOf(() => true);
+  if (fr) {
+    const f = fr.fill;
+    const def = w.symbol(f.symbol)!;
+    const before = f.fee;
+    f.fee = new Decimal(fillFee(f.qty, f.price, TAKER_RATE, def.counterScale)).plus(new Decimal(10).pow(-def.counterScale).times(100)).toString();
+    plant('E_FEE_RATE', f.execId, () => {
+      w.balances();
+      const [, counter] = f.symbol.split('-') as [string, string];
+      // History changes: the opening balance absorbs the difference so served balances stay.
+      w.opening.set(counter, w.opening.get(counter)!.minus(new Decimal(before).minus(f.fee)));
+      f.fee = before;
+    });
+  }
+  // E_SYMBOL_RULES: a fill half an increment off the grid; fee and avgPx follow so nothing else fires.
+  const sr = fillOf(() => true);
+  if (sr) {
+    const f = sr.fill;
+    const def = w.symbol(f.symbol)!;
+    const inc = unit(def.priceInc);
+    const before = { price: f.price, fee: f.fee };
+    f.price = new Decimal(f.price).plus(inc.div(2)).toString();
+    f.fee = fillFee(f.qty, f.price, TAKER_RATE, def.counterScale);
+    refreshAggregates(w, sr.order);
+    plant('E_SYMBOL_RULES', f.execId, () => {
+      w.balances();
+      const [, counter] = f.symbol.split('-') as [string, string];
+      const sign = f.side === 'BUY' ? -1 : 1;
+      const delta = new Decimal(before.price).minus(f.price).times(f.qty).times(sign).minus(new Decimal(before.fee).minus(f.fee));
+      w.opening.set(counter, w.opening.get(counter)!.minus(delta));
+      f.price = before.price;
+      f.fee = before.fee;
+      refreshAggregates(w, sr.order);
+    });
+  }
+  // E_STALE: a deposit UNCONFIRMED for two days (UNCONFIRMED never moves the balance).
+  {
+    const ts = settledBefore - DAY_MS - rng.int(0, HOUR_MS);
+    const currency = 'BTC';
+    const d: DepositRecord = { depositId: `D${w.seq.deposit++}`, amount: '0.01500000', currency, address: w.addresses[currency]!, txHash: rng.hex(64), timestamp: ts, timeline: [{ state: 'UNCONFIRMED', atMs: ts }] };
+    w.addDeposit(d);
+    plant('E_STALE', d.depositId, () => d.timeline.push({ state: 'REJECTED', atMs: ts + 1 }));
+  }
+  // E_WITHDRAWAL_BENEFICIARY: a withdrawal to an id that is not on the whitelist.
+  {
+    const c = w.withdrawals.filter((x) => x.timestamp < settledBefore);
+    if (c.length) {
+      const wd = pickOf(rng, c);
+      const before = wd.beneficiary;
+      wd.beneficiary = uuidFrom(rng);
+      plant('E_WITHDRAWAL_BENEFICIARY', wd.withdrawalId, () => (wd.beneficiary = before));
+    }
+  }
+  // E_BALANCE_ROLL: a USDC deposit credited between the first and second /accounts snapshot,
+  // invisible in /deposits until fixed (see Sandbox.onAccounts).
+  w.hiddenRoll = { currency: 'USDC', amount: '1234.567890' };
+  plant('E_BALANCE_ROLL', 'USDC', () => {
+    const d = w.hiddenRoll?.applied;
+    if (d) d.hidden = false;
+    if (w.hiddenRoll) w.hiddenRoll.fixed = true;
+  });
+  // E_BALANCE_SANITY: balance_local of GBP five cents above balance x rate.
+  w.localOffset.set('GBP', new Decimal('0.05'));
+  plant('E_BALANCE_SANITY', 'GBP', () => w.localOffset.delete('GBP'));
+  return fixes;
+}
+
+function pickOf<T>(rng: Rng, list: readonly T[]): T {
+  return list[Math.floor(rng.next() * list.length)]!;
+}
+
+/**
+ * Called on every GET /accounts. The planted E_BALANCE_ROLL deposit is credited on the second
+ * snapshot, timestamped halfway between the two requests (so it falls strictly inside the
+ * pair whichever end of its request a client stamps as fetched_at) and hidden from /deposits.
+ */
+export function onAccounts(w: World): void {
+  const now = Date.now();
+  const roll = w.hiddenRoll;
+  if (roll && !roll.applied && !roll.fixed) {
+    if (roll.firstAt === undefined) roll.firstAt = now;
+    else {
+      const ts = Math.floor((roll.firstAt + now) / 2);
+      w.balances();
+      const d: DepositRecord = { depositId: `D${w.seq.deposit++}`, amount: roll.amount, currency: roll.currency, address: w.addresses[roll.currency] ?? 'unknown', txHash: `0x${'7e'.repeat(32)}`, timestamp: ts, timeline: [{ state: 'COMPLETED', atMs: ts }], hidden: true, preCredited: true };
+      w.add(roll.currency, new Decimal(roll.amount));
+      roll.applied = d;
+      w.addDeposit(d);
+    }
+  }
+  w.lastAccountsAt = now;
+}
+
+export { H as ROUND_HALF_UP };

@@ -1,0 +1,266 @@
+import type { AddressInfo } from 'node:net';
+import { Decimal } from '../decimal/decimal.js';
+import { MAKER_RATE, TAKER_RATE, type PartnerCurrencyDef, type SymbolDef } from './catalog.js';
+import { onAccounts, plantDiscrepancies, type Fixes } from './discrepancies.js';
+import { handleExchange } from './exchange-routes.js';
+import { resolveFaults, type FaultProfile } from './faults.js';
+import { generateHistory, generateLive } from './generate/span.js';
+import { makePartnerOrder } from './generate/partner.js';
+import { json, type Req, type Res } from './http.js';
+import type { BalanceView, DepositRecord, DepositView, ExchangeOrderRecord, ExpectedBreak, FillRecord, PartnerOrderRecord, PartnerOrderView, WhitelistEntry, WithdrawalView } from './model.js';
+import { DEFAULT_OPTIONS, type SandboxOptions } from './options.js';
+import { handlePartner } from './partner-routes.js';
+import { createRng } from './prng.js';
+import { createSandboxServer } from './server.js';
+import { HOUR_MS } from './time.js';
+import { World } from './world.js';
+import { startWebhooks, type WebhookDelivery, type WebhookRunner } from './webhooks.js';
+
+export type { SandboxOptions, FaultProfile, ExpectedBreak, PartnerOrderView, PartnerOrderRecord, FillRecord, ExchangeOrderRecord, DepositView, WithdrawalView, BalanceView, WhitelistEntry, WebhookDelivery };
+export { DEFAULT_OPTIONS };
+export { DEFAULT_FAULTS, NO_FAULTS } from './faults.js';
+
+/** Read access to the generated records as the APIs serve them right now (canonical decimal strings). */
+export interface SandboxData {
+  /** Partner orders visible now, in their current state, oldest first. */
+  partnerOrders(): PartnerOrderView[];
+  /** The records behind them, with their whole timelines (state changes = webhook events). */
+  partnerOrderRecords(): readonly PartnerOrderRecord[];
+  /** Exchange orders, oldest first, excluding the planted orphan's hidden order. */
+  exchangeOrders(): ExchangeOrderRecord[];
+  /** Every fill, oldest first (execId ascending). */
+  fills(): readonly FillRecord[];
+  /** Deposits listed by /deposits, oldest first. */
+  deposits(): DepositView[];
+  withdrawals(): WithdrawalView[];
+  /** What /accounts returns now (does not count as a snapshot for the planted E_BALANCE_ROLL). */
+  balances(): BalanceView[];
+  /** Opening balances at the start of the history: balance = opening + every flow up to now. */
+  openingBalances(): Record<string, string>;
+  whitelist(): WhitelistEntry[];
+  symbols(): readonly SymbolDef[];
+  currencies(): readonly PartnerCurrencyDef[];
+  fees(): { makerRate: string; takerRate: string };
+  /** Our deposit address per crypto currency (XRP with its destination tag after a colon). */
+  depositAddresses(): Record<string, string>;
+  /** The sandbox clock (epoch ms): records with a later time are not served yet. */
+  clock(): number;
+}
+
+export interface Sandbox {
+  /** http://HOST:PORT */
+  url: string;
+  /** PARTNER_API_URL, PARTNER_PUBLIC_KEY, PARTNER_PRIVATE_KEY, EXCHANGE_API_URL, EXCHANGE_API_TOKEN. */
+  env: Record<string, string>;
+  options: Readonly<SandboxOptions>;
+  /** The rate every normal order satisfies exactly: use it as `partner.feeRate`. */
+  partnerFeeRate: string;
+  /** Planted discrepancies (and S_QUARANTINE of the malformed record with faults), as [{code, key}]. */
+  expectedBreaks(): ExpectedBreak[];
+  /** Live step: `ms` worth of activity, stamped up to now (also POST /_sandbox/advance?ms=). */
+  advance(ms: number): void;
+  data: SandboxData;
+  /** Changes a run-time option (bounds, orders, faults, ...); generation options have no effect after start. */
+  setOption<K extends keyof SandboxOptions>(name: K, value: SandboxOptions[K]): void;
+  /** Adds partner orders created now (or at `at`), e.g. "orders arriving during the scan". */
+  addPartnerOrders(count: number, at?: Date): PartnerOrderView[];
+  /** Called after each partner GET /orders list page is built (before it is sent). Returns an unsubscribe. */
+  onPartnerOrdersPage(cb: (info: { query: URLSearchParams; count: number; page: number }) => void): () => void;
+  /** Called for each API request before it is served. Returns an unsubscribe. */
+  onRequest(cb: (info: { api: 'partner' | 'exchange'; method: string; path: string; query: URLSearchParams }) => void): () => void;
+  /** Corrects the planted case(s) of a code so the next reconcile resolves it (also POST /_sandbox/fix?code=). */
+  fixDiscrepancy(code: string): void;
+  /** Webhook deliveries attempted so far (when webhookUrl is set). */
+  webhookDeliveries(): readonly WebhookDelivery[];
+  /** Resolves when every due webhook event has been acknowledged (or given up). */
+  webhooksIdle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startSandbox(options: Partial<SandboxOptions> & { port?: number; host?: string } = {}): Promise<Sandbox> {
+  const { port = 0, host = '127.0.0.1', ...rest } = options;
+  const opts: SandboxOptions = { ...DEFAULT_OPTIONS, ...stripUndefined(rest) };
+  if (opts.discrepancies && opts.days < 2) throw new Error('sandbox: --discrepancies needs --days 2 or more (planted cases sit in past days)');
+  const w = new World(opts);
+  generateHistory(w);
+  let fixes: Fixes = new Map();
+  if (opts.discrepancies) fixes = plantDiscrepancies(w);
+  let faults = resolveFaults(opts.faults);
+  if (faults.malformedRecord) plantMalformed(w);
+
+  const pageHooks = new Set<(info: { query: URLSearchParams; count: number; page: number }) => void>();
+  const requestHooks = new Set<(info: { api: 'partner' | 'exchange'; method: string; path: string; query: URLSearchParams }) => void>();
+  let pageNo = 0;
+  let webhooks: WebhookRunner | undefined;
+
+  const catchUp = (): void => {
+    if (opts.live) generateLive(w, w.clock());
+  };
+  const advance = (ms: number): void => {
+    if (!(ms > 0)) return;
+    // Activity is stamped strictly after the last balance snapshot, so a pair of snapshots
+    // around an advance sees every flow inside it (clients stamp snapshots by the wall clock).
+    const spinUntil = w.lastAccountsAt + 2;
+    while (Date.now() < spinUntil) {
+      /* at most two milliseconds */
+    }
+    const end = Math.max(w.generatedUntil + 1, w.now0 + (Date.now() - w.wallStart), w.clock());
+    w.frozenClock = Math.max(w.frozenClock, end);
+    generateLive(w, end, ms);
+    webhooks?.poke();
+  };
+
+  const control = async (req: Req): Promise<Res> => {
+    if (req.method === 'GET' && req.path === '/expected-breaks') return json(200, w.expected.map((b) => ({ ...b })));
+    if (req.method === 'POST' && req.path === '/advance') {
+      const ms = Number(req.query.get('ms') ?? HOUR_MS);
+      if (!Number.isFinite(ms) || ms <= 0) return json(400, { error: 'ms must be a positive number' });
+      advance(ms);
+      return json(200, { clock: w.clock(), generatedUntil: w.generatedUntil });
+    }
+    if (req.method === 'POST' && req.path === '/fix') {
+      const code = req.query.get('code') ?? '';
+      if (!fixes.has(code)) return json(404, { error: `no planted case for ${code}` });
+      fix(code);
+      return json(200, { fixed: code });
+    }
+    if (req.method === 'GET' && req.path === '/env') return json(200, env);
+    return json(404, { error: `no sandbox control ${req.method} ${req.path}` });
+  };
+
+  const fix = (code: string): void => {
+    for (const f of fixes.get(code) ?? []) f();
+    fixes.delete(code);
+    const i = w.expected.findIndex((b) => b.code === code);
+    while (w.expected.some((b) => b.code === code)) w.expected.splice(w.expected.findIndex((b) => b.code === code), 1);
+    void i;
+  };
+
+  const server = createSandboxServer(opts.seed, {
+    partner: (req) =>
+      handlePartner(w, req, {
+        onOrdersPage: (info) => {
+          pageNo++;
+          for (const cb of pageHooks) cb({ ...info, page: pageNo });
+        },
+      }),
+    exchange: (req) => handleExchange(w, req, { onAccounts: () => onAccounts(w), onChange: () => webhooks?.poke() }),
+    control,
+    beforeRequest: catchUp,
+    faults: () => faults,
+    onRequest: (req) => {
+      const api = req.fullPath.startsWith('/v3/') ? 'exchange' : 'partner';
+      for (const cb of requestHooks) cb({ api, method: req.method, path: req.path, query: req.query });
+    },
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const addr = server.address() as AddressInfo;
+  const url = `http://${host}:${addr.port}`;
+  const env = {
+    PARTNER_API_URL: url,
+    PARTNER_PUBLIC_KEY: opts.partnerPublicKey,
+    PARTNER_PRIVATE_KEY: opts.partnerPrivateKey,
+    EXCHANGE_API_URL: `${url}/v3/exchange`,
+    EXCHANGE_API_TOKEN: opts.exchangeToken,
+  };
+  if (opts.webhookUrl) webhooks = startWebhooks(w, opts.webhookUrl);
+  const timer = opts.live
+    ? setInterval(() => {
+        catchUp();
+        webhooks?.poke();
+      }, opts.liveTickMs)
+    : undefined;
+  timer?.unref();
+
+  const data: SandboxData = {
+    partnerOrders: () => {
+      const c = w.clock();
+      return w.partnerOrders.filter((o) => o.createdAtMs <= c).map((o) => w.partnerView(o, c));
+    },
+    partnerOrderRecords: () => w.partnerOrders,
+    exchangeOrders: () => w.exOrders.filter((o) => !o.hidden).map(stripInternal),
+    fills: () => w.fills,
+    deposits: () => w.deposits.filter((d) => !d.hidden).map((d) => w.depositView(d)),
+    withdrawals: () => w.withdrawals.map((x) => w.withdrawalView(x)),
+    balances: () => w.balanceViews(),
+    openingBalances: () => Object.fromEntries([...w.opening].map(([c, v]) => [c, v.toString()])),
+    whitelist: () => w.whitelist.map((e) => ({ ...e })),
+    symbols: () => w.symbols,
+    currencies: () => w.partnerCurrencies,
+    fees: () => ({ makerRate: MAKER_RATE, takerRate: TAKER_RATE }),
+    depositAddresses: () => ({ ...w.addresses }),
+    clock: () => w.clock(),
+  };
+
+  let addSeq = 0;
+  return {
+    url,
+    env,
+    options: opts,
+    partnerFeeRate: opts.partnerFeeRate,
+    expectedBreaks: () => w.expected.map((b) => ({ ...b })),
+    advance,
+    data,
+    setOption: (name, value) => {
+      (opts as unknown as Record<string, unknown>)[name] = value;
+      if (name === 'faults') faults = resolveFaults(value as SandboxOptions['faults']);
+    },
+    addPartnerOrders: (count, at) => {
+      const rng = createRng(opts.seed, `added:${addSeq++}`);
+      const out: PartnerOrderView[] = [];
+      for (let i = 0; i < count; i++) {
+        const ms = at ? at.getTime() : w.clock();
+        const { order, deposit } = makePartnerOrder(w, rng, ms, { recentFrom: w.now0 - 20 * HOUR_MS, compressEnd: ms + 3 });
+        w.addPartnerOrder(order);
+        if (deposit) w.scheduled.push(deposit);
+        out.push(w.partnerView(order, Math.max(ms, w.clock())));
+      }
+      return out;
+    },
+    onPartnerOrdersPage: (cb) => {
+      pageHooks.add(cb);
+      return () => pageHooks.delete(cb);
+    },
+    onRequest: (cb) => {
+      requestHooks.add(cb);
+      return () => requestHooks.delete(cb);
+    },
+    fixDiscrepancy: (code) => fix(code),
+    webhookDeliveries: () => webhooks?.deliveries() ?? [],
+    webhooksIdle: () => webhooks?.idle() ?? Promise.resolve(),
+    close: async () => {
+      if (timer) clearInterval(timer);
+      await webhooks?.stop();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
+
+function stripInternal(o: ExchangeOrderRecord & { fillFrom?: number; fillCount?: number }): ExchangeOrderRecord {
+  const { fillFrom: _a, fillCount: _b, ...rest } = o;
+  return rest;
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/**
+ * With faults, one REJECTED deposit of the first history day is served malformed (its amount
+ * is not a number) inside an otherwise good page: a REJECTED deposit moves no balance and
+ * matches no partner order, so losing it to quarantine changes no other rule's outcome.
+ */
+function plantMalformed(w: World): void {
+  const ts = w.historyStart + 3 * HOUR_MS + 17;
+  const d: DepositRecord = { depositId: `D${w.seq.deposit++}`, amount: '0.25000000', currency: 'BTC', address: w.addresses.BTC!, txHash: 'f'.repeat(64), timestamp: ts, timeline: [{ state: 'REJECTED', atMs: ts }], malformed: true };
+  w.addDeposit(d);
+  w.expected.push({ code: 'S_QUARANTINE', key: d.depositId });
+}
+
+export { Decimal as SandboxDecimal };

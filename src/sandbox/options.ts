@@ -1,0 +1,92 @@
+import type { FaultProfile } from './faults.js';
+
+export type Bound = 'inclusive' | 'exclusive';
+
+/**
+ * Everything that shapes the simulated world and the open points of the contracts. Each
+ * contract gap (a bound, an order) has an option per plausible behaviour so clients can be
+ * tested against all of them; the defaults are the documented or most common reading.
+ */
+export interface SandboxOptions {
+  /** PRNG seed: same seed and same `now` day give the same data. */
+  seed: number;
+  /** Full UTC days of history before today's day (today up to `now` is generated too). */
+  days: number;
+  /** Partner orders per day. */
+  ordersPerDay: number;
+  /** Mean fills per filled exchange order (1..2n-1, uniform). */
+  fillsPerOrder: number;
+  exchangeOrdersPerDay: number;
+  /** Exchange deposits per day besides those of partner orders paid to our wallets. */
+  depositsPerDay: number;
+  withdrawalsPerDay: number;
+  /** Plant one case of every rule code (see expectedBreaks()). */
+  discrepancies: boolean;
+  faults: 'none' | 'default' | FaultProfile;
+  /** Keep trading as wall-clock time passes. */
+  live: boolean;
+  /** Live mode: how often the background tick runs (webhooks, new activity), ms. */
+  liveTickMs: number;
+  webhookUrl?: string;
+  /** Order of a /fills page requested with fromExecId (without it: always newest first). */
+  fillsOrder: 'newest-first' | 'oldest-first';
+  /** Whether fromExecId / toExecId include the given execId. */
+  execIdBound: Bound;
+  /** Exchange `from` / `to` (epoch ms) on /orders, /trades, /fills, /deposits, /withdrawals. */
+  exchangeFromBound: Bound;
+  exchangeToBound: Bound;
+  /** Among records of the same millisecond in a newest-first list: higher id first, or lower id first. */
+  sameMsOrder: 'id-desc' | 'id-asc';
+  /** A limit above the maximum: capped silently, or 400. */
+  limitOverMax: 'cap' | 'error';
+  /** Partner `to` date: exclusive (documented) or inclusive. */
+  partnerToBound: Bound;
+  /** Wire names of the partner parameters the contract does not name. */
+  partnerParams: { offset: string; from: string; to: string; outputCurrency: string };
+  /** GET /currencies wraps the array in one extra array level, as the contract's sample does. */
+  currenciesWrapped: boolean;
+  /** Status of a missing or invalid key (the contracts do not say). */
+  authFailureStatus: 401 | 403;
+  /** Partner fiat and crypto currencies, and exchange symbols, from the catalog. */
+  fiatCurrencies: string[];
+  cryptoCurrencies: string[];
+  symbols: string[];
+  /** The partner fee rate every normal order satisfies exactly (suggested `partner.feeRate`). */
+  partnerFeeRate: string;
+  /** Anchor of the history; default: the wall clock at start. */
+  now?: Date;
+  partnerPublicKey: string;
+  partnerPrivateKey: string;
+  exchangeToken: string;
+}
+
+export const DEFAULT_OPTIONS: SandboxOptions = {
+  seed: 1,
+  days: 7,
+  ordersPerDay: 40,
+  fillsPerOrder: 3,
+  exchangeOrdersPerDay: 40,
+  depositsPerDay: 4,
+  withdrawalsPerDay: 3,
+  discrepancies: false,
+  faults: 'none',
+  live: false,
+  liveTickMs: 1000,
+  fillsOrder: 'newest-first',
+  execIdBound: 'inclusive',
+  exchangeFromBound: 'inclusive',
+  exchangeToBound: 'exclusive',
+  sameMsOrder: 'id-desc',
+  limitOverMax: 'cap',
+  partnerToBound: 'exclusive',
+  partnerParams: { offset: 'offset', from: 'from', to: 'to', outputCurrency: 'outputCurrency' },
+  currenciesWrapped: true,
+  authFailureStatus: 401,
+  fiatCurrencies: ['EUR', 'USD', 'GBP'],
+  cryptoCurrencies: ['BTC', 'ETH', 'USDC', 'XRP'],
+  symbols: ['BTC-USD', 'ETH-USD', 'ETH-BTC', 'USDC-USD', 'BTC-EUR'],
+  partnerFeeRate: '0.01',
+  partnerPublicKey: 'pk_sandbox_public_0001',
+  partnerPrivateKey: 'sk_sandbox_private_0001',
+  exchangeToken: 'xt_sandbox_token_0001',
+};

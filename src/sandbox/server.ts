@@ -1,0 +1,91 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { exchangeError, handleExchange, EXCHANGE_PREFIX, type ExchangeHooks } from './exchange-routes.js';
+import type { FaultProfile } from './faults.js';
+import { json, type Req, type Res } from './http.js';
+import { handlePartner, PARTNER_PREFIX } from './partner-routes.js';
+import { createRng, type Rng } from './prng.js';
+
+export interface ServerHandlers {
+  partner(req: Req): Res;
+  exchange(req: Req): Res;
+  control(req: Req): Res | Promise<Res>;
+  /** Runs before every API request (live mode: bring the world up to the clock). */
+  beforeRequest(): void;
+  faults(): FaultProfile;
+  onRequest?: (req: Req) => void;
+}
+
+/**
+ * One node:http server for both APIs, mounted at the contract paths. Faults are drawn per
+ * request from a seeded stream, so a run with the same requests sees the same faults.
+ */
+export function createSandboxServer(seed: number, h: ServerHandlers): Server {
+  const faultRng: Rng = createRng(seed, 'faults');
+  return createServer((inc, out) => {
+    const chunks: Buffer[] = [];
+    inc.on('data', (c: Buffer) => chunks.push(c));
+    inc.on('end', () => {
+      void serve(inc, out, Buffer.concat(chunks).toString('utf8')).catch((err: unknown) => {
+        if (!out.headersSent) {
+          out.writeHead(500, { 'content-type': 'application/json' });
+          out.end(JSON.stringify({ error: `sandbox failure: ${(err as Error).message}` }));
+        } else out.destroy();
+      });
+    });
+  });
+
+  async function serve(inc: IncomingMessage, out: ServerResponse, body: string): Promise<void> {
+    const url = new URL(inc.url ?? '/', 'http://sandbox');
+    const fullPath = url.pathname;
+    const base = { method: inc.method ?? 'GET', fullPath, query: url.searchParams, headers: inc.headers, body };
+    if (fullPath.startsWith('/_sandbox/')) return send(out, await h.control({ ...base, path: fullPath.slice('/_sandbox'.length) }));
+    let api: 'partner' | 'exchange';
+    let path: string;
+    if (fullPath.startsWith(`${PARTNER_PREFIX}/`)) {
+      api = 'partner';
+      path = fullPath.slice(PARTNER_PREFIX.length);
+    } else if (fullPath.startsWith(`${EXCHANGE_PREFIX}/`)) {
+      api = 'exchange';
+      path = fullPath.slice(EXCHANGE_PREFIX.length);
+    } else return send(out, json(404, { error: `nothing at ${fullPath}` }));
+    const req: Req = { ...base, path };
+    h.onRequest?.(req);
+    const f = h.faults();
+    const r = faultRng.next();
+    let acc = 0;
+    const hit = (p: number): boolean => {
+      acc += p;
+      return p > 0 && r < acc;
+    };
+    const errorRes = (status: number, message: string): Res => (api === 'partner' ? json(status, { errors: [{ type: status === 429 ? 'RATE_LIMITED' : 'SERVER_ERROR', message }] }) : exchangeError(req, status, message));
+    if (hit(f.rateLimited)) {
+      const res = errorRes(429, 'too many requests');
+      return send(out, { ...res, headers: { ...res.headers, 'retry-after': String(f.retryAfterSeconds) } });
+    }
+    if (hit(f.serverError500)) return send(out, errorRes(500, 'internal error'));
+    if (hit(f.serverError503)) return send(out, errorRes(503, 'service unavailable'));
+    const slow = hit(f.slow);
+    const truncated = hit(f.truncated);
+    h.beforeRequest();
+    const res = api === 'partner' ? h.partner(req) : h.exchange(req);
+    if (slow) await new Promise((resolve) => setTimeout(resolve, f.slowMs));
+    if (truncated && res.body.length > 2) {
+      // Promise the whole body, send half, then drop the connection: the client sees a cut body.
+      const bytes = Buffer.from(res.body);
+      out.writeHead(res.status, { ...res.headers, 'content-length': String(bytes.length) });
+      out.write(bytes.subarray(0, Math.floor(bytes.length / 2)), () => out.destroy());
+      return;
+    }
+    send(out, res);
+  }
+}
+
+function send(out: ServerResponse, res: Res): void {
+  if (out.destroyed) return;
+  const bytes = Buffer.from(res.body);
+  out.writeHead(res.status, { ...res.headers, 'content-length': String(bytes.length) });
+  out.end(bytes);
+}
+
+export type { ExchangeHooks };
+export { handleExchange, handlePartner };

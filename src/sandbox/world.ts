@@ -1,0 +1,294 @@
+import { Decimal } from '../decimal/decimal.js';
+import { OPENING_BALANCES, WITHDRAWAL_FEES, USD_RATES, PARTNER_CURRENCIES, SYMBOLS, type SymbolDef, type PartnerCurrencyDef } from './catalog.js';
+import type {
+  BalanceView,
+  DepositRecord,
+  DepositView,
+  ExchangeOrderRecord,
+  ExpectedBreak,
+  FillRecord,
+  PartnerOrderRecord,
+  PartnerOrderView,
+  PartnerOrderState,
+  StateStep,
+  WhitelistEntry,
+  WithdrawalRecord,
+  WithdrawalView,
+} from './model.js';
+import type { SandboxOptions } from './options.js';
+import { DAY_MS, utcDayStart } from './time.js';
+
+/** Internal bookkeeping on an exchange order: where its fills sit in the fills array. */
+export interface OrderRow extends ExchangeOrderRecord {
+  fillFrom: number;
+  fillCount: number;
+}
+
+/**
+ * The simulated account: every generated record, the clock, and the running balances.
+ * Records are appended in time order (ids increase with time), so lists are slices of
+ * sorted arrays and balances roll forward with one pointer per flow kind.
+ */
+export class World {
+  readonly now0: number;
+  readonly wallStart = Date.now();
+  readonly historyStart: number;
+  readonly todayStart: number;
+  /** Clock when not live, and the floor of the clock when live (advance moves it). */
+  frozenClock: number;
+  /** Activity exists up to this instant (inclusive). */
+  generatedUntil: number;
+
+  readonly symbols: SymbolDef[];
+  readonly partnerCurrencies: PartnerCurrencyDef[];
+  readonly addresses: Record<string, string> = {};
+  whitelist: WhitelistEntry[] = [];
+
+  readonly partnerOrders: PartnerOrderRecord[] = [];
+  readonly partnerById = new Map<string, PartnerOrderRecord>();
+  readonly exOrders: OrderRow[] = [];
+  readonly exOrderById = new Map<string, OrderRow>();
+  readonly fills: FillRecord[] = [];
+  readonly deposits: DepositRecord[] = [];
+  readonly depositById = new Map<string, DepositRecord>();
+  /** Deposits of partner orders whose time has not come yet (order completes later). */
+  scheduled: DepositRecord[] = [];
+  readonly withdrawals: WithdrawalRecord[] = [];
+  readonly withdrawalById = new Map<string, WithdrawalRecord>();
+
+  readonly seq = { exOrd: 11_234_560_000_000, exec: 52_880_000_000_000, trade: 7_700_000_000, deposit: 300_000, withdrawal: 90_000 };
+
+  /** Opening balances; a fix that rewrites history adjusts these so the totals stay true. */
+  readonly opening = new Map<string, Decimal>();
+  private readonly running = new Map<string, Decimal>();
+  private ptr = { fill: 0, deposit: 0, withdrawal: 0 };
+
+  readonly expected: ExpectedBreak[] = [];
+  /** Planted E_BALANCE_SANITY: added to balance_local of a currency. */
+  readonly localOffset = new Map<string, Decimal>();
+  /** Planted E_BALANCE_ROLL: a deposit credited between the first and second /accounts snapshot. */
+  hiddenRoll?: { currency: string; amount: string; applied?: DepositRecord; firstAt?: number; fixed?: boolean };
+  lastAccountsAt = 0;
+
+  constructor(readonly opts: SandboxOptions) {
+    this.now0 = (opts.now ?? new Date()).getTime();
+    this.todayStart = utcDayStart(this.now0);
+    this.historyStart = this.todayStart - opts.days * DAY_MS;
+    this.frozenClock = this.now0;
+    this.generatedUntil = this.historyStart - 1;
+    this.symbols = SYMBOLS.filter((s) => opts.symbols.includes(s.symbol));
+    const codes = new Set([...opts.fiatCurrencies, ...opts.cryptoCurrencies]);
+    this.partnerCurrencies = PARTNER_CURRENCIES.filter((c) => codes.has(c.code));
+    for (const [c, v] of Object.entries(OPENING_BALANCES)) this.opening.set(c, new Decimal(v));
+  }
+
+  /** The sandbox's current time: frozen at `now` unless live (then it follows the wall clock). */
+  clock(): number {
+    if (!this.opts.live) return this.frozenClock;
+    return Math.max(this.frozenClock, this.now0 + (Date.now() - this.wallStart));
+  }
+
+  // ---- partner orders --------------------------------------------------------------------
+
+  addPartnerOrder(o: PartnerOrderRecord): void {
+    const list = this.partnerOrders;
+    // Orders arrive in time order; an order inserted by a test "in the past" is placed by key.
+    if (list.length === 0 || list[list.length - 1]!.createdKey <= o.createdKey) list.push(o);
+    else list.splice(upperBound(list, o.createdKey, (x) => x.createdKey), 0, o);
+    this.partnerById.set(o.orderId, o);
+  }
+
+  partnerStep(o: PartnerOrderRecord, at: number): StateStep<PartnerOrderState> {
+    let step = o.timeline[0]!;
+    for (const s of o.timeline) if (s.atMs <= at) step = s;
+    return step;
+  }
+
+  partnerView(o: PartnerOrderRecord, at = this.clock()): PartnerOrderView {
+    const step = this.partnerStep(o, at);
+    return partnerViewAt(o, step);
+  }
+
+  // ---- exchange ------------------------------------------------------------------------
+
+  symbol(code: string): SymbolDef | undefined {
+    return this.symbols.find((s) => s.symbol === code);
+  }
+
+  fillsOf(o: OrderRow): FillRecord[] {
+    return this.fills.slice(o.fillFrom, o.fillFrom + o.fillCount);
+  }
+
+  addDeposit(d: DepositRecord): void {
+    const list = this.deposits;
+    if (list.length === 0 || list[list.length - 1]!.timestamp <= d.timestamp) list.push(d);
+    else {
+      const at = upperBound(list, d.timestamp, (x) => x.timestamp);
+      list.splice(at, 0, d);
+      // A deposit inserted before the balance pointer is already "in the past": credit it now
+      // unless it is flagged as already counted.
+      if (at < this.ptr.deposit) {
+        this.ptr.deposit++;
+        if (!d.hidden && !d.preCredited) this.creditDeposit(d);
+      }
+    }
+    this.depositById.set(d.depositId, d);
+  }
+
+  removeDeposit(d: DepositRecord): void {
+    const at = this.deposits.indexOf(d);
+    if (at < 0) return;
+    this.deposits.splice(at, 1);
+    if (at < this.ptr.deposit) this.ptr.deposit--;
+    this.depositById.delete(d.depositId);
+  }
+
+  addWithdrawal(w: WithdrawalRecord): void {
+    this.withdrawals.push(w);
+    this.withdrawalById.set(w.withdrawalId, w);
+  }
+
+  depositState(d: DepositRecord, at = this.clock()): DepositView['state'] {
+    let s = d.timeline[0]!.state;
+    for (const step of d.timeline) if (step.atMs <= at) s = step.state;
+    return s;
+  }
+
+  depositView(d: DepositRecord, at = this.clock()): DepositView {
+    const v: DepositView = { depositId: d.depositId, amount: d.amount, currency: d.currency, address: d.address, state: this.depositState(d, at), timestamp: d.timestamp };
+    if (d.txHash !== undefined) v.txHash = d.txHash;
+    return v;
+  }
+
+  withdrawalView(w: WithdrawalRecord, at = this.clock()): WithdrawalView {
+    let s = w.timeline[0]!.state;
+    for (const step of w.timeline) if (step.atMs <= at) s = step.state;
+    return { withdrawalId: w.withdrawalId, amount: w.amount, fee: w.fee, currency: w.currency, beneficiary: w.beneficiary, state: s, timestamp: w.timestamp };
+  }
+
+  // ---- balances ------------------------------------------------------------------------
+
+  /**
+   * Balances at the current clock: opening + every flow up to now (DESIGN.md "Balance flows").
+   * Deposit and withdrawal states never change whether they move the balance (UNCONFIRMED
+   * only ever becomes REJECTED, PENDING only COMPLETED), so a flow counts from its timestamp.
+   */
+  balances(): Map<string, Decimal> {
+    if (this.running.size === 0) for (const [c, v] of this.opening) this.running.set(c, v);
+    const clock = this.clock();
+    for (; this.ptr.fill < this.fills.length && this.fills[this.ptr.fill]!.timestamp <= clock; this.ptr.fill++) {
+      this.applyFill(this.fills[this.ptr.fill]!);
+    }
+    for (; this.ptr.deposit < this.deposits.length && this.deposits[this.ptr.deposit]!.timestamp <= clock; this.ptr.deposit++) {
+      const d = this.deposits[this.ptr.deposit]!;
+      if (!d.hidden && !d.preCredited) this.creditDeposit(d);
+    }
+    for (; this.ptr.withdrawal < this.withdrawals.length && this.withdrawals[this.ptr.withdrawal]!.timestamp <= clock; this.ptr.withdrawal++) {
+      const w = this.withdrawals[this.ptr.withdrawal]!;
+      if (debits(w)) this.add(w.currency, new Decimal(w.amount).plus(w.fee).neg());
+    }
+    return this.running;
+  }
+
+  /** Applies a balance change that is not (yet) visible as a flow record. */
+  add(currency: string, delta: Decimal): void {
+    if (this.running.size === 0) for (const [c, v] of this.opening) this.running.set(c, v);
+    this.running.set(currency, (this.running.get(currency) ?? new Decimal(0)).plus(delta));
+  }
+
+  private creditDeposit(d: DepositRecord): void {
+    if (d.timeline.some((s) => s.state === 'COMPLETED')) this.add(d.currency, new Decimal(d.amount));
+  }
+
+  private applyFill(f: FillRecord): void {
+    const [base, counter] = f.symbol.split('-') as [string, string];
+    const qty = new Decimal(f.qty);
+    const notional = qty.times(f.price);
+    const sign = f.side === 'BUY' ? 1 : -1;
+    this.add(base, qty.times(sign));
+    this.add(counter, notional.times(-sign).minus(f.fee));
+  }
+
+  balanceViews(): BalanceView[] {
+    const out: BalanceView[] = [];
+    for (const [currency, balance] of this.balances()) {
+      const rate = new Decimal(USD_RATES[currency] ?? '1');
+      const local = balance.times(rate).toDecimalPlaces(2, Decimal.ROUND_HALF_UP);
+      const offset = this.localOffset.get(currency) ?? new Decimal(0);
+      out.push({
+        currency,
+        balance: balance.toString(),
+        available: balance.toString(),
+        balance_local: local.plus(offset).toFixed(2),
+        available_local: local.toFixed(2),
+        rate: rate.toString(),
+      });
+    }
+    return out;
+  }
+
+  withdrawalFee(currency: string): string {
+    return WITHDRAWAL_FEES[currency] ?? '0';
+  }
+
+  /** Every currency the account can hold (partner currencies and symbol legs included). */
+  currencies(): string[] {
+    return [...this.opening.keys()];
+  }
+}
+
+export function debits(w: WithdrawalRecord): boolean {
+  return w.timeline.every((s) => s.state === 'PENDING' || s.state === 'COMPLETED');
+}
+
+export function partnerViewAt(o: PartnerOrderRecord, step: StateStep<PartnerOrderState>): PartnerOrderView {
+  const v: PartnerOrderView = {
+    orderId: o.orderId,
+    externalReference: o.externalReference,
+    orderType: o.orderType,
+    createdAt: o.createdAt,
+    orderState: step.state,
+    orderStateUpdatedAt: step.at,
+    paymentMethod: o.paymentMethod,
+    inputCurrency: o.inputCurrency,
+    inputAmount: o.inputAmount,
+    outputCurrency: o.outputCurrency,
+    outputAmount: o.outputAmount,
+    processingFee: o.processingFee,
+    processingFeeUsd: o.processingFeeUsd,
+    partnerFee: o.partnerFee,
+    partnerFeeUsd: o.partnerFeeUsd,
+    networkFee: o.networkFee,
+    networkFeeUsd: o.networkFeeUsd,
+    userId: o.userId,
+    targetWalletAddress: o.targetWalletAddress,
+  };
+  if (o.subPartnerId !== undefined) v.subPartnerId = o.subPartnerId;
+  if (o.amountUsd !== undefined) v.amountUsd = o.amountUsd;
+  if (step.state === 'COMPLETED' || o.hashWhileNotCompleted) v.transactionHash = o.txHash;
+  return v;
+}
+
+/** First index whose key is greater than `key` in a list sorted by key. */
+export function upperBound<T, K>(list: readonly T[], key: K, keyOf: (x: T) => K): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keyOf(list[mid]!) <= key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** First index whose key is >= `key`. */
+export function lowerBound<T, K>(list: readonly T[], key: K, keyOf: (x: T) => K): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keyOf(list[mid]!) < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
