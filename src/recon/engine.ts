@@ -139,9 +139,10 @@ export function checkPayments(
 }
 
 /** S_COVERAGE over stored coverage rows and cursor checks; S_QUARANTINE over unresolved quarantine. */
-export function checkSync(tally: RuleTally, coverage: readonly CoverageRow[], quarantined: readonly QuarantinedRecord[]): void {
+export function checkSync(tally: RuleTally, coverage: readonly CoverageRow[], quarantined: readonly QuarantinedRecord[], coverageRowsTotal = coverage.length): void {
   const cov = coverageBreaks(coverage);
-  tally.addChecked('S_COVERAGE', coverage.length - cov.length);
+  // checked = every coverage row looked at; each break adds its own 1.
+  tally.addChecked('S_COVERAGE', Math.max(0, coverageRowsTotal - cov.length));
   for (const b of cov) tally.add(b);
   const q = quarantineBreaks(quarantined);
   tally.addChecked('S_QUARANTINE', 0);

@@ -1,0 +1,144 @@
+import type { Transaction } from 'kysely';
+import type { Db } from '../db/database.js';
+import type { BreakRow, DB } from '../db/types.js';
+import { breakId, type BreakEvent, type StoredBreak } from '../recon/lifecycle.js';
+import type { DetectedBreak } from '../recon/types.js';
+import type { Span } from './loaders.js';
+import { stringifyJsonLossless } from '../decimal/json.js';
+
+/** Rows per multi-row statement: well below Postgres' 65535 parameters (~19 per break). */
+const WRITE_CHUNK = 500;
+const READ_CHUNK = 1_000;
+
+function chunks<T>(list: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
+  return out;
+}
+
+function fromRow(r: BreakRow): StoredBreak {
+  return {
+    code: r.code,
+    key: r.key,
+    severity: r.severity,
+    currency: r.currency,
+    expected: r.expected,
+    actual: r.actual,
+    difference: r.difference,
+    message: r.message,
+    detail: r.detail,
+    status: r.status === 'resolved' ? 'resolved' : 'open',
+    firstSeenRun: r.first_seen_run,
+    firstSeenAt: r.first_seen_at,
+    lastSeenRun: r.last_seen_run,
+    lastSeenAt: r.last_seen_at,
+    resolvedRun: r.resolved_run,
+    resolvedAt: r.resolved_at,
+    reopenedCount: r.reopened_count,
+  };
+}
+
+/** Every open break of the account, and every stored break (any status) detected again now. */
+export async function previousBreaks(db: Db, account: string, detected: readonly DetectedBreak[]): Promise<StoredBreak[]> {
+  const open = await db.selectFrom('break').selectAll().where('account', '=', account).where('status', '=', 'open').execute();
+  const byId = new Map(open.map((r) => [breakId(r.code, r.key), fromRow(r)]));
+  const keysByCode = new Map<string, string[]>();
+  for (const d of detected) if (!byId.has(breakId(d.code, d.key))) keysByCode.set(d.code, [...(keysByCode.get(d.code) ?? []), d.key]);
+  for (const [code, keys] of keysByCode)
+    for (const part of chunks(keys, READ_CHUNK)) {
+      const rows = await db.selectFrom('break').selectAll().where('account', '=', account).where('code', '=', code).where('key', 'in', part).execute();
+      for (const r of rows) byId.set(breakId(r.code, r.key), fromRow(r));
+    }
+  return [...byId.values()];
+}
+
+const PARTNER_SCOPED = new Set(['P_FEE_USD', 'P_AMOUNT_USD', 'P_PARTNER_FEE_RATE', 'P_FEE_BOUNDS', 'P_PRECISION', 'P_STATE', 'P_WEBHOOK_GAP', 'X_DEPOSIT_MISSING', 'X_DEPOSIT_AMOUNT']);
+const ORDER_SCOPED = new Set(['E_FILL_QTY', 'E_FILL_AVGPX', 'E_SYMBOL_RULES']);
+const FILL_SCOPED = new Set(['E_FILL_ORPHAN', 'E_FEE_RATE', 'E_SYMBOL_RULES']);
+const isInt8 = (k: string) => /^-?\d{1,19}$/.test(k);
+
+/**
+ * Which of the given (scoped) breaks' entities are in this run's scope, asked of the store for
+ * just those keys, so scope never needs the period's full key set in memory.
+ */
+export async function inScopeKeys(db: Db, account: string, span: Span, breaks: readonly { code: string; key: string }[]): Promise<Set<string>> {
+  const inScope = new Set<string>();
+  const keysOf = (codes: Set<string>, int8 = false) => [...new Set(breaks.filter((b) => codes.has(b.code) && (!int8 || isInt8(b.key))).map((b) => b.key))];
+  const mark = (codes: Set<string>, found: Iterable<string>) => {
+    const set = new Set(found);
+    for (const b of breaks) if (codes.has(b.code) && set.has(b.key)) inScope.add(breakId(b.code, b.key));
+  };
+  for (const part of chunks(keysOf(PARTNER_SCOPED), READ_CHUNK)) {
+    const rows = await db.selectFrom('partner_order').select('order_id').where('account', '=', account).where('order_id', 'in', part).where('created_at', '>=', span.from).where('created_at', '<', span.to).execute();
+    mark(PARTNER_SCOPED, rows.map((r) => r.order_id));
+  }
+  for (const part of chunks(keysOf(ORDER_SCOPED, true), READ_CHUNK)) {
+    const rows = await db.selectFrom('exchange_fill').select('ex_ord_id').distinct().where('account', '=', account).where('ex_ord_id', 'in', part).where('timestamp', '>=', span.from).where('timestamp', '<', span.to).execute();
+    mark(ORDER_SCOPED, rows.map((r) => r.ex_ord_id));
+  }
+  for (const part of chunks(keysOf(FILL_SCOPED, true), READ_CHUNK)) {
+    const rows = await db.selectFrom('exchange_fill').select('exec_id').where('account', '=', account).where('exec_id', 'in', part).where('timestamp', '>=', span.from).where('timestamp', '<', span.to).execute();
+    mark(FILL_SCOPED, rows.map((r) => r.exec_id));
+  }
+  const W = new Set(['E_WITHDRAWAL_BENEFICIARY']);
+  for (const part of chunks(keysOf(W), READ_CHUNK)) {
+    const rows = await db.selectFrom('exchange_withdrawal').select('withdrawal_id').where('account', '=', account).where('withdrawal_id', 'in', part).where('timestamp', '>=', span.from).where('timestamp', '<', span.to).execute();
+    mark(W, rows.map((r) => r.withdrawal_id));
+  }
+  return inScope;
+}
+
+/** Writes the lifecycle's rows and events (inside the caller's transaction). */
+export async function writeBreaks(trx: Transaction<DB>, account: string, upserts: readonly StoredBreak[], events: readonly BreakEvent[]): Promise<void> {
+  for (const part of chunks(upserts, WRITE_CHUNK)) {
+    await trx
+      .insertInto('break')
+      .values(
+        part.map((b) => ({
+          account,
+          code: b.code,
+          key: b.key,
+          severity: b.severity,
+          currency: b.currency,
+          expected: b.expected,
+          actual: b.actual,
+          difference: b.difference,
+          message: b.message,
+          detail: b.detail === null || b.detail === undefined ? null : stringifyJsonLossless(b.detail),
+          status: b.status,
+          first_seen_run: b.firstSeenRun,
+          first_seen_at: b.firstSeenAt,
+          last_seen_run: b.lastSeenRun,
+          last_seen_at: b.lastSeenAt,
+          resolved_run: b.resolvedRun,
+          resolved_at: b.resolvedAt,
+          reopened_count: b.reopenedCount,
+        })),
+      )
+      .onConflict((oc) =>
+        oc.columns(['account', 'code', 'key']).doUpdateSet((eb) => ({
+          severity: eb.ref('excluded.severity'),
+          currency: eb.ref('excluded.currency'),
+          expected: eb.ref('excluded.expected'),
+          actual: eb.ref('excluded.actual'),
+          difference: eb.ref('excluded.difference'),
+          message: eb.ref('excluded.message'),
+          detail: eb.ref('excluded.detail'),
+          status: eb.ref('excluded.status'),
+          // first_seen_* are never overwritten: a break keeps its age across runs.
+          last_seen_run: eb.ref('excluded.last_seen_run'),
+          last_seen_at: eb.ref('excluded.last_seen_at'),
+          resolved_run: eb.ref('excluded.resolved_run'),
+          resolved_at: eb.ref('excluded.resolved_at'),
+          reopened_count: eb.ref('excluded.reopened_count'),
+        })),
+      )
+      .execute();
+  }
+  for (const part of chunks(events, WRITE_CHUNK)) {
+    await trx
+      .insertInto('break_event')
+      .values(part.map((e) => ({ account, code: e.code, key: e.key, run_id: e.runId, event: e.event, expected: e.expected, actual: e.actual, difference: e.difference, at: e.at })))
+      .execute();
+  }
+}

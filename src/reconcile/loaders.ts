@@ -1,0 +1,296 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/database.js';
+import type { PartnerOrderRow } from '../db/types.js';
+import type { Decimal } from '../decimal/decimal.js';
+import { toDecimal } from '../decimal/decimal.js';
+import type { BalanceSnapshot, CoverageRow, Deposit, ExchangeOrderAgg, FeeSchedule, Fill, PartnerCurrency, PartnerOrder, QuarantinedRecord, SymbolRules, WebhookEventLite, Withdrawal } from '../recon/types.js';
+
+/** Rows per keyset page: bounded memory whatever the period's size. */
+export const BATCH_SIZE = 5_000;
+
+/** The period as instants: [from 00:00Z, to 00:00Z). */
+export interface Span {
+  from: Date;
+  to: Date;
+}
+
+export function toPartnerOrder(r: Pick<PartnerOrderRow, 'order_id' | 'order_type' | 'created_at' | 'created_at_text' | 'order_state' | 'order_state_updated_at' | 'order_state_updated_at_text' | 'input_currency' | 'input_amount' | 'output_currency' | 'output_amount' | 'amount_usd' | 'processing_fee' | 'processing_fee_usd' | 'partner_fee' | 'partner_fee_usd' | 'network_fee' | 'network_fee_usd' | 'target_wallet_address' | 'transaction_hash' | 'not_found_at'>): PartnerOrder {
+  return {
+    orderId: r.order_id,
+    orderType: r.order_type,
+    createdAt: r.created_at,
+    createdAtText: r.created_at_text,
+    orderState: r.order_state,
+    orderStateUpdatedAt: r.order_state_updated_at,
+    orderStateUpdatedAtText: r.order_state_updated_at_text,
+    inputCurrency: r.input_currency,
+    inputAmount: r.input_amount,
+    outputCurrency: r.output_currency,
+    outputAmount: r.output_amount,
+    amountUsd: r.amount_usd,
+    processingFee: r.processing_fee,
+    processingFeeUsd: r.processing_fee_usd,
+    partnerFee: r.partner_fee,
+    partnerFeeUsd: r.partner_fee_usd,
+    networkFee: r.network_fee,
+    networkFeeUsd: r.network_fee_usd,
+    targetWalletAddress: r.target_wallet_address,
+    transactionHash: r.transaction_hash,
+    notFound: r.not_found_at !== null,
+  };
+}
+
+const ORDER_COLUMNS = [
+  'order_id', 'order_type', 'created_at', 'created_at_text', 'order_state', 'order_state_updated_at', 'order_state_updated_at_text',
+  'input_currency', 'input_amount', 'output_currency', 'output_amount', 'amount_usd', 'processing_fee', 'processing_fee_usd',
+  'partner_fee', 'partner_fee_usd', 'network_fee', 'network_fee_usd', 'target_wallet_address', 'transaction_hash', 'not_found_at',
+] as const;
+
+/** Partner orders created in the span, by keyset (created_at, order_id), one page at a time. */
+export async function* partnerOrdersCreatedIn(db: Db, account: string, span: Span, batchSize = BATCH_SIZE): AsyncGenerator<PartnerOrder[]> {
+  let after: { at: Date; id: string } | null = null;
+  for (;;) {
+    let q = db
+      .selectFrom('partner_order')
+      .select(ORDER_COLUMNS)
+      .where('account', '=', account)
+      .where('created_at', '>=', span.from)
+      .where('created_at', '<', span.to);
+    if (after) {
+      const a = after;
+      q = q.where((eb) => eb(eb.refTuple('created_at', 'order_id'), '>', eb.tuple(a.at, a.id)));
+    }
+    const rows = await q.orderBy('created_at').orderBy('order_id').limit(batchSize).execute();
+    if (rows.length === 0) return;
+    yield rows.map(toPartnerOrder);
+    const last = rows[rows.length - 1]!;
+    after = { at: last.created_at, id: last.order_id };
+    if (rows.length < batchSize) return;
+  }
+}
+
+/** Every stored order still PENDING or WITHDRAWING (P_STALE), whatever its creation date. */
+export async function openPartnerOrders(db: Db, account: string): Promise<PartnerOrder[]> {
+  const rows = await db.selectFrom('partner_order').select(ORDER_COLUMNS).where('account', '=', account).where('order_state', 'in', ['PENDING', 'WITHDRAWING']).execute();
+  return rows.map(toPartnerOrder);
+}
+
+function toDeposit(r: { deposit_id: string; amount: Decimal; currency: string; address: string; tx_hash: string | null; state: string; timestamp: Date | null; first_seen_at: Date }): Deposit {
+  return { depositId: r.deposit_id, amount: r.amount, currency: r.currency, address: r.address, txHash: r.tx_hash, state: r.state, timestamp: r.timestamp, firstSeenAt: r.first_seen_at };
+}
+
+const DEPOSIT_COLUMNS = ['deposit_id', 'amount', 'currency', 'address', 'tx_hash', 'state', 'timestamp', 'first_seen_at'] as const;
+
+export async function depositsByTxHash(db: Db, account: string, hashes: string[]): Promise<Map<string, Deposit[]>> {
+  const map = new Map<string, Deposit[]>();
+  if (hashes.length === 0) return map;
+  const rows = await db.selectFrom('exchange_deposit').select(DEPOSIT_COLUMNS).where('account', '=', account).where('tx_hash', 'in', hashes).execute();
+  for (const r of rows) map.set(r.tx_hash!, [...(map.get(r.tx_hash!) ?? []), toDeposit(r)]);
+  return map;
+}
+
+export async function webhookEventsByOrder(db: Db, account: string, orderIds: string[]): Promise<Map<string, WebhookEventLite[]>> {
+  const map = new Map<string, WebhookEventLite[]>();
+  if (orderIds.length === 0) return map;
+  const rows = await db.selectFrom('webhook_event').select(['order_id', 'order_state', 'order_state_updated_at_text']).where('account', '=', account).where('order_id', 'in', orderIds).execute();
+  for (const r of rows) map.set(r.order_id, [...(map.get(r.order_id) ?? []), { orderState: r.order_state, orderStateUpdatedAtText: r.order_state_updated_at_text }]);
+  return map;
+}
+
+export async function depositAddresses(db: Db, account: string): Promise<string[]> {
+  const rows = await db.selectFrom('exchange_deposit').select('address').distinct().where('account', '=', account).execute();
+  return rows.map((r) => r.address);
+}
+
+/**
+ * Exchange orders with at least one fill in the span, with the sums of *all* their stored fills
+ * computed in SQL numeric (exact), by keyset on ex_ord_id.
+ */
+export async function* exchangeOrdersWithFillsIn(db: Db, account: string, span: Span, batchSize = BATCH_SIZE): AsyncGenerator<ExchangeOrderAgg[]> {
+  let after: string | null = null;
+  for (;;) {
+    const result: { rows: Array<{ ex_ord_id: string; found: boolean; symbol: string | null; side: string | null; cum_qty: Decimal | null; leaves_qty: Decimal | null; avg_px: Decimal | null; fill_count: string; fill_qty: Decimal; fill_notional: Decimal }> } = await sql<{
+      ex_ord_id: string; found: boolean; symbol: string | null; side: string | null; cum_qty: Decimal | null; leaves_qty: Decimal | null; avg_px: Decimal | null; fill_count: string; fill_qty: Decimal; fill_notional: Decimal;
+    }>`
+      with ids as (
+        select distinct ex_ord_id from exchange_fill
+        where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to}
+          ${after === null ? sql`` : sql`and ex_ord_id > ${after}::bigint`}
+        order by ex_ord_id
+        limit ${batchSize}
+      ),
+      sums as (
+        select f.ex_ord_id, count(*)::bigint as fill_count, sum(f.qty) as fill_qty, sum(f.qty * f.price) as fill_notional
+        from exchange_fill f join ids using (ex_ord_id)
+        where f.account = ${account}
+        group by f.ex_ord_id
+      )
+      select s.ex_ord_id, (o.ex_ord_id is not null) as found, o.symbol, o.side, o.cum_qty, o.leaves_qty, o.avg_px,
+             s.fill_count, s.fill_qty, s.fill_notional
+      from sums s left join exchange_order o on o.account = ${account} and o.ex_ord_id = s.ex_ord_id
+      order by s.ex_ord_id`.execute(db);
+    const rows = result.rows;
+    if (rows.length === 0) return;
+    yield rows.map((r) => ({
+      exOrdId: r.ex_ord_id,
+      found: r.found,
+      symbol: r.symbol,
+      side: r.side,
+      cumQty: r.cum_qty,
+      leavesQty: r.leaves_qty,
+      avgPx: r.avg_px,
+      fillCount: Number(r.fill_count),
+      fillQty: toDecimal(r.fill_qty),
+      fillNotional: toDecimal(r.fill_notional),
+    }));
+    after = rows[rows.length - 1]!.ex_ord_id;
+    if (rows.length < batchSize) return;
+  }
+}
+
+/** Fills in the span with whether their order is stored / answered 404, by keyset on exec_id. */
+export async function* fillsIn(db: Db, account: string, span: Span, batchSize = BATCH_SIZE): AsyncGenerator<Fill[]> {
+  let after: string | null = null;
+  for (;;) {
+    let q = db
+      .selectFrom('exchange_fill as f')
+      .leftJoin('exchange_order as o', (j) => j.onRef('o.account', '=', 'f.account').onRef('o.ex_ord_id', '=', 'f.ex_ord_id'))
+      .leftJoin('exchange_order_not_found as n', (j) => j.onRef('n.account', '=', 'f.account').onRef('n.ex_ord_id', '=', 'f.ex_ord_id'))
+      .select(['f.exec_id', 'f.ex_ord_id', 'f.side', 'f.symbol', 'f.price', 'f.qty', 'f.fee', 'f.timestamp', 'o.ex_ord_id as order_id', 'n.ex_ord_id as not_found_id'])
+      .where('f.account', '=', account)
+      .where('f.timestamp', '>=', span.from)
+      .where('f.timestamp', '<', span.to);
+    if (after !== null) q = q.where('f.exec_id', '>', after);
+    const rows = await q.orderBy('f.exec_id').limit(batchSize).execute();
+    if (rows.length === 0) return;
+    yield rows.map((r) => ({
+      execId: r.exec_id,
+      exOrdId: r.ex_ord_id,
+      side: r.side,
+      symbol: r.symbol,
+      price: r.price,
+      qty: r.qty,
+      fee: r.fee,
+      timestamp: r.timestamp,
+      orderFound: r.order_id !== null,
+      orderNotFound: r.not_found_id !== null,
+    }));
+    after = rows[rows.length - 1]!.exec_id;
+    if (rows.length < batchSize) return;
+  }
+}
+
+export async function openDeposits(db: Db, account: string): Promise<Deposit[]> {
+  const rows = await db.selectFrom('exchange_deposit').select(DEPOSIT_COLUMNS).where('account', '=', account).where('state', '=', 'UNCONFIRMED').execute();
+  return rows.map(toDeposit);
+}
+
+const WITHDRAWAL_COLUMNS = ['withdrawal_id', 'amount', 'fee', 'currency', 'beneficiary', 'state', 'timestamp', 'first_seen_at'] as const;
+function toWithdrawal(r: { withdrawal_id: string; amount: Decimal; fee: Decimal | null; currency: string; beneficiary: string; state: string | null; timestamp: Date | null; first_seen_at: Date }): Withdrawal {
+  return { withdrawalId: r.withdrawal_id, amount: r.amount, fee: r.fee, currency: r.currency, beneficiary: r.beneficiary, state: r.state, timestamp: r.timestamp, firstSeenAt: r.first_seen_at };
+}
+
+export async function openWithdrawals(db: Db, account: string): Promise<Withdrawal[]> {
+  const rows = await db.selectFrom('exchange_withdrawal').select(WITHDRAWAL_COLUMNS).where('account', '=', account).where('state', '=', 'PENDING').execute();
+  return rows.map(toWithdrawal);
+}
+
+export async function withdrawalsIn(db: Db, account: string, span: Span): Promise<Withdrawal[]> {
+  const rows = await db.selectFrom('exchange_withdrawal').select(WITHDRAWAL_COLUMNS).where('account', '=', account).where('timestamp', '>=', span.from).where('timestamp', '<', span.to).execute();
+  return rows.map(toWithdrawal);
+}
+
+async function latestSnapshotId(db: Db, account: string, source: string, kind: string): Promise<string | null> {
+  const row = await db
+    .selectFrom('reference_snapshot')
+    .select('id')
+    .where('account', '=', account)
+    .where('source', '=', source)
+    .where('kind', '=', kind)
+    .orderBy('fetched_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row?.id ?? null;
+}
+
+export async function latestCurrencies(db: Db, account: string): Promise<Map<string, PartnerCurrency> | null> {
+  const id = await latestSnapshotId(db, account, 'partner', 'currencies');
+  if (id === null) return null;
+  const rows = await db.selectFrom('partner_currency').selectAll().where('snapshot_id', '=', id).execute();
+  return new Map(rows.map((r) => [r.code, { code: r.code, type: r.type, precision: r.precision, minBuyAmount: r.min_buy_amount, maxBuyAmount: r.max_buy_amount }]));
+}
+
+export async function latestSymbols(db: Db, account: string): Promise<{ snapshotId: string; symbols: Map<string, SymbolRules> } | null> {
+  const id = await latestSnapshotId(db, account, 'exchange', 'symbols');
+  if (id === null) return null;
+  const rows = await db.selectFrom('exchange_symbol').selectAll().where('snapshot_id', '=', id).execute();
+  return {
+    snapshotId: id,
+    symbols: new Map(
+      rows.map((r) => [
+        r.symbol,
+        { symbol: r.symbol, baseCurrency: r.base_currency, baseScale: r.base_currency_scale, counterCurrency: r.counter_currency, counterScale: r.counter_currency_scale, priceIncrement: r.price_increment, lotSize: r.lot_size, minOrderSize: r.min_order_size, maxOrderSize: r.max_order_size },
+      ]),
+    ),
+  };
+}
+
+export async function feeSchedule(db: Db, account: string): Promise<FeeSchedule | null> {
+  const rows = await db
+    .selectFrom('reference_snapshot as s')
+    .innerJoin('exchange_fee_rate as r', 'r.snapshot_id', 's.id')
+    .select(['s.fetched_at', 'r.maker_rate', 'r.taker_rate'])
+    .where('s.account', '=', account)
+    .where('s.source', '=', 'exchange')
+    .where('s.kind', '=', 'fees')
+    .orderBy('s.fetched_at')
+    .execute();
+  return rows.length ? rows.map((r) => ({ fetchedAt: r.fetched_at, makerRate: r.maker_rate, takerRate: r.taker_rate })) : null;
+}
+
+export async function latestWhitelist(db: Db, account: string): Promise<Set<string> | null> {
+  const id = await latestSnapshotId(db, account, 'exchange', 'whitelist');
+  if (id === null) return null;
+  const rows = await db.selectFrom('exchange_whitelist_entry').select('whitelist_id').where('snapshot_id', '=', id).execute();
+  return new Set(rows.map((r) => r.whitelist_id));
+}
+
+/** Balance snapshot headers of one exchange account, oldest first. */
+export async function balanceSnapshotHeaders(db: Db, account: string, exchangeAccount: string): Promise<{ id: string; fetchedAt: Date }[]> {
+  const rows = await db
+    .selectFrom('balance_snapshot')
+    .select(['id', 'fetched_at'])
+    .where('account', '=', account)
+    .where('exchange_account', '=', exchangeAccount)
+    .orderBy('fetched_at')
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => ({ id: r.id, fetchedAt: r.fetched_at }));
+}
+
+export async function balanceSnapshots(db: Db, headers: { id: string; fetchedAt: Date }[]): Promise<Map<string, BalanceSnapshot>> {
+  const map = new Map<string, BalanceSnapshot>(headers.map((h) => [h.id, { id: h.id, fetchedAt: h.fetchedAt, balances: [] }]));
+  if (headers.length === 0) return map;
+  const rows = await db.selectFrom('balance').selectAll().where('snapshot_id', 'in', headers.map((h) => h.id)).execute();
+  for (const r of rows) map.get(r.snapshot_id)?.balances.push({ currency: r.currency, balance: r.balance, available: r.available, balanceLocal: r.balance_local, rate: r.rate });
+  return map;
+}
+
+/** Coverage rows the sync left unsettled (S_COVERAGE), plus how many rows there are in all. */
+export async function coverage(db: Db, account: string): Promise<{ unsettled: CoverageRow[]; total: number }> {
+  const rows = await db.selectFrom('sync_coverage').select(['source', 'stream', 'day', 'settled', 'pages', 'rows', 'detail']).where('account', '=', account).where('settled', '=', false).execute();
+  const { n } = await db.selectFrom('sync_coverage').select((eb) => eb.fn.countAll<string>().as('n')).where('account', '=', account).executeTakeFirstOrThrow();
+  return { unsettled: rows.map((r) => ({ source: r.source, stream: r.stream, day: String(r.day), settled: r.settled, pages: r.pages, rows: r.rows, detail: r.detail })), total: Number(n) };
+}
+
+export async function unresolvedQuarantine(db: Db, account: string): Promise<QuarantinedRecord[]> {
+  const rows = await db
+    .selectFrom('quarantine')
+    .select(['id', 'source', 'endpoint', 'entity', 'record_key', 'position', 'reason', 'first_seen_at'])
+    .where('account', '=', account)
+    .where('resolved_at', 'is', null)
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => ({ id: r.id, source: r.source, endpoint: r.endpoint, entity: r.entity, recordKey: r.record_key, position: r.position, reason: r.reason, firstSeenAt: r.first_seen_at }));
+}

@@ -1,0 +1,89 @@
+import { expect, it } from 'vitest';
+import { reconcilePeriod } from '../../src/reconcile/reconcile.js';
+import { jsonSummary } from '../../src/reconcile/summary.js';
+import { createRun } from '../../src/store/runs.js';
+import { describeEachStore } from '../helpers/db.js';
+import { makeConfig, newContext, NOW, PLANTED, seedWorld } from './reconcile-seed.js';
+
+const PERIOD = { from: '2026-11-10', to: '2026-11-11' };
+const config = makeConfig({ partner: { wallets: ['0xWALLET'] } });
+
+describeEachStore('reconcilePeriod', (ctx) => {
+  const db = () => ctx.store.db;
+  const openBreaks = async () =>
+    (await db().selectFrom('break').select(['code', 'key']).where('status', '=', 'open').orderBy('code').orderBy('key').execute()).map((b) => `${b.code} ${b.key}`);
+  const breakOf = (code: string, key: string) => db().selectFrom('break').selectAll().where('code', '=', code).where('key', '=', key).executeTakeFirstOrThrow();
+
+  it('finds exactly the planted breaks and records the run', async () => {
+    await seedWorld(db());
+    // A break of an order outside the period, found by an earlier run: must stay untouched.
+    await createRun(db(), { account: 'default', command: 'reconcile', id: 'r-old', startedAt: new Date('2026-11-02T03:00:00Z') });
+    await db().insertInto('break').values({ code: 'P_FEE_USD', key: 'o-old', severity: 'medium', status: 'open', first_seen_run: 'r-old', first_seen_at: '2026-11-02T03:00:00Z', last_seen_run: 'r-old', last_seen_at: '2026-11-02T03:00:00Z' }).execute();
+
+    const result = await reconcilePeriod(await newContext(ctx.store, config, 'run1', PERIOD), PERIOD);
+    expect((await openBreaks()).filter((b) => b !== 'P_FEE_USD o-old')).toEqual(PLANTED);
+    expect(result.counts).toEqual({ partnerOrders: 3, fills: 4, exchangeOrders: 2, deposits: 1, withdrawals: 1, balanceSnapshots: 2, quarantined: 1 });
+
+    const run = await db().selectFrom('run').selectAll().where('id', '=', 'run1').executeTakeFirstOrThrow();
+    expect(run.ruleset_version).toBeTruthy();
+    const rules = JSON.parse(JSON.stringify(run.rule_results, (_k, v) => (v && typeof v === 'object' && 'isLosslessNumber' in v ? Number(v.value) : v))) as Array<Record<string, unknown>>;
+    const byCode = Object.fromEntries(rules.map((r) => [r.code, r]));
+    expect(byCode.P_PARTNER_FEE_RATE).toMatchObject({ status: 'not_checked', reason: 'partner.feeRate not configured' });
+    expect(byCode.P_WEBHOOK_GAP).toMatchObject({ status: 'not_checked', reason: 'webhooks not configured' });
+    expect(byCode.P_FEE_USD).toMatchObject({ status: 'breaks', checked: 3, breaks: 1 });
+    expect(byCode.E_FILL_QTY).toMatchObject({ status: 'breaks', checked: 2, breaks: 1 });
+    expect(byCode.E_FEE_RATE).toMatchObject({ status: 'passed', checked: 4 });
+
+    const usd = await breakOf('E_BALANCE_ROLL', 'USD');
+    expect(usd).toMatchObject({ expected: '8688.27', actual: '8688.28', difference: '0.01', severity: 'high', first_seen_run: 'run1' });
+    const roll = await db().selectFrom('balance_roll').selectAll().where('run_id', '=', 'run1').orderBy('currency').execute();
+    expect(roll.map((r) => [r.currency, r.opening.toString(), r.deposits.toString(), r.withdrawals.toString(), r.bought.toString(), r.sold.toString(), r.fees.toString(), r.expected_closing.toString(), r.residual.toString(), r.first_divergent_day])).toEqual([
+      ['ETH', '1', '0.031234567890123456', '0.101', '0.76', '0.1', '0', '1.590234567890123456', '0', null],
+      ['USD', '10000', '0', '0', '210', '1520', '1.73', '8688.27', '0.01', '2026-11-09'],
+    ]);
+  });
+
+  it('re-running the same period never duplicates a break and keeps first-seen', async () => {
+    await reconcilePeriod(await newContext(ctx.store, config, 'run2', PERIOD), PERIOD);
+    expect((await openBreaks()).filter((b) => b !== 'P_FEE_USD o-old')).toEqual(PLANTED);
+    const { n } = await db().selectFrom('break').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+    expect(Number(n)).toBe(PLANTED.length + 1);
+    expect(await breakOf('P_FEE_USD', 'o-feeusd')).toMatchObject({ first_seen_run: 'run1', last_seen_run: 'run2' });
+    expect(await breakOf('P_FEE_USD', 'o-old')).toMatchObject({ last_seen_run: 'r-old', status: 'open' });
+  });
+
+  it('resolves fixed breaks with the run that resolved them, and reopens them later', async () => {
+    await db().updateTable('partner_order').set({ processing_fee_usd: '2.7' }).where('order_id', '=', 'o-feeusd').execute();
+    // the missing deposit arrives (after the closing snapshot, so the roll-forward is unchanged) with a wrong amount
+    await db().insertInto('exchange_deposit').values({ deposit_id: 'dep-3', amount: '1', currency: 'ETH', address: '0xWALLET', tx_hash: '0xo-missing', state: 'COMPLETED', timestamp: '2026-11-11T06:00:00Z', raw: '{}' }).execute();
+    await db().updateTable('quarantine').set({ resolved_at: NOW }).execute();
+    await reconcilePeriod(await newContext(ctx.store, config, 'run3', PERIOD), PERIOD);
+    expect(await breakOf('P_FEE_USD', 'o-feeusd')).toMatchObject({ status: 'resolved', resolved_run: 'run3', first_seen_run: 'run1' });
+    expect(await breakOf('X_DEPOSIT_MISSING', 'o-missing')).toMatchObject({ status: 'resolved', resolved_run: 'run3' });
+    expect(await breakOf('S_QUARANTINE', 'q-1')).toMatchObject({ status: 'resolved', resolved_run: 'run3' });
+    expect(await breakOf('X_DEPOSIT_AMOUNT', 'o-missing')).toMatchObject({ status: 'open', expected: '0.031234567890123456', actual: '1', difference: '0.968765432109876544' });
+
+    await db().updateTable('partner_order').set({ processing_fee_usd: '2.8' }).where('order_id', '=', 'o-feeusd').execute();
+    await reconcilePeriod(await newContext(ctx.store, config, 'run4', PERIOD), PERIOD);
+    expect(await breakOf('P_FEE_USD', 'o-feeusd')).toMatchObject({ status: 'open', reopened_count: 1, first_seen_run: 'run1', last_seen_run: 'run4', resolved_run: null });
+    const events = await db().selectFrom('break_event').select(['run_id', 'event']).where('code', '=', 'P_FEE_USD').where('key', '=', 'o-feeusd').orderBy('id').execute();
+    expect(events.map((e) => `${e.run_id}:${e.event}`)).toEqual(['run1:opened', 'run2:seen', 'run3:resolved', 'run4:reopened']);
+  });
+
+  it('a run for another period leaves scoped breaks untouched and still judges balances and staleness', async () => {
+    const other = { from: '2026-11-12', to: '2026-11-13' };
+    const r = await reconcilePeriod(await newContext(ctx.store, config, 'run5', other), other);
+    expect(r.counts.partnerOrders).toBe(0);
+    expect(await breakOf('P_FEE_USD', 'o-feeusd')).toMatchObject({ status: 'open', last_seen_run: 'run4' });
+    expect(await breakOf('E_FILL_QTY', '100')).toMatchObject({ status: 'open', last_seen_run: 'run4' });
+    expect(await breakOf('E_BALANCE_ROLL', 'USD')).toMatchObject({ status: 'open', last_seen_run: 'run5' });
+    expect(await breakOf('P_STALE', 'o-pend')).toMatchObject({ status: 'open', last_seen_run: 'run5' });
+
+    const summary = await jsonSummary(db(), 'default', 'run5');
+    expect(summary).toMatchObject({ runId: 'run5', status: 'running', period: other, report: null });
+    expect(summary.counts).toEqual({ partnerOrders: 0, fills: 0, exchangeOrders: 0, deposits: 0, withdrawals: 0, balanceSnapshots: 2, quarantined: 0 });
+    expect(summary.breaks[0]).toEqual({ code: 'E_BALANCE_ROLL', key: 'USD', severity: 'high', currency: 'USD', expected: '8688.27', actual: '8688.28', difference: '0.01', status: 'open', firstSeenRun: 'run1', lastSeenRun: 'run5' });
+    expect(summary.breaks.map((b) => `${b.code} ${b.key}`)).toContain('P_FEE_USD o-old');
+    expect(JSON.parse(JSON.stringify(summary))).toEqual(summary);
+  });
+});
