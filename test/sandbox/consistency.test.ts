@@ -1,0 +1,77 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { Decimal } from '../../src/decimal/decimal.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { flowsBetween, reconcile, snapshot, sortBreaks } from './recon-oracle.js';
+
+const NOW = new Date('2026-11-21T15:30:00Z');
+const small = { days: 6, ordersPerDay: 30, exchangeOrdersPerDay: 30, depositsPerDay: 4, withdrawalsPerDay: 3, now: NOW };
+let sb: Sandbox | undefined;
+afterEach(async () => {
+  await sb?.close();
+  sb = undefined;
+});
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+describe('generated data is consistent to the last digit', () => {
+  it('clean data: an exact reconciliation finds nothing, balances = opening + every flow', async () => {
+    sb = await startSandbox({ ...small, seed: 11 });
+    const s1 = await snapshot(sb);
+    await sleep(5);
+    const s2 = await snapshot(sb);
+    expect(reconcile(sb, { feeRate: sb.partnerFeeRate, webhooks: true, snapshots: [s1, s2] })).toEqual([]);
+    expect(sb.expectedBreaks()).toEqual([]);
+    const flows = flowsBetween(sb, 0, sb.data.clock());
+    for (const [c, open] of Object.entries(sb.data.openingBalances())) {
+      expect(s1.balances.get(c)!.toString(), c).toBe(new Decimal(open).plus(flows.get(c) ?? 0).toString());
+    }
+  });
+
+  it.each([3, 5, 8])('planted discrepancies (seed %i): exactly the expected breaks, each code at least once', async (seed) => {
+    sb = await startSandbox({ ...small, seed, discrepancies: true });
+    const s1 = await snapshot(sb);
+    await sleep(5);
+    const s2 = await snapshot(sb);
+    const found = reconcile(sb, { feeRate: sb.partnerFeeRate, webhooks: true, snapshots: [s1, s2] });
+    expect(sortBreaks(found)).toEqual(sortBreaks(sb.expectedBreaks()));
+    const codes = new Set(sb.expectedBreaks().map((b) => b.code));
+    for (const code of ['P_FEE_USD', 'P_AMOUNT_USD', 'P_PARTNER_FEE_RATE', 'P_FEE_BOUNDS', 'P_PRECISION', 'P_STATE', 'P_STALE', 'P_WEBHOOK_GAP', 'X_DEPOSIT_MISSING', 'X_DEPOSIT_AMOUNT', 'E_FILL_QTY', 'E_FILL_AVGPX', 'E_FILL_ORPHAN', 'E_FEE_RATE', 'E_SYMBOL_RULES', 'E_BALANCE_ROLL', 'E_BALANCE_SANITY', 'E_STALE', 'E_WITHDRAWAL_BENEFICIARY']) {
+      expect(codes.has(code), code).toBe(true);
+    }
+  });
+
+  it('fixDiscrepancy corrects every planted case, and served balances stay a consistent series', async () => {
+    sb = await startSandbox({ ...small, seed: 4, discrepancies: true });
+    const s1 = await snapshot(sb);
+    await sleep(5);
+    const s2 = await snapshot(sb);
+    for (const b of sb.expectedBreaks()) sb.fixDiscrepancy(b.code);
+    expect(sb.expectedBreaks()).toEqual([]);
+    await sleep(5);
+    const s3 = await snapshot(sb);
+    expect(reconcile(sb, { feeRate: sb.partnerFeeRate, webhooks: true, snapshots: [s1, s2, s3] })).toEqual([]);
+  });
+
+  it('same seed and day: same data', async () => {
+    sb = await startSandbox({ ...small, seed: 21, discrepancies: true });
+    const a = { fills: JSON.stringify(sb.data.fills()), orders: JSON.stringify(sb.data.partnerOrders()), breaks: sb.expectedBreaks() };
+    await sb.close();
+    sb = await startSandbox({ ...small, seed: 21, discrepancies: true });
+    expect(JSON.stringify(sb.data.fills())).toBe(a.fills);
+    expect(JSON.stringify(sb.data.partnerOrders())).toBe(a.orders);
+    expect(sb.expectedBreaks()).toEqual(a.breaks);
+  });
+
+  it('live mode: advance() adds activity and two snapshots roll forward exactly', async () => {
+    sb = await startSandbox({ ...small, seed: 9, live: true, now: undefined });
+    const before = sb.data.fills().length;
+    const s1 = await snapshot(sb);
+    sb.advance(6 * 3_600_000);
+    await sleep(3);
+    const s2 = await snapshot(sb);
+    expect(sb.data.fills().length).toBeGreaterThan(before);
+    expect(reconcile(sb, { feeRate: sb.partnerFeeRate, webhooks: false, snapshots: [s1, s2] })).toEqual([]);
+    const moved = [...s2.balances].some(([c, v]) => !v.eq(s1.balances.get(c)!));
+    expect(moved).toBe(true);
+  });
+});
