@@ -1,0 +1,119 @@
+import type { Config } from '../../config/load.js';
+import type { Logger } from '../../log/logger.js';
+import { createHttpClient, type HttpClient, type HttpResponse, type QueryValue } from '../../http/client.js';
+import { AppError } from '../../errors.js';
+
+/** The contract's limits (seeds/001, "Limits"). */
+export const FILLS_PAGE_LIMIT = 1000;
+export const ORDERS_PAGE_LIMIT = 100;
+/** Deposits and withdrawals document no limit; a window this full is split like the others. */
+export const PAYMENTS_PAGE_LIMIT = 100;
+
+export const AUTH_HEADER = 'X-API-Token';
+
+/** A list endpoint answered something other than a JSON array (or object where one is due). */
+export class ExchangeShapeError extends AppError {
+  constructor(readonly endpoint: string, readonly expected: string, readonly bodyExcerpt: string) {
+    super('EXCHANGE_SHAPE', `Exchange API ${endpoint} answered ${bodyExcerpt.slice(0, 120)} where ${expected} was expected`);
+  }
+}
+
+export interface Page {
+  endpoint: string;
+  /** The records of the page as received (lossless values), one per element. */
+  records: unknown[];
+  response: HttpResponse;
+}
+
+export interface FillsQuery {
+  fromExecId?: string;
+  toExecId?: string;
+  from?: number;
+  to?: number;
+  limit: number;
+}
+
+export interface WindowQuery {
+  from: number;
+  to: number;
+  status?: string;
+  symbol?: string;
+  limit?: number;
+}
+
+/**
+ * Typed calls of the Exchange API over the shared HTTP client. Each returns the response's
+ * records unvalidated: validation is per record (schemas.ts), so one bad record never costs
+ * its page.
+ */
+export interface ExchangeClient {
+  fills(q: FillsQuery, signal?: AbortSignal): Promise<Page>;
+  orders(q: WindowQuery, signal?: AbortSignal): Promise<Page>;
+  trades(q: WindowQuery, signal?: AbortSignal): Promise<Page>;
+  deposits(q: WindowQuery, signal?: AbortSignal): Promise<Page>;
+  withdrawals(q: WindowQuery, signal?: AbortSignal): Promise<Page>;
+  /** null on 404. */
+  orderById(id: string, signal?: AbortSignal): Promise<Page | null>;
+  depositById(id: string, signal?: AbortSignal): Promise<Page | null>;
+  withdrawalById(id: string, signal?: AbortSignal): Promise<Page | null>;
+  accounts(signal?: AbortSignal): Promise<HttpResponse>;
+  fees(signal?: AbortSignal): Promise<HttpResponse>;
+  symbols(signal?: AbortSignal): Promise<HttpResponse>;
+  whitelist(signal?: AbortSignal): Promise<HttpResponse>;
+  tickers(signal?: AbortSignal): Promise<HttpResponse>;
+  readonly http: HttpClient;
+  close(): Promise<void>;
+}
+
+export function createExchangeClient(http: HttpClient): ExchangeClient {
+  async function list(path: string, query: Record<string, QueryValue>, signal?: AbortSignal): Promise<Page> {
+    const response = await http.get(path, { query, signal });
+    if (!Array.isArray(response.body)) throw new ExchangeShapeError(`GET ${path}`, 'a JSON array', response.text);
+    return { endpoint: `GET ${path}`, records: response.body, response };
+  }
+  async function byId(path: string, signal?: AbortSignal): Promise<Page | null> {
+    const response = await http.get(path, { signal, allowStatus: [404] });
+    if (response.status === 404) return null;
+    const template = path.replace(/\/[^/]+$/, '/{id}');
+    if (!response.body || typeof response.body !== 'object' || Array.isArray(response.body))
+      throw new ExchangeShapeError(`GET ${path}`, 'a JSON object', response.text);
+    return { endpoint: `GET ${template}`, records: [response.body], response };
+  }
+  const window = (q: WindowQuery) => ({ from: q.from, to: q.to, status: q.status, symbol: q.symbol, limit: q.limit });
+  return {
+    http,
+    fills: (q, signal) => list('/fills', { fromExecId: q.fromExecId, toExecId: q.toExecId, from: q.from, to: q.to, limit: q.limit }, signal),
+    orders: (q, signal) => list('/orders', window(q), signal),
+    trades: (q, signal) => list('/trades', window(q), signal),
+    deposits: (q, signal) => list('/deposits', { from: q.from, to: q.to }, signal),
+    withdrawals: (q, signal) => list('/withdrawals', { from: q.from, to: q.to }, signal),
+    orderById: (id, signal) => byId(`/orders/${encodeURIComponent(id)}`, signal),
+    depositById: (id, signal) => byId(`/deposits/${encodeURIComponent(id)}`, signal),
+    withdrawalById: (id, signal) => byId(`/withdrawals/${encodeURIComponent(id)}`, signal),
+    accounts: (signal) => http.get('/accounts', { signal }),
+    fees: (signal) => http.get('/fees', { signal }),
+    symbols: (signal) => http.get('/symbols', { signal }),
+    whitelist: (signal) => http.get('/whitelist', { signal }),
+    tickers: (signal) => http.get('/tickers', { signal }),
+    close: () => http.close(),
+  };
+}
+
+/** The client the sync uses, built from the config. */
+export function exchangeClientFromConfig(config: Config, logger: Logger, overrides: { sleep?: (ms: number, signal?: AbortSignal) => Promise<void> } = {}): ExchangeClient {
+  if (!config.exchange.apiUrl || !config.exchange.token) {
+    throw new AppError('EXCHANGE_NOT_CONFIGURED', 'EXCHANGE_API_URL and EXCHANGE_API_TOKEN are required to sync the Exchange API', 2);
+  }
+  return createExchangeClient(
+    createHttpClient({
+      api: 'exchange',
+      baseUrl: config.exchange.apiUrl,
+      headers: { [AUTH_HEADER]: config.exchange.token },
+      authHeaders: [AUTH_HEADER],
+      rateLimitPerSecond: config.exchange.rateLimitPerSecond,
+      ...config.http,
+      logger,
+      sleep: overrides.sleep,
+    }),
+  );
+}

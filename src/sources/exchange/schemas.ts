@@ -1,0 +1,259 @@
+import { z } from 'zod';
+import { isLosslessNumber } from '../../decimal/json.js';
+import { Decimal, isDecimalText } from '../../decimal/decimal.js';
+
+/**
+ * Zod schemas of the Exchange API (seeds/001). The wire sends decimals and int64 ids as JSON
+ * strings or JSON numbers, quantities sometimes in exponent notation ("5.4044E-4"); the lossless
+ * parser hands numbers over as LosslessNumber, so no digit is lost before these schemas turn
+ * them into Decimal (amounts) and canonical digit strings (ids). Unknown extra fields are
+ * accepted: the caller stores the raw record whole. Messages name the value; the issue path
+ * names the field (formatIssues).
+ */
+
+function show(value: unknown): string {
+  if (isLosslessNumber(value)) return (value as { value: string }).value;
+  if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}...` : value);
+  if (value === undefined) return 'nothing';
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+function numericText(v: unknown): string | null {
+  if (isLosslessNumber(v)) return (v as { value: string }).value;
+  if (typeof v === 'string') return v.trim();
+  if (typeof v === 'number' && Number.isSafeInteger(v)) return String(v);
+  return null;
+}
+
+/** A decimal amount or price: "12.50", 12.50, "9.0E-4". */
+export const decimal = z.unknown().transform((v, ctx) => {
+  const t = numericText(v);
+  if (t === null || !isDecimalText(t)) {
+    ctx.addIssue({ code: 'custom', message: `must be a decimal number (got ${show(v)})` });
+    return z.NEVER;
+  }
+  return new Decimal(t);
+});
+
+/** An int64 id ("123", 123, even "1.23E2"): canonical digits, never a JS number. */
+export const int64Id = z.unknown().transform((v, ctx) => {
+  const t = numericText(v);
+  const d = t !== null && isDecimalText(t) ? new Decimal(t) : null;
+  if (!d || !d.isInteger() || d.isNegative()) {
+    ctx.addIssue({ code: 'custom', message: `must be a non-negative integer id (got ${show(v)})` });
+    return z.NEVER;
+  }
+  return d.toFixed(0);
+});
+
+/** TimestampEpoch: integer milliseconds since 1970. */
+export const epochMs = z.unknown().transform((v, ctx) => {
+  const t = numericText(v);
+  const d = t !== null && isDecimalText(t) ? new Decimal(t) : null;
+  // 1e14 ms is the year 5138: anything beyond is a unit mistake (micro/nanoseconds), not a date.
+  if (!d || !d.isInteger() || d.isNegative() || d.greaterThan(1e14)) {
+    ctx.addIssue({ code: 'custom', message: `must be epoch milliseconds (got ${show(v)})` });
+    return z.NEVER;
+  }
+  return d.toNumber();
+});
+
+/** A small integer such as a scale. */
+export const smallInt = z.unknown().transform((v, ctx) => {
+  const t = numericText(v);
+  const d = t !== null && isDecimalText(t) ? new Decimal(t) : null;
+  if (!d || !d.isInteger() || d.abs().greaterThan(1_000_000)) {
+    ctx.addIssue({ code: 'custom', message: `must be an integer (got ${show(v)})` });
+    return z.NEVER;
+  }
+  return d.toNumber();
+});
+
+const text = z.string({ error: (issue) => `must be a string (got ${show(issue.input)})` });
+const nonEmpty = text.min(1, { error: (issue) => `must not be empty (got ${show(issue.input)})` });
+/** Optional on the wire; null is treated like absent. */
+const opt = <T extends z.ZodTypeAny>(schema: T) => schema.nullish().transform((v) => (v === undefined ? null : v) as z.output<T> | null);
+/** Ids that the contract types as string but that could arrive as numbers. */
+const idText = z.unknown().transform((v, ctx) => {
+  if (typeof v === 'string' && v.length > 0) return v;
+  if (isLosslessNumber(v)) return (v as { value: string }).value;
+  ctx.addIssue({ code: 'custom', message: `must be a non-empty id (got ${show(v)})` });
+  return z.NEVER;
+});
+const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
+  z.enum(values, { error: (issue) => `must be one of ${values.join(', ')} (got ${show(issue.input)})` });
+
+export const SIDES = ['BUY', 'SELL'] as const;
+export const ORD_TYPES = ['MARKET', 'LIMIT', 'STOP', 'STOPLIMIT'] as const;
+export const ORD_STATUSES = ['OPEN', 'REJECTED', 'CANCELED', 'FILLED', 'PART_FILLED', 'EXPIRED', 'PENDING'] as const;
+/** Orders that can still change: re-fetched by id on later runs. */
+export const ORDER_NON_FINAL = ['OPEN', 'PART_FILLED', 'PENDING'] as const;
+export const DEPOSIT_STATES = ['REJECTED', 'UNCONFIRMED', 'COMPLETED'] as const;
+export const DEPOSIT_NON_FINAL = ['UNCONFIRMED'] as const;
+export const WITHDRAWAL_STATES = ['REJECTED', 'PENDING', 'REFUNDED', 'FAILED', 'COMPLETED'] as const;
+export const WITHDRAWAL_NON_FINAL = ['PENDING'] as const;
+
+export const fillSchema = z.object({
+  exOrdId: int64Id,
+  tradeId: int64Id,
+  execId: int64Id,
+  side: oneOf(SIDES),
+  symbol: nonEmpty,
+  price: decimal,
+  qty: decimal,
+  fee: decimal,
+  timestamp: epochMs,
+});
+export type Fill = z.output<typeof fillSchema>;
+
+/**
+ * OrderSummary. exOrdId is optional in the contract, but a stored order needs its key: a record
+ * without one is quarantined. The rest follows the contract's required/optional columns.
+ */
+export const orderSchema = z.object({
+  exOrdId: int64Id,
+  clOrdId: opt(text),
+  ordType: oneOf(ORD_TYPES),
+  ordStatus: oneOf(ORD_STATUSES),
+  side: oneOf(SIDES),
+  price: opt(decimal),
+  text: opt(text),
+  symbol: nonEmpty,
+  lastShares: opt(decimal),
+  lastPx: opt(decimal),
+  leavesQty: opt(decimal),
+  cumQty: opt(decimal),
+  avgPx: opt(decimal),
+  timestamp: opt(epochMs),
+});
+export type Order = z.output<typeof orderSchema>;
+
+export const depositSchema = z.object({
+  depositId: idText,
+  amount: decimal,
+  currency: nonEmpty,
+  address: nonEmpty,
+  txHash: opt(text),
+  state: oneOf(DEPOSIT_STATES),
+  timestamp: opt(epochMs),
+});
+export type Deposit = z.output<typeof depositSchema>;
+
+/** withdrawalId is optional in the contract; without it a withdrawal cannot be keyed: quarantined. */
+export const withdrawalSchema = z.object({
+  withdrawalId: idText,
+  amount: decimal,
+  fee: opt(decimal),
+  currency: nonEmpty,
+  beneficiary: nonEmpty,
+  state: opt(oneOf(WITHDRAWAL_STATES)),
+  timestamp: opt(epochMs),
+});
+export type Withdrawal = z.output<typeof withdrawalSchema>;
+
+export const balanceSchema = z.object({
+  currency: nonEmpty,
+  balance: decimal,
+  available: decimal,
+  balance_local: decimal,
+  available_local: decimal,
+  rate: decimal,
+});
+export type Balance = z.output<typeof balanceSchema>;
+
+export const feesSchema = z.object({
+  makerRate: decimal,
+  takerRate: decimal,
+  volumeInUSD: opt(decimal),
+});
+export type Fees = z.output<typeof feesSchema>;
+
+export const symbolSchema = z.object({
+  base_currency: opt(text),
+  base_currency_scale: opt(smallInt),
+  counter_currency: opt(text),
+  counter_currency_scale: opt(smallInt),
+  min_price_increment: opt(int64Id),
+  min_price_increment_scale: opt(smallInt),
+  min_order_size: opt(int64Id),
+  min_order_size_scale: opt(smallInt),
+  max_order_size: opt(int64Id),
+  max_order_size_scale: opt(smallInt),
+  lot_size: opt(int64Id),
+  lot_size_scale: opt(smallInt),
+  status: opt(text),
+  id: opt(int64Id),
+});
+export type SymbolStatus = z.output<typeof symbolSchema>;
+
+export const whitelistSchema = z.object({
+  whitelistId: idText,
+  name: opt(text),
+  currency: opt(text),
+});
+export type WhitelistEntry = z.output<typeof whitelistSchema>;
+
+export const tickerSchema = z.object({
+  symbol: nonEmpty,
+  price_24h: opt(decimal),
+  volume_24h: opt(decimal),
+  last_trade_price: opt(decimal),
+});
+export type Ticker = z.output<typeof tickerSchema>;
+
+/** "field: message; field: message" — the quarantine reason. */
+export function formatIssues(error: z.ZodError): string {
+  return error.issues
+    .map((i) => `${i.path.length ? i.path.join('.') : '(record)'}: ${i.message.replace(/^Invalid input: /, '')}`)
+    .join('; ');
+}
+
+export interface Validated<T> {
+  /** Position of the record in its page. */
+  index: number;
+  value: T;
+  /** The record as received, digits intact (stored as raw). */
+  raw: unknown;
+}
+
+export interface Rejected {
+  index: number;
+  raw: unknown;
+  reason: string;
+  /** The record's natural id when it could be read, for the quarantine key. */
+  key: string | null;
+}
+
+export interface ValidatedPage<T> {
+  valid: Validated<T>[];
+  invalid: Rejected[];
+}
+
+/** Validates each record on its own: one bad record never costs its neighbours. */
+export function validateRecords<T>(schema: z.ZodType<T, any>, records: unknown[], keyField: string, int64Key = false): ValidatedPage<T> {
+  const valid: Validated<T>[] = [];
+  const invalid: Rejected[] = [];
+  records.forEach((raw, index) => {
+    const parsed = schema.safeParse(raw);
+    if (parsed.success) valid.push({ index, value: parsed.data, raw });
+    else invalid.push({ index, raw, reason: formatIssues(parsed.error), key: readKey(raw, keyField, int64Key) });
+  });
+  return { valid, invalid };
+}
+
+function readKey(raw: unknown, field: string, int64Key: boolean): string | null {
+  if (!raw || typeof raw !== 'object') return null;
+  const v = (raw as Record<string, unknown>)[field];
+  const t = numericText(v);
+  if (!t || t.length === 0 || t.length > 100) return null;
+  // Same canonical form as int64Id, so a later valid fetch resolves this entry.
+  if (int64Key && isDecimalText(t)) {
+    const d = new Decimal(t);
+    if (d.isInteger() && !d.isNegative()) return d.toFixed(0);
+  }
+  return t;
+}

@@ -1,0 +1,279 @@
+import { sql } from 'kysely';
+import type { Db } from '../../db/database.js';
+import type {
+  BalanceRow,
+  DepositRow,
+  FeeRateRow,
+  FillRow,
+  OrderRow,
+  SymbolRow,
+  TickerRow,
+  WhitelistRow,
+  WithdrawalRow,
+} from './transform.js';
+
+/**
+ * Repository of the exchange sync. Every write is set-based: a whole page goes to Postgres as
+ * one JSON parameter unpacked by json_to_recordset, merged with one `insert ... on conflict`
+ * (three parameters instead of one per value, one round trip per page, the same SQL on pg and
+ * PGlite). Amounts travel as JSON strings, so numeric receives their exact text. Functions take
+ * the database or a transaction first.
+ */
+
+/** JSON array of the rows, each row's raw JSON text spliced in as is (no re-serialization). */
+function recordsetJson<T extends { raw?: string }>(rows: T[]): string {
+  const parts: string[] = [];
+  for (const row of rows) {
+    const { raw, ...rest } = row;
+    const head = JSON.stringify(rest);
+    parts.push(raw === undefined ? head : `${head.slice(0, -1)}${head.length > 2 ? ',' : ''}"raw":${raw}}`);
+  }
+  return `[${parts.join(',')}]`;
+}
+
+/** Later occurrences win: "on conflict do update" cannot touch one row twice in a statement. */
+function dedupe<T>(rows: T[], key: (r: T) => string): T[] {
+  if (rows.length < 2) return rows;
+  const map = new Map<string, T>();
+  for (const r of rows) map.set(key(r), r);
+  return map.size === rows.length ? rows : [...map.values()];
+}
+
+export async function upsertFills(db: Db, account: string, rows: FillRow[]): Promise<number> {
+  const unique = dedupe(rows, (r) => r.exec_id);
+  if (unique.length === 0) return 0;
+  // A fill is immutable; the update only fires if the exchange ever sends different content.
+  await sql`
+    insert into exchange_fill (account, exec_id, ex_ord_id, trade_id, side, symbol, price, qty, fee, "timestamp", raw)
+    select ${account}, x.exec_id, x.ex_ord_id, x.trade_id, x.side, x.symbol, x.price, x.qty, x.fee, x."timestamp", x.raw
+    from json_to_recordset(${recordsetJson(unique)}::json) as x(
+      exec_id bigint, ex_ord_id bigint, trade_id bigint, side text, symbol text,
+      price numeric, qty numeric, fee numeric, "timestamp" timestamptz, raw jsonb)
+    on conflict (account, exec_id) do update set
+      ex_ord_id = excluded.ex_ord_id, trade_id = excluded.trade_id, side = excluded.side, symbol = excluded.symbol,
+      price = excluded.price, qty = excluded.qty, fee = excluded.fee, "timestamp" = excluded."timestamp", raw = excluded.raw
+    where exchange_fill.raw is distinct from excluded.raw
+  `.execute(db);
+  return unique.length;
+}
+
+export async function upsertOrders(db: Db, account: string, rows: OrderRow[], observedAt: Date): Promise<number> {
+  const unique = dedupe(rows, (r) => r.ex_ord_id);
+  if (unique.length === 0) return 0;
+  const json = recordsetJson(unique);
+  const at = observedAt.toISOString();
+  await sql`
+    insert into exchange_order (account, ex_ord_id, cl_ord_id, ord_type, ord_status, side, price, text, symbol,
+      last_shares, last_px, leaves_qty, cum_qty, avg_px, "timestamp", raw, first_seen_at, last_seen_at)
+    select ${account}, x.ex_ord_id, x.cl_ord_id, x.ord_type, x.ord_status, x.side, x.price, x.text, x.symbol,
+      x.last_shares, x.last_px, x.leaves_qty, x.cum_qty, x.avg_px, x."timestamp", x.raw, ${at}::timestamptz, ${at}::timestamptz
+    from json_to_recordset(${json}::json) as x(
+      ex_ord_id bigint, cl_ord_id text, ord_type text, ord_status text, side text, price numeric, text text, symbol text,
+      last_shares numeric, last_px numeric, leaves_qty numeric, cum_qty numeric, avg_px numeric, "timestamp" timestamptz, raw jsonb)
+    on conflict (account, ex_ord_id) do update set
+      cl_ord_id = excluded.cl_ord_id, ord_type = excluded.ord_type, ord_status = excluded.ord_status, side = excluded.side,
+      price = excluded.price, text = excluded.text, symbol = excluded.symbol, last_shares = excluded.last_shares,
+      last_px = excluded.last_px, leaves_qty = excluded.leaves_qty, cum_qty = excluded.cum_qty, avg_px = excluded.avg_px,
+      "timestamp" = excluded."timestamp", raw = excluded.raw, last_seen_at = excluded.last_seen_at
+  `.execute(db);
+  // State history: one row per observed (status, cumQty); seeing the same state again adds nothing.
+  await sql`
+    insert into exchange_order_state (account, ex_ord_id, ord_status, cum_qty, observed_at)
+    select ${account}, x.ex_ord_id, x.ord_status, coalesce(x.cum_qty, 0), ${at}::timestamptz
+    from json_to_recordset(${json}::json) as x(ex_ord_id bigint, ord_status text, cum_qty numeric)
+    on conflict do nothing
+  `.execute(db);
+  // An order recorded as 404 earlier that shows up now is no longer an orphan.
+  await sql`
+    delete from exchange_order_not_found n
+    using json_to_recordset(${json}::json) as x(ex_ord_id bigint)
+    where n.account = ${account} and n.ex_ord_id = x.ex_ord_id
+  `.execute(db);
+  return unique.length;
+}
+
+export async function markOrdersNotFound(db: Db, account: string, ids: string[], checkedAt: Date): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .insertInto('exchange_order_not_found')
+    .values([...new Set(ids)].map((id) => ({ account, ex_ord_id: id, checked_at: checkedAt })))
+    .onConflict((oc) => oc.columns(['account', 'ex_ord_id']).doUpdateSet({ checked_at: checkedAt }))
+    .execute();
+}
+
+export async function upsertDeposits(db: Db, account: string, rows: DepositRow[], observedAt: Date): Promise<number> {
+  const unique = dedupe(rows, (r) => r.deposit_id);
+  if (unique.length === 0) return 0;
+  const json = recordsetJson(unique);
+  const at = observedAt.toISOString();
+  await sql`
+    insert into exchange_deposit (account, deposit_id, amount, currency, address, tx_hash, state, "timestamp", raw, first_seen_at, last_seen_at)
+    select ${account}, x.deposit_id, x.amount, x.currency, x.address, x.tx_hash, x.state, x."timestamp", x.raw, ${at}::timestamptz, ${at}::timestamptz
+    from json_to_recordset(${json}::json) as x(
+      deposit_id text, amount numeric, currency text, address text, tx_hash text, state text, "timestamp" timestamptz, raw jsonb)
+    on conflict (account, deposit_id) do update set
+      amount = excluded.amount, currency = excluded.currency, address = excluded.address, tx_hash = excluded.tx_hash,
+      state = excluded.state, "timestamp" = excluded."timestamp", raw = excluded.raw, last_seen_at = excluded.last_seen_at
+  `.execute(db);
+  await sql`
+    insert into exchange_deposit_state (account, deposit_id, state, observed_at)
+    select ${account}, x.deposit_id, x.state, ${at}::timestamptz
+    from json_to_recordset(${json}::json) as x(deposit_id text, state text)
+    on conflict do nothing
+  `.execute(db);
+  return unique.length;
+}
+
+export async function upsertWithdrawals(db: Db, account: string, rows: WithdrawalRow[], observedAt: Date): Promise<number> {
+  const unique = dedupe(rows, (r) => r.withdrawal_id);
+  if (unique.length === 0) return 0;
+  const json = recordsetJson(unique);
+  const at = observedAt.toISOString();
+  await sql`
+    insert into exchange_withdrawal (account, withdrawal_id, amount, fee, currency, beneficiary, state, "timestamp", raw, first_seen_at, last_seen_at)
+    select ${account}, x.withdrawal_id, x.amount, x.fee, x.currency, x.beneficiary, x.state, x."timestamp", x.raw, ${at}::timestamptz, ${at}::timestamptz
+    from json_to_recordset(${json}::json) as x(
+      withdrawal_id text, amount numeric, fee numeric, currency text, beneficiary text, state text, "timestamp" timestamptz, raw jsonb)
+    on conflict (account, withdrawal_id) do update set
+      amount = excluded.amount, fee = excluded.fee, currency = excluded.currency, beneficiary = excluded.beneficiary,
+      state = excluded.state, "timestamp" = excluded."timestamp", raw = excluded.raw, last_seen_at = excluded.last_seen_at
+  `.execute(db);
+  await sql`
+    insert into exchange_withdrawal_state (account, withdrawal_id, state, observed_at)
+    select ${account}, x.withdrawal_id, x.state, ${at}::timestamptz
+    from json_to_recordset(${json}::json) as x(withdrawal_id text, state text)
+    where x.state is not null
+    on conflict do nothing
+  `.execute(db);
+  return unique.length;
+}
+
+/** Balance snapshots are always inserted: each one is an anchor of the roll-forward. */
+export async function insertBalanceSnapshot(
+  db: Db,
+  input: { account: string; exchangeAccount: string; fetchedAt: Date; runId: string | null; rawText: string; rows: BalanceRow[] },
+): Promise<string> {
+  const { id } = await db
+    .insertInto('balance_snapshot')
+    .values({ account: input.account, exchange_account: input.exchangeAccount, fetched_at: input.fetchedAt, run_id: input.runId, raw: input.rawText })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const rows = dedupe(input.rows, (r) => r.currency);
+  if (rows.length) await db.insertInto('balance').values(rows.map((r) => ({ snapshot_id: id, ...r }))).execute();
+  return id;
+}
+
+export async function insertFeeRate(db: Db, snapshotId: string, row: FeeRateRow): Promise<void> {
+  await db.insertInto('exchange_fee_rate').values({ snapshot_id: snapshotId, ...row }).onConflict((oc) => oc.doNothing()).execute();
+}
+
+export async function insertSymbols(db: Db, snapshotId: string, rows: SymbolRow[]): Promise<void> {
+  const unique = dedupe(rows, (r) => r.symbol);
+  if (unique.length) await db.insertInto('exchange_symbol').values(unique.map((r) => ({ snapshot_id: snapshotId, ...r }))).onConflict((oc) => oc.doNothing()).execute();
+}
+
+export async function insertWhitelist(db: Db, snapshotId: string, rows: WhitelistRow[]): Promise<void> {
+  const unique = dedupe(rows, (r) => r.whitelist_id);
+  if (unique.length)
+    await db.insertInto('exchange_whitelist_entry').values(unique.map((r) => ({ snapshot_id: snapshotId, ...r }))).onConflict((oc) => oc.doNothing()).execute();
+}
+
+export async function insertTickers(db: Db, snapshotId: string, rows: TickerRow[]): Promise<void> {
+  const unique = dedupe(rows, (r) => r.symbol);
+  if (unique.length) await db.insertInto('exchange_ticker').values(unique.map((r) => ({ snapshot_id: snapshotId, ...r }))).onConflict((oc) => oc.doNothing()).execute();
+}
+
+export interface CoverageDelta {
+  pages: number;
+  rows: number;
+  quarantined: number;
+  settled: boolean;
+  detail?: unknown;
+}
+
+/**
+ * Adds a page's figures to the (stream, day) coverage rows. Within one run the figures add up;
+ * a new run starts the day's figures afresh, so the row always describes the latest scan.
+ */
+export async function addCoverage(db: Db, account: string, runId: string | null, stream: string, byDay: Map<string, CoverageDelta>): Promise<void> {
+  if (byDay.size === 0) return;
+  const now = new Date();
+  const values = [...byDay].map(([day, d]) => ({
+    account,
+    source: 'exchange',
+    stream,
+    day,
+    pages: d.pages,
+    rows: d.rows,
+    quarantined: d.quarantined,
+    settled: d.settled,
+    detail: d.detail === undefined ? null : JSON.stringify(d.detail),
+    run_id: runId,
+    updated_at: now,
+  }));
+  await db
+    .insertInto('sync_coverage')
+    .values(values)
+    .onConflict((oc) =>
+      oc.columns(['account', 'source', 'stream', 'day']).doUpdateSet({
+        pages: sql`case when sync_coverage.run_id is not distinct from excluded.run_id then sync_coverage.pages + excluded.pages else excluded.pages end`,
+        rows: sql`case when sync_coverage.run_id is not distinct from excluded.run_id then sync_coverage.rows + excluded.rows else excluded.rows end`,
+        quarantined: sql`case when sync_coverage.run_id is not distinct from excluded.run_id then sync_coverage.quarantined + excluded.quarantined else excluded.quarantined end`,
+        settled: sql`case when sync_coverage.run_id is not distinct from excluded.run_id then sync_coverage.settled and excluded.settled else excluded.settled end`,
+        detail: sql`coalesce(excluded.detail, sync_coverage.detail)`,
+        run_id: sql`excluded.run_id`,
+        updated_at: now,
+      }),
+    )
+    .execute();
+}
+
+/** Order ids referenced by fills that are neither stored nor known to be 404. */
+export async function orderIdsMissingForFills(db: Db, account: string, limit: number): Promise<string[]> {
+  const rows = await sql<{ ex_ord_id: string }>`
+    select distinct f.ex_ord_id from exchange_fill f
+    where f.account = ${account}
+      and not exists (select 1 from exchange_order o where o.account = f.account and o.ex_ord_id = f.ex_ord_id)
+      and not exists (select 1 from exchange_order_not_found n where n.account = f.account and n.ex_ord_id = f.ex_ord_id)
+    order by f.ex_ord_id
+    limit ${limit}
+  `.execute(db);
+  return rows.rows.map((r) => String(r.ex_ord_id));
+}
+
+/** Stored records in a non-final state last seen before `before` (to re-fetch by id). */
+export async function nonFinalOrderIds(db: Db, account: string, statuses: readonly string[], before: Date): Promise<string[]> {
+  const rows = await db
+    .selectFrom('exchange_order')
+    .select('ex_ord_id')
+    .where('account', '=', account)
+    .where('ord_status', 'in', [...statuses])
+    .where('last_seen_at', '<', before)
+    .orderBy('ex_ord_id')
+    .execute();
+  return rows.map((r) => r.ex_ord_id);
+}
+
+export async function nonFinalDepositIds(db: Db, account: string, states: readonly string[], before: Date): Promise<string[]> {
+  const rows = await db
+    .selectFrom('exchange_deposit')
+    .select('deposit_id')
+    .where('account', '=', account)
+    .where('state', 'in', [...states])
+    .where('last_seen_at', '<', before)
+    .orderBy('deposit_id')
+    .execute();
+  return rows.map((r) => r.deposit_id);
+}
+
+export async function nonFinalWithdrawalIds(db: Db, account: string, states: readonly string[], before: Date): Promise<string[]> {
+  const rows = await db
+    .selectFrom('exchange_withdrawal')
+    .select('withdrawal_id')
+    .where('account', '=', account)
+    .where('state', 'in', [...states])
+    .where('last_seen_at', '<', before)
+    .orderBy('withdrawal_id')
+    .execute();
+  return rows.map((r) => r.withdrawal_id);
+}

@@ -1,0 +1,145 @@
+import type { Db } from '../../db/database.js';
+import type { Logger } from '../../log/logger.js';
+import { AppError } from '../../errors.js';
+import { quarantineRecords, resolveQuarantined } from '../../store/quarantine.js';
+import type { Progress } from '../../util/progress.js';
+import type { ExchangeClient } from './client.js';
+import type { Rejected } from './schemas.js';
+import { rawText } from './transform.js';
+import { addCoverage, type CoverageDelta } from './store.js';
+
+export const SOURCE = 'exchange';
+
+/** Per-stream figures of one sync, for the result and the logs. */
+export interface StreamCoverage {
+  pages: number;
+  rows: number;
+  quarantined: number;
+  /** false when a window could not be split below the page limit, or the fills walk got stuck. */
+  settled: boolean;
+  /** The stream's cursor after the sync (execId or epoch ms), when it has one. */
+  cursor?: string | null;
+}
+
+export interface SyncCounters {
+  fills: number;
+  orders: number;
+  trades: number;
+  ordersById: number;
+  ordersNotFound: number;
+  deposits: number;
+  withdrawals: number;
+  balances: number;
+  quarantined: number;
+  pages: number;
+}
+
+/** What every part of the exchange sync shares. */
+export interface SyncEnv {
+  db: Db;
+  account: string;
+  runId: string | null;
+  client: ExchangeClient;
+  logger: Logger;
+  signal?: AbortSignal;
+  progress: Progress;
+  /** "Up to now": the end of every time window (the run's start time). */
+  nowMs: number;
+  /** When this sync started: records last seen before it are refreshed by id. */
+  startedAt: Date;
+  historyStartMs: number;
+  counters: SyncCounters;
+  coverage: Record<string, StreamCoverage>;
+  /** Entities with unresolved quarantine entries: only those pay for resolveQuarantined. */
+  openQuarantine: Set<string>;
+}
+
+export class SyncAbortedError extends AppError {
+  constructor(cause?: unknown) {
+    super('SYNC_ABORTED', 'exchange sync aborted; committed pages are kept and the next sync resumes from them', 1, { cause });
+  }
+}
+
+/** Aborts only between pages: the page being written is committed first. */
+export function checkAbort(env: SyncEnv): void {
+  if (env.signal?.aborted) throw new SyncAbortedError(env.signal.reason);
+}
+
+export function isAbort(err: unknown, signal?: AbortSignal): boolean {
+  return Boolean(signal?.aborted) || (err as Error)?.name === 'AbortError';
+}
+
+export function streamCoverage(env: SyncEnv, stream: string): StreamCoverage {
+  return (env.coverage[stream] ??= { pages: 0, rows: 0, quarantined: 0, settled: true });
+}
+
+/** Quarantines a page's invalid records and resolves earlier entries of records that now validate. */
+export async function handleQuarantine(
+  env: SyncEnv,
+  trx: Db,
+  endpoint: string,
+  entity: string,
+  invalid: Rejected[],
+  validKeys: string[],
+): Promise<void> {
+  if (invalid.length) {
+    await quarantineRecords(
+      trx,
+      invalid.map((r) => ({
+        account: env.account,
+        source: SOURCE,
+        endpoint,
+        entity,
+        recordKey: r.key,
+        position: r.key === null ? r.index : null,
+        rawText: safeRaw(r.raw),
+        reason: r.reason,
+        runId: env.runId,
+      })),
+    );
+    env.counters.quarantined += invalid.length;
+    env.openQuarantine.add(entity);
+    env.logger.warn({ endpoint, entity, records: invalid.map((r) => ({ key: r.key, position: r.index, reason: r.reason })) }, 'exchange records quarantined');
+  }
+  if (validKeys.length && env.openQuarantine.has(entity)) {
+    // A key can be both valid and quarantined in one page only if sent twice; it stays quarantined then.
+    const bad = new Set(invalid.map((r) => r.key));
+    await resolveQuarantined(trx, env.account, entity, validKeys.filter((k) => !bad.has(k)));
+  }
+}
+
+function safeRaw(raw: unknown): string {
+  try {
+    return rawText(raw);
+  } catch {
+    return String(raw);
+  }
+}
+
+export async function loadOpenQuarantine(db: Db, account: string): Promise<Set<string>> {
+  const rows = await db
+    .selectFrom('quarantine')
+    .select('entity')
+    .distinct()
+    .where('account', '=', account)
+    .where('source', '=', SOURCE)
+    .where('resolved_at', 'is', null)
+    .execute();
+  return new Set(rows.map((r) => r.entity ?? ''));
+}
+
+export async function writeCoverage(env: SyncEnv, trx: Db, stream: string, byDay: Map<string, CoverageDelta>): Promise<void> {
+  await addCoverage(trx, env.account, env.runId, stream, byDay);
+}
+
+export function bump(byDay: Map<string, CoverageDelta>, day: string, delta: Partial<CoverageDelta>): void {
+  const cur = byDay.get(day) ?? { pages: 0, rows: 0, quarantined: 0, settled: true };
+  cur.pages += delta.pages ?? 0;
+  cur.rows += delta.rows ?? 0;
+  cur.quarantined += delta.quarantined ?? 0;
+  if (delta.settled === false) cur.settled = false;
+  if (delta.detail !== undefined) cur.detail = delta.detail;
+  byDay.set(day, cur);
+}
+
+export const dayOfMs = (ms: number): string => new Date(ms).toISOString().slice(0, 10);

@@ -1,0 +1,126 @@
+import { getCursor, setCursor } from '../../store/cursors.js';
+import type { Db } from '../../db/database.js';
+import { FILLS_PAGE_LIMIT, type Page } from './client.js';
+import { applyFillsPage, nextFillsRequest, normalizeFillsState, type FillsPlanState, type FillsRequest } from './paging.js';
+import { fillSchema, validateRecords, type Fill, type ValidatedPage } from './schemas.js';
+import { toFillRow, utcDay } from './transform.js';
+import { upsertFills } from './store.js';
+import { bump, checkAbort, handleQuarantine, SOURCE, streamCoverage, writeCoverage, type SyncEnv } from './sync-common.js';
+import type { CoverageDelta } from './store.js';
+
+export const FILLS_CURSOR = 'fills.execId';
+/** Ranges above the cursor already stored while walking a newest-first history down (JSON). */
+export const FILLS_PENDING_CURSOR = 'fills.pending';
+
+export interface FillsPage {
+  request: FillsRequest;
+  page: Page;
+  validated: ValidatedPage<Fill>;
+  /** Readable execIds of every record of the page, valid or not (the page's extent). */
+  ids: string[];
+  full: boolean;
+}
+
+/**
+ * Pages of fills as an async generator of validated pages, driven by the plan in paging.ts.
+ * The next page is requested while the caller stores the current one (the plan needs only the
+ * page's ids, known before it is stored), which keeps the API and the database both busy.
+ * `commit` is called with each page and the plan state it establishes; it must store both in
+ * one transaction before the generator moves on.
+ */
+export async function* fillPages(
+  env: SyncEnv,
+  start: FillsPlanState,
+  extra: { from?: number; to?: number },
+): AsyncGenerator<{ page: FillsPage; state: FillsPlanState; done: boolean; stuck?: string }> {
+  let state = start;
+  const fetchPage = (request: FillsRequest) => {
+    const p = env.client
+      .fills({ fromExecId: request.fromExecId, toExecId: request.toExecId, from: extra.from, to: extra.to, limit: FILLS_PAGE_LIMIT }, env.signal)
+      .then((page) => ({ request, page }));
+    // Rejections are observed when awaited; this keeps an abandoned prefetch from crashing the process.
+    p.catch(() => {});
+    return p;
+  };
+  let inflight = fetchPage(nextFillsRequest(state));
+  for (;;) {
+    const { request, page } = await inflight;
+    const validated = validateRecords(fillSchema, page.records, 'execId', true);
+    const ids = [
+      ...validated.valid.map((v) => v.value.execId),
+      ...validated.invalid.map((r) => r.key).filter((k): k is string => k !== null && /^\d+$/.test(k)),
+    ];
+    const full = page.records.length >= FILLS_PAGE_LIMIT;
+    const outcome = applyFillsPage(state, request, ids, full);
+    const fp: FillsPage = { request, page, validated, ids, full };
+    if (outcome.kind === 'stuck') {
+      yield { page: fp, state, done: true, stuck: outcome.reason };
+      return;
+    }
+    if (!outcome.done) inflight = fetchPage(nextFillsRequest(outcome.state));
+    yield { page: fp, state: outcome.state, done: outcome.done };
+    state = outcome.state;
+    if (outcome.done) return;
+  }
+}
+
+export async function loadFillsState(db: Db, account: string): Promise<FillsPlanState> {
+  const watermark = await getCursor(db, account, SOURCE, FILLS_CURSOR);
+  const pending = await getCursor(db, account, SOURCE, FILLS_PENDING_CURSOR);
+  const blocks = pending ? (JSON.parse(pending) as Array<[string, string]>) : [];
+  return normalizeFillsState({ watermark, blocks });
+}
+
+/**
+ * Incremental fills: from the stored cursor up to the newest fill. The cursor (and the list of
+ * ranges stored above it) moves in the transaction that stores the page.
+ */
+export async function syncFills(env: SyncEnv): Promise<void> {
+  const start = await loadFillsState(env.db, env.account);
+  await runFills(env, start, {}, true);
+}
+
+/** Backfill of a time range: fetched by from/to and execId, stored, no cursor moved. */
+export async function backfillFills(env: SyncEnv, range: { from: number; to: number }): Promise<void> {
+  await runFills(env, { watermark: null, blocks: [] }, range, false);
+}
+
+async function runFills(env: SyncEnv, start: FillsPlanState, extra: { from?: number; to?: number }, persist: boolean): Promise<void> {
+  const cov = streamCoverage(env, 'fills');
+  env.progress.setStage('fills');
+  let last = start;
+  for await (const step of fillPages(env, start, extra)) {
+    const { page, validated } = step.page;
+    // The bounds of a request are stored already (watermark, edge of a stored range): skipping
+    // them keeps re-runs from rewriting and recounting them.
+    const bounds = new Set([step.page.request.fromExecId, step.page.request.toExecId]);
+    const rows = validated.valid.filter((v) => !bounds.has(v.value.execId)).map(toFillRow);
+    const byDay = new Map<string, CoverageDelta>();
+    for (const r of rows) bump(byDay, utcDay(r.timestamp), { rows: 1 });
+    const pageDay = rows.length ? utcDay(rows[0]!.timestamp) : null;
+    if (pageDay) bump(byDay, pageDay, { pages: 1, quarantined: validated.invalid.length });
+    if (step.stuck) {
+      bump(byDay, pageDay ?? new Date(env.nowMs).toISOString().slice(0, 10), { settled: false, detail: { reason: step.stuck } });
+      env.logger.error({ reason: step.stuck, request: step.page.request }, 'exchange fills paging made no progress; stopping fills for this run');
+      cov.settled = false;
+    }
+    await env.db.transaction().execute(async (trx) => {
+      await upsertFills(trx, env.account, rows);
+      await handleQuarantine(env, trx, page.endpoint, 'fill', validated.invalid, rows.map((r) => r.exec_id));
+      await writeCoverage(env, trx, 'fills', byDay);
+      if (persist && !step.stuck) {
+        if (step.state.watermark !== null) await setCursor(trx, env.account, SOURCE, FILLS_CURSOR, step.state.watermark);
+        await setCursor(trx, env.account, SOURCE, FILLS_PENDING_CURSOR, JSON.stringify(step.state.blocks));
+      }
+    });
+    last = step.state;
+    env.counters.fills += rows.length;
+    env.counters.pages++;
+    cov.pages++;
+    cov.rows += rows.length;
+    cov.quarantined += validated.invalid.length;
+    env.progress.tick(rows.length);
+    checkAbort(env);
+  }
+  if (persist) cov.cursor = last.watermark;
+}

@@ -1,0 +1,88 @@
+import { ORDERS_PAGE_LIMIT, type Page } from './client.js';
+import { ORD_STATUSES, ORDER_NON_FINAL, orderSchema, validateRecords, type Order } from './schemas.js';
+import { toOrderRow, type OrderRow } from './transform.js';
+import { markOrdersNotFound, nonFinalOrderIds, orderIdsMissingForFills, upsertOrders } from './store.js';
+import { checkAbort, handleQuarantine, type SyncEnv } from './sync-common.js';
+import { padded, syncWindows, type WindowStream } from './sync-windows.js';
+
+function orderStream(env: SyncEnv, kind: 'orders' | 'trades', status: string | undefined, symbols: string[]): WindowStream<Order, OrderRow> {
+  const stream = status ? `${kind}.${status}` : kind;
+  return {
+    stream,
+    cursor: `${stream}.time`,
+    entity: 'exchange_order',
+    keyField: 'exOrdId',
+    int64Key: true,
+    schema: orderSchema,
+    limit: ORDERS_PAGE_LIMIT,
+    symbols,
+    fetch: (w, symbol, signal) =>
+      (kind === 'orders' ? env.client.orders : env.client.trades)({ ...padded(w), status, symbol, limit: ORDERS_PAGE_LIMIT }, signal),
+    toRow: toOrderRow,
+    key: (r) => r.ex_ord_id,
+    timestampOf: (o) => o.timestamp,
+    write: async (trx, rows) => {
+      const n = await upsertOrders(trx, env.account, rows, env.startedAt);
+      if (kind === 'orders') env.counters.orders += n;
+      else env.counters.trades += n;
+      return n;
+    },
+  };
+}
+
+/**
+ * Orders of every status (a plain GET /orders lists only live ones), then trades (orders with
+ * fills, which also land in exchange_order), each by time windows with its own cursor.
+ */
+export async function syncOrders(env: SyncEnv, symbols: string[], range?: { from: number; to: number }): Promise<void> {
+  for (const status of ORD_STATUSES) await syncWindows(env, orderStream(env, 'orders', status, symbols), range);
+  await syncWindows(env, orderStream(env, 'trades', undefined, symbols), range);
+}
+
+/** Writes orders fetched one by one in small batches: a kill loses at most a batch of lookups. */
+const BY_ID_BATCH = 50;
+
+async function fetchOrdersById(env: SyncEnv, ids: string[], onMissing: 'record' | 'ignore'): Promise<void> {
+  for (let i = 0; i < ids.length; i += BY_ID_BATCH) {
+    checkAbort(env);
+    const batch = ids.slice(i, i + BY_ID_BATCH);
+    const pages: Page[] = [];
+    const missing: string[] = [];
+    for (const id of batch) {
+      const page = await env.client.orderById(id, env.signal);
+      if (page) pages.push(page);
+      else missing.push(id);
+    }
+    const records = pages.flatMap((p) => p.records);
+    const validated = validateRecords(orderSchema, records, 'exOrdId', true);
+    const rows = validated.valid.map(toOrderRow);
+    await env.db.transaction().execute(async (trx) => {
+      await upsertOrders(trx, env.account, rows, env.startedAt);
+      await handleQuarantine(env, trx, 'GET /orders/{id}', 'exchange_order', validated.invalid, rows.map((r) => r.ex_ord_id));
+      if (onMissing === 'record') await markOrdersNotFound(trx, env.account, missing, env.startedAt);
+    });
+    env.counters.ordersById += rows.length;
+    env.counters.ordersNotFound += onMissing === 'record' ? missing.length : 0;
+    env.counters.pages += batch.length;
+    env.progress.tick(rows.length, batch.length);
+    if (missing.length && onMissing === 'ignore') env.logger.warn({ ids: missing }, 'stored exchange orders answered 404 on refresh');
+  }
+}
+
+/**
+ * Fills whose order was not in any list: GET /orders/{id}; a 404 is recorded for E_FILL_ORPHAN.
+ * Orders still open from earlier runs are fetched again so their final state lands.
+ */
+export async function syncOrderLookups(env: SyncEnv): Promise<void> {
+  env.progress.setStage('orders by id');
+  // An order that answers but fails validation is neither stored nor 404: ask once per run.
+  const asked = new Set<string>();
+  for (;;) {
+    const missing = (await orderIdsMissingForFills(env.db, env.account, 500 + asked.size)).filter((id) => !asked.has(id));
+    if (missing.length === 0) break;
+    missing.forEach((id) => asked.add(id));
+    await fetchOrdersById(env, missing, 'record');
+  }
+  const open = await nonFinalOrderIds(env.db, env.account, ORDER_NON_FINAL, env.startedAt);
+  await fetchOrdersById(env, open, 'ignore');
+}

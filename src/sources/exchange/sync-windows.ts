@@ -1,0 +1,151 @@
+import type { z } from 'zod';
+import type { Db } from '../../db/database.js';
+import { getCursor, setCursor } from '../../store/cursors.js';
+import type { Page } from './client.js';
+import { splitPoint, type Window } from './paging.js';
+import { validateRecords, type Validated, type ValidatedPage } from './schemas.js';
+import type { CoverageDelta } from './store.js';
+import { bump, checkAbort, dayOfMs, handleQuarantine, SOURCE, streamCoverage, writeCoverage, type SyncEnv } from './sync-common.js';
+
+/** A stream listed by from/to windows (orders of one status, trades, deposits, withdrawals). */
+export interface WindowStream<T, R extends { raw: string }> {
+  /** Coverage stream name, e.g. "orders.FILLED". */
+  stream: string;
+  /** Cursor name (epoch ms up to which the stream is complete). */
+  cursor: string;
+  entity: string;
+  keyField: string;
+  int64Key: boolean;
+  schema: z.ZodType<T, any>;
+  limit: number;
+  fetch(window: Window, symbol: string | undefined, signal?: AbortSignal): Promise<Page>;
+  toRow(v: Validated<T>): R;
+  key(row: R): string;
+  timestampOf(v: T): number | null;
+  write(trx: Db, rows: R[]): Promise<number>;
+  /** Symbols to split a full one-millisecond window by (orders and trades accept `symbol`). */
+  symbols?: string[];
+}
+
+/**
+ * Records written before the cursor can still appear late (a deposit listed after the window
+ * that covers its time was read): each run re-reads this much before its cursor. Upserts by
+ * key make the overlap free of duplicates.
+ */
+export const WINDOW_OVERLAP_MS = 5 * 60_000;
+
+/**
+ * The wire bounds of a window. The contract does not say whether from/to are inclusive: asking
+ * for one millisecond more on each side covers [start, end] under every reading, and the records
+ * of the neighbouring milliseconds that come along are upserted by key, never stored twice.
+ */
+export function padded(w: Window): { from: number; to: number } {
+  return { from: Math.max(0, w.start - 1), to: w.end + 1 };
+}
+
+interface LeafResult<T> {
+  pages: Page[];
+  validated: ValidatedPage<T>;
+  settled: boolean;
+  detail?: unknown;
+}
+
+/**
+ * Covers [start, end] with windows that are never trusted when full: a full window is split
+ * (at a point its own timestamps suggest) until every piece comes back below the limit, so no
+ * record can be missed whatever order or bound semantics the exchange uses. Windows are
+ * finished left to right, so after each one the cursor can move to its end in the transaction
+ * that stores its rows.
+ */
+export async function syncWindows<T, R extends { raw: string }>(
+  env: SyncEnv,
+  s: WindowStream<T, R>,
+  range?: { from: number; to: number },
+): Promise<void> {
+  const persist = range === undefined;
+  let start: number;
+  let end: number;
+  if (range) {
+    start = range.from;
+    end = range.to;
+  } else {
+    const stored = await getCursor(env.db, env.account, SOURCE, s.cursor);
+    start = stored === null ? env.historyStartMs : Math.max(env.historyStartMs, Number(stored) - WINDOW_OVERLAP_MS);
+    end = env.nowMs;
+  }
+  const cov = streamCoverage(env, s.stream);
+  if (start >= end) {
+    if (persist) cov.cursor = String(end);
+    return;
+  }
+  env.progress.setStage(s.stream);
+  const stack: Window[] = [{ start, end }];
+  while (stack.length) {
+    checkAbort(env);
+    const w = stack.pop()!;
+    const leaf = await fetchLeaf(env, s, w, stack);
+    if (!leaf) continue;
+    const rows = leaf.validated.valid.map(s.toRow);
+    const byDay = new Map<string, CoverageDelta>();
+    bump(byDay, dayOfMs(w.start), { pages: leaf.pages.length, quarantined: leaf.validated.invalid.length });
+    for (const v of leaf.validated.valid) {
+      const ts = s.timestampOf(v.value);
+      if (ts !== null) bump(byDay, dayOfMs(ts), { rows: 1 });
+    }
+    if (!leaf.settled) {
+      bump(byDay, dayOfMs(w.start), { settled: false, detail: leaf.detail });
+      cov.settled = false;
+      env.logger.warn({ stream: s.stream, window: w, detail: leaf.detail }, 'exchange window still full at one millisecond; some records may be missing');
+    }
+    const endpoint = leaf.pages[0]?.endpoint ?? s.stream;
+    await env.db.transaction().execute(async (trx) => {
+      await s.write(trx, rows);
+      await handleQuarantine(env, trx, endpoint, s.entity, leaf.validated.invalid, rows.map(s.key));
+      await writeCoverage(env, trx, s.stream, byDay);
+      if (persist) await setCursor(trx, env.account, SOURCE, s.cursor, String(w.end));
+    });
+    cov.pages += leaf.pages.length;
+    cov.rows += rows.length;
+    cov.quarantined += leaf.validated.invalid.length;
+    env.counters.pages += leaf.pages.length;
+    env.progress.tick(rows.length, leaf.pages.length);
+  }
+  if (persist) cov.cursor = String(end);
+}
+
+/**
+ * Fetches a window. Returns null after pushing its two halves when it came back full, or the
+ * records of a window that is complete (or cannot be split further).
+ */
+async function fetchLeaf<T, R extends { raw: string }>(env: SyncEnv, s: WindowStream<T, R>, w: Window, stack: Window[]): Promise<LeafResult<T> | null> {
+  const page = await s.fetch(w, undefined, env.signal);
+  const validated = validateRecords(s.schema, page.records, s.keyField, s.int64Key);
+  if (page.records.length < s.limit) return { pages: [page], validated, settled: true };
+  const timestamps = validated.valid.map((v) => s.timestampOf(v.value)).filter((t): t is number => t !== null);
+  const at = splitPoint(w, timestamps);
+  if (at !== null) {
+    // Left first: windows finish in time order, so the cursor can follow them.
+    stack.push({ start: at, end: w.end });
+    stack.push({ start: w.start, end: at });
+    env.counters.pages++;
+    streamCoverage(env, s.stream).pages++;
+    return null;
+  }
+  // One millisecond holds a full page: split by symbol where the endpoint allows it.
+  if (!s.symbols?.length) return { pages: [page], validated, settled: false, detail: { window: w, reason: 'full page within one millisecond' } };
+  const pages: Page[] = [];
+  const merged: ValidatedPage<T> = { valid: [], invalid: [] };
+  const stillFull: string[] = [];
+  for (const symbol of s.symbols) {
+    checkAbort(env);
+    const p = await s.fetch(w, symbol, env.signal);
+    pages.push(p);
+    const v = validateRecords(s.schema, p.records, s.keyField, s.int64Key);
+    merged.valid.push(...v.valid);
+    merged.invalid.push(...v.invalid);
+    if (p.records.length >= s.limit) stillFull.push(symbol);
+  }
+  return stillFull.length
+    ? { pages, validated: merged, settled: false, detail: { window: w, reason: 'full page within one millisecond and one symbol', symbols: stillFull } }
+    : { pages, validated: merged, settled: true };
+}

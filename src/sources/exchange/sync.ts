@@ -1,0 +1,109 @@
+import type { StageContext } from '../../pipeline/context.js';
+import { listCursors } from '../../store/cursors.js';
+import { createProgress } from '../../util/progress.js';
+import { exchangeClientFromConfig, type ExchangeClient } from './client.js';
+import { backfillFills, syncFills } from './sync-fills.js';
+import { syncOrderLookups, syncOrders } from './sync-orders.js';
+import { syncPayments } from './sync-payments.js';
+import { syncSnapshots } from './sync-snapshots.js';
+import { isAbort, loadOpenQuarantine, SyncAbortedError, type StreamCoverage, type SyncCounters, type SyncEnv } from './sync-common.js';
+
+export { SyncAbortedError } from './sync-common.js';
+export type { StreamCoverage } from './sync-common.js';
+
+export interface ExchangeSyncOptions {
+  /** Also re-read this time range (fills by from/to and execId, the other streams by windows); no cursor moves. */
+  backfill?: { from: Date; to: Date };
+  /** Injected client (tests); by default one is built from ctx.config and closed at the end. */
+  client?: ExchangeClient;
+  /** Progress display; default: a bar on a terminal, log lines otherwise. */
+  progress?: 'bar' | 'log' | 'off';
+}
+
+export interface ExchangeSyncResult {
+  counts: SyncCounters & {
+    /** HTTP attempts, retries included. */
+    requests: number;
+    retries: number;
+  };
+  /** Every exchange cursor after the sync, by name (fills.execId, orders.FILLED.time, ...). */
+  cursors: Record<string, string>;
+  /** Per stream: pages, rows, quarantined, settled, cursor. */
+  coverage: Record<string, StreamCoverage>;
+  /** false when some window or the fills walk could not be completed (S_COVERAGE). */
+  settled: boolean;
+  balanceSnapshotId: string | null;
+  startedAt: string;
+  finishedAt: string;
+  ms: number;
+}
+
+/**
+ * Pulls the exchange account's whole history into the store, from the cursors up to now
+ * (DESIGN.md "Sync"): snapshots first (their fetch time bounds the flows a later roll-forward
+ * needs), then fills, orders of every status, trades, orders referenced by fills, and payments.
+ * Each page is stored with its cursor in one transaction, so an interrupted sync resumes where
+ * it stopped and a re-run changes nothing. ctx.signal stops it between pages (SyncAbortedError).
+ */
+export async function syncExchange(ctx: StageContext, options: ExchangeSyncOptions = {}): Promise<ExchangeSyncResult> {
+  const logger = ctx.logger.child({ source: 'exchange' });
+  const startedAt = new Date();
+  const client = options.client ?? exchangeClientFromConfig(ctx.config, logger);
+  const account = ctx.config.account;
+  const progress = createProgress({ logger, label: 'exchange sync', mode: options.progress });
+  const env: SyncEnv = {
+    db: ctx.store.db,
+    account,
+    runId: ctx.runId,
+    client,
+    logger,
+    signal: ctx.signal,
+    progress,
+    nowMs: Math.max(ctx.now.getTime(), 0),
+    startedAt,
+    historyStartMs: Date.parse(`${ctx.config.exchange.historyStart}T00:00:00Z`),
+    counters: { fills: 0, orders: 0, trades: 0, ordersById: 0, ordersNotFound: 0, deposits: 0, withdrawals: 0, balances: 0, quarantined: 0, pages: 0 },
+    coverage: {},
+    openQuarantine: await loadOpenQuarantine(ctx.store.db, account),
+  };
+  const statsBefore = client.http.stats();
+  logger.info({ runId: ctx.runId, upTo: new Date(env.nowMs).toISOString(), backfill: options.backfill }, 'exchange sync started');
+  try {
+    const snapshots = await syncSnapshots(env, ctx.config);
+    if (options.backfill) {
+      const range = { from: options.backfill.from.getTime(), to: options.backfill.to.getTime() };
+      await backfillFills(env, range);
+      await syncOrders(env, snapshots.symbols, range);
+      await syncPayments(env, range);
+    }
+    await syncFills(env);
+    await syncOrders(env, snapshots.symbols);
+    await syncOrderLookups(env);
+    await syncPayments(env);
+
+    const finishedAt = new Date();
+    const stats = client.http.stats();
+    const result: ExchangeSyncResult = {
+      counts: { ...env.counters, requests: stats.requests - statsBefore.requests, retries: stats.retries - statsBefore.retries },
+      cursors: Object.fromEntries(
+        Object.entries(await listCursors(ctx.store.db, account))
+          .filter(([k]) => k.startsWith('exchange.'))
+          .map(([k, v]) => [k.slice('exchange.'.length), v]),
+      ),
+      coverage: env.coverage,
+      settled: Object.values(env.coverage).every((c) => c.settled),
+      balanceSnapshotId: snapshots.balanceSnapshotId,
+      startedAt: startedAt.toISOString(),
+      finishedAt: finishedAt.toISOString(),
+      ms: finishedAt.getTime() - startedAt.getTime(),
+    };
+    logger.info({ counts: result.counts, settled: result.settled, ms: result.ms }, 'exchange sync finished');
+    return result;
+  } catch (err) {
+    if (!(err instanceof SyncAbortedError) && isAbort(err, ctx.signal)) throw new SyncAbortedError(err);
+    throw err;
+  } finally {
+    progress.stop();
+    if (!options.client) await client.close();
+  }
+}

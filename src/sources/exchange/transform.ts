@@ -1,0 +1,228 @@
+import { Decimal, decimalText } from '../../decimal/decimal.js';
+import { stringifyJsonLossless } from '../../decimal/json.js';
+import type { Balance, Deposit, Fees, Fill, Order, SymbolStatus, Ticker, Validated, WhitelistEntry, Withdrawal } from './schemas.js';
+
+/**
+ * Pure mapping from validated wire records to the column values the store writes. Amounts
+ * leave here as plain decimal text (never a JS number), ids as digit strings, times as ISO
+ * text, and the record as received as JSON text with every digit intact.
+ */
+
+export interface FillRow {
+  exec_id: string;
+  ex_ord_id: string;
+  trade_id: string;
+  side: string;
+  symbol: string;
+  price: string;
+  qty: string;
+  fee: string;
+  timestamp: string;
+  raw: string;
+}
+
+export interface OrderRow {
+  ex_ord_id: string;
+  cl_ord_id: string | null;
+  ord_type: string | null;
+  ord_status: string;
+  side: string | null;
+  price: string | null;
+  text: string | null;
+  symbol: string | null;
+  last_shares: string | null;
+  last_px: string | null;
+  leaves_qty: string | null;
+  cum_qty: string | null;
+  avg_px: string | null;
+  timestamp: string | null;
+  raw: string;
+}
+
+export interface DepositRow {
+  deposit_id: string;
+  amount: string;
+  currency: string;
+  address: string;
+  tx_hash: string | null;
+  state: string;
+  timestamp: string | null;
+  raw: string;
+}
+
+export interface WithdrawalRow {
+  withdrawal_id: string;
+  amount: string;
+  fee: string | null;
+  currency: string;
+  beneficiary: string;
+  state: string | null;
+  timestamp: string | null;
+  raw: string;
+}
+
+export interface BalanceRow {
+  currency: string;
+  balance: string;
+  available: string;
+  balance_local: string;
+  available_local: string;
+  rate: string;
+}
+
+export interface FeeRateRow {
+  maker_rate: string;
+  taker_rate: string;
+  volume_in_usd: string | null;
+}
+
+export interface SymbolRow {
+  symbol: string;
+  base_currency: string | null;
+  base_currency_scale: number | null;
+  counter_currency: string | null;
+  counter_currency_scale: number | null;
+  price_increment: string | null;
+  lot_size: string | null;
+  min_order_size: string | null;
+  max_order_size: string | null;
+  status: string | null;
+}
+
+export interface WhitelistRow {
+  whitelist_id: string;
+  name: string | null;
+  currency: string | null;
+}
+
+export interface TickerRow {
+  symbol: string;
+  price_24h: string | null;
+  volume_24h: string | null;
+  last_trade_price: string | null;
+}
+
+const dec = (d: Decimal): string => decimalText(d);
+const decOrNull = (d: Decimal | null): string | null => (d === null ? null : decimalText(d));
+const iso = (ms: number): string => new Date(ms).toISOString();
+const isoOrNull = (ms: number | null): string | null => (ms === null ? null : iso(ms));
+
+export function rawText(raw: unknown): string {
+  return stringifyJsonLossless(raw);
+}
+
+export function toFillRow({ value: f, raw }: Validated<Fill>): FillRow {
+  return {
+    exec_id: f.execId,
+    ex_ord_id: f.exOrdId,
+    trade_id: f.tradeId,
+    side: f.side,
+    symbol: f.symbol,
+    price: dec(f.price),
+    qty: dec(f.qty),
+    fee: dec(f.fee),
+    timestamp: iso(f.timestamp),
+    raw: rawText(raw),
+  };
+}
+
+export function toOrderRow({ value: o, raw }: Validated<Order>): OrderRow {
+  return {
+    ex_ord_id: o.exOrdId,
+    cl_ord_id: o.clOrdId,
+    ord_type: o.ordType,
+    ord_status: o.ordStatus,
+    side: o.side,
+    price: decOrNull(o.price),
+    text: o.text,
+    symbol: o.symbol,
+    last_shares: decOrNull(o.lastShares),
+    last_px: decOrNull(o.lastPx),
+    leaves_qty: decOrNull(o.leavesQty),
+    cum_qty: decOrNull(o.cumQty),
+    avg_px: decOrNull(o.avgPx),
+    timestamp: isoOrNull(o.timestamp),
+    raw: rawText(raw),
+  };
+}
+
+export function toDepositRow({ value: d, raw }: Validated<Deposit>): DepositRow {
+  return {
+    deposit_id: d.depositId,
+    amount: dec(d.amount),
+    currency: d.currency,
+    address: d.address,
+    tx_hash: d.txHash,
+    state: d.state,
+    timestamp: isoOrNull(d.timestamp),
+    raw: rawText(raw),
+  };
+}
+
+export function toWithdrawalRow({ value: w, raw }: Validated<Withdrawal>): WithdrawalRow {
+  return {
+    withdrawal_id: w.withdrawalId,
+    amount: dec(w.amount),
+    fee: decOrNull(w.fee),
+    currency: w.currency,
+    beneficiary: w.beneficiary,
+    state: w.state,
+    timestamp: isoOrNull(w.timestamp),
+    raw: rawText(raw),
+  };
+}
+
+export function toBalanceRow({ value: b }: Validated<Balance>): BalanceRow {
+  return {
+    currency: b.currency,
+    balance: dec(b.balance),
+    available: dec(b.available),
+    balance_local: dec(b.balance_local),
+    available_local: dec(b.available_local),
+    rate: dec(b.rate),
+  };
+}
+
+export function toFeeRateRow(f: Fees): FeeRateRow {
+  return { maker_rate: dec(f.makerRate), taker_rate: dec(f.takerRate), volume_in_usd: decOrNull(f.volumeInUSD) };
+}
+
+/** units x 10^-scale, exact (e.g. 1 and scale 2 -> 0.01). */
+export function scaled(units: string | null, scale: number | null): string | null {
+  if (units === null) return null;
+  return decimalText(new Decimal(units).times(new Decimal(10).pow(-(scale ?? 0))));
+}
+
+/**
+ * /symbols is an object whose key naming is unspecified: the symbol is named base-counter, the
+ * form fills and orders use, when both currencies are given, else by its key.
+ */
+export function toSymbolRow(key: string, s: SymbolStatus): SymbolRow {
+  const max = scaled(s.max_order_size, s.max_order_size_scale);
+  return {
+    symbol: s.base_currency && s.counter_currency ? `${s.base_currency}-${s.counter_currency}` : key,
+    base_currency: s.base_currency,
+    base_currency_scale: s.base_currency_scale,
+    counter_currency: s.counter_currency,
+    counter_currency_scale: s.counter_currency_scale,
+    price_increment: scaled(s.min_price_increment, s.min_price_increment_scale),
+    lot_size: scaled(s.lot_size, s.lot_size_scale),
+    min_order_size: scaled(s.min_order_size, s.min_order_size_scale),
+    // Stored as given: 0 means "no limit" (docs/rules.md), which the rule applies.
+    max_order_size: max,
+    status: s.status,
+  };
+}
+
+export function toWhitelistRow(w: WhitelistEntry): WhitelistRow {
+  return { whitelist_id: w.whitelistId, name: w.name, currency: w.currency };
+}
+
+export function toTickerRow(t: Ticker): TickerRow {
+  return { symbol: t.symbol, price_24h: decOrNull(t.price_24h), volume_24h: decOrNull(t.volume_24h), last_trade_price: decOrNull(t.last_trade_price) };
+}
+
+/** UTC day (YYYY-MM-DD) of an ISO time, for coverage rows. */
+export function utcDay(isoTime: string): string {
+  return isoTime.slice(0, 10);
+}
