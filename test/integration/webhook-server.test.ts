@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { request } from 'undici';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Agent, request } from 'undici';
 import { loadConfig, type Config } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { startWebhookServer, type WebhookServer } from '../../src/webhooks/server.js';
@@ -188,5 +192,29 @@ describeEachStore('webhook sender addresses', (ctx) => {
     expect(rows).toHaveLength(acked.length);
     // The others were refused (503 or connection closed): the sender retries them, nothing acknowledged is lost.
     expect(results.every((r) => r.status === 200 || r.status === 503 || r.status === 0)).toBe(true);
+  });
+});
+
+describeEachStore('webhook receiver over HTTPS', (ctx) => {
+  const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
+  it.skipIf(!hasOpenssl)('serves HTTPS when certificate files are configured', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rr-tls-'));
+    const cert = join(dir, 'cert.pem');
+    const key = join(dir, 'key.pem');
+    const made = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost'], { stdio: 'ignore' });
+    expect(made.status).toBe(0);
+    const server = await startWebhookServer({ store: ctx.store, config: configWith({ tlsCertFile: cert, tlsKeyFile: key }), logger: silentLogger() });
+    try {
+      expect(server.url.startsWith('https://')).toBe(true);
+      const agent = new Agent({ connect: { rejectUnauthorized: false } });
+      const ev = makeEvent();
+      const res = await request(`${server.url}/`, { method: 'POST', body: JSON.stringify(ev), headers: { 'content-type': 'application/json' }, dispatcher: agent });
+      expect(res.statusCode).toBe(200);
+      await res.body.text();
+      await agent.close();
+    } finally {
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

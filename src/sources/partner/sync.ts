@@ -79,6 +79,8 @@ interface SyncState {
   result: PartnerSyncResult;
   /** orderId -> raw text already written in this sync: a repeat is not written again. */
   written: Map<string, string>;
+  /** Quarantined records of this sync (endpoint + raw text): one record seen on two passes counts once. */
+  quarantined: Set<string>;
 }
 
 /**
@@ -111,7 +113,7 @@ export async function syncPartner(
     coverage: [],
   };
   const progress = createProgress({ logger, label: 'partner orders' });
-  const state: SyncState = { ctx, db: ctx.store.db, api, account: ctx.config.account, logger, progress, result, written: new Map() };
+  const state: SyncState = { ctx, db: ctx.store.db, api, account: ctx.config.account, logger, progress, result, written: new Map(), quarantined: new Set() };
   try {
     if (options.externalReferences) {
       for (const ref of options.externalReferences) await syncReference(state, ref);
@@ -194,16 +196,25 @@ async function ingestOrders(state: SyncState, records: unknown[], source: OrderS
       await resolveQuarantined(trx, state.account, 'partner_order', validIds);
     });
   }
-  state.result.quarantined += bad.length;
+  countQuarantined(state, bad);
   if (bad.length) state.logger.warn({ endpoint, quarantined: bad.length, first: bad[0]?.reason }, 'invalid partner orders quarantined');
   return { ids, quarantined: bad.length };
 }
 
+function countQuarantined(state: SyncState, records: QuarantineInput[]): void {
+  for (const r of records) state.quarantined.add(`${r.endpoint}\n${r.rawText}`);
+  state.result.quarantined = state.quarantined.size;
+}
+
+async function quarantine(state: SyncState, records: QuarantineInput[]): Promise<void> {
+  await quarantineRecords(state.db, records);
+  countQuarantined(state, records);
+}
+
 async function quarantinePage(state: SyncState, endpoint: string, response: HttpResponse, reason: string): Promise<void> {
-  await quarantineRecords(state.db, [
+  await quarantine(state, [
     { account: state.account, source: 'partner', endpoint, entity: 'partner_order_page', recordKey: null, position: null, rawText: response.text, reason, runId: state.ctx.runId },
   ]);
-  state.result.quarantined++;
 }
 
 interface Listing {
@@ -373,10 +384,9 @@ async function syncReferenceData(state: SyncState): Promise<void> {
   const currencies = await api.currencies(state.ctx.signal);
   const list = flattenCurrencies(currencies.body);
   if (!list) {
-    await quarantineRecords(db, [
+    await quarantine(state, [
       { account, source: 'partner', endpoint: '/currencies', entity: 'partner_currency', recordKey: null, position: null, rawText: currencies.text, reason: 'currencies: not a JSON array', runId: state.ctx.runId },
     ]);
-    state.result.quarantined++;
   } else {
     const rows: CurrencyRowInput[] = [];
     const bad: QuarantineInput[] = [];
@@ -393,7 +403,7 @@ async function syncReferenceData(state: SyncState): Promise<void> {
       await resolveQuarantined(trx, account, 'partner_currency', rows.map((r) => r.code));
       state.result.snapshots.currencies = snap.changed;
     });
-    state.result.quarantined += bad.length;
+    countQuarantined(state, bad);
   }
 
   for (const [kind, fetch, schema, key] of [
@@ -404,10 +414,9 @@ async function syncReferenceData(state: SyncState): Promise<void> {
     const response = await fetch();
     const parsed = schema.safeParse(response.body);
     if (!parsed.success) {
-      await quarantineRecords(db, [
+      await quarantine(state, [
         { account, source: 'partner', endpoint: `/${kind.replace('_', '-')}`, entity: `partner_${kind}`, recordKey: null, position: null, rawText: response.text, reason: formatZodIssues(parsed.error), runId: state.ctx.runId },
       ]);
-      state.result.quarantined++;
       continue;
     }
     const snap = await saveReferenceSnapshot(db, { account, source: 'partner', kind, fetchedAt, bodyText: stringifyJsonLossless(response.body) });
@@ -438,10 +447,9 @@ async function syncQuotes(state: SyncState): Promise<void> {
     }
     const parsed = quoteSchema.safeParse(response.body);
     if (!parsed.success) {
-      await quarantineRecords(state.db, [
+      await quarantine(state, [
         { account: state.account, source: 'partner', endpoint: '/quote/buy', entity: 'partner_quote', recordKey: `${sample.quoteCurrencyCode}-${sample.baseCurrencyCode}-${sample.quoteCurrencyAmount}`, position: null, rawText: response.text, reason: formatZodIssues(parsed.error), runId: state.ctx.runId },
       ]);
-      state.result.quarantined++;
       continue;
     }
     const row = quoteToRow(parsed.data, response.body, { paymentMethod: sample.paymentMethod });
