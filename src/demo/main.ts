@@ -38,6 +38,7 @@ async function main(): Promise<number> {
     discrepancies: true,
     live: true,
   });
+  out(`sandbox: Partner and Exchange APIs at ${sandbox.url}, ${sandbox.expectedBreaks().length} planted discrepancies`);
   const abort = new AbortController();
   try {
     const configPath = join(dataDir, 'config.json');
@@ -56,13 +57,13 @@ async function main(): Promise<number> {
     const logger = createLogger({ level: config.logLevel, secrets: secretValues(config) });
     const uninstall = installSignalHandlers({ logger, onGraceful: (signal) => abort.abort(new Error(`interrupted by ${signal}`)) });
 
+    out(`creating the embedded database in ${relative(cwd, dataDir) || '.'} (demo only; wiped at the next demo) ...`);
     const store = await openStore({ dataDir });
     try {
       await migrate(store);
       const today = toDay(new Date());
       // The sandbox's whole history plus today's live activity.
       const period = { from: addDays(today, -DEMO.days), to: addDays(today, 1) };
-      out(`embedded database: ${relative(cwd, dataDir) || '.'} (demo only; wiped at the next demo)`);
       out(`period: ${period.from} .. ${period.to} (to exclusive)`);
 
       const runOnce = async (label: string): Promise<PipelineResult> => {
