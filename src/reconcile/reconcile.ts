@@ -26,6 +26,8 @@ export interface ReconcileResult {
   lifecycle: Record<BreakEventKind, number>;
   balanceRoll: RollFigures[];
   ms: number;
+  /** Milliseconds per phase, for the run record and tuning. */
+  phases: Record<string, number>;
 }
 
 /** Config as the pure rules want it (documented defaults come from the zod schema). */
@@ -60,6 +62,13 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
   const span: load.Span = { from: dayStart(period.from), to: dayStart(period.to) };
   const cfg = engineConfig(ctx);
   const tally = new RuleTally();
+  const phases: Record<string, number> = {};
+  let mark = Date.now();
+  const phase = (name: string) => {
+    const t = Date.now();
+    phases[name] = t - mark;
+    mark = t;
+  };
 
   const [currencies, symbols, fees, whitelist, headers] = await Promise.all([
     load.latestCurrencies(db, account),
@@ -84,9 +93,12 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
     checkPartnerBatch(tally, cfg, ref, { orders, depositsByTx, eventsByOrder, ourAddresses: ours });
   }
   checkOpenOrders(tally, cfg, await load.openPartnerOrders(db, account));
+  phase('partner');
 
   for await (const orders of load.exchangeOrdersWithFillsIn(db, account, span)) checkExchangeOrders(tally, ref, orders);
+  phase('exchangeOrders');
   for await (const fills of load.fillsIn(db, account, span)) checkFills(tally, cfg, ref, fills);
+  phase('fills');
 
   // Roll-forward: every consecutive pair whose closing snapshot is after the period start, and
   // always the latest pair (a run for an old period still judges the current balances).
@@ -106,6 +118,7 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
 
   const [cov, quarantined] = await Promise.all([load.coverage(db, account), load.unresolvedQuarantine(db, account)]);
   checkSync(tally, cov.unsettled, quarantined, cov.total);
+  phase('balancesPaymentsSync');
 
   // Lifecycle: one transaction, so a failed run leaves the breaks as they were.
   const detected = tally.breaks();
@@ -135,8 +148,9 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
       .execute();
   });
 
-  const result: ReconcileResult = { runId, period, counts, ruleResults, detected: detected.length, lifecycle: lifecycle.counts, balanceRoll, ms: Date.now() - started };
-  log.info({ counts, detected: detected.length, lifecycle: lifecycle.counts, ms: result.ms }, 'reconciled');
+  phase('lifecycleAndWrite');
+  const result: ReconcileResult = { runId, period, counts, ruleResults, detected: detected.length, lifecycle: lifecycle.counts, balanceRoll, ms: Date.now() - started, phases };
+  log.info({ counts, detected: detected.length, lifecycle: lifecycle.counts, ms: result.ms, phases }, 'reconciled');
   return result;
 }
 
