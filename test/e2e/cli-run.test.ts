@@ -95,7 +95,10 @@ for (const kind of storeKinds) {
 
       const refused = await runCli(['run', ...periodArgs, '--no-email'], env);
       expect(refused.code).toBe(1);
-      expect(refused.stderr).toMatch(/another run is in progress/);
+      // Postgres names the run holding the advisory lock; the embedded database the process holding its folder.
+      expect(refused.stderr).toMatch(
+        kind === 'postgres' ? /another run is in progress \(started at \d{4}-\d\d-\d\dT[^,]+, run id r\d{8}T/ : /another run is in progress: the embedded database .* in use by another ramp-recon process \(pid \d+\)/,
+      );
 
       const waiting = startCli(['run', ...periodArgs, '--no-email', '--wait', '--json'], env);
       await waitFor('the waiting run to say it waits', () => /waiting for it to finish/.test(waiting.stderr()), 30_000);

@@ -22,7 +22,7 @@ export interface RunListing {
   startedAt: string;
   finishedAt: string | null;
   ms: number | null;
-  stages: Record<string, { ms: number | null; status: string | null; error?: string }>;
+  stages: Record<string, { ms: number | null; status: string | null; error?: string; reason?: string }>;
   counts: Record<string, unknown>;
   openBreaks: number | null;
   failedStage: string | null;
@@ -77,10 +77,18 @@ export async function listRuns(db: Db, account: string, limit: number): Promise<
         // jsonb keeps no key order: list stages in the order they ran.
         Object.entries(stages)
           .sort((a, b) => (a[1].startedAt ?? '').localeCompare(b[1].startedAt ?? ''))
-          .map(([name, s]) => [name, { ms: numberOrNull(s.ms), status: s.status ?? null, ...(s.error ? { error: s.error } : {}) }]),
+          .map(([name, s]) => [
+            name,
+            {
+              ms: numberOrNull(s.ms),
+              status: s.status ?? null,
+              ...(s.error ? { error: s.error } : {}),
+              ...(s.status === 'skipped' && typeof s.detail?.reason === 'string' ? { reason: s.detail.reason } : {}),
+            },
+          ]),
       ),
       // jsonb comes back with LosslessNumber objects; plain JSON for the listing.
-      counts: JSON.parse(stringifyJsonLossless(r.counts ?? {})) as Record<string, unknown>,
+      counts: orderCounts(JSON.parse(stringifyJsonLossless(r.counts ?? {})) as Record<string, unknown>),
       openBreaks,
       failedStage: r.failed_stage,
       error: r.error,
@@ -100,7 +108,7 @@ export function formatRuns(runs: RunListing[]): string {
       `${r.runId}  ${r.command.padEnd(9)} ${r.trigger.padEnd(8)} ${period.padEnd(22)} ${r.status.padEnd(9)} ${r.startedAt}  ${seconds(r.ms).padStart(7)}  breaks ${r.openBreaks ?? '-'}  ${r.delivered ? 'delivered' : 'not delivered'}`,
     );
     const stageText = Object.entries(r.stages)
-      .map(([name, s]) => `${name} ${s.status === 'succeeded' ? seconds(s.ms) : s.status ?? '?'}`)
+      .map(([name, s]) => `${name} ${s.status === 'succeeded' ? seconds(s.ms) : `${s.status ?? '?'}${s.reason ? ` (${s.reason})` : ''}`}`)
       .join(', ');
     if (stageText) out.push(`    stages  ${stageText}`);
     const counts = Object.entries(r.counts)
@@ -112,6 +120,17 @@ export function formatRuns(runs: RunListing[]): string {
     if (r.deliveryError) out.push(`    e-mail  ${r.deliveryError}`);
   }
   return `${out.join('\n')}\n`;
+}
+
+/** jsonb keeps no key order: the JSON summary's order, then anything else. */
+const COUNT_ORDER = ['partnerOrders', 'fills', 'exchangeOrders', 'deposits', 'withdrawals', 'balanceSnapshots', 'quarantined'];
+function orderCounts(counts: Record<string, unknown>): Record<string, unknown> {
+  const keys = Object.keys(counts).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+  return Object.fromEntries(keys.map((k) => [k, counts[k]]));
+}
+function rank(key: string): number {
+  const i = COUNT_ORDER.indexOf(key);
+  return i === -1 ? COUNT_ORDER.length : i;
 }
 
 /** jsonb numbers arrive as LosslessNumber (exact text); counts and timings fit a double. */
