@@ -6,7 +6,7 @@ import { checkAmountUsd, checkFeeBounds, checkFeeUsd, checkPartnerFeeRate, check
 import { checkBeneficiary, checkDepositStale, checkWithdrawalStale } from './payment-rules.js';
 import { coverageBreaks, quarantineBreaks } from './sync-rules.js';
 import type { RuleTally } from './tally.js';
-import type { BalanceSnapshot, CoverageRow, Deposit, ExchangeOrderAgg, FeeSchedule, Fill, PartnerCurrency, PartnerOrder, QuarantinedRecord, SymbolRules, WebhookEventLite, Withdrawal } from './types.js';
+import type { BalanceSnapshot, CoverageRow, Deposit, ExchangeOrderAgg, FeeRates, FeeSchedule, Fill, PartnerCurrency, PartnerOrder, QuarantinedRecord, SymbolRules, WebhookEventLite, Withdrawal } from './types.js';
 
 /**
  * Runs the rules of each family over a batch of domain records into a RuleTally. Pure: the
@@ -95,11 +95,14 @@ export function checkExchangeOrders(tally: RuleTally, ref: ReferenceData, orders
 
 /** E_FILL_ORPHAN, E_FEE_RATE and the fill part of E_SYMBOL_RULES over fills in the period. */
 export function checkFills(tally: RuleTally, cfg: EngineConfig, ref: ReferenceData, fills: readonly Fill[]): void {
+  const ratesByDay = new Map<number, FeeRates>();
   for (const f of fills) {
     const symbol = ref.symbols?.get(f.symbol);
     tally.record('E_FILL_ORPHAN', f.execId, checkFillOrphan(f), null);
     if (ref.fees && ref.fees.length > 0) {
-      const rates = ratesForDay(ref.fees, f.timestamp)!;
+      const day = Math.floor(f.timestamp.getTime() / 86_400_000);
+      let rates = ratesByDay.get(day);
+      if (!rates) ratesByDay.set(day, (rates = ratesForDay(ref.fees, f.timestamp)!));
       tally.record('E_FEE_RATE', f.execId, checkFeeRate(f, rates, symbol, { feeCurrency: cfg.feeCurrency, tolerance: cfg.exchangeFeeTolerance }), null);
     }
     if (ref.symbols) tally.record('E_SYMBOL_RULES', f.execId, checkFillSymbolRules(f, symbol), symbol?.counterCurrency ?? null);

@@ -8,6 +8,23 @@ import type { BalanceSnapshot, CoverageRow, Deposit, ExchangeOrderAgg, FeeSchedu
 /** Rows per keyset page: bounded memory whatever the period's size. */
 export const BATCH_SIZE = 5_000;
 
+/**
+ * Pages a keyset query, asking the database for page n+1 as soon as page n has arrived, so the
+ * server works on the next page while the rules run over the current one. At most two pages
+ * are in memory.
+ */
+export async function* keysetPages<R, K>(fetch: (after: K | null) => Promise<R[]>, keyOf: (row: R) => K, batchSize: number): AsyncGenerator<R[]> {
+  let pending: Promise<R[]> | null = fetch(null);
+  while (pending) {
+    const rows: R[] = await pending;
+    if (rows.length === 0) return;
+    pending = rows.length < batchSize ? null : fetch(keyOf(rows[rows.length - 1]!));
+    // A failed prefetch must not become an unhandled rejection while the consumer works.
+    pending?.catch(() => {});
+    yield rows;
+  }
+}
+
 /** The period as instants: [from 00:00Z, to 00:00Z). */
 export interface Span {
   from: Date;
@@ -48,25 +65,17 @@ const ORDER_COLUMNS = [
 
 /** Partner orders created in the span, by keyset (created_at, order_id), one page at a time. */
 export async function* partnerOrdersCreatedIn(db: Db, account: string, span: Span, batchSize = BATCH_SIZE): AsyncGenerator<PartnerOrder[]> {
-  let after: { at: Date; id: string } | null = null;
-  for (;;) {
+  const fetch = (after: { at: Date; id: string } | null) => {
     let q = db
       .selectFrom('partner_order')
       .select(ORDER_COLUMNS)
       .where('account', '=', account)
       .where('created_at', '>=', span.from)
       .where('created_at', '<', span.to);
-    if (after) {
-      const a = after;
-      q = q.where((eb) => eb(eb.refTuple('created_at', 'order_id'), '>', eb.tuple(a.at, a.id)));
-    }
-    const rows = await q.orderBy('created_at').orderBy('order_id').limit(batchSize).execute();
-    if (rows.length === 0) return;
-    yield rows.map(toPartnerOrder);
-    const last = rows[rows.length - 1]!;
-    after = { at: last.created_at, id: last.order_id };
-    if (rows.length < batchSize) return;
-  }
+    if (after) q = q.where((eb) => eb(eb.refTuple('created_at', 'order_id'), '>', eb.tuple(after.at, after.id)));
+    return q.orderBy('created_at').orderBy('order_id').limit(batchSize).execute();
+  };
+  for await (const rows of keysetPages(fetch, (r) => ({ at: r.created_at, id: r.order_id }), batchSize)) yield rows.map(toPartnerOrder);
 }
 
 /** Every stored order still PENDING or WITHDRAWING (P_STALE), whatever its creation date. */
@@ -107,11 +116,9 @@ export async function depositAddresses(db: Db, account: string): Promise<string[
  * computed in SQL numeric (exact), by keyset on ex_ord_id.
  */
 export async function* exchangeOrdersWithFillsIn(db: Db, account: string, span: Span, batchSize = BATCH_SIZE): AsyncGenerator<ExchangeOrderAgg[]> {
-  let after: string | null = null;
-  for (;;) {
-    const result: { rows: Array<{ ex_ord_id: string; found: boolean; symbol: string | null; side: string | null; cum_qty: Decimal | null; leaves_qty: Decimal | null; avg_px: Decimal | null; fill_count: string; fill_qty: Decimal; fill_notional: Decimal }> } = await sql<{
-      ex_ord_id: string; found: boolean; symbol: string | null; side: string | null; cum_qty: Decimal | null; leaves_qty: Decimal | null; avg_px: Decimal | null; fill_count: string; fill_qty: Decimal; fill_notional: Decimal;
-    }>`
+  const fetch = async (after: string | null) =>
+    (
+      await sql<OrderAggRow>`
       with ids as (
         select distinct ex_ord_id from exchange_fill
         where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to}
@@ -128,9 +135,9 @@ export async function* exchangeOrdersWithFillsIn(db: Db, account: string, span: 
       select s.ex_ord_id, (o.ex_ord_id is not null) as found, o.symbol, o.side, o.cum_qty, o.leaves_qty, o.avg_px,
              s.fill_count, s.fill_qty, s.fill_notional
       from sums s left join exchange_order o on o.account = ${account} and o.ex_ord_id = s.ex_ord_id
-      order by s.ex_ord_id`.execute(db);
-    const rows = result.rows;
-    if (rows.length === 0) return;
+      order by s.ex_ord_id`.execute(db)
+    ).rows;
+  for await (const rows of keysetPages(fetch, (r) => r.ex_ord_id, batchSize))
     yield rows.map((r) => ({
       exOrdId: r.ex_ord_id,
       found: r.found,
@@ -143,15 +150,24 @@ export async function* exchangeOrdersWithFillsIn(db: Db, account: string, span: 
       fillQty: toDecimal(r.fill_qty),
       fillNotional: toDecimal(r.fill_notional),
     }));
-    after = rows[rows.length - 1]!.ex_ord_id;
-    if (rows.length < batchSize) return;
-  }
+}
+
+interface OrderAggRow {
+  ex_ord_id: string;
+  found: boolean;
+  symbol: string | null;
+  side: string | null;
+  cum_qty: Decimal | null;
+  leaves_qty: Decimal | null;
+  avg_px: Decimal | null;
+  fill_count: string;
+  fill_qty: Decimal;
+  fill_notional: Decimal;
 }
 
 /** Fills in the span with whether their order is stored / answered 404, by keyset on exec_id. */
 export async function* fillsIn(db: Db, account: string, span: Span, batchSize = BATCH_SIZE): AsyncGenerator<Fill[]> {
-  let after: string | null = null;
-  for (;;) {
+  const fetch = (after: string | null) => {
     let q = db
       .selectFrom('exchange_fill as f')
       .leftJoin('exchange_order as o', (j) => j.onRef('o.account', '=', 'f.account').onRef('o.ex_ord_id', '=', 'f.ex_ord_id'))
@@ -161,8 +177,9 @@ export async function* fillsIn(db: Db, account: string, span: Span, batchSize = 
       .where('f.timestamp', '>=', span.from)
       .where('f.timestamp', '<', span.to);
     if (after !== null) q = q.where('f.exec_id', '>', after);
-    const rows = await q.orderBy('f.exec_id').limit(batchSize).execute();
-    if (rows.length === 0) return;
+    return q.orderBy('f.exec_id').limit(batchSize).execute();
+  };
+  for await (const rows of keysetPages(fetch, (r) => r.exec_id, batchSize))
     yield rows.map((r) => ({
       execId: r.exec_id,
       exOrdId: r.ex_ord_id,
@@ -175,9 +192,6 @@ export async function* fillsIn(db: Db, account: string, span: Span, batchSize = 
       orderFound: r.order_id !== null,
       orderNotFound: r.not_found_id !== null,
     }));
-    after = rows[rows.length - 1]!.exec_id;
-    if (rows.length < batchSize) return;
-  }
 }
 
 export async function openDeposits(db: Db, account: string): Promise<Deposit[]> {

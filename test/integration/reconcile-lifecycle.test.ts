@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
 import { reconcilePeriod } from '../../src/reconcile/reconcile.js';
+import { exchangeOrdersWithFillsIn, fillsIn, partnerOrdersCreatedIn } from '../../src/reconcile/loaders.js';
 import { jsonSummary } from '../../src/reconcile/summary.js';
 import { createRun } from '../../src/store/runs.js';
 import { describeEachStore } from '../helpers/db.js';
@@ -85,5 +86,20 @@ describeEachStore('reconcilePeriod', (ctx) => {
     expect(summary.breaks[0]).toEqual({ code: 'E_BALANCE_ROLL', key: 'USD', severity: 'high', currency: 'USD', expected: '8688.27', actual: '8688.28', difference: '0.01', status: 'open', firstSeenRun: 'run1', lastSeenRun: 'run5' });
     expect(summary.breaks.map((b) => `${b.code} ${b.key}`)).toContain('P_FEE_USD o-old');
     expect(JSON.parse(JSON.stringify(summary))).toEqual(summary);
+  });
+
+  it('keyset pages neither skip nor repeat rows at any page size', async () => {
+    const span = { from: new Date('2026-11-01T00:00:00Z'), to: new Date('2026-11-11T00:00:00Z') };
+    const collect = async <T>(gen: AsyncGenerator<T[]>) => {
+      const out: T[] = [];
+      for await (const page of gen) out.push(...page);
+      return out;
+    };
+    for (const size of [1, 2, 3, 1000]) {
+      expect((await collect(partnerOrdersCreatedIn(db(), 'default', span, size))).map((o) => o.orderId)).toEqual(['o-old', 'o-pend', 'o-ok', 'o-feeusd', 'o-missing']);
+      expect((await collect(fillsIn(db(), 'default', span, size))).map((f) => `${f.execId}:${f.orderFound}`)).toEqual(['1:true', '2:true', '3:true', '900:false']);
+      const orders = await collect(exchangeOrdersWithFillsIn(db(), 'default', span, size));
+      expect(orders.map((o) => `${o.exOrdId}:${o.found}:${o.fillQty.toString()}:${o.fillNotional.toString()}`)).toEqual(['100:true:0.75:1500', '101:true:0.1:210', '999:false:0.01:20']);
+    }
   });
 });
