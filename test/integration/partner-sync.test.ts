@@ -185,7 +185,7 @@ describeEachStore('partner sync against a shifting list', (ctx) => {
     expect(await dump(stage)).toEqual(before);
   });
 
-  it('lists by wallet (configured and exchange deposit addresses, without :tag)', async () => {
+  it('lists by wallet (configured and exchange deposit addresses, with and without :tag)', async () => {
     await ctx.store.db
       .insertInto('exchange_deposit')
       .values({ deposit_id: 'd1', amount: '1', currency: 'XRP', address: 'rXRPaddr:12345', state: 'COMPLETED', raw: '{}' })
@@ -194,8 +194,8 @@ describeEachStore('partner sync against a shifting list', (ctx) => {
     orders.push(xrp);
     const { api, calls } = fakePartner(orders);
     const result = await syncPartner(stage, null, { walletsOnly: true }, { api });
-    expect(calls.map((q) => q.walletAddress)).toEqual(['rXRPaddr', 'wallet-ours']);
-    expect(result.wallets).toBe(2);
+    expect(calls.map((q) => q.walletAddress)).toEqual(['rXRPaddr', 'rXRPaddr:12345', 'wallet-ours']);
+    expect(result.wallets).toBe(3);
     expect(result.inserted).toBe(1);
     const row = await ctx.store.db.selectFrom('partner_order').select('order_id').where('order_id', '=', xrp.orderId).executeTakeFirst();
     expect(row).toBeDefined();

@@ -309,10 +309,15 @@ async function syncDay(state: SyncState, day: string): Promise<DayCoverage> {
   return coverage;
 }
 
-/** Our wallets: configured addresses plus every address seen on exchange deposits, without :tag. */
+/**
+ * Our wallets: configured addresses plus every address seen on exchange deposits. The API matches
+ * walletAddress exactly while an order may show a tagged address (XRP "addr:tag") with or without
+ * its tag, so both forms are listed.
+ */
 async function ourWallets(state: SyncState): Promise<string[]> {
   const deposits = await listExchangeDepositAddresses(state.db, state.account);
-  return [...new Set([...state.ctx.config.partner.wallets, ...deposits].map(walletWithoutTag).filter(Boolean))].sort();
+  const all = [...state.ctx.config.partner.wallets, ...deposits].flatMap((a) => [a, walletWithoutTag(a)]);
+  return [...new Set(all.map((a) => a.trim()).filter(Boolean))].sort();
 }
 
 async function syncWallets(state: SyncState): Promise<void> {
