@@ -54,7 +54,13 @@ describe('engine tally', () => {
     expect(results.P_PRECISION).toMatchObject({ status: 'not_checked', reason: 'no partner currencies snapshot' });
     expect(results.E_BALANCE_ROLL).toMatchObject({ status: 'not_checked', reason: expect.stringContaining('only one balance snapshot') });
     expect(results.E_FEE_RATE!.status).toBe('not_checked');
-    expect(results.E_WITHDRAWAL_BENEFICIARY!.status).toBe('not_checked');
+    expect(results.E_WITHDRAWAL_BENEFICIARY).toMatchObject({ status: 'not_checked', reason: 'no exchange whitelist snapshot' });
+    expect(results.E_FILL_AVGPX).toMatchObject({ status: 'not_checked', reason: 'no exchange symbols snapshot' });
+    expect(results.E_SYMBOL_RULES).toMatchObject({ status: 'not_checked', reason: 'no exchange symbols snapshot' });
+    expect(results.E_BALANCE_SANITY!.status).toBe('passed'); // one snapshot is enough for sanity
+    // Rules whose inputs are always there never say "not checked".
+    for (const code of ['P_FEE_USD', 'P_AMOUNT_USD', 'P_FEE_BOUNDS', 'P_STATE', 'P_STALE', 'X_DEPOSIT_MISSING', 'X_DEPOSIT_AMOUNT', 'E_FILL_QTY', 'E_FILL_ORPHAN', 'E_STALE', 'S_COVERAGE', 'S_QUARANTINE'])
+      expect(results[code]!.status).not.toBe('not_checked');
     expect(results.P_FEE_USD).toMatchObject({ status: 'breaks', checked: 2, breaks: 1 });
     expect(results.X_DEPOSIT_MISSING).toMatchObject({ status: 'breaks', checked: 2, breaks: 2 });
     expect(results.P_STATE).toMatchObject({ status: 'passed', checked: 2, breaks: 0 });
@@ -68,5 +74,25 @@ describe('engine tally', () => {
     checkBalances(tally, makeEngineConfig(), [{ opening: s1, closing: s2, flows: [] }], s2);
     const r = tally.results().find((x) => x.code === 'E_BALANCE_ROLL');
     expect(r).toMatchObject({ status: 'breaks', checked: 1, breaks: 1 });
+  });
+
+  it('no balance snapshot at all, and a configured fee rate without a currencies snapshot', () => {
+    const tally = new RuleTally();
+    markNotChecked(tally, makeEngineConfig({ partnerFeeRate: d('0.01'), webhooksEnabled: true }), makeReference({ currencies: null, balanceSnapshotCount: 0 }));
+    const results = Object.fromEntries(tally.results().map((r) => [r.code, r]));
+    expect(results.E_BALANCE_ROLL!.reason).toMatch(/^no balance snapshot/);
+    expect(results.E_BALANCE_SANITY).toMatchObject({ status: 'not_checked', reason: 'no balance snapshot' });
+    expect(results.P_PARTNER_FEE_RATE).toMatchObject({ status: 'not_checked', reason: 'no partner currencies snapshot' });
+    expect(results.P_WEBHOOK_GAP!.status).toBe('passed');
+  });
+
+  it('counts entities a rule could not judge as skipped', () => {
+    const tally = new RuleTally();
+    const cfg = makeEngineConfig({ partnerFeeRate: d('0.01') });
+    const ref = makeReference();
+    markNotChecked(tally, cfg, ref);
+    checkPartnerBatch(tally, cfg, ref, { orders: [makeOrder(), makeOrder({ orderId: 'o-gbp', inputCurrency: 'GBP' })], depositsByTx: new Map(), eventsByOrder: new Map(), ourAddresses: new Set() });
+    expect(tally.results().find((r) => r.code === 'P_PARTNER_FEE_RATE')).toMatchObject({ status: 'passed', checked: 1, skipped: 1 });
+    expect(tally.skippedKeys('P_PARTNER_FEE_RATE').has('o-gbp')).toBe(true);
   });
 });
