@@ -380,15 +380,20 @@ async function loadBalanceRoll(db: Db, runId: string): Promise<BalanceRollRec[]>
 
 // ------------------------------------------------------------------ streams (keyset pages)
 
-/** Yields every row of a keyset-paged query: fetch(after) returns the page after the given key. */
+/**
+ * Yields every row of a keyset-paged query: fetch(after) returns the page after the given key.
+ * The next page is requested before the current one is consumed, so the database works while
+ * the workbook is written; at most two pages are held.
+ */
 async function* keyset<T, K>(fetch: (after: K | null) => Promise<T[]>, keyOf: (row: T) => K, batch: number): AsyncGenerator<T> {
-  let after: K | null = null;
-  for (;;) {
-    const rows = await fetch(after);
-    yield* rows;
+  let pending: Promise<T[]> | null = fetch(null);
+  while (pending) {
+    const rows: T[] = await pending;
     const last = rows[rows.length - 1];
-    if (last === undefined || rows.length < batch) return;
-    after = keyOf(last);
+    pending = last !== undefined && rows.length >= batch ? fetch(keyOf(last)) : null;
+    // an unconsumed prefetch must not surface as an unhandled rejection if the consumer stops early
+    pending?.catch(() => {});
+    yield* rows;
   }
 }
 

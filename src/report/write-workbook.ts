@@ -1,5 +1,8 @@
 import { mkdir, rename, rm } from 'node:fs/promises';
+import { once } from 'node:events';
 import { dirname } from 'node:path';
+import type { Writable } from 'node:stream';
+import { setTimeout as delay } from 'node:timers/promises';
 import ExcelJS from 'exceljs';
 import {
   DATETIME_FORMAT,
@@ -39,7 +42,16 @@ export const TEXT_MARKER_HEADER = 'Amounts kept as text';
 /** Rows inspected before the column widths are fixed (the streaming writer emits widths before any row). */
 const FIT_SAMPLE = 1000;
 /** Let zlib and the file stream catch up this often: exceljs pipes without back-pressure. */
-const YIELD_EVERY = 2000;
+const YIELD_EVERY = 500;
+/** 64 KiB buffers a sheet may hold while the zip has not started reading it. */
+const MAX_UNPIPED_BUFFERS = 64;
+/** Bytes queued on the zip's input before writing pauses. */
+const MAX_PIPE_BACKLOG = 4 * 1024 * 1024;
+
+/** Queued bytes of a writable; archiver's PassThrough is readable-stream v2, without writableLength. */
+function backlog(w: Writable): number {
+  return w.writableLength ?? (w as unknown as { _writableState?: { length?: number } })._writableState?.length ?? 0;
+}
 
 const FILLS: Partial<Record<Tone, string>> = {
   break: 'FFFFC7CE',
@@ -119,7 +131,30 @@ class SheetWriter {
       return;
     }
     this.writeRow(row);
-    if (++this.written % YIELD_EVERY === 0) await new Promise((r) => setImmediate(r));
+    if (++this.written % YIELD_EVERY === 0) await this.backPressure();
+  }
+
+  /**
+   * exceljs's sheet stream hands chunks to the zip's deflate stream without waiting for it, and
+   * buffers everything while the zip is still busy with an earlier entry: unchecked, a big sheet
+   * ends up in memory. Wait here until the deflate stream has drained and the unpiped backlog is small.
+   */
+  private async backPressure(): Promise<void> {
+    const stream = (this.ws as unknown as { stream?: { pipes?: Writable[]; buffers?: unknown[] } } | null)?.stream;
+    for (;;) {
+      const pipes = stream?.pipes ?? [];
+      const full = pipes.find((p) => backlog(p) > MAX_PIPE_BACKLOG);
+      if (full) {
+        await Promise.race([once(full, 'drain'), delay(50)]);
+        continue;
+      }
+      if (pipes.length === 0 && (stream?.buffers?.length ?? 0) > MAX_UNPIPED_BUFFERS) {
+        await delay(5);
+        continue;
+      }
+      await new Promise((r) => setImmediate(r));
+      return;
+    }
   }
 
   finish(): void {
@@ -205,58 +240,79 @@ class SheetWriter {
     }
     const ws = this.ws as ExcelJS.Worksheet;
     const values: unknown[] = [];
-    const styles: Array<Partial<ExcelJS.Style> | undefined> = [];
+    const formats: Array<Converted | undefined> = [];
     const asText: string[] = [];
     row.cells.forEach((cell, i) => {
-      const { value, style, textReason } = this.convert(cell, i);
-      values.push(value);
-      styles.push(style);
-      if (textReason) asText.push(`${this.spec.columns[i]?.header ?? `column ${i + 1}`} (${textReason})`);
+      const c = convert(cell);
+      values.push(c.value);
+      formats.push(c);
+      if (c.textReason && !this.report) asText.push(`${this.spec.columns[i]?.header ?? `column ${i + 1}`} (${c.textReason})`);
     });
     if (this.hasAmounts) {
       while (values.length < this.spec.columns.length) values.push(null);
       values.push(asText.length ? asText.join('; ') : null);
     }
     const xrow = ws.addRow(values);
-    const fill = row.tone ? FILLS[row.tone] : undefined;
-    const font = row.tone ? FONTS[row.tone] : undefined;
-    const width = this.report ? row.cells.length : this.columnCount;
+    const width = this.report ? Math.max(row.cells.length, row.tone ? 1 : 0) : this.columnCount;
     for (let i = 0; i < width; i++) {
-      const cellTone = row.cellTones?.[i];
-      const base = styles[i];
-      const cf = cellTone ? FILLS[cellTone] : fill;
-      const cfont = cellTone ? FONTS[cellTone] : font;
-      if (!base && !cf && !cfont) continue;
-      const cell = xrow.getCell(i + 1);
-      if (base?.numFmt) cell.numFmt = base.numFmt;
-      if (base?.alignment) cell.alignment = base.alignment;
-      const f = { ...(cfont ?? {}), ...(base?.font ?? {}) };
-      if (Object.keys(f).length) cell.font = f;
-      if (cf) cell.fill = { type: 'pattern', pattern: 'solid', fgColor: { argb: cf } };
+      const f = formats[i];
+      const tone = row.cellTones?.[i] ?? row.tone;
+      if (!tone && !f?.numFmt && !f?.textAmount) {
+        // a plain cell still gets a shared (empty) style object, for the same identity cache
+        if (f && f.value !== null) xrow.getCell(i + 1).style = PLAIN;
+        continue;
+      }
+      xrow.getCell(i + 1).style = styleFor(f?.numFmt, tone, f?.textAmount ?? false);
     }
     xrow.commit();
     this.rowsInPart += 1;
     this.counts[this.partName()] = (this.counts[this.partName()] ?? 0) + 1;
   }
+}
 
-  private convert(cell: Cell, index: number): { value: unknown; style?: Partial<ExcelJS.Style>; textReason?: string } {
-    if (cell === null || cell === undefined) return { value: null };
-    if (typeof cell === 'string' || typeof cell === 'boolean') return { value: cell };
-    if (typeof cell === 'number') return { value: cell, style: Number.isInteger(cell) ? { numFmt: INT_FORMAT } : undefined };
-    if (cell instanceof Date) return { value: cell, style: { numFmt: cell.getUTCMilliseconds() ? DATETIME_MS_FORMAT : DATETIME_FORMAT } };
-    if (isDay(cell)) return { value: dayDate(cell.value), style: { numFmt: DAY_FORMAT } };
-    if (isAmount(cell)) {
-      const ex = excelAmount(cell);
-      if (ex.type === 'number') return { value: ex.value, style: { numFmt: ex.numFmt } };
-      return {
-        value: ex.text,
-        style: { font: TEXT_AMOUNT_FONT, alignment: { horizontal: 'right' } },
-        textReason: this.report ? undefined : ex.reason,
-      };
-    }
-    void index;
-    return { value: String(cell) };
+interface Converted {
+  value: unknown;
+  numFmt?: string;
+  textAmount?: boolean;
+  textReason?: string;
+}
+
+function convert(cell: Cell): Converted {
+  if (cell === null || cell === undefined) return { value: null };
+  if (typeof cell === 'string' || typeof cell === 'boolean') return { value: cell };
+  if (typeof cell === 'number') return { value: cell, numFmt: Number.isInteger(cell) ? INT_FORMAT : undefined };
+  if (cell instanceof Date) return { value: cell, numFmt: cell.getUTCMilliseconds() ? DATETIME_MS_FORMAT : DATETIME_FORMAT };
+  if (isDay(cell)) return { value: dayDate(cell.value), numFmt: DAY_FORMAT };
+  if (isAmount(cell)) {
+    const ex = excelAmount(cell);
+    if (ex.type === 'number') return { value: ex.value, numFmt: ex.numFmt };
+    return { value: ex.text, textAmount: true, textReason: ex.reason };
   }
+  return { value: String(cell) };
+}
+
+/**
+ * One style object per (format, tone, text-amount) combination. exceljs caches a style's id by
+ * object identity (a WeakMap in its style manager); handing it the same object for every cell of
+ * a kind avoids re-serializing a style per cell, which dominated the time of large sheets.
+ */
+const STYLES = new Map<string, Partial<ExcelJS.Style>>();
+const PLAIN: Partial<ExcelJS.Style> = {};
+
+function styleFor(numFmt: string | undefined, tone: Tone | undefined, textAmount: boolean): Partial<ExcelJS.Style> {
+  const key = `${numFmt ?? ''}\u0000${tone ?? ''}\u0000${textAmount ? 1 : 0}`;
+  let style = STYLES.get(key);
+  if (!style) {
+    style = {};
+    if (numFmt) style.numFmt = numFmt;
+    const font = { ...(tone ? FONTS[tone] : {}), ...(textAmount ? TEXT_AMOUNT_FONT : {}) };
+    if (Object.keys(font).length) style.font = font;
+    const fill = tone ? FILLS[tone] : undefined;
+    if (fill) style.fill = { type: 'pattern', pattern: 'solid', fgColor: { argb: fill } };
+    if (textAmount) style.alignment = { horizontal: 'right' };
+    STYLES.set(key, style);
+  }
+  return style;
 }
 
 export function columnLetter(n: number): string {

@@ -1,0 +1,156 @@
+import { describe, expect, it } from 'vitest';
+import { Decimal } from '../../src/decimal/decimal.js';
+import { buildMessage } from '../../src/deliver/message.js';
+import { amountOrText, isAmount, numberFormat } from '../../src/report/cells.js';
+import type { BreakInfo, Changes, RunInfo, Totals } from '../../src/report/model.js';
+import { Precision, splitSymbol } from '../../src/report/precision.js';
+import { BreakIndex, ageDays, fillRow, sortBreaks } from '../../src/report/sheets.js';
+import { countBySeverity, headline, periodLabel, summaryRows } from '../../src/report/summary.js';
+
+const makeRun = (overrides: Partial<RunInfo> = {}): RunInfo => ({
+  id: 'r1',
+  account: 'default',
+  command: 'run',
+  status: 'succeeded',
+  periodFrom: '2026-11-01',
+  periodTo: '2026-11-02',
+  startedAt: new Date('2026-11-02T02:00:00Z'),
+  finishedAt: null,
+  failedStage: null,
+  error: null,
+  stages: {},
+  counts: { partnerOrders: 3, fills: 10 },
+  ruleResults: [{ code: 'P_FEE_USD', severity: 'medium', description: 'd', status: 'passed', checked: 3, breaks: 0 }],
+  rulesetVersion: '1',
+  configHash: 'h',
+  ...overrides,
+});
+
+const makeBreak = (overrides: Partial<BreakInfo> = {}): BreakInfo => ({
+  code: 'P_FEE_USD',
+  key: 'o1',
+  severity: 'medium',
+  currency: 'USD',
+  expected: '1.00',
+  actual: '1.10',
+  difference: '0.10',
+  message: null,
+  detail: null,
+  status: 'open',
+  firstSeenRun: 'r0',
+  firstSeenAt: new Date('2026-10-30T02:00:00Z'),
+  lastSeenRun: 'r1',
+  lastSeenAt: new Date('2026-11-02T02:00:00Z'),
+  resolvedRun: null,
+  resolvedAt: null,
+  reopenedCount: 0,
+  ...overrides,
+});
+
+describe('headline', () => {
+  it('is green only with results and nothing open', () => {
+    expect(headline(makeRun(), countBySeverity([]))).toMatchObject({ reconciled: true, text: 'RECONCILED: 2026-11-01, no open breaks' });
+    expect(headline(makeRun({ ruleResults: [] }), countBySeverity([])).reconciled).toBe(false);
+    expect(headline(makeRun({ status: 'failed', failedStage: 'sync' }), countBySeverity([])).text).toBe('NOT RECONCILED: the run failed at sync');
+  });
+  it('counts open breaks by severity', () => {
+    const open = countBySeverity([makeBreak({ severity: 'high' }), makeBreak(), makeBreak({ severity: 'low' }), makeBreak({ severity: 'high' })]);
+    expect(headline(makeRun(), open).text).toBe('NOT RECONCILED: 4 open breaks (2 high, 1 medium, 1 low)');
+  });
+  it('names the period with its last day inclusive', () => {
+    expect(periodLabel('2026-11-01', '2026-11-02')).toBe('2026-11-01');
+    expect(periodLabel('2026-11-01', '2026-11-08')).toBe('2026-11-01 to 2026-11-07');
+  });
+});
+
+describe('breaks', () => {
+  it('sort by severity, then age (oldest first)', () => {
+    const sorted = sortBreaks([
+      makeBreak({ key: 'low', severity: 'low', firstSeenAt: new Date('2020-01-01') }),
+      makeBreak({ key: 'med-new', firstSeenAt: new Date('2026-11-01') }),
+      makeBreak({ key: 'high', severity: 'high', firstSeenAt: new Date('2026-11-01') }),
+      makeBreak({ key: 'med-old', firstSeenAt: new Date('2026-10-01') }),
+    ]);
+    expect(sorted.map((b) => b.key)).toEqual(['high', 'med-old', 'med-new', 'low']);
+    expect(ageDays(new Date('2026-10-30T02:00:00Z'), new Date('2026-11-02T01:59:59Z'))).toBe(2);
+  });
+  it('index highlights rows by the rules of their sheet only', () => {
+    const index = new BreakIndex([makeBreak({ code: 'E_FEE_RATE', key: '42' }), makeBreak({ code: 'E_FILL_QTY', key: '42' })]);
+    expect(index.codes('42', ['E_FILL_ORPHAN', 'E_FEE_RATE'])).toEqual(['E_FEE_RATE']);
+    expect(index.codes('42', ['E_'])).toEqual(['E_FEE_RATE', 'E_FILL_QTY']);
+    expect(index.codes('43', ['E_'])).toEqual([]);
+  });
+  it('keeps non-numeric expectations as text', () => {
+    expect(amountOrText('present', 2)).toBe('present');
+    expect(isAmount(amountOrText('-0.50', 2))).toBe(true);
+  });
+});
+
+describe('precision', () => {
+  const precision = new Precision({
+    partner: new Map([['EUR', { precision: 2, type: 'FIAT' }]]),
+    symbols: new Map([['ETH-EUR', { base: 'ETH', counter: 'EUR', baseScale: 18, counterScale: 2, priceScale: 2 }]]),
+  });
+  it('uses snapshots, then 2 for fiat and 8 for crypto', () => {
+    expect(precision.partner('EUR')).toBe(2);
+    expect(precision.exchange('ETH')).toBe(18);
+    expect(precision.partner('GBP')).toBe(2);
+    expect(precision.partner('SOL')).toBe(8);
+    expect(precision.symbol('BTC-USD')).toMatchObject({ qty: 8, counter: 2, base: 'BTC', counterCode: 'USD' });
+    expect(splitSymbol('BTC-EUR')).toEqual(['BTC', 'EUR']);
+  });
+  it('formats a fill at the symbol scales and names the fee currency', () => {
+    const row = fillRow(
+      { execId: '1', exOrdId: '2', tradeId: '1', side: 'BUY', symbol: 'ETH-EUR', price: new Decimal('2000.5'), qty: new Decimal('1.000000000000000001'), fee: new Decimal('0.1'), timestamp: new Date(0) },
+      precision,
+      new BreakIndex([]),
+      'counter',
+    );
+    expect(row.cells[10]).toBe('EUR');
+    expect(row.cells[7]).toMatchObject({ dp: 18 });
+    expect(row.tone).toBeUndefined();
+    expect(numberFormat(2)).toBe('#,##0.00;[Red]-#,##0.00');
+  });
+});
+
+describe('summary rows', () => {
+  const totals: Totals = { partner: [], fills: [], deposits: [], withdrawals: [] };
+  const changes: Changes = { previous: null, opened: [], reopened: [], resolved: [], stillOpen: 0 };
+  it('put the headline first and state every rule and assumption', () => {
+    const rows = summaryRows({
+      run: makeRun({ ruleResults: [{ code: 'P_WEBHOOK_GAP', severity: 'low', description: 'webhook gap', status: 'not_checked', checked: 0, breaks: 0, reason: 'webhooks not configured' }] }),
+      openBreaks: [],
+      changes,
+      totals,
+      assumptions: [['Fill fee currency', 'counter']],
+      precision: Precision.empty(),
+      now: new Date('2026-11-02T03:00:00Z'),
+    });
+    expect(rows[0]).toMatchObject({ tone: 'ok' });
+    expect(rows[0]!.cells[0]).toBe('RECONCILED: 2026-11-01, no open breaks');
+    const rule = rows.find((r) => r.cells[0] === 'P_WEBHOOK_GAP')!;
+    expect(rule.cells[2]).toBe('not checked');
+    expect(String(rule.cells[6])).toContain('webhooks not configured');
+    expect(rows.some((r) => r.cells[0] === 'Fill fee currency' && r.cells[1] === 'counter')).toBe(true);
+    expect(rows.some((r) => r.cells[0] === 'Previous run' && String(r.cells[1]).includes('first run'))).toBe(true);
+  });
+});
+
+describe('message', () => {
+  it('has the period and open-break count in the subject and the headline in both bodies', () => {
+    const open = countBySeverity([makeBreak({ severity: 'high' }), makeBreak()]);
+    const m = buildMessage({ run: makeRun(), open, byRule: [{ code: 'P_FEE_USD', count: 2 }], attachmentName: 'x.xlsx' });
+    expect(m.subject).toBe('ramp-recon 2026-11-01: 2 open breaks (1 high)');
+    expect(m.text).toContain('NOT RECONCILED: 2 open breaks (1 high, 1 medium, 0 low)');
+    expect(m.text).toContain('P_FEE_USD: 2');
+    expect(m.html).toContain('NOT RECONCILED');
+    expect(m.html).toContain('x.xlsx');
+    const ok = buildMessage({ run: makeRun(), open: countBySeverity([]), byRule: [], attachmentName: 'x.xlsx' });
+    expect(ok.subject).toBe('ramp-recon 2026-11-01: reconciled, 0 open breaks');
+  });
+  it('escapes HTML', () => {
+    const m = buildMessage({ run: makeRun({ id: '<b>' }), open: countBySeverity([]), byRule: [], attachmentName: 'a&b.xlsx' });
+    expect(m.html).toContain('&lt;b&gt;');
+    expect(m.html).toContain('a&amp;b.xlsx');
+  });
+});
