@@ -140,5 +140,18 @@ for (const kind of storeKinds) {
       expect(noSmtp.code).toBe(2);
       expect(noSmtp.stderr).toContain('SMTP_URL');
     });
+
+    it('a run that fails part-way exits 1 and records the stage and the reason, never the key', async () => {
+      const badToken = 'wrong-token-never-printed-0001';
+      const failed = await runCli(['run', ...periodArgs, '--json', '--no-email'], { ...env, EXCHANGE_API_TOKEN: badToken });
+      expect(failed.code).toBe(1);
+      const summary = JSON.parse(failed.stdout) as Summary;
+      expect(summary.status).toBe('failed');
+      expect(`${failed.stdout}${failed.stderr}`).not.toContain(badToken);
+      const listed = JSON.parse((await runCli(['runs', '--json', '--limit', '1'], env)).stdout) as Array<{ status: string; failedStage: string; error: string }>;
+      expect(listed[0]).toMatchObject({ status: 'failed', failedStage: 'sync.exchange' });
+      expect(listed[0]!.error).toMatch(/401|403|X-API-Token/i);
+      expect(listed[0]!.error).not.toContain(badToken);
+    });
   });
 }

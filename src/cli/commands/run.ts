@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import type { Config } from '../../config/load.js';
+import { requireSources, type Config } from '../../config/load.js';
 import { EmbeddedBusyError, type Store } from '../../db/database.js';
 import { EXIT } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
@@ -40,6 +40,7 @@ export function register(program: Command): void {
       action(async (opts: RunOptions, command: Command) => {
         const { config, logger } = createContext(command);
         const period = parsePeriod({ from: opts.from, to: opts.to }, new Date());
+        requireSources(config, ['partner', 'exchange']);
         const abort = new AbortController();
         // First signal: stop at the next stage boundary and record the run as failed; second: exit at once.
         const uninstall = installSignalHandlers({ logger, onGraceful: (signal) => abort.abort(new Error(`interrupted by ${signal}`)) });
