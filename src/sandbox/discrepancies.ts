@@ -186,45 +186,42 @@ export function plantDiscrepancies(w: World): Fixes {
     markOrder(t);
     plant('E_FILL_ORPHAN', w.fillsOf(t)[0]!.execId, () => (t.hidden = false));
   }
-  const fillOf = (pred: (f: FillRecord) => boolean): { order: OrderRow; fill: FillRecord } | undefined => {
-    const x = orders((y) => w.fillsOf(y).some(pred));
+  const fillOf = (): { order: OrderRow; fill: FillRecord; index: number } | undefined => {
+    const x = orders(() => true);
     if (!x) return undefined;
     markOrder(x);
-    return { order: x, fill: w.fillsOf(x).find(pred)! };
+    return { order: x, fill: w.fills.at(x.fillFrom), index: x.fillFrom };
   };
   // E_FEE_RATE: a fee 100 units of the counter scale above the taker fee.
-  const fr = fillOf(() => true);
+  const fr = fillOf();
   if (fr) {
     const f = fr.fill;
     const def = w.symbol(f.symbol)!;
-    const before = f.fee;
-    f.fee = new Decimal(fillFee(f.qty, f.price, TAKER_RATE, def.counterScale)).plus(new Decimal(10).pow(-def.counterScale).times(100)).toString();
+    const wrong = new Decimal(fillFee(f.qty, f.price, TAKER_RATE, def.counterScale)).plus(new Decimal(10).pow(-def.counterScale).times(100)).toString();
+    w.fills.setOverride(fr.index, { fee: wrong });
     plant('E_FEE_RATE', f.execId, () => {
       w.balances();
-      const [, counter] = f.symbol.split('-') as [string, string];
       // History changes: the opening balance absorbs the difference so served balances stay.
-      w.opening.set(counter, w.opening.get(counter)!.minus(new Decimal(before).minus(f.fee)));
-      f.fee = before;
+      w.opening.set(def.counter, w.opening.get(def.counter)!.plus(new Decimal(f.fee).minus(wrong)));
+      w.fills.clearOverride(fr.index);
     });
   }
   // E_SYMBOL_RULES: a fill half an increment off the grid; fee and avgPx follow so nothing else fires.
-  const sr = fillOf(() => true);
+  const sr = fillOf();
   if (sr) {
     const f = sr.fill;
     const def = w.symbol(f.symbol)!;
     const inc = unit(def.priceInc);
-    const before = { price: f.price, fee: f.fee };
-    f.price = new Decimal(f.price).plus(inc.div(2)).toString();
-    f.fee = fillFee(f.qty, f.price, TAKER_RATE, def.counterScale);
+    const price = new Decimal(f.price).plus(inc.div(2)).toString();
+    const fee = fillFee(f.qty, price, TAKER_RATE, def.counterScale);
+    w.fills.setOverride(sr.index, { price, fee });
     refreshAggregates(w, sr.order);
     plant('E_SYMBOL_RULES', f.execId, () => {
       w.balances();
-      const [, counter] = f.symbol.split('-') as [string, string];
       const sign = f.side === 'BUY' ? -1 : 1;
-      const delta = new Decimal(before.price).minus(f.price).times(f.qty).times(sign).minus(new Decimal(before.fee).minus(f.fee));
-      w.opening.set(counter, w.opening.get(counter)!.minus(delta));
-      f.price = before.price;
-      f.fee = before.fee;
+      const delta = new Decimal(f.price).minus(price).times(f.qty).times(sign).minus(new Decimal(f.fee).minus(fee));
+      w.opening.set(def.counter, w.opening.get(def.counter)!.minus(delta));
+      w.fills.clearOverride(sr.index);
       refreshAggregates(w, sr.order);
     });
   }

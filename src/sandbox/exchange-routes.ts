@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { Decimal } from '../decimal/decimal.js';
 import { MAKER_RATE, TAKER_RATE, midPrice, unit, type SymbolDef } from './catalog.js';
-import { fillFee, refreshAggregates } from './generate/exchange.js';
+import { feeUnits, refreshAggregates } from './generate/exchange.js';
+import { parseFx } from './fixed.js';
 import { header, intParam, json, type Req, type Res } from './http.js';
 import type { BalanceView, DepositRecord, ExchangeOrderRecord, FillRecord, OrdStatus, WithdrawalRecord } from './model.js';
 import { hash53 } from './prng.js';
@@ -328,9 +329,9 @@ function createOrder(w: World, req: Req, hooks: ExchangeHooks): Res {
     fillCount: 0,
   };
   if (body.ordType === 'MARKET') {
-    const price = midPrice(def).toString();
-    const fill: FillRecord = { exOrdId, tradeId: String(++w.seq.trade), execId: String(w.seq.exec++), side: body.side, symbol: def.symbol, price, qty: qty.toString(), fee: fillFee(qty.toString(), price, TAKER_RATE, def.counterScale), timestamp: ts };
-    w.fills.push(fill);
+    const ticks = midPrice(def).div(unit(def.priceInc)).toNumber();
+    const lots = qty.div(lot).toNumber();
+    w.fills.push({ execId: w.seq.exec++, exOrdId: Number(exOrdId), tradeId: ++w.seq.trade, timestamp: ts, lots, ticks, feeUnits: feeUnits(def, lots, ticks, parseFx(TAKER_RATE)), symbol: w.symbols.indexOf(def), side: body.side });
     order.fillCount = 1;
     refreshAggregates(w, order);
   }
@@ -372,20 +373,23 @@ function fills(w: World, req: Req): Res {
   const toExec = req.query.get('toExecId');
   if ((fromExec !== null && !/^\d+$/.test(fromExec)) || (toExec !== null && !/^\d+$/.test(toExec))) return exchangeError(req, 400, 'fromExecId and toExecId must be integers');
   const symbol = req.query.get('symbol');
-  const list = w.fills;
-  let [lo, hi] = timeRange(w, list, win);
-  const key = (f: FillRecord): number => Number(f.execId);
+  const f = w.fills;
+  let lo = 0;
+  let hi = f.length;
+  if (win.from !== undefined) lo = f.indexOfTime(win.from, w.opts.exchangeFromBound === 'exclusive');
+  if (win.to !== undefined) hi = f.indexOfTime(win.to, w.opts.exchangeToBound === 'inclusive');
   const incl = w.opts.execIdBound === 'inclusive';
-  if (fromExec !== null) lo = Math.max(lo, incl ? lowerBound(list, Number(fromExec), key) : upperBound(list, Number(fromExec), key));
-  if (toExec !== null) hi = Math.min(hi, incl ? upperBound(list, Number(toExec), key) : lowerBound(list, Number(toExec), key));
-  const out: FillRecord[] = [];
+  if (fromExec !== null) lo = Math.max(lo, f.indexOfExec(Number(fromExec), !incl));
+  if (toExec !== null) hi = Math.min(hi, f.indexOfExec(Number(toExec), incl));
+  const keep = (i: number): boolean => symbol === null || f.def(i).symbol === symbol;
+  const out: number[] = [];
   if (fromExec !== null) {
-    for (let i = lo; i < hi && out.length < win.limit; i++) if (symbol === null || list[i]!.symbol === symbol) out.push(list[i]!);
+    for (let i = lo; i < hi && out.length < win.limit; i++) if (keep(i)) out.push(i);
     if (w.opts.fillsOrder === 'newest-first') out.reverse();
   } else {
-    for (let i = hi - 1; i >= lo && out.length < win.limit; i--) if (symbol === null || list[i]!.symbol === symbol) out.push(list[i]!);
+    for (let i = hi - 1; i >= lo && out.length < win.limit; i--) if (keep(i)) out.push(i);
   }
-  return json(200, out.map(fillJson));
+  return json(200, out.map((i) => fillJson(f.at(i))));
 }
 
 // ---- payments ------------------------------------------------------------------------------

@@ -28,8 +28,10 @@ export interface SandboxData {
   partnerOrderRecords(): readonly PartnerOrderRecord[];
   /** Exchange orders, oldest first, excluding the planted orphan's hidden order. */
   exchangeOrders(): ExchangeOrderRecord[];
-  /** Every fill, oldest first (execId ascending). */
+  /** Every fill, oldest first (execId ascending); materialized on call (cached until fills change). */
   fills(): readonly FillRecord[];
+  /** Number of fills, without materializing them (scale runs). */
+  fillCount(): number;
   /** Deposits listed by /deposits, oldest first. */
   deposits(): DepositView[];
   withdrawals(): WithdrawalView[];
@@ -175,6 +177,7 @@ export async function startSandbox(options: Partial<SandboxOptions> & { port?: n
     : undefined;
   timer?.unref();
 
+  let fillsCache: { version: number; list: FillRecord[] } = { version: -1, list: [] };
   const data: SandboxData = {
     partnerOrders: () => {
       const c = w.clock();
@@ -182,7 +185,15 @@ export async function startSandbox(options: Partial<SandboxOptions> & { port?: n
     },
     partnerOrderRecords: () => w.partnerOrders,
     exchangeOrders: () => w.exOrders.filter((o) => !o.hidden).map(stripInternal),
-    fills: () => w.fills,
+    fills: () => {
+      if (fillsCache.version !== w.fills.version) {
+        const list: FillRecord[] = [];
+        for (let i = 0; i < w.fills.length; i++) list.push(w.fills.at(i));
+        fillsCache = { version: w.fills.version, list };
+      }
+      return fillsCache.list;
+    },
+    fillCount: () => w.fills.length,
     deposits: () => w.deposits.filter((d) => !d.hidden).map((d) => w.depositView(d)),
     withdrawals: () => w.withdrawals.map((x) => w.withdrawalView(x)),
     balances: () => w.balanceViews(),

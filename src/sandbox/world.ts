@@ -16,6 +16,8 @@ import type {
   WithdrawalView,
 } from './model.js';
 import type { SandboxOptions } from './options.js';
+import { FillStore } from './fills.js';
+import { parseFx, pow10, rescale, toPlain } from './fixed.js';
 import { DAY_MS, utcDayStart } from './time.js';
 
 /** Internal bookkeeping on an exchange order: where its fills sit in the fills array. */
@@ -48,7 +50,7 @@ export class World {
   readonly partnerById = new Map<string, PartnerOrderRecord>();
   readonly exOrders: OrderRow[] = [];
   readonly exOrderById = new Map<string, OrderRow>();
-  readonly fills: FillRecord[] = [];
+  readonly fills: FillStore;
   readonly deposits: DepositRecord[] = [];
   readonly depositById = new Map<string, DepositRecord>();
   /** Deposits of partner orders whose time has not come yet (order completes later). */
@@ -60,7 +62,8 @@ export class World {
 
   /** Opening balances; a fix that rewrites history adjusts these so the totals stay true. */
   readonly opening = new Map<string, Decimal>();
-  private readonly running = new Map<string, Decimal>();
+  /** Running balances in units of 10^-BAL_SCALE (BigInt: a million fills in about a second). */
+  private readonly running = new Map<string, bigint>();
   private ptr = { fill: 0, deposit: 0, withdrawal: 0 };
 
   readonly expected: ExpectedBreak[] = [];
@@ -77,6 +80,7 @@ export class World {
     this.frozenClock = this.now0;
     this.generatedUntil = this.historyStart - 1;
     this.symbols = SYMBOLS.filter((s) => opts.symbols.includes(s.symbol));
+    this.fills = new FillStore(this.symbols);
     const codes = new Set([...opts.fiatCurrencies, ...opts.cryptoCurrencies]);
     this.partnerCurrencies = PARTNER_CURRENCIES.filter((c) => codes.has(c.code));
     for (const [c, v] of Object.entries(OPENING_BALANCES)) this.opening.set(c, new Decimal(v));
@@ -116,7 +120,9 @@ export class World {
   }
 
   fillsOf(o: OrderRow): FillRecord[] {
-    return this.fills.slice(o.fillFrom, o.fillFrom + o.fillCount);
+    const out: FillRecord[] = [];
+    for (let i = o.fillFrom; i < o.fillFrom + o.fillCount; i++) out.push(this.fills.at(i));
+    return out;
   }
 
   addDeposit(d: DepositRecord): void {
@@ -174,39 +180,57 @@ export class World {
    * only ever becomes REJECTED, PENDING only COMPLETED), so a flow counts from its timestamp.
    */
   balances(): Map<string, Decimal> {
-    if (this.running.size === 0) for (const [c, v] of this.opening) this.running.set(c, v);
+    this.applyFlows();
+    const out = new Map<string, Decimal>();
+    for (const [c, v] of this.running) out.set(c, new Decimal(toPlain({ v, s: BAL_SCALE })));
+    return out;
+  }
+
+  private applyFlows(): void {
+    if (this.running.size === 0) for (const [c, v] of this.opening) this.running.set(c, toScale(v.toString()));
     const clock = this.clock();
-    for (; this.ptr.fill < this.fills.length && this.fills[this.ptr.fill]!.timestamp <= clock; this.ptr.fill++) {
-      this.applyFill(this.fills[this.ptr.fill]!);
-    }
+    const f = this.fills;
+    for (; this.ptr.fill < f.length && f.timestamp[this.ptr.fill]! <= clock; this.ptr.fill++) this.applyFill(this.ptr.fill);
     for (; this.ptr.deposit < this.deposits.length && this.deposits[this.ptr.deposit]!.timestamp <= clock; this.ptr.deposit++) {
       const d = this.deposits[this.ptr.deposit]!;
       if (!d.hidden && !d.preCredited) this.creditDeposit(d);
     }
     for (; this.ptr.withdrawal < this.withdrawals.length && this.withdrawals[this.ptr.withdrawal]!.timestamp <= clock; this.ptr.withdrawal++) {
       const w = this.withdrawals[this.ptr.withdrawal]!;
-      if (debits(w)) this.add(w.currency, new Decimal(w.amount).plus(w.fee).neg());
+      if (debits(w)) this.addScaled(w.currency, -(toScale(w.amount) + toScale(w.fee)));
     }
-    return this.running;
   }
 
   /** Applies a balance change that is not (yet) visible as a flow record. */
   add(currency: string, delta: Decimal): void {
-    if (this.running.size === 0) for (const [c, v] of this.opening) this.running.set(c, v);
-    this.running.set(currency, (this.running.get(currency) ?? new Decimal(0)).plus(delta));
+    this.applyFlowsInit();
+    this.addScaled(currency, toScale(delta.toString()));
+  }
+
+  private applyFlowsInit(): void {
+    if (this.running.size === 0) for (const [c, v] of this.opening) this.running.set(c, toScale(v.toString()));
+  }
+
+  private addScaled(currency: string, delta: bigint): void {
+    this.running.set(currency, (this.running.get(currency) ?? 0n) + delta);
   }
 
   private creditDeposit(d: DepositRecord): void {
-    if (d.timeline.some((s) => s.state === 'COMPLETED')) this.add(d.currency, new Decimal(d.amount));
+    if (d.timeline.some((s) => s.state === 'COMPLETED')) this.addScaled(d.currency, toScale(d.amount));
   }
 
-  private applyFill(f: FillRecord): void {
-    const [base, counter] = f.symbol.split('-') as [string, string];
-    const qty = new Decimal(f.qty);
-    const notional = qty.times(f.price);
-    const sign = f.side === 'BUY' ? 1 : -1;
-    this.add(base, qty.times(sign));
-    this.add(counter, notional.times(-sign).minus(f.fee));
+  /** A fill's flows in integers: lots and increments scaled to BAL_SCALE (overrides parsed). */
+  private applyFill(i: number): void {
+    const f = this.fills;
+    const def = f.def(i);
+    const sign = f.side[i] === 0 ? 1n : -1n;
+    const qty = BigInt(f.lots[i]!) * BigInt(def.lot[0]) * pow10(BAL_SCALE - def.lot[1]);
+    const o = f.overrides.get(i);
+    const price = o?.price !== undefined ? parseFx(o.price) : { v: BigInt(f.ticks[i]!) * BigInt(def.priceInc[0]), s: def.priceInc[1] };
+    const notional = BigInt(f.lots[i]!) * BigInt(def.lot[0]) * price.v * pow10(BAL_SCALE - def.lot[1] - price.s);
+    const fee = o?.fee !== undefined ? toScale(o.fee) : BigInt(f.feeUnits[i]!) * pow10(BAL_SCALE - def.counterScale);
+    this.addScaled(def.base, sign * qty);
+    this.addScaled(def.counter, -sign * notional - fee);
   }
 
   balanceViews(): BalanceView[] {
@@ -235,6 +259,12 @@ export class World {
   currencies(): string[] {
     return [...this.opening.keys()];
   }
+}
+
+/** Balances carry every digit of qty x price (up to 8 + 7 decimals) and 18-decimal ETH deposits. */
+const BAL_SCALE = 30;
+function toScale(text: string): bigint {
+  return rescale(parseFx(text), BAL_SCALE);
 }
 
 export function debits(w: WithdrawalRecord): boolean {

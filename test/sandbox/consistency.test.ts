@@ -50,6 +50,11 @@ describe('generated data is consistent to the last digit', () => {
     await sleep(5);
     const s3 = await snapshot(sb);
     expect(reconcile(sb, { feeRate: sb.partnerFeeRate, webhooks: true, snapshots: [s1, s2, s3] })).toEqual([]);
+    // The corrected history still adds up: balance = opening + every flow.
+    const flows = flowsBetween(sb, 0, Number.MAX_SAFE_INTEGER);
+    for (const [c, open] of Object.entries(sb.data.openingBalances())) {
+      expect(s3.balances.get(c)!.toString(), c).toBe(new Decimal(open).plus(flows.get(c) ?? 0).toString());
+    }
   });
 
   it('same seed and day: same data', async () => {

@@ -1,6 +1,7 @@
 import { Decimal } from '../../decimal/decimal.js';
 import { MAKER_RATE, TAKER_RATE, USD_RATES, midPrice, unit, type SymbolDef } from '../catalog.js';
 import type { FillRecord, OrdStatus } from '../model.js';
+import { div, parseFx, round, toPlain, type Fx } from '../fixed.js';
 import type { Rng } from '../prng.js';
 import type { OrderRow, World } from '../world.js';
 
@@ -44,25 +45,53 @@ export interface ExchangeGenContext {
   liveFrom: number;
 }
 
+interface SymbolInts {
+  lotValue: number;
+  minLots: number;
+  maxLots: number;
+  midTicks: number;
+  rates: [Fx, Fx];
+}
+
+const cache = new WeakMap<SymbolDef, SymbolInts>();
+function ints(def: SymbolDef): SymbolInts {
+  let c = cache.get(def);
+  if (!c) {
+    const lot = unit(def.lot);
+    c = {
+      lotValue: lot.toNumber(),
+      minLots: Math.max(1, unit(def.minSize).div(lot).ceil().toNumber()),
+      maxLots: def.maxSize[0] > 0 ? unit(def.maxSize).div(lot).floor().toNumber() : Number.MAX_SAFE_INTEGER,
+      midTicks: midPrice(def).div(unit(def.priceInc)).toNumber(),
+      rates: [parseFx(MAKER_RATE), parseFx(TAKER_RATE)],
+    };
+    cache.set(def, c);
+  }
+  return c;
+}
+
+/** Fee in units of the counter scale: lots x ticks x rate, rounded half-up (integers only). */
+export function feeUnits(def: SymbolDef, lots: number, ticks: number, rate: Fx): number {
+  const raw: Fx = { v: BigInt(lots) * BigInt(def.lot[0]) * BigInt(ticks) * BigInt(def.priceInc[0]) * rate.v, s: def.lot[1] + def.priceInc[1] + rate.s };
+  return Number(round(raw, def.counterScale).v);
+}
+
 /**
  * One exchange order and its fills, all in the same millisecond (so an order is never visible
  * without its fills). Prices sit on the increment, quantities on the lot, order sizes inside
- * the symbol limits, fees at the maker or taker rate.
+ * the symbol limits, fees at the maker or taker rate. Integer arithmetic throughout: quantities
+ * in lots, prices in increments.
  */
 export function makeExchangeOrder(w: World, rng: Rng, ts: number, ctx: ExchangeGenContext): void {
-  const def: SymbolDef = rng.pick(w.symbols);
-  const inc = unit(def.priceInc);
-  const lot = unit(def.lot);
-  const minLots = Math.max(1, Math.ceil(unit(def.minSize).div(lot).toNumber()));
-  const maxLots = def.maxSize[0] > 0 ? Math.floor(unit(def.maxSize).div(lot).toNumber()) : Number.MAX_SAFE_INTEGER;
+  const si = Math.floor(rng.next() * w.symbols.length);
+  const def = w.symbols[si]!;
+  const k = ints(def);
   const side = rng.chance(0.5) ? 'BUY' : 'SELL';
   const ordType = rng.chance(0.7) ? 'LIMIT' : 'MARKET';
   // Notional between ~20 and ~20,000 USD, log-uniform: small BTC quantities get exponent notation.
   const usd = 20 * Math.pow(10, rng.next() * 3);
-  const baseQty = new Decimal(usd.toFixed(2)).div(USD_RATES[def.base]!);
-  let lots = Math.max(minLots, Math.min(maxLots, Math.floor(baseQty.div(lot).toNumber())));
-  const mid = midPrice(def);
-  const p0 = Decimal.max(inc, mid.times(new Decimal(rng.next()).minus(0.5).times(0.01).plus(1)).toNearest(inc, H));
+  let lots = Math.max(k.minLots, Math.min(k.maxLots, Math.floor(usd / Number(USD_RATES[def.base]) / k.lotValue)));
+  const p0 = Math.max(4, Math.round(k.midTicks * (1 + (rng.next() - 0.5) * 0.01)));
 
   let status: OrdStatus;
   const r = rng.next();
@@ -77,9 +106,12 @@ export function makeExchangeOrder(w: World, rng: Rng, ts: number, ctx: ExchangeG
   if (status === 'FILLED') filledLots = lots;
   else if ((status === 'PART_FILLED' || (status === 'CANCELED' && rng.chance(0.5))) && lots >= 2) filledLots = rng.int(1, lots - 1);
   else if (status === 'PART_FILLED') status = 'OPEN';
-  if (lots < minLots) lots = minLots;
+  if (lots < k.minLots) lots = k.minLots;
 
-  const exOrdId = String(w.seq.exOrd++);
+  const exOrdNum = w.seq.exOrd++;
+  const exOrdId = String(exOrdNum);
+  const lotFx = (n: number): string => toPlain({ v: BigInt(n) * BigInt(def.lot[0]), s: def.lot[1] });
+  const pxFx = (t: number): string => toPlain({ v: BigInt(t) * BigInt(def.priceInc[0]), s: def.priceInc[1] });
   const order: OrderRow = {
     exOrdId,
     clOrdId: `c${rng.hex(14)}`,
@@ -87,49 +119,53 @@ export function makeExchangeOrder(w: World, rng: Rng, ts: number, ctx: ExchangeG
     ordStatus: status,
     side,
     symbol: def.symbol,
-    leavesQty: '0',
-    cumQty: '0',
+    leavesQty: lotFx(lots - filledLots),
+    cumQty: lotFx(filledLots),
     timestamp: ts,
     fillFrom: w.fills.length,
     fillCount: 0,
   };
   // Market orders report a price of "0.0" (seen on the real API); limit orders their limit.
-  order.price = ordType === 'MARKET' ? '0.0' : (side === 'BUY' ? p0.plus(inc.times(5)) : Decimal.max(inc, p0.minus(inc.times(5)))).toString();
+  order.price = ordType === 'MARKET' ? '0.0' : pxFx(side === 'BUY' ? p0 + 5 : Math.max(1, p0 - 5));
   if (status === 'REJECTED') order.text = 'Insufficient balance';
 
   if (filledLots > 0) {
-    const k = Math.min(filledLots, Math.max(1, 1 + rng.int(0, 2 * w.opts.fillsPerOrder - 2)));
+    const n = Math.min(filledLots, Math.max(1, 1 + rng.int(0, 2 * w.opts.fillsPerOrder - 2)));
     const cuts = new Set<number>();
-    while (cuts.size < k - 1) cuts.add(rng.int(1, filledLots - 1));
+    while (cuts.size < n - 1) cuts.add(rng.int(1, filledLots - 1));
     const bounds = [0, ...[...cuts].sort((a, b) => a - b), filledLots];
+    let value = 0n;
+    let lastLots = 0;
+    let lastTicks = 0;
     for (let i = 1; i < bounds.length; i++) {
-      const qty = lot.times(bounds[i]! - bounds[i - 1]!).toString();
-      const price = Decimal.max(inc, p0.plus(inc.times(rng.int(-3, 3)))).toString();
-      const rate = rng.chance(0.4) ? MAKER_RATE : TAKER_RATE;
+      const fl = bounds[i]! - bounds[i - 1]!;
+      const ticks = Math.max(1, p0 + rng.int(-3, 3));
+      const rate = rng.chance(0.4) ? k.rates[0] : k.rates[1];
       w.seq.trade += rng.int(1, 5);
       w.fills.push({
-        exOrdId,
+        execId: w.seq.exec++,
+        exOrdId: exOrdNum,
         // tradeId is not unique on the real API ("1" was seen); execId is the key.
-        tradeId: rng.chance(0.01) ? '1' : String(w.seq.trade),
-        execId: String(w.seq.exec++),
-        side,
-        symbol: def.symbol,
-        price,
-        qty,
-        fee: fillFee(qty, price, rate, def.counterScale),
+        tradeId: rng.chance(0.01) ? 1 : w.seq.trade,
         timestamp: ts,
+        lots: fl,
+        ticks,
+        feeUnits: feeUnits(def, fl, ticks, rate),
+        symbol: si,
+        side,
       });
+      value += BigInt(fl) * BigInt(ticks);
+      lastLots = fl;
+      lastTicks = ticks;
       order.fillCount++;
     }
+    // avgPx: the VWAP in increments, rounded half-up (within half an increment of the VWAP).
+    const avgTicks = Number(div({ v: value, s: 0 }, { v: BigInt(filledLots), s: 0 }, 0).v);
+    order.avgPx = pxFx(avgTicks);
+    order.lastShares = lotFx(lastLots);
+    order.lastPx = pxFx(lastTicks);
   }
-  order.leavesQty = lot.times(lots).toString();
-  order.cumQty = '0';
-  refreshAggregates(w, order);
-  if (status === 'FILLED' || status === 'REJECTED' || status === 'EXPIRED') {
-    // FILLED and (by the contract) "other states" report zero open quantity, except
-    // REJECTED whose leavesQty equals orderQty and EXPIRED which keeps what was open.
-    if (status === 'FILLED') order.leavesQty = '0';
-  }
+  // REJECTED reports leavesQty = orderQty; FILLED zero; CANCELED/EXPIRED what was still open.
   w.exOrders.push(order);
   w.exOrderById.set(exOrdId, order);
 }

@@ -1,0 +1,148 @@
+import type { SymbolDef } from './catalog.js';
+import type { FillRecord } from './model.js';
+import { toPlain } from './fixed.js';
+
+export interface FillInput {
+  execId: number;
+  exOrdId: number;
+  tradeId: number;
+  timestamp: number;
+  /** Quantity in lots of the symbol, price in increments, fee in units of the counter scale. */
+  lots: number;
+  ticks: number;
+  feeUnits: number;
+  symbol: number;
+  side: 'BUY' | 'SELL';
+}
+
+/**
+ * Every fill, in columns of typed arrays (about 60 bytes a fill instead of ~300 for an object
+ * with strings), in execId order = time order. Texts are made when a fill is served. A planted
+ * case that leaves the grid (a price off the increment, a wrong fee) is an override.
+ */
+export class FillStore {
+  length = 0;
+  private cap = 0;
+  execId = new Float64Array(0);
+  exOrdId = new Float64Array(0);
+  tradeId = new Float64Array(0);
+  timestamp = new Float64Array(0);
+  lots = new Float64Array(0);
+  ticks = new Float64Array(0);
+  feeUnits = new Float64Array(0);
+  symbol = new Uint8Array(0);
+  side = new Uint8Array(0);
+  readonly overrides = new Map<number, { price?: string; fee?: string }>();
+  /** Bumped on every change, so materialized copies know when they are stale. */
+  version = 0;
+
+  constructor(readonly symbols: readonly SymbolDef[]) {}
+
+  push(f: FillInput): number {
+    if (this.length === this.cap) this.grow();
+    const i = this.length++;
+    this.execId[i] = f.execId;
+    this.exOrdId[i] = f.exOrdId;
+    this.tradeId[i] = f.tradeId;
+    this.timestamp[i] = f.timestamp;
+    this.lots[i] = f.lots;
+    this.ticks[i] = f.ticks;
+    this.feeUnits[i] = f.feeUnits;
+    this.symbol[i] = f.symbol;
+    this.side[i] = f.side === 'BUY' ? 0 : 1;
+    this.version++;
+    return i;
+  }
+
+  private grow(): void {
+    const cap = Math.max(1024, this.cap * 2);
+    const g = <T extends Float64Array | Uint8Array>(a: T, C: new (n: number) => T): T => {
+      const b = new C(cap);
+      b.set(a);
+      return b;
+    };
+    this.execId = g(this.execId, Float64Array);
+    this.exOrdId = g(this.exOrdId, Float64Array);
+    this.tradeId = g(this.tradeId, Float64Array);
+    this.timestamp = g(this.timestamp, Float64Array);
+    this.lots = g(this.lots, Float64Array);
+    this.ticks = g(this.ticks, Float64Array);
+    this.feeUnits = g(this.feeUnits, Float64Array);
+    this.symbol = g(this.symbol, Uint8Array);
+    this.side = g(this.side, Uint8Array);
+    this.cap = cap;
+  }
+
+  def(i: number): SymbolDef {
+    return this.symbols[this.symbol[i]!]!;
+  }
+
+  qtyText(i: number): string {
+    const d = this.def(i);
+    return toPlain({ v: BigInt(this.lots[i]!) * BigInt(d.lot[0]), s: d.lot[1] });
+  }
+
+  priceText(i: number): string {
+    const o = this.overrides.get(i)?.price;
+    if (o !== undefined) return o;
+    const d = this.def(i);
+    return toPlain({ v: BigInt(this.ticks[i]!) * BigInt(d.priceInc[0]), s: d.priceInc[1] });
+  }
+
+  feeText(i: number): string {
+    const o = this.overrides.get(i)?.fee;
+    if (o !== undefined) return o;
+    return toPlain({ v: BigInt(this.feeUnits[i]!), s: this.def(i).counterScale });
+  }
+
+  setOverride(i: number, o: { price?: string; fee?: string }): void {
+    this.overrides.set(i, { ...this.overrides.get(i), ...o });
+    this.version++;
+  }
+
+  clearOverride(i: number): void {
+    this.overrides.delete(i);
+    this.version++;
+  }
+
+  at(i: number): FillRecord {
+    const d = this.def(i);
+    return {
+      exOrdId: String(this.exOrdId[i]),
+      tradeId: String(this.tradeId[i]),
+      execId: String(this.execId[i]),
+      side: this.side[i] === 0 ? 'BUY' : 'SELL',
+      symbol: d.symbol,
+      price: this.priceText(i),
+      qty: this.qtyText(i),
+      fee: this.feeText(i),
+      timestamp: this.timestamp[i]!,
+    };
+  }
+
+  /** First index with execId >= id (or > id when `after`). */
+  indexOfExec(id: number, after: boolean): number {
+    let lo = 0;
+    let hi = this.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const v = this.execId[mid]!;
+      if (after ? v <= id : v < id) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** First index with timestamp >= t (or > t when `after`). */
+  indexOfTime(t: number, after: boolean): number {
+    let lo = 0;
+    let hi = this.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const v = this.timestamp[mid]!;
+      if (after ? v <= t : v < t) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+}
