@@ -61,7 +61,8 @@ const PARTNER_CODES = ['P_', 'X_'] as const;
 const ORDER_CODES = ['E_FILL_QTY', 'E_FILL_AVGPX', 'E_SYMBOL_RULES'] as const;
 const FILL_CODES = ['E_FILL_ORPHAN', 'E_FEE_RATE', 'E_SYMBOL_RULES'] as const;
 const BALANCE_CODES = ['E_BALANCE_ROLL', 'E_BALANCE_SANITY'] as const;
-const DEPOSIT_CODES = ['E_STALE', 'X_DEPOSIT_AMOUNT'] as const;
+// X_DEPOSIT_* breaks are keyed by orderId, so they show on Partner orders, not here.
+const DEPOSIT_CODES = ['E_STALE'] as const;
 const WITHDRAWAL_CODES = ['E_STALE', 'E_WITHDRAWAL_BENEFICIARY'] as const;
 const COVERAGE_CODES = ['S_COVERAGE'] as const;
 

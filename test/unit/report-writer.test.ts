@@ -68,5 +68,8 @@ describe('writeWorkbook', () => {
     expect(ws2.getCell('B1').value).toBe('Id');
     expect(ws2.getCell('B2').value).toBe('id-3');
     expect(ws.getColumn(2).width).toBeGreaterThanOrEqual('Id'.length);
+    // data bars over the whole data range, without a dangling x14 extension reference
+    const cf = (ws as unknown as { conditionalFormattings: Array<{ ref: string; rules: Array<{ type: string }> }> }).conditionalFormattings;
+    expect(cf.map((c) => [c.ref, c.rules[0]!.type])).toEqual([['C2:C4', 'dataBar']]);
   });
 });
