@@ -45,6 +45,11 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Non-2xx statuses returned to the caller instead of thrown (e.g. [404] for a lookup by id). */
   allowStatus?: number[];
+  /**
+   * Parser of a 2xx body instead of the lossless JSON parser (a faster one for bulk pages). It
+   * must throw on text that is not JSON, which is then retried like a transport fault.
+   */
+  parse?: (text: string) => unknown;
 }
 
 export interface PostOptions extends RequestOptions {
@@ -54,7 +59,7 @@ export interface PostOptions extends RequestOptions {
 
 export interface HttpResponse {
   status: number;
-  /** Lossless-parsed JSON (numbers are LosslessNumber); null for an empty body. */
+  /** Lossless-parsed JSON (numbers are LosslessNumber, or what options.parse returns); null for an empty body. */
   body: unknown;
   text: string;
   url: string;
@@ -152,7 +157,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     if (status >= 200 && status < 300) {
       if (text.trim() === '') return { kind: 'ok', response: { status, body: null, text, url, ms, attempts: n } };
       try {
-        return { kind: 'ok', response: { status, body: parseJsonLossless(text), text, url, ms, attempts: n } };
+        return { kind: 'ok', response: { status, body: (req.parse ?? parseJsonLossless)(text), text, url, ms, attempts: n } };
       } catch {
         // A truncated or non-JSON success body is a transport fault (proxy, cut connection): retry it.
         return { kind: 'retry', reason: 'invalid JSON body', fail: () => new InvalidBodyError(options.api, method, path, text, n) };

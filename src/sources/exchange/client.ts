@@ -2,6 +2,7 @@ import type { Config } from '../../config/load.js';
 import type { Logger } from '../../log/logger.js';
 import { createHttpClient, type HttpClient, type HttpResponse, type QueryValue } from '../../http/client.js';
 import { AppError } from '../../errors.js';
+import { parseJsonMarked } from './wire.js';
 
 /** The contract's limits (seeds/001, "Limits"). */
 export const FILLS_PAGE_LIMIT = 1000;
@@ -42,7 +43,8 @@ export interface WindowQuery {
 }
 
 /**
- * Typed calls of the Exchange API over the shared HTTP client. Each returns the response's
+ * Typed calls of the Exchange API over the shared HTTP client. Bodies are read with
+ * parseJsonMarked (numbers kept as exact text, see wire.ts). Each returns the response's
  * records unvalidated: validation is per record (schemas.ts), so one bad record never costs
  * its page.
  */
@@ -67,12 +69,12 @@ export interface ExchangeClient {
 
 export function createExchangeClient(http: HttpClient): ExchangeClient {
   async function list(path: string, query: Record<string, QueryValue>, signal?: AbortSignal): Promise<Page> {
-    const response = await http.get(path, { query, signal });
+    const response = await http.get(path, { query, signal, parse: parseJsonMarked });
     if (!Array.isArray(response.body)) throw new ExchangeShapeError(`GET ${path}`, 'a JSON array', response.text);
     return { endpoint: `GET ${path}`, records: response.body, response };
   }
   async function byId(path: string, signal?: AbortSignal): Promise<Page | null> {
-    const response = await http.get(path, { signal, allowStatus: [404] });
+    const response = await http.get(path, { signal, allowStatus: [404], parse: parseJsonMarked });
     if (response.status === 404) return null;
     const template = path.replace(/\/[^/]+$/, '/{id}');
     if (!response.body || typeof response.body !== 'object' || Array.isArray(response.body))
@@ -90,11 +92,11 @@ export function createExchangeClient(http: HttpClient): ExchangeClient {
     orderById: (id, signal) => byId(`/orders/${encodeURIComponent(id)}`, signal),
     depositById: (id, signal) => byId(`/deposits/${encodeURIComponent(id)}`, signal),
     withdrawalById: (id, signal) => byId(`/withdrawals/${encodeURIComponent(id)}`, signal),
-    accounts: (signal) => http.get('/accounts', { signal }),
-    fees: (signal) => http.get('/fees', { signal }),
-    symbols: (signal) => http.get('/symbols', { signal }),
-    whitelist: (signal) => http.get('/whitelist', { signal }),
-    tickers: (signal) => http.get('/tickers', { signal }),
+    accounts: (signal) => http.get('/accounts', { signal, parse: parseJsonMarked }),
+    fees: (signal) => http.get('/fees', { signal, parse: parseJsonMarked }),
+    symbols: (signal) => http.get('/symbols', { signal, parse: parseJsonMarked }),
+    whitelist: (signal) => http.get('/whitelist', { signal, parse: parseJsonMarked }),
+    tickers: (signal) => http.get('/tickers', { signal, parse: parseJsonMarked }),
     close: () => http.close(),
   };
 }

@@ -1,17 +1,20 @@
 import { z } from 'zod';
 import { isLosslessNumber } from '../../decimal/json.js';
 import { Decimal, isDecimalText } from '../../decimal/decimal.js';
+import { markedNumber } from './wire.js';
 
 /**
  * Zod schemas of the Exchange API (seeds/001). The wire sends decimals and int64 ids as JSON
  * strings or JSON numbers, quantities sometimes in exponent notation ("5.4044E-4"); the lossless
  * parser hands numbers over as LosslessNumber, so no digit is lost before these schemas turn
- * them into Decimal (amounts) and canonical digit strings (ids). Unknown extra fields are
+ * them into plain decimal text (amounts, exact, ready for numeric) and canonical digit strings (ids). Unknown extra fields are
  * accepted: the caller stores the raw record whole. Messages name the value; the issue path
  * names the field (formatIssues).
  */
 
 function show(value: unknown): string {
+  const marked = markedNumber(value);
+  if (marked !== null) return marked;
   if (isLosslessNumber(value)) return (value as { value: string }).value;
   if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}...` : value);
   if (value === undefined) return 'nothing';
@@ -23,25 +26,42 @@ function show(value: unknown): string {
 }
 
 function numericText(v: unknown): string | null {
+  const marked = markedNumber(v);
+  if (marked !== null) return marked;
   if (isLosslessNumber(v)) return (v as { value: string }).value;
   if (typeof v === 'string') return v.trim();
   if (typeof v === 'number' && Number.isSafeInteger(v)) return String(v);
   return null;
 }
 
-/** A decimal amount or price: "12.50", 12.50, "9.0E-4". */
+const PLAIN_DECIMAL = /^-?\d+(\.\d+)?$/;
+const DIGITS = /^\d{1,30}$/;
+
+/**
+ * Canonical decimal text for Postgres numeric and for comparisons: plain text passes as is (the
+ * common case, no Decimal built), exponent notation and other forms go through Decimal.
+ */
+export function canonicalDecimal(t: string): string | null {
+  if (PLAIN_DECIMAL.test(t)) return t;
+  if (!isDecimalText(t)) return null;
+  return new Decimal(t).toString();
+}
+
+/** A decimal amount or price: "12.50", 12.50, "9.0E-4" -> its plain decimal text. */
 export const decimal = z.unknown().transform((v, ctx) => {
   const t = numericText(v);
-  if (t === null || !isDecimalText(t)) {
+  const c = t === null ? null : canonicalDecimal(t);
+  if (c === null) {
     ctx.addIssue({ code: 'custom', message: `must be a decimal number (got ${show(v)})` });
     return z.NEVER;
   }
-  return new Decimal(t);
+  return c;
 });
 
 /** An int64 id ("123", 123, even "1.23E2"): canonical digits, never a JS number. */
 export const int64Id = z.unknown().transform((v, ctx) => {
   const t = numericText(v);
+  if (t !== null && DIGITS.test(t)) return t.length > 1 ? t.replace(/^0+(?=\d)/, '') : t;
   const d = t !== null && isDecimalText(t) ? new Decimal(t) : null;
   if (!d || !d.isInteger() || d.isNegative()) {
     ctx.addIssue({ code: 'custom', message: `must be a non-negative integer id (got ${show(v)})` });
@@ -53,8 +73,9 @@ export const int64Id = z.unknown().transform((v, ctx) => {
 /** TimestampEpoch: integer milliseconds since 1970. */
 export const epochMs = z.unknown().transform((v, ctx) => {
   const t = numericText(v);
-  const d = t !== null && isDecimalText(t) ? new Decimal(t) : null;
   // 1e14 ms is the year 5138: anything beyond is a unit mistake (micro/nanoseconds), not a date.
+  if (t !== null && /^\d{1,14}$/.test(t)) return Number(t);
+  const d = t !== null && isDecimalText(t) ? new Decimal(t) : null;
   if (!d || !d.isInteger() || d.isNegative() || d.greaterThan(1e14)) {
     ctx.addIssue({ code: 'custom', message: `must be epoch milliseconds (got ${show(v)})` });
     return z.NEVER;
@@ -73,12 +94,16 @@ export const smallInt = z.unknown().transform((v, ctx) => {
   return d.toNumber();
 });
 
-const text = z.string({ error: (issue) => `must be a string (got ${show(issue.input)})` });
+const text = z
+  .string({ error: (issue) => `must be a string (got ${show(issue.input)})` })
+  .refine((v) => markedNumber(v) === null, { error: (issue) => `must be a string (got the number ${show(issue.input)})` });
 const nonEmpty = text.min(1, { error: (issue) => `must not be empty (got ${show(issue.input)})` });
 /** Optional on the wire; null is treated like absent. */
 const opt = <T extends z.ZodTypeAny>(schema: T) => schema.nullish().transform((v) => (v === undefined ? null : v) as z.output<T> | null);
 /** Ids that the contract types as string but that could arrive as numbers. */
 const idText = z.unknown().transform((v, ctx) => {
+  const marked = markedNumber(v);
+  if (marked !== null && marked.length > 0) return marked;
   if (typeof v === 'string' && v.length > 0) return v;
   if (isLosslessNumber(v)) return (v as { value: string }).value;
   ctx.addIssue({ code: 'custom', message: `must be a non-empty id (got ${show(v)})` });

@@ -89,38 +89,59 @@ async function runFills(env: SyncEnv, start: FillsPlanState, extra: { from?: num
   const cov = streamCoverage(env, 'fills');
   env.progress.setStage('fills');
   let last = start;
-  for await (const step of fillPages(env, start, extra)) {
-    const { page, validated } = step.page;
-    // The bounds of a request are stored already (watermark, edge of a stored range): skipping
-    // them keeps re-runs from rewriting and recounting them.
-    const bounds = new Set([step.page.request.fromExecId, step.page.request.toExecId]);
-    const rows = validated.valid.filter((v) => !bounds.has(v.value.execId)).map(toFillRow);
-    const byDay = new Map<string, CoverageDelta>();
-    for (const r of rows) bump(byDay, utcDay(r.timestamp), { rows: 1 });
-    const pageDay = rows.length ? utcDay(rows[0]!.timestamp) : null;
-    if (pageDay) bump(byDay, pageDay, { pages: 1, quarantined: validated.invalid.length });
-    if (step.stuck) {
-      bump(byDay, pageDay ?? new Date(env.nowMs).toISOString().slice(0, 10), { settled: false, detail: { reason: step.stuck } });
-      env.logger.error({ reason: step.stuck, request: step.page.request }, 'exchange fills paging made no progress; stopping fills for this run');
-      cov.settled = false;
-    }
-    await env.db.transaction().execute(async (trx) => {
-      await upsertFills(trx, env.account, rows);
-      await handleQuarantine(env, trx, page.endpoint, 'fill', validated.invalid, rows.map((r) => r.exec_id));
-      await writeCoverage(env, trx, 'fills', byDay);
-      if (persist && !step.stuck) {
-        if (step.state.watermark !== null) await setCursor(trx, env.account, SOURCE, FILLS_CURSOR, step.state.watermark);
-        await setCursor(trx, env.account, SOURCE, FILLS_PENDING_CURSOR, JSON.stringify(step.state.blocks));
-      }
-    });
-    last = step.state;
-    env.counters.fills += rows.length;
-    env.counters.pages++;
-    cov.pages++;
-    cov.rows += rows.length;
-    cov.quarantined += validated.invalid.length;
-    env.progress.tick(rows.length);
+  // The commit of page k runs in Postgres while page k+1 is fetched and validated here; commits
+  // stay strictly in order (each waits for the previous one), so the cursor never runs ahead.
+  let pending: Promise<void> | null = null;
+  const settle = async () => {
+    if (!pending) return;
+    const p = pending;
+    pending = null;
+    await p;
     checkAbort(env);
+  };
+  try {
+    for await (const step of fillPages(env, start, extra)) {
+      const { page, validated } = step.page;
+      // The bounds of a request are stored already (watermark, edge of a stored range): skipping
+      // them keeps re-runs from rewriting and recounting them.
+      const bounds = new Set([step.page.request.fromExecId, step.page.request.toExecId]);
+      const rows = validated.valid.filter((v) => !bounds.has(v.value.execId)).map(toFillRow);
+      const byDay = new Map<string, CoverageDelta>();
+      for (const r of rows) bump(byDay, utcDay(r.timestamp), { rows: 1 });
+      const pageDay = rows.length ? utcDay(rows[0]!.timestamp) : null;
+      if (pageDay) bump(byDay, pageDay, { pages: 1, quarantined: validated.invalid.length });
+      if (step.stuck) {
+        bump(byDay, pageDay ?? new Date(env.nowMs).toISOString().slice(0, 10), { settled: false, detail: { reason: step.stuck } });
+        env.logger.error({ reason: step.stuck, request: step.page.request }, 'exchange fills paging made no progress; stopping fills for this run');
+        cov.settled = false;
+      }
+      await settle();
+      const commit = env.db.transaction().execute(async (trx) => {
+        await upsertFills(trx, env.account, rows);
+        await handleQuarantine(env, trx, page.endpoint, 'fill', validated.invalid, rows.map((r) => r.exec_id));
+        await writeCoverage(env, trx, 'fills', byDay);
+        if (persist && !step.stuck) {
+          if (step.state.watermark !== null) await setCursor(trx, env.account, SOURCE, FILLS_CURSOR, step.state.watermark);
+          await setCursor(trx, env.account, SOURCE, FILLS_PENDING_CURSOR, JSON.stringify(step.state.blocks));
+        }
+      });
+      // Observed by settle(); this only keeps a failure from being reported as unhandled meanwhile.
+      commit.catch(() => {});
+      pending = commit.then(() => {
+        last = step.state;
+        env.counters.fills += rows.length;
+        env.counters.pages++;
+        cov.pages++;
+        cov.rows += rows.length;
+        cov.quarantined += validated.invalid.length;
+        env.progress.tick(rows.length);
+      });
+      pending.catch(() => {});
+    }
+    await settle();
+  } finally {
+    // On an error elsewhere, let an in-flight commit finish before the caller closes the store.
+    if (pending) await (pending as Promise<void>).catch(() => {});
+    if (persist) cov.cursor = last.watermark;
   }
-  if (persist) cov.cursor = last.watermark;
 }

@@ -33,6 +33,8 @@ export interface ExchangeSyncResult {
   /** false when some window or the fills walk could not be completed (S_COVERAGE). */
   settled: boolean;
   balanceSnapshotId: string | null;
+  /** Wall time per stage: snapshots, backfill, fills, orders, ordersById, payments. */
+  stageMs: Record<string, number>;
   startedAt: string;
   finishedAt: string;
   ms: number;
@@ -69,17 +71,28 @@ export async function syncExchange(ctx: StageContext, options: ExchangeSyncOptio
   const statsBefore = client.http.stats();
   logger.info({ runId: ctx.runId, upTo: new Date(env.nowMs).toISOString(), backfill: options.backfill }, 'exchange sync started');
   try {
-    const snapshots = await syncSnapshots(env, ctx.config);
+    const stageMs: Record<string, number> = {};
+    const timed = async <T>(stage: string, fn: () => Promise<T>): Promise<T> => {
+      const t = performance.now();
+      try {
+        return await fn();
+      } finally {
+        stageMs[stage] = (stageMs[stage] ?? 0) + Math.round(performance.now() - t);
+      }
+    };
+    const snapshots = await timed('snapshots', () => syncSnapshots(env, ctx.config));
     if (options.backfill) {
       const range = { from: options.backfill.from.getTime(), to: options.backfill.to.getTime() };
-      await backfillFills(env, range);
-      await syncOrders(env, snapshots.symbols, range);
-      await syncPayments(env, range);
+      await timed('backfill', async () => {
+        await backfillFills(env, range);
+        await syncOrders(env, snapshots.symbols, range);
+        await syncPayments(env, range);
+      });
     }
-    await syncFills(env);
-    await syncOrders(env, snapshots.symbols);
-    await syncOrderLookups(env);
-    await syncPayments(env);
+    await timed('fills', () => syncFills(env));
+    await timed('orders', () => syncOrders(env, snapshots.symbols));
+    await timed('ordersById', () => syncOrderLookups(env));
+    await timed('payments', () => syncPayments(env));
 
     const finishedAt = new Date();
     const stats = client.http.stats();
@@ -93,6 +106,7 @@ export async function syncExchange(ctx: StageContext, options: ExchangeSyncOptio
       coverage: env.coverage,
       settled: Object.values(env.coverage).every((c) => c.settled),
       balanceSnapshotId: snapshots.balanceSnapshotId,
+      stageMs,
       startedAt: startedAt.toISOString(),
       finishedAt: finishedAt.toISOString(),
       ms: finishedAt.getTime() - startedAt.getTime(),

@@ -1,10 +1,10 @@
 import { Decimal, decimalText } from '../../decimal/decimal.js';
-import { stringifyJsonLossless } from '../../decimal/json.js';
+import { stringifyMarked } from './wire.js';
 import type { Balance, Deposit, Fees, Fill, Order, SymbolStatus, Ticker, Validated, WhitelistEntry, Withdrawal } from './schemas.js';
 
 /**
  * Pure mapping from validated wire records to the column values the store writes. Amounts
- * leave here as plain decimal text (never a JS number), ids as digit strings, times as ISO
+ * leave here as plain decimal text (never a JS number; numeric takes it exactly), ids as digit strings, times as ISO
  * text, and the record as received as JSON text with every digit intact.
  */
 
@@ -102,13 +102,15 @@ export interface TickerRow {
   last_trade_price: string | null;
 }
 
-const dec = (d: Decimal): string => decimalText(d);
-const decOrNull = (d: Decimal | null): string | null => (d === null ? null : decimalText(d));
+// Schemas already hand amounts over as canonical plain decimal text.
+const dec = (d: string): string => d;
+const decOrNull = (d: string | null): string | null => d;
 const iso = (ms: number): string => new Date(ms).toISOString();
 const isoOrNull = (ms: number | null): string | null => (ms === null ? null : iso(ms));
 
+/** The record as JSON text with the wire's numbers as numbers (records come from parseJsonMarked). */
 export function rawText(raw: unknown): string {
-  return stringifyJsonLossless(raw);
+  return stringifyMarked(raw);
 }
 
 export function toFillRow({ value: f, raw }: Validated<Fill>): FillRow {

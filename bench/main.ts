@@ -1,0 +1,133 @@
+/**
+ * Ingest bench of the exchange sync (issue 4, point 8): raw COPY of fill rows, COPY into a
+ * staging table plus a merge, and the full sync against a local sandbox, all on the same fills,
+ * in rows per second. `npm run build && npm run bench`; BENCH_DATABASE_URL (default the local
+ * test server) and BENCH_FILLS (default 150000) change the set-up.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import copyStreams from 'pg-copy-streams';
+import { openStore } from '../src/db/database.js';
+import { migrate } from '../src/db/migrate.js';
+import { loadConfig } from '../src/config/load.js';
+import { createLogger } from '../src/log/logger.js';
+import { decimalText, toDecimal } from '../src/decimal/decimal.js';
+import { startSandbox } from '../src/sandbox/index.js';
+import { syncExchange } from '../src/sources/exchange/sync.js';
+
+const baseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const target = Number(process.env.BENCH_FILLS ?? 150_000);
+const COLUMNS = ['account', 'exec_id', 'ex_ord_id', 'trade_id', 'side', 'symbol', 'price', 'qty', 'fee', 'timestamp', 'raw'];
+
+function withSearchPath(url: string, schema: string): string {
+  const u = new URL(url);
+  u.searchParams.set('options', `-c search_path=${schema}`);
+  return u.toString();
+}
+
+/** COPY text format: tab-separated, backslash escapes. */
+function copyEscape(v: string): string {
+  return v.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r');
+}
+
+async function timeIt(fn: () => Promise<void>): Promise<number> {
+  const t = performance.now();
+  await fn();
+  return performance.now() - t;
+}
+
+const rate = (rows: number, ms: number) => Math.round((rows * 1000) / ms);
+
+async function main(): Promise<void> {
+  const days = 5;
+  const fillsPerOrder = 3;
+  const perDay = Math.ceil(target / days / fillsPerOrder);
+  let t = performance.now();
+  const sb = await startSandbox({ seed: 5, days, exchangeOrdersPerDay: perDay, fillsPerOrder, ordersPerDay: 10, depositsPerDay: 4, withdrawalsPerDay: 3 });
+  const fills = sb.data.fills();
+  console.log(`sandbox: ${fills.length} fills, ${sb.data.exchangeOrders().length} orders generated in ${Math.round(performance.now() - t)} ms`);
+
+  const schema = `bench_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: baseUrl });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  const url = withSearchPath(baseUrl, schema);
+  const store = await openStore({ url, schema });
+  await migrate(store);
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+
+  try {
+    // The same rows the sync writes: canonical decimals, ISO times, the record as raw JSON.
+    const lines = fills.map((f) =>
+      [
+        'default',
+        f.execId,
+        f.exOrdId,
+        f.tradeId,
+        f.side,
+        f.symbol,
+        decimalText(toDecimal(f.price)),
+        decimalText(toDecimal(f.qty)),
+        decimalText(toDecimal(f.fee)),
+        new Date(f.timestamp).toISOString(),
+        JSON.stringify(f),
+      ]
+        .map(copyEscape)
+        .join('\t'),
+    );
+    const copyInto = async (table: string) => {
+      const stream = client.query(copyStreams.from(`copy ${table} (${COLUMNS.map((c) => `"${c}"`).join(', ')}) from stdin`));
+      await pipeline(Readable.from((function* () {
+        for (let i = 0; i < lines.length; i += 1000) yield lines.slice(i, i + 1000).join('\n') + '\n';
+      })()), stream);
+    };
+
+    await client.query('truncate exchange_fill');
+    const copyMs = await timeIt(() => copyInto('exchange_fill'));
+    await client.query('truncate exchange_fill');
+    const mergeMs = await timeIt(async () => {
+      await client.query('begin');
+      await client.query('create temp table fill_stage_tx (like exchange_fill including defaults) on commit drop');
+      await copyInto('fill_stage_tx');
+      await client.query('insert into exchange_fill select * from fill_stage_tx on conflict (account, exec_id) do nothing');
+      await client.query('commit');
+    });
+    await client.query('truncate exchange_fill');
+
+    const dir = mkdtempSync(join(tmpdir(), 'rr-bench-'));
+    const configPath = join(dir, 'config.json');
+    writeFileSync(configPath, JSON.stringify({ exchange: { rateLimitPerSecond: 1000 } }));
+    const config = loadConfig({ env: { ...sb.env }, configPath });
+    const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
+    t = performance.now();
+    const result = await syncExchange({ store, config, logger, runId: null, now: new Date(sb.data.clock()) }, { progress: 'off' });
+    const syncMs = performance.now() - t;
+    const stored = await client.query<{ n: string }>('select count(*) as n from exchange_fill');
+
+    const fillsMs = result.stageMs.fills ?? syncMs;
+    console.log('');
+    console.log(`fills rows:                  ${fills.length} (stored by the sync: ${stored.rows[0]!.n})`);
+    console.log(`raw COPY:                    ${rate(fills.length, copyMs)} rows/s (${Math.round(copyMs)} ms)`);
+    console.log(`COPY + merge:                ${rate(fills.length, mergeMs)} rows/s (${Math.round(mergeMs)} ms)`);
+    console.log(`sync, fills stage:           ${rate(result.counts.fills, fillsMs)} rows/s (${fillsMs} ms, ${result.counts.requests} requests in all)`);
+    console.log(`sync, whole run:             ${Math.round(syncMs)} ms; stages ${JSON.stringify(result.stageMs)}`);
+    console.log(`fills stage vs COPY + merge: ${(rate(result.counts.fills, fillsMs) / rate(fills.length, mergeMs)).toFixed(2)}x`);
+  } finally {
+    await client.end();
+    await store.close();
+    await admin.query(`drop schema ${schema} cascade`);
+    await admin.end();
+    await sb.close();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});
