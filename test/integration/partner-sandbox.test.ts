@@ -178,3 +178,36 @@ describeEachStore('partner sync against the sandbox', (ctx) => {
     expect(await dump(stage)).toEqual(before);
   });
 });
+
+describeEachStore('partner sync against a faulty sandbox', (ctx) => {
+  it('lands every order of the period through 429s, 5xx and cut bodies', async () => {
+    const sandbox = await startSandbox({
+      seed: 3,
+      days: 1,
+      ordersPerDay: 120,
+      exchangeOrdersPerDay: 1,
+      depositsPerDay: 0,
+      withdrawalsPerDay: 0,
+      faults: { rateLimited: 0.15, retryAfterSeconds: 0, serverError500: 0.1, serverError503: 0.1, slow: 0, slowMs: 0, truncated: 0.1, malformedRecord: false },
+    });
+    try {
+      const base = loadConfig({ env: { ...sandbox.env } });
+      const config = { ...base, partner: { ...base.partner, rateLimitPerSecond: 1000 }, http: { ...base.http, retryBaseMs: 5, retryMaxMs: 20, maxRetries: 8 } } as Config;
+      const stage: StageContext = { store: ctx.store, config, logger: silentLogger(), runId: 'r-faults', now: new Date(sandbox.data.clock()) };
+      const today = toDay(new Date(sandbox.data.clock()));
+      const period = { from: addDays(today, -1), to: today };
+      const faults: string[] = [];
+      const off = sandbox.onRequest((info) => faults.push(info.path));
+      const result = await syncPartner(stage, period);
+      off();
+      const expected = sandbox.data.partnerOrders().filter((o) => o.createdAt.startsWith(period.from));
+      expect(result.coverage.map((c) => [c.rows, c.settled])).toEqual([[expected.length, true]]);
+      await expectStoredExactly(stage, expected);
+      expect(result.quarantined).toBe(0);
+      // Retried requests: more requests reached the sandbox than pages and reference bodies were stored.
+      expect(faults.length).toBeGreaterThan(result.pages + 3);
+    } finally {
+      await sandbox.close();
+    }
+  });
+});
