@@ -43,6 +43,8 @@ export const TEXT_MARKER_HEADER = 'Amounts kept as text';
 const FIT_SAMPLE = 1000;
 /** Let zlib and the file stream catch up this often: exceljs pipes without back-pressure. */
 const YIELD_EVERY = 500;
+/** 200k fills: level 1 took 11.6 s for 16 MB, the default (6) 18.7 s for 13 MB. */
+const ZIP_LEVEL = 1;
 /** 64 KiB buffers a sheet may hold while the zip has not started reading it. */
 const MAX_UNPIPED_BUFFERS = 64;
 /** Bytes queued on the zip's input before writing pauses. */
@@ -80,7 +82,13 @@ export async function writeWorkbook(path: string, sources: SheetSource[], option
   await mkdir(dirname(path), { recursive: true });
   // Written under a temporary name and renamed: a crash never leaves a truncated report under the real name.
   const tmp = `${path}.partial`;
-  const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: tmp, useStyles: true, useSharedStrings: false });
+  const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({
+    filename: tmp,
+    useStyles: true,
+    useSharedStrings: false,
+    // Fast deflate: the sheets are repetitive XML, level 1 costs little size and saves most of the zip time.
+    zip: { zlib: { level: ZIP_LEVEL } },
+  });
   workbook.creator = options.creator ?? 'ramp-recon';
   workbook.created = new Date();
   const maxRows = options.maxRowsPerSheet ?? EXCEL_MAX_ROWS;
