@@ -163,6 +163,8 @@ export async function startWebhookServer(deps: WebhookServerDeps, options: Webho
   const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
   const url = `${tls ? 'https' : 'http'}://${urlHost}:${bound}`;
   logger.info({ url, tls: Boolean(tls), allowedIps: [...allowed], trustProxy: settings.trustProxy }, 'webhook receiver listening');
+  if (!tls && !settings.trustProxy)
+    logger.warn('the partner delivers webhooks over HTTPS only: set webhooks.tlsCertFile/tlsKeyFile, or run behind a TLS-terminating proxy with webhooks.trustProxy');
 
   let closed: Promise<void> | null = null;
   return {
