@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
 import { ConfigError, EXIT } from '../../errors.js';
+import type { Db } from '../../db/database.js';
+import { recordStage } from '../../pipeline/execute.js';
 import { loadStages } from '../../pipeline/stages.js';
 import { action, createContext, openMigratedStore } from '../context.js';
 import { requireRun } from './report.js';
@@ -18,8 +20,10 @@ export function register(program: Command): void {
         try {
           await requireRun(store.db, config.account, runId);
           const { deliverRun } = await loadStages();
+          const started = new Date();
           const result = await deliverRun({ store, config, logger: logger.child({ runId }), runId, now: new Date() }, runId);
           if (result.status === 'sent') {
+            await completeRedeliveredRun(store.db, runId, started);
             process.stdout.write(`run ${runId} delivered to ${config.email.to.join(', ')}\n`);
             return EXIT.ok;
           }
@@ -30,4 +34,19 @@ export function register(program: Command): void {
         }
       }),
     );
+}
+
+/**
+ * A run whose only failure was the e-mail is complete once the e-mail is sent: its status
+ * becomes succeeded, so `runs` and the next morning's reader see it as done.
+ */
+async function completeRedeliveredRun(db: Db, runId: string, startedAt: Date): Promise<void> {
+  const updated = await db
+    .updateTable('run')
+    .set({ status: 'succeeded', failed_stage: null, error: null })
+    .where('id', '=', runId)
+    .where('status', '=', 'failed')
+    .where('failed_stage', '=', 'deliver')
+    .executeTakeFirst();
+  if (Number(updated.numUpdatedRows) > 0) await recordStage(db, runId, 'deliver', { startedAt, finishedAt: new Date(), status: 'succeeded', detail: { retried: true } });
 }
