@@ -22,7 +22,8 @@ const sb = await startSandbox({
 const genMs = Date.now() - t0;
 global.gc?.();
 const mem = process.memoryUsage();
-console.log(`generated ${sb.data.fills().length} fills, ${sb.data.exchangeOrders().length} exchange orders, ${sb.data.partnerOrderRecords().length} partner orders in ${genMs} ms; heapUsed ${(mem.heapUsed / 1e6).toFixed(0)} MB, rss ${(mem.rss / 1e6).toFixed(0)} MB`);
+const counts = sb.data.counts();
+console.log(`generated ${counts.fills} fills, ${counts.exchangeOrders} exchange orders, ${counts.partnerOrders} partner orders in ${genMs} ms; heapUsed ${(mem.heapUsed / 1e6).toFixed(0)} MB, rss ${(mem.rss / 1e6).toFixed(0)} MB`);
 
 const tok = { 'X-API-Token': sb.env.EXCHANGE_API_TOKEN! };
 let t = Date.now();
@@ -30,7 +31,7 @@ const first = await (await fetch(`${sb.env.EXCHANGE_API_URL}/accounts`, { header
 console.log(`first /accounts (applies every flow): ${Date.now() - t} ms (${first.length} bytes)`);
 
 t = Date.now();
-let from = sb.data.fills()[0]!.execId;
+let from = '0';
 let pages = 0;
 let rows = 0;
 for (;;) {

@@ -4,6 +4,8 @@
  * million fills cannot afford; these are exact too, and the consistency test re-checks every
  * result with Decimal.
  */
+import { flat } from './prng.js';
+
 export interface Fx {
   v: bigint;
   s: number;
@@ -99,7 +101,7 @@ export function toFixed(a: Fx): string {
   if (a.s === 0) return (neg ? '-' : '') + digits;
   if (digits.length <= a.s) digits = '0'.repeat(a.s - digits.length + 1) + digits;
   const cut = digits.length - a.s;
-  return `${neg ? '-' : ''}${digits.slice(0, cut)}.${digits.slice(cut)}`;
+  return flat(`${neg ? '-' : ''}${digits.slice(0, cut)}.${digits.slice(cut)}`);
 }
 
 /** Shortest plain text (trailing zeros removed), like Decimal#toString without exponent. */
@@ -109,6 +111,6 @@ export function toPlain(a: Fx): string {
   let end = t.length;
   while (t.charCodeAt(end - 1) === 48) end--;
   if (t.charCodeAt(end - 1) === 46) end--;
-  const out = t.slice(0, end);
+  const out = end === t.length ? t : flat(t.slice(0, end));
   return out === '-0' ? '0' : out;
 }

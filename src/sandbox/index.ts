@@ -32,6 +32,8 @@ export interface SandboxData {
   fills(): readonly FillRecord[];
   /** Number of fills, without materializing them (scale runs). */
   fillCount(): number;
+  /** Record counts without materializing anything. */
+  counts(): { fills: number; exchangeOrders: number; partnerOrders: number; deposits: number; withdrawals: number };
   /** Deposits listed by /deposits, oldest first. */
   deposits(): DepositView[];
   withdrawals(): WithdrawalView[];
@@ -102,9 +104,10 @@ export async function startSandbox(options: Partial<SandboxOptions> & { port?: n
     if (!(ms > 0)) return;
     // Activity is stamped strictly after the last balance snapshot, so a pair of snapshots
     // around an advance sees every flow inside it (clients stamp snapshots by the wall clock).
-    const spinUntil = w.lastAccountsAt + 2;
+    // The span also needs a few milliseconds so an order's states fit strictly inside it.
+    const spinUntil = Math.max(w.lastAccountsAt + 2, w.generatedUntil + 6 - w.now0 + w.wallStart);
     while (Date.now() < spinUntil) {
-      /* at most two milliseconds */
+      /* a few milliseconds at most */
     }
     const end = Math.max(w.generatedUntil + 1, w.now0 + (Date.now() - w.wallStart), w.clock());
     w.frozenClock = Math.max(w.frozenClock, end);
@@ -194,6 +197,7 @@ export async function startSandbox(options: Partial<SandboxOptions> & { port?: n
       return fillsCache.list;
     },
     fillCount: () => w.fills.length,
+    counts: () => ({ fills: w.fills.length, exchangeOrders: w.exOrders.length, partnerOrders: w.partnerOrders.length, deposits: w.deposits.length, withdrawals: w.withdrawals.length }),
     deposits: () => w.deposits.filter((d) => !d.hidden).map((d) => w.depositView(d)),
     withdrawals: () => w.withdrawals.map((x) => w.withdrawalView(x)),
     balances: () => w.balanceViews(),

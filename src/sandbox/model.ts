@@ -11,8 +11,6 @@ export interface StateStep<S extends string> {
   state: S;
   at: string;
   atMs: number;
-  /** Sortable text: ISO date with a 9-digit fraction. */
-  atKey: string;
 }
 
 export interface PartnerOrderRecord {
@@ -42,7 +40,6 @@ export interface PartnerOrderRecord {
   hashWhileNotCompleted?: boolean;
   createdAt: string;
   createdAtMs: number;
-  createdKey: string;
   /** States in time order; the order's state at time t is the last step with atMs <= t. */
   timeline: StateStep<PartnerOrderState>[];
   /** Webhook states never delivered (planted P_WEBHOOK_GAP). */

@@ -146,7 +146,7 @@ function listOrders(w: World, req: Req): { res: Res; count: number } {
     if (extRef !== null && o.externalReference !== extRef) return false;
     if (wallet !== null && o.targetWalletAddress !== wallet) return false;
     if (outCur !== null && o.outputCurrency !== outCur) return false;
-    const day = o.createdKey.slice(0, 10);
+    const day = o.createdAt.slice(0, 10);
     if (fromDay !== null && day < fromDay) return false;
     if (toDay !== null && (toInclusive ? day > toDay : day >= toDay)) return false;
     return true;
@@ -159,7 +159,7 @@ function listOrders(w: World, req: Req): { res: Res; count: number } {
   // Newest first; the list is sorted by creation time, so a day filter starts its scan at the day's end.
   for (let i = list.length - 1; i >= 0 && out.length < take; i--) {
     const o = list[i]!;
-    if (fromDay !== null && o.createdKey.slice(0, 10) < fromDay) break;
+    if (fromDay !== null && o.createdAt.slice(0, 10) < fromDay) break;
     if (!match(o)) continue;
     if (skipped < skip) {
       skipped++;

@@ -1,4 +1,4 @@
-import type { Rng } from './prng.js';
+import { flat, type Rng } from './prng.js';
 
 export const DAY_MS = 86_400_000;
 export const HOUR_MS = 3_600_000;
@@ -20,13 +20,20 @@ export function timeText(ms: number, rng: Rng): TimeText {
   const head = iso.slice(0, 19);
   if (r < 0.3) {
     const frac = `${iso.slice(20, 23)}${String(rng.int(0, 999_999)).padStart(6, '0')}`;
-    return { at: `${head}.${frac}Z`, atMs: ms, atKey: `${head}.${frac}Z` };
+    const at = flat(`${head}.${frac}Z`);
+    return { at, atMs: ms, atKey: at };
   }
   if (r < 0.4) {
     const whole = Math.floor(ms / 1000) * 1000;
-    return { at: `${head}Z`, atMs: whole, atKey: `${head}.000000000Z` };
+    return { at: flat(`${head}Z`), atMs: whole, atKey: `${head}.000000000Z` };
   }
   return { at: iso, atMs: ms, atKey: `${head}.${iso.slice(20, 23)}000000Z` };
+}
+
+/** Sortable form of a wire timestamp: the ISO date with a 9-digit fraction. */
+export function timeKey(at: string): string {
+  const frac = at.length > 20 ? at.slice(20, -1) : '';
+  return `${at.slice(0, 19)}.${frac.padEnd(9, '0')}Z`;
 }
 
 /** Plain millisecond text (events created by the sandbox itself). */

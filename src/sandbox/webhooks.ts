@@ -62,7 +62,7 @@ export function startWebhooks(w: World, url: string): WebhookRunner {
 
   const eventFor = (o: PartnerOrderRecord, i: number): Pending => {
     const step = o.timeline[i]!;
-    const eventId = `evt_${hash53(`${o.orderId}:${step.state}:${step.atKey}`).toString(16)}`;
+    const eventId = `evt_${hash53(`${o.orderId}:${step.state}:${step.at}`).toString(16)}`;
     const view = partnerViewAt(o, step);
     const body = { eventId, ...(orderJson(view) as Record<string, Json>), createdAt: step.at, userCountry: o.userCountry, userState: o.userState };
     const late = o.timeline.length > 2 && i === 0 && hash53(o.orderId, 21) % 10 === 0;

@@ -97,8 +97,8 @@ export class World {
   addPartnerOrder(o: PartnerOrderRecord): void {
     const list = this.partnerOrders;
     // Orders arrive in time order; an order inserted by a test "in the past" is placed by key.
-    if (list.length === 0 || list[list.length - 1]!.createdKey <= o.createdKey) list.push(o);
-    else list.splice(upperBound(list, o.createdKey, (x) => x.createdKey), 0, o);
+    if (list.length === 0 || list[list.length - 1]!.createdAtMs <= o.createdAtMs) list.push(o);
+    else list.splice(upperBound(list, o.createdAtMs, (x) => x.createdAtMs), 0, o);
     this.partnerById.set(o.orderId, o);
   }
 

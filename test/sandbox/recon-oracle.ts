@@ -1,5 +1,6 @@
 import { Decimal } from '../../src/decimal/decimal.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
+import { timeKey } from '../../src/sandbox/time.js';
 
 /**
  * A small, independent implementation of docs/rules.md over the sandbox's records, with exact
@@ -64,13 +65,12 @@ export function reconcile(sb: Sandbox, opts: { feeRate: string; webhooks: boolea
     }
     const hasHash = o.transactionHash !== undefined && o.transactionHash !== '';
     const rec = records.get(o.orderId)!;
-    const updatedKey = rec.timeline.find((s) => s.at === o.orderStateUpdatedAt)!.atKey;
-    if ((o.orderState === 'COMPLETED') !== hasHash || updatedKey < rec.createdKey) add('P_STATE', o.orderId);
+    if ((o.orderState === 'COMPLETED') !== hasHash || timeKey(o.orderStateUpdatedAt) < timeKey(o.createdAt)) add('P_STATE', o.orderId);
     const updatedMs = rec.timeline.find((s) => s.at === o.orderStateUpdatedAt)!.atMs;
     if ((o.orderState === 'PENDING' || o.orderState === 'WITHDRAWING') && now - updatedMs > 24 * HOUR) add('P_STALE', o.orderId);
     if (opts.webhooks && (o.orderState === 'COMPLETED' || o.orderState === 'FAILED') && updatedMs < now - 72 * HOUR) {
       const events = rec.timeline.filter((s) => s.atMs <= now && !rec.undeliveredStates?.includes(s.state));
-      const latest = [...events].sort((a, b) => (a.atKey < b.atKey ? -1 : 1)).pop();
+      const latest = [...events].sort((a, b) => (timeKey(a.at) < timeKey(b.at) ? -1 : 1)).pop();
       if (!events.some((e) => e.state === o.orderState) || latest?.state !== o.orderState) add('P_WEBHOOK_GAP', o.orderId);
     }
     if (o.orderType === 'BUY' && o.orderState === 'COMPLETED' && hasHash && ours.has(stripTag(o.targetWalletAddress))) {

@@ -68,7 +68,9 @@ export function generateSpan(
 
   for (const ts of sortedTimes(rngP, counts.partner, stamp.from, stamp.to, 0.02)) {
     const ctx = compressEnd !== undefined ? { recentFrom, compressEnd } : { recentFrom };
-    const { order, deposit } = makePartnerOrder(w, rngP, Math.min(ts, compressEnd !== undefined ? compressEnd - 3 : ts), ctx);
+    // Squeezed: created at least 3 ms before the end so every later state fits inside the span.
+    const created = compressEnd !== undefined ? Math.max(stamp.from, Math.min(ts, compressEnd - 3)) : ts;
+    const { order, deposit } = makePartnerOrder(w, rngP, created, ctx);
     if (order.createdAtMs > cutoff) continue;
     w.addPartnerOrder(order);
     if (deposit) w.scheduled.push(deposit);
