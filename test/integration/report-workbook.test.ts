@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import ExcelJS from 'exceljs';
@@ -201,7 +201,7 @@ async function seed(store: Store): Promise<void> {
 
 async function readBack(path: string): Promise<ExcelJS.Workbook> {
   const wb = new ExcelJS.Workbook();
-  await wb.xlsx.load(readFileSync(path));
+  await wb.xlsx.readFile(path);
   return wb;
 }
 

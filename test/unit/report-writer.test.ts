@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
@@ -50,7 +50,7 @@ describe('writeWorkbook', () => {
     const counts = await writeWorkbook(path, [{ spec, rows: rows(7) }], { maxRowsPerSheet: 4 });
     expect(counts).toEqual({ Things: 3, 'Things (2)': 3, 'Things (3)': 1 });
     const wb = new ExcelJS.Workbook();
-    await wb.xlsx.load(readFileSync(path));
+    await wb.xlsx.readFile(path);
     expect(wb.worksheets.map((w) => w.name)).toEqual(['Things', 'Things (2)', 'Things (3)']);
     const ws = wb.getWorksheet('Things')!;
     expect(ws.getRow(1).values).toEqual([undefined, 'Day', 'Id', 'Amount', 'When (UTC)', TEXT_MARKER_HEADER]);
