@@ -11,6 +11,7 @@ import {
   loadPrecision,
   loadRun,
   loadTotals,
+  loadWebhookStats,
   periodBounds,
   streamDeposits,
   streamFills,
@@ -79,6 +80,7 @@ export async function writeReport(
   const daily = await loadPartnerDaily(db, bounds);
   const balances = await loadBalances(db, runId, run.account, ctx.config.exchange.account);
   const coverage = await loadCoverage(db, bounds, period);
+  const webhooks = await loadWebhookStats(db, bounds);
   const index = new BreakIndex(openBreaks);
   const descriptions = new Map(run.ruleResults.map((r) => [r.code, r.description]));
   const now = ctx.now;
@@ -91,7 +93,7 @@ export async function writeReport(
   const sheets = await writeWorkbook(
     path,
     [
-      { spec: summarySpec, rows: summaryRows({ run, openBreaks, changes, totals, assumptions: assumptions(ctx.config), precision, now }) },
+      { spec: summarySpec, rows: summaryRows({ run, openBreaks, changes, totals, assumptions: assumptions(ctx.config), precision, now, webhooks }) },
       { spec: breaksSpec, rows: openBreaks.map((b) => breakRow(b, now, precision, descriptions)) },
       { spec: partnerDailySpec, rows: daily.map((d) => partnerDailyRow(d, precision)) },
       { spec: partnerOrdersSpec, rows: map(streamPartnerOrders(db, bounds), (o) => partnerOrderRow(o, precision, index)) },

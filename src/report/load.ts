@@ -19,6 +19,7 @@ import type {
   RunInfo,
   StageInfo,
   Totals,
+  WebhookStats,
   WithdrawalRec,
 } from './model.js';
 import { Precision, type SymbolScales } from './precision.js';
@@ -267,6 +268,24 @@ export async function loadTotals(db: Db, b: PeriodBounds, debitStates: readonly 
     fills: fills.rows.map((r) => ({ symbol: r.symbol, fills: Number(r.fills), qty: dec(r.qty), notional: dec(r.notional), fees: dec(r.fees) })),
     deposits: deposits.rows.map((r) => ({ currency: r.currency, count: Number(r.count), amount: dec(r.amount) })),
     withdrawals: withdrawals.rows.map((r) => ({ currency: r.currency, count: Number(r.count), amount: dec(r.amount), fee: dec(r.fee) })),
+  };
+}
+
+/** Webhook events received in the period, with the schema drift DESIGN.md asks the report to count. */
+export async function loadWebhookStats(db: Db, b: PeriodBounds): Promise<WebhookStats> {
+  const res = await sql<{ events: string; duplicates: string | null; drifted: string }>`
+    select count(*) as events, sum(duplicate_count) as duplicates, count(*) filter (where cardinality(extra_fields) > 0) as drifted
+    from webhook_event where account = ${b.account} and received_at >= ${b.from} and received_at < ${b.to}`.execute(db);
+  const fields = await sql<{ field: string }>`
+    select distinct unnest(extra_fields) as field
+    from webhook_event where account = ${b.account} and received_at >= ${b.from} and received_at < ${b.to}
+    order by 1 limit 50`.execute(db);
+  const r = res.rows[0];
+  return {
+    events: Number(r?.events ?? 0),
+    duplicates: Number(r?.duplicates ?? 0),
+    drifted: Number(r?.drifted ?? 0),
+    driftFields: fields.rows.map((f) => f.field),
   };
 }
 

@@ -211,3 +211,11 @@ export interface Changes {
   /** open and first seen before this run */
   stillOpen: number;
 }
+
+/** Webhook events received in the period; drift = events with fields beyond the contract. */
+export interface WebhookStats {
+  events: number;
+  duplicates: number;
+  drifted: number;
+  driftFields: string[];
+}

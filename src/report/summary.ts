@@ -1,6 +1,6 @@
 import { addDays } from '../util/dates.js';
 import { amount, day, type Cell, type Row, type SheetSpec, type Tone } from './cells.js';
-import type { BreakInfo, BreakRef, Changes, RunInfo, Totals } from './model.js';
+import type { BreakInfo, BreakRef, Changes, RunInfo, Totals, WebhookStats } from './model.js';
 import type { Precision } from './precision.js';
 import { SHEET, SEVERITY_RANK } from './sheets.js';
 
@@ -83,6 +83,7 @@ export interface SummaryInput {
   assumptions: Array<[string, string]>;
   precision: Precision;
   now: Date;
+  webhooks?: WebhookStats;
 }
 
 /** Changes listed by name on the Summary; beyond that the Breaks sheet has them all. */
@@ -126,6 +127,15 @@ export function summaryRows(input: SummaryInput): Row[] {
   rows.push(section('Counts (records of the period)'));
   for (const [key, label] of COUNT_LABELS) rows.push(pair(label, run.counts[key] ?? null));
   for (const [key, value] of Object.entries(run.counts)) if (!COUNT_LABELS.some(([k]) => k === key)) rows.push(pair(key, value));
+  if (input.webhooks) {
+    const w = input.webhooks;
+    rows.push(pair('Webhook events received', w.events));
+    rows.push(pair('Webhook duplicates acknowledged', w.duplicates));
+    rows.push({
+      cells: ['Webhook events with schema drift', w.drifted, w.driftFields.length ? `extra fields: ${w.driftFields.join(', ')}` : null],
+      cellTones: w.drifted ? { 1: 'medium' } : undefined,
+    });
+  }
   rows.push(blank());
 
   rows.push(section('Totals: partner orders by input currency'));

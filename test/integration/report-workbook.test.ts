@@ -199,6 +199,21 @@ async function seed(store: Store): Promise<void> {
     .execute();
 }
 
+async function seedWebhooks(store: Store): Promise<void> {
+  const event = (id: string, extra: string[], dup = 0) => ({
+    event_id: id,
+    order_id: 'ord-1',
+    order_state: 'COMPLETED',
+    order_state_updated_at: '2026-11-01T08:05:00Z',
+    order_state_updated_at_text: '2026-11-01T08:05:00.123456789Z',
+    received_at: '2026-11-01T08:05:01Z',
+    duplicate_count: dup,
+    extra_fields: extra,
+    raw: '{}',
+  });
+  await store.db.insertInto('webhook_event').values([event('e1', [], 2), event('e2', ['riskScore'])]).execute();
+}
+
 async function readBack(path: string): Promise<ExcelJS.Workbook> {
   const wb = new ExcelJS.Workbook();
   await wb.xlsx.readFile(path);
@@ -226,6 +241,7 @@ describeEachStore('report workbook', (t) => {
   let reportsDir: string;
   beforeAll(async () => {
     await seed(t.store);
+    await seedWebhooks(t.store);
     reportsDir = mkdtempSync(join(tmpdir(), 'rr-report-'));
     ctx = { store: t.store, config: loadConfig({ env: { REPORTS_DIR: reportsDir } }), logger: silentLogger(), runId: RUN, now: NOW };
   });
@@ -272,6 +288,9 @@ describeEachStore('report workbook', (t) => {
     expect(summaryText.get('Fill fee currency')?.[0]).toContain('counter');
     expect(summaryText.get('Partner fee rate')?.[0]).toContain('not configured');
     expect(summaryText.get('Partner orders (created in period)')?.[0]).toBe(3);
+    expect(summaryText.get('Webhook events received')?.[0]).toBe(2);
+    expect(summaryText.get('Webhook duplicates acknowledged')?.[0]).toBe(2);
+    expect(summaryText.get('Webhook events with schema drift')?.slice(0, 2)).toEqual([1, 'extra fields: riskScore']);
     // totals per input currency, at EUR precision: 100 + 250 + 1234567.89
     expect(summaryText.get('EUR')?.[1]).toBe(1234917.89);
 
