@@ -281,3 +281,25 @@ describeEachStore('partner sync: invalid records and unsettled days', (ctx) => {
     expect(row.settled).toBe(false);
   });
 });
+
+describeEachStore('partner sync: configured wire names', (ctx) => {
+  it('sends the configured date filter names, and flags orders outside the day', async () => {
+    const orders = Array.from({ length: 55 }, () => makeOrder('2026-11-14'));
+    orders.push(makeOrder('2026-11-15'));
+    const { api, calls } = fakePartner(orders);
+    const stage = contextFor(ctx.store, { params: { offset: 'offset', from: 'since', to: 'until', outputCurrency: 'cur' } });
+    const result = await syncPartner(stage, { from: '2026-11-14', to: '2026-11-15' }, {}, { api });
+    expect(calls[0]).toEqual({ since: '2026-11-14', until: '2026-11-15', limit: 50, offset: 0 });
+    // The fake knows only "from"/"to": it ignores these filters, so the other day's order shows up.
+    expect(result.coverage[0]?.passes[0]?.outsideDay).toBe(1);
+  });
+
+  it('stops on a repeated full page (offset parameter ignored) and leaves the day unsettled', async () => {
+    const orders = Array.from({ length: 120 }, () => makeOrder('2026-11-16'));
+    const { api, calls } = fakePartner(orders);
+    const stage = contextFor(ctx.store, { params: { offset: 'skip', from: 'from', to: 'to', outputCurrency: 'outputCurrency' } });
+    const result = await syncPartner(stage, { from: '2026-11-16', to: '2026-11-17' }, {}, { api });
+    expect(calls.filter((q) => q.from === '2026-11-16')).toHaveLength(2);
+    expect(result.coverage[0]?.settled).toBe(false);
+  });
+});

@@ -18,7 +18,7 @@ import {
   readableKey,
   regionsSchema,
 } from './schemas.js';
-import { currencyToRow, flattenCurrencies, orderToRow, quoteToRow, walletWithoutTag, type CurrencyRowInput, type PartnerOrderRowInput } from './transform.js';
+import { currencyToRow, flattenCurrencies, orderToRow, quoteToRow, requireTimestampKey, walletWithoutTag, type CurrencyRowInput, type PartnerOrderRowInput } from './transform.js';
 import {
   listExchangeDepositAddresses,
   listOpenOrderIds,
@@ -47,7 +47,7 @@ export interface DayCoverage {
   quarantined: number;
   /** Two consecutive passes agreed; false becomes an S_COVERAGE break. */
   settled: boolean;
-  passes: Array<{ pages: number; rows: number; distinct: number; duplicates: number }>;
+  passes: Array<{ pages: number; rows: number; distinct: number; duplicates: number; outsideDay: number }>;
 }
 
 export interface PartnerSyncResult {
@@ -147,6 +147,8 @@ function asArray(body: unknown): unknown[] | null {
 interface IngestResult {
   /** Order ids of the page (valid and, when readable, invalid records), in page order. */
   ids: string[];
+  /** UTC creation day of each valid order. */
+  createdDays: string[];
   quarantined: number;
 }
 
@@ -157,6 +159,7 @@ interface IngestResult {
  */
 async function ingestOrders(state: SyncState, records: unknown[], source: OrderSource, endpoint: string): Promise<IngestResult> {
   const ids: string[] = [];
+  const createdDays: string[] = [];
   const rows: PartnerOrderRowInput[] = [];
   const bad: QuarantineInput[] = [];
   const validIds: string[] = [];
@@ -182,6 +185,7 @@ async function ingestOrders(state: SyncState, records: unknown[], source: OrderS
     const order = parsed.data;
     ids.push(order.orderId);
     validIds.push(order.orderId);
+    createdDays.push(requireTimestampKey(order.createdAt).slice(0, 10));
     // The same body seen again in this sync (next pass, wallet listing) is not written twice.
     if (state.written.get(order.orderId) === rawText) continue;
     state.written.set(order.orderId, rawText);
@@ -198,7 +202,7 @@ async function ingestOrders(state: SyncState, records: unknown[], source: OrderS
   }
   countQuarantined(state, bad);
   if (bad.length) state.logger.warn({ endpoint, quarantined: bad.length, first: bad[0]?.reason }, 'invalid partner orders quarantined');
-  return { ids, quarantined: bad.length };
+  return { ids, createdDays, quarantined: bad.length };
 }
 
 function countQuarantined(state: SyncState, records: QuarantineInput[]): void {
@@ -223,6 +227,8 @@ interface Listing {
   ids: Set<string>;
   duplicates: number;
   quarantined: number;
+  /** Day listings: orders created outside the requested day (a date filter name or bound mismatch). */
+  outsideDay: number;
   /** The listing ended normally on a short page. */
   complete: boolean;
 }
@@ -231,9 +237,10 @@ interface Listing {
  * Pages one order listing with limit 50 and the configured offset parameter until a short page,
  * storing each page as it arrives (nothing buffers the history).
  */
-async function pageOrders(state: SyncState, query: Record<string, QueryValue>, label: string): Promise<Listing> {
+async function pageOrders(state: SyncState, query: Record<string, QueryValue>, label: string, day?: string): Promise<Listing> {
   const offsetName = state.ctx.config.partner.params.offset;
-  const listing: Listing = { pages: 0, rows: 0, ids: new Set(), duplicates: 0, quarantined: 0, complete: false };
+  const listing: Listing = { pages: 0, rows: 0, ids: new Set(), duplicates: 0, quarantined: 0, outsideDay: 0, complete: false };
+  let previousPage = '';
   for (let offset = 0; listing.pages < MAX_PAGES_PER_LISTING; offset += ORDERS_PAGE_LIMIT) {
     checkAbort(state.ctx);
     const response = await state.api.listOrders({ ...query, limit: ORDERS_PAGE_LIMIT, [offsetName]: offset }, state.ctx.signal);
@@ -247,6 +254,7 @@ async function pageOrders(state: SyncState, query: Record<string, QueryValue>, l
     const page = await ingestOrders(state, records, 'poll', ORDERS_ENDPOINT);
     listing.rows += records.length;
     listing.quarantined += page.quarantined;
+    if (day) listing.outsideDay += page.createdDays.filter((d) => d !== day).length;
     for (const id of page.ids) {
       if (listing.ids.has(id)) listing.duplicates++;
       else listing.ids.add(id);
@@ -256,6 +264,14 @@ async function pageOrders(state: SyncState, query: Record<string, QueryValue>, l
       listing.complete = true;
       return listing;
     }
+    // A full page identical to the previous one: the server ignores the offset parameter
+    // (wrong partner.params.offset). Paging on would loop forever and find nothing new.
+    const pageIds = page.ids.join('\n');
+    if (pageIds === previousPage) {
+      state.logger.warn({ label, offsetParam: offsetName, offset }, 'the same full page came back for the next offset: check partner.params.offset (the wire name of the offset parameter)');
+      return listing;
+    }
+    previousPage = pageIds;
   }
   state.logger.warn({ label, pages: listing.pages }, 'order listing stopped at the page guard: the offset parameter may be ignored by the server');
   return listing;
@@ -284,11 +300,16 @@ async function syncDay(state: SyncState, day: string): Promise<DayCoverage> {
   let pages = 0;
   let quarantined = 0;
   for (let pass = 1; pass <= MAX_DAY_PASSES; pass++) {
-    const listing = await pageOrders(state, query, `orders of ${day}`);
+    const listing = await pageOrders(state, query, `orders of ${day}`, day);
+    if (listing.outsideDay > 0 && pass === 1)
+      state.logger.warn(
+        { day, outsideDay: listing.outsideDay, params: { from: params.from, to: params.to } },
+        'the day listing returned orders created on other days: check partner.params (the wire names of the date filters) and whether the API treats "to" as exclusive',
+      );
     pages += listing.pages;
     quarantined = listing.quarantined;
     for (const id of listing.ids) seen.add(id);
-    passes.push({ pages: listing.pages, rows: listing.rows, distinct: listing.ids.size, duplicates: listing.duplicates });
+    passes.push({ pages: listing.pages, rows: listing.rows, distinct: listing.ids.size, duplicates: listing.duplicates, outsideDay: listing.outsideDay });
     if (!listing.complete) break;
     if (previous && sameSet(previous, listing.ids)) {
       settled = true;
