@@ -35,25 +35,41 @@ export function ageDays(firstSeenAt: Date, now: Date): number {
   return Math.max(0, Math.floor((now.getTime() - firstSeenAt.getTime()) / MS_PER_DAY));
 }
 
+/** Which entity a break's key names, where one rule keys two kinds (E_SYMBOL_RULES: execId or exOrdId). */
+export type KeyScope = 'order' | 'fill';
+
 /**
  * Open breaks by entity, so data sheets can highlight the rows that carry one. Keys are
  * per rule family (an orderId, an execId, a currency...), see docs/rules.md "Keys".
  */
 export class BreakIndex {
-  private readonly byKey = new Map<string, string[]>();
-  constructor(breaks: Array<Pick<BreakInfo, 'code' | 'key'>>) {
+  private readonly byKey = new Map<string, Array<{ code: string; scope: KeyScope | null }>>();
+  constructor(breaks: Array<Pick<BreakInfo, 'code' | 'key'> & { message?: string | null }>) {
     for (const b of breaks) {
       const list = this.byKey.get(b.key) ?? [];
-      list.push(b.code);
+      list.push({ code: b.code, scope: BreakIndex.scopeOf(b) });
       this.byKey.set(b.key, list);
     }
   }
+
+  /**
+   * E_SYMBOL_RULES is keyed by execId for fill checks and by exOrdId for the order-size check;
+   * exchange ids of both kinds share one number space, so the check named in the message decides
+   * (src/recon/fill-rules.ts: "order quantity below/above ...").
+   */
+  static scopeOf(b: { code: string; message?: string | null }): KeyScope | null {
+    if (b.code !== 'E_SYMBOL_RULES') return null;
+    return /order quantity|order size/i.test(b.message ?? '') ? 'order' : 'fill';
+  }
+
   /** Codes of open breaks on `key` among the rules `codes` (prefixes ending in '_' match a family). */
-  codes(key: string | null | undefined, codes: readonly string[]): string[] {
+  codes(key: string | null | undefined, codes: readonly string[], scope?: KeyScope): string[] {
     if (!key) return [];
     const found = this.byKey.get(key);
     if (!found) return [];
-    return found.filter((c) => codes.some((x) => (x.endsWith('_') ? c.startsWith(x) : c === x)));
+    return found
+      .filter((e) => (e.scope === null || scope === undefined || e.scope === scope) && codes.some((x) => (x.endsWith('_') ? e.code.startsWith(x) : e.code === x)))
+      .map((e) => e.code);
   }
 }
 
@@ -298,7 +314,7 @@ export function orderVsFillsRow(o: OrderVsFillsRec, precision: Precision, breaks
       o.firstFill,
       o.lastFill,
     ],
-    [...breaks.codes(o.exOrdId, ORDER_CODES)],
+    breaks.codes(o.exOrdId, ORDER_CODES, 'order'),
   );
 }
 
@@ -340,7 +356,7 @@ export function fillRow(f: FillRec, precision: Precision, breaks: BreakIndex, fe
       amount(f.fee, feeDp),
       feeCode,
     ],
-    breaks.codes(f.execId, FILL_CODES),
+    breaks.codes(f.execId, FILL_CODES, 'fill'),
   );
 }
 

@@ -79,6 +79,15 @@ describe('breaks', () => {
     expect(index.codes('42', ['E_FILL_ORPHAN', 'E_FEE_RATE'])).toEqual(['E_FEE_RATE']);
     expect(index.codes('42', ['E_'])).toEqual(['E_FEE_RATE', 'E_FILL_QTY']);
     expect(index.codes('43', ['E_'])).toEqual([]);
+    // one rule, two kinds of key: the check in the message says which entity the id names
+    const symbolRules = new BreakIndex([
+      makeBreak({ code: 'E_SYMBOL_RULES', key: '7', message: 'order quantity below the minimum order size' }),
+      makeBreak({ code: 'E_SYMBOL_RULES', key: '8', message: 'qty not a multiple of the lot size 0.0001' }),
+    ]);
+    expect(symbolRules.codes('7', ['E_SYMBOL_RULES'], 'order')).toEqual(['E_SYMBOL_RULES']);
+    expect(symbolRules.codes('7', ['E_SYMBOL_RULES'], 'fill')).toEqual([]);
+    expect(symbolRules.codes('8', ['E_SYMBOL_RULES'], 'fill')).toEqual(['E_SYMBOL_RULES']);
+    expect(symbolRules.codes('8', ['E_SYMBOL_RULES'], 'order')).toEqual([]);
   });
   it('keeps non-numeric expectations as text', () => {
     expect(amountOrText('present', 2)).toBe('present');
