@@ -60,6 +60,7 @@ for (let offset = 0; ; offset += 50) {
   if (c < 50) break;
 }
 console.log(`partner day ${day} by offset: ${ppages} pages, ${prow} orders in ${Date.now() - t} ms`);
+global.gc?.();
 const m2 = process.memoryUsage();
 console.log(`after serving: heapUsed ${(m2.heapUsed / 1e6).toFixed(0)} MB, rss ${(m2.rss / 1e6).toFixed(0)} MB`);
 await sb.close();

@@ -54,8 +54,13 @@ export class FillStore {
     return i;
   }
 
-  private grow(): void {
-    const cap = Math.max(1024, this.cap * 2);
+  /** Sizes the columns once for an expected count (no doubling copies on the way to a million). */
+  reserve(n: number): void {
+    if (n > this.cap) this.grow(n);
+  }
+
+  private grow(min = 0): void {
+    const cap = Math.max(1024, this.cap * 2, min);
     const g = <T extends Float64Array | Uint8Array>(a: T, C: new (n: number) => T): T => {
       const b = new C(cap);
       b.set(a);

@@ -44,20 +44,33 @@ export function styleOf(id: string, salt = 0): Style {
 
 /** "0.00054044" -> "5.4044E-4"; "0.0009" -> "9.0E-4" (the forms captured from the real API). */
 export function exponentText(text: string): string {
+  const neg = text.startsWith('-');
+  const body = neg ? text.slice(1) : text;
+  if (body.startsWith('0.')) {
+    // String surgery for the hot path (small quantities on every fills page).
+    const frac = body.slice(2);
+    let k = 0;
+    while (k < frac.length && frac.charCodeAt(k) === 48) k++;
+    const digits = frac.slice(k).replace(/0+$/, '');
+    if (digits.length > 0) return `${neg ? '-' : ''}${digits[0]}.${digits.length > 1 ? digits.slice(1) : '0'}E-${k + 1}`;
+  }
   const d = new Decimal(text);
   const [mant, exp] = d.toExponential().split('e') as [string, string];
   const m = mant.includes('.') ? mant : `${mant}.0`;
   return `${m}E${exp.startsWith('+') ? exp.slice(1) : exp}`;
 }
 
+/** |x| < 0.001 and x != 0, from the text alone. */
+function isSmall(text: string): boolean {
+  const body = text.startsWith('-') ? text.slice(1) : text;
+  return body.startsWith('0.000') && /[1-9]/.test(body);
+}
+
 /** A decimal in the record's style; exponent notation only for small non-zero magnitudes. */
 export function dec(text: string | undefined, style: Style): Json {
   if (text === undefined) return undefined;
   if (style === 'number') return new Raw(text);
-  if (style === 'exponent') {
-    const d = new Decimal(text);
-    if (!d.isZero() && d.abs().lt('0.001')) return exponentText(text);
-  }
+  if (style === 'exponent' && isSmall(text)) return exponentText(text);
   return text;
 }
 

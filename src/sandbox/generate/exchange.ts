@@ -2,7 +2,7 @@ import { Decimal } from '../../decimal/decimal.js';
 import { MAKER_RATE, TAKER_RATE, USD_RATES, midPrice, unit, type SymbolDef } from '../catalog.js';
 import type { FillRecord, OrdStatus } from '../model.js';
 import { div, parseFx, round, toPlain, type Fx } from '../fixed.js';
-import type { Rng } from '../prng.js';
+import { flat, type Rng } from '../prng.js';
 import type { OrderRow, World } from '../world.js';
 
 const H = Decimal.ROUND_HALF_UP;
@@ -114,7 +114,7 @@ export function makeExchangeOrder(w: World, rng: Rng, ts: number, ctx: ExchangeG
   const pxFx = (t: number): string => toPlain({ v: BigInt(t) * BigInt(def.priceInc[0]), s: def.priceInc[1] });
   const order: OrderRow = {
     exOrdId,
-    clOrdId: `c${rng.hex(14)}`,
+    clOrdId: flat(`c${rng.hex(14)}`),
     ordType,
     ordStatus: status,
     side,

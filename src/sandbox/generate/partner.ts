@@ -98,7 +98,7 @@ export function makePartnerOrder(w: World, rng: Rng, createdMs: number, ctx: Par
   const txHash = crypto.code === 'ETH' || crypto.code === 'USDC' ? flat(`0x${rng.hex(64)}`) : rng.hex(64);
   const order: PartnerOrderRecord = {
     orderId: uuidFrom(rng),
-    externalReference: `ref-${rng.hex(10)}`,
+    externalReference: flat(`ref-${rng.hex(10)}`),
     orderType,
     paymentMethod,
     inputCurrency: input.code,
