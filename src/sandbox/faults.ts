@@ -13,6 +13,8 @@ export interface FaultProfile {
   truncated: number;
   /** Serve one REJECTED deposit malformed inside its page (listed as S_QUARANTINE). */
   malformedRecord: boolean;
+  /** Partner public-key calls per second and client IP before 429 (the documented 10/s); 0 = no limit. */
+  publicRateLimitPerSecond: number;
 }
 
 export const DEFAULT_FAULTS: FaultProfile = {
@@ -24,6 +26,7 @@ export const DEFAULT_FAULTS: FaultProfile = {
   slowMs: 15_000,
   truncated: 0.01,
   malformedRecord: true,
+  publicRateLimitPerSecond: 10,
 };
 
 export const NO_FAULTS: FaultProfile = {
@@ -35,6 +38,7 @@ export const NO_FAULTS: FaultProfile = {
   slowMs: 0,
   truncated: 0,
   malformedRecord: false,
+  publicRateLimitPerSecond: 0,
 };
 
 export function resolveFaults(f: 'none' | 'default' | FaultProfile): FaultProfile {

@@ -66,7 +66,11 @@ export interface Sandbox {
   data: SandboxData;
   /** Changes a run-time option (bounds, orders, faults, ...); generation options have no effect after start. */
   setOption<K extends keyof SandboxOptions>(name: K, value: SandboxOptions[K]): void;
-  /** Adds partner orders created now (or at `at`), e.g. "orders arriving during the scan". */
+  /**
+   * Adds partner orders created now (or at `at`), e.g. "orders arriving during the scan". They
+   * settle within 3 ms of creation (visible once the clock passes: live mode) and are never paid
+   * to our wallets, so they change no exchange record.
+   */
   addPartnerOrders(count: number, at?: Date): PartnerOrderView[];
   /** Called after each partner GET /orders list page is built (before it is sent). Returns an unsubscribe. */
   onPartnerOrdersPage(cb: (info: { query: URLSearchParams; count: number; page: number }) => void): () => void;
@@ -228,7 +232,7 @@ export async function startSandbox(options: Partial<SandboxOptions> & { port?: n
       const out: PartnerOrderView[] = [];
       for (let i = 0; i < count; i++) {
         const ms = at ? at.getTime() : w.clock();
-        const { order, deposit } = makePartnerOrder(w, rng, ms, { recentFrom: w.now0 - 20 * HOUR_MS, compressEnd: ms + 3 });
+        const { order, deposit } = makePartnerOrder(w, rng, ms, { recentFrom: w.now0 - 20 * HOUR_MS, compressEnd: ms + 3, external: true });
         w.addPartnerOrder(order);
         if (deposit) w.scheduled.push(deposit);
         out.push(w.partnerView(order, Math.max(ms, w.clock())));

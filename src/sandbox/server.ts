@@ -21,6 +21,7 @@ export interface ServerHandlers {
  */
 export function createSandboxServer(seed: number, h: ServerHandlers): Server {
   const faultRng: Rng = createRng(seed, 'faults');
+  const publicCalls = new Map<string, { second: number; count: number }>();
   return createServer((inc, out) => {
     const chunks: Buffer[] = [];
     inc.on('data', (c: Buffer) => chunks.push(c));
@@ -51,6 +52,17 @@ export function createSandboxServer(seed: number, h: ServerHandlers): Server {
     const req: Req = { ...base, path };
     h.onRequest?.(req);
     const f = h.faults();
+    if (api === 'partner' && f.publicRateLimitPerSecond > 0 && inc.headers['x-public-api-key'] !== undefined) {
+      // The documented public-key limit: N requests per second per client IP, then 429 + Retry-After.
+      const second = Math.floor(Date.now() / 1000);
+      const ip = inc.socket.remoteAddress ?? '?';
+      const seen = publicCalls.get(ip);
+      const count = seen && seen.second === second ? seen.count + 1 : 1;
+      publicCalls.set(ip, { second, count });
+      if (count > f.publicRateLimitPerSecond) {
+        return send(out, { ...json(429, { errors: [{ type: 'RATE_LIMITED', message: `more than ${f.publicRateLimitPerSecond} requests per second` }] }), headers: { 'content-type': 'application/json', 'retry-after': '1' } });
+      }
+    }
     const r = faultRng.next();
     let acc = 0;
     const hit = (p: number): boolean => {

@@ -67,6 +67,19 @@ describe('generated data is consistent to the last digit', () => {
     expect(sb.expectedBreaks()).toEqual(a.breaks);
   });
 
+  it('live mode: the clock follows the wall clock and orders added during a scan stay consistent', async () => {
+    sb = await startSandbox({ ...small, seed: 10, live: true, liveTickMs: 20, now: undefined });
+    const c0 = sb.data.clock();
+    const s1 = await snapshot(sb);
+    sb.addPartnerOrders(5);
+    await sleep(60);
+    expect(sb.data.clock()).toBeGreaterThan(c0 + 40);
+    const s2 = await snapshot(sb);
+    const found = reconcile(sb, { feeRate: sb.partnerFeeRate, webhooks: false, snapshots: [s1, s2] });
+    expect(found).toEqual([]);
+    expect(sb.data.partnerOrders().slice(-5).every((o) => o.orderState === 'COMPLETED' || o.orderState === 'FAILED')).toBe(true);
+  });
+
   it('live mode: advance() adds activity and two snapshots roll forward exactly', async () => {
     sb = await startSandbox({ ...small, seed: 9, live: true, now: undefined });
     const before = sb.data.fills().length;

@@ -40,6 +40,18 @@ describe('faults', () => {
     expect((await fetch(`${sb.env.EXCHANGE_API_URL}/fills`, { headers: tok })).status).toBe(200);
   });
 
+  it('partner public key: 10 requests per second, then 429 with Retry-After', async () => {
+    sb = await startSandbox({ days: 1, ordersPerDay: 5, exchangeOrdersPerDay: 5, now: NOW, faults: { ...NO_FAULTS, publicRateLimitPerSecond: 10 } });
+    // Start at the beginning of a second so the burst stays inside one window.
+    await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000)));
+    const statuses: number[] = [];
+    for (let i = 0; i < 12; i++) statuses.push((await fetch(`${sb.env.PARTNER_API_URL}/partner-gateway/partner-api/v1/currencies`, { headers: { 'X-Public-API-Key': sb.env.PARTNER_PUBLIC_KEY! } })).status);
+    expect(statuses.slice(0, 10).every((s) => s === 200)).toBe(true);
+    expect(statuses.slice(10)).toEqual([429, 429]);
+    // Orders use the private key: not limited.
+    expect((await fetch(`${sb.env.PARTNER_API_URL}/partner-gateway/partner-api/v1/orders`, { headers: { 'X-Private-API-Key': sb.env.PARTNER_PRIVATE_KEY! } })).status).toBe(200);
+  });
+
   it('a malformed record inside a good page, listed as S_QUARANTINE', async () => {
     sb = await startSandbox({ days: 3, ordersPerDay: 10, exchangeOrdersPerDay: 10, now: NOW, discrepancies: true, faults: { ...NO_FAULTS, malformedRecord: true } });
     const q = sb.expectedBreaks().find((b) => b.code === 'S_QUARANTINE')!;
