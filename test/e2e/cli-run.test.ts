@@ -153,5 +153,21 @@ for (const kind of storeKinds) {
       expect(listed[0]!.error).toMatch(/401|403|X-API-Token/i);
       expect(listed[0]!.error).not.toContain(badToken);
     });
+
+    it('a run killed mid-sync leaves nothing locked: the next run takes over, succeeds, and marks the killed one failed', async () => {
+      gates.close();
+      const before = gates.requests;
+      const killed = startCli(['run', ...periodArgs, '--no-email'], env);
+      await waitFor('the run to reach the API', () => gates.requests > before);
+      killed.child.kill('SIGKILL');
+      await killed.done;
+      gates.open();
+      const next = await runCli(['run', ...periodArgs, '--no-email', '--json'], env);
+      expect(next.code, next.stderr.slice(-2000)).toBe(0);
+      const runs = JSON.parse((await runCli(['runs', '--json', '--limit', '2'], env)).stdout) as Array<{ status: string; error: string | null }>;
+      expect(runs[0]!.status).toBe('succeeded');
+      expect(runs[1]!.status).toBe('failed');
+      expect(runs[1]!.error).toMatch(/interrupted/);
+    });
   });
 }
