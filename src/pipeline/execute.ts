@@ -113,7 +113,10 @@ export async function executeRun<T>(
         .set({ status: 'failed', failed_stage: failedStage, error, finished_at: new Date() })
         .where('id', '=', runId)
         .execute();
-      logger.error({ failedStage, err: cause }, 'run failed');
+      // The error text only: an I/O error object can carry a whole page of records in its
+      // properties (query parameters), which has no place in a log line. Details at debug level.
+      logger.error({ failedStage, error, errorType: cause instanceof Error ? cause.name : typeof cause }, 'run failed');
+      logger.debug({ failedStage, err: cause }, 'run failed: error details');
       return { runId, status: 'failed' as const, failedStage, error };
     }
   });
@@ -176,6 +179,10 @@ export function errorText(err: unknown): string {
   return String(err);
 }
 
+/** Secrets masked, and bounded: the text lands in run.error, in logs and in the e-mail. */
 function scrub(text: string, secrets: string[]): string {
-  return secrets.filter((s) => s.length >= 4).reduce((t, s) => t.split(s).join('********'), text);
+  const masked = secrets.filter((s) => s.length >= 4).reduce((t, s) => t.split(s).join('********'), text);
+  return masked.length > MAX_ERROR_CHARS ? `${masked.slice(0, MAX_ERROR_CHARS)}... (${masked.length - MAX_ERROR_CHARS} more characters)` : masked;
 }
+
+const MAX_ERROR_CHARS = 2_000;

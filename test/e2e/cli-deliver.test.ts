@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../src/sandbox/index.js';
 import { addDays, toDay } from '../../src/util/dates.js';
 import { createTestStore, storeKinds, type TestStore } from '../helpers/db.js';
-import { childEnv, runCli } from './helpers.js';
+import { brief, childEnv, runCli } from './helpers.js';
 
 type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
 
@@ -60,7 +60,7 @@ describe(`run and deliver with SMTP, end to end [${kind}]`, () => {
 
   it('a failed send fails the run in stage deliver and keeps the workbook; `deliver <runId>` sends it and completes the run', async () => {
     const failed = await runCli(['run', ...periodArgs, '--json'], env);
-    expect(failed.code, failed.stderr.slice(-2000)).toBe(1);
+    expect(failed.code, brief(failed.stderr)).toBe(1);
     const summary = JSON.parse(failed.stdout) as { runId: string; status: string; report: string; breaks: unknown[] };
     expect(summary.status).toBe('failed');
     expect(existsSync(summary.report)).toBe(true);
@@ -92,7 +92,7 @@ describe(`run and deliver with SMTP, end to end [${kind}]`, () => {
     expect(runs[0]).toMatchObject({ status: 'succeeded', failedStage: null, delivered: true });
 
     const sent = await runCli(['run', ...periodArgs, '--fail-on-breaks'], env);
-    expect(sent.code, sent.stderr.slice(-2000)).toBe(3);
+    expect(sent.code, brief(sent.stderr)).toBe(3);
     expect(mails).toHaveLength(2);
   });
 });

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../src/sandbox/index.js';
 import { addDays, toDay } from '../../src/util/dates.js';
 import { createTestStore, storeKinds, type TestStore } from '../helpers/db.js';
-import { childEnv, gateSandboxEnv, runCli, startCli, waitFor, type Gates } from './helpers.js';
+import { brief, childEnv, gateSandboxEnv, runCli, startCli, waitFor, type Gates } from './helpers.js';
 
 type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
 
@@ -60,7 +60,7 @@ for (const kind of storeKinds) {
     it('run --json: exit 0, only the JSON summary on stdout, the planted breaks, the workbook on disk', async () => {
       const result = await runCli(['run', ...periodArgs, '--json', '--no-email'], env);
       expect(result.stderr).not.toContain(sandbox.env.EXCHANGE_API_TOKEN);
-      expect(result.code, result.stderr.slice(-3000)).toBe(0);
+      expect(result.code, brief(result.stderr)).toBe(0);
       const summary = JSON.parse(result.stdout) as Summary;
       expect(summary.status).toBe('succeeded');
       expect(summary.period).toEqual(period);
@@ -104,8 +104,8 @@ for (const kind of storeKinds) {
       await waitFor('the waiting run to say it waits', () => /waiting for it to finish/.test(waiting.stderr()), 30_000);
       gates.open();
       const [a, b] = await Promise.all([first.done, waiting.done]);
-      expect(a.code, a.stderr.slice(-2000)).toBe(3);
-      expect(b.code, b.stderr.slice(-2000)).toBe(0);
+      expect(a.code, brief(a.stderr)).toBe(3);
+      expect(b.code, brief(b.stderr)).toBe(0);
       const summary = JSON.parse(b.stdout) as Summary;
       // Three runs, three balance snapshots: the planted roll-forward break is there now.
       const roll = sandbox.expectedBreaks().filter((x) => x.code === 'E_BALANCE_ROLL');
@@ -163,7 +163,7 @@ for (const kind of storeKinds) {
       await killed.done;
       gates.open();
       const next = await runCli(['run', ...periodArgs, '--no-email', '--json'], env);
-      expect(next.code, next.stderr.slice(-2000)).toBe(0);
+      expect(next.code, brief(next.stderr)).toBe(0);
       const runs = JSON.parse((await runCli(['runs', '--json', '--limit', '2'], env)).stdout) as Array<{ status: string; error: string | null }>;
       expect(runs[0]!.status).toBe('succeeded');
       expect(runs[1]!.status).toBe('failed');

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../src/sandbox/index.js';
 import { createTestStore, storeKinds, type TestStore } from '../helpers/db.js';
-import { childEnv, gateSandboxEnv, logLines, runCli, startCli, waitFor, type Gates } from './helpers.js';
+import { brief, childEnv, gateSandboxEnv, logLines, runCli, startCli, waitFor, type Gates } from './helpers.js';
 
 type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
 
@@ -62,7 +62,7 @@ for (const kind of storeKinds) {
         const firedAtSignal = count(schedule.stderr(), 'schedule fired');
         gates.open();
         const result = await schedule.done;
-        expect(result.code, result.stderr.slice(-3000)).toBe(0);
+        expect(result.code, brief(result.stderr)).toBe(0);
         expect(count(result.stderr, 'schedule fired')).toBe(firedAtSignal); // no firing after the signal
         expect(count(result.stderr, 'scheduled run succeeded')).toBe(firedAtSignal);
         expect(count(result.stderr, 'schedule stopped')).toBe(1);

@@ -57,6 +57,25 @@ export async function waitFor(what: string, check: () => boolean | Promise<boole
   }
 }
 
+/** A child's stderr for an assertion message: plain lines, and the message and error of warn/error log lines, not whole payloads. */
+export function brief(stderr: string): string {
+  return stderr
+    .split('\n')
+    .map((line) => {
+      if (!line.startsWith('{')) return line;
+      try {
+        const l = JSON.parse(line) as { level?: string; msg?: string; err?: { message?: string }; failedStage?: string };
+        if (l.level !== 'warn' && l.level !== 'error' && l.level !== 'fatal') return '';
+        return `[${l.level}] ${l.msg ?? ''}${l.failedStage ? ` (${l.failedStage})` : ''}${l.err?.message ? `: ${l.err.message.slice(0, 500)}` : ''}`;
+      } catch {
+        return line.slice(0, 300);
+      }
+    })
+    .filter(Boolean)
+    .join('\n')
+    .slice(-4000);
+}
+
 /** Parsed JSON log lines (pino) of a child's stderr. */
 export function logLines(stderr: string): Array<Record<string, unknown>> {
   return stderr

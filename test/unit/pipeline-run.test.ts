@@ -127,6 +127,18 @@ for (const kind of storeKinds) {
       expect(recorded.reconcile?.status).toBe('failed');
     });
 
+    it('keeps a huge error text bounded in run.error', async () => {
+      const stages = fakeStages([], {
+        syncExchange: async () => {
+          throw new Error(`insert failed: ${'x'.repeat(50_000)}`);
+        },
+      });
+      const result = await runPipeline({ store, config, logger, stages }, { period, trigger: 'cli', email: false });
+      expect(result.failedStage).toBe('sync.exchange');
+      expect(result.error!.length).toBeLessThan(2_100);
+      expect(result.error).toMatch(/more characters\)$/);
+    });
+
     it('a failed e-mail fails the run in stage deliver and keeps the workbook', async () => {
       const calls: string[] = [];
       const smtpConfig = loadConfig({

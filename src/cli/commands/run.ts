@@ -55,8 +55,11 @@ export function register(program: Command): void {
           } finally {
             await store.close();
           }
-          if (opts.json) process.stdout.write(`${JSON.stringify(result.summary, null, 2)}\n`);
-          else process.stdout.write(`${describeResult(result)}\n`);
+          if (opts.json) {
+            process.stdout.write(`${JSON.stringify(result.summary, null, 2)}\n`);
+            // stdout carries only the JSON document; the reason of a failure goes to stderr, readable.
+            if (result.status === 'failed') process.stderr.write(`ramp-recon: failed:\n  run ${result.runId} failed in stage ${result.failedStage}: ${result.error}\n`);
+          } else process.stdout.write(`${describeResult(result)}\n`);
           return exitCodeOf(result, opts.failOnBreaks === true);
         } finally {
           uninstall();
