@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { randomBytes } from 'node:crypto';
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import copyStreams from 'pg-copy-streams';
 import { openStore } from '../src/db/database.js';
@@ -47,10 +49,21 @@ async function main(): Promise<void> {
   const days = 5;
   const fillsPerOrder = 3;
   const perDay = Math.ceil(target / days / fillsPerOrder);
+  const sandboxOptions = { seed: 5, days, exchangeOrdersPerDay: perDay, fillsPerOrder, ordersPerDay: 10, depositsPerDay: 4, withdrawalsPerDay: 3, now: new Date() };
   let t = performance.now();
-  const sb = await startSandbox({ seed: 5, days, exchangeOrdersPerDay: perDay, fillsPerOrder, ordersPerDay: 10, depositsPerDay: 4, withdrawalsPerDay: 3 });
-  const fills = sb.data.fills();
-  console.log(`sandbox: ${fills.length} fills, ${sb.data.exchangeOrders().length} orders generated in ${Math.round(performance.now() - t)} ms`);
+  // The same seed and day give the same data: generated here for the COPY rows and for checking,
+  // and served by a child process for the sync.
+  const local = await startSandbox(sandboxOptions);
+  const fills = local.data.fills();
+  await local.close();
+  console.log(`sandbox: ${fills.length} fills generated in ${Math.round(performance.now() - t)} ms`);
+  const child = fork(fileURLToPath(new URL('./sandbox-child.js', import.meta.url)), [JSON.stringify(sandboxOptions)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const served = await new Promise<{ env: Record<string, string>; clock: number; fills: number }>((resolve, reject) => {
+    child.once('message', (m) => resolve(m as { env: Record<string, string>; clock: number; fills: number }));
+    child.once('exit', (code) => reject(new Error(`sandbox child exited with ${code}`)));
+  });
+  if (served.fills !== fills.length) throw new Error(`sandbox child serves ${served.fills} fills, expected ${fills.length}`);
+  const sb = { env: served.env, data: { clock: () => served.clock }, close: async () => void child.disconnect() };
 
   const schema = `bench_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: baseUrl });

@@ -1,11 +1,12 @@
-import { getCursor, setCursor } from '../../store/cursors.js';
+import { getCursor } from '../../store/cursors.js';
 import type { Db } from '../../db/database.js';
 import { FILLS_PAGE_LIMIT, type Page } from './client.js';
 import { applyFillsPage, nextFillsRequest, normalizeFillsState, type FillsPlanState, type FillsRequest } from './paging.js';
 import { fillSchema, validateRecords, type Fill, type ValidatedPage } from './schemas.js';
 import { toFillRow, utcDay } from './transform.js';
-import { upsertFills } from './store.js';
-import { bump, checkAbort, handleQuarantine, SOURCE, streamCoverage, writeCoverage, type SyncEnv } from './sync-common.js';
+import { markedNumber } from './wire.js';
+import { commitFillsPage } from './store.js';
+import { bump, checkAbort, handleQuarantine, SOURCE, streamCoverage, type SyncEnv } from './sync-common.js';
 import type { CoverageDelta } from './store.js';
 
 export const FILLS_CURSOR = 'fills.execId';
@@ -45,23 +46,33 @@ export async function* fillPages(
   let inflight = fetchPage(nextFillsRequest(state));
   for (;;) {
     const { request, page } = await inflight;
-    const validated = validateRecords(fillSchema, page.records, 'execId', true);
-    const ids = [
-      ...validated.valid.map((v) => v.value.execId),
-      ...validated.invalid.map((r) => r.key).filter((k): k is string => k !== null && /^\d+$/.test(k)),
-    ];
+    // The plan needs only the page's size and ids: the next request leaves before this page is
+    // validated, so validation overlaps the round trip (which is the critical path).
+    const ids = page.records.map(rawExecId).filter((id): id is string => id !== null);
     const full = page.records.length >= FILLS_PAGE_LIMIT;
     const outcome = applyFillsPage(state, request, ids, full);
+    if (outcome.kind === 'advanced' && !outcome.done) inflight = fetchPage(nextFillsRequest(outcome.state));
+    const validated = validateRecords(fillSchema, page.records, 'execId', true);
     const fp: FillsPage = { request, page, validated, ids, full };
     if (outcome.kind === 'stuck') {
       yield { page: fp, state, done: true, stuck: outcome.reason };
       return;
     }
-    if (!outcome.done) inflight = fetchPage(nextFillsRequest(outcome.state));
     yield { page: fp, state: outcome.state, done: outcome.done };
     state = outcome.state;
     if (outcome.done) return;
   }
+}
+
+/**
+ * The execId of a raw record when it is plain digits. Any subset of a page's ids is safe for
+ * the plan (the range it proves complete only shrinks), so an odd id is simply left out.
+ */
+function rawExecId(record: unknown): string | null {
+  if (!record || typeof record !== 'object') return null;
+  const v = (record as Record<string, unknown>).execId;
+  const t = markedNumber(v) ?? (typeof v === 'string' ? v : null);
+  return t !== null && /^\d{1,30}$/.test(t) ? t.replace(/^0+(?=\d)/, '') : null;
 }
 
 export async function loadFillsState(db: Db, account: string): Promise<FillsPlanState> {
@@ -116,15 +127,20 @@ async function runFills(env: SyncEnv, start: FillsPlanState, extra: { from?: num
         cov.settled = false;
       }
       await settle();
-      const commit = env.db.transaction().execute(async (trx) => {
-        await upsertFills(trx, env.account, rows);
-        await handleQuarantine(env, trx, page.endpoint, 'fill', validated.invalid, rows.map((r) => r.exec_id));
-        await writeCoverage(env, trx, 'fills', byDay);
-        if (persist && !step.stuck) {
-          if (step.state.watermark !== null) await setCursor(trx, env.account, SOURCE, FILLS_CURSOR, step.state.watermark);
-          await setCursor(trx, env.account, SOURCE, FILLS_PENDING_CURSOR, JSON.stringify(step.state.blocks));
-        }
-      });
+      const cursors =
+        persist && !step.stuck
+          ? [
+              ...(step.state.watermark !== null ? [{ name: FILLS_CURSOR, value: step.state.watermark }] : []),
+              { name: FILLS_PENDING_CURSOR, value: JSON.stringify(step.state.blocks) },
+            ]
+          : [];
+      const commit =
+        validated.invalid.length === 0 && !env.openQuarantine.has('fill')
+          ? commitFillsPage(env.db, { account: env.account, runId: env.runId, rows, coverageStream: 'fills', coverage: byDay, cursors })
+          : env.db.transaction().execute(async (trx) => {
+              await commitFillsPage(trx, { account: env.account, runId: env.runId, rows, coverageStream: 'fills', coverage: byDay, cursors });
+              await handleQuarantine(env, trx, page.endpoint, 'fill', validated.invalid, rows.map((r) => r.exec_id));
+            });
       // Observed by settle(); this only keeps a failure from being reported as unhandled meanwhile.
       commit.catch(() => {});
       pending = commit.then(() => {
