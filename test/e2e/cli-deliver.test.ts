@@ -23,7 +23,7 @@ async function freePort(): Promise<number> {
 // One database kind is enough here (the pipeline's storage is covered by cli-run): the faster one.
 const kind = storeKinds.includes('postgres') ? 'postgres' : 'embedded';
 
-describe(`run and deliver with SMTP, end to end [${kind}]`, () => {
+describe(`run and deliver with SMTP, end to end [${kind}]`, { timeout: 240_000 }, () => {
   let sandbox: Sandbox;
   let pg: TestStore | undefined;
   let dir: string;

@@ -23,7 +23,7 @@ interface Summary {
 const SANDBOX = { seed: 8, days: 3, ordersPerDay: 10, fillsPerOrder: 2 };
 
 for (const kind of storeKinds) {
-  describe(`ramp-recon CLI end to end [${kind}]`, () => {
+  describe(`ramp-recon CLI end to end [${kind}]`, { timeout: 240_000 }, () => {
     let sandbox: Sandbox;
     let gates: Gates;
     let pg: TestStore | undefined;
