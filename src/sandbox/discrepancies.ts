@@ -33,7 +33,6 @@ export const RULE_CODES = [
 /** Undo actions by code: fixDiscrepancy(code) corrects the planted case(s). */
 export type Fixes = Map<string, Array<() => void>>;
 
-const H = Decimal.ROUND_HALF_UP;
 
 /**
  * Plants one case of every rule code inside the generated days (never today), each on its own
@@ -283,4 +282,3 @@ export function onAccounts(w: World): void {
   w.lastAccountsAt = now;
 }
 
-export { H as ROUND_HALF_UP };

@@ -1,5 +1,4 @@
 import type { AddressInfo } from 'node:net';
-import { Decimal } from '../decimal/decimal.js';
 import { MAKER_RATE, TAKER_RATE, type PartnerCurrencyDef, type SymbolDef } from './catalog.js';
 import { onAccounts, plantDiscrepancies, type Fixes } from './discrepancies.js';
 import { handleExchange } from './exchange-routes.js';
@@ -140,9 +139,7 @@ export async function startSandbox(options: Partial<SandboxOptions> & { port?: n
   const fix = (code: string): void => {
     for (const f of fixes.get(code) ?? []) f();
     fixes.delete(code);
-    const i = w.expected.findIndex((b) => b.code === code);
-    while (w.expected.some((b) => b.code === code)) w.expected.splice(w.expected.findIndex((b) => b.code === code), 1);
-    void i;
+    for (let i = w.expected.length - 1; i >= 0; i--) if (w.expected[i]!.code === code) w.expected.splice(i, 1);
   };
 
   const server = createSandboxServer(opts.seed, {
@@ -282,4 +279,3 @@ function plantMalformed(w: World): void {
   w.expected.push({ code: 'S_QUARANTINE', key: d.depositId });
 }
 
-export { Decimal as SandboxDecimal };

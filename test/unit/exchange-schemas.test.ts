@@ -1,0 +1,121 @@
+import { describe, expect, it } from 'vitest';
+import { parseJsonMarked, stringifyMarked } from '../../src/sources/exchange/wire.js';
+import {
+  balanceSchema,
+  depositSchema,
+  fillSchema,
+  orderSchema,
+  symbolSchema,
+  validateRecords,
+  withdrawalSchema,
+} from '../../src/sources/exchange/schemas.js';
+import { toDepositRow, toFillRow, toOrderRow, toSymbolRow, toWithdrawalRow } from '../../src/sources/exchange/transform.js';
+
+/** Captured shapes (DESIGN.md "Facts"): numbers and strings mixed, exponent notation, extra fields. */
+const FILLS_PAGE = `[
+  {"exOrdId": 11234560004191, "tradeId": "1", "execId": 9007199254740993, "side": "BUY", "symbol": "BTC-USD",
+   "price": "0.0", "qty": "5.4044E-4", "fee": 0.000000000000000001, "timestamp": 1700000000123, "liquidity": "MAKER"},
+  {"exOrdId": "11234560004192", "tradeId": 7700030967, "execId": "9007199254740994", "side": "SELL", "symbol": "ETH-USD",
+   "price": 2034.123456789012345678, "qty": "9.0E-4", "fee": "1.2E+1", "timestamp": "1700000000124"},
+  {"exOrdId": "11234560004193", "tradeId": "8", "execId": "9007199254740995", "side": "BUY", "symbol": "BTC-USD",
+   "price": "abc", "qty": "0.1", "fee": "0", "timestamp": 1700000000125, "note": "text with 123 and \\"quotes\\""},
+  {"tradeId": "9", "side": "HOLD", "symbol": 5, "price": "1", "qty": "1", "fee": "0", "timestamp": 17000000001250000}
+]`;
+
+describe('exact-number JSON reading', () => {
+  it('keeps every digit of every number, leaves strings alone, and writes numbers back as numbers', () => {
+    const text = '{"a": 9007199254740993, "b": "123", "c": -1.50E-7, "d": [0.1, "x\\"1\\\\"], "e": null, "f": true}';
+    const v = parseJsonMarked(text) as Record<string, unknown>;
+    expect(stringifyMarked(v)).toBe('{"a":9007199254740993,"b":"123","c":-1.50E-7,"d":[0.1,"x\\"1\\\\"],"e":null,"f":true}');
+    expect(v.b).toBe('123');
+  });
+
+  it('rejects a truncated body', () => {
+    expect(() => parseJsonMarked('[{"execId": 1, "qty": "0.')).toThrow();
+    expect(() => parseJsonMarked('[{"execId": 12')).toThrow();
+  });
+});
+
+describe('exchange schemas and transforms', () => {
+  const page = parseJsonMarked(FILLS_PAGE) as unknown[];
+  const { valid, invalid } = validateRecords(fillSchema, page, 'execId', true);
+
+  it('accepts numbers or strings for ids and decimals, exponent notation and unknown fields', () => {
+    expect(valid.map((v) => v.index)).toEqual([0, 1]);
+    const [a, b] = valid.map(toFillRow);
+    expect(a).toEqual({
+      exec_id: '9007199254740993',
+      ex_ord_id: '11234560004191',
+      trade_id: '1',
+      side: 'BUY',
+      symbol: 'BTC-USD',
+      price: '0.0',
+      qty: '0.00054044',
+      fee: '0.000000000000000001',
+      timestamp: '2023-11-14T22:13:20.123Z',
+      // The record as received: numbers stay numbers, extra fields stay.
+      raw: '{"exOrdId":11234560004191,"tradeId":"1","execId":9007199254740993,"side":"BUY","symbol":"BTC-USD","price":"0.0","qty":"5.4044E-4","fee":0.000000000000000001,"timestamp":1700000000123,"liquidity":"MAKER"}',
+    });
+    expect(b!.price).toBe('2034.123456789012345678');
+    expect(b!.qty).toBe('0.0009');
+    expect(b!.fee).toBe('12');
+    expect(b!.timestamp).toBe('2023-11-14T22:13:20.124Z');
+  });
+
+  it('rejects bad records with reasons naming field and value, keeping the id when readable', () => {
+    expect(invalid).toHaveLength(2);
+    expect(invalid[0]).toMatchObject({ index: 2, key: '9007199254740995', reason: 'price: must be a decimal number (got "abc")' });
+    expect(invalid[1]!.key).toBeNull();
+    const reason = invalid[1]!.reason;
+    expect(reason).toContain('exOrdId: must be a non-negative integer id (got nothing)');
+    expect(reason).toContain('execId: must be a non-negative integer id (got nothing)');
+    expect(reason).toContain('side: must be one of BUY, SELL (got "HOLD")');
+    expect(reason).toContain('symbol: must be a string (got the number 5)');
+    expect(reason).toContain('timestamp: must be epoch milliseconds (got 17000000001250000)');
+  });
+
+  it('maps an order summary with optional fields absent or null', () => {
+    const o = parseJsonMarked(
+      '{"exOrdId": 11234560004191, "clOrdId": "abc1", "ordType": "MARKET", "ordStatus": "FILLED", "side": "BUY", "price": "0.0", "symbol": "BTC-USD", "lastShares": null, "cumQty": "1.5E-3", "avgPx": 20123.5, "timestamp": 1700000000123, "mktOrdId": 5}',
+    );
+    const { valid: [v], invalid: bad } = validateRecords(orderSchema, [o], 'exOrdId', true);
+    expect(bad).toEqual([]);
+    expect(toOrderRow(v!)).toMatchObject({ ex_ord_id: '11234560004191', ord_status: 'FILLED', price: '0.0', last_shares: null, leaves_qty: null, cum_qty: '0.0015', avg_px: '20123.5' });
+    const { invalid } = validateRecords(orderSchema, [parseJsonMarked('{"clOrdId":"x","ordType":"LIMIT","ordStatus":"DONE","side":"BUY","symbol":"BTC-USD"}')], 'exOrdId', true);
+    expect(invalid[0]!.reason).toContain('ordStatus: must be one of OPEN, REJECTED, CANCELED, FILLED, PART_FILLED, EXPIRED, PENDING (got "DONE")');
+  });
+
+  it('maps deposits (tag after a colon kept) and withdrawals', () => {
+    const d = parseJsonMarked('{"depositId": "D17", "amount": 1.000000000000000001, "currency": "XRP", "address": "rEb8TK3gBgk5auZkwc6sHnwrGVJH8DuaLh:12345", "state": "UNCONFIRMED", "timestamp": 1700000000123}');
+    expect(toDepositRow(validateRecords(depositSchema, [d], 'depositId').valid[0]!)).toMatchObject({
+      deposit_id: 'D17',
+      amount: '1.000000000000000001',
+      address: 'rEb8TK3gBgk5auZkwc6sHnwrGVJH8DuaLh:12345',
+      tx_hash: null,
+      state: 'UNCONFIRMED',
+    });
+    const w = parseJsonMarked('{"withdrawalId": 42, "amount": "0.5", "fee": "5.0E-4", "currency": "BTC", "beneficiary": "wl-1"}');
+    expect(toWithdrawalRow(validateRecords(withdrawalSchema, [w], 'withdrawalId').valid[0]!)).toMatchObject({ withdrawal_id: '42', fee: '0.0005', state: null, timestamp: null });
+  });
+
+  it('validates balances and derives symbol increments exactly', () => {
+    const b = parseJsonMarked('{"currency":"BTC","balance":"1.5","available":1.25,"balance_local":30000.12,"available_local":"25000.10","rate":"20000.08"}');
+    expect(validateRecords(balanceSchema, [b], 'currency').valid[0]!.value.available).toBe('1.25');
+    const s = parseJsonMarked(
+      '{"base_currency":"BTC","base_currency_scale":8,"counter_currency":"USD","counter_currency_scale":2,"min_price_increment":1,"min_price_increment_scale":2,"min_order_size":50,"min_order_size_scale":8,"max_order_size":0,"max_order_size_scale":8,"lot_size":1,"lot_size_scale":8,"status":"open","id":1,"auction_price":0,"auction_time":""}',
+    );
+    const v = validateRecords(symbolSchema, [s], 'id', true).valid[0]!;
+    expect(toSymbolRow('whatever-key', v.value)).toEqual({
+      symbol: 'BTC-USD',
+      base_currency: 'BTC',
+      base_currency_scale: 8,
+      counter_currency: 'USD',
+      counter_currency_scale: 2,
+      price_increment: '0.01',
+      lot_size: '0.00000001',
+      min_order_size: '0.0000005',
+      max_order_size: '0',
+      status: 'open',
+    });
+  });
+});
