@@ -173,6 +173,16 @@ for (const [title, options] of variants) {
       const again = await syncExchange(ctxFor(ctx.store, sb), { progress: 'off' });
       expect(again.counts.fills).toBe(0);
       expect(await dump(ctx.store)).toEqual(before);
+
+      // Backfill of a date range (fills by from/to and execId, the rest by windows) restores lost rows.
+      const fills = sb.data.fills();
+      const from = new Date(fills[Math.floor(fills.length / 3)]!.timestamp);
+      const to = new Date(from.getTime() + 6 * 3_600_000);
+      await ctx.store.db.deleteFrom('exchange_fill').where('timestamp', '>=', from).where('timestamp', '<', to).execute();
+      await ctx.store.db.deleteFrom('exchange_order').where('timestamp', '>=', from).where('timestamp', '<', to).execute();
+      const backfilled = await syncExchange(ctxFor(ctx.store, sb), { progress: 'off', backfill: { from, to } });
+      expect(backfilled.counts.fills).toBeGreaterThan(0);
+      expect(await dump(ctx.store)).toEqual(before);
     });
   });
 }
