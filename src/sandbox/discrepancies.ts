@@ -49,13 +49,21 @@ export function plantDiscrepancies(w: World): Fixes {
   };
   // History before today, and at least a day old so no state is still moving.
   const settledBefore = Math.min(w.todayStart, w.now0 - 26 * HOUR_MS);
-  const partner = (pred: (o: PartnerOrderRecord) => boolean, before = settledBefore): PartnerOrderRecord | undefined => {
-    const c = w.partnerOrders.filter((o) => o.createdAtMs < before && o.timeline[o.timeline.length - 1]!.atMs < before && !used.has(o.orderId) && pred(o));
+  // Random probes first (a million records make full filters costly), a full filter as fallback.
+  const pickWhere = <T>(list: readonly T[], ok: (x: T) => boolean): T | undefined => {
+    for (let tries = 0; tries < 4000 && list.length; tries++) {
+      const x = list[Math.floor(rng.next() * list.length)]!;
+      if (ok(x)) return x;
+    }
+    const c = list.filter(ok);
     return c.length ? pickOf(rng, c) : undefined;
   };
+  const partner = (pred: (o: PartnerOrderRecord) => boolean, before = settledBefore): PartnerOrderRecord | undefined =>
+    pickWhere(w.partnerOrders, (o) => o.createdAtMs < before && o.timeline[o.timeline.length - 1]!.atMs < before && !used.has(o.orderId) && pred(o));
   const last = (o: PartnerOrderRecord): string => o.timeline[o.timeline.length - 1]!.state;
   const fiatIn = (o: PartnerOrderRecord): boolean => ['EUR', 'GBP'].includes(o.inputCurrency);
-  const depositOf = (o: PartnerOrderRecord): DepositRecord | undefined => w.deposits.find((d) => d.txHash === o.txHash);
+  const byTx = new Map(w.deposits.filter((d) => d.txHash !== undefined).map((d) => [d.txHash!, d]));
+  const depositOf = (o: PartnerOrderRecord): DepositRecord | undefined => byTx.get(o.txHash);
 
   // P_FEE_USD: one USD twin off by 0.50.
   let o = partner((x) => fiatIn(x));
@@ -127,6 +135,7 @@ export function plantDiscrepancies(w: World): Fixes {
     const t = o;
     const d = depositOf(t)!;
     w.removeDeposit(d);
+    byTx.delete(d.txHash!);
     // The deposit never moved the balance in this history; restoring it later rewrites history,
     // so the opening balance absorbs it (the served balances stay a consistent series).
     plant('X_DEPOSIT_MISSING', t.orderId, () => {
@@ -151,13 +160,11 @@ export function plantDiscrepancies(w: World): Fixes {
     });
   }
 
-  const orders = (pred: (x: OrderRow) => boolean): OrderRow | undefined => {
-    const c = w.exOrders.filter((x) => x.timestamp < settledBefore && !used.has(x.exOrdId) && !x.hidden && x.fillCount > 0 && w.fillsOf(x).every((f) => !used.has(f.execId)) && pred(x));
-    return c.length ? pickOf(rng, c) : undefined;
-  };
+  // A fill belongs to one order: marking the order reserves its fills too.
+  const orders = (pred: (x: OrderRow) => boolean): OrderRow | undefined =>
+    pickWhere(w.exOrders, (x) => x.timestamp < settledBefore && !used.has(x.exOrdId) && !x.hidden && x.fillCount > 0 && pred(x));
   const markOrder = (x: OrderRow): void => {
     used.add(x.exOrdId);
-    for (const f of w.fillsOf(x)) used.add(f.execId);
   };
   // E_FILL_QTY: cumQty one lot above the fills (leavesQty unchanged: size stays inside limits).
   let eo = orders((x) => x.ordStatus === 'FILLED');

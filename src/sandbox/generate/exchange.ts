@@ -72,6 +72,17 @@ function ints(def: SymbolDef): SymbolInts {
 
 /** Fee in units of the counter scale: lots x ticks x rate, rounded half-up (integers only). */
 export function feeUnits(def: SymbolDef, lots: number, ticks: number, rate: Fx): number {
+  const shift = def.lot[1] + def.priceInc[1] + rate.s - def.counterScale;
+  const product = lots * def.lot[0] * ticks * def.priceInc[0] * Number(rate.v);
+  if (shift >= 0 && shift <= 15 && Number.isSafeInteger(product)) {
+    // Exact integer arithmetic in doubles while the product stays below 2^53.
+    const p = 10 ** shift;
+    let q = Math.floor(product / p);
+    let r = product - q * p;
+    if (r < 0) (q -= 1), (r += p);
+    else if (r >= p) (q += 1), (r -= p);
+    return 2 * r >= p ? q + 1 : q;
+  }
   const raw: Fx = { v: BigInt(lots) * BigInt(def.lot[0]) * BigInt(ticks) * BigInt(def.priceInc[0]) * rate.v, s: def.lot[1] + def.priceInc[1] + rate.s };
   return Number(round(raw, def.counterScale).v);
 }

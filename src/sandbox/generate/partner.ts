@@ -126,8 +126,10 @@ export function makePartnerOrder(w: World, rng: Rng, createdMs: number, ctx: Par
   let deposit: DepositRecord | undefined;
   if (paidToUs) {
     const completedAt = steps[steps.length - 1]!.atMs;
-    // The exchange credits on the same confirmation the partner reports: at or just before COMPLETED.
-    const ts = Math.max(created.atMs, completedAt - rng.int(0, 20_000));
+    // The exchange credits on the same confirmation the partner reports: at or just before
+    // COMPLETED, never before the instant the order was generated at (a whole-second text
+    // floors atMs, which could put the credit behind a balance snapshot already taken).
+    const ts = Math.max(createdMs, completedAt - rng.int(0, 20_000));
     deposit = {
       depositId: `D${w.seq.deposit++}`,
       amount: order.outputAmount,
