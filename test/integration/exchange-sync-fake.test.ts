@@ -127,6 +127,9 @@ for (const [title, options] of variants) {
       wd.state = 'COMPLETED';
       const ord = api.data.orders.find((o) => o.ordStatus === 'OPEN')!;
       ord.ordStatus = 'FILLED';
+      // The orphan's order turns up (listed by id only, with an old timestamp).
+      api.data.orders.push({ ...api.data.orders[0]!, exOrdId: '123456789', clOrdId: 'late' });
+      api.data.hiddenOrders.add('123456789');
       await syncExchange(ctxFor(ctx.store, api), { progress: 'off' });
       const depStates = await ctx.store.db.selectFrom('exchange_deposit_state').select('state').where('deposit_id', '=', dep.depositId).orderBy('state').execute();
       expect(depStates.map((s) => s.state)).toEqual(['COMPLETED', 'UNCONFIRMED']);
@@ -136,6 +139,9 @@ for (const [title, options] of variants) {
       expect(o.ord_status).toBe('FILLED');
       const ordStates = await ctx.store.db.selectFrom('exchange_order_state').select('ord_status').where('ex_ord_id', '=', ord.exOrdId).orderBy('ord_status').execute();
       expect(ordStates.map((s) => s.ord_status)).toEqual(['FILLED', 'OPEN']);
+      expect(await ctx.store.db.selectFrom('exchange_order_not_found').selectAll().execute()).toEqual([]);
+      const late = await ctx.store.db.selectFrom('exchange_order').select('cl_ord_id').where('ex_ord_id', '=', '123456789').executeTakeFirstOrThrow();
+      expect(late.cl_ord_id).toBe('late');
     });
   });
 }

@@ -5,6 +5,7 @@ import { applyFillsPage, nextFillsRequest, normalizeFillsState, type FillsPlanSt
 import { fillSchema, validateRecords, type Fill, type ValidatedPage } from './schemas.js';
 import { toFillRow, utcDay } from './transform.js';
 import { markedNumber } from './wire.js';
+import { padded } from './sync-windows.js';
 import { commitFillsPage } from './store.js';
 import { bump, checkAbort, handleQuarantine, SOURCE, streamCoverage, type SyncEnv } from './sync-common.js';
 import type { CoverageDelta } from './store.js';
@@ -93,7 +94,8 @@ export async function syncFills(env: SyncEnv): Promise<void> {
 
 /** Backfill of a time range: fetched by from/to and execId, stored, no cursor moved. */
 export async function backfillFills(env: SyncEnv, range: { from: number; to: number }): Promise<void> {
-  await runFills(env, { watermark: null, blocks: [] }, range, false);
+  // Bounds widened by a millisecond: whatever the exchange's from/to semantics, the range's edges are in.
+  await runFills(env, { watermark: null, blocks: [] }, padded({ start: range.from, end: range.to }), false);
 }
 
 async function runFills(env: SyncEnv, start: FillsPlanState, extra: { from?: number; to?: number }, persist: boolean): Promise<void> {

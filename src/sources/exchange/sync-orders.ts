@@ -83,6 +83,16 @@ export async function syncOrderLookups(env: SyncEnv): Promise<void> {
     missing.forEach((id) => asked.add(id));
     await fetchOrdersById(env, missing, 'record');
   }
+  // A 404 can be temporary (an order the exchange lists again later): ask again each run, so an
+  // orphan that turns up resolves its E_FILL_ORPHAN; orphans are few.
+  const notFound = await env.db
+    .selectFrom('exchange_order_not_found')
+    .select('ex_ord_id')
+    .where('account', '=', env.account)
+    .where('checked_at', '<', env.startedAt)
+    .orderBy('ex_ord_id')
+    .execute();
+  await fetchOrdersById(env, notFound.map((r) => r.ex_ord_id), 'record');
   const open = await nonFinalOrderIds(env.db, env.account, ORDER_NON_FINAL, env.startedAt);
   await fetchOrdersById(env, open, 'ignore');
 }

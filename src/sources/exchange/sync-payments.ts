@@ -22,6 +22,7 @@ function depositStream(env: SyncEnv): WindowStream<Deposit, DepositRow> {
     int64Key: false,
     schema: depositSchema,
     limit: PAYMENTS_PAGE_LIMIT,
+    overlapMs: PAYMENTS_OVERLAP_MS,
     fetch: (w, _symbol, signal) => env.client.deposits(padded(w), signal),
     toRow: toDepositRow,
     key: (r) => r.deposit_id,
@@ -43,6 +44,7 @@ function withdrawalStream(env: SyncEnv): WindowStream<Withdrawal, WithdrawalRow>
     int64Key: false,
     schema: withdrawalSchema,
     limit: PAYMENTS_PAGE_LIMIT,
+    overlapMs: PAYMENTS_OVERLAP_MS,
     fetch: (w, _symbol, signal) => env.client.withdrawals(padded(w), signal),
     toRow: toWithdrawalRow,
     key: (r) => r.withdrawal_id,
@@ -56,6 +58,13 @@ function withdrawalStream(env: SyncEnv): WindowStream<Withdrawal, WithdrawalRow>
 }
 
 const BY_ID_BATCH = 50;
+
+/**
+ * Deposits and withdrawals are few and their lists have no page limit, while a deposit can be
+ * listed late (after its time): each run re-reads three days before its cursor, the window the
+ * partner side also re-reads for late state changes.
+ */
+export const PAYMENTS_OVERLAP_MS = 3 * 86_400_000;
 
 /**
  * Deposits and withdrawals by windows, then every one still UNCONFIRMED / PENDING from an

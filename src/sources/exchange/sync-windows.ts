@@ -25,6 +25,8 @@ export interface WindowStream<T, R extends { raw: string }> {
   write(trx: Db, rows: R[]): Promise<number>;
   /** Symbols to split a full one-millisecond window by (orders and trades accept `symbol`). */
   symbols?: string[];
+  /** How far before its cursor each run starts again (default WINDOW_OVERLAP_MS). */
+  overlapMs?: number;
 }
 
 /**
@@ -70,7 +72,7 @@ export async function syncWindows<T, R extends { raw: string }>(
     end = range.to;
   } else {
     const stored = await getCursor(env.db, env.account, SOURCE, s.cursor);
-    start = stored === null ? env.historyStartMs : Math.max(env.historyStartMs, Number(stored) - WINDOW_OVERLAP_MS);
+    start = stored === null ? env.historyStartMs : Math.max(env.historyStartMs, Number(stored) - (s.overlapMs ?? WINDOW_OVERLAP_MS));
     end = env.nowMs;
   }
   const cov = streamCoverage(env, s.stream);
