@@ -66,7 +66,7 @@ export async function withRunLock<T>(store: Store, options: LockOptions, fn: () 
       try {
         return await fn();
       } finally {
-        await session.query('select pg_advisory_unlock(hashtext($1))', [key]).catch(() => {
+        await session.query(`select pg_advisory_unlock(${LOCK_KEY_SQL})`, [key]).catch(() => {
           // The connection is gone: the server released the lock with it.
         });
       }
@@ -76,8 +76,15 @@ export async function withRunLock<T>(store: Store, options: LockOptions, fn: () 
   }
 }
 
+/**
+ * Advisory locks are database-wide, while our tables live in a schema: the schema is part of the
+ * key, so two deployments (or two test files) in different schemas of one database never block
+ * each other, and two runs on the same tables always do.
+ */
+const LOCK_KEY_SQL = `hashtext(current_schema() || ':' || $1)`;
+
 async function tryLock(session: Session, key: string): Promise<boolean> {
-  const rows = await session.query<{ locked: boolean }>('select pg_try_advisory_lock(hashtext($1)) as locked', [key]);
+  const rows = await session.query<{ locked: boolean }>(`select pg_try_advisory_lock(${LOCK_KEY_SQL}) as locked`, [key]);
   return rows[0]?.locked === true;
 }
 

@@ -219,6 +219,13 @@ for (const kind of storeKinds) {
           );
           release();
           expect((await first).status).toBe('succeeded');
+          // Another schema of the same database is another deployment: not blocked.
+          const elsewhere = await createTestStore('postgres');
+          try {
+            expect((await runPipeline({ store: elsewhere.store, config, logger, stages: fakeStages([]) }, { period, trigger: 'cli', email: false })).status).toBe('succeeded');
+          } finally {
+            await elsewhere.drop();
+          }
           // Released: the other pool can run now.
           expect((await runPipeline({ store: other, config, logger, stages: fakeStages([]) }, { period, trigger: 'cli', email: false })).status).toBe('succeeded');
         } finally {
