@@ -80,6 +80,15 @@ export function plantDiscrepancies(w: World): Fixes {
     const before = t.amountUsd;
     t.amountUsd = new Decimal(t.inputAmount).plus('1.00').toFixed(2);
     plant('P_AMOUNT_USD', t.orderId, () => (t.amountUsd = before));
+  } else {
+    // Without USD orders: a non-USD order missing amountUsd (P_FEE_USD skips such an order).
+    o = partner((x) => x.inputCurrency !== 'USD');
+    if (o) {
+      const t = o;
+      const before = t.amountUsd;
+      t.amountUsd = undefined;
+      plant('P_AMOUNT_USD', t.orderId, () => (t.amountUsd = before));
+    }
   }
   // P_PARTNER_FEE_RATE: partnerFee one cent above the rate; its twin follows so P_FEE_USD holds.
   o = partner((x) => fiatIn(x));
@@ -99,12 +108,14 @@ export function plantDiscrepancies(w: World): Fixes {
     t.networkFeeUsd = usdTwin(t.networkFee, t.amountUsd!, t.inputAmount);
     plant('P_FEE_BOUNDS', t.orderId, () => ((t.networkFee = before.fee), (t.networkFeeUsd = before.usd)));
   }
-  // P_PRECISION: a BTC output with 9 decimals, on an order not paid to our wallets (no X_* effect).
-  o = partner((x) => x.orderType === 'BUY' && x.outputCurrency === 'BTC' && !x.paidToUs);
+  // P_PRECISION: an output with one decimal more than its currency has, on an order not paid
+  // to our wallets (no X_* effect).
+  o = partner((x) => x.orderType === 'BUY' && !x.paidToUs);
   if (o) {
     const t = o;
     const before = t.outputAmount;
-    t.outputAmount = new Decimal(before).plus('0.000000001').toFixed(9);
+    const p = w.partnerCurrencies.find((c) => c.code === t.outputCurrency)!.precision + 1;
+    t.outputAmount = new Decimal(before).plus(new Decimal(10).pow(-p)).toFixed(p);
     plant('P_PRECISION', t.orderId, () => (t.outputAmount = before));
   }
   // P_STATE: a FAILED order that carries a transaction hash.

@@ -40,6 +40,16 @@ describe('generated data is consistent to the last digit', () => {
     }
   });
 
+  it('every code is planted with narrower catalogs too (no USD orders, no BTC)', async () => {
+    sb = await startSandbox({ ...small, seed: 6, discrepancies: true, fiatCurrencies: ['EUR', 'GBP'], cryptoCurrencies: ['ETH', 'USDC', 'XRP'], symbols: ['ETH-USD', 'USDC-USD'] });
+    const s1 = await snapshot(sb);
+    await sleep(5);
+    const s2 = await snapshot(sb);
+    const found = reconcile(sb, { feeRate: sb.partnerFeeRate, webhooks: true, snapshots: [s1, s2] });
+    expect(sortBreaks(found)).toEqual(sortBreaks(sb.expectedBreaks()));
+    expect(new Set(sb.expectedBreaks().map((b) => b.code)).size).toBe(19);
+  });
+
   it('fixDiscrepancy corrects every planted case, and served balances stay a consistent series', async () => {
     sb = await startSandbox({ ...small, seed: 4, discrepancies: true });
     const s1 = await snapshot(sb);
