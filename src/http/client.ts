@@ -35,7 +35,15 @@ export interface HttpClientOptions {
   connections?: number;
   /** Source of jitter, injectable for deterministic tests; returns [0, 1). */
   random?: () => number;
+  /**
+   * A limiter shared with other clients of the same API (e.g. the partner's public-key and
+   * private-key clients, whose limit is per IP): createRateLimiter(perSecond, sleep). Default: a
+   * limiter of this client's own at rateLimitPerSecond.
+   */
+  limiter?: RateLimiter;
 }
+
+export type RateLimiter = (signal?: AbortSignal) => Promise<void>;
 
 export type QueryValue = string | number | bigint | boolean | null | undefined;
 
@@ -105,7 +113,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   const sleep = options.sleep ?? ((ms: number, signal?: AbortSignal) => delay(ms, undefined, { signal }));
   const random = options.random ?? Math.random;
   const log = options.logger;
-  const limiter = createRateLimiter(options.rateLimitPerSecond, sleep);
+  const limiter = options.limiter ?? createRateLimiter(options.rateLimitPerSecond, sleep);
   const stats: HttpStats = { requests: 0, retries: 0 };
 
   function buildPath(path: string, query?: Record<string, QueryValue>): string {
@@ -243,7 +251,10 @@ export function parseRetryAfter(value: string | undefined, now = Date.now()): nu
  * Token bucket of `perSecond` tokens, holding at most one second's worth: a short burst is allowed,
  * the sustained rate never exceeds the limit. Callers queue in order of arrival.
  */
-export function createRateLimiter(perSecond: number, sleep: (ms: number, signal?: AbortSignal) => Promise<void>): (signal?: AbortSignal) => Promise<void> {
+export function createRateLimiter(
+  perSecond: number,
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void> = (ms, signal) => delay(ms, undefined, { signal }),
+): RateLimiter {
   const capacity = Math.max(1, perSecond);
   const interval = 1000 / perSecond;
   let tokens = capacity;

@@ -278,6 +278,22 @@ describe('rate limiter and Retry-After', () => {
     expect(sleeps[0]).toBeLessThanOrEqual(200);
   });
 
+  it('can be shared by two clients of one API', async () => {
+    handler = (_req, res) => res.end('{}');
+    const sleeps: number[] = [];
+    const limiter = createRateLimiter(2, async (ms) => {
+      sleeps.push(ms);
+    });
+    const a = client({ limiter }).c;
+    const b = client({ limiter }).c;
+    await a.get('/x');
+    await b.get('/x');
+    await a.get('/x');
+    expect(sleeps).toHaveLength(1);
+    await a.close();
+    await b.close();
+  });
+
   it('parses seconds and HTTP dates', () => {
     expect(parseRetryAfter('3')).toBe(3000);
     expect(parseRetryAfter('Sun, 22 Nov 2026 02:00:10 GMT', Date.parse('2026-11-22T02:00:00Z'))).toBe(10_000);
