@@ -89,13 +89,19 @@ export async function syncWindows<T, R extends { raw: string }>(
     if (!leaf) continue;
     const rows = leaf.validated.valid.map(s.toRow);
     const byDay = new Map<string, CoverageDelta>();
-    bump(byDay, dayOfMs(w.start), { pages: leaf.pages.length, quarantined: leaf.validated.invalid.length });
+    let latest: number | null = null;
     for (const v of leaf.validated.valid) {
       const ts = s.timestampOf(v.value);
-      if (ts !== null) bump(byDay, dayOfMs(ts), { rows: 1 });
+      if (ts === null) continue;
+      bump(byDay, dayOfMs(ts), { rows: 1 });
+      latest = latest === null ? ts : Math.max(latest, ts);
     }
+    // A window can span years of nothing (the first one starts at historyStart): its pages count
+    // on the day of its newest record, or on the last day it covers when it is empty.
+    const pageDay = dayOfMs(latest ?? Math.max(w.start, Math.min(w.end, env.nowMs) - 1));
+    bump(byDay, pageDay, { pages: leaf.pages.length, quarantined: leaf.validated.invalid.length });
     if (!leaf.settled) {
-      bump(byDay, dayOfMs(w.start), { settled: false, detail: leaf.detail });
+      bump(byDay, pageDay, { settled: false, detail: leaf.detail });
       cov.settled = false;
       env.logger.warn({ stream: s.stream, window: w, detail: leaf.detail }, 'exchange window still full at one millisecond; some records may be missing');
     }
