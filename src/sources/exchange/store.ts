@@ -138,6 +138,41 @@ export async function commitFillsPage(db: Db, c: PageCommit): Promise<void> {
   `.execute(db);
 }
 
+/**
+ * The bookkeeping half of commitFillsPage (coverage and cursors, asynchronous commit), for a
+ * transaction that inserted its rows with upsertFills first.
+ */
+export async function recordFillsPage(db: Db, c: Omit<PageCommit, 'rows'>): Promise<void> {
+  const coverage = JSON.stringify(
+    [...c.coverage].map(([day, d]) => ({ day, pages: d.pages, rows: d.rows, quarantined: d.quarantined, settled: d.settled, detail: d.detail ?? null })),
+  );
+  await sql`
+    with cov as (
+      insert into sync_coverage (account, source, stream, day, pages, rows, quarantined, settled, detail, run_id, updated_at)
+      select ${c.account}, 'exchange', ${c.coverageStream}, v.day, v.pages, v.rows, v.quarantined, v.settled, v.detail, ${c.runId}::text, now()
+      from json_to_recordset(${coverage}::json) as v(day date, pages integer, rows integer, quarantined integer, settled boolean, detail jsonb)
+      on conflict (account, source, stream, day) do update set
+        pages = case when sync_coverage.run_id is not distinct from excluded.run_id then sync_coverage.pages + excluded.pages else excluded.pages end,
+        rows = case when sync_coverage.run_id is not distinct from excluded.run_id then sync_coverage.rows + excluded.rows else excluded.rows end,
+        quarantined = case when sync_coverage.run_id is not distinct from excluded.run_id then sync_coverage.quarantined + excluded.quarantined else excluded.quarantined end,
+        settled = case when sync_coverage.run_id is not distinct from excluded.run_id then sync_coverage.settled and excluded.settled else excluded.settled end,
+        detail = coalesce(excluded.detail, sync_coverage.detail),
+        run_id = excluded.run_id,
+        updated_at = excluded.updated_at
+      returning 1
+    ), cur as (
+      insert into sync_cursor (account, source, name, value, updated_at)
+      select ${c.account}, 'exchange', k.name, k.value, now()
+      from json_to_recordset(${JSON.stringify(c.cursors)}::json) as k(name text, value text)
+      on conflict (account, source, name) do update set value = excluded.value, updated_at = excluded.updated_at
+      returning 1
+    ), durability as (
+      select set_config('synchronous_commit', 'off', true) as setting
+    )
+    select (select count(*) from cov) as days, (select count(*) from cur) as cursors, (select setting from durability) as synchronous_commit
+  `.execute(db);
+}
+
 export async function upsertOrders(db: Db, account: string, rows: OrderRow[], observedAt: Date): Promise<number> {
   const unique = dedupe(rows, (r) => r.ex_ord_id);
   if (unique.length === 0) return 0;

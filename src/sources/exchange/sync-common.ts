@@ -52,6 +52,8 @@ export interface SyncEnv {
   coverage: Record<string, StreamCoverage>;
   /** Entities with unresolved quarantine entries: only those pay for resolveQuarantined. */
   openQuarantine: Set<string>;
+  /** Two page transactions may insert at once (a pooled server; PGlite has one session). */
+  parallelWrites: boolean;
 }
 
 export class SyncAbortedError extends AppError {

@@ -6,7 +6,7 @@ import { fillSchema, validateRecords, type Fill, type ValidatedPage } from './sc
 import { toFillRow, utcDay } from './transform.js';
 import { markedNumber } from './wire.js';
 import { padded } from './sync-windows.js';
-import { commitFillsPage } from './store.js';
+import { commitFillsPage, recordFillsPage, upsertFills } from './store.js';
 import { bump, checkAbort, handleQuarantine, SOURCE, streamCoverage, type SyncEnv } from './sync-common.js';
 import type { CoverageDelta } from './store.js';
 
@@ -102,13 +102,16 @@ async function runFills(env: SyncEnv, start: FillsPlanState, extra: { from?: num
   const cov = streamCoverage(env, 'fills');
   env.progress.setStage('fills');
   let last = start;
-  // The commit of page k runs in Postgres while page k+1 is fetched and validated here; commits
-  // stay strictly in order (each waits for the previous one), so the cursor never runs ahead.
-  let pending: Promise<void> | null = null;
-  const settle = async () => {
-    if (!pending) return;
-    const p = pending;
-    pending = null;
+  // Page k+1 is fetched and validated while page k is written. On a Postgres server two page
+  // transactions also insert at once (two backends), but each one moves the cursor and commits
+  // only after the previous one committed: committed pages always form a prefix of the walk,
+  // so the cursor never covers a page that is not stored.
+  const depth = env.parallelWrites ? 2 : 1;
+  const inFlight: Array<Promise<void>> = [];
+  let previous: Promise<void> = Promise.resolve();
+  const settleOldest = async () => {
+    const p = inFlight.shift();
+    if (!p) return;
     await p;
     checkAbort(env);
   };
@@ -128,7 +131,7 @@ async function runFills(env: SyncEnv, start: FillsPlanState, extra: { from?: num
         env.logger.error({ reason: step.stuck, request: step.page.request }, 'exchange fills paging made no progress; stopping fills for this run');
         cov.settled = false;
       }
-      await settle();
+      while (inFlight.length >= depth) await settleOldest();
       const cursors =
         persist && !step.stuck
           ? [
@@ -136,16 +139,19 @@ async function runFills(env: SyncEnv, start: FillsPlanState, extra: { from?: num
               { name: FILLS_PENDING_CURSOR, value: JSON.stringify(step.state.blocks) },
             ]
           : [];
+      const bookkeeping = { account: env.account, runId: env.runId, coverageStream: 'fills', coverage: byDay, cursors };
+      const before = previous;
       const commit =
-        validated.invalid.length === 0 && !env.openQuarantine.has('fill')
-          ? commitFillsPage(env.db, { account: env.account, runId: env.runId, rows, coverageStream: 'fills', coverage: byDay, cursors })
+        depth === 1 && validated.invalid.length === 0 && !env.openQuarantine.has('fill')
+          ? commitFillsPage(env.db, { ...bookkeeping, rows })
           : env.db.transaction().execute(async (trx) => {
-              await commitFillsPage(trx, { account: env.account, runId: env.runId, rows, coverageStream: 'fills', coverage: byDay, cursors });
+              await upsertFills(trx, env.account, rows);
               await handleQuarantine(env, trx, page.endpoint, 'fill', validated.invalid, rows.map((r) => r.exec_id));
+              // A failed predecessor fails (rolls back) this page too: nothing commits past a gap.
+              await before;
+              await recordFillsPage(trx, bookkeeping);
             });
-      // Observed by settle(); this only keeps a failure from being reported as unhandled meanwhile.
-      commit.catch(() => {});
-      pending = commit.then(() => {
+      const done = commit.then(() => {
         last = step.state;
         env.counters.fills += rows.length;
         env.counters.pages++;
@@ -154,12 +160,15 @@ async function runFills(env: SyncEnv, start: FillsPlanState, extra: { from?: num
         cov.quarantined += validated.invalid.length;
         env.progress.tick(rows.length);
       });
-      pending.catch(() => {});
+      // Observed in order by settleOldest(); this keeps a failure from being reported as unhandled meanwhile.
+      done.catch(() => {});
+      previous = done;
+      inFlight.push(done);
     }
-    await settle();
+    while (inFlight.length) await settleOldest();
   } finally {
-    // On an error elsewhere, let an in-flight commit finish before the caller closes the store.
-    if (pending) await (pending as Promise<void>).catch(() => {});
+    // On an error elsewhere, let the writes in flight finish before the caller closes the store.
+    await Promise.allSettled(inFlight);
     if (persist) cov.cursor = last.watermark;
   }
 }

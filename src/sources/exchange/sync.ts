@@ -67,6 +67,7 @@ export async function syncExchange(ctx: StageContext, options: ExchangeSyncOptio
     counters: { fills: 0, orders: 0, trades: 0, ordersById: 0, ordersNotFound: 0, deposits: 0, withdrawals: 0, balances: 0, quarantined: 0, pages: 0 },
     coverage: {},
     openQuarantine: await loadOpenQuarantine(ctx.store.db, account),
+    parallelWrites: ctx.store.kind === 'postgres',
   };
   const statsBefore = client.http.stats();
   logger.info({ runId: ctx.runId, upTo: new Date(env.nowMs).toISOString(), backfill: options.backfill }, 'exchange sync started');
