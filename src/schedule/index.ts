@@ -41,7 +41,13 @@ export async function runSchedule(deps: ScheduleDeps, options: ScheduleOptions =
   requireSources(config, ['partner', 'exchange']);
   validateSchedule(config.schedule.cron, config.schedule.timezone);
   // Fail at start-up, not at the first firing, when the database is unreachable or its schema cannot be updated.
-  await (await deps.openStore()).close();
+  // A manual run holding the embedded database right now is no reason not to start.
+  try {
+    await (await deps.openStore()).close();
+  } catch (err) {
+    if (!(err instanceof EmbeddedBusyError)) throw err;
+    logger.warn(`${err.message}; starting the schedule anyway`);
+  }
 
   const fire = options.fire ?? ((firedAt: Date) => fireRun(deps, firedAt));
   const trigger = options.trigger ?? cronTrigger(config.schedule.cron, config.schedule.timezone);
