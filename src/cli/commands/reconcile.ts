@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { EXIT } from '../../errors.js';
 import { executeRun } from '../../pipeline/execute.js';
 import { countOpenBreaks, mergeStageDetail } from '../../pipeline/run.js';
 import { loadStages } from '../../pipeline/stages.js';
