@@ -55,7 +55,11 @@ async function main(): Promise<number> {
       cwd,
     });
     const logger = createLogger({ level: config.logLevel, secrets: secretValues(config) });
-    const uninstall = installSignalHandlers({ logger, onGraceful: (signal) => abort.abort(new Error(`interrupted by ${signal}`)) });
+    const uninstall = installSignalHandlers({
+      logger,
+      graceful: 'stopping at the next safe point; what is committed is kept and the next run resumes from it',
+      onGraceful: (signal) => abort.abort(new Error(`interrupted by ${signal}`)),
+    });
 
     out(`creating the embedded database in ${relative(cwd, dataDir) || '.'} (demo only; wiped at the next demo) ...`);
     const store = await openStore({ dataDir });

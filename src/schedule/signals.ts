@@ -16,6 +16,8 @@ export interface SignalHandlerOptions {
   onGraceful: (signal: StopSignal) => void;
   /** Called on the second signal: leave at once. Default: exit 1 (the interrupted run stays 'running' and the next run marks it failed). */
   onForceful?: (signal: StopSignal) => void;
+  /** What the first signal does, for the log line (default: finishing the current work). */
+  graceful?: string;
   target?: SignalTarget;
 }
 
@@ -31,7 +33,7 @@ export function installSignalHandlers(options: SignalHandlerOptions): () => void
   const handler = (signal: StopSignal) => {
     received += 1;
     if (received === 1) {
-      options.logger.warn({ signal }, `received ${signal}: finishing the current work, then exiting (send it again to exit at once)`);
+      options.logger.warn({ signal }, `received ${signal}: ${options.graceful ?? 'finishing the current work, then exiting'} (send it again to exit at once)`);
       options.onGraceful(signal);
       return;
     }

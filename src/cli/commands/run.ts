@@ -43,7 +43,11 @@ export function register(program: Command): void {
         requireSources(config, ['partner', 'exchange']);
         const abort = new AbortController();
         // First signal: stop at the next stage boundary and record the run as failed; second: exit at once.
-        const uninstall = installSignalHandlers({ logger, onGraceful: (signal) => abort.abort(new Error(`interrupted by ${signal}`)) });
+        const uninstall = installSignalHandlers({
+          logger,
+          graceful: 'stopping at the next safe point; what is committed is kept and the next run resumes from it',
+          onGraceful: (signal) => abort.abort(new Error(`interrupted by ${signal}`)),
+        });
         try {
           const store = await openRunStore(config, logger, { wait: opts.wait, signal: abort.signal });
           let result: PipelineResult;

@@ -60,7 +60,11 @@ export function register(program: Command): void {
 
         const { syncExchange, syncPartner } = await loadStages();
         const abort = new AbortController();
-        const uninstall = installSignalHandlers({ logger, onGraceful: (signal) => abort.abort(new Error(`interrupted by ${signal}`)) });
+        const uninstall = installSignalHandlers({
+          logger,
+          graceful: 'stopping at the next safe point; what is committed is kept and the next run resumes from it',
+          onGraceful: (signal) => abort.abort(new Error(`interrupted by ${signal}`)),
+        });
         try {
           const store = await openRunStore(config, logger, { wait: opts.wait, signal: abort.signal });
           try {
