@@ -127,6 +127,9 @@ function printHeadline(
   out(`open breaks: ${s.breaks.length} (${bySeverity.high ?? 0} high, ${bySeverity.medium ?? 0} medium, ${bySeverity.low ?? 0} low)`);
   out(`  by rule: ${[...byCode.entries()].sort().map(([c, n]) => `${c} ${n}`).join(', ')}`);
   out(`planted discrepancies caught: ${caught.length} of ${checkable.length}${caught.length < checkable.length ? ` (missed: ${checkable.filter((p) => !caught.includes(p)).map((p) => `${p.code} ${p.key}`).join(', ')})` : ''}`);
+  const needWebhooks = planted.filter((p) => p.requires === 'webhooks');
+  if (needWebhooks.length)
+    out(`  (${needWebhooks.map((p) => p.code).join(', ')} also planted: checked only with the webhook receiver configured, which the demo does not run)`);
   out('The Breaks sheet of the workbook lists every open break with its age, expected, actual and difference.');
 }
 
