@@ -40,36 +40,41 @@ function dedupe<T>(rows: T[], key: (r: T) => string): T[] {
 }
 
 /**
- * Fill columns as one array per column for `unnest`: Postgres parses an array element with the
- * column's own input function, the cheapest set-based path short of COPY (measured about 25%
- * faster than json_to_recordset on 1000-row pages, on pg and PGlite alike).
+ * A page of fills as Postgres array literals, one per column, for `unnest`, and the raw records
+ * as one JSON array: Postgres parses an array element with the column's own input function (the
+ * cheapest set-based path short of COPY). The literals are built here rather than by the driver,
+ * whose per-element escaping was the sync's largest cost after parsing: ids, decimals, times and
+ * sides are validated plain tokens that need no quoting, symbols are quoted, and the raw JSON
+ * goes as JSON, which needs no escaping at all.
  */
-function fillArrays(rows: FillRow[]): unknown[][] {
-  const cols: unknown[][] = [[], [], [], [], [], [], [], [], [], []];
-  for (const r of rows) {
-    cols[0]!.push(r.exec_id);
-    cols[1]!.push(r.ex_ord_id);
-    cols[2]!.push(r.trade_id);
-    cols[3]!.push(r.side);
-    cols[4]!.push(r.symbol);
-    cols[5]!.push(r.price);
-    cols[6]!.push(r.qty);
-    cols[7]!.push(r.fee);
-    cols[8]!.push(r.timestamp);
-    cols[9]!.push(r.raw);
-  }
-  return cols;
+function fillColumns(rows: FillRow[]): string[] {
+  const plain = (pick: (r: FillRow) => string) => `{${rows.map(pick).join(',')}}`;
+  return [
+    plain((r) => r.exec_id),
+    plain((r) => r.ex_ord_id),
+    plain((r) => r.trade_id),
+    plain((r) => r.side),
+    `{${rows.map((r) => `"${r.symbol.replace(/[\\"]/g, '\\$&')}"`).join(',')}}`,
+    plain((r) => r.price),
+    plain((r) => r.qty),
+    plain((r) => r.fee),
+    plain((r) => r.timestamp),
+    `[${rows.map((r) => r.raw).join(',')}]`,
+  ];
 }
 
 export async function upsertFills(db: Db, account: string, rows: FillRow[]): Promise<number> {
   const unique = dedupe(rows, (r) => r.exec_id);
   if (unique.length === 0) return 0;
   // A fill is immutable; the update only fires if the exchange ever sends different content.
-  const [a, b, c, d, e, f, g, h, i, j] = fillArrays(unique);
+  const [a, b, c, d, e, f, g, h, i, j] = fillColumns(unique);
   await sql`
     insert into exchange_fill (account, exec_id, ex_ord_id, trade_id, side, symbol, price, qty, fee, "timestamp", raw)
-    select ${account}, x.* from unnest(${a}::bigint[], ${b}::bigint[], ${c}::bigint[], ${d}::text[], ${e}::text[],
-      ${f}::numeric[], ${g}::numeric[], ${h}::numeric[], ${i}::timestamptz[], ${j}::jsonb[]) as x
+    select ${account}, x.exec_id, x.ex_ord_id, x.trade_id, x.side, x.symbol, x.price, x.qty, x.fee, x.ts, r.raw::jsonb
+    from unnest(${a}::bigint[], ${b}::bigint[], ${c}::bigint[], ${d}::text[], ${e}::text[],
+      ${f}::numeric[], ${g}::numeric[], ${h}::numeric[], ${i}::timestamptz[])
+      with ordinality as x(exec_id, ex_ord_id, trade_id, side, symbol, price, qty, fee, ts, n)
+    join json_array_elements(${j}::json) with ordinality as r(raw, n) using (n)
     on conflict (account, exec_id) do update set
       ex_ord_id = excluded.ex_ord_id, trade_id = excluded.trade_id, side = excluded.side, symbol = excluded.symbol,
       price = excluded.price, qty = excluded.qty, fee = excluded.fee, "timestamp" = excluded."timestamp", raw = excluded.raw
@@ -94,15 +99,18 @@ export interface PageCommit {
  */
 export async function commitFillsPage(db: Db, c: PageCommit): Promise<void> {
   const unique = dedupe(c.rows, (r) => r.exec_id);
-  const [a, b, cc, d, e, f, g, h, i, j] = fillArrays(unique);
+  const [a, b, cc, d, e, f, g, h, i, j] = fillColumns(unique);
   const coverage = JSON.stringify(
     [...c.coverage].map(([day, d]) => ({ day, pages: d.pages, rows: d.rows, quarantined: d.quarantined, settled: d.settled, detail: d.detail ?? null })),
   );
   await sql`
     with ins as (
       insert into exchange_fill (account, exec_id, ex_ord_id, trade_id, side, symbol, price, qty, fee, "timestamp", raw)
-      select ${c.account}, x.* from unnest(${a}::bigint[], ${b}::bigint[], ${cc}::bigint[], ${d}::text[], ${e}::text[],
-        ${f}::numeric[], ${g}::numeric[], ${h}::numeric[], ${i}::timestamptz[], ${j}::jsonb[]) as x
+      select ${c.account}, x.exec_id, x.ex_ord_id, x.trade_id, x.side, x.symbol, x.price, x.qty, x.fee, x.ts, r.raw::jsonb
+      from unnest(${a}::bigint[], ${b}::bigint[], ${cc}::bigint[], ${d}::text[], ${e}::text[],
+        ${f}::numeric[], ${g}::numeric[], ${h}::numeric[], ${i}::timestamptz[])
+        with ordinality as x(exec_id, ex_ord_id, trade_id, side, symbol, price, qty, fee, ts, n)
+      join json_array_elements(${j}::json) with ordinality as r(raw, n) using (n)
       on conflict (account, exec_id) do update set
         ex_ord_id = excluded.ex_ord_id, trade_id = excluded.trade_id, side = excluded.side, symbol = excluded.symbol,
         price = excluded.price, qty = excluded.qty, fee = excluded.fee, "timestamp" = excluded."timestamp", raw = excluded.raw
