@@ -44,6 +44,7 @@ describe('exchange schemas and transforms', () => {
     expect(valid.map((v) => v.index)).toEqual([0, 1]);
     const [a, b] = valid.map(toFillRow);
     expect(a).toEqual({
+      page_index: 1,
       exec_id: '9007199254740993',
       ex_ord_id: '11234560004191',
       trade_id: '1',

@@ -47,8 +47,8 @@ function dedupe<T>(rows: T[], key: (r: T) => string): T[] {
  * sides are validated plain tokens that need no quoting, symbols are quoted, and the raw JSON
  * goes as JSON, which needs no escaping at all.
  */
-function fillColumns(rows: FillRow[]): string[] {
-  const plain = (pick: (r: FillRow) => string) => `{${rows.map(pick).join(',')}}`;
+function fillColumns(rows: FillRow[], pageText?: string): string[] {
+  const plain = (pick: (r: FillRow) => string | number) => `{${rows.map(pick).join(',')}}`;
   return [
     plain((r) => r.exec_id),
     plain((r) => r.ex_ord_id),
@@ -59,22 +59,26 @@ function fillColumns(rows: FillRow[]): string[] {
     plain((r) => r.qty),
     plain((r) => r.fee),
     plain((r) => r.timestamp),
-    `[${rows.map((r) => r.raw).join(',')}]`,
+    // With the page text, each row's raw record is the page's element at its position, exactly as
+    // received (no re-serialization at all); otherwise the rows' own raw JSON, in row order.
+    pageText === undefined ? `{${rows.map((_r, i) => i + 1).join(',')}}` : plain((r) => r.page_index),
+    pageText ?? `[${rows.map((r) => r.raw).join(',')}]`,
   ];
 }
 
-export async function upsertFills(db: Db, account: string, rows: FillRow[]): Promise<number> {
+/** `pageText`: the page as received, whose elements are the rows' raw records (by page_index). */
+export async function upsertFills(db: Db, account: string, rows: FillRow[], pageText?: string): Promise<number> {
   const unique = dedupe(rows, (r) => r.exec_id);
   if (unique.length === 0) return 0;
   // A fill is immutable; the update only fires if the exchange ever sends different content.
-  const [a, b, c, d, e, f, g, h, i, j] = fillColumns(unique);
+  const [a, b, c, d, e, f, g, h, i, k, j] = fillColumns(unique, pageText);
   await sql`
     insert into exchange_fill (account, exec_id, ex_ord_id, trade_id, side, symbol, price, qty, fee, "timestamp", raw)
     select ${account}, x.exec_id, x.ex_ord_id, x.trade_id, x.side, x.symbol, x.price, x.qty, x.fee, x.ts, r.raw::jsonb
     from unnest(${a}::bigint[], ${b}::bigint[], ${c}::bigint[], ${d}::text[], ${e}::text[],
-      ${f}::numeric[], ${g}::numeric[], ${h}::numeric[], ${i}::timestamptz[])
-      with ordinality as x(exec_id, ex_ord_id, trade_id, side, symbol, price, qty, fee, ts, n)
-    join json_array_elements(${j}::json) with ordinality as r(raw, n) using (n)
+      ${f}::numeric[], ${g}::numeric[], ${h}::numeric[], ${i}::timestamptz[], ${k}::integer[])
+      as x(exec_id, ex_ord_id, trade_id, side, symbol, price, qty, fee, ts, idx)
+    join json_array_elements(${j}::json) with ordinality as r(raw, n) on r.n = x.idx
     on conflict (account, exec_id) do update set
       ex_ord_id = excluded.ex_ord_id, trade_id = excluded.trade_id, side = excluded.side, symbol = excluded.symbol,
       price = excluded.price, qty = excluded.qty, fee = excluded.fee, "timestamp" = excluded."timestamp", raw = excluded.raw
@@ -87,6 +91,8 @@ export interface PageCommit {
   account: string;
   runId: string | null;
   rows: FillRow[];
+  /** The page as received: the rows' raw records are its elements (see upsertFills). */
+  pageText?: string;
   coverageStream: string;
   coverage: Map<string, CoverageDelta>;
   cursors: Array<{ name: string; value: string }>;
@@ -99,7 +105,7 @@ export interface PageCommit {
  */
 export async function commitFillsPage(db: Db, c: PageCommit): Promise<void> {
   const unique = dedupe(c.rows, (r) => r.exec_id);
-  const [a, b, cc, d, e, f, g, h, i, j] = fillColumns(unique);
+  const [a, b, cc, d, e, f, g, h, i, k, j] = fillColumns(unique, c.pageText);
   const coverage = JSON.stringify(
     [...c.coverage].map(([day, d]) => ({ day, pages: d.pages, rows: d.rows, quarantined: d.quarantined, settled: d.settled, detail: d.detail ?? null })),
   );
@@ -108,9 +114,9 @@ export async function commitFillsPage(db: Db, c: PageCommit): Promise<void> {
       insert into exchange_fill (account, exec_id, ex_ord_id, trade_id, side, symbol, price, qty, fee, "timestamp", raw)
       select ${c.account}, x.exec_id, x.ex_ord_id, x.trade_id, x.side, x.symbol, x.price, x.qty, x.fee, x.ts, r.raw::jsonb
       from unnest(${a}::bigint[], ${b}::bigint[], ${cc}::bigint[], ${d}::text[], ${e}::text[],
-        ${f}::numeric[], ${g}::numeric[], ${h}::numeric[], ${i}::timestamptz[])
-        with ordinality as x(exec_id, ex_ord_id, trade_id, side, symbol, price, qty, fee, ts, n)
-      join json_array_elements(${j}::json) with ordinality as r(raw, n) using (n)
+        ${f}::numeric[], ${g}::numeric[], ${h}::numeric[], ${i}::timestamptz[], ${k}::integer[])
+        as x(exec_id, ex_ord_id, trade_id, side, symbol, price, qty, fee, ts, idx)
+      join json_array_elements(${j}::json) with ordinality as r(raw, n) on r.n = x.idx
       on conflict (account, exec_id) do update set
         ex_ord_id = excluded.ex_ord_id, trade_id = excluded.trade_id, side = excluded.side, symbol = excluded.symbol,
         price = excluded.price, qty = excluded.qty, fee = excluded.fee, "timestamp" = excluded."timestamp", raw = excluded.raw

@@ -5,7 +5,7 @@ import { quarantineRecords, resolveQuarantined } from '../../store/quarantine.js
 import type { Progress } from '../../util/progress.js';
 import type { ExchangeClient } from './client.js';
 import type { Rejected } from './schemas.js';
-import { rawText } from './transform.js';
+import { stringifyJsonLossless } from '../../decimal/json.js';
 import { addCoverage, type CoverageDelta } from './store.js';
 
 export const SOURCE = 'exchange';
@@ -112,7 +112,8 @@ export async function handleQuarantine(
 
 function safeRaw(raw: unknown): string {
   try {
-    return rawText(raw);
+    // Records may come from either parser (fills: lossless-json; others: marked numbers).
+    return stringifyJsonLossless(raw).replace(/"\\u0001([^"]*)"/g, '$1');
   } catch {
     return String(raw);
   }

@@ -5,6 +5,7 @@ import { applyFillsPage, nextFillsRequest, normalizeFillsState, type FillsPlanSt
 import { fillSchema, validateRecords, type Fill, type ValidatedPage } from './schemas.js';
 import { toFillRow, utcDay } from './transform.js';
 import { markedNumber } from './wire.js';
+import { isLosslessNumber, type LosslessNumber } from '../../decimal/json.js';
 import { padded } from './sync-windows.js';
 import { commitFillsPage, recordFillsPage, upsertFills } from './store.js';
 import { bump, checkAbort, handleQuarantine, SOURCE, streamCoverage, type SyncEnv } from './sync-common.js';
@@ -72,7 +73,7 @@ export async function* fillPages(
 function rawExecId(record: unknown): string | null {
   if (!record || typeof record !== 'object') return null;
   const v = (record as Record<string, unknown>).execId;
-  const t = markedNumber(v) ?? (typeof v === 'string' ? v : null);
+  const t = isLosslessNumber(v) ? (v as LosslessNumber).value : (markedNumber(v) ?? (typeof v === 'string' ? v : null));
   return t !== null && /^\d{1,30}$/.test(t) ? t.replace(/^0+(?=\d)/, '') : null;
 }
 
@@ -121,7 +122,7 @@ async function runFills(env: SyncEnv, start: FillsPlanState, extra: { from?: num
       // The bounds of a request are stored already (watermark, edge of a stored range): skipping
       // them keeps re-runs from rewriting and recounting them.
       const bounds = new Set([step.page.request.fromExecId, step.page.request.toExecId]);
-      const rows = validated.valid.filter((v) => !bounds.has(v.value.execId)).map(toFillRow);
+      const rows = validated.valid.filter((v) => !bounds.has(v.value.execId)).map((v) => toFillRow(v, { raw: false }));
       const byDay = new Map<string, CoverageDelta>();
       for (const r of rows) bump(byDay, utcDay(r.timestamp), { rows: 1 });
       const pageDay = rows.length ? utcDay(rows[0]!.timestamp) : null;
@@ -143,9 +144,9 @@ async function runFills(env: SyncEnv, start: FillsPlanState, extra: { from?: num
       const before = previous;
       const commit =
         depth === 1 && validated.invalid.length === 0 && !env.openQuarantine.has('fill')
-          ? commitFillsPage(env.db, { ...bookkeeping, rows })
+          ? commitFillsPage(env.db, { ...bookkeeping, rows, pageText: page.response.text })
           : env.db.transaction().execute(async (trx) => {
-              await upsertFills(trx, env.account, rows);
+              await upsertFills(trx, env.account, rows, page.response.text);
               await handleQuarantine(env, trx, page.endpoint, 'fill', validated.invalid, rows.map((r) => r.exec_id));
               // A failed predecessor fails (rolls back) this page too: nothing commits past a gap.
               await before;

@@ -9,6 +9,8 @@ import type { Balance, Deposit, Fees, Fill, Order, SymbolStatus, Ticker, Validat
  */
 
 export interface FillRow {
+  /** 1-based position of the record in its page (the store can take its raw JSON from the page text). */
+  page_index: number;
   exec_id: string;
   ex_ord_id: string;
   trade_id: string;
@@ -113,8 +115,12 @@ export function rawText(raw: unknown): string {
   return stringifyMarked(raw);
 }
 
-export function toFillRow({ value: f, raw }: Validated<Fill>): FillRow {
+/** `{ raw: false }` when the store takes the raw record from the page text (the fast path). */
+export function toFillRow({ value: f, raw, index }: Validated<Fill>, options?: { raw?: boolean }): FillRow {
+  // An object, not a boolean: Array#map's index must never switch the raw record off.
+  const withRaw = typeof options !== 'object' || options.raw !== false;
   return {
+    page_index: index + 1,
     exec_id: f.execId,
     ex_ord_id: f.exOrdId,
     trade_id: f.tradeId,
@@ -124,7 +130,7 @@ export function toFillRow({ value: f, raw }: Validated<Fill>): FillRow {
     qty: dec(f.qty),
     fee: dec(f.fee),
     timestamp: iso(f.timestamp),
-    raw: rawText(raw),
+    raw: withRaw ? rawText(raw) : '',
   };
 }
 
