@@ -9,7 +9,8 @@ export const summarySpec: SheetSpec = {
   layout: 'report',
   columns: [
     { header: 'Item', kind: 'text', width: 34 },
-    { header: 'Value', kind: 'text', width: 18 },
+    // wide enough for a UTC date-time with milliseconds (Excel shows ### when a date does not fit)
+    { header: 'Value', kind: 'text', width: 24 },
     { header: '', kind: 'text', width: 20 },
     { header: '', kind: 'text', width: 20 },
     { header: '', kind: 'text', width: 20 },
@@ -107,7 +108,8 @@ export function summaryRows(input: SummaryInput): Row[] {
   rows.push(pair('Period from', day(run.periodFrom)));
   rows.push(pair('Period to (exclusive)', day(run.periodTo)));
   rows.push(pair('Run id', run.id));
-  rows.push(pair('Status', run.status, run.error ? `${run.failedStage ?? ''} ${run.error}`.trim() : null));
+  // The workbook is written inside the run, before delivery: 'running' there means "reconciled, being reported".
+  rows.push(pair('Status', run.status === 'running' ? 'reconciled (report written during the run)' : run.status, run.error ? `${run.failedStage ?? ''} ${run.error}`.trim() : null));
   rows.push(pair('Started (UTC)', run.startedAt));
   rows.push(pair('Finished (UTC)', run.finishedAt));
   rows.push(pair('Report written (UTC)', input.now));

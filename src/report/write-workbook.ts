@@ -188,6 +188,11 @@ class SheetWriter {
     const name = this.partName();
     const ws = this.workbook.addWorksheet(name, {
       views: [{ state: 'frozen', xSplit: 0, ySplit: 1, topLeftCell: 'A2', activeCell: 'A2' }],
+      // Printed or exported to PDF: landscape; the Summary fits one page width, data sheets keep a
+      // readable size and repeat their header row on every page.
+      pageSetup: this.report
+        ? { orientation: 'landscape', fitToPage: true, fitToWidth: 1, fitToHeight: 0 }
+        : { orientation: 'landscape', printTitlesRow: '1:1' },
     });
     const widths = this.widths ?? this.spec.columns.map((c) => c.width ?? 12);
     ws.columns = widths.map((width) => ({ width }));
