@@ -1,7 +1,8 @@
 import type { Decimal } from '../decimal/decimal.js';
 import { balanceRollBreaks, checkBalanceSanity, rollForward, type DayFlows, type RollFigures } from './balance-roll.js';
 import { checkDepositAmount, checkDepositMissing, matchDeposit } from './cross-rules.js';
-import { checkFeeRate, checkFillAvgPx, checkFillOrphan, checkFillQty, checkFillSymbolRules, checkOrderSize, ratesForDay } from './fill-rules.js';
+import { decimalText } from '../decimal/decimal.js';
+import { checkFeeRate, checkFillAvgPx, checkFillOrphan, checkFillQty, checkFillSymbolRules, checkOrderSize, feeTolerance, ratesForDay } from './fill-rules.js';
 import { checkAmountUsd, checkFeeBounds, checkFeeUsd, checkPartnerFeeRate, checkPrecision, checkStale, checkState, checkWebhookGap } from './partner-rules.js';
 import { checkBeneficiary, checkDepositStale, checkWithdrawalStale } from './payment-rules.js';
 import { coverageBreaks, quarantineBreaks } from './sync-rules.js';
@@ -107,6 +108,47 @@ export function checkFills(tally: RuleTally, cfg: EngineConfig, ref: ReferenceDa
     }
     if (ref.symbols) tally.record('E_SYMBOL_RULES', f.execId, checkFillSymbolRules(f, symbol), symbol?.counterCurrency ?? null);
   }
+}
+
+/**
+ * What SQL needs to pre-select the fills that could fail a per-fill rule (E_FILL_ORPHAN,
+ * E_FEE_RATE, the fill part of E_SYMBOL_RULES), built from the very reference data and config
+ * the pure rules use. The filter is conservative: it may pass extra fills to the rules, never
+ * drop one they would flag; the fills it leaves out passed all three rules (addPassedFills).
+ */
+export interface FillPrefilter {
+  /** Symbols of the latest snapshot; a fill whose symbol is not listed is always loaded. */
+  symbols: { symbol: string; priceIncrement: string | null; lotSize: string | null; feeTolerance: string }[];
+  /** E_FEE_RATE rates of each UTC day of the span (`YYYY-MM-DD`); null: the rule is not checked. */
+  rates: { day: string; makerRate: string; takerRate: string }[] | null;
+  /** feeCurrency counter: expected fee = qty x price x rate; base: qty x rate. */
+  feeBasis: 'notional' | 'qty';
+}
+
+export function fillPrefilter(cfg: EngineConfig, ref: ReferenceData, span: { from: Date; to: Date }): FillPrefilter {
+  const feeCfg = { feeCurrency: cfg.feeCurrency, tolerance: cfg.exchangeFeeTolerance };
+  const text = (d: Decimal | null) => (d === null ? null : decimalText(d));
+  const symbols = [...(ref.symbols?.values() ?? [])].map((s) => ({ symbol: s.symbol, priceIncrement: text(s.priceIncrement), lotSize: text(s.lotSize), feeTolerance: decimalText(feeTolerance(s, feeCfg)) }));
+  let rates: FillPrefilter['rates'] = null;
+  if (ref.fees && ref.fees.length > 0) {
+    rates = [];
+    for (let t = span.from.getTime(); t < span.to.getTime(); t += 86_400_000) {
+      const r = ratesForDay(ref.fees, new Date(t))!;
+      rates.push({ day: new Date(t).toISOString().slice(0, 10), makerRate: decimalText(r.makerRate), takerRate: decimalText(r.takerRate) });
+    }
+  }
+  return { symbols, rates, feeBasis: cfg.feeCurrency === 'counter' ? 'notional' : 'qty' };
+}
+
+/**
+ * Fills the SQL prefilter left out: each passed E_FILL_ORPHAN, E_FEE_RATE (when checked) and
+ * E_SYMBOL_RULES (when checked; its symbol is known, else it would have been loaded), so each
+ * counts as checked exactly as checkFills would have counted it.
+ */
+export function addPassedFills(tally: RuleTally, ref: ReferenceData, n: number): void {
+  tally.addChecked('E_FILL_ORPHAN', n);
+  if (ref.fees && ref.fees.length > 0) tally.addChecked('E_FEE_RATE', n);
+  if (ref.symbols) tally.addChecked('E_SYMBOL_RULES', n);
 }
 
 export interface SnapshotPair {

@@ -57,10 +57,15 @@ export function feeCurrencyOf(f: Fill, symbol: SymbolRules | undefined, feeCurre
   return (feeCurrency === 'counter' ? counter : base) ?? null;
 }
 
+/** tolerances.exchangeFee, else half a unit of the fee currency's scale (8 when unknown). */
+export function feeTolerance(symbol: SymbolRules | undefined, cfg: FeeRateConfig): Decimal {
+  const scale = (cfg.feeCurrency === 'counter' ? symbol?.counterScale : symbol?.baseScale) ?? 8;
+  return cfg.tolerance ?? halfUnit(scale);
+}
+
 export function checkFeeRate(f: Fill, rates: FeeRates, symbol: SymbolRules | undefined, cfg: FeeRateConfig): Verdict {
   const basis = cfg.feeCurrency === 'counter' ? f.qty.times(f.price) : f.qty;
-  const scale = (cfg.feeCurrency === 'counter' ? symbol?.counterScale : symbol?.baseScale) ?? 8;
-  const tolerance = cfg.tolerance ?? halfUnit(scale);
+  const tolerance = feeTolerance(symbol, cfg);
   // Taker first: most fills take liquidity, and a pass skips the second product (a million fills).
   const taker = basis.times(rates.takerRate);
   if (f.fee.minus(taker).abs().lte(tolerance)) return [];

@@ -3,6 +3,7 @@ import type { Db } from '../db/database.js';
 import type { PartnerOrderRow } from '../db/types.js';
 import type { Decimal } from '../decimal/decimal.js';
 import { toDecimal } from '../decimal/decimal.js';
+import type { FillPrefilter } from '../recon/engine.js';
 import type { BalanceSnapshot, CoverageRow, Deposit, ExchangeOrderAgg, FeeSchedule, Fill, PartnerCurrency, PartnerOrder, QuarantinedRecord, SymbolRules, WebhookEventLite, Withdrawal } from '../recon/types.js';
 
 /** Rows per keyset page: bounded memory whatever the period's size. */
@@ -126,15 +127,18 @@ export async function* exchangeOrdersWithFillsIn(db: Db, account: string, span: 
         order by ex_ord_id
         limit ${batchSize}
       ),
+      -- per order by index (exchange_fill_order), not a join the planner may turn into a scan of
+      -- every stored fill on each page
       sums as (
-        select f.ex_ord_id, count(*)::bigint as fill_count, sum(f.qty) as fill_qty, sum(f.qty * f.price) as fill_notional
-        from exchange_fill f join ids using (ex_ord_id)
-        where f.account = ${account}
-        group by f.ex_ord_id
+        select ids.ex_ord_id, a.fill_count, a.fill_qty, a.fill_notional
+        from ids cross join lateral (
+          select count(*)::bigint as fill_count, sum(f.qty) as fill_qty, sum(f.qty * f.price) as fill_notional
+          from exchange_fill f where f.account = ${account} and f.ex_ord_id = ids.ex_ord_id
+        ) a
       )
       select s.ex_ord_id, (o.ex_ord_id is not null) as found, o.symbol, o.side, o.cum_qty, o.leaves_qty, o.avg_px,
              s.fill_count, s.fill_qty, s.fill_notional
-      from sums s left join exchange_order o on o.account = ${account} and o.ex_ord_id = s.ex_ord_id
+      from sums s left join lateral (select * from exchange_order o where o.account = ${account} and o.ex_ord_id = s.ex_ord_id) o on true
       order by s.ex_ord_id`.execute(db)
     ).rows;
   for await (const rows of keysetPages(fetch, (r) => r.ex_ord_id, batchSize))
@@ -192,6 +196,102 @@ export async function* fillsIn(db: Db, account: string, span: Span, batchSize = 
       orderFound: r.order_id !== null,
       orderNotFound: r.not_found_id !== null,
     }));
+}
+
+/** Fills per scan page of fillCandidatesIn: only the candidates among them travel to the client. */
+export const SCAN_SIZE = 50_000;
+
+interface FillRow {
+  exec_id: string;
+  ex_ord_id: string;
+  side: string;
+  symbol: string;
+  price: Decimal;
+  qty: Decimal;
+  fee: Decimal;
+  timestamp: Date;
+  order_id: string | null;
+  not_found_id: string | null;
+}
+
+/**
+ * Fills in the span that could fail a per-fill rule, pre-selected in SQL numeric (exact), by
+ * scan pages of `scanSize` fills in exec_id order. Each page says how many fills it scanned,
+ * so the rules can count the others as checked (engine addPassedFills). A fill is loaded when
+ * its order is not stored, its symbol is not in `filter.symbols`, its price is not a multiple
+ * of the increment (price 0 exempt) or its qty of the lot size, or its fee is farther than the
+ * tolerance from both the maker and the taker expectation of its day. The fee test keeps a
+ * margin of 1e-50 x (|fee| + |expected|) on the passing side, far more than the error of the
+ * rules' 60-digit Decimal products, so a fill the rules could flag is never left out; any
+ * unknown (NULL) input loads the fill. The pure rules then decide on the loaded fills.
+ */
+export async function* fillCandidatesIn(db: Db, account: string, span: Span, filter: FillPrefilter, scanSize = SCAN_SIZE): AsyncGenerator<{ scanned: number; fills: Fill[] }> {
+  const basis = filter.feeBasis === 'notional' ? sql`p.qty * p.price` : sql`p.qty`;
+  const feeCouldFail = filter.rates
+    ? sql`coalesce(abs(p.fee - ${basis} * r.taker) > s.tol - (abs(p.fee) + abs(${basis} * r.taker)) * 1e-50
+                   and abs(p.fee - ${basis} * r.maker) > s.tol - (abs(p.fee) + abs(${basis} * r.maker)) * 1e-50, true)`
+    : sql`false`;
+  const symbolsJson = JSON.stringify(filter.symbols.map((x) => ({ symbol: x.symbol, inc: x.priceIncrement, lot: x.lotSize, tol: x.feeTolerance })));
+  const ratesJson = JSON.stringify((filter.rates ?? []).map((r) => ({ day: r.day, maker: r.makerRate, taker: r.takerRate })));
+  const fetch = async (after: string | null) => {
+    const rows = (
+      await sql<FillRow & { scanned: string; last_exec_id: string | null }>`
+      with page as materialized (
+        select f.exec_id, f.ex_ord_id, f.side, f.symbol, f.price, f.qty, f.fee, f.timestamp
+        from exchange_fill f
+        where f.account = ${account} and f.timestamp >= ${span.from} and f.timestamp < ${span.to}
+          ${after === null ? sql`` : sql`and f.exec_id > ${after}::bigint`}
+        order by f.exec_id
+        limit ${scanSize}
+      ),
+      stats as (select count(*)::bigint as scanned, max(exec_id) as last_exec_id from page),
+      sym as (select * from jsonb_to_recordset(${symbolsJson}::jsonb) as x(symbol text, inc numeric, lot numeric, tol numeric)),
+      rates as (select * from jsonb_to_recordset(${ratesJson}::jsonb) as x(day date, maker numeric, taker numeric)),
+      cand as (
+        select p.*
+        from page p
+        left join sym s on s.symbol = p.symbol
+        left join rates r on r.day = (p.timestamp at time zone 'UTC')::date
+        where s.symbol is null
+           or not exists (select 1 from exchange_order o where o.account = ${account} and o.ex_ord_id = p.ex_ord_id)
+           or coalesce(s.inc <> 0 and p.price <> 0 and mod(p.price, s.inc) <> 0, true) and s.inc is not null
+           or coalesce(s.lot <> 0 and mod(p.qty, s.lot) <> 0, true) and s.lot is not null
+           or ${feeCouldFail}
+      )
+      select st.scanned, st.last_exec_id, c.*, o.ex_ord_id as order_id, n.ex_ord_id as not_found_id
+      from stats st
+      left join cand c on true
+      left join exchange_order o on o.account = ${account} and o.ex_ord_id = c.ex_ord_id
+      left join exchange_order_not_found n on n.account = ${account} and n.ex_ord_id = c.ex_ord_id
+      order by c.exec_id`.execute(db)
+    ).rows;
+    const head = rows[0];
+    const scanned = head ? Number(head.scanned) : 0;
+    return { scanned, last: head?.last_exec_id ?? null, fills: rows.filter((r) => r.exec_id !== null).map(toFill) };
+  };
+  let pending: ReturnType<typeof fetch> | null = fetch(null);
+  while (pending) {
+    const page: Awaited<ReturnType<typeof fetch>> = await pending;
+    if (page.scanned === 0) return;
+    pending = page.scanned < scanSize || page.last === null ? null : fetch(page.last);
+    pending?.catch(() => {});
+    yield { scanned: page.scanned, fills: page.fills };
+  }
+}
+
+function toFill(r: FillRow): Fill {
+  return {
+    execId: r.exec_id,
+    exOrdId: r.ex_ord_id,
+    side: r.side,
+    symbol: r.symbol,
+    price: r.price,
+    qty: r.qty,
+    fee: r.fee,
+    timestamp: r.timestamp,
+    orderFound: r.order_id !== null,
+    orderNotFound: r.not_found_id !== null,
+  };
 }
 
 export async function openDeposits(db: Db, account: string): Promise<Deposit[]> {

@@ -6,7 +6,7 @@ import { dayStart } from '../util/dates.js';
 import type { RollFigures } from '../recon/balance-roll.js';
 import { RULESET_VERSION } from '../recon/catalog.js';
 import { ourAddresses } from '../recon/cross-rules.js';
-import { checkBalances, checkExchangeOrders, checkFills, checkOpenOrders, checkPartnerBatch, checkPayments, checkSync, markNotChecked, type EngineConfig, type ReferenceData, type SnapshotPair } from '../recon/engine.js';
+import { addPassedFills, checkBalances, checkExchangeOrders, checkFills, checkOpenOrders, fillPrefilter, checkPartnerBatch, checkPayments, checkSync, markNotChecked, type EngineConfig, type ReferenceData, type SnapshotPair } from '../recon/engine.js';
 import { applyLifecycle, breakId, type BreakEventKind } from '../recon/lifecycle.js';
 import { RuleTally, type RuleResult } from '../recon/tally.js';
 import { dailyFlows } from './balance-flows.js';
@@ -97,7 +97,12 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
 
   for await (const orders of load.exchangeOrdersWithFillsIn(db, account, span)) checkExchangeOrders(tally, ref, orders);
   phase('exchangeOrders');
-  for await (const fills of load.fillsIn(db, account, span)) checkFills(tally, cfg, ref, fills);
+  // Only the fills that could fail a per-fill rule are loaded (SQL numeric pre-selection); the
+  // rules decide on those, and the others count as checked and passed.
+  for await (const page of load.fillCandidatesIn(db, account, span, fillPrefilter(cfg, ref, span))) {
+    checkFills(tally, cfg, ref, page.fills);
+    addPassedFills(tally, ref, page.scanned - page.fills.length);
+  }
   phase('fills');
 
   // Roll-forward: every consecutive pair whose closing snapshot is after the period start, and

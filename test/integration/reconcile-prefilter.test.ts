@@ -1,0 +1,170 @@
+import { expect, it } from 'vitest';
+import type { Db } from '../../src/db/database.js';
+import { Decimal } from '../../src/decimal/decimal.js';
+import { checkExchangeOrders, checkFills, fillPrefilter, markNotChecked, type ReferenceData } from '../../src/recon/engine.js';
+import { RuleTally } from '../../src/recon/tally.js';
+import { engineConfig, reconcilePeriod } from '../../src/reconcile/reconcile.js';
+import { exchangeOrdersWithFillsIn, feeSchedule, fillCandidatesIn, fillsIn, latestSymbols, latestWhitelist, type Span } from '../../src/reconcile/loaders.js';
+import { describeEachStore } from '../helpers/db.js';
+import { makeConfig, newContext } from './reconcile-seed.js';
+
+/**
+ * reconcilePeriod loads only the fills SQL pre-selects as possibly failing a per-fill rule.
+ * On a dataset of fills exactly at, just inside and just past every edge (fee tolerance around
+ * the maker and the taker expectation of each day's rates, price increment, lot size, price 0,
+ * orphans, unknown symbols, symbols without increments), the breaks and rule counts it
+ * records must equal those of the pure rules run over every fill.
+ */
+const PERIOD = { from: '2026-11-09', to: '2026-11-11' };
+const SPAN: Span = { from: new Date('2026-11-09T00:00:00Z'), to: new Date('2026-11-11T00:00:00Z') };
+const FILL_CODES = ['E_FILL_ORPHAN', 'E_FEE_RATE', 'E_SYMBOL_RULES'];
+const EPS = new Decimal('1e-20');
+
+const VARIANTS = [
+  { account: 'counter-half-unit', file: {}, tolerance: new Decimal('0.005'), base: false },
+  { account: 'counter-configured', file: { tolerances: { exchangeFee: '0.003' } }, tolerance: new Decimal('0.003'), base: false },
+  { account: 'base-half-unit', file: { exchange: { feeCurrency: 'base' } }, tolerance: new Decimal('0.000000005'), base: true },
+];
+
+interface FillSpec {
+  exOrdId?: string;
+  symbol?: string;
+  price: string;
+  qty: string;
+  fee: Decimal | string;
+  at: string;
+  stored?: boolean;
+}
+
+async function seed(db: Db, account: string, tolerance: Decimal, base: boolean): Promise<number> {
+  const snap = async (kind: string, at: string) =>
+    (await db.insertInto('reference_snapshot').values({ account, source: 'exchange', kind, fetched_at: at, content_hash: `${account}-${kind}-${at}`, body: '{}' }).returning('id').executeTakeFirstOrThrow()).id;
+  const sym = await snap('symbols', '2026-11-01T00:00:00Z');
+  await db.insertInto('exchange_symbol').values([
+    { snapshot_id: sym, symbol: 'ETH-USD', base_currency: 'ETH', base_currency_scale: 8, counter_currency: 'USD', counter_currency_scale: 2, price_increment: '0.01', lot_size: '0.0001', min_order_size: '0.0001', max_order_size: '1000' },
+    { snapshot_id: sym, symbol: 'NUL-USD', base_currency: 'NUL', base_currency_scale: 8, counter_currency: 'USD', counter_currency_scale: 2, price_increment: null, lot_size: null, min_order_size: null, max_order_size: null },
+  ]).execute();
+  // 11-09 uses the first rates; 11-10 the second, fetched during that day (so also for its morning fills).
+  const rates: Record<string, { maker: Decimal; taker: Decimal }> = { '2026-11-09': { maker: new Decimal('0.0008'), taker: new Decimal('0.001') }, '2026-11-10': { maker: new Decimal('0.0005'), taker: new Decimal('0.0009') } };
+  for (const [at, day] of [['2026-11-01T00:00:00Z', '2026-11-09'], ['2026-11-10T12:00:00Z', '2026-11-10']] as const) {
+    const id = await snap('fees', at);
+    await db.insertInto('exchange_fee_rate').values({ snapshot_id: id, maker_rate: rates[day]!.maker.toString(), taker_rate: rates[day]!.taker.toString() }).execute();
+  }
+
+  const specs: FillSpec[] = [];
+  const price = '2000';
+  const qty = '0.5';
+  const basis = base ? new Decimal(qty) : new Decimal(qty).times(price);
+  const times: Record<string, string[]> = { '2026-11-09': ['2026-11-09T00:00:00Z', '2026-11-09T10:00:00Z', '2026-11-09T23:59:59.999999Z'], '2026-11-10': ['2026-11-10T01:00:00Z', '2026-11-10T18:00:00Z'] };
+  for (const [day, r] of Object.entries(rates))
+    for (const at of times[day]!)
+      for (const rate of [r.maker, r.taker]) {
+        const e = basis.times(rate);
+        for (const d of [tolerance.plus(EPS), tolerance, tolerance.minus(EPS), new Decimal(0)]) {
+          specs.push({ price, qty, fee: e.plus(d), at });
+          if (!d.isZero()) specs.push({ price, qty, fee: e.minus(d), at });
+        }
+      }
+  const feeOf = (p: string, q: string, day = '2026-11-10') => (base ? new Decimal(q) : new Decimal(q).times(p)).times(rates[day]!.taker);
+  const at = '2026-11-10T09:00:00Z';
+  for (const [p, q] of [
+    ['2000.01', '0.0001'],
+    ['2000.005', '0.0001'],
+    ['2000.00000000000000000001', '0.0001'],
+    ['2000.01', '0.00010000000000000001'],
+    ['2000.01', '0.00009999999999999999'],
+    ['2000.01', '1e-30'],
+    ['0', '0.0001'],
+    ['0', '0.00015'],
+    ['2000.001', '0.00011'],
+    ['1234567890.12345678901234567890', '0.1234567890123456789012'],
+  ] as const)
+    specs.push({ price: p, qty: q, fee: feeOf(p, q), at });
+  // a long product next to the tolerance: the margin for 60-digit Decimal rounding must keep it
+  const longP = '1234567890.12345678901234567890';
+  const longQ = '0.1234567890123456789012';
+  specs.push({ price: longP, qty: longQ, fee: feeOf(longP, longQ).plus(tolerance), at }, { price: longP, qty: longQ, fee: feeOf(longP, longQ).plus(tolerance).plus(new Decimal('1e-40')), at });
+  specs.push({ symbol: 'NUL-USD', price: '1.23456789', qty: '0.123456789', fee: feeOf('1.23456789', '0.123456789'), at });
+  specs.push({ symbol: 'DOGE-XYZ', price: '0.123456', qty: '10.5', fee: feeOf('0.123456', '10.5'), at }); // unknown symbol
+  specs.push({ symbol: 'DOGE-XYZ', price: '0.123456', qty: '10.5', fee: feeOf('0.123456', '10.5').plus('1'), at });
+  specs.push({ price, qty, fee: feeOf(price, qty), at, stored: false }); // orphan
+  specs.push({ exOrdId: '777777', price, qty, fee: feeOf(price, qty), at, stored: false }); // orphan the sync got 404 for
+  specs.push({ price: '2000.001', qty, fee: '0', at: '2026-11-11T00:00:00Z' }); // after the period
+  specs.push({ price: '2000.001', qty, fee: '0', at: '2026-11-08T23:59:59.999999Z' }); // before it
+
+  let execId = 1000;
+  for (const s of specs) {
+    execId += 1;
+    const exOrdId = s.exOrdId ?? String(execId);
+    const symbol = s.symbol ?? 'ETH-USD';
+    await db.insertInto('exchange_fill').values({ account, exec_id: String(execId), ex_ord_id: exOrdId, side: execId % 2 ? 'BUY' : 'SELL', symbol, price: s.price, qty: s.qty, fee: s.fee.toString(), timestamp: s.at, raw: '{}' }).execute();
+    if (s.stored === false) {
+      if (s.exOrdId) await db.insertInto('exchange_order_not_found').values({ account, ex_ord_id: exOrdId }).execute();
+      continue;
+    }
+    await db.insertInto('exchange_order').values({ account, ex_ord_id: exOrdId, ord_status: 'FILLED', side: 'BUY', symbol, cum_qty: s.qty, leaves_qty: '0', avg_px: s.price, timestamp: s.at, raw: '{}' }).execute();
+  }
+  return specs.length - 2;
+}
+
+describeEachStore('reconcilePeriod fill prefilter', (ctx) => {
+  const db = () => ctx.store.db;
+
+  for (const v of VARIANTS)
+    it(`records exactly the breaks and counts of the pure rules over every fill (${v.account})`, async () => {
+      const inPeriod = await seed(db(), v.account, v.tolerance, v.base);
+      const config = makeConfig({ account: v.account, ...v.file });
+      const context = await newContext(ctx.store, config, `run-${v.account}`, PERIOD);
+      const result = await reconcilePeriod(context, PERIOD);
+      expect(result.counts.fills).toBe(inPeriod);
+
+      // The pure rules over every fill of the period, as before the prefilter.
+      const cfg = engineConfig(context);
+      const symbols = await latestSymbols(db(), v.account);
+      const ref: ReferenceData = { currencies: null, symbols: symbols?.symbols ?? null, fees: await feeSchedule(db(), v.account), whitelist: await latestWhitelist(db(), v.account), balanceSnapshotCount: 0 };
+      const tally = new RuleTally();
+      markNotChecked(tally, cfg, ref);
+      for await (const orders of exchangeOrdersWithFillsIn(db(), v.account, SPAN)) checkExchangeOrders(tally, ref, orders);
+      const fillsOnly = new RuleTally();
+      for await (const fills of fillsIn(db(), v.account, SPAN)) {
+        checkFills(tally, cfg, ref, fills);
+        checkFills(fillsOnly, cfg, ref, fills);
+      }
+      const flaggedFills = [...new Set(fillsOnly.breaks().map((b) => b.key))];
+      const expected = tally
+        .breaks()
+        .filter((b) => FILL_CODES.includes(b.code))
+        .map((b) => ({ code: b.code, key: b.key, currency: b.currency, expected: b.expected, actual: b.actual, difference: b.difference, message: b.message }))
+        .sort((a, b) => (a.code + a.key < b.code + b.key ? -1 : 1));
+
+      const recorded = await db()
+        .selectFrom('break')
+        .select(['code', 'key', 'currency', 'expected', 'actual', 'difference', 'message'])
+        .where('account', '=', v.account)
+        .where('status', '=', 'open')
+        .where('code', 'in', FILL_CODES)
+        .execute();
+      expect(recorded.sort((a, b) => (a.code + a.key < b.code + b.key ? -1 : 1))).toEqual(expected);
+      const reference = tally.results().filter((r) => FILL_CODES.includes(r.code));
+      expect(result.ruleResults.filter((r) => FILL_CODES.includes(r.code))).toEqual(reference);
+
+      // The data does sit on both sides of every edge, and the prefilter does leave fills out.
+      const byCode = (code: string) => expected.filter((b) => b.code === code).length;
+      expect(byCode('E_FEE_RATE')).toBeGreaterThanOrEqual(20);
+      expect(byCode('E_SYMBOL_RULES')).toBeGreaterThanOrEqual(6);
+      expect(byCode('E_FILL_ORPHAN')).toBe(2);
+      expect(reference.find((r) => r.code === 'E_SYMBOL_RULES')?.skipped).toBe(2);
+      for (const scanSize of [1, 3, 1000]) {
+        let scanned = 0;
+        const loaded: string[] = [];
+        for await (const page of fillCandidatesIn(db(), v.account, SPAN, fillPrefilter(cfg, ref, SPAN), scanSize)) {
+          scanned += page.scanned;
+          loaded.push(...page.fills.map((f) => f.execId));
+        }
+        expect(scanned).toBe(inPeriod);
+        expect(new Set(loaded).size).toBe(loaded.length);
+        expect(loaded.length).toBeLessThan(inPeriod);
+        for (const key of flaggedFills) expect(loaded).toContain(key);
+      }
+    });
+});
