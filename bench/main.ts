@@ -21,6 +21,7 @@ import { createLogger } from '../src/log/logger.js';
 import { decimalText, toDecimal } from '../src/decimal/decimal.js';
 import { startSandbox } from '../src/sandbox/index.js';
 import { syncExchange } from '../src/sources/exchange/sync.js';
+import { exchangeClientFromConfig, type ExchangeClient } from '../src/sources/exchange/client.js';
 
 const baseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const target = Number(process.env.BENCH_FILLS ?? 150_000);
@@ -119,8 +120,24 @@ async function main(): Promise<void> {
     const config = loadConfig({ env: { ...sb.env }, configPath });
     const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
     t = performance.now();
-    const result = await syncExchange({ store, config, logger, runId: null, now: new Date(sb.data.clock()) }, { progress: 'off' });
+    const cpu0 = process.cpuUsage();
+    let cpuAfterFills: NodeJS.CpuUsage | undefined;
+    // BENCH_FILLS_ONLY=1: the other list endpoints answer an empty page (profiling the fills stage).
+    const fillsOnly = process.env.BENCH_FILLS_ONLY === '1';
+    const real = fillsOnly ? exchangeClientFromConfig(config, logger) : undefined;
+    const stubbed: ExchangeClient | undefined = real && {
+      ...real,
+      orders: async (q, s) => {
+        cpuAfterFills ??= process.cpuUsage(cpu0);
+        return { ...(await real.orders({ ...q, from: 0, to: 1 }, s)), records: [] };
+      },
+      trades: async (q, s) => ({ ...(await real.trades({ ...q, from: 0, to: 1 }, s)), records: [] }),
+      orderById: async () => null,
+    };
+    const result = await syncExchange({ store, config, logger, runId: null, now: new Date(sb.data.clock()) }, { progress: 'off', client: stubbed });
+    await real?.close();
     const syncMs = performance.now() - t;
+    const cpu = process.cpuUsage(cpu0);
     const stored = await client.query<{ n: string }>('select count(*) as n from exchange_fill');
 
     const fillsMs = result.stageMs.fills ?? syncMs;
@@ -130,6 +147,8 @@ async function main(): Promise<void> {
     console.log(`COPY + merge:                ${rate(fills.length, mergeMs)} rows/s (${Math.round(mergeMs)} ms)`);
     console.log(`sync, fills stage:           ${rate(result.counts.fills, fillsMs)} rows/s (${fillsMs} ms, ${result.counts.requests} requests in all)`);
     console.log(`sync, whole run:             ${Math.round(syncMs)} ms; stages ${JSON.stringify(result.stageMs)}`);
+    console.log(`sync, main process CPU:      ${Math.round((cpu.user + cpu.system) / 1000)} ms (user ${Math.round(cpu.user / 1000)}, system ${Math.round(cpu.system / 1000)})`);
+    if (cpuAfterFills) console.log(`main CPU up to fills' end:   ${Math.round((cpuAfterFills.user + cpuAfterFills.system) / 1000)} ms`);
     console.log(`fills stage vs COPY + merge: ${(rate(result.counts.fills, fillsMs) / rate(fills.length, mergeMs)).toFixed(2)}x`);
   } finally {
     await client.end();

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { parseJsonMarked, stringifyMarked } from '../../src/sources/exchange/wire.js';
+import { parseJsonLossless } from '../../src/decimal/json.js';
 import {
   balanceSchema,
   depositSchema,
+  fastFill,
   fillSchema,
   orderSchema,
   symbolSchema,
@@ -118,5 +120,46 @@ describe('exchange schemas and transforms', () => {
       max_order_size: '0',
       status: 'open',
     });
+  });
+});
+
+describe('fills fast path (fastFill)', () => {
+  // Shapes of every field: accepted ones (numbers, strings, padding zeros, exponents, spaces) and
+  // rejected ones (wrong types, marked numbers as text, negatives, fractions, missing fields).
+  const base = '{"exOrdId": 11234560004191, "tradeId": "1", "execId": 9007199254740993, "side": "BUY", "symbol": "BTC-USD", "price": "0.0", "qty": "5.4044E-4", "fee": 0.000000000000000001, "timestamp": 1700000000123, "liquidity": "MAKER"}';
+  const variants: Array<[string, string]> = [
+    ['exOrdId', '"0007"'], ['exOrdId', '" 12 "'], ['exOrdId', '1.23E2'], ['exOrdId', '"1.5"'], ['exOrdId', '-1'], ['exOrdId', 'null'], ['exOrdId', '""'],
+    ['execId', '"00"'], ['execId', '1e3'], ['tradeId', 'true'], ['tradeId', '{}'],
+    ['side', '"SELL"'], ['side', '"buy"'], ['side', '1'],
+    ['symbol', '""'], ['symbol', '5'], ['symbol', '"ETH-USD"'], ['symbol', 'null'],
+    ['price', '2034.123456789012345678'], ['price', '"  12.5 "'], ['price', '"1.2E+1"'], ['price', '"abc"'], ['price', '-0.5'], ['price', '"."'], ['price', '[]'],
+    ['qty', '9.0E-4'], ['qty', '"9.0e-4"'], ['fee', '"0"'], ['fee', 'null'],
+    ['timestamp', '"1700000000124"'], ['timestamp', '1.7E12'], ['timestamp', '17000000001250000'], ['timestamp', '-5'], ['timestamp', '1.5'],
+  ];
+  const records: unknown[] = [
+    base,
+    ...variants.map(([k, v]) => base.replace(new RegExp(`"${k}": [^,]+,`), `"${k}": ${v},`)),
+    ...['exOrdId', 'execId', 'side', 'symbol', 'fee', 'timestamp'].map((k) => base.replace(new RegExp(`"${k}": [^,]+, ?`), '')),
+  ].flatMap((text) => [parseJsonMarked(text), parseJsonLossless(text)]);
+  records.push(null, 5, 'x', [], parseJsonLossless('[1]'));
+
+  it('gives the schema value for every record the schema accepts, and null for every other', () => {
+    let fast = 0;
+    for (const r of records) {
+      const parsed = fillSchema.safeParse(r);
+      const quick = fastFill(r);
+      if (parsed.success) {
+        expect(quick).toEqual(parsed.data);
+        fast++;
+      } else expect(quick).toBeNull();
+    }
+    expect(fast).toBeGreaterThan(20);
+  });
+
+  it('validateRecords with the fast path: same valid values, same rejections and reasons', () => {
+    const slow = validateRecords(fillSchema, records, 'execId', true);
+    const quick = validateRecords(fillSchema, records, 'execId', true, fastFill);
+    expect(quick).toEqual(slow);
+    expect(quick.invalid.length).toBeGreaterThan(10);
   });
 });

@@ -2,7 +2,7 @@ import { getCursor } from '../../store/cursors.js';
 import type { Db } from '../../db/database.js';
 import { FILLS_PAGE_LIMIT, type Page } from './client.js';
 import { applyFillsPage, nextFillsRequest, normalizeFillsState, type FillsPlanState, type FillsRequest } from './paging.js';
-import { fillSchema, validateRecords, type Fill, type ValidatedPage } from './schemas.js';
+import { fastFill, fillSchema, validateRecords, type Fill, type ValidatedPage } from './schemas.js';
 import { toFillRow, utcDay } from './transform.js';
 import { markedNumber } from './wire.js';
 import { isLosslessNumber, type LosslessNumber } from '../../decimal/json.js';
@@ -54,7 +54,7 @@ export async function* fillPages(
     const full = page.records.length >= FILLS_PAGE_LIMIT;
     const outcome = applyFillsPage(state, request, ids, full);
     if (outcome.kind === 'advanced' && !outcome.done) inflight = fetchPage(nextFillsRequest(outcome.state));
-    const validated = validateRecords(fillSchema, page.records, 'execId', true);
+    const validated = validateRecords(fillSchema, page.records, 'execId', true, fastFill);
     const fp: FillsPage = { request, page, validated, ids, full };
     if (outcome.kind === 'stuck') {
       yield { page: fp, state, done: true, stuck: outcome.reason };
@@ -152,14 +152,19 @@ async function runFills(env: SyncEnv, start: FillsPlanState, extra: { from?: num
               await before;
               await recordFillsPage(trx, bookkeeping);
             });
+      // Only figures are kept for after the commit: the page's records and rows can be collected
+      // while the write runs (fewer survivors for the young-generation GC to copy).
+      const state = step.state;
+      const written = rows.length;
+      const quarantined = validated.invalid.length;
       const done = commit.then(() => {
-        last = step.state;
-        env.counters.fills += rows.length;
+        last = state;
+        env.counters.fills += written;
         env.counters.pages++;
         cov.pages++;
-        cov.rows += rows.length;
-        cov.quarantined += validated.invalid.length;
-        env.progress.tick(rows.length);
+        cov.rows += written;
+        cov.quarantined += quarantined;
+        env.progress.tick(written);
       });
       // Observed in order by settleOldest(); this keeps a failure from being reported as unhandled meanwhile.
       done.catch(() => {});
