@@ -151,6 +151,37 @@ export function addPassedFills(tally: RuleTally, ref: ReferenceData, n: number):
   if (ref.symbols) tally.addChecked('E_SYMBOL_RULES', n);
 }
 
+/**
+ * What SQL needs to pre-select the exchange orders that could fail E_FILL_QTY, E_FILL_AVGPX or
+ * the order-size part of E_SYMBOL_RULES (conservative, like FillPrefilter). Symbols without a
+ * price increment are not listed: their orders are loaded (E_FILL_AVGPX counts them skipped).
+ */
+export interface OrderPrefilter {
+  symbols: { symbol: string; halfIncrement: string; minOrderSize: string | null; maxOrderSize: string | null }[];
+}
+
+export function orderPrefilter(ref: ReferenceData): OrderPrefilter {
+  const symbols = [...(ref.symbols?.values() ?? [])].flatMap((s) =>
+    s.priceIncrement && !s.priceIncrement.isZero()
+      ? [{ symbol: s.symbol, halfIncrement: decimalText(s.priceIncrement.div(2)), minOrderSize: s.minOrderSize ? decimalText(s.minOrderSize) : null, maxOrderSize: s.maxOrderSize ? decimalText(s.maxOrderSize) : null }]
+      : [],
+  );
+  return { symbols };
+}
+
+/**
+ * Orders the SQL prefilter left out: each is stored, of a listed symbol, and passed E_FILL_QTY,
+ * the order-size check and (`withAvgPx` of them, those with an avgPx and a non-zero fill qty)
+ * E_FILL_AVGPX, so each counts as checked exactly as checkExchangeOrders would have counted it.
+ */
+export function addPassedOrders(tally: RuleTally, ref: ReferenceData, n: number, withAvgPx: number): void {
+  tally.addChecked('E_FILL_QTY', n);
+  if (ref.symbols) {
+    tally.addChecked('E_FILL_AVGPX', withAvgPx);
+    tally.addChecked('E_SYMBOL_RULES', n);
+  }
+}
+
 export interface SnapshotPair {
   opening: BalanceSnapshot;
   closing: BalanceSnapshot;

@@ -3,7 +3,7 @@ import type { Db } from '../db/database.js';
 import type { PartnerOrderRow } from '../db/types.js';
 import type { Decimal } from '../decimal/decimal.js';
 import { toDecimal } from '../decimal/decimal.js';
-import type { FillPrefilter } from '../recon/engine.js';
+import type { FillPrefilter, OrderPrefilter } from '../recon/engine.js';
 import type { BalanceSnapshot, CoverageRow, Deposit, ExchangeOrderAgg, FeeSchedule, Fill, PartnerCurrency, PartnerOrder, QuarantinedRecord, SymbolRules, WebhookEventLite, Withdrawal } from '../recon/types.js';
 
 /** Rows per keyset page: bounded memory whatever the period's size. */
@@ -154,6 +154,100 @@ export async function* exchangeOrdersWithFillsIn(db: Db, account: string, span: 
       fillQty: toDecimal(r.fill_qty),
       fillNotional: toDecimal(r.fill_notional),
     }));
+}
+
+/**
+ * Exchange orders with a fill in the span that could fail an order rule, pre-selected in SQL
+ * numeric (exact) over pages of `scanSize` orders (sums of *all* their stored fills, as
+ * exchangeOrdersWithFillsIn). Orders not stored are never loaded (the order rules do not apply;
+ * E_FILL_ORPHAN reports their fills). A stored order is loaded when its symbol is not in
+ * `filter.symbols`, its fill qty differs from cumQty, its VWAP could be farther than half an
+ * increment from avgPx (compared as |notional - avgPx x qty| against half an increment x |qty|,
+ * with a 1e-50 relative margin for the rules' Decimal division), or its quantity could be outside
+ * the size limits (same margin); any unknown (NULL) input loads it. Each page says how many
+ * stored orders it left out (`passed`) and how many of those E_FILL_AVGPX judges (`passedWithAvgPx`).
+ */
+export async function* exchangeOrderCandidatesIn(
+  db: Db,
+  account: string,
+  span: Span,
+  filter: OrderPrefilter,
+  scanSize = SCAN_SIZE / 2,
+): AsyncGenerator<{ passed: number; passedWithAvgPx: number; orders: ExchangeOrderAgg[] }> {
+  const symbolsJson = JSON.stringify(filter.symbols.map((x) => ({ symbol: x.symbol, half_inc: x.halfIncrement, min_size: x.minOrderSize, max_size: x.maxOrderSize })));
+  const fetch = async (after: string | null) => {
+    const rows = (
+      await sql<OrderAggRow & { scanned: string; last_id: string | null; passed: string; passed_avg: string }>`
+      with ids as (
+        select distinct ex_ord_id from exchange_fill
+        where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to}
+          ${after === null ? sql`` : sql`and ex_ord_id > ${after}::bigint`}
+        order by ex_ord_id
+        limit ${scanSize}
+      ),
+      sym as (select * from jsonb_to_recordset(${symbolsJson}::jsonb) as x(symbol text, half_inc numeric, min_size numeric, max_size numeric)),
+      agg as materialized (
+        select ids.ex_ord_id, (o.ex_ord_id is not null) as found, o.symbol, o.side, o.cum_qty, o.leaves_qty, o.avg_px,
+               a.fill_count, a.fill_qty, a.fill_notional,
+               coalesce(o.ex_ord_id is not null and (
+                 s.symbol is null
+                 or a.fill_qty <> coalesce(o.cum_qty, 0)
+                 or o.avg_px is not null and a.fill_qty <> 0
+                    and abs(a.fill_notional - o.avg_px * a.fill_qty) > s.half_inc * abs(a.fill_qty) - (abs(a.fill_notional) + abs(o.avg_px * a.fill_qty)) * 1e-50
+                 or s.min_size is not null and q.qty < s.min_size + abs(q.qty) * 1e-50
+                 or s.max_size is not null and s.max_size <> 0 and q.qty > s.max_size - abs(q.qty) * 1e-50
+               ), true) as candidate
+        from ids
+        cross join lateral (
+          select count(*)::bigint as fill_count, sum(f.qty) as fill_qty, sum(f.qty * f.price) as fill_notional
+          from exchange_fill f where f.account = ${account} and f.ex_ord_id = ids.ex_ord_id
+        ) a
+        left join lateral (select * from exchange_order o where o.account = ${account} and o.ex_ord_id = ids.ex_ord_id) o on true
+        left join sym s on s.symbol = o.symbol
+        cross join lateral (select coalesce(o.cum_qty, 0) + coalesce(o.leaves_qty, 0) as qty) q
+      ),
+      stats as (
+        select count(*)::bigint as scanned, max(ex_ord_id) as last_id,
+               count(*) filter (where found and not candidate)::bigint as passed,
+               count(*) filter (where found and not candidate and avg_px is not null and fill_qty <> 0)::bigint as passed_avg
+        from agg
+      )
+      select st.scanned, st.last_id, st.passed, st.passed_avg, c.*
+      from stats st left join (select * from agg where candidate) c on true
+      order by c.ex_ord_id`.execute(db)
+    ).rows;
+    const head = rows[0];
+    return {
+      scanned: head ? Number(head.scanned) : 0,
+      last: head?.last_id ?? null,
+      passed: head ? Number(head.passed) : 0,
+      passedWithAvgPx: head ? Number(head.passed_avg) : 0,
+      orders: rows.filter((r) => r.ex_ord_id !== null).map(toOrderAgg),
+    };
+  };
+  let pending: ReturnType<typeof fetch> | null = fetch(null);
+  while (pending) {
+    const page: Awaited<ReturnType<typeof fetch>> = await pending;
+    if (page.scanned === 0) return;
+    pending = page.scanned < scanSize || page.last === null ? null : fetch(page.last);
+    pending?.catch(() => {});
+    yield { passed: page.passed, passedWithAvgPx: page.passedWithAvgPx, orders: page.orders };
+  }
+}
+
+function toOrderAgg(r: OrderAggRow): ExchangeOrderAgg {
+  return {
+    exOrdId: r.ex_ord_id,
+    found: r.found,
+    symbol: r.symbol,
+    side: r.side,
+    cumQty: r.cum_qty,
+    leavesQty: r.leaves_qty,
+    avgPx: r.avg_px,
+    fillCount: Number(r.fill_count),
+    fillQty: toDecimal(r.fill_qty),
+    fillNotional: toDecimal(r.fill_notional),
+  };
 }
 
 interface OrderAggRow {

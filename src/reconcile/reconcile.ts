@@ -6,7 +6,7 @@ import { dayStart } from '../util/dates.js';
 import type { RollFigures } from '../recon/balance-roll.js';
 import { RULESET_VERSION } from '../recon/catalog.js';
 import { ourAddresses } from '../recon/cross-rules.js';
-import { addPassedFills, checkBalances, checkExchangeOrders, checkFills, checkOpenOrders, fillPrefilter, checkPartnerBatch, checkPayments, checkSync, markNotChecked, type EngineConfig, type ReferenceData, type SnapshotPair } from '../recon/engine.js';
+import { addPassedFills, addPassedOrders, checkBalances, checkExchangeOrders, checkFills, checkOpenOrders, fillPrefilter, orderPrefilter, checkPartnerBatch, checkPayments, checkSync, markNotChecked, type EngineConfig, type ReferenceData, type SnapshotPair } from '../recon/engine.js';
 import { applyLifecycle, breakId, type BreakEventKind } from '../recon/lifecycle.js';
 import { RuleTally, type RuleResult } from '../recon/tally.js';
 import { dailyFlows } from './balance-flows.js';
@@ -95,7 +95,11 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
   checkOpenOrders(tally, cfg, await load.openPartnerOrders(db, account));
   phase('partner');
 
-  for await (const orders of load.exchangeOrdersWithFillsIn(db, account, span)) checkExchangeOrders(tally, ref, orders);
+  // Likewise only the orders that could fail an order rule (sums of all their fills in SQL).
+  for await (const page of load.exchangeOrderCandidatesIn(db, account, span, orderPrefilter(ref))) {
+    checkExchangeOrders(tally, ref, page.orders);
+    addPassedOrders(tally, ref, page.passed, page.passedWithAvgPx);
+  }
   phase('exchangeOrders');
   // Only the fills that could fail a per-fill rule are loaded (SQL numeric pre-selection); the
   // rules decide on those, and the others count as checked and passed.

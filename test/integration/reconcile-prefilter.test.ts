@@ -1,10 +1,10 @@
 import { expect, it } from 'vitest';
 import type { Db } from '../../src/db/database.js';
 import { Decimal } from '../../src/decimal/decimal.js';
-import { checkExchangeOrders, checkFills, fillPrefilter, markNotChecked, type ReferenceData } from '../../src/recon/engine.js';
+import { checkExchangeOrders, checkFills, fillPrefilter, markNotChecked, orderPrefilter, type ReferenceData } from '../../src/recon/engine.js';
 import { RuleTally } from '../../src/recon/tally.js';
 import { engineConfig, reconcilePeriod } from '../../src/reconcile/reconcile.js';
-import { exchangeOrdersWithFillsIn, feeSchedule, fillCandidatesIn, fillsIn, latestSymbols, latestWhitelist, type Span } from '../../src/reconcile/loaders.js';
+import { exchangeOrderCandidatesIn, exchangeOrdersWithFillsIn, feeSchedule, fillCandidatesIn, fillsIn, latestSymbols, latestWhitelist, type Span } from '../../src/reconcile/loaders.js';
 import { describeEachStore } from '../helpers/db.js';
 import { makeConfig, newContext } from './reconcile-seed.js';
 
@@ -12,12 +12,13 @@ import { makeConfig, newContext } from './reconcile-seed.js';
  * reconcilePeriod loads only the fills SQL pre-selects as possibly failing a per-fill rule.
  * On a dataset of fills exactly at, just inside and just past every edge (fee tolerance around
  * the maker and the taker expectation of each day's rates, price increment, lot size, price 0,
- * orphans, unknown symbols, symbols without increments), the breaks and rule counts it
- * records must equal those of the pure rules run over every fill.
+ * orphans, unknown symbols, symbols without increments) and of orders around the order rules'
+ * edges (VWAP vs avgPx, cumQty vs fill sum, size limits), the breaks and rule counts it records
+ * must equal those of the pure rules run over every fill and every order.
  */
 const PERIOD = { from: '2026-11-09', to: '2026-11-11' };
 const SPAN: Span = { from: new Date('2026-11-09T00:00:00Z'), to: new Date('2026-11-11T00:00:00Z') };
-const FILL_CODES = ['E_FILL_ORPHAN', 'E_FEE_RATE', 'E_SYMBOL_RULES'];
+const FILL_CODES = ['E_FILL_QTY', 'E_FILL_AVGPX', 'E_FILL_ORPHAN', 'E_FEE_RATE', 'E_SYMBOL_RULES'];
 const EPS = new Decimal('1e-20');
 
 const VARIANTS = [
@@ -42,6 +43,7 @@ async function seed(db: Db, account: string, tolerance: Decimal, base: boolean):
   const sym = await snap('symbols', '2026-11-01T00:00:00Z');
   await db.insertInto('exchange_symbol').values([
     { snapshot_id: sym, symbol: 'ETH-USD', base_currency: 'ETH', base_currency_scale: 8, counter_currency: 'USD', counter_currency_scale: 2, price_increment: '0.01', lot_size: '0.0001', min_order_size: '0.0001', max_order_size: '1000' },
+    { snapshot_id: sym, symbol: 'ZRO-USD', base_currency: 'ZRO', base_currency_scale: 8, counter_currency: 'USD', counter_currency_scale: 2, price_increment: '0.01', lot_size: '0.0001', min_order_size: '0.0001', max_order_size: '0' },
     { snapshot_id: sym, symbol: 'NUL-USD', base_currency: 'NUL', base_currency_scale: 8, counter_currency: 'USD', counter_currency_scale: 2, price_increment: null, lot_size: null, min_order_size: null, max_order_size: null },
   ]).execute();
   // 11-09 uses the first rates; 11-10 the second, fetched during that day (so also for its morning fills).
@@ -104,7 +106,29 @@ async function seed(db: Db, account: string, tolerance: Decimal, base: boolean):
     }
     await db.insertInto('exchange_order').values({ account, ex_ord_id: exOrdId, ord_status: 'FILLED', side: 'BUY', symbol, cum_qty: s.qty, leaves_qty: '0', avg_px: s.price, timestamp: s.at, raw: '{}' }).execute();
   }
-  return specs.length - 2;
+
+  // Orders with several fills around the order rules' edges: VWAP 2000.005 vs avgPx at and past
+  // half an increment, cumQty at and past the fill sum, quantity at and past the size limits.
+  let ordId = 50_000;
+  let fills = 0;
+  const order = async (o: { symbol?: string; avgPx: string | null; cumQty: string | null; leavesQty?: string; fills?: [string, string][] }) => {
+    ordId += 1;
+    const symbol = o.symbol ?? 'ETH-USD';
+    for (const [p, q] of o.fills ?? [['2000', '0.5'], ['2000.01', '0.5']]) {
+      execId += 1;
+      fills += 1;
+      await db.insertInto('exchange_fill').values({ account, exec_id: String(execId), ex_ord_id: String(ordId), side: 'BUY', symbol, price: p, qty: q, fee: feeOf(p, q).toString(), timestamp: at, raw: '{}' }).execute();
+    }
+    await db.insertInto('exchange_order').values({ account, ex_ord_id: String(ordId), ord_status: 'FILLED', side: 'BUY', symbol, cum_qty: o.cumQty, leaves_qty: o.leavesQty ?? '0', avg_px: o.avgPx, timestamp: at, raw: '{}' }).execute();
+  };
+  for (const avgPx of ['2000.005', '2000.01', '2000', '2000.0100000000000000001', '1999.9999999999999999999', null]) await order({ avgPx, cumQty: '1' });
+  for (const cumQty of ['1.00000000000000000001', '0.99999999999999999999', null]) await order({ avgPx: '2000.005', cumQty });
+  for (const leavesQty of ['999', '999.00000000000000000001']) await order({ avgPx: '2000.005', cumQty: '1', leavesQty });
+  for (const q of ['0.0001', '0.00009999999999999999']) await order({ avgPx: '2000', cumQty: q, fills: [['2000', q]] });
+  await order({ symbol: 'ZRO-USD', avgPx: '2000.005', cumQty: '1', leavesQty: '1e30' }); // max 0: no limit
+  await order({ symbol: 'NUL-USD', avgPx: '2000.2', cumQty: '1' }); // no increment: E_FILL_AVGPX skipped
+  await order({ symbol: 'DOGE-XYZ', avgPx: '2000.005', cumQty: '1' }); // unknown symbol: skipped
+  return specs.length - 2 + fills;
 }
 
 describeEachStore('reconcilePeriod fill prefilter', (ctx) => {
@@ -153,7 +177,15 @@ describeEachStore('reconcilePeriod fill prefilter', (ctx) => {
       expect(byCode('E_FEE_RATE')).toBeGreaterThanOrEqual(20);
       expect(byCode('E_SYMBOL_RULES')).toBeGreaterThanOrEqual(6);
       expect(byCode('E_FILL_ORPHAN')).toBe(2);
-      expect(reference.find((r) => r.code === 'E_SYMBOL_RULES')?.skipped).toBe(2);
+      expect(reference.find((r) => r.code === 'E_SYMBOL_RULES')?.skipped).toBe(5);
+      expect(reference.find((r) => r.code === 'E_FILL_AVGPX')?.skipped).toBe(5);
+      expect(byCode('E_FILL_AVGPX')).toBe(2);
+      expect(byCode('E_FILL_QTY')).toBe(3);
+      let ordersLoaded = 0;
+      for (const scanSize of [1, 4, 1000])
+        for await (const page of exchangeOrderCandidatesIn(db(), v.account, SPAN, orderPrefilter(ref), scanSize)) ordersLoaded += page.orders.length;
+      expect(ordersLoaded).toBeGreaterThan(0);
+      expect(ordersLoaded).toBeLessThan(3 * reference.find((r) => r.code === 'E_FILL_QTY')!.checked);
       for (const scanSize of [1, 3, 1000]) {
         let scanned = 0;
         const loaded: string[] = [];
