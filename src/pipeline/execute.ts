@@ -4,7 +4,7 @@ import { configHash, secretValues } from '../config/load.js';
 import type { Db, Store } from '../db/database.js';
 import type { Logger } from '../log/logger.js';
 import { stringifyJsonLossless } from '../decimal/json.js';
-import { createRun, type RunCommand } from '../store/runs.js';
+import { createRun, recordStage, type RunCommand } from '../store/runs.js';
 import type { Period, StageContext } from './context.js';
 import { failInterruptedRuns, withRunLock } from './lock.js';
 
@@ -128,33 +128,6 @@ export async function skipStage(ctx: StageContext, name: string, reason: string)
   const at = new Date();
   await recordStage(ctx.store.db, ctx.runId, name, { startedAt: at, finishedAt: at, status: 'skipped', detail: { reason } });
   ctx.logger.info({ stage: name, reason }, 'stage skipped');
-}
-
-/**
- * Merges one stage's timing into run.stages: { "sync.exchange": { startedAt, finishedAt, ms, status, error?, detail? } }.
- * One jsonb `||` in SQL rather than read-modify-write: nothing read back (jsonb numbers come back as
- * LosslessNumber objects) is re-serialized, and two writers cannot lose each other's stage.
- */
-export async function recordStage(
-  db: Db,
-  runId: string,
-  stage: string,
-  timing: { startedAt: Date; finishedAt: Date; status: 'succeeded' | 'failed' | 'skipped'; error?: string; detail?: unknown },
-): Promise<void> {
-  const entry = {
-    startedAt: timing.startedAt.toISOString(),
-    finishedAt: timing.finishedAt.toISOString(),
-    ms: timing.finishedAt.getTime() - timing.startedAt.getTime(),
-    status: timing.status,
-    ...(timing.error ? { error: timing.error } : {}),
-    ...(timing.detail !== undefined ? { detail: timing.detail } : {}),
-  };
-  const patch = stringifyJsonLossless({ [stage]: entry });
-  await db
-    .updateTable('run')
-    .set({ stages: sql`stages || ${patch}::jsonb` as never })
-    .where('id', '=', runId)
-    .execute();
 }
 
 /** Adds fields to one recorded stage's detail (e.g. the open-break count after reconcile). */

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import { stringifyJsonLossless } from '../decimal/json.js';
 import type { Db } from '../db/database.js';
 import type { RunRow } from '../db/types.js';
 
@@ -32,16 +34,18 @@ export async function createRun(
   return id;
 }
 
-/** Merges one stage's timing into run.stages: { sync: { startedAt, finishedAt, ms, status, error? } }. */
+/**
+ * Merges one stage's timing into run.stages: { "sync.exchange": { startedAt, finishedAt, ms, status, error?, detail? } }.
+ * One jsonb `||` in SQL rather than read-modify-write: nothing read back (jsonb numbers come back as
+ * LosslessNumber objects) is re-serialized, and two writers cannot lose each other's stage.
+ */
 export async function recordStage(
   db: Db,
   runId: string,
   stage: string,
   timing: { startedAt: Date; finishedAt: Date; status: 'succeeded' | 'failed' | 'skipped'; error?: string; detail?: unknown },
 ): Promise<void> {
-  const row = await db.selectFrom('run').select('stages').where('id', '=', runId).executeTakeFirstOrThrow();
-  const stages = { ...((row.stages as Record<string, unknown>) ?? {}) };
-  stages[stage] = {
+  const entry = {
     startedAt: timing.startedAt.toISOString(),
     finishedAt: timing.finishedAt.toISOString(),
     ms: timing.finishedAt.getTime() - timing.startedAt.getTime(),
@@ -49,7 +53,12 @@ export async function recordStage(
     ...(timing.error ? { error: timing.error } : {}),
     ...(timing.detail !== undefined ? { detail: timing.detail } : {}),
   };
-  await db.updateTable('run').set({ stages: JSON.stringify(stages) }).where('id', '=', runId).execute();
+  const patch = stringifyJsonLossless({ [stage]: entry });
+  await db
+    .updateTable('run')
+    .set({ stages: sql`stages || ${patch}::jsonb` as never })
+    .where('id', '=', runId)
+    .execute();
 }
 
 export async function getRun(db: Db, runId: string): Promise<RunRow | undefined> {

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { ConfigError, EXIT } from '../../errors.js';
 import type { Db } from '../../db/database.js';
-import { recordStage } from '../../pipeline/execute.js';
+import { recordStage } from '../../store/runs.js';
 import { loadStages } from '../../pipeline/stages.js';
 import { action, createContext, openMigratedStore } from '../context.js';
 import { requireRun } from './report.js';
