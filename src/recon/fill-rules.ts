@@ -16,12 +16,16 @@ export function checkFillAvgPx(o: ExchangeOrderAgg, symbol: SymbolRules | undefi
   const vwap = o.fillNotional.div(o.fillQty);
   const tolerance = symbol.priceIncrement.div(2);
   if (vwap.minus(o.avgPx).abs().lte(tolerance)) return [];
-  return [{ check: `VWAP of fills != avgPx beyond half a price increment (${decimalText(tolerance)})`, expected: decimalText(o.avgPx), actual: decimalText(vwap), difference: diff(vwap, o.avgPx) }];
+  // The decision uses the exact quotient; the reported figures are rounded to 6 decimals beyond
+  // the increment, since a 60-digit quotient would only be noise on the Breaks sheet.
+  const shown = vwap.toDecimalPlaces(symbol.priceIncrement.decimalPlaces() + 6);
+  return [{ check: `VWAP of fills != avgPx beyond half a price increment (${decimalText(tolerance)})`, expected: decimalText(o.avgPx), actual: decimalText(shown), difference: diff(shown, o.avgPx) }];
 }
 
 export function checkFillOrphan(f: Fill): Verdict {
   if (f.orderFound) return [];
-  return [{ check: `order ${f.exOrdId} of the fill is not stored`, expected: f.exOrdId, actual: null, difference: null, currency: null, note: f.orderNotFound ? 'GET /orders/{id} answered 404' : 'not yet looked up' }];
+  // No amount to compare: expected/actual stay empty (an order id in `expected` would read as an amount).
+  return [{ check: `order ${f.exOrdId} of the fill is not stored`, expected: null, actual: null, difference: null, currency: null, note: f.orderNotFound ? 'GET /orders/{id} answered 404' : 'not yet looked up' }];
 }
 
 /** Rates of a fill's day: the latest snapshot fetched by the end of that UTC day, else the earliest. */

@@ -53,6 +53,12 @@ describe('E_FILL_AVGPX', () => {
     expect(checkFillAvgPx(makeOrderAgg({ avgPx: d('2000.005') }), sym)).toEqual([]);
     expect(failures(checkFillAvgPx(makeOrderAgg({ avgPx: d('2000.015000000000000001') }), sym))[0]).toMatchObject({ actual: '2000.01', difference: '-0.005000000000000001' });
   });
+  it('decides on the exact quotient and reports the VWAP to 6 decimals beyond the increment', () => {
+    // 6000.1 / 3 = 2000.0333...: a non-terminating quotient
+    const agg = makeOrderAgg({ fillQty: d('3'), cumQty: d('3'), fillNotional: d('6000.1'), avgPx: d('2000.02') });
+    expect(failures(checkFillAvgPx(agg, sym))[0]).toMatchObject({ expected: '2000.02', actual: '2000.03333333', difference: '0.01333333' });
+    expect(checkFillAvgPx(makeOrderAgg({ fillQty: d('3'), cumQty: d('3'), fillNotional: d('6000.1'), avgPx: d('2000.03') }), sym)).toEqual([]);
+  });
   it('skipped when the symbol is unknown; n/a without avgPx or fills', () => {
     expect(checkFillAvgPx(makeOrderAgg(), undefined)).toBe('skipped');
     expect(checkFillAvgPx(makeOrderAgg({ avgPx: null }), sym)).toBe('n/a');
@@ -63,7 +69,7 @@ describe('E_FILL_AVGPX', () => {
 describe('E_FILL_ORPHAN', () => {
   it('a fill whose order is not stored', () => {
     expect(checkFillOrphan(makeFill())).toEqual([]);
-    expect(failures(checkFillOrphan(makeFill({ orderFound: false, orderNotFound: true })))[0]).toMatchObject({ expected: '11223344556677', note: 'GET /orders/{id} answered 404' });
+    expect(failures(checkFillOrphan(makeFill({ orderFound: false, orderNotFound: true })))[0]).toMatchObject({ check: 'order 11223344556677 of the fill is not stored', expected: null, actual: null, note: 'GET /orders/{id} answered 404' });
   });
 });
 
