@@ -3,6 +3,7 @@ import type { Db } from '../db/database.js';
 import { Decimal, toDecimal } from '../decimal/decimal.js';
 import { AppError } from '../errors.js';
 import { dayStart } from '../util/dates.js';
+import { toPartnerOrder } from '../reconcile/loaders.js';
 import type {
   BalanceRec,
   BalanceRollRec,
@@ -424,9 +425,10 @@ export async function* streamPartnerOrders(db: Db, b: PeriodBounds, batch = BATC
       db
       .selectFrom('partner_order')
       .select([
-        'order_id', 'order_type', 'created_at', 'order_state', 'order_state_updated_at', 'payment_method', 'input_currency', 'input_amount',
-        'output_currency', 'output_amount', 'amount_usd', 'processing_fee', 'processing_fee_usd', 'partner_fee', 'partner_fee_usd',
-        'network_fee', 'network_fee_usd', 'target_wallet_address', 'transaction_hash', 'external_reference',
+        'order_id', 'order_type', 'created_at', 'created_at_text', 'order_state', 'order_state_updated_at', 'order_state_updated_at_text',
+        'payment_method', 'input_currency', 'input_amount', 'output_currency', 'output_amount', 'amount_usd', 'processing_fee',
+        'processing_fee_usd', 'partner_fee', 'partner_fee_usd', 'network_fee', 'network_fee_usd', 'target_wallet_address',
+        'transaction_hash', 'external_reference', 'not_found_at',
         sql<string>`created_at::text`.as('ts_key'),
       ])
       .where('account', '=', b.account)
@@ -440,29 +442,7 @@ export async function* streamPartnerOrders(db: Db, b: PeriodBounds, batch = BATC
     (r) => ({ ts: r.ts_key, id: r.order_id }),
     batch,
   );
-  for await (const r of pages)
-    yield {
-        orderId: r.order_id,
-        orderType: r.order_type,
-        createdAt: r.created_at,
-        orderState: r.order_state,
-        orderStateUpdatedAt: r.order_state_updated_at,
-        paymentMethod: r.payment_method,
-        inputCurrency: r.input_currency,
-        inputAmount: r.input_amount,
-        outputCurrency: r.output_currency,
-        outputAmount: r.output_amount,
-        amountUsd: r.amount_usd,
-        processingFee: r.processing_fee,
-        processingFeeUsd: r.processing_fee_usd,
-        partnerFee: r.partner_fee,
-        partnerFeeUsd: r.partner_fee_usd,
-        networkFee: r.network_fee,
-        networkFeeUsd: r.network_fee_usd,
-        targetWalletAddress: r.target_wallet_address,
-        transactionHash: r.transaction_hash,
-        externalReference: r.external_reference,
-      };
+  for await (const r of pages) yield { ...toPartnerOrder(r), paymentMethod: r.payment_method, externalReference: r.external_reference };
 }
 
 export async function* streamFills(db: Db, b: PeriodBounds, batch = BATCH): AsyncGenerator<FillRec> {

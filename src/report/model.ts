@@ -1,4 +1,5 @@
 import type { Decimal } from '../decimal/decimal.js';
+import type { PartnerOrder } from '../recon/types.js';
 
 /** Plain data the report is built from; loaders fill these from the store, tests build them by hand. */
 
@@ -59,28 +60,11 @@ export interface BreakInfo {
   reopenedCount: number;
 }
 
-export interface PartnerOrderRec {
-  orderId: string;
-  orderType: string;
-  createdAt: Date;
-  orderState: string;
-  orderStateUpdatedAt: Date;
+/** A partner order as the rules see it, plus the columns only the report shows. */
+export type PartnerOrderRec = PartnerOrder & {
   paymentMethod: string | null;
-  inputCurrency: string;
-  inputAmount: Decimal;
-  outputCurrency: string;
-  outputAmount: Decimal | null;
-  amountUsd: Decimal | null;
-  processingFee: Decimal | null;
-  processingFeeUsd: Decimal | null;
-  partnerFee: Decimal | null;
-  partnerFeeUsd: Decimal | null;
-  networkFee: Decimal | null;
-  networkFeeUsd: Decimal | null;
-  targetWalletAddress: string | null;
-  transactionHash: string | null;
   externalReference: string | null;
-}
+};
 
 export interface PartnerDailyRec {
   day: string;

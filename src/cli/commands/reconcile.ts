@@ -2,10 +2,9 @@ import type { Command } from 'commander';
 import { executeRun } from '../../pipeline/execute.js';
 import { countOpenBreaks, mergeStageDetail } from '../../pipeline/run.js';
 import { loadStages } from '../../pipeline/stages.js';
-import { installSignalHandlers } from '../../schedule/signals.js';
 import { parsePeriod } from '../../util/dates.js';
 import { action, createContext } from '../context.js';
-import { EXIT_CODES_HELP, exitCodeOf, openRunStore } from './run.js';
+import { EXIT_CODES_HELP, exitCodeOf, withRunStore } from './run.js';
 
 interface ReconcileOptions {
   from?: string;
@@ -30,38 +29,25 @@ export function register(program: Command): void {
         const { config, logger } = createContext(command);
         const period = parsePeriod({ from: opts.from, to: opts.to }, new Date());
         const { reconcilePeriod, jsonSummary } = await loadStages();
-        const abort = new AbortController();
-        const uninstall = installSignalHandlers({
-          logger,
-          graceful: 'stopping at the next safe point; what is committed is kept and the next run resumes from it',
-          onGraceful: (signal) => abort.abort(new Error(`interrupted by ${signal}`)),
-        });
-        try {
-          const store = await openRunStore(config, logger, { wait: opts.wait, signal: abort.signal });
-          try {
-            const outcome = await executeRun(
-              { store, config, logger },
-              { command: 'reconcile', trigger: 'cli', period, wait: opts.wait, signal: abort.signal },
-              async (ctx, stage) => {
-                await stage('reconcile', () => reconcilePeriod(ctx, period));
-                await mergeStageDetail(store.db, ctx.runId as string, 'reconcile', { openBreaks: await countOpenBreaks(store.db, config.account) });
-              },
+        return withRunStore(config, logger, { wait: opts.wait }, async (store, signal) => {
+          const outcome = await executeRun(
+            { store, config, logger },
+            { command: 'reconcile', trigger: 'cli', period, wait: opts.wait, signal },
+            async (ctx, stage) => {
+              await stage('reconcile', () => reconcilePeriod(ctx, period));
+              await mergeStageDetail(store.db, ctx.runId as string, 'reconcile', { openBreaks: await countOpenBreaks(store.db, config.account) });
+            },
+          );
+          const summary = await jsonSummary(store.db, config.account, outcome.runId);
+          if (opts.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+          else
+            process.stdout.write(
+              outcome.status === 'succeeded'
+                ? `reconcile ${outcome.runId} succeeded: period ${period.from} .. ${period.to}, ${summary.breaks.length} open break(s)\n  \`ramp-recon report ${outcome.runId}\` writes its workbook\n`
+                : `reconcile ${outcome.runId} failed: ${outcome.error}\n`,
             );
-            const summary = await jsonSummary(store.db, config.account, outcome.runId);
-            if (opts.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
-            else
-              process.stdout.write(
-                outcome.status === 'succeeded'
-                  ? `reconcile ${outcome.runId} succeeded: period ${period.from} .. ${period.to}, ${summary.breaks.length} open break(s)\n  \`ramp-recon report ${outcome.runId}\` writes its workbook\n`
-                  : `reconcile ${outcome.runId} failed: ${outcome.error}\n`,
-              );
-            return exitCodeOf({ status: outcome.status, openBreaks: summary.breaks.length }, opts.failOnBreaks === true);
-          } finally {
-            await store.close();
-          }
-        } finally {
-          uninstall();
-        }
+          return exitCodeOf({ status: outcome.status, openBreaks: summary.breaks.length }, opts.failOnBreaks === true);
+        });
       }),
     );
 }

@@ -41,33 +41,15 @@ export function register(program: Command): void {
         const { config, logger } = createContext(command);
         const period = parsePeriod({ from: opts.from, to: opts.to }, new Date());
         requireSources(config, ['partner', 'exchange']);
-        const abort = new AbortController();
-        // First signal: stop at the next stage boundary and record the run as failed; second: exit at once.
-        const uninstall = installSignalHandlers({
-          logger,
-          graceful: 'stopping at the next safe point; what is committed is kept and the next run resumes from it',
-          onGraceful: (signal) => abort.abort(new Error(`interrupted by ${signal}`)),
-        });
-        try {
-          const store = await openRunStore(config, logger, { wait: opts.wait, signal: abort.signal });
-          let result: PipelineResult;
-          try {
-            result = await runPipeline(
-              { store, config, logger },
-              { period, trigger: 'cli', email: opts.email, wait: opts.wait, signal: abort.signal },
-            );
-          } finally {
-            await store.close();
-          }
-          if (opts.json) {
-            process.stdout.write(`${JSON.stringify(result.summary, null, 2)}\n`);
-            // stdout carries only the JSON document; the reason of a failure goes to stderr, readable.
-            if (result.status === 'failed') process.stderr.write(`ramp-recon: failed:\n  run ${result.runId} failed in stage ${result.failedStage}: ${result.error}\n`);
-          } else process.stdout.write(`${describeResult(result)}\n`);
-          return exitCodeOf(result, opts.failOnBreaks === true);
-        } finally {
-          uninstall();
-        }
+        const result: PipelineResult = await withRunStore(config, logger, { wait: opts.wait }, (store, signal) =>
+          runPipeline({ store, config, logger }, { period, trigger: 'cli', email: opts.email, wait: opts.wait, signal }),
+        );
+        if (opts.json) {
+          process.stdout.write(`${JSON.stringify(result.summary, null, 2)}\n`);
+          // stdout carries only the JSON document; the reason of a failure goes to stderr, readable.
+          if (result.status === 'failed') process.stderr.write(`ramp-recon: failed:\n  run ${result.runId} failed in stage ${result.failedStage}: ${result.error}\n`);
+        } else process.stdout.write(`${describeResult(result)}\n`);
+        return exitCodeOf(result, opts.failOnBreaks === true);
       }),
     );
 }
@@ -91,6 +73,35 @@ export function describeResult(result: PipelineResult): string {
   if (result.reportPath) lines.push(`  workbook    ${result.reportPath}`);
   if (result.status === 'failed') lines.push('  what was committed is kept; the next run resumes from it');
   return lines.join('\n');
+}
+
+/**
+ * The frame of every run-like command (run, sync, reconcile): the first SIGTERM/SIGINT aborts at
+ * the next safe point (committed work is kept, the next run resumes), a second exits at once; the
+ * store is opened (with --wait semantics) and always closed.
+ */
+export async function withRunStore<T>(
+  config: Config,
+  logger: Logger,
+  options: { wait?: boolean },
+  fn: (store: Store, signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const abort = new AbortController();
+  const uninstall = installSignalHandlers({
+    logger,
+    graceful: 'stopping at the next safe point; what is committed is kept and the next run resumes from it',
+    onGraceful: (signal) => abort.abort(new Error(`interrupted by ${signal}`)),
+  });
+  try {
+    const store = await openRunStore(config, logger, { wait: options.wait, signal: abort.signal });
+    try {
+      return await fn(store, abort.signal);
+    } finally {
+      await store.close();
+    }
+  } finally {
+    uninstall();
+  }
 }
 
 /**

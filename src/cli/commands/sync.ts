@@ -3,10 +3,9 @@ import { requireSources } from '../../config/load.js';
 import { ConfigError, EXIT } from '../../errors.js';
 import { executeRun } from '../../pipeline/execute.js';
 import { loadStages } from '../../pipeline/stages.js';
-import { installSignalHandlers } from '../../schedule/signals.js';
 import { dayStart, parsePeriod, dayString } from '../../util/dates.js';
 import { action, createContext } from '../context.js';
-import { EXIT_CODES_HELP, openRunStore } from './run.js';
+import { EXIT_CODES_HELP, withRunStore } from './run.js';
 
 interface SyncOptions {
   source: 'partner' | 'exchange' | 'all';
@@ -59,38 +58,25 @@ export function register(program: Command): void {
         if (byReference && references.length === 0) throw new ConfigError([`--references-csv ${opts.referencesCsv}: no external references found in the file`]);
 
         const { syncExchange, syncPartner } = await loadStages();
-        const abort = new AbortController();
-        const uninstall = installSignalHandlers({
-          logger,
-          graceful: 'stopping at the next safe point; what is committed is kept and the next run resumes from it',
-          onGraceful: (signal) => abort.abort(new Error(`interrupted by ${signal}`)),
+        return withRunStore(config, logger, { wait: opts.wait }, async (store, signal) => {
+          const outcome = await executeRun(
+            { store, config, logger },
+            { command: 'sync', trigger: 'cli', period: wantsPartner && !byReference ? period : null, wait: opts.wait, signal },
+            async (ctx, stage) => {
+              if (wantsExchange) await stage('sync.exchange', () => syncExchange(ctx, backfill ? { backfill } : undefined));
+              if (wantsPartner)
+                await stage('sync.partner', () =>
+                  byReference ? syncPartner(ctx, null, { externalReferences: references }) : syncPartner(ctx, period),
+                );
+            },
+          );
+          process.stdout.write(
+            outcome.status === 'succeeded'
+              ? `sync ${outcome.runId} succeeded\n`
+              : `sync ${outcome.runId} failed in stage ${outcome.failedStage}: ${outcome.error}\n  what was committed is kept; the next sync resumes from it\n`,
+          );
+          return outcome.status === 'succeeded' ? EXIT.ok : EXIT.failed;
         });
-        try {
-          const store = await openRunStore(config, logger, { wait: opts.wait, signal: abort.signal });
-          try {
-            const outcome = await executeRun(
-              { store, config, logger },
-              { command: 'sync', trigger: 'cli', period: wantsPartner && !byReference ? period : null, wait: opts.wait, signal: abort.signal },
-              async (ctx, stage) => {
-                if (wantsExchange) await stage('sync.exchange', () => syncExchange(ctx, backfill ? { backfill } : undefined));
-                if (wantsPartner)
-                  await stage('sync.partner', () =>
-                    byReference ? syncPartner(ctx, null, { externalReferences: references }) : syncPartner(ctx, period),
-                  );
-              },
-            );
-            process.stdout.write(
-              outcome.status === 'succeeded'
-                ? `sync ${outcome.runId} succeeded\n`
-                : `sync ${outcome.runId} failed in stage ${outcome.failedStage}: ${outcome.error}\n  what was committed is kept; the next sync resumes from it\n`,
-            );
-            return outcome.status === 'succeeded' ? EXIT.ok : EXIT.failed;
-          } finally {
-            await store.close();
-          }
-        } finally {
-          uninstall();
-        }
       }),
     );
 }
