@@ -142,18 +142,7 @@ export async function* exchangeOrdersWithFillsIn(db: Db, account: string, span: 
       order by s.ex_ord_id`.execute(db)
     ).rows;
   for await (const rows of keysetPages(fetch, (r) => r.ex_ord_id, batchSize))
-    yield rows.map((r) => ({
-      exOrdId: r.ex_ord_id,
-      found: r.found,
-      symbol: r.symbol,
-      side: r.side,
-      cumQty: r.cum_qty,
-      leavesQty: r.leaves_qty,
-      avgPx: r.avg_px,
-      fillCount: Number(r.fill_count),
-      fillQty: toDecimal(r.fill_qty),
-      fillNotional: toDecimal(r.fill_notional),
-    }));
+    yield rows.map(toOrderAgg);
 }
 
 /**
