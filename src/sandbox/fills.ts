@@ -84,20 +84,20 @@ export class FillStore {
 
   qtyText(i: number): string {
     const d = this.def(i);
-    return toPlain({ v: BigInt(this.lots[i]!) * BigInt(d.lot[0]), s: d.lot[1] });
+    return plainOf(this.lots[i]!, d.lot[0], d.lot[1]);
   }
 
   priceText(i: number): string {
     const o = this.overrides.get(i)?.price;
     if (o !== undefined) return o;
     const d = this.def(i);
-    return toPlain({ v: BigInt(this.ticks[i]!) * BigInt(d.priceInc[0]), s: d.priceInc[1] });
+    return plainOf(this.ticks[i]!, d.priceInc[0], d.priceInc[1]);
   }
 
   feeText(i: number): string {
     const o = this.overrides.get(i)?.fee;
     if (o !== undefined) return o;
-    return toPlain({ v: BigInt(this.feeUnits[i]!), s: this.def(i).counterScale });
+    return plainOf(this.feeUnits[i]!, 1, this.def(i).counterScale);
   }
 
   setOverride(i: number, o: { price?: string; fee?: string }): void {
@@ -150,4 +150,22 @@ export class FillStore {
     }
     return lo;
   }
+}
+
+/**
+ * toPlain({ v: a x b, s }) for integer a and b, on doubles when the product is exact (a safe
+ * integer, the case of every generated fill) and on BigInt otherwise: same text either way.
+ */
+export function plainOf(a: number, b: number, s: number): string {
+  const v = a * b;
+  if (!Number.isSafeInteger(v) || !Number.isInteger(a) || !Number.isInteger(b)) return toPlain({ v: BigInt(a) * BigInt(b), s });
+  if (s === 0) return v === 0 ? '0' : String(v);
+  const neg = v < 0;
+  let digits = String(neg ? -v : v);
+  if (digits.length <= s) digits = '0'.repeat(s - digits.length + 1) + digits;
+  let end = digits.length;
+  const cut = end - s;
+  while (end > cut && digits.charCodeAt(end - 1) === 48) end--;
+  const text = end === cut ? digits.slice(0, cut) : `${digits.slice(0, cut)}.${digits.slice(cut, end)}`;
+  return neg && text !== '0' ? `-${text}` : text;
 }

@@ -61,7 +61,7 @@ export function exponentText(text: string): string {
 }
 
 /** |x| < 0.001 and x != 0, from the text alone. */
-function isSmall(text: string): boolean {
+export function isSmall(text: string): boolean {
   const body = text.startsWith('-') ? text.slice(1) : text;
   return body.startsWith('0.000') && /[1-9]/.test(body);
 }
