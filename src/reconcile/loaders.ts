@@ -267,18 +267,7 @@ export async function* fillsIn(db: Db, account: string, span: Span, batchSize = 
     return q.orderBy('f.exec_id').limit(batchSize).execute();
   };
   for await (const rows of keysetPages(fetch, (r) => r.exec_id, batchSize))
-    yield rows.map((r) => ({
-      execId: r.exec_id,
-      exOrdId: r.ex_ord_id,
-      side: r.side,
-      symbol: r.symbol,
-      price: r.price,
-      qty: r.qty,
-      fee: r.fee,
-      timestamp: r.timestamp,
-      orderFound: r.order_id !== null,
-      orderNotFound: r.not_found_id !== null,
-    }));
+    yield rows.map(toFill);
 }
 
 /** Fills per scan page of fillCandidatesIn: only the candidates among them travel to the client. */

@@ -371,39 +371,25 @@ export async function orderIdsMissingForFills(db: Db, account: string, limit: nu
   return rows.rows.map((r) => String(r.ex_ord_id));
 }
 
-/** Stored records in a non-final state last seen before `before` (to re-fetch by id). */
-export async function nonFinalOrderIds(db: Db, account: string, statuses: readonly string[], before: Date): Promise<string[]> {
-  const rows = await db
-    .selectFrom('exchange_order')
-    .select('ex_ord_id')
-    .where('account', '=', account)
-    .where('ord_status', 'in', [...statuses])
-    .where('last_seen_at', '<', before)
-    .orderBy('ex_ord_id')
-    .execute();
-  return rows.map((r) => r.ex_ord_id);
-}
+/** Where each re-fetchable record kind keeps its id and its state. */
+const NON_FINAL = {
+  exchange_order: { id: 'ex_ord_id', state: 'ord_status' },
+  exchange_deposit: { id: 'deposit_id', state: 'state' },
+  exchange_withdrawal: { id: 'withdrawal_id', state: 'state' },
+} as const;
 
-export async function nonFinalDepositIds(db: Db, account: string, states: readonly string[], before: Date): Promise<string[]> {
-  const rows = await db
-    .selectFrom('exchange_deposit')
-    .select('deposit_id')
-    .where('account', '=', account)
-    .where('state', 'in', [...states])
-    .where('last_seen_at', '<', before)
-    .orderBy('deposit_id')
-    .execute();
-  return rows.map((r) => r.deposit_id);
-}
-
-export async function nonFinalWithdrawalIds(db: Db, account: string, states: readonly string[], before: Date): Promise<string[]> {
-  const rows = await db
-    .selectFrom('exchange_withdrawal')
-    .select('withdrawal_id')
-    .where('account', '=', account)
-    .where('state', 'in', [...states])
-    .where('last_seen_at', '<', before)
-    .orderBy('withdrawal_id')
-    .execute();
-  return rows.map((r) => r.withdrawal_id);
+/** Ids of stored records in a non-final state last seen before `before` (to re-fetch by id). */
+export async function nonFinalIds(
+  db: Db,
+  table: keyof typeof NON_FINAL,
+  account: string,
+  states: readonly string[],
+  before: Date,
+): Promise<string[]> {
+  const { id, state } = NON_FINAL[table];
+  const rows = await sql<{ id: string }>`
+    select ${sql.ref(id)}::text as id from ${sql.table(table)}
+    where account = ${account} and ${sql.ref(state)} in (${sql.join([...states])}) and last_seen_at < ${before}
+    order by ${sql.ref(id)}`.execute(db);
+  return rows.rows.map((r) => r.id);
 }

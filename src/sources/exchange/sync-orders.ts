@@ -1,7 +1,7 @@
 import { ORDERS_PAGE_LIMIT, type Page } from './client.js';
 import { ORD_STATUSES, ORDER_NON_FINAL, orderSchema, validateRecords, type Order } from './schemas.js';
 import { toOrderRow, type OrderRow } from './transform.js';
-import { markOrdersNotFound, nonFinalOrderIds, orderIdsMissingForFills, upsertOrders } from './store.js';
+import { markOrdersNotFound, nonFinalIds, orderIdsMissingForFills, upsertOrders } from './store.js';
 import { checkAbort, handleQuarantine, type SyncEnv } from './sync-common.js';
 import { padded, syncWindows, type WindowStream } from './sync-windows.js';
 
@@ -93,6 +93,6 @@ export async function syncOrderLookups(env: SyncEnv): Promise<void> {
     .orderBy('ex_ord_id')
     .execute();
   await fetchOrdersById(env, notFound.map((r) => r.ex_ord_id), 'record');
-  const open = await nonFinalOrderIds(env.db, env.account, ORDER_NON_FINAL, env.startedAt);
+  const open = await nonFinalIds(env.db, 'exchange_order', env.account, ORDER_NON_FINAL, env.startedAt);
   await fetchOrdersById(env, open, 'ignore');
 }

@@ -9,7 +9,7 @@ import {
   type Withdrawal,
 } from './schemas.js';
 import { toDepositRow, toWithdrawalRow, type DepositRow, type WithdrawalRow } from './transform.js';
-import { nonFinalDepositIds, nonFinalWithdrawalIds, upsertDeposits, upsertWithdrawals } from './store.js';
+import { nonFinalIds, upsertDeposits, upsertWithdrawals } from './store.js';
 import { checkAbort, handleQuarantine, type SyncEnv } from './sync-common.js';
 import { padded, syncWindows, type WindowStream } from './sync-windows.js';
 
@@ -75,7 +75,7 @@ export async function syncPayments(env: SyncEnv, range?: { from: number; to: num
   await syncWindows(env, withdrawalStream(env), range);
 
   env.progress.setStage('payments by id');
-  const deposits = await nonFinalDepositIds(env.db, env.account, DEPOSIT_NON_FINAL, env.startedAt);
+  const deposits = await nonFinalIds(env.db, 'exchange_deposit', env.account, DEPOSIT_NON_FINAL, env.startedAt);
   await refreshById(env, deposits, (id) => env.client.depositById(id, env.signal), async (pages) => {
     const validated = validateRecords(depositSchema, pages.flatMap((p) => p.records), 'depositId');
     const rows = validated.valid.map(toDepositRow);
@@ -85,7 +85,7 @@ export async function syncPayments(env: SyncEnv, range?: { from: number; to: num
     });
     return rows.length;
   });
-  const withdrawals = await nonFinalWithdrawalIds(env.db, env.account, WITHDRAWAL_NON_FINAL, env.startedAt);
+  const withdrawals = await nonFinalIds(env.db, 'exchange_withdrawal', env.account, WITHDRAWAL_NON_FINAL, env.startedAt);
   await refreshById(env, withdrawals, (id) => env.client.withdrawalById(id, env.signal), async (pages) => {
     const validated = validateRecords(withdrawalSchema, pages.flatMap((p) => p.records), 'withdrawalId');
     const rows = validated.valid.map(toWithdrawalRow);
