@@ -1,12 +1,10 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
 import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../src/sandbox/index.js';
 import { addDays, toDay } from '../../src/util/dates.js';
-import { createTestStore, storeKinds, type TestStore } from '../helpers/db.js';
-import { brief, childEnv, gateSandboxEnv, runCli, startCli, waitFor, type Gates } from './helpers.js';
+import { storeKinds } from '../helpers/db.js';
+import { type CliWorld, type Gates, brief, openCliWorld, runCli, startCli, waitFor } from './helpers.js';
 
 type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
 
@@ -26,35 +24,21 @@ for (const kind of storeKinds) {
   describe(`ramp-recon CLI end to end [${kind}]`, { timeout: 240_000 }, () => {
     let sandbox: Sandbox;
     let gates: Gates;
-    let pg: TestStore | undefined;
-    let dir: string;
     let env: NodeJS.ProcessEnv;
+    let world: CliWorld | undefined;
     const today = toDay(new Date());
     const period = { from: addDays(today, -SANDBOX.days), to: addDays(today, 1) };
     const periodArgs = ['--from', period.from, '--to', period.to];
 
     beforeAll(async () => {
       sandbox = await startSandbox({ ...SANDBOX, discrepancies: true, live: false, faults: 'none' });
-      gates = await gateSandboxEnv(sandbox.env);
-      dir = mkdtempSync(join(tmpdir(), `rr-e2e-${kind}-`));
-      writeFileSync(join(dir, 'config.json'), JSON.stringify({ partner: { feeRate: sandbox.partnerFeeRate ?? '0.01' } }));
-      if (kind === 'postgres') pg = await createTestStore('postgres');
-      env = childEnv({
-        ...gates.env,
-        RAMP_RECON_DATA_DIR: join(dir, 'data'),
-        REPORTS_DIR: join(dir, 'reports'),
-        RAMP_RECON_CONFIG: join(dir, 'config.json'),
-        DATABASE_URL: pg?.url,
-        LOG_LEVEL: 'info',
-      });
+      world = await openCliWorld(kind, 'run', sandbox.env, { partner: { feeRate: sandbox.partnerFeeRate ?? '0.01' } });
+      ({ gates, env } = world);
     });
 
     afterAll(async () => {
-      gates?.open();
-      await gates?.stop();
+      await world?.close();
       await sandbox?.close();
-      await pg?.drop();
-      if (dir) rmSync(dir, { recursive: true, force: true });
     });
 
     it('run --json: exit 0, only the JSON summary on stdout, the planted breaks, the workbook on disk', async () => {

@@ -1,8 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createTestStore, type StoreKind, type TestStore } from '../helpers/db.js';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
@@ -195,6 +198,45 @@ export async function gateSandboxEnv(sandboxEnv: Record<string, string>): Promis
     },
     stop: async () => {
       await Promise.all(all.map((p) => p.stop()));
+    },
+  };
+}
+
+/**
+ * What every CLI end-to-end suite sets up around a running sandbox: a gated proxy to it, a temp
+ * folder with the config file, a fresh Postgres schema for the postgres kind, and the child's env.
+ */
+export interface CliWorld {
+  gates: Gates;
+  pg: TestStore | undefined;
+  dir: string;
+  env: NodeJS.ProcessEnv;
+  close(): Promise<void>;
+}
+
+export async function openCliWorld(kind: StoreKind, name: string, sandboxEnv: Record<string, string>, config: unknown): Promise<CliWorld> {
+  const gates = await gateSandboxEnv(sandboxEnv);
+  const dir = mkdtempSync(join(tmpdir(), `rr-e2e-${name}-${kind}-`));
+  writeFileSync(join(dir, 'config.json'), JSON.stringify(config));
+  const pg = kind === 'postgres' ? await createTestStore('postgres') : undefined;
+  const env = childEnv({
+    ...gates.env,
+    RAMP_RECON_DATA_DIR: join(dir, 'data'),
+    REPORTS_DIR: join(dir, 'reports'),
+    RAMP_RECON_CONFIG: join(dir, 'config.json'),
+    DATABASE_URL: pg?.url,
+    LOG_LEVEL: 'info',
+  });
+  return {
+    gates,
+    pg,
+    dir,
+    env,
+    async close() {
+      gates.open();
+      await gates.stop();
+      await pg?.drop();
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }
