@@ -142,3 +142,38 @@ export function splitPoint(window: Window, timestamps: number[]): number | null 
   if (firstTs < lastTs && inside(hi - 2)) return hi - 2;
   return mid;
 }
+
+/**
+ * The windows that cover [start, end], left to right. A window that comes back full is split
+ * (splitPoint) and its pieces are fetched next, left first; only pages below the limit are
+ * trusted, so no record can be missed whatever order or bound semantics the exchange uses.
+ *
+ * Sizing windows ahead from the density of earlier pages was tried and dropped: on records whose
+ * rate changes through the day, with bursts, it cost as many requests as splitting alone (full
+ * windows where the rate rose, plus the search for where a long empty history ends).
+ */
+export class WindowPlan {
+  /** Windows still to fetch, the next on top; together they cover what is left, in order. */
+  private readonly todo: Window[];
+
+  constructor(start: number, end: number) {
+    this.todo = start < end ? [{ start, end }] : [];
+  }
+
+  /** The next window to fetch, or null when the range is covered. */
+  next(): Window | null {
+    return this.todo.pop() ?? null;
+  }
+
+  /**
+   * The window came back full. Returns false when it cannot be split (one millisecond: the
+   * caller splits by another parameter or records it as unsettled); otherwise its two pieces
+   * are fetched next, left first, so windows still finish in time order.
+   */
+  full(w: Window, timestamps: number[]): boolean {
+    const at = splitPoint(w, timestamps);
+    if (at === null) return false;
+    this.todo.push({ start: at, end: w.end }, { start: w.start, end: at });
+    return true;
+  }
+}

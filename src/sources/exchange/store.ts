@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../db/database.js';
 import type {
   BalanceRow,
@@ -87,16 +87,60 @@ export async function upsertFills(db: Db, account: string, rows: FillRow[], page
   return unique.length;
 }
 
-export interface PageCommit {
+
+/** What every page commit records besides its rows: coverage figures and cursors. */
+export interface PageBookkeeping {
   account: string;
   runId: string | null;
-  rows: FillRow[];
-  /** The page as received: the rows' raw records are its elements (see upsertFills). */
-  pageText?: string;
   coverageStream: string;
   coverage: Map<string, CoverageDelta>;
   cursors: Array<{ name: string; value: string }>;
 }
+
+export interface PageCommit extends PageBookkeeping {
+  rows: FillRow[];
+  /** The page as received: the rows' raw records are its elements (see upsertFills). */
+  pageText?: string;
+}
+
+/**
+ * The bookkeeping of a page as data-modifying CTEs (cov, cur, durability) that run in the
+ * statement they are part of. Coverage: within one run a (stream, day)'s figures add up; a new
+ * run starts them afresh, so the row always describes the latest scan. Durability: rows and
+ * cursor commit together and the API can always serve them again, so a commit lost to a server
+ * crash costs a re-fetch, never a gap or a duplicate; the commit need not wait for its WAL flush
+ * (one fsync per page otherwise dominates the ingest).
+ */
+function bookkeepingCtes(c: PageBookkeeping) {
+  const coverage = JSON.stringify(
+    [...c.coverage].map(([day, d]) => ({ day, pages: d.pages, rows: d.rows, quarantined: d.quarantined, settled: d.settled, detail: d.detail ?? null })),
+  );
+  return sql`
+    cov as (
+      insert into sync_coverage (account, source, stream, day, pages, rows, quarantined, settled, detail, run_id, updated_at)
+      select ${c.account}, 'exchange', ${c.coverageStream}, v.day, v.pages, v.rows, v.quarantined, v.settled, v.detail, ${c.runId}::text, now()
+      from json_to_recordset(${coverage}::json) as v(day date, pages integer, rows integer, quarantined integer, settled boolean, detail jsonb)
+      on conflict (account, source, stream, day) do update set
+        pages = case when sync_coverage.run_id is not distinct from excluded.run_id then sync_coverage.pages + excluded.pages else excluded.pages end,
+        rows = case when sync_coverage.run_id is not distinct from excluded.run_id then sync_coverage.rows + excluded.rows else excluded.rows end,
+        quarantined = case when sync_coverage.run_id is not distinct from excluded.run_id then sync_coverage.quarantined + excluded.quarantined else excluded.quarantined end,
+        settled = case when sync_coverage.run_id is not distinct from excluded.run_id then sync_coverage.settled and excluded.settled else excluded.settled end,
+        detail = coalesce(excluded.detail, sync_coverage.detail),
+        run_id = excluded.run_id,
+        updated_at = excluded.updated_at
+      returning 1
+    ), cur as (
+      insert into sync_cursor (account, source, name, value, updated_at)
+      select ${c.account}, 'exchange', k.name, k.value, now()
+      from json_to_recordset(${JSON.stringify(c.cursors)}::json) as k(name text, value text)
+      on conflict (account, source, name) do update set value = excluded.value, updated_at = excluded.updated_at
+      returning 1
+    ), durability as (
+      select set_config('synchronous_commit', 'off', true) as setting
+    )`;
+}
+
+const bookkeepingFigures = sql`(select count(*) from cov) as days, (select count(*) from cur) as cursors, (select setting from durability) as synchronous_commit`;
 
 /**
  * A fills page, its coverage figures and its cursors in ONE statement (data-modifying CTEs
@@ -106,9 +150,6 @@ export interface PageCommit {
 export async function commitFillsPage(db: Db, c: PageCommit): Promise<void> {
   const unique = dedupe(c.rows, (r) => r.exec_id);
   const [a, b, cc, d, e, f, g, h, i, k, j] = fillColumns(unique, c.pageText);
-  const coverage = JSON.stringify(
-    [...c.coverage].map(([day, d]) => ({ day, pages: d.pages, rows: d.rows, quarantined: d.quarantined, settled: d.settled, detail: d.detail ?? null })),
-  );
   await sql`
     with ins as (
       insert into exchange_fill (account, exec_id, ex_ord_id, trade_id, side, symbol, price, qty, fee, "timestamp", raw)
@@ -122,103 +163,69 @@ export async function commitFillsPage(db: Db, c: PageCommit): Promise<void> {
         price = excluded.price, qty = excluded.qty, fee = excluded.fee, "timestamp" = excluded."timestamp", raw = excluded.raw
       where exchange_fill.raw is distinct from excluded.raw
       returning 1
-    ), cov as (
-      insert into sync_coverage (account, source, stream, day, pages, rows, quarantined, settled, detail, run_id, updated_at)
-      select ${c.account}, 'exchange', ${c.coverageStream}, v.day, v.pages, v.rows, v.quarantined, v.settled, v.detail, ${c.runId}::text, now()
-      from json_to_recordset(${coverage}::json) as v(day date, pages integer, rows integer, quarantined integer, settled boolean, detail jsonb)
-      on conflict (account, source, stream, day) do update set
-        pages = case when sync_coverage.run_id is not distinct from excluded.run_id then sync_coverage.pages + excluded.pages else excluded.pages end,
-        rows = case when sync_coverage.run_id is not distinct from excluded.run_id then sync_coverage.rows + excluded.rows else excluded.rows end,
-        quarantined = case when sync_coverage.run_id is not distinct from excluded.run_id then sync_coverage.quarantined + excluded.quarantined else excluded.quarantined end,
-        settled = case when sync_coverage.run_id is not distinct from excluded.run_id then sync_coverage.settled and excluded.settled else excluded.settled end,
-        detail = coalesce(excluded.detail, sync_coverage.detail),
-        run_id = excluded.run_id,
-        updated_at = excluded.updated_at
-      returning 1
-    ), cur as (
-      insert into sync_cursor (account, source, name, value, updated_at)
-      select ${c.account}, 'exchange', k.name, k.value, now()
-      from json_to_recordset(${JSON.stringify(c.cursors)}::json) as k(name text, value text)
-      on conflict (account, source, name) do update set value = excluded.value, updated_at = excluded.updated_at
-      returning 1
-    ), durability as (
-      -- Rows and cursor commit together, and the API can always serve them again: a commit lost
-      -- to a server crash costs a re-fetch, never a gap or a duplicate. So the commit need not
-      -- wait for its WAL flush (one fsync per page otherwise dominates the ingest).
-      select set_config('synchronous_commit', 'off', true) as setting
-    )
-    select (select count(*) from ins) as written, (select count(*) from cov) as days, (select count(*) from cur) as cursors,
-      (select setting from durability) as synchronous_commit
+    ), ${bookkeepingCtes(c)}
+    select (select count(*) from ins) as written, ${bookkeepingFigures}
   `.execute(db);
 }
 
 /**
- * The bookkeeping half of commitFillsPage (coverage and cursors, asynchronous commit), for a
- * transaction that inserted its rows with upsertFills first.
+ * The bookkeeping of a page (coverage, cursors, asynchronous commit) in one statement, for a
+ * transaction that wrote the page's rows first.
  */
-export async function recordFillsPage(db: Db, c: Omit<PageCommit, 'rows'>): Promise<void> {
-  const coverage = JSON.stringify(
-    [...c.coverage].map(([day, d]) => ({ day, pages: d.pages, rows: d.rows, quarantined: d.quarantined, settled: d.settled, detail: d.detail ?? null })),
-  );
-  await sql`
-    with cov as (
-      insert into sync_coverage (account, source, stream, day, pages, rows, quarantined, settled, detail, run_id, updated_at)
-      select ${c.account}, 'exchange', ${c.coverageStream}, v.day, v.pages, v.rows, v.quarantined, v.settled, v.detail, ${c.runId}::text, now()
-      from json_to_recordset(${coverage}::json) as v(day date, pages integer, rows integer, quarantined integer, settled boolean, detail jsonb)
-      on conflict (account, source, stream, day) do update set
-        pages = case when sync_coverage.run_id is not distinct from excluded.run_id then sync_coverage.pages + excluded.pages else excluded.pages end,
-        rows = case when sync_coverage.run_id is not distinct from excluded.run_id then sync_coverage.rows + excluded.rows else excluded.rows end,
-        quarantined = case when sync_coverage.run_id is not distinct from excluded.run_id then sync_coverage.quarantined + excluded.quarantined else excluded.quarantined end,
-        settled = case when sync_coverage.run_id is not distinct from excluded.run_id then sync_coverage.settled and excluded.settled else excluded.settled end,
-        detail = coalesce(excluded.detail, sync_coverage.detail),
-        run_id = excluded.run_id,
-        updated_at = excluded.updated_at
-      returning 1
-    ), cur as (
-      insert into sync_cursor (account, source, name, value, updated_at)
-      select ${c.account}, 'exchange', k.name, k.value, now()
-      from json_to_recordset(${JSON.stringify(c.cursors)}::json) as k(name text, value text)
-      on conflict (account, source, name) do update set value = excluded.value, updated_at = excluded.updated_at
-      returning 1
-    ), durability as (
-      select set_config('synchronous_commit', 'off', true) as setting
-    )
-    select (select count(*) from cov) as days, (select count(*) from cur) as cursors, (select setting from durability) as synchronous_commit
-  `.execute(db);
+export async function recordPage(db: Db, c: PageBookkeeping): Promise<void> {
+  await sql`with ${bookkeepingCtes(c)} select ${bookkeepingFigures}`.execute(db);
 }
 
-export async function upsertOrders(db: Db, account: string, rows: OrderRow[], observedAt: Date): Promise<number> {
+/**
+ * The CTEs of a record kind's page: the page's rows as `x` (parsed once, used by every part),
+ * then the statement's own parts, then the page's bookkeeping when given, so that rows, coverage
+ * and cursor commit in one statement without a transaction around them.
+ */
+async function writePage(db: Db, rows: RawBuilder<unknown>, parts: RawBuilder<unknown>, c?: PageBookkeeping): Promise<void> {
+  await sql`with x as materialized (${rows}), ${parts}${c ? sql`, ${bookkeepingCtes(c)}` : sql``} select 1`.execute(db);
+}
+
+/**
+ * Upserts orders and their state history (one row per observed status and cumQty; seeing a state
+ * again adds nothing). A row is rewritten only when its content changed or a later sync saw it:
+ * within one run the trades listing brings back orders the status listings stored already.
+ * `c`: the page's bookkeeping, written by the same statement.
+ */
+export async function upsertOrders(db: Db, account: string, rows: OrderRow[], observedAt: Date, c?: PageBookkeeping): Promise<number> {
   const unique = dedupe(rows, (r) => r.ex_ord_id);
-  if (unique.length === 0) return 0;
-  const json = recordsetJson(unique);
+  if (unique.length === 0) {
+    if (c) await recordPage(db, c);
+    return 0;
+  }
   const at = observedAt.toISOString();
-  await sql`
-    insert into exchange_order (account, ex_ord_id, cl_ord_id, ord_type, ord_status, side, price, text, symbol,
-      last_shares, last_px, leaves_qty, cum_qty, avg_px, "timestamp", raw, first_seen_at, last_seen_at)
-    select ${account}, x.ex_ord_id, x.cl_ord_id, x.ord_type, x.ord_status, x.side, x.price, x.text, x.symbol,
-      x.last_shares, x.last_px, x.leaves_qty, x.cum_qty, x.avg_px, x."timestamp", x.raw, ${at}::timestamptz, ${at}::timestamptz
-    from json_to_recordset(${json}::json) as x(
+  const x = sql`select * from json_to_recordset(${recordsetJson(unique)}::json) as x(
       ex_ord_id bigint, cl_ord_id text, ord_type text, ord_status text, side text, price numeric, text text, symbol text,
-      last_shares numeric, last_px numeric, leaves_qty numeric, cum_qty numeric, avg_px numeric, "timestamp" timestamptz, raw jsonb)
-    on conflict (account, ex_ord_id) do update set
-      cl_ord_id = excluded.cl_ord_id, ord_type = excluded.ord_type, ord_status = excluded.ord_status, side = excluded.side,
-      price = excluded.price, text = excluded.text, symbol = excluded.symbol, last_shares = excluded.last_shares,
-      last_px = excluded.last_px, leaves_qty = excluded.leaves_qty, cum_qty = excluded.cum_qty, avg_px = excluded.avg_px,
-      "timestamp" = excluded."timestamp", raw = excluded.raw, last_seen_at = excluded.last_seen_at
-  `.execute(db);
-  // State history: one row per observed (status, cumQty); seeing the same state again adds nothing.
-  await sql`
-    insert into exchange_order_state (account, ex_ord_id, ord_status, cum_qty, observed_at)
-    select ${account}, x.ex_ord_id, x.ord_status, coalesce(x.cum_qty, 0), ${at}::timestamptz
-    from json_to_recordset(${json}::json) as x(ex_ord_id bigint, ord_status text, cum_qty numeric)
-    on conflict do nothing
-  `.execute(db);
-  // An order recorded as 404 earlier that shows up now is no longer an orphan.
-  await sql`
-    delete from exchange_order_not_found n
-    using json_to_recordset(${json}::json) as x(ex_ord_id bigint)
-    where n.account = ${account} and n.ex_ord_id = x.ex_ord_id
-  `.execute(db);
+      last_shares numeric, last_px numeric, leaves_qty numeric, cum_qty numeric, avg_px numeric, "timestamp" timestamptz, raw jsonb)`;
+  await writePage(
+    db,
+    x,
+    sql`ord as (
+      insert into exchange_order (account, ex_ord_id, cl_ord_id, ord_type, ord_status, side, price, text, symbol,
+        last_shares, last_px, leaves_qty, cum_qty, avg_px, "timestamp", raw, first_seen_at, last_seen_at)
+      select ${account}, x.ex_ord_id, x.cl_ord_id, x.ord_type, x.ord_status, x.side, x.price, x.text, x.symbol,
+        x.last_shares, x.last_px, x.leaves_qty, x.cum_qty, x.avg_px, x."timestamp", x.raw, ${at}::timestamptz, ${at}::timestamptz
+      from x
+      on conflict (account, ex_ord_id) do update set
+        cl_ord_id = excluded.cl_ord_id, ord_type = excluded.ord_type, ord_status = excluded.ord_status, side = excluded.side,
+        price = excluded.price, text = excluded.text, symbol = excluded.symbol, last_shares = excluded.last_shares,
+        last_px = excluded.last_px, leaves_qty = excluded.leaves_qty, cum_qty = excluded.cum_qty, avg_px = excluded.avg_px,
+        "timestamp" = excluded."timestamp", raw = excluded.raw, last_seen_at = excluded.last_seen_at
+      where exchange_order.raw is distinct from excluded.raw or exchange_order.last_seen_at < excluded.last_seen_at
+    ), state as (
+      insert into exchange_order_state (account, ex_ord_id, ord_status, cum_qty, observed_at)
+      select ${account}, x.ex_ord_id, x.ord_status, coalesce(x.cum_qty, 0), ${at}::timestamptz from x
+      on conflict do nothing
+    ), found as (
+      -- An order recorded as 404 earlier that shows up now is no longer an orphan.
+      delete from exchange_order_not_found n using x where n.account = ${account} and n.ex_ord_id = x.ex_ord_id
+    )`,
+    c,
+  );
   return unique.length;
 }
 
@@ -231,50 +238,66 @@ export async function markOrdersNotFound(db: Db, account: string, ids: string[],
     .execute();
 }
 
-export async function upsertDeposits(db: Db, account: string, rows: DepositRow[], observedAt: Date): Promise<number> {
+/** Deposits and their state history, as upsertOrders. */
+export async function upsertDeposits(db: Db, account: string, rows: DepositRow[], observedAt: Date, c?: PageBookkeeping): Promise<number> {
   const unique = dedupe(rows, (r) => r.deposit_id);
-  if (unique.length === 0) return 0;
-  const json = recordsetJson(unique);
+  if (unique.length === 0) {
+    if (c) await recordPage(db, c);
+    return 0;
+  }
   const at = observedAt.toISOString();
-  await sql`
-    insert into exchange_deposit (account, deposit_id, amount, currency, address, tx_hash, state, "timestamp", raw, first_seen_at, last_seen_at)
-    select ${account}, x.deposit_id, x.amount, x.currency, x.address, x.tx_hash, x.state, x."timestamp", x.raw, ${at}::timestamptz, ${at}::timestamptz
-    from json_to_recordset(${json}::json) as x(
-      deposit_id text, amount numeric, currency text, address text, tx_hash text, state text, "timestamp" timestamptz, raw jsonb)
-    on conflict (account, deposit_id) do update set
-      amount = excluded.amount, currency = excluded.currency, address = excluded.address, tx_hash = excluded.tx_hash,
-      state = excluded.state, "timestamp" = excluded."timestamp", raw = excluded.raw, last_seen_at = excluded.last_seen_at
-  `.execute(db);
-  await sql`
-    insert into exchange_deposit_state (account, deposit_id, state, observed_at)
-    select ${account}, x.deposit_id, x.state, ${at}::timestamptz
-    from json_to_recordset(${json}::json) as x(deposit_id text, state text)
-    on conflict do nothing
-  `.execute(db);
+  const x = sql`select * from json_to_recordset(${recordsetJson(unique)}::json) as x(
+      deposit_id text, amount numeric, currency text, address text, tx_hash text, state text, "timestamp" timestamptz, raw jsonb)`;
+  await writePage(
+    db,
+    x,
+    sql`dep as (
+      insert into exchange_deposit (account, deposit_id, amount, currency, address, tx_hash, state, "timestamp", raw, first_seen_at, last_seen_at)
+      select ${account}, x.deposit_id, x.amount, x.currency, x.address, x.tx_hash, x.state, x."timestamp", x.raw, ${at}::timestamptz, ${at}::timestamptz
+      from x
+      on conflict (account, deposit_id) do update set
+        amount = excluded.amount, currency = excluded.currency, address = excluded.address, tx_hash = excluded.tx_hash,
+        state = excluded.state, "timestamp" = excluded."timestamp", raw = excluded.raw, last_seen_at = excluded.last_seen_at
+      where exchange_deposit.raw is distinct from excluded.raw or exchange_deposit.last_seen_at < excluded.last_seen_at
+    ), state as (
+      insert into exchange_deposit_state (account, deposit_id, state, observed_at)
+      select ${account}, x.deposit_id, x.state, ${at}::timestamptz from x
+      on conflict do nothing
+    )`,
+    c,
+  );
   return unique.length;
 }
 
-export async function upsertWithdrawals(db: Db, account: string, rows: WithdrawalRow[], observedAt: Date): Promise<number> {
+/** Withdrawals and their state history (when they carry one), as upsertOrders. */
+export async function upsertWithdrawals(db: Db, account: string, rows: WithdrawalRow[], observedAt: Date, c?: PageBookkeeping): Promise<number> {
   const unique = dedupe(rows, (r) => r.withdrawal_id);
-  if (unique.length === 0) return 0;
-  const json = recordsetJson(unique);
+  if (unique.length === 0) {
+    if (c) await recordPage(db, c);
+    return 0;
+  }
   const at = observedAt.toISOString();
-  await sql`
-    insert into exchange_withdrawal (account, withdrawal_id, amount, fee, currency, beneficiary, state, "timestamp", raw, first_seen_at, last_seen_at)
-    select ${account}, x.withdrawal_id, x.amount, x.fee, x.currency, x.beneficiary, x.state, x."timestamp", x.raw, ${at}::timestamptz, ${at}::timestamptz
-    from json_to_recordset(${json}::json) as x(
-      withdrawal_id text, amount numeric, fee numeric, currency text, beneficiary text, state text, "timestamp" timestamptz, raw jsonb)
-    on conflict (account, withdrawal_id) do update set
-      amount = excluded.amount, fee = excluded.fee, currency = excluded.currency, beneficiary = excluded.beneficiary,
-      state = excluded.state, "timestamp" = excluded."timestamp", raw = excluded.raw, last_seen_at = excluded.last_seen_at
-  `.execute(db);
-  await sql`
-    insert into exchange_withdrawal_state (account, withdrawal_id, state, observed_at)
-    select ${account}, x.withdrawal_id, x.state, ${at}::timestamptz
-    from json_to_recordset(${json}::json) as x(withdrawal_id text, state text)
-    where x.state is not null
-    on conflict do nothing
-  `.execute(db);
+  const x = sql`select * from json_to_recordset(${recordsetJson(unique)}::json) as x(
+      withdrawal_id text, amount numeric, fee numeric, currency text, beneficiary text, state text, "timestamp" timestamptz, raw jsonb)`;
+  await writePage(
+    db,
+    x,
+    sql`wd as (
+      insert into exchange_withdrawal (account, withdrawal_id, amount, fee, currency, beneficiary, state, "timestamp", raw, first_seen_at, last_seen_at)
+      select ${account}, x.withdrawal_id, x.amount, x.fee, x.currency, x.beneficiary, x.state, x."timestamp", x.raw, ${at}::timestamptz, ${at}::timestamptz
+      from x
+      on conflict (account, withdrawal_id) do update set
+        amount = excluded.amount, fee = excluded.fee, currency = excluded.currency, beneficiary = excluded.beneficiary,
+        state = excluded.state, "timestamp" = excluded."timestamp", raw = excluded.raw, last_seen_at = excluded.last_seen_at
+      where exchange_withdrawal.raw is distinct from excluded.raw or exchange_withdrawal.last_seen_at < excluded.last_seen_at
+    ), state as (
+      insert into exchange_withdrawal_state (account, withdrawal_id, state, observed_at)
+      select ${account}, x.withdrawal_id, x.state, ${at}::timestamptz from x
+      where x.state is not null
+      on conflict do nothing
+    )`,
+    c,
+  );
   return unique.length;
 }
 
@@ -319,43 +342,6 @@ export interface CoverageDelta {
   quarantined: number;
   settled: boolean;
   detail?: unknown;
-}
-
-/**
- * Adds a page's figures to the (stream, day) coverage rows. Within one run the figures add up;
- * a new run starts the day's figures afresh, so the row always describes the latest scan.
- */
-export async function addCoverage(db: Db, account: string, runId: string | null, stream: string, byDay: Map<string, CoverageDelta>): Promise<void> {
-  if (byDay.size === 0) return;
-  const now = new Date();
-  const values = [...byDay].map(([day, d]) => ({
-    account,
-    source: 'exchange',
-    stream,
-    day,
-    pages: d.pages,
-    rows: d.rows,
-    quarantined: d.quarantined,
-    settled: d.settled,
-    detail: d.detail === undefined ? null : JSON.stringify(d.detail),
-    run_id: runId,
-    updated_at: now,
-  }));
-  await db
-    .insertInto('sync_coverage')
-    .values(values)
-    .onConflict((oc) =>
-      oc.columns(['account', 'source', 'stream', 'day']).doUpdateSet({
-        pages: sql`case when sync_coverage.run_id is not distinct from excluded.run_id then sync_coverage.pages + excluded.pages else excluded.pages end`,
-        rows: sql`case when sync_coverage.run_id is not distinct from excluded.run_id then sync_coverage.rows + excluded.rows else excluded.rows end`,
-        quarantined: sql`case when sync_coverage.run_id is not distinct from excluded.run_id then sync_coverage.quarantined + excluded.quarantined else excluded.quarantined end`,
-        settled: sql`case when sync_coverage.run_id is not distinct from excluded.run_id then sync_coverage.settled and excluded.settled else excluded.settled end`,
-        detail: sql`coalesce(excluded.detail, sync_coverage.detail)`,
-        run_id: sql`excluded.run_id`,
-        updated_at: now,
-      }),
-    )
-    .execute();
 }
 
 /** Order ids referenced by fills that are neither stored nor known to be 404. */

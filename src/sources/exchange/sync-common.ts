@@ -6,7 +6,7 @@ import type { Progress } from '../../util/progress.js';
 import type { ExchangeClient } from './client.js';
 import type { Rejected } from './schemas.js';
 import { stringifyJsonLossless } from '../../decimal/json.js';
-import { addCoverage, type CoverageDelta } from './store.js';
+import type { CoverageDelta } from './store.js';
 
 export const SOURCE = 'exchange';
 
@@ -129,10 +129,6 @@ export async function loadOpenQuarantine(db: Db, account: string): Promise<Set<s
     .where('resolved_at', 'is', null)
     .execute();
   return new Set(rows.map((r) => r.entity ?? ''));
-}
-
-export async function writeCoverage(env: SyncEnv, trx: Db, stream: string, byDay: Map<string, CoverageDelta>): Promise<void> {
-  await addCoverage(trx, env.account, env.runId, stream, byDay);
 }
 
 export function bump(byDay: Map<string, CoverageDelta>, day: string, delta: Partial<CoverageDelta>): void {

@@ -7,7 +7,7 @@ import { toFillRow, utcDay } from './transform.js';
 import { markedNumber } from './wire.js';
 import { isLosslessNumber, type LosslessNumber } from '../../decimal/json.js';
 import { padded } from './sync-windows.js';
-import { commitFillsPage, recordFillsPage, upsertFills } from './store.js';
+import { commitFillsPage, recordPage, upsertFills } from './store.js';
 import { bump, checkAbort, handleQuarantine, SOURCE, streamCoverage, type SyncEnv } from './sync-common.js';
 import type { CoverageDelta } from './store.js';
 
@@ -150,7 +150,7 @@ async function runFills(env: SyncEnv, start: FillsPlanState, extra: { from?: num
               await handleQuarantine(env, trx, page.endpoint, 'fill', validated.invalid, rows.map((r) => r.exec_id));
               // A failed predecessor fails (rolls back) this page too: nothing commits past a gap.
               await before;
-              await recordFillsPage(trx, bookkeeping);
+              await recordPage(trx, bookkeeping);
             });
       // Only figures are kept for after the commit: the page's records and rows can be collected
       // while the write runs (fewer survivors for the young-generation GC to copy).

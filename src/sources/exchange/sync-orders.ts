@@ -21,8 +21,8 @@ function orderStream(env: SyncEnv, kind: 'orders' | 'trades', status: string | u
     toRow: toOrderRow,
     key: (r) => r.ex_ord_id,
     timestampOf: (o) => o.timestamp,
-    write: async (trx, rows) => {
-      const n = await upsertOrders(trx, env.account, rows, env.startedAt);
+    write: async (db, rows, bookkeeping) => {
+      const n = await upsertOrders(db, env.account, rows, env.startedAt, bookkeeping);
       if (kind === 'orders') env.counters.orders += n;
       else env.counters.trades += n;
       return n;

@@ -27,8 +27,8 @@ function depositStream(env: SyncEnv): WindowStream<Deposit, DepositRow> {
     toRow: toDepositRow,
     key: (r) => r.deposit_id,
     timestampOf: (d) => d.timestamp,
-    write: async (trx, rows) => {
-      const n = await upsertDeposits(trx, env.account, rows, env.startedAt);
+    write: async (db, rows, bookkeeping) => {
+      const n = await upsertDeposits(db, env.account, rows, env.startedAt, bookkeeping);
       env.counters.deposits += n;
       return n;
     },
@@ -49,8 +49,8 @@ function withdrawalStream(env: SyncEnv): WindowStream<Withdrawal, WithdrawalRow>
     toRow: toWithdrawalRow,
     key: (r) => r.withdrawal_id,
     timestampOf: (d) => d.timestamp,
-    write: async (trx, rows) => {
-      const n = await upsertWithdrawals(trx, env.account, rows, env.startedAt);
+    write: async (db, rows, bookkeeping) => {
+      const n = await upsertWithdrawals(db, env.account, rows, env.startedAt, bookkeeping);
       env.counters.withdrawals += n;
       return n;
     },

@@ -1,11 +1,11 @@
 import type { z } from 'zod';
 import type { Db } from '../../db/database.js';
-import { getCursor, setCursor } from '../../store/cursors.js';
+import { getCursor } from '../../store/cursors.js';
 import type { Page } from './client.js';
-import { splitPoint, type Window } from './paging.js';
+import { WindowPlan, type Window } from './paging.js';
 import { validateRecords, type Validated, type ValidatedPage } from './schemas.js';
-import type { CoverageDelta } from './store.js';
-import { bump, checkAbort, dayOfMs, handleQuarantine, SOURCE, streamCoverage, writeCoverage, type SyncEnv } from './sync-common.js';
+import { recordPage, type CoverageDelta, type PageBookkeeping } from './store.js';
+import { bump, checkAbort, dayOfMs, handleQuarantine, SOURCE, streamCoverage, type SyncEnv } from './sync-common.js';
 
 /** A stream listed by from/to windows (orders of one status, trades, deposits, withdrawals). */
 export interface WindowStream<T, R extends { raw: string }> {
@@ -22,7 +22,8 @@ export interface WindowStream<T, R extends { raw: string }> {
   toRow(v: Validated<T>): R;
   key(row: R): string;
   timestampOf(v: T): number | null;
-  write(trx: Db, rows: R[]): Promise<number>;
+  /** Stores rows; with `bookkeeping`, the page's coverage and cursor in the same statement. */
+  write(db: Db, rows: R[], bookkeeping?: PageBookkeeping): Promise<number>;
   /** Symbols to split a full one-millisecond window by (orders and trades accept `symbol`). */
   symbols?: string[];
   /** How far before its cursor each run starts again (default WINDOW_OVERLAP_MS). */
@@ -46,18 +47,26 @@ export function padded(w: Window): { from: number; to: number } {
 }
 
 interface LeafResult<T> {
+  window: Window;
   pages: Page[];
   validated: ValidatedPage<T>;
   settled: boolean;
   detail?: unknown;
 }
 
+/** A window that came back full and can be split: its timestamps guide the split. */
+interface FullResult {
+  window: Window;
+  full: true;
+  timestamps: number[];
+}
+
 /**
  * Covers [start, end] with windows that are never trusted when full: a full window is split
  * (at a point its own timestamps suggest) until every piece comes back below the limit, so no
- * record can be missed whatever order or bound semantics the exchange uses. Windows are
- * finished left to right, so after each one the cursor can move to its end in the transaction
- * that stores its rows.
+ * record can be missed whatever order or bound semantics the exchange uses (WindowPlan).
+ * Windows finish left to right, so after each one the cursor can move to its end in the
+ * statement that stores its rows. The next window is fetched while the current one is written.
  */
 export async function syncWindows<T, R extends { raw: string }>(
   env: SyncEnv,
@@ -81,66 +90,91 @@ export async function syncWindows<T, R extends { raw: string }>(
     return;
   }
   env.progress.setStage(s.stream);
-  const stack: Window[] = [{ start, end }];
-  while (stack.length) {
+  const plan = new WindowPlan(start, end);
+  const fetchNext = () => {
+    const w = plan.next();
+    if (!w) return null;
+    const p = fetchLeaf(env, s, w);
+    // Observed when awaited; this keeps a prefetch abandoned by an error from crashing the process.
+    p.catch(() => {});
+    return p;
+  };
+  let pending = fetchNext();
+  while (pending) {
     checkAbort(env);
-    const w = stack.pop()!;
-    const leaf = await fetchLeaf(env, s, w, stack);
-    if (!leaf) continue;
-    const rows = leaf.validated.valid.map(s.toRow);
-    const byDay = new Map<string, CoverageDelta>();
-    let latest: number | null = null;
-    for (const v of leaf.validated.valid) {
-      const ts = s.timestampOf(v.value);
-      if (ts === null) continue;
-      bump(byDay, dayOfMs(ts), { rows: 1 });
-      latest = latest === null ? ts : Math.max(latest, ts);
+    const leaf = await pending;
+    if ('full' in leaf) {
+      // fetchLeaf reports a page as full only when its window can be split.
+      if (!plan.full(leaf.window, leaf.timestamps)) throw new Error(`window ${leaf.window.start}..${leaf.window.end} of ${s.stream} cannot be split`);
+      env.counters.pages++;
+      cov.pages++;
+      pending = fetchNext();
+      continue;
     }
-    // A window can span years of nothing (the first one starts at historyStart): its pages count
-    // on the day of its newest record, or on the last day it covers when it is empty.
-    const pageDay = dayOfMs(latest ?? Math.max(w.start, Math.min(w.end, env.nowMs) - 1));
-    bump(byDay, pageDay, { pages: leaf.pages.length, quarantined: leaf.validated.invalid.length });
-    if (!leaf.settled) {
-      bump(byDay, pageDay, { settled: false, detail: leaf.detail });
-      cov.settled = false;
-      env.logger.warn({ stream: s.stream, window: w, detail: leaf.detail }, 'exchange window still full at one millisecond; some records may be missing');
-    }
-    const endpoint = leaf.pages[0]?.endpoint ?? s.stream;
-    await env.db.transaction().execute(async (trx) => {
-      await s.write(trx, rows);
-      await handleQuarantine(env, trx, endpoint, s.entity, leaf.validated.invalid, rows.map(s.key));
-      await writeCoverage(env, trx, s.stream, byDay);
-      if (persist) await setCursor(trx, env.account, SOURCE, s.cursor, String(w.end));
-    });
-    cov.pages += leaf.pages.length;
-    cov.rows += rows.length;
-    cov.quarantined += leaf.validated.invalid.length;
-    env.counters.pages += leaf.pages.length;
-    env.progress.tick(rows.length, leaf.pages.length);
+    pending = fetchNext();
+    await commitLeaf(env, s, leaf, persist);
   }
   if (persist) cov.cursor = String(end);
 }
 
+/** Stores a window's rows with its coverage and cursor: one statement unless records need quarantine work. */
+async function commitLeaf<T, R extends { raw: string }>(env: SyncEnv, s: WindowStream<T, R>, leaf: LeafResult<T>, persist: boolean): Promise<void> {
+  const w = leaf.window;
+  const cov = streamCoverage(env, s.stream);
+  const rows = leaf.validated.valid.map(s.toRow);
+  const byDay = new Map<string, CoverageDelta>();
+  let latest: number | null = null;
+  for (const v of leaf.validated.valid) {
+    const ts = s.timestampOf(v.value);
+    if (ts === null) continue;
+    bump(byDay, dayOfMs(ts), { rows: 1 });
+    latest = latest === null ? ts : Math.max(latest, ts);
+  }
+  // A window can span years of nothing (the first one starts at historyStart): its pages count
+  // on the day of its newest record, or on the last day it covers when it is empty.
+  const pageDay = dayOfMs(latest ?? Math.max(w.start, Math.min(w.end, env.nowMs) - 1));
+  bump(byDay, pageDay, { pages: leaf.pages.length, quarantined: leaf.validated.invalid.length });
+  if (!leaf.settled) {
+    bump(byDay, pageDay, { settled: false, detail: leaf.detail });
+    cov.settled = false;
+    env.logger.warn({ stream: s.stream, window: w, detail: leaf.detail }, 'exchange window still full at one millisecond; some records may be missing');
+  }
+  const bookkeeping: PageBookkeeping = {
+    account: env.account,
+    runId: env.runId,
+    coverageStream: s.stream,
+    coverage: byDay,
+    cursors: persist ? [{ name: s.cursor, value: String(w.end) }] : [],
+  };
+  if (leaf.validated.invalid.length === 0 && !env.openQuarantine.has(s.entity)) {
+    await s.write(env.db, rows, bookkeeping);
+  } else {
+    const endpoint = leaf.pages[0]?.endpoint ?? s.stream;
+    await env.db.transaction().execute(async (trx) => {
+      await s.write(trx, rows);
+      await handleQuarantine(env, trx, endpoint, s.entity, leaf.validated.invalid, rows.map(s.key));
+      await recordPage(trx, bookkeeping);
+    });
+  }
+  cov.pages += leaf.pages.length;
+  cov.rows += rows.length;
+  cov.quarantined += leaf.validated.invalid.length;
+  env.counters.pages += leaf.pages.length;
+  env.progress.tick(rows.length, leaf.pages.length);
+}
+
 /**
- * Fetches a window. Returns null after pushing its two halves when it came back full, or the
- * records of a window that is complete (or cannot be split further).
+ * Fetches a window: the timestamps of a full page that can be split, or the records of a window
+ * that is complete (or cannot be split further).
  */
-async function fetchLeaf<T, R extends { raw: string }>(env: SyncEnv, s: WindowStream<T, R>, w: Window, stack: Window[]): Promise<LeafResult<T> | null> {
+async function fetchLeaf<T, R extends { raw: string }>(env: SyncEnv, s: WindowStream<T, R>, w: Window): Promise<LeafResult<T> | FullResult> {
   const page = await s.fetch(w, undefined, env.signal);
   const validated = validateRecords(s.schema, page.records, s.keyField, s.int64Key);
-  if (page.records.length < s.limit) return { pages: [page], validated, settled: true };
+  if (page.records.length < s.limit) return { window: w, pages: [page], validated, settled: true };
   const timestamps = validated.valid.map((v) => s.timestampOf(v.value)).filter((t): t is number => t !== null);
-  const at = splitPoint(w, timestamps);
-  if (at !== null) {
-    // Left first: windows finish in time order, so the cursor can follow them.
-    stack.push({ start: at, end: w.end });
-    stack.push({ start: w.start, end: at });
-    env.counters.pages++;
-    streamCoverage(env, s.stream).pages++;
-    return null;
-  }
+  if (w.end - w.start > 1) return { window: w, full: true, timestamps };
   // One millisecond holds a full page: split by symbol where the endpoint allows it.
-  if (!s.symbols?.length) return { pages: [page], validated, settled: false, detail: { window: w, reason: 'full page within one millisecond' } };
+  if (!s.symbols?.length) return { window: w, pages: [page], validated, settled: false, detail: { window: w, reason: 'full page within one millisecond' } };
   const pages: Page[] = [];
   const merged: ValidatedPage<T> = { valid: [], invalid: [] };
   const stillFull: string[] = [];
@@ -154,6 +188,6 @@ async function fetchLeaf<T, R extends { raw: string }>(env: SyncEnv, s: WindowSt
     if (p.records.length >= s.limit) stillFull.push(symbol);
   }
   return stillFull.length
-    ? { pages, validated: merged, settled: false, detail: { window: w, reason: 'full page within one millisecond and one symbol', symbols: stillFull } }
-    : { pages, validated: merged, settled: true };
+    ? { window: w, pages, validated: merged, settled: false, detail: { window: w, reason: 'full page within one millisecond and one symbol', symbols: stillFull } }
+    : { window: w, pages, validated: merged, settled: true };
 }
