@@ -2,7 +2,9 @@
  * Ingest bench of the exchange sync (issue 4, point 8): raw COPY of fill rows, COPY into a
  * staging table plus a merge, and the full sync against a local sandbox, all on the same fills,
  * in rows per second. `npm run build && npm run bench`; BENCH_DATABASE_URL (default the local
- * test server) and BENCH_FILLS (default 150000) change the set-up.
+ * test server), BENCH_FILLS (default 150000) and BENCH_ROUNDS (default 3; each round in a fresh
+ * schema, the median ratio is printed last, as one run on a shared machine is noisy) change the
+ * set-up.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,6 +27,7 @@ import { exchangeClientFromConfig, type ExchangeClient } from '../src/sources/ex
 
 const baseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const target = Number(process.env.BENCH_FILLS ?? 150_000);
+const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const COLUMNS = ['account', 'exec_id', 'ex_ord_id', 'trade_id', 'side', 'symbol', 'price', 'qty', 'fee', 'timestamp', 'raw'];
 
 function withSearchPath(url: string, schema: string): string {
@@ -46,29 +49,90 @@ async function timeIt(fn: () => Promise<void>): Promise<number> {
 
 const rate = (rows: number, ms: number) => Math.round((rows * 1000) / ms);
 
+/**
+ * Raw COPY and COPY + merge of the same fills the sandbox serves (same seed and day), as the sync
+ * writes them: canonical decimals, ISO times, the record as raw JSON.
+ */
+async function measureCopy(client: pg.Client, sandboxOptions: Parameters<typeof startSandbox>[0]): Promise<{ count: number; copyMs: number; mergeMs: number }> {
+  const t = performance.now();
+  const local = await startSandbox(sandboxOptions);
+  const fills = local.data.fills();
+  await local.close();
+  console.log(`sandbox: ${fills.length} fills generated in ${Math.round(performance.now() - t)} ms`);
+  const lines = fills.map((f) =>
+    [
+      'default',
+      f.execId,
+      f.exOrdId,
+      f.tradeId,
+      f.side,
+      f.symbol,
+      decimalText(toDecimal(f.price)),
+      decimalText(toDecimal(f.qty)),
+      decimalText(toDecimal(f.fee)),
+      new Date(f.timestamp).toISOString(),
+      JSON.stringify(f),
+    ]
+      .map(copyEscape)
+      .join('\t'),
+  );
+  const copyInto = async (table: string) => {
+    const stream = client.query(copyStreams.from(`copy ${table} (${COLUMNS.map((c) => `"${c}"`).join(', ')}) from stdin`));
+    await pipeline(Readable.from((function* () {
+      for (let i = 0; i < lines.length; i += 1000) yield lines.slice(i, i + 1000).join('\n') + '\n';
+    })()), stream);
+  };
+
+  await client.query('truncate exchange_fill');
+  const copyMs = await timeIt(() => copyInto('exchange_fill'));
+  await client.query('truncate exchange_fill');
+  const mergeMs = await timeIt(async () => {
+    await client.query('begin');
+    await client.query('create temp table fill_stage_tx (like exchange_fill including defaults) on commit drop');
+    await copyInto('fill_stage_tx');
+    await client.query('insert into exchange_fill select * from fill_stage_tx on conflict (account, exec_id) do nothing');
+    await client.query('commit');
+  });
+  await client.query('truncate exchange_fill');
+
+  return { count: fills.length, copyMs, mergeMs };
+}
+
 async function main(): Promise<void> {
   const days = 5;
   const fillsPerOrder = 3;
   const perDay = Math.ceil(target / days / fillsPerOrder);
   const sandboxOptions = { seed: 5, days, exchangeOrdersPerDay: perDay, fillsPerOrder, ordersPerDay: 10, depositsPerDay: 4, withdrawalsPerDay: 3, now: new Date() };
-  let t = performance.now();
-  // The same seed and day give the same data: generated here for the COPY rows and for checking,
-  // and served by a child process for the sync.
-  const local = await startSandbox(sandboxOptions);
-  const fills = local.data.fills();
-  await local.close();
-  console.log(`sandbox: ${fills.length} fills generated in ${Math.round(performance.now() - t)} ms`);
   const child = fork(fileURLToPath(new URL('./sandbox-child.js', import.meta.url)), [JSON.stringify(sandboxOptions)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const served = await new Promise<{ env: Record<string, string>; clock: number; fills: number }>((resolve, reject) => {
     child.once('message', (m) => resolve(m as { env: Record<string, string>; clock: number; fills: number }));
     child.once('exit', (code) => reject(new Error(`sandbox child exited with ${code}`)));
   });
-  if (served.fills !== fills.length) throw new Error(`sandbox child serves ${served.fills} fills, expected ${fills.length}`);
-  const sb = { env: served.env, data: { clock: () => served.clock }, close: async () => void child.disconnect() };
+  const sb = { close: async () => void child.disconnect() };
 
-  const schema = `bench_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: baseUrl });
   await admin.connect();
+  const ratios: number[] = [];
+  try {
+    for (let round = 1; round <= rounds; round++) {
+      console.log(`\nround ${round} of ${rounds}`);
+      ratios.push(await benchRound(admin, served, sandboxOptions));
+    }
+  } finally {
+    await admin.end();
+    await sb.close();
+  }
+  const sorted = ratios.slice().sort((x, y) => x - y);
+  console.log('');
+  console.log(`fills stage vs COPY + merge, per round: ${ratios.map((r) => `${r.toFixed(2)}x`).join(', ')}; median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(2)}x`);
+}
+
+/**
+ * One round in a fresh schema: COPY and COPY + merge of the fills, then the sync from scratch.
+ * Returns the fills stage's rate over COPY + merge's.
+ */
+async function benchRound(admin: pg.Client, served: { env: Record<string, string>; clock: number; fills: number }, sandboxOptions: Parameters<typeof startSandbox>[0]): Promise<number> {
+  const schema = `bench_${randomBytes(4).toString('hex')}`;
   await admin.query(`create schema ${schema}`);
   const url = withSearchPath(baseUrl, schema);
   const store = await openStore({ url, schema });
@@ -77,49 +141,15 @@ async function main(): Promise<void> {
   await client.connect();
 
   try {
-    // The same rows the sync writes: canonical decimals, ISO times, the record as raw JSON.
-    const lines = fills.map((f) =>
-      [
-        'default',
-        f.execId,
-        f.exOrdId,
-        f.tradeId,
-        f.side,
-        f.symbol,
-        decimalText(toDecimal(f.price)),
-        decimalText(toDecimal(f.qty)),
-        decimalText(toDecimal(f.fee)),
-        new Date(f.timestamp).toISOString(),
-        JSON.stringify(f),
-      ]
-        .map(copyEscape)
-        .join('\t'),
-    );
-    const copyInto = async (table: string) => {
-      const stream = client.query(copyStreams.from(`copy ${table} (${COLUMNS.map((c) => `"${c}"`).join(', ')}) from stdin`));
-      await pipeline(Readable.from((function* () {
-        for (let i = 0; i < lines.length; i += 1000) yield lines.slice(i, i + 1000).join('\n') + '\n';
-      })()), stream);
-    };
-
-    await client.query('truncate exchange_fill');
-    const copyMs = await timeIt(() => copyInto('exchange_fill'));
-    await client.query('truncate exchange_fill');
-    const mergeMs = await timeIt(async () => {
-      await client.query('begin');
-      await client.query('create temp table fill_stage_tx (like exchange_fill including defaults) on commit drop');
-      await copyInto('fill_stage_tx');
-      await client.query('insert into exchange_fill select * from fill_stage_tx on conflict (account, exec_id) do nothing');
-      await client.query('commit');
-    });
-    await client.query('truncate exchange_fill');
-
+    // The COPY rows live only inside measureCopy: the sync below runs with a heap of its own size.
+    const { count, copyMs, mergeMs } = await measureCopy(client, sandboxOptions);
+    if (served.fills !== count) throw new Error(`sandbox child serves ${served.fills} fills, expected ${count}`);
     const dir = mkdtempSync(join(tmpdir(), 'rr-bench-'));
     const configPath = join(dir, 'config.json');
     writeFileSync(configPath, JSON.stringify({ exchange: { rateLimitPerSecond: 1000 } }));
-    const config = loadConfig({ env: { ...sb.env }, configPath });
+    const config = loadConfig({ env: { ...served.env }, configPath });
     const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
-    t = performance.now();
+    const t = performance.now();
     const cpu0 = process.cpuUsage();
     let cpuAfterFills: NodeJS.CpuUsage | undefined;
     // BENCH_FILLS_ONLY=1: the other list endpoints answer an empty page (profiling the fills stage).
@@ -134,7 +164,7 @@ async function main(): Promise<void> {
       trades: async (q, s) => ({ ...(await real.trades({ ...q, from: 0, to: 1 }, s)), records: [] }),
       orderById: async () => null,
     };
-    const result = await syncExchange({ store, config, logger, runId: null, now: new Date(sb.data.clock()) }, { progress: 'off', client: stubbed });
+    const result = await syncExchange({ store, config, logger, runId: null, now: new Date(served.clock) }, { progress: 'off', client: stubbed });
     await real?.close();
     const syncMs = performance.now() - t;
     const cpu = process.cpuUsage(cpu0);
@@ -142,20 +172,20 @@ async function main(): Promise<void> {
 
     const fillsMs = result.stageMs.fills ?? syncMs;
     console.log('');
-    console.log(`fills rows:                  ${fills.length} (stored by the sync: ${stored.rows[0]!.n})`);
-    console.log(`raw COPY:                    ${rate(fills.length, copyMs)} rows/s (${Math.round(copyMs)} ms)`);
-    console.log(`COPY + merge:                ${rate(fills.length, mergeMs)} rows/s (${Math.round(mergeMs)} ms)`);
+    console.log(`fills rows:                  ${count} (stored by the sync: ${stored.rows[0]!.n})`);
+    console.log(`raw COPY:                    ${rate(count, copyMs)} rows/s (${Math.round(copyMs)} ms)`);
+    console.log(`COPY + merge:                ${rate(count, mergeMs)} rows/s (${Math.round(mergeMs)} ms)`);
     console.log(`sync, fills stage:           ${rate(result.counts.fills, fillsMs)} rows/s (${fillsMs} ms, ${result.counts.requests} requests in all)`);
     console.log(`sync, whole run:             ${Math.round(syncMs)} ms; stages ${JSON.stringify(result.stageMs)}`);
+    console.log(`sync, CPU of this process:   ${JSON.stringify(result.stageCpuMs)} ms per stage`);
     console.log(`sync, main process CPU:      ${Math.round((cpu.user + cpu.system) / 1000)} ms (user ${Math.round(cpu.user / 1000)}, system ${Math.round(cpu.system / 1000)})`);
     if (cpuAfterFills) console.log(`main CPU up to fills' end:   ${Math.round((cpuAfterFills.user + cpuAfterFills.system) / 1000)} ms`);
-    console.log(`fills stage vs COPY + merge: ${(rate(result.counts.fills, fillsMs) / rate(fills.length, mergeMs)).toFixed(2)}x`);
+    console.log(`fills stage vs COPY + merge: ${(rate(result.counts.fills, fillsMs) / rate(count, mergeMs)).toFixed(2)}x`);
+    return rate(result.counts.fills, fillsMs) / rate(count, mergeMs);
   } finally {
     await client.end();
     await store.close();
     await admin.query(`drop schema ${schema} cascade`);
-    await admin.end();
-    await sb.close();
   }
 }
 

@@ -35,6 +35,8 @@ export interface ExchangeSyncResult {
   balanceSnapshotId: string | null;
   /** Wall time per stage: snapshots, backfill, fills, orders, ordersById, payments. */
   stageMs: Record<string, number>;
+  /** This process's CPU time per stage (user + system), beside stageMs: what the client side costs. */
+  stageCpuMs: Record<string, number>;
   startedAt: string;
   finishedAt: string;
   ms: number;
@@ -73,12 +75,16 @@ export async function syncExchange(ctx: StageContext, options: ExchangeSyncOptio
   logger.info({ runId: ctx.runId, upTo: new Date(env.nowMs).toISOString(), backfill: options.backfill }, 'exchange sync started');
   try {
     const stageMs: Record<string, number> = {};
+    const stageCpuMs: Record<string, number> = {};
     const timed = async <T>(stage: string, fn: () => Promise<T>): Promise<T> => {
       const t = performance.now();
+      const cpu = process.cpuUsage();
       try {
         return await fn();
       } finally {
+        const used = process.cpuUsage(cpu);
         stageMs[stage] = (stageMs[stage] ?? 0) + Math.round(performance.now() - t);
+        stageCpuMs[stage] = (stageCpuMs[stage] ?? 0) + Math.round((used.user + used.system) / 1000);
       }
     };
     const snapshots = await timed('snapshots', () => syncSnapshots(env, ctx.config));
@@ -108,6 +114,7 @@ export async function syncExchange(ctx: StageContext, options: ExchangeSyncOptio
       settled: Object.values(env.coverage).every((c) => c.settled),
       balanceSnapshotId: snapshots.balanceSnapshotId,
       stageMs,
+      stageCpuMs,
       startedAt: startedAt.toISOString(),
       finishedAt: finishedAt.toISOString(),
       ms: finishedAt.getTime() - startedAt.getTime(),
