@@ -1,6 +1,6 @@
 import type { Config } from '../../config/load.js';
 import type { Logger } from '../../log/logger.js';
-import { createHttpClient, type HttpClient, type HttpResponse, type QueryValue } from '../../http/client.js';
+import { createHttpClient, createRateLimiter, type HttpClient, type HttpResponse, type QueryValue } from '../../http/client.js';
 import { ConfigError } from '../../errors.js';
 
 /** Paths of the Partner API are appended to PARTNER_API_URL (DESIGN.md "Interfaces"). */
@@ -31,7 +31,11 @@ export interface PartnerApi {
   close(): Promise<void>;
 }
 
-export function createPartnerApi(config: Config, logger: Logger): PartnerApi {
+export function createPartnerApi(
+  config: Config,
+  logger: Logger,
+  overrides: { sleep?: (ms: number, signal?: AbortSignal) => Promise<void> } = {},
+): PartnerApi {
   const { apiUrl, publicKey, privateKey } = config.partner;
   if (!apiUrl || !publicKey || !privateKey)
     throw new ConfigError(['environment variables PARTNER_API_URL, PARTNER_PUBLIC_KEY and PARTNER_PRIVATE_KEY: required to sync the Partner API']);
@@ -45,6 +49,10 @@ export function createPartnerApi(config: Config, logger: Logger): PartnerApi {
     retryBaseMs: config.http.retryBaseMs,
     retryMaxMs: config.http.retryMaxMs,
     logger: logger.child({ api: 'partner' }),
+    sleep: overrides.sleep,
+    // partner.rateLimitPerSecond is a budget for the whole Partner API: the contract does not say
+    // how the operator counts, and per caller (whichever key) is the reading that never exceeds it.
+    limiter: createRateLimiter(config.partner.rateLimitPerSecond, overrides.sleep),
   };
   // Two clients so that each key goes only where the contract asks for it; a 401/403 then names
   // exactly the refused header.
