@@ -187,7 +187,8 @@ async function writePage(db: Db, rows: RawBuilder<unknown>, parts: RawBuilder<un
 
 /**
  * Upserts orders and their state history (one row per observed status and cumQty; seeing a state
- * again adds nothing). A row is rewritten only when its content changed or a later sync saw it:
+ * again adds nothing). Rows go in key order, so listings written side by side (the status
+ * listings and trades share orders) lock them in the same order and cannot deadlock. A row is rewritten only when its content changed or a later sync saw it:
  * within one run the trades listing brings back orders the status listings stored already.
  * `c`: the page's bookkeeping, written by the same statement.
  */
@@ -209,7 +210,7 @@ export async function upsertOrders(db: Db, account: string, rows: OrderRow[], ob
         last_shares, last_px, leaves_qty, cum_qty, avg_px, "timestamp", raw, first_seen_at, last_seen_at)
       select ${account}, x.ex_ord_id, x.cl_ord_id, x.ord_type, x.ord_status, x.side, x.price, x.text, x.symbol,
         x.last_shares, x.last_px, x.leaves_qty, x.cum_qty, x.avg_px, x."timestamp", x.raw, ${at}::timestamptz, ${at}::timestamptz
-      from x
+      from x order by x.ex_ord_id
       on conflict (account, ex_ord_id) do update set
         cl_ord_id = excluded.cl_ord_id, ord_type = excluded.ord_type, ord_status = excluded.ord_status, side = excluded.side,
         price = excluded.price, text = excluded.text, symbol = excluded.symbol, last_shares = excluded.last_shares,
@@ -218,7 +219,7 @@ export async function upsertOrders(db: Db, account: string, rows: OrderRow[], ob
       where exchange_order.raw is distinct from excluded.raw or exchange_order.last_seen_at < excluded.last_seen_at
     ), state as (
       insert into exchange_order_state (account, ex_ord_id, ord_status, cum_qty, observed_at)
-      select ${account}, x.ex_ord_id, x.ord_status, coalesce(x.cum_qty, 0), ${at}::timestamptz from x
+      select ${account}, x.ex_ord_id, x.ord_status, coalesce(x.cum_qty, 0), ${at}::timestamptz from x order by x.ex_ord_id
       on conflict do nothing
     ), found as (
       -- An order recorded as 404 earlier that shows up now is no longer an orphan.

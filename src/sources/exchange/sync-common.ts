@@ -142,3 +142,42 @@ export function bump(byDay: Map<string, CoverageDelta>, day: string, delta: Part
 }
 
 export const dayOfMs = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+
+/**
+ * Runs independent parts of the sync (listings with cursors of their own) side by side, at most
+ * `concurrency` at once, so that one listing's round trips overlap another's. The first failure
+ * stops the others at their next page (they share an abort signal) and is the one thrown.
+ */
+export async function runConcurrently(env: SyncEnv, tasks: Array<(env: SyncEnv) => Promise<void>>, concurrency: number): Promise<void> {
+  if (concurrency <= 1 || tasks.length <= 1) {
+    for (const task of tasks) await task(env);
+    return;
+  }
+  const stop = new AbortController();
+  const onAbort = () => stop.abort(env.signal?.reason);
+  if (env.signal?.aborted) onAbort();
+  env.signal?.addEventListener('abort', onAbort, { once: true });
+  // Counters, coverage and progress are the same objects: only the signal differs.
+  const shared: SyncEnv = { ...env, signal: stop.signal };
+  let next = 0;
+  let failure: { error: unknown } | null = null;
+  const worker = async () => {
+    while (failure === null && next < tasks.length) {
+      const task = tasks[next++]!;
+      try {
+        await task(shared);
+      } catch (error) {
+        if (failure === null) {
+          failure = { error };
+          stop.abort(error);
+        }
+      }
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.min(concurrency, tasks.length) }, worker));
+  } finally {
+    env.signal?.removeEventListener('abort', onAbort);
+  }
+  if (failure !== null) throw (failure as { error: unknown }).error;
+}

@@ -2,7 +2,7 @@ import { ORDERS_PAGE_LIMIT, type Page } from './client.js';
 import { ORD_STATUSES, ORDER_NON_FINAL, orderSchema, validateRecords, type Order } from './schemas.js';
 import { toOrderRow, type OrderRow } from './transform.js';
 import { markOrdersNotFound, nonFinalIds, orderIdsMissingForFills, upsertOrders } from './store.js';
-import { checkAbort, handleQuarantine, type SyncEnv } from './sync-common.js';
+import { checkAbort, handleQuarantine, runConcurrently, type SyncEnv } from './sync-common.js';
 import { padded, syncWindows, type WindowStream } from './sync-windows.js';
 
 function orderStream(env: SyncEnv, kind: 'orders' | 'trades', status: string | undefined, symbols: string[]): WindowStream<Order, OrderRow> {
@@ -31,12 +31,23 @@ function orderStream(env: SyncEnv, kind: 'orders' | 'trades', status: string | u
 }
 
 /**
- * Orders of every status (a plain GET /orders lists only live ones), then trades (orders with
- * fills, which also land in exchange_order), each by time windows with its own cursor.
+ * Listings run side by side on a Postgres server (each page commits on its own pooled session);
+ * PGlite has one session, so there they run one after another.
+ */
+const LISTINGS_AT_ONCE = 3;
+
+/**
+ * Orders of every status (a plain GET /orders lists only live ones) and trades (orders with
+ * fills, which also land in exchange_order), each by time windows with its own cursor. An order
+ * seen by two listings is upserted by key, so their order does not matter.
  */
 export async function syncOrders(env: SyncEnv, symbols: string[], range?: { from: number; to: number }): Promise<void> {
-  for (const status of ORD_STATUSES) await syncWindows(env, orderStream(env, 'orders', status, symbols), range);
-  await syncWindows(env, orderStream(env, 'trades', undefined, symbols), range);
+  const streams = [...ORD_STATUSES.map((status) => orderStream(env, 'orders', status, symbols)), orderStream(env, 'trades', undefined, symbols)];
+  await runConcurrently(
+    env,
+    streams.map((stream) => (e: SyncEnv) => syncWindows(e, stream, range)),
+    env.parallelWrites ? LISTINGS_AT_ONCE : 1,
+  );
 }
 
 /** Writes orders fetched one by one in small batches: a kill loses at most a batch of lookups. */

@@ -37,6 +37,9 @@ export interface WindowStream<T, R extends { raw: string }> {
  */
 export const WINDOW_OVERLAP_MS = 5 * 60_000;
 
+/** SQLSTATE of a transaction rolled back to break a deadlock. */
+const DEADLOCK = '40P01';
+
 /**
  * The wire bounds of a window. The contract does not say whether from/to are inclusive: asking
  * for one millisecond more on each side covers [start, end] under every reading, and the records
@@ -146,15 +149,27 @@ async function commitLeaf<T, R extends { raw: string }>(env: SyncEnv, s: WindowS
     coverage: byDay,
     cursors: persist ? [{ name: s.cursor, value: String(w.end) }] : [],
   };
-  if (leaf.validated.invalid.length === 0 && !env.openQuarantine.has(s.entity)) {
-    await s.write(env.db, rows, bookkeeping);
-  } else {
-    const endpoint = leaf.pages[0]?.endpoint ?? s.stream;
-    await env.db.transaction().execute(async (trx) => {
-      await s.write(trx, rows);
-      await handleQuarantine(env, trx, endpoint, s.entity, leaf.validated.invalid, rows.map(s.key));
-      await recordPage(trx, bookkeeping);
-    });
+  const endpoint = leaf.pages[0]?.endpoint ?? s.stream;
+  const commit =
+    leaf.validated.invalid.length === 0 && !env.openQuarantine.has(s.entity)
+      ? () => s.write(env.db, rows, bookkeeping)
+      : () =>
+          env.db.transaction().execute(async (trx) => {
+            await s.write(trx, rows);
+            await handleQuarantine(env, trx, endpoint, s.entity, leaf.validated.invalid, rows.map(s.key));
+            await recordPage(trx, bookkeeping);
+          });
+  // Listings written side by side lock shared rows in key order, so a deadlock should not
+  // happen; if Postgres still picks this page as a deadlock victim, it rolled back whole and
+  // is simply written again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await commit();
+      break;
+    } catch (err) {
+      if ((err as { code?: string }).code !== DEADLOCK || attempt >= 3) throw err;
+      env.logger.warn({ stream: s.stream, window: w, attempt }, 'exchange page chosen as deadlock victim; writing it again');
+    }
   }
   cov.pages += leaf.pages.length;
   cov.rows += rows.length;
