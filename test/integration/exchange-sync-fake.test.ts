@@ -191,7 +191,8 @@ describeEachStore('exchange sync: malformed records', (ctx) => {
   beforeAll(async () => {
     const data = makeData(1_200, 400);
     const bad = data.fills[600]!;
-    data.malformed.set(bad.execId, `{"exOrdId":${bad.exOrdId},"tradeId":"7","execId":${bad.execId},"side":"BUY","symbol":"BTC-USD","price":"abc","qty":"0.1","fee":"0","timestamp":${bad.timestamp},"extra":{"x":1}}`);
+    // \u0000 is valid JSON that jsonb refuses: the page must still land around this record.
+    data.malformed.set(bad.execId, `{"exOrdId":${bad.exOrdId},"tradeId":"7","execId":${bad.execId},"side":"BUY","symbol":"BTC-USD","price":"abc","qty":"0.1","fee":"0","timestamp":${bad.timestamp},"extra":{"x":1,"note":"nul \\u0000 byte"}}`);
     const badDeposit = data.deposits[3]!;
     data.malformed.set(badDeposit.depositId, `{"depositId":"${badDeposit.depositId}","currency":"BTC","address":"x","state":"WEIRD"}`);
     api = await startFakeExchange(data, { fillsOrder: 'oldest-first', inclusive: true });

@@ -146,7 +146,7 @@ async function runFills(env: SyncEnv, start: FillsPlanState, extra: { from?: num
         depth === 1 && validated.invalid.length === 0 && !env.openQuarantine.has('fill')
           ? commitFillsPage(env.db, { ...bookkeeping, rows, pageText: page.response.text })
           : env.db.transaction().execute(async (trx) => {
-              await upsertFills(trx, env.account, rows, page.response.text);
+              await upsertFills(trx, env.account, rows, page.response.text, validated.invalid.length === 0);
               await handleQuarantine(env, trx, page.endpoint, 'fill', validated.invalid, rows.map((r) => r.exec_id));
               // A failed predecessor fails (rolls back) this page too: nothing commits past a gap.
               await before;

@@ -1,0 +1,79 @@
+/**
+ * The database half of the fills sync alone: the same 1000-row pages written one after another
+ * by commitFillsPage (the sync's statement) and by COPY into a staging table plus a merge, on one
+ * session, with pages parsed, validated and mapped (raw JSON included) beforehand. `npm run build && node dist/bench/fills-write.js`;
+ * BENCH_DATABASE_URL (default the local test server) and PAGES (default 60) change the set-up.
+ * The rates tell what Postgres costs per page, without the API or the client's CPU.
+ */
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import pg from 'pg';
+import copyStreams from 'pg-copy-streams';
+import { openStore } from '../src/db/database.js';
+import { migrate } from '../src/db/migrate.js';
+import { parseJsonLossless } from '../src/decimal/json.js';
+import { startSandbox } from '../src/sandbox/index.js';
+import { fastFill, fillSchema, validateRecords } from '../src/sources/exchange/schemas.js';
+import { commitFillsPage } from '../src/sources/exchange/store.js';
+import { toFillRow, type FillRow } from '../src/sources/exchange/transform.js';
+
+const baseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const wanted = Number(process.env.PAGES ?? 60);
+
+const sb = await startSandbox({ seed: 5, days: 5, exchangeOrdersPerDay: Math.ceil((wanted * 1000) / 15) + 100, fillsPerOrder: 3, ordersPerDay: 10, depositsPerDay: 4, withdrawalsPerDay: 3, now: new Date(), faults: 'none' });
+const pages: Array<{ text: string; rows: FillRow[] }> = [];
+let toExec: string | null = null;
+while (pages.length < wanted) {
+  const u = new URL(`${sb.env.EXCHANGE_API_URL}/fills`);
+  u.searchParams.set('limit', '1000');
+  if (toExec) u.searchParams.set('toExecId', toExec);
+  const text = await (await fetch(u, { headers: { 'X-API-Token': sb.env.EXCHANGE_API_TOKEN! } })).text();
+  const records = parseJsonLossless(text) as unknown[];
+  const rows = validateRecords(fillSchema, records, 'execId', true, fastFill).valid.map((v) => toFillRow(v));
+  // toExecId is inclusive or exclusive: the boundary fill comes again at most once; drop it.
+  pages.push({ text, rows: toExec ? rows.filter((r) => r.exec_id !== toExec) : rows });
+  if (records.length < 1000) break;
+  toExec = rows[rows.length - 1]!.exec_id;
+}
+await sb.close();
+const total = pages.reduce((n, p) => n + p.rows.length, 0);
+console.log(`${pages.length} pages, ${total} fills`);
+
+const admin = new pg.Client({ connectionString: baseUrl });
+await admin.connect();
+const schema = `bench_${randomBytes(4).toString('hex')}`;
+await admin.query(`create schema ${schema}`);
+const store = await openStore({ url: baseUrl, schema });
+await migrate(store);
+const rate = (ms: number) => `${Math.round((total * 1000) / ms)} rows/s (${Math.round(ms)} ms, ${(ms / pages.length).toFixed(1)} ms/page)`;
+try {
+  for (let pass = 1; pass <= 2; pass++) {
+    await store.db.deleteFrom('exchange_fill').execute();
+    let t = performance.now();
+    for (const p of pages) {
+      await commitFillsPage(store.db, { account: 'default', runId: null, rows: p.rows, pageText: p.text, coverageStream: 'fills', coverage: new Map(), cursors: [] });
+    }
+    console.log(`pass ${pass} commitFillsPage:  ${rate(performance.now() - t)}`);
+
+    await store.db.deleteFrom('exchange_fill').execute();
+    const client = new pg.Client({ connectionString: baseUrl, options: `-c search_path=${schema}` });
+    await client.connect();
+    const esc = (v: string) => v.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r');
+    t = performance.now();
+    for (const p of pages) {
+      await client.query('begin');
+      await client.query('create temp table fill_stage (like exchange_fill including defaults) on commit drop');
+      const lines = p.rows.map((r) => ['default', r.exec_id, r.ex_ord_id, r.trade_id, r.side, r.symbol, r.price, r.qty, r.fee, r.timestamp, r.raw].map(esc).join('\t'));
+      await pipeline(Readable.from([lines.join('\n') + '\n']), client.query(copyStreams.from('copy fill_stage (account, exec_id, ex_ord_id, trade_id, side, symbol, price, qty, fee, "timestamp", raw) from stdin')));
+      await client.query('insert into exchange_fill select * from fill_stage on conflict (account, exec_id) do nothing');
+      await client.query('commit');
+    }
+    console.log(`pass ${pass} COPY + merge:     ${rate(performance.now() - t)}`);
+    await client.end();
+  }
+} finally {
+  await store.close();
+  await admin.query(`drop schema ${schema} cascade`);
+  await admin.end();
+}
