@@ -191,8 +191,11 @@ describeEachStore('exchange sync: malformed records', (ctx) => {
   beforeAll(async () => {
     const data = makeData(1_200, 400);
     const bad = data.fills[600]!;
-    // \u0000 is valid JSON that jsonb refuses: the page must still land around this record.
-    data.malformed.set(bad.execId, `{"exOrdId":${bad.exOrdId},"tradeId":"7","execId":${bad.execId},"side":"BUY","symbol":"BTC-USD","price":"abc","qty":"0.1","fee":"0","timestamp":${bad.timestamp},"extra":{"x":1,"note":"nul \\u0000 byte"}}`);
+    data.malformed.set(bad.execId, `{"exOrdId":${bad.exOrdId},"tradeId":"7","execId":${bad.execId},"side":"BUY","symbol":"BTC-USD","price":"abc","qty":"0.1","fee":"0","timestamp":${bad.timestamp},"extra":{"x":1}}`);
+    // Valid for the schema, but \u0000 is JSON that Postgres jsonb refuses: quarantined, and the
+    // page still lands around it.
+    const nul = data.fills[605]!;
+    data.malformed.set(nul.execId, `{"exOrdId":${nul.exOrdId},"tradeId":"8","execId":${nul.execId},"side":"BUY","symbol":"BTC-USD","price":"1","qty":"0.1","fee":"0","timestamp":${nul.timestamp},"extra":{"note":"nul \\u0000 byte"}}`);
     const badDeposit = data.deposits[3]!;
     data.malformed.set(badDeposit.depositId, `{"depositId":"${badDeposit.depositId}","currency":"BTC","address":"x","state":"WEIRD"}`);
     api = await startFakeExchange(data, { fillsOrder: 'oldest-first', inclusive: true });
@@ -202,22 +205,30 @@ describeEachStore('exchange sync: malformed records', (ctx) => {
   it('quarantines a malformed record with its raw body and reason, stores its neighbours, resolves it when it validates later', async () => {
     const bad = api.data.fills[600]!;
     const result = await syncExchange(ctxFor(ctx.store, api), { progress: 'off' });
-    expect(result.counts.quarantined).toBe(2);
+    const nul = api.data.fills[605]!;
+    expect(result.counts.quarantined).toBe(3);
     const q = await ctx.store.db.selectFrom('quarantine').selectAll().orderBy('id').execute();
-    expect(q.map((r) => [r.entity, r.record_key, r.endpoint])).toEqual([
-      ['fill', bad.execId, 'GET /fills'],
-      ['deposit', api.data.deposits[3]!.depositId, 'GET /deposits'],
-    ]);
-    expect(q[0]!.reason).toBe('price: must be a decimal number (got "abc")');
-    expect(q[0]!.raw_text).toContain(`"execId":${bad.execId}`);
-    expect(q[1]!.reason).toContain('amount: must be a decimal number (got nothing)');
-    expect(q[1]!.reason).toContain('state: must be one of REJECTED, UNCONFIRMED, COMPLETED (got "WEIRD")');
+    expect(q.map((r) => [r.entity, r.record_key, r.endpoint]).sort()).toEqual(
+      [
+        ['fill', bad.execId, 'GET /fills'],
+        ['fill', nul.execId, 'GET /fills'],
+        ['deposit', api.data.deposits[3]!.depositId, 'GET /deposits'],
+      ].sort(),
+    );
+    const byKey = new Map(q.map((r) => [r.record_key, r]));
+    expect(byKey.get(bad.execId)!.reason).toBe('price: must be a decimal number (got "abc")');
+    expect(byKey.get(bad.execId)!.raw_text).toContain(`"execId":${bad.execId}`);
+    expect(byKey.get(nul.execId)!.reason).toBe('extra.note: holds the character \\u0000, which the database cannot store in JSON');
+    expect(byKey.get(nul.execId)!.raw_text).toContain('nul \\u0000 byte');
+    const dep = byKey.get(api.data.deposits[3]!.depositId)!;
+    expect(dep.reason).toContain('amount: must be a decimal number (got nothing)');
+    expect(dep.reason).toContain('state: must be one of REJECTED, UNCONFIRMED, COMPLETED (got "WEIRD")');
     const neighbours = await ctx.store.db
       .selectFrom('exchange_fill')
       .select('exec_id')
-      .where('exec_id', 'in', [api.data.fills[599]!.execId, api.data.fills[601]!.execId, bad.execId])
+      .where('exec_id', 'in', [api.data.fills[599]!.execId, api.data.fills[601]!.execId, bad.execId, api.data.fills[604]!.execId, nul.execId])
       .execute();
-    expect(neighbours.map((r) => r.exec_id).sort()).toEqual([api.data.fills[599]!.execId, api.data.fills[601]!.execId].sort());
+    expect(neighbours.map((r) => r.exec_id).sort()).toEqual([api.data.fills[599]!.execId, api.data.fills[601]!.execId, api.data.fills[604]!.execId].sort());
 
     // The deposit is fixed upstream: the next sync's overlap does not reach it, a backfill does.
     api.data.malformed.delete(api.data.deposits[3]!.depositId);
@@ -226,6 +237,6 @@ describeEachStore('exchange sync: malformed records', (ctx) => {
       backfill: { from: new Date(api.data.deposits[0]!.timestamp), to: new Date(api.data.deposits[10]!.timestamp) },
     });
     const open = await ctx.store.db.selectFrom('quarantine').select(['entity']).where('resolved_at', 'is', null).execute();
-    expect(open.map((r) => r.entity)).toEqual(['fill']);
+    expect(open.map((r) => r.entity)).toEqual(['fill', 'fill']);
   });
 });

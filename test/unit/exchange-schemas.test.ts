@@ -163,3 +163,16 @@ describe('fills fast path (fastFill)', () => {
     expect(quick.invalid.length).toBeGreaterThan(10);
   });
 });
+
+describe('records holding U+0000', () => {
+  const fill = { exOrdId: '1', tradeId: '2', execId: '3', side: 'BUY', symbol: 'BTC-USD', price: '1', qty: '2', fee: '0', timestamp: 1700000000000 };
+  it('are quarantined with the field named, alone or beside schema issues', () => {
+    const records = [fill, { ...fill, execId: '4', extra: { 'k\u0000': 1 } }, { ...fill, execId: '5', price: 'x', tags: ['a', 'b\u0000'] }];
+    const page = validateRecords(fillSchema, records, 'execId', true, fastFill, '[... "k\\u0000" ...]');
+    expect(page.valid.map((v) => v.value.execId)).toEqual(['3']);
+    expect(page.invalid.map((r) => [r.key, r.reason])).toEqual([
+      ['4', 'extra.k\\u0000: holds the character \\u0000, which the database cannot store in JSON'],
+      ['5', 'price: must be a decimal number (got "x"); tags.1: holds the character \\u0000, which the database cannot store in JSON'],
+    ]);
+  });
+});

@@ -321,20 +321,55 @@ export function validateRecords<T>(
   keyField: string,
   int64Key = false,
   fast?: (raw: unknown) => T | null,
+  pageText?: string,
 ): ValidatedPage<T> {
   const valid: Validated<T>[] = [];
   const invalid: Rejected[] = [];
+  // Only a page whose text holds the escape can hold the character: the walk is skipped otherwise.
+  const mayHoldNul = pageText === undefined || pageText.includes('\\u0000');
   records.forEach((raw, index) => {
-    const quick = fast ? fast(raw) : null;
+    const nulAt = mayHoldNul ? nulPath(raw, '') : null;
+    const nulIssue = nulAt === null ? null : `${nulAt || '(record)'}: holds the character \\u0000, which the database cannot store in JSON`;
+    const quick = fast && nulIssue === null ? fast(raw) : null;
     if (quick !== null) {
       valid.push({ index, value: quick, raw });
       return;
     }
     const parsed = schema.safeParse(raw);
-    if (parsed.success) valid.push({ index, value: parsed.data, raw });
-    else invalid.push({ index, raw, reason: formatIssues(parsed.error), key: readKey(raw, keyField, int64Key) });
+    if (parsed.success && nulIssue === null) valid.push({ index, value: parsed.data, raw });
+    else {
+      const reason = [parsed.success ? null : formatIssues(parsed.error), nulIssue].filter((r) => r !== null).join('; ');
+      invalid.push({ index, raw, reason, key: readKey(raw, keyField, int64Key) });
+    }
   });
   return { valid, invalid };
+}
+
+/**
+ * Where a record holds U+0000 (in a key or a string), or null. Valid JSON, but Postgres jsonb
+ * refuses it: such a record could not be stored raw, so it is quarantined instead of failing
+ * its page. The path names the field ("extra.note").
+ */
+function nulPath(value: unknown, path: string): string | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+  if (value === null || typeof value !== 'object') return null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const p = nulPath(value[i], `${path}.${i}`);
+      if (p !== null) return p;
+    }
+    return null;
+  }
+  if (isLosslessNumber(value)) return null;
+  for (const [k, v] of Object.entries(value)) {
+    // The path goes into the quarantine reason (text, which cannot hold U+0000 either).
+    const name = k.replace(/\u0000/g, '\\u0000');
+    const here = path ? `${path}.${name}` : name;
+    if (k.includes('\u0000')) return here;
+    const p = nulPath(v, here);
+    if (p !== null) return p;
+  }
+  return null;
 }
 
 function readKey(raw: unknown, field: string, int64Key: boolean): string | null {
@@ -347,5 +382,6 @@ function readKey(raw: unknown, field: string, int64Key: boolean): string | null 
     const d = new Decimal(t);
     if (d.isInteger() && !d.isNegative()) return d.toFixed(0);
   }
-  return t;
+  // Stored as text, which cannot hold U+0000.
+  return t.replace(/\u0000/g, '\\u0000');
 }

@@ -54,7 +54,7 @@ export async function* fillPages(
     const full = page.records.length >= FILLS_PAGE_LIMIT;
     const outcome = applyFillsPage(state, request, ids, full);
     if (outcome.kind === 'advanced' && !outcome.done) inflight = fetchPage(nextFillsRequest(outcome.state));
-    const validated = validateRecords(fillSchema, page.records, 'execId', true, fastFill);
+    const validated = validateRecords(fillSchema, page.records, 'execId', true, fastFill, page.response.text);
     const fp: FillsPage = { request, page, validated, ids, full };
     if (outcome.kind === 'stuck') {
       yield { page: fp, state, done: true, stuck: outcome.reason };

@@ -184,7 +184,7 @@ async function commitLeaf<T, R extends { raw: string }>(env: SyncEnv, s: WindowS
  */
 async function fetchLeaf<T, R extends { raw: string }>(env: SyncEnv, s: WindowStream<T, R>, w: Window): Promise<LeafResult<T> | FullResult> {
   const page = await s.fetch(w, undefined, env.signal);
-  const validated = validateRecords(s.schema, page.records, s.keyField, s.int64Key);
+  const validated = validateRecords(s.schema, page.records, s.keyField, s.int64Key, undefined, page.response.text);
   if (page.records.length < s.limit) return { window: w, pages: [page], validated, settled: true };
   const timestamps = validated.valid.map((v) => s.timestampOf(v.value)).filter((t): t is number => t !== null);
   if (w.end - w.start > 1) return { window: w, full: true, timestamps };
@@ -197,7 +197,7 @@ async function fetchLeaf<T, R extends { raw: string }>(env: SyncEnv, s: WindowSt
     checkAbort(env);
     const p = await s.fetch(w, symbol, env.signal);
     pages.push(p);
-    const v = validateRecords(s.schema, p.records, s.keyField, s.int64Key);
+    const v = validateRecords(s.schema, p.records, s.keyField, s.int64Key, undefined, p.response.text);
     merged.valid.push(...v.valid);
     merged.invalid.push(...v.invalid);
     if (p.records.length >= s.limit) stillFull.push(symbol);
