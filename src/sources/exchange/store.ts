@@ -182,14 +182,16 @@ export async function recordPage(db: Db, c: PageBookkeeping): Promise<void> {
  * and cursor commit in one statement without a transaction around them.
  */
 async function writePage(db: Db, rows: RawBuilder<unknown>, parts: RawBuilder<unknown>, c?: PageBookkeeping): Promise<void> {
-  await sql`with x as materialized (${rows}), ${parts}${c ? sql`, ${bookkeepingCtes(c)}` : sql``} select 1`.execute(db);
+  // The figures reference the durability CTE: a plain CTE that nothing reads is never run.
+  await sql`with x as materialized (${rows}), ${parts}${c ? sql`, ${bookkeepingCtes(c)}` : sql``} select ${c ? bookkeepingFigures : sql`1`}`.execute(db);
 }
 
 /**
  * Upserts orders and their state history (one row per observed status and cumQty; seeing a state
  * again adds nothing). Rows go in key order, so listings written side by side (the status
- * listings and trades share orders) lock them in the same order and cannot deadlock. A row is rewritten only when its content changed or a later sync saw it:
- * within one run the trades listing brings back orders the status listings stored already.
+ * listings and trades share orders) lock them in the same order and cannot deadlock. A row is
+ * rewritten only when its content changed or a later sync saw it: within one run the trades
+ * listing brings back orders the status listings stored already.
  * `c`: the page's bookkeeping, written by the same statement.
  */
 export async function upsertOrders(db: Db, account: string, rows: OrderRow[], observedAt: Date, c?: PageBookkeeping): Promise<number> {
