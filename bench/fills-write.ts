@@ -6,10 +6,8 @@
  * The rates tell what Postgres costs per page, without the API or the client's CPU.
  */
 import { randomBytes } from 'node:crypto';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
-import copyStreams from 'pg-copy-streams';
+import { copyMerge, fillCopyLine } from './copy-fills.js';
 import { openStore } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
 import { parseJsonLossless } from '../src/decimal/json.js';
@@ -59,15 +57,9 @@ try {
     await store.db.deleteFrom('exchange_fill').execute();
     const client = new pg.Client({ connectionString: baseUrl, options: `-c search_path=${schema}` });
     await client.connect();
-    const esc = (v: string) => v.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r');
     t = performance.now();
     for (const p of pages) {
-      await client.query('begin');
-      await client.query('create temp table fill_stage (like exchange_fill including defaults) on commit drop');
-      const lines = p.rows.map((r) => ['default', r.exec_id, r.ex_ord_id, r.trade_id, r.side, r.symbol, r.price, r.qty, r.fee, r.timestamp, r.raw].map(esc).join('\t'));
-      await pipeline(Readable.from([lines.join('\n') + '\n']), client.query(copyStreams.from('copy fill_stage (account, exec_id, ex_ord_id, trade_id, side, symbol, price, qty, fee, "timestamp", raw) from stdin')));
-      await client.query('insert into exchange_fill select * from fill_stage on conflict (account, exec_id) do nothing');
-      await client.query('commit');
+      await copyMerge(client, p.rows.map((r) => fillCopyLine(['default', r.exec_id, r.ex_ord_id, r.trade_id, r.side, r.symbol, r.price, r.qty, r.fee, r.timestamp, r.raw])));
     }
     console.log(`pass ${pass} COPY + merge:     ${rate(performance.now() - t)}`);
     await client.end();

@@ -9,13 +9,11 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { randomBytes } from 'node:crypto';
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import copyStreams from 'pg-copy-streams';
+import { copyInto, copyMerge, fillCopyLine } from './copy-fills.js';
 import { openStore } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
 import { loadConfig } from '../src/config/load.js';
@@ -28,17 +26,11 @@ import { exchangeClientFromConfig, type ExchangeClient } from '../src/sources/ex
 const baseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const target = Number(process.env.BENCH_FILLS ?? 150_000);
 const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
-const COLUMNS = ['account', 'exec_id', 'ex_ord_id', 'trade_id', 'side', 'symbol', 'price', 'qty', 'fee', 'timestamp', 'raw'];
 
 function withSearchPath(url: string, schema: string): string {
   const u = new URL(url);
   u.searchParams.set('options', `-c search_path=${schema}`);
   return u.toString();
-}
-
-/** COPY text format: tab-separated, backslash escapes. */
-function copyEscape(v: string): string {
-  return v.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r');
 }
 
 async function timeIt(fn: () => Promise<void>): Promise<number> {
@@ -60,7 +52,7 @@ async function measureCopy(client: pg.Client, sandboxOptions: Parameters<typeof 
   await local.close();
   console.log(`sandbox: ${fills.length} fills generated in ${Math.round(performance.now() - t)} ms`);
   const lines = fills.map((f) =>
-    [
+    fillCopyLine([
       'default',
       f.execId,
       f.exOrdId,
@@ -72,27 +64,13 @@ async function measureCopy(client: pg.Client, sandboxOptions: Parameters<typeof 
       decimalText(toDecimal(f.fee)),
       new Date(f.timestamp).toISOString(),
       JSON.stringify(f),
-    ]
-      .map(copyEscape)
-      .join('\t'),
+    ]),
   );
-  const copyInto = async (table: string) => {
-    const stream = client.query(copyStreams.from(`copy ${table} (${COLUMNS.map((c) => `"${c}"`).join(', ')}) from stdin`));
-    await pipeline(Readable.from((function* () {
-      for (let i = 0; i < lines.length; i += 1000) yield lines.slice(i, i + 1000).join('\n') + '\n';
-    })()), stream);
-  };
 
   await client.query('truncate exchange_fill');
-  const copyMs = await timeIt(() => copyInto('exchange_fill'));
+  const copyMs = await timeIt(() => copyInto(client, 'exchange_fill', lines));
   await client.query('truncate exchange_fill');
-  const mergeMs = await timeIt(async () => {
-    await client.query('begin');
-    await client.query('create temp table fill_stage_tx (like exchange_fill including defaults) on commit drop');
-    await copyInto('fill_stage_tx');
-    await client.query('insert into exchange_fill select * from fill_stage_tx on conflict (account, exec_id) do nothing');
-    await client.query('commit');
-  });
+  const mergeMs = await timeIt(() => copyMerge(client, lines));
   await client.query('truncate exchange_fill');
 
   return { count: fills.length, copyMs, mergeMs };

@@ -117,6 +117,11 @@ export interface Window {
   end: number;
 }
 
+/** A window of one millisecond cannot be split by time (consecutive windows share end points). */
+export function canSplit(window: Window): boolean {
+  return window.end - window.start > 1;
+}
+
 /**
  * Where to split a window that came back full. Any point strictly inside is correct (only
  * pages that are not full are ever trusted); the page's own timestamps pick a point that makes
@@ -125,7 +130,7 @@ export interface Window {
  * a window that is fetched again, so none is lost, and upserts by key store each once.
  */
 export function splitPoint(window: Window, timestamps: number[]): number | null {
-  if (window.end - window.start <= 1) return null;
+  if (!canSplit(window)) return null;
   const mid = window.start + Math.floor((window.end - window.start) / 2);
   if (timestamps.length < 2) return mid;
   const firstTs = timestamps[0]!;

@@ -177,13 +177,23 @@ export async function recordPage(db: Db, c: PageBookkeeping): Promise<void> {
 }
 
 /**
- * The CTEs of a record kind's page: the page's rows as `x` (parsed once, used by every part),
- * then the statement's own parts, then the page's bookkeeping when given, so that rows, coverage
- * and cursor commit in one statement without a transaction around them.
+ * Writes a page of one record kind in one statement: the rows as `x` (their JSON parsed once by
+ * json_to_recordset with `columns`, used by every part), then the kind's own `parts` (CTEs named
+ * apart from x, cov, cur and durability), then the page's bookkeeping when given, so that rows,
+ * coverage and cursor commit together without a transaction around them. An empty page records
+ * only its bookkeeping. Returns the number of rows written.
  */
-async function writePage(db: Db, rows: RawBuilder<unknown>, parts: RawBuilder<unknown>, c?: PageBookkeeping): Promise<void> {
+async function writePage<T extends { raw?: string }>(db: Db, rows: T[], columns: RawBuilder<unknown>, parts: RawBuilder<unknown>, c?: PageBookkeeping): Promise<number> {
+  if (rows.length === 0) {
+    if (c) await recordPage(db, c);
+    return 0;
+  }
   // The figures reference the durability CTE: a plain CTE that nothing reads is never run.
-  await sql`with x as materialized (${rows}), ${parts}${c ? sql`, ${bookkeepingCtes(c)}` : sql``} select ${c ? bookkeepingFigures : sql`1`}`.execute(db);
+  await sql`
+    with x as materialized (select * from json_to_recordset(${recordsetJson(rows)}::json) as x(${columns})), ${parts}
+    ${c ? sql`, ${bookkeepingCtes(c)}` : sql``}
+    select ${c ? bookkeepingFigures : sql`1`}`.execute(db);
+  return rows.length;
 }
 
 /**
@@ -195,18 +205,12 @@ async function writePage(db: Db, rows: RawBuilder<unknown>, parts: RawBuilder<un
  * `c`: the page's bookkeeping, written by the same statement.
  */
 export async function upsertOrders(db: Db, account: string, rows: OrderRow[], observedAt: Date, c?: PageBookkeeping): Promise<number> {
-  const unique = dedupe(rows, (r) => r.ex_ord_id);
-  if (unique.length === 0) {
-    if (c) await recordPage(db, c);
-    return 0;
-  }
   const at = observedAt.toISOString();
-  const x = sql`select * from json_to_recordset(${recordsetJson(unique)}::json) as x(
-      ex_ord_id bigint, cl_ord_id text, ord_type text, ord_status text, side text, price numeric, text text, symbol text,
-      last_shares numeric, last_px numeric, leaves_qty numeric, cum_qty numeric, avg_px numeric, "timestamp" timestamptz, raw jsonb)`;
-  await writePage(
+  return writePage(
     db,
-    x,
+    dedupe(rows, (r) => r.ex_ord_id),
+    sql`ex_ord_id bigint, cl_ord_id text, ord_type text, ord_status text, side text, price numeric, text text, symbol text,
+      last_shares numeric, last_px numeric, leaves_qty numeric, cum_qty numeric, avg_px numeric, "timestamp" timestamptz, raw jsonb`,
     sql`ord as (
       insert into exchange_order (account, ex_ord_id, cl_ord_id, ord_type, ord_status, side, price, text, symbol,
         last_shares, last_px, leaves_qty, cum_qty, avg_px, "timestamp", raw, first_seen_at, last_seen_at)
@@ -229,7 +233,6 @@ export async function upsertOrders(db: Db, account: string, rows: OrderRow[], ob
     )`,
     c,
   );
-  return unique.length;
 }
 
 export async function markOrdersNotFound(db: Db, account: string, ids: string[], checkedAt: Date): Promise<void> {
@@ -243,17 +246,11 @@ export async function markOrdersNotFound(db: Db, account: string, ids: string[],
 
 /** Deposits and their state history, as upsertOrders. */
 export async function upsertDeposits(db: Db, account: string, rows: DepositRow[], observedAt: Date, c?: PageBookkeeping): Promise<number> {
-  const unique = dedupe(rows, (r) => r.deposit_id);
-  if (unique.length === 0) {
-    if (c) await recordPage(db, c);
-    return 0;
-  }
   const at = observedAt.toISOString();
-  const x = sql`select * from json_to_recordset(${recordsetJson(unique)}::json) as x(
-      deposit_id text, amount numeric, currency text, address text, tx_hash text, state text, "timestamp" timestamptz, raw jsonb)`;
-  await writePage(
+  return writePage(
     db,
-    x,
+    dedupe(rows, (r) => r.deposit_id),
+    sql`deposit_id text, amount numeric, currency text, address text, tx_hash text, state text, "timestamp" timestamptz, raw jsonb`,
     sql`dep as (
       insert into exchange_deposit (account, deposit_id, amount, currency, address, tx_hash, state, "timestamp", raw, first_seen_at, last_seen_at)
       select ${account}, x.deposit_id, x.amount, x.currency, x.address, x.tx_hash, x.state, x."timestamp", x.raw, ${at}::timestamptz, ${at}::timestamptz
@@ -269,22 +266,15 @@ export async function upsertDeposits(db: Db, account: string, rows: DepositRow[]
     )`,
     c,
   );
-  return unique.length;
 }
 
 /** Withdrawals and their state history (when they carry one), as upsertOrders. */
 export async function upsertWithdrawals(db: Db, account: string, rows: WithdrawalRow[], observedAt: Date, c?: PageBookkeeping): Promise<number> {
-  const unique = dedupe(rows, (r) => r.withdrawal_id);
-  if (unique.length === 0) {
-    if (c) await recordPage(db, c);
-    return 0;
-  }
   const at = observedAt.toISOString();
-  const x = sql`select * from json_to_recordset(${recordsetJson(unique)}::json) as x(
-      withdrawal_id text, amount numeric, fee numeric, currency text, beneficiary text, state text, "timestamp" timestamptz, raw jsonb)`;
-  await writePage(
+  return writePage(
     db,
-    x,
+    dedupe(rows, (r) => r.withdrawal_id),
+    sql`withdrawal_id text, amount numeric, fee numeric, currency text, beneficiary text, state text, "timestamp" timestamptz, raw jsonb`,
     sql`wd as (
       insert into exchange_withdrawal (account, withdrawal_id, amount, fee, currency, beneficiary, state, "timestamp", raw, first_seen_at, last_seen_at)
       select ${account}, x.withdrawal_id, x.amount, x.fee, x.currency, x.beneficiary, x.state, x."timestamp", x.raw, ${at}::timestamptz, ${at}::timestamptz
@@ -301,7 +291,6 @@ export async function upsertWithdrawals(db: Db, account: string, rows: Withdrawa
     )`,
     c,
   );
-  return unique.length;
 }
 
 /** Balance snapshots are always inserted: each one is an anchor of the roll-forward. */

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { Db } from '../../db/database.js';
 import { getCursor } from '../../store/cursors.js';
 import type { Page } from './client.js';
-import { WindowPlan, type Window } from './paging.js';
+import { canSplit, WindowPlan, type Window } from './paging.js';
 import { validateRecords, type Validated, type ValidatedPage } from './schemas.js';
 import { recordPage, type CoverageDelta, type PageBookkeeping } from './store.js';
 import { bump, checkAbort, dayOfMs, handleQuarantine, SOURCE, streamCoverage, type SyncEnv } from './sync-common.js';
@@ -107,7 +107,7 @@ export async function syncWindows<T, R extends { raw: string }>(
     checkAbort(env);
     const leaf = await pending;
     if ('full' in leaf) {
-      // fetchLeaf reports a page as full only when its window can be split.
+      // fetchLeaf reports a page as full only when canSplit: a false here would lose the window.
       if (!plan.full(leaf.window, leaf.timestamps)) throw new Error(`window ${leaf.window.start}..${leaf.window.end} of ${s.stream} cannot be split`);
       env.counters.pages++;
       cov.pages++;
@@ -187,7 +187,7 @@ async function fetchLeaf<T, R extends { raw: string }>(env: SyncEnv, s: WindowSt
   const validated = validateRecords(s.schema, page.records, s.keyField, s.int64Key, undefined, page.response.text);
   if (page.records.length < s.limit) return { window: w, pages: [page], validated, settled: true };
   const timestamps = validated.valid.map((v) => s.timestampOf(v.value)).filter((t): t is number => t !== null);
-  if (w.end - w.start > 1) return { window: w, full: true, timestamps };
+  if (canSplit(w)) return { window: w, full: true, timestamps };
   // One millisecond holds a full page: split by symbol where the endpoint allows it.
   if (!s.symbols?.length) return { window: w, pages: [page], validated, settled: false, detail: { window: w, reason: 'full page within one millisecond' } };
   const pages: Page[] = [];
