@@ -34,8 +34,10 @@ const partnerSection = z
       .strict()
       .prefault({}),
     quotes: z.array(quoteSample).default([]),
-    /** Requests per second to the Partner API (public key limit is 10/s per IP). */
-    rateLimitPerSecond: z.number().positive().max(1000).default(8),
+    /** Public-key calls (reference data, quotes): the operator publishes 10 requests/s per IP address. */
+    publicRateLimitPerSecond: z.number().positive().max(1000).default(10),
+    /** Private calls (/orders, /orders/{id}): the operator publishes 100 requests/s per organisation. */
+    privateRateLimitPerSecond: z.number().positive().max(1000).default(100),
   })
   .strict()
   .prefault({});

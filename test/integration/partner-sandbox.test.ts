@@ -77,7 +77,7 @@ describeEachStore('partner sync against the sandbox', (ctx) => {
     const wallets = Object.values(sandbox.data.depositAddresses());
     const config = {
       ...base,
-      partner: { ...base.partner, wallets, rateLimitPerSecond: 1000, quotes: [{ quoteCurrencyCode: 'EUR', baseCurrencyCode: 'BTC', quoteCurrencyAmount: '100' }] },
+      partner: { ...base.partner, wallets, publicRateLimitPerSecond: 1000, privateRateLimitPerSecond: 1000, quotes: [{ quoteCurrencyCode: 'EUR', baseCurrencyCode: 'BTC', quoteCurrencyAmount: '100' }] },
       http: { ...base.http, retryBaseMs: 10, retryMaxMs: 50 },
     } as Config;
     stage = { store: ctx.store, config, logger: silentLogger(), runId: null, now: new Date(sandbox.data.clock()) };
@@ -192,7 +192,7 @@ describeEachStore('partner sync against a faulty sandbox', (ctx) => {
     });
     try {
       const base = loadConfig({ env: { ...sandbox.env } });
-      const config = { ...base, partner: { ...base.partner, rateLimitPerSecond: 1000 }, http: { ...base.http, retryBaseMs: 5, retryMaxMs: 20, maxRetries: 8 } } as Config;
+      const config = { ...base, partner: { ...base.partner, publicRateLimitPerSecond: 1000, privateRateLimitPerSecond: 1000 }, http: { ...base.http, retryBaseMs: 5, retryMaxMs: 20, maxRetries: 8 } } as Config;
       const stage: StageContext = { store: ctx.store, config, logger: silentLogger(), runId: 'r-faults', now: new Date(sandbox.data.clock()) };
       const today = toDay(new Date(sandbox.data.clock()));
       const period = { from: addDays(today, -1), to: today };

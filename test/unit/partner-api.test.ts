@@ -27,12 +27,13 @@ afterAll(async () => {
 });
 
 describe('Partner API client', () => {
-  it('sends each key only where the contract asks for it, and both keys share one rate limit', async () => {
+  it('sends the public key on every call and both keys on private calls; each class of call has its own rate limit', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'rr-partner-api-'));
     const configPath = join(dir, 'config.json');
-    writeFileSync(configPath, JSON.stringify({ partner: { rateLimitPerSecond: 2 } }));
+    writeFileSync(configPath, JSON.stringify({ partner: { publicRateLimitPerSecond: 2, privateRateLimitPerSecond: 3 } }));
     const config = loadConfig({ env: { PARTNER_API_URL: url, PARTNER_PUBLIC_KEY: 'pub-key', PARTNER_PRIVATE_KEY: 'priv-key', RAMP_RECON_CONFIG: configPath } });
-    expect(config.partner.rateLimitPerSecond).toBe(2);
+    expect(config.partner.publicRateLimitPerSecond).toBe(2);
+    expect(config.partner.privateRateLimitPerSecond).toBe(3);
     const sleeps: number[] = [];
     const api = createPartnerApi(config, pino({ level: 'silent' }), {
       sleep: async (ms) => {
@@ -40,22 +41,34 @@ describe('Partner API client', () => {
       },
     });
     try {
-      // A burst of two (one second's worth), then every further call waits, whichever key it uses.
+      // Public calls: a burst of two (one second's worth at 2/s), then the third waits.
       await api.currencies();
+      await api.regions();
+      expect(sleeps).toHaveLength(0);
+      // Private calls draw on their own budget of three, untouched by the public calls.
+      await api.listOrders({ limit: 50 });
+      await api.getOrder('42');
       await api.listOrders({ limit: 50 });
       expect(sleeps).toHaveLength(0);
-      await api.regions();
-      await api.getOrder('42');
+      await api.paymentMethods();
+      expect(sleeps).toHaveLength(1);
+      expect(sleeps[0]).toBeGreaterThan(0);
+      expect(sleeps[0]).toBeLessThanOrEqual(500);
+      await api.getOrder('43');
       expect(sleeps).toHaveLength(2);
-      expect(sleeps.every((ms) => ms > 0 && ms <= 500)).toBe(true);
+      expect(sleeps[1]).toBeGreaterThan(0);
+      expect(sleeps[1]).toBeLessThanOrEqual(334);
     } finally {
       await api.close();
     }
     expect(hits.map((h) => [h[PUBLIC_KEY_HEADER.toLowerCase()] ?? null, h[PRIVATE_KEY_HEADER.toLowerCase()] ?? null])).toEqual([
       ['pub-key', null],
-      [null, 'priv-key'],
       ['pub-key', null],
-      [null, 'priv-key'],
+      ['pub-key', 'priv-key'],
+      ['pub-key', 'priv-key'],
+      ['pub-key', 'priv-key'],
+      ['pub-key', null],
+      ['pub-key', 'priv-key'],
     ]);
   });
 });

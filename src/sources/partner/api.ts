@@ -1,6 +1,6 @@
 import type { Config } from '../../config/load.js';
 import type { Logger } from '../../log/logger.js';
-import { createHttpClient, createRateLimiter, type HttpClient, type HttpResponse, type QueryValue } from '../../http/client.js';
+import { createHttpClient, type HttpClient, type HttpResponse, type QueryValue } from '../../http/client.js';
 import { ConfigError } from '../../errors.js';
 
 /** Paths of the Partner API are appended to PARTNER_API_URL (DESIGN.md "Interfaces"). */
@@ -17,8 +17,9 @@ export interface GetOptions {
 }
 
 /**
- * The Partner API as the sync uses it. Eligibility and quotes take the public key, orders the
- * private one (seeds/000, Authentication). Tests inject their own implementation.
+ * The Partner API as the sync uses it. Eligibility and quotes take the public key; orders take
+ * the public and the private key together (DESIGN.md, "Facts from the operator's public
+ * documentation"). Tests inject their own implementation.
  */
 export interface PartnerApi {
   currencies(signal?: AbortSignal): Promise<HttpResponse>;
@@ -42,7 +43,6 @@ export function createPartnerApi(
   const common = {
     api: 'partner' as const,
     baseUrl: `${apiUrl}${PARTNER_PREFIX}`,
-    rateLimitPerSecond: config.partner.rateLimitPerSecond,
     connectTimeoutMs: config.http.connectTimeoutMs,
     bodyTimeoutMs: config.http.bodyTimeoutMs,
     maxRetries: config.http.maxRetries,
@@ -50,14 +50,23 @@ export function createPartnerApi(
     retryMaxMs: config.http.retryMaxMs,
     logger: logger.child({ api: 'partner' }),
     sleep: overrides.sleep,
-    // partner.rateLimitPerSecond is a budget for the whole Partner API: the contract does not say
-    // how the operator counts, and per caller (whichever key) is the reading that never exceeds it.
-    limiter: createRateLimiter(config.partner.rateLimitPerSecond, overrides.sleep),
   };
-  // Two clients so that each key goes only where the contract asks for it; a 401/403 then names
-  // exactly the refused header.
-  const pub: HttpClient = createHttpClient({ ...common, headers: { [PUBLIC_KEY_HEADER]: publicKey }, authHeaders: [PUBLIC_KEY_HEADER] });
-  const priv: HttpClient = createHttpClient({ ...common, headers: { [PRIVATE_KEY_HEADER]: privateKey }, authHeaders: [PRIVATE_KEY_HEADER] });
+  // The operator's published limits are per class of call: public-key calls 10/s per IP address,
+  // private calls 100/s per organisation. Each client paces itself at its own class's limit.
+  const pub: HttpClient = createHttpClient({
+    ...common,
+    rateLimitPerSecond: config.partner.publicRateLimitPerSecond,
+    headers: { [PUBLIC_KEY_HEADER]: publicKey },
+    authHeaders: [PUBLIC_KEY_HEADER],
+  });
+  // Private calls carry both keys: the real service refuses the private key alone with 401. A
+  // 401/403 then names both headers (never their values).
+  const priv: HttpClient = createHttpClient({
+    ...common,
+    rateLimitPerSecond: config.partner.privateRateLimitPerSecond,
+    headers: { [PUBLIC_KEY_HEADER]: publicKey, [PRIVATE_KEY_HEADER]: privateKey },
+    authHeaders: [PUBLIC_KEY_HEADER, PRIVATE_KEY_HEADER],
+  });
   return {
     currencies: (signal) => pub.get('/currencies', { signal }),
     regions: (signal) => pub.get('/regions', { query: { onlyBuyAllowed: 'false' }, signal }),
