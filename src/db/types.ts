@@ -325,6 +325,7 @@ export interface RunTable {
   ruleset_version: string | null;
   config_hash: string | null;
   cursors: ColumnType<unknown, string | undefined, string>;
+  requests: ColumnType<unknown, string | undefined, string>;
   report_path: string | null;
   delivered: Default<boolean>;
   delivered_at: TimeNull;

@@ -10,6 +10,7 @@ import {
   InvalidBodyError,
   type ApiName,
 } from './errors.js';
+import { endpointName, type RequestMeter } from './meter.js';
 
 export * from './errors.js';
 
@@ -41,6 +42,8 @@ export interface HttpClientOptions {
    * limiter of this client's own at rateLimitPerSecond.
    */
   limiter?: RateLimiter;
+  /** Counts every attempt per endpoint at rateLimitPerSecond (the run's meter). */
+  meter?: RequestMeter;
 }
 
 export type RateLimiter = (signal?: AbortSignal) => Promise<void>;
@@ -58,6 +61,11 @@ export interface RequestOptions {
    * must throw on text that is not JSON, which is then retried like a transport fault.
    */
   parse?: (text: string) => unknown;
+  /**
+   * The path template the request meter counts this request under when the path holds an id
+   * (e.g. '/orders/{id}'); default: the path itself.
+   */
+  endpoint?: string;
 }
 
 export interface PostOptions extends RequestOptions {
@@ -192,9 +200,11 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       headers['content-type'] = 'application/json';
     }
     const logPath = fullPath.slice(basePath.length);
+    const endpoint = endpointName(method, req.endpoint ?? path);
     for (let n = 1; ; n++) {
       if (req.signal?.aborted) throw abortReason(req.signal);
       await limiter(req.signal);
+      options.meter?.count(options.api, endpoint, options.rateLimitPerSecond, n > 1);
       const result = await attempt(method, fullPath, logPath.split('?')[0] ?? logPath, headers, body, req, n);
       if (result.kind === 'ok') return result.response;
       if (result.kind === 'fail') throw result.error;

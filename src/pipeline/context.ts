@@ -1,6 +1,7 @@
 import type { Config } from '../config/load.js';
 import type { Store } from '../db/database.js';
 import type { Logger } from '../log/logger.js';
+import type { RequestMeter } from '../http/meter.js';
 
 /** A reporting period of UTC days: `from` inclusive, `to` exclusive, both YYYY-MM-DD. */
 export interface Period {
@@ -21,4 +22,6 @@ export interface StageContext {
   /** The run's start time: staleness and "up to now" are measured from it. */
   now: Date;
   signal?: AbortSignal;
+  /** Counts the run's API requests per endpoint; the sync stages hand it to the clients they build. */
+  meter?: RequestMeter;
 }

@@ -4,6 +4,7 @@ import { configHash, secretValues } from '../config/load.js';
 import type { Db, Store } from '../db/database.js';
 import type { Logger } from '../log/logger.js';
 import { stringifyJsonLossless } from '../decimal/json.js';
+import { createRequestMeter } from '../http/meter.js';
 import { createRun, recordStage, type RunCommand } from '../store/runs.js';
 import type { Period, StageContext } from './context.js';
 import { failInterruptedRuns, withRunLock } from './lock.js';
@@ -75,7 +76,10 @@ export async function executeRun<T>(
       startedAt: now,
     });
     const logger = deps.logger.child({ runId });
-    const ctx: StageContext = { store, config, logger, runId, now, signal: options.signal };
+    // The requests are spent whatever the run's outcome: saved with every stage and at the end.
+    const meter = createRequestMeter();
+    const requestsJson = () => stringifyJsonLossless(meter.snapshot());
+    const ctx: StageContext = { store, config, logger, runId, now, signal: options.signal, meter };
     const secrets = secretValues(config);
     logger.info({ command: options.command, trigger: options.trigger, period: options.period }, 'run started');
 
@@ -86,13 +90,13 @@ export async function executeRun<T>(
         logger.info({ stage: name }, 'stage started');
         const result = await fn();
         const finishedAt = new Date();
-        await recordStage(store.db, runId, name, { startedAt, finishedAt, status: 'succeeded', detail: detail ? detail(result) : undefined });
+        await recordStage(store.db, runId, name, { startedAt, finishedAt, status: 'succeeded', detail: detail ? detail(result) : undefined }, meter.snapshot());
         logger.info({ stage: name, ms: finishedAt.getTime() - startedAt.getTime() }, 'stage finished');
         return result;
       } catch (err) {
         if (err instanceof StageFailedError) throw err;
         const error = scrub(errorText(err), secrets);
-        await recordStage(store.db, runId, name, { startedAt, finishedAt: new Date(), status: 'failed', error }).catch((e) =>
+        await recordStage(store.db, runId, name, { startedAt, finishedAt: new Date(), status: 'failed', error }, meter.snapshot()).catch((e) =>
           logger.error({ err: e }, 'could not record the failed stage'),
         );
         throw new StageFailedError(name, err);
@@ -101,7 +105,7 @@ export async function executeRun<T>(
 
     try {
       const value = await body(ctx, stage);
-      await store.db.updateTable('run').set({ status: 'succeeded', finished_at: new Date() }).where('id', '=', runId).execute();
+      await store.db.updateTable('run').set({ status: 'succeeded', finished_at: new Date(), requests: requestsJson() }).where('id', '=', runId).execute();
       logger.info('run succeeded');
       return { runId, status: 'succeeded' as const, value };
     } catch (err) {
@@ -110,7 +114,7 @@ export async function executeRun<T>(
       const error = scrub(errorText(cause), secrets);
       await store.db
         .updateTable('run')
-        .set({ status: 'failed', failed_stage: failedStage, error, finished_at: new Date() })
+        .set({ status: 'failed', failed_stage: failedStage, error, finished_at: new Date(), requests: requestsJson() })
         .where('id', '=', runId)
         .execute();
       // The error text only: an I/O error object can carry a whole page of records in its

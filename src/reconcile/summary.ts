@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
+import { parseRunRequests, type RunRequests } from '../http/meter.js';
 import type { RunCounts } from './counts.js';
 
 export interface JsonSummaryBreak {
@@ -21,6 +22,8 @@ export interface JsonSummary {
   status: string;
   period: { from: string | null; to: string | null };
   counts: RunCounts;
+  /** The API requests the run made, per API and endpoint (run.requests, src/http/meter.ts). */
+  requests: RunRequests;
   /** Every open break of the account, whatever run found it first. */
   breaks: JsonSummaryBreak[];
   report: string | null;
@@ -48,7 +51,7 @@ export class RunNotFoundError extends Error {
 }
 
 export async function jsonSummary(db: Db, account: string, runId: string): Promise<JsonSummary> {
-  const run = await db.selectFrom('run').select(['id', 'status', 'period_from', 'period_to', 'counts', 'report_path']).where('id', '=', runId).executeTakeFirst();
+  const run = await db.selectFrom('run').select(['id', 'status', 'period_from', 'period_to', 'counts', 'requests', 'report_path']).where('id', '=', runId).executeTakeFirst();
   if (!run) throw new RunNotFoundError(runId);
   const rows = await db
     .selectFrom('break')
@@ -65,6 +68,7 @@ export async function jsonSummary(db: Db, account: string, runId: string): Promi
     status: run.status,
     period: { from: run.period_from, to: run.period_to },
     counts: readCounts(run.counts),
+    requests: parseRunRequests(run.requests),
     breaks: rows.map((r) => ({
       code: r.code,
       key: r.key,

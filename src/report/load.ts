@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { Decimal, toDecimal } from '../decimal/decimal.js';
 import { AppError } from '../errors.js';
+import { parseRunRequests } from '../http/meter.js';
 import { dayStart } from '../util/dates.js';
 import { toPartnerOrder } from '../reconcile/loaders.js';
 import type {
@@ -63,6 +64,7 @@ export async function loadRun(db: Db, runId: string): Promise<RunInfo> {
     error: row.error,
     stages: plainStages(row.stages),
     counts: plainCounts(row.counts),
+    requests: parseRunRequests(row.requests),
     ruleResults: plainRules(row.rule_results),
     rulesetVersion: row.ruleset_version,
     configHash: row.config_hash,

@@ -1,4 +1,5 @@
 import type { Decimal } from '../decimal/decimal.js';
+import type { RunRequests } from '../http/meter.js';
 import type { PartnerOrder } from '../recon/types.js';
 
 /** Plain data the report is built from; loaders fill these from the store, tests build them by hand. */
@@ -35,6 +36,8 @@ export interface RunInfo {
   error: string | null;
   stages: Record<string, StageInfo>;
   counts: Record<string, number>;
+  /** The API requests the run made, per endpoint (run.requests). */
+  requests: RunRequests;
   ruleResults: RuleResult[];
   rulesetVersion: string | null;
   configHash: string | null;

@@ -1,3 +1,5 @@
+import { API_LABEL } from '../http/errors.js';
+import { endpointSeconds, requestTotals, roundSeconds, sortedRequests, type RequestTotals, type RunRequests } from '../http/meter.js';
 import { addDays } from '../util/dates.js';
 import { amount, day, type Cell, type Row, type SheetSpec, type Tone } from './cells.js';
 import type { BreakInfo, BreakRef, Changes, RunInfo, Totals, WebhookStats } from './model.js';
@@ -140,6 +142,9 @@ export function summaryRows(input: SummaryInput): Row[] {
   }
   rows.push(blank());
 
+  rows.push(...requestRows(run.requests));
+  rows.push(blank());
+
   rows.push(section('Totals: partner orders by input currency'));
   rows.push(header('Currency', 'Orders', 'Volume', 'Fees', 'Amount USD', 'Fees USD'));
   for (const t of totals.partner) {
@@ -218,6 +223,24 @@ export function summaryRows(input: SummaryInput): Row[] {
   rows.push(pair('Times and days', 'UTC; the period "to" day is exclusive'));
   rows.push(pair('Amounts', "shown at each currency's precision (partner currencies, exchange symbol scales; else 2 fiat / 8 crypto), widened when a value has more decimals"));
   rows.push(pair('Sheets over 1,048,576 rows', 'continue on a sheet of the same name with (2), (3)...'));
+  return rows;
+}
+
+/**
+ * "API requests": per API and endpoint, attempts (retries included), retries, the rate limit of
+ * its class of call and the time those requests take at it; the times add up (requestTotals).
+ */
+function requestRows(requests: RunRequests): Row[] {
+  const rows: Row[] = [section('API requests'), header('API', 'Endpoint', 'Requests', 'Retries', 'Rate limit (/s)', 'Time at that rate (s)')];
+  const totals = requestTotals(requests);
+  const total = (api: string, t: RequestTotals): Row => ({ cells: [api, 'total', t.requests, t.retries, null, roundSeconds(t.seconds)], tone: 'bold' });
+  for (const [api, endpoints] of sortedRequests(requests)) {
+    for (const [endpoint, e] of endpoints) rows.push({ cells: [API_LABEL[api], endpoint, e.requests, e.retries, e.perSecond, roundSeconds(endpointSeconds(e))] });
+    const t = totals.apis[api];
+    if (t) rows.push(total(API_LABEL[api], t));
+  }
+  if (totals.all.requests === 0) rows.push({ cells: ['(no API requests recorded for this run)'], tone: 'muted' });
+  else rows.push(total('All APIs', totals.all));
   return rows;
 }
 

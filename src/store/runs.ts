@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import { stringifyJsonLossless } from '../decimal/json.js';
 import type { Db } from '../db/database.js';
 import type { RunRow } from '../db/types.js';
+import type { RunRequests } from '../http/meter.js';
 
 export type RunCommand = 'run' | 'sync' | 'reconcile' | 'report' | 'deliver';
 
@@ -38,12 +39,15 @@ export async function createRun(
  * Merges one stage's timing into run.stages: { "sync.exchange": { startedAt, finishedAt, ms, status, error?, detail? } }.
  * One jsonb `||` in SQL rather than read-modify-write: nothing read back (jsonb numbers come back as
  * LosslessNumber objects) is re-serialized, and two writers cannot lose each other's stage.
+ * `requests`, the run's requests so far, replaces run.requests in the same statement: a run
+ * killed in a later stage still shows what the earlier ones spent.
  */
 export async function recordStage(
   db: Db,
   runId: string,
   stage: string,
   timing: { startedAt: Date; finishedAt: Date; status: 'succeeded' | 'failed' | 'skipped'; error?: string; detail?: unknown },
+  requests?: RunRequests,
 ): Promise<void> {
   const entry = {
     startedAt: timing.startedAt.toISOString(),
@@ -56,7 +60,7 @@ export async function recordStage(
   const patch = stringifyJsonLossless({ [stage]: entry });
   await db
     .updateTable('run')
-    .set({ stages: sql`stages || ${patch}::jsonb` as never })
+    .set({ stages: sql`stages || ${patch}::jsonb` as never, ...(requests ? { requests: stringifyJsonLossless(requests) } : {}) })
     .where('id', '=', runId)
     .execute();
 }

@@ -15,6 +15,7 @@ import {
   type HttpClientOptions,
 } from '../../src/http/client.js';
 import { isLosslessNumber } from '../../src/decimal/json.js';
+import { createRequestMeter } from '../../src/http/meter.js';
 
 const TOKEN = 'sekrit-token-value-123';
 type Handler = (req: IncomingMessage, res: ServerResponse, n: number) => void;
@@ -104,6 +105,30 @@ describe('http client', () => {
     expect(hits).toHaveLength(3);
     expect(sleeps).toEqual([75, 150]);
     expect(c.stats()).toEqual({ requests: 3, retries: 2 });
+    await c.close();
+  });
+
+  it('counts every attempt on the meter by endpoint template, retries apart, at its rate limit', async () => {
+    handler = (req, res, n) => {
+      if (n === 2) {
+        res.statusCode = 503;
+        res.end('{}');
+      } else res.end(req.url?.includes('/orders/') ? '{}' : '[]');
+    };
+    const meter = createRequestMeter();
+    const { c } = client({ meter, rateLimitPerSecond: 20, random: () => 0 });
+    await c.get('/fills', { query: { fromExecId: '5', limit: 1000 } });
+    await c.get('/orders/700123', { endpoint: '/orders/{id}' });
+    await c.get('/orders/700124', { endpoint: '/orders/{id}', allowStatus: [404] });
+    expect(hits).toHaveLength(4);
+    expect(meter.snapshot()).toEqual({
+      exchange: {
+        'GET /fills': { requests: 1, retries: 0, perSecond: 20 },
+        'GET /orders/{id}': { requests: 3, retries: 1, perSecond: 20 },
+      },
+    });
+    // The meter and the client's own stats agree: every attempt is a request.
+    expect(c.stats()).toEqual({ requests: 4, retries: 1 });
     await c.close();
   });
 

@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { ConfigError, EXIT } from '../../errors.js';
 import type { Db } from '../../db/database.js';
 import { isLosslessNumber, stringifyJsonLossless } from '../../decimal/json.js';
+import type { ApiName } from '../../http/errors.js';
+import { endpointSeconds, parseRunRequests, requestTotals, roundSeconds, sortedRequests, type EndpointRequests, type RequestTotals } from '../../http/meter.js';
 import { action, createContext, openMigratedStore } from '../context.js';
 
 interface StageRecord {
@@ -24,6 +26,10 @@ export interface RunListing {
   ms: number | null;
   stages: Record<string, { ms: number | null; status: string | null; error?: string; reason?: string }>;
   counts: Record<string, unknown>;
+  /** run.requests: API -> endpoint -> attempts, retries, rate limit, and seconds at that rate. */
+  requests: Partial<Record<ApiName, Record<string, EndpointRequests & { seconds: number }>>>;
+  /** Per API and over all: requests, retries, seconds at the configured rates (summed). */
+  requestTotals: { apis: Partial<Record<ApiName, RequestTotals>>; all: RequestTotals };
   openBreaks: number | null;
   failedStage: string | null;
   error: string | null;
@@ -64,6 +70,7 @@ export async function listRuns(db: Db, account: string, limit: number): Promise<
     const startedAt = new Date(r.started_at as unknown as string);
     const finishedAt = r.finished_at ? new Date(r.finished_at as unknown as string) : null;
     const openBreaks = numberOrNull(stages.reconcile?.detail?.openBreaks);
+    const requests = parseRunRequests(r.requests);
     return {
       runId: r.id,
       command: r.command,
@@ -89,6 +96,10 @@ export async function listRuns(db: Db, account: string, limit: number): Promise<
       ),
       // jsonb comes back with LosslessNumber objects; plain JSON for the listing.
       counts: orderCounts(JSON.parse(stringifyJsonLossless(r.counts ?? {})) as Record<string, unknown>),
+      requests: Object.fromEntries(
+        sortedRequests(requests).map(([api, endpoints]) => [api, Object.fromEntries(endpoints.map(([name, e]) => [name, { ...e, seconds: roundSeconds(endpointSeconds(e)) }]))]),
+      ),
+      requestTotals: roundTotals(requestTotals(requests)),
       openBreaks,
       failedStage: r.failed_stage,
       error: r.error,
@@ -115,11 +126,41 @@ export function formatRuns(runs: RunListing[]): string {
       .map(([k, v]) => `${k} ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`)
       .join(', ');
     if (counts) out.push(`    counts  ${counts}`);
+    const requests = formatRequests(r);
+    if (requests) out.push(`    requests  ${requests}`);
     if (r.report) out.push(`    report  ${r.report}`);
     if (r.failedStage || r.error) out.push(`    failed  ${r.failedStage ?? ''}${r.error ? `: ${r.error}` : ''}`);
     if (r.deliveryError) out.push(`    e-mail  ${r.deliveryError}`);
   }
   return `${out.join('\n')}\n`;
+}
+
+/** "partner 430 (1 retry) 5.9s at 10/s+100/s; exchange 1234 61.7s at 20/s; total 1664 67.6s": time at the configured rates. */
+export function formatRequests(r: Pick<RunListing, 'requests' | 'requestTotals'>): string {
+  const apis = Object.entries(r.requestTotals.apis).map(([api, t]) => {
+    const rates = [...new Set(Object.values(r.requests[api as ApiName] ?? {}).map((e) => e.perSecond))].sort((a, b) => a - b);
+    return `${api} ${t.requests}${retries(t.retries)} ${duration(t.seconds)} at ${rates.map((p) => `${p}/s`).join('+')}`;
+  });
+  if (apis.length === 0) return '';
+  const all = r.requestTotals.all;
+  return `${apis.join('; ')}; total ${all.requests}${retries(all.retries)} ${duration(all.seconds)}`;
+}
+
+function retries(n: number): string {
+  return n ? ` (${n} ${n === 1 ? 'retry' : 'retries'})` : '';
+}
+
+/** 5.9s, 23m05s, 4h21m: times at a rate limit run from seconds to hours. */
+export function duration(seconds: number): string {
+  if (seconds < 59.95) return `${seconds.toFixed(1)}s`;
+  const s = Math.round(seconds);
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+}
+
+function roundTotals(t: ReturnType<typeof requestTotals>): RunListing['requestTotals'] {
+  const round = (x: RequestTotals): RequestTotals => ({ ...x, seconds: roundSeconds(x.seconds) });
+  return { apis: Object.fromEntries(Object.entries(t.apis).map(([api, x]) => [api, round(x)])), all: round(t.all) };
 }
 
 /** jsonb keeps no key order: the JSON summary's order, then anything else. */

@@ -1,6 +1,7 @@
 import type { Config } from '../../config/load.js';
 import type { Logger } from '../../log/logger.js';
 import { createHttpClient, type HttpClient, type HttpResponse, type QueryValue } from '../../http/client.js';
+import type { RequestMeter } from '../../http/meter.js';
 import { AppError } from '../../errors.js';
 import { parseJsonMarked } from './wire.js';
 import { parseJsonLossless } from '../../decimal/json.js';
@@ -75,9 +76,9 @@ export function createExchangeClient(http: HttpClient): ExchangeClient {
     return { endpoint: `GET ${path}`, records: response.body, response };
   }
   async function byId(path: string, signal?: AbortSignal): Promise<Page | null> {
-    const response = await http.get(path, { signal, allowStatus: [404], parse: parseJsonMarked });
-    if (response.status === 404) return null;
     const template = path.replace(/\/[^/]+$/, '/{id}');
+    const response = await http.get(path, { signal, allowStatus: [404], parse: parseJsonMarked, endpoint: template });
+    if (response.status === 404) return null;
     if (!response.body || typeof response.body !== 'object' || Array.isArray(response.body))
       throw new ExchangeShapeError(`GET ${path}`, 'a JSON object', response.text);
     return { endpoint: `GET ${template}`, records: [response.body], response };
@@ -105,7 +106,7 @@ export function createExchangeClient(http: HttpClient): ExchangeClient {
 }
 
 /** The client the sync uses, built from the config. */
-export function exchangeClientFromConfig(config: Config, logger: Logger, overrides: { sleep?: (ms: number, signal?: AbortSignal) => Promise<void> } = {}): ExchangeClient {
+export function exchangeClientFromConfig(config: Config, logger: Logger, overrides: { sleep?: (ms: number, signal?: AbortSignal) => Promise<void>; meter?: RequestMeter } = {}): ExchangeClient {
   if (!config.exchange.apiUrl || !config.exchange.token) {
     throw new AppError('EXCHANGE_NOT_CONFIGURED', 'EXCHANGE_API_URL and EXCHANGE_API_TOKEN are required to sync the Exchange API', 2);
   }
@@ -119,6 +120,7 @@ export function exchangeClientFromConfig(config: Config, logger: Logger, overrid
       ...config.http,
       logger,
       sleep: overrides.sleep,
+      meter: overrides.meter,
     }),
   );
 }

@@ -52,7 +52,7 @@ export interface ExchangeSyncResult {
 export async function syncExchange(ctx: StageContext, options: ExchangeSyncOptions = {}): Promise<ExchangeSyncResult> {
   const logger = ctx.logger.child({ source: 'exchange' });
   const startedAt = new Date();
-  const client = options.client ?? exchangeClientFromConfig(ctx.config, logger);
+  const client = options.client ?? exchangeClientFromConfig(ctx.config, logger, { meter: ctx.meter });
   const account = ctx.config.account;
   const progress = createProgress({ logger, label: 'exchange sync', mode: options.progress });
   const env: SyncEnv = {

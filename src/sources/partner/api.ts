@@ -1,6 +1,7 @@
 import type { Config } from '../../config/load.js';
 import type { Logger } from '../../log/logger.js';
 import { createHttpClient, type HttpClient, type HttpResponse, type QueryValue } from '../../http/client.js';
+import type { RequestMeter } from '../../http/meter.js';
 import { ConfigError } from '../../errors.js';
 
 /** Paths of the Partner API are appended to PARTNER_API_URL (DESIGN.md "Interfaces"). */
@@ -35,7 +36,7 @@ export interface PartnerApi {
 export function createPartnerApi(
   config: Config,
   logger: Logger,
-  overrides: { sleep?: (ms: number, signal?: AbortSignal) => Promise<void> } = {},
+  overrides: { sleep?: (ms: number, signal?: AbortSignal) => Promise<void>; meter?: RequestMeter } = {},
 ): PartnerApi {
   const { apiUrl, publicKey, privateKey } = config.partner;
   if (!apiUrl || !publicKey || !privateKey)
@@ -50,6 +51,7 @@ export function createPartnerApi(
     retryMaxMs: config.http.retryMaxMs,
     logger: logger.child({ api: 'partner' }),
     sleep: overrides.sleep,
+    meter: overrides.meter,
   };
   // The operator's published limits are per class of call: public-key calls 10/s per IP address,
   // private calls 100/s per organisation. Each client paces itself at its own class's limit.
@@ -73,7 +75,7 @@ export function createPartnerApi(
     paymentMethods: (signal) => pub.get('/payment-methods', { signal }),
     quoteBuy: (query, signal) => pub.get('/quote/buy', { query, signal }),
     listOrders: (query, signal) => priv.get('/orders', { query, signal }),
-    getOrder: (orderId, signal) => priv.get(`/orders/${encodeURIComponent(orderId)}`, { signal, allowStatus: [404] }),
+    getOrder: (orderId, signal) => priv.get(`/orders/${encodeURIComponent(orderId)}`, { signal, allowStatus: [404], endpoint: '/orders/{id}' }),
     async close() {
       await Promise.all([pub.close(), priv.close()]);
     },

@@ -96,7 +96,7 @@ export async function syncPartner(
   deps: { api?: PartnerApi } = {},
 ): Promise<PartnerSyncResult> {
   const logger = ctx.logger.child({ source: 'partner' });
-  const api = deps.api ?? createPartnerApi(ctx.config, logger);
+  const api = deps.api ?? createPartnerApi(ctx.config, logger, { meter: ctx.meter });
   const result: PartnerSyncResult = {
     orders: 0,
     inserted: 0,
