@@ -13,6 +13,7 @@ interface Summary {
   status: string;
   period: { from: string; to: string };
   counts: Record<string, number>;
+  requests: Record<string, Record<string, { requests: number; retries: number; perSecond: number }>>;
   breaks: Array<{ code: string; key: string; severity: string; status: string; firstSeenRun: string; expected?: string; actual?: string }>;
   report: string | null;
 }
@@ -41,8 +42,16 @@ for (const kind of storeKinds) {
       await sandbox?.close();
     });
 
+    /** The first run's requests as the sandbox served them: API -> "GET /orders/{id}" -> count. */
+    const served: Record<string, Record<string, number>> = {};
+    let firstRunId = '';
+
     it('run --json: exit 0, only the JSON summary on stdout, the planted breaks, the workbook on disk', async () => {
-      const result = await runCli(['run', ...periodArgs, '--json', '--no-email'], env);
+      const stop = sandbox.onRequest(({ api, method, path }) => {
+        const endpoint = `${method} ${api === 'partner' ? path.replace(/^\/orders\/.+$/, '/orders/{id}') : path.replace(/^\/(orders|deposits|withdrawals)\/[^/]+$/, '/$1/{id}')}`;
+        (served[api] ??= {})[endpoint] = (served[api]?.[endpoint] ?? 0) + 1;
+      });
+      const result = await runCli(['run', ...periodArgs, '--json', '--no-email'], env).finally(stop);
       expect(result.stderr).not.toContain(sandbox.env.EXCHANGE_API_TOKEN);
       expect(result.code, brief(result.stderr)).toBe(0);
       const summary = JSON.parse(result.stdout) as Summary;
@@ -50,6 +59,12 @@ for (const kind of storeKinds) {
       expect(summary.period).toEqual(period);
       expect(summary.counts.partnerOrders).toBeGreaterThan(0);
       expect(summary.counts.fills).toBeGreaterThan(0);
+      // Every request the sandbox served, recorded per endpoint at the configured rates.
+      firstRunId = summary.runId;
+      expect(Object.fromEntries(Object.entries(summary.requests).map(([api, es]) => [api, Object.fromEntries(Object.entries(es).map(([e, c]) => [e, c.requests]))]))).toEqual(served);
+      expect(summary.requests.partner?.['GET /currencies']?.perSecond).toBe(10);
+      expect(summary.requests.partner?.['GET /orders']?.perSecond).toBe(100);
+      expect(summary.requests.exchange?.['GET /fills']?.perSecond).toBe(20);
 
       const found = new Set(summary.breaks.map((b) => `${b.code} ${b.key}`));
       const planted = sandbox.expectedBreaks().filter((b) => !b.requires);
@@ -106,10 +121,15 @@ for (const kind of storeKinds) {
       expect(succeeded.length).toBe(3);
       expect(succeeded.every((r) => r.report && (r.openBreaks ?? 0) > 0)).toBe(true);
       expect(Object.keys(succeeded[0]!.stages)).toEqual(['sync.exchange', 'sync.partner', 'reconcile', 'report', 'deliver']);
+      const first = runs.find((r) => r.runId === firstRunId) as unknown as { requests: Summary['requests']; requestTotals: { all: { requests: number } } };
+      expect(first.requests.exchange?.['GET /fills']?.requests).toBe(served.exchange?.['GET /fills']);
+      const servedTotal = Object.values(served).flatMap((es) => Object.values(es)).reduce((n, c) => n + c, 0);
+      expect(first.requestTotals.all.requests).toBe(servedTotal);
 
       const text = await runCli(['runs', '--limit', '2'], env);
       expect(text.code).toBe(0);
       expect(text.stdout).toContain(succeeded[0]!.runId);
+      expect(text.stdout).toMatch(/\n {4}requests {2}partner \d+.* at 10\/s\+100\/s; exchange \d+.* at 20\/s; total \d+/);
 
       const report = await runCli(['report'], env);
       expect(report.code, report.stderr).toBe(0);

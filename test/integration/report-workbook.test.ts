@@ -45,6 +45,10 @@ async function seed(store: Store): Promise<void> {
         counts,
         rule_results: rules,
         stages: JSON.stringify({ sync: { status: 'succeeded', ms: 1234, startedAt, finishedAt: startedAt } }),
+        requests: JSON.stringify({
+          exchange: { 'GET /fills': { requests: 41, retries: 0, perSecond: 20 } },
+          partner: { 'GET /orders': { requests: 412, retries: 1, perSecond: 100 }, 'GET /currencies': { requests: 1, retries: 0, perSecond: 10 } },
+        }),
         ruleset_version: '1',
         config_hash: 'abc',
       })
@@ -291,6 +295,19 @@ describeEachStore('report workbook', (t) => {
     expect(summaryText.get('Webhook events received')?.[0]).toBe(2);
     expect(summaryText.get('Webhook duplicates acknowledged')?.[0]).toBe(2);
     expect(summaryText.get('Webhook events with schema drift')?.slice(0, 2)).toEqual([1, 'extra fields: riskScore']);
+    // API requests: per endpoint (APIs in order, endpoints by name), per API and over all, with the time at each rate
+    const apiRows: unknown[][] = [];
+    summary.eachRow((row) => apiRows.push((row.values as unknown[]).slice(1, 7)));
+    const at = apiRows.findIndex((r) => r[0] === 'API requests');
+    expect(apiRows.slice(at + 1, at + 8)).toEqual([
+      ['API', 'Endpoint', 'Requests', 'Retries', 'Rate limit (/s)', 'Time at that rate (s)'],
+      ['Partner API', 'GET /currencies', 1, 0, 10, 0.1],
+      ['Partner API', 'GET /orders', 412, 1, 100, 4.12],
+      ['Partner API', 'total', 413, 1, undefined, 4.22],
+      ['Exchange API', 'GET /fills', 41, 0, 20, 2.05],
+      ['Exchange API', 'total', 41, 0, undefined, 2.05],
+      ['All APIs', 'total', 454, 1, undefined, 6.27],
+    ]);
     // totals per input currency, at EUR precision: 100 + 250 + 1234567.89
     expect(summaryText.get('EUR')?.[1]).toBe(1234917.89);
 

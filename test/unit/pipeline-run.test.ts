@@ -7,6 +7,7 @@ import { RunLockedError } from '../../src/pipeline/lock.js';
 import type { Stages } from '../../src/pipeline/stages.js';
 import type { Period } from '../../src/pipeline/context.js';
 import { getRun } from '../../src/store/runs.js';
+import { parseRunRequests } from '../../src/http/meter.js';
 import { createTestStore, storeKinds, type TestStore } from '../helpers/db.js';
 
 const SECRET = 'exchange-token-that-must-never-leak';
@@ -125,6 +126,29 @@ for (const kind of storeKinds) {
       const recorded = run?.stages as Record<string, { status: string }>;
       expect(recorded['sync.exchange']?.status).toBe('succeeded');
       expect(recorded.reconcile?.status).toBe('failed');
+    });
+
+    it('saves the requests of each finished stage, and of a run that fails', async () => {
+      let savedAfterExchange: unknown;
+      const stages = fakeStages([], {
+        syncExchange: async (ctx) => {
+          ctx.meter?.count('exchange', 'GET /fills', 20, false);
+          ctx.meter?.count('exchange', 'GET /fills', 20, true);
+          ctx.meter?.count('exchange', 'GET /orders/{id}', 20, false);
+        },
+        syncPartner: async (ctx) => {
+          // The exchange stage's requests are on the row already: a process killed here keeps them.
+          savedAfterExchange = parseRunRequests((await getRun(ctx.store.db, ctx.runId as string))?.requests);
+          ctx.meter?.count('partner', 'GET /orders', 100, false);
+          throw new Error('partner down');
+        },
+      });
+      const result = await runPipeline({ store, config, logger, stages }, { period, trigger: 'cli', email: false });
+      expect(result.status).toBe('failed');
+      const exchange = { 'GET /fills': { requests: 2, retries: 1, perSecond: 20 }, 'GET /orders/{id}': { requests: 1, retries: 0, perSecond: 20 } };
+      expect(savedAfterExchange).toEqual({ exchange });
+      const run = await getRun(store.db, result.runId);
+      expect(parseRunRequests(run?.requests)).toEqual({ partner: { 'GET /orders': { requests: 1, retries: 0, perSecond: 100 } }, exchange });
     });
 
     it('keeps a huge error text bounded in run.error', async () => {

@@ -20,6 +20,7 @@ const makeRun = (overrides: Partial<RunInfo> = {}): RunInfo => ({
   error: null,
   stages: {},
   counts: { partnerOrders: 3, fills: 10 },
+  requests: {},
   ruleResults: [{ code: 'P_FEE_USD', severity: 'medium', description: 'd', status: 'passed', checked: 3, breaks: 0 }],
   rulesetVersion: '1',
   configHash: 'h',
@@ -142,6 +143,46 @@ describe('summary rows', () => {
     expect(String(rule.cells[6])).toContain('webhooks not configured');
     expect(rows.some((r) => r.cells[0] === 'Fill fee currency' && r.cells[1] === 'counter')).toBe(true);
     expect(rows.some((r) => r.cells[0] === 'Previous run' && String(r.cells[1]).includes('first run'))).toBe(true);
+  });
+});
+
+describe('summary: API requests', () => {
+  const input = (run: RunInfo) => ({
+    run,
+    openBreaks: [],
+    changes: { previous: null, opened: [], reopened: [], resolved: [], stillOpen: 0 },
+    totals: { partner: [], fills: [], deposits: [], withdrawals: [] },
+    assumptions: [],
+    precision: Precision.empty(),
+    now: new Date('2026-11-02T03:00:00Z'),
+  });
+  /** The rows of the "API requests" table, up to the blank row after it. */
+  const table = (run: RunInfo) => {
+    const rows = summaryRows(input(run));
+    const start = rows.findIndex((r) => r.cells[0] === 'API requests');
+    const end = rows.findIndex((r, i) => i > start && r.cells.length === 0);
+    return rows.slice(start + 1, end).map((r) => r.cells.slice(0, 6));
+  };
+
+  it('lists each endpoint with its rate limit and time at it, totals per API and over all', () => {
+    const requests = {
+      exchange: { 'GET /fills': { requests: 41, retries: 0, perSecond: 20 }, 'GET /deposits/{id}': { requests: 3, retries: 1, perSecond: 20 } },
+      partner: { 'GET /orders': { requests: 400, retries: 1, perSecond: 100 }, 'GET /currencies': { requests: 3, retries: 0, perSecond: 10 } },
+    };
+    expect(table(makeRun({ requests }))).toEqual([
+      ['API', 'Endpoint', 'Requests', 'Retries', 'Rate limit (/s)', 'Time at that rate (s)'],
+      ['Partner API', 'GET /currencies', 3, 0, 10, 0.3],
+      ['Partner API', 'GET /orders', 400, 1, 100, 4],
+      ['Partner API', 'total', 403, 1, null, 4.3],
+      ['Exchange API', 'GET /deposits/{id}', 3, 1, 20, 0.15],
+      ['Exchange API', 'GET /fills', 41, 0, 20, 2.05],
+      ['Exchange API', 'total', 44, 1, null, 2.2],
+      ['All APIs', 'total', 447, 2, null, 6.5],
+    ]);
+  });
+
+  it('says so when the run made no request', () => {
+    expect(table(makeRun())).toEqual([['API', 'Endpoint', 'Requests', 'Retries', 'Rate limit (/s)', 'Time at that rate (s)'], ['(no API requests recorded for this run)']]);
   });
 });
 
