@@ -248,7 +248,7 @@ describeEachStore('partner sync: invalid records and unsettled days', (ctx) => {
       currenciesBody: '[{"type":"FIAT","code":"USD","precision":2,"minBuyAmount":"10","maxBuyAmount":"5000"},{"type":"WEIRD","code":"XXX","precision":2}]',
     });
     const result = await syncPartner(stage, { from: '2026-11-10', to: '2026-11-11' }, {}, { api });
-    // One currency and one order (seen on both passes of the day, counted once).
+    // One currency and one order (counted once however often it is seen).
     expect(result.quarantined).toBe(2);
     const q = await ctx.store.db.selectFrom('quarantine').selectAll().orderBy('id').execute();
     expect(q.map((r) => [r.entity, r.record_key, r.resolved_at])).toEqual([
