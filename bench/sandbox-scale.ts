@@ -47,7 +47,8 @@ const scanMs = Date.now() - t;
 console.log(`/fills scan by fromExecId: ${pages} pages, ${rows} rows in ${scanMs} ms (${((rows / scanMs) * 1000).toFixed(0)} rows/s, ${(scanMs / pages).toFixed(1)} ms/page)`);
 
 t = Date.now();
-const priv = { 'X-Private-API-Key': sb.env.PARTNER_PRIVATE_KEY! };
+// Private calls carry both keys, as the real service requires.
+const priv = { 'X-Public-API-Key': sb.env.PARTNER_PUBLIC_KEY!, 'X-Private-API-Key': sb.env.PARTNER_PRIVATE_KEY! };
 const day = new Date(Date.now() - 2 * 86_400_000).toISOString().slice(0, 10);
 const next = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
 let prow = 0;

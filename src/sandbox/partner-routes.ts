@@ -14,11 +14,19 @@ function error(status: number, type: string, message: string): Res {
   return json(status, { errors: [{ type, message }] });
 }
 
-/** Partner API: eligibility and quote with the public key, orders with the private key. */
+/** Private calls (orders by list or id) need both keys; every other call is public. */
+export function isPrivatePartnerPath(path: string): boolean {
+  return path === '/orders' || path.startsWith('/orders/');
+}
+
+/**
+ * Partner API: eligibility and quote with the public key; orders with the public and the private
+ * key together, as the operator's authentication page has it (the real service refuses a private
+ * call that carries the private key alone).
+ */
 export function handlePartner(w: World, req: Req, hooks: { onOrdersPage?: (info: { query: URLSearchParams; count: number }) => void }): Res {
   if (req.method !== 'GET') return error(405, 'METHOD_NOT_ALLOWED', `${req.method} is not supported`);
-  const isOrders = req.path === '/orders' || req.path.startsWith('/orders/');
-  const authFailure = checkAuth(w, req, isOrders ? 'private' : 'public');
+  const authFailure = checkAuth(w, req, isPrivatePartnerPath(req.path) ? 'private' : 'public');
   if (authFailure) return authFailure;
   if (req.path === '/currencies') return currencies(w);
   if (req.path === '/regions') return regions(req);
@@ -40,18 +48,14 @@ export function handlePartner(w: World, req: Req, hooks: { onOrdersPage?: (info:
 
 function checkAuth(w: World, req: Req, need: 'public' | 'private'): Res | undefined {
   const status = w.opts.authFailureStatus;
-  if (need === 'public') {
-    const key = header(req, 'x-public-api-key');
-    if (key === undefined) return error(status, 'UNAUTHORIZED', 'missing X-Public-API-Key header');
-    if (key !== w.opts.partnerPublicKey) return error(status, 'UNAUTHORIZED', 'invalid X-Public-API-Key');
-    return undefined;
-  }
-  const key = header(req, 'x-private-api-key');
-  if (key === undefined) {
-    const publicKey = header(req, 'x-public-api-key');
-    return error(status, 'UNAUTHORIZED', publicKey !== undefined ? 'orders require the X-Private-API-Key header; a public key is not accepted' : 'missing X-Private-API-Key header');
-  }
-  if (key !== w.opts.partnerPrivateKey) return error(status, 'UNAUTHORIZED', 'invalid X-Private-API-Key');
+  const publicKey = header(req, 'x-public-api-key');
+  if (publicKey === undefined)
+    return error(status, 'UNAUTHORIZED', need === 'public' ? 'missing X-Public-API-Key header' : 'orders require the X-Public-API-Key and X-Private-API-Key headers; X-Public-API-Key is missing');
+  if (publicKey !== w.opts.partnerPublicKey) return error(status, 'UNAUTHORIZED', 'invalid X-Public-API-Key');
+  if (need === 'public') return undefined;
+  const privateKey = header(req, 'x-private-api-key');
+  if (privateKey === undefined) return error(status, 'UNAUTHORIZED', 'orders require the X-Public-API-Key and X-Private-API-Key headers; X-Private-API-Key is missing');
+  if (privateKey !== w.opts.partnerPrivateKey) return error(status, 'UNAUTHORIZED', 'invalid X-Private-API-Key');
   return undefined;
 }
 

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { exchangeError, handleExchange, EXCHANGE_PREFIX, type ExchangeHooks } from './exchange-routes.js';
 import type { FaultProfile } from './faults.js';
 import { json, type Req, type Res } from './http.js';
-import { handlePartner, PARTNER_PREFIX } from './partner-routes.js';
+import { handlePartner, isPrivatePartnerPath, PARTNER_PREFIX } from './partner-routes.js';
 import { createRng, type Rng } from './prng.js';
 
 export interface ServerHandlers {
@@ -52,8 +52,9 @@ export function createSandboxServer(seed: number, h: ServerHandlers): Server {
     const req: Req = { ...base, path };
     h.onRequest?.(req);
     const f = h.faults();
-    if (api === 'partner' && f.publicRateLimitPerSecond > 0 && inc.headers['x-public-api-key'] !== undefined) {
+    if (api === 'partner' && f.publicRateLimitPerSecond > 0 && !isPrivatePartnerPath(path) && inc.headers['x-public-api-key'] !== undefined) {
       // The documented public-key limit: N requests per second per client IP, then 429 + Retry-After.
+      // Private calls carry the public key too but have their own, organisation-wide limit.
       const second = Math.floor(Date.now() / 1000);
       const ip = inc.socket.remoteAddress ?? '?';
       const seen = publicCalls.get(ip);

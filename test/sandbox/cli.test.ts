@@ -15,7 +15,7 @@ describe('ramp-recon sandbox (CLI)', () => {
       expect(Object.keys(env).sort()).toEqual(['EXCHANGE_API_TOKEN', 'EXCHANGE_API_URL', 'PARTNER_API_URL', 'PARTNER_PRIVATE_KEY', 'PARTNER_PUBLIC_KEY']);
       expect(env.EXCHANGE_API_URL).toMatch(/\/v3\/exchange$/);
       expect(out).toMatch(/feeRate": "0.01"/);
-      const orders = await fetch(`${env.PARTNER_API_URL}/partner-gateway/partner-api/v1/orders?limit=2`, { headers: { 'X-Private-API-Key': env.PARTNER_PRIVATE_KEY! } });
+      const orders = await fetch(`${env.PARTNER_API_URL}/partner-gateway/partner-api/v1/orders?limit=2`, { headers: { 'X-Public-API-Key': env.PARTNER_PUBLIC_KEY!, 'X-Private-API-Key': env.PARTNER_PRIVATE_KEY! } });
       expect(orders.status).toBe(200);
       const fills = await fetch(`${env.EXCHANGE_API_URL}/fills?limit=2`, { headers: { 'X-API-Token': env.EXCHANGE_API_TOKEN! } });
       expect(((await fills.json()) as unknown[]).length).toBe(2);

@@ -16,7 +16,8 @@ beforeAll(async () => {
   P = `${sb.env.PARTNER_API_URL}/partner-gateway/partner-api/v1`;
   X = sb.env.EXCHANGE_API_URL!;
   pub = { 'X-Public-API-Key': sb.env.PARTNER_PUBLIC_KEY! };
-  priv = { 'X-Private-API-Key': sb.env.PARTNER_PRIVATE_KEY! };
+  // Private calls carry both keys, as the real service requires.
+  priv = { ...pub, 'X-Private-API-Key': sb.env.PARTNER_PRIVATE_KEY! };
   tok = { 'X-API-Token': sb.env.EXCHANGE_API_TOKEN! };
 });
 afterAll(async () => sb?.close());
@@ -30,7 +31,7 @@ const s = (v: unknown): string => (isLosslessNumber(v) ? (v as { value: string }
 const n = (v: unknown): number => Number(s(v));
 
 describe('partner API', () => {
-  it('auth: public key for eligibility, private key for orders, documented error bodies', async () => {
+  it('auth: public key for eligibility, public and private key together for orders, documented error bodies', async () => {
     expect((await get(`${P}/currencies`, pub)).status).toBe(200);
     const missing = await get(`${P}/currencies`);
     expect(missing.status).toBe(401);
@@ -38,8 +39,26 @@ describe('partner API', () => {
     expect((await get(`${P}/currencies`, { 'X-Public-API-Key': 'nope' })).status).toBe(401);
     expect((await get(`${P}/orders`, pub)).status).toBe(401);
     expect((await get(`${P}/orders/x`, pub)).status).toBe(401);
-    expect((await get(`${P}/orders`, { 'X-Private-API-Key': 'nope' })).status).toBe(401);
+    expect((await get(`${P}/orders`, { ...pub, 'X-Private-API-Key': 'nope' })).status).toBe(401);
     expect((await get(`${P}/orders`, priv)).status).toBe(200);
+  });
+
+  it('auth: a private call with the private key alone is refused 401, as the real service does', async () => {
+    const privateOnly = { 'X-Private-API-Key': sb.env.PARTNER_PRIVATE_KEY! };
+    const id = sb.data.partnerOrders()[0]!.orderId;
+    for (const path of ['/orders', `/orders/${id}`]) {
+      const alone = await get(`${P}${path}`, privateOnly);
+      expect(alone.status, path).toBe(401);
+      expect(alone.body.errors).toEqual([{ type: 'UNAUTHORIZED', message: expect.stringContaining('X-Public-API-Key') }]);
+      expect((await get(`${P}${path}`, { ...privateOnly, 'X-Public-API-Key': 'nope' })).status, path).toBe(401);
+      expect((await get(`${P}${path}`, priv)).status, path).toBe(200);
+    }
+    sb.setOption('authFailureStatus', 403);
+    try {
+      expect((await get(`${P}/orders`, privateOnly)).status).toBe(403);
+    } finally {
+      sb.setOption('authFailureStatus', 401);
+    }
   });
 
   it('reference data: wrapped currencies, regions with onlyBuyAllowed, payment methods', async () => {

@@ -9,7 +9,7 @@ afterAll(async () => sb?.close());
 
 describe('sandbox smoke', () => {
   it('serves both APIs', async () => {
-    const p = await fetch(`${sb.env.PARTNER_API_URL}/partner-gateway/partner-api/v1/orders?limit=5`, { headers: { 'X-Private-API-Key': sb.env.PARTNER_PRIVATE_KEY! } });
+    const p = await fetch(`${sb.env.PARTNER_API_URL}/partner-gateway/partner-api/v1/orders?limit=5`, { headers: { 'X-Public-API-Key': sb.env.PARTNER_PUBLIC_KEY!, 'X-Private-API-Key': sb.env.PARTNER_PRIVATE_KEY! } });
     expect(p.status).toBe(200);
     const orders = (await p.json()) as unknown[];
     expect(orders.length).toBe(5);

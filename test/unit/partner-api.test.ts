@@ -7,6 +7,8 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { createPartnerApi, PRIVATE_KEY_HEADER, PUBLIC_KEY_HEADER } from '../../src/sources/partner/api.js';
+import { HttpAuthError } from '../../src/http/errors.js';
+import { startSandbox } from '../../src/sandbox/index.js';
 
 let server: Server;
 let url: string;
@@ -70,5 +72,27 @@ describe('Partner API client', () => {
       ['pub-key', null],
       ['pub-key', 'priv-key'],
     ]);
+  });
+
+  it('a private call the server refuses names the Partner API and both headers, never a key', async () => {
+    const sb = await startSandbox({ days: 1, ordersPerDay: 3, exchangeOrdersPerDay: 1, depositsPerDay: 0, withdrawalsPerDay: 0, now: new Date('2026-11-21T12:00:00Z') });
+    const wrongPublic = 'pk_wrong_public_9876';
+    const config = loadConfig({ env: { ...sb.env, PARTNER_PUBLIC_KEY: wrongPublic } });
+    const api = createPartnerApi(config, pino({ level: 'silent' }));
+    try {
+      const listed = await api.listOrders({ limit: 50 }).catch((e: unknown) => e);
+      const byId = await api.getOrder(sb.data.partnerOrders()[0]!.orderId).catch((e: unknown) => e);
+      for (const err of [listed, byId]) {
+        expect(err).toBeInstanceOf(HttpAuthError);
+        const e = err as HttpAuthError;
+        expect([e.api, e.status, e.headerNames]).toEqual(['partner', 401, [PUBLIC_KEY_HEADER, PRIVATE_KEY_HEADER]]);
+        expect(e.message).toMatch(/^Partner API rejected the X-Public-API-Key \/ X-Private-API-Key headers \(401\) on GET \/orders.*; check the key in the environment$/);
+        const text = `${e.message} ${JSON.stringify(e)} ${e.stack ?? ''}`;
+        for (const secret of [wrongPublic, sb.env.PARTNER_PRIVATE_KEY!, sb.env.PARTNER_PUBLIC_KEY!]) expect(text).not.toContain(secret);
+      }
+    } finally {
+      await api.close();
+      await sb.close();
+    }
   });
 });

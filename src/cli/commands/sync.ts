@@ -15,6 +15,8 @@ interface SyncOptions {
   referencesCsv?: string;
   backfillFrom?: string;
   backfillTo?: string;
+  relist?: boolean;
+  walletHistory?: boolean;
   wait?: boolean;
 }
 
@@ -32,6 +34,8 @@ export function register(program: Command): void {
       [] as string[],
     )
     .option('--references-csv <file>', 'partner: fetch the orders whose externalReference is listed in this CSV file')
+    .option('--relist', 'partner: list every day of the period again, also the past days already read completely (by default a day read after it ended is not listed again)')
+    .option('--wallet-history', "partner: read every wallet's whole order history again (by default once per wallet, on its first sync)")
     .option('--backfill-from <date>', 'exchange: also re-read fills, trades, orders, deposits and withdrawals from this day (YYYY-MM-DD UTC, inclusive)')
     .option('--backfill-to <date>', 'exchange: end of the backfill, YYYY-MM-DD UTC, exclusive (default: today)')
     .option('--wait', 'wait for a run in progress to finish instead of exiting 1')
@@ -44,8 +48,8 @@ export function register(program: Command): void {
         const backfill = parseBackfill(opts, now);
         const wantsPartner = opts.source !== 'exchange';
         const wantsExchange = opts.source !== 'partner';
-        if (!wantsPartner && (opts.externalReference.length || opts.referencesCsv))
-          throw new ConfigError(['--external-reference / --references-csv: only with --source partner or all']);
+        if (!wantsPartner && (opts.externalReference.length || opts.referencesCsv || opts.relist || opts.walletHistory))
+          throw new ConfigError(['--external-reference / --references-csv / --relist / --wallet-history: only with --source partner or all']);
         if (!wantsExchange && backfill) throw new ConfigError(['--backfill-from / --backfill-to: only with --source exchange or all']);
         requireSources(config, [...(wantsPartner ? (['partner'] as const) : []), ...(wantsExchange ? (['exchange'] as const) : [])]);
 
@@ -56,6 +60,7 @@ export function register(program: Command): void {
         }
         const byReference = opts.externalReference.length > 0 || opts.referencesCsv !== undefined;
         if (byReference && references.length === 0) throw new ConfigError([`--references-csv ${opts.referencesCsv}: no external references found in the file`]);
+        if (byReference && (opts.relist || opts.walletHistory)) throw new ConfigError(['--relist / --wallet-history: not with --external-reference / --references-csv (no day or wallet listing)']);
 
         const { syncExchange, syncPartner } = await loadStages();
         return withRunStore(config, logger, { wait: opts.wait }, async (store, signal) => {
@@ -66,7 +71,9 @@ export function register(program: Command): void {
               if (wantsExchange) await stage('sync.exchange', () => syncExchange(ctx, backfill ? { backfill } : undefined));
               if (wantsPartner)
                 await stage('sync.partner', () =>
-                  byReference ? syncPartner(ctx, null, { externalReferences: references }) : syncPartner(ctx, period),
+                  byReference
+                    ? syncPartner(ctx, null, { externalReferences: references })
+                    : syncPartner(ctx, period, { relist: opts.relist ?? false, walletHistory: opts.walletHistory ?? false }),
                 );
             },
           );

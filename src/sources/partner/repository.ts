@@ -1,8 +1,17 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
+import { addDays, dayStart } from '../../util/dates.js';
 import type { PartnerOrderRowInput, QuoteRowInput, CurrencyRowInput } from './transform.js';
 
 export type OrderSource = 'poll' | 'refresh' | 'webhook';
+
+/** The coverage stream of the day listings of partner orders. */
+export const ORDERS_STREAM = 'orders';
+
+/** Cursor name recording when a wallet's whole order history was read (value: ISO time). */
+export function walletHistoryCursor(wallet: string): string {
+  return `wallet-history:${wallet}`;
+}
 
 export interface UpsertOrdersResult {
   inserted: string[];
@@ -125,16 +134,41 @@ export async function markOrdersNotFound(db: Db, account: string, orderIds: stri
   return Number(r.numUpdatedRows ?? 0);
 }
 
-/** Stored orders still PENDING or WITHDRAWING: re-fetched by id on each run. */
-export async function listOpenOrderIds(db: Db, account: string): Promise<string[]> {
-  const rows = await db
+export interface OpenOrdersOfDay {
+  /** UTC creation day. */
+  day: string;
+  /** Stored orders of the day still PENDING or WITHDRAWING. */
+  openIds: string[];
+  /** Stored orders of the day in all: what listing the day again would read. */
+  stored: number;
+}
+
+/**
+ * Stored orders still PENDING or WITHDRAWING, grouped by creation day, with each day's stored
+ * count: the refresh re-fetches them by id, or lists their day again when that is cheaper.
+ */
+export async function listOpenOrdersByDay(db: Db, account: string): Promise<OpenOrdersOfDay[]> {
+  const createdDay = sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')`;
+  const open = await db
     .selectFrom('partner_order')
-    .select('order_id')
+    .select(['order_id', createdDay.as('day')])
     .where('account', '=', account)
     .where('order_state', 'in', ['PENDING', 'WITHDRAWING'])
     .orderBy('order_id')
     .execute();
-  return rows.map((r) => r.order_id);
+  if (open.length === 0) return [];
+  const byDay = new Map<string, string[]>();
+  for (const r of open) byDay.set(r.day, [...(byDay.get(r.day) ?? []), r.order_id]);
+  const days = [...byDay.keys()].sort();
+  const counts = await db
+    .selectFrom('partner_order')
+    .select([createdDay.as('day'), (eb) => eb.fn.countAll<string>().as('n')])
+    .where('account', '=', account)
+    .where((eb) => eb.or(days.map((d) => eb.and([eb('created_at', '>=', dayStart(d)), eb('created_at', '<', dayStart(addDays(d, 1)))]))))
+    .groupBy(createdDay)
+    .execute();
+  const stored = new Map(counts.map((c) => [c.day, Number(c.n)]));
+  return days.map((day) => ({ day, openIds: byDay.get(day) as string[], stored: stored.get(day) ?? 0 }));
 }
 
 /** Every distinct address seen on exchange deposits (the rules compare them without a :tag). */
@@ -216,6 +250,27 @@ export async function saveCoverage(db: Db, account: string, runId: string | null
       oc.columns(['account', 'source', 'stream', 'day']).doUpdateSet({ pages: c.pages, rows: c.rows, quarantined: c.quarantined, settled: c.settled, detail, run_id: runId, updated_at: now }),
     )
     .execute();
+}
+
+/**
+ * Days of `days` whose stored order listing is final: settled by a complete pass that began after
+ * the day was over (detail.closedAt, written by the day sync) and with nothing quarantined (a
+ * later read may find the record fixed). Later runs do not list such a day again.
+ */
+export async function listClosedDays(db: Db, account: string, days: string[]): Promise<Set<string>> {
+  if (days.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('sync_coverage')
+    .select('day')
+    .where('account', '=', account)
+    .where('source', '=', 'partner')
+    .where('stream', '=', ORDERS_STREAM)
+    .where('day', 'in', days)
+    .where('settled', '=', true)
+    .where('quarantined', '=', 0)
+    .where(sql<boolean>`detail->>'closedAt' is not null`)
+    .execute();
+  return new Set(rows.map((r) => String(r.day)));
 }
 
 /** Normalized currency rows of a new currencies snapshot. */

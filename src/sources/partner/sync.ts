@@ -8,7 +8,9 @@ import { quarantineRecords, resolveQuarantined, type QuarantineInput } from '../
 import { saveReferenceSnapshot } from '../../store/snapshots.js';
 import { addDays, daysOf } from '../../util/dates.js';
 import { createProgress, type Progress } from '../../util/progress.js';
+import { getCursor, setCursor } from '../../store/cursors.js';
 import { createPartnerApi, ORDERS_PAGE_LIMIT, type PartnerApi } from './api.js';
+import { consecutivePeriods, dayIsOver, relistIsCheaper } from './plan.js';
 import {
   currencySchema,
   formatZodIssues,
@@ -20,17 +22,20 @@ import {
 } from './schemas.js';
 import { currencyToRow, flattenCurrencies, orderToRow, quoteToRow, requireTimestampKey, walletWithoutTag, type CurrencyRowInput, type PartnerOrderRowInput } from './transform.js';
 import {
+  listClosedDays,
   listExchangeDepositAddresses,
-  listOpenOrderIds,
+  listOpenOrdersByDay,
   markOrdersNotFound,
+  ORDERS_STREAM,
   saveCoverage,
   saveCurrencies,
   saveQuote,
   upsertPartnerOrders,
+  walletHistoryCursor,
   type OrderSource,
 } from './repository.js';
 
-/** A day is scanned until two consecutive passes return the same set of orders, at most this often. */
+/** A day that can still drift is scanned until two consecutive passes agree, at most this often. */
 export const MAX_DAY_PASSES = 4;
 /** Guard against a server that ignores the offset parameter and returns full pages forever. */
 const MAX_PAGES_PER_LISTING = 2_000;
@@ -45,8 +50,13 @@ export interface DayCoverage {
   /** Distinct orders of the day seen in any pass. */
   rows: number;
   quarantined: number;
-  /** Two consecutive passes agreed; false becomes an S_COVERAGE break. */
+  /**
+   * The listing is complete: one clean pass of a day that was over, or two consecutive passes
+   * that agreed. false becomes an S_COVERAGE break.
+   */
   settled: boolean;
+  /** Settled by a pass that began after the day was over: later runs do not list the day again. */
+  closed: boolean;
   passes: Array<{ pages: number; rows: number; distinct: number; duplicates: number; outsideDay: number }>;
 }
 
@@ -62,8 +72,15 @@ export interface PartnerSyncResult {
   notFound: number;
   quotes: number;
   quoteErrors: number;
+  /** Wallet listings made (whole history or bounded by days). */
   wallets: number;
+  /** Wallets whose whole history was read in this sync (first sync of the wallet, or asked). */
+  walletHistories: number;
   references: number;
+  /** Days of the period not listed: their stored listing is final (closed by an earlier run). */
+  skippedDays: string[];
+  /** Past days listed again by the refresh because that costs fewer requests than fetching their open orders by id. */
+  relistedForRefresh: string[];
   /** Reference snapshots that changed (a new dated row) this time. */
   snapshots: { currencies: boolean | null; regions: boolean | null; paymentMethods: boolean | null };
   coverage: DayCoverage[];
@@ -83,16 +100,28 @@ interface SyncState {
   quarantined: Set<string>;
 }
 
+export interface PartnerSyncOptions {
+  /** Fetch only the orders with these external references (no day listing). */
+  externalReferences?: string[];
+  /** Only the wallet listings, each over the wallet's whole history. */
+  walletsOnly?: boolean;
+  /** List every day of the period, also a day whose stored listing is final (`sync --relist`). */
+  relist?: boolean;
+  /** Read every wallet's whole history again (`sync --wallet-history`). */
+  walletHistory?: boolean;
+}
+
 /**
- * Partner sync (DESIGN.md "Sync"): reference snapshots, orders of each UTC day of the period,
- * orders of every wallet we own, re-fetch of stored non-final orders, and quotes. With
- * externalReferences only those orders are fetched; with walletsOnly only the wallet listings.
- * Every write is an idempotent upsert, so a re-run changes nothing.
+ * Partner sync (DESIGN.md "Sync"): reference snapshots, orders of each UTC day of the period
+ * (a past day once), orders of every wallet we own (a wallet's whole history once), re-fetch of
+ * stored non-final orders, and quotes. With externalReferences only those orders are fetched;
+ * with walletsOnly only the wallet listings. Every write is an idempotent upsert, so a re-run
+ * changes nothing.
  */
 export async function syncPartner(
   ctx: StageContext,
   period: Period | null,
-  options: { externalReferences?: string[]; walletsOnly?: boolean } = {},
+  options: PartnerSyncOptions = {},
   deps: { api?: PartnerApi } = {},
 ): Promise<PartnerSyncResult> {
   const logger = ctx.logger.child({ source: 'partner' });
@@ -108,7 +137,10 @@ export async function syncPartner(
     quotes: 0,
     quoteErrors: 0,
     wallets: 0,
+    walletHistories: 0,
     references: 0,
+    skippedDays: [],
+    relistedForRefresh: [],
     snapshots: { currencies: null, regions: null, paymentMethods: null },
     coverage: [],
   };
@@ -118,11 +150,11 @@ export async function syncPartner(
     if (options.externalReferences) {
       for (const ref of options.externalReferences) await syncReference(state, ref);
     } else if (options.walletsOnly) {
-      await syncWallets(state);
+      await syncWallets(state, { wholeHistory: true, unreadDays: [] });
     } else {
       await syncReferenceData(state);
-      if (period) for (const day of daysOf(period)) result.coverage.push(await syncDay(state, day));
-      await syncWallets(state);
+      const unreadDays = period ? await syncDays(state, daysOf(period), options.relist ?? false) : [];
+      await syncWallets(state, { wholeHistory: options.walletHistory ?? false, unreadDays });
       await refreshOpenOrders(state);
       await syncQuotes(state);
     }
@@ -131,7 +163,7 @@ export async function syncPartner(
     if (!deps.api) await api.close();
   }
   result.orders = state.written.size;
-  logger.info({ ...result, coverage: result.coverage.map((c) => ({ day: c.day, rows: c.rows, pages: c.pages, settled: c.settled })) }, 'partner sync done');
+  logger.info({ ...result, coverage: result.coverage.map((c) => ({ day: c.day, rows: c.rows, pages: c.pages, settled: c.settled, closed: c.closed })) }, 'partner sync done');
   return result;
 }
 
@@ -284,21 +316,49 @@ function sameSet(a: Set<string>, b: Set<string>): boolean {
 }
 
 /**
- * One UTC day. Offset paging over a newest-first list shifts when orders arrive or move during
- * the scan (a row repeats, or one is skipped), so the day is read again until two consecutive
- * passes return the same orders; every pass's orders are stored, so the union is complete once
- * it settles. A day that never settles is recorded settled=false (an S_COVERAGE break).
+ * The days of the period, each listed unless its stored listing is final (closed by an earlier
+ * run; `relist` lists it anyway). A closed day keeps its coverage row, which is still true: it
+ * stays settled for S_COVERAGE and the Coverage sheet shows the run that read it. Returns the
+ * days whose orders this sync could not read completely (not settled).
+ */
+async function syncDays(state: SyncState, days: string[], relist: boolean): Promise<string[]> {
+  const closed = relist ? new Set<string>() : await listClosedDays(state.db, state.account, days);
+  const unread: string[] = [];
+  for (const day of days) {
+    if (closed.has(day)) {
+      state.result.skippedDays.push(day);
+      continue;
+    }
+    const coverage = await syncDay(state, day);
+    state.result.coverage.push(coverage);
+    if (!coverage.settled) unread.push(day);
+  }
+  if (state.result.skippedDays.length) state.logger.debug({ days: state.result.skippedDays }, 'partner days already read completely after they ended: not listed again');
+  return unread;
+}
+
+/**
+ * One UTC day. Offset paging over a newest-first list shifts when orders arrive during the scan
+ * (a row repeats, or one is skipped). A day that is over cannot drift any more: one complete
+ * pass settles it, unless the pass itself shows the list moved (a repeated row) or the date
+ * filters did not apply (orders of other days). A day not over yet (today) is read again until
+ * two consecutive passes return the same orders; every pass's orders are stored, so the union is
+ * complete once it settles. A day that never settles is recorded settled=false (an S_COVERAGE
+ * break). A settled day that was over is recorded closed: later runs skip it.
  */
 async function syncDay(state: SyncState, day: string): Promise<DayCoverage> {
   const { params } = state.ctx.config.partner;
   state.progress.setStage(day);
   const query = { [params.from]: day, [params.to]: addDays(day, 1) };
+  // The run's start: every pass of this run begins after it.
+  const over = dayIsOver(day, state.ctx.now);
   const seen = new Set<string>();
   const passes: DayCoverage['passes'] = [];
   let previous: Set<string> | null = null;
   let settled = false;
   let pages = 0;
   let quarantined = 0;
+  let outsideDay = 0;
   for (let pass = 1; pass <= MAX_DAY_PASSES; pass++) {
     const listing = await pageOrders(state, query, `orders of ${day}`, day);
     if (listing.outsideDay > 0 && pass === 1)
@@ -308,25 +368,27 @@ async function syncDay(state: SyncState, day: string): Promise<DayCoverage> {
       );
     pages += listing.pages;
     quarantined = listing.quarantined;
+    outsideDay = listing.outsideDay;
     for (const id of listing.ids) seen.add(id);
     passes.push({ pages: listing.pages, rows: listing.rows, distinct: listing.ids.size, duplicates: listing.duplicates, outsideDay: listing.outsideDay });
     if (!listing.complete) break;
+    if (over && pass === 1 && listing.duplicates === 0 && listing.outsideDay === 0) {
+      settled = true;
+      break;
+    }
     if (previous && sameSet(previous, listing.ids)) {
       settled = true;
       break;
     }
     previous = listing.ids;
   }
-  const coverage: DayCoverage = { day, pages, rows: seen.size, quarantined, settled, passes };
-  await saveCoverage(
-    state.db,
-    state.account,
-    state.ctx.runId,
-    { day, stream: 'orders', pages, rows: seen.size, quarantined, settled, detail: { passes, maxPasses: MAX_DAY_PASSES } },
-    state.ctx.now,
-  );
+  // A quarantined record keeps its day open: a later listing may find it fixed.
+  const closed = settled && over && quarantined === 0 && outsideDay === 0;
+  const coverage: DayCoverage = { day, pages, rows: seen.size, quarantined, settled, closed, passes };
+  const detail = { passes, maxPasses: MAX_DAY_PASSES, ...(closed ? { closedAt: state.ctx.now.toISOString() } : {}) };
+  await saveCoverage(state.db, state.account, state.ctx.runId, { day, stream: ORDERS_STREAM, pages, rows: seen.size, quarantined, settled, detail }, state.ctx.now);
   if (!settled) state.logger.warn({ day, passes }, 'partner orders of the day did not settle: the count kept changing between passes');
-  else state.logger.debug({ day, rows: seen.size, pages, passes: passes.length }, 'partner day synced');
+  else state.logger.debug({ day, rows: seen.size, pages, passes: passes.length, closed }, 'partner day synced');
   return coverage;
 }
 
@@ -341,13 +403,36 @@ async function ourWallets(state: SyncState): Promise<string[]> {
   return [...new Set(all.map((a) => a.trim()).filter(Boolean))].sort();
 }
 
-async function syncWallets(state: SyncState): Promise<void> {
-  const wallets = await ourWallets(state);
-  for (const wallet of wallets) {
-    state.progress.setStage(`wallet ${wallet}`);
+/**
+ * Orders paid to our wallets. A wallet's whole history is read once: the first time the wallet
+ * is synced (a cursor records it once the listing is complete), or when asked (--wallet-history,
+ * walletsOnly). After that the day listings find its new orders: a complete listing of a day
+ * returns every order of the day, the wallet's included, so a wallet listing bounded by days
+ * already read completely would only repeat them at the cost of requests. The wallet is listed
+ * with the date filters only over the days this sync could not read completely (a day that did
+ * not settle, a listing cut short), where it can catch orders the day listing missed; usually
+ * there are none, and a nightly run makes no wallet request at all.
+ */
+async function syncWallets(state: SyncState, plan: { wholeHistory: boolean; unreadDays: string[] }): Promise<void> {
+  const { params } = state.ctx.config.partner;
+  const bounded = consecutivePeriods(plan.unreadDays);
+  for (const wallet of await ourWallets(state)) {
+    const cursor = walletHistoryCursor(wallet);
     // The list limit applies to wallet listings too, so they are paged like the days.
-    await pageOrders(state, { walletAddress: wallet }, `orders of wallet ${wallet}`);
-    state.result.wallets++;
+    if (plan.wholeHistory || (await getCursor(state.db, state.account, 'partner', cursor)) === null) {
+      state.progress.setStage(`wallet ${wallet}`);
+      const listing = await pageOrders(state, { walletAddress: wallet }, `orders of wallet ${wallet}`);
+      state.result.wallets++;
+      state.result.walletHistories++;
+      // Every page is committed as it arrives: the whole history is stored once the listing ended normally.
+      if (listing.complete) await setCursor(state.db, state.account, 'partner', cursor, state.ctx.now.toISOString());
+      continue;
+    }
+    for (const p of bounded) {
+      state.progress.setStage(`wallet ${wallet} ${p.from}..${p.to}`);
+      await pageOrders(state, { walletAddress: wallet, [params.from]: p.from, [params.to]: p.to }, `orders of wallet ${wallet} from ${p.from} to ${p.to}`);
+      state.result.wallets++;
+    }
   }
 }
 
@@ -367,11 +452,23 @@ async function syncReference(state: SyncState, reference: string): Promise<void>
 }
 
 /**
- * Every stored order still PENDING or WITHDRAWING is fetched by id so that late state changes
- * land; orders already received in this sync are fresh and skipped. A 404 is recorded on the order.
+ * Every stored order still PENDING or WITHDRAWING is read again so that late state changes land;
+ * orders already received in this sync are fresh and skipped. Per creation day, the cheaper way:
+ * by id, one request per order, or (a day that is over) listing the day again when that takes
+ * fewer requests; an open order the listing did not return is then fetched by id. A 404 is
+ * recorded on the order.
  */
 async function refreshOpenOrders(state: SyncState): Promise<void> {
-  const ids = (await listOpenOrderIds(state.db, state.account)).filter((id) => !state.written.has(id));
+  const ids: string[] = [];
+  for (const group of await listOpenOrdersByDay(state.db, state.account)) {
+    const open = group.openIds.filter((id) => !state.written.has(id));
+    if (open.length === 0) continue;
+    if (dayIsOver(group.day, state.ctx.now) && relistIsCheaper(group.stored, open.length)) {
+      state.result.coverage.push(await syncDay(state, group.day));
+      state.result.relistedForRefresh.push(group.day);
+      ids.push(...open.filter((id) => !state.written.has(id)));
+    } else ids.push(...open);
+  }
   if (ids.length === 0) return;
   state.progress.setStage(`refresh of ${ids.length} open orders`);
   const missing: string[] = [];

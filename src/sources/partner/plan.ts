@@ -1,0 +1,44 @@
+import type { Period } from '../../pipeline/context.js';
+import { addDays, dayStart } from '../../util/dates.js';
+import { ORDERS_PAGE_LIMIT } from './api.js';
+
+/**
+ * How far the operator's clock may run behind ours. A day counts as over only this long after
+ * its UTC midnight, so that an order the server still stamps with the day cannot arrive after
+ * a pass we took for the day's last.
+ */
+export const CLOCK_SKEW_MARGIN_MS = 5 * 60_000;
+
+/**
+ * A day is over when `now` (the run's start, so every pass of the run starts later) is past its
+ * end by the skew margin. No order is created in such a day any more, so offset paging over its
+ * list cannot drift: one complete pass reads all of it.
+ */
+export function dayIsOver(day: string, now: Date): boolean {
+  return now.getTime() >= dayStart(addDays(day, 1)).getTime() + CLOCK_SKEW_MARGIN_MS;
+}
+
+/** Requests one complete listing of `orders` orders costs: full pages, then the short one that ends it. */
+export function listingCost(orders: number): number {
+  return Math.floor(orders / ORDERS_PAGE_LIMIT) + 1;
+}
+
+/**
+ * Refresh of a past day's open orders: listing the whole day again costs listingCost(stored)
+ * requests, fetching each open order costs one. The cheaper wins (a tie goes to the fetch by
+ * id, which asks only for what is needed).
+ */
+export function relistIsCheaper(storedOfDay: number, openOfDay: number): boolean {
+  return listingCost(storedOfDay) < openOfDay;
+}
+
+/** Days (sorted) grouped into periods of consecutive days: one bounded listing per period. */
+export function consecutivePeriods(days: readonly string[]): Period[] {
+  const periods: Period[] = [];
+  for (const day of [...days].sort()) {
+    const last = periods[periods.length - 1];
+    if (last && last.to === day) last.to = addDays(day, 1);
+    else periods.push({ from: day, to: addDays(day, 1) });
+  }
+  return periods;
+}
