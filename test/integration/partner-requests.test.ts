@@ -102,12 +102,15 @@ describeEachStore('partner sync request counts against the sandbox', (ctx) => {
     expect(result.walletHistories).toBe(0);
   });
 
-  it('nightly with a look-back of 3 days: no past day listed again, yesterday once, no wallet, nothing by id', async () => {
+  it('nightly with a look-back of 3 days: no past day listed again, yesterday once, wallets bounded by it, nothing by id', async () => {
     sandbox.addPartnerOrders(3); // the rest of yesterday's orders, created after the day-time syncs
     const open = await ctx.store.db.selectFrom('partner_order').select(['order_id', 'created_at_text']).where('order_state', 'in', ['PENDING', 'WITHDRAWING']).execute();
     expect(open.filter((o) => !o.created_at_text.startsWith(TODAY))).toEqual([]);
     const { result, counts } = await counted(new Date('2026-11-22T02:00:00Z'), 'r-night-1', { from: '2026-11-18', to: '2026-11-22' });
-    expect(counts).toEqual({ ...REFERENCE_DATA, [`day ${TODAY}`]: listingCost(ordersOn(TODAY).length) });
+    const expected: Record<string, number> = { ...REFERENCE_DATA, [`day ${TODAY}`]: listingCost(ordersOn(TODAY).length) };
+    for (const w of wallets) expected[`wallet ${w} ${TODAY}..2026-11-22`] = listingCost(walletOrders(w, TODAY).length);
+    expect(counts).toEqual(expected);
+    expect(result.walletHistories).toBe(0);
     expect(result.skippedDays).toEqual(['2026-11-18', '2026-11-19', '2026-11-20']);
     expect(result.coverage.map((c) => [c.day, c.passes.length, c.settled, c.closed])).toEqual([[TODAY, 1, true, true]]);
     // Skipped days keep the coverage of the run that read them: settled, so S_COVERAGE sees no gap.
@@ -136,7 +139,9 @@ describeEachStore('partner sync request counts against the sandbox', (ctx) => {
     const n21 = ordersOn(TODAY).length;
     expect(listingCost(n21)).toBeLessThan(openOn21.length);
     const { result, counts } = await counted(new Date('2026-11-23T02:00:00Z'), 'r-night-2', { from: '2026-11-19', to: '2026-11-23' });
-    expect(counts).toEqual({ ...REFERENCE_DATA, 'day 2026-11-22': 1, 'day 2026-11-19': listingCost(n19), [`day ${TODAY}`]: listingCost(n21), '/orders/{id}': 1 });
+    const expected: Record<string, number> = { ...REFERENCE_DATA, 'day 2026-11-22': 1, 'day 2026-11-19': listingCost(n19), [`day ${TODAY}`]: listingCost(n21), '/orders/{id}': 1 };
+    for (const w of wallets) expected[`wallet ${w} 2026-11-22..2026-11-23`] = 1;
+    expect(counts).toEqual(expected);
     expect(result.skippedDays).toEqual(['2026-11-19', '2026-11-20', TODAY]);
     expect(result.relistedForRefresh).toEqual(['2026-11-19', TODAY]);
     expect(result.refreshed).toBe(1);

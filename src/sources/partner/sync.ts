@@ -150,11 +150,11 @@ export async function syncPartner(
     if (options.externalReferences) {
       for (const ref of options.externalReferences) await syncReference(state, ref);
     } else if (options.walletsOnly) {
-      await syncWallets(state, { wholeHistory: true, unreadDays: [] });
+      await syncWallets(state, { wholeHistory: true, days: [] });
     } else {
       await syncReferenceData(state);
-      const unreadDays = period ? await syncDays(state, daysOf(period), options.relist ?? false) : [];
-      await syncWallets(state, { wholeHistory: options.walletHistory ?? false, unreadDays });
+      const listedDays = period ? await syncDays(state, daysOf(period), options.relist ?? false) : [];
+      await syncWallets(state, { wholeHistory: options.walletHistory ?? false, days: listedDays });
       await refreshOpenOrders(state);
       await syncQuotes(state);
     }
@@ -319,22 +319,21 @@ function sameSet(a: Set<string>, b: Set<string>): boolean {
  * The days of the period, each listed unless its stored listing is final (closed by an earlier
  * run; `relist` lists it anyway). A closed day keeps its coverage row, which is still true: it
  * stays settled for S_COVERAGE and the Coverage sheet shows the run that read it. Returns the
- * days whose orders this sync could not read completely (not settled).
+ * days this sync listed.
  */
 async function syncDays(state: SyncState, days: string[], relist: boolean): Promise<string[]> {
   const closed = relist ? new Set<string>() : await listClosedDays(state.db, state.account, days);
-  const unread: string[] = [];
+  const listed: string[] = [];
   for (const day of days) {
     if (closed.has(day)) {
       state.result.skippedDays.push(day);
       continue;
     }
-    const coverage = await syncDay(state, day);
-    state.result.coverage.push(coverage);
-    if (!coverage.settled) unread.push(day);
+    state.result.coverage.push(await syncDay(state, day));
+    listed.push(day);
   }
   if (state.result.skippedDays.length) state.logger.debug({ days: state.result.skippedDays }, 'partner days already read completely after they ended: not listed again');
-  return unread;
+  return listed;
 }
 
 /**
@@ -404,18 +403,16 @@ async function ourWallets(state: SyncState): Promise<string[]> {
 }
 
 /**
- * Orders paid to our wallets. A wallet's whole history is read once: the first time the wallet
- * is synced (a cursor records it once the listing is complete), or when asked (--wallet-history,
- * walletsOnly). After that the day listings find its new orders: a complete listing of a day
- * returns every order of the day, the wallet's included, so a wallet listing bounded by days
- * already read completely would only repeat them at the cost of requests. The wallet is listed
- * with the date filters only over the days this sync could not read completely (a day that did
- * not settle, a listing cut short), where it can catch orders the day listing missed; usually
- * there are none, and a nightly run makes no wallet request at all.
+ * Orders paid to our wallets (DESIGN.md "Sync"). A wallet's whole history is read once: the
+ * first time the wallet is synced (a cursor records it once the listing is complete), or when
+ * asked (--wallet-history, walletsOnly). After that each wallet is listed with the date filters
+ * of the days this sync listed, one listing per run of consecutive days: a request or so per
+ * wallet, where the whole history would grow every night. Days skipped as already read
+ * completely are not listed again for wallets either.
  */
-async function syncWallets(state: SyncState, plan: { wholeHistory: boolean; unreadDays: string[] }): Promise<void> {
+async function syncWallets(state: SyncState, plan: { wholeHistory: boolean; days: string[] }): Promise<void> {
   const { params } = state.ctx.config.partner;
-  const bounded = consecutivePeriods(plan.unreadDays);
+  const bounded = consecutivePeriods(plan.days);
   for (const wallet of await ourWallets(state)) {
     const cursor = walletHistoryCursor(wallet);
     // The list limit applies to wallet listings too, so they are paged like the days.
