@@ -138,7 +138,8 @@ function printRequests(r: RoundResult): void {
 
 function median(values: number[]): number {
   const s = values.slice().sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
 function printTargets(results: RoundResult[], scale: number, title: string): void {
