@@ -34,8 +34,8 @@ export interface PipelineChildResult {
   wallMs: number;
   /** process.resourceUsage().maxRSS of this process, in kB. */
   maxRssKb: number;
-  /** The run's stages as recorded in run.stages, in the order they ran: wall time and status. */
-  stages: Array<{ name: string; ms: number; status: string }>;
+  /** The run's stages as recorded in run.stages, in the order they ran: wall time, status, peak RSS (kB) at their end. */
+  stages: Array<{ name: string; ms: number; status: string; maxRssKb?: number }>;
   /** Open breaks after the run, by rule code (the bench's world should look like a sane account). */
   breaks: Record<string, number>;
   exchange?: { stageMs: Record<string, number>; fills: number; requests: number };
@@ -54,16 +54,30 @@ const { yesterday } = await import('../src/util/dates.js');
 
 const config = loadConfig({ env: input.env, configPath: input.configPath });
 const logger = createLogger({ level: config.logLevel, secrets: secretValues(config) });
-const real = await loadStages();
-let exchange: ExchangeSyncResult | undefined;
-const stages: Stages = {
-  ...real,
-  syncExchange: async (ctx, options) => (exchange = (await real.syncExchange(ctx, options)) as ExchangeSyncResult),
-};
-
 const nightly = input.mode === 'nightly';
 const period = nightly ? yesterday(new Date()) : input.period!;
 const lookbackDays = nightly ? config.schedule.lookbackDays : 0;
+
+const real = await loadStages();
+let exchange: ExchangeSyncResult | undefined;
+// The process's peak RSS when each stage ends, by the name runPipeline records it under: which stage sets the peak.
+const rssAfter: Record<string, number> = {};
+function noting<A extends unknown[], R>(fn: (...args: A) => Promise<R>, name: (...args: A) => string): (...args: A) => Promise<R> {
+  return async (...args) => {
+    const result = await fn(...args);
+    rssAfter[name(...args)] = process.resourceUsage().maxRSS;
+    return result;
+  };
+}
+const keepExchange: Stages['syncExchange'] = async (ctx, options) => (exchange = (await real.syncExchange(ctx, options)) as ExchangeSyncResult);
+const stages: Stages = {
+  ...real,
+  syncExchange: noting(keepExchange, () => 'sync.exchange'),
+  syncPartner: noting(real.syncPartner, () => 'sync.partner'),
+  reconcilePeriod: noting(real.reconcilePeriod, (_ctx, p) => (p.from === period.from ? 'reconcile' : 'reconcile.lookback')),
+  writeReport: noting(real.writeReport, () => 'report'),
+};
+
 const t0 = performance.now();
 const store = await openMigratedStore(config, logger);
 let out: PipelineChildResult;
@@ -82,7 +96,7 @@ try {
     maxRssKb: process.resourceUsage().maxRSS,
     stages: Object.entries(recorded)
       .sort(([, x], [, y]) => Date.parse(x.startedAt) - Date.parse(y.startedAt))
-      .map(([name, s]) => ({ name, ms: Date.parse(s.finishedAt) - Date.parse(s.startedAt), status: s.status })),
+      .map(([name, s]) => ({ name, ms: Date.parse(s.finishedAt) - Date.parse(s.startedAt), status: s.status, maxRssKb: rssAfter[name] })),
     breaks: countBy(result.summary.breaks.map((b) => b.code)),
     ...(exchange ? { exchange: { stageMs: exchange.stageMs, fills: exchange.counts.fills, requests: exchange.counts.requests } } : {}),
   };

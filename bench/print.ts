@@ -110,19 +110,18 @@ function printRun(title: string, f: RunFigures, base: RunFigures | undefined, ne
   console.log(`  wall ${secs(run.wallMs)}, peak RSS ${mib(run.maxRssKb)}, ${int(total(f.requests))} requests${pages}`);
   const breaks = Object.entries(run.breaks).sort();
   console.log(`  open breaks after the run: ${breaks.length ? breaks.map(([code, n]) => `${code} ${n}`).join(', ') : 'none'}`);
-  const stages = new Map<string, { ms: number; status: string }>(run.stages.map((s) => [s.name, s]));
   const baseStages = new Map<string, number>(base?.run.stages.map((s) => [s.name, s.ms]) ?? []);
-  const rows: Array<[string, number, number | undefined]> = [];
-  for (const [name, s] of stages) {
+  const rows: Array<{ name: string; ms: number; was?: number; rss?: number }> = [];
+  for (const s of run.stages) {
     if (s.status === 'skipped') continue;
-    rows.push([name, s.ms, baseStages.get(name)]);
-    if (name === 'sync.exchange' && run.exchange)
-      for (const [sub, ms] of Object.entries(run.exchange.stageMs)) rows.push([`  ${sub}`, ms, base?.run.exchange?.stageMs[sub]]);
+    rows.push({ name: s.name, ms: s.ms, was: baseStages.get(s.name), rss: s.maxRssKb });
+    if (s.name === 'sync.exchange' && run.exchange)
+      for (const [sub, ms] of Object.entries(run.exchange.stageMs)) rows.push({ name: `  ${sub}`, ms, was: base?.run.exchange?.stageMs[sub] });
   }
-  console.log(`  ${'stage'.padEnd(22)}${'wall'.padStart(10)}${'share'.padStart(8)}${base ? '  vs (a)' : ''}`);
-  for (const [name, ms, was] of rows) {
-    const vs = base ? `  ${was ? `${(ms / was).toFixed(3)}x` : '-'}` : '';
-    console.log(`  ${name.padEnd(22)}${secs(ms).padStart(10)}${`${((100 * ms) / run.wallMs).toFixed(1)}%`.padStart(8)}${vs}`);
+  console.log(`  ${'stage'.padEnd(22)}${'wall'.padStart(10)}${'share'.padStart(8)}${base ? '  vs (a)' : ''}${'peak RSS at its end'.padStart(22)}`);
+  for (const r of rows) {
+    const vs = base ? (r.was ? `${(r.ms / r.was).toFixed(3)}x` : '-').padStart(8) : '';
+    console.log(`  ${r.name.padEnd(22)}${secs(r.ms).padStart(10)}${`${((100 * r.ms) / run.wallMs).toFixed(1)}%`.padStart(8)}${vs}${(r.rss ? mib(r.rss) : '').padStart(22)}`.trimEnd());
   }
 }
 
