@@ -9,8 +9,8 @@
  *  (c) COPY and COPY + merge of the fills (a) stored, against the fills stage of (a).
  * Each run is a child process of its own (its peak RSS is the run's), the sandbox counts the
  * requests per endpoint. BENCH_SCALE (default 1) scales every volume; develop at 0.02.
- * BENCH_ROUNDS (default 1: a round takes about 5 minutes at scale 1 on 2 cores) repeats the whole
- * round; with more than one, the medians are printed last.
+ * BENCH_ROUNDS (default 1: at scale 1 a round takes minutes, mostly the first run) repeats the
+ * whole round; with more than one, the medians are printed last.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
