@@ -1,9 +1,11 @@
 /**
  * The database baselines the benches compare the sync with: COPY of fill rows, and COPY into a
- * staging table plus a merge (`insert ... on conflict`), in Postgres's COPY text format.
+ * staging table plus a merge (`insert ... on conflict`), in Postgres's COPY text format, and the
+ * stored fills read back in that format.
  */
-import { Readable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { StringDecoder } from 'node:string_decoder';
 import type pg from 'pg';
 import copyStreams from 'pg-copy-streams';
 
@@ -26,6 +28,26 @@ export async function copyInto(client: pg.Client, table: string, lines: string[]
     ),
     stream,
   );
+}
+
+/** The rows of exchange_fill as COPY text lines (COLUMNS order): what the sync stored, to copy back in. */
+export async function copyOut(client: pg.Client): Promise<string[]> {
+  const lines: string[] = [];
+  const decoder = new StringDecoder('utf8');
+  let tail = '';
+  await pipeline(
+    client.query(copyStreams.to(`copy exchange_fill (${COLUMNS.map((c) => `"${c}"`).join(', ')}) to stdout`)),
+    new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        // Line by line: a million rows in one string would pass V8's string length limit.
+        const parts = (tail + decoder.write(chunk)).split('\n');
+        tail = parts.pop()!;
+        for (const p of parts) lines.push(p);
+        done();
+      },
+    }),
+  );
+  return lines;
 }
 
 /** COPY into a temporary staging table and merge into exchange_fill, in one transaction. */

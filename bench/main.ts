@@ -1,31 +1,48 @@
 /**
- * Ingest bench of the exchange sync (issue 4, point 8): raw COPY of fill rows, COPY into a
- * staging table plus a merge, and the full sync against a local sandbox, all on the same fills,
- * in rows per second. `npm run build && npm run bench`; BENCH_DATABASE_URL (default the local
- * test server), BENCH_FILLS (default 150000) and BENCH_ROUNDS (default 3; each round in a fresh
- * schema, the median ratio is printed last, as one run on a shared machine is noisy) change the
- * set-up.
+ * `npm run build && npm run bench` (issue 12, point 7): the whole run at scale, on Postgres, with
+ * the sandbox serving from a child process. Each round, in a fresh schema of BENCH_DATABASE_URL
+ * (default the local test server, dropped after):
+ *  (a) a first `run` over 10 days of history (1,000,000 fills, 200,000 exchange orders, 100,000
+ *      partner orders, 3,000 deposits, 1,000 withdrawals), its period covering the history's days;
+ *  (b) the nightly run the scheduler fires one day later (yesterday, schedule.lookbackDays), after
+ *      a new day of activity (about 10,000 fills);
+ *  (c) COPY and COPY + merge of the fills (a) stored, against the fills stage of (a).
+ * Each run is a child process of its own (its peak RSS is the run's), the sandbox counts the
+ * requests per endpoint. BENCH_SCALE (default 1) scales every volume; develop at 0.02.
+ * BENCH_ROUNDS (default 1: at scale 1 a round takes minutes, mostly the first run) repeats the
+ * whole round; with more than one, the medians are printed last.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { fork } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { copyInto, copyMerge, fillCopyLine } from './copy-fills.js';
-import { openStore } from '../src/db/database.js';
-import { migrate } from '../src/db/migrate.js';
-import { loadConfig } from '../src/config/load.js';
-import { createLogger } from '../src/log/logger.js';
-import { decimalText, toDecimal } from '../src/decimal/decimal.js';
-import { startSandbox } from '../src/sandbox/index.js';
-import { syncExchange } from '../src/sources/exchange/sync.js';
-import { exchangeClientFromConfig, type ExchangeClient } from '../src/sources/exchange/client.js';
+import { runPipelineChild, startSandboxChild } from './children.js';
+import { copyInto, copyMerge, copyOut } from './copy-fills.js';
+import { printHeader, printRound, printSummary, type RoundResult } from './print.js';
+import type { SandboxCounts } from './sandbox-child.js';
+import { DEFAULT_OPTIONS } from '../src/sandbox/options.js';
+import { addDays, MS_PER_DAY, toDay } from '../src/util/dates.js';
 
 const baseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const target = Number(process.env.BENCH_FILLS ?? 150_000);
-const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
+const scale = Number(process.env.BENCH_SCALE ?? 1);
+const rounds = Math.max(1, Math.floor(Number(process.env.BENCH_ROUNDS ?? 1)));
+
+const DAYS = 10;
+/** The first run's history at scale 1, besides fills (FILLS_PER_ORDER makes them ~1,000,000). */
+const HISTORY = { exchangeOrders: 200_000, partnerOrders: 100_000, deposits: 3_000, withdrawals: 1_000 };
+/**
+ * About 1,000 of the deposits come from partner orders paid to our wallets: 1.5% of the COMPLETED
+ * BUY orders, which are ~0.65 of all (the sandbox's default, half of them, would bring 33,000).
+ */
+const PAID_TO_US_SHARE = 0.015;
+const PARTNER_DEPOSITS = 1_000;
+/** Mean fills per filled exchange order; about 0.85 of the orders fill. */
+const FILLS_PER_ORDER = 6;
+/** The new day before the nightly run: ~10,000 fills (issue 12); the rest at the history's daily rate (deposits: besides the partner orders'). */
+const NEW_DAY = { fills: 10_000, partnerOrders: HISTORY.partnerOrders / DAYS, deposits: (HISTORY.deposits - PARTNER_DEPOSITS) / DAYS, withdrawals: HISTORY.withdrawals / DAYS };
+/** The scheduler fires at 02:00 UTC (default schedule.cron "0 2 * * *"): both runs start then. */
+const FIRE_AT_MS = 2 * 3_600_000;
 
 function withSearchPath(url: string, schema: string): string {
   const u = new URL(url);
@@ -39,132 +56,121 @@ async function timeIt(fn: () => Promise<void>): Promise<number> {
   return performance.now() - t;
 }
 
-const rate = (rows: number, ms: number) => Math.round((rows * 1000) / ms);
+const minus = (x: SandboxCounts, y: SandboxCounts): SandboxCounts =>
+  Object.fromEntries(Object.entries(x).map(([k, v]) => [k, v - y[k as keyof SandboxCounts]])) as unknown as SandboxCounts;
 
 /**
- * Raw COPY and COPY + merge of the same fills the sandbox serves (same seed and day), as the sync
- * writes them: canonical decimals, ISO times, the record as raw JSON.
+ * One round. The simulated calendar: the first run starts at 02:00 UTC of day X (X two days
+ * before today, so both runs lie in the past), over days X-10 .. X-1 and the first two hours of
+ * X; the sandbox then lives one day (the clock of its process jumps 24 h; a live sandbox spreads
+ * the day's activity over the whole day), and the nightly run starts at 02:00 of X+1 for day X.
+ * Every child's clock is offset to that calendar, so the times the runs stamp (balance snapshots)
+ * and the sandbox's agree.
  */
-async function measureCopy(client: pg.Client, sandboxOptions: Parameters<typeof startSandbox>[0]): Promise<{ count: number; copyMs: number; mergeMs: number }> {
-  const t = performance.now();
-  const local = await startSandbox(sandboxOptions);
-  const fills = local.data.fills();
-  await local.close();
-  console.log(`sandbox: ${fills.length} fills generated in ${Math.round(performance.now() - t)} ms`);
-  const lines = fills.map((f) =>
-    fillCopyLine([
-      'default',
-      f.execId,
-      f.exOrdId,
-      f.tradeId,
-      f.side,
-      f.symbol,
-      decimalText(toDecimal(f.price)),
-      decimalText(toDecimal(f.qty)),
-      decimalText(toDecimal(f.fee)),
-      new Date(f.timestamp).toISOString(),
-      JSON.stringify(f),
-    ]),
-  );
-
-  await client.query('truncate exchange_fill');
-  const copyMs = await timeIt(() => copyInto(client, 'exchange_fill', lines));
-  await client.query('truncate exchange_fill');
-  const mergeMs = await timeIt(() => copyMerge(client, lines));
-  await client.query('truncate exchange_fill');
-
-  return { count: fills.length, copyMs, mergeMs };
-}
-
-async function main(): Promise<void> {
-  const days = 5;
-  const fillsPerOrder = 3;
-  const perDay = Math.ceil(target / days / fillsPerOrder);
-  const sandboxOptions = { seed: 5, days, exchangeOrdersPerDay: perDay, fillsPerOrder, ordersPerDay: 10, depositsPerDay: 4, withdrawalsPerDay: 3, now: new Date() };
-  const child = fork(fileURLToPath(new URL('./sandbox-child.js', import.meta.url)), [JSON.stringify(sandboxOptions)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const served = await new Promise<{ env: Record<string, string>; clock: number; fills: number }>((resolve, reject) => {
-    child.once('message', (m) => resolve(m as { env: Record<string, string>; clock: number; fills: number }));
-    child.once('exit', (code) => reject(new Error(`sandbox child exited with ${code}`)));
-  });
-  const sb = { close: async () => void child.disconnect() };
-
-  const admin = new pg.Client({ connectionString: baseUrl });
-  await admin.connect();
-  const ratios: number[] = [];
-  try {
-    for (let round = 1; round <= rounds; round++) {
-      console.log(`\nround ${round} of ${rounds}`);
-      ratios.push(await benchRound(admin, served, sandboxOptions));
-    }
-  } finally {
-    await admin.end();
-    await sb.close();
-  }
-  const sorted = ratios.slice().sort((x, y) => x - y);
-  console.log('');
-  console.log(`fills stage vs COPY + merge, per round: ${ratios.map((r) => `${r.toFixed(2)}x`).join(', ')}; median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(2)}x`);
-}
-
-/**
- * One round in a fresh schema: COPY and COPY + merge of the fills, then the sync from scratch.
- * Returns the fills stage's rate over COPY + merge's.
- */
-async function benchRound(admin: pg.Client, served: { env: Record<string, string>; clock: number; fills: number }, sandboxOptions: Parameters<typeof startSandbox>[0]): Promise<number> {
+async function benchRound(admin: pg.Client): Promise<RoundResult> {
+  const dayX = Math.floor(Date.now() / MS_PER_DAY) * MS_PER_DAY - 2 * MS_PER_DAY;
+  const firstAt = dayX + FIRE_AT_MS;
   const schema = `bench_${randomBytes(4).toString('hex')}`;
   await admin.query(`create schema ${schema}`);
   const url = withSearchPath(baseUrl, schema);
-  const store = await openStore({ url, schema });
-  await migrate(store);
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-
+  const dir = mkdtempSync(join(tmpdir(), 'rr-bench-'));
+  const perDay = (n: number): number => Math.max(1, Math.round((n * scale) / DAYS));
+  const t = performance.now();
+  const sandbox = await startSandboxChild({
+    seed: 5,
+    days: DAYS,
+    exchangeOrdersPerDay: perDay(HISTORY.exchangeOrders),
+    fillsPerOrder: FILLS_PER_ORDER,
+    ordersPerDay: perDay(HISTORY.partnerOrders),
+    depositsPerDay: perDay(HISTORY.deposits - PARTNER_DEPOSITS),
+    paidToUsShare: PAID_TO_US_SHARE,
+    withdrawalsPerDay: perDay(HISTORY.withdrawals),
+    faults: 'none',
+    live: true,
+    now: new Date(firstAt),
+    clockOffsetMs: firstAt - Date.now(),
+  });
+  const generatedMs = performance.now() - t;
   try {
-    // The COPY rows live only inside measureCopy: the sync below runs with a heap of its own size.
-    const { count, copyMs, mergeMs } = await measureCopy(client, sandboxOptions);
-    if (served.fills !== count) throw new Error(`sandbox child serves ${served.fills} fills, expected ${count}`);
-    const dir = mkdtempSync(join(tmpdir(), 'rr-bench-'));
     const configPath = join(dir, 'config.json');
-    writeFileSync(configPath, JSON.stringify({ exchange: { rateLimitPerSecond: 1000 } }));
-    const config = loadConfig({ env: { ...served.env }, configPath });
-    const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
-    const t = performance.now();
-    const cpu0 = process.cpuUsage();
-    let cpuAfterFills: NodeJS.CpuUsage | undefined;
-    // BENCH_FILLS_ONLY=1: the other list endpoints answer an empty page (profiling the fills stage).
-    const fillsOnly = process.env.BENCH_FILLS_ONLY === '1';
-    const real = fillsOnly ? exchangeClientFromConfig(config, logger) : undefined;
-    const stubbed: ExchangeClient | undefined = real && {
-      ...real,
-      orders: async (q, s) => {
-        cpuAfterFills ??= process.cpuUsage(cpu0);
-        return { ...(await real.orders({ ...q, from: 0, to: 1 }, s)), records: [] };
-      },
-      trades: async (q, s) => ({ ...(await real.trades({ ...q, from: 0, to: 1 }, s)), records: [] }),
-      orderById: async () => null,
+    const unlimited = 1000; // the schema's maximum: rate limits lifted for the local sandbox
+    const config = {
+      partner: { feeRate: DEFAULT_OPTIONS.partnerFeeRate, publicRateLimitPerSecond: unlimited, privateRateLimitPerSecond: unlimited },
+      exchange: { rateLimitPerSecond: unlimited, historyStart: toDay(new Date(dayX - DAYS * MS_PER_DAY)) },
     };
-    const result = await syncExchange({ store, config, logger, runId: null, now: new Date(served.clock) }, { progress: 'off', client: stubbed });
-    await real?.close();
-    const syncMs = performance.now() - t;
-    const cpu = process.cpuUsage(cpu0);
-    const stored = await client.query<{ n: string }>('select count(*) as n from exchange_fill');
+    writeFileSync(configPath, JSON.stringify(config));
+    const env = { ...sandbox.env, DATABASE_URL: url, REPORTS_DIR: join(dir, 'reports'), LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' };
+    // The run's clock is the sandbox's, read just before it starts.
+    const offsetNow = async (): Promise<number> => (await sandbox.currentCounts()).clock - Date.now();
 
-    const fillsMs = result.stageMs.fills ?? syncMs;
-    console.log('');
-    console.log(`fills rows:                  ${count} (stored by the sync: ${stored.rows[0]!.n})`);
-    console.log(`raw COPY:                    ${rate(count, copyMs)} rows/s (${Math.round(copyMs)} ms)`);
-    console.log(`COPY + merge:                ${rate(count, mergeMs)} rows/s (${Math.round(mergeMs)} ms)`);
-    console.log(`sync, fills stage:           ${rate(result.counts.fills, fillsMs)} rows/s (${fillsMs} ms, ${result.counts.requests} requests in all)`);
-    console.log(`sync, whole run:             ${Math.round(syncMs)} ms; stages ${JSON.stringify(result.stageMs)}`);
-    console.log(`sync, CPU of this process:   ${JSON.stringify(result.stageCpuMs)} ms per stage`);
-    console.log(`sync, main process CPU:      ${Math.round((cpu.user + cpu.system) / 1000)} ms (user ${Math.round(cpu.user / 1000)}, system ${Math.round(cpu.system / 1000)})`);
-    if (cpuAfterFills) console.log(`main CPU up to fills' end:   ${Math.round((cpuAfterFills.user + cpuAfterFills.system) / 1000)} ms`);
-    console.log(`fills stage vs COPY + merge: ${(rate(result.counts.fills, fillsMs) / rate(count, mergeMs)).toFixed(2)}x`);
-    return rate(result.counts.fills, fillsMs) / rate(count, mergeMs);
+    await sandbox.requests();
+    const firstPeriod = { from: addDays(toDay(new Date(dayX)), -DAYS), to: toDay(new Date(dayX)) };
+    const first = await runPipelineChild({ mode: 'first', period: firstPeriod, env, configPath, clockOffsetMs: await offsetNow() });
+    const firstRequests = await sandbox.requests();
+    const afterFirst = await sandbox.currentCounts();
+    if (first.status !== 'succeeded') throw new Error(`first run failed in ${first.failedStage}: ${first.error}`);
+
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const lines = await copyOut(client);
+
+      const fillsPerExchangeOrder = afterFirst.fills / afterFirst.exchangeOrders;
+      const rates = {
+        exchangeOrdersPerDay: Math.max(1, Math.round((NEW_DAY.fills * scale) / fillsPerExchangeOrder)),
+        ordersPerDay: Math.max(1, Math.round(NEW_DAY.partnerOrders * scale)),
+        depositsPerDay: Math.max(1, Math.round(NEW_DAY.deposits * scale)),
+        withdrawalsPerDay: Math.max(1, Math.round(NEW_DAY.withdrawals * scale)),
+      };
+      const newDay = minus(await sandbox.elapse(MS_PER_DAY, rates), afterFirst);
+      await sandbox.requests();
+      const nightly = await runPipelineChild({ mode: 'nightly', env, configPath, clockOffsetMs: await offsetNow() });
+      const nightlyRequests = await sandbox.requests();
+      if (nightly.status !== 'succeeded') throw new Error(`nightly run failed in ${nightly.failedStage}: ${nightly.error}`);
+      await sandbox.close();
+
+      await client.query('truncate exchange_fill');
+      const copyMs = await timeIt(() => copyInto(client, 'exchange_fill', lines));
+      await client.query('truncate exchange_fill');
+      const mergeMs = await timeIt(() => copyMerge(client, lines));
+
+      return {
+        history: sandbox.counts,
+        historyDays: DAYS,
+        generatedMs,
+        firstAt,
+        afterFirst,
+        newDay,
+        first: { run: first, requests: firstRequests },
+        nightly: { run: nightly, requests: nightlyRequests },
+        copy: { rows: lines.length, copyMs, mergeMs },
+      };
+    } finally {
+      await client.end();
+    }
   } finally {
-    await client.end();
-    await store.close();
+    await sandbox.close();
+    rmSync(dir, { recursive: true, force: true });
     await admin.query(`drop schema ${schema} cascade`);
   }
+}
+
+async function main(): Promise<void> {
+  if (!(scale > 0)) throw new Error(`BENCH_SCALE must be a positive number (got ${process.env.BENCH_SCALE})`);
+  printHeader({ scale, rounds, database: baseUrl });
+  const admin = new pg.Client({ connectionString: baseUrl });
+  await admin.connect();
+  const results: RoundResult[] = [];
+  try {
+    for (let round = 1; round <= rounds; round++) {
+      const result = await benchRound(admin);
+      results.push(result);
+      printRound(result, { round, rounds, scale });
+    }
+  } finally {
+    await admin.end();
+  }
+  printSummary(results, scale);
 }
 
 main().catch((err: unknown) => {

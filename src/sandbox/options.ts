@@ -19,6 +19,8 @@ export interface SandboxOptions {
   exchangeOrdersPerDay: number;
   /** Exchange deposits per day besides those of partner orders paid to our wallets. */
   depositsPerDay: number;
+  /** Share of the COMPLETED BUY partner orders paid to our exchange deposit addresses (each brings its deposit). */
+  paidToUsShare: number;
   withdrawalsPerDay: number;
   /** Plant one case of every rule code (see expectedBreaks()). */
   discrepancies: boolean;
@@ -67,6 +69,7 @@ export const DEFAULT_OPTIONS: SandboxOptions = {
   fillsPerOrder: 3,
   exchangeOrdersPerDay: 40,
   depositsPerDay: 4,
+  paidToUsShare: 0.5,
   withdrawalsPerDay: 3,
   discrepancies: false,
   faults: 'none',

@@ -77,6 +77,27 @@ describe('generated data is consistent to the last digit', () => {
     expect(sb.expectedBreaks()).toEqual(a.breaks);
   });
 
+  it('paidToUsShare sets how many partner orders pay to our wallets; fills and the other deposits stay, the data stays clean', async () => {
+    sb = await startSandbox({ ...small, seed: 31 });
+    expect(sb.data.partnerOrderRecords().filter((o) => o.paidToUs).length).toBeGreaterThan(10);
+    const fills = JSON.stringify(sb.data.fills());
+    const partnerTx = new Set(sb.data.partnerOrderRecords().map((o) => o.txHash));
+    const others = sb.data
+      .deposits()
+      .filter((d) => !partnerTx.has(d.txHash))
+      .map((d) => `${d.txHash} ${d.amount} ${d.timestamp}`);
+    await sb.close();
+
+    sb = await startSandbox({ ...small, seed: 31, paidToUsShare: 0 });
+    expect(sb.data.partnerOrderRecords().filter((o) => o.paidToUs)).toEqual([]);
+    expect(sb.data.deposits().map((d) => `${d.txHash} ${d.amount} ${d.timestamp}`)).toEqual(others);
+    expect(JSON.stringify(sb.data.fills())).toBe(fills);
+    const s1 = await snapshot(sb);
+    await sleep(5);
+    const s2 = await snapshot(sb);
+    expect(reconcile(sb, { feeRate: sb.partnerFeeRate, webhooks: true, snapshots: [s1, s2] })).toEqual([]);
+  });
+
   it('live mode: the clock follows the wall clock and orders added during a scan stay consistent', async () => {
     sb = await startSandbox({ ...small, seed: 10, live: true, liveTickMs: 20, now: undefined });
     const c0 = sb.data.clock();

@@ -93,7 +93,7 @@ export function makePartnerOrder(w: World, rng: Rng, createdMs: number, ctx: Par
   } else next('FAILED');
 
   const country = rng.pick(COUNTRIES.filter((c) => c.isBuyAllowed));
-  const paidToUs = !ctx.external && orderType === 'BUY' && finalState === 'COMPLETED' && rng.chance(0.5);
+  const paidToUs = !ctx.external && orderType === 'BUY' && finalState === 'COMPLETED' && rng.chance(w.opts.paidToUsShare);
   const ours = w.addresses[crypto.code]!;
   // Our XRP address carries a destination tag; the order shows it without, or (rarely) a tag on the order side.
   const target = paidToUs ? (ours.includes(':') ? (rng.chance(0.5) ? ours.split(':')[0]! : ours) : rng.chance(0.1) ? `${ours}:${rng.int(1, 99999)}` : ours) : externalAddress(rng, crypto.code);

@@ -1,0 +1,156 @@
+/**
+ * The bench's output: the set-up, each run's figures beside its targets (issue 12), requests per
+ * endpoint, stage times and their ratios, the fills ingest against COPY + merge.
+ */
+import os from 'node:os';
+import type { PipelineChildResult } from './pipeline-child.js';
+import type { SandboxCounts } from './sandbox-child.js';
+
+export interface RunFigures {
+  run: PipelineChildResult;
+  /** Requests the sandbox served during the run, by endpoint. */
+  requests: Record<string, number>;
+}
+
+export interface RoundResult {
+  /** What the sandbox held when it started, and how long it took to generate. */
+  history: SandboxCounts;
+  historyDays: number;
+  generatedMs: number;
+  /** When the first run started (epoch ms on the simulated calendar). */
+  firstAt: number;
+  afterFirst: SandboxCounts;
+  /** Records added between the first and the nightly run. */
+  newDay: SandboxCounts;
+  first: RunFigures;
+  nightly: RunFigures;
+  copy: { rows: number; copyMs: number; mergeMs: number };
+}
+
+interface Target {
+  name: string;
+  /** Judged only at scale 1: absolute sizes, or (the ingest ratio) fixed costs that small sets cannot amortize. */
+  scaleOne: boolean;
+  figure(r: RoundResult): number;
+  show(v: number): string;
+  limit: string;
+  met(v: number): boolean;
+}
+
+const int = (n: number): string => Math.round(n).toLocaleString('en-US');
+const secs = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+const mib = (kb: number): string => `${int(kb / 1024)} MiB`;
+const total = (requests: Record<string, number>): number => Object.values(requests).reduce((a, b) => a + b, 0);
+const rate = (rows: number, ms: number): number => (rows * 1000) / ms;
+
+/** Pages the new day's records fill at the largest page each listing allows. */
+export function newDayPages(d: SandboxCounts): number {
+  return Math.ceil(d.fills / 1000) + Math.ceil(d.partnerOrders / 50) + Math.ceil(d.exchangeOrders / 1000) + Math.ceil(d.trades / 1000);
+}
+const PAGES_FORMULA = 'ceil(fills/1000) + ceil(partner orders/50) + ceil(exchange orders/1000) + ceil(orders with fills, /trades, /1000)';
+
+function fillsRatio(r: RoundResult): number {
+  const ex = r.first.run.exchange!;
+  return rate(ex.fills, ex.stageMs.fills!) / rate(r.copy.rows, r.copy.mergeMs);
+}
+
+const TARGETS: Target[] = [
+  { name: 'first run, wall', scaleOne: true, figure: (r) => r.first.run.wallMs, show: secs, limit: '<= 180 s', met: (v) => v <= 180_000 },
+  { name: 'first run, peak RSS', scaleOne: true, figure: (r) => r.first.run.maxRssKb, show: mib, limit: '<= 512 MiB', met: (v) => v <= 512 * 1024 },
+  { name: 'first run, requests', scaleOne: true, figure: (r) => total(r.first.requests), show: int, limit: '<= 4,000', met: (v) => v <= 4000 },
+  { name: 'nightly run, wall', scaleOne: true, figure: (r) => r.nightly.run.wallMs, show: secs, limit: '<= 15 s', met: (v) => v <= 15_000 },
+  {
+    name: 'nightly run, requests beyond the new day\'s pages',
+    scaleOne: false,
+    figure: (r) => total(r.nightly.requests) - newDayPages(r.newDay),
+    show: int,
+    limit: '<= 100',
+    met: (v) => v <= 100,
+  },
+  { name: 'fills ingest / COPY + merge', scaleOne: true, figure: fillsRatio, show: (v) => `${v.toFixed(2)}x`, limit: '>= 0.50x', met: (v) => v >= 0.5 },
+];
+
+export function printHeader(o: { scale: number; rounds: number; database: string }): void {
+  const db = new URL(o.database);
+  const cpus = os.cpus();
+  console.log(`ramp-recon bench, ${new Date().toISOString().slice(0, 10)}: scale ${o.scale}, ${o.rounds} round(s), Postgres at ${db.host}${db.pathname}`);
+  console.log(`machine: ${cpus.length} x ${cpus[0]?.model ?? 'unknown CPU'}, ${int(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`);
+}
+
+export function printRound(r: RoundResult, o: { round: number; rounds: number; scale: number }): void {
+  const h = r.history;
+  console.log(`\n=== round ${o.round} of ${o.rounds}`);
+  console.log(
+    `sandbox: ${r.historyDays} days + 2 h up to ${new Date(r.firstAt).toISOString()}: ${int(h.fills)} fills, ${int(h.exchangeOrders)} exchange orders ` +
+      `(${int(h.trades)} with fills), ${int(h.partnerOrders)} partner orders, ${int(h.deposits)} deposits (partner orders paid to our wallets included), ` +
+      `${int(h.withdrawals)} withdrawals; generated in ${secs(r.generatedMs)}`,
+  );
+  printRun('(a) first run', r.first, undefined);
+  const d = r.newDay;
+  console.log(
+    `\nnew day: ${int(d.fills)} fills, ${int(d.exchangeOrders)} exchange orders (${int(d.trades)} with fills), ${int(d.partnerOrders)} partner orders, ` +
+      `${int(d.deposits)} deposits, ${int(d.withdrawals)} withdrawals; they fill ${int(newDayPages(d))} pages = ${PAGES_FORMULA}`,
+  );
+  printRun('(b) nightly run', r.nightly, r.first, newDayPages(d));
+  printRequests(r);
+  const ex = r.first.run.exchange!;
+  console.log('\n(c) fills ingest of (a) against the same rows copied back in, on the same server');
+  console.log(`  raw COPY:              ${int(rate(r.copy.rows, r.copy.copyMs))} rows/s (${int(r.copy.rows)} rows, ${secs(r.copy.copyMs)})`);
+  console.log(`  COPY + merge:          ${int(rate(r.copy.rows, r.copy.mergeMs))} rows/s (${secs(r.copy.mergeMs)})`);
+  console.log(`  fills stage of (a):    ${int(rate(ex.fills, ex.stageMs.fills!))} rows/s (${int(ex.fills)} rows, ${secs(ex.stageMs.fills!)})`);
+  console.log(`  fills stage / COPY + merge: ${fillsRatio(r).toFixed(2)}x`);
+  printTargets([r], o.scale, `targets, round ${o.round}`);
+}
+
+function printRun(title: string, f: RunFigures, base: RunFigures | undefined, newDayPagesOf?: number): void {
+  const run = f.run;
+  const look = run.lookbackDays ? `, look-back ${run.lookbackDays} days` : '';
+  console.log(`\n${title}: period ${run.period.from} .. ${run.period.to} (to exclusive)${look}`);
+  const pages = newDayPagesOf ? `; the new day's records fill ${int(newDayPagesOf)} pages, ${int(total(f.requests) - newDayPagesOf)} requests beyond them` : '';
+  console.log(`  wall ${secs(run.wallMs)}, peak RSS ${mib(run.maxRssKb)}, ${int(total(f.requests))} requests${pages}`);
+  const breaks = Object.entries(run.breaks).sort();
+  console.log(`  open breaks after the run: ${breaks.length ? breaks.map(([code, n]) => `${code} ${n}`).join(', ') : 'none'}`);
+  const baseStages = new Map<string, number>(base?.run.stages.map((s) => [s.name, s.ms]) ?? []);
+  const rows: Array<{ name: string; ms: number; was?: number; rss?: number }> = [];
+  for (const s of run.stages) {
+    if (s.status === 'skipped') continue;
+    rows.push({ name: s.name, ms: s.ms, was: baseStages.get(s.name), rss: s.maxRssKb });
+    if (s.name === 'sync.exchange' && run.exchange)
+      for (const [sub, ms] of Object.entries(run.exchange.stageMs)) rows.push({ name: `  ${sub}`, ms, was: base?.run.exchange?.stageMs[sub] });
+  }
+  console.log(`  ${'stage'.padEnd(22)}${'wall'.padStart(10)}${'share'.padStart(8)}${base ? '  vs (a)' : ''}${'peak RSS at its end'.padStart(22)}`);
+  for (const r of rows) {
+    const vs = base ? (r.was ? `${(r.ms / r.was).toFixed(3)}x` : '-').padStart(8) : '';
+    console.log(`  ${r.name.padEnd(22)}${secs(r.ms).padStart(10)}${`${((100 * r.ms) / run.wallMs).toFixed(1)}%`.padStart(8)}${vs}${(r.rss ? mib(r.rss) : '').padStart(22)}`.trimEnd());
+  }
+}
+
+function printRequests(r: RoundResult): void {
+  const names = [...new Set([...Object.keys(r.first.requests), ...Object.keys(r.nightly.requests)])];
+  names.sort((x, y) => (r.first.requests[y] ?? 0) - (r.first.requests[x] ?? 0) || x.localeCompare(y));
+  const width = Math.max(30, ...names.map((n) => n.length + 2));
+  console.log(`\nrequests per endpoint, as the sandbox saw them`);
+  console.log(`  ${'endpoint'.padEnd(width)}${'(a) first'.padStart(10)}${'(b) nightly'.padStart(12)}`);
+  for (const n of names) console.log(`  ${n.padEnd(width)}${int(r.first.requests[n] ?? 0).padStart(10)}${int(r.nightly.requests[n] ?? 0).padStart(12)}`);
+  console.log(`  ${'total'.padEnd(width)}${int(total(r.first.requests)).padStart(10)}${int(total(r.nightly.requests)).padStart(12)}`);
+}
+
+function median(values: number[]): number {
+  const s = values.slice().sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+function printTargets(results: RoundResult[], scale: number, title: string): void {
+  console.log(`\n${title}${results.length > 1 ? ' (median of the rounds)' : ''}`);
+  for (const t of TARGETS) {
+    const v = median(results.map(t.figure));
+    const verdict = t.scaleOne && scale !== 1 ? `not judged at scale ${scale}` : t.met(v) ? 'met' : 'NOT MET';
+    const each = results.length > 1 ? ` (rounds: ${results.map((r) => t.show(t.figure(r))).join(', ')})` : '';
+    console.log(`  ${t.name.padEnd(50)}${t.show(v).padStart(12)}  target ${t.limit.padEnd(12)}${verdict}${each}`);
+  }
+}
+
+export function printSummary(results: RoundResult[], scale: number): void {
+  if (results.length > 1) printTargets(results, scale, 'targets, all rounds');
+}
