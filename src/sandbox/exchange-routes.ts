@@ -224,7 +224,7 @@ export function orderJson(o: ExchangeOrderRecord): Json {
 }
 
 function listOrders(w: World, req: Req): Res {
-  const win = windowParams(w, req, 100);
+  const win = windowParams(w, req, w.opts.exchangeOrdersCap);
   if ('status' in win) return win;
   const status = req.query.get('status');
   if (status !== null && !ORD_STATUSES.includes(status as OrdStatus)) return exchangeError(req, 400, `status must be one of ${ORD_STATUSES.join(', ')}`);
@@ -235,7 +235,7 @@ function listOrders(w: World, req: Req): Res {
 }
 
 function trades(w: World, req: Req): Res {
-  const win = windowParams(w, req, 100);
+  const win = windowParams(w, req, w.opts.exchangeOrdersCap);
   if ('status' in win) return win;
   const symbol = req.query.get('symbol');
   const [lo, hi] = timeRange(w, w.exOrders, win);
@@ -446,7 +446,8 @@ function listDeposits(w: World, req: Req): Res {
   if ('status' in win) return win;
   const [lo, hi] = timeRange(w, w.deposits, win);
   const out: Json[] = [];
-  for (let i = hi - 1; i >= lo; i--) if (!w.deposits[i]!.hidden) out.push(depositJson(w, w.deposits[i]!));
+  const cap = w.opts.paymentsAnswerCap ?? Infinity;
+  for (let i = hi - 1; i >= lo && out.length < cap; i--) if (!w.deposits[i]!.hidden) out.push(depositJson(w, w.deposits[i]!));
   return json(200, out);
 }
 
@@ -461,7 +462,8 @@ function listWithdrawals(w: World, req: Req): Res {
   if ('status' in win) return win;
   const [lo, hi] = timeRange(w, w.withdrawals, win);
   const out: Json[] = [];
-  for (let i = hi - 1; i >= lo; i--) out.push(withdrawalJson(w, w.withdrawals[i]!));
+  const cap = w.opts.paymentsAnswerCap ?? Infinity;
+  for (let i = hi - 1; i >= lo && out.length < cap; i--) out.push(withdrawalJson(w, w.withdrawals[i]!));
   return json(200, out);
 }
 

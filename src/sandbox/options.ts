@@ -41,6 +41,16 @@ export interface SandboxOptions {
   sameMsOrder: 'id-desc' | 'id-asc';
   /** A limit above the maximum: capped silently, or 400. */
   limitOverMax: 'cap' | 'error';
+  /**
+   * The largest page /orders and /trades really return: 100 as the contract says, or 1000 as
+   * the operator's published spec allows (a larger `limit` is capped or refused per limitOverMax).
+   */
+  exchangeOrdersCap: number;
+  /**
+   * /deposits and /withdrawals take no limit and document no cap; with this set, an answer is
+   * cut silently at this many records, keeping the newest (as a newest-first list would).
+   */
+  paymentsAnswerCap?: number;
   /** Partner `to` date: exclusive (documented) or inclusive. */
   partnerToBound: Bound;
   /** Wire names of the partner parameters the contract does not name. */
@@ -81,6 +91,7 @@ export const DEFAULT_OPTIONS: SandboxOptions = {
   exchangeToBound: 'exclusive',
   sameMsOrder: 'id-desc',
   limitOverMax: 'cap',
+  exchangeOrdersCap: 100,
   partnerToBound: 'exclusive',
   partnerParams: { offset: 'offset', from: 'from', to: 'to', outputCurrency: 'outputCurrency' },
   currenciesWrapped: true,

@@ -69,6 +69,8 @@ export interface FakeOptions {
   faultEvery: number;
   /** Send numbers as JSON numbers (else strings). */
   numbersAsNumbers: boolean;
+  /** Cut /deposits and /withdrawals answers silently at this many records, keeping the oldest (0: never). */
+  paymentsCut: number;
 }
 
 export interface FakeExchange {
@@ -158,7 +160,7 @@ function encode(record: object, asNumbers: boolean): string {
 }
 
 export async function startFakeExchange(data: FakeData, opts: Partial<FakeOptions> = {}): Promise<FakeExchange> {
-  const options: FakeOptions = { fillsOrder: 'newest-first', inclusive: true, faultEvery: 0, numbersAsNumbers: true, ...opts };
+  const options: FakeOptions = { fillsOrder: 'newest-first', inclusive: true, faultEvery: 0, numbersAsNumbers: true, paymentsCut: 0, ...opts };
   const token = 'fake-token-abcdef';
   const requests: string[] = [];
   let n = 0;
@@ -221,9 +223,11 @@ export async function startFakeExchange(data: FakeData, opts: Partial<FakeOption
       if (!rec) return send(404, `{"timestamp":1,"status":404,"error":"Not Found","message":"not found","path":"${path}"}`);
       return send(200, encode(rec, options.numbersAsNumbers));
     }
-    if (path === '/deposits') return send(200, list(data.deposits.filter((d) => inRange(d.timestamp, num('from'), num('to'))), (d) => d.depositId));
+    // Oldest first, as the data is kept; a cut keeps the head of that list.
+    const cut = <T>(items: T[]) => (options.paymentsCut ? items.slice(0, options.paymentsCut) : items);
+    if (path === '/deposits') return send(200, list(cut(data.deposits.filter((d) => inRange(d.timestamp, num('from'), num('to')))), (d) => d.depositId));
     if (path === '/withdrawals')
-      return send(200, list(data.withdrawals.filter((w) => inRange(w.timestamp, num('from'), num('to'))), (w) => w.withdrawalId));
+      return send(200, list(cut(data.withdrawals.filter((w) => inRange(w.timestamp, num('from'), num('to')))), (w) => w.withdrawalId));
     if (path === '/accounts')
       return send(
         200,

@@ -213,6 +213,42 @@ describe('exchange API', () => {
     expect((await get(`${X}/orders?status=NOPE`, tok)).status).toBe(400);
   });
 
+  it('/orders and /trades: the real cap is an option (100 as the contract, 1000 as the published spec), a larger limit capped or refused', async () => {
+    sb.setOption('exchangeOrdersCap', 1000);
+    try {
+      const filled = sb.data.exchangeOrders().filter((o) => o.ordStatus === 'FILLED').length;
+      expect(filled).toBeGreaterThan(100);
+      expect((await get(`${X}/orders?status=FILLED&limit=1000`, tok)).body).toHaveLength(Math.min(filled, 1000));
+      expect((await get(`${X}/orders?status=FILLED&limit=5000`, tok)).body).toHaveLength(Math.min(filled, 1000));
+      expect((await get(`${X}/trades?limit=150`, tok)).body).toHaveLength(150);
+      sb.setOption('limitOverMax', 'error');
+      expect((await get(`${X}/orders?status=FILLED&limit=1001`, tok)).status).toBe(400);
+      expect((await get(`${X}/orders?status=FILLED&limit=1000`, tok)).status).toBe(200);
+    } finally {
+      sb.setOption('limitOverMax', 'cap');
+      sb.setOption('exchangeOrdersCap', 100);
+    }
+    expect((await get(`${X}/trades?limit=150`, tok)).body).toHaveLength(100);
+  });
+
+  it('/deposits and /withdrawals: paymentsAnswerCap cuts an answer silently, keeping the newest', async () => {
+    const deps = sb.data.deposits();
+    const wds = sb.data.withdrawals();
+    sb.setOption('paymentsAnswerCap', 5);
+    try {
+      const cut = await get(`${X}/deposits`, tok);
+      expect(cut.status).toBe(200);
+      expect(cut.body.map((d: any) => d.depositId)).toEqual(deps.slice(-5).reverse().map((d) => d.depositId));
+      expect((await get(`${X}/withdrawals`, tok)).body.map((d: any) => d.withdrawalId)).toEqual(wds.slice(-5).reverse().map((d) => d.withdrawalId));
+      const t = deps[20]!.timestamp;
+      const upTo = deps.filter((d) => d.timestamp <= t);
+      expect((await get(`${X}/deposits?from=0&to=${t + 1}`, tok)).body.map((d: any) => d.depositId)).toEqual(upTo.slice(-5).reverse().map((d) => d.depositId));
+    } finally {
+      sb.setOption('paymentsAnswerCap', undefined);
+    }
+    expect((await get(`${X}/deposits`, tok)).body).toHaveLength(deps.length);
+  });
+
   it('/orders paged by timestamp windows recovers every historic order, under each bound option', async () => {
     const want = sb.data.exchangeOrders().filter((o) => o.ordStatus === 'FILLED').map((o) => o.exOrdId);
     for (const toBound of ['exclusive', 'inclusive'] as const) {

@@ -1,5 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { applyFillsPage, nextFillsRequest, splitPoint, WindowPlan, type FillsPlanState, type FillsRequest, type Window } from '../../src/sources/exchange/paging.js';
+import {
+  applyFillsPage,
+  fullAt,
+  learnPage,
+  nextFillsRequest,
+  splitPoint,
+  WindowPlan,
+  type FillsPlanState,
+  type FillsRequest,
+  type PageCap,
+  type WalkState,
+} from '../../src/sources/exchange/paging.js';
 
 type Order = 'newest-first' | 'oldest-first';
 
@@ -114,25 +125,60 @@ function fakeWindows(times: number[], order: Order, inclusive: boolean, limit: n
   };
 }
 
-/** Drives a WindowPlan as syncWindows does (padded bounds; only pages below the limit are kept). */
-function runWindows(times: number[], order: Order, inclusive: boolean, limit: number, start: number, end: number) {
-  const server = fakeWindows(times, order, inclusive, limit);
-  const plan = new WindowPlan(start, end);
-  const seen = new Set<number>();
-  const covered: Window[] = [];
+interface RunOptions {
+  /** The limit asked (syncWindows asks ORDERS_PAGE_LIMIT, 1000). */
+  asked?: number;
+  /** The contract's floor of the cap. */
+  floor?: number;
+  /** Largest page learned by earlier syncs. */
+  learned?: number;
+  /** Stop after this many requests (a killed sync), returning the persisted cursor and walk. */
+  stopAfter?: number;
+  resume?: WalkState | null;
+  /** Records stored by an earlier (killed) sync. */
+  stored?: Set<number>;
+}
+
+/**
+ * Drives a WindowPlan as syncWindows does (padded bounds; a page is full at fullAt(cap), the cap
+ * learned from every page; full pages are kept unless the plan splits them). Checks at every
+ * cursor move that every record before the cursor was seen.
+ */
+function runWindows(times: number[], order: Order, inclusive: boolean, serverCap: number, start: number, end: number, o: RunOptions = {}) {
+  const asked = o.asked ?? serverCap;
+  const server = fakeWindows(times, order, inclusive, Math.min(asked, serverCap));
+  const cap: PageCap = { asked, floor: o.floor ?? Math.min(asked, 100), learned: o.learned ?? 0 };
+  const plan = new WindowPlan(start, end, o.resume);
+  const seen = new Set<number>(o.stored);
+  const cursors: number[] = [];
   let requests = 0;
+  const moveCursor = (c: number | null) => {
+    if (c === null) return;
+    if (cursors.length) expect(c).toBeGreaterThanOrEqual(cursors[cursors.length - 1]!);
+    cursors.push(c);
+    times.forEach((t, i) => {
+      if (t >= start && t < c && !seen.has(i)) throw new Error(`cursor ${c} moved past unseen record ${i} at ${t}`);
+    });
+  };
   for (let w = plan.next(); w; w = plan.next()) {
+    if (o.stopAfter !== undefined && requests >= o.stopAfter) return { seen, cursors, requests, walk: plan.walk, done: false };
     const page = server(Math.max(0, w.start - 1), w.end + 1);
     requests++;
     if (requests > 100_000) throw new Error('loop');
-    if (page.length >= limit) {
-      expect(plan.full(w, page.map((i) => times[i]!))).toBe(true);
+    const full = page.length >= fullAt(cap);
+    learnPage(cap, page.length);
+    if (full) {
+      const verdict = plan.full(w, page.map((i) => times[i]!));
+      expect(verdict).not.toBe(false);
+      if (verdict && verdict.kind === 'split') continue;
+      page.forEach((i) => seen.add(i));
+      if (verdict) moveCursor(verdict.cursor);
       continue;
     }
     page.forEach((i) => seen.add(i));
-    covered.push(w);
+    moveCursor(plan.complete(w));
   }
-  return { seen, covered, requests };
+  return { seen, cursors, requests, walk: plan.walk, done: true, learned: cap.learned };
 }
 
 /** Years of nothing, then days of records at a rate that changes through the day, with bursts. */
@@ -160,16 +206,56 @@ describe('window plan', () => {
           const { times, start, end } = makeTimes(seed);
           const r = runWindows(times, order, inclusive, 100, start, end);
           expect(r.seen.size).toBe(times.length);
-          // Consecutive windows share their end points and finish in time order (the cursor follows them).
-          expect(r.covered[0]!.start).toBe(start);
-          expect(r.covered[r.covered.length - 1]!.end).toBe(end);
-          for (let i = 1; i < r.covered.length; i++) expect(r.covered[i]!.start).toBe(r.covered[i - 1]!.end);
+          // The cursor only ever moved past records already seen (runWindows checks), and ends at the range's end.
+          expect(r.cursors[r.cursors.length - 1]).toBe(end);
           // About two requests per page (a full window, then its piece below the limit).
           expect(r.requests).toBeLessThan((2.4 * times.length) / 100 + 10);
         }
       });
     }
   }
+
+  for (const serverCap of [100, 1000]) {
+    for (const order of ['newest-first', 'oldest-first'] as const) {
+      for (const inclusive of [true, false]) {
+        const label = `${order}, ${inclusive ? 'inclusive' : 'exclusive'} bounds, limit 1000 asked of a server capped at ${serverCap}`;
+        it(`gets every record at one request per page: ${label}`, () => {
+          for (const seed of [1, 2, 3]) {
+            const { times, start, end } = makeTimes(seed);
+            for (const learned of [0, serverCap]) {
+              const r = runWindows(times, order, inclusive, serverCap, start, end, { asked: 1000, learned });
+              expect(r.seen.size).toBe(times.length);
+              expect(r.cursors[r.cursors.length - 1]).toBe(end);
+              expect(r.learned).toBe(serverCap);
+              // One request per page (a full page is kept, the window continued past it), plus
+              // the closing page and, with nothing learned yet, the splits of the first pages.
+              expect(r.requests).toBeLessThanOrEqual(Math.ceil((1.15 * times.length) / serverCap) + 6);
+            }
+          }
+        });
+
+        it(`resumes a killed walk from what it stored: ${label}`, () => {
+          const { times, start, end } = makeTimes(4);
+          for (const stopAfter of [1, 3, 20]) {
+            const first = runWindows(times, order, inclusive, serverCap, start, end, { asked: 1000, learned: serverCap, stopAfter });
+            const from = first.cursors.length ? first.cursors[first.cursors.length - 1]! : start;
+            const second = runWindows(times, order, inclusive, serverCap, from, end, { asked: 1000, learned: serverCap, resume: first.walk, stored: first.seen });
+            expect(second.seen.size).toBe(times.length);
+            // The resumed sync does not fetch again what the killed one stored.
+            expect(first.requests + second.requests).toBeLessThanOrEqual(Math.ceil((1.15 * times.length) / serverCap) + 8);
+          }
+        });
+      }
+    }
+  }
+
+  it('trusts a page only below the largest page seen, at least the contract floor', () => {
+    expect(fullAt({ asked: 1000, floor: 100, learned: 0 })).toBe(100);
+    expect(fullAt({ asked: 1000, floor: 100, learned: 1000 })).toBe(1000);
+    expect(fullAt({ asked: 1000, floor: 100, learned: 5000 })).toBe(1000);
+    expect(fullAt({ asked: Infinity, floor: 0, learned: 0 })).toBe(1);
+    expect(fullAt({ asked: Infinity, floor: 0, learned: 3000 })).toBe(3000);
+  });
 
   it('needs one request when the range holds less than a page', () => {
     const r = runWindows([5, 6, 7], 'newest-first', true, 100, 0, 1_000_000);

@@ -8,9 +8,13 @@ import { parseJsonLossless } from '../../decimal/json.js';
 
 /** The contract's limits (seeds/001, "Limits"). */
 export const FILLS_PAGE_LIMIT = 1000;
-export const ORDERS_PAGE_LIMIT = 100;
-/** Deposits and withdrawals document no limit; a window this full is split like the others. */
-export const PAYMENTS_PAGE_LIMIT = 100;
+/**
+ * What /orders and /trades pages ask for: the operator's published spec allows 1..1000, the
+ * contract says at most 100. The page a server really returns is learned (WindowStream.cap), and
+ * the contract's 100 is the floor of its cap: a server answers at least 100 when asked for more.
+ */
+export const ORDERS_PAGE_LIMIT = 1000;
+export const ORDERS_CONTRACT_LIMIT = 100;
 
 export const AUTH_HEADER = 'X-API-Token';
 
@@ -37,8 +41,9 @@ export interface FillsQuery {
 }
 
 export interface WindowQuery {
-  from: number;
-  to: number;
+  /** Without from and to: the whole list (the open orders of a status). */
+  from?: number;
+  to?: number;
   status?: string;
   symbol?: string;
   limit?: number;

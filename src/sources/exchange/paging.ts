@@ -149,36 +149,126 @@ export function splitPoint(window: Window, timestamps: number[]): number | null 
 }
 
 /**
- * The windows that cover [start, end], left to right. A window that comes back full is split
- * (splitPoint) and its pieces are fetched next, left first; only pages below the limit are
- * trusted, so no record can be missed whatever order or bound semantics the exchange uses.
+ * What a walk has stored above the window being fetched, beyond the stream's cursor: every
+ * record with from < timestamp <= to. Persisted with each page of the walk, so that a sync
+ * killed in the middle of a long walk resumes below `from` instead of walking again from `to`.
+ */
+export interface WalkState {
+  from: number;
+  to: number;
+}
+
+/** What a full page proves (WindowPlan.full). */
+export type FullVerdict =
+  /** The page holds every record of its window in a known part: store it; the rest is fetched next. */
+  | { kind: 'advanced'; cursor: number | null }
+  /** Nothing is known from the page: it is dropped and its window fetched again in two pieces. */
+  | { kind: 'split' };
+
+/** The page's size at which it may have been cut: min(asked, the largest page ever seen, at least `floor`). */
+export interface PageCap {
+  /** The limit the request asks for (Infinity when the endpoint takes none). */
+  asked: number;
+  /** A size the server is known to answer at least (the contract's limit); 0 when nothing is known. */
+  floor: number;
+  /** The largest page the server has returned on this endpoint (persisted per account). */
+  learned: number;
+}
+
+/**
+ * A page is trusted as complete only when it holds fewer records than any cap the server can
+ * have: the server's cap is at least the largest page it has ever returned (and at least the
+ * contract's limit), and a page below both that and the limit asked was not cut. An empty page
+ * is always complete.
+ */
+export function fullAt(cap: PageCap): number {
+  return Math.max(1, Math.min(cap.asked, Math.max(cap.floor, cap.learned)));
+}
+
+/** Records the size of a page the server returned: caps are learned upwards only. */
+export function learnPage(cap: PageCap, size: number): void {
+  if (size > cap.learned) cap.learned = size;
+}
+
+type Todo = Window | { cursorTo: number };
+
+/**
+ * The windows that cover [start, end], left to right. A full page is never trusted as a whole:
  *
- * Sizing windows ahead from the density of earlier pages was tried and dropped: on records whose
- * rate changes through the day, with bursts, it cost as many requests as splitting alone (full
- * windows where the rate rose, plus the search for where a long empty history ends).
+ * - a full newest-first page holds every record of its window newer than its oldest timestamp
+ *   `lo` (the page is the top of the sorted list), so it is stored and the window continues with
+ *   [start, lo] (1 request per page, the walk);
+ * - a full oldest-first page likewise holds everything older than its newest timestamp `hi`, so
+ *   it is stored, the cursor moves to `hi`, and the window continues with [hi, end];
+ * - a full page whose order cannot be told (one timestamp) is dropped and its window split
+ *   (splitPoint), pieces fetched left first.
+ *
+ * The records of the boundary millisecond (lo or hi) are fetched again with the rest and
+ * upserted by key. The stream's cursor ("complete up to") moves only when everything before it
+ * is stored: a walk goes down from the top of its window, so the cursor moves to the window's
+ * end only when the walk reaches the bottom (a marker below the rest of the window), and
+ * meanwhile `walk` says what is stored above, for a resumed sync.
  */
 export class WindowPlan {
-  /** Windows still to fetch, the next on top; together they cover what is left, in order. */
-  private readonly todo: Window[];
+  /** Windows still to fetch, the next on top, and the cursor markers between them. */
+  private readonly todo: Todo[];
+  walk: WalkState | null = null;
 
-  constructor(start: number, end: number) {
+  /** `resume`: a walk persisted by an interrupted sync; used when it lies inside [start, end]. */
+  constructor(start: number, end: number, resume?: WalkState | null) {
     this.todo = start < end ? [{ start, end }] : [];
+    if (resume && start <= resume.from && resume.from < resume.to && resume.to <= end) {
+      this.todo = [{ start: resume.to, end }, { cursorTo: resume.to }, { start, end: resume.from }];
+      this.walk = { ...resume };
+    }
   }
 
   /** The next window to fetch, or null when the range is covered. */
   next(): Window | null {
-    return this.todo.pop() ?? null;
+    for (let t = this.todo.pop(); t; t = this.todo.pop()) if ('start' in t) return t;
+    return null;
+  }
+
+  /** The window came back complete: returns how far the stream's cursor may move. */
+  complete(w: Window): number {
+    let cursor = w.end;
+    for (let t = this.todo[this.todo.length - 1]; t && 'cursorTo' in t; t = this.todo[this.todo.length - 1]) {
+      cursor = Math.max(cursor, t.cursorTo);
+      this.todo.pop();
+    }
+    if (this.walk && cursor >= this.walk.to) this.walk = null;
+    return cursor;
   }
 
   /**
    * The window came back full. Returns false when it cannot be split (one millisecond: the
-   * caller splits by another parameter or records it as unsettled); otherwise its two pieces
-   * are fetched next, left first, so windows still finish in time order.
+   * caller splits by another parameter or records it as unsettled).
    */
-  full(w: Window, timestamps: number[]): boolean {
+  full(w: Window, timestamps: number[]): FullVerdict | false {
+    const first = timestamps[0];
+    const last = timestamps[timestamps.length - 1];
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (const t of timestamps) {
+      lo = Math.min(lo, t);
+      hi = Math.max(hi, t);
+    }
+    if (first !== undefined && last !== undefined && first > last && lo < w.end) {
+      // Everything in (lo, w.end] is in the page.
+      if (lo < w.start) return { kind: 'advanced', cursor: this.complete(w) };
+      this.todo.push({ cursorTo: w.end }, { start: w.start, end: lo });
+      this.walk = this.walk && this.walk.from === w.end ? { from: lo, to: this.walk.to } : { from: lo, to: w.end };
+      return { kind: 'advanced', cursor: null };
+    }
+    if (first !== undefined && last !== undefined && first < last && hi > w.start) {
+      // Everything in [w.start, hi) is in the page; what lies before w.start is done already.
+      if (hi > w.end) return { kind: 'advanced', cursor: this.complete(w) };
+      this.todo.push({ start: hi, end: w.end });
+      return { kind: 'advanced', cursor: hi };
+    }
     const at = splitPoint(w, timestamps);
     if (at === null) return false;
     this.todo.push({ start: at, end: w.end }, { start: w.start, end: at });
-    return true;
+    return { kind: 'split' };
   }
 }

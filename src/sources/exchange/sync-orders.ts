@@ -1,12 +1,14 @@
-import { ORDERS_PAGE_LIMIT, type Page } from './client.js';
+import { ORDERS_CONTRACT_LIMIT, ORDERS_PAGE_LIMIT, type Page } from './client.js';
 import { ORD_STATUSES, ORDER_NON_FINAL, orderSchema, validateRecords, type Order } from './schemas.js';
 import { toOrderRow, type OrderRow } from './transform.js';
 import { markOrdersNotFound, nonFinalIds, orderIdsMissingForFills, upsertOrders } from './store.js';
+import type { Window } from './paging.js';
 import { checkAbort, handleQuarantine, runConcurrently, type SyncEnv } from './sync-common.js';
-import { padded, syncWindows, type WindowStream } from './sync-windows.js';
+import { loadPageCap, padded, syncWindows, type WindowStream } from './sync-windows.js';
 
-function orderStream(env: SyncEnv, kind: 'orders' | 'trades', status: string | undefined, symbols: string[]): WindowStream<Order, OrderRow> {
-  const stream = status ? `${kind}.${status}` : kind;
+type Cap = WindowStream<Order, OrderRow>['cap'];
+
+function orderStream(env: SyncEnv, kind: 'orders' | 'trades', status: string | undefined, symbols: string[], cap: Cap, stream = status ? `${kind}.${status}` : kind): WindowStream<Order, OrderRow> {
   return {
     stream,
     cursor: `${stream}.time`,
@@ -14,10 +16,10 @@ function orderStream(env: SyncEnv, kind: 'orders' | 'trades', status: string | u
     keyField: 'exOrdId',
     int64Key: true,
     schema: orderSchema,
-    limit: ORDERS_PAGE_LIMIT,
+    cap,
     symbols,
     fetch: (w, symbol, signal) =>
-      (kind === 'orders' ? env.client.orders : env.client.trades)({ ...padded(w), status, symbol, limit: ORDERS_PAGE_LIMIT }, signal),
+      (kind === 'orders' ? env.client.orders : env.client.trades)({ ...(isWholeList(env, w) ? {} : padded(w)), status, symbol, limit: ORDERS_PAGE_LIMIT }, signal),
     toRow: toOrderRow,
     key: (r) => r.ex_ord_id,
     timestampOf: (o) => o.timestamp,
@@ -29,6 +31,9 @@ function orderStream(env: SyncEnv, kind: 'orders' | 'trades', status: string | u
     },
   };
 }
+
+/** The window [0, now] is asked without bounds: the whole list of a status. */
+const isWholeList = (env: SyncEnv, w: Window): boolean => w.start <= 0 && w.end >= env.nowMs;
 
 /**
  * Listings run side by side on a Postgres server (each page commits on its own pooled session);
@@ -42,7 +47,10 @@ const LISTINGS_AT_ONCE = 3;
  * seen by two listings is upserted by key, so their order does not matter.
  */
 export async function syncOrders(env: SyncEnv, symbols: string[], range?: { from: number; to: number }): Promise<void> {
-  const streams = [...ORD_STATUSES.map((status) => orderStream(env, 'orders', status, symbols)), orderStream(env, 'trades', undefined, symbols)];
+  // One learned cap per endpoint, shared by its listings.
+  const ordersCap = await loadPageCap(env, 'orders.maxPage', ORDERS_PAGE_LIMIT, ORDERS_CONTRACT_LIMIT);
+  const tradesCap = await loadPageCap(env, 'trades.maxPage', ORDERS_PAGE_LIMIT, ORDERS_CONTRACT_LIMIT);
+  const streams = [...ORD_STATUSES.map((status) => orderStream(env, 'orders', status, symbols, ordersCap)), orderStream(env, 'trades', undefined, symbols, tradesCap)];
   await runConcurrently(
     env,
     streams.map((stream) => (e: SyncEnv) => syncWindows(e, stream, range)),
@@ -82,9 +90,12 @@ async function fetchOrdersById(env: SyncEnv, ids: string[], onMissing: 'record' 
 
 /**
  * Fills whose order was not in any list: GET /orders/{id}; a 404 is recorded for E_FILL_ORPHAN.
- * Orders still open from earlier runs are fetched again so their final state lands.
+ * Orders still open from earlier runs must land in their final state: the open set is listed
+ * (status OPEN, PART_FILLED, PENDING without a window, walked like any listing when it fills a
+ * page), and only the stored ones that left it (not seen by any listing of this run) are asked
+ * by id. The listing needs no guarantee: an open order it misses is asked by id.
  */
-export async function syncOrderLookups(env: SyncEnv): Promise<void> {
+export async function syncOrderLookups(env: SyncEnv, symbols: string[] = []): Promise<void> {
   env.progress.setStage('orders by id');
   // An order that answers but fails validation is neither stored nor 404: ask once per run.
   const asked = new Set<string>();
@@ -104,6 +115,12 @@ export async function syncOrderLookups(env: SyncEnv): Promise<void> {
     .orderBy('ex_ord_id')
     .execute();
   await fetchOrdersById(env, notFound.map((r) => r.ex_ord_id), 'record');
-  const open = await nonFinalIds(env.db, 'exchange_order', env.account, ORDER_NON_FINAL, env.startedAt);
-  await fetchOrdersById(env, open, 'ignore');
+  if ((await nonFinalIds(env.db, 'exchange_order', env.account, ORDER_NON_FINAL, env.startedAt)).length === 0) return;
+  const cap = await loadPageCap(env, 'orders.maxPage', ORDERS_PAGE_LIMIT, ORDERS_CONTRACT_LIMIT);
+  for (const status of ORDER_NON_FINAL) {
+    await syncWindows(env, { ...orderStream(env, 'orders', status, symbols, cap, 'orders.open'), bestEffort: true }, { from: 0, to: env.nowMs });
+  }
+  env.progress.setStage('orders by id');
+  const left = await nonFinalIds(env.db, 'exchange_order', env.account, ORDER_NON_FINAL, env.startedAt);
+  await fetchOrdersById(env, left, 'ignore');
 }

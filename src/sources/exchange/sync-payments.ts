@@ -1,4 +1,4 @@
-import { PAYMENTS_PAGE_LIMIT, type Page } from './client.js';
+import type { Page } from './client.js';
 import {
   DEPOSIT_NON_FINAL,
   depositSchema,
@@ -11,9 +11,12 @@ import {
 import { toDepositRow, toWithdrawalRow, type DepositRow, type WithdrawalRow } from './transform.js';
 import { nonFinalIds, upsertDeposits, upsertWithdrawals } from './store.js';
 import { checkAbort, handleQuarantine, type SyncEnv } from './sync-common.js';
-import { padded, syncWindows, type WindowStream } from './sync-windows.js';
+import { syncAnswers } from './sync-answers.js';
+import { loadPageCap, padded, type WindowStream } from './sync-windows.js';
 
-function depositStream(env: SyncEnv): WindowStream<Deposit, DepositRow> {
+type Cap = WindowStream<unknown, { raw: string }>['cap'];
+
+function depositStream(env: SyncEnv, cap: Cap): WindowStream<Deposit, DepositRow> {
   return {
     stream: 'deposits',
     cursor: 'deposits.time',
@@ -21,7 +24,7 @@ function depositStream(env: SyncEnv): WindowStream<Deposit, DepositRow> {
     keyField: 'depositId',
     int64Key: false,
     schema: depositSchema,
-    limit: PAYMENTS_PAGE_LIMIT,
+    cap,
     overlapMs: PAYMENTS_OVERLAP_MS,
     fetch: (w, _symbol, signal) => env.client.deposits(padded(w), signal),
     toRow: toDepositRow,
@@ -35,7 +38,7 @@ function depositStream(env: SyncEnv): WindowStream<Deposit, DepositRow> {
   };
 }
 
-function withdrawalStream(env: SyncEnv): WindowStream<Withdrawal, WithdrawalRow> {
+function withdrawalStream(env: SyncEnv, cap: Cap): WindowStream<Withdrawal, WithdrawalRow> {
   return {
     stream: 'withdrawals',
     cursor: 'withdrawals.time',
@@ -43,7 +46,7 @@ function withdrawalStream(env: SyncEnv): WindowStream<Withdrawal, WithdrawalRow>
     keyField: 'withdrawalId',
     int64Key: false,
     schema: withdrawalSchema,
-    limit: PAYMENTS_PAGE_LIMIT,
+    cap,
     overlapMs: PAYMENTS_OVERLAP_MS,
     fetch: (w, _symbol, signal) => env.client.withdrawals(padded(w), signal),
     toRow: toWithdrawalRow,
@@ -60,19 +63,21 @@ function withdrawalStream(env: SyncEnv): WindowStream<Withdrawal, WithdrawalRow>
 const BY_ID_BATCH = 50;
 
 /**
- * Deposits and withdrawals are few and their lists have no page limit, while a deposit can be
- * listed late (after its time): each run re-reads three days before its cursor, the window the
- * partner side also re-reads for late state changes.
+ * Deposits and withdrawals are few and their lists have no page limit (syncAnswers checks that an
+ * answer was not cut), while a deposit can be listed late (after its time): each run re-reads
+ * three days before its cursor, the window the partner side also re-reads for late state changes.
  */
 export const PAYMENTS_OVERLAP_MS = 3 * 86_400_000;
 
 /**
- * Deposits and withdrawals by windows, then every one still UNCONFIRMED / PENDING from an
- * earlier run fetched by id, so a late state change lands (and enters the state history).
+ * Deposits and withdrawals by windows, then every one still UNCONFIRMED / PENDING that this
+ * run's listings did not return fetched by id, so a late state change lands (and enters the
+ * state history).
  */
 export async function syncPayments(env: SyncEnv, range?: { from: number; to: number }): Promise<void> {
-  await syncWindows(env, depositStream(env), range);
-  await syncWindows(env, withdrawalStream(env), range);
+  // The largest answer each endpoint has given: a smaller one is complete without a check.
+  await syncAnswers(env, depositStream(env, await loadPageCap(env, 'deposits.maxAnswer', Infinity, 0)), range);
+  await syncAnswers(env, withdrawalStream(env, await loadPageCap(env, 'withdrawals.maxAnswer', Infinity, 0)), range);
 
   env.progress.setStage('payments by id');
   const deposits = await nonFinalIds(env.db, 'exchange_deposit', env.account, DEPOSIT_NON_FINAL, env.startedAt);

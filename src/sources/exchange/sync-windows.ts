@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { Db } from '../../db/database.js';
 import { getCursor } from '../../store/cursors.js';
 import type { Page } from './client.js';
-import { canSplit, WindowPlan, type Window } from './paging.js';
+import { fullAt, learnPage, WindowPlan, type PageCap, type WalkState, type Window } from './paging.js';
 import { validateRecords, type Validated, type ValidatedPage } from './schemas.js';
 import { recordPage, type CoverageDelta, type PageBookkeeping } from './store.js';
 import { bump, checkAbort, dayOfMs, handleQuarantine, SOURCE, streamCoverage, type SyncEnv } from './sync-common.js';
@@ -17,7 +17,8 @@ export interface WindowStream<T, R extends { raw: string }> {
   keyField: string;
   int64Key: boolean;
   schema: z.ZodType<T, any>;
-  limit: number;
+  /** When a page may have been cut (fullAt), learned upwards; `cursor` persists `learned` per account. */
+  cap: PageCap & { cursor: string; persisted: number };
   fetch(window: Window, symbol: string | undefined, signal?: AbortSignal): Promise<Page>;
   toRow(v: Validated<T>): R;
   key(row: R): string;
@@ -28,6 +29,11 @@ export interface WindowStream<T, R extends { raw: string }> {
   symbols?: string[];
   /** How far before its cursor each run starts again (default WINDOW_OVERLAP_MS). */
   overlapMs?: number;
+  /**
+   * A listing whose gaps are caught otherwise (the open orders: one not listed is asked by id),
+   * so a page it cannot settle is logged but is no coverage gap.
+   */
+  bestEffort?: boolean;
 }
 
 /**
@@ -49,7 +55,7 @@ export function padded(w: Window): { from: number; to: number } {
   return { from: Math.max(0, w.start - 1), to: w.end + 1 };
 }
 
-interface LeafResult<T> {
+export interface LeafResult<T> {
   window: Window;
   pages: Page[];
   validated: ValidatedPage<T>;
@@ -57,19 +63,40 @@ interface LeafResult<T> {
   detail?: unknown;
 }
 
-/** A window that came back full and can be split: its timestamps guide the split. */
-interface FullResult {
-  window: Window;
-  full: true;
+/** A fetched page and whether it may have been cut (as many records as the server can send). */
+interface Fetched<T> extends LeafResult<T> {
+  full: boolean;
   timestamps: number[];
 }
 
 /**
- * Covers [start, end] with windows that are never trusted when full: a full window is split
- * (at a point its own timestamps suggest) until every piece comes back below the limit, so no
- * record can be missed whatever order or bound semantics the exchange uses (WindowPlan).
- * Windows finish left to right, so after each one the cursor can move to its end in the
- * statement that stores its rows. The next window is fetched while the current one is written.
+ * The cap of an endpoint's pages for this sync, with the largest page learned by earlier syncs
+ * (cursor row `cursor`, e.g. orders.maxPage: the server's cap is at least that, whatever it documents).
+ */
+export async function loadPageCap(env: SyncEnv, cursor: string, asked: number, floor: number): Promise<WindowStream<unknown, { raw: string }>['cap']> {
+  const stored = Number((await getCursor(env.db, env.account, SOURCE, cursor)) ?? 0);
+  const learned = Number.isSafeInteger(stored) && stored > 0 ? stored : 0;
+  return { asked, floor, learned, persisted: learned, cursor };
+}
+
+/** The cursor row of a stream's persisted walk (WalkState), next to its time cursor. */
+export const walkCursorName = (stream: string): string => `${stream}.walk`;
+
+/** Reads a persisted walk; anything unreadable is ignored (the walk is then done again). */
+export function parseWalk(value: string | null): WalkState | null {
+  if (!value) return null;
+  const m = /^(\d+)\.\.(\d+)$/.exec(value);
+  return m ? { from: Number(m[1]), to: Number(m[2]) } : null;
+}
+
+const walkText = (walk: WalkState | null): string => (walk ? `${walk.from}..${walk.to}` : '');
+
+/**
+ * Covers [start, end] with the windows of a WindowPlan: a page is trusted as complete only below
+ * fullAt(s.cap), so no record can be missed whatever cap, order or bound semantics the exchange
+ * uses; a full page is stored and its window continued past it (or, when its order cannot be
+ * told, split). The cursor moves in the statement that stores the page that completes what it
+ * covers. The next window is fetched while the current page is written.
  */
 export async function syncWindows<T, R extends { raw: string }>(
   env: SyncEnv,
@@ -77,27 +104,20 @@ export async function syncWindows<T, R extends { raw: string }>(
   range?: { from: number; to: number },
 ): Promise<void> {
   const persist = range === undefined;
-  let start: number;
-  let end: number;
-  if (range) {
-    start = range.from;
-    end = range.to;
-  } else {
-    const stored = await getCursor(env.db, env.account, SOURCE, s.cursor);
-    start = stored === null ? env.historyStartMs : Math.max(env.historyStartMs, Number(stored) - (s.overlapMs ?? WINDOW_OVERLAP_MS));
-    end = env.nowMs;
-  }
+  const { start, end } = range ? { start: range.from, end: range.to } : await streamRange(env, s);
+  const resume = persist ? parseWalk(await getCursor(env.db, env.account, SOURCE, walkCursorName(s.stream))) : null;
   const cov = streamCoverage(env, s.stream);
   if (start >= end) {
     if (persist) cov.cursor = String(end);
     return;
   }
   env.progress.setStage(s.stream);
-  const plan = new WindowPlan(start, end);
+  const plan = new WindowPlan(start, end, resume);
+  let walkStored = walkText(plan.walk);
   const fetchNext = () => {
     const w = plan.next();
     if (!w) return null;
-    const p = fetchLeaf(env, s, w);
+    const p = fetchPage(env, s, w);
     // Observed when awaited; this keeps a prefetch abandoned by an error from crashing the process.
     p.catch(() => {});
     return p;
@@ -105,23 +125,62 @@ export async function syncWindows<T, R extends { raw: string }>(
   let pending = fetchNext();
   while (pending) {
     checkAbort(env);
-    const leaf = await pending;
-    if ('full' in leaf) {
-      // fetchLeaf reports a page as full only when canSplit: a false here would lose the window.
-      if (!plan.full(leaf.window, leaf.timestamps)) throw new Error(`window ${leaf.window.start}..${leaf.window.end} of ${s.stream} cannot be split`);
-      env.counters.pages++;
-      cov.pages++;
-      pending = fetchNext();
-      continue;
+    let leaf: LeafResult<T> = await pending;
+    const page = leaf as Fetched<T>;
+    let cursor: number | null;
+    if (page.full) {
+      const verdict = plan.full(page.window, page.timestamps);
+      if (verdict && verdict.kind === 'split') {
+        env.counters.pages++;
+        cov.pages++;
+        pending = fetchNext();
+        continue;
+      }
+      if (verdict) cursor = verdict.cursor;
+      else {
+        // One millisecond holds a full page: split by symbol where the endpoint allows it.
+        leaf = await splitBySymbol(env, s, page);
+        cursor = plan.complete(page.window);
+      }
+    } else {
+      cursor = plan.complete(page.window);
     }
     pending = fetchNext();
-    await commitLeaf(env, s, leaf, persist);
+    const cursors: Array<{ name: string; value: string }> = [];
+    if (persist) {
+      if (cursor !== null) cursors.push({ name: s.cursor, value: String(cursor) });
+      const walk = walkText(plan.walk);
+      if (walk !== walkStored) cursors.push({ name: walkCursorName(s.stream), value: walk });
+      walkStored = walk;
+    }
+    cursors.push(...learnedCapCursors(s));
+    await commitLeaf(env, s, leaf, cursors);
   }
   if (persist) cov.cursor = String(end);
 }
 
-/** Stores a window's rows with its coverage and cursor: one statement unless records need quarantine work. */
-async function commitLeaf<T, R extends { raw: string }>(env: SyncEnv, s: WindowStream<T, R>, leaf: LeafResult<T>, persist: boolean): Promise<void> {
+/** What a sync reads of a stream without a range: from its cursor (less the overlap) or historyStart, up to now. */
+export async function streamRange<T, R extends { raw: string }>(env: SyncEnv, s: WindowStream<T, R>): Promise<{ start: number; end: number }> {
+  const stored = await getCursor(env.db, env.account, SOURCE, s.cursor);
+  const start = stored === null ? env.historyStartMs : Math.max(env.historyStartMs, Number(stored) - (s.overlapMs ?? WINDOW_OVERLAP_MS));
+  return { start, end: env.nowMs };
+}
+
+/** The learned-cap cursor row when this page raised it (a lower value written by a concurrent listing only costs requests). */
+export function learnedCapCursors<T, R extends { raw: string }>(s: WindowStream<T, R>): Array<{ name: string; value: string }> {
+  const c = s.cap;
+  if (c.learned <= c.persisted) return [];
+  c.persisted = c.learned;
+  return [{ name: c.cursor, value: String(c.learned) }];
+}
+
+/** Stores a page's rows with its coverage and cursors: one statement unless records need quarantine work. */
+export async function commitLeaf<T, R extends { raw: string }>(
+  env: SyncEnv,
+  s: WindowStream<T, R>,
+  leaf: LeafResult<T>,
+  cursors: Array<{ name: string; value: string }>,
+): Promise<void> {
   const w = leaf.window;
   const cov = streamCoverage(env, s.stream);
   const rows = leaf.validated.valid.map(s.toRow);
@@ -137,7 +196,8 @@ async function commitLeaf<T, R extends { raw: string }>(env: SyncEnv, s: WindowS
   // on the day of its newest record, or on the last day it covers when it is empty.
   const pageDay = dayOfMs(latest ?? Math.max(w.start, Math.min(w.end, env.nowMs) - 1));
   bump(byDay, pageDay, { pages: leaf.pages.length, quarantined: leaf.validated.invalid.length });
-  if (!leaf.settled) {
+  if (!leaf.settled && s.bestEffort) env.logger.warn({ stream: s.stream, window: w, detail: leaf.detail }, 'exchange listing still full at one millisecond; what it misses is asked by id');
+  else if (!leaf.settled) {
     bump(byDay, pageDay, { settled: false, detail: leaf.detail });
     cov.settled = false;
     env.logger.warn({ stream: s.stream, window: w, detail: leaf.detail }, 'exchange window still full at one millisecond; some records may be missing');
@@ -147,7 +207,7 @@ async function commitLeaf<T, R extends { raw: string }>(env: SyncEnv, s: WindowS
     runId: env.runId,
     coverageStream: s.stream,
     coverage: byDay,
-    cursors: persist ? [{ name: s.cursor, value: String(w.end) }] : [],
+    cursors,
   };
   const endpoint = leaf.pages[0]?.endpoint ?? s.stream;
   const commit =
@@ -178,19 +238,21 @@ async function commitLeaf<T, R extends { raw: string }>(env: SyncEnv, s: WindowS
   env.progress.tick(rows.length, leaf.pages.length);
 }
 
-/**
- * Fetches a window: the timestamps of a full page that can be split, or the records of a window
- * that is complete (or cannot be split further).
- */
-async function fetchLeaf<T, R extends { raw: string }>(env: SyncEnv, s: WindowStream<T, R>, w: Window): Promise<LeafResult<T> | FullResult> {
+/** Fetches a window's page and tells whether it may have been cut (fullAt), learning the cap from it. */
+async function fetchPage<T, R extends { raw: string }>(env: SyncEnv, s: WindowStream<T, R>, w: Window): Promise<Fetched<T>> {
   const page = await s.fetch(w, undefined, env.signal);
   const validated = validateRecords(s.schema, page.records, s.keyField, s.int64Key, undefined, page.response.text);
-  if (page.records.length < s.limit) return { window: w, pages: [page], validated, settled: true };
-  const timestamps = validated.valid.map((v) => s.timestampOf(v.value)).filter((t): t is number => t !== null);
-  if (canSplit(w)) return { window: w, full: true, timestamps };
-  // One millisecond holds a full page: split by symbol where the endpoint allows it.
-  if (!s.symbols?.length) return { window: w, pages: [page], validated, settled: false, detail: { window: w, reason: 'full page within one millisecond' } };
-  const pages: Page[] = [];
+  const full = page.records.length >= fullAt(s.cap);
+  learnPage(s.cap, page.records.length);
+  const timestamps = full ? validated.valid.map((v) => s.timestampOf(v.value)).filter((t): t is number => t !== null) : [];
+  return { window: w, pages: [page], validated, settled: true, full, timestamps };
+}
+
+/** A full page within one millisecond: the window again, once per symbol (where the endpoint takes one). */
+async function splitBySymbol<T, R extends { raw: string }>(env: SyncEnv, s: WindowStream<T, R>, leaf: Fetched<T>): Promise<LeafResult<T>> {
+  const w = leaf.window;
+  if (!s.symbols?.length) return { ...leaf, settled: false, detail: { window: w, reason: 'full page within one millisecond' } };
+  const pages: Page[] = [...leaf.pages];
   const merged: ValidatedPage<T> = { valid: [], invalid: [] };
   const stillFull: string[] = [];
   for (const symbol of s.symbols) {
@@ -200,7 +262,9 @@ async function fetchLeaf<T, R extends { raw: string }>(env: SyncEnv, s: WindowSt
     const v = validateRecords(s.schema, p.records, s.keyField, s.int64Key, undefined, p.response.text);
     merged.valid.push(...v.valid);
     merged.invalid.push(...v.invalid);
-    if (p.records.length >= s.limit) stillFull.push(symbol);
+    const full = p.records.length >= fullAt(s.cap);
+    learnPage(s.cap, p.records.length);
+    if (full) stillFull.push(symbol);
   }
   return stillFull.length
     ? { window: w, pages, validated: merged, settled: false, detail: { window: w, reason: 'full page within one millisecond and one symbol', symbols: stillFull } }

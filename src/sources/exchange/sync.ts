@@ -98,7 +98,7 @@ export async function syncExchange(ctx: StageContext, options: ExchangeSyncOptio
     }
     await timed('fills', () => syncFills(env));
     await timed('orders', () => syncOrders(env, snapshots.symbols));
-    await timed('ordersById', () => syncOrderLookups(env));
+    await timed('ordersById', () => syncOrderLookups(env, snapshots.symbols));
     await timed('payments', () => syncPayments(env));
 
     const finishedAt = new Date();
