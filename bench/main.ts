@@ -86,6 +86,8 @@ async function benchRound(admin: pg.Client): Promise<RoundResult> {
     paidToUsShare: PAID_TO_US_SHARE,
     withdrawalsPerDay: perDay(HISTORY.withdrawals),
     faults: 'none',
+    // The operator's published spec: /orders and /trades return up to 1000 records a page.
+    exchangeOrdersCap: 1000,
     live: true,
     now: new Date(firstAt),
     clockOffsetMs: firstAt - Date.now(),
