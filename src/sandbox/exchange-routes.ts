@@ -8,7 +8,7 @@ import type { BalanceView, DepositRecord, ExchangeOrderRecord, FillRecord, OrdSt
 import { hash53 } from './prng.js';
 import { Raw, dec, exponentText, id, isSmall, styleOf, type Json, type Style } from './wire.js';
 import type { FillStore } from './fills.js';
-import { lowerBound, upperBound, type OrderRow, type World } from './world.js';
+import { hasFills, lowerBound, upperBound, type OrderRow, type World } from './world.js';
 
 export const EXCHANGE_PREFIX = '/v3/exchange';
 const ORD_STATUSES: readonly OrdStatus[] = ['OPEN', 'REJECTED', 'CANCELED', 'FILLED', 'PART_FILLED', 'EXPIRED', 'PENDING'];
@@ -239,7 +239,7 @@ function trades(w: World, req: Req): Res {
   if ('status' in win) return win;
   const symbol = req.query.get('symbol');
   const [lo, hi] = timeRange(w, w.exOrders, win);
-  const keep = (o: OrderRow): boolean => !o.hidden && o.fillCount > 0 && (symbol === null || o.symbol === symbol);
+  const keep = (o: OrderRow): boolean => !o.hidden && hasFills(o) && (symbol === null || o.symbol === symbol);
   return json(200, newestFirst(w, w.exOrders, lo, hi, win.limit, keep, (o) => o.exOrdId).map(orderJson));
 }
 

@@ -5,6 +5,7 @@ import { handleExchange } from './exchange-routes.js';
 import { resolveFaults, type FaultProfile } from './faults.js';
 import { generateHistory, generateLive } from './generate/span.js';
 import { makePartnerOrder } from './generate/partner.js';
+import { fillRestingOrder } from './generate/exchange.js';
 import { json, type Req, type Res } from './http.js';
 import type { BalanceView, DepositRecord, DepositView, ExchangeOrderRecord, ExpectedBreak, FillRecord, PartnerOrderRecord, PartnerOrderView, WhitelistEntry, WithdrawalView } from './model.js';
 import { DEFAULT_OPTIONS, type SandboxOptions } from './options.js';
@@ -75,6 +76,11 @@ export interface Sandbox {
   onPartnerOrdersPage(cb: (info: { query: URLSearchParams; count: number; page: number }) => void): () => void;
   /** Called for each API request before it is served. Returns an unsubscribe. */
   onRequest(cb: (info: { api: 'partner' | 'exchange'; method: string; path: string; query: URLSearchParams }) => void): () => void;
+  /**
+   * Fills the rest of a resting exchange order (OPEN / PART_FILLED) now, at its limit price: an
+   * old order that fills later (also POST /_sandbox/fill?exOrdId=). Returns the new fill's execId.
+   */
+  fillOrder(exOrdId: string): string;
   /** Corrects the planted case(s) of a code so the next reconcile resolves it (also POST /_sandbox/fix?code=). */
   fixDiscrepancy(code: string): void;
   /** Webhook deliveries attempted so far (when webhookUrl is set). */
@@ -132,8 +138,24 @@ export async function startSandbox(options: Partial<SandboxOptions> & { port?: n
       fix(code);
       return json(200, { fixed: code });
     }
+    if (req.method === 'POST' && req.path === '/fill') {
+      const id = req.query.get('exOrdId') ?? '';
+      const o = w.exOrderById.get(id);
+      if (!o || o.hidden) return json(404, { error: `no exchange order ${id}` });
+      if (o.ordStatus !== 'OPEN' && o.ordStatus !== 'PART_FILLED') return json(409, { error: `order ${id} is ${o.ordStatus}, not resting` });
+      const execId = fillLater(id);
+      return json(200, { exOrdId: id, execId });
+    }
     if (req.method === 'GET' && req.path === '/env') return json(200, env);
     return json(404, { error: `no sandbox control ${req.method} ${req.path}` });
+  };
+
+  const fillLater = (exOrdId: string): string => {
+    const o = w.exOrderById.get(exOrdId);
+    if (!o || o.hidden) throw new Error(`sandbox: no exchange order ${exOrdId}`);
+    const execId = fillRestingOrder(w, o);
+    webhooks?.poke();
+    return execId;
   };
 
   const fix = (code: string): void => {
@@ -244,6 +266,7 @@ export async function startSandbox(options: Partial<SandboxOptions> & { port?: n
       requestHooks.add(cb);
       return () => requestHooks.delete(cb);
     },
+    fillOrder: (exOrdId) => fillLater(exOrdId),
     fixDiscrepancy: (code) => fix(code),
     webhookDeliveries: () => webhooks?.deliveries() ?? [],
     webhooksIdle: () => webhooks?.idle() ?? Promise.resolve(),
@@ -258,8 +281,8 @@ export async function startSandbox(options: Partial<SandboxOptions> & { port?: n
   };
 }
 
-function stripInternal(o: ExchangeOrderRecord & { fillFrom?: number; fillCount?: number }): ExchangeOrderRecord {
-  const { fillFrom: _a, fillCount: _b, ...rest } = o;
+function stripInternal(o: ExchangeOrderRecord & { fillFrom?: number; fillCount?: number; lateFills?: number[] }): ExchangeOrderRecord {
+  const { fillFrom: _a, fillCount: _b, lateFills: _c, ...rest } = o;
   return rest;
 }
 

@@ -24,6 +24,13 @@ import { DAY_MS, utcDayStart } from './time.js';
 export interface OrderRow extends ExchangeOrderRecord {
   fillFrom: number;
   fillCount: number;
+  /** Fills appended long after the order's own (a resting order filled later): their indices. */
+  lateFills?: number[];
+}
+
+/** Whether the order has any fill (what /trades lists). */
+export function hasFills(o: OrderRow): boolean {
+  return o.fillCount > 0 || (o.lateFills?.length ?? 0) > 0;
 }
 
 /**
@@ -122,6 +129,7 @@ export class World {
   fillsOf(o: OrderRow): FillRecord[] {
     const out: FillRecord[] = [];
     for (let i = o.fillFrom; i < o.fillFrom + o.fillCount; i++) out.push(this.fills.at(i));
+    for (const i of o.lateFills ?? []) out.push(this.fills.at(i));
     return out;
   }
 

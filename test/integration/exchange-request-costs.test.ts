@@ -8,6 +8,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import type { Store } from '../../src/db/database.js';
 import { syncExchange } from '../../src/sources/exchange/sync.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
+import { Decimal } from '../../src/decimal/decimal.js';
 
 /**
  * What the exchange sync costs in requests against servers that cap or cut their answers in
@@ -143,6 +144,35 @@ describe('open exchange orders: learned from the status listings, asked by id on
   afterAll(() => sb.close());
 
   for (const kind of storeKinds) {
+    it(`an old part-filled order that fills between syncs 2 and 3 lands with its fill; one request by id that night, none the next [${kind}]`, async () => {
+      const clock = sb.data.clock();
+      const target = sb.data.exchangeOrders().find((o) => o.ordStatus === 'PART_FILLED' && o.timestamp < clock - 3_600_000);
+      expect(target).toBeDefined();
+      await withStore(kind, async (store) => {
+        await sync(store, sb);
+        const second = await counting(sb, () => sync(store, sb));
+        expect(second.count('GET /orders/{id}')).toBe(0);
+
+        const execId = sb.fillOrder(target!.exOrdId);
+        const filled = sb.data.exchangeOrders().find((o) => o.exOrdId === target!.exOrdId)!;
+        expect(filled.ordStatus).toBe('FILLED');
+        const third = await counting(sb, () => sync(store, sb));
+        // The order left the open set: asked by id once, as the windowed listings never show it again.
+        expect(third.queries('GET /orders/{id}')).toHaveLength(1);
+        const row = await store.db.selectFrom('exchange_order').select(['ord_status', 'cum_qty', 'leaves_qty', 'avg_px']).where('ex_ord_id', '=', target!.exOrdId).executeTakeFirstOrThrow();
+        expect([row.ord_status, row.cum_qty?.toString(), row.leaves_qty?.toString(), row.avg_px?.toString()]).toEqual(['FILLED', filled.cumQty, '0', filled.avgPx]);
+        const fills = await store.db.selectFrom('exchange_fill').select(['exec_id', 'qty']).where('ex_ord_id', '=', target!.exOrdId).orderBy('exec_id').execute();
+        expect(fills.map((f) => f.exec_id)).toContain(execId);
+        const sum = fills.reduce((acc, f) => acc.plus(f.qty.toString()), new Decimal(0));
+        expect(sum.toString()).toBe(filled.cumQty);
+        const states = await store.db.selectFrom('exchange_order_state').select('ord_status').where('ex_ord_id', '=', target!.exOrdId).orderBy('ord_status').execute();
+        expect(states.map((s) => s.ord_status)).toEqual(['FILLED', 'PART_FILLED']);
+
+        const fourth = await counting(sb, () => sync(store, sb));
+        expect(fourth.count('GET /orders/{id}')).toBe(0);
+      });
+    });
+
     it(`an old part-filled order cancelled between syncs 2 and 3 lands in its final state; no open order is asked by id [${kind}]`, async () => {
       const clock = sb.data.clock();
       const open = sb.data.exchangeOrders().filter((o) => o.ordStatus === 'OPEN' || o.ordStatus === 'PART_FILLED');

@@ -180,3 +180,25 @@ export function makeExchangeOrder(w: World, rng: Rng, ts: number, ctx: ExchangeG
   w.exOrders.push(order);
   w.exOrderById.set(exOrdId, order);
 }
+
+/**
+ * Fills what is left of a resting order (OPEN / PART_FILLED) now, at its limit price, as a maker:
+ * an old order that fills days after it was placed, which the orders listings (windows by the
+ * order's creation time) never show again. Returns the new fill's execId.
+ */
+export function fillRestingOrder(w: World, o: OrderRow): string {
+  if (o.ordStatus !== 'OPEN' && o.ordStatus !== 'PART_FILLED') throw new Error(`sandbox: order ${o.exOrdId} is ${o.ordStatus}, not resting`);
+  const def = w.symbol(o.symbol)!;
+  const ts = Math.max(w.clock(), w.generatedUntil);
+  const lots = new Decimal(o.leavesQty).div(unit(def.lot)).toNumber();
+  // Resting orders are limit orders; the mid price stands in for one without a price.
+  const price = o.price && o.price !== '0.0' ? new Decimal(o.price) : midPrice(def);
+  const ticks = price.div(unit(def.priceInc)).toNumber();
+  const execId = w.seq.exec++;
+  const index = w.fills.push({ execId, exOrdId: Number(o.exOrdId), tradeId: ++w.seq.trade, timestamp: ts, lots, ticks, feeUnits: feeUnits(def, lots, ticks, parseFx(MAKER_RATE)), symbol: w.symbols.indexOf(def), side: o.side });
+  (o.lateFills ??= []).push(index);
+  o.ordStatus = 'FILLED';
+  refreshAggregates(w, o);
+  w.generatedUntil = ts;
+  return String(execId);
+}
