@@ -4,7 +4,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { syncPartner, type PartnerSyncOptions, type PartnerSyncResult } from '../../src/sources/partner/sync.js';
 import { listingCost } from '../../src/sources/partner/plan.js';
-import { walletWithoutTag } from '../../src/sources/partner/transform.js';
+import { requireTimestampKey, walletWithoutTag } from '../../src/sources/partner/transform.js';
 import { coverage as loadCoverageRows } from '../../src/reconcile/loaders.js';
 import type { Period, StageContext } from '../../src/pipeline/context.js';
 import { describeEachStore } from '../helpers/db.js';
@@ -135,11 +135,13 @@ describeEachStore('partner sync request counts against the sandbox', (ctx) => {
       .where('order_id', 'in', ids)
       .execute();
     // The sandbox clock stays at 15:30 on the 21st: that day's last orders stay PENDING, more of them than its listing costs.
-    const openOn21 = await ctx.store.db.selectFrom('partner_order').select('order_id').where('order_state', 'in', ['PENDING', 'WITHDRAWING']).where('created_at_text', 'like', `${TODAY}%`).execute();
-    const n21 = ordersOn(TODAY).length;
-    expect(listingCost(n21)).toBeLessThan(openOn21.length);
+    const openOn21 = await ctx.store.db.selectFrom('partner_order').select(['order_id', 'created_at_text']).where('order_state', 'in', ['PENDING', 'WITHDRAWING']).where('created_at_text', 'like', `${TODAY}%`).execute();
+    // Listed newest first, the day is read only until the page that passes its oldest open order.
+    const oldestOpen = openOn21.map((o) => requireTimestampKey(o.created_at_text)).sort()[0]!;
+    const sinceOldestOpen = ordersOn(TODAY).filter((o) => requireTimestampKey(o.createdAt) >= oldestOpen).length;
+    expect(listingCost(sinceOldestOpen)).toBeLessThan(openOn21.length);
     const { result, counts } = await counted(new Date('2026-11-23T02:00:00Z'), 'r-night-2', { from: '2026-11-19', to: '2026-11-23' });
-    const expected: Record<string, number> = { ...REFERENCE_DATA, 'day 2026-11-22': 1, 'day 2026-11-19': listingCost(n19), [`day ${TODAY}`]: listingCost(n21), '/orders/{id}': 1 };
+    const expected: Record<string, number> = { ...REFERENCE_DATA, 'day 2026-11-22': 1, 'day 2026-11-19': listingCost(n19), [`day ${TODAY}`]: listingCost(sinceOldestOpen), '/orders/{id}': 1 };
     for (const w of wallets) expected[`wallet ${w} 2026-11-22..2026-11-23`] = 1;
     expect(counts).toEqual(expected);
     expect(result.skippedDays).toEqual(['2026-11-19', '2026-11-20', TODAY]);
@@ -148,6 +150,26 @@ describeEachStore('partner sync request counts against the sandbox', (ctx) => {
     const stored = await storedState(ids);
     expect(Object.values(stored)).toEqual(ids.map(() => expect.stringMatching(/^(COMPLETED|FAILED) /)));
     expect([...day18, ...day19].filter((o) => stored[o.orderId] !== `${o.orderState} ${o.orderStateUpdatedAt}`)).toEqual([]);
+  });
+
+  it('open orders that are the newest of a past day: the day is read newest first only until it passes them', async () => {
+    const day = '2026-11-20';
+    const all = ordersOn(day);
+    expect(listingCost(all.length)).toBeGreaterThan(2);
+    // The day's five newest orders, as if read while still PENDING: the first page holds them all.
+    const newest = all.slice(-5).map((o) => o.orderId);
+    await ctx.store.db
+      .updateTable('partner_order')
+      .set({ order_state: 'PENDING', order_state_updated_key: '2000-01-01T00:00:00.000000000Z', transaction_hash: null })
+      .where('order_id', 'in', newest)
+      .execute();
+    const { result, counts } = await counted(new Date('2026-11-23T02:10:00Z'), 'r-night-3', { from: '2026-11-22', to: '2026-11-23' });
+    // (The 21st, whose last orders the sandbox keeps PENDING, is read again in part as well.)
+    expect(counts[`day ${day}`]).toBe(1);
+    expect(counts['/orders/{id}']).toBeUndefined();
+    expect(result.relistedForRefresh).toContain(day);
+    const stored = await storedState(newest);
+    expect(all.slice(-5).filter((o) => stored[o.orderId] !== `${o.orderState} ${o.orderStateUpdatedAt}`)).toEqual([]);
   });
 
   it('--relist and --wallet-history read the period and every wallet again, once each', async () => {

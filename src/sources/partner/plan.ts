@@ -24,12 +24,13 @@ export function listingCost(orders: number): number {
 }
 
 /**
- * Refresh of a past day's open orders: listing the whole day again costs listingCost(stored)
- * requests, fetching each open order costs one. The cheaper wins (a tie goes to the fetch by
+ * Refresh of a past day's open orders: listing the day again, newest first, until the page that
+ * passes its oldest open order costs at most listingCost(orders created since that one)
+ * requests; fetching each open order costs one. The cheaper wins (a tie goes to the fetch by
  * id, which asks only for what is needed).
  */
-export function relistIsCheaper(storedOfDay: number, openOfDay: number): boolean {
-  return listingCost(storedOfDay) < openOfDay;
+export function relistIsCheaper(newerThanOldestOpen: number, openOfDay: number): boolean {
+  return listingCost(newerThanOldestOpen) < openOfDay;
 }
 
 /** Days (sorted) grouped into periods of consecutive days: one bounded listing per period. */

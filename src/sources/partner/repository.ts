@@ -139,36 +139,47 @@ export interface OpenOrdersOfDay {
   day: string;
   /** Stored orders of the day still PENDING or WITHDRAWING. */
   openIds: string[];
-  /** Stored orders of the day in all: what listing the day again would read. */
-  stored: number;
+  /** Wire text of the oldest open order's createdAt: a newest-first listing of the day holds every open one before it. */
+  oldestOpenCreatedAt: string;
+  /**
+   * Stored orders of the day created at or after the oldest open one: what a newest-first
+   * listing of the day must read to pass all of its open orders.
+   */
+  newerThanOldestOpen: number;
 }
 
 /**
- * Stored orders still PENDING or WITHDRAWING, grouped by creation day, with each day's stored
- * count: the refresh re-fetches them by id, or lists their day again when that is cheaper.
+ * Stored orders still PENDING or WITHDRAWING, grouped by their UTC creation day, with what
+ * listing that day again would read: the refresh picks the cheaper way per day.
  */
 export async function listOpenOrdersByDay(db: Db, account: string): Promise<OpenOrdersOfDay[]> {
-  const createdDay = sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')`;
   const open = await db
     .selectFrom('partner_order')
-    .select(['order_id', createdDay.as('day')])
+    .select(['order_id', 'created_at', 'created_at_text', sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')`.as('day')])
     .where('account', '=', account)
     .where('order_state', 'in', ['PENDING', 'WITHDRAWING'])
+    .orderBy('created_at')
     .orderBy('order_id')
     .execute();
-  if (open.length === 0) return [];
-  const byDay = new Map<string, string[]>();
-  for (const r of open) byDay.set(r.day, [...(byDay.get(r.day) ?? []), r.order_id]);
-  const days = [...byDay.keys()].sort();
-  const counts = await db
-    .selectFrom('partner_order')
-    .select([createdDay.as('day'), (eb) => eb.fn.countAll<string>().as('n')])
-    .where('account', '=', account)
-    .where((eb) => eb.or(days.map((d) => eb.and([eb('created_at', '>=', dayStart(d)), eb('created_at', '<', dayStart(addDays(d, 1)))]))))
-    .groupBy(createdDay)
-    .execute();
-  const stored = new Map(counts.map((c) => [c.day, Number(c.n)]));
-  return days.map((day) => ({ day, openIds: byDay.get(day) as string[], stored: stored.get(day) ?? 0 }));
+  const byDay = new Map<string, typeof open>();
+  for (const r of open) {
+    const list = byDay.get(r.day);
+    if (list) list.push(r);
+    else byDay.set(r.day, [r]);
+  }
+  const out: OpenOrdersOfDay[] = [];
+  for (const [day, rows] of [...byDay].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const oldest = rows[0]!;
+    const n = await db
+      .selectFrom('partner_order')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('account', '=', account)
+      .where('created_at', '>=', oldest.created_at)
+      .where('created_at', '<', dayStart(addDays(day, 1)))
+      .executeTakeFirstOrThrow();
+    out.push({ day, openIds: rows.map((r) => r.order_id), oldestOpenCreatedAt: oldest.created_at_text, newerThanOldestOpen: Number(n.n) });
+  }
+  return out;
 }
 
 /** Every distinct address seen on exchange deposits (the rules compare them without a :tag). */

@@ -3,6 +3,7 @@ import type { Db } from '../../db/database.js';
 import type { Logger } from '../../log/logger.js';
 import type { HttpResponse, QueryValue } from '../../http/client.js';
 import { HttpAuthError, HttpStatusError } from '../../http/client.js';
+import { createHash } from 'node:crypto';
 import { stringifyJsonLossless } from '../../decimal/json.js';
 import { quarantineRecords, resolveQuarantined, type QuarantineInput } from '../../store/quarantine.js';
 import { saveReferenceSnapshot } from '../../store/snapshots.js';
@@ -94,7 +95,10 @@ interface SyncState {
   logger: Logger;
   progress: Progress;
   result: PartnerSyncResult;
-  /** orderId -> raw text already written in this sync: a repeat is not written again. */
+  /**
+   * orderId -> digest of the raw text already written in this sync: a repeat is not written
+   * again. A digest, not the text: a first sync of 100,000 orders would otherwise hold them all.
+   */
   written: Map<string, string>;
   /** Quarantined records of this sync (endpoint + raw text): one record seen on two passes counts once. */
   quarantined: Set<string>;
@@ -181,6 +185,8 @@ interface IngestResult {
   ids: string[];
   /** UTC creation day of each valid order. */
   createdDays: string[];
+  /** Timestamp key (timestampKey) of the oldest valid order's createdAt; null when none validated. */
+  oldestCreatedKey: string | null;
   quarantined: number;
 }
 
@@ -192,6 +198,7 @@ interface IngestResult {
 async function ingestOrders(state: SyncState, records: unknown[], source: OrderSource, endpoint: string): Promise<IngestResult> {
   const ids: string[] = [];
   const createdDays: string[] = [];
+  let oldestCreatedKey: string | null = null;
   const rows: PartnerOrderRowInput[] = [];
   const bad: QuarantineInput[] = [];
   const validIds: string[] = [];
@@ -217,10 +224,13 @@ async function ingestOrders(state: SyncState, records: unknown[], source: OrderS
     const order = parsed.data;
     ids.push(order.orderId);
     validIds.push(order.orderId);
-    createdDays.push(requireTimestampKey(order.createdAt).slice(0, 10));
+    const createdKey = requireTimestampKey(order.createdAt);
+    createdDays.push(createdKey.slice(0, 10));
+    if (oldestCreatedKey === null || createdKey < oldestCreatedKey) oldestCreatedKey = createdKey;
     // The same body seen again in this sync (next pass, wallet listing) is not written twice.
-    if (state.written.get(order.orderId) === rawText) continue;
-    state.written.set(order.orderId, rawText);
+    const digest = createHash('sha1').update(rawText).digest('base64');
+    if (state.written.get(order.orderId) === digest) continue;
+    state.written.set(order.orderId, digest);
     rows.push(orderToRow(order, record));
   }
   if (rows.length || bad.length || validIds.length) {
@@ -234,7 +244,7 @@ async function ingestOrders(state: SyncState, records: unknown[], source: OrderS
   }
   countQuarantined(state, bad);
   if (bad.length) state.logger.warn({ endpoint, quarantined: bad.length, first: bad[0]?.reason }, 'invalid partner orders quarantined');
-  return { ids, createdDays, quarantined: bad.length };
+  return { ids, createdDays, oldestCreatedKey, quarantined: bad.length };
 }
 
 function countQuarantined(state: SyncState, records: QuarantineInput[]): void {
@@ -266,10 +276,11 @@ interface Listing {
 }
 
 /**
- * Pages one order listing with limit 50 and the configured offset parameter until a short page,
- * storing each page as it arrives (nothing buffers the history).
+ * Pages one order listing with limit 50 and the configured offset parameter until a short page
+ * (or until `stopAfter` says a page was enough), storing each page as it arrives (nothing buffers
+ * the history).
  */
-async function pageOrders(state: SyncState, query: Record<string, QueryValue>, label: string, day?: string): Promise<Listing> {
+async function pageOrders(state: SyncState, query: Record<string, QueryValue>, label: string, day?: string, stopAfter?: (page: IngestResult) => boolean): Promise<Listing> {
   const offsetName = state.ctx.config.partner.params.offset;
   const listing: Listing = { pages: 0, rows: 0, ids: new Set(), duplicates: 0, quarantined: 0, outsideDay: 0, complete: false };
   let previousPage = '';
@@ -296,6 +307,7 @@ async function pageOrders(state: SyncState, query: Record<string, QueryValue>, l
       listing.complete = true;
       return listing;
     }
+    if (stopAfter?.(page)) return listing;
     // A full page identical to the previous one: the server ignores the offset parameter
     // (wrong partner.params.offset). Paging on would loop forever and find nothing new.
     const pageIds = page.ids.join('\n');
@@ -451,17 +463,23 @@ async function syncReference(state: SyncState, reference: string): Promise<void>
 /**
  * Every stored order still PENDING or WITHDRAWING is read again so that late state changes land;
  * orders already received in this sync are fresh and skipped. Per creation day, the cheaper way:
- * by id, one request per order, or (a day that is over) listing the day again when that takes
- * fewer requests; an open order the listing did not return is then fetched by id. A 404 is
- * recorded on the order.
+ * by id, one request per order, or (a day that is over, so its list no longer moves) listing the
+ * day again, newest first, only until the page that passes its oldest open order: the open orders
+ * of a day are mostly its last ones, so that is a few pages where the whole day is hundreds. An
+ * open order the listing did not return is then fetched by id. A 404 is recorded on the order.
  */
 async function refreshOpenOrders(state: SyncState): Promise<void> {
+  const { params } = state.ctx.config.partner;
   const ids: string[] = [];
   for (const group of await listOpenOrdersByDay(state.db, state.account)) {
     const open = group.openIds.filter((id) => !state.written.has(id));
     if (open.length === 0) continue;
-    if (dayIsOver(group.day, state.ctx.now) && relistIsCheaper(group.stored, open.length)) {
-      state.result.coverage.push(await syncDay(state, group.day));
+    if (dayIsOver(group.day, state.ctx.now) && relistIsCheaper(group.newerThanOldestOpen, open.length)) {
+      state.progress.setStage(`refresh of ${group.day}`);
+      const oldestOpen = requireTimestampKey(group.oldestOpenCreatedAt);
+      await pageOrders(state, { [params.from]: group.day, [params.to]: addDays(group.day, 1) }, `open orders of ${group.day}`, group.day, (page) =>
+        page.oldestCreatedKey !== null && page.oldestCreatedKey < oldestOpen,
+      );
       state.result.relistedForRefresh.push(group.day);
       ids.push(...open.filter((id) => !state.written.has(id)));
     } else ids.push(...open);
