@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CLOCK_SKEW_MARGIN_MS, consecutivePeriods, dayIsOver, listingCost, relistIsCheaper } from '../../src/sources/partner/plan.js';
+import { CLOCK_SKEW_MARGIN_MS, cheapestRefresh, consecutivePeriods, dayIsOver, listingCost } from '../../src/sources/partner/plan.js';
 
 describe('partner sync plan', () => {
   it('a day is over only once the clock-skew margin after its midnight has passed', () => {
@@ -15,14 +15,21 @@ describe('partner sync plan', () => {
     expect([0, 1, 49, 50, 51, 99, 100, 120, 10_000].map(listingCost)).toEqual([1, 1, 1, 2, 2, 2, 3, 3, 201]);
   });
 
-  it("a past day's open orders: list the day again only when that takes fewer requests than one each", () => {
-    // 120 stored orders: 3 pages. Three open orders cost 3 by id (a tie: by id), four cost more.
-    expect(relistIsCheaper(120, 3)).toBe(false);
-    expect(relistIsCheaper(120, 4)).toBe(true);
-    // 10,000 orders: 201 pages against 200 or 202 requests by id.
-    expect(relistIsCheaper(10_000, 200)).toBe(false);
-    expect(relistIsCheaper(10_000, 202)).toBe(true);
-    expect(relistIsCheaper(0, 1)).toBe(false);
+  it("a past day's open orders: list the day newest first as far as pays, the older ones by id", () => {
+    // Three open orders anywhere in a 120-order day: listing through the last costs 3 pages, by id 3 (a tie: by id).
+    expect(cheapestRefresh([40, 80, 120])).toEqual({ listThrough: 0, requests: 3 });
+    // Four: one page through the 40th and two by id (3) beats four requests, and ties the whole day (3 pages).
+    expect(cheapestRefresh([10, 40, 80, 120])).toEqual({ listThrough: 2, requests: 3 });
+    expect(cheapestRefresh([10, 40, 80, 100, 120])).toEqual({ listThrough: 5, requests: 3 });
+    // The last 300 orders of a 10,000-order day are open and one is stuck since the morning:
+    // 6 pages through the 299th, the 300th and the stuck one by id: 8 requests, not 201 pages
+    // (7 pages through the 300th plus one by id ties; fewer pages win).
+    const ranks = [...Array.from({ length: 300 }, (_, i) => i + 1), 9_000];
+    expect(cheapestRefresh(ranks)).toEqual({ listThrough: 299, requests: 8 });
+    // The same without the stuck one.
+    expect(cheapestRefresh(ranks.slice(0, 300))).toEqual({ listThrough: 299, requests: 7 });
+    expect(cheapestRefresh([])).toEqual({ listThrough: 0, requests: 0 });
+    expect(cheapestRefresh([1])).toEqual({ listThrough: 0, requests: 1 });
   });
 
   it('groups days into periods of consecutive days', () => {

@@ -24,13 +24,20 @@ export function listingCost(orders: number): number {
 }
 
 /**
- * Refresh of a past day's open orders: listing the day again, newest first, until the page that
- * passes its oldest open order costs at most listingCost(orders created since that one)
- * requests; fetching each open order costs one. The cheaper wins (a tie goes to the fetch by
- * id, which asks only for what is needed).
+ * How to refresh a past day's open orders (newest first, each with its rank in the day's
+ * newest-first list) at the fewest requests: list the day until the page that passes the
+ * `listThrough`-th open order (listingCost(its rank) pages at most) and fetch the older ones by
+ * id, one request each. 0 means no listing, every one by id; a tie goes to fewer listed pages.
+ * The open orders of a day are mostly its last ones, but one order stuck since the morning must
+ * not cost the whole day.
  */
-export function relistIsCheaper(newerThanOldestOpen: number, openOfDay: number): boolean {
-  return listingCost(newerThanOldestOpen) < openOfDay;
+export function cheapestRefresh(ranks: readonly number[]): { listThrough: number; requests: number } {
+  let best = { listThrough: 0, requests: ranks.length };
+  for (let j = 1; j <= ranks.length; j++) {
+    const requests = listingCost(ranks[j - 1]!) + (ranks.length - j);
+    if (requests < best.requests) best = { listThrough: j, requests };
+  }
+  return best;
 }
 
 /** Days (sorted) grouped into periods of consecutive days: one bounded listing per period. */

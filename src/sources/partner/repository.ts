@@ -134,52 +134,67 @@ export async function markOrdersNotFound(db: Db, account: string, orderIds: stri
   return Number(r.numUpdatedRows ?? 0);
 }
 
+export interface OpenOrder {
+  orderId: string;
+  /** Wire text of createdAt. */
+  createdAt: string;
+  /**
+   * Orders of its day created at or after it: where it stands in the day's newest-first list,
+   * so a listing that passes it reads listingCost(rank) pages.
+   */
+  rank: number;
+}
+
 export interface OpenOrdersOfDay {
   /** UTC creation day. */
   day: string;
-  /** Stored orders of the day still PENDING or WITHDRAWING. */
-  openIds: string[];
-  /** Wire text of the oldest open order's createdAt: a newest-first listing of the day holds every open one before it. */
-  oldestOpenCreatedAt: string;
-  /**
-   * Stored orders of the day created at or after the oldest open one: what a newest-first
-   * listing of the day must read to pass all of its open orders.
-   */
-  newerThanOldestOpen: number;
+  /** Stored orders of the day still PENDING or WITHDRAWING, newest first. */
+  open: OpenOrder[];
 }
 
 /**
- * Stored orders still PENDING or WITHDRAWING, grouped by their UTC creation day, with what
- * listing that day again would read: the refresh picks the cheaper way per day.
+ * Stored orders still PENDING or WITHDRAWING, grouped by their UTC creation day, each with its
+ * place in the day's newest-first list: the refresh picks the cheapest way per day.
  */
 export async function listOpenOrdersByDay(db: Db, account: string): Promise<OpenOrdersOfDay[]> {
-  const open = await db
+  const oldest = await db
     .selectFrom('partner_order')
-    .select(['order_id', 'created_at', 'created_at_text', sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')`.as('day')])
+    .select((eb) => eb.fn.min('created_at').as('at'))
     .where('account', '=', account)
     .where('order_state', 'in', ['PENDING', 'WITHDRAWING'])
-    .orderBy('created_at')
+    .executeTakeFirst();
+  if (!oldest?.at) return [];
+  const day = sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')`;
+  // Ranks over every order of the days from the oldest open one's on; ties count as listed before.
+  const ranked = db
+    .selectFrom('partner_order')
+    .select([
+      'order_id',
+      'order_state',
+      'created_at',
+      'created_at_text',
+      day.as('day'),
+      sql<string>`count(*) over (partition by ${day} order by created_at desc range between unbounded preceding and current row)`.as('rank'),
+    ])
+    .where('account', '=', account)
+    .where('created_at', '>=', dayStart(String(oldest.at instanceof Date ? oldest.at.toISOString() : oldest.at).slice(0, 10)))
+    .as('ranked');
+  const rows = await db
+    .selectFrom(ranked)
+    .select(['order_id', 'created_at_text', 'day', 'rank'])
+    .where('order_state', 'in', ['PENDING', 'WITHDRAWING'])
+    .orderBy('day')
+    .orderBy('created_at', 'desc')
     .orderBy('order_id')
     .execute();
-  const byDay = new Map<string, typeof open>();
-  for (const r of open) {
+  const byDay = new Map<string, OpenOrder[]>();
+  for (const r of rows) {
+    const order: OpenOrder = { orderId: r.order_id, createdAt: r.created_at_text, rank: Number(r.rank) };
     const list = byDay.get(r.day);
-    if (list) list.push(r);
-    else byDay.set(r.day, [r]);
+    if (list) list.push(order);
+    else byDay.set(r.day, [order]);
   }
-  const out: OpenOrdersOfDay[] = [];
-  for (const [day, rows] of [...byDay].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    const oldest = rows[0]!;
-    const n = await db
-      .selectFrom('partner_order')
-      .select((eb) => eb.fn.countAll<string>().as('n'))
-      .where('account', '=', account)
-      .where('created_at', '>=', oldest.created_at)
-      .where('created_at', '<', dayStart(addDays(day, 1)))
-      .executeTakeFirstOrThrow();
-    out.push({ day, openIds: rows.map((r) => r.order_id), oldestOpenCreatedAt: oldest.created_at_text, newerThanOldestOpen: Number(n.n) });
-  }
-  return out;
+  return [...byDay].map(([d, open]) => ({ day: d, open }));
 }
 
 /** Every distinct address seen on exchange deposits (the rules compare them without a :tag). */

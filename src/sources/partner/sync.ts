@@ -11,7 +11,7 @@ import { addDays, daysOf } from '../../util/dates.js';
 import { createProgress, type Progress } from '../../util/progress.js';
 import { getCursor, setCursor } from '../../store/cursors.js';
 import { createPartnerApi, ORDERS_PAGE_LIMIT, type PartnerApi } from './api.js';
-import { consecutivePeriods, dayIsOver, relistIsCheaper } from './plan.js';
+import { cheapestRefresh, consecutivePeriods, dayIsOver } from './plan.js';
 import {
   currencySchema,
   formatZodIssues,
@@ -462,27 +462,29 @@ async function syncReference(state: SyncState, reference: string): Promise<void>
 
 /**
  * Every stored order still PENDING or WITHDRAWING is read again so that late state changes land;
- * orders already received in this sync are fresh and skipped. Per creation day, the cheaper way:
- * by id, one request per order, or (a day that is over, so its list no longer moves) listing the
- * day again, newest first, only until the page that passes its oldest open order: the open orders
- * of a day are mostly its last ones, so that is a few pages where the whole day is hundreds. An
- * open order the listing did not return is then fetched by id. A 404 is recorded on the order.
+ * orders already received in this sync are fresh and skipped. Per creation day, the cheapest way
+ * (cheapestRefresh): by id, one request per order, or (a day that is over, so its list no longer
+ * moves) listing the day again, newest first, only until the page that passes the last open
+ * order worth listing for, and the older ones by id: the open orders of a day are mostly its last
+ * ones, so that is a few pages where the whole day is hundreds. An open order the listing did not
+ * return is fetched by id too. A 404 is recorded on the order.
  */
 async function refreshOpenOrders(state: SyncState): Promise<void> {
   const { params } = state.ctx.config.partner;
   const ids: string[] = [];
   for (const group of await listOpenOrdersByDay(state.db, state.account)) {
-    const open = group.openIds.filter((id) => !state.written.has(id));
+    const open = group.open.filter((o) => !state.written.has(o.orderId));
     if (open.length === 0) continue;
-    if (dayIsOver(group.day, state.ctx.now) && relistIsCheaper(group.newerThanOldestOpen, open.length)) {
+    const plan = dayIsOver(group.day, state.ctx.now) ? cheapestRefresh(open.map((o) => o.rank)) : { listThrough: 0 };
+    if (plan.listThrough > 0) {
       state.progress.setStage(`refresh of ${group.day}`);
-      const oldestOpen = requireTimestampKey(group.oldestOpenCreatedAt);
+      const through = requireTimestampKey(open[plan.listThrough - 1]!.createdAt);
       await pageOrders(state, { [params.from]: group.day, [params.to]: addDays(group.day, 1) }, `open orders of ${group.day}`, group.day, (page) =>
-        page.oldestCreatedKey !== null && page.oldestCreatedKey < oldestOpen,
+        page.oldestCreatedKey !== null && page.oldestCreatedKey < through,
       );
       state.result.relistedForRefresh.push(group.day);
-      ids.push(...open.filter((id) => !state.written.has(id)));
-    } else ids.push(...open);
+    }
+    ids.push(...open.filter((o) => !state.written.has(o.orderId)).map((o) => o.orderId));
   }
   if (ids.length === 0) return;
   state.progress.setStage(`refresh of ${ids.length} open orders`);
