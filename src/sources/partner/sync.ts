@@ -40,6 +40,8 @@ import {
 export const MAX_DAY_PASSES = 4;
 /** Guard against a server that ignores the offset parameter and returns full pages forever. */
 const MAX_PAGES_PER_LISTING = 2_000;
+/** Day listings in flight at once on a Postgres server. */
+const DAYS_AT_ONCE = 3;
 /** Refresh by id: requests in flight at once (the client's rate limit still applies). */
 const REFRESH_CONCURRENCY = 4;
 const ORDERS_ENDPOINT = '/orders';
@@ -335,15 +337,29 @@ function sameSet(a: Set<string>, b: Set<string>): boolean {
  */
 async function syncDays(state: SyncState, days: string[], relist: boolean): Promise<string[]> {
   const closed = relist ? new Set<string>() : await listClosedDays(state.db, state.account, days);
-  const listed: string[] = [];
-  for (const day of days) {
-    if (closed.has(day)) {
-      state.result.skippedDays.push(day);
-      continue;
+  const listed = days.filter((day) => !closed.has(day));
+  state.result.skippedDays.push(...days.filter((day) => closed.has(day)));
+  // Days are independent listings: on a Postgres server a few run side by side (each page
+  // commits on its own pooled session; the private rate limit still paces them all). PGlite has
+  // one session, so there they run one after another. A failure stops new days from starting.
+  const atOnce = state.ctx.store.kind === 'postgres' ? DAYS_AT_ONCE : 1;
+  let next = 0;
+  let failed = false;
+  const worker = async () => {
+    while (!failed && next < listed.length) {
+      const day = listed[next++]!;
+      try {
+        state.result.coverage.push(await syncDay(state, day));
+      } catch (err) {
+        failed = true;
+        throw err;
+      }
     }
-    state.result.coverage.push(await syncDay(state, day));
-    listed.push(day);
-  }
+  };
+  const outcomes = await Promise.allSettled(Array.from({ length: Math.min(atOnce, listed.length) }, worker));
+  const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+  if (failure) throw failure.reason;
+  state.result.coverage.sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0));
   if (state.result.skippedDays.length) state.logger.debug({ days: state.result.skippedDays }, 'partner days already read completely after they ended: not listed again');
   return listed;
 }
