@@ -55,6 +55,21 @@ function backlog(w: Writable): number {
   return w.writableLength ?? (w as unknown as { _writableState?: { length?: number } })._writableState?.length ?? 0;
 }
 
+/**
+ * Waits for 'drain' or `ms`, whichever comes first, and leaves no listener behind: a once()
+ * that lost the race to a timer kept its 'drain' and 'error' listeners on the zip's stream,
+ * one pair per wait of a big sheet (MaxListenersExceededWarning, and a leak until the next drain).
+ */
+export async function drainOrTimeout(w: Writable, ms: number): Promise<void> {
+  const cancel = new AbortController();
+  try {
+    await Promise.race([once(w, 'drain', { signal: cancel.signal }), delay(ms, undefined, { signal: cancel.signal })]);
+  } finally {
+    // The loser rejects with an AbortError, which the settled race has already handled.
+    cancel.abort();
+  }
+}
+
 const FILLS: Partial<Record<Tone, string>> = {
   break: 'FFFFC7CE',
   high: 'FFC00000',
@@ -153,7 +168,7 @@ class SheetWriter {
       const pipes = stream?.pipes ?? [];
       const full = pipes.find((p) => backlog(p) > MAX_PIPE_BACKLOG);
       if (full) {
-        await Promise.race([once(full, 'drain'), delay(50)]);
+        await drainOrTimeout(full, 50);
         continue;
       }
       if (pipes.length === 0 && (stream?.buffers?.length ?? 0) > MAX_UNPIPED_BUFFERS) {

@@ -1,11 +1,12 @@
 import { mkdtempSync } from 'node:fs';
+import { PassThrough } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { describe, expect, it } from 'vitest';
 import { Decimal } from '../../src/decimal/decimal.js';
 import { amount, day, excelAmount, numberFormat, type Row, type SheetSpec } from '../../src/report/cells.js';
-import { TEXT_MARKER_HEADER, writeWorkbook } from '../../src/report/write-workbook.js';
+import { TEXT_MARKER_HEADER, drainOrTimeout, writeWorkbook } from '../../src/report/write-workbook.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rr-report-writer-'));
 
@@ -71,5 +72,24 @@ describe('writeWorkbook', () => {
     // data bars over the whole data range, without a dangling x14 extension reference
     const cf = (ws as unknown as { conditionalFormattings: Array<{ ref: string; rules: Array<{ type: string }> }> }).conditionalFormattings;
     expect(cf.map((c) => [c.ref, c.rules[0]!.type])).toEqual([['C2:C4', 'dataBar']]);
+  });
+});
+
+describe('drainOrTimeout', () => {
+  it('leaves no listener on a stream that stays full, however often it times out', async () => {
+    const stream = new PassThrough({ highWaterMark: 1 });
+    stream.write('x');
+    const before = { drain: stream.listenerCount('drain'), error: stream.listenerCount('error') };
+    for (let i = 0; i < 12; i++) await drainOrTimeout(stream, 1);
+    expect({ drain: stream.listenerCount('drain'), error: stream.listenerCount('error') }).toEqual(before);
+  });
+
+  it('resolves on drain', async () => {
+    const stream = new PassThrough({ highWaterMark: 1 });
+    stream.write('x');
+    const waited = drainOrTimeout(stream, 60_000);
+    stream.read();
+    await waited;
+    expect({ drain: stream.listenerCount('drain'), error: stream.listenerCount('error') }).toEqual({ drain: 0, error: 0 });
   });
 });
