@@ -517,6 +517,9 @@ export async function* streamWithdrawals(db: Db, b: PeriodBounds, batch = BATCH)
 /**
  * Exchange orders with at least one fill in the period, each against *all* its stored fills
  * (docs/rules.md E_FILL_QTY), paged by ex_ord_id. Orders never found are listed as orphans.
+ * The page's ids are asked as `ex_ord_id > after` (ids are positive), a plain range the
+ * (account, ex_ord_id) index serves: each page starts where the last ended instead of sorting
+ * the whole period's fills again.
  */
 export async function* streamOrdersVsFills(db: Db, b: PeriodBounds, batch = BATCH): AsyncGenerator<OrderVsFillsRec> {
   let after: string | null = null;
@@ -525,7 +528,7 @@ export async function* streamOrdersVsFills(db: Db, b: PeriodBounds, batch = BATC
       with ids as (
         select distinct ex_ord_id from exchange_fill
         where account = ${b.account} and timestamp >= ${b.from} and timestamp < ${b.to}
-          and (${after}::bigint is null or ex_ord_id > ${after}::bigint)
+          and ex_ord_id > ${after ?? '-1'}::bigint
         order by ex_ord_id limit ${batch}
       )
       select ids.ex_ord_id, o.ex_ord_id is not null as found, coalesce(o.symbol, agg.symbol) as symbol, o.side, o.ord_type,
