@@ -157,15 +157,13 @@ export interface OpenOrdersOfDay {
  * place in the day's newest-first list: the refresh picks the cheapest way per day.
  */
 export async function listOpenOrdersByDay(db: Db, account: string): Promise<OpenOrdersOfDay[]> {
-  const oldest = await db
-    .selectFrom('partner_order')
-    .select((eb) => eb.fn.min('created_at').as('at'))
-    .where('account', '=', account)
-    .where('order_state', 'in', ['PENDING', 'WITHDRAWING'])
-    .executeTakeFirst();
-  if (!oldest?.at) return [];
   const day = sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')`;
-  // Ranks over every order of the days from the oldest open one's on; ties count as listed before.
+  const openDays = (
+    await db.selectFrom('partner_order').select(day.as('day')).distinct().where('account', '=', account).where('order_state', 'in', ['PENDING', 'WITHDRAWING']).execute()
+  ).map((r) => r.day);
+  if (openDays.length === 0) return [];
+  // Ranks over every order of those days only (an order stuck for months must not make each
+  // night rank the months between); ties count as listed before.
   const ranked = db
     .selectFrom('partner_order')
     .select([
@@ -177,7 +175,7 @@ export async function listOpenOrdersByDay(db: Db, account: string): Promise<Open
       sql<string>`count(*) over (partition by ${day} order by created_at desc range between unbounded preceding and current row)`.as('rank'),
     ])
     .where('account', '=', account)
-    .where('created_at', '>=', dayStart(String(oldest.at instanceof Date ? oldest.at.toISOString() : oldest.at).slice(0, 10)))
+    .where((eb) => eb.or(openDays.map((d) => eb.and([eb('created_at', '>=', dayStart(d)), eb('created_at', '<', dayStart(addDays(d, 1)))]))))
     .as('ranked');
   const rows = await db
     .selectFrom(ranked)
