@@ -66,17 +66,19 @@ const ORDER_COLUMNS = [
 
 /** Partner orders created in the span, by keyset (created_at, order_id), one page at a time. */
 export async function* partnerOrdersCreatedIn(db: Db, account: string, span: Span, batchSize = BATCH_SIZE): AsyncGenerator<PartnerOrder[]> {
-  const fetch = (after: { at: Date; id: string } | null) => {
+  // Pages on the stored value's exact text: created_at keeps microseconds, a JS Date only
+  // milliseconds, and a page ending inside a millisecond would return rows again (or forever).
+  const fetch = (after: { at: string; id: string } | null) => {
     let q = db
       .selectFrom('partner_order')
-      .select(ORDER_COLUMNS)
+      .select([...ORDER_COLUMNS, sql<string>`created_at::text`.as('created_key')])
       .where('account', '=', account)
       .where('created_at', '>=', span.from)
       .where('created_at', '<', span.to);
-    if (after) q = q.where((eb) => eb(eb.refTuple('created_at', 'order_id'), '>', eb.tuple(after.at, after.id)));
+    if (after) q = q.where(sql<boolean>`(created_at, order_id) > (${after.at}::timestamptz, ${after.id})`);
     return q.orderBy('created_at').orderBy('order_id').limit(batchSize).execute();
   };
-  for await (const rows of keysetPages(fetch, (r) => ({ at: r.created_at, id: r.order_id }), batchSize)) yield rows.map(toPartnerOrder);
+  for await (const rows of keysetPages(fetch, (r) => ({ at: r.created_key, id: r.order_id }), batchSize)) yield rows.map(toPartnerOrder);
 }
 
 /** Every stored order still PENDING or WITHDRAWING (P_STALE), whatever its creation date. */

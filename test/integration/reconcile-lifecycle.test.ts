@@ -4,7 +4,7 @@ import { exchangeOrdersWithFillsIn, fillsIn, partnerOrdersCreatedIn } from '../.
 import { jsonSummary } from '../../src/reconcile/summary.js';
 import { createRun } from '../../src/store/runs.js';
 import { describeEachStore } from '../helpers/db.js';
-import { makeConfig, newContext, NOW, PLANTED, seedWorld } from './reconcile-seed.js';
+import { insertOrder, makeConfig, newContext, NOW, PLANTED, seedWorld } from './reconcile-seed.js';
 
 const PERIOD = { from: '2026-11-10', to: '2026-11-11' };
 const config = makeConfig({ partner: { wallets: ['0xWALLET'] } });
@@ -86,6 +86,21 @@ describeEachStore('reconcilePeriod', (ctx) => {
     expect(summary.breaks[0]).toEqual({ code: 'E_BALANCE_ROLL', key: 'USD', severity: 'high', currency: 'USD', expected: '8688.27', actual: '8688.28', difference: '0.01', status: 'open', firstSeenRun: 'run1', lastSeenRun: 'run5' });
     expect(summary.breaks.map((b) => `${b.code} ${b.key}`)).toContain('P_FEE_USD o-old');
     expect(JSON.parse(JSON.stringify(summary))).toEqual(summary);
+  });
+
+  it('partner orders with sub-millisecond creation times page exactly across page boundaries', async () => {
+    // Stored to the microsecond: a JS Date of the last row of a page keeps only the millisecond.
+    const created = ['2026-10-20T10:00:00.123100Z', '2026-10-20T10:00:00.123456Z', '2026-10-20T10:00:00.123789Z', '2026-10-20T10:00:00.124500Z', '2026-10-20T10:00:00.124501Z'];
+    for (const [i, at] of created.entries()) await insertOrder(db(), { id: `o-us-${i}`, created: at, updated: at });
+    const span = { from: new Date('2026-10-20T00:00:00Z'), to: new Date('2026-10-21T00:00:00Z') };
+    for (const size of [1, 2, 3, 1000]) {
+      const ids: string[] = [];
+      for await (const page of partnerOrdersCreatedIn(db(), 'default', span, size)) {
+        ids.push(...page.map((o) => o.orderId));
+        if (ids.length > 20) break; // a page that repeats rows would otherwise page forever
+      }
+      expect(ids).toEqual(created.map((_, i) => `o-us-${i}`));
+    }
   });
 
   it('keyset pages neither skip nor repeat rows at any page size', async () => {
