@@ -7,6 +7,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { createPartnerApi, PRIVATE_KEY_HEADER, PUBLIC_KEY_HEADER } from '../../src/sources/partner/api.js';
+import { createRequestMeter } from '../../src/http/meter.js';
 import { HttpAuthError } from '../../src/http/errors.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 
@@ -94,5 +95,26 @@ describe('Partner API client', () => {
       await api.close();
       await sb.close();
     }
+  });
+
+  it('meters each call under its endpoint template at its class rate', async () => {
+    const config = loadConfig({ env: { PARTNER_API_URL: url, PARTNER_PUBLIC_KEY: 'pub-key', PARTNER_PRIVATE_KEY: 'priv-key' } });
+    const meter = createRequestMeter();
+    const api = createPartnerApi(config, pino({ level: 'silent' }), { meter });
+    try {
+      await api.getOrder('42');
+      await api.getOrder('43');
+      await api.listOrders({ limit: 50 });
+      await api.currencies();
+    } finally {
+      await api.close();
+    }
+    expect(meter.snapshot()).toEqual({
+      partner: {
+        'GET /orders/{id}': { requests: 2, retries: 0, perSecond: 100 },
+        'GET /orders': { requests: 1, retries: 0, perSecond: 100 },
+        'GET /currencies': { requests: 1, retries: 0, perSecond: 10 },
+      },
+    });
   });
 });
