@@ -118,7 +118,7 @@ export interface Window {
 }
 
 /** A window of one millisecond cannot be split by time (consecutive windows share end points). */
-export function canSplit(window: Window): boolean {
+function canSplit(window: Window): boolean {
   return window.end - window.start > 1;
 }
 

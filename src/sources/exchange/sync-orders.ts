@@ -4,11 +4,9 @@ import { toOrderRow, type OrderRow } from './transform.js';
 import { markOrdersNotFound, nonFinalIds, orderIdsMissingForFills, upsertOrders } from './store.js';
 import type { Window } from './paging.js';
 import { checkAbort, handleQuarantine, runConcurrently, type SyncEnv } from './sync-common.js';
-import { loadPageCap, padded, syncWindows, type WindowStream } from './sync-windows.js';
+import { loadPageCap, padded, syncWindows, type StreamCap, type WindowStream } from './sync-windows.js';
 
-type Cap = WindowStream<Order, OrderRow>['cap'];
-
-function orderStream(env: SyncEnv, kind: 'orders' | 'trades', status: string | undefined, symbols: string[], cap: Cap, stream = status ? `${kind}.${status}` : kind): WindowStream<Order, OrderRow> {
+function orderStream(env: SyncEnv, kind: 'orders' | 'trades', status: string | undefined, symbols: string[], cap: StreamCap, stream = status ? `${kind}.${status}` : kind): WindowStream<Order, OrderRow> {
   return {
     stream,
     cursor: `${stream}.time`,

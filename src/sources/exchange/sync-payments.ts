@@ -12,11 +12,9 @@ import { toDepositRow, toWithdrawalRow, type DepositRow, type WithdrawalRow } fr
 import { nonFinalIds, upsertDeposits, upsertWithdrawals } from './store.js';
 import { checkAbort, handleQuarantine, type SyncEnv } from './sync-common.js';
 import { syncAnswers } from './sync-answers.js';
-import { loadPageCap, padded, type WindowStream } from './sync-windows.js';
+import { loadPageCap, padded, type StreamCap, type WindowStream } from './sync-windows.js';
 
-type Cap = WindowStream<unknown, { raw: string }>['cap'];
-
-function depositStream(env: SyncEnv, cap: Cap): WindowStream<Deposit, DepositRow> {
+function depositStream(env: SyncEnv, cap: StreamCap): WindowStream<Deposit, DepositRow> {
   return {
     stream: 'deposits',
     cursor: 'deposits.time',
@@ -38,7 +36,7 @@ function depositStream(env: SyncEnv, cap: Cap): WindowStream<Deposit, DepositRow
   };
 }
 
-function withdrawalStream(env: SyncEnv, cap: Cap): WindowStream<Withdrawal, WithdrawalRow> {
+function withdrawalStream(env: SyncEnv, cap: StreamCap): WindowStream<Withdrawal, WithdrawalRow> {
   return {
     stream: 'withdrawals',
     cursor: 'withdrawals.time',

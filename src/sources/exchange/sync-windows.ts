@@ -17,8 +17,7 @@ export interface WindowStream<T, R extends { raw: string }> {
   keyField: string;
   int64Key: boolean;
   schema: z.ZodType<T, any>;
-  /** When a page may have been cut (fullAt), learned upwards; `cursor` persists `learned` per account. */
-  cap: PageCap & { cursor: string; persisted: number };
+  cap: StreamCap;
   fetch(window: Window, symbol: string | undefined, signal?: AbortSignal): Promise<Page>;
   toRow(v: Validated<T>): R;
   key(row: R): string;
@@ -35,6 +34,9 @@ export interface WindowStream<T, R extends { raw: string }> {
    */
   bestEffort?: boolean;
 }
+
+/** When a page may have been cut (fullAt), learned upwards; `cursor` persists `learned` per account. */
+export type StreamCap = PageCap & { cursor: string; persisted: number };
 
 /**
  * Records written before the cursor can still appear late (a deposit listed after the window
@@ -73,17 +75,17 @@ interface Fetched<T> extends LeafResult<T> {
  * The cap of an endpoint's pages for this sync, with the largest page learned by earlier syncs
  * (cursor row `cursor`, e.g. orders.maxPage: the server's cap is at least that, whatever it documents).
  */
-export async function loadPageCap(env: SyncEnv, cursor: string, asked: number, floor: number): Promise<WindowStream<unknown, { raw: string }>['cap']> {
+export async function loadPageCap(env: SyncEnv, cursor: string, asked: number, floor: number): Promise<StreamCap> {
   const stored = Number((await getCursor(env.db, env.account, SOURCE, cursor)) ?? 0);
   const learned = Number.isSafeInteger(stored) && stored > 0 ? stored : 0;
   return { asked, floor, learned, persisted: learned, cursor };
 }
 
 /** The cursor row of a stream's persisted walk (WalkState), next to its time cursor. */
-export const walkCursorName = (stream: string): string => `${stream}.walk`;
+const walkCursorName = (stream: string): string => `${stream}.walk`;
 
 /** Reads a persisted walk; anything unreadable is ignored (the walk is then done again). */
-export function parseWalk(value: string | null): WalkState | null {
+function parseWalk(value: string | null): WalkState | null {
   if (!value) return null;
   const m = /^(\d+)\.\.(\d+)$/.exec(value);
   return m ? { from: Number(m[1]), to: Number(m[2]) } : null;
