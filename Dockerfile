@@ -22,7 +22,8 @@ ENV NODE_ENV=production \
     RAMP_RECON_DATA_DIR=/app/data
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
-COPY --from=build /app/dist ./dist
+# Only the product: the simulator (dist/sandbox) and the bench (dist/bench) stay in the build stage.
+COPY --from=build /app/dist/src ./dist/src
 COPY sql ./sql
 COPY package.json ./
 # The CLI on PATH; node resolves its imports from the real path under /app/dist.

@@ -6,7 +6,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { PipelineChildInput, PipelineChildResult } from './pipeline-child.js';
 import type { Command, SandboxCounts } from './sandbox-child.js';
-import type { SandboxOptions } from '../src/sandbox/index.js';
+import type { SandboxOptions } from '../sandbox/index.js';
 
 export interface SandboxChild {
   env: Record<string, string>;

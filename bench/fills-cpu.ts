@@ -2,7 +2,7 @@
  * CPU cost of one fills page on the Node side (parse, validate, map), without the database:
  * `npm run build && node dist/bench/fills-cpu.js`. Pages come from an in-process sandbox.
  */
-import { startSandbox } from '../src/sandbox/index.js';
+import { startSandbox } from '../sandbox/index.js';
 import { parseJsonLossless } from '../src/decimal/json.js';
 import { fastFill, fillSchema, validateRecords } from '../src/sources/exchange/schemas.js';
 import { toFillRow } from '../src/sources/exchange/transform.js';

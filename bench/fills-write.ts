@@ -8,12 +8,12 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { copyMerge, fillCopyLine } from './copy-fills.js';
-import { openStore } from '../src/db/database.js';
-import { migrate } from '../src/db/migrate.js';
+import { openStore } from '../src/store/database.js';
+import { migrate } from '../src/store/migrate.js';
 import { parseJsonLossless } from '../src/decimal/json.js';
-import { startSandbox } from '../src/sandbox/index.js';
+import { startSandbox } from '../sandbox/index.js';
 import { fastFill, fillSchema, validateRecords } from '../src/sources/exchange/schemas.js';
-import { commitFillsPage } from '../src/sources/exchange/store.js';
+import { commitFillsPage } from '../src/store/exchange-records.js';
 import { toFillRow, type FillRow } from '../src/sources/exchange/transform.js';
 
 const baseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

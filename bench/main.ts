@@ -21,7 +21,7 @@ import { runPipelineChild, startSandboxChild } from './children.js';
 import { copyInto, copyMerge, copyOut } from './copy-fills.js';
 import { printHeader, printRound, printSummary, type RoundResult } from './print.js';
 import type { SandboxCounts } from './sandbox-child.js';
-import { DEFAULT_OPTIONS } from '../src/sandbox/options.js';
+import { DEFAULT_OPTIONS } from '../sandbox/options.js';
 import { addDays, MS_PER_DAY, toDay } from '../src/util/dates.js';
 
 const baseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

@@ -9,9 +9,9 @@
  * the exchange sync's own result is kept on the way for its per-stage figures.
  */
 import { setClockOffset } from './clock.js';
-import type { Period } from '../src/pipeline/context.js';
-import type { Stages } from '../src/pipeline/stages.js';
-import type { ExchangeSyncResult } from '../src/sources/exchange/sync.js';
+import type { Period } from '../src/domain/period.js';
+import type { Stages } from '../src/pipeline/load-stages.js';
+import type { ExchangeSyncResult } from '../src/stages/sync-exchange.js';
 
 export interface PipelineChildInput {
   mode: 'first' | 'nightly';
@@ -48,7 +48,7 @@ const { loadConfig, secretValues } = await import('../src/config/load.js');
 const { createLogger } = await import('../src/log/logger.js');
 const { openMigratedStore } = await import('../src/cli/context.js');
 const { runPipeline } = await import('../src/pipeline/run.js');
-const { loadStages } = await import('../src/pipeline/stages.js');
+const { loadStages } = await import('../src/pipeline/load-stages.js');
 const { getRun } = await import('../src/store/runs.js');
 const { yesterday } = await import('../src/util/dates.js');
 

@@ -6,7 +6,7 @@
  * Command) with `{ id, result }`. It lives until the parent disconnects.
  */
 import { setClockOffset } from './clock.js';
-import type { SandboxOptions } from '../src/sandbox/index.js';
+import type { SandboxOptions } from '../sandbox/index.js';
 
 export interface SandboxCounts {
   clock: number;
@@ -34,7 +34,7 @@ const { clockOffsetMs = 0, ...options } = raw;
 let offset = clockOffsetMs;
 setClockOffset(offset);
 // Loaded after the clock is set: the sandbox's world anchors its clock at construction.
-const { startSandbox } = await import('../src/sandbox/index.js');
+const { startSandbox } = await import('../sandbox/index.js');
 const sb = await startSandbox({ ...options, now: options.now ? new Date(options.now) : undefined });
 
 let requests = new Map<string, number>();

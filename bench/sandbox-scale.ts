@@ -3,7 +3,7 @@
  * partner orders, then time a full /fills scan by execId and partner paging by day.
  * Run: npx vite-node bench/sandbox-scale.ts [days]   (prints timings and heap figures)
  */
-import { startSandbox } from '../src/sandbox/index.js';
+import { startSandbox } from '../sandbox/index.js';
 
 const days = Number(process.argv[2] ?? 30);
 const fillsTarget = 1_000_000;

@@ -14,10 +14,10 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { loadConfig } from '../src/config/load.js';
-import { openStore } from '../src/db/database.js';
-import { migrate } from '../src/db/migrate.js';
+import { openStore } from '../src/store/database.js';
+import { migrate } from '../src/store/migrate.js';
 import { createLogger } from '../src/log/logger.js';
-import { writeReport } from '../src/report/index.js';
+import { writeReport } from '../src/stages/report.js';
 
 const fills = Number(process.argv[2] ?? 1_000_000);
 const maxRowsPerSheet = process.argv[3] ? Number(process.argv[3]) : undefined;

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { loadConfig, secretValues, type Config } from '../config/load.js';
 import { createLogger, type Logger } from '../log/logger.js';
-import { openStore, type Store } from '../db/database.js';
-import { migrate } from '../db/migrate.js';
+import { openStore, type Store } from '../store/database.js';
+import { migrate } from '../store/migrate.js';
 import { EXIT, isAppError } from '../errors.js';
 
 /** Options every command accepts (declared on the root program). */

@@ -1,12 +1,13 @@
 import { sql } from 'kysely';
 import type { Config } from '../config/load.js';
 import { configHash, secretValues } from '../config/load.js';
-import type { Db, Store } from '../db/database.js';
+import type { Db, Store } from '../store/database.js';
 import type { Logger } from '../log/logger.js';
 import { stringifyJsonLossless } from '../decimal/json.js';
 import { createRequestMeter } from '../http/meter.js';
 import { createRun, recordStage, type RunCommand } from '../store/runs.js';
-import type { Period, StageContext } from './context.js';
+import type { StageContext } from '../stages/context.js';
+import type { Period } from '../domain/period.js';
 import { failInterruptedRuns, withRunLock } from './lock.js';
 
 /** The IO handles a run needs; passed in by the CLI, the scheduler, the demo and the tests. */

@@ -1,4 +1,4 @@
-import type { Store, Session } from '../db/database.js';
+import type { Store, Session } from '../store/database.js';
 import type { Logger } from '../log/logger.js';
 import { AppError, EXIT } from '../errors.js';
 

@@ -1,12 +1,12 @@
 import { requireSources } from '../config/load.js';
-import type { Db } from '../db/database.js';
+import type { Db } from '../store/database.js';
 import { AppError } from '../errors.js';
 import { addDays } from '../util/dates.js';
-import type { Period } from './context.js';
+import type { Period } from '../domain/period.js';
 import { executeRun, mergeStageDetail, skipStage, type RunDeps } from './execute.js';
 
 export { mergeStageDetail } from './execute.js';
-import { loadStages, type JsonSummary, type Stages } from './stages.js';
+import { loadStages, type JsonSummary, type Stages } from './load-stages.js';
 
 export type { RunDeps } from './execute.js';
 

@@ -1,6 +1,6 @@
 import type { Decimal } from '../decimal/decimal.js';
 import type { RunRequests } from '../http/meter.js';
-import type { PartnerOrder } from '../recon/types.js';
+import type { PartnerOrder } from '../rules/types.js';
 
 /** Plain data the report is built from; loaders fill these from the store, tests build them by hand. */
 

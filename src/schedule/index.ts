@@ -1,7 +1,7 @@
 import type { Config } from '../config/load.js';
 import { requireSources } from '../config/load.js';
-import type { Store } from '../db/database.js';
-import { EmbeddedBusyError } from '../db/database.js';
+import type { Store } from '../store/database.js';
+import { EmbeddedBusyError } from '../store/database.js';
 import type { Logger } from '../log/logger.js';
 import { RunLockedError } from '../pipeline/lock.js';
 import { runPipeline } from '../pipeline/run.js';

@@ -1,4 +1,4 @@
-import type { Db } from '../db/database.js';
+import type { Db } from './database.js';
 
 /** Reads a sync cursor; null when the stream has never been synced. */
 export async function getCursor(db: Db, account: string, source: string, name: string): Promise<string | null> {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Db } from '../db/database.js';
+import type { Db } from './database.js';
 
 export interface QuarantineInput {
   account: string;

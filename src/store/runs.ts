@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { stringifyJsonLossless } from '../decimal/json.js';
-import type { Db } from '../db/database.js';
-import type { RunRow } from '../db/types.js';
+import type { Db } from './database.js';
+import type { RunRow } from './schema.js';
 import type { RunRequests } from '../http/meter.js';
 
 export type RunCommand = 'run' | 'sync' | 'reconcile' | 'report' | 'deliver';

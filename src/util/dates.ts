@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Period } from '../pipeline/context.js';
+import type { Period } from '../domain/period.js';
 import { ConfigError } from '../errors.js';
 
 const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;

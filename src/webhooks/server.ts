@@ -4,10 +4,10 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../config/load.js';
 import { WEBHOOK_SENDER_IPS } from '../config/schema.js';
-import type { Store } from '../db/database.js';
+import type { Store } from '../store/database.js';
 import type { Logger } from '../log/logger.js';
 import { AppError } from '../errors.js';
-import { handleEventBody, type EventOutcome } from './handler.js';
+import { handleEventBody, type EventOutcome } from '../sources/partner/webhook-events.js';
 
 export interface WebhookServerDeps {
   store: Store;

@@ -12,7 +12,7 @@ describe('npm run demo', () => {
 
   it('runs against the local sandbox on the embedded database and leaves a workbook whose Breaks sheet lists the planted discrepancies', async () => {
     // Run from an empty folder: the demo's data/demo and reports/ land there, not in the checkout.
-    const child = spawn(process.execPath, [join(ROOT, 'dist', 'src', 'demo', 'main.js')], { cwd, env: childEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [join(ROOT, 'dist', 'sandbox', 'demo', 'main.js')], { cwd, env: childEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

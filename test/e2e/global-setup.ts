@@ -13,7 +13,7 @@ const CLI = join(root, 'dist', 'src', 'cli', 'main.js');
  */
 export default function setup(): void {
   const built = mtime(CLI);
-  const newest = Math.max(newestUnder(join(root, 'src')), mtime(join(root, 'tsconfig.json')), mtime(join(root, 'package.json')));
+  const newest = Math.max(newestUnder(join(root, 'src')), newestUnder(join(root, 'sandbox')), mtime(join(root, 'tsconfig.json')), mtime(join(root, 'package.json')));
   if (built !== 0 && built >= newest) return;
   try {
     execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.json')], {

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe } from 'vitest';
-import { openStore, type Store } from '../../src/db/database.js';
-import { migrate } from '../../src/db/migrate.js';
+import { openStore, type Store } from '../../src/store/database.js';
+import { migrate } from '../../src/store/migrate.js';
 
 export type StoreKind = 'embedded' | 'postgres';
 

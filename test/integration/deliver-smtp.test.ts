@@ -6,10 +6,10 @@ import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config/load.js';
-import { deliverRun } from '../../src/deliver/index.js';
+import { deliverRun } from '../../src/stages/deliver.js';
 import { createLogger } from '../../src/log/logger.js';
-import type { StageContext } from '../../src/pipeline/context.js';
-import { writeReport } from '../../src/report/index.js';
+import type { StageContext } from '../../src/stages/context.js';
+import { writeReport } from '../../src/stages/report.js';
 import { describeEachStore } from '../helpers/db.js';
 
 const NOW = new Date('2026-11-02T02:00:00Z');

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachStore } from '../helpers/db.js';
 import { loadConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
-import type { Store } from '../../src/db/database.js';
-import { syncExchange } from '../../src/sources/exchange/sync.js';
+import type { Store } from '../../src/store/database.js';
+import { syncExchange } from '../../src/stages/sync-exchange.js';
 import { FAKE_NOW, makeData, startFakeExchange, type FakeExchange } from './exchange-fake-api.js';
 
 /**

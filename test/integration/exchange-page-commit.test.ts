@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import { expect, it } from 'vitest';
 import { describeEachStore } from '../helpers/db.js';
-import { upsertOrders, upsertDeposits, recordPage, type PageBookkeeping } from '../../src/sources/exchange/store.js';
+import { upsertOrders, upsertDeposits, recordPage, type PageBookkeeping } from '../../src/store/exchange-records.js';
 import type { OrderRow } from '../../src/sources/exchange/transform.js';
-import type { Db } from '../../src/db/database.js';
+import type { Db } from '../../src/store/database.js';
 
 const order = (id: string, status: string, cumQty: string): OrderRow => ({
   ex_ord_id: id,

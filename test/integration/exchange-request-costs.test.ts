@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestStore, storeKinds } from '../helpers/db.js';
 import { loadConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
-import type { Store } from '../../src/db/database.js';
-import { syncExchange } from '../../src/sources/exchange/sync.js';
-import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
+import type { Store } from '../../src/store/database.js';
+import { syncExchange } from '../../src/stages/sync-exchange.js';
+import { startSandbox, type Sandbox, type SandboxOptions } from '../../sandbox/index.js';
 import { Decimal } from '../../src/decimal/decimal.js';
 
 /**

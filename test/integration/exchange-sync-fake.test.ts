@@ -6,9 +6,9 @@ import { describeEachStore } from '../helpers/db.js';
 import { loadConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { Decimal } from '../../src/decimal/decimal.js';
-import type { Store } from '../../src/db/database.js';
-import type { StageContext } from '../../src/pipeline/context.js';
-import { syncExchange, SyncAbortedError } from '../../src/sources/exchange/sync.js';
+import type { Store } from '../../src/store/database.js';
+import type { StageContext } from '../../src/stages/context.js';
+import { syncExchange, SyncAbortedError } from '../../src/stages/sync-exchange.js';
 import { FAKE_NOW, makeData, startFakeExchange, type FakeData, type FakeExchange, type FakeOptions } from './exchange-fake-api.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rr-exchange-'));

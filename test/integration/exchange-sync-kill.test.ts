@@ -8,9 +8,9 @@ import { createTestStore, storeKinds, type StoreKind } from '../helpers/db.js';
 import { loadConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { Decimal } from '../../src/decimal/decimal.js';
-import { openStore, type Store } from '../../src/db/database.js';
-import { syncExchange } from '../../src/sources/exchange/sync.js';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { openStore, type Store } from '../../src/store/database.js';
+import { syncExchange } from '../../src/stages/sync-exchange.js';
+import { startSandbox, type Sandbox } from '../../sandbox/index.js';
 
 /**
  * The hard case of resumability: the CLI's `sync --source exchange` killed with SIGKILL (no

@@ -6,10 +6,10 @@ import { createTestStore, describeEachStore } from '../helpers/db.js';
 import { loadConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { Decimal } from '../../src/decimal/decimal.js';
-import type { Store } from '../../src/db/database.js';
-import type { StageContext } from '../../src/pipeline/context.js';
-import { syncExchange, SyncAbortedError } from '../../src/sources/exchange/sync.js';
-import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
+import type { Store } from '../../src/store/database.js';
+import type { StageContext } from '../../src/stages/context.js';
+import { syncExchange, SyncAbortedError } from '../../src/stages/sync-exchange.js';
+import { startSandbox, type Sandbox, type SandboxOptions } from '../../sandbox/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rr-exchange-sb-'));
 const configPath = join(dir, 'config.json');

@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { startSandbox, type Sandbox } from '../../sandbox/index.js';
 import { syncPartner, type PartnerSyncOptions, type PartnerSyncResult } from '../../src/sources/partner/sync.js';
 import { listingCost } from '../../src/sources/partner/plan.js';
 import { requireTimestampKey, walletWithoutTag } from '../../src/sources/partner/transform.js';
-import { coverage as loadCoverageRows } from '../../src/reconcile/loaders.js';
-import type { Period, StageContext } from '../../src/pipeline/context.js';
+import { coverage as loadCoverageRows } from '../../src/store/recon-reads.js';
+import type { StageContext } from '../../src/stages/context.js';
+import type { Period } from '../../src/domain/period.js';
 import { describeEachStore } from '../helpers/db.js';
 
 /**

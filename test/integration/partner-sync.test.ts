@@ -4,9 +4,9 @@ import { silentLogger } from '../../src/log/logger.js';
 import { parseJsonLossless } from '../../src/decimal/json.js';
 import { toDecimal } from '../../src/decimal/decimal.js';
 import type { HttpResponse, QueryValue } from '../../src/http/client.js';
-import type { PartnerApi } from '../../src/sources/partner/api.js';
+import type { PartnerApi } from '../../src/sources/partner/client.js';
 import { syncPartner } from '../../src/sources/partner/sync.js';
-import type { StageContext } from '../../src/pipeline/context.js';
+import type { StageContext } from '../../src/stages/context.js';
 import { describeEachStore } from '../helpers/db.js';
 
 /**

@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
-import { reconcilePeriod } from '../../src/reconcile/reconcile.js';
-import { exchangeOrdersWithFillsIn, fillsIn, partnerOrdersCreatedIn } from '../../src/reconcile/loaders.js';
-import { jsonSummary } from '../../src/reconcile/summary.js';
+import { reconcilePeriod } from '../../src/stages/reconcile.js';
+import { exchangeOrdersWithFillsIn, fillsIn, partnerOrdersCreatedIn } from '../../src/store/recon-reads.js';
+import { jsonSummary } from '../../src/store/run-summary.js';
 import { createRun } from '../../src/store/runs.js';
 import { describeEachStore } from '../helpers/db.js';
 import { insertOrder, makeConfig, newContext, NOW, PLANTED, seedWorld } from './reconcile-seed.js';

@@ -1,10 +1,10 @@
 import { expect, it } from 'vitest';
-import type { Db } from '../../src/db/database.js';
+import type { Db } from '../../src/store/database.js';
 import { Decimal } from '../../src/decimal/decimal.js';
-import { checkExchangeOrders, checkFills, fillPrefilter, markNotChecked, orderPrefilter, type ReferenceData } from '../../src/recon/engine.js';
-import { RuleTally } from '../../src/recon/tally.js';
-import { engineConfig, reconcilePeriod } from '../../src/reconcile/reconcile.js';
-import { exchangeOrderCandidatesIn, exchangeOrdersWithFillsIn, feeSchedule, fillCandidatesIn, fillsIn, latestSymbols, latestWhitelist, type Span } from '../../src/reconcile/loaders.js';
+import { checkExchangeOrders, checkFills, fillPrefilter, markNotChecked, orderPrefilter, type ReferenceData } from '../../src/rules/engine.js';
+import { RuleTally } from '../../src/rules/tally.js';
+import { engineConfig, reconcilePeriod } from '../../src/stages/reconcile.js';
+import { exchangeOrderCandidatesIn, exchangeOrdersWithFillsIn, feeSchedule, fillCandidatesIn, fillsIn, latestSymbols, latestWhitelist, type Span } from '../../src/store/recon-reads.js';
 import { describeEachStore } from '../helpers/db.js';
 import { makeConfig, newContext } from './reconcile-seed.js';
 

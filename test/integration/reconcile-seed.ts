@@ -1,9 +1,9 @@
 import type { Config } from '../../src/config/load.js';
 import { fileConfigSchema } from '../../src/config/schema.js';
-import type { Db } from '../../src/db/database.js';
-import type { Store } from '../../src/db/database.js';
+import type { Db } from '../../src/store/database.js';
+import type { Store } from '../../src/store/database.js';
 import { silentLogger } from '../../src/log/logger.js';
-import type { StageContext } from '../../src/pipeline/context.js';
+import type { StageContext } from '../../src/stages/context.js';
 import { createRun } from '../../src/store/runs.js';
 
 /** A config as loadConfig would build it, from a file-config object. */

@@ -5,11 +5,11 @@ import ExcelJS from 'exceljs';
 import { sql } from 'kysely';
 import { beforeAll, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
-import type { Store } from '../../src/db/database.js';
+import type { Store } from '../../src/store/database.js';
 import { silentLogger } from '../../src/log/logger.js';
-import type { StageContext } from '../../src/pipeline/context.js';
+import type { StageContext } from '../../src/stages/context.js';
 import { numberFormat } from '../../src/report/cells.js';
-import { SHEET, writeReport } from '../../src/report/index.js';
+import { SHEET, writeReport } from '../../src/stages/report.js';
 import { TEXT_MARKER_HEADER } from '../../src/report/write-workbook.js';
 import { describeEachStore } from '../helpers/db.js';
 

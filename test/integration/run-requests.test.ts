@@ -7,8 +7,8 @@ import { formatRuns, listRuns } from '../../src/cli/commands/runs.js';
 import { loadConfig, type Config } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { runPipeline } from '../../src/pipeline/run.js';
-import { NO_FAULTS } from '../../src/sandbox/faults.js';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { NO_FAULTS } from '../../sandbox/faults.js';
+import { startSandbox, type Sandbox } from '../../sandbox/index.js';
 import { addDays, toDay } from '../../src/util/dates.js';
 import { createTestStore, storeKinds, type TestStore } from '../helpers/db.js';
 

@@ -2,7 +2,7 @@ import { expect, it } from 'vitest';
 import { describeEachStore } from '../helpers/db.js';
 import { toDecimal, decimalText } from '../../src/decimal/decimal.js';
 import { parseJsonLossless, stringifyJsonLossless } from '../../src/decimal/json.js';
-import { migrate } from '../../src/db/migrate.js';
+import { migrate } from '../../src/store/migrate.js';
 
 describeEachStore('store round-trip', (ctx) => {
   it('returns 18-decimal and exponent-notation amounts identical to the last digit', async () => {

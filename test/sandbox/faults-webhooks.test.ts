@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { NO_FAULTS } from '../../src/sandbox/faults.js';
+import { startSandbox, type Sandbox } from '../../sandbox/index.js';
+import { NO_FAULTS } from '../../sandbox/faults.js';
 
 const NOW = new Date('2026-11-21T15:30:00Z');
 let sb: Sandbox | undefined;
@@ -65,7 +65,7 @@ describe('faults', () => {
 
   it('the default profile produces each fault over a few hundred requests, deterministically', async () => {
     const run = async (): Promise<number[]> => {
-      const s = await startSandbox({ days: 2, ordersPerDay: 5, exchangeOrdersPerDay: 5, now: NOW, faults: { ...(await import('../../src/sandbox/faults.js')).DEFAULT_FAULTS, slow: 0, truncated: 0 } });
+      const s = await startSandbox({ days: 2, ordersPerDay: 5, exchangeOrdersPerDay: 5, now: NOW, faults: { ...(await import('../../sandbox/faults.js')).DEFAULT_FAULTS, slow: 0, truncated: 0 } });
       const statuses: number[] = [];
       for (let i = 0; i < 300; i++) statuses.push((await fetch(`${s.env.EXCHANGE_API_URL}/fees`, { headers: { 'X-API-Token': s.env.EXCHANGE_API_TOKEN! } })).status);
       await s.close();

@@ -1,9 +1,9 @@
 import { expect, it } from 'vitest';
 import { Decimal } from '../../src/decimal/decimal.js';
-import { SYMBOLS, MAKER_RATE, TAKER_RATE } from '../../src/sandbox/catalog.js';
-import { feeUnits } from '../../src/sandbox/generate/exchange.js';
-import { parseFx } from '../../src/sandbox/fixed.js';
-import { createRng } from '../../src/sandbox/prng.js';
+import { SYMBOLS, MAKER_RATE, TAKER_RATE } from '../../sandbox/catalog.js';
+import { feeUnits } from '../../sandbox/generate/exchange.js';
+import { parseFx } from '../../sandbox/fixed.js';
+import { createRng } from '../../sandbox/prng.js';
 
 it('integer fee arithmetic equals Decimal half-up rounding of qty x price x rate', () => {
   const rng = createRng(1, 'fee-test');

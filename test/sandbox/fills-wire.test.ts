@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { fillJson } from '../../src/sandbox/exchange-routes.js';
-import { plainOf } from '../../src/sandbox/fills.js';
-import { toPlain } from '../../src/sandbox/fixed.js';
-import type { FillRecord } from '../../src/sandbox/model.js';
-import { writeJson } from '../../src/sandbox/wire.js';
+import { startSandbox, type Sandbox } from '../../sandbox/index.js';
+import { fillJson } from '../../sandbox/exchange-routes.js';
+import { plainOf } from '../../sandbox/fills.js';
+import { toPlain } from '../../sandbox/fixed.js';
+import type { FillRecord } from '../../sandbox/model.js';
+import { writeJson } from '../../sandbox/wire.js';
 
 // /fills pages are written by a direct formatter (fillText): every page must be byte for byte
 // the straightforward writeJson(fillJson(record)) of the fills it lists.

@@ -1,6 +1,6 @@
 import { Decimal } from '../../src/decimal/decimal.js';
-import type { Sandbox } from '../../src/sandbox/index.js';
-import { timeKey } from '../../src/sandbox/time.js';
+import type { Sandbox } from '../../sandbox/index.js';
+import { timeKey } from '../../sandbox/time.js';
 
 /**
  * A small, independent implementation of docs/rules.md over the sandbox's records, with exact

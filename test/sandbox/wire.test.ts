@@ -1,5 +1,5 @@
 import { it, expect } from 'vitest';
-import { exponentText } from '../../src/sandbox/wire.js';
+import { exponentText } from '../../sandbox/wire.js';
 import { Decimal } from '../../src/decimal/decimal.js';
 it('exp', () => {
   for (const t of ['0.00054044', '0.0009', '0.000000001', '0.00012300', '-0.0005']) {

@@ -6,10 +6,10 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
-import { createPartnerApi, PRIVATE_KEY_HEADER, PUBLIC_KEY_HEADER } from '../../src/sources/partner/api.js';
+import { createPartnerApi, PRIVATE_KEY_HEADER, PUBLIC_KEY_HEADER } from '../../src/sources/partner/client.js';
 import { createRequestMeter } from '../../src/http/meter.js';
 import { HttpAuthError } from '../../src/http/errors.js';
-import { startSandbox } from '../../src/sandbox/index.js';
+import { startSandbox } from '../../sandbox/index.js';
 
 let server: Server;
 let url: string;

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config/load.js';
-import { openStore, type Store } from '../../src/db/database.js';
+import { openStore, type Store } from '../../src/store/database.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { runPipeline } from '../../src/pipeline/run.js';
 import { RunLockedError } from '../../src/pipeline/lock.js';
-import type { Stages } from '../../src/pipeline/stages.js';
-import type { Period } from '../../src/pipeline/context.js';
+import type { Stages } from '../../src/pipeline/load-stages.js';
+import type { Period } from '../../src/domain/period.js';
 import { getRun } from '../../src/store/runs.js';
 import { parseRunRequests } from '../../src/http/meter.js';
 import { createTestStore, storeKinds, type TestStore } from '../helpers/db.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { balanceRollBreaks, checkBalanceSanity, rollForward, type DayFlows } from '../../src/recon/balance-roll.js';
-import { coverageBreaks, quarantineBreaks } from '../../src/recon/sync-rules.js';
+import { balanceRollBreaks, checkBalanceSanity, rollForward, type DayFlows } from '../../src/rules/balance-roll.js';
+import { coverageBreaks, quarantineBreaks } from '../../src/rules/sync-rules.js';
 import { d, makeSnapshot } from './recon-factories.js';
 
 const flow = (currency: string, day: string, f: Partial<Record<'deposits' | 'withdrawals' | 'bought' | 'sold' | 'fees', string>>): DayFlows => ({

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { checkDepositAmount, checkDepositMissing, matchDeposit, ourAddresses } from '../../src/recon/cross-rules.js';
-import { checkFeeRate, checkFillAvgPx, checkFillOrphan, checkFillQty, checkFillSymbolRules, checkOrderSize, ratesForDay } from '../../src/recon/fill-rules.js';
-import { checkBeneficiary, checkDepositStale, checkWithdrawalStale } from '../../src/recon/payment-rules.js';
+import { checkDepositAmount, checkDepositMissing, matchDeposit, ourAddresses } from '../../src/rules/cross-rules.js';
+import { checkFeeRate, checkFillAvgPx, checkFillOrphan, checkFillQty, checkFillSymbolRules, checkOrderSize, ratesForDay } from '../../src/rules/fill-rules.js';
+import { checkBeneficiary, checkDepositStale, checkWithdrawalStale } from '../../src/rules/payment-rules.js';
 import { d, makeDeposit, makeFill, makeOrder, makeOrderAgg, makeSymbol, makeWithdrawal, NOW } from './recon-factories.js';
 
 const failures = (v: unknown) => (Array.isArray(v) ? v : []);

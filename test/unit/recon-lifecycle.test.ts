@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { applyLifecycle, type ResolvePolicy, type StoredBreak } from '../../src/recon/lifecycle.js';
-import { checkBalances, checkPartnerBatch, markNotChecked } from '../../src/recon/engine.js';
-import { RuleTally } from '../../src/recon/tally.js';
-import type { DetectedBreak } from '../../src/recon/types.js';
+import { applyLifecycle, type ResolvePolicy, type StoredBreak } from '../../src/rules/lifecycle.js';
+import { checkBalances, checkPartnerBatch, markNotChecked } from '../../src/rules/engine.js';
+import { RuleTally } from '../../src/rules/tally.js';
+import type { DetectedBreak } from '../../src/rules/types.js';
 import { d, makeEngineConfig, makeOrder, makeReference, makeSnapshot } from './recon-factories.js';
 
 const t0 = new Date('2026-11-20T00:00:00Z');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkAmountUsd, checkFeeBounds, checkFeeUsd, checkPartnerFeeRate, checkPrecision, checkStale, checkState, checkWebhookGap } from '../../src/recon/partner-rules.js';
-import { compareTimestampText } from '../../src/recon/util.js';
+import { checkAmountUsd, checkFeeBounds, checkFeeUsd, checkPartnerFeeRate, checkPrecision, checkStale, checkState, checkWebhookGap } from '../../src/rules/partner-rules.js';
+import { compareTimestampText } from '../../src/rules/util.js';
 import { currencies, d, makeCurrency, makeOrder, NOW } from './recon-factories.js';
 
 const tol = { usdTolerance: d('0.01') };

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { ConfigError, EXIT } from '../../errors.js';
-import type { Db } from '../../db/database.js';
+import type { Db } from '../../store/database.js';
 import { recordStage } from '../../store/runs.js';
-import { loadStages } from '../../pipeline/stages.js';
+import { loadStages } from '../../pipeline/load-stages.js';
 import { action, createContext, openMigratedStore } from '../context.js';
 import { requireRun } from './report.js';
 

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { action, createContext } from '../context.js';
-import { openStore } from '../../db/database.js';
-import { migrate } from '../../db/migrate.js';
+import { openStore } from '../../store/database.js';
+import { migrate } from '../../store/migrate.js';
 
 export function register(program: Command): void {
   program

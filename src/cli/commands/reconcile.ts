@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { executeRun } from '../../pipeline/execute.js';
 import { countOpenBreaks, mergeStageDetail } from '../../pipeline/run.js';
-import { loadStages } from '../../pipeline/stages.js';
+import { loadStages } from '../../pipeline/load-stages.js';
 import { parsePeriod } from '../../util/dates.js';
 import { action, createContext } from '../context.js';
 import { EXIT_CODES_HELP, exitCodeOf, withRunStore } from './run.js';

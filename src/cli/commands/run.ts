@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { requireSources, type Config } from '../../config/load.js';
-import { EmbeddedBusyError, type Store } from '../../db/database.js';
+import { EmbeddedBusyError, type Store } from '../../store/database.js';
 import { EXIT } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { RunLockedError } from '../../pipeline/lock.js';

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { ConfigError, EXIT } from '../../errors.js';
-import type { Db } from '../../db/database.js';
+import type { Db } from '../../store/database.js';
 import { isLosslessNumber, stringifyJsonLossless } from '../../decimal/json.js';
 import type { ApiName } from '../../http/errors.js';
 import { endpointSeconds, parseRunRequests, requestTotals, roundSeconds, sortedRequests, type EndpointRequests, type RequestTotals } from '../../http/meter.js';

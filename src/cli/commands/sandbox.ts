@@ -1,7 +1,20 @@
 import type { Command } from 'commander';
-import { ConfigError } from '../../errors.js';
+import { AppError, ConfigError } from '../../errors.js';
 import { action } from '../context.js';
-import { startSandbox, type SandboxOptions } from '../../sandbox/index.js';
+import type { SandboxOptions } from '../../../sandbox/index.js';
+
+/**
+ * The simulator lives outside the product code (sandbox/ at the checkout's root) and is not in the
+ * production image: loaded on demand, with a plain message where it is absent.
+ */
+async function loadSandbox(): Promise<typeof import('../../../sandbox/index.js')> {
+  try {
+    return await import('../../../sandbox/index.js');
+  } catch (err) {
+    if ((err as { code?: string }).code !== 'ERR_MODULE_NOT_FOUND') throw err;
+    throw new AppError('SANDBOX_MISSING', 'the sandbox is not part of this installation (the production image ships without it); run `npx ramp-recon sandbox` from a checkout', 2, { cause: err });
+  }
+}
 
 interface SandboxFlags {
   port: string;
@@ -97,6 +110,7 @@ export function register(program: Command): void {
         if (options.discrepancies && (options.days ?? 0) < 2) problems.push('--discrepancies: needs --days 2 or more');
         if (problems.length) throw new ConfigError(problems);
         const started = Date.now();
+        const { startSandbox } = await loadSandbox();
         const sandbox = await startSandbox(options);
         const out = process.stdout;
         out.write(`# ramp-recon sandbox listening on ${sandbox.url} (generated in ${Date.now() - started} ms)\n`);

@@ -2,7 +2,7 @@ import { Command, Option } from 'commander';
 import { requireSources } from '../../config/load.js';
 import { ConfigError, EXIT } from '../../errors.js';
 import { executeRun } from '../../pipeline/execute.js';
-import { loadStages } from '../../pipeline/stages.js';
+import { loadStages } from '../../pipeline/load-stages.js';
 import { dayStart, parsePeriod, dayString } from '../../util/dates.js';
 import { action, createContext } from '../context.js';
 import { EXIT_CODES_HELP, withRunStore } from './run.js';

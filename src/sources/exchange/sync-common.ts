@@ -1,4 +1,4 @@
-import type { Db } from '../../db/database.js';
+import type { Db } from '../../store/database.js';
 import type { Logger } from '../../log/logger.js';
 import { AppError } from '../../errors.js';
 import { quarantineRecords, resolveQuarantined } from '../../store/quarantine.js';
@@ -6,7 +6,7 @@ import type { Progress } from '../../util/progress.js';
 import type { ExchangeClient } from './client.js';
 import type { Rejected } from './schemas.js';
 import { stringifyJsonLossless } from '../../decimal/json.js';
-import type { CoverageDelta } from './store.js';
+import type { CoverageDelta } from '../../store/exchange-records.js';
 
 export const SOURCE = 'exchange';
 

@@ -1,5 +1,5 @@
 import { getCursor } from '../../store/cursors.js';
-import type { Db } from '../../db/database.js';
+import type { Db } from '../../store/database.js';
 import { FILLS_PAGE_LIMIT, type Page } from './client.js';
 import { applyFillsPage, nextFillsRequest, normalizeFillsState, type FillsPlanState, type FillsRequest } from './paging.js';
 import { fastFill, fillSchema, validateRecords, type Fill, type ValidatedPage } from './schemas.js';
@@ -7,9 +7,9 @@ import { toFillRow, utcDay } from './transform.js';
 import { markedNumber } from './wire.js';
 import { isLosslessNumber, type LosslessNumber } from '../../decimal/json.js';
 import { padded } from './sync-windows.js';
-import { commitFillsPage, recordPage, upsertFills } from './store.js';
+import { commitFillsPage, recordPage, upsertFills } from '../../store/exchange-records.js';
 import { bump, checkAbort, handleQuarantine, SOURCE, streamCoverage, type SyncEnv } from './sync-common.js';
-import type { CoverageDelta } from './store.js';
+import type { CoverageDelta } from '../../store/exchange-records.js';
 
 export const FILLS_CURSOR = 'fills.execId';
 /** Ranges above the cursor already stored while walking a newest-first history down (JSON). */

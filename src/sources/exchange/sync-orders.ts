@@ -1,7 +1,7 @@
 import { ORDERS_CONTRACT_LIMIT, ORDERS_PAGE_LIMIT, type Page } from './client.js';
 import { ORD_STATUSES, ORDER_NON_FINAL, orderSchema, validateRecords, type Order } from './schemas.js';
 import { toOrderRow, type OrderRow } from './transform.js';
-import { markOrdersNotFound, nonFinalIds, orderIdsMissingForFills, upsertOrders } from './store.js';
+import { markOrdersNotFound, nonFinalIds, orderIdsMissingForFills, upsertOrders } from '../../store/exchange-records.js';
 import type { Window } from './paging.js';
 import { checkAbort, handleQuarantine, runConcurrently, type SyncEnv } from './sync-common.js';
 import { loadPageCap, padded, syncWindows, type StreamCap, type WindowStream } from './sync-windows.js';

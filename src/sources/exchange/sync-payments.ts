@@ -9,7 +9,7 @@ import {
   type Withdrawal,
 } from './schemas.js';
 import { toDepositRow, toWithdrawalRow, type DepositRow, type WithdrawalRow } from './transform.js';
-import { nonFinalIds, upsertDeposits, upsertWithdrawals } from './store.js';
+import { nonFinalIds, upsertDeposits, upsertWithdrawals } from '../../store/exchange-records.js';
 import { checkAbort, handleQuarantine, type SyncEnv } from './sync-common.js';
 import { syncAnswers } from './sync-answers.js';
 import { loadPageCap, padded, type StreamCap, type WindowStream } from './sync-windows.js';

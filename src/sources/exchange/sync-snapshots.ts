@@ -10,7 +10,7 @@ import {
   type Rejected,
 } from './schemas.js';
 import { rawText, toBalanceRow, toFeeRateRow, toSymbolRow, toTickerRow, toWhitelistRow, type SymbolRow } from './transform.js';
-import { insertBalanceSnapshot, insertFeeRate, insertSymbols, insertTickers, insertWhitelist } from './store.js';
+import { insertBalanceSnapshot, insertFeeRate, insertSymbols, insertTickers, insertWhitelist } from '../../store/exchange-records.js';
 import { checkAbort, handleQuarantine, SOURCE, type SyncEnv } from './sync-common.js';
 import type { Config } from '../../config/load.js';
 

@@ -1,10 +1,10 @@
 import type { z } from 'zod';
-import type { Db } from '../../db/database.js';
+import type { Db } from '../../store/database.js';
 import { getCursor } from '../../store/cursors.js';
 import type { Page } from './client.js';
 import { fullAt, learnPage, WindowPlan, type PageCap, type WalkState, type Window } from './paging.js';
 import { validateRecords, type Validated, type ValidatedPage } from './schemas.js';
-import { recordPage, type CoverageDelta, type PageBookkeeping } from './store.js';
+import { recordPage, type CoverageDelta, type PageBookkeeping } from '../../store/exchange-records.js';
 import { bump, checkAbort, dayOfMs, handleQuarantine, SOURCE, streamCoverage, type SyncEnv } from './sync-common.js';
 
 /** A stream listed by from/to windows (orders of one status, trades, deposits, withdrawals). */

@@ -1,6 +1,6 @@
-import type { Period } from '../../pipeline/context.js';
+import type { Period } from '../../domain/period.js';
 import { addDays, dayStart } from '../../util/dates.js';
-import { ORDERS_PAGE_LIMIT } from './api.js';
+import { ORDERS_PAGE_LIMIT } from './client.js';
 
 /**
  * How far the operator's clock may run behind ours. A day counts as over only this long after

@@ -1,5 +1,6 @@
-import type { StageContext, Period } from '../../pipeline/context.js';
-import type { Db } from '../../db/database.js';
+import type { StageContext } from '../../stages/context.js';
+import type { Period } from '../../domain/period.js';
+import type { Db } from '../../store/database.js';
 import type { Logger } from '../../log/logger.js';
 import type { HttpResponse, QueryValue } from '../../http/client.js';
 import { HttpAuthError, HttpStatusError } from '../../http/client.js';
@@ -10,7 +11,7 @@ import { saveReferenceSnapshot } from '../../store/snapshots.js';
 import { addDays, daysOf } from '../../util/dates.js';
 import { createProgress, type Progress } from '../../util/progress.js';
 import { getCursor, setCursor } from '../../store/cursors.js';
-import { createPartnerApi, ORDERS_PAGE_LIMIT, type PartnerApi } from './api.js';
+import { createPartnerApi, ORDERS_PAGE_LIMIT, type PartnerApi } from './client.js';
 import { cheapestRefresh, consecutivePeriods, dayIsOver } from './plan.js';
 import {
   currencySchema,
@@ -34,7 +35,7 @@ import {
   upsertPartnerOrders,
   walletHistoryCursor,
   type OrderSource,
-} from './repository.js';
+} from '../../store/partner-orders.js';
 
 /** A day that can still drift is scanned until two consecutive passes agree, at most this often. */
 export const MAX_DAY_PASSES = 4;

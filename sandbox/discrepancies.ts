@@ -1,4 +1,4 @@
-import { Decimal } from '../decimal/decimal.js';
+import { Decimal } from '../src/decimal/decimal.js';
 import { TAKER_RATE, unit } from './catalog.js';
 import { fillFee, refreshAggregates } from './generate/exchange.js';
 import { usdTwin } from './generate/partner.js';

@@ -1,4 +1,4 @@
-import { Decimal } from '../decimal/decimal.js';
+import { Decimal } from '../src/decimal/decimal.js';
 import { hash53 } from './prng.js';
 
 /**

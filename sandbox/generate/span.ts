@@ -1,4 +1,4 @@
-import { Decimal } from '../../decimal/decimal.js';
+import { Decimal } from '../../src/decimal/decimal.js';
 import { EXCHANGE_SCALES, USD_RATES, WITHDRAWAL_FEES } from '../catalog.js';
 import type { DepositRecord, DepositState, WithdrawalRecord, WithdrawalState } from '../model.js';
 import { createRng, uuidFrom, type Rng } from '../prng.js';

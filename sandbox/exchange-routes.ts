@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Decimal } from '../decimal/decimal.js';
+import { Decimal } from '../src/decimal/decimal.js';
 import { MAKER_RATE, TAKER_RATE, midPrice, unit, type SymbolDef } from './catalog.js';
 import { feeUnits, refreshAggregates } from './generate/exchange.js';
 import { parseFx } from './fixed.js';

@@ -1,4 +1,4 @@
-import { Decimal } from '../decimal/decimal.js';
+import { Decimal } from '../src/decimal/decimal.js';
 import { OPENING_BALANCES, WITHDRAWAL_FEES, USD_RATES, PARTNER_CURRENCIES, SYMBOLS, type SymbolDef, type PartnerCurrencyDef } from './catalog.js';
 import type {
   BalanceView,

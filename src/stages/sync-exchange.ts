@@ -1,15 +1,15 @@
-import type { StageContext } from '../../pipeline/context.js';
-import { listCursors } from '../../store/cursors.js';
-import { createProgress } from '../../util/progress.js';
-import { exchangeClientFromConfig, type ExchangeClient } from './client.js';
-import { backfillFills, syncFills } from './sync-fills.js';
-import { syncOrderLookups, syncOrders } from './sync-orders.js';
-import { syncPayments } from './sync-payments.js';
-import { syncSnapshots } from './sync-snapshots.js';
-import { isAbort, loadOpenQuarantine, SyncAbortedError, type StreamCoverage, type SyncCounters, type SyncEnv } from './sync-common.js';
+import type { StageContext } from './context.js';
+import { listCursors } from '../store/cursors.js';
+import { createProgress } from '../util/progress.js';
+import { exchangeClientFromConfig, type ExchangeClient } from '../sources/exchange/client.js';
+import { backfillFills, syncFills } from '../sources/exchange/sync-fills.js';
+import { syncOrderLookups, syncOrders } from '../sources/exchange/sync-orders.js';
+import { syncPayments } from '../sources/exchange/sync-payments.js';
+import { syncSnapshots } from '../sources/exchange/sync-snapshots.js';
+import { isAbort, loadOpenQuarantine, SyncAbortedError, type StreamCoverage, type SyncCounters, type SyncEnv } from '../sources/exchange/sync-common.js';
 
-export { SyncAbortedError } from './sync-common.js';
-export type { StreamCoverage } from './sync-common.js';
+export { SyncAbortedError } from '../sources/exchange/sync-common.js';
+export type { StreamCoverage } from '../sources/exchange/sync-common.js';
 
 export interface ExchangeSyncOptions {
   /** Also re-read this time range (fills by from/to and execId, the other streams by windows); no cursor moves. */

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
-import type { Db } from '../db/database.js';
+import type { Db } from './database.js';
 import type { Decimal } from '../decimal/decimal.js';
 import { toDecimal } from '../decimal/decimal.js';
-import type { DayFlows } from '../recon/balance-roll.js';
+import type { DayFlows } from '../rules/balance-roll.js';
 
 export interface FlowOptions {
   account: string;

@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
-import type { Db } from '../db/database.js';
+import type { Db } from './database.js';
 import { Decimal, toDecimal } from '../decimal/decimal.js';
 import { AppError } from '../errors.js';
 import { parseRunRequests } from '../http/meter.js';
 import { dayStart } from '../util/dates.js';
-import { toPartnerOrder } from '../reconcile/loaders.js';
+import { toPartnerOrder } from './recon-reads.js';
 import type {
   BalanceRec,
   BalanceRollRec,
@@ -23,8 +23,8 @@ import type {
   Totals,
   WebhookStats,
   WithdrawalRec,
-} from './model.js';
-import { Precision, type SymbolScales } from './precision.js';
+} from '../report/model.js';
+import { Precision, type SymbolScales } from '../report/precision.js';
 
 /**
  * Loaders: the store -> the report's plain data. Big tables are read in keyset-paginated

@@ -1,4 +1,4 @@
-import { Decimal } from '../decimal/decimal.js';
+import { Decimal } from '../src/decimal/decimal.js';
 
 /**
  * The fixed reference data the generated world is built from: partner currencies, exchange

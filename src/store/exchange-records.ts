@@ -1,5 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
-import type { Db } from '../../db/database.js';
+import type { Db } from './database.js';
 import type {
   BalanceRow,
   DepositRow,
@@ -10,7 +10,7 @@ import type {
   TickerRow,
   WhitelistRow,
   WithdrawalRow,
-} from './transform.js';
+} from '../sources/exchange/transform.js';
 
 /**
  * Repository of the exchange sync. Every write is set-based: a whole page goes to Postgres as

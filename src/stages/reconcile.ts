@@ -1,20 +1,21 @@
 import { decimalText, toDecimal, type Decimal } from '../decimal/decimal.js';
 import { stringifyJsonLossless } from '../decimal/json.js';
-import type { Period, StageContext } from '../pipeline/context.js';
+import type { StageContext } from './context.js';
+import type { Period } from '../domain/period.js';
 import { listCursors } from '../store/cursors.js';
 import { dayStart } from '../util/dates.js';
-import type { RollFigures } from '../recon/balance-roll.js';
-import { RULESET_VERSION } from '../recon/catalog.js';
-import { ourAddresses } from '../recon/cross-rules.js';
-import { addPassedFills, addPassedOrders, checkBalances, checkExchangeOrders, checkFills, checkOpenOrders, fillPrefilter, orderPrefilter, checkPartnerBatch, checkPayments, checkSync, markNotChecked, type EngineConfig, type ReferenceData, type SnapshotPair } from '../recon/engine.js';
-import { applyLifecycle, breakId, type BreakEventKind } from '../recon/lifecycle.js';
-import { RuleTally, type RuleResult } from '../recon/tally.js';
-import { dailyFlows } from './balance-flows.js';
-import { inScopeKeys, previousBreaks, writeBreaks } from './breaks-store.js';
-import * as load from './loaders.js';
-import { countPeriod, type RunCounts } from './counts.js';
+import type { RollFigures } from '../rules/balance-roll.js';
+import { RULESET_VERSION } from '../rules/catalog.js';
+import { ourAddresses } from '../rules/cross-rules.js';
+import { addPassedFills, addPassedOrders, checkBalances, checkExchangeOrders, checkFills, checkOpenOrders, fillPrefilter, orderPrefilter, checkPartnerBatch, checkPayments, checkSync, markNotChecked, type EngineConfig, type ReferenceData, type SnapshotPair } from '../rules/engine.js';
+import { applyLifecycle, breakId, type BreakEventKind } from '../rules/lifecycle.js';
+import { RuleTally, type RuleResult } from '../rules/tally.js';
+import { dailyFlows } from '../store/balance-flows.js';
+import { inScopeKeys, previousBreaks, writeBreaks } from '../store/breaks.js';
+import * as load from '../store/recon-reads.js';
+import { countPeriod, type RunCounts } from '../store/counts.js';
 
-export type { RunCounts } from './counts.js';
+export type { RunCounts } from '../store/counts.js';
 
 export interface ReconcileResult {
   runId: string;

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from '../db/database.js';
+import type { Db } from './database.js';
 import { parseRunRequests, type RunRequests } from '../http/meter.js';
 import type { RunCounts } from './counts.js';
 

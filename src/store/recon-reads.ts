@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
-import type { Db } from '../db/database.js';
-import type { PartnerOrderRow } from '../db/types.js';
+import type { Db } from './database.js';
+import type { PartnerOrderRow } from './schema.js';
 import type { Decimal } from '../decimal/decimal.js';
 import { toDecimal } from '../decimal/decimal.js';
-import type { FillPrefilter, OrderPrefilter } from '../recon/engine.js';
-import type { BalanceSnapshot, CoverageRow, Deposit, ExchangeOrderAgg, FeeSchedule, Fill, PartnerCurrency, PartnerOrder, QuarantinedRecord, SymbolRules, WebhookEventLite, Withdrawal } from '../recon/types.js';
+import type { FillPrefilter, OrderPrefilter } from '../rules/engine.js';
+import type { BalanceSnapshot, CoverageRow, Deposit, ExchangeOrderAgg, FeeSchedule, Fill, PartnerCurrency, PartnerOrder, QuarantinedRecord, SymbolRules, WebhookEventLite, Withdrawal } from '../rules/types.js';
 
 /** Rows per keyset page: bounded memory whatever the period's size. */
 export const BATCH_SIZE = 5_000;

@@ -1,5 +1,5 @@
-import type { Db } from '../db/database.js';
-import type { Span } from './loaders.js';
+import type { Db } from './database.js';
+import type { Span } from './recon-reads.js';
 
 /** run.counts: the records of the period (DESIGN.md "JSON summary"). */
 export interface RunCounts {

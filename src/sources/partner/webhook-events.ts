@@ -1,9 +1,9 @@
-import type { Db } from '../db/database.js';
-import { parseJsonLossless, stringifyJsonLossless } from '../decimal/json.js';
-import { quarantineRecords } from '../store/quarantine.js';
-import { extraEventFields, formatZodIssues, orderEventSchema, readableKey } from '../sources/partner/schemas.js';
-import { orderToRow, requireTimestampKey } from '../sources/partner/transform.js';
-import { storeWebhookEvent } from '../sources/partner/repository.js';
+import type { Db } from '../../store/database.js';
+import { parseJsonLossless, stringifyJsonLossless } from '../../decimal/json.js';
+import { quarantineRecords } from '../../store/quarantine.js';
+import { extraEventFields, formatZodIssues, orderEventSchema, readableKey } from './schemas.js';
+import { orderToRow, requireTimestampKey } from './transform.js';
+import { storeWebhookEvent } from '../../store/partner-orders.js';
 
 export type EventOutcome =
   | { kind: 'invalid'; reason: string; eventId: string | null }

@@ -7,14 +7,14 @@
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { loadConfig, secretValues } from '../config/load.js';
-import { openStore } from '../db/database.js';
-import { migrate } from '../db/migrate.js';
-import { createLogger } from '../log/logger.js';
-import { runPipeline, type PipelineResult } from '../pipeline/run.js';
-import { startSandbox } from '../sandbox/index.js';
-import { installSignalHandlers } from '../schedule/signals.js';
-import { addDays, toDay } from '../util/dates.js';
+import { loadConfig, secretValues } from '../../src/config/load.js';
+import { openStore } from '../../src/store/database.js';
+import { migrate } from '../../src/store/migrate.js';
+import { createLogger } from '../../src/log/logger.js';
+import { runPipeline, type PipelineResult } from '../../src/pipeline/run.js';
+import { startSandbox } from '../index.js';
+import { installSignalHandlers } from '../../src/schedule/signals.js';
+import { addDays, toDay } from '../../src/util/dates.js';
 
 /** Small enough to finish in well under a minute on a laptop, big enough to fill every sheet. */
 const DEMO = { seed: 20261122, days: 4, ordersPerDay: 16, fillsPerOrder: 2 } as const;

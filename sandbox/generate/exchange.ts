@@ -1,4 +1,4 @@
-import { Decimal } from '../../decimal/decimal.js';
+import { Decimal } from '../../src/decimal/decimal.js';
 import { MAKER_RATE, TAKER_RATE, USD_RATES, midPrice, unit, type SymbolDef } from '../catalog.js';
 import type { FillRecord, OrdStatus } from '../model.js';
 import { div, parseFx, round, toPlain, type Fx } from '../fixed.js';

@@ -1,4 +1,4 @@
-import { Decimal } from '../decimal/decimal.js';
+import { Decimal } from '../src/decimal/decimal.js';
 import { COUNTRIES, US_STATES, USD_RATES } from './catalog.js';
 import { header, intParam, json, type Req, type Res } from './http.js';
 import type { PartnerOrderRecord, PartnerOrderView } from './model.js';

@@ -1,13 +1,13 @@
 import { access } from 'node:fs/promises';
 import { basename } from 'node:path';
 import nodemailer from 'nodemailer';
-import type { StageContext } from '../pipeline/context.js';
-import { writeReport } from '../report/index.js';
-import { loadOpenBreaks, loadRun } from '../report/load.js';
+import type { StageContext } from './context.js';
+import { writeReport } from './report.js';
+import { loadOpenBreaks, loadRun } from '../store/report-reads.js';
 import { countBySeverity } from '../report/summary.js';
-import { buildMessage } from './message.js';
+import { buildMessage } from '../deliver/message.js';
 
-export { buildMessage } from './message.js';
+export { buildMessage } from '../deliver/message.js';
 
 export interface DeliveryResult {
   status: 'sent' | 'skipped' | 'failed';

@@ -4,7 +4,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { PGliteDialect } from 'kysely-pglite-dialect';
-import type { DB } from './types.js';
+import type { DB } from './schema.js';
 import { textParsers } from './type-parsers.js';
 import { AppError } from '../errors.js';
 

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
-import type { Db } from '../../db/database.js';
-import { addDays, dayStart } from '../../util/dates.js';
-import type { PartnerOrderRowInput, QuoteRowInput, CurrencyRowInput } from './transform.js';
+import type { Db } from './database.js';
+import { addDays, dayStart } from '../util/dates.js';
+import type { PartnerOrderRowInput, QuoteRowInput, CurrencyRowInput } from '../sources/partner/transform.js';
 
 export type OrderSource = 'poll' | 'refresh' | 'webhook';
 

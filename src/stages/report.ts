@@ -1,7 +1,7 @@
 import { join } from 'node:path';
-import type { StageContext } from '../pipeline/context.js';
-import { assumptions } from './assumptions.js';
-import type { Row } from './cells.js';
+import type { StageContext } from './context.js';
+import { assumptions } from '../report/assumptions.js';
+import type { Row } from '../report/cells.js';
 import {
   loadBalances,
   loadChanges,
@@ -18,7 +18,7 @@ import {
   streamOrdersVsFills,
   streamPartnerOrders,
   streamWithdrawals,
-} from './load.js';
+} from '../store/report-reads.js';
 import {
   BreakIndex,
   balanceRows,
@@ -40,14 +40,14 @@ import {
   sortBreaks,
   withdrawalRow,
   withdrawalsSpec,
-} from './sheets.js';
-import { summaryRows, summarySpec } from './summary.js';
-import { writeWorkbook, type WriteWorkbookOptions } from './write-workbook.js';
+} from '../report/sheets.js';
+import { summaryRows, summarySpec } from '../report/summary.js';
+import { writeWorkbook, type WriteWorkbookOptions } from '../report/write-workbook.js';
 
-export { SHEET } from './sheets.js';
-export { headline, countBySeverity, periodLabel } from './summary.js';
-export { ReportError } from './load.js';
-export { writeWorkbook } from './write-workbook.js';
+export { SHEET } from '../report/sheets.js';
+export { headline, countBySeverity, periodLabel } from '../report/summary.js';
+export { ReportError } from '../store/report-reads.js';
+export { writeWorkbook } from '../report/write-workbook.js';
 
 /** `<reportsDir>/ramp-recon_<from>_<to>_<runId>.xlsx` (to exclusive, as on the command line). */
 export function reportFileName(run: { periodFrom: string; periodTo: string; id: string }): string {

@@ -1,13 +1,8 @@
+/** The stage contract: the I/O handles every stage (sync, reconcile, report, deliver) receives. */
 import type { Config } from '../config/load.js';
-import type { Store } from '../db/database.js';
+import type { Store } from '../store/database.js';
 import type { Logger } from '../log/logger.js';
 import type { RequestMeter } from '../http/meter.js';
-
-/** A reporting period of UTC days: `from` inclusive, `to` exclusive, both YYYY-MM-DD. */
-export interface Period {
-  from: string;
-  to: string;
-}
 
 /**
  * What every stage (sync, reconcile, report, deliver) receives. IO handles are passed in,

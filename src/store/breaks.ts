@@ -1,9 +1,9 @@
 import type { Transaction } from 'kysely';
-import type { Db } from '../db/database.js';
-import type { BreakRow, DB } from '../db/types.js';
-import { breakId, type BreakEvent, type StoredBreak } from '../recon/lifecycle.js';
-import type { DetectedBreak } from '../recon/types.js';
-import type { Span } from './loaders.js';
+import type { Db } from './database.js';
+import type { BreakRow, DB } from './schema.js';
+import { breakId, type BreakEvent, type StoredBreak } from '../rules/lifecycle.js';
+import type { DetectedBreak } from '../rules/types.js';
+import type { Span } from './recon-reads.js';
 import { stringifyJsonLossless } from '../decimal/json.js';
 
 /** Rows per multi-row statement: well below Postgres' 65535 parameters (~19 per break). */

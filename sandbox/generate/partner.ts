@@ -1,4 +1,4 @@
-import { Decimal } from '../../decimal/decimal.js';
+import { Decimal } from '../../src/decimal/decimal.js';
 import { COUNTRIES, USD_RATES, US_STATES } from '../catalog.js';
 import type { DepositRecord, PartnerOrderRecord, PartnerOrderState, StateStep } from '../model.js';
 import { flat, uuidFrom, type Rng } from '../prng.js';

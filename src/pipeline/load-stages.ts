@@ -1,8 +1,9 @@
-import type { Db } from '../db/database.js';
-import type { JsonSummary } from '../reconcile/summary.js';
-import type { Period, StageContext } from './context.js';
+import type { Db } from '../store/database.js';
+import type { JsonSummary } from '../store/run-summary.js';
+import type { StageContext } from '../stages/context.js';
+import type { Period } from '../domain/period.js';
 
-export type { JsonSummary } from '../reconcile/summary.js';
+export type { JsonSummary } from '../store/run-summary.js';
 
 /**
  * The stage functions the orchestrator calls. Injectable so that tests can slow a stage down or
@@ -23,12 +24,12 @@ let loaded: Promise<Stages> | undefined;
 export function loadStages(): Promise<Stages> {
   loaded ??= (async () => {
     const [exchange, partner, reconcile, summary, report, deliver] = await Promise.all([
-      import('../sources/exchange/sync.js'),
+      import('../stages/sync-exchange.js'),
       import('../sources/partner/sync.js'),
-      import('../reconcile/reconcile.js'),
-      import('../reconcile/summary.js'),
-      import('../report/index.js'),
-      import('../deliver/index.js'),
+      import('../stages/reconcile.js'),
+      import('../store/run-summary.js'),
+      import('../stages/report.js'),
+      import('../stages/deliver.js'),
     ]);
     return {
       syncExchange: exchange.syncExchange,
