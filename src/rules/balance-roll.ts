@@ -1,5 +1,6 @@
 import { Decimal, ZERO, decimalText } from '../decimal/decimal.js';
-import type { BalanceLine, BalanceSnapshot, DetectedBreak, Failure } from './types.js';
+import type { BalanceLine, BalanceSnapshot, DetectedBreak } from '../domain/index.js';
+import type { Failure } from './types.js';
 import type { Verdict } from './tally.js';
 import { toBreak } from './tally.js';
 

@@ -1,4 +1,4 @@
-import type { Severity } from './types.js';
+import type { Severity } from '../domain/index.js';
 
 /**
  * Bump when a rule's semantics change, so a run's results can be told apart from runs
@@ -60,5 +60,3 @@ export function ruleDef(code: string): RuleDef {
   if (!def) throw new Error(`unknown rule code ${code}`);
   return def;
 }
-
-export const SEVERITY_RANK: Record<Severity, number> = { high: 0, medium: 1, low: 2 };

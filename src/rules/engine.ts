@@ -7,7 +7,7 @@ import { checkAmountUsd, checkFeeBounds, checkFeeUsd, checkPartnerFeeRate, check
 import { checkBeneficiary, checkDepositStale, checkWithdrawalStale } from './payment-rules.js';
 import { coverageBreaks, quarantineBreaks } from './sync-rules.js';
 import type { RuleTally } from './tally.js';
-import type { BalanceSnapshot, CoverageRow, Deposit, ExchangeOrderAgg, FeeRates, FeeSchedule, Fill, PartnerCurrency, PartnerOrder, QuarantinedRecord, SymbolRules, WebhookEventLite, Withdrawal } from './types.js';
+import type { BalanceSnapshot, CoverageRow, Deposit, ExchangeOrderAgg, FeeRates, FeeSchedule, Fill, PartnerCurrency, PartnerOrder, QuarantinedRecord, SymbolRules, WebhookEventLite, Withdrawal } from '../domain/index.js';
 
 /**
  * Runs the rules of each family over a batch of domain records into a RuleTally. Pure: the

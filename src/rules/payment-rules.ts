@@ -1,5 +1,5 @@
 import type { Verdict } from './tally.js';
-import type { Deposit, Withdrawal } from './types.js';
+import type { Deposit, Withdrawal } from '../domain/index.js';
 import { HOUR_MS, hoursText } from './util.js';
 
 /** A record without an exchange timestamp ages from when we first saw it. */

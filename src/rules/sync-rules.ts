@@ -1,4 +1,4 @@
-import type { CoverageRow, DetectedBreak, QuarantinedRecord } from './types.js';
+import type { CoverageRow, DetectedBreak, QuarantinedRecord } from '../domain/index.js';
 import { toBreak } from './tally.js';
 
 /**
