@@ -1,3 +1,4 @@
+/** The data sheets: their column specs and the pure builders of their rows (breaks, partner, exchange, balances, coverage). */
 import { Decimal } from '../decimal/decimal.js';
 import { amount, amountOrText, day, type Cell, type Row, type SheetSpec, type Tone } from './cells.js';
 import { SEVERITY_RANK, type Break } from '../domain/index.js';
@@ -55,7 +56,7 @@ export class BreakIndex {
   /**
    * E_SYMBOL_RULES is keyed by execId for fill checks and by exOrdId for the order-size check;
    * exchange ids of both kinds share one number space, so the check named in the message decides
-   * (src/recon/fill-rules.ts: "order quantity below/above ...").
+   * (src/rules/fill-rules.ts: "order quantity below/above ...").
    */
   static scopeOf(b: { code: string; message?: string | null }): KeyScope | null {
     if (b.code !== 'E_SYMBOL_RULES') return null;

@@ -1,3 +1,4 @@
+/** The Summary sheet: headline, open breaks by severity, totals, rule results, changes and requests. */
 import { API_LABEL } from '../http/errors.js';
 import { endpointSeconds, requestTotals, roundSeconds, sortedRequests, type RequestTotals, type RunRequests } from '../http/meter.js';
 import { addDays } from '../util/dates.js';

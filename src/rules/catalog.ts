@@ -1,3 +1,4 @@
+/** The rule catalog: every rule's code, severity, description and scope, and the ruleset version. */
 import type { Severity } from '../domain/index.js';
 
 /**

@@ -1,3 +1,4 @@
+/** The rule engine: runs each rule family over a batch of domain records into a RuleTally. */
 import type { Decimal } from '../decimal/decimal.js';
 import { balanceRollBreaks, checkBalanceSanity, rollForward, type DayFlows, type RollFigures } from './balance-roll.js';
 import { checkDepositAmount, checkDepositMissing, matchDeposit } from './cross-rules.js';
@@ -11,7 +12,7 @@ import type { BalanceSnapshot, CoverageRow, Deposit, ExchangeOrderAgg, FeeRates,
 
 /**
  * Runs the rules of each family over a batch of domain records into a RuleTally. Pure: the
- * I/O layer (src/reconcile) loads batches and calls these; tests call them with factories.
+ * I/O layer (src/stages/reconcile.ts) loads batches and calls these; tests call them with factories.
  */
 export interface EngineConfig {
   now: Date;

@@ -1,3 +1,4 @@
+/** Partner order rules: fees, USD amounts, precision, states and webhook gaps (P_* rules). */
 import { Decimal, ZERO, decimalText } from '../decimal/decimal.js';
 import type { Verdict } from './tally.js';
 import type { PartnerCurrency, PartnerOrder, WebhookEventLite } from '../domain/index.js';

@@ -1,3 +1,4 @@
+/** Sync rules: unsettled coverage days, stuck cursors and quarantined records as breaks (S_COVERAGE, S_QUARANTINE). */
 import type { CoverageRow, DetectedBreak, QuarantinedRecord } from '../domain/index.js';
 import { toBreak } from './tally.js';
 

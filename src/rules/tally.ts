@@ -1,3 +1,4 @@
+/** The rule tally: collects verdicts across batches into each rule's counts, breaks and result. */
 import { ruleDef, RULES } from './catalog.js';
 import type { DetectedBreak } from '../domain/index.js';
 import type { Failure } from './types.js';
