@@ -1,3 +1,4 @@
+/** The project's one Decimal configuration and its conversions. */
 import { Decimal as DecimalJs } from 'decimal.js';
 import { isLosslessNumber, type LosslessNumber } from 'lossless-json';
 

@@ -1,3 +1,4 @@
+/** Lossless JSON: parse and serialize without turning numbers into JS doubles. */
 import { parse, stringify, isLosslessNumber, LosslessNumber } from 'lossless-json';
 
 export { isLosslessNumber, LosslessNumber };

@@ -1,3 +1,4 @@
+/** The assumptions the report states where the contracts are silent. */
 import type { Config } from '../config/load.js';
 
 /**

@@ -1,3 +1,4 @@
+/** The workbook's cell model, free of exceljs: amounts, days, tones and sheet specs. */
 import { Decimal } from '../decimal/decimal.js';
 
 /**

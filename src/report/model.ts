@@ -1,10 +1,8 @@
+/** The report's plain data (the run, its breaks, the period's records as the sheets show them): loaders fill it from the store, tests by hand. */
 import type { Decimal } from '../decimal/decimal.js';
+import type { Break, CoverageRow, Deposit, ExchangeOrderAgg, Fill, PartnerOrder, BalanceLine, Withdrawal } from '../domain/index.js';
 import type { RunRequests } from '../http/meter.js';
-import type { PartnerOrder } from '../rules/types.js';
 
-/** Plain data the report is built from; loaders fill these from the store, tests build them by hand. */
-
-export type Severity = 'high' | 'medium' | 'low';
 export type RuleStatus = 'passed' | 'breaks' | 'not_checked';
 
 export interface RuleResult {
@@ -43,26 +41,6 @@ export interface RunInfo {
   configHash: string | null;
 }
 
-export interface BreakInfo {
-  code: string;
-  key: string;
-  severity: string;
-  currency: string | null;
-  expected: string | null;
-  actual: string | null;
-  difference: string | null;
-  message: string | null;
-  detail: unknown;
-  status: string;
-  firstSeenRun: string;
-  firstSeenAt: Date;
-  lastSeenRun: string;
-  lastSeenAt: Date;
-  resolvedRun: string | null;
-  resolvedAt: Date | null;
-  reopenedCount: number;
-}
-
 /** A partner order as the rules see it, plus the columns only the report shows. */
 export type PartnerOrderRec = PartnerOrder & {
   paymentMethod: string | null;
@@ -85,55 +63,23 @@ export interface PartnerDailyRec {
   feesUsd: Decimal;
 }
 
-export interface OrderVsFillsRec {
-  exOrdId: string;
-  found: boolean;
-  symbol: string | null;
-  side: string | null;
+/** An exchange order with a fill in the period, against all its stored fills. */
+export type OrderVsFillsRec = Pick<ExchangeOrderAgg, 'exOrdId' | 'found' | 'symbol' | 'side' | 'cumQty' | 'leavesQty' | 'avgPx' | 'fillQty'> & {
   ordType: string | null;
   status: string | null;
-  cumQty: Decimal | null;
-  leavesQty: Decimal | null;
-  avgPx: Decimal | null;
   fills: number;
-  fillQty: Decimal;
   notional: Decimal;
   fees: Decimal;
   firstFill: Date | null;
   lastFill: Date | null;
-}
+};
 
-export interface FillRec {
-  execId: string;
-  exOrdId: string;
-  tradeId: string | null;
-  side: string;
-  symbol: string;
-  price: Decimal;
-  qty: Decimal;
-  fee: Decimal;
-  timestamp: Date;
-}
+/** A fill as the sheet lists it: the stored fill with its trade id, without the rules' order lookups. */
+export type FillRec = Omit<Fill, 'orderFound' | 'orderNotFound'> & { tradeId: string | null };
 
-export interface DepositRec {
-  depositId: string;
-  amount: Decimal;
-  currency: string;
-  address: string;
-  txHash: string | null;
-  state: string;
-  timestamp: Date | null;
-}
+export type DepositRec = Omit<Deposit, 'firstSeenAt'>;
 
-export interface WithdrawalRec {
-  withdrawalId: string;
-  amount: Decimal;
-  fee: Decimal | null;
-  currency: string;
-  beneficiary: string;
-  state: string | null;
-  timestamp: Date | null;
-}
+export type WithdrawalRec = Omit<Withdrawal, 'firstSeenAt'>;
 
 /** One row of the reconciliation engineer's balance_roll table (sql/0004_recon.sql). */
 export interface BalanceRollRec {
@@ -153,25 +99,10 @@ export interface BalanceRollRec {
 }
 
 /** A currency of the latest balance snapshot. */
-export interface BalanceRec {
-  currency: string;
-  balance: Decimal;
-  available: Decimal;
-  balanceLocal: Decimal;
-  rate: Decimal;
-  fetchedAt: Date;
-}
+export type BalanceRec = BalanceLine & { fetchedAt: Date };
 
-export interface CoverageRec {
-  source: string;
-  stream: string;
-  day: string;
-  pages: number;
-  rows: number;
-  quarantined: number;
-  settled: boolean;
-  runId: string | null;
-}
+/** A stream's day of coverage, with its quarantined records and the run that synced it. */
+export type CoverageRec = Omit<CoverageRow, 'detail'> & { quarantined: number; runId: string | null };
 
 export interface Totals {
   partner: Array<{ currency: string; orders: number; volume: Decimal; fees: Decimal; amountUsd: Decimal; feesUsd: Decimal }>;
@@ -180,12 +111,7 @@ export interface Totals {
   withdrawals: Array<{ currency: string; count: number; amount: Decimal; fee: Decimal }>;
 }
 
-export interface BreakRef {
-  code: string;
-  key: string;
-  severity: string;
-  message: string | null;
-}
+export type BreakRef = Pick<Break, 'code' | 'key' | 'severity' | 'message'>;
 
 export interface Changes {
   previous: { id: string; startedAt: Date; status: string } | null;

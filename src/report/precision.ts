@@ -1,3 +1,4 @@
+/** Decimals shown per currency in the workbook. */
 /**
  * Decimals shown per currency: the partner's currency precision for partner amounts, the
  * exchange symbol scales for exchange amounts, else 2 for fiat and 8 for crypto.

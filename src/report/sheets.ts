@@ -1,6 +1,8 @@
+/** The data sheets: their column specs and the pure builders of their rows (breaks, partner, exchange, balances, coverage). */
 import { Decimal } from '../decimal/decimal.js';
 import { amount, amountOrText, day, type Cell, type Row, type SheetSpec, type Tone } from './cells.js';
-import type { BalanceRec, BalanceRollRec, BreakInfo, CoverageRec, DepositRec, FillRec, OrderVsFillsRec, PartnerDailyRec, PartnerOrderRec, WithdrawalRec } from './model.js';
+import { SEVERITY_RANK, type Break } from '../domain/index.js';
+import type { BalanceRec, BalanceRollRec, CoverageRec, DepositRec, FillRec, OrderVsFillsRec, PartnerDailyRec, PartnerOrderRec, WithdrawalRec } from './model.js';
 import type { Precision } from './precision.js';
 
 /** Sheet names, in workbook order. */
@@ -17,11 +19,10 @@ export const SHEET = {
   coverage: 'Coverage',
 } as const;
 
-export const SEVERITY_RANK: Record<string, number> = { high: 0, medium: 1, low: 2 };
 const MS_PER_DAY = 86_400_000;
 
 /** Open breaks as finance reads them: most severe first, then the oldest. */
-export function sortBreaks<T extends Pick<BreakInfo, 'severity' | 'firstSeenAt' | 'code' | 'key'>>(breaks: T[]): T[] {
+export function sortBreaks<T extends Pick<Break, 'severity' | 'firstSeenAt' | 'code' | 'key'>>(breaks: T[]): T[] {
   return [...breaks].sort(
     (a, b) =>
       (SEVERITY_RANK[a.severity] ?? 9) - (SEVERITY_RANK[b.severity] ?? 9) ||
@@ -44,7 +45,7 @@ export type KeyScope = 'order' | 'fill';
  */
 export class BreakIndex {
   private readonly byKey = new Map<string, Array<{ code: string; scope: KeyScope | null }>>();
-  constructor(breaks: Array<Pick<BreakInfo, 'code' | 'key'> & { message?: string | null }>) {
+  constructor(breaks: Array<Pick<Break, 'code' | 'key'> & { message?: string | null }>) {
     for (const b of breaks) {
       const list = this.byKey.get(b.key) ?? [];
       list.push({ code: b.code, scope: BreakIndex.scopeOf(b) });
@@ -55,7 +56,7 @@ export class BreakIndex {
   /**
    * E_SYMBOL_RULES is keyed by execId for fill checks and by exOrdId for the order-size check;
    * exchange ids of both kinds share one number space, so the check named in the message decides
-   * (src/recon/fill-rules.ts: "order quantity below/above ...").
+   * (src/rules/fill-rules.ts: "order quantity below/above ...").
    */
   static scopeOf(b: { code: string; message?: string | null }): KeyScope | null {
     if (b.code !== 'E_SYMBOL_RULES') return null;
@@ -116,7 +117,7 @@ export const breaksSpec: SheetSpec = {
 
 const DETAIL_MAX = 1000;
 
-export function breakRow(b: BreakInfo, now: Date, precision: Precision, descriptions: Map<string, string>): Row {
+export function breakRow(b: Break, now: Date, precision: Precision, descriptions: Map<string, string>): Row {
   const dp = b.code.startsWith('P_') || b.code.startsWith('X_') ? precision.partner(b.currency) : precision.exchange(b.currency);
   let detail: string | null = null;
   if (b.detail !== null && b.detail !== undefined) {

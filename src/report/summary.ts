@@ -1,10 +1,12 @@
+/** The Summary sheet: headline, open breaks by severity, totals, rule results, changes and requests. */
 import { API_LABEL } from '../http/errors.js';
 import { endpointSeconds, requestTotals, roundSeconds, sortedRequests, type RequestTotals, type RunRequests } from '../http/meter.js';
 import { addDays } from '../util/dates.js';
 import { amount, day, type Cell, type Row, type SheetSpec, type Tone } from './cells.js';
-import type { BreakInfo, BreakRef, Changes, RunInfo, Totals, WebhookStats } from './model.js';
+import { SEVERITY_RANK, type Break } from '../domain/index.js';
+import type { BreakRef, Changes, RunInfo, Totals, WebhookStats } from './model.js';
 import type { Precision } from './precision.js';
-import { SHEET, SEVERITY_RANK } from './sheets.js';
+import { SHEET } from './sheets.js';
 
 export const summarySpec: SheetSpec = {
   name: SHEET.summary,
@@ -29,7 +31,7 @@ export interface SeverityCounts {
   total: number;
 }
 
-export function countBySeverity(breaks: Array<Pick<BreakInfo, 'severity'>>): SeverityCounts {
+export function countBySeverity(breaks: Array<Pick<Break, 'severity'>>): SeverityCounts {
   const c = { high: 0, medium: 0, low: 0, total: breaks.length };
   for (const b of breaks) if (b.severity === 'high' || b.severity === 'medium' || b.severity === 'low') c[b.severity] += 1;
   return c;
@@ -80,7 +82,7 @@ export const COUNT_LABELS: Array<[string, string]> = [
 
 export interface SummaryInput {
   run: RunInfo;
-  openBreaks: BreakInfo[];
+  openBreaks: Break[];
   changes: Changes;
   totals: Totals;
   assumptions: Array<[string, string]>;

@@ -1,3 +1,4 @@
+/** The exceljs edge: streams sheets of rows into an .xlsx file. */
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { once } from 'node:events';
 import { dirname } from 'node:path';

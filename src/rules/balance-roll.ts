@@ -1,5 +1,7 @@
+/** The balance roll-forward: each currency's opening balance plus the period's flows against the closing snapshot (E_BALANCE_ROLL, E_BALANCE_SANITY). */
 import { Decimal, ZERO, decimalText } from '../decimal/decimal.js';
-import type { BalanceLine, BalanceSnapshot, DetectedBreak, Failure } from './types.js';
+import type { BalanceLine, BalanceSnapshot, DetectedBreak } from '../domain/index.js';
+import type { Failure } from './types.js';
 import type { Verdict } from './tally.js';
 import { toBreak } from './tally.js';
 

@@ -1,4 +1,5 @@
-import type { Severity } from './types.js';
+/** The rule catalog: every rule's code, severity, description and scope, and the ruleset version. */
+import type { Severity } from '../domain/index.js';
 
 /**
  * Bump when a rule's semantics change, so a run's results can be told apart from runs
@@ -60,5 +61,3 @@ export function ruleDef(code: string): RuleDef {
   if (!def) throw new Error(`unknown rule code ${code}`);
   return def;
 }
-
-export const SEVERITY_RANK: Record<Severity, number> = { high: 0, medium: 1, low: 2 };

@@ -1,6 +1,7 @@
+/** Partner-to-exchange rules: a paid partner order matched to its exchange deposit (X_DEPOSIT_MISSING, X_DEPOSIT_AMOUNT). */
 import { decimalText } from '../decimal/decimal.js';
 import type { Verdict } from './tally.js';
-import type { Deposit, PartnerOrder } from './types.js';
+import type { Deposit, PartnerOrder } from '../domain/index.js';
 import { diff, stripTag, text } from './util.js';
 
 /** Our deposit addresses: partner.wallets and every stored deposit address, without `:tag`. */

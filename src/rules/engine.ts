@@ -1,3 +1,4 @@
+/** The rule engine: runs each rule family over a batch of domain records into a RuleTally. */
 import type { Decimal } from '../decimal/decimal.js';
 import { balanceRollBreaks, checkBalanceSanity, rollForward, type DayFlows, type RollFigures } from './balance-roll.js';
 import { checkDepositAmount, checkDepositMissing, matchDeposit } from './cross-rules.js';
@@ -7,11 +8,11 @@ import { checkAmountUsd, checkFeeBounds, checkFeeUsd, checkPartnerFeeRate, check
 import { checkBeneficiary, checkDepositStale, checkWithdrawalStale } from './payment-rules.js';
 import { coverageBreaks, quarantineBreaks } from './sync-rules.js';
 import type { RuleTally } from './tally.js';
-import type { BalanceSnapshot, CoverageRow, Deposit, ExchangeOrderAgg, FeeRates, FeeSchedule, Fill, PartnerCurrency, PartnerOrder, QuarantinedRecord, SymbolRules, WebhookEventLite, Withdrawal } from './types.js';
+import type { BalanceSnapshot, CoverageRow, Deposit, ExchangeOrderAgg, FeeRates, FeeSchedule, Fill, PartnerCurrency, PartnerOrder, QuarantinedRecord, SymbolRules, WebhookEventLite, Withdrawal } from '../domain/index.js';
 
 /**
  * Runs the rules of each family over a batch of domain records into a RuleTally. Pure: the
- * I/O layer (src/reconcile) loads batches and calls these; tests call them with factories.
+ * I/O layer (src/stages/reconcile.ts) loads batches and calls these; tests call them with factories.
  */
 export interface EngineConfig {
   now: Date;

@@ -1,6 +1,8 @@
+/** Exchange order and fill rules: fills against their order, fee rates, symbol increments and sizes (E_FILL_*, E_FEE_RATE, E_SYMBOL_RULES). */
 import { Decimal, ZERO, decimalText } from '../decimal/decimal.js';
 import type { Verdict } from './tally.js';
-import type { ExchangeOrderAgg, FeeRates, FeeSchedule, Failure, Fill, SymbolRules } from './types.js';
+import type { ExchangeOrderAgg, FeeRates, FeeSchedule, Fill, SymbolRules } from '../domain/index.js';
+import type { Failure } from './types.js';
 import { diff, isMultiple, unitOfScale } from './util.js';
 
 export function checkFillQty(o: ExchangeOrderAgg): Verdict {

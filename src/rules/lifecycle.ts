@@ -1,39 +1,6 @@
+/** The break lifecycle: applies one run's detections to the stored breaks (opened, seen, resolved, reopened). */
+import { breakId, type Break, type BreakEvent, type BreakEventKind, type DetectedBreak } from '../domain/index.js';
 import { findRule } from './catalog.js';
-import type { DetectedBreak, Severity } from './types.js';
-
-/** A break as stored (the `break` table), in domain terms. */
-export interface StoredBreak {
-  code: string;
-  key: string;
-  severity: Severity | string;
-  currency: string | null;
-  expected: string | null;
-  actual: string | null;
-  difference: string | null;
-  message: string | null;
-  detail: unknown;
-  status: 'open' | 'resolved';
-  firstSeenRun: string;
-  firstSeenAt: Date;
-  lastSeenRun: string;
-  lastSeenAt: Date;
-  resolvedRun: string | null;
-  resolvedAt: Date | null;
-  reopenedCount: number;
-}
-
-export type BreakEventKind = 'opened' | 'seen' | 'resolved' | 'reopened';
-
-export interface BreakEvent {
-  code: string;
-  key: string;
-  runId: string;
-  event: BreakEventKind;
-  expected: string | null;
-  actual: string | null;
-  difference: string | null;
-  at: Date;
-}
 
 /** What this run knows about each rule, to decide whether an undetected break may be resolved. */
 export interface ResolvePolicy {
@@ -47,26 +14,24 @@ export interface ResolvePolicy {
 
 export interface LifecycleResult {
   /** Rows to write (new, seen, reopened or resolved), complete. */
-  upserts: StoredBreak[];
+  upserts: Break[];
   events: BreakEvent[];
   counts: Record<BreakEventKind, number>;
 }
-
-export const breakId = (code: string, key: string) => `${code}\u0000${key}`;
 
 /**
  * Applies one run's detections to the stored breaks (docs/rules.md "Break lifecycle").
  * previous must hold every open break of the account and every stored break (any status)
  * whose (code, key) is detected now; anything else is irrelevant to this run.
  */
-export function applyLifecycle(input: { runId: string; now: Date; previous: readonly StoredBreak[]; detected: readonly DetectedBreak[]; policy: ResolvePolicy }): LifecycleResult {
+export function applyLifecycle(input: { runId: string; now: Date; previous: readonly Break[]; detected: readonly DetectedBreak[]; policy: ResolvePolicy }): LifecycleResult {
   const { runId, now, policy } = input;
   const previous = new Map(input.previous.map((b) => [breakId(b.code, b.key), b]));
-  const upserts: StoredBreak[] = [];
+  const upserts: Break[] = [];
   const events: BreakEvent[] = [];
   const counts: Record<BreakEventKind, number> = { opened: 0, seen: 0, resolved: 0, reopened: 0 };
   const seenNow = new Set<string>();
-  const event = (b: StoredBreak, kind: BreakEventKind) => {
+  const event = (b: Break, kind: BreakEventKind) => {
     counts[kind] += 1;
     events.push({ code: b.code, key: b.key, runId, event: kind, expected: b.expected, actual: b.actual, difference: b.difference, at: now });
   };
@@ -78,16 +43,16 @@ export function applyLifecycle(input: { runId: string; now: Date; previous: read
     const figures = { severity: d.severity, currency: d.currency, expected: d.expected, actual: d.actual, difference: d.difference, message: d.message, detail: d.detail ?? null };
     const old = previous.get(id);
     if (!old) {
-      const b: StoredBreak = { code: d.code, key: d.key, ...figures, status: 'open', firstSeenRun: runId, firstSeenAt: now, lastSeenRun: runId, lastSeenAt: now, resolvedRun: null, resolvedAt: null, reopenedCount: 0 };
+      const b: Break = { code: d.code, key: d.key, ...figures, status: 'open', firstSeenRun: runId, firstSeenAt: now, lastSeenRun: runId, lastSeenAt: now, resolvedRun: null, resolvedAt: null, reopenedCount: 0 };
       upserts.push(b);
       event(b, 'opened');
     } else if (old.status === 'resolved') {
       // Reopened: history (first seen, earlier resolution events) is kept.
-      const b: StoredBreak = { ...old, ...figures, status: 'open', lastSeenRun: runId, lastSeenAt: now, resolvedRun: null, resolvedAt: null, reopenedCount: old.reopenedCount + 1 };
+      const b: Break = { ...old, ...figures, status: 'open', lastSeenRun: runId, lastSeenAt: now, resolvedRun: null, resolvedAt: null, reopenedCount: old.reopenedCount + 1 };
       upserts.push(b);
       event(b, 'reopened');
     } else {
-      const b: StoredBreak = { ...old, ...figures, lastSeenRun: runId, lastSeenAt: now };
+      const b: Break = { ...old, ...figures, lastSeenRun: runId, lastSeenAt: now };
       upserts.push(b);
       event(b, 'seen');
     }
@@ -100,7 +65,7 @@ export function applyLifecycle(input: { runId: string; now: Date; previous: read
     // A code no longer in the catalog (older rule set): nothing checks it any more, left as is.
     if (!def) continue;
     if (!def.scopeIndependent && !policy.inScope(old.code, old.key)) continue;
-    const b: StoredBreak = { ...old, status: 'resolved', resolvedRun: runId, resolvedAt: now };
+    const b: Break = { ...old, status: 'resolved', resolvedRun: runId, resolvedAt: now };
     upserts.push(b);
     event(b, 'resolved');
   }

@@ -1,6 +1,8 @@
+/** Partner order rules: fees, USD amounts, precision, states and webhook gaps (P_* rules). */
 import { Decimal, ZERO, decimalText } from '../decimal/decimal.js';
 import type { Verdict } from './tally.js';
-import type { Failure, PartnerCurrency, PartnerOrder, WebhookEventLite } from './types.js';
+import type { PartnerCurrency, PartnerOrder, WebhookEventLite } from '../domain/index.js';
+import type { Failure } from './types.js';
 import { compareTimestampText, diff, HOUR_MS, hoursText, text } from './util.js';
 
 /** Inputs of the partner rules, from config and reference data (docs/rules.md "Partner rules"). */

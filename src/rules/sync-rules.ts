@@ -1,4 +1,5 @@
-import type { CoverageRow, DetectedBreak, QuarantinedRecord } from './types.js';
+/** Sync rules: unsettled coverage days, stuck cursors and quarantined records as breaks (S_COVERAGE, S_QUARANTINE). */
+import type { CoverageRow, DetectedBreak, QuarantinedRecord } from '../domain/index.js';
 import { toBreak } from './tally.js';
 
 /**

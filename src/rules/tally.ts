@@ -1,5 +1,7 @@
+/** The rule tally: collects verdicts across batches into each rule's counts, breaks and result. */
 import { ruleDef, RULES } from './catalog.js';
-import type { DetectedBreak, Failure } from './types.js';
+import type { DetectedBreak } from '../domain/index.js';
+import type { Failure } from './types.js';
 
 /**
  * A rule's verdict on one entity: failures (empty = passed); 'skipped' when the entity is in

@@ -3,7 +3,8 @@ import { basename } from 'node:path';
 import nodemailer from 'nodemailer';
 import type { StageContext } from './context.js';
 import { writeReport } from './report.js';
-import { loadOpenBreaks, loadRun } from '../store/report-reads.js';
+import { loadOpenBreaks } from '../store/breaks.js';
+import { loadRun } from '../store/report-reads.js';
 import { countBySeverity } from '../report/summary.js';
 import { buildMessage } from '../deliver/message.js';
 

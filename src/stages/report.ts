@@ -4,9 +4,7 @@ import { assumptions } from '../report/assumptions.js';
 import type { Row } from '../report/cells.js';
 import {
   loadBalances,
-  loadChanges,
   loadCoverage,
-  loadOpenBreaks,
   loadPartnerDaily,
   loadPrecision,
   loadRun,
@@ -19,6 +17,7 @@ import {
   streamPartnerOrders,
   streamWithdrawals,
 } from '../store/report-reads.js';
+import { loadChanges, loadOpenBreaks } from '../store/breaks.js';
 import {
   BreakIndex,
   balanceRows,

@@ -1,8 +1,9 @@
-import type { Transaction } from 'kysely';
+/** The break repository: the one row -> Break mapper, open breaks and a run's changes, the lifecycle's reads and writes. */
+import { sql, type Transaction } from 'kysely';
 import type { Db } from './database.js';
 import type { BreakRow, DB } from './schema.js';
-import { breakId, type BreakEvent, type StoredBreak } from '../rules/lifecycle.js';
-import type { DetectedBreak } from '../rules/types.js';
+import { breakId, type Break, type BreakEvent, type DetectedBreak, type Severity } from '../domain/index.js';
+import type { BreakRef, Changes, RunInfo } from '../report/model.js';
 import type { Span } from './recon-reads.js';
 import { stringifyJsonLossless } from '../decimal/json.js';
 
@@ -16,11 +17,15 @@ function chunks<T>(list: readonly T[], size: number): T[][] {
   return out;
 }
 
-function fromRow(r: BreakRow): StoredBreak {
+/** Stored severities come from the rule catalog; a reader ranks one it does not know last (SEVERITY_RANK). */
+const severity = (text: string) => text as Severity;
+
+/** The one mapper from a `break` row to the domain Break. */
+export function toBreak(r: BreakRow): Break {
   return {
     code: r.code,
     key: r.key,
-    severity: r.severity,
+    severity: severity(r.severity),
     currency: r.currency,
     expected: r.expected,
     actual: r.actual,
@@ -34,20 +39,74 @@ function fromRow(r: BreakRow): StoredBreak {
     lastSeenAt: r.last_seen_at,
     resolvedRun: r.resolved_run,
     resolvedAt: r.resolved_at,
-    reopenedCount: r.reopened_count,
+    reopenedCount: Number(r.reopened_count),
+  };
+}
+
+/**
+ * Every open break of the account, whatever run found it. Unordered (the report sorts them), or
+ * by severity: high, medium, low, then code and key, a stable order for diffs between runs.
+ */
+export async function loadOpenBreaks(db: Db, account: string, order: 'none' | 'severity' = 'none'): Promise<Break[]> {
+  const rows = await db
+    .selectFrom('break')
+    .selectAll()
+    .where('account', '=', account)
+    .where('status', '=', 'open')
+    .$if(order === 'severity', (qb) => qb.orderBy(sql`case severity when 'high' then 0 when 'medium' then 1 when 'low' then 2 else 3 end`).orderBy('code').orderBy('key'))
+    .execute();
+  return rows.map(toBreak);
+}
+
+/** What changed in this run against the previous run of the same period: breaks opened, reopened and resolved. */
+export async function loadChanges(db: Db, run: RunInfo, openBreaks: Break[]): Promise<Changes> {
+  const previous = await db
+    .selectFrom('run')
+    .select(['id', 'started_at', 'status'])
+    .where('account', '=', run.account)
+    .where('period_from', '=', run.periodFrom)
+    .where('period_to', '=', run.periodTo)
+    .where('started_at', '<', run.startedAt)
+    .where('id', '!=', run.id)
+    .orderBy('started_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  const ref = (b: BreakRef): BreakRef => ({ code: b.code, key: b.key, severity: b.severity, message: b.message });
+  const opened = openBreaks.filter((b) => b.firstSeenRun === run.id);
+  const resolvedRows = await db
+    .selectFrom('break')
+    .select(['code', 'key', 'severity', 'message'])
+    .where('account', '=', run.account)
+    .where('resolved_run', '=', run.id)
+    .where('status', '=', 'resolved')
+    .execute();
+  const reopenedKeys = await db
+    .selectFrom('break_event')
+    .select(['code', 'key'])
+    .where('account', '=', run.account)
+    .where('run_id', '=', run.id)
+    .where('event', '=', 'reopened')
+    .execute();
+  const reopenedSet = new Set(reopenedKeys.map((r) => breakId(r.code, r.key)));
+  const reopened = openBreaks.filter((b) => b.firstSeenRun !== run.id && reopenedSet.has(breakId(b.code, b.key)));
+  return {
+    previous: previous ? { id: previous.id, startedAt: previous.started_at, status: previous.status } : null,
+    opened: opened.map(ref),
+    reopened: reopened.map(ref),
+    resolved: resolvedRows.map((r) => ref({ ...r, severity: severity(r.severity) })),
+    stillOpen: openBreaks.length - opened.length - reopened.length,
   };
 }
 
 /** Every open break of the account, and every stored break (any status) detected again now. */
-export async function previousBreaks(db: Db, account: string, detected: readonly DetectedBreak[]): Promise<StoredBreak[]> {
-  const open = await db.selectFrom('break').selectAll().where('account', '=', account).where('status', '=', 'open').execute();
-  const byId = new Map(open.map((r) => [breakId(r.code, r.key), fromRow(r)]));
+export async function previousBreaks(db: Db, account: string, detected: readonly DetectedBreak[]): Promise<Break[]> {
+  const byId = new Map((await loadOpenBreaks(db, account)).map((b) => [breakId(b.code, b.key), b]));
   const keysByCode = new Map<string, string[]>();
   for (const d of detected) if (!byId.has(breakId(d.code, d.key))) keysByCode.set(d.code, [...(keysByCode.get(d.code) ?? []), d.key]);
   for (const [code, keys] of keysByCode)
     for (const part of chunks(keys, READ_CHUNK)) {
       const rows = await db.selectFrom('break').selectAll().where('account', '=', account).where('code', '=', code).where('key', 'in', part).execute();
-      for (const r of rows) byId.set(breakId(r.code, r.key), fromRow(r));
+      for (const r of rows) byId.set(breakId(r.code, r.key), toBreak(r));
     }
   return [...byId.values()];
 }
@@ -89,7 +148,7 @@ export async function inScopeKeys(db: Db, account: string, span: Span, breaks: r
 }
 
 /** Writes the lifecycle's rows and events (inside the caller's transaction). */
-export async function writeBreaks(trx: Transaction<DB>, account: string, upserts: readonly StoredBreak[], events: readonly BreakEvent[]): Promise<void> {
+export async function writeBreaks(trx: Transaction<DB>, account: string, upserts: readonly Break[], events: readonly BreakEvent[]): Promise<void> {
   for (const part of chunks(upserts, WRITE_CHUNK)) {
     await trx
       .insertInto('break')

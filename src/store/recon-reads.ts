@@ -4,7 +4,7 @@ import type { PartnerOrderRow } from './schema.js';
 import type { Decimal } from '../decimal/decimal.js';
 import { toDecimal } from '../decimal/decimal.js';
 import type { FillPrefilter, OrderPrefilter } from '../rules/engine.js';
-import type { BalanceSnapshot, CoverageRow, Deposit, ExchangeOrderAgg, FeeSchedule, Fill, PartnerCurrency, PartnerOrder, QuarantinedRecord, SymbolRules, WebhookEventLite, Withdrawal } from '../rules/types.js';
+import type { BalanceSnapshot, CoverageRow, Deposit, ExchangeOrderAgg, FeeSchedule, Fill, PartnerCurrency, PartnerOrder, QuarantinedRecord, SymbolRules, WebhookEventLite, Withdrawal } from '../domain/index.js';
 
 /** Rows per keyset page: bounded memory whatever the period's size. */
 export const BATCH_SIZE = 5_000;

@@ -1,20 +1,16 @@
-import { sql } from 'kysely';
+/** The `--json` run summary (DESIGN.md "JSON summary"): the run's counts and requests, and every open break as a projection of Break. */
 import type { Db } from './database.js';
+import type { Break } from '../domain/index.js';
 import { parseRunRequests, type RunRequests } from '../http/meter.js';
+import { loadOpenBreaks } from './breaks.js';
 import type { RunCounts } from './counts.js';
 
-export interface JsonSummaryBreak {
-  code: string;
-  key: string;
-  severity: string;
-  currency: string | null;
-  expected: string | null;
-  actual: string | null;
-  difference: string | null;
-  status: string;
-  firstSeenRun: string;
-  lastSeenRun: string;
-}
+/** The fields of a Break the summary shows, in the documented order (the JSON keys keep it). */
+const SUMMARY_FIELDS = ['code', 'key', 'severity', 'currency', 'expected', 'actual', 'difference', 'status', 'firstSeenRun', 'lastSeenRun'] as const satisfies readonly (keyof Break)[];
+
+export type JsonSummaryBreak = Pick<Break, (typeof SUMMARY_FIELDS)[number]>;
+
+const summaryBreak = (b: Break) => Object.fromEntries(SUMMARY_FIELDS.map((k) => [k, b[k]])) as JsonSummaryBreak;
 
 /** The `--json` document (DESIGN.md "JSON summary"). */
 export interface JsonSummary {
@@ -53,34 +49,14 @@ export class RunNotFoundError extends Error {
 export async function jsonSummary(db: Db, account: string, runId: string): Promise<JsonSummary> {
   const run = await db.selectFrom('run').select(['id', 'status', 'period_from', 'period_to', 'counts', 'requests', 'report_path']).where('id', '=', runId).executeTakeFirst();
   if (!run) throw new RunNotFoundError(runId);
-  const rows = await db
-    .selectFrom('break')
-    .select(['code', 'key', 'severity', 'currency', 'expected', 'actual', 'difference', 'status', 'first_seen_run', 'last_seen_run'])
-    .where('account', '=', account)
-    .where('status', '=', 'open')
-    // high, medium, low; then a stable order for diffs between runs
-    .orderBy(sql`case severity when 'high' then 0 when 'medium' then 1 when 'low' then 2 else 3 end`)
-    .orderBy('code')
-    .orderBy('key')
-    .execute();
+  const breaks = await loadOpenBreaks(db, account, 'severity');
   return {
     runId: run.id,
     status: run.status,
     period: { from: run.period_from, to: run.period_to },
     counts: readCounts(run.counts),
     requests: parseRunRequests(run.requests),
-    breaks: rows.map((r) => ({
-      code: r.code,
-      key: r.key,
-      severity: r.severity,
-      currency: r.currency,
-      expected: r.expected,
-      actual: r.actual,
-      difference: r.difference,
-      status: r.status,
-      firstSeenRun: r.first_seen_run,
-      lastSeenRun: r.last_seen_run,
-    })),
+    breaks: breaks.map(summaryBreak),
     report: run.report_path,
   };
 }

@@ -1,6 +1,6 @@
 import { Decimal } from '../../src/decimal/decimal.js';
 import type { EngineConfig, ReferenceData } from '../../src/rules/engine.js';
-import type { BalanceSnapshot, Deposit, ExchangeOrderAgg, Fill, PartnerCurrency, PartnerOrder, SymbolRules, Withdrawal } from '../../src/rules/types.js';
+import type { BalanceSnapshot, Deposit, ExchangeOrderAgg, Fill, PartnerCurrency, PartnerOrder, SymbolRules, Withdrawal } from '../../src/domain/index.js';
 
 export const d = (v: string | number) => new Decimal(v);
 

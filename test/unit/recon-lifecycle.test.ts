@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { applyLifecycle, type ResolvePolicy, type StoredBreak } from '../../src/rules/lifecycle.js';
+import { applyLifecycle, type ResolvePolicy } from '../../src/rules/lifecycle.js';
 import { checkBalances, checkPartnerBatch, markNotChecked } from '../../src/rules/engine.js';
 import { RuleTally } from '../../src/rules/tally.js';
-import type { DetectedBreak } from '../../src/rules/types.js';
+import type { Break, DetectedBreak } from '../../src/domain/index.js';
 import { d, makeEngineConfig, makeOrder, makeReference, makeSnapshot } from './recon-factories.js';
 
 const t0 = new Date('2026-11-20T00:00:00Z');
 const t1 = new Date('2026-11-21T00:00:00Z');
 const detected = (code: string, key: string, actual = '1'): DetectedBreak => ({ code, key, severity: 'medium', currency: 'USD', expected: '0', actual, difference: actual, message: 'm' });
-const stored = (code: string, key: string, status: 'open' | 'resolved', over: Partial<StoredBreak> = {}): StoredBreak => ({
+const stored = (code: string, key: string, status: 'open' | 'resolved', over: Partial<Break> = {}): Break => ({
   code, key, severity: 'medium', currency: 'USD', expected: '0', actual: '1', difference: '1', message: 'm', detail: null, status,
   firstSeenRun: 'r0', firstSeenAt: t0, lastSeenRun: 'r0', lastSeenAt: t0, resolvedRun: status === 'resolved' ? 'r0' : null, resolvedAt: status === 'resolved' ? t0 : null, reopenedCount: 0, ...over,
 });

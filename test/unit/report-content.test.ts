@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { Decimal } from '../../src/decimal/decimal.js';
 import { buildMessage } from '../../src/deliver/message.js';
 import { amountOrText, isAmount, numberFormat } from '../../src/report/cells.js';
-import type { BreakInfo, Changes, RunInfo, Totals } from '../../src/report/model.js';
+import type { Break } from '../../src/domain/index.js';
+import type { Changes, RunInfo, Totals } from '../../src/report/model.js';
 import { Precision, splitSymbol } from '../../src/report/precision.js';
 import { BreakIndex, ageDays, fillRow, sortBreaks } from '../../src/report/sheets.js';
 import { countBySeverity, headline, periodLabel, summaryRows } from '../../src/report/summary.js';
@@ -27,7 +28,7 @@ const makeRun = (overrides: Partial<RunInfo> = {}): RunInfo => ({
   ...overrides,
 });
 
-const makeBreak = (overrides: Partial<BreakInfo> = {}): BreakInfo => ({
+const makeBreak = (overrides: Partial<Break> = {}): Break => ({
   code: 'P_FEE_USD',
   key: 'o1',
   severity: 'medium',
