@@ -371,3 +371,28 @@ export async function nonFinalIds(
     order by ${sql.ref(id)}`.execute(db);
   return rows.rows.map((r) => r.id);
 }
+
+/** Entities with unresolved quarantine entries of the exchange: only those pay for resolveQuarantined. */
+export async function exchangeEntitiesInQuarantine(db: Db, account: string): Promise<Set<string>> {
+  const rows = await db
+    .selectFrom('quarantine')
+    .select('entity')
+    .distinct()
+    .where('account', '=', account)
+    .where('source', '=', 'exchange')
+    .where('resolved_at', 'is', null)
+    .execute();
+  return new Set(rows.map((r) => r.entity ?? ''));
+}
+
+/** Orders that answered 404 when last asked before `before`, by id. */
+export async function ordersNotFoundBefore(db: Db, account: string, before: Date): Promise<string[]> {
+  const rows = await db
+    .selectFrom('exchange_order_not_found')
+    .select('ex_ord_id')
+    .where('account', '=', account)
+    .where('checked_at', '<', before)
+    .orderBy('ex_ord_id')
+    .execute();
+  return rows.map((r) => r.ex_ord_id);
+}

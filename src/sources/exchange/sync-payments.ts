@@ -10,7 +10,8 @@ import {
 } from './schemas.js';
 import { toDepositRow, toWithdrawalRow, type DepositRow, type WithdrawalRow } from './transform.js';
 import { nonFinalIds, upsertDeposits, upsertWithdrawals } from '../../store/exchange-records.js';
-import { checkAbort, handleQuarantine, type SyncEnv } from './sync-common.js';
+import { handleQuarantine, type SyncEnv } from './sync-common.js';
+import { checkAbort } from '../common/abort.js';
 import { syncAnswers } from './sync-answers.js';
 import { loadPageCap, padded, type StreamCap, type WindowStream } from './sync-windows.js';
 
@@ -102,7 +103,7 @@ export async function syncPayments(env: SyncEnv, range?: { from: number; to: num
 
 async function refreshById(env: SyncEnv, ids: string[], get: (id: string) => Promise<Page | null>, store: (pages: Page[]) => Promise<number>): Promise<void> {
   for (let i = 0; i < ids.length; i += BY_ID_BATCH) {
-    checkAbort(env);
+    checkAbort(env.signal);
     const batch = ids.slice(i, i + BY_ID_BATCH);
     const pages: Page[] = [];
     const missing: string[] = [];

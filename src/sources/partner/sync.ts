@@ -15,7 +15,7 @@ import { createPartnerApi, ORDERS_PAGE_LIMIT, type PartnerApi } from './client.j
 import { cheapestRefresh, consecutivePeriods, dayIsOver } from './plan.js';
 import {
   currencySchema,
-  formatZodIssues,
+  formatPartnerIssues,
   partnerOrderSchema,
   paymentMethodsSchema,
   quoteSchema,
@@ -219,7 +219,7 @@ async function ingestOrders(state: SyncState, records: unknown[], source: OrderS
         recordKey: key,
         position,
         rawText,
-        reason: formatZodIssues(parsed.error),
+        reason: formatPartnerIssues(parsed.error),
         runId: state.ctx.runId,
       });
       continue;
@@ -551,7 +551,7 @@ async function syncReferenceData(state: SyncState): Promise<void> {
       const parsed = currencySchema.safeParse(c);
       if (parsed.success) rows.push(currencyToRow(parsed.data));
       else
-        bad.push({ account, source: 'partner', endpoint: '/currencies', entity: 'partner_currency', recordKey: readableKey(c, 'code'), position, rawText: stringifyJsonLossless(c), reason: formatZodIssues(parsed.error), runId: state.ctx.runId });
+        bad.push({ account, source: 'partner', endpoint: '/currencies', entity: 'partner_currency', recordKey: readableKey(c, 'code'), position, rawText: stringifyJsonLossless(c), reason: formatPartnerIssues(parsed.error), runId: state.ctx.runId });
     }
     await db.transaction().execute(async (trx) => {
       const snap = await saveReferenceSnapshot(trx, { account, source: 'partner', kind: 'currencies', fetchedAt, bodyText: stringifyJsonLossless(currencies.body) });
@@ -572,7 +572,7 @@ async function syncReferenceData(state: SyncState): Promise<void> {
     const parsed = schema.safeParse(response.body);
     if (!parsed.success) {
       await quarantine(state, [
-        { account, source: 'partner', endpoint: `/${kind.replace('_', '-')}`, entity: `partner_${kind}`, recordKey: null, position: null, rawText: response.text, reason: formatZodIssues(parsed.error), runId: state.ctx.runId },
+        { account, source: 'partner', endpoint: `/${kind.replace('_', '-')}`, entity: `partner_${kind}`, recordKey: null, position: null, rawText: response.text, reason: formatPartnerIssues(parsed.error), runId: state.ctx.runId },
       ]);
       continue;
     }
@@ -605,7 +605,7 @@ async function syncQuotes(state: SyncState): Promise<void> {
     const parsed = quoteSchema.safeParse(response.body);
     if (!parsed.success) {
       await quarantine(state, [
-        { account: state.account, source: 'partner', endpoint: '/quote/buy', entity: 'partner_quote', recordKey: `${sample.quoteCurrencyCode}-${sample.baseCurrencyCode}-${sample.quoteCurrencyAmount}`, position: null, rawText: response.text, reason: formatZodIssues(parsed.error), runId: state.ctx.runId },
+        { account: state.account, source: 'partner', endpoint: '/quote/buy', entity: 'partner_quote', recordKey: `${sample.quoteCurrencyCode}-${sample.baseCurrencyCode}-${sample.quoteCurrencyAmount}`, position: null, rawText: response.text, reason: formatPartnerIssues(parsed.error), runId: state.ctx.runId },
       ]);
       continue;
     }

@@ -1,7 +1,7 @@
 import type { Db } from '../../store/database.js';
 import { parseJsonLossless, stringifyJsonLossless } from '../../decimal/json.js';
 import { quarantineRecords } from '../../store/quarantine.js';
-import { extraEventFields, formatZodIssues, orderEventSchema, readableKey } from './schemas.js';
+import { extraEventFields, formatPartnerIssues, orderEventSchema, readableKey } from './schemas.js';
 import { orderToRow, requireTimestampKey } from './transform.js';
 import { storeWebhookEvent } from '../../store/partner-orders.js';
 
@@ -30,7 +30,7 @@ export async function handleEventBody(input: { db: Db; account: string; now: Dat
     if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) reason = 'body is not a JSON object';
   }
   const result = reason === null ? orderEventSchema.safeParse(parsed) : null;
-  if (result && !result.success) reason = `invalid order event: ${formatZodIssues(result.error)}`;
+  if (result && !result.success) reason = `invalid order event: ${formatPartnerIssues(result.error)}`;
   if (reason !== null || !result?.success) {
     const why = reason ?? 'invalid order event';
     await quarantineRecords(db, [
