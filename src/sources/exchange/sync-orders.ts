@@ -1,13 +1,14 @@
 import { ORDERS_CONTRACT_LIMIT, ORDERS_PAGE_LIMIT, type Page } from './client.js';
 import { ORD_STATUSES, ORDER_NON_FINAL, orderSchema, validateRecords, type Order } from './schemas.js';
-import { toOrderRow, type OrderRow } from './transform.js';
+import { toOrderRow } from './transform.js';
+import type { NewExchangeOrder } from '../../store/schema.js';
 import { markOrdersNotFound, nonFinalIds, orderIdsMissingForFills, ordersNotFoundBefore, upsertOrders } from '../../store/exchange-records.js';
 import type { Window } from './paging.js';
 import { handleQuarantine, runConcurrently, type SyncEnv } from './sync-common.js';
 import { checkAbort } from '../common/abort.js';
 import { loadPageCap, padded, syncWindows, type StreamCap, type WindowStream } from './sync-windows.js';
 
-function orderStream(env: SyncEnv, kind: 'orders' | 'trades', status: string | undefined, symbols: string[], cap: StreamCap, stream = status ? `${kind}.${status}` : kind): WindowStream<Order, OrderRow> {
+function orderStream(env: SyncEnv, kind: 'orders' | 'trades', status: string | undefined, symbols: string[], cap: StreamCap, stream = status ? `${kind}.${status}` : kind): WindowStream<Order, NewExchangeOrder> {
   return {
     stream,
     cursor: `${stream}.time`,

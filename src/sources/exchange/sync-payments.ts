@@ -8,14 +8,15 @@ import {
   type Deposit,
   type Withdrawal,
 } from './schemas.js';
-import { toDepositRow, toWithdrawalRow, type DepositRow, type WithdrawalRow } from './transform.js';
+import { toDepositRow, toWithdrawalRow } from './transform.js';
+import type { NewExchangeDeposit, NewExchangeWithdrawal } from '../../store/schema.js';
 import { nonFinalIds, upsertDeposits, upsertWithdrawals } from '../../store/exchange-records.js';
 import { handleQuarantine, type SyncEnv } from './sync-common.js';
 import { checkAbort } from '../common/abort.js';
 import { syncAnswers } from './sync-answers.js';
 import { loadPageCap, padded, type StreamCap, type WindowStream } from './sync-windows.js';
 
-function depositStream(env: SyncEnv, cap: StreamCap): WindowStream<Deposit, DepositRow> {
+function depositStream(env: SyncEnv, cap: StreamCap): WindowStream<Deposit, NewExchangeDeposit> {
   return {
     stream: 'deposits',
     cursor: 'deposits.time',
@@ -37,7 +38,7 @@ function depositStream(env: SyncEnv, cap: StreamCap): WindowStream<Deposit, Depo
   };
 }
 
-function withdrawalStream(env: SyncEnv, cap: StreamCap): WindowStream<Withdrawal, WithdrawalRow> {
+function withdrawalStream(env: SyncEnv, cap: StreamCap): WindowStream<Withdrawal, NewExchangeWithdrawal> {
   return {
     stream: 'withdrawals',
     cursor: 'withdrawals.time',

@@ -8,7 +8,8 @@ import {
   whitelistSchema,
   type Rejected,
 } from './schemas.js';
-import { rawText, toBalanceRow, toFeeRateRow, toSymbolRow, toTickerRow, toWhitelistRow, type SymbolRow } from './transform.js';
+import { rawText, toBalanceRow, toFeeRateRow, toSymbolRow, toTickerRow, toWhitelistRow } from './transform.js';
+import type { NewExchangeSymbol } from '../../store/schema.js';
 import { insertBalanceSnapshot, insertFeeRate, insertSymbols, insertTickers, insertWhitelist } from '../../store/exchange-records.js';
 import { handleQuarantine, SOURCE, type SyncEnv } from './sync-common.js';
 import { checkAbort } from '../common/abort.js';
@@ -85,7 +86,7 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
       ? Object.entries(symbols.body as Record<string, unknown>)
       : [];
   const validatedSymbols = validateRecords(symbolSchema, entries.map(([, v]) => v), 'id', true);
-  const symbolRows: SymbolRow[] = validatedSymbols.valid.map((v) => toSymbolRow(entries[v.index]![0], v.value));
+  const symbolRows: NewExchangeSymbol[] = validatedSymbols.valid.map((v) => toSymbolRow(entries[v.index]![0], v.value));
   // The key names a rejected symbol better than its numeric id.
   for (const r of validatedSymbols.invalid) r.key = entries[r.index]![0];
   result.symbols = symbolRows.map((r) => r.symbol);
