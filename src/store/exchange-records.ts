@@ -1,3 +1,4 @@
+/** Store functions of the exchange records (fills, orders, payments, snapshots), with the benchmarked one-statement page writes. */
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from './database.js';
 import type {
@@ -13,7 +14,7 @@ import type {
 } from './schema.js';
 
 /**
- * Repository of the exchange sync. Every write is set-based: a whole page goes to Postgres as
+ * Store functions of the exchange sync. Every write is set-based: a whole page goes to Postgres as
  * one JSON parameter unpacked by json_to_recordset, merged with one `insert ... on conflict`
  * (three parameters instead of one per value, one round trip per page, the same SQL on pg and
  * PGlite). Amounts travel as JSON strings, so numeric receives their exact text. Functions take

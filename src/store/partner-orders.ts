@@ -1,3 +1,4 @@
+/** Store functions of partner orders and their events, day coverage, currencies and quotes. */
 import { sql } from 'kysely';
 import type { Db } from './database.js';
 import { addDays, dayStart } from '../util/dates.js';

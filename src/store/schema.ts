@@ -1,3 +1,4 @@
+/** The typed database schema (Kysely XTable interfaces) and the row types read and written through it. */
 import type { ColumnType, Generated, InsertType, Selectable } from 'kysely';
 import type { Decimal } from '../decimal/decimal.js';
 

@@ -1,3 +1,4 @@
+/** Zod schemas of the Exchange API and the per-record validation of a page. */
 import { z } from 'zod';
 import { isLosslessNumber } from '../../decimal/json.js';
 import { Decimal, isDecimalText } from '../../decimal/decimal.js';

@@ -1,3 +1,4 @@
+/** Exchange sync of a listing without page limit (deposits, withdrawals), checked that no answer was cut. */
 import type { Window } from './paging.js';
 import { fullAt, learnPage } from './paging.js';
 import { validateRecords } from './schemas.js';

@@ -1,3 +1,4 @@
+/** What every step of the exchange sync shares: its environment, counters, coverage, quarantine and concurrency. */
 import type { Db } from '../../store/database.js';
 import type { Logger } from '../../log/logger.js';
 import { quarantineResponse } from '../common/quarantine.js';

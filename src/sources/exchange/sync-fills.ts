@@ -1,3 +1,4 @@
+/** Exchange sync step: fills, paged by execId as an async generator and stored page by page with their cursor. */
 import { getCursor } from '../../store/cursors.js';
 import type { Db } from '../../store/database.js';
 import { FILLS_PAGE_LIMIT, type Page } from './client.js';

@@ -1,3 +1,4 @@
+/** Exchange sync step: orders of every status and trades by time windows, then orders asked by id. */
 import { ORDERS_CONTRACT_LIMIT, ORDERS_PAGE_LIMIT, type Page } from './client.js';
 import { ORD_STATUSES, ORDER_NON_FINAL, orderSchema, validateRecords, type Order } from './schemas.js';
 import { toOrderRow } from './transform.js';

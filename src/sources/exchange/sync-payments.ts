@@ -1,3 +1,4 @@
+/** Exchange sync step: deposits and withdrawals by time windows, then the non-final ones by id. */
 import type { Page } from './client.js';
 import {
   DEPOSIT_NON_FINAL,

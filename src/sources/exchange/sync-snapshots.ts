@@ -1,3 +1,4 @@
+/** Exchange sync step: balances, fees, symbols, whitelist and tickers as dated snapshots. */
 import { saveReferenceSnapshot } from '../../store/snapshots.js';
 import {
   balanceSchema,

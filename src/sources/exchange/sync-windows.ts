@@ -1,3 +1,4 @@
+/** Exchange sync of a listing by time windows (orders, trades, deposits, withdrawals): split, paged, stored with its cursor. */
 import type { z } from 'zod';
 import type { Db } from '../../store/database.js';
 import { getCursor } from '../../store/cursors.js';

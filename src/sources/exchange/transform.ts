@@ -1,3 +1,4 @@
+/** Pure mapping of validated Exchange API records to the rows the store writes. */
 import { Decimal, decimalText } from '../../decimal/decimal.js';
 import { stringifyMarked } from './wire.js';
 import type {

@@ -1,3 +1,4 @@
+/** HTTP client of the Partner API: public-key and private-key calls, each paced at its own rate limit. */
 import type { Config } from '../../config/load.js';
 import type { Logger } from '../../log/logger.js';
 import { createHttpClient, type HttpClient, type HttpResponse, type QueryValue } from '../../http/client.js';

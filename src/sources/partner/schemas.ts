@@ -1,3 +1,4 @@
+/** Zod schemas of the Partner API (orders, order events, reference data, quotes). */
 import { z } from 'zod';
 import { isLosslessNumber } from '../../decimal/json.js';
 import { showWireValue, wireDecimal, wireInteger } from '../common/wire-decimal.js';

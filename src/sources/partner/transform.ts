@@ -1,3 +1,4 @@
+/** Pure mapping of validated Partner API records to the rows the store writes, and wire timestamp keys. */
 import { decimalText, toDecimal } from '../../decimal/decimal.js';
 import { stringifyJsonLossless } from '../../decimal/json.js';
 import type { NewPartnerCurrency, NewPartnerOrder, NewPartnerQuote } from '../../store/schema.js';
