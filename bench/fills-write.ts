@@ -14,13 +14,14 @@ import { parseJsonLossless } from '../src/decimal/json.js';
 import { startSandbox } from '../sandbox/index.js';
 import { fastFill, fillSchema, validateRecords } from '../src/sources/exchange/schemas.js';
 import { commitFillsPage } from '../src/store/exchange-records.js';
-import { toFillRow, type FillRow } from '../src/sources/exchange/transform.js';
+import { toFillRow } from '../src/sources/exchange/transform.js';
+import type { NewExchangeFill } from '../src/store/schema.js';
 
 const baseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const wanted = Number(process.env.PAGES ?? 60);
 
 const sb = await startSandbox({ seed: 5, days: 5, exchangeOrdersPerDay: Math.ceil((wanted * 1000) / 15) + 100, fillsPerOrder: 3, ordersPerDay: 10, depositsPerDay: 4, withdrawalsPerDay: 3, now: new Date(), faults: 'none' });
-const pages: Array<{ text: string; rows: FillRow[] }> = [];
+const pages: Array<{ text: string; rows: NewExchangeFill[] }> = [];
 let toExec: string | null = null;
 while (pages.length < wanted) {
   const u = new URL(`${sb.env.EXCHANGE_API_URL}/fills`);

@@ -25,7 +25,7 @@ export function loadStages(): Promise<Stages> {
   loaded ??= (async () => {
     const [exchange, partner, reconcile, summary, report, deliver] = await Promise.all([
       import('../stages/sync-exchange.js'),
-      import('../sources/partner/sync.js'),
+      import('../stages/sync-partner.js'),
       import('../stages/reconcile.js'),
       import('../store/run-summary.js'),
       import('../stages/report.js'),

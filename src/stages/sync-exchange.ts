@@ -1,3 +1,4 @@
+/** The exchange sync stage: builds the client and the progress from the stage context, runs the steps, returns the result. */
 import type { StageContext } from './context.js';
 import { listCursors } from '../store/cursors.js';
 import { createProgress } from '../util/progress.js';
@@ -6,9 +7,11 @@ import { backfillFills, syncFills } from '../sources/exchange/sync-fills.js';
 import { syncOrderLookups, syncOrders } from '../sources/exchange/sync-orders.js';
 import { syncPayments } from '../sources/exchange/sync-payments.js';
 import { syncSnapshots } from '../sources/exchange/sync-snapshots.js';
-import { isAbort, loadOpenQuarantine, SyncAbortedError, type StreamCoverage, type SyncCounters, type SyncEnv } from '../sources/exchange/sync-common.js';
+import type { StreamCoverage, SyncCounters, SyncEnv } from '../sources/exchange/sync-common.js';
+import { isAbort, SyncAbortedError } from '../sources/common/abort.js';
+import { exchangeEntitiesInQuarantine } from '../store/exchange-records.js';
 
-export { SyncAbortedError } from '../sources/exchange/sync-common.js';
+export { SyncAbortedError } from '../sources/common/abort.js';
 export type { StreamCoverage } from '../sources/exchange/sync-common.js';
 
 export interface ExchangeSyncOptions {
@@ -68,7 +71,7 @@ export async function syncExchange(ctx: StageContext, options: ExchangeSyncOptio
     historyStartMs: Date.parse(`${ctx.config.exchange.historyStart}T00:00:00Z`),
     counters: { fills: 0, orders: 0, trades: 0, ordersById: 0, ordersNotFound: 0, deposits: 0, withdrawals: 0, balances: 0, quarantined: 0, pages: 0 },
     coverage: {},
-    openQuarantine: await loadOpenQuarantine(ctx.store.db, account),
+    openQuarantine: await exchangeEntitiesInQuarantine(ctx.store.db, account),
     parallelWrites: ctx.store.kind === 'postgres',
   };
   const statsBefore = client.http.stats();

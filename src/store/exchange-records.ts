@@ -1,19 +1,20 @@
+/** Store functions of the exchange records (fills, orders, payments, snapshots), with the benchmarked one-statement page writes. */
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from './database.js';
 import type {
-  BalanceRow,
-  DepositRow,
-  FeeRateRow,
-  FillRow,
-  OrderRow,
-  SymbolRow,
-  TickerRow,
-  WhitelistRow,
-  WithdrawalRow,
-} from '../sources/exchange/transform.js';
+  NewBalance,
+  NewExchangeDeposit,
+  NewExchangeFeeRate,
+  NewExchangeFill,
+  NewExchangeOrder,
+  NewExchangeSymbol,
+  NewExchangeTicker,
+  NewExchangeWhitelistEntry,
+  NewExchangeWithdrawal,
+} from './schema.js';
 
 /**
- * Repository of the exchange sync. Every write is set-based: a whole page goes to Postgres as
+ * Store functions of the exchange sync. Every write is set-based: a whole page goes to Postgres as
  * one JSON parameter unpacked by json_to_recordset, merged with one `insert ... on conflict`
  * (three parameters instead of one per value, one round trip per page, the same SQL on pg and
  * PGlite). Amounts travel as JSON strings, so numeric receives their exact text. Functions take
@@ -47,8 +48,8 @@ function dedupe<T>(rows: T[], key: (r: T) => string): T[] {
  * sides are validated plain tokens that need no quoting, symbols are quoted, and the raw JSON
  * goes as JSON, which needs no escaping at all.
  */
-function fillColumns(rows: FillRow[], pageText?: string): string[] {
-  const plain = (pick: (r: FillRow) => string | number) => `{${rows.map(pick).join(',')}}`;
+function fillColumns(rows: NewExchangeFill[], pageText?: string): string[] {
+  const plain = (pick: (r: NewExchangeFill) => string | number) => `{${rows.map(pick).join(',')}}`;
   return [
     plain((r) => r.exec_id),
     plain((r) => r.ex_ord_id),
@@ -74,7 +75,7 @@ function fillColumns(rows: FillRow[], pageText?: string): string[] {
  * validation may hold what jsonb refuses, such as \u0000) and only the stored rows are converted,
  * one parse more (about 15% more database time per page in bench/fills-write.ts).
  */
-function fillUpsert(account: string, unique: FillRow[], pageText: string | undefined, pageValid: boolean) {
+function fillUpsert(account: string, unique: NewExchangeFill[], pageText: string | undefined, pageValid: boolean) {
   const [a, b, c, d, e, f, g, h, i, k, j] = fillColumns(unique, pageText);
   const elements = pageValid
     ? sql`jsonb_array_elements(${j}::jsonb) with ordinality as r(raw, n)`
@@ -93,7 +94,7 @@ function fillUpsert(account: string, unique: FillRow[], pageText: string | undef
 }
 
 /** Upserts a page of fills (see fillUpsert); `pageValid`: every record of pageText validated. */
-export async function upsertFills(db: Db, account: string, rows: FillRow[], pageText?: string, pageValid = false): Promise<number> {
+export async function upsertFills(db: Db, account: string, rows: NewExchangeFill[], pageText?: string, pageValid = false): Promise<number> {
   const unique = dedupe(rows, (r) => r.exec_id);
   if (unique.length === 0) return 0;
   await fillUpsert(account, unique, pageText, pageValid).execute(db);
@@ -110,7 +111,7 @@ export interface PageBookkeeping {
 }
 
 export interface PageCommit extends PageBookkeeping {
-  rows: FillRow[];
+  rows: NewExchangeFill[];
   /** The page as received: the rows' raw records are its elements (see upsertFills). */
   pageText?: string;
 }
@@ -204,7 +205,7 @@ async function writePage<T extends { raw?: string }>(db: Db, rows: T[], columns:
  * listing brings back orders the status listings stored already.
  * `c`: the page's bookkeeping, written by the same statement.
  */
-export async function upsertOrders(db: Db, account: string, rows: OrderRow[], observedAt: Date, c?: PageBookkeeping): Promise<number> {
+export async function upsertOrders(db: Db, account: string, rows: NewExchangeOrder[], observedAt: Date, c?: PageBookkeeping): Promise<number> {
   const at = observedAt.toISOString();
   return writePage(
     db,
@@ -245,7 +246,7 @@ export async function markOrdersNotFound(db: Db, account: string, ids: string[],
 }
 
 /** Deposits and their state history, as upsertOrders. */
-export async function upsertDeposits(db: Db, account: string, rows: DepositRow[], observedAt: Date, c?: PageBookkeeping): Promise<number> {
+export async function upsertDeposits(db: Db, account: string, rows: NewExchangeDeposit[], observedAt: Date, c?: PageBookkeeping): Promise<number> {
   const at = observedAt.toISOString();
   return writePage(
     db,
@@ -269,7 +270,7 @@ export async function upsertDeposits(db: Db, account: string, rows: DepositRow[]
 }
 
 /** Withdrawals and their state history (when they carry one), as upsertOrders. */
-export async function upsertWithdrawals(db: Db, account: string, rows: WithdrawalRow[], observedAt: Date, c?: PageBookkeeping): Promise<number> {
+export async function upsertWithdrawals(db: Db, account: string, rows: NewExchangeWithdrawal[], observedAt: Date, c?: PageBookkeeping): Promise<number> {
   const at = observedAt.toISOString();
   return writePage(
     db,
@@ -296,7 +297,7 @@ export async function upsertWithdrawals(db: Db, account: string, rows: Withdrawa
 /** Balance snapshots are always inserted: each one is an anchor of the roll-forward. */
 export async function insertBalanceSnapshot(
   db: Db,
-  input: { account: string; exchangeAccount: string; fetchedAt: Date; runId: string | null; rawText: string; rows: BalanceRow[] },
+  input: { account: string; exchangeAccount: string; fetchedAt: Date; runId: string | null; rawText: string; rows: NewBalance[] },
 ): Promise<string> {
   const { id } = await db
     .insertInto('balance_snapshot')
@@ -308,22 +309,22 @@ export async function insertBalanceSnapshot(
   return id;
 }
 
-export async function insertFeeRate(db: Db, snapshotId: string, row: FeeRateRow): Promise<void> {
+export async function insertFeeRate(db: Db, snapshotId: string, row: NewExchangeFeeRate): Promise<void> {
   await db.insertInto('exchange_fee_rate').values({ snapshot_id: snapshotId, ...row }).onConflict((oc) => oc.doNothing()).execute();
 }
 
-export async function insertSymbols(db: Db, snapshotId: string, rows: SymbolRow[]): Promise<void> {
+export async function insertSymbols(db: Db, snapshotId: string, rows: NewExchangeSymbol[]): Promise<void> {
   const unique = dedupe(rows, (r) => r.symbol);
   if (unique.length) await db.insertInto('exchange_symbol').values(unique.map((r) => ({ snapshot_id: snapshotId, ...r }))).onConflict((oc) => oc.doNothing()).execute();
 }
 
-export async function insertWhitelist(db: Db, snapshotId: string, rows: WhitelistRow[]): Promise<void> {
+export async function insertWhitelist(db: Db, snapshotId: string, rows: NewExchangeWhitelistEntry[]): Promise<void> {
   const unique = dedupe(rows, (r) => r.whitelist_id);
   if (unique.length)
     await db.insertInto('exchange_whitelist_entry').values(unique.map((r) => ({ snapshot_id: snapshotId, ...r }))).onConflict((oc) => oc.doNothing()).execute();
 }
 
-export async function insertTickers(db: Db, snapshotId: string, rows: TickerRow[]): Promise<void> {
+export async function insertTickers(db: Db, snapshotId: string, rows: NewExchangeTicker[]): Promise<void> {
   const unique = dedupe(rows, (r) => r.symbol);
   if (unique.length) await db.insertInto('exchange_ticker').values(unique.map((r) => ({ snapshot_id: snapshotId, ...r }))).onConflict((oc) => oc.doNothing()).execute();
 }
@@ -370,4 +371,29 @@ export async function nonFinalIds(
     where account = ${account} and ${sql.ref(state)} in (${sql.join([...states])}) and last_seen_at < ${before}
     order by ${sql.ref(id)}`.execute(db);
   return rows.rows.map((r) => r.id);
+}
+
+/** Entities with unresolved quarantine entries of the exchange: only those pay for resolveQuarantined. */
+export async function exchangeEntitiesInQuarantine(db: Db, account: string): Promise<Set<string>> {
+  const rows = await db
+    .selectFrom('quarantine')
+    .select('entity')
+    .distinct()
+    .where('account', '=', account)
+    .where('source', '=', 'exchange')
+    .where('resolved_at', 'is', null)
+    .execute();
+  return new Set(rows.map((r) => r.entity ?? ''));
+}
+
+/** Orders that answered 404 when last asked before `before`, by id. */
+export async function ordersNotFoundBefore(db: Db, account: string, before: Date): Promise<string[]> {
+  const rows = await db
+    .selectFrom('exchange_order_not_found')
+    .select('ex_ord_id')
+    .where('account', '=', account)
+    .where('checked_at', '<', before)
+    .orderBy('ex_ord_id')
+    .execute();
+  return rows.map((r) => r.ex_ord_id);
 }

@@ -1,7 +1,8 @@
+/** Store functions of partner orders and their events, day coverage, currencies and quotes. */
 import { sql } from 'kysely';
 import type { Db } from './database.js';
 import { addDays, dayStart } from '../util/dates.js';
-import type { PartnerOrderRowInput, QuoteRowInput, CurrencyRowInput } from '../sources/partner/transform.js';
+import type { NewPartnerCurrency, NewPartnerOrder, NewPartnerQuote } from './schema.js';
 
 export type OrderSource = 'poll' | 'refresh' | 'webhook';
 
@@ -34,13 +35,13 @@ const storedKey = sql<string>`coalesce(partner_order.order_state_updated_key, pa
 export async function upsertPartnerOrders(
   db: Db,
   account: string,
-  rows: PartnerOrderRowInput[],
+  rows: NewPartnerOrder[],
   source: OrderSource,
   now: Date,
 ): Promise<UpsertOrdersResult> {
   if (rows.length === 0) return { inserted: [], updated: [], unchanged: 0 };
   // "on conflict do update" cannot touch one row twice per statement: keep the newest per id.
-  const byId = new Map<string, PartnerOrderRowInput>();
+  const byId = new Map<string, NewPartnerOrder>();
   for (const r of rows) {
     const prev = byId.get(r.order_id);
     if (!prev || prev.order_state_updated_key <= r.order_state_updated_key) byId.set(r.order_id, r);
@@ -100,9 +101,9 @@ export async function upsertPartnerOrders(
 }
 
 /** State history: each observed (state, state time) once, whoever saw it first. */
-export async function recordStates(db: Db, account: string, rows: PartnerOrderRowInput[], source: OrderSource, now: Date): Promise<void> {
+export async function recordStates(db: Db, account: string, rows: NewPartnerOrder[], source: OrderSource, now: Date): Promise<void> {
   if (rows.length === 0) return;
-  const seen = new Map<string, PartnerOrderRowInput>();
+  const seen = new Map<string, NewPartnerOrder>();
   for (const r of rows) seen.set(`${r.order_id}|${r.order_state}|${r.order_state_updated_at_text}`, r);
   await db
     .insertInto('partner_order_state')
@@ -224,7 +225,7 @@ export interface WebhookStoreResult {
  * commits, the event is durable and the order reflects it, so the caller can acknowledge. A
  * duplicate only bumps duplicate_count.
  */
-export async function storeWebhookEvent(db: Db, account: string, event: WebhookEventInput, order: PartnerOrderRowInput, now: Date): Promise<WebhookStoreResult> {
+export async function storeWebhookEvent(db: Db, account: string, event: WebhookEventInput, order: NewPartnerOrder, now: Date): Promise<WebhookStoreResult> {
   return db.transaction().execute(async (trx) => {
     const row = await trx
       .insertInto('webhook_event')
@@ -298,7 +299,7 @@ export async function listClosedDays(db: Db, account: string, days: string[]): P
 }
 
 /** Normalized currency rows of a new currencies snapshot. */
-export async function saveCurrencies(db: Db, snapshotId: string, rows: CurrencyRowInput[]): Promise<void> {
+export async function saveCurrencies(db: Db, snapshotId: string, rows: NewPartnerCurrency[]): Promise<void> {
   if (rows.length === 0) return;
   const unique = [...new Map(rows.map((r) => [r.code, r])).values()];
   await db
@@ -309,7 +310,7 @@ export async function saveCurrencies(db: Db, snapshotId: string, rows: CurrencyR
 }
 
 /** One quote per run and pair/amount: a re-run of the same run id stores nothing new. */
-export async function saveQuote(db: Db, account: string, runId: string | null, fetchedAt: Date, q: QuoteRowInput): Promise<boolean> {
+export async function saveQuote(db: Db, account: string, runId: string | null, fetchedAt: Date, q: NewPartnerQuote): Promise<boolean> {
   const r = await db
     .insertInto('partner_quote')
     .values({ ...q, account, run_id: runId, fetched_at: fetchedAt })

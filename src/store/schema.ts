@@ -1,4 +1,5 @@
-import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+/** The typed database schema (Kysely XTable interfaces) and the row types read and written through it. */
+import type { ColumnType, Generated, InsertType, Selectable } from 'kysely';
 import type { Decimal } from '../decimal/decimal.js';
 
 /**
@@ -418,13 +419,29 @@ export interface DB {
 }
 
 export type PartnerOrderRow = Selectable<PartnerOrderTable>;
-export type NewPartnerOrder = Insertable<PartnerOrderTable>;
-export type ExchangeFillRow = Selectable<ExchangeFillTable>;
-export type NewExchangeFill = Insertable<ExchangeFillTable>;
-export type ExchangeOrderRow = Selectable<ExchangeOrderTable>;
-export type ExchangeDepositRow = Selectable<ExchangeDepositTable>;
-export type ExchangeWithdrawalRow = Selectable<ExchangeWithdrawalTable>;
 export type RunRow = Selectable<RunTable>;
 export type BreakRow = Selectable<BreakTable>;
-export type QuarantineRow = Selectable<QuarantineTable>;
-export type BalanceRollRow = Selectable<BalanceRollTable>;
+
+/**
+ * A row as a source hands it to the store: the table's insert values with every column the
+ * source fills present and in the text form the sources produce (times as ISO text, amounts as
+ * decimal text, raw records as JSON text; never a Date or a JS number), without `StoreColumns`,
+ * which the store sets itself (account, first/last seen times, snapshot id).
+ */
+type Written<T, StoreColumns extends keyof T> = { [K in Exclude<keyof T, StoreColumns>]: Exclude<InsertType<T[K]>, Date | undefined> };
+type SeenColumns = 'account' | 'first_seen_at' | 'last_seen_at';
+
+/** order_state_updated_key is always written (older rows may lack it). */
+export type NewPartnerOrder = Written<PartnerOrderTable, SeenColumns | 'not_found_at'> & { order_state_updated_key: string };
+export type NewPartnerCurrency = Written<PartnerCurrencyTable, 'snapshot_id'>;
+export type NewPartnerQuote = Written<PartnerQuoteTable, 'id' | 'account' | 'run_id' | 'fetched_at'>;
+/** trade_id is always present on the wire; page_index: 1-based position of the record in its page (the store can take its raw JSON from the page text). */
+export type NewExchangeFill = Written<ExchangeFillTable, 'account'> & { trade_id: string; page_index: number };
+export type NewExchangeOrder = Written<ExchangeOrderTable, SeenColumns>;
+export type NewExchangeDeposit = Written<ExchangeDepositTable, SeenColumns>;
+export type NewExchangeWithdrawal = Written<ExchangeWithdrawalTable, SeenColumns>;
+export type NewBalance = Written<BalanceTable, 'snapshot_id'>;
+export type NewExchangeFeeRate = Written<ExchangeFeeRateTable, 'snapshot_id'>;
+export type NewExchangeSymbol = Written<ExchangeSymbolTable, 'snapshot_id'>;
+export type NewExchangeWhitelistEntry = Written<ExchangeWhitelistEntryTable, 'snapshot_id'>;
+export type NewExchangeTicker = Written<ExchangeTickerTable, 'snapshot_id'>;

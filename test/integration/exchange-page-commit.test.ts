@@ -2,10 +2,10 @@ import { sql } from 'kysely';
 import { expect, it } from 'vitest';
 import { describeEachStore } from '../helpers/db.js';
 import { upsertOrders, upsertDeposits, recordPage, type PageBookkeeping } from '../../src/store/exchange-records.js';
-import type { OrderRow } from '../../src/sources/exchange/transform.js';
+import type { NewExchangeOrder } from '../../src/store/schema.js';
 import type { Db } from '../../src/store/database.js';
 
-const order = (id: string, status: string, cumQty: string): OrderRow => ({
+const order = (id: string, status: string, cumQty: string): NewExchangeOrder => ({
   ex_ord_id: id,
   cl_ord_id: `c${id}`,
   ord_type: 'LIMIT',

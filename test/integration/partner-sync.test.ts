@@ -4,8 +4,8 @@ import { silentLogger } from '../../src/log/logger.js';
 import { parseJsonLossless } from '../../src/decimal/json.js';
 import { toDecimal } from '../../src/decimal/decimal.js';
 import type { HttpResponse, QueryValue } from '../../src/http/client.js';
-import type { PartnerApi } from '../../src/sources/partner/client.js';
-import { syncPartner } from '../../src/sources/partner/sync.js';
+import type { PartnerClient } from '../../src/sources/partner/client.js';
+import { syncPartner } from '../../src/stages/sync-partner.js';
 import type { StageContext } from '../../src/stages/context.js';
 import { describeEachStore } from '../helpers/db.js';
 
@@ -27,7 +27,7 @@ function respond(body: unknown, status = 200): HttpResponse {
 
 function fakePartner(orders: FakeOrder[], hooks: { onList?: (query: Record<string, QueryValue>) => void; currenciesBody?: string } = {}) {
   const calls: Array<Record<string, QueryValue>> = [];
-  const api: PartnerApi = {
+  const api: PartnerClient = {
     async currencies() {
       return respond(
         hooks.currenciesBody ??
@@ -139,7 +139,7 @@ describeEachStore('partner sync against a shifting list', (ctx) => {
         }
       },
     });
-    const result = await syncPartner(stage, { from: day1, to: '2026-11-22' }, {}, { api });
+    const result = await syncPartner(stage, { from: day1, to: '2026-11-22' }, {}, { client: api });
     expect(result.coverage.map((c) => [c.day, c.rows, c.settled])).toEqual([
       [day1, 123, true],
       [day2, 10, true],
@@ -179,7 +179,7 @@ describeEachStore('partner sync against a shifting list', (ctx) => {
   it('changes nothing when run again', async () => {
     const before = await dump(stage);
     const { api } = fakePartner(orders);
-    const result = await syncPartner(stage, { from: day1, to: '2026-11-22' }, {}, { api });
+    const result = await syncPartner(stage, { from: day1, to: '2026-11-22' }, {}, { client: api });
     expect(result.inserted + result.updated).toBe(0);
     expect(result.snapshots).toEqual({ currencies: false, regions: false, paymentMethods: false });
     expect(await dump(stage)).toEqual(before);
@@ -193,7 +193,7 @@ describeEachStore('partner sync against a shifting list', (ctx) => {
     const xrp = makeOrder('2026-10-01', { targetWalletAddress: 'rXRPaddr', outputCurrency: 'XRP' });
     orders.push(xrp);
     const { api, calls } = fakePartner(orders);
-    const result = await syncPartner(stage, null, { walletsOnly: true }, { api });
+    const result = await syncPartner(stage, null, { walletsOnly: true }, { client: api });
     expect(calls.map((q) => q.walletAddress)).toEqual(['rXRPaddr', 'rXRPaddr:12345', 'wallet-ours']);
     expect(result.wallets).toBe(3);
     expect(result.inserted).toBe(1);
@@ -204,7 +204,7 @@ describeEachStore('partner sync against a shifting list', (ctx) => {
   it('fetches by external reference, several orders per reference', async () => {
     await ctx.store.db.deleteFrom('partner_order').where('external_reference', '=', 'shared-ref').execute();
     const { api, calls } = fakePartner(orders);
-    const result = await syncPartner(stage, null, { externalReferences: ['shared-ref', 'no-such-ref'] }, { api });
+    const result = await syncPartner(stage, null, { externalReferences: ['shared-ref', 'no-such-ref'] }, { client: api });
     expect(calls).toEqual([{ externalReference: 'shared-ref' }, { externalReference: 'no-such-ref' }]);
     expect(result.inserted).toBe(2);
     expect(result.references).toBe(2);
@@ -217,10 +217,10 @@ describeEachStore('partner sync against a shifting list', (ctx) => {
     pending.transactionHash = '0xlate';
     const gone = makeOrder('2026-11-01', { orderState: 'WITHDRAWING', orderId: 'o-gone' });
     const { api: seed } = fakePartner([gone]);
-    await syncPartner(stage, null, { externalReferences: [String(gone.externalReference)] }, { api: seed });
+    await syncPartner(stage, null, { externalReferences: [String(gone.externalReference)] }, { client: seed });
 
     const { api } = fakePartner(orders);
-    const result = await syncPartner(stage, null, {}, { api });
+    const result = await syncPartner(stage, null, {}, { client: api });
     expect(result.refreshed).toBe(2);
     expect(result.notFound).toBe(1);
     const row = await ctx.store.db.selectFrom('partner_order').selectAll().where('order_id', '=', 'o-pending').executeTakeFirstOrThrow();
@@ -233,7 +233,7 @@ describeEachStore('partner sync against a shifting list', (ctx) => {
     const goneRow = await ctx.store.db.selectFrom('partner_order').select('not_found_at').where('order_id', '=', 'o-gone').executeTakeFirstOrThrow();
     expect(goneRow.not_found_at).not.toBeNull();
     // Nothing left to refresh but o-gone (still WITHDRAWING); its 404 is not recorded twice.
-    const again = await syncPartner(stage, null, {}, { api });
+    const again = await syncPartner(stage, null, {}, { client: api });
     expect([again.refreshed, again.notFound]).toEqual([1, 1]);
   });
 });
@@ -247,7 +247,7 @@ describeEachStore('partner sync: invalid records and unsettled days', (ctx) => {
     const { api } = fakePartner(orders, {
       currenciesBody: '[{"type":"FIAT","code":"USD","precision":2,"minBuyAmount":"10","maxBuyAmount":"5000"},{"type":"WEIRD","code":"XXX","precision":2}]',
     });
-    const result = await syncPartner(stage, { from: '2026-11-10', to: '2026-11-11' }, {}, { api });
+    const result = await syncPartner(stage, { from: '2026-11-10', to: '2026-11-11' }, {}, { client: api });
     // One currency and one order (counted once however often it is seen).
     expect(result.quarantined).toBe(2);
     const q = await ctx.store.db.selectFrom('quarantine').selectAll().orderBy('id').execute();
@@ -261,7 +261,7 @@ describeEachStore('partner sync: invalid records and unsettled days', (ctx) => {
     expect(await ctx.store.db.selectFrom('partner_order').select('order_id').execute()).toEqual([{ order_id: good.orderId }]);
 
     bad.inputAmount = '12.00';
-    await syncPartner(stage, { from: '2026-11-10', to: '2026-11-11' }, {}, { api });
+    await syncPartner(stage, { from: '2026-11-10', to: '2026-11-11' }, {}, { client: api });
     const resolved = await ctx.store.db.selectFrom('quarantine').select('resolved_at').where('record_key', '=', 'o-bad').executeTakeFirstOrThrow();
     expect(resolved.resolved_at).not.toBeNull();
   });
@@ -276,7 +276,7 @@ describeEachStore('partner sync: invalid records and unsettled days', (ctx) => {
         if (q.from === '2026-11-12' && Number(q.offset) === 0) orders.push(makeOrder('2026-11-12', { createdAt: `2026-11-12T23:00:${String(k++).padStart(2, '0')}Z` }));
       },
     });
-    const result = await syncPartner(today, { from: '2026-11-12', to: '2026-11-13' }, {}, { api });
+    const result = await syncPartner(today, { from: '2026-11-12', to: '2026-11-13' }, {}, { client: api });
     expect(result.coverage[0]?.settled).toBe(false);
     expect(result.coverage[0]?.passes).toHaveLength(4);
     const row = await ctx.store.db.selectFrom('sync_coverage').selectAll().where('day', '=', '2026-11-12').executeTakeFirstOrThrow();
@@ -290,7 +290,7 @@ describeEachStore('partner sync: configured wire names', (ctx) => {
     orders.push(makeOrder('2026-11-15'));
     const { api, calls } = fakePartner(orders);
     const stage = contextFor(ctx.store, { params: { offset: 'offset', from: 'since', to: 'until', outputCurrency: 'cur' } });
-    const result = await syncPartner(stage, { from: '2026-11-14', to: '2026-11-15' }, {}, { api });
+    const result = await syncPartner(stage, { from: '2026-11-14', to: '2026-11-15' }, {}, { client: api });
     expect(calls[0]).toEqual({ since: '2026-11-14', until: '2026-11-15', limit: 50, offset: 0 });
     // The fake knows only "from"/"to": it ignores these filters, so the other day's order shows up.
     expect(result.coverage[0]?.passes[0]?.outsideDay).toBe(1);
@@ -300,7 +300,7 @@ describeEachStore('partner sync: configured wire names', (ctx) => {
     const orders = Array.from({ length: 120 }, () => makeOrder('2026-11-16'));
     const { api, calls } = fakePartner(orders);
     const stage = contextFor(ctx.store, { params: { offset: 'skip', from: 'from', to: 'to', outputCurrency: 'outputCurrency' } });
-    const result = await syncPartner(stage, { from: '2026-11-16', to: '2026-11-17' }, {}, { api });
+    const result = await syncPartner(stage, { from: '2026-11-16', to: '2026-11-17' }, {}, { client: api });
     expect(calls.filter((q) => q.from === '2026-11-16')).toHaveLength(2);
     expect(result.coverage[0]?.settled).toBe(false);
   });

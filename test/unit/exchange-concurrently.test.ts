@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkAbort, runConcurrently, SyncAbortedError, type SyncEnv } from '../../src/sources/exchange/sync-common.js';
+import { runConcurrently, type SyncEnv } from '../../src/sources/exchange/sync-common.js';
+import { checkAbort, SyncAbortedError } from '../../src/sources/common/abort.js';
 
 const tick = () => new Promise((r) => setTimeout(r, 1));
 
@@ -15,7 +16,7 @@ function listing(name: string, pages: number, log: string[], running: { now: num
     running.max = Math.max(running.max, running.now);
     try {
       for (let p = 0; p < pages; p++) {
-        checkAbort(e);
+        checkAbort(e.signal);
         if (p === failAt) throw new Error(`${name} failed`);
         log.push(`${name}${p}`);
         await tick();

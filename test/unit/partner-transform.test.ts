@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseJsonLossless } from '../../src/decimal/json.js';
 import { compareTimestamps, flattenCurrencies, numericText, orderToRow, timestampKey, walletWithoutTag } from '../../src/sources/partner/transform.js';
-import { extraEventFields, formatZodIssues, orderEventSchema, partnerOrderSchema } from '../../src/sources/partner/schemas.js';
+import { extraEventFields, formatPartnerIssues, orderEventSchema, partnerOrderSchema } from '../../src/sources/partner/schemas.js';
 import { parseReferencesCsv } from '../../src/sources/partner/references-csv.js';
 
 function makeOrder(overrides: Record<string, unknown> = {}): Record<string, unknown> {
@@ -59,11 +59,11 @@ describe('partner order schema and row', () => {
     delete missing.orderStateUpdatedAt;
     const r = partnerOrderSchema.safeParse(missing);
     expect(r.success).toBe(false);
-    if (!r.success) expect(formatZodIssues(r.error)).toBe('orderStateUpdatedAt: required');
+    if (!r.success) expect(formatPartnerIssues(r.error)).toBe('orderStateUpdatedAt: required');
     const bad = partnerOrderSchema.safeParse(makeOrder({ inputAmount: '1,5', orderState: 'DONE' }));
     expect(bad.success).toBe(false);
     if (!bad.success) {
-      const msg = formatZodIssues(bad.error);
+      const msg = formatPartnerIssues(bad.error);
       expect(msg).toContain('inputAmount: must be a decimal number (got "1,5")');
       expect(msg).toContain('orderState: must be one of PENDING, WITHDRAWING, COMPLETED, FAILED (got "DONE")');
     }

@@ -1,3 +1,4 @@
+/** HTTP client of the Exchange API: one method per endpoint, bodies read losslessly. */
 import type { Config } from '../../config/load.js';
 import type { Logger } from '../../log/logger.js';
 import { createHttpClient, type HttpClient, type HttpResponse, type QueryValue } from '../../http/client.js';

@@ -1,7 +1,9 @@
+/** Zod schemas of the Exchange API and the per-record validation of a page. */
 import { z } from 'zod';
 import { isLosslessNumber } from '../../decimal/json.js';
 import { Decimal, isDecimalText } from '../../decimal/decimal.js';
-import { markedNumber } from './wire.js';
+import { decimalText, markedNumber, readDecimal, showWireValue, wireNumberText } from '../common/wire-decimal.js';
+import { formatZodIssues } from '../common/zod-issues.js';
 
 /**
  * Zod schemas of the Exchange API (seeds/001). The wire sends decimals and int64 ids as JSON
@@ -9,56 +11,19 @@ import { markedNumber } from './wire.js';
  * parser hands numbers over as LosslessNumber, so no digit is lost before these schemas turn
  * them into plain decimal text (amounts, exact, ready for numeric) and canonical digit strings (ids). Unknown extra fields are
  * accepted: the caller stores the raw record whole. Messages name the value; the issue path
- * names the field (formatIssues).
+ * names the field (formatZodIssues).
  */
 
-function show(value: unknown): string {
-  const marked = markedNumber(value);
-  if (marked !== null) return marked;
-  if (isLosslessNumber(value)) return (value as { value: string }).value;
-  if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}...` : value);
-  if (value === undefined) return 'nothing';
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
-}
-
-function numericText(v: unknown): string | null {
-  const marked = markedNumber(v);
-  if (marked !== null) return marked;
-  if (isLosslessNumber(v)) return (v as { value: string }).value;
-  if (typeof v === 'string') return v.trim();
-  if (typeof v === 'number' && Number.isSafeInteger(v)) return String(v);
-  return null;
-}
-
-const PLAIN_DECIMAL = /^-?\d+(\.\d+)?$/;
 const DIGITS = /^\d{1,30}$/;
 
 /**
- * Canonical decimal text for Postgres numeric and for comparisons: plain text passes as is (the
- * common case, no Decimal built), exponent notation and other forms go through Decimal.
+ * The field readers below (and readDecimal in common/wire-decimal.ts) are the whole
+ * logic of the decimal, int64Id and epochMs schemas: each returns the field's value, or null where
+ * the schema reports an issue. The zod transforms and the fills fast path (fastFill) share them,
+ * so both give the same value for the same input.
  */
-export function canonicalDecimal(t: string): string | null {
-  if (PLAIN_DECIMAL.test(t)) return t;
-  if (!isDecimalText(t)) return null;
-  return new Decimal(t).toString();
-}
-
-/**
- * The field readers below are the whole logic of the decimal, int64Id and epochMs schemas: each
- * returns the field's value, or null where the schema reports an issue. The zod transforms and
- * the fills fast path (fastFill) share them, so both give the same value for the same input.
- */
-function readDecimal(v: unknown): string | null {
-  const t = numericText(v);
-  return t === null ? null : canonicalDecimal(t);
-}
-
 function readInt64Id(v: unknown): string | null {
-  const t = numericText(v);
+  const t = wireNumberText(v);
   if (t !== null && DIGITS.test(t)) return t.length > 1 ? t.replace(/^0+(?=\d)/, '') : t;
   const d = t !== null && isDecimalText(t) ? new Decimal(t) : null;
   if (!d || !d.isInteger() || d.isNegative()) return null;
@@ -66,7 +31,7 @@ function readInt64Id(v: unknown): string | null {
 }
 
 function readEpochMs(v: unknown): number | null {
-  const t = numericText(v);
+  const t = wireNumberText(v);
   // 1e14 ms is the year 5138: anything beyond is a unit mistake (micro/nanoseconds), not a date.
   if (t !== null && /^\d{1,14}$/.test(t)) return Number(t);
   const d = t !== null && isDecimalText(t) ? new Decimal(t) : null;
@@ -74,21 +39,11 @@ function readEpochMs(v: unknown): number | null {
   return d.toNumber();
 }
 
-/** A decimal amount or price: "12.50", 12.50, "9.0E-4" -> its plain decimal text. */
-export const decimal = z.unknown().transform((v, ctx) => {
-  const c = readDecimal(v);
-  if (c === null) {
-    ctx.addIssue({ code: 'custom', message: `must be a decimal number (got ${show(v)})` });
-    return z.NEVER;
-  }
-  return c;
-});
-
 /** An int64 id ("123", 123, even "1.23E2"): canonical digits, never a JS number. */
 export const int64Id = z.unknown().transform((v, ctx) => {
   const id = readInt64Id(v);
   if (id === null) {
-    ctx.addIssue({ code: 'custom', message: `must be a non-negative integer id (got ${show(v)})` });
+    ctx.addIssue({ code: 'custom', message: `must be a non-negative integer id (got ${showWireValue(v)})` });
     return z.NEVER;
   }
   return id;
@@ -98,7 +53,7 @@ export const int64Id = z.unknown().transform((v, ctx) => {
 export const epochMs = z.unknown().transform((v, ctx) => {
   const ms = readEpochMs(v);
   if (ms === null) {
-    ctx.addIssue({ code: 'custom', message: `must be epoch milliseconds (got ${show(v)})` });
+    ctx.addIssue({ code: 'custom', message: `must be epoch milliseconds (got ${showWireValue(v)})` });
     return z.NEVER;
   }
   return ms;
@@ -106,19 +61,19 @@ export const epochMs = z.unknown().transform((v, ctx) => {
 
 /** A small integer such as a scale. */
 export const smallInt = z.unknown().transform((v, ctx) => {
-  const t = numericText(v);
+  const t = wireNumberText(v);
   const d = t !== null && isDecimalText(t) ? new Decimal(t) : null;
   if (!d || !d.isInteger() || d.abs().greaterThan(1_000_000)) {
-    ctx.addIssue({ code: 'custom', message: `must be an integer (got ${show(v)})` });
+    ctx.addIssue({ code: 'custom', message: `must be an integer (got ${showWireValue(v)})` });
     return z.NEVER;
   }
   return d.toNumber();
 });
 
 const text = z
-  .string({ error: (issue) => `must be a string (got ${show(issue.input)})` })
-  .refine((v) => markedNumber(v) === null, { error: (issue) => `must be a string (got the number ${show(issue.input)})` });
-const nonEmpty = text.min(1, { error: (issue) => `must not be empty (got ${show(issue.input)})` });
+  .string({ error: (issue) => `must be a string (got ${showWireValue(issue.input)})` })
+  .refine((v) => markedNumber(v) === null, { error: (issue) => `must be a string (got the number ${showWireValue(issue.input)})` });
+const nonEmpty = text.min(1, { error: (issue) => `must not be empty (got ${showWireValue(issue.input)})` });
 /** Optional on the wire; null is treated like absent. */
 const opt = <T extends z.ZodTypeAny>(schema: T) => schema.nullish().transform((v) => (v === undefined ? null : v) as z.output<T> | null);
 /** Ids that the contract types as string but that could arrive as numbers. */
@@ -127,11 +82,11 @@ const idText = z.unknown().transform((v, ctx) => {
   if (marked !== null && marked.length > 0) return marked;
   if (typeof v === 'string' && v.length > 0) return v;
   if (isLosslessNumber(v)) return (v as { value: string }).value;
-  ctx.addIssue({ code: 'custom', message: `must be a non-empty id (got ${show(v)})` });
+  ctx.addIssue({ code: 'custom', message: `must be a non-empty id (got ${showWireValue(v)})` });
   return z.NEVER;
 });
 const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
-  z.enum(values, { error: (issue) => `must be one of ${values.join(', ')} (got ${show(issue.input)})` });
+  z.enum(values, { error: (issue) => `must be one of ${values.join(', ')} (got ${showWireValue(issue.input)})` });
 
 export const SIDES = ['BUY', 'SELL'] as const;
 export const ORD_TYPES = ['MARKET', 'LIMIT', 'STOP', 'STOPLIMIT'] as const;
@@ -149,9 +104,9 @@ export const fillSchema = z.object({
   execId: int64Id,
   side: oneOf(SIDES),
   symbol: nonEmpty,
-  price: decimal,
-  qty: decimal,
-  fee: decimal,
+  price: decimalText,
+  qty: decimalText,
+  fee: decimalText,
   timestamp: epochMs,
 });
 export type Fill = z.output<typeof fillSchema>;
@@ -197,21 +152,21 @@ export const orderSchema = z.object({
   ordType: oneOf(ORD_TYPES),
   ordStatus: oneOf(ORD_STATUSES),
   side: oneOf(SIDES),
-  price: opt(decimal),
+  price: opt(decimalText),
   text: opt(text),
   symbol: nonEmpty,
-  lastShares: opt(decimal),
-  lastPx: opt(decimal),
-  leavesQty: opt(decimal),
-  cumQty: opt(decimal),
-  avgPx: opt(decimal),
+  lastShares: opt(decimalText),
+  lastPx: opt(decimalText),
+  leavesQty: opt(decimalText),
+  cumQty: opt(decimalText),
+  avgPx: opt(decimalText),
   timestamp: opt(epochMs),
 });
 export type Order = z.output<typeof orderSchema>;
 
 export const depositSchema = z.object({
   depositId: idText,
-  amount: decimal,
+  amount: decimalText,
   currency: nonEmpty,
   address: nonEmpty,
   txHash: opt(text),
@@ -223,8 +178,8 @@ export type Deposit = z.output<typeof depositSchema>;
 /** withdrawalId is optional in the contract; without it a withdrawal cannot be keyed: quarantined. */
 export const withdrawalSchema = z.object({
   withdrawalId: idText,
-  amount: decimal,
-  fee: opt(decimal),
+  amount: decimalText,
+  fee: opt(decimalText),
   currency: nonEmpty,
   beneficiary: nonEmpty,
   state: opt(oneOf(WITHDRAWAL_STATES)),
@@ -234,18 +189,18 @@ export type Withdrawal = z.output<typeof withdrawalSchema>;
 
 export const balanceSchema = z.object({
   currency: nonEmpty,
-  balance: decimal,
-  available: decimal,
-  balance_local: decimal,
-  available_local: decimal,
-  rate: decimal,
+  balance: decimalText,
+  available: decimalText,
+  balance_local: decimalText,
+  available_local: decimalText,
+  rate: decimalText,
 });
 export type Balance = z.output<typeof balanceSchema>;
 
 export const feesSchema = z.object({
-  makerRate: decimal,
-  takerRate: decimal,
-  volumeInUSD: opt(decimal),
+  makerRate: decimalText,
+  takerRate: decimalText,
+  volumeInUSD: opt(decimalText),
 });
 export type Fees = z.output<typeof feesSchema>;
 
@@ -276,18 +231,11 @@ export type WhitelistEntry = z.output<typeof whitelistSchema>;
 
 export const tickerSchema = z.object({
   symbol: nonEmpty,
-  price_24h: opt(decimal),
-  volume_24h: opt(decimal),
-  last_trade_price: opt(decimal),
+  price_24h: opt(decimalText),
+  volume_24h: opt(decimalText),
+  last_trade_price: opt(decimalText),
 });
 export type Ticker = z.output<typeof tickerSchema>;
-
-/** "field: message; field: message" — the quarantine reason. */
-export function formatIssues(error: z.ZodError): string {
-  return error.issues
-    .map((i) => `${i.path.length ? i.path.join('.') : '(record)'}: ${i.message.replace(/^Invalid input: /, '')}`)
-    .join('; ');
-}
 
 export interface Validated<T> {
   /** Position of the record in its page. */
@@ -338,7 +286,7 @@ export function validateRecords<T>(
     const parsed = schema.safeParse(raw);
     if (parsed.success && nulIssue === null) valid.push({ index, value: parsed.data, raw });
     else {
-      const reason = [parsed.success ? null : formatIssues(parsed.error), nulIssue].filter((r) => r !== null).join('; ');
+      const reason = [parsed.success ? null : formatZodIssues(parsed.error), nulIssue].filter((r) => r !== null).join('; ');
       invalid.push({ index, raw, reason, key: readKey(raw, keyField, int64Key) });
     }
   });
@@ -375,7 +323,7 @@ function nulPath(value: unknown, path: string): string | null {
 function readKey(raw: unknown, field: string, int64Key: boolean): string | null {
   if (!raw || typeof raw !== 'object') return null;
   const v = (raw as Record<string, unknown>)[field];
-  const t = numericText(v);
+  const t = wireNumberText(v);
   if (!t || t.length === 0 || t.length > 100) return null;
   // Same canonical form as int64Id, so a later valid fetch resolves this entry.
   if (int64Key && isDecimalText(t)) {

@@ -1,7 +1,9 @@
+/** Exchange sync of a listing without page limit (deposits, withdrawals), checked that no answer was cut. */
 import type { Window } from './paging.js';
 import { fullAt, learnPage } from './paging.js';
 import { validateRecords } from './schemas.js';
-import { checkAbort, streamCoverage, type SyncEnv } from './sync-common.js';
+import { streamCoverage, type SyncEnv } from './sync-common.js';
+import { checkAbort } from '../common/abort.js';
 import { commitLeaf, learnedCapCursors, streamRange, type LeafResult, type WindowStream } from './sync-windows.js';
 
 /** One answer of a list without a limit, with what the verification needs. */
@@ -43,7 +45,7 @@ export async function syncAnswers<T, R extends { raw: string }>(env: SyncEnv, s:
   // Each answer is written before the next is asked; the last one carries the cursor.
   let held: LeafResult<T> | null = null;
   const fetch = async (w: Window): Promise<Answer<T>> => {
-    checkAbort(env);
+    checkAbort(env.signal);
     if (held) await commitLeaf(env, s, held, learnedCapCursors(s));
     const page = await s.fetch(w, undefined, env.signal);
     const validated = validateRecords(s.schema, page.records, s.keyField, s.int64Key, undefined, page.response.text);

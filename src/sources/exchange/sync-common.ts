@@ -1,14 +1,14 @@
+/** What every step of the exchange sync shares: its environment, counters, coverage, quarantine and concurrency. */
 import type { Db } from '../../store/database.js';
 import type { Logger } from '../../log/logger.js';
-import { AppError } from '../../errors.js';
-import { quarantineRecords, resolveQuarantined } from '../../store/quarantine.js';
+import { quarantineResponse } from '../common/quarantine.js';
 import type { Progress } from '../../util/progress.js';
 import type { ExchangeClient } from './client.js';
 import type { Rejected } from './schemas.js';
 import { stringifyJsonLossless } from '../../decimal/json.js';
 import type { CoverageDelta } from '../../store/exchange-records.js';
 
-export const SOURCE = 'exchange';
+export const SOURCE = 'exchange' as const;
 
 /** Per-stream figures of one sync, for the result and the logs. */
 export interface StreamCoverage {
@@ -56,21 +56,6 @@ export interface SyncEnv {
   parallelWrites: boolean;
 }
 
-export class SyncAbortedError extends AppError {
-  constructor(cause?: unknown) {
-    super('SYNC_ABORTED', 'exchange sync aborted; committed pages are kept and the next sync resumes from them', 1, { cause });
-  }
-}
-
-/** Aborts only between pages: the page being written is committed first. */
-export function checkAbort(env: SyncEnv): void {
-  if (env.signal?.aborted) throw new SyncAbortedError(env.signal.reason);
-}
-
-export function isAbort(err: unknown, signal?: AbortSignal): boolean {
-  return Boolean(signal?.aborted) || (err as Error)?.name === 'AbortError';
-}
-
 export function streamCoverage(env: SyncEnv, stream: string): StreamCoverage {
   return (env.coverage[stream] ??= { pages: 0, rows: 0, quarantined: 0, settled: true });
 }
@@ -84,30 +69,18 @@ export async function handleQuarantine(
   invalid: Rejected[],
   validKeys: string[],
 ): Promise<void> {
+  const origin = { account: env.account, source: SOURCE, endpoint, entity, runId: env.runId } as const;
+  const bad = invalid.map((r) => ({ recordKey: r.key, position: r.key === null ? r.index : null, rawText: safeRaw(r.raw), reason: r.reason }));
   if (invalid.length) {
-    await quarantineRecords(
-      trx,
-      invalid.map((r) => ({
-        account: env.account,
-        source: SOURCE,
-        endpoint,
-        entity,
-        recordKey: r.key,
-        position: r.key === null ? r.index : null,
-        rawText: safeRaw(r.raw),
-        reason: r.reason,
-        runId: env.runId,
-      })),
-    );
     env.counters.quarantined += invalid.length;
     env.openQuarantine.add(entity);
     env.logger.warn({ endpoint, entity, records: invalid.map((r) => ({ key: r.key, position: r.index, reason: r.reason })) }, 'exchange records quarantined');
   }
-  if (validKeys.length && env.openQuarantine.has(entity)) {
-    // A key can be both valid and quarantined in one page only if sent twice; it stays quarantined then.
-    const bad = new Set(invalid.map((r) => r.key));
-    await resolveQuarantined(trx, env.account, entity, validKeys.filter((k) => !bad.has(k)));
-  }
+  // Only an entity with open entries pays for the resolve. A key can be both valid and
+  // quarantined in one page only if sent twice; it stays quarantined then.
+  const stillBad = new Set(invalid.map((r) => r.key));
+  const resolved = validKeys.length && env.openQuarantine.has(entity) ? validKeys.filter((k) => !stillBad.has(k)) : [];
+  await quarantineResponse(trx, origin, bad, resolved);
 }
 
 function safeRaw(raw: unknown): string {
@@ -117,18 +90,6 @@ function safeRaw(raw: unknown): string {
   } catch {
     return String(raw);
   }
-}
-
-export async function loadOpenQuarantine(db: Db, account: string): Promise<Set<string>> {
-  const rows = await db
-    .selectFrom('quarantine')
-    .select('entity')
-    .distinct()
-    .where('account', '=', account)
-    .where('source', '=', SOURCE)
-    .where('resolved_at', 'is', null)
-    .execute();
-  return new Set(rows.map((r) => r.entity ?? ''));
 }
 
 export function bump(byDay: Map<string, CoverageDelta>, day: string, delta: Partial<CoverageDelta>): void {

@@ -1,14 +1,16 @@
+/** Exchange sync step: fills, paged by execId as an async generator and stored page by page with their cursor. */
 import { getCursor } from '../../store/cursors.js';
 import type { Db } from '../../store/database.js';
 import { FILLS_PAGE_LIMIT, type Page } from './client.js';
 import { applyFillsPage, nextFillsRequest, normalizeFillsState, type FillsPlanState, type FillsRequest } from './paging.js';
 import { fastFill, fillSchema, validateRecords, type Fill, type ValidatedPage } from './schemas.js';
 import { toFillRow, utcDay } from './transform.js';
-import { markedNumber } from './wire.js';
+import { markedNumber } from '../common/wire-decimal.js';
 import { isLosslessNumber, type LosslessNumber } from '../../decimal/json.js';
 import { padded } from './sync-windows.js';
 import { commitFillsPage, recordPage, upsertFills } from '../../store/exchange-records.js';
-import { bump, checkAbort, handleQuarantine, SOURCE, streamCoverage, type SyncEnv } from './sync-common.js';
+import { bump, handleQuarantine, SOURCE, streamCoverage, type SyncEnv } from './sync-common.js';
+import { checkAbort } from '../common/abort.js';
 import type { CoverageDelta } from '../../store/exchange-records.js';
 
 export const FILLS_CURSOR = 'fills.execId';
@@ -114,7 +116,7 @@ async function runFills(env: SyncEnv, start: FillsPlanState, extra: { from?: num
     const p = inFlight.shift();
     if (!p) return;
     await p;
-    checkAbort(env);
+    checkAbort(env.signal);
   };
   try {
     for await (const step of fillPages(env, start, extra)) {

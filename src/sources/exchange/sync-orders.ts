@@ -1,12 +1,15 @@
+/** Exchange sync step: orders of every status and trades by time windows, then orders asked by id. */
 import { ORDERS_CONTRACT_LIMIT, ORDERS_PAGE_LIMIT, type Page } from './client.js';
 import { ORD_STATUSES, ORDER_NON_FINAL, orderSchema, validateRecords, type Order } from './schemas.js';
-import { toOrderRow, type OrderRow } from './transform.js';
-import { markOrdersNotFound, nonFinalIds, orderIdsMissingForFills, upsertOrders } from '../../store/exchange-records.js';
+import { toOrderRow } from './transform.js';
+import type { NewExchangeOrder } from '../../store/schema.js';
+import { markOrdersNotFound, nonFinalIds, orderIdsMissingForFills, ordersNotFoundBefore, upsertOrders } from '../../store/exchange-records.js';
 import type { Window } from './paging.js';
-import { checkAbort, handleQuarantine, runConcurrently, type SyncEnv } from './sync-common.js';
+import { handleQuarantine, runConcurrently, type SyncEnv } from './sync-common.js';
+import { checkAbort } from '../common/abort.js';
 import { loadPageCap, padded, syncWindows, type StreamCap, type WindowStream } from './sync-windows.js';
 
-function orderStream(env: SyncEnv, kind: 'orders' | 'trades', status: string | undefined, symbols: string[], cap: StreamCap, stream = status ? `${kind}.${status}` : kind): WindowStream<Order, OrderRow> {
+function orderStream(env: SyncEnv, kind: 'orders' | 'trades', status: string | undefined, symbols: string[], cap: StreamCap, stream = status ? `${kind}.${status}` : kind): WindowStream<Order, NewExchangeOrder> {
   return {
     stream,
     cursor: `${stream}.time`,
@@ -61,7 +64,7 @@ const BY_ID_BATCH = 50;
 
 async function fetchOrdersById(env: SyncEnv, ids: string[], onMissing: 'record' | 'ignore'): Promise<void> {
   for (let i = 0; i < ids.length; i += BY_ID_BATCH) {
-    checkAbort(env);
+    checkAbort(env.signal);
     const batch = ids.slice(i, i + BY_ID_BATCH);
     const pages: Page[] = [];
     const missing: string[] = [];
@@ -105,14 +108,7 @@ export async function syncOrderLookups(env: SyncEnv, symbols: string[] = []): Pr
   }
   // A 404 can be temporary (an order the exchange lists again later): ask again each run, so an
   // orphan that turns up resolves its E_FILL_ORPHAN; orphans are few.
-  const notFound = await env.db
-    .selectFrom('exchange_order_not_found')
-    .select('ex_ord_id')
-    .where('account', '=', env.account)
-    .where('checked_at', '<', env.startedAt)
-    .orderBy('ex_ord_id')
-    .execute();
-  await fetchOrdersById(env, notFound.map((r) => r.ex_ord_id), 'record');
+  await fetchOrdersById(env, await ordersNotFoundBefore(env.db, env.account, env.startedAt), 'record');
   if ((await nonFinalIds(env.db, 'exchange_order', env.account, ORDER_NON_FINAL, env.startedAt)).length === 0) return;
   const cap = await loadPageCap(env, 'orders.maxPage', ORDERS_PAGE_LIMIT, ORDERS_CONTRACT_LIMIT);
   for (const status of ORDER_NON_FINAL) {

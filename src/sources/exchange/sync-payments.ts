@@ -1,3 +1,4 @@
+/** Exchange sync step: deposits and withdrawals by time windows, then the non-final ones by id. */
 import type { Page } from './client.js';
 import {
   DEPOSIT_NON_FINAL,
@@ -8,13 +9,15 @@ import {
   type Deposit,
   type Withdrawal,
 } from './schemas.js';
-import { toDepositRow, toWithdrawalRow, type DepositRow, type WithdrawalRow } from './transform.js';
+import { toDepositRow, toWithdrawalRow } from './transform.js';
+import type { NewExchangeDeposit, NewExchangeWithdrawal } from '../../store/schema.js';
 import { nonFinalIds, upsertDeposits, upsertWithdrawals } from '../../store/exchange-records.js';
-import { checkAbort, handleQuarantine, type SyncEnv } from './sync-common.js';
+import { handleQuarantine, type SyncEnv } from './sync-common.js';
+import { checkAbort } from '../common/abort.js';
 import { syncAnswers } from './sync-answers.js';
 import { loadPageCap, padded, type StreamCap, type WindowStream } from './sync-windows.js';
 
-function depositStream(env: SyncEnv, cap: StreamCap): WindowStream<Deposit, DepositRow> {
+function depositStream(env: SyncEnv, cap: StreamCap): WindowStream<Deposit, NewExchangeDeposit> {
   return {
     stream: 'deposits',
     cursor: 'deposits.time',
@@ -36,7 +39,7 @@ function depositStream(env: SyncEnv, cap: StreamCap): WindowStream<Deposit, Depo
   };
 }
 
-function withdrawalStream(env: SyncEnv, cap: StreamCap): WindowStream<Withdrawal, WithdrawalRow> {
+function withdrawalStream(env: SyncEnv, cap: StreamCap): WindowStream<Withdrawal, NewExchangeWithdrawal> {
   return {
     stream: 'withdrawals',
     cursor: 'withdrawals.time',
@@ -102,7 +105,7 @@ export async function syncPayments(env: SyncEnv, range?: { from: number; to: num
 
 async function refreshById(env: SyncEnv, ids: string[], get: (id: string) => Promise<Page | null>, store: (pages: Page[]) => Promise<number>): Promise<void> {
   for (let i = 0; i < ids.length; i += BY_ID_BATCH) {
-    checkAbort(env);
+    checkAbort(env.signal);
     const batch = ids.slice(i, i + BY_ID_BATCH);
     const pages: Page[] = [];
     const missing: string[] = [];

@@ -1,17 +1,20 @@
+/** Exchange sync step: balances, fees, symbols, whitelist and tickers as dated snapshots. */
 import { saveReferenceSnapshot } from '../../store/snapshots.js';
 import {
   balanceSchema,
   feesSchema,
-  formatIssues,
   symbolSchema,
   tickerSchema,
   validateRecords,
   whitelistSchema,
   type Rejected,
 } from './schemas.js';
-import { rawText, toBalanceRow, toFeeRateRow, toSymbolRow, toTickerRow, toWhitelistRow, type SymbolRow } from './transform.js';
+import { rawText, toBalanceRow, toFeeRateRow, toSymbolRow, toTickerRow, toWhitelistRow } from './transform.js';
+import type { NewExchangeSymbol } from '../../store/schema.js';
 import { insertBalanceSnapshot, insertFeeRate, insertSymbols, insertTickers, insertWhitelist } from '../../store/exchange-records.js';
-import { checkAbort, handleQuarantine, SOURCE, type SyncEnv } from './sync-common.js';
+import { handleQuarantine, SOURCE, type SyncEnv } from './sync-common.js';
+import { checkAbort } from '../common/abort.js';
+import { formatZodIssues } from '../common/zod-issues.js';
 import type { Config } from '../../config/load.js';
 
 export interface SnapshotsResult {
@@ -59,7 +62,7 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
     });
     env.counters.balances += rows.length;
   }
-  checkAbort(env);
+  checkAbort(env.signal);
 
   // ---- fees
   const fees = await env.client.fees(env.signal);
@@ -67,13 +70,13 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
   const parsedFees = feesSchema.safeParse(fees.body);
   await env.db.transaction().execute(async (trx) => {
     if (!parsedFees.success) {
-      await handleQuarantine(env, trx, 'GET /fees', 'fees', [wholeRecordRejected(fees.body, formatIssues(parsedFees.error))], []);
+      await handleQuarantine(env, trx, 'GET /fees', 'fees', [wholeRecordRejected(fees.body, formatZodIssues(parsedFees.error))], []);
       return;
     }
     const snap = await saveReferenceSnapshot(trx, { account: env.account, source: SOURCE, kind: 'fees', fetchedAt: new Date(), bodyText: rawText(fees.body) });
     if (snap.changed) await insertFeeRate(trx, snap.id, toFeeRateRow(parsedFees.data));
   });
-  checkAbort(env);
+  checkAbort(env.signal);
 
   // ---- symbols: an object whose values are SymbolStatus (key naming unspecified)
   const symbols = await env.client.symbols(env.signal);
@@ -84,7 +87,7 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
       ? Object.entries(symbols.body as Record<string, unknown>)
       : [];
   const validatedSymbols = validateRecords(symbolSchema, entries.map(([, v]) => v), 'id', true);
-  const symbolRows: SymbolRow[] = validatedSymbols.valid.map((v) => toSymbolRow(entries[v.index]![0], v.value));
+  const symbolRows: NewExchangeSymbol[] = validatedSymbols.valid.map((v) => toSymbolRow(entries[v.index]![0], v.value));
   // The key names a rejected symbol better than its numeric id.
   for (const r of validatedSymbols.invalid) r.key = entries[r.index]![0];
   result.symbols = symbolRows.map((r) => r.symbol);
@@ -93,7 +96,7 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
     const snap = await saveReferenceSnapshot(trx, { account: env.account, source: SOURCE, kind: 'symbols', fetchedAt: new Date(), bodyText: rawText(symbols.body) });
     if (snap.changed) await insertSymbols(trx, snap.id, symbolRows);
   });
-  checkAbort(env);
+  checkAbort(env.signal);
 
   // ---- whitelist
   const whitelist = await env.client.whitelist(env.signal);
@@ -105,7 +108,7 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
     const snap = await saveReferenceSnapshot(trx, { account: env.account, source: SOURCE, kind: 'whitelist', fetchedAt: new Date(), bodyText: rawText(whitelist.body) });
     if (snap.changed) await insertWhitelist(trx, snap.id, validatedWl.valid.map((v) => toWhitelistRow(v.value)));
   });
-  checkAbort(env);
+  checkAbort(env.signal);
 
   // ---- tickers
   const tickers = await env.client.tickers(env.signal);
@@ -117,6 +120,6 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
     const snap = await saveReferenceSnapshot(trx, { account: env.account, source: SOURCE, kind: 'tickers', fetchedAt: new Date(), bodyText: rawText(tickers.body) });
     if (snap.changed) await insertTickers(trx, snap.id, validatedTk.valid.map((v) => toTickerRow(v.value)));
   });
-  checkAbort(env);
+  checkAbort(env.signal);
   return result;
 }

@@ -1,3 +1,4 @@
+/** Exchange sync of a listing by time windows (orders, trades, deposits, withdrawals): split, paged, stored with its cursor. */
 import type { z } from 'zod';
 import type { Db } from '../../store/database.js';
 import { getCursor } from '../../store/cursors.js';
@@ -5,7 +6,8 @@ import type { Page } from './client.js';
 import { fullAt, learnPage, WindowPlan, type PageCap, type WalkState, type Window } from './paging.js';
 import { validateRecords, type Validated, type ValidatedPage } from './schemas.js';
 import { recordPage, type CoverageDelta, type PageBookkeeping } from '../../store/exchange-records.js';
-import { bump, checkAbort, dayOfMs, handleQuarantine, SOURCE, streamCoverage, type SyncEnv } from './sync-common.js';
+import { bump, dayOfMs, handleQuarantine, SOURCE, streamCoverage, type SyncEnv } from './sync-common.js';
+import { checkAbort } from '../common/abort.js';
 
 /** A stream listed by from/to windows (orders of one status, trades, deposits, withdrawals). */
 export interface WindowStream<T, R extends { raw: string }> {
@@ -126,7 +128,7 @@ export async function syncWindows<T, R extends { raw: string }>(
   };
   let pending = fetchNext();
   while (pending) {
-    checkAbort(env);
+    checkAbort(env.signal);
     let leaf: LeafResult<T> = await pending;
     const page = leaf as Fetched<T>;
     let cursor: number | null;
@@ -258,7 +260,7 @@ async function splitBySymbol<T, R extends { raw: string }>(env: SyncEnv, s: Wind
   const merged: ValidatedPage<T> = { valid: [], invalid: [] };
   const stillFull: string[] = [];
   for (const symbol of s.symbols) {
-    checkAbort(env);
+    checkAbort(env.signal);
     const p = await s.fetch(w, symbol, env.signal);
     pages.push(p);
     const v = validateRecords(s.schema, p.records, s.keyField, s.int64Key, undefined, p.response.text);

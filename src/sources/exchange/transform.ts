@@ -1,108 +1,24 @@
+/** Pure mapping of validated Exchange API records to the rows the store writes. */
 import { Decimal, decimalText } from '../../decimal/decimal.js';
 import { stringifyMarked } from './wire.js';
+import type {
+  NewBalance,
+  NewExchangeDeposit,
+  NewExchangeFeeRate,
+  NewExchangeFill,
+  NewExchangeOrder,
+  NewExchangeSymbol,
+  NewExchangeTicker,
+  NewExchangeWhitelistEntry,
+  NewExchangeWithdrawal,
+} from '../../store/schema.js';
 import type { Balance, Deposit, Fees, Fill, Order, SymbolStatus, Ticker, Validated, WhitelistEntry, Withdrawal } from './schemas.js';
 
 /**
- * Pure mapping from validated wire records to the column values the store writes. Amounts
+ * Pure mapping from validated wire records to the rows the store writes (typed from its schema). Amounts
  * leave here as plain decimal text (never a JS number; numeric takes it exactly), ids as digit strings, times as ISO
  * text, and the record as received as JSON text with every digit intact.
  */
-
-export interface FillRow {
-  /** 1-based position of the record in its page (the store can take its raw JSON from the page text). */
-  page_index: number;
-  exec_id: string;
-  ex_ord_id: string;
-  trade_id: string;
-  side: string;
-  symbol: string;
-  price: string;
-  qty: string;
-  fee: string;
-  timestamp: string;
-  raw: string;
-}
-
-export interface OrderRow {
-  ex_ord_id: string;
-  cl_ord_id: string | null;
-  ord_type: string | null;
-  ord_status: string;
-  side: string | null;
-  price: string | null;
-  text: string | null;
-  symbol: string | null;
-  last_shares: string | null;
-  last_px: string | null;
-  leaves_qty: string | null;
-  cum_qty: string | null;
-  avg_px: string | null;
-  timestamp: string | null;
-  raw: string;
-}
-
-export interface DepositRow {
-  deposit_id: string;
-  amount: string;
-  currency: string;
-  address: string;
-  tx_hash: string | null;
-  state: string;
-  timestamp: string | null;
-  raw: string;
-}
-
-export interface WithdrawalRow {
-  withdrawal_id: string;
-  amount: string;
-  fee: string | null;
-  currency: string;
-  beneficiary: string;
-  state: string | null;
-  timestamp: string | null;
-  raw: string;
-}
-
-export interface BalanceRow {
-  currency: string;
-  balance: string;
-  available: string;
-  balance_local: string;
-  available_local: string;
-  rate: string;
-}
-
-export interface FeeRateRow {
-  maker_rate: string;
-  taker_rate: string;
-  volume_in_usd: string | null;
-}
-
-export interface SymbolRow {
-  symbol: string;
-  base_currency: string | null;
-  base_currency_scale: number | null;
-  counter_currency: string | null;
-  counter_currency_scale: number | null;
-  price_increment: string | null;
-  lot_size: string | null;
-  min_order_size: string | null;
-  max_order_size: string | null;
-  status: string | null;
-}
-
-export interface WhitelistRow {
-  whitelist_id: string;
-  name: string | null;
-  currency: string | null;
-}
-
-export interface TickerRow {
-  symbol: string;
-  price_24h: string | null;
-  volume_24h: string | null;
-  last_trade_price: string | null;
-}
 
 // Schemas already hand amounts over as canonical plain decimal text.
 const dec = (d: string): string => d;
@@ -116,7 +32,7 @@ export function rawText(raw: unknown): string {
 }
 
 /** `{ raw: false }` when the store takes the raw record from the page text (the fast path). */
-export function toFillRow({ value: f, raw, index }: Validated<Fill>, options?: { raw?: boolean }): FillRow {
+export function toFillRow({ value: f, raw, index }: Validated<Fill>, options?: { raw?: boolean }): NewExchangeFill {
   // An object, not a boolean: Array#map's index must never switch the raw record off.
   const withRaw = typeof options !== 'object' || options.raw !== false;
   return {
@@ -134,7 +50,7 @@ export function toFillRow({ value: f, raw, index }: Validated<Fill>, options?: {
   };
 }
 
-export function toOrderRow({ value: o, raw }: Validated<Order>): OrderRow {
+export function toOrderRow({ value: o, raw }: Validated<Order>): NewExchangeOrder {
   return {
     ex_ord_id: o.exOrdId,
     cl_ord_id: o.clOrdId,
@@ -154,7 +70,7 @@ export function toOrderRow({ value: o, raw }: Validated<Order>): OrderRow {
   };
 }
 
-export function toDepositRow({ value: d, raw }: Validated<Deposit>): DepositRow {
+export function toDepositRow({ value: d, raw }: Validated<Deposit>): NewExchangeDeposit {
   return {
     deposit_id: d.depositId,
     amount: dec(d.amount),
@@ -167,7 +83,7 @@ export function toDepositRow({ value: d, raw }: Validated<Deposit>): DepositRow 
   };
 }
 
-export function toWithdrawalRow({ value: w, raw }: Validated<Withdrawal>): WithdrawalRow {
+export function toWithdrawalRow({ value: w, raw }: Validated<Withdrawal>): NewExchangeWithdrawal {
   return {
     withdrawal_id: w.withdrawalId,
     amount: dec(w.amount),
@@ -180,7 +96,7 @@ export function toWithdrawalRow({ value: w, raw }: Validated<Withdrawal>): Withd
   };
 }
 
-export function toBalanceRow({ value: b }: Validated<Balance>): BalanceRow {
+export function toBalanceRow({ value: b }: Validated<Balance>): NewBalance {
   return {
     currency: b.currency,
     balance: dec(b.balance),
@@ -191,7 +107,7 @@ export function toBalanceRow({ value: b }: Validated<Balance>): BalanceRow {
   };
 }
 
-export function toFeeRateRow(f: Fees): FeeRateRow {
+export function toFeeRateRow(f: Fees): NewExchangeFeeRate {
   return { maker_rate: dec(f.makerRate), taker_rate: dec(f.takerRate), volume_in_usd: decOrNull(f.volumeInUSD) };
 }
 
@@ -205,7 +121,7 @@ export function scaled(units: string | null, scale: number | null): string | nul
  * /symbols is an object whose key naming is unspecified: the symbol is named base-counter, the
  * form fills and orders use, when both currencies are given, else by its key.
  */
-export function toSymbolRow(key: string, s: SymbolStatus): SymbolRow {
+export function toSymbolRow(key: string, s: SymbolStatus): NewExchangeSymbol {
   const max = scaled(s.max_order_size, s.max_order_size_scale);
   return {
     symbol: s.base_currency && s.counter_currency ? `${s.base_currency}-${s.counter_currency}` : key,
@@ -222,11 +138,11 @@ export function toSymbolRow(key: string, s: SymbolStatus): SymbolRow {
   };
 }
 
-export function toWhitelistRow(w: WhitelistEntry): WhitelistRow {
+export function toWhitelistRow(w: WhitelistEntry): NewExchangeWhitelistEntry {
   return { whitelist_id: w.whitelistId, name: w.name, currency: w.currency };
 }
 
-export function toTickerRow(t: Ticker): TickerRow {
+export function toTickerRow(t: Ticker): NewExchangeTicker {
   return { symbol: t.symbol, price_24h: decOrNull(t.price_24h), volume_24h: decOrNull(t.volume_24h), last_trade_price: decOrNull(t.last_trade_price) };
 }
 

@@ -4,11 +4,9 @@
  * number is turned into a marked string before the native JSON.parse, so its exact text
  * survives (ids near 2^63, 18-decimal amounts, "5.4044E-4") and schemas still tell a JSON
  * number from a JSON string. Raw records are written back with the numbers unmarked, so the
- * stored raw JSON keeps the wire's types and digits.
+ * stored raw JSON keeps the wire's types and digits. markedNumber (common/wire-decimal.ts) reads
+ * a marked number back.
  */
-
-/** Prefix of a string that was a JSON number on the wire (a control character: never in real text). */
-export const NUMBER_MARK = '\u0001';
 
 // A JSON string (unrolled loop, escapes included) or a JSON number outside strings.
 const TOKEN = /"[^"\\]*(?:\\.[^"\\]*)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
@@ -17,11 +15,6 @@ const MARKED = /"\\u0001([^"]*)"/g;
 /** JSON.parse keeping every number's text as a marked string. Throws on text that is not JSON. */
 export function parseJsonMarked(text: string): unknown {
   return JSON.parse(text.replace(TOKEN, (m) => (m.charCodeAt(0) === 34 ? m : `"\\u0001${m}"`)));
-}
-
-/** The exact text of a marked number, or null when the value is not one. */
-export function markedNumber(v: unknown): string | null {
-  return typeof v === 'string' && v.charCodeAt(0) === 1 ? v.slice(1) : null;
 }
 
 /** JSON text of a parsed record with its numbers written back as JSON numbers, digits intact. */

@@ -1,3 +1,4 @@
+/** HTTP client of the Partner API: public-key and private-key calls, each paced at its own rate limit. */
 import type { Config } from '../../config/load.js';
 import type { Logger } from '../../log/logger.js';
 import { createHttpClient, type HttpClient, type HttpResponse, type QueryValue } from '../../http/client.js';
@@ -18,11 +19,11 @@ export interface GetOptions {
 }
 
 /**
- * The Partner API as the sync uses it. Eligibility and quotes take the public key; orders take
+ * The Partner API's HTTP client as the sync uses it. Eligibility and quotes take the public key; orders take
  * the public and the private key together (DESIGN.md, "Facts from the operator's public
  * documentation"). Tests inject their own implementation.
  */
-export interface PartnerApi {
+export interface PartnerClient {
   currencies(signal?: AbortSignal): Promise<HttpResponse>;
   regions(signal?: AbortSignal): Promise<HttpResponse>;
   paymentMethods(signal?: AbortSignal): Promise<HttpResponse>;
@@ -33,11 +34,11 @@ export interface PartnerApi {
   close(): Promise<void>;
 }
 
-export function createPartnerApi(
+export function createPartnerClient(
   config: Config,
   logger: Logger,
   overrides: { sleep?: (ms: number, signal?: AbortSignal) => Promise<void>; meter?: RequestMeter } = {},
-): PartnerApi {
+): PartnerClient {
   const { apiUrl, publicKey, privateKey } = config.partner;
   if (!apiUrl || !publicKey || !privateKey)
     throw new ConfigError(['environment variables PARTNER_API_URL, PARTNER_PUBLIC_KEY and PARTNER_PRIVATE_KEY: required to sync the Partner API']);

@@ -1,3 +1,4 @@
+/** Reading the external references of a CSV file for `sync --references-csv`. */
 import { readFile } from 'node:fs/promises';
 import { parse } from 'csv-parse/sync';
 import { ConfigError } from '../../errors.js';

@@ -1,60 +1,34 @@
+/** Zod schemas of the Partner API (orders, order events, reference data, quotes). */
 import { z } from 'zod';
 import { isLosslessNumber } from '../../decimal/json.js';
-import { isDecimalText } from '../../decimal/decimal.js';
+import { showWireValue, wireDecimal, wireInteger } from '../common/wire-decimal.js';
+import { formatZodIssues } from '../common/zod-issues.js';
 
 /**
  * Zod schemas of the Partner API (seeds/000: currencies, regions, payment methods, quote,
  * orders, order events). Decimals arrive as strings in samples and as numbers per the event
  * schema; the lossless parser turns numbers into LosslessNumber, so both keep every digit.
- * Messages name the value; the issue path names the field (see formatZodIssues).
+ * Messages name the value; the issue path names the field (see formatPartnerIssues).
  */
-
-function show(value: unknown): string {
-  if (isLosslessNumber(value)) return (value as { value: string }).value;
-  if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}...` : value);
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
-}
-
-/** A decimal as the wire sends it: "12.50", 12.50 (LosslessNumber) or "5.4E-4". Kept as is. */
-export const wireDecimal = z.custom<unknown>(
-  (v) =>
-    (typeof v === 'string' && isDecimalText(v)) ||
-    (isLosslessNumber(v) && isDecimalText((v as { value: string }).value)) ||
-    (typeof v === 'number' && Number.isSafeInteger(v)),
-  { error: (issue) => `must be a decimal number (got ${show(issue.input)})` },
-);
-
-/** An integer such as precision: LosslessNumber or a plain integer string. */
-export const wireInteger = z.custom<unknown>(
-  (v) =>
-    (isLosslessNumber(v) && /^\d+$/.test((v as { value: string }).value)) ||
-    (typeof v === 'string' && /^\d+$/.test(v)) ||
-    (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0),
-  { error: (issue) => `must be a non-negative integer (got ${show(issue.input)})` },
-);
 
 /** ISO 8601 date-time with up to nanosecond fraction and a Z or an offset. */
 export const ISO_TIMESTAMP = /^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?([Zz]|[+-]\d{2}:?\d{2})$/;
 
-export const wireTimestamp = z.string({ error: (issue) => `must be an ISO 8601 date-time string (got ${show(issue.input)})` }).refine(
+export const wireTimestamp = z.string({ error: (issue) => `must be an ISO 8601 date-time string (got ${showWireValue(issue.input)})` }).refine(
   (v) => ISO_TIMESTAMP.test(v) && !Number.isNaN(Date.parse(v.replace(/\.\d+/, ''))),
-  { error: (issue) => `must be an ISO 8601 date-time such as 2023-11-15T14:43:06.894070237Z (got ${show(issue.input)})` },
+  { error: (issue) => `must be an ISO 8601 date-time such as 2023-11-15T14:43:06.894070237Z (got ${showWireValue(issue.input)})` },
 );
 
-const text = (what = 'a string') => z.string({ error: (issue) => `must be ${what} (got ${show(issue.input)})` });
-const nonEmpty = text('a non-empty string').min(1, { error: (issue) => `must not be empty (got ${show(issue.input)})` });
+const text = (what = 'a string') => z.string({ error: (issue) => `must be ${what} (got ${showWireValue(issue.input)})` });
+const nonEmpty = text('a non-empty string').min(1, { error: (issue) => `must not be empty (got ${showWireValue(issue.input)})` });
 const optionalText = text().nullish();
 const optionalDecimal = wireDecimal.nullish();
 
 export const ORDER_STATES = ['PENDING', 'WITHDRAWING', 'COMPLETED', 'FAILED'] as const;
 export type OrderState = (typeof ORDER_STATES)[number];
 export const NON_FINAL_STATES: readonly OrderState[] = ['PENDING', 'WITHDRAWING'];
-const orderState = z.enum(ORDER_STATES, { error: (issue) => `must be one of ${ORDER_STATES.join(', ')} (got ${show(issue.input)})` });
-const orderType = z.enum(['BUY', 'SELL'], { error: (issue) => `must be BUY or SELL (got ${show(issue.input)})` });
+const orderState = z.enum(ORDER_STATES, { error: (issue) => `must be one of ${ORDER_STATES.join(', ')} (got ${showWireValue(issue.input)})` });
+const orderType = z.enum(['BUY', 'SELL'], { error: (issue) => `must be BUY or SELL (got ${showWireValue(issue.input)})` });
 
 /**
  * An order in a polling response. The contract does not say which fields are required there:
@@ -161,7 +135,7 @@ export function extraEventFields(record: Record<string, unknown>): string[] {
 
 export const currencySchema = z
   .object({
-    type: z.enum(['FIAT', 'CRYPTO'], { error: (issue) => `must be FIAT or CRYPTO (got ${show(issue.input)})` }),
+    type: z.enum(['FIAT', 'CRYPTO'], { error: (issue) => `must be FIAT or CRYPTO (got ${showWireValue(issue.input)})` }),
     name: optionalText,
     code: nonEmpty,
     precision: wireInteger,
@@ -198,15 +172,9 @@ export const quoteSchema = z
   .loose();
 export type Quote = z.infer<typeof quoteSchema>;
 
-/** "inputAmount: must be a decimal number (got "abc")", one line per issue. */
-export function formatZodIssues(error: z.ZodError): string {
-  return error.issues
-    .map((i) => {
-      const path = i.path.map(String).join('.') || '(record)';
-      // Missing keys come through as type errors on undefined: say "required" plainly.
-      return /\(got undefined\)$/.test(i.message) || i.message.includes('received undefined') ? `${path}: required` : `${path}: ${i.message}`;
-    })
-    .join('; ');
+/** "inputAmount: must be a decimal number (got "abc")", one per issue; an absent field reads "field: required". */
+export function formatPartnerIssues(error: z.ZodError): string {
+  return formatZodIssues(error, { missing: 'required' });
 }
 
 /** The record's id when it can be read, so a quarantined record becomes its own S_QUARANTINE break. */

@@ -1,5 +1,7 @@
+/** Pure mapping of validated Partner API records to the rows the store writes, and wire timestamp keys. */
 import { decimalText, toDecimal } from '../../decimal/decimal.js';
 import { stringifyJsonLossless } from '../../decimal/json.js';
+import type { NewPartnerCurrency, NewPartnerOrder, NewPartnerQuote } from '../../store/schema.js';
 import { ISO_TIMESTAMP, type Currency, type OrderEvent, type PartnerOrder, type Quote } from './schemas.js';
 
 /**
@@ -49,42 +51,12 @@ function textOrNull(value: string | null | undefined): string | null {
   return value === null || value === undefined ? null : value;
 }
 
-/** A partner_order row as written by the repository (before account / bookkeeping columns). */
-export interface PartnerOrderRowInput {
-  order_id: string;
-  external_reference: string | null;
-  sub_partner_id: string | null;
-  order_type: string;
-  created_at: string;
-  created_at_text: string;
-  order_state: string;
-  order_state_updated_at: string;
-  order_state_updated_at_text: string;
-  order_state_updated_key: string;
-  payment_method: string | null;
-  input_currency: string;
-  input_amount: string;
-  output_currency: string;
-  output_amount: string | null;
-  amount_usd: string | null;
-  processing_fee: string | null;
-  processing_fee_usd: string | null;
-  partner_fee: string | null;
-  partner_fee_usd: string | null;
-  network_fee: string | null;
-  network_fee_usd: string | null;
-  user_id: string | null;
-  target_wallet_address: string | null;
-  transaction_hash: string | null;
-  raw: string;
-}
-
 /**
- * Order (polled) or order event (webhook) to a partner_order row. Timestamps go to timestamptz
+ * Order (polled) or order event (webhook) to a partner_order row (before the store's account and bookkeeping columns). Timestamps go to timestamptz
  * as their fixed-width UTC text (Postgres keeps microseconds from it; a JS Date would keep only
  * milliseconds), and to the _text columns exactly as sent.
  */
-export function orderToRow(order: PartnerOrder | OrderEvent, raw: unknown): PartnerOrderRowInput {
+export function orderToRow(order: PartnerOrder | OrderEvent, raw: unknown): NewPartnerOrder {
   const createdKey = requireTimestampKey(order.createdAt);
   const updatedKey = requireTimestampKey(order.orderStateUpdatedAt);
   return {
@@ -123,17 +95,7 @@ export function flattenCurrencies(body: unknown): unknown[] | null {
   return body.flatMap((item) => (Array.isArray(item) ? item : [item]));
 }
 
-export interface CurrencyRowInput {
-  code: string;
-  type: string;
-  name: string | null;
-  precision: number;
-  min_buy_amount: string | null;
-  max_buy_amount: string | null;
-  network: string | null;
-}
-
-export function currencyToRow(c: Currency): CurrencyRowInput {
+export function currencyToRow(c: Currency): NewPartnerCurrency {
   return {
     code: c.code,
     type: c.type,
@@ -146,21 +108,7 @@ export function currencyToRow(c: Currency): CurrencyRowInput {
   };
 }
 
-export interface QuoteRowInput {
-  quote_currency_code: string;
-  base_currency_code: string;
-  payment_method: string | null;
-  quote_currency_amount: string;
-  base_currency_amount: string | null;
-  price: string | null;
-  processing_fee_amount: string | null;
-  partner_fee_amount: string | null;
-  network_fee_amount: string | null;
-  total_amount: string | null;
-  raw: string;
-}
-
-export function quoteToRow(q: Quote, raw: unknown, requested: { paymentMethod?: string | undefined }): QuoteRowInput {
+export function quoteToRow(q: Quote, raw: unknown, requested: { paymentMethod?: string | undefined }): NewPartnerQuote {
   return {
     quote_currency_code: q.quoteCurrencyCode,
     base_currency_code: q.baseCurrencyCode,

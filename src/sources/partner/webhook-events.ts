@@ -1,7 +1,8 @@
+/** Webhook ingestion of partner order events: one delivered body validated, then stored and applied, or quarantined. */
 import type { Db } from '../../store/database.js';
 import { parseJsonLossless, stringifyJsonLossless } from '../../decimal/json.js';
-import { quarantineRecords } from '../../store/quarantine.js';
-import { extraEventFields, formatZodIssues, orderEventSchema, readableKey } from './schemas.js';
+import { quarantineResponse } from '../common/quarantine.js';
+import { extraEventFields, formatPartnerIssues, orderEventSchema, readableKey } from './schemas.js';
 import { orderToRow, requireTimestampKey } from './transform.js';
 import { storeWebhookEvent } from '../../store/partner-orders.js';
 
@@ -30,12 +31,10 @@ export async function handleEventBody(input: { db: Db; account: string; now: Dat
     if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) reason = 'body is not a JSON object';
   }
   const result = reason === null ? orderEventSchema.safeParse(parsed) : null;
-  if (result && !result.success) reason = `invalid order event: ${formatZodIssues(result.error)}`;
+  if (result && !result.success) reason = `invalid order event: ${formatPartnerIssues(result.error)}`;
   if (reason !== null || !result?.success) {
     const why = reason ?? 'invalid order event';
-    await quarantineRecords(db, [
-      { account, source: 'webhook', endpoint, entity: 'webhook_event', recordKey: eventId, position: null, rawText: body, reason: why },
-    ]);
+    await quarantineResponse(db, { account, source: 'webhook', endpoint, entity: 'webhook_event' }, [{ recordKey: eventId, position: null, rawText: body, reason: why }]);
     return { kind: 'invalid', reason: why, eventId };
   }
   const event = result.data;

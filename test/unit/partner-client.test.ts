@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
-import { createPartnerApi, PRIVATE_KEY_HEADER, PUBLIC_KEY_HEADER } from '../../src/sources/partner/client.js';
+import { createPartnerClient, PRIVATE_KEY_HEADER, PUBLIC_KEY_HEADER } from '../../src/sources/partner/client.js';
 import { createRequestMeter } from '../../src/http/meter.js';
 import { HttpAuthError } from '../../src/http/errors.js';
 import { startSandbox } from '../../sandbox/index.js';
@@ -38,7 +38,7 @@ describe('Partner API client', () => {
     expect(config.partner.publicRateLimitPerSecond).toBe(2);
     expect(config.partner.privateRateLimitPerSecond).toBe(3);
     const sleeps: number[] = [];
-    const api = createPartnerApi(config, pino({ level: 'silent' }), {
+    const api = createPartnerClient(config, pino({ level: 'silent' }), {
       sleep: async (ms) => {
         sleeps.push(ms);
       },
@@ -79,7 +79,7 @@ describe('Partner API client', () => {
     const sb = await startSandbox({ days: 1, ordersPerDay: 3, exchangeOrdersPerDay: 1, depositsPerDay: 0, withdrawalsPerDay: 0, now: new Date('2026-11-21T12:00:00Z') });
     const wrongPublic = 'pk_wrong_public_9876';
     const config = loadConfig({ env: { ...sb.env, PARTNER_PUBLIC_KEY: wrongPublic } });
-    const api = createPartnerApi(config, pino({ level: 'silent' }));
+    const api = createPartnerClient(config, pino({ level: 'silent' }));
     try {
       const listed = await api.listOrders({ limit: 50 }).catch((e: unknown) => e);
       const byId = await api.getOrder(sb.data.partnerOrders()[0]!.orderId).catch((e: unknown) => e);
@@ -100,7 +100,7 @@ describe('Partner API client', () => {
   it('meters each call under its endpoint template at its class rate', async () => {
     const config = loadConfig({ env: { PARTNER_API_URL: url, PARTNER_PUBLIC_KEY: 'pub-key', PARTNER_PRIVATE_KEY: 'priv-key' } });
     const meter = createRequestMeter();
-    const api = createPartnerApi(config, pino({ level: 'silent' }), { meter });
+    const api = createPartnerClient(config, pino({ level: 'silent' }), { meter });
     try {
       await api.getOrder('42');
       await api.getOrder('43');

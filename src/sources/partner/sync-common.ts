@@ -1,0 +1,287 @@
+/** What every step of the partner sync shares: its environment and result, order validation and storage, and the order listing as an async generator of pages. */
+import { createHash } from 'node:crypto';
+import type { Config } from '../../config/load.js';
+import type { Db } from '../../store/database.js';
+import type { Logger } from '../../log/logger.js';
+import type { HttpResponse, QueryValue } from '../../http/client.js';
+import type { Progress } from '../../util/progress.js';
+import { stringifyJsonLossless } from '../../decimal/json.js';
+import { upsertPartnerOrders, type OrderSource } from '../../store/partner-orders.js';
+import type { NewPartnerOrder } from '../../store/schema.js';
+import { checkAbort } from '../common/abort.js';
+import { quarantineResponse, type BadRecord, type RecordOrigin } from '../common/quarantine.js';
+import { ORDERS_PAGE_LIMIT, type PartnerClient } from './client.js';
+import { formatPartnerIssues, partnerOrderSchema, readableKey, type PartnerOrder } from './schemas.js';
+import { orderToRow, requireTimestampKey } from './transform.js';
+
+export const SOURCE = 'partner' as const;
+export const ORDERS_ENDPOINT = '/orders';
+/** Guard against a server that ignores the offset parameter and returns full pages forever. */
+const MAX_PAGES_PER_LISTING = 2_000;
+
+export interface DayCoverage {
+  day: string;
+  /** Pages read over all passes. */
+  pages: number;
+  /** Distinct orders of the day seen in any pass. */
+  rows: number;
+  quarantined: number;
+  /**
+   * The listing is complete: one clean pass of a day that was over, or two consecutive passes
+   * that agreed. false becomes an S_COVERAGE break.
+   */
+  settled: boolean;
+  /** Settled by a pass that began after the day was over: later runs do not list the day again. */
+  closed: boolean;
+  passes: Array<{ pages: number; rows: number; distinct: number; duplicates: number; outsideDay: number }>;
+}
+
+export interface PartnerSyncResult {
+  /** Distinct valid orders received in this sync (day, wallet, reference listings and refresh). */
+  orders: number;
+  /** Orders written (new, or a newer state / changed body). */
+  inserted: number;
+  updated: number;
+  pages: number;
+  quarantined: number;
+  refreshed: number;
+  notFound: number;
+  quotes: number;
+  quoteErrors: number;
+  /** Wallet listings made (whole history or bounded by days). */
+  wallets: number;
+  /** Wallets whose whole history was read in this sync (first sync of the wallet, or asked). */
+  walletHistories: number;
+  references: number;
+  /** Days of the period not listed: their stored listing is final (closed by an earlier run). */
+  skippedDays: string[];
+  /** Past days listed again by the refresh because that costs fewer requests than fetching their open orders by id. */
+  relistedForRefresh: string[];
+  /** Reference snapshots that changed (a new dated row) this time. */
+  snapshots: { currencies: boolean | null; regions: boolean | null; paymentMethods: boolean | null };
+  coverage: DayCoverage[];
+}
+
+export function emptyPartnerSyncResult(): PartnerSyncResult {
+  return {
+    orders: 0,
+    inserted: 0,
+    updated: 0,
+    pages: 0,
+    quarantined: 0,
+    refreshed: 0,
+    notFound: 0,
+    quotes: 0,
+    quoteErrors: 0,
+    wallets: 0,
+    walletHistories: 0,
+    references: 0,
+    skippedDays: [],
+    relistedForRefresh: [],
+    snapshots: { currencies: null, regions: null, paymentMethods: null },
+    coverage: [],
+  };
+}
+
+/** What every step of the partner sync shares. */
+export interface SyncEnv {
+  db: Db;
+  account: string;
+  runId: string | null;
+  /** The run's start: every pass of this run begins after it. */
+  now: Date;
+  signal?: AbortSignal;
+  /** config.partner: wire names of the list parameters, wallets, quote samples. */
+  config: Config['partner'];
+  client: PartnerClient;
+  logger: Logger;
+  progress: Progress;
+  /** Independent day listings may run side by side (a pooled server; PGlite has one session). */
+  parallelWrites: boolean;
+  result: PartnerSyncResult;
+  /**
+   * orderId -> digest of the raw text already written in this sync: a repeat is not written
+   * again. A digest, not the text: a first sync of 100,000 orders would otherwise hold them all.
+   */
+  written: Map<string, string>;
+  /** Quarantined records of this sync (endpoint + raw text): one record seen on two passes counts once. */
+  quarantined: Set<string>;
+}
+
+/** A list body is an array of orders; anything else is quarantined whole. */
+export function asArray(body: unknown): unknown[] | null {
+  return Array.isArray(body) ? body : null;
+}
+
+/** The orders of one response, validated record by record. */
+export interface ValidatedOrders {
+  /** Order ids of the response (valid and, when readable, invalid records), in response order. */
+  ids: string[];
+  /** UTC creation day of each valid order. */
+  createdDays: string[];
+  /** Timestamp key (timestampKey) of the oldest valid order's createdAt; null when none validated. */
+  oldestCreatedKey: string | null;
+  valid: Array<{ order: PartnerOrder; record: unknown; rawText: string }>;
+  invalid: BadRecord[];
+}
+
+/** Validates each record on its own: one bad record never costs its neighbours. */
+export function validateOrders(records: unknown[]): ValidatedOrders {
+  const out: ValidatedOrders = { ids: [], createdDays: [], oldestCreatedKey: null, valid: [], invalid: [] };
+  for (const [position, record] of records.entries()) {
+    const parsed = partnerOrderSchema.safeParse(record);
+    const rawText = stringifyJsonLossless(record);
+    if (!parsed.success) {
+      const key = readableKey(record, 'orderId');
+      out.ids.push(key ?? `#${position}`);
+      out.invalid.push({ recordKey: key, position, rawText, reason: formatPartnerIssues(parsed.error) });
+      continue;
+    }
+    const order = parsed.data;
+    out.ids.push(order.orderId);
+    const createdKey = requireTimestampKey(order.createdAt);
+    out.createdDays.push(createdKey.slice(0, 10));
+    if (out.oldestCreatedKey === null || createdKey < out.oldestCreatedKey) out.oldestCreatedKey = createdKey;
+    out.valid.push({ order, record, rawText });
+  }
+  return out;
+}
+
+/**
+ * Stores the validated orders of one response in one transaction: valid orders are upserted
+ * (with state history), invalid ones quarantined with their raw text, the rest of the page still
+ * lands. A record that validates resolves its earlier quarantine entries.
+ */
+export async function storeOrders(env: SyncEnv, validated: ValidatedOrders, source: OrderSource, endpoint: string): Promise<void> {
+  const rows: NewPartnerOrder[] = [];
+  for (const { order, record, rawText } of validated.valid) {
+    // The same body seen again in this sync (next pass, wallet listing) is not written twice.
+    const digest = createHash('sha1').update(rawText).digest('base64');
+    if (env.written.get(order.orderId) === digest) continue;
+    env.written.set(order.orderId, digest);
+    rows.push(orderToRow(order, record));
+  }
+  const bad = validated.invalid;
+  const validIds = validated.valid.map((v) => v.order.orderId);
+  if (rows.length || bad.length || validIds.length) {
+    await env.db.transaction().execute(async (trx) => {
+      const r = await upsertPartnerOrders(trx, env.account, rows, source, env.now);
+      env.result.inserted += r.inserted.length;
+      env.result.updated += r.updated.length;
+      await quarantineResponse(trx, origin(env, endpoint, 'partner_order'), bad, validIds);
+    });
+  }
+  countQuarantined(env, endpoint, bad);
+  if (bad.length) env.logger.warn({ endpoint, quarantined: bad.length, first: bad[0]?.reason }, 'invalid partner orders quarantined');
+}
+
+export function origin(env: SyncEnv, endpoint: string, entity: string): RecordOrigin {
+  return { account: env.account, source: SOURCE, endpoint, entity, runId: env.runId };
+}
+
+/** Counts quarantined records once per sync however often they were seen. */
+export function countQuarantined(env: SyncEnv, endpoint: string, records: BadRecord[]): void {
+  for (const r of records) env.quarantined.add(`${endpoint}\n${r.rawText}`);
+  env.result.quarantined = env.quarantined.size;
+}
+
+/** Quarantines a whole response (not a list, not the expected object) outside any other write. */
+export async function quarantineBody(env: SyncEnv, endpoint: string, entity: string, bad: BadRecord): Promise<void> {
+  await quarantineResponse(env.db, origin(env, endpoint, entity), [bad]);
+  countQuarantined(env, endpoint, [bad]);
+}
+
+export async function quarantinePage(env: SyncEnv, endpoint: string, response: HttpResponse, reason: string): Promise<void> {
+  await quarantineBody(env, endpoint, 'partner_order_page', { recordKey: null, position: null, rawText: response.text, reason });
+}
+
+export interface OrdersPage {
+  /** The page's orders, validated; null when the body was not a list (quarantined whole: the listing ends there). */
+  orders: ValidatedOrders | null;
+  /** Records in the page. */
+  size: number;
+  /** A short page: the listing ended normally with it. */
+  last: boolean;
+}
+
+/**
+ * Pages of one order listing (limit 50, the configured offset parameter) as an async generator
+ * of validated pages, until a short page. The caller stores each page before asking for the
+ * next, so nothing buffers the history, and stops early by leaving the loop: no further request
+ * is made.
+ */
+export async function* orderPages(env: SyncEnv, query: Record<string, QueryValue>, label: string): AsyncGenerator<OrdersPage> {
+  const offsetName = env.config.params.offset;
+  let previousPage = '';
+  let pages = 0;
+  for (let offset = 0; pages < MAX_PAGES_PER_LISTING; offset += ORDERS_PAGE_LIMIT) {
+    checkAbort(env.signal, SOURCE);
+    const response = await env.client.listOrders({ ...query, limit: ORDERS_PAGE_LIMIT, [offsetName]: offset }, env.signal);
+    pages++;
+    env.result.pages++;
+    const records = asArray(response.body);
+    if (!records) {
+      await quarantinePage(env, ORDERS_ENDPOINT, response, `${label}: the orders list is not a JSON array`);
+      yield { orders: null, size: 0, last: false };
+      return;
+    }
+    const orders = validateOrders(records);
+    const last = records.length < ORDERS_PAGE_LIMIT;
+    yield { orders, size: records.length, last };
+    if (last) return;
+    // A full page identical to the previous one: the server ignores the offset parameter
+    // (wrong partner.params.offset). Paging on would loop forever and find nothing new.
+    const pageIds = orders.ids.join('\n');
+    if (pageIds === previousPage) {
+      env.logger.warn({ label, offsetParam: offsetName, offset }, 'the same full page came back for the next offset: check partner.params.offset (the wire name of the offset parameter)');
+      return;
+    }
+    previousPage = pageIds;
+  }
+  env.logger.warn({ label, pages }, 'order listing stopped at the page guard: the offset parameter may be ignored by the server');
+}
+
+export interface Listing {
+  pages: number;
+  rows: number;
+  ids: Set<string>;
+  duplicates: number;
+  quarantined: number;
+  /** Day listings: orders created outside the requested day (a date filter name or bound mismatch). */
+  outsideDay: number;
+  /** The listing ended normally on a short page. */
+  complete: boolean;
+}
+
+/**
+ * Reads one order listing, storing each page as it arrives, and sums it up. `day`: the UTC day a
+ * day listing asked for (orders of other days are counted); `stopAfter`: a stored page after
+ * which the listing has read enough.
+ */
+export async function readListing(
+  env: SyncEnv,
+  query: Record<string, QueryValue>,
+  label: string,
+  options: { day?: string; stopAfter?: (page: ValidatedOrders) => boolean } = {},
+): Promise<Listing> {
+  const listing: Listing = { pages: 0, rows: 0, ids: new Set(), duplicates: 0, quarantined: 0, outsideDay: 0, complete: false };
+  for await (const page of orderPages(env, query, label)) {
+    listing.pages++;
+    if (page.orders === null) break;
+    await storeOrders(env, page.orders, 'poll', ORDERS_ENDPOINT);
+    listing.rows += page.size;
+    listing.quarantined += page.orders.invalid.length;
+    if (options.day) listing.outsideDay += page.orders.createdDays.filter((d) => d !== options.day).length;
+    for (const id of page.orders.ids) {
+      if (listing.ids.has(id)) listing.duplicates++;
+      else listing.ids.add(id);
+    }
+    env.progress.tick(page.size);
+    if (page.last) {
+      listing.complete = true;
+      break;
+    }
+    if (options.stopAfter?.(page.orders)) break;
+  }
+  return listing;
+}
