@@ -1,3 +1,4 @@
+/** Simulator: fixed reference data (currencies, symbols, USD rates, fee rates). */
 import { Decimal } from '../src/decimal/decimal.js';
 
 /**

@@ -1,3 +1,4 @@
+/** Simulator: plants one case of every rule code and lists the breaks it expects. */
 import { Decimal } from '../src/decimal/decimal.js';
 import { TAKER_RATE, unit } from './catalog.js';
 import { fillFee, refreshAggregates } from './generate/exchange.js';

@@ -1,3 +1,4 @@
+/** Simulator: the Exchange API routes, as the exchange interface and the operator facts describe them. */
 import { z } from 'zod';
 import { Decimal } from '../src/decimal/decimal.js';
 import { MAKER_RATE, TAKER_RATE, midPrice, unit, type SymbolDef } from './catalog.js';

@@ -1,3 +1,4 @@
+/** Simulator: fault injection profiles (429, 5xx, slow and truncated answers). */
 /** Fault injection profile: probabilities per request (deterministic from the seed). */
 export interface FaultProfile {
   /** 429 with Retry-After. */

@@ -1,3 +1,4 @@
+/** Simulator: every fill in columns of typed arrays, served page by page. */
 import type { SymbolDef } from './catalog.js';
 import type { FillRecord } from './model.js';
 import { toPlain } from './fixed.js';

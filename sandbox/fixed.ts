@@ -1,3 +1,4 @@
+/** Simulator: exact fixed-point decimals on BigInt for the generator's hot paths. */
 /**
  * Exact fixed-point decimals on BigInt for the generator's hot paths: a value is an integer
  * count of 10^-scale. decimal.js at 60 digits costs microseconds per operation, which a

@@ -1,3 +1,4 @@
+/** Simulator: small helpers for query parameters and JSON answers. */
 import type { IncomingHttpHeaders } from 'node:http';
 import { writeJson, type Json } from './wire.js';
 

@@ -1,3 +1,4 @@
+/** Simulator: startSandbox(), the entry point used by the CLI, the demo, the tests and the bench. */
 import type { AddressInfo } from 'node:net';
 import { MAKER_RATE, TAKER_RATE, type PartnerCurrencyDef, type SymbolDef } from './catalog.js';
 import { onAccounts, plantDiscrepancies, type Fixes } from './discrepancies.js';

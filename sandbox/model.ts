@@ -1,3 +1,4 @@
+/** Simulator: the canonical records of the simulated world. */
 /**
  * Canonical records of the simulated world. Decimals are canonical decimal strings (the wire
  * layer decides how each one is written), ids are strings, exchange times are epoch ms.

@@ -1,3 +1,4 @@
+/** Simulator: every option that shapes the world and the contracts' open points, with defaults. */
 import type { FaultProfile } from './faults.js';
 
 export type Bound = 'inclusive' | 'exclusive';

@@ -1,3 +1,4 @@
+/** Simulator: the Partner API routes, both keys required on private calls. */
 import { Decimal } from '../src/decimal/decimal.js';
 import { COUNTRIES, US_STATES, USD_RATES } from './catalog.js';
 import { header, intParam, json, type Req, type Res } from './http.js';

@@ -1,3 +1,4 @@
+/** Simulator: seeded pseudo-random streams, so a seed always yields the same data. */
 /**
  * Seeded pseudo-random numbers. Every random choice of the sandbox goes through one of these,
  * so a (seed, stream) pair always yields the same data; Math.random is never used.

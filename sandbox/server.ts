@@ -1,3 +1,4 @@
+/** Simulator: one node:http server mounting both APIs, with seeded faults. */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { exchangeError, handleExchange, EXCHANGE_PREFIX, type ExchangeHooks } from './exchange-routes.js';
 import type { FaultProfile } from './faults.js';

@@ -1,3 +1,4 @@
+/** Simulator: partner timestamps as the wire writes them (milliseconds, nanoseconds, whole seconds). */
 import { flat, type Rng } from './prng.js';
 
 export const DAY_MS = 86_400_000;

@@ -1,3 +1,4 @@
+/** Simulator: sends partner webhooks for order state changes, with the sender's retries. */
 import { Agent } from 'undici';
 import { hash53 } from './prng.js';
 import { orderJson } from './partner-routes.js';

@@ -1,3 +1,4 @@
+/** Simulator: JSON text written by hand to keep the wire's quirks (raw decimals, ids). */
 import { Decimal } from '../src/decimal/decimal.js';
 import { hash53 } from './prng.js';
 

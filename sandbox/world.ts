@@ -1,3 +1,4 @@
+/** Simulator: the generated world (its records, indexes and clock) and helpers to read it at a point in time. */
 import { Decimal } from '../src/decimal/decimal.js';
 import { OPENING_BALANCES, WITHDRAWAL_FEES, USD_RATES, PARTNER_CURRENCIES, SYMBOLS, type SymbolDef, type PartnerCurrencyDef } from './catalog.js';
 import type {

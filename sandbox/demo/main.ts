@@ -1,3 +1,4 @@
+/** `npm run demo`: the sandbox and two pipeline runs in one process, offline. */
 #!/usr/bin/env node
 /**
  * `npm run demo`: the whole product on a fresh machine, offline, in one process. Starts the

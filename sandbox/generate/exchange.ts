@@ -1,3 +1,4 @@
+/** Simulator: generates exchange orders, fills and fees. */
 import { Decimal } from '../../src/decimal/decimal.js';
 import { MAKER_RATE, TAKER_RATE, USD_RATES, midPrice, unit, type SymbolDef } from '../catalog.js';
 import type { FillRecord, OrdStatus } from '../model.js';

@@ -1,3 +1,4 @@
+/** Simulator: generates partner orders and their fee twins. */
 import { Decimal } from '../../src/decimal/decimal.js';
 import { COUNTRIES, USD_RATES, US_STATES } from '../catalog.js';
 import type { DepositRecord, PartnerOrderRecord, PartnerOrderState, StateStep } from '../model.js';

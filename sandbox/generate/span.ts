@@ -1,3 +1,4 @@
+/** Simulator: generates a span of time of every kind of record (partner orders, exchange orders and fills, deposits, withdrawals), history and live. */
 import { Decimal } from '../../src/decimal/decimal.js';
 import { EXCHANGE_SCALES, USD_RATES, WITHDRAWAL_FEES } from '../catalog.js';
 import type { DepositRecord, DepositState, WithdrawalRecord, WithdrawalState } from '../model.js';

@@ -1,3 +1,4 @@
+/** Loads the config from the environment and the JSON file, validated, frozen, with its secrets listed. */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createHash } from 'node:crypto';

@@ -1,3 +1,4 @@
+/** The zod schema of the JSON config file and its defaults. */
 import { z } from 'zod';
 import { isDecimalText } from '../decimal/decimal.js';
 

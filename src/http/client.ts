@@ -1,3 +1,4 @@
+/** The HTTP client of both APIs: timeouts, retries with backoff, rate limits, lossless JSON. */
 import { setTimeout as delay } from 'node:timers/promises';
 import { Pool } from 'undici';
 import type { Logger } from '../log/logger.js';

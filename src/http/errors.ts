@@ -1,3 +1,4 @@
+/** HTTP failures as named errors: auth refused, an error status, a timeout, the network, a body that is not JSON. */
 import { AppError } from '../errors.js';
 
 export type ApiName = 'partner' | 'exchange';

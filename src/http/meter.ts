@@ -1,3 +1,4 @@
+/** Counts the requests of a run per API and endpoint template. */
 import type { ApiName } from './errors.js';
 
 /**

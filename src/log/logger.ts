@@ -1,3 +1,4 @@
+/** The pino logger: JSON lines on stderr, secrets redacted by path and by value. */
 import pino, { type Logger } from 'pino';
 
 export type { Logger };

@@ -1,3 +1,4 @@
+/** UTC calendar days: parsing and validating YYYY-MM-DD, periods, day arithmetic. */
 import { z } from 'zod';
 import type { Period } from '../domain/period.js';
 import { ConfigError } from '../errors.js';

@@ -1,3 +1,4 @@
+/** Progress of long syncs: a bar on a terminal, periodic log lines otherwise. */
 import cliProgress from 'cli-progress';
 import type { Logger } from '../log/logger.js';
 

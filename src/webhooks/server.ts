@@ -1,3 +1,4 @@
+/** The HTTP server that receives partner webhooks and hands each body to the partner source. */
 import { readFileSync } from 'node:fs';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
