@@ -1,5 +1,5 @@
-/** `npm run demo`: the sandbox and two pipeline runs in one process, offline. */
 #!/usr/bin/env node
+/** `npm run demo`: the sandbox and two pipeline runs in one process, offline. */
 /**
  * `npm run demo`: the whole product on a fresh machine, offline, in one process. Starts the
  * sandbox (both APIs on localhost, planted discrepancies, live activity), runs the pipeline twice
