@@ -3,7 +3,7 @@ import type { Db } from './database.js';
 import type { BreakRow, DB } from './schema.js';
 import { breakId, type BreakEvent, type StoredBreak } from '../rules/lifecycle.js';
 import type { DetectedBreak } from '../rules/types.js';
-import type { Span } from './recon-reads.js';
+import type { Span } from './keyset.js';
 import { stringifyJsonLossless } from '../decimal/json.js';
 
 /** Rows per multi-row statement: well below Postgres' 65535 parameters (~19 per break). */
