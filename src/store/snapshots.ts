@@ -19,16 +19,7 @@ export async function saveReferenceSnapshot(
   input: { account: string; source: 'partner' | 'exchange'; kind: string; fetchedAt: Date; bodyText: string },
 ): Promise<SnapshotResult> {
   const hash = createHash('sha256').update(input.bodyText).digest('hex');
-  const latest = await db
-    .selectFrom('reference_snapshot')
-    .select(['id', 'content_hash'])
-    .where('account', '=', input.account)
-    .where('source', '=', input.source)
-    .where('kind', '=', input.kind)
-    .orderBy('fetched_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+  const latest = await latestSnapshot(db, input.account, input.source, input.kind);
   if (latest && latest.content_hash === hash) return { id: latest.id, changed: false };
   const inserted = await db
     .insertInto('reference_snapshot')
@@ -38,10 +29,11 @@ export async function saveReferenceSnapshot(
   return { id: inserted.id, changed: true };
 }
 
-async function latestSnapshotId(db: Db, account: string, source: string, kind: string): Promise<string | null> {
-  const row = await db
+/** The newest snapshot of a kind (the newest id among equal fetch times). */
+async function latestSnapshot(db: Db, account: string, source: string, kind: string): Promise<{ id: string; content_hash: string } | undefined> {
+  return db
     .selectFrom('reference_snapshot')
-    .select('id')
+    .select(['id', 'content_hash'])
     .where('account', '=', account)
     .where('source', '=', source)
     .where('kind', '=', kind)
@@ -49,7 +41,10 @@ async function latestSnapshotId(db: Db, account: string, source: string, kind: s
     .orderBy('id', 'desc')
     .limit(1)
     .executeTakeFirst();
-  return row?.id ?? null;
+}
+
+async function latestSnapshotId(db: Db, account: string, source: string, kind: string): Promise<string | null> {
+  return (await latestSnapshot(db, account, source, kind))?.id ?? null;
 }
 
 export async function latestCurrencies(db: Db, account: string): Promise<Map<string, PartnerCurrency> | null> {
