@@ -41,7 +41,6 @@ import { writeWorkbook, type WriteWorkbookOptions } from '../report/write-workbo
 
 export { SHEET } from '../report/sheets.js';
 export { headline, countBySeverity, periodLabel } from '../report/summary.js';
-export { ReportError } from '../errors.js';
 export { writeWorkbook } from '../report/write-workbook.js';
 
 /** `<reportsDir>/ramp-recon_<from>_<to>_<runId>.xlsx` (to exclusive, as on the command line). */
