@@ -10,6 +10,8 @@ import type { RuleResult, RunInfo, StageInfo } from '../report/model.js';
 import { writeBreaks } from './breaks.js';
 import { replaceBalanceRoll } from './balance-flows.js';
 import type { RollFigures } from '../rules/balance-roll.js';
+import type { RuleResult as TallyResult } from '../rules/tally.js';
+import type { RunCounts } from './counts.js';
 
 export type RunCommand = 'run' | 'sync' | 'reconcile' | 'report' | 'deliver';
 
@@ -165,8 +167,8 @@ export async function recordReconcile(
     upserts: Parameters<typeof writeBreaks>[2];
     events: Parameters<typeof writeBreaks>[3];
     balanceRoll: readonly RollFigures[];
-    counts: unknown;
-    ruleResults: unknown;
+    counts: RunCounts;
+    ruleResults: readonly TallyResult[];
     rulesetVersion: string;
     cursors: Record<string, string>;
   },
@@ -212,7 +214,7 @@ export async function completeRedeliveredRun(db: Db, runId: string, startedAt: D
 
 /** The run as the report and the e-mail show it (jsonb numbers as plain numbers); only a run of a period can be reported. */
 export async function loadRun(db: Db, runId: string): Promise<RunInfo> {
-  const row = await db.selectFrom('run').selectAll().where('id', '=', runId).executeTakeFirst();
+  const row = await getRun(db, runId);
   if (!row) throw new ReportError(`run ${runId} not found; list runs with \`ramp-recon runs\``);
   if (!row.period_from || !row.period_to) throw new ReportError(`run ${runId} (${row.command}) has no period; only runs of a period can be reported`);
   return {
