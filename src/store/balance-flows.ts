@@ -1,6 +1,7 @@
 /** The balance roll-forward in the store: daily flows between two balance snapshots, and each run's roll figures (balance_roll). */
 import { sql } from 'kysely';
 import type { Db } from './database.js';
+import { numericOrNull } from './type-parsers.js';
 import { decimalText, toDecimal, type Decimal } from '../decimal/decimal.js';
 import type { DayFlows, RollFigures } from '../rules/balance-roll.js';
 import type { BalanceRollRec } from '../report/model.js';
@@ -104,8 +105,6 @@ function rollRow(runId: string, account: string, f: RollFigures) {
   };
 }
 
-const decOrNull = (v: unknown): Decimal | null => (v === null || v === undefined ? null : toDecimal(v));
-
 /**
  * balance_roll (sql/0004_recon.sql, written by reconcile): one row per currency and snapshot pair
  * checked in this run. Read with raw SQL so the report still works on a store migrated before it.
@@ -120,15 +119,15 @@ export async function balanceRollOfRun(db: Db, runId: string): Promise<BalanceRo
     order by currency, closing_at desc, opening_at desc`.execute(db);
   return res.rows.map((r) => ({
     currency: String(r.currency),
-    opening: decOrNull(r.opening),
-    deposits: decOrNull(r.deposits),
-    withdrawals: decOrNull(r.withdrawals),
-    bought: decOrNull(r.bought),
-    sold: decOrNull(r.sold),
-    fees: decOrNull(r.fees),
-    expectedClosing: decOrNull(r.expected_closing),
-    actualClosing: decOrNull(r.actual_closing),
-    residual: decOrNull(r.residual),
+    opening: numericOrNull(r.opening),
+    deposits: numericOrNull(r.deposits),
+    withdrawals: numericOrNull(r.withdrawals),
+    bought: numericOrNull(r.bought),
+    sold: numericOrNull(r.sold),
+    fees: numericOrNull(r.fees),
+    expectedClosing: numericOrNull(r.expected_closing),
+    actualClosing: numericOrNull(r.actual_closing),
+    residual: numericOrNull(r.residual),
     firstDivergentDay: r.first_divergent_day === null || r.first_divergent_day === undefined ? null : String(r.first_divergent_day).slice(0, 10),
     openingAt: (r.opening_at as Date | null) ?? null,
     closingAt: (r.closing_at as Date | null) ?? null,

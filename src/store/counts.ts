@@ -1,8 +1,8 @@
 /** Counts and sums of a period's records (run.counts, the Summary's totals) and of the open breaks. */
 import { sql } from 'kysely';
 import type { Db } from './database.js';
+import { numericOrZero } from './type-parsers.js';
 import type { Span } from './keyset.js';
-import { Decimal, toDecimal } from '../decimal/decimal.js';
 import type { Totals } from '../report/model.js';
 
 /** run.counts: the records of the period (DESIGN.md "JSON summary"). */
@@ -45,8 +45,6 @@ export async function countPeriod(db: Db, account: string, span: Span, known: { 
   };
 }
 
-const dec = (v: unknown): Decimal => (v === null || v === undefined ? new Decimal(0) : toDecimal(v));
-
 /** The period's records summed per currency or symbol in SQL numeric (the Summary's totals). */
 export async function periodTotals(db: Db, account: string, span: Span, debitStates: readonly string[]): Promise<Totals> {
   const partner = await sql<{ currency: string; orders: string; volume: unknown; fees: unknown; amount_usd: unknown; fees_usd: unknown }>`
@@ -71,10 +69,10 @@ export async function periodTotals(db: Db, account: string, span: Span, debitSta
     from exchange_withdrawal where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to}
     group by currency order by currency`.execute(db);
   return {
-    partner: partner.rows.map((r) => ({ currency: r.currency, orders: Number(r.orders), volume: dec(r.volume), fees: dec(r.fees), amountUsd: dec(r.amount_usd), feesUsd: dec(r.fees_usd) })),
-    fills: fills.rows.map((r) => ({ symbol: r.symbol, fills: Number(r.fills), qty: dec(r.qty), notional: dec(r.notional), fees: dec(r.fees) })),
-    deposits: deposits.rows.map((r) => ({ currency: r.currency, count: Number(r.count), amount: dec(r.amount) })),
-    withdrawals: withdrawals.rows.map((r) => ({ currency: r.currency, count: Number(r.count), amount: dec(r.amount), fee: dec(r.fee) })),
+    partner: partner.rows.map((r) => ({ currency: r.currency, orders: Number(r.orders), volume: numericOrZero(r.volume), fees: numericOrZero(r.fees), amountUsd: numericOrZero(r.amount_usd), feesUsd: numericOrZero(r.fees_usd) })),
+    fills: fills.rows.map((r) => ({ symbol: r.symbol, fills: Number(r.fills), qty: numericOrZero(r.qty), notional: numericOrZero(r.notional), fees: numericOrZero(r.fees) })),
+    deposits: deposits.rows.map((r) => ({ currency: r.currency, count: Number(r.count), amount: numericOrZero(r.amount) })),
+    withdrawals: withdrawals.rows.map((r) => ({ currency: r.currency, count: Number(r.count), amount: numericOrZero(r.amount), fee: numericOrZero(r.fee) })),
   };
 }
 

@@ -1,14 +1,15 @@
 /** Reads of the exchange's records for reconcile and report: fills, orders against their fills, deposits, withdrawals, balance snapshots. */
 import { sql } from 'kysely';
 import type { Db } from './database.js';
-import { Decimal, toDecimal } from '../decimal/decimal.js';
+import { numericOrZero, numericOrNull } from './type-parsers.js';
+import { toDecimal, type Decimal } from '../decimal/decimal.js';
 import type { FillPrefilter, OrderPrefilter } from '../rules/engine.js';
 import type { BalanceSnapshot, Deposit, ExchangeOrderAgg, Fill, Withdrawal } from '../rules/types.js';
 import type { BalanceRec, FillRec, OrderVsFillsRec } from '../report/model.js';
 import { keysetPages, keysetScan, PAGE_SIZE, type Span, type TimeKey } from './keyset.js';
 
-const dec = (v: unknown): Decimal => (v === null || v === undefined ? new Decimal(0) : toDecimal(v));
-const decOrNull = (v: unknown): Decimal | null => (v === null || v === undefined ? null : toDecimal(v));
+/** Fills per scan page of fillCandidatesIn (orders: half as many): only the candidates among them travel to the client. */
+export const SCAN_SIZE = 50_000;
 
 // ------------------------------------------------------------------ deposits and withdrawals
 
@@ -124,13 +125,13 @@ export async function* ordersWithFillsIn(db: Db, account: string, span: Span, pa
       side: (r.side as string | null) ?? null,
       ordType: (r.ord_type as string | null) ?? null,
       status: (r.ord_status as string | null) ?? null,
-      cumQty: decOrNull(r.cum_qty),
-      leavesQty: decOrNull(r.leaves_qty),
-      avgPx: decOrNull(r.avg_px),
+      cumQty: numericOrNull(r.cum_qty),
+      leavesQty: numericOrNull(r.leaves_qty),
+      avgPx: numericOrNull(r.avg_px),
       fills: Number(r.fills),
-      fillQty: dec(r.qty),
-      notional: dec(r.notional),
-      fees: dec(r.fees),
+      fillQty: numericOrZero(r.qty),
+      notional: numericOrZero(r.notional),
+      fees: numericOrZero(r.fees),
       firstFill: (r.first_fill as Date | null) ?? null,
       lastFill: (r.last_fill as Date | null) ?? null,
     }));
@@ -257,7 +258,7 @@ interface OrderAggRow {
 // ------------------------------------------------------------------ fills
 
 /** Fills in the span with whether their order is stored / answered 404, by keyset on exec_id (the pages the per-fill rules would read without the prefilter). */
-export async function* fillsIn(db: Db, account: string, span: Span, batchSize = PAGE_SIZE): AsyncGenerator<Fill[]> {
+export async function* fillsIn(db: Db, account: string, span: Span, pageSize = PAGE_SIZE): AsyncGenerator<Fill[]> {
   const fetch = (after: string | null) => {
     let q = db
       .selectFrom('exchange_fill as f')
@@ -268,14 +269,11 @@ export async function* fillsIn(db: Db, account: string, span: Span, batchSize = 
       .where('f.timestamp', '>=', span.from)
       .where('f.timestamp', '<', span.to);
     if (after !== null) q = q.where('f.exec_id', '>', after);
-    return q.orderBy('f.exec_id').limit(batchSize).execute();
+    return q.orderBy('f.exec_id').limit(pageSize).execute();
   };
-  for await (const rows of keysetPages(fetch, (r) => r.exec_id, batchSize))
+  for await (const rows of keysetPages(fetch, (r) => r.exec_id, pageSize))
     yield rows.map(toFill);
 }
-
-/** Fills per scan page of fillCandidatesIn: only the candidates among them travel to the client. */
-export const SCAN_SIZE = 50_000;
 
 interface FillRow {
   exec_id: string;

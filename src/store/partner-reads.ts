@@ -1,8 +1,8 @@
 /** Reads of the partner's records for reconcile and report: orders of a period (keyset pages), open orders, webhook events, daily sums. */
 import { sql } from 'kysely';
 import type { Db } from './database.js';
+import { numericOrZero } from './type-parsers.js';
 import type { PartnerOrderRow } from './schema.js';
-import { Decimal, toDecimal } from '../decimal/decimal.js';
 import type { PartnerOrder, WebhookEventLite } from '../rules/types.js';
 import type { PartnerDailyRec, PartnerOrderRec, WebhookStats } from '../report/model.js';
 import { keysetPages, PAGE_SIZE, type Span, type TimeKey } from './keyset.js';
@@ -91,8 +91,6 @@ export async function webhookStatsIn(db: Db, account: string, span: Span): Promi
   };
 }
 
-const dec = (v: unknown): Decimal => (v === null || v === undefined ? new Decimal(0) : toDecimal(v));
-
 /** Per UTC day and input currency: a handful of rows per day, loaded whole. */
 export async function partnerDailyIn(db: Db, account: string, span: Span): Promise<PartnerDailyRec[]> {
   const res = await sql<Record<string, unknown>>`
@@ -116,11 +114,11 @@ export async function partnerDailyIn(db: Db, account: string, span: Span): Promi
     pending: Number(r.pending),
     withdrawing: Number(r.withdrawing),
     failed: Number(r.failed),
-    volume: dec(r.volume),
-    processingFee: dec(r.processing_fee),
-    partnerFee: dec(r.partner_fee),
-    networkFee: dec(r.network_fee),
-    amountUsd: dec(r.amount_usd),
-    feesUsd: dec(r.fees_usd),
+    volume: numericOrZero(r.volume),
+    processingFee: numericOrZero(r.processing_fee),
+    partnerFee: numericOrZero(r.partner_fee),
+    networkFee: numericOrZero(r.network_fee),
+    amountUsd: numericOrZero(r.amount_usd),
+    feesUsd: numericOrZero(r.fees_usd),
   }));
 }
