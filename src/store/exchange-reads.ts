@@ -6,7 +6,7 @@ import { toDecimal, type Decimal } from '../decimal/decimal.js';
 import type { FillPrefilter, OrderPrefilter } from '../rules/engine.js';
 import type { BalanceSnapshot, Deposit, ExchangeOrderAgg, Fill, Withdrawal } from '../rules/types.js';
 import type { BalanceRec, FillRec, OrderVsFillsRec } from '../report/model.js';
-import { keysetPages, keysetScan, PAGE_SIZE, type Span, type TimeKey } from './keyset.js';
+import { keysetPages, keysetScan, PAGE_SIZE, spanPage, type Span, type TimeKey } from './keyset.js';
 
 /** Fills per scan page of fillCandidatesIn (orders: half as many): only the candidates among them travel to the client. */
 export const SCAN_SIZE = 50_000;
@@ -43,12 +43,7 @@ export async function* depositsIn(db: Db, account: string, span: Span, pageSize 
       .selectFrom('exchange_deposit')
       .select([...DEPOSIT_COLUMNS, sql<string>`timestamp::text`.as('ts_key')])
       .where('account', '=', account)
-      .where('timestamp', '>=', span.from)
-      .where('timestamp', '<', span.to)
-      .$if(after !== null, (qb) => qb.where(sql`(timestamp, deposit_id)`, '>', sql`(${after?.at}::timestamptz, ${after?.id}::text)`))
-      .orderBy('timestamp')
-      .orderBy('deposit_id')
-      .limit(pageSize)
+      .$call((q) => spanPage(q, { time: 'timestamp', id: 'deposit_id', idType: 'text' }, span, after, pageSize))
       .execute();
   for await (const rows of keysetPages(fetch, (r) => ({ at: r.ts_key, id: r.deposit_id }), pageSize)) yield rows.map(toDeposit);
 }
@@ -70,12 +65,7 @@ export async function* withdrawalsIn(db: Db, account: string, span: Span, pageSi
       .selectFrom('exchange_withdrawal')
       .select([...WITHDRAWAL_COLUMNS, sql<string>`timestamp::text`.as('ts_key')])
       .where('account', '=', account)
-      .where('timestamp', '>=', span.from)
-      .where('timestamp', '<', span.to)
-      .$if(after !== null, (qb) => qb.where(sql`(timestamp, withdrawal_id)`, '>', sql`(${after?.at}::timestamptz, ${after?.id}::text)`))
-      .orderBy('timestamp')
-      .orderBy('withdrawal_id')
-      .limit(pageSize)
+      .$call((q) => spanPage(q, { time: 'timestamp', id: 'withdrawal_id', idType: 'text' }, span, after, pageSize))
       .execute();
   for await (const rows of keysetPages(fetch, (r) => ({ at: r.ts_key, id: r.withdrawal_id }), pageSize)) yield rows.map(toWithdrawal);
 }
@@ -369,12 +359,7 @@ export async function* fillsByTimeIn(db: Db, account: string, span: Span, pageSi
       .selectFrom('exchange_fill')
       .select(['exec_id', 'ex_ord_id', 'trade_id', 'side', 'symbol', 'price', 'qty', 'fee', 'timestamp', sql<string>`timestamp::text`.as('ts_key')])
       .where('account', '=', account)
-      .where('timestamp', '>=', span.from)
-      .where('timestamp', '<', span.to)
-      .$if(after !== null, (qb) => qb.where(sql`(timestamp, exec_id)`, '>', sql`(${after?.at}::timestamptz, ${after?.id}::bigint)`))
-      .orderBy('timestamp')
-      .orderBy('exec_id')
-      .limit(pageSize)
+      .$call((q) => spanPage(q, { time: 'timestamp', id: 'exec_id', idType: 'bigint' }, span, after, pageSize))
       .execute();
   for await (const rows of keysetPages(fetch, (r) => ({ at: r.ts_key, id: r.exec_id }), pageSize))
     yield rows.map((r) => ({ execId: r.exec_id, exOrdId: r.ex_ord_id, tradeId: r.trade_id, side: r.side, symbol: r.symbol, price: r.price, qty: r.qty, fee: r.fee, timestamp: r.timestamp }));

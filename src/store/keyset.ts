@@ -1,4 +1,5 @@
 /** Keyset paging on exact stored values, the period span paged queries are bounded by, and the default page size. */
+import { sql, type SelectQueryBuilder } from 'kysely';
 import type { Period } from '../domain/period.js';
 import { dayStart } from '../util/dates.js';
 
@@ -29,6 +30,29 @@ export const PAGE_SIZE = 1_000;
 export interface TimeKey {
   at: string;
   id: string;
+}
+
+/**
+ * One page of rows whose time column is in the span, in (time, id) order after the key `after`:
+ * the key is compared as the stored text (TimeKey), never as a JS Date. `idType` is the id
+ * column's SQL type. Select `<time>::text` in the query to build the next key from.
+ */
+export function spanPage<DB, TB extends keyof DB, O>(
+  q: SelectQueryBuilder<DB, TB, O>,
+  columns: { time: string; id: string; idType: 'text' | 'bigint' },
+  span: Span,
+  after: TimeKey | null,
+  pageSize: number,
+): SelectQueryBuilder<DB, TB, O> {
+  const time = sql.ref(columns.time);
+  const id = sql.ref(columns.id);
+  return q
+    .where(sql<boolean>`${time} >= ${span.from}`)
+    .where(sql<boolean>`${time} < ${span.to}`)
+    .$if(after !== null, (qb) => qb.where(sql<boolean>`(${time}, ${id}) > (${after?.at}::timestamptz, ${after?.id}::${sql.raw(columns.idType)})`))
+    .orderBy(time)
+    .orderBy(id)
+    .limit(pageSize);
 }
 
 /**

@@ -5,7 +5,7 @@ import { numericOrZero } from './type-parsers.js';
 import type { PartnerOrderRow } from './schema.js';
 import type { PartnerOrder, WebhookEventLite } from '../rules/types.js';
 import type { PartnerDailyRec, PartnerOrderRec, WebhookStats } from '../report/model.js';
-import { keysetPages, PAGE_SIZE, type Span, type TimeKey } from './keyset.js';
+import { keysetPages, PAGE_SIZE, spanPage, type Span, type TimeKey } from './keyset.js';
 
 export function toPartnerOrder(r: Pick<PartnerOrderRow, 'order_id' | 'order_type' | 'created_at' | 'created_at_text' | 'order_state' | 'order_state_updated_at' | 'order_state_updated_at_text' | 'input_currency' | 'input_amount' | 'output_currency' | 'output_amount' | 'amount_usd' | 'processing_fee' | 'processing_fee_usd' | 'partner_fee' | 'partner_fee_usd' | 'network_fee' | 'network_fee_usd' | 'target_wallet_address' | 'transaction_hash' | 'not_found_at'>): PartnerOrder {
   return {
@@ -44,17 +44,13 @@ const ORDER_COLUMNS = [
  * the columns only the workbook shows (payment method, external reference).
  */
 export async function* partnerOrdersCreatedIn(db: Db, account: string, span: Span, pageSize = PAGE_SIZE): AsyncGenerator<PartnerOrderRec[]> {
-  // Pages on the stored value's exact text (keyset.ts TimeKey).
-  const fetch = (after: TimeKey | null) => {
-    let q = db
+  const fetch = (after: TimeKey | null) =>
+    db
       .selectFrom('partner_order')
       .select([...ORDER_COLUMNS, 'payment_method', 'external_reference', sql<string>`created_at::text`.as('created_key')])
       .where('account', '=', account)
-      .where('created_at', '>=', span.from)
-      .where('created_at', '<', span.to);
-    if (after) q = q.where(sql<boolean>`(created_at, order_id) > (${after.at}::timestamptz, ${after.id})`);
-    return q.orderBy('created_at').orderBy('order_id').limit(pageSize).execute();
-  };
+      .$call((q) => spanPage(q, { time: 'created_at', id: 'order_id', idType: 'text' }, span, after, pageSize))
+      .execute();
   for await (const rows of keysetPages(fetch, (r) => ({ at: r.created_key, id: r.order_id }), pageSize))
     yield rows.map((r) => ({ ...toPartnerOrder(r), paymentMethod: r.payment_method, externalReference: r.external_reference }));
 }
