@@ -1,3 +1,4 @@
+/** `ramp-recon reconcile`: checks the stored data of a period as a recorded run, without syncing. */
 import type { Command } from 'commander';
 import { executeRun } from '../../pipeline/execute.js';
 import { countOpenBreaks } from '../../store/counts.js';
