@@ -4,7 +4,7 @@
  * result goes to the parent over IPC (PipelineChildResult), then the process exits.
  *
  * `first` is `ramp-recon run --from --to --no-email`; `nightly` is what the scheduler fires
- * (src/schedule/index.ts fireRun): yesterday with schedule.lookbackDays, without the e-mail.
+ * (src/schedule/nightly.ts fireRun): yesterday with schedule.lookbackDays, without the e-mail.
  * Both open and migrate the store as the CLI does and call runPipeline with the real stages;
  * the exchange sync's own result is kept on the way for its per-stage figures.
  */

@@ -24,3 +24,10 @@ export class ConfigError extends AppError {
 export function isAppError(err: unknown): err is AppError {
   return err instanceof AppError;
 }
+
+/** A report that cannot be written: unknown run, or a run without a period. */
+export class ReportError extends AppError {
+  constructor(message: string) {
+    super('REPORT', message, EXIT.failed);
+  }
+}

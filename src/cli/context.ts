@@ -1,3 +1,4 @@
+/** What every command shares: global options, config and logger, the migrated store, and the action wrapper. */
 import type { Command } from 'commander';
 import { loadConfig, secretValues, type Config } from '../config/load.js';
 import { createLogger, type Logger } from '../log/logger.js';

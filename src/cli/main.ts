@@ -1,6 +1,7 @@
 #!/usr/bin/env node
+/** The CLI entry point: registers every command and parses the command line (bad usage exits 2). */
 import { Command, CommanderError } from 'commander';
-import { commands } from './commands/index.js';
+import { commands } from './commands/registry.js';
 import { EXIT } from '../errors.js';
 
 const program = new Command('ramp-recon')

@@ -29,3 +29,14 @@ export function stringifyJsonLossless(value: unknown): string {
   if (text === undefined) throw new TypeError('value cannot be serialized to JSON');
   return text;
 }
+
+/**
+ * A number read back through the lossless parser (jsonb columns such as run.counts, run.stages,
+ * run.requests: numbers arrive as LosslessNumber objects carrying their exact text) as a JS number,
+ * for counts and timings that fit a double; null when absent, empty or not a finite number.
+ */
+export function jsonNumber(value: unknown): number | null {
+  if (value === null || value === undefined || value === '') return null;
+  const n = Number(isLosslessNumber(value) ? (value as LosslessNumber).value : typeof value === 'object' ? String(value) : value);
+  return Number.isFinite(n) ? n : null;
+}

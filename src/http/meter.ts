@@ -1,5 +1,6 @@
 /** Counts the requests of a run per API and endpoint template. */
 import type { ApiName } from './errors.js';
+import { jsonNumber } from '../decimal/json.js';
 
 /**
  * The requests of one run, per API and endpoint: what the run cost the services, and what it
@@ -125,7 +126,6 @@ function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 function count(v: unknown): number | null {
-  if (v === null || v === undefined) return null;
-  const n = Number(String(v));
-  return Number.isFinite(n) && n >= 0 ? n : null;
+  const n = jsonNumber(v);
+  return n !== null && n >= 0 ? n : null;
 }

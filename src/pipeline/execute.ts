@@ -1,14 +1,13 @@
-import { sql } from 'kysely';
+/** The frame of every run-like command: lock, run row, stages recorded one by one, outcome. */
 import type { Config } from '../config/load.js';
 import { configHash, secretValues } from '../config/load.js';
-import type { Db, Store } from '../store/database.js';
+import type { Store } from '../store/database.js';
 import type { Logger } from '../log/logger.js';
-import { stringifyJsonLossless } from '../decimal/json.js';
 import { createRequestMeter } from '../http/meter.js';
-import { createRun, recordStage, type RunCommand } from '../store/runs.js';
+import { createRun, failInterruptedRuns, finishRun, recordStage, type RunCommand } from '../store/runs.js';
 import type { StageContext } from '../stages/context.js';
 import type { Period } from '../domain/period.js';
-import { failInterruptedRuns, withRunLock } from './lock.js';
+import { withRunLock } from './lock.js';
 
 /** The IO handles a run needs; passed in by the CLI, the scheduler, the demo and the tests. */
 export interface RunDeps {
@@ -64,7 +63,7 @@ export async function executeRun<T>(
   const account = config.account;
   return withRunLock(store, { account, wait: options.wait, signal: options.signal, logger: deps.logger }, async () => {
     const now = options.now ?? new Date();
-    const interrupted = await failInterruptedRuns(store, account, now);
+    const interrupted = await failInterruptedRuns(store.db, account, now);
     if (interrupted.length) deps.logger.warn({ runIds: interrupted }, 'marked runs left running by a process that ended as failed');
 
     const runId = await createRun(store.db, {
@@ -79,7 +78,6 @@ export async function executeRun<T>(
     const logger = deps.logger.child({ runId });
     // The requests are spent whatever the run's outcome: saved with every stage and at the end.
     const meter = createRequestMeter();
-    const requestsJson = () => stringifyJsonLossless(meter.snapshot());
     const ctx: StageContext = { store, config, logger, runId, now, signal: options.signal, meter };
     const secrets = secretValues(config);
     logger.info({ command: options.command, trigger: options.trigger, period: options.period }, 'run started');
@@ -106,18 +104,14 @@ export async function executeRun<T>(
 
     try {
       const value = await body(ctx, stage);
-      await store.db.updateTable('run').set({ status: 'succeeded', finished_at: new Date(), requests: requestsJson() }).where('id', '=', runId).execute();
+      await finishRun(store.db, runId, { status: 'succeeded', requests: meter.snapshot() });
       logger.info('run succeeded');
       return { runId, status: 'succeeded' as const, value };
     } catch (err) {
       const failedStage = err instanceof StageFailedError ? err.stage : 'run';
       const cause = err instanceof StageFailedError ? err.cause : err;
       const error = scrub(errorText(cause), secrets);
-      await store.db
-        .updateTable('run')
-        .set({ status: 'failed', failed_stage: failedStage, error, finished_at: new Date(), requests: requestsJson() })
-        .where('id', '=', runId)
-        .execute();
+      await finishRun(store.db, runId, { status: 'failed', failedStage, error, requests: meter.snapshot() });
       // The error text only: an I/O error object can carry a whole page of records in its
       // properties (query parameters), which has no place in a log line. Details at debug level.
       logger.error({ failedStage, error, errorType: cause instanceof Error ? cause.name : typeof cause }, 'run failed');
@@ -133,18 +127,6 @@ export async function skipStage(ctx: StageContext, name: string, reason: string)
   const at = new Date();
   await recordStage(ctx.store.db, ctx.runId, name, { startedAt: at, finishedAt: at, status: 'skipped', detail: { reason } });
   ctx.logger.info({ stage: name, reason }, 'stage skipped');
-}
-
-/** Adds fields to one recorded stage's detail (e.g. the open-break count after reconcile). */
-export async function mergeStageDetail(db: Db, runId: string, stage: string, extra: Record<string, unknown>): Promise<void> {
-  await db
-    .updateTable('run')
-    .set({
-      stages: sql`jsonb_set(stages, ${sql.val([stage, 'detail'])}::text[], coalesce(stages -> ${stage} -> 'detail', '{}'::jsonb) || ${stringifyJsonLossless(extra)}::jsonb)` as never,
-    })
-    .where('id', '=', runId)
-    .where(sql<boolean>`stages ? ${stage}`)
-    .execute();
 }
 
 export function errorText(err: unknown): string {

@@ -1,3 +1,4 @@
+/** The stage functions the orchestrator calls, injectable for tests and loaded on first use. */
 import type { Db } from '../store/database.js';
 import type { JsonSummary } from '../store/run-summary.js';
 import type { StageContext } from '../stages/context.js';

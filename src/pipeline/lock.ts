@@ -1,4 +1,7 @@
-import type { Store, Session } from '../store/database.js';
+/** The account's run lock: in-process exclusion, and on Postgres a session advisory lock held for the whole run. */
+import type { Store } from '../store/database.js';
+import { advisoryUnlock, tryAdvisoryLock } from '../store/run-lock.js';
+import { newestRunningRun } from '../store/runs.js';
 import type { Logger } from '../log/logger.js';
 import { AppError, EXIT } from '../errors.js';
 
@@ -60,13 +63,13 @@ export async function withRunLock<T>(store: Store, options: LockOptions, fn: () 
     if (store.kind === 'embedded') return await fn();
     return await store.withSession(async (session) => {
       for (;;) {
-        if (await tryLock(session, key)) break;
+        if (await tryAdvisoryLock(session, key)) break;
         await waitOrRefuse(() => describeRunning(store, options.account));
       }
       try {
         return await fn();
       } finally {
-        await session.query(`select pg_advisory_unlock(${LOCK_KEY_SQL})`, [key]).catch(() => {
+        await advisoryUnlock(session, key).catch(() => {
           // The connection is gone: the server released the lock with it.
         });
       }
@@ -76,56 +79,18 @@ export async function withRunLock<T>(store: Store, options: LockOptions, fn: () 
   }
 }
 
-/**
- * Advisory locks are database-wide, while our tables live in a schema: the schema is part of the
- * key, so two deployments (or two test files) in different schemas of one database never block
- * each other, and two runs on the same tables always do.
- */
-const LOCK_KEY_SQL = `hashtext(current_schema() || ':' || $1)`;
-
-async function tryLock(session: Session, key: string): Promise<boolean> {
-  const rows = await session.query<{ locked: boolean }>(`select pg_try_advisory_lock(${LOCK_KEY_SQL}) as locked`, [key]);
-  return rows[0]?.locked === true;
-}
-
 /** "another run is in progress (started at ..., run id ...)" from the newest running run row. */
 export async function describeRunning(store: Store, account: string): Promise<string> {
   try {
-    const row = await store.db
-      .selectFrom('run')
-      .select(['id', 'command', 'started_at', 'trigger'])
-      .where('account', '=', account)
-      .where('status', '=', 'running')
-      .orderBy('started_at', 'desc')
-      .limit(1)
-      .executeTakeFirst();
+    const row = await newestRunningRun(store.db, account);
     if (row) {
-      const started = new Date(row.started_at as unknown as string | Date).toISOString();
+      const started = row.startedAt.toISOString();
       return `another run is in progress (started at ${started}, run id ${row.id}, command ${row.command}, trigger ${row.trigger})`;
     }
   } catch {
     /* the description is best effort; the refusal stands */
   }
   return 'another run is in progress';
-}
-
-/**
- * Marks runs left 'running' by a process that died as failed. Only called while holding the
- * lock: then no other run of the account can really be running.
- */
-export async function failInterruptedRuns(store: Store, account: string, now: Date): Promise<string[]> {
-  const rows = await store.db
-    .updateTable('run')
-    .set({
-      status: 'failed',
-      finished_at: now,
-      error: 'interrupted: the process ended before the run finished (what it had committed is kept; the next run resumes from it)',
-    })
-    .where('account', '=', account)
-    .where('status', '=', 'running')
-    .returning('id')
-    .execute();
-  return rows.map((r) => r.id);
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

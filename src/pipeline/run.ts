@@ -1,11 +1,11 @@
+/** The nightly pipeline for one period: sync, reconcile, report, deliver, as one recorded run. */
 import { requireSources } from '../config/load.js';
-import type { Db } from '../store/database.js';
+import { countOpenBreaks } from '../store/counts.js';
+import { mergeStageDetail } from '../store/runs.js';
 import { AppError } from '../errors.js';
 import { addDays } from '../util/dates.js';
 import type { Period } from '../domain/period.js';
-import { executeRun, mergeStageDetail, skipStage, type RunDeps } from './execute.js';
-
-export { mergeStageDetail } from './execute.js';
+import { executeRun, skipStage, type RunDeps } from './execute.js';
 import { loadStages, type JsonSummary, type Stages } from './load-stages.js';
 
 export type { RunDeps } from './execute.js';
@@ -109,14 +109,4 @@ export function pick(result: unknown, keys: string[]): Record<string, unknown> |
   const out: Record<string, unknown> = {};
   for (const k of keys) if (k in result) out[k] = (result as Record<string, unknown>)[k];
   return out;
-}
-
-export async function countOpenBreaks(db: Db, account: string): Promise<number> {
-  const row = await db
-    .selectFrom('break')
-    .select((eb) => eb.fn.countAll<string>().as('n'))
-    .where('account', '=', account)
-    .where('status', '=', 'open')
-    .executeTakeFirst();
-  return Number(row?.n ?? 0);
 }

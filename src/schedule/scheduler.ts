@@ -1,3 +1,4 @@
+/** What fires the schedule: cron triggers (node-cron or injected), validated at start-up, one firing at a time. */
 import cron from 'node-cron';
 import type { Logger } from '../log/logger.js';
 import { ConfigError } from '../errors.js';

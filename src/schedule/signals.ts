@@ -1,3 +1,4 @@
+/** SIGTERM/SIGINT handling: a graceful first signal, a forceful second. */
 import type { Logger } from '../log/logger.js';
 
 /** The signals that ask the process to stop (a terminal's Ctrl-C, `docker stop`, systemd, Kubernetes). */

@@ -1,14 +1,15 @@
+/** The deliver stage: e-mails the run's workbook (writing it first if missing) and records the outcome on the run. */
 import { access } from 'node:fs/promises';
 import { basename } from 'node:path';
 import nodemailer from 'nodemailer';
 import type { StageContext } from './context.js';
 import { writeReport } from './report.js';
 import { loadOpenBreaks } from '../store/breaks.js';
-import { loadRun } from '../store/report-reads.js';
+import { getRun, loadRun, recordDelivery } from '../store/runs.js';
 import { countBySeverity } from '../report/summary.js';
-import { buildMessage } from '../deliver/message.js';
+import { buildMessage } from '../report/email.js';
 
-export { buildMessage } from '../deliver/message.js';
+export { buildMessage } from '../report/email.js';
 
 export interface DeliveryResult {
   status: 'sent' | 'skipped' | 'failed';
@@ -36,8 +37,7 @@ export async function deliverRun(ctx: StageContext, runId: string): Promise<Deli
   const scrub = (text: string) => secrets.reduce((t, s) => t.split(s).join('********'), text);
 
   const run = await loadRun(db, runId);
-  const row = await db.selectFrom('run').select(['report_path', 'account']).where('id', '=', runId).executeTakeFirstOrThrow();
-  let path = row.report_path;
+  let path = (await getRun(db, runId))?.report_path ?? null;
   if (!path || !(await exists(path))) {
     log.info({ missing: path }, 'no workbook on disk for this run: writing it before delivery');
     path = (await writeReport(ctx, runId)).path;
@@ -64,7 +64,7 @@ export async function deliverRun(ctx: StageContext, runId: string): Promise<Deli
         html: message.html,
         attachments: [{ filename: attachmentName, path, contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet' }],
       });
-      await db.updateTable('run').set({ delivered: true, delivered_at: new Date(), delivery_error: null }).where('id', '=', runId).execute();
+      await recordDelivery(db, runId, { delivered: true });
       log.info({ to, subject: message.subject, messageId: info.messageId }, 'report delivered');
       return { status: 'sent', messageId: info.messageId };
     } finally {
@@ -72,7 +72,7 @@ export async function deliverRun(ctx: StageContext, runId: string): Promise<Deli
     }
   } catch (err) {
     const error = scrub(describe(err));
-    await db.updateTable('run').set({ delivered: false, delivered_at: null, delivery_error: error }).where('id', '=', runId).execute();
+    await recordDelivery(db, runId, { delivered: false, error });
     log.warn({ error, path }, `delivery failed; the report is kept, retry with \`ramp-recon deliver ${runId}\``);
     return { status: 'failed', error };
   }

@@ -1,9 +1,8 @@
-import { decimalText, toDecimal, type Decimal } from '../decimal/decimal.js';
-import { stringifyJsonLossless } from '../decimal/json.js';
+/** The reconcile stage: reads the period's stored records in pages, runs the rules, and records breaks and results on the run. */
+import { toDecimal } from '../decimal/decimal.js';
 import type { StageContext } from './context.js';
 import type { Period } from '../domain/period.js';
-import { listCursors } from '../store/cursors.js';
-import { dayStart } from '../util/dates.js';
+import { listCursors, unsettledCoverage } from '../store/cursors.js';
 import type { RollFigures } from '../rules/balance-roll.js';
 import { RULESET_VERSION } from '../rules/catalog.js';
 import { ourAddresses } from '../rules/cross-rules.js';
@@ -12,9 +11,21 @@ import { breakId, type BreakEventKind } from '../domain/index.js';
 import { applyLifecycle } from '../rules/lifecycle.js';
 import { RuleTally, type RuleResult } from '../rules/tally.js';
 import { dailyFlows } from '../store/balance-flows.js';
-import { inScopeKeys, previousBreaks, writeBreaks } from '../store/breaks.js';
-import * as load from '../store/recon-reads.js';
+import { inScopeKeys, previousBreaks } from '../store/breaks.js';
 import { countPeriod, type RunCounts } from '../store/counts.js';
+import { spanOf } from '../store/keyset.js';
+import { openPartnerOrders, partnerOrdersCreatedIn, webhookEventsByOrder } from '../store/partner-reads.js';
+import { balanceSnapshotHeaders, balanceSnapshots, depositAddresses, depositsByTxHash, exchangeOrderCandidatesIn, fillCandidatesIn, openDeposits, openWithdrawals, withdrawalsIn } from '../store/exchange-reads.js';
+import { feeSchedule, latestCurrencies, latestSymbols, latestWhitelist } from '../store/snapshots.js';
+import { unresolvedQuarantine } from '../store/quarantine.js';
+import { recordReconcile } from '../store/runs.js';
+import type { Withdrawal } from '../domain/index.js';
+
+/**
+ * Rows per page of the period's orders and withdrawals: the rules drop a page as soon as they have checked it, so reconcile
+ * reads bigger pages than the workbook (keyset.ts PAGE_SIZE).
+ */
+const RECONCILE_PAGE_SIZE = 5_000;
 
 export type { RunCounts } from '../store/counts.js';
 
@@ -61,7 +72,7 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
   const db = ctx.store.db;
   const account = ctx.config.account;
   const log = ctx.logger.child({ stage: 'reconcile', runId, period });
-  const span: load.Span = { from: dayStart(period.from), to: dayStart(period.to) };
+  const span = spanOf(period);
   const cfg = engineConfig(ctx);
   const tally = new RuleTally();
   const phases: Record<string, number> = {};
@@ -73,39 +84,39 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
   };
 
   const [currencies, symbols, fees, whitelist, headers] = await Promise.all([
-    load.latestCurrencies(db, account),
-    load.latestSymbols(db, account),
-    load.feeSchedule(db, account),
-    load.latestWhitelist(db, account),
-    load.balanceSnapshotHeaders(db, account, ctx.config.exchange.account),
+    latestCurrencies(db, account),
+    latestSymbols(db, account),
+    feeSchedule(db, account),
+    latestWhitelist(db, account),
+    balanceSnapshotHeaders(db, account, ctx.config.exchange.account),
   ]);
   const ref: ReferenceData = { currencies, symbols: symbols?.symbols ?? null, fees, whitelist, balanceSnapshotCount: headers.length };
   markNotChecked(tally, cfg, ref);
 
   // Partner and cross-system rules, streamed by keyset over orders created in the period.
-  const ours = ourAddresses(ctx.config.partner.wallets, await load.depositAddresses(db, account));
+  const ours = ourAddresses(ctx.config.partner.wallets, await depositAddresses(db, account));
   let partnerOrders = 0;
-  for await (const orders of load.partnerOrdersCreatedIn(db, account, span)) {
+  for await (const orders of partnerOrdersCreatedIn(db, account, span, RECONCILE_PAGE_SIZE)) {
     partnerOrders += orders.length;
     const hashes = [...new Set(orders.flatMap((o) => (o.transactionHash ? [o.transactionHash] : [])))];
     const [depositsByTx, eventsByOrder] = await Promise.all([
-      load.depositsByTxHash(db, account, hashes),
-      cfg.webhooksEnabled ? load.webhookEventsByOrder(db, account, orders.map((o) => o.orderId)) : Promise.resolve(new Map()),
+      depositsByTxHash(db, account, hashes),
+      cfg.webhooksEnabled ? webhookEventsByOrder(db, account, orders.map((o) => o.orderId)) : Promise.resolve(new Map()),
     ]);
     checkPartnerBatch(tally, cfg, ref, { orders, depositsByTx, eventsByOrder, ourAddresses: ours });
   }
-  checkOpenOrders(tally, cfg, await load.openPartnerOrders(db, account));
+  checkOpenOrders(tally, cfg, await openPartnerOrders(db, account));
   phase('partner');
 
   // Likewise only the orders that could fail an order rule (sums of all their fills in SQL).
-  for await (const page of load.exchangeOrderCandidatesIn(db, account, span, orderPrefilter(ref))) {
+  for await (const page of exchangeOrderCandidatesIn(db, account, span, orderPrefilter(ref))) {
     checkExchangeOrders(tally, ref, page.orders);
     addPassedOrders(tally, ref, page.passed, page.passedWithAvgPx);
   }
   phase('exchangeOrders');
   // Only the fills that could fail a per-fill rule are loaded (SQL numeric pre-selection); the
   // rules decide on those, and the others count as checked and passed.
-  for await (const page of load.fillCandidatesIn(db, account, span, fillPrefilter(cfg, ref, span))) {
+  for await (const page of fillCandidatesIn(db, account, span, fillPrefilter(cfg, ref, span))) {
     checkFills(tally, cfg, ref, page.fills);
     addPassedFills(tally, ref, page.scanned - page.fills.length);
   }
@@ -116,7 +127,7 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
   const pairHeaders = headers.flatMap((h, i) => (i > 0 && (h.fetchedAt.getTime() > span.from.getTime() || i === headers.length - 1) ? [[headers[i - 1]!, h] as const] : []));
   const latestHeader = headers[headers.length - 1];
   const needed = [...new Map([...pairHeaders.flat(), ...(latestHeader ? [latestHeader] : [])].map((h) => [h.id, h])).values()];
-  const snapshots = await load.balanceSnapshots(db, needed);
+  const snapshots = await balanceSnapshots(db, needed);
   const pairs: SnapshotPair[] = [];
   for (const [a, b] of pairHeaders) {
     const flows = await dailyFlows(db, a.id, b.id, { account, symbolsSnapshotId: symbols?.snapshotId ?? null, feeCurrency: cfg.feeCurrency, withdrawalDebitStates: ctx.config.exchange.withdrawalDebitStates });
@@ -124,10 +135,17 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
   }
   const balanceRoll = checkBalances(tally, cfg, pairs, latestHeader ? snapshots.get(latestHeader.id)! : null).flat();
 
-  const [openDeposits, openWithdrawals, periodWithdrawals] = await Promise.all([load.openDeposits(db, account), load.openWithdrawals(db, account), load.withdrawalsIn(db, account, span)]);
-  checkPayments(tally, cfg, ref, { openDeposits, openWithdrawals, periodWithdrawals });
+  const periodWithdrawals: Withdrawal[] = [];
+  const [deposits, withdrawals] = await Promise.all([
+    openDeposits(db, account),
+    openWithdrawals(db, account),
+    (async () => {
+      for await (const page of withdrawalsIn(db, account, span, RECONCILE_PAGE_SIZE)) periodWithdrawals.push(...page);
+    })(),
+  ]);
+  checkPayments(tally, cfg, ref, { openDeposits: deposits, openWithdrawals: withdrawals, periodWithdrawals });
 
-  const [cov, quarantined] = await Promise.all([load.coverage(db, account), load.unresolvedQuarantine(db, account)]);
+  const [cov, quarantined] = await Promise.all([unsettledCoverage(db, account), unresolvedQuarantine(db, account)]);
   checkSync(tally, cov.unsettled, quarantined, cov.total);
   phase('balancesPaymentsSync');
 
@@ -147,44 +165,10 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
   const counts = await countPeriod(db, account, span, { partnerOrders, quarantined: quarantined.length, balanceSnapshots: needed.length });
   const ruleResults = tally.results();
   const cursors = await listCursors(db, account);
-  await db.transaction().execute(async (trx) => {
-    await writeBreaks(trx, account, lifecycle.upserts, lifecycle.events);
-    await trx.deleteFrom('balance_roll').where('run_id', '=', runId).execute();
-    for (let i = 0; i < balanceRoll.length; i += 500)
-      await trx.insertInto('balance_roll').values(balanceRoll.slice(i, i + 500).map((f) => rollRow(runId, account, f))).execute();
-    await trx
-      .updateTable('run')
-      .set({ counts: JSON.stringify(counts), rule_results: JSON.stringify(ruleResults), ruleset_version: RULESET_VERSION, cursors: stringifyJsonLossless(cursors) })
-      .where('id', '=', runId)
-      .execute();
-  });
+  await recordReconcile(db, { runId, account, upserts: lifecycle.upserts, events: lifecycle.events, balanceRoll, counts, ruleResults, rulesetVersion: RULESET_VERSION, cursors });
 
   phase('lifecycleAndWrite');
   const result: ReconcileResult = { runId, period, counts, ruleResults, detected: detected.length, lifecycle: lifecycle.counts, balanceRoll, ms: Date.now() - started, phases };
   log.info({ counts, detected: detected.length, lifecycle: lifecycle.counts, ms: result.ms, phases }, 'reconciled');
   return result;
-}
-
-function rollRow(runId: string, account: string, f: RollFigures) {
-  const t = (d: Decimal) => decimalText(d);
-  return {
-    run_id: runId,
-    account,
-    currency: f.currency,
-    opening_snapshot_id: f.openingSnapshotId,
-    closing_snapshot_id: f.closingSnapshotId,
-    opening_at: f.openingAt,
-    closing_at: f.closingAt,
-    opening: t(f.opening),
-    deposits: t(f.deposits),
-    withdrawals: t(f.withdrawals),
-    bought: t(f.bought),
-    sold: t(f.sold),
-    fees: t(f.fees),
-    expected_closing: t(f.expectedClosing),
-    actual_closing: t(f.actualClosing),
-    residual: t(f.residual),
-    first_divergent_day: f.firstDivergentDay,
-    days: JSON.stringify(f.days),
-  };
 }

@@ -1,23 +1,19 @@
+/** The report stage: reads the run and its period from the store and streams the workbook to REPORTS_DIR. */
 import { join } from 'node:path';
 import type { StageContext } from './context.js';
 import { assumptions } from '../report/assumptions.js';
 import type { Row } from '../report/cells.js';
-import {
-  loadBalances,
-  loadCoverage,
-  loadPartnerDaily,
-  loadPrecision,
-  loadRun,
-  loadTotals,
-  loadWebhookStats,
-  periodBounds,
-  streamDeposits,
-  streamFills,
-  streamOrdersVsFills,
-  streamPartnerOrders,
-  streamWithdrawals,
-} from '../store/report-reads.js';
+import { Precision, type SymbolScales } from '../report/precision.js';
 import { loadChanges, loadOpenBreaks } from '../store/breaks.js';
+import { balanceRollOfRun } from '../store/balance-flows.js';
+import { periodTotals } from '../store/counts.js';
+import { coverageOfDays } from '../store/cursors.js';
+import { eachRow, spanOf } from '../store/keyset.js';
+import { depositsIn, fillsByTimeIn, latestBalances, ordersWithFillsIn, withdrawalsIn } from '../store/exchange-reads.js';
+import { partnerDailyIn, partnerOrdersCreatedIn, webhookStatsIn } from '../store/partner-reads.js';
+import { loadRun, setReportPath } from '../store/runs.js';
+import { latestCurrencies, latestSymbols } from '../store/snapshots.js';
+import type { Db } from '../store/database.js';
 import {
   BreakIndex,
   balanceRows,
@@ -45,7 +41,6 @@ import { writeWorkbook, type WriteWorkbookOptions } from '../report/write-workbo
 
 export { SHEET } from '../report/sheets.js';
 export { headline, countBySeverity, periodLabel } from '../report/summary.js';
-export { ReportError } from '../store/report-reads.js';
 export { writeWorkbook } from '../report/write-workbook.js';
 
 /** `<reportsDir>/ramp-recon_<from>_<to>_<runId>.xlsx` (to exclusive, as on the command line). */
@@ -68,18 +63,20 @@ export async function writeReport(
   const started = Date.now();
   const run = await loadRun(db, runId);
   const period = { from: run.periodFrom, to: run.periodTo };
-  const bounds = periodBounds(run.account, period);
+  const account = run.account;
+  const span = spanOf(period);
   const debitStates = ctx.config.exchange.withdrawalDebitStates;
   const feeCurrency = ctx.config.exchange.feeCurrency;
 
-  const [openBreaksRaw, precision] = [await loadOpenBreaks(db, run.account), await loadPrecision(db, run.account)];
+  const [openBreaksRaw, precision] = [await loadOpenBreaks(db, account), await loadPrecision(db, account)];
   const openBreaks = sortBreaks(openBreaksRaw);
   const changes = await loadChanges(db, run, openBreaks);
-  const totals = await loadTotals(db, bounds, debitStates);
-  const daily = await loadPartnerDaily(db, bounds);
-  const balances = await loadBalances(db, runId, run.account, ctx.config.exchange.account);
-  const coverage = await loadCoverage(db, bounds, period);
-  const webhooks = await loadWebhookStats(db, bounds);
+  const totals = await periodTotals(db, account, span, debitStates);
+  const daily = await partnerDailyIn(db, account, span);
+  const latest = await latestBalances(db, account, ctx.config.exchange.account);
+  const balances = { rolls: await balanceRollOfRun(db, runId), latest };
+  const coverage = await coverageOfDays(db, account, period);
+  const webhooks = await webhookStatsIn(db, account, span);
   const index = new BreakIndex(openBreaks);
   const descriptions = new Map(run.ruleResults.map((r) => [r.code, r.description]));
   const now = ctx.now;
@@ -95,12 +92,12 @@ export async function writeReport(
       { spec: summarySpec, rows: summaryRows({ run, openBreaks, changes, totals, assumptions: assumptions(ctx.config), precision, now, webhooks }) },
       { spec: breaksSpec, rows: openBreaks.map((b) => breakRow(b, now, precision, descriptions)) },
       { spec: partnerDailySpec, rows: daily.map((d) => partnerDailyRow(d, precision)) },
-      { spec: partnerOrdersSpec, rows: map(streamPartnerOrders(db, bounds), (o) => partnerOrderRow(o, precision, index)) },
-      { spec: ordersVsFillsSpec, rows: map(streamOrdersVsFills(db, bounds), (o) => orderVsFillsRow(o, precision, index)) },
-      { spec: fillsSpec, rows: map(streamFills(db, bounds), (f) => fillRow(f, precision, index, feeCurrency)) },
+      { spec: partnerOrdersSpec, rows: map(eachRow(partnerOrdersCreatedIn(db, account, span)), (o) => partnerOrderRow(o, precision, index)) },
+      { spec: ordersVsFillsSpec, rows: map(eachRow(ordersWithFillsIn(db, account, span)), (o) => orderVsFillsRow(o, precision, index)) },
+      { spec: fillsSpec, rows: map(eachRow(fillsByTimeIn(db, account, span)), (f) => fillRow(f, precision, index, feeCurrency)) },
       { spec: balancesSpec, rows: balanceRows(balances.rolls, balances.latest, precision, index) },
-      { spec: depositsSpec, rows: map(streamDeposits(db, bounds), (d) => depositRow(d, precision, index)) },
-      { spec: withdrawalsSpec, rows: map(streamWithdrawals(db, bounds), (w) => withdrawalRow(w, precision, index, debitStates)) },
+      { spec: depositsSpec, rows: map(eachRow(depositsIn(db, account, span)), (d) => depositRow(d, precision, index)) },
+      { spec: withdrawalsSpec, rows: map(eachRow(withdrawalsIn(db, account, span)), (w) => withdrawalRow(w, precision, index, debitStates)) },
       { spec: coverageSpec, rows: coverage.map((c) => coverageRow(c, index)) },
     ],
     {
@@ -108,7 +105,24 @@ export async function writeReport(
       onSheet: (name, rows) => log.debug({ sheet: name, rows }, 'sheet written'),
     },
   );
-  await db.updateTable('run').set({ report_path: path }).where('id', '=', runId).execute();
+  await setReportPath(db, runId, path);
   log.info({ path, sheets, openBreaks: openBreaks.length, ms: Date.now() - started }, 'report written');
   return { path, sheets };
+}
+
+/** Decimal places per partner currency and exchange symbol, from the latest reference snapshots. */
+async function loadPrecision(db: Db, account: string): Promise<Precision> {
+  const [currencies, symbolRules] = [await latestCurrencies(db, account), await latestSymbols(db, account)];
+  const partner = new Map<string, { precision: number; type: string }>();
+  for (const c of currencies?.values() ?? []) partner.set(c.code, { precision: Number(c.precision), type: c.type });
+  const symbols = new Map<string, SymbolScales>();
+  for (const r of symbolRules?.symbols.values() ?? [])
+    symbols.set(r.symbol, {
+      base: r.baseCurrency,
+      counter: r.counterCurrency,
+      baseScale: r.baseScale === null ? null : Number(r.baseScale),
+      counterScale: r.counterScale === null ? null : Number(r.counterScale),
+      priceScale: r.priceIncrement ? r.priceIncrement.decimalPlaces() : null,
+    });
+  return new Precision({ partner, symbols });
 }

@@ -1,8 +1,10 @@
+/** The balance roll-forward in the store: daily flows between two balance snapshots, and each run's roll figures (balance_roll). */
 import { sql } from 'kysely';
 import type { Db } from './database.js';
-import type { Decimal } from '../decimal/decimal.js';
-import { toDecimal } from '../decimal/decimal.js';
-import type { DayFlows } from '../rules/balance-roll.js';
+import { numericOrNull } from './type-parsers.js';
+import { decimalText, toDecimal, type Decimal } from '../decimal/decimal.js';
+import type { DayFlows, RollFigures } from '../rules/balance-roll.js';
+import type { BalanceRollRec } from '../report/model.js';
 
 export interface FlowOptions {
   account: string;
@@ -69,5 +71,65 @@ export async function dailyFlows(db: Db, openingId: string, closingId: string, o
     bought: toDecimal(r.bought),
     sold: toDecimal(r.sold),
     fees: toDecimal(r.fees),
+  }));
+}
+
+/** Replaces the run's roll figures (in the reconcile's write transaction). */
+export async function replaceBalanceRoll(db: Db, runId: string, account: string, figures: readonly RollFigures[]): Promise<void> {
+  await db.deleteFrom('balance_roll').where('run_id', '=', runId).execute();
+  for (let i = 0; i < figures.length; i += 500)
+    await db.insertInto('balance_roll').values(figures.slice(i, i + 500).map((f) => rollRow(runId, account, f))).execute();
+}
+
+function rollRow(runId: string, account: string, f: RollFigures) {
+  const t = (d: Decimal) => decimalText(d);
+  return {
+    run_id: runId,
+    account,
+    currency: f.currency,
+    opening_snapshot_id: f.openingSnapshotId,
+    closing_snapshot_id: f.closingSnapshotId,
+    opening_at: f.openingAt,
+    closing_at: f.closingAt,
+    opening: t(f.opening),
+    deposits: t(f.deposits),
+    withdrawals: t(f.withdrawals),
+    bought: t(f.bought),
+    sold: t(f.sold),
+    fees: t(f.fees),
+    expected_closing: t(f.expectedClosing),
+    actual_closing: t(f.actualClosing),
+    residual: t(f.residual),
+    first_divergent_day: f.firstDivergentDay,
+    days: JSON.stringify(f.days),
+  };
+}
+
+/**
+ * balance_roll (sql/0004_recon.sql, written by reconcile): one row per currency and snapshot pair
+ * checked in this run. Read with raw SQL so the report still works on a store migrated before it.
+ */
+export async function balanceRollOfRun(db: Db, runId: string): Promise<BalanceRollRec[]> {
+  const exists = await sql<{ t: string | null }>`select to_regclass('balance_roll')::text as t`.execute(db);
+  if (!exists.rows[0]?.t) return [];
+  const res = await sql<Record<string, unknown>>`
+    select currency, opening, deposits, withdrawals, bought, sold, fees, expected_closing, actual_closing, residual,
+      first_divergent_day::text as first_divergent_day, opening_at, closing_at
+    from balance_roll where run_id = ${runId}
+    order by currency, closing_at desc, opening_at desc`.execute(db);
+  return res.rows.map((r) => ({
+    currency: String(r.currency),
+    opening: numericOrNull(r.opening),
+    deposits: numericOrNull(r.deposits),
+    withdrawals: numericOrNull(r.withdrawals),
+    bought: numericOrNull(r.bought),
+    sold: numericOrNull(r.sold),
+    fees: numericOrNull(r.fees),
+    expectedClosing: numericOrNull(r.expected_closing),
+    actualClosing: numericOrNull(r.actual_closing),
+    residual: numericOrNull(r.residual),
+    firstDivergentDay: r.first_divergent_day === null || r.first_divergent_day === undefined ? null : String(r.first_divergent_day).slice(0, 10),
+    openingAt: (r.opening_at as Date | null) ?? null,
+    closingAt: (r.closing_at as Date | null) ?? null,
   }));
 }

@@ -4,7 +4,8 @@ import type { Db } from './database.js';
 import type { BreakRow, DB } from './schema.js';
 import { breakId, type Break, type BreakEvent, type DetectedBreak, type Severity } from '../domain/index.js';
 import type { BreakRef, Changes, RunInfo } from '../report/model.js';
-import type { Span } from './recon-reads.js';
+import type { Span } from './keyset.js';
+import { previousRunOfPeriod } from './runs.js';
 import { stringifyJsonLossless } from '../decimal/json.js';
 
 /** Rows per multi-row statement: well below Postgres' 65535 parameters (~19 per break). */
@@ -60,17 +61,7 @@ export async function loadOpenBreaks(db: Db, account: string, order: 'none' | 's
 
 /** What changed in this run against the previous run of the same period: breaks opened, reopened and resolved. */
 export async function loadChanges(db: Db, run: RunInfo, openBreaks: Break[]): Promise<Changes> {
-  const previous = await db
-    .selectFrom('run')
-    .select(['id', 'started_at', 'status'])
-    .where('account', '=', run.account)
-    .where('period_from', '=', run.periodFrom)
-    .where('period_to', '=', run.periodTo)
-    .where('started_at', '<', run.startedAt)
-    .where('id', '!=', run.id)
-    .orderBy('started_at', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+  const previous = await previousRunOfPeriod(db, run);
   const ref = (b: BreakRef): BreakRef => ({ code: b.code, key: b.key, severity: b.severity, message: b.message });
   const opened = openBreaks.filter((b) => b.firstSeenRun === run.id);
   const resolvedRows = await db
@@ -90,7 +81,7 @@ export async function loadChanges(db: Db, run: RunInfo, openBreaks: Break[]): Pr
   const reopenedSet = new Set(reopenedKeys.map((r) => breakId(r.code, r.key)));
   const reopened = openBreaks.filter((b) => b.firstSeenRun !== run.id && reopenedSet.has(breakId(b.code, b.key)));
   return {
-    previous: previous ? { id: previous.id, startedAt: previous.started_at, status: previous.status } : null,
+    previous,
     opened: opened.map(ref),
     reopened: reopened.map(ref),
     resolved: resolvedRows.map((r) => ref({ ...r, severity: severity(r.severity) })),

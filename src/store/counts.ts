@@ -1,5 +1,9 @@
+/** Counts and sums of a period's records (run.counts, the Summary's totals) and of the open breaks. */
+import { sql } from 'kysely';
 import type { Db } from './database.js';
-import type { Span } from './recon-reads.js';
+import { numericOrZero } from './type-parsers.js';
+import type { Span } from './keyset.js';
+import type { Totals } from '../report/model.js';
 
 /** run.counts: the records of the period (DESIGN.md "JSON summary"). */
 export interface RunCounts {
@@ -39,4 +43,46 @@ export async function countPeriod(db: Db, account: string, span: Span, known: { 
     balanceSnapshots: known.balanceSnapshots,
     quarantined: known.quarantined,
   };
+}
+
+/** The period's records summed per currency or symbol in SQL numeric (the Summary's totals). */
+export async function periodTotals(db: Db, account: string, span: Span, debitStates: readonly string[]): Promise<Totals> {
+  const partner = await sql<{ currency: string; orders: string; volume: unknown; fees: unknown; amount_usd: unknown; fees_usd: unknown }>`
+    select input_currency as currency, count(*) as orders, sum(input_amount) as volume,
+      sum(coalesce(processing_fee, 0) + coalesce(partner_fee, 0) + coalesce(network_fee, 0)) as fees,
+      sum(amount_usd) as amount_usd,
+      sum(coalesce(processing_fee_usd, 0) + coalesce(partner_fee_usd, 0) + coalesce(network_fee_usd, 0)) as fees_usd
+    from partner_order where account = ${account} and created_at >= ${span.from} and created_at < ${span.to}
+    group by input_currency order by input_currency`.execute(db);
+  const fills = await sql<{ symbol: string; fills: string; qty: unknown; notional: unknown; fees: unknown }>`
+    select symbol, count(*) as fills, sum(qty) as qty, sum(qty * price) as notional, sum(fee) as fees
+    from exchange_fill where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to}
+    group by symbol order by symbol`.execute(db);
+  const deposits = await sql<{ currency: string; count: string; amount: unknown }>`
+    select currency, count(*) as count, sum(amount) filter (where state = 'COMPLETED') as amount
+    from exchange_deposit where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to}
+    group by currency order by currency`.execute(db);
+  const withdrawals = await sql<{ currency: string; count: string; amount: unknown; fee: unknown }>`
+    select currency, count(*) as count,
+      sum(amount) filter (where state = any(${[...debitStates]}::text[])) as amount,
+      sum(coalesce(fee, 0)) filter (where state = any(${[...debitStates]}::text[])) as fee
+    from exchange_withdrawal where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to}
+    group by currency order by currency`.execute(db);
+  return {
+    partner: partner.rows.map((r) => ({ currency: r.currency, orders: Number(r.orders), volume: numericOrZero(r.volume), fees: numericOrZero(r.fees), amountUsd: numericOrZero(r.amount_usd), feesUsd: numericOrZero(r.fees_usd) })),
+    fills: fills.rows.map((r) => ({ symbol: r.symbol, fills: Number(r.fills), qty: numericOrZero(r.qty), notional: numericOrZero(r.notional), fees: numericOrZero(r.fees) })),
+    deposits: deposits.rows.map((r) => ({ currency: r.currency, count: Number(r.count), amount: numericOrZero(r.amount) })),
+    withdrawals: withdrawals.rows.map((r) => ({ currency: r.currency, count: Number(r.count), amount: numericOrZero(r.amount), fee: numericOrZero(r.fee) })),
+  };
+}
+
+/** Open breaks of the account, whatever run found them. */
+export async function countOpenBreaks(db: Db, account: string): Promise<number> {
+  const row = await db
+    .selectFrom('break')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('account', '=', account)
+    .where('status', '=', 'open')
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
 }

@@ -1,4 +1,7 @@
+/** Sync cursors and the sync's day-by-day coverage of each stream. */
 import type { Db } from './database.js';
+import type { CoverageRow } from '../domain/index.js';
+import type { CoverageRec } from '../report/model.js';
 
 /** Reads a sync cursor; null when the stream has never been synced. */
 export async function getCursor(db: Db, account: string, source: string, name: string): Promise<string | null> {
@@ -24,4 +27,35 @@ export async function setCursor(db: Db, account: string, source: string, name: s
 export async function listCursors(db: Db, account: string): Promise<Record<string, string>> {
   const rows = await db.selectFrom('sync_cursor').select(['source', 'name', 'value']).where('account', '=', account).execute();
   return Object.fromEntries(rows.map((r) => [`${r.source}.${r.name}`, r.value]));
+}
+
+/** Coverage rows the sync left unsettled (S_COVERAGE), plus how many rows there are in all. */
+export async function unsettledCoverage(db: Db, account: string): Promise<{ unsettled: CoverageRow[]; total: number }> {
+  const rows = await db.selectFrom('sync_coverage').select(['source', 'stream', 'day', 'settled', 'pages', 'rows', 'detail']).where('account', '=', account).where('settled', '=', false).execute();
+  const { n } = await db.selectFrom('sync_coverage').select((eb) => eb.fn.countAll<string>().as('n')).where('account', '=', account).executeTakeFirstOrThrow();
+  return { unsettled: rows.map((r) => ({ source: r.source, stream: r.stream, day: String(r.day), settled: r.settled, pages: r.pages, rows: r.rows, detail: r.detail })), total: Number(n) };
+}
+
+/** Coverage rows of the period's days, by source, stream and day (the workbook's Coverage sheet). */
+export async function coverageOfDays(db: Db, account: string, period: { from: string; to: string }): Promise<CoverageRec[]> {
+  const rows = await db
+    .selectFrom('sync_coverage')
+    .selectAll()
+    .where('account', '=', account)
+    .where('day', '>=', period.from)
+    .where('day', '<', period.to)
+    .orderBy('source')
+    .orderBy('stream')
+    .orderBy('day')
+    .execute();
+  return rows.map((r) => ({
+    source: r.source,
+    stream: r.stream,
+    day: String(r.day),
+    pages: Number(r.pages),
+    rows: Number(r.rows),
+    quarantined: Number(r.quarantined),
+    settled: r.settled,
+    runId: r.run_id,
+  }));
 }

@@ -1,3 +1,4 @@
+/** Opening the store: embedded PGlite (with its folder lock) or a Postgres server, behind one typed Kysely handle. */
 import { mkdirSync, openSync, closeSync, writeFileSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kysely, PostgresDialect } from 'kysely';

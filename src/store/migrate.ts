@@ -1,3 +1,4 @@
+/** Schema migrations: the sql/ files applied in order, each once, checksummed. */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -1,5 +1,7 @@
+/** Records that failed validation: kept with their raw body and reason, and the unresolved ones read back. */
 import { createHash } from 'node:crypto';
 import type { Db } from './database.js';
+import type { QuarantinedRecord } from '../domain/index.js';
 
 export interface QuarantineInput {
   account: string;
@@ -67,4 +69,16 @@ export async function resolveQuarantined(db: Db, account: string, entity: string
     .where('resolved_at', 'is', null)
     .executeTakeFirst();
   return Number(result.numUpdatedRows ?? 0);
+}
+
+/** Every record still in quarantine (S_QUARANTINE), oldest first. */
+export async function unresolvedQuarantine(db: Db, account: string): Promise<QuarantinedRecord[]> {
+  const rows = await db
+    .selectFrom('quarantine')
+    .select(['id', 'source', 'endpoint', 'entity', 'record_key', 'position', 'reason', 'first_seen_at'])
+    .where('account', '=', account)
+    .where('resolved_at', 'is', null)
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => ({ id: r.id, source: r.source, endpoint: r.endpoint, entity: r.entity, recordKey: r.record_key, position: r.position, reason: r.reason, firstSeenAt: r.first_seen_at }));
 }

@@ -3,6 +3,8 @@ import type { Db } from './database.js';
 import type { Break } from '../domain/index.js';
 import { parseRunRequests, type RunRequests } from '../http/meter.js';
 import { loadOpenBreaks } from './breaks.js';
+import { jsonNumber } from '../decimal/json.js';
+import { getRun } from './runs.js';
 import type { RunCounts } from './counts.js';
 
 /** The fields of a Break the summary shows, in the documented order (the JSON keys keep it). */
@@ -32,8 +34,7 @@ function readCounts(raw: unknown): RunCounts {
   const obj = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
   const counts = {} as RunCounts;
   for (const k of COUNT_KEYS) {
-    const n = Number(obj[k] === undefined || obj[k] === null ? 0 : String(obj[k]));
-    counts[k] = Number.isFinite(n) ? n : 0;
+    counts[k] = jsonNumber(obj[k]) ?? 0;
   }
   return counts;
 }
@@ -47,7 +48,7 @@ export class RunNotFoundError extends Error {
 }
 
 export async function jsonSummary(db: Db, account: string, runId: string): Promise<JsonSummary> {
-  const run = await db.selectFrom('run').select(['id', 'status', 'period_from', 'period_to', 'counts', 'requests', 'report_path']).where('id', '=', runId).executeTakeFirst();
+  const run = await getRun(db, runId);
   if (!run) throw new RunNotFoundError(runId);
   const breaks = await loadOpenBreaks(db, account, 'severity');
   return {

@@ -1,9 +1,17 @@
+/** The `run` row: every read and update of a run's record (create, stages, results, outcome, report, delivery). */
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
-import { stringifyJsonLossless } from '../decimal/json.js';
+import { jsonNumber, stringifyJsonLossless } from '../decimal/json.js';
+import { ReportError } from '../errors.js';
 import type { Db } from './database.js';
 import type { RunRow } from './schema.js';
-import type { RunRequests } from '../http/meter.js';
+import { parseRunRequests, type RunRequests } from '../http/meter.js';
+import type { RuleResult, RunInfo, StageInfo } from '../report/model.js';
+import { writeBreaks } from './breaks.js';
+import { replaceBalanceRoll } from './balance-flows.js';
+import type { RollFigures } from '../rules/balance-roll.js';
+import type { RuleResult as TallyResult } from '../rules/tally.js';
+import type { RunCounts } from './counts.js';
 
 export type RunCommand = 'run' | 'sync' | 'reconcile' | 'report' | 'deliver';
 
@@ -68,3 +76,221 @@ export async function recordStage(
 export async function getRun(db: Db, runId: string): Promise<RunRow | undefined> {
   return db.selectFrom('run').selectAll().where('id', '=', runId).executeTakeFirst();
 }
+
+/** The account's runs, newest first. */
+export async function recentRuns(db: Db, account: string, limit: number): Promise<RunRow[]> {
+  return db.selectFrom('run').selectAll().where('account', '=', account).orderBy('started_at', 'desc').limit(limit).execute();
+}
+
+/** The run of the same period that started last before this one (the report's "changes since"), if any. */
+export async function previousRunOfPeriod(
+  db: Db,
+  run: { id: string; account: string; periodFrom: string; periodTo: string; startedAt: Date },
+): Promise<{ id: string; startedAt: Date; status: string } | null> {
+  const row = await db
+    .selectFrom('run')
+    .select(['id', 'started_at', 'status'])
+    .where('account', '=', run.account)
+    .where('period_from', '=', run.periodFrom)
+    .where('period_to', '=', run.periodTo)
+    .where('started_at', '<', run.startedAt)
+    .where('id', '!=', run.id)
+    .orderBy('started_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row ? { id: row.id, startedAt: row.started_at, status: row.status } : null;
+}
+
+/** The newest run or reconcile that is no longer running (null: none yet). */
+export async function latestFinishedReconcile(db: Db, account: string): Promise<string | null> {
+  const row = await db
+    .selectFrom('run')
+    .select('id')
+    .where('account', '=', account)
+    .where('command', 'in', ['run', 'reconcile'])
+    .where('status', '!=', 'running')
+    .orderBy('started_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row?.id ?? null;
+}
+
+/** The newest run of the account still marked running, if any. */
+export async function newestRunningRun(db: Db, account: string): Promise<{ id: string; command: string; startedAt: Date; trigger: string } | undefined> {
+  const row = await db
+    .selectFrom('run')
+    .select(['id', 'command', 'started_at', 'trigger'])
+    .where('account', '=', account)
+    .where('status', '=', 'running')
+    .orderBy('started_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row && { id: row.id, command: row.command, startedAt: new Date(row.started_at as unknown as string | Date), trigger: row.trigger };
+}
+
+/**
+ * Marks runs left 'running' by a process that died as failed. Only called while holding the
+ * run lock: then no other run of the account can really be running.
+ */
+export async function failInterruptedRuns(db: Db, account: string, now: Date): Promise<string[]> {
+  const rows = await db
+    .updateTable('run')
+    .set({
+      status: 'failed',
+      finished_at: now,
+      error: 'interrupted: the process ended before the run finished (what it had committed is kept; the next run resumes from it)',
+    })
+    .where('account', '=', account)
+    .where('status', '=', 'running')
+    .returning('id')
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+/** The run's end: succeeded, or failed in a stage with its error; `requests` is what the run spent. */
+export async function finishRun(
+  db: Db,
+  runId: string,
+  outcome: { status: 'succeeded'; requests: RunRequests } | { status: 'failed'; failedStage: string; error: string; requests: RunRequests },
+): Promise<void> {
+  const requests = stringifyJsonLossless(outcome.requests);
+  const set =
+    outcome.status === 'succeeded'
+      ? { status: 'succeeded', finished_at: new Date(), requests }
+      : { status: 'failed', failed_stage: outcome.failedStage, error: outcome.error, finished_at: new Date(), requests };
+  await db.updateTable('run').set(set).where('id', '=', runId).execute();
+}
+
+/** Adds fields to one recorded stage's detail (e.g. the open-break count after reconcile). */
+export async function mergeStageDetail(db: Db, runId: string, stage: string, extra: Record<string, unknown>): Promise<void> {
+  await db
+    .updateTable('run')
+    .set({
+      stages: sql`jsonb_set(stages, ${sql.val([stage, 'detail'])}::text[], coalesce(stages -> ${stage} -> 'detail', '{}'::jsonb) || ${stringifyJsonLossless(extra)}::jsonb)` as never,
+    })
+    .where('id', '=', runId)
+    .where(sql<boolean>`stages ? ${stage}`)
+    .execute();
+}
+
+/**
+ * The reconcile's writes, in one transaction so a failed run leaves the breaks as they were:
+ * the breaks and their events, the run's balance roll, and its counts, rule results, ruleset
+ * version and cursors.
+ */
+export async function recordReconcile(
+  db: Db,
+  input: {
+    runId: string;
+    account: string;
+    upserts: Parameters<typeof writeBreaks>[2];
+    events: Parameters<typeof writeBreaks>[3];
+    balanceRoll: readonly RollFigures[];
+    counts: RunCounts;
+    ruleResults: readonly TallyResult[];
+    rulesetVersion: string;
+    cursors: Record<string, string>;
+  },
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await writeBreaks(trx, input.account, input.upserts, input.events);
+    await replaceBalanceRoll(trx, input.runId, input.account, input.balanceRoll);
+    await trx
+      .updateTable('run')
+      .set({ counts: JSON.stringify(input.counts), rule_results: JSON.stringify(input.ruleResults), ruleset_version: input.rulesetVersion, cursors: stringifyJsonLossless(input.cursors) })
+      .where('id', '=', input.runId)
+      .execute();
+  });
+}
+
+export async function setReportPath(db: Db, runId: string, path: string): Promise<void> {
+  await db.updateTable('run').set({ report_path: path }).where('id', '=', runId).execute();
+}
+
+/** The e-mail's outcome: sent (now), or not sent with the reason (`deliver <runId>` retries). */
+export async function recordDelivery(db: Db, runId: string, outcome: { delivered: true } | { delivered: false; error: string }): Promise<void> {
+  await db
+    .updateTable('run')
+    .set(outcome.delivered ? { delivered: true, delivered_at: new Date(), delivery_error: null } : { delivered: false, delivered_at: null, delivery_error: outcome.error })
+    .where('id', '=', runId)
+    .execute();
+}
+
+/**
+ * A run whose only failure was the e-mail is complete once the e-mail is sent: its status
+ * becomes succeeded, so `runs` and the next morning's reader see it as done.
+ */
+export async function completeRedeliveredRun(db: Db, runId: string, startedAt: Date): Promise<void> {
+  const updated = await db
+    .updateTable('run')
+    .set({ status: 'succeeded', failed_stage: null, error: null })
+    .where('id', '=', runId)
+    .where('status', '=', 'failed')
+    .where('failed_stage', '=', 'deliver')
+    .executeTakeFirst();
+  if (Number(updated.numUpdatedRows) > 0) await recordStage(db, runId, 'deliver', { startedAt, finishedAt: new Date(), status: 'succeeded', detail: { retried: true } });
+}
+
+/** The run as the report and the e-mail show it (jsonb numbers as plain numbers); only a run of a period can be reported. */
+export async function loadRun(db: Db, runId: string): Promise<RunInfo> {
+  const row = await getRun(db, runId);
+  if (!row) throw new ReportError(`run ${runId} not found; list runs with \`ramp-recon runs\``);
+  if (!row.period_from || !row.period_to) throw new ReportError(`run ${runId} (${row.command}) has no period; only runs of a period can be reported`);
+  return {
+    id: row.id,
+    account: row.account,
+    command: row.command,
+    status: row.status,
+    periodFrom: row.period_from,
+    periodTo: row.period_to,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+    failedStage: row.failed_stage,
+    error: row.error,
+    stages: plainStages(row.stages),
+    counts: plainCounts(row.counts),
+    requests: parseRunRequests(row.requests),
+    ruleResults: plainRules(row.rule_results),
+    rulesetVersion: row.ruleset_version,
+    configHash: row.config_hash,
+  };
+}
+
+function plainCounts(value: unknown): Record<string, number> {
+  const out: Record<string, number> = {};
+  if (value && typeof value === 'object') for (const [k, v] of Object.entries(value)) {
+    const n = jsonNumber(v);
+    if (n !== null) out[k] = n;
+  }
+  return out;
+}
+
+function plainStages(value: unknown): Record<string, StageInfo> {
+  const out: Record<string, StageInfo> = {};
+  if (value && typeof value === 'object')
+    for (const [k, v] of Object.entries(value as Record<string, Record<string, unknown>>)) {
+      if (!v || typeof v !== 'object') continue;
+      out[k] = {
+        status: typeof v.status === 'string' ? v.status : undefined,
+        ms: jsonNumber(v.ms) ?? undefined,
+        error: typeof v.error === 'string' ? v.error : undefined,
+      };
+    }
+  return out;
+}
+
+function plainRules(value: unknown): RuleResult[] {
+  if (!Array.isArray(value)) return [];
+  return value
+    .filter((r): r is Record<string, unknown> => !!r && typeof r === 'object')
+    .map((r) => ({
+      code: String(r.code ?? ''),
+      severity: String(r.severity ?? ''),
+      description: String(r.description ?? ''),
+      status: String(r.status ?? ''),
+      checked: jsonNumber(r.checked),
+      breaks: jsonNumber(r.breaks),
+      reason: typeof r.reason === 'string' ? r.reason : undefined,
+    }));
+}
+

@@ -1,4 +1,5 @@
-import { Decimal } from '../decimal/decimal.js';
+/** How the store reads values back: pinned type parsers for pg and PGlite, and numeric results of raw SQL as Decimal. */
+import { Decimal, toDecimal } from '../decimal/decimal.js';
 import { parseJsonLossless } from '../decimal/json.js';
 
 /** Postgres type OIDs whose parsing we pin, so pg and PGlite hand back identical values. */
@@ -16,3 +17,9 @@ export const textParsers: Record<number, (text: string) => unknown> = {
   [OID.jsonb]: (text) => parseJsonLossless(text),
   [OID.date]: (text) => text,
 };
+
+/** A numeric from raw SQL (a sum over no rows is NULL) as a Decimal, NULL as 0. */
+export const numericOrZero = (v: unknown): Decimal => (v === null || v === undefined ? new Decimal(0) : toDecimal(v));
+
+/** A numeric from raw SQL as a Decimal, NULL kept as null. */
+export const numericOrNull = (v: unknown): Decimal | null => (v === null || v === undefined ? null : toDecimal(v));

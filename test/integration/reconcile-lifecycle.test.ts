@@ -1,6 +1,7 @@
 import { expect, it } from 'vitest';
 import { reconcilePeriod } from '../../src/stages/reconcile.js';
-import { exchangeOrdersWithFillsIn, fillsIn, partnerOrdersCreatedIn } from '../../src/store/recon-reads.js';
+import { exchangeOrdersWithFillsIn, fillsIn } from '../../src/store/exchange-reads.js';
+import { partnerOrdersCreatedIn } from '../../src/store/partner-reads.js';
 import { jsonSummary } from '../../src/store/run-summary.js';
 import { createRun } from '../../src/store/runs.js';
 import { describeEachStore } from '../helpers/db.js';

@@ -4,7 +4,9 @@ import { Decimal } from '../../src/decimal/decimal.js';
 import { checkExchangeOrders, checkFills, fillPrefilter, markNotChecked, orderPrefilter, type ReferenceData } from '../../src/rules/engine.js';
 import { RuleTally } from '../../src/rules/tally.js';
 import { engineConfig, reconcilePeriod } from '../../src/stages/reconcile.js';
-import { exchangeOrderCandidatesIn, exchangeOrdersWithFillsIn, feeSchedule, fillCandidatesIn, fillsIn, latestSymbols, latestWhitelist, type Span } from '../../src/store/recon-reads.js';
+import { exchangeOrderCandidatesIn, exchangeOrdersWithFillsIn, fillCandidatesIn, fillsIn } from '../../src/store/exchange-reads.js';
+import { feeSchedule, latestSymbols, latestWhitelist } from '../../src/store/snapshots.js';
+import type { Span } from '../../src/store/keyset.js';
 import { describeEachStore } from '../helpers/db.js';
 import { makeConfig, newContext } from './reconcile-seed.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Decimal } from '../../src/decimal/decimal.js';
-import { buildMessage } from '../../src/deliver/message.js';
+import { buildMessage } from '../../src/report/email.js';
 import { amountOrText, isAmount, numberFormat } from '../../src/report/cells.js';
 import type { Break } from '../../src/domain/index.js';
 import type { Changes, RunInfo, Totals } from '../../src/report/model.js';

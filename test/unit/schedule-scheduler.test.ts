@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log/logger.js';
 import { Scheduler, cronTrigger, validateSchedule, type Trigger } from '../../src/schedule/scheduler.js';
 import { installSignalHandlers, type SignalTarget } from '../../src/schedule/signals.js';
-import { runSchedule } from '../../src/schedule/index.js';
+import { runSchedule } from '../../src/schedule/nightly.js';
 import { loadConfig } from '../../src/config/load.js';
 import { ConfigError } from '../../src/errors.js';
 import type { Store } from '../../src/store/database.js';

@@ -1,3 +1,4 @@
+/** `ramp-recon config`: validates the environment and config file and prints the effective config, secrets masked. */
 import type { Command } from 'commander';
 import { action, type GlobalOptions } from '../context.js';
 import { loadConfig, maskedConfig } from '../../config/load.js';

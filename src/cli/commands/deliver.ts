@@ -1,7 +1,7 @@
+/** `ramp-recon deliver <runId>`: e-mails a run's workbook again, completing a run whose only failure was the e-mail. */
 import type { Command } from 'commander';
 import { ConfigError, EXIT } from '../../errors.js';
-import type { Db } from '../../store/database.js';
-import { recordStage } from '../../store/runs.js';
+import { completeRedeliveredRun } from '../../store/runs.js';
 import { loadStages } from '../../pipeline/load-stages.js';
 import { action, createContext, openMigratedStore } from '../context.js';
 import { requireRun } from './report.js';
@@ -34,19 +34,4 @@ export function register(program: Command): void {
         }
       }),
     );
-}
-
-/**
- * A run whose only failure was the e-mail is complete once the e-mail is sent: its status
- * becomes succeeded, so `runs` and the next morning's reader see it as done.
- */
-async function completeRedeliveredRun(db: Db, runId: string, startedAt: Date): Promise<void> {
-  const updated = await db
-    .updateTable('run')
-    .set({ status: 'succeeded', failed_stage: null, error: null })
-    .where('id', '=', runId)
-    .where('status', '=', 'failed')
-    .where('failed_stage', '=', 'deliver')
-    .executeTakeFirst();
-  if (Number(updated.numUpdatedRows) > 0) await recordStage(db, runId, 'deliver', { startedAt, finishedAt: new Date(), status: 'succeeded', detail: { retried: true } });
 }

@@ -1,3 +1,4 @@
+/** `ramp-recon migrate`: creates or updates the database schema. */
 import type { Command } from 'commander';
 import { action, createContext } from '../context.js';
 import { openStore } from '../../store/database.js';

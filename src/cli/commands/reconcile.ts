@@ -1,6 +1,8 @@
+/** `ramp-recon reconcile`: checks the stored data of a period as a recorded run, without syncing. */
 import type { Command } from 'commander';
 import { executeRun } from '../../pipeline/execute.js';
-import { countOpenBreaks, mergeStageDetail } from '../../pipeline/run.js';
+import { countOpenBreaks } from '../../store/counts.js';
+import { mergeStageDetail } from '../../store/runs.js';
 import { loadStages } from '../../pipeline/load-stages.js';
 import { parsePeriod } from '../../util/dates.js';
 import { action, createContext } from '../context.js';

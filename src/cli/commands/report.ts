@@ -1,7 +1,8 @@
+/** `ramp-recon report [runId]`: writes a run's workbook (default: the latest finished run or reconcile) and prints its path. */
 import type { Command } from 'commander';
 import { ConfigError, EXIT } from '../../errors.js';
 import type { Db } from '../../store/database.js';
-import { getRun } from '../../store/runs.js';
+import { getRun, latestFinishedReconcile } from '../../store/runs.js';
 import { loadStages } from '../../pipeline/load-stages.js';
 import { action, createContext, openMigratedStore } from '../context.js';
 
@@ -32,17 +33,9 @@ export function register(program: Command): void {
 
 /** The newest run or reconcile that is no longer running: what "the report" means without an id. */
 export async function latestReconciledRun(db: Db, account: string): Promise<string> {
-  const row = await db
-    .selectFrom('run')
-    .select('id')
-    .where('account', '=', account)
-    .where('command', 'in', ['run', 'reconcile'])
-    .where('status', '!=', 'running')
-    .orderBy('started_at', 'desc')
-    .limit(1)
-    .executeTakeFirst();
-  if (!row) throw new ConfigError(['no run or reconcile has finished yet: `ramp-recon run` first (or give a run id)']);
-  return row.id;
+  const runId = await latestFinishedReconcile(db, account);
+  if (runId === null) throw new ConfigError(['no run or reconcile has finished yet: `ramp-recon run` first (or give a run id)']);
+  return runId;
 }
 
 export async function requireRun(db: Db, account: string, runId: string): Promise<void> {

@@ -1,3 +1,4 @@
+/** `ramp-recon run`: the whole pipeline for a period, and the frame (signals, store, exit codes) every run-like command shares. */
 import { Command } from 'commander';
 import { requireSources, type Config } from '../../config/load.js';
 import { EmbeddedBusyError, type Store } from '../../store/database.js';

@@ -1,8 +1,10 @@
+/** `ramp-recon runs`: the past runs of the account, newest first, as text or JSON. */
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { ConfigError, EXIT } from '../../errors.js';
 import type { Db } from '../../store/database.js';
-import { isLosslessNumber, stringifyJsonLossless } from '../../decimal/json.js';
+import { recentRuns } from '../../store/runs.js';
+import { jsonNumber, stringifyJsonLossless } from '../../decimal/json.js';
 import type { ApiName } from '../../http/errors.js';
 import { endpointSeconds, parseRunRequests, requestTotals, roundSeconds, sortedRequests, type EndpointRequests, type RequestTotals } from '../../http/meter.js';
 import { action, createContext, openMigratedStore } from '../context.js';
@@ -64,12 +66,12 @@ export function register(program: Command): void {
 }
 
 export async function listRuns(db: Db, account: string, limit: number): Promise<RunListing[]> {
-  const rows = await db.selectFrom('run').selectAll().where('account', '=', account).orderBy('started_at', 'desc').limit(limit).execute();
+  const rows = await recentRuns(db, account, limit);
   return rows.map((r) => {
     const stages = (r.stages ?? {}) as Record<string, StageRecord>;
     const startedAt = new Date(r.started_at as unknown as string);
     const finishedAt = r.finished_at ? new Date(r.finished_at as unknown as string) : null;
-    const openBreaks = numberOrNull(stages.reconcile?.detail?.openBreaks);
+    const openBreaks = jsonNumber(stages.reconcile?.detail?.openBreaks);
     const requests = parseRunRequests(r.requests);
     return {
       runId: r.id,
@@ -87,7 +89,7 @@ export async function listRuns(db: Db, account: string, limit: number): Promise<
           .map(([name, s]) => [
             name,
             {
-              ms: numberOrNull(s.ms),
+              ms: jsonNumber(s.ms),
               status: s.status ?? null,
               ...(s.error ? { error: s.error } : {}),
               ...(s.status === 'skipped' && typeof s.detail?.reason === 'string' ? { reason: s.detail.reason } : {}),
@@ -172,13 +174,6 @@ function orderCounts(counts: Record<string, unknown>): Record<string, unknown> {
 function rank(key: string): number {
   const i = COUNT_ORDER.indexOf(key);
   return i === -1 ? COUNT_ORDER.length : i;
-}
-
-/** jsonb numbers arrive as LosslessNumber (exact text); counts and timings fit a double. */
-function numberOrNull(value: unknown): number | null {
-  if (value === null || value === undefined) return null;
-  const n = Number(isLosslessNumber(value) ? value.toString() : value);
-  return Number.isFinite(n) ? n : null;
 }
 
 function seconds(ms: number | null): string {

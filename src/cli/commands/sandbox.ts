@@ -1,3 +1,4 @@
+/** `ramp-recon sandbox`: serves the simulated Partner and Exchange APIs, loaded on demand from sandbox/. */
 import type { Command } from 'commander';
 import { AppError, ConfigError } from '../../errors.js';
 import { action } from '../context.js';

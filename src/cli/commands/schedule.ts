@@ -1,5 +1,6 @@
+/** `ramp-recon schedule`: runs the nightly pipeline on the configured cron until stopped. */
 import type { Command } from 'commander';
-import { runSchedule } from '../../schedule/index.js';
+import { runSchedule } from '../../schedule/nightly.js';
 import { action, createContext, openMigratedStore } from '../context.js';
 import { EXIT } from '../../errors.js';
 

@@ -1,3 +1,4 @@
+/** `ramp-recon serve-webhooks`: the HTTP server that receives the partner's webhooks. */
 import type { Command } from 'commander';
 import { action, createContext, openMigratedStore } from '../context.js';
 import { startWebhookServer } from '../../webhooks/server.js';

@@ -1,3 +1,4 @@
+/** `ramp-recon sync`: pulls the APIs into the store as a recorded run, without reconciling. */
 import { Command, Option } from 'commander';
 import { requireSources } from '../../config/load.js';
 import { ConfigError, EXIT } from '../../errors.js';

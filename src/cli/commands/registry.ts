@@ -1,3 +1,4 @@
+/** Every CLI command's registration, in `--help` order. */
 import type { Command } from 'commander';
 import { register as migrate } from './migrate.js';
 import { register as config } from './config.js';

@@ -1,3 +1,4 @@
+/** The nightly schedule: fires one pipeline run per trigger until a signal stops it. */
 import type { Config } from '../config/load.js';
 import { requireSources } from '../config/load.js';
 import type { Store } from '../store/database.js';

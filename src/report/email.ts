@@ -1,5 +1,6 @@
-import type { RunInfo } from '../report/model.js';
-import { COUNT_LABELS, headline, periodLabel, type SeverityCounts } from '../report/summary.js';
+/** The report e-mail (subject, text, html) built from the run and its open breaks: pure, no I/O. */
+import type { RunInfo } from './model.js';
+import { COUNT_LABELS, headline, periodLabel, type SeverityCounts } from './summary.js';
 
 export interface MessageInput {
   run: Pick<RunInfo, 'id' | 'periodFrom' | 'periodTo' | 'status' | 'failedStage' | 'ruleResults' | 'counts'>;

@@ -1,0 +1,411 @@
+/** Reads of the exchange's records for reconcile and report: fills, orders against their fills, deposits, withdrawals, balance snapshots. */
+import { sql } from 'kysely';
+import type { Db } from './database.js';
+import { numericOrZero, numericOrNull } from './type-parsers.js';
+import { toDecimal, type Decimal } from '../decimal/decimal.js';
+import type { FillPrefilter, OrderPrefilter } from '../rules/engine.js';
+import type { BalanceSnapshot, Deposit, ExchangeOrderAgg, Fill, Withdrawal } from '../domain/index.js';
+import type { BalanceRec, FillRec, OrderVsFillsRec } from '../report/model.js';
+import { keysetPages, keysetScan, PAGE_SIZE, spanPage, type Span, type TimeKey } from './keyset.js';
+
+/** Fills per scan page of fillCandidatesIn (orders: half as many): only the candidates among them travel to the client. */
+export const SCAN_SIZE = 50_000;
+
+// ------------------------------------------------------------------ deposits and withdrawals
+
+const DEPOSIT_COLUMNS = ['deposit_id', 'amount', 'currency', 'address', 'tx_hash', 'state', 'timestamp', 'first_seen_at'] as const;
+function toDeposit(r: { deposit_id: string; amount: Decimal; currency: string; address: string; tx_hash: string | null; state: string; timestamp: Date | null; first_seen_at: Date }): Deposit {
+  return { depositId: r.deposit_id, amount: r.amount, currency: r.currency, address: r.address, txHash: r.tx_hash, state: r.state, timestamp: r.timestamp, firstSeenAt: r.first_seen_at };
+}
+
+export async function depositsByTxHash(db: Db, account: string, hashes: string[]): Promise<Map<string, Deposit[]>> {
+  const map = new Map<string, Deposit[]>();
+  if (hashes.length === 0) return map;
+  const rows = await db.selectFrom('exchange_deposit').select(DEPOSIT_COLUMNS).where('account', '=', account).where('tx_hash', 'in', hashes).execute();
+  for (const r of rows) map.set(r.tx_hash!, [...(map.get(r.tx_hash!) ?? []), toDeposit(r)]);
+  return map;
+}
+
+export async function depositAddresses(db: Db, account: string): Promise<string[]> {
+  const rows = await db.selectFrom('exchange_deposit').select('address').distinct().where('account', '=', account).execute();
+  return rows.map((r) => r.address);
+}
+
+export async function openDeposits(db: Db, account: string): Promise<Deposit[]> {
+  const rows = await db.selectFrom('exchange_deposit').select(DEPOSIT_COLUMNS).where('account', '=', account).where('state', '=', 'UNCONFIRMED').execute();
+  return rows.map(toDeposit);
+}
+
+/** Deposits with their time in the span, by keyset (timestamp, deposit_id). */
+export async function* depositsIn(db: Db, account: string, span: Span, pageSize = PAGE_SIZE): AsyncGenerator<Deposit[]> {
+  const fetch = (after: TimeKey | null) =>
+    db
+      .selectFrom('exchange_deposit')
+      .select([...DEPOSIT_COLUMNS, sql<string>`timestamp::text`.as('ts_key')])
+      .where('account', '=', account)
+      .$call((q) => spanPage(q, { time: 'timestamp', id: 'deposit_id', idType: 'text' }, span, after, pageSize))
+      .execute();
+  for await (const rows of keysetPages(fetch, (r) => ({ at: r.ts_key, id: r.deposit_id }), pageSize)) yield rows.map(toDeposit);
+}
+
+const WITHDRAWAL_COLUMNS = ['withdrawal_id', 'amount', 'fee', 'currency', 'beneficiary', 'state', 'timestamp', 'first_seen_at'] as const;
+function toWithdrawal(r: { withdrawal_id: string; amount: Decimal; fee: Decimal | null; currency: string; beneficiary: string; state: string | null; timestamp: Date | null; first_seen_at: Date }): Withdrawal {
+  return { withdrawalId: r.withdrawal_id, amount: r.amount, fee: r.fee, currency: r.currency, beneficiary: r.beneficiary, state: r.state, timestamp: r.timestamp, firstSeenAt: r.first_seen_at };
+}
+
+export async function openWithdrawals(db: Db, account: string): Promise<Withdrawal[]> {
+  const rows = await db.selectFrom('exchange_withdrawal').select(WITHDRAWAL_COLUMNS).where('account', '=', account).where('state', '=', 'PENDING').execute();
+  return rows.map(toWithdrawal);
+}
+
+/** Withdrawals with their time in the span, by keyset (timestamp, withdrawal_id). */
+export async function* withdrawalsIn(db: Db, account: string, span: Span, pageSize = PAGE_SIZE): AsyncGenerator<Withdrawal[]> {
+  const fetch = (after: TimeKey | null) =>
+    db
+      .selectFrom('exchange_withdrawal')
+      .select([...WITHDRAWAL_COLUMNS, sql<string>`timestamp::text`.as('ts_key')])
+      .where('account', '=', account)
+      .$call((q) => spanPage(q, { time: 'timestamp', id: 'withdrawal_id', idType: 'text' }, span, after, pageSize))
+      .execute();
+  for await (const rows of keysetPages(fetch, (r) => ({ at: r.ts_key, id: r.withdrawal_id }), pageSize)) yield rows.map(toWithdrawal);
+}
+
+// ------------------------------------------------------------------ exchange orders against their fills
+
+/** An exchange order with a fill in the span, against *all* its stored fills; orderSymbol is the order's own (null when not stored). */
+export type OrderWithFills = OrderVsFillsRec & { orderSymbol: string | null };
+
+/**
+ * Exchange orders with at least one fill in the span, each against *all* its stored fills
+ * (docs/rules.md E_FILL_QTY), summed in SQL numeric (exact), paged by ex_ord_id. Orders never
+ * found come with found = false and the symbol of their fills. The page's ids are asked as
+ * `ex_ord_id > after` (ids are positive), a plain range the (account, ex_ord_id) index serves:
+ * each page starts where the last ended instead of sorting the whole period's fills again; the
+ * sums are per order by index (exchange_fill_order), not a join the planner may turn into a scan
+ * of every stored fill on each page.
+ */
+export async function* ordersWithFillsIn(db: Db, account: string, span: Span, pageSize = PAGE_SIZE): AsyncGenerator<OrderWithFills[]> {
+  const fetch = async (after: string | null) =>
+    (
+      await sql<Record<string, unknown>>`
+      with ids as (
+        select distinct ex_ord_id from exchange_fill
+        where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to}
+          and ex_ord_id > ${after ?? '-1'}::bigint
+        order by ex_ord_id limit ${pageSize}
+      )
+      select ids.ex_ord_id, o.ex_ord_id is not null as found, o.symbol as order_symbol, coalesce(o.symbol, agg.symbol) as symbol, o.side, o.ord_type,
+        o.ord_status, o.cum_qty, o.leaves_qty, o.avg_px,
+        agg.fills, agg.qty, agg.notional, agg.fees, agg.first_fill, agg.last_fill
+      from ids
+      left join exchange_order o on o.account = ${account} and o.ex_ord_id = ids.ex_ord_id
+      cross join lateral (
+        select count(*) as fills, coalesce(sum(f.qty), 0) as qty, coalesce(sum(f.qty * f.price), 0) as notional,
+          coalesce(sum(f.fee), 0) as fees, min(f.timestamp) as first_fill, max(f.timestamp) as last_fill, min(f.symbol) as symbol
+        from exchange_fill f where f.account = ${account} and f.ex_ord_id = ids.ex_ord_id
+      ) agg
+      order by ids.ex_ord_id`.execute(db)
+    ).rows;
+  for await (const rows of keysetPages(fetch, (r) => String(r.ex_ord_id), pageSize))
+    yield rows.map((r) => ({
+      exOrdId: String(r.ex_ord_id),
+      found: r.found === true,
+      orderSymbol: (r.order_symbol as string | null) ?? null,
+      symbol: (r.symbol as string | null) ?? null,
+      side: (r.side as string | null) ?? null,
+      ordType: (r.ord_type as string | null) ?? null,
+      status: (r.ord_status as string | null) ?? null,
+      cumQty: numericOrNull(r.cum_qty),
+      leavesQty: numericOrNull(r.leaves_qty),
+      avgPx: numericOrNull(r.avg_px),
+      fills: Number(r.fills),
+      fillQty: numericOrZero(r.qty),
+      notional: numericOrZero(r.notional),
+      fees: numericOrZero(r.fees),
+      firstFill: (r.first_fill as Date | null) ?? null,
+      lastFill: (r.last_fill as Date | null) ?? null,
+    }));
+}
+
+/** ordersWithFillsIn as the order rules take it (the pages the rules would read without the prefilter). */
+export async function* exchangeOrdersWithFillsIn(db: Db, account: string, span: Span, pageSize = PAGE_SIZE): AsyncGenerator<ExchangeOrderAgg[]> {
+  for await (const rows of ordersWithFillsIn(db, account, span, pageSize))
+    yield rows.map((r) => ({
+      exOrdId: r.exOrdId,
+      found: r.found,
+      symbol: r.orderSymbol,
+      side: r.side,
+      cumQty: r.cumQty,
+      leavesQty: r.leavesQty,
+      avgPx: r.avgPx,
+      fillCount: r.fills,
+      fillQty: r.fillQty,
+      fillNotional: r.notional,
+    }));
+}
+
+/**
+ * Exchange orders with a fill in the span that could fail an order rule, pre-selected in SQL
+ * numeric (exact) over pages of `scanSize` orders (sums of *all* their stored fills, as
+ * ordersWithFillsIn). Orders not stored are never loaded (the order rules do not apply;
+ * E_FILL_ORPHAN reports their fills). A stored order is loaded when its symbol is not in
+ * `filter.symbols`, its fill qty differs from cumQty, its VWAP could be farther than half an
+ * increment from avgPx (compared as |notional - avgPx x qty| against half an increment x |qty|,
+ * with a 1e-50 relative margin for the rules' Decimal division), or its quantity could be outside
+ * the size limits (same margin); any unknown (NULL) input loads it. Each page says how many
+ * stored orders it left out (`passed`) and how many of those E_FILL_AVGPX judges (`passedWithAvgPx`).
+ */
+export async function* exchangeOrderCandidatesIn(
+  db: Db,
+  account: string,
+  span: Span,
+  filter: OrderPrefilter,
+  scanSize = SCAN_SIZE / 2,
+): AsyncGenerator<{ passed: number; passedWithAvgPx: number; orders: ExchangeOrderAgg[] }> {
+  const symbolsJson = JSON.stringify(filter.symbols.map((x) => ({ symbol: x.symbol, half_inc: x.halfIncrement, min_size: x.minOrderSize, max_size: x.maxOrderSize })));
+  const fetch = async (after: string | null) => {
+    const rows = (
+      await sql<OrderAggRow & { scanned: string; last_id: string | null; passed: string; passed_avg: string }>`
+      with ids as (
+        select distinct ex_ord_id from exchange_fill
+        where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to}
+          ${after === null ? sql`` : sql`and ex_ord_id > ${after}::bigint`}
+        order by ex_ord_id
+        limit ${scanSize}
+      ),
+      sym as (select * from jsonb_to_recordset(${symbolsJson}::jsonb) as x(symbol text, half_inc numeric, min_size numeric, max_size numeric)),
+      agg as materialized (
+        select ids.ex_ord_id, (o.ex_ord_id is not null) as found, o.symbol, o.side, o.cum_qty, o.leaves_qty, o.avg_px,
+               a.fill_count, a.fill_qty, a.fill_notional,
+               coalesce(o.ex_ord_id is not null and (
+                 s.symbol is null
+                 or a.fill_qty <> coalesce(o.cum_qty, 0)
+                 or o.avg_px is not null and a.fill_qty <> 0
+                    and abs(a.fill_notional - o.avg_px * a.fill_qty) > s.half_inc * abs(a.fill_qty) - (abs(a.fill_notional) + abs(o.avg_px * a.fill_qty)) * 1e-50
+                 or s.min_size is not null and q.qty < s.min_size + abs(q.qty) * 1e-50
+                 or s.max_size is not null and s.max_size <> 0 and q.qty > s.max_size - abs(q.qty) * 1e-50
+               ), true) as candidate
+        from ids
+        cross join lateral (
+          select count(*)::bigint as fill_count, sum(f.qty) as fill_qty, sum(f.qty * f.price) as fill_notional
+          from exchange_fill f where f.account = ${account} and f.ex_ord_id = ids.ex_ord_id
+        ) a
+        left join lateral (select * from exchange_order o where o.account = ${account} and o.ex_ord_id = ids.ex_ord_id) o on true
+        left join sym s on s.symbol = o.symbol
+        cross join lateral (select coalesce(o.cum_qty, 0) + coalesce(o.leaves_qty, 0) as qty) q
+      ),
+      stats as (
+        select count(*)::bigint as scanned, max(ex_ord_id) as last_id,
+               count(*) filter (where found and not candidate)::bigint as passed,
+               count(*) filter (where found and not candidate and avg_px is not null and fill_qty <> 0)::bigint as passed_avg
+        from agg
+      )
+      select st.scanned, st.last_id, st.passed, st.passed_avg, c.*
+      from stats st left join (select * from agg where candidate) c on true
+      order by c.ex_ord_id`.execute(db)
+    ).rows;
+    const head = rows[0];
+    return {
+      scanned: head ? Number(head.scanned) : 0,
+      last: head?.last_id ?? null,
+      passed: head ? Number(head.passed) : 0,
+      passedWithAvgPx: head ? Number(head.passed_avg) : 0,
+      orders: rows.filter((r) => r.ex_ord_id !== null).map(toOrderAgg),
+    };
+  };
+  for await (const page of keysetScan(fetch, (p) => ({ count: p.scanned, last: p.last }), scanSize))
+    yield { passed: page.passed, passedWithAvgPx: page.passedWithAvgPx, orders: page.orders };
+}
+
+function toOrderAgg(r: OrderAggRow): ExchangeOrderAgg {
+  return {
+    exOrdId: r.ex_ord_id,
+    found: r.found,
+    symbol: r.symbol,
+    side: r.side,
+    cumQty: r.cum_qty,
+    leavesQty: r.leaves_qty,
+    avgPx: r.avg_px,
+    fillCount: Number(r.fill_count),
+    fillQty: toDecimal(r.fill_qty),
+    fillNotional: toDecimal(r.fill_notional),
+  };
+}
+
+interface OrderAggRow {
+  ex_ord_id: string;
+  found: boolean;
+  symbol: string | null;
+  side: string | null;
+  cum_qty: Decimal | null;
+  leaves_qty: Decimal | null;
+  avg_px: Decimal | null;
+  fill_count: string;
+  fill_qty: Decimal;
+  fill_notional: Decimal;
+}
+
+// ------------------------------------------------------------------ fills
+
+/** Fills in the span with whether their order is stored / answered 404, by keyset on exec_id (the pages the per-fill rules would read without the prefilter). */
+export async function* fillsIn(db: Db, account: string, span: Span, pageSize = PAGE_SIZE): AsyncGenerator<Fill[]> {
+  const fetch = (after: string | null) => {
+    let q = db
+      .selectFrom('exchange_fill as f')
+      .leftJoin('exchange_order as o', (j) => j.onRef('o.account', '=', 'f.account').onRef('o.ex_ord_id', '=', 'f.ex_ord_id'))
+      .leftJoin('exchange_order_not_found as n', (j) => j.onRef('n.account', '=', 'f.account').onRef('n.ex_ord_id', '=', 'f.ex_ord_id'))
+      .select(['f.exec_id', 'f.ex_ord_id', 'f.side', 'f.symbol', 'f.price', 'f.qty', 'f.fee', 'f.timestamp', 'o.ex_ord_id as order_id', 'n.ex_ord_id as not_found_id'])
+      .where('f.account', '=', account)
+      .where('f.timestamp', '>=', span.from)
+      .where('f.timestamp', '<', span.to);
+    if (after !== null) q = q.where('f.exec_id', '>', after);
+    return q.orderBy('f.exec_id').limit(pageSize).execute();
+  };
+  for await (const rows of keysetPages(fetch, (r) => r.exec_id, pageSize))
+    yield rows.map(toFill);
+}
+
+interface FillRow {
+  exec_id: string;
+  ex_ord_id: string;
+  side: string;
+  symbol: string;
+  price: Decimal;
+  qty: Decimal;
+  fee: Decimal;
+  timestamp: Date;
+  order_id: string | null;
+  not_found_id: string | null;
+}
+
+/**
+ * Fills in the span that could fail a per-fill rule, pre-selected in SQL numeric (exact), by
+ * scan pages of `scanSize` fills in exec_id order. Each page says how many fills it scanned,
+ * so the rules can count the others as checked (engine addPassedFills). A fill is loaded when
+ * its order is not stored, its symbol is not in `filter.symbols`, its price is not a multiple
+ * of the increment (price 0 exempt) or its qty of the lot size, or its fee is farther than the
+ * tolerance from both the maker and the taker expectation of its day. The fee test keeps a
+ * margin of 1e-50 x (|fee| + |expected|) on the passing side, far more than the error of the
+ * rules' 60-digit Decimal products, so a fill the rules could flag is never left out; any
+ * unknown (NULL) input loads the fill. The pure rules then decide on the loaded fills.
+ */
+export async function* fillCandidatesIn(db: Db, account: string, span: Span, filter: FillPrefilter, scanSize = SCAN_SIZE): AsyncGenerator<{ scanned: number; fills: Fill[] }> {
+  const basis = filter.feeBasis === 'notional' ? sql`p.qty * p.price` : sql`p.qty`;
+  const feeCouldFail = filter.rates
+    ? sql`coalesce(abs(p.fee - ${basis} * r.taker) > s.tol - (abs(p.fee) + abs(${basis} * r.taker)) * 1e-50
+                   and abs(p.fee - ${basis} * r.maker) > s.tol - (abs(p.fee) + abs(${basis} * r.maker)) * 1e-50, true)`
+    : sql`false`;
+  const symbolsJson = JSON.stringify(filter.symbols.map((x) => ({ symbol: x.symbol, inc: x.priceIncrement, lot: x.lotSize, tol: x.feeTolerance })));
+  const ratesJson = JSON.stringify((filter.rates ?? []).map((r) => ({ day: r.day, maker: r.makerRate, taker: r.takerRate })));
+  const fetch = async (after: string | null) => {
+    const rows = (
+      await sql<FillRow & { scanned: string; last_exec_id: string | null }>`
+      with page as materialized (
+        select f.exec_id, f.ex_ord_id, f.side, f.symbol, f.price, f.qty, f.fee, f.timestamp
+        from exchange_fill f
+        where f.account = ${account} and f.timestamp >= ${span.from} and f.timestamp < ${span.to}
+          ${after === null ? sql`` : sql`and f.exec_id > ${after}::bigint`}
+        order by f.exec_id
+        limit ${scanSize}
+      ),
+      stats as (select count(*)::bigint as scanned, max(exec_id) as last_exec_id from page),
+      sym as (select * from jsonb_to_recordset(${symbolsJson}::jsonb) as x(symbol text, inc numeric, lot numeric, tol numeric)),
+      rates as (select * from jsonb_to_recordset(${ratesJson}::jsonb) as x(day date, maker numeric, taker numeric)),
+      cand as (
+        select p.*
+        from page p
+        left join sym s on s.symbol = p.symbol
+        left join rates r on r.day = (p.timestamp at time zone 'UTC')::date
+        where s.symbol is null
+           or not exists (select 1 from exchange_order o where o.account = ${account} and o.ex_ord_id = p.ex_ord_id)
+           or coalesce(s.inc <> 0 and p.price <> 0 and mod(p.price, s.inc) <> 0, true) and s.inc is not null
+           or coalesce(s.lot <> 0 and mod(p.qty, s.lot) <> 0, true) and s.lot is not null
+           or ${feeCouldFail}
+      )
+      select st.scanned, st.last_exec_id, c.*, o.ex_ord_id as order_id, n.ex_ord_id as not_found_id
+      from stats st
+      left join cand c on true
+      left join exchange_order o on o.account = ${account} and o.ex_ord_id = c.ex_ord_id
+      left join exchange_order_not_found n on n.account = ${account} and n.ex_ord_id = c.ex_ord_id
+      order by c.exec_id`.execute(db)
+    ).rows;
+    const head = rows[0];
+    const scanned = head ? Number(head.scanned) : 0;
+    return { scanned, last: head?.last_exec_id ?? null, fills: rows.filter((r) => r.exec_id !== null).map(toFill) };
+  };
+  for await (const page of keysetScan(fetch, (p) => ({ count: p.scanned, last: p.last }), scanSize)) yield { scanned: page.scanned, fills: page.fills };
+}
+
+function toFill(r: FillRow): Fill {
+  return {
+    execId: r.exec_id,
+    exOrdId: r.ex_ord_id,
+    side: r.side,
+    symbol: r.symbol,
+    price: r.price,
+    qty: r.qty,
+    fee: r.fee,
+    timestamp: r.timestamp,
+    orderFound: r.order_id !== null,
+    orderNotFound: r.not_found_id !== null,
+  };
+}
+
+
+/** Fills with their time in the span, as the workbook lists them: by keyset (timestamp, exec_id). */
+export async function* fillsByTimeIn(db: Db, account: string, span: Span, pageSize = PAGE_SIZE): AsyncGenerator<FillRec[]> {
+  const fetch = (after: TimeKey | null) =>
+    db
+      .selectFrom('exchange_fill')
+      .select(['exec_id', 'ex_ord_id', 'trade_id', 'side', 'symbol', 'price', 'qty', 'fee', 'timestamp', sql<string>`timestamp::text`.as('ts_key')])
+      .where('account', '=', account)
+      .$call((q) => spanPage(q, { time: 'timestamp', id: 'exec_id', idType: 'bigint' }, span, after, pageSize))
+      .execute();
+  for await (const rows of keysetPages(fetch, (r) => ({ at: r.ts_key, id: r.exec_id }), pageSize))
+    yield rows.map((r) => ({ execId: r.exec_id, exOrdId: r.ex_ord_id, tradeId: r.trade_id, side: r.side, symbol: r.symbol, price: r.price, qty: r.qty, fee: r.fee, timestamp: r.timestamp }));
+}
+
+// ------------------------------------------------------------------ balance snapshots
+
+/** Balance snapshot headers of one exchange account, oldest first. */
+export async function balanceSnapshotHeaders(db: Db, account: string, exchangeAccount: string): Promise<{ id: string; fetchedAt: Date }[]> {
+  const rows = await db
+    .selectFrom('balance_snapshot')
+    .select(['id', 'fetched_at'])
+    .where('account', '=', account)
+    .where('exchange_account', '=', exchangeAccount)
+    .orderBy('fetched_at')
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => ({ id: r.id, fetchedAt: r.fetched_at }));
+}
+
+export async function balanceSnapshots(db: Db, headers: { id: string; fetchedAt: Date }[]): Promise<Map<string, BalanceSnapshot>> {
+  const map = new Map<string, BalanceSnapshot>(headers.map((h) => [h.id, { id: h.id, fetchedAt: h.fetchedAt, balances: [] }]));
+  if (headers.length === 0) return map;
+  const rows = await db.selectFrom('balance').selectAll().where('snapshot_id', 'in', headers.map((h) => h.id)).execute();
+  for (const r of rows) map.get(r.snapshot_id)?.balances.push({ currency: r.currency, balance: r.balance, available: r.available, balanceLocal: r.balance_local, rate: r.rate });
+  return map;
+}
+
+/** The balances of the newest snapshot of one exchange account, by currency (none: empty). */
+export async function latestBalances(db: Db, account: string, exchangeAccount: string): Promise<BalanceRec[]> {
+  const latestSnap = await db
+    .selectFrom('balance_snapshot')
+    .select(['id', 'fetched_at'])
+    .where('account', '=', account)
+    .where('exchange_account', '=', exchangeAccount)
+    .orderBy('fetched_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  if (!latestSnap) return [];
+  return (await db.selectFrom('balance').selectAll().where('snapshot_id', '=', latestSnap.id).orderBy('currency').execute()).map((r) => ({
+    currency: r.currency,
+    balance: r.balance,
+    available: r.available,
+    balanceLocal: r.balance_local,
+    rate: r.rate,
+    fetchedAt: latestSnap.fetched_at,
+  }));
+}

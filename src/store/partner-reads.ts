@@ -1,0 +1,120 @@
+/** Reads of the partner's records for reconcile and report: orders of a period (keyset pages), open orders, webhook events, daily sums. */
+import { sql } from 'kysely';
+import type { Db } from './database.js';
+import { numericOrZero } from './type-parsers.js';
+import type { PartnerOrderRow } from './schema.js';
+import type { PartnerOrder, WebhookEventLite } from '../domain/index.js';
+import type { PartnerDailyRec, PartnerOrderRec, WebhookStats } from '../report/model.js';
+import { keysetPages, PAGE_SIZE, spanPage, type Span, type TimeKey } from './keyset.js';
+
+export function toPartnerOrder(r: Pick<PartnerOrderRow, 'order_id' | 'order_type' | 'created_at' | 'created_at_text' | 'order_state' | 'order_state_updated_at' | 'order_state_updated_at_text' | 'input_currency' | 'input_amount' | 'output_currency' | 'output_amount' | 'amount_usd' | 'processing_fee' | 'processing_fee_usd' | 'partner_fee' | 'partner_fee_usd' | 'network_fee' | 'network_fee_usd' | 'target_wallet_address' | 'transaction_hash' | 'not_found_at'>): PartnerOrder {
+  return {
+    orderId: r.order_id,
+    orderType: r.order_type,
+    createdAt: r.created_at,
+    createdAtText: r.created_at_text,
+    orderState: r.order_state,
+    orderStateUpdatedAt: r.order_state_updated_at,
+    orderStateUpdatedAtText: r.order_state_updated_at_text,
+    inputCurrency: r.input_currency,
+    inputAmount: r.input_amount,
+    outputCurrency: r.output_currency,
+    outputAmount: r.output_amount,
+    amountUsd: r.amount_usd,
+    processingFee: r.processing_fee,
+    processingFeeUsd: r.processing_fee_usd,
+    partnerFee: r.partner_fee,
+    partnerFeeUsd: r.partner_fee_usd,
+    networkFee: r.network_fee,
+    networkFeeUsd: r.network_fee_usd,
+    targetWalletAddress: r.target_wallet_address,
+    transactionHash: r.transaction_hash,
+    notFound: r.not_found_at !== null,
+  };
+}
+
+const ORDER_COLUMNS = [
+  'order_id', 'order_type', 'created_at', 'created_at_text', 'order_state', 'order_state_updated_at', 'order_state_updated_at_text',
+  'input_currency', 'input_amount', 'output_currency', 'output_amount', 'amount_usd', 'processing_fee', 'processing_fee_usd',
+  'partner_fee', 'partner_fee_usd', 'network_fee', 'network_fee_usd', 'target_wallet_address', 'transaction_hash', 'not_found_at',
+] as const;
+
+/**
+ * Partner orders created in the span, by keyset (created_at, order_id), one page at a time, with
+ * the columns only the workbook shows (payment method, external reference).
+ */
+export async function* partnerOrdersCreatedIn(db: Db, account: string, span: Span, pageSize = PAGE_SIZE): AsyncGenerator<PartnerOrderRec[]> {
+  const fetch = (after: TimeKey | null) =>
+    db
+      .selectFrom('partner_order')
+      .select([...ORDER_COLUMNS, 'payment_method', 'external_reference', sql<string>`created_at::text`.as('created_key')])
+      .where('account', '=', account)
+      .$call((q) => spanPage(q, { time: 'created_at', id: 'order_id', idType: 'text' }, span, after, pageSize))
+      .execute();
+  for await (const rows of keysetPages(fetch, (r) => ({ at: r.created_key, id: r.order_id }), pageSize))
+    yield rows.map((r) => ({ ...toPartnerOrder(r), paymentMethod: r.payment_method, externalReference: r.external_reference }));
+}
+
+/** Every stored order still PENDING or WITHDRAWING (P_STALE), whatever its creation date. */
+export async function openPartnerOrders(db: Db, account: string): Promise<PartnerOrder[]> {
+  const rows = await db.selectFrom('partner_order').select(ORDER_COLUMNS).where('account', '=', account).where('order_state', 'in', ['PENDING', 'WITHDRAWING']).execute();
+  return rows.map(toPartnerOrder);
+}
+
+export async function webhookEventsByOrder(db: Db, account: string, orderIds: string[]): Promise<Map<string, WebhookEventLite[]>> {
+  const map = new Map<string, WebhookEventLite[]>();
+  if (orderIds.length === 0) return map;
+  const rows = await db.selectFrom('webhook_event').select(['order_id', 'order_state', 'order_state_updated_at_text']).where('account', '=', account).where('order_id', 'in', orderIds).execute();
+  for (const r of rows) map.set(r.order_id, [...(map.get(r.order_id) ?? []), { orderState: r.order_state, orderStateUpdatedAtText: r.order_state_updated_at_text }]);
+  return map;
+}
+
+/** Webhook events received in the span, with the schema drift DESIGN.md asks the report to count. */
+export async function webhookStatsIn(db: Db, account: string, span: Span): Promise<WebhookStats> {
+  const res = await sql<{ events: string; duplicates: string | null; drifted: string }>`
+    select count(*) as events, sum(duplicate_count) as duplicates, count(*) filter (where cardinality(extra_fields) > 0) as drifted
+    from webhook_event where account = ${account} and received_at >= ${span.from} and received_at < ${span.to}`.execute(db);
+  const fields = await sql<{ field: string }>`
+    select distinct unnest(extra_fields) as field
+    from webhook_event where account = ${account} and received_at >= ${span.from} and received_at < ${span.to}
+    order by 1 limit 50`.execute(db);
+  const r = res.rows[0];
+  return {
+    events: Number(r?.events ?? 0),
+    duplicates: Number(r?.duplicates ?? 0),
+    drifted: Number(r?.drifted ?? 0),
+    driftFields: fields.rows.map((f) => f.field),
+  };
+}
+
+/** Per UTC day and input currency: a handful of rows per day, loaded whole. */
+export async function partnerDailyIn(db: Db, account: string, span: Span): Promise<PartnerDailyRec[]> {
+  const res = await sql<Record<string, unknown>>`
+    select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as day, input_currency as currency,
+      count(*) as orders,
+      count(*) filter (where order_state = 'COMPLETED') as completed,
+      count(*) filter (where order_state = 'PENDING') as pending,
+      count(*) filter (where order_state = 'WITHDRAWING') as withdrawing,
+      count(*) filter (where order_state = 'FAILED') as failed,
+      sum(input_amount) as volume,
+      sum(processing_fee) as processing_fee, sum(partner_fee) as partner_fee, sum(network_fee) as network_fee,
+      sum(amount_usd) as amount_usd,
+      sum(coalesce(processing_fee_usd, 0) + coalesce(partner_fee_usd, 0) + coalesce(network_fee_usd, 0)) as fees_usd
+    from partner_order where account = ${account} and created_at >= ${span.from} and created_at < ${span.to}
+    group by 1, 2 order by 1, 2`.execute(db);
+  return res.rows.map((r) => ({
+    day: String(r.day),
+    currency: String(r.currency),
+    orders: Number(r.orders),
+    completed: Number(r.completed),
+    pending: Number(r.pending),
+    withdrawing: Number(r.withdrawing),
+    failed: Number(r.failed),
+    volume: numericOrZero(r.volume),
+    processingFee: numericOrZero(r.processing_fee),
+    partnerFee: numericOrZero(r.partner_fee),
+    networkFee: numericOrZero(r.network_fee),
+    amountUsd: numericOrZero(r.amount_usd),
+    feesUsd: numericOrZero(r.fees_usd),
+  }));
+}
