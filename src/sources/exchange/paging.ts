@@ -1,6 +1,5 @@
+/** Pure paging plans of the exchange sync: what to ask next, and what a page proves. */
 /**
- * Pure paging plans of the exchange sync: what to ask next, and what a page proves.
- *
  * Both plans rest on one property that holds whichever order the exchange sorts a page in
  * (oldest-first from the lower bound, or newest-first down from the upper bound) and whether
  * its bounds are inclusive or exclusive: a page that is not full holds everything inside its

@@ -1,3 +1,4 @@
+/** Fast lossless reading of Exchange API bodies: JSON numbers kept as their exact text before the native parser. */
 /**
  * Fast lossless reading of Exchange API bodies. A fills page is 1000 records; the generic
  * lossless-json parser costs more per page than the whole database write. Instead every JSON

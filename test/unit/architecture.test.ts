@@ -1,0 +1,124 @@
+/** The house rules of docs/architecture.md, checked on the source tree: layers, SQL only in the store, the simulator apart. */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const SRC = join(ROOT, 'src');
+
+/**
+ * What each part of src/ may import besides itself (docs/architecture.md, "Layers"). A part not
+ * listed here fails the test: a new folder gets its place in the table and in the document.
+ */
+export const MAY_IMPORT: Record<string, readonly string[]> = {
+  // ground floor
+  decimal: [],
+  errors: [],
+  domain: ['decimal'],
+  log: [],
+  util: ['decimal', 'errors', 'domain', 'log'],
+  config: ['decimal', 'errors', 'domain', 'util'],
+  // pure logic and the HTTP client
+  http: ['decimal', 'errors', 'domain', 'log', 'util', 'config'],
+  rules: ['decimal', 'domain', 'util'],
+  report: ['decimal', 'errors', 'domain', 'log', 'util', 'config', 'http', 'rules'],
+  // the only SQL: reads into the domain's, the rules' and the workbook's types
+  store: ['decimal', 'errors', 'domain', 'log', 'util', 'config', 'http', 'rules', 'report'],
+  // the two APIs
+  sources: ['decimal', 'errors', 'domain', 'log', 'util', 'config', 'http', 'store'],
+  // what the orchestrator calls
+  stages: ['decimal', 'errors', 'domain', 'log', 'util', 'config', 'http', 'rules', 'report', 'store', 'sources'],
+  // the orchestrator, the scheduler, the webhook server
+  pipeline: ['decimal', 'errors', 'domain', 'log', 'util', 'config', 'http', 'store', 'stages'],
+  schedule: ['decimal', 'errors', 'domain', 'log', 'util', 'config', 'store', 'stages', 'pipeline'],
+  webhooks: ['decimal', 'errors', 'domain', 'log', 'util', 'config', 'http', 'store', 'sources'],
+  // the commands
+  cli: ['decimal', 'errors', 'domain', 'log', 'util', 'config', 'http', 'rules', 'report', 'store', 'sources', 'stages', 'pipeline', 'schedule', 'webhooks'],
+};
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? filesUnder(path) : path.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** `src/store/runs.ts` -> `store`; `src/errors.ts` -> `errors`. */
+function partOf(path: string): string {
+  const rel = relative(SRC, path);
+  return (rel.split('/')[0] ?? rel).replace(/\.[jt]s$/, '');
+}
+
+/** Relative import specifiers of a file, static and dynamic, with whether each is type-only. */
+function importsOf(text: string): { spec: string; typeOnly: boolean }[] {
+  const found: { spec: string; typeOnly: boolean }[] = [];
+  for (const m of text.matchAll(/^\s*(import|export)\s+(type\s+)?[^'";]*?from\s+'([^']+)'/gm)) found.push({ spec: m[3]!, typeOnly: Boolean(m[2]) });
+  for (const m of text.matchAll(/import\(\s*'([^']+)'\s*\)/g)) found.push({ spec: m[1]!, typeOnly: false });
+  return found;
+}
+
+const files = filesUnder(SRC);
+const sources = new Map(files.map((f) => [f, readFileSync(f, 'utf8')]));
+
+describe('architecture (docs/architecture.md)', () => {
+  it('every part of src/ has its place in the layer table', () => {
+    const parts = [...new Set(files.map(partOf))].sort();
+    expect(parts.filter((p) => !(p in MAY_IMPORT))).toEqual([]);
+  });
+
+  it('no import runs from a lower layer to a higher one', () => {
+    const wrong: string[] = [];
+    for (const [file, text] of sources) {
+      const from = partOf(file);
+      for (const { spec } of importsOf(text)) {
+        if (!spec.startsWith('.')) continue;
+        const target = resolve(dirname(file), spec);
+        if (!target.startsWith(SRC + '/')) {
+          // Outside src/: only the CLI's on-demand loader of the simulator (absent from the production image).
+          if (!(relative(SRC, file) === 'cli/commands/sandbox.ts' && relative(ROOT, target).startsWith('sandbox/'))) wrong.push(`${relative(ROOT, file)} -> ${relative(ROOT, target)}`);
+          continue;
+        }
+        const to = partOf(target);
+        if (to !== from && !(MAY_IMPORT[from] ?? []).includes(to)) wrong.push(`${relative(ROOT, file)} (${from}) -> ${relative(ROOT, target)} (${to})`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it('the domain imports nothing of the project but decimal/', () => {
+    const wrong = files
+      .filter((f) => partOf(f) === 'domain')
+      .flatMap((f) => importsOf(sources.get(f)!).map(({ spec }) => ({ f, spec, to: spec.startsWith('.') ? partOf(resolve(dirname(f), spec)) : null })))
+      .filter(({ to }) => to !== null && to !== 'domain' && to !== 'decimal')
+      .map(({ f, spec }) => `${relative(ROOT, f)} -> ${spec}`);
+    expect(wrong).toEqual([]);
+  });
+
+  it('SQL (Kysely or sql templates) is written only under src/store/', () => {
+    const SQL = [/from 'kysely'/, /\bsql`/, /\.selectFrom\(/, /\.insertInto\(/, /\.updateTable\(/, /\.deleteFrom\(/, /\.with\(\s*'/, /\.query\(\s*['`]/];
+    const wrong = files.filter((f) => partOf(f) !== 'store' && SQL.some((re) => re.test(sources.get(f)!))).map((f) => relative(ROOT, f));
+    expect(wrong).toEqual([]);
+  });
+
+  it('index.ts files only re-export', () => {
+    const wrong = files
+      .filter((f) => f.endsWith('/index.ts'))
+      .filter((f) => sources.get(f)!.split('\n').some((line) => line.trim() !== '' && !/^(export \* from|export (type )?\{[^}]*\} from|\/\/|\/\*\*|\*|\s*\*)/.test(line.trim())))
+      .map((f) => relative(ROOT, f));
+    expect(wrong).toEqual([]);
+  });
+
+  it("each file's first line is a comment saying what it holds", () => {
+    // A shebang, where there is one, comes first.
+    const wrong = files.filter((f) => !/^(#!.*\n)?(\/\*\*|\/\/)[ \t]*\S/.test(sources.get(f)!)).map((f) => relative(ROOT, f));
+    expect(wrong).toEqual([]);
+  });
+
+  it('no two folders of src/ have names that differ only by a suffix', () => {
+    const dirs = [...new Set(files.map((f) => relative(SRC, dirname(f))).filter((d) => d !== ''))];
+    const names = dirs.map((d) => d.split('/').at(-1)!);
+    const pairs = names.flatMap((a) => names.filter((b) => a !== b && b.startsWith(a)).map((b) => `${a} / ${b}`));
+    expect(pairs).toEqual([]);
+  });
+});
