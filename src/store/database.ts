@@ -12,6 +12,11 @@ import { AppError } from '../errors.js';
 export type Db = Kysely<DB>;
 
 /** What a command needs from the store: typed queries, raw scripts (migrations), and closing. */
+/** Runs `fn` in one database transaction: committed when it resolves, rolled back when it throws. */
+export function inTransaction<T>(db: Db, fn: (trx: Db) => Promise<T>): Promise<T> {
+  return db.transaction().execute(fn);
+}
+
 export interface Store {
   readonly db: Db;
   readonly kind: 'postgres' | 'embedded';

@@ -1,6 +1,7 @@
 /** Reads of the exchange's records for reconcile and report: fills, orders against their fills, deposits, withdrawals, balance snapshots. */
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Db } from './database.js';
+import type { ExchangeFillTable } from './schema.js';
 import { numericOrZero, numericOrNull } from './type-parsers.js';
 import { toDecimal, type Decimal } from '../decimal/decimal.js';
 import type { FillPrefilter, OrderPrefilter } from '../rules/engine.js';
@@ -265,18 +266,11 @@ export async function* fillsIn(db: Db, account: string, span: Span, pageSize = P
     yield rows.map(toFill);
 }
 
-interface FillRow {
-  exec_id: string;
-  ex_ord_id: string;
-  side: string;
-  symbol: string;
-  price: Decimal;
-  qty: Decimal;
-  fee: Decimal;
-  timestamp: Date;
+/** A fill as the rules' queries select it: the stored columns, and whether its order is stored or known missing. */
+type FillRow = Pick<Selectable<ExchangeFillTable>, 'exec_id' | 'ex_ord_id' | 'side' | 'symbol' | 'price' | 'qty' | 'fee' | 'timestamp'> & {
   order_id: string | null;
   not_found_id: string | null;
-}
+};
 
 /**
  * Fills in the span that could fail a per-fill rule, pre-selected in SQL numeric (exact), by

@@ -1,6 +1,6 @@
 /** Exchange sync step: fills, paged by execId as an async generator and stored page by page with their cursor. */
 import { getCursor } from '../../store/cursors.js';
-import type { Db } from '../../store/database.js';
+import { inTransaction, type Db } from '../../store/database.js';
 import { FILLS_PAGE_LIMIT, type Page } from './client.js';
 import { applyFillsPage, nextFillsRequest, normalizeFillsState, type FillsPlanState, type FillsRequest } from './paging.js';
 import { fastFill, fillSchema, validateRecords, type Fill, type ValidatedPage } from './schemas.js';
@@ -147,7 +147,7 @@ async function runFills(env: SyncEnv, start: FillsPlanState, extra: { from?: num
       const commit =
         depth === 1 && validated.invalid.length === 0 && !env.openQuarantine.has('fill')
           ? commitFillsPage(env.db, { ...bookkeeping, rows, pageText: page.response.text })
-          : env.db.transaction().execute(async (trx) => {
+          : inTransaction(env.db, async (trx) => {
               await upsertFills(trx, env.account, rows, page.response.text, validated.invalid.length === 0);
               await handleQuarantine(env, trx, page.endpoint, 'fill', validated.invalid, rows.map((r) => r.exec_id));
               // A failed predecessor fails (rolls back) this page too: nothing commits past a gap.

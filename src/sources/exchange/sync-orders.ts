@@ -1,4 +1,5 @@
 /** Exchange sync step: orders of every status and trades by time windows, then orders asked by id. */
+import { inTransaction } from '../../store/database.js';
 import { ORDERS_CONTRACT_LIMIT, ORDERS_PAGE_LIMIT, type Page } from './client.js';
 import { ORD_STATUSES, ORDER_NON_FINAL, orderSchema, validateRecords, type Order } from './schemas.js';
 import { toOrderRow } from './transform.js';
@@ -76,7 +77,7 @@ async function fetchOrdersById(env: SyncEnv, ids: string[], onMissing: 'record' 
     const records = pages.flatMap((p) => p.records);
     const validated = validateRecords(orderSchema, records, 'exOrdId', true);
     const rows = validated.valid.map(toOrderRow);
-    await env.db.transaction().execute(async (trx) => {
+    await inTransaction(env.db, async (trx) => {
       await upsertOrders(trx, env.account, rows, env.startedAt);
       await handleQuarantine(env, trx, 'GET /orders/{id}', 'exchange_order', validated.invalid, rows.map((r) => r.ex_ord_id));
       if (onMissing === 'record') await markOrdersNotFound(trx, env.account, missing, env.startedAt);

@@ -1,4 +1,5 @@
 /** Exchange sync step: deposits and withdrawals by time windows, then the non-final ones by id. */
+import { inTransaction } from '../../store/database.js';
 import type { Page } from './client.js';
 import {
   DEPOSIT_NON_FINAL,
@@ -85,7 +86,7 @@ export async function syncPayments(env: SyncEnv, range?: { from: number; to: num
   await refreshById(env, deposits, (id) => env.client.depositById(id, env.signal), async (pages) => {
     const validated = validateRecords(depositSchema, pages.flatMap((p) => p.records), 'depositId');
     const rows = validated.valid.map(toDepositRow);
-    await env.db.transaction().execute(async (trx) => {
+    await inTransaction(env.db, async (trx) => {
       await upsertDeposits(trx, env.account, rows, env.startedAt);
       await handleQuarantine(env, trx, 'GET /deposits/{id}', 'deposit', validated.invalid, rows.map((r) => r.deposit_id));
     });
@@ -95,7 +96,7 @@ export async function syncPayments(env: SyncEnv, range?: { from: number; to: num
   await refreshById(env, withdrawals, (id) => env.client.withdrawalById(id, env.signal), async (pages) => {
     const validated = validateRecords(withdrawalSchema, pages.flatMap((p) => p.records), 'withdrawalId');
     const rows = validated.valid.map(toWithdrawalRow);
-    await env.db.transaction().execute(async (trx) => {
+    await inTransaction(env.db, async (trx) => {
       await upsertWithdrawals(trx, env.account, rows, env.startedAt);
       await handleQuarantine(env, trx, 'GET /withdrawals/{id}', 'withdrawal', validated.invalid, rows.map((r) => r.withdrawal_id));
     });

@@ -1,4 +1,5 @@
 /** Exchange sync step: balances, fees, symbols, whitelist and tickers as dated snapshots. */
+import { inTransaction } from '../../store/database.js';
 import { saveReferenceSnapshot } from '../../store/snapshots.js';
 import {
   balanceSchema,
@@ -43,13 +44,13 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
   const map = accounts.body as Record<string, unknown> | null;
   const list = map && typeof map === 'object' && !Array.isArray(map) ? map[exchangeAccount] : undefined;
   if (!Array.isArray(list)) {
-    await env.db.transaction().execute((trx) =>
+    await inTransaction(env.db, (trx) =>
       handleQuarantine(env, trx, 'GET /accounts', 'balance', [wholeRecordRejected(accounts.body, `${exchangeAccount}: the configured exchange.account is not a balance list in /accounts`)], []),
     );
   } else {
     const validated = validateRecords(balanceSchema, list, 'currency');
     const rows = validated.valid.map(toBalanceRow);
-    await env.db.transaction().execute(async (trx) => {
+    await inTransaction(env.db, async (trx) => {
       result.balanceSnapshotId = await insertBalanceSnapshot(trx, {
         account: env.account,
         exchangeAccount,
@@ -68,7 +69,7 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
   const fees = await env.client.fees(env.signal);
   env.counters.pages++;
   const parsedFees = feesSchema.safeParse(fees.body);
-  await env.db.transaction().execute(async (trx) => {
+  await inTransaction(env.db, async (trx) => {
     if (!parsedFees.success) {
       await handleQuarantine(env, trx, 'GET /fees', 'fees', [wholeRecordRejected(fees.body, formatZodIssues(parsedFees.error))], []);
       return;
@@ -91,7 +92,7 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
   // The key names a rejected symbol better than its numeric id.
   for (const r of validatedSymbols.invalid) r.key = entries[r.index]![0];
   result.symbols = symbolRows.map((r) => r.symbol);
-  await env.db.transaction().execute(async (trx) => {
+  await inTransaction(env.db, async (trx) => {
     await handleQuarantine(env, trx, 'GET /symbols', 'symbol', validatedSymbols.invalid, symbolRows.map((r) => r.symbol));
     const snap = await saveReferenceSnapshot(trx, { account: env.account, source: SOURCE, kind: 'symbols', fetchedAt: new Date(), bodyText: rawText(symbols.body) });
     if (snap.changed) await insertSymbols(trx, snap.id, symbolRows);
@@ -103,7 +104,7 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
   env.counters.pages++;
   const wl = Array.isArray(whitelist.body) ? whitelist.body : [];
   const validatedWl = validateRecords(whitelistSchema, wl, 'whitelistId');
-  await env.db.transaction().execute(async (trx) => {
+  await inTransaction(env.db, async (trx) => {
     await handleQuarantine(env, trx, 'GET /whitelist', 'whitelist', validatedWl.invalid, validatedWl.valid.map((v) => v.value.whitelistId));
     const snap = await saveReferenceSnapshot(trx, { account: env.account, source: SOURCE, kind: 'whitelist', fetchedAt: new Date(), bodyText: rawText(whitelist.body) });
     if (snap.changed) await insertWhitelist(trx, snap.id, validatedWl.valid.map((v) => toWhitelistRow(v.value)));
@@ -115,7 +116,7 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
   env.counters.pages++;
   const tk = Array.isArray(tickers.body) ? tickers.body : [];
   const validatedTk = validateRecords(tickerSchema, tk, 'symbol');
-  await env.db.transaction().execute(async (trx) => {
+  await inTransaction(env.db, async (trx) => {
     await handleQuarantine(env, trx, 'GET /tickers', 'ticker', validatedTk.invalid, validatedTk.valid.map((v) => v.value.symbol));
     const snap = await saveReferenceSnapshot(trx, { account: env.account, source: SOURCE, kind: 'tickers', fetchedAt: new Date(), bodyText: rawText(tickers.body) });
     if (snap.changed) await insertTickers(trx, snap.id, validatedTk.valid.map((v) => toTickerRow(v.value)));

@@ -1,6 +1,6 @@
 /** Exchange sync of a listing by time windows (orders, trades, deposits, withdrawals): split, paged, stored with its cursor. */
 import type { z } from 'zod';
-import type { Db } from '../../store/database.js';
+import { inTransaction, type Db } from '../../store/database.js';
 import { getCursor } from '../../store/cursors.js';
 import type { Page } from './client.js';
 import { fullAt, learnPage, WindowPlan, type PageCap, type WalkState, type Window } from './paging.js';
@@ -218,7 +218,7 @@ export async function commitLeaf<T, R extends { raw: string }>(
     leaf.validated.invalid.length === 0 && !env.openQuarantine.has(s.entity)
       ? () => s.write(env.db, rows, bookkeeping)
       : () =>
-          env.db.transaction().execute(async (trx) => {
+          inTransaction(env.db, async (trx) => {
             await s.write(trx, rows);
             await handleQuarantine(env, trx, endpoint, s.entity, leaf.validated.invalid, rows.map(s.key));
             await recordPage(trx, bookkeeping);

@@ -1,7 +1,7 @@
 /** What every step of the partner sync shares: its environment and result, order validation and storage, and the order listing as an async generator of pages. */
 import { createHash } from 'node:crypto';
 import type { Config } from '../../config/load.js';
-import type { Db } from '../../store/database.js';
+import { inTransaction, type Db } from '../../store/database.js';
 import type { Logger } from '../../log/logger.js';
 import type { HttpResponse, QueryValue } from '../../http/client.js';
 import type { Progress } from '../../util/progress.js';
@@ -164,7 +164,7 @@ export async function storeOrders(env: SyncEnv, validated: ValidatedOrders, sour
   const bad = validated.invalid;
   const validIds = validated.valid.map((v) => v.order.orderId);
   if (rows.length || bad.length || validIds.length) {
-    await env.db.transaction().execute(async (trx) => {
+    await inTransaction(env.db, async (trx) => {
       const r = await upsertPartnerOrders(trx, env.account, rows, source, env.now);
       env.result.inserted += r.inserted.length;
       env.result.updated += r.updated.length;

@@ -1,4 +1,5 @@
 /** Partner sync step: currencies, regions and payment methods as dated reference snapshots. */
+import { inTransaction } from '../../store/database.js';
 import { stringifyJsonLossless } from '../../decimal/json.js';
 import { saveReferenceSnapshot } from '../../store/snapshots.js';
 import { saveCurrencies } from '../../store/partner-orders.js';
@@ -30,7 +31,7 @@ export async function syncReferenceData(env: SyncEnv): Promise<void> {
       if (parsed.success) rows.push(currencyToRow(parsed.data));
       else bad.push({ recordKey: readableKey(c, 'code'), position, rawText: stringifyJsonLossless(c), reason: formatPartnerIssues(parsed.error) });
     }
-    await db.transaction().execute(async (trx) => {
+    await inTransaction(db, async (trx) => {
       const snap = await saveReferenceSnapshot(trx, { account, source: SOURCE, kind: 'currencies', fetchedAt, bodyText: stringifyJsonLossless(currencies.body) });
       if (snap.changed) await saveCurrencies(trx, snap.id, rows);
       await quarantineResponse(trx, origin(env, '/currencies', 'partner_currency'), bad, rows.map((r) => r.code));
