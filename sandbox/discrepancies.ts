@@ -1,6 +1,6 @@
 /** Simulator: plants one case of every rule code and lists the breaks it expects. */
 import { Decimal } from '../src/decimal/decimal.js';
-import { TAKER_RATE, unit } from './catalog.js';
+import { MAKER_RATE, TAKER_RATE, unit } from './catalog.js';
 import { fillFee, refreshAggregates } from './generate/exchange.js';
 import { usdTwin } from './generate/partner.js';
 import type { DepositRecord, FillRecord, PartnerOrderRecord } from './model.js';
@@ -43,8 +43,8 @@ export function plantDiscrepancies(w: World): Fixes {
   const rng = createRng(w.opts.seed, 'discrepancies');
   const fixes: Fixes = new Map();
   const used = new Set<string>();
-  const plant = (code: string, key: string, fix: () => void, requires?: 'webhooks'): void => {
-    w.expected.push(requires ? { code, key, requires } : { code, key });
+  const plant = (code: string, key: string, fix: () => void, requires?: 'webhooks', realCase?: string): void => {
+    w.expected.push({ code, key, ...(requires ? { requires } : {}), ...(realCase ? { case: realCase } : {}) });
     fixes.set(code, [...(fixes.get(code) ?? []), fix]);
     used.add(key);
   };
@@ -272,7 +272,87 @@ export function plantDiscrepancies(w: World): Fixes {
   // E_BALANCE_SANITY: balance_local of GBP five cents above balance x rate.
   w.localOffset.set('GBP', new Decimal('0.05'));
   plant('E_BALANCE_SANITY', 'GBP', () => w.localOffset.delete('GBP'));
+  plantRealWorldCases(w, { rng, used, plant, partner, depositOf, orders, markOrder, settledBefore, pickWhere });
   return fixes;
+}
+
+interface PlantKit {
+  rng: Rng;
+  used: Set<string>;
+  plant: (code: string, key: string, fix: () => void, requires?: 'webhooks', realCase?: string) => void;
+  partner: (pred: (o: PartnerOrderRecord) => boolean) => PartnerOrderRecord | undefined;
+  depositOf: (o: PartnerOrderRecord) => DepositRecord | undefined;
+  orders: (pred: (x: OrderRow) => boolean) => OrderRow | undefined;
+  markOrder: (x: OrderRow) => void;
+  settledBefore: number;
+  pickWhere: <T>(list: readonly T[], ok: (x: T) => boolean) => T | undefined;
+}
+
+/**
+ * Cases seen on real accounts that the first catalog let through (issue 14), each a second
+ * planting of its code, labelled with `case`: a MARKET fill charged the maker rate, a FILLED
+ * order whose fills never arrive, a REJECTED deposit carrying a paid order's hash, and two
+ * partner orders sharing one deposit's hash.
+ */
+function plantRealWorldCases(w: World, k: PlantKit): void {
+  // E_FEE_RATE: a MARKET order took liquidity, yet its first fill is charged the maker rate
+  // (within tolerance of the maker expectation, so only the order type tells it is wrong).
+  const halfUnit = (scale: number): Decimal => new Decimal(10).pow(-scale).div(2);
+  const makerFeeOf = (x: OrderRow): { fee: string; index: number } | undefined => {
+    const f = w.fills.at(x.fillFrom);
+    const def = w.symbol(f.symbol)!;
+    const fee = fillFee(f.qty, f.price, MAKER_RATE, def.counterScale);
+    return new Decimal(fee).minus(fillFee(f.qty, f.price, TAKER_RATE, def.counterScale)).abs().gt(halfUnit(def.counterScale)) ? { fee, index: x.fillFrom } : undefined;
+  };
+  const mk = k.orders((x) => x.ordType === 'MARKET' && makerFeeOf(x) !== undefined);
+  if (mk) {
+    const { fee, index } = makerFeeOf(mk)!;
+    const f = w.fills.at(index);
+    const def = w.symbol(f.symbol)!;
+    w.fills.setOverride(index, { fee });
+    k.markOrder(mk);
+    k.plant('E_FEE_RATE', f.execId, () => {
+      w.balances();
+      w.opening.set(def.counter, w.opening.get(def.counter)!.plus(new Decimal(f.fee).minus(fee)));
+      w.fills.clearOverride(index);
+    }, undefined, 'market-fill-at-maker-rate');
+  }
+  // E_FILL_QTY: a LIMIT order reported FILLED (cumQty = its size) whose fills never arrive: no
+  // fill of it is ever listed. The balance never moved for it in this history, so it stays consistent.
+  const nf = k.pickWhere(w.exOrders, (x) => x.timestamp < k.settledBefore && !k.used.has(x.exOrdId) && !x.hidden && x.ordType === 'LIMIT' && x.ordStatus === 'CANCELED' && x.fillCount === 0 && !x.lateFills?.length && new Decimal(x.leavesQty).gt(0));
+  if (nf) {
+    const before = { ordStatus: nf.ordStatus, cumQty: nf.cumQty, leavesQty: nf.leavesQty, avgPx: nf.avgPx };
+    nf.ordStatus = 'FILLED';
+    nf.cumQty = nf.leavesQty;
+    nf.leavesQty = '0';
+    if (nf.price && nf.price !== '0.0') nf.avgPx = nf.price;
+    k.markOrder(nf);
+    k.plant('E_FILL_QTY', nf.exOrdId, () => Object.assign(nf, before), undefined, 'filled-order-without-fills');
+  }
+  // X_DEPOSIT_MISSING: the deposit carrying a paid order's hash to our address was REJECTED (never credited).
+  const rj = k.partner((x) => x.paidToUs && k.depositOf(x) !== undefined);
+  if (rj) {
+    const d = k.depositOf(rj)!;
+    const before = d.timeline;
+    d.timeline = [{ state: 'REJECTED', atMs: d.timestamp }];
+    k.plant('X_DEPOSIT_MISSING', rj.orderId, () => {
+      // History now credits it: the opening balance absorbs the credit so served balances stay.
+      w.balances();
+      w.opening.set(d.currency, w.opening.get(d.currency)!.minus(d.amount));
+      d.timeline = before;
+    }, undefined, 'rejected-deposit-on-order-hash');
+  }
+  // X_DEPOSIT_MISSING: a later order reports the hash of an earlier one; the one deposit settles
+  // the earlier order (docs/rules.md), the later is missing its deposit (its own stays unclaimed).
+  const a = k.partner((x) => x.paidToUs && k.depositOf(x) !== undefined);
+  const b = a && k.partner((x) => x.paidToUs && k.depositOf(x) !== undefined && x.createdAtMs !== a.createdAtMs);
+  if (a && b) {
+    const [first, second] = a.createdAtMs < b.createdAtMs ? [a, b] : [b, a];
+    k.used.add(first.orderId);
+    const before = second.txHash;
+    second.txHash = first.txHash;
+    k.plant('X_DEPOSIT_MISSING', second.orderId, () => (second.txHash = before), undefined, 'shared-deposit-hash');
+  }
 }
 
 function pickOf<T>(rng: Rng, list: readonly T[]): T {

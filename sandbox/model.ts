@@ -178,6 +178,8 @@ export interface ExpectedBreak {
   code: string;
   key: string;
   requires?: 'webhooks';
+  /** The real-world case a planted break stands for, when a code is planted more than once (e.g. `market-fill-at-maker-rate`). */
+  case?: string;
 }
 
 /** A webhook event: the order shape at one state change plus the event-only fields. */

@@ -91,7 +91,7 @@ export function feeUnits(def: SymbolDef, lots: number, ticks: number, rate: Fx):
 /**
  * One exchange order and its fills, all in the same millisecond (so an order is never visible
  * without its fills). Prices sit on the increment, quantities on the lot, order sizes inside
- * the symbol limits, fees at the maker or taker rate. Integer arithmetic throughout: quantities
+ * the symbol limits, fees at the taker rate (MARKET) or either rate (LIMIT). Integer arithmetic throughout: quantities
  * in lots, prices in increments.
  */
 export function makeExchangeOrder(w: World, rng: Rng, ts: number, ctx: ExchangeGenContext): void {
@@ -152,7 +152,8 @@ export function makeExchangeOrder(w: World, rng: Rng, ts: number, ctx: ExchangeG
     for (let i = 1; i < bounds.length; i++) {
       const fl = bounds[i]! - bounds[i - 1]!;
       const ticks = Math.max(1, p0 + rng.int(-3, 3));
-      const rate = rng.chance(0.4) ? k.rates[0] : k.rates[1];
+      // A MARKET order takes liquidity: the taker rate only (the draw stays, so seeds keep their data).
+      const rate = rng.chance(0.4) && ordType !== 'MARKET' ? k.rates[0] : k.rates[1];
       w.seq.trade += rng.int(1, 5);
       w.fills.push({
         execId: w.seq.exec++,

@@ -30,6 +30,8 @@ export interface Fill {
   orderFound: boolean;
   /** GET /orders/{id} answered 404 for its order. */
   orderNotFound: boolean;
+  /** Its order's ordType (MARKET, LIMIT, STOP, STOPLIMIT); null when the order is not stored or has none. */
+  ordType: string | null;
 }
 
 export interface Deposit {

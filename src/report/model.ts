@@ -75,7 +75,7 @@ export type OrderVsFillsRec = Pick<ExchangeOrderAgg, 'exOrdId' | 'found' | 'symb
 };
 
 /** A fill as the sheet lists it: the stored fill with its trade id, without the rules' order lookups. */
-export type FillRec = Omit<Fill, 'orderFound' | 'orderNotFound'> & { tradeId: string | null };
+export type FillRec = Omit<Fill, 'orderFound' | 'orderNotFound' | 'ordType'> & { tradeId: string | null };
 
 export type DepositRec = Omit<Deposit, 'firstSeenAt'>;
 

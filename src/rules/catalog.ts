@@ -23,7 +23,7 @@ export interface RuleDef {
 }
 
 const PERIOD_ORDERS = 'partner orders created in the period';
-const ORDERS_WITH_FILLS = 'exchange orders with at least one fill in the period';
+const ORDERS_WITH_FILLS = 'exchange orders with at least one fill in the period, or created in it with cumQty > 0';
 const FILLS = 'fills in the period';
 
 export const RULES: readonly RuleDef[] = [
@@ -35,12 +35,12 @@ export const RULES: readonly RuleDef[] = [
   { code: 'P_STATE', severity: 'medium', description: 'COMPLETED orders have a transaction hash, other states none; state time not before creation', scope: PERIOD_ORDERS, scopeIndependent: false },
   { code: 'P_STALE', severity: 'low', description: 'Order PENDING or WITHDRAWING longer than the configured age (or no longer found)', scope: 'every stored partner order still PENDING / WITHDRAWING', scopeIndependent: true },
   { code: 'P_WEBHOOK_GAP', severity: 'low', description: "Settled order's polled state has no matching webhook event, or the latest event's state differs", scope: PERIOD_ORDERS, scopeIndependent: false },
-  { code: 'X_DEPOSIT_MISSING', severity: 'high', description: 'COMPLETED BUY order paid to our deposit address has no exchange deposit with its transaction hash', scope: PERIOD_ORDERS, scopeIndependent: false },
+  { code: 'X_DEPOSIT_MISSING', severity: 'high', description: 'COMPLETED BUY order paid to our deposit address has no non-REJECTED exchange deposit with its transaction hash (one deposit settles one order)', scope: PERIOD_ORDERS, scopeIndependent: false },
   { code: 'X_DEPOSIT_AMOUNT', severity: 'high', description: "Matched exchange deposit's amount or currency differs from the order's output", scope: PERIOD_ORDERS, scopeIndependent: false },
-  { code: 'E_FILL_QTY', severity: 'high', description: "Sum of an order's fill quantities equals its cumQty", scope: ORDERS_WITH_FILLS, scopeIndependent: false },
+  { code: 'E_FILL_QTY', severity: 'high', description: "Sum of an order's fill quantities equals its cumQty (an order with cumQty > 0 and no fill: sum 0)", scope: ORDERS_WITH_FILLS, scopeIndependent: false },
   { code: 'E_FILL_AVGPX', severity: 'medium', description: "Volume-weighted fill price equals the order's avgPx within half a price increment", scope: ORDERS_WITH_FILLS, scopeIndependent: false },
   { code: 'E_FILL_ORPHAN', severity: 'high', description: 'Fill whose exchange order cannot be found', scope: FILLS, scopeIndependent: false },
-  { code: 'E_FEE_RATE', severity: 'medium', description: "Fill fee equals notional x the maker or taker rate of its day, within tolerance", scope: FILLS, scopeIndependent: false },
+  { code: 'E_FEE_RATE', severity: 'medium', description: "Fill fee equals notional x the rate of its day that applies, within tolerance (MARKET/STOP: taker only)", scope: FILLS, scopeIndependent: false },
   { code: 'E_SYMBOL_RULES', severity: 'low', description: "Fill price/quantity on the symbol's increments; order quantity within the symbol's size limits", scope: `${FILLS}; ${ORDERS_WITH_FILLS}`, scopeIndependent: false },
   { code: 'E_BALANCE_ROLL', severity: 'high', description: 'Closing balance equals opening balance plus deposits, fills, minus fees and withdrawals', scope: 'consecutive balance-snapshot pairs whose closing snapshot is after the period start', scopeIndependent: true },
   { code: 'E_BALANCE_SANITY', severity: 'medium', description: 'Available not above balance; balance_local equals balance x rate within tolerance', scope: 'the latest balance snapshot', scopeIndependent: true },

@@ -2,7 +2,7 @@
 import { decimalText } from '../decimal/decimal.js';
 import type { Verdict } from './tally.js';
 import type { Deposit, PartnerOrder } from '../domain/index.js';
-import { diff, stripTag, text } from './util.js';
+import { compareTimestampText, diff, stripTag, text } from './util.js';
 
 /** Our deposit addresses: partner.wallets and every stored deposit address, without `:tag`. */
 export function ourAddresses(wallets: readonly string[], depositAddresses: Iterable<string>): Set<string> {
@@ -26,13 +26,37 @@ export function isPaidToUs(o: PartnerOrder, ours: ReadonlySet<string>): boolean 
 /**
  * Picks the deposit for an order among those with its transaction hash: one that agrees on
  * currency and amount when there is one (a hash may credit several deposits), else the first.
+ * A REJECTED deposit was never credited and settles nothing (an UNCONFIRMED one still may: E_STALE watches it).
  */
 export function matchDeposit(o: PartnerOrder, candidates: readonly Deposit[]): Deposit | undefined {
-  const same = candidates.filter((d) => d.txHash === o.transactionHash);
+  const same = candidates.filter((d) => d.txHash === o.transactionHash && d.state !== 'REJECTED');
   return (
     same.find((d) => d.currency === o.outputCurrency && o.outputAmount !== null && d.amount.eq(o.outputAmount)) ??
     [...same].sort((a, b) => (a.depositId < b.depositId ? -1 : a.depositId > b.depositId ? 1 : 0))[0]
   );
+}
+
+/** Earliest created first (nanosecond text), then orderId: the order in which orders claim a shared hash's deposits. */
+export function compareClaimants(a: PartnerOrder, b: PartnerOrder): number {
+  return compareTimestampText(a.createdAtText, b.createdAtText) || (a.orderId < b.orderId ? -1 : a.orderId > b.orderId ? 1 : 0);
+}
+
+/**
+ * One deposit settles at most one order: the orders paid to us that carry one transaction hash
+ * (every stored one, whatever its period, so the outcome does not depend on the period asked) take
+ * the hash's deposits in claim order (compareClaimants), each by matchDeposit among those still
+ * unclaimed. Returns the deposit of each claimant that got one.
+ */
+export function settleDeposits(claimants: readonly PartnerOrder[], deposits: readonly Deposit[], ours: ReadonlySet<string>): Map<string, Deposit> {
+  const settled = new Map<string, Deposit>();
+  let left = deposits;
+  for (const o of [...claimants].filter((x) => isPaidToUs(x, ours)).sort(compareClaimants)) {
+    const d = matchDeposit(o, left);
+    if (!d) continue;
+    settled.set(o.orderId, d);
+    left = left.filter((x) => x !== d);
+  }
+  return settled;
 }
 
 export function checkDepositMissing(o: PartnerOrder, ours: ReadonlySet<string>, deposit: Deposit | undefined): Verdict {

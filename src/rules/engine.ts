@@ -1,9 +1,9 @@
 /** The rule engine: runs each rule family over a batch of domain records into a RuleTally. */
 import type { Decimal } from '../decimal/decimal.js';
 import { balanceRollBreaks, checkBalanceSanity, rollForward, type DayFlows, type RollFigures } from './balance-roll.js';
-import { checkDepositAmount, checkDepositMissing, matchDeposit } from './cross-rules.js';
+import { checkDepositAmount, checkDepositMissing, settleDeposits } from './cross-rules.js';
 import { decimalText } from '../decimal/decimal.js';
-import { checkFeeRate, checkFillAvgPx, checkFillOrphan, checkFillQty, checkFillSymbolRules, checkOrderSize, feeTolerance, ratesForDay } from './fill-rules.js';
+import { checkFeeRate, checkFillAvgPx, checkFillOrphan, checkFillQty, checkFillSymbolRules, checkOrderSize, feeTolerance, ratesForDay, TAKER_ONLY_ORDER_TYPES } from './fill-rules.js';
 import { checkAmountUsd, checkFeeBounds, checkFeeUsd, checkPartnerFeeRate, checkPrecision, checkStale, checkState, checkWebhookGap } from './partner-rules.js';
 import { checkBeneficiary, checkDepositStale, checkWithdrawalStale } from './payment-rules.js';
 import { coverageBreaks, quarantineBreaks } from './sync-rules.js';
@@ -56,6 +56,11 @@ export interface PartnerBatch {
   orders: readonly PartnerOrder[];
   /** Stored deposits by txHash, for the orders' hashes. */
   depositsByTx: ReadonlyMap<string, readonly Deposit[]>;
+  /**
+   * Every stored partner order carrying one of the orders' hashes, by txHash (the orders
+   * themselves included): the claimants of each hash's deposits. Absent: the batch's own orders.
+   */
+  claimantsByTx?: ReadonlyMap<string, readonly PartnerOrder[]>;
   /** Stored webhook events by orderId (only needed when webhooks are enabled). */
   eventsByOrder: ReadonlyMap<string, readonly WebhookEventLite[]>;
   ourAddresses: ReadonlySet<string>;
@@ -63,6 +68,19 @@ export interface PartnerBatch {
 
 /** Partner and cross-system rules over orders created in the period. */
 export function checkPartnerBatch(tally: RuleTally, cfg: EngineConfig, ref: ReferenceData, batch: PartnerBatch): void {
+  // Which order each deposit settles, once per hash (docs/rules.md X_DEPOSIT_MISSING).
+  const settledByTx = new Map<string, Map<string, Deposit>>();
+  const settledDeposit = (o: PartnerOrder): Deposit | undefined => {
+    const tx = o.transactionHash;
+    if (!tx) return undefined;
+    let settled = settledByTx.get(tx);
+    if (!settled) {
+      // The stored claimants and this batch's orders of the hash, each once.
+      const claimants = new Map([...(batch.claimantsByTx?.get(tx) ?? []), ...batch.orders.filter((x) => x.transactionHash === tx)].map((x) => [x.orderId, x]));
+      settledByTx.set(tx, (settled = settleDeposits([...claimants.values()], batch.depositsByTx.get(tx) ?? [], batch.ourAddresses)));
+    }
+    return settled.get(o.orderId);
+  };
   for (const o of batch.orders) {
     tally.record('P_FEE_USD', o.orderId, checkFeeUsd(o, cfg), 'USD');
     tally.record('P_AMOUNT_USD', o.orderId, checkAmountUsd(o), 'USD');
@@ -71,7 +89,7 @@ export function checkPartnerBatch(tally: RuleTally, cfg: EngineConfig, ref: Refe
     if (ref.currencies) tally.record('P_PRECISION', o.orderId, checkPrecision(o, ref.currencies), o.inputCurrency);
     tally.record('P_STATE', o.orderId, checkState(o), null);
     if (cfg.webhooksEnabled) tally.record('P_WEBHOOK_GAP', o.orderId, checkWebhookGap(o, batch.eventsByOrder.get(o.orderId) ?? [], cfg.now), null);
-    const deposit = o.transactionHash ? matchDeposit(o, batch.depositsByTx.get(o.transactionHash) ?? []) : undefined;
+    const deposit = settledDeposit(o);
     tally.record('X_DEPOSIT_MISSING', o.orderId, checkDepositMissing(o, batch.ourAddresses, deposit), o.outputCurrency);
     tally.record('X_DEPOSIT_AMOUNT', o.orderId, checkDepositAmount(o, batch.ourAddresses, deposit), o.outputCurrency);
   }
@@ -124,6 +142,8 @@ export interface FillPrefilter {
   rates: { day: string; makerRate: string; takerRate: string }[] | null;
   /** feeCurrency counter: expected fee = qty x price x rate; base: qty x rate. */
   feeBasis: 'notional' | 'qty';
+  /** Order types whose fills E_FEE_RATE judges on the taker rate alone (fill-rules TAKER_ONLY_ORDER_TYPES). */
+  takerOnlyTypes: readonly string[];
 }
 
 export function fillPrefilter(cfg: EngineConfig, ref: ReferenceData, span: { from: Date; to: Date }): FillPrefilter {
@@ -138,7 +158,7 @@ export function fillPrefilter(cfg: EngineConfig, ref: ReferenceData, span: { fro
       rates.push({ day: new Date(t).toISOString().slice(0, 10), makerRate: decimalText(r.makerRate), takerRate: decimalText(r.takerRate) });
     }
   }
-  return { symbols, rates, feeBasis: cfg.feeCurrency === 'counter' ? 'notional' : 'qty' };
+  return { symbols, rates, feeBasis: cfg.feeCurrency === 'counter' ? 'notional' : 'qty', takerOnlyTypes: TAKER_ONLY_ORDER_TYPES };
 }
 
 /**

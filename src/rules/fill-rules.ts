@@ -9,7 +9,9 @@ export function checkFillQty(o: ExchangeOrderAgg): Verdict {
   if (!o.found) return 'n/a'; // an orphan: E_FILL_ORPHAN reports it
   const cum = o.cumQty ?? ZERO;
   if (o.fillQty.eq(cum)) return [];
-  return [{ check: `sum of ${o.fillCount} fill quantities != cumQty`, expected: decimalText(cum), actual: decimalText(o.fillQty), difference: diff(o.fillQty, cum) }];
+  // An order of the period with cumQty > 0 and no stored fill at all: its fills never arrived.
+  const check = o.fillCount === 0 ? 'no fill stored for an order with cumQty > 0 (sum of fills 0)' : `sum of ${o.fillCount} fill quantities != cumQty`;
+  return [{ check, expected: decimalText(cum), actual: decimalText(o.fillQty), difference: diff(o.fillQty, cum) }];
 }
 
 export function checkFillAvgPx(o: ExchangeOrderAgg, symbol: SymbolRules | undefined): Verdict {
@@ -69,22 +71,37 @@ export function feeTolerance(symbol: SymbolRules | undefined, cfg: FeeRateConfig
   return cfg.tolerance ?? halfUnit(scale);
 }
 
+/**
+ * Order types whose fills took liquidity: a MARKET or STOP order executes against the book, so
+ * only the taker rate applies. Any other type (LIMIT, STOPLIMIT: the listings carry no post-only
+ * flag), an unknown type and an orphan fill may carry either rate. The SQL prefilter reads this list.
+ */
+export const TAKER_ONLY_ORDER_TYPES: readonly string[] = ['MARKET', 'STOP'];
+
+export function takesLiquidity(ordType: string | null): boolean {
+  return ordType !== null && TAKER_ONLY_ORDER_TYPES.includes(ordType);
+}
+
 export function checkFeeRate(f: Fill, rates: FeeRates, symbol: SymbolRules | undefined, cfg: FeeRateConfig): Verdict {
   const basis = cfg.feeCurrency === 'counter' ? f.qty.times(f.price) : f.qty;
   const tolerance = feeTolerance(symbol, cfg);
   // Taker first: most fills take liquidity, and a pass skips the second product (a million fills).
   const taker = basis.times(rates.takerRate);
   if (f.fee.minus(taker).abs().lte(tolerance)) return [];
+  const takerOnly = takesLiquidity(f.ordType);
   const maker = basis.times(rates.makerRate);
-  if (f.fee.minus(maker).abs().lte(tolerance)) return [];
+  if (!takerOnly && f.fee.minus(maker).abs().lte(tolerance)) return [];
+  const of = cfg.feeCurrency === 'counter' ? 'qty x price' : 'qty';
   return [
     {
-      check: `fee != ${cfg.feeCurrency === 'counter' ? 'qty x price' : 'qty'} x maker (${decimalText(rates.makerRate)}) or taker (${decimalText(rates.takerRate)}) rate`,
+      check: takerOnly
+        ? `fee != ${of} x taker rate (${decimalText(rates.takerRate)}): a ${f.ordType} order takes liquidity`
+        : `fee != ${of} x maker (${decimalText(rates.makerRate)}) or taker (${decimalText(rates.takerRate)}) rate`,
       expected: decimalText(taker),
       actual: decimalText(f.fee),
       difference: diff(f.fee, taker),
       currency: feeCurrencyOf(f, symbol, cfg.feeCurrency),
-      note: `maker expectation ${decimalText(maker)}, tolerance ${decimalText(tolerance)}`,
+      note: takerOnly ? `maker expectation ${decimalText(maker)} does not apply, tolerance ${decimalText(tolerance)}` : `maker expectation ${decimalText(maker)}, tolerance ${decimalText(tolerance)}`,
     },
   ];
 }

@@ -14,7 +14,7 @@ import { dailyFlows } from '../store/balance-flows.js';
 import { inScopeKeys, previousBreaks } from '../store/breaks.js';
 import { countPeriod, type RunCounts } from '../store/counts.js';
 import { spanOf } from '../store/keyset.js';
-import { openPartnerOrders, partnerOrdersCreatedIn, webhookEventsByOrder } from '../store/partner-reads.js';
+import { openPartnerOrders, partnerOrdersByTxHash, partnerOrdersCreatedIn, webhookEventsByOrder } from '../store/partner-reads.js';
 import { balanceSnapshotHeaders, balanceSnapshots, depositAddresses, depositsByTxHash, exchangeOrderCandidatesIn, fillCandidatesIn, openDeposits, openWithdrawals, withdrawalsIn } from '../store/exchange-reads.js';
 import { feeSchedule, latestCurrencies, latestSymbols, latestWhitelist } from '../store/snapshots.js';
 import { unresolvedQuarantine } from '../store/quarantine.js';
@@ -99,11 +99,12 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
   for await (const orders of partnerOrdersCreatedIn(db, account, span, RECONCILE_PAGE_SIZE)) {
     partnerOrders += orders.length;
     const hashes = [...new Set(orders.flatMap((o) => (o.transactionHash ? [o.transactionHash] : [])))];
-    const [depositsByTx, eventsByOrder] = await Promise.all([
+    const [depositsByTx, eventsByOrder, claimantsByTx] = await Promise.all([
       depositsByTxHash(db, account, hashes),
       cfg.webhooksEnabled ? webhookEventsByOrder(db, account, orders.map((o) => o.orderId)) : Promise.resolve(new Map()),
+      partnerOrdersByTxHash(db, account, hashes),
     ]);
-    checkPartnerBatch(tally, cfg, ref, { orders, depositsByTx, eventsByOrder, ourAddresses: ours });
+    checkPartnerBatch(tally, cfg, ref, { orders, depositsByTx, eventsByOrder, ourAddresses: ours, claimantsByTx });
   }
   checkOpenOrders(tally, cfg, await openPartnerOrders(db, account));
   phase('partner');

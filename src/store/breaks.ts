@@ -125,6 +125,9 @@ export async function inScopeKeys(db: Db, account: string, span: Span, breaks: r
   for (const part of chunks(keysOf(ORDER_SCOPED, true), READ_CHUNK)) {
     const rows = await db.selectFrom('exchange_fill').select('ex_ord_id').distinct().where('account', '=', account).where('ex_ord_id', 'in', part).where('timestamp', '>=', span.from).where('timestamp', '<', span.to).execute();
     mark(ORDER_SCOPED, rows.map((r) => r.ex_ord_id));
+    // Orders created in the period with cumQty > 0 are in scope without a fill (their fills may never arrive).
+    const created = await db.selectFrom('exchange_order').select('ex_ord_id').where('account', '=', account).where('ex_ord_id', 'in', part).where('timestamp', '>=', span.from).where('timestamp', '<', span.to).where(sql<boolean>`cum_qty > 0`).execute();
+    mark(ORDER_SCOPED, created.map((r) => r.ex_ord_id));
   }
   for (const part of chunks(keysOf(FILL_SCOPED, true), READ_CHUNK)) {
     const rows = await db.selectFrom('exchange_fill').select('exec_id').where('account', '=', account).where('exec_id', 'in', part).where('timestamp', '>=', span.from).where('timestamp', '<', span.to).execute();

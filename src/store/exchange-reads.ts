@@ -73,11 +73,12 @@ export async function* withdrawalsIn(db: Db, account: string, span: Span, pageSi
 
 // ------------------------------------------------------------------ exchange orders against their fills
 
-/** An exchange order with a fill in the span, against *all* its stored fills; orderSymbol is the order's own (null when not stored). */
+/** An exchange order in scope of the order rules (a fill in the span, or created in it with cumQty > 0), against *all* its stored fills; orderSymbol is the order's own (null when not stored). */
 export type OrderWithFills = OrderVsFillsRec & { orderSymbol: string | null };
 
 /**
- * Exchange orders with at least one fill in the span, each against *all* its stored fills
+ * Exchange orders with at least one fill in the span, and those created in it (their timestamp)
+ * with cumQty > 0 even without any stored fill, each against *all* its stored fills
  * (docs/rules.md E_FILL_QTY), summed in SQL numeric (exact), paged by ex_ord_id. Orders never
  * found come with found = false and the symbol of their fills. The page's ids are asked as
  * `ex_ord_id > after` (ids are positive), a plain range the (account, ex_ord_id) index serves:
@@ -90,8 +91,12 @@ export async function* ordersWithFillsIn(db: Db, account: string, span: Span, pa
     (
       await sql<Record<string, unknown>>`
       with ids as (
-        select distinct ex_ord_id from exchange_fill
+        select ex_ord_id from exchange_fill
         where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to}
+          and ex_ord_id > ${after ?? '-1'}::bigint
+        union
+        select ex_ord_id from exchange_order
+        where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to} and cum_qty > 0
           and ex_ord_id > ${after ?? '-1'}::bigint
         order by ex_ord_id limit ${pageSize}
       )
@@ -146,7 +151,8 @@ export async function* exchangeOrdersWithFillsIn(db: Db, account: string, span: 
 }
 
 /**
- * Exchange orders with a fill in the span that could fail an order rule, pre-selected in SQL
+ * Exchange orders in scope of the order rules (a fill in the span, or created in it with
+ * cumQty > 0: an order whose fills never arrived) that could fail an order rule, pre-selected in SQL
  * numeric (exact) over pages of `scanSize` orders (sums of *all* their stored fills, as
  * ordersWithFillsIn). Orders not stored are never loaded (the order rules do not apply;
  * E_FILL_ORPHAN reports their fills). A stored order is loaded when its symbol is not in
@@ -168,8 +174,12 @@ export async function* exchangeOrderCandidatesIn(
     const rows = (
       await sql<OrderAggRow & { scanned: string; last_id: string | null; passed: string; passed_avg: string }>`
       with ids as (
-        select distinct ex_ord_id from exchange_fill
+        select ex_ord_id from exchange_fill
         where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to}
+          ${after === null ? sql`` : sql`and ex_ord_id > ${after}::bigint`}
+        union
+        select ex_ord_id from exchange_order
+        where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to} and cum_qty > 0
           ${after === null ? sql`` : sql`and ex_ord_id > ${after}::bigint`}
         order by ex_ord_id
         limit ${scanSize}
@@ -188,7 +198,7 @@ export async function* exchangeOrderCandidatesIn(
                ), true) as candidate
         from ids
         cross join lateral (
-          select count(*)::bigint as fill_count, sum(f.qty) as fill_qty, sum(f.qty * f.price) as fill_notional
+          select count(*)::bigint as fill_count, coalesce(sum(f.qty), 0) as fill_qty, coalesce(sum(f.qty * f.price), 0) as fill_notional
           from exchange_fill f where f.account = ${account} and f.ex_ord_id = ids.ex_ord_id
         ) a
         left join lateral (select * from exchange_order o where o.account = ${account} and o.ex_ord_id = ids.ex_ord_id) o on true
@@ -255,7 +265,7 @@ export async function* fillsIn(db: Db, account: string, span: Span, pageSize = P
       .selectFrom('exchange_fill as f')
       .leftJoin('exchange_order as o', (j) => j.onRef('o.account', '=', 'f.account').onRef('o.ex_ord_id', '=', 'f.ex_ord_id'))
       .leftJoin('exchange_order_not_found as n', (j) => j.onRef('n.account', '=', 'f.account').onRef('n.ex_ord_id', '=', 'f.ex_ord_id'))
-      .select(['f.exec_id', 'f.ex_ord_id', 'f.side', 'f.symbol', 'f.price', 'f.qty', 'f.fee', 'f.timestamp', 'o.ex_ord_id as order_id', 'n.ex_ord_id as not_found_id'])
+      .select(['f.exec_id', 'f.ex_ord_id', 'f.side', 'f.symbol', 'f.price', 'f.qty', 'f.fee', 'f.timestamp', 'o.ex_ord_id as order_id', 'o.ord_type', 'n.ex_ord_id as not_found_id'])
       .where('f.account', '=', account)
       .where('f.timestamp', '>=', span.from)
       .where('f.timestamp', '<', span.to);
@@ -269,6 +279,7 @@ export async function* fillsIn(db: Db, account: string, span: Span, pageSize = P
 /** A fill as the rules' queries select it: the stored columns, and whether its order is stored or known missing. */
 type FillRow = Pick<Selectable<ExchangeFillTable>, 'exec_id' | 'ex_ord_id' | 'side' | 'symbol' | 'price' | 'qty' | 'fee' | 'timestamp'> & {
   order_id: string | null;
+  ord_type: string | null;
   not_found_id: string | null;
 };
 
@@ -278,16 +289,20 @@ type FillRow = Pick<Selectable<ExchangeFillTable>, 'exec_id' | 'ex_ord_id' | 'si
  * so the rules can count the others as checked (engine addPassedFills). A fill is loaded when
  * its order is not stored, its symbol is not in `filter.symbols`, its price is not a multiple
  * of the increment (price 0 exempt) or its qty of the lot size, or its fee is farther than the
- * tolerance from both the maker and the taker expectation of its day. The fee test keeps a
+ * tolerance from the taker expectation of its day and, unless its order's type takes liquidity
+ * (filter.takerOnlyTypes: then the maker rate does not apply), from the maker one. The fee test keeps a
  * margin of 1e-50 x (|fee| + |expected|) on the passing side, far more than the error of the
  * rules' 60-digit Decimal products, so a fill the rules could flag is never left out; any
  * unknown (NULL) input loads the fill. The pure rules then decide on the loaded fills.
  */
 export async function* fillCandidatesIn(db: Db, account: string, span: Span, filter: FillPrefilter, scanSize = SCAN_SIZE): AsyncGenerator<{ scanned: number; fills: Fill[] }> {
   const basis = filter.feeBasis === 'notional' ? sql`p.qty * p.price` : sql`p.qty`;
+  // A fill whose order's type takes liquidity is judged on the taker rate alone (an empty list: none).
+  const takerOnly = filter.takerOnlyTypes.length > 0 ? sql`coalesce(po.ord_type in (${sql.join(filter.takerOnlyTypes)}), false)` : sql`false`;
   const feeCouldFail = filter.rates
     ? sql`coalesce(abs(p.fee - ${basis} * r.taker) > s.tol - (abs(p.fee) + abs(${basis} * r.taker)) * 1e-50
-                   and abs(p.fee - ${basis} * r.maker) > s.tol - (abs(p.fee) + abs(${basis} * r.maker)) * 1e-50, true)`
+                   and (${takerOnly}
+                        or abs(p.fee - ${basis} * r.maker) > s.tol - (abs(p.fee) + abs(${basis} * r.maker)) * 1e-50), true)`
     : sql`false`;
   const symbolsJson = JSON.stringify(filter.symbols.map((x) => ({ symbol: x.symbol, inc: x.priceIncrement, lot: x.lotSize, tol: x.feeTolerance })));
   const ratesJson = JSON.stringify((filter.rates ?? []).map((r) => ({ day: r.day, maker: r.makerRate, taker: r.takerRate })));
@@ -310,13 +325,14 @@ export async function* fillCandidatesIn(db: Db, account: string, span: Span, fil
         from page p
         left join sym s on s.symbol = p.symbol
         left join rates r on r.day = (p.timestamp at time zone 'UTC')::date
+        left join exchange_order po on po.account = ${account} and po.ex_ord_id = p.ex_ord_id
         where s.symbol is null
-           or not exists (select 1 from exchange_order o where o.account = ${account} and o.ex_ord_id = p.ex_ord_id)
+           or po.ex_ord_id is null
            or coalesce(s.inc <> 0 and p.price <> 0 and mod(p.price, s.inc) <> 0, true) and s.inc is not null
            or coalesce(s.lot <> 0 and mod(p.qty, s.lot) <> 0, true) and s.lot is not null
            or ${feeCouldFail}
       )
-      select st.scanned, st.last_exec_id, c.*, o.ex_ord_id as order_id, n.ex_ord_id as not_found_id
+      select st.scanned, st.last_exec_id, c.*, o.ex_ord_id as order_id, o.ord_type, n.ex_ord_id as not_found_id
       from stats st
       left join cand c on true
       left join exchange_order o on o.account = ${account} and o.ex_ord_id = c.ex_ord_id
@@ -342,6 +358,7 @@ function toFill(r: FillRow): Fill {
     timestamp: r.timestamp,
     orderFound: r.order_id !== null,
     orderNotFound: r.not_found_id !== null,
+    ordType: r.ord_type ?? null,
   };
 }
 

@@ -61,6 +61,18 @@ export async function openPartnerOrders(db: Db, account: string): Promise<Partne
   return rows.map(toPartnerOrder);
 }
 
+/**
+ * Every stored partner order carrying one of the hashes, by hash, whatever its creation day: the
+ * claimants of each hash's deposits (one deposit settles at most one order, docs/rules.md).
+ */
+export async function partnerOrdersByTxHash(db: Db, account: string, hashes: string[]): Promise<Map<string, PartnerOrder[]>> {
+  const map = new Map<string, PartnerOrder[]>();
+  if (hashes.length === 0) return map;
+  const rows = await db.selectFrom('partner_order').select(ORDER_COLUMNS).where('account', '=', account).where('transaction_hash', 'in', hashes).execute();
+  for (const r of rows) map.set(r.transaction_hash!, [...(map.get(r.transaction_hash!) ?? []), toPartnerOrder(r)]);
+  return map;
+}
+
 export async function webhookEventsByOrder(db: Db, account: string, orderIds: string[]): Promise<Map<string, WebhookEventLite[]>> {
   const map = new Map<string, WebhookEventLite[]>();
   if (orderIds.length === 0) return map;

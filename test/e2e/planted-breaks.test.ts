@@ -71,6 +71,15 @@ for (const kind of storeKinds) {
       expect(first.status, first.error).toBe('succeeded');
       // One balance snapshot so far: the roll-forward opens its series and is "not checked".
       expect(first.summary.breaks.map(key).sort()).toEqual(planted.filter((b) => b.code !== 'E_BALANCE_ROLL').map(key).sort());
+      // The real-world cases of issue 14 are planted and each is found under its own code.
+      const cases = planted.filter((b) => b.case);
+      expect(cases.map((b) => `${b.case} ${b.code}`).sort()).toEqual([
+        'filled-order-without-fills E_FILL_QTY',
+        'market-fill-at-maker-rate E_FEE_RATE',
+        'rejected-deposit-on-order-hash X_DEPOSIT_MISSING',
+        'shared-deposit-hash X_DEPOSIT_MISSING',
+      ]);
+      for (const c of cases) expect(first.summary.breaks.map(key), c.case).toContain(key(c));
 
       const second = await run();
       expect(second.status, second.error).toBe('succeeded');

@@ -119,3 +119,30 @@ describeEachStore('reconcilePeriod', (ctx) => {
     }
   });
 });
+
+describeEachStore('reconcilePeriod: an exchange order whose fills never arrive (issue 14)', (ctx) => {
+  const db = () => ctx.store.db;
+  const cfg = makeConfig({ account: 'nofills' });
+  const qtyBreak = () => db().selectFrom('break').select(['status', 'last_seen_run', 'resolved_run', 'message', 'expected', 'actual']).where('account', '=', 'nofills').where('code', '=', 'E_FILL_QTY').where('key', '=', '880001').executeTakeFirst();
+
+  it('is a break while no fill is stored, left alone by another period, resolved by its period once its fills arrive (even dated later)', async () => {
+    const order = { account: 'nofills', ord_type: 'LIMIT', ord_status: 'FILLED', side: 'BUY', symbol: 'ETH-USD', leaves_qty: '0', avg_px: '2000', timestamp: '2026-11-10T05:00:00Z', raw: '{}' };
+    await db().insertInto('exchange_order').values([
+      { ...order, ex_ord_id: '880001', cum_qty: '0.5' },
+      { ...order, ex_ord_id: '880002', cum_qty: '0', ord_status: 'CANCELED' }, // nothing filled: nothing to miss
+      { ...order, ex_ord_id: '880003', cum_qty: '0.5', timestamp: '2026-11-09T23:59:59.999999Z' }, // of another period
+    ]).execute();
+    const first = await reconcilePeriod(await newContext(ctx.store, cfg, 'nf-1', PERIOD), PERIOD);
+    expect(first.ruleResults.find((r) => r.code === 'E_FILL_QTY')).toMatchObject({ status: 'breaks', checked: 1, breaks: 1 });
+    expect(await qtyBreak()).toMatchObject({ status: 'open', expected: '0.5', actual: '0' });
+    expect((await qtyBreak())?.message).toContain('no fill stored');
+
+    const next = { from: '2026-11-11', to: '2026-11-12' };
+    await reconcilePeriod(await newContext(ctx.store, cfg, 'nf-2', next), next);
+    expect(await qtyBreak()).toMatchObject({ status: 'open', last_seen_run: 'nf-1' });
+
+    await db().insertInto('exchange_fill').values({ account: 'nofills', exec_id: '990001', ex_ord_id: '880001', side: 'BUY', symbol: 'ETH-USD', price: '2000', qty: '0.5', fee: '1', timestamp: '2026-11-11T08:00:00Z', raw: '{}' }).execute();
+    await reconcilePeriod(await newContext(ctx.store, cfg, 'nf-3', PERIOD), PERIOD);
+    expect(await qtyBreak()).toMatchObject({ status: 'resolved', resolved_run: 'nf-3' });
+  });
+});

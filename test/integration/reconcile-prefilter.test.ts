@@ -37,6 +37,7 @@ interface FillSpec {
   fee: Decimal | string;
   at: string;
   stored?: boolean;
+  ordType?: string;
 }
 
 async function seed(db: Db, account: string, tolerance: Decimal, base: boolean): Promise<number> {
@@ -69,6 +70,12 @@ async function seed(db: Db, account: string, tolerance: Decimal, base: boolean):
           if (!d.isZero()) specs.push({ price, qty, fee: e.minus(d), at });
         }
       }
+  // A MARKET or STOP order's fill is judged on the taker rate alone: around the maker expectation it must be loaded.
+  for (const ordType of ['MARKET', 'STOP', 'STOPLIMIT', 'LIMIT'])
+    for (const d of [tolerance.plus(EPS), tolerance, new Decimal(0)]) {
+      specs.push({ price, qty, fee: basis.times(rates['2026-11-10']!.maker).plus(d), at: '2026-11-10T02:00:00Z', ordType });
+      specs.push({ price, qty, fee: basis.times(rates['2026-11-10']!.taker).minus(d), at: '2026-11-10T02:00:00Z', ordType });
+    }
   const feeOf = (p: string, q: string, day = '2026-11-10') => (base ? new Decimal(q) : new Decimal(q).times(p)).times(rates[day]!.taker);
   const at = '2026-11-10T09:00:00Z';
   for (const [p, q] of [
@@ -106,7 +113,7 @@ async function seed(db: Db, account: string, tolerance: Decimal, base: boolean):
       if (s.exOrdId) await db.insertInto('exchange_order_not_found').values({ account, ex_ord_id: exOrdId }).execute();
       continue;
     }
-    await db.insertInto('exchange_order').values({ account, ex_ord_id: exOrdId, ord_status: 'FILLED', side: 'BUY', symbol, cum_qty: s.qty, leaves_qty: '0', avg_px: s.price, timestamp: s.at, raw: '{}' }).execute();
+    await db.insertInto('exchange_order').values({ account, ex_ord_id: exOrdId, ord_type: s.ordType ?? null, ord_status: 'FILLED', side: 'BUY', symbol, cum_qty: s.qty, leaves_qty: '0', avg_px: s.price, timestamp: s.at, raw: '{}' }).execute();
   }
 
   // Orders with several fills around the order rules' edges: VWAP 2000.005 vs avgPx at and past
@@ -130,6 +137,12 @@ async function seed(db: Db, account: string, tolerance: Decimal, base: boolean):
   await order({ symbol: 'ZRO-USD', avgPx: '2000.005', cumQty: '1', leavesQty: '1e30' }); // max 0: no limit
   await order({ symbol: 'NUL-USD', avgPx: '2000.2', cumQty: '1' }); // no increment: E_FILL_AVGPX skipped
   await order({ symbol: 'DOGE-XYZ', avgPx: '2000.005', cumQty: '1' }); // unknown symbol: skipped
+  // Orders without any stored fill: created in the period with cumQty > 0 (their fills never
+  // arrived: in scope, a break); with cumQty 0, or created outside the period: not in scope.
+  for (const [cumQty, created] of [['0.5', at], ['1e-20', at], ['0', at], ['0.5', '2026-11-11T00:00:00Z'], ['0.5', '2026-11-08T23:59:59.999999Z']] as const) {
+    ordId += 1;
+    await db.insertInto('exchange_order').values({ account, ex_ord_id: String(ordId), ord_type: 'LIMIT', ord_status: 'FILLED', side: 'BUY', symbol: 'ETH-USD', cum_qty: cumQty, leaves_qty: '0', avg_px: '2000', timestamp: created, raw: '{}' }).execute();
+  }
   return specs.length - 2 + fills;
 }
 
@@ -182,7 +195,10 @@ describeEachStore('reconcilePeriod fill prefilter', (ctx) => {
       expect(reference.find((r) => r.code === 'E_SYMBOL_RULES')?.skipped).toBe(5);
       expect(reference.find((r) => r.code === 'E_FILL_AVGPX')?.skipped).toBe(5);
       expect(byCode('E_FILL_AVGPX')).toBe(2);
-      expect(byCode('E_FILL_QTY')).toBe(3);
+      expect(byCode('E_FILL_QTY')).toBe(5);
+      expect(expected.filter((b) => b.code === 'E_FILL_QTY' && b.actual === '0').map((b) => b.expected).sort()).toEqual(['0.00000000000000000001', '0.5']);
+      // MARKET and STOP fills at the maker expectation (within tolerance): loaded and flagged.
+      expect(byCode('E_FEE_RATE')).toBeGreaterThanOrEqual(20 + 8);
       let ordersLoaded = 0;
       for (const scanSize of [1, 4, 1000])
         for await (const page of exchangeOrderCandidatesIn(db(), v.account, SPAN, orderPrefilter(ref), scanSize)) ordersLoaded += page.orders.length;

@@ -32,6 +32,21 @@ export function reconcile(sb: Sandbox, opts: { feeRate: string; webhooks: boolea
 
   // ---- partner ----
   const records = new Map(sb.data.partnerOrderRecords().map((r) => [r.orderId, r]));
+  // X_DEPOSIT_MISSING: a REJECTED deposit settles nothing; one deposit settles at most one order,
+  // the orders of a hash claiming in order of creation (then orderId).
+  const claimed = new Set<string>();
+  const settled = new Map<string, (typeof deposits)[number]>();
+  const paidToUs = (o: ReturnType<typeof sb.data.partnerOrders>[number]): boolean =>
+    o.orderType === 'BUY' && o.orderState === 'COMPLETED' && !!o.transactionHash && ours.has(stripTag(o.targetWalletAddress));
+  const claimants = sb.data.partnerOrders().filter(paidToUs).sort((a, b) => (timeKey(a.createdAt) < timeKey(b.createdAt) ? -1 : timeKey(a.createdAt) > timeKey(b.createdAt) ? 1 : a.orderId < b.orderId ? -1 : 1));
+  for (const o of claimants) {
+    const open = deposits.filter((x) => x.txHash === o.transactionHash && x.state !== 'REJECTED' && !claimed.has(x.depositId));
+    const d = open.find((x) => x.currency === o.outputCurrency && new Decimal(x.amount).eq(o.outputAmount)) ?? open.sort((a, b) => (a.depositId < b.depositId ? -1 : 1))[0];
+    if (d) {
+      claimed.add(d.depositId);
+      settled.set(o.orderId, d);
+    }
+  }
   for (const o of sb.data.partnerOrders()) {
     const input = new Decimal(o.inputAmount);
     const fees = [
@@ -73,8 +88,8 @@ export function reconcile(sb: Sandbox, opts: { feeRate: string; webhooks: boolea
       const latest = [...events].sort((a, b) => (timeKey(a.at) < timeKey(b.at) ? -1 : 1)).pop();
       if (!events.some((e) => e.state === o.orderState) || latest?.state !== o.orderState) add('P_WEBHOOK_GAP', o.orderId);
     }
-    if (o.orderType === 'BUY' && o.orderState === 'COMPLETED' && hasHash && ours.has(stripTag(o.targetWalletAddress))) {
-      const d = deposits.find((x) => x.txHash === o.transactionHash);
+    if (paidToUs(o)) {
+      const d = settled.get(o.orderId);
       if (!d) add('X_DEPOSIT_MISSING', o.orderId);
       else if (!new Decimal(d.amount).eq(o.outputAmount) || d.currency !== o.outputCurrency) add('X_DEPOSIT_AMOUNT', o.orderId);
     }
@@ -92,12 +107,16 @@ export function reconcile(sb: Sandbox, opts: { feeRate: string; webhooks: boolea
     if (!orders.has(f.exOrdId)) add('E_FILL_ORPHAN', f.execId);
     const notional = new Decimal(f.qty).times(f.price);
     const tol = new Decimal(10).pow(-def.counterScale).div(2);
-    const okMaker = new Decimal(f.fee).minus(notional.times(makerRate)).abs().lte(tol);
+    // A MARKET or STOP order took liquidity: the taker rate alone applies.
+    const ordType = orders.get(f.exOrdId)?.ordType as string | undefined;
+    const okMaker = ordType !== 'MARKET' && ordType !== 'STOP' && new Decimal(f.fee).minus(notional.times(makerRate)).abs().lte(tol);
     const okTaker = new Decimal(f.fee).minus(notional.times(takerRate)).abs().lte(tol);
     if (!okMaker && !okTaker) add('E_FEE_RATE', f.execId);
     const price = new Decimal(f.price);
     if ((!price.isZero() && !price.mod(unit(...def.priceInc)).isZero()) || !new Decimal(f.qty).mod(unit(...def.lot)).isZero()) add('E_SYMBOL_RULES', f.execId);
   }
+  // Every order with a fill, and every order with cumQty > 0 even without one (its fills never arrived).
+  for (const o of orders.values()) if (!byOrder.has(o.exOrdId) && new Decimal(o.cumQty ?? '0').gt(0)) byOrder.set(o.exOrdId, []);
   for (const [exOrdId, list] of byOrder) {
     const o = orders.get(exOrdId);
     if (!o) continue;

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { checkDepositAmount, checkDepositMissing, matchDeposit, ourAddresses } from '../../src/rules/cross-rules.js';
-import { checkFeeRate, checkFillAvgPx, checkFillOrphan, checkFillQty, checkFillSymbolRules, checkOrderSize, ratesForDay } from '../../src/rules/fill-rules.js';
+import { checkDepositAmount, checkDepositMissing, matchDeposit, ourAddresses, settleDeposits } from '../../src/rules/cross-rules.js';
+import { checkFeeRate, checkFillAvgPx, checkFillOrphan, checkFillQty, checkFillSymbolRules, checkOrderSize, ratesForDay, takesLiquidity } from '../../src/rules/fill-rules.js';
+import { checkPartnerBatch, type EngineConfig, type ReferenceData } from '../../src/rules/engine.js';
+import { RuleTally } from '../../src/rules/tally.js';
 import { checkBeneficiary, checkDepositStale, checkWithdrawalStale } from '../../src/rules/payment-rules.js';
 import { d, makeDeposit, makeFill, makeOrder, makeOrderAgg, makeSymbol, makeWithdrawal, NOW } from './recon-factories.js';
 
@@ -132,5 +134,66 @@ describe('E_STALE and E_WITHDRAWAL_BENEFICIARY', () => {
   it('beneficiary must be on the whitelist', () => {
     expect(checkBeneficiary(makeWithdrawal(), new Set(['wl-1']))).toEqual([]);
     expect(failures(checkBeneficiary(makeWithdrawal({ beneficiary: 'wl-9' }), new Set(['wl-1'])))[0]).toMatchObject({ actual: 'wl-9' });
+  });
+});
+
+describe('issue 14: the fee that applies, orders without fills, one deposit per order', () => {
+  const rates = { fetchedAt: new Date('2026-11-01T00:00:00Z'), makerRate: d('0.0008'), takerRate: d('0.001') };
+  const cfg = { feeCurrency: 'counter' as const, tolerance: null };
+  it('E_FEE_RATE: a MARKET or STOP fill took liquidity, so the maker rate alone is a break', () => {
+    // notional 1000.005: taker 1.000005, maker 0.800004
+    for (const ordType of ['MARKET', 'STOP']) {
+      expect(checkFeeRate(makeFill({ ordType }), rates, makeSymbol(), cfg)).toEqual([]);
+      const v = failures(checkFeeRate(makeFill({ ordType, fee: d('0.800004') }), rates, makeSymbol(), cfg));
+      expect(v[0]).toMatchObject({ expected: '1.000005', actual: '0.800004', difference: '-0.200001', currency: 'USD' });
+      expect(v[0].check).toContain(`a ${ordType} order takes liquidity`);
+    }
+  });
+  it('E_FEE_RATE: LIMIT, STOPLIMIT, an unknown type and an orphan fill keep either rate', () => {
+    for (const ordType of ['LIMIT', 'STOPLIMIT', 'ICEBERG', null]) expect(checkFeeRate(makeFill({ ordType, fee: d('0.800004') }), rates, makeSymbol(), cfg), String(ordType)).toEqual([]);
+    expect(checkFeeRate(makeFill({ ordType: null, orderFound: false, fee: d('0.800004') }), rates, makeSymbol(), cfg)).toEqual([]);
+    expect(takesLiquidity('market')).toBe(false); // the exchange spells its enums in capitals
+  });
+  it('E_FILL_QTY: an order with cumQty > 0 and no stored fill is a break (sum 0)', () => {
+    const v = failures(checkFillQty(makeOrderAgg({ fillCount: 0, fillQty: d(0), fillNotional: d(0), cumQty: d('1.5') })));
+    expect(v[0]).toMatchObject({ expected: '1.5', actual: '0', difference: '-1.5' });
+    expect(v[0].check).toContain('no fill stored');
+  });
+  it('X_DEPOSIT_MISSING: a REJECTED deposit settles nothing; an UNCONFIRMED one does', () => {
+    const ours = new Set(['0xOURS']);
+    const o = makeOrder();
+    expect(matchDeposit(o, [makeDeposit({ state: 'REJECTED' })])).toBeUndefined();
+    expect(failures(checkDepositMissing(o, ours, matchDeposit(o, [makeDeposit({ state: 'REJECTED' })])))[0]).toMatchObject({ expected: '0.031234567890123456', actual: null });
+    expect(checkDepositMissing(o, ours, matchDeposit(o, [makeDeposit({ state: 'UNCONFIRMED' })]))).toEqual([]);
+    // A rejected deposit that agrees does not win over a credited one that does not.
+    expect(matchDeposit(o, [makeDeposit({ depositId: 'a', state: 'REJECTED' }), makeDeposit({ depositId: 'b', amount: d('1') })])?.depositId).toBe('b');
+  });
+  it('X_DEPOSIT_MISSING: one deposit settles one order, the earliest created (then orderId) first', () => {
+    const ours = new Set(['0xOURS']);
+    const early = makeOrder({ orderId: 'o-b', createdAtText: '2026-11-10T10:00:00.000000001Z' });
+    const late = makeOrder({ orderId: 'o-a', createdAtText: '2026-11-10T10:00:00.000000002Z' });
+    const settled = settleDeposits([late, early], [makeDeposit()], ours);
+    expect([...settled.keys()]).toEqual(['o-b']);
+    const tie = settleDeposits([makeOrder({ orderId: 'o-2' }), makeOrder({ orderId: 'o-1' })], [makeDeposit()], ours);
+    expect([...tie.keys()]).toEqual(['o-1']);
+    // Two deposits on the hash: each order gets one, the agreeing one to the order it agrees with.
+    const other = makeOrder({ orderId: 'o-c', createdAtText: '2026-11-09T00:00:00Z', outputAmount: d('2') });
+    const two = settleDeposits([early, other], [makeDeposit({ depositId: 'd1' }), makeDeposit({ depositId: 'd2', amount: d('2') })], ours);
+    expect(Object.fromEntries([...two].map(([k, v]) => [k, v.depositId]))).toEqual({ 'o-c': 'd2', 'o-b': 'd1' });
+    // An order not paid to us claims nothing.
+    expect([...settleDeposits([makeOrder({ orderId: 'o-0', createdAtText: '2026-11-01T00:00:00Z', targetWalletAddress: '0xelse' }), late], [makeDeposit()], ours).keys()]).toEqual(['o-a']);
+  });
+  it('X_DEPOSIT_MISSING in the engine: the claimant of another period takes the deposit first', () => {
+    const cfg = { now: NOW, usdTolerance: d('0.01'), partnerFeeRate: null, webhooksEnabled: false, staleAfterHours: { partnerOrder: 24, deposit: 24, withdrawal: 24 }, feeCurrency: 'counter', exchangeFeeTolerance: null, balanceTolerance: d(0), balanceLocalTolerance: d('0.01') } as EngineConfig;
+    const ref: ReferenceData = { currencies: null, symbols: null, fees: null, whitelist: null, balanceSnapshotCount: 0 };
+    const mine = makeOrder({ orderId: 'o-now', createdAtText: '2026-11-10T10:00:00Z' });
+    const earlier = makeOrder({ orderId: 'o-then', createdAtText: '2026-11-01T10:00:00Z' });
+    const run = (claimants?: Map<string, typeof mine[]>) => {
+      const tally = new RuleTally();
+      checkPartnerBatch(tally, cfg, ref, { orders: [mine], depositsByTx: new Map([['0xhash1', [makeDeposit()]]]), eventsByOrder: new Map(), ourAddresses: new Set(['0xOURS']), claimantsByTx: claimants });
+      return tally.breaks().filter((b) => b.code.startsWith('X_')).map((b) => `${b.code} ${b.key}`);
+    };
+    expect(run()).toEqual([]);
+    expect(run(new Map([['0xhash1', [earlier, mine]]]))).toEqual(['X_DEPOSIT_MISSING o-now']);
   });
 });

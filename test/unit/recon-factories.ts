@@ -71,6 +71,7 @@ export function makeFill(overrides: Partial<Fill> = {}): Fill {
     timestamp: new Date('2026-11-10T10:00:00Z'),
     orderFound: true,
     orderNotFound: false,
+    ordType: 'LIMIT',
     ...overrides,
   };
 }
