@@ -10,7 +10,8 @@ import { addPassedFills, addPassedOrders, checkBalances, checkExchangeOrders, ch
 import { breakId, type BreakEventKind } from '../domain/index.js';
 import { applyLifecycle } from '../rules/lifecycle.js';
 import { RuleTally, type RuleResult } from '../rules/tally.js';
-import { dailyFlows } from '../store/balance-flows.js';
+import { dailyFlows, paymentHistories } from '../store/balance-flows.js';
+import { pairOf, placePayments } from '../rules/balance-placement.js';
 import { inScopeKeys, previousBreaks } from '../store/breaks.js';
 import { countPeriod, type RunCounts } from '../store/counts.js';
 import { spanOf } from '../store/keyset.js';
@@ -128,10 +129,17 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
   const latestHeader = headers[headers.length - 1];
   const needed = [...new Map([...pairHeaders.flat(), ...(latestHeader ? [latestHeader] : [])].map((h) => [h.id, h])).values()];
   const snapshots = await balanceSnapshots(db, needed);
+  // Deposits and withdrawals move a balance when their state changes: each move is placed in the
+  // pair of snapshots where its state was first observed (rules/balance-placement.ts, docs/rules.md).
+  const bounds = pairHeaders.flatMap(([a, b], i) => (i === 0 || pairHeaders[i - 1]![1].id !== a.id ? [a.fetchedAt, b.fetchedAt] : [b.fetchedAt]));
+  const placed = pairHeaders.length
+    ? placePayments(bounds, await paymentHistories(db, account, pairHeaders[0]![0].fetchedAt, pairHeaders[pairHeaders.length - 1]![1].fetchedAt), ctx.config.exchange.withdrawalDebitStates)
+    : [];
   const pairs: SnapshotPair[] = [];
   for (const [a, b] of pairHeaders) {
-    const flows = await dailyFlows(db, a.id, b.id, { account, symbolsSnapshotId: symbols?.snapshotId ?? null, feeCurrency: cfg.feeCurrency, withdrawalDebitStates: ctx.config.exchange.withdrawalDebitStates });
-    pairs.push({ opening: snapshots.get(a.id)!, closing: snapshots.get(b.id)!, flows });
+    const fills = await dailyFlows(db, a.id, b.id, { account, symbolsSnapshotId: symbols?.snapshotId ?? null, feeCurrency: cfg.feeCurrency });
+    const i = pairOf(bounds, b.fetchedAt);
+    pairs.push({ opening: snapshots.get(a.id)!, closing: snapshots.get(b.id)!, flows: [...fills, ...(placed[i] ?? [])] });
   }
   const balanceRoll = checkBalances(tally, cfg, pairs, latestHeader ? snapshots.get(latestHeader.id)! : null).flat();
 
