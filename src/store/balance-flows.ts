@@ -69,22 +69,26 @@ export async function dailyFlows(db: Db, openingId: string, closingId: string, o
  * Every deposit and withdrawal that can move a balance in (from, to]: its timestamp, or one of its
  * states' first observation, lies there (a record without a timestamp is placed by its first
  * observation). Each with its whole state history (exchange_deposit_state /
- * exchange_withdrawal_state: the first observed_at of each state); the rules place the moves.
+ * exchange_withdrawal_state: the first observed_at of each state); the rules place the moves. A
+ * record stored without a history (written outside the sync) counts as first seen in its current
+ * state when it was first stored.
  */
 export async function paymentHistories(db: Db, account: string, from: Date, to: Date): Promise<PaymentHistory[]> {
   const rows = await sql<{ kind: 'deposit' | 'withdrawal'; id: string; currency: string; amount: Decimal; timestamp: Date | null; current: string | null; state: string; observed_at: Date }>`
-    select 'deposit' as kind, d.deposit_id as id, d.currency, d.amount, d."timestamp", d.state as current, s.state, s.observed_at
+    select 'deposit' as kind, d.deposit_id as id, d.currency, d.amount, d."timestamp", d.state as current,
+      coalesce(s.state, d.state) as state, coalesce(s.observed_at, d.first_seen_at) as observed_at
     from exchange_deposit d
-    join exchange_deposit_state s on s.account = d.account and s.deposit_id = d.deposit_id
+    left join exchange_deposit_state s on s.account = d.account and s.deposit_id = d.deposit_id
     where d.account = ${account}
       and ((d."timestamp" > ${from} and d."timestamp" <= ${to})
         or d."timestamp" is null
         or exists (select 1 from exchange_deposit_state x where x.account = d.account and x.deposit_id = d.deposit_id and x.observed_at > ${from} and x.observed_at <= ${to}))
     union all
-    select 'withdrawal', w.withdrawal_id, w.currency, w.amount + coalesce(w.fee, 0), w."timestamp", w.state, s.state, s.observed_at
+    select 'withdrawal', w.withdrawal_id, w.currency, w.amount + coalesce(w.fee, 0), w."timestamp", w.state,
+      coalesce(s.state, w.state), coalesce(s.observed_at, w.first_seen_at)
     from exchange_withdrawal w
-    join exchange_withdrawal_state s on s.account = w.account and s.withdrawal_id = w.withdrawal_id
-    where w.account = ${account}
+    left join exchange_withdrawal_state s on s.account = w.account and s.withdrawal_id = w.withdrawal_id
+    where w.account = ${account} and (s.state is not null or w.state is not null)
       and ((w."timestamp" > ${from} and w."timestamp" <= ${to})
         or w."timestamp" is null
         or exists (select 1 from exchange_withdrawal_state x where x.account = w.account and x.withdrawal_id = w.withdrawal_id and x.observed_at > ${from} and x.observed_at <= ${to}))

@@ -84,12 +84,13 @@ export const PAYMENTS_OVERLAP_MS = 3 * 86_400_000;
  * state row it writes carries observed_at = the sync's start (env.startedAt), which lies BEFORE
  * that snapshot's fetched_at although the read came after it. This is on purpose: a change first
  * seen by this sync happened after the previous sync's read (itself after the previous snapshot)
- * and, but for the minutes of this sync, before this sync's snapshot, which therefore already
+ * and, but for the seconds between this sync's snapshot and this read (the payments come right
+ * after the snapshots, stages/sync-exchange.ts), before that snapshot, which therefore already
  * shows it: the exchange credited (or debited) it in the pair that this snapshot closes, and
  * observed_at <= fetched_at puts it there. Stamping the read's own time (after fetched_at) would
  * push every such change one pair late: a false E_BALANCE_ROLL in two pairs. The one change it
- * misplaces is one made during the sync itself, between the snapshot and the payments read: it
- * lands one pair early (docs/rules.md E_BALANCE_ROLL says so). The listings run up to the
+ * misplaces is one made in those seconds, between the snapshot and the payments read: it lands
+ * one pair early (docs/rules.md E_BALANCE_ROLL says so). The listings run up to the
  * snapshot's fetch time at least (endAtLeastMs), so a record stamped between the run's start and
  * the snapshot is a flow of this pair and is stored before the roll-forward is checked.
  */
