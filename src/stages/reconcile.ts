@@ -11,7 +11,7 @@ import { breakId, type BreakEventKind } from '../domain/index.js';
 import { applyLifecycle } from '../rules/lifecycle.js';
 import { RuleTally, type RuleResult } from '../rules/tally.js';
 import { dailyFlows, paymentHistories } from '../store/balance-flows.js';
-import { pairOf, placePayments } from '../rules/balance-placement.js';
+import { placePayments } from '../rules/balance-placement.js';
 import { inScopeKeys, previousBreaks } from '../store/breaks.js';
 import { countPeriod, type RunCounts } from '../store/counts.js';
 import { spanOf } from '../store/keyset.js';
@@ -131,15 +131,16 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
   const snapshots = await balanceSnapshots(db, needed);
   // Deposits and withdrawals move a balance when their state changes: each move is placed in the
   // pair of snapshots where its state was first observed (rules/balance-placement.ts, docs/rules.md).
-  const bounds = pairHeaders.flatMap(([a, b], i) => (i === 0 || pairHeaders[i - 1]![1].id !== a.id ? [a.fetchedAt, b.fetchedAt] : [b.fetchedAt]));
-  const placed = pairHeaders.length
-    ? placePayments(bounds, await paymentHistories(db, account, pairHeaders[0]![0].fetchedAt, pairHeaders[pairHeaders.length - 1]![1].fetchedAt), ctx.config.exchange.withdrawalDebitStates)
+  // The checked pairs are consecutive snapshots: every snapshot from the first pair's opening to the
+  // last pair's closing bounds the placement, and pair (a, b) is placed[index of a among them].
+  const series = pairHeaders.length ? headers.slice(headers.indexOf(pairHeaders[0]![0]), headers.indexOf(pairHeaders[pairHeaders.length - 1]![1]) + 1) : [];
+  const placed = series.length
+    ? placePayments(series.map((h) => h.fetchedAt), await paymentHistories(db, account, series[0]!.fetchedAt, series[series.length - 1]!.fetchedAt), ctx.config.exchange.withdrawalDebitStates)
     : [];
   const pairs: SnapshotPair[] = [];
   for (const [a, b] of pairHeaders) {
     const fills = await dailyFlows(db, a.id, b.id, { account, symbolsSnapshotId: symbols?.snapshotId ?? null, feeCurrency: cfg.feeCurrency });
-    const i = pairOf(bounds, b.fetchedAt);
-    pairs.push({ opening: snapshots.get(a.id)!, closing: snapshots.get(b.id)!, flows: [...fills, ...(placed[i] ?? [])] });
+    pairs.push({ opening: snapshots.get(a.id)!, closing: snapshots.get(b.id)!, flows: [...fills, ...(placed[series.indexOf(a)] ?? [])] });
   }
   const balanceRoll = checkBalances(tally, cfg, pairs, latestHeader ? snapshots.get(latestHeader.id)! : null).flat();
 
