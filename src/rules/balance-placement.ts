@@ -36,7 +36,8 @@ const NON_FINAL = new Set(['UNCONFIRMED', 'PENDING']);
  * first observed state's effect is placed at the record's timestamp (its creation: a record first
  * seen already final is placed by its timestamp; a withdrawal first seen PENDING was debited when
  * created), or at that first observation when it has no timestamp. Each later state moves the
- * balance by the difference of the effects, placed where that state was first observed: a deposit
+ * balance by the difference of the effects, placed where that state was first observed (never before
+ * the record's timestamp): a deposit
  * UNCONFIRMED then COMPLETED is credited there, a withdrawal PENDING then REFUNDED (FAILED,
  * REJECTED: any state outside the debit states) is credited back there. The moves of a payment
  * always add up to its current state's effect.
@@ -55,7 +56,10 @@ export function paymentMoves(p: PaymentHistory, withdrawalDebitStates: readonly 
   for (const step of history.slice(1)) {
     const now = effect(step.state);
     const delta = now.minus(before);
-    if (!delta.isZero()) moves.push({ kind: p.kind, id: p.id, currency: p.currency, delta, at: step.observedAt, placedBy: 'state' });
+    // A state cannot change before the record exists: observed_at is the observing sync's start, so a
+    // record created during that sync can carry a later state stamped before its own timestamp.
+    const at = p.timestamp && p.timestamp > step.observedAt ? p.timestamp : step.observedAt;
+    if (!delta.isZero()) moves.push({ kind: p.kind, id: p.id, currency: p.currency, delta, at, placedBy: 'state' });
     before = now;
   }
   return moves;

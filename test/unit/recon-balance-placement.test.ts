@@ -153,6 +153,13 @@ describe('roll-forward placement (cases)', () => {
     expect(placed[1]!.map((f) => [f.deposits.toString(), f.depositsByState?.toString()])).toEqual([['1', '0']]);
   });
 
+  it('a state first observed before the record exists (created and refunded during one sync) is placed at its timestamp', () => {
+    const w: PaymentHistory = { kind: 'withdrawal', id: 'W2', currency: 'USD', amount: new Decimal('10'), timestamp: at(25), current: 'REFUNDED', states: [{ state: 'PENDING', observedAt: at(23) }, { state: 'REFUNDED', observedAt: at(23) }] };
+    const placed = placePayments(bounds, [w], DEBIT_STATES);
+    expect(placed[0]).toEqual([]);
+    expect(placed[1]!.map((f) => [f.withdrawals.toString(), f.withdrawalsByState?.toString()])).toEqual([['0', '-10']]);
+  });
+
   it('pairOf: (bounds[i], bounds[i + 1]]', () => {
     expect([at(0), at(1), at(24), at(25), at(48), at(49)].map((t) => pairOf(bounds, t))).toEqual([-1, 0, 0, 1, 1, -1]);
   });
