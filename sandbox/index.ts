@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { MAKER_RATE, TAKER_RATE, type PartnerCurrencyDef, type SymbolDef } from './catalog.js';
 import { onAccounts, plantDiscrepancies, type Fixes } from './discrepancies.js';
 import { handleExchange } from './exchange-routes.js';
+import { onAccountsStateChanges, plantStateChanges } from './state-changes.js';
 import { resolveFaults, type FaultProfile } from './faults.js';
 import { generateHistory, generateLive } from './generate/span.js';
 import { makePartnerOrder } from './generate/partner.js';
@@ -99,6 +100,7 @@ export async function startSandbox(options: Partial<SandboxOptions> & { port?: n
   generateHistory(w);
   let fixes: Fixes = new Map();
   if (opts.discrepancies) fixes = plantDiscrepancies(w);
+  if (opts.stateChanges) plantStateChanges(w);
   let faults = resolveFaults(opts.faults);
   if (faults.malformedRecord) plantMalformed(w);
 
@@ -173,7 +175,14 @@ export async function startSandbox(options: Partial<SandboxOptions> & { port?: n
           for (const cb of pageHooks) cb({ ...info, page: pageNo });
         },
       }),
-    exchange: (req) => handleExchange(w, req, { onAccounts: () => onAccounts(w), onChange: () => webhooks?.poke() }),
+    exchange: (req) =>
+      handleExchange(w, req, {
+        onAccounts: () => {
+          onAccounts(w);
+          onAccountsStateChanges(w);
+        },
+        onChange: () => webhooks?.poke(),
+      }),
     control,
     beforeRequest: catchUp,
     faults: () => faults,

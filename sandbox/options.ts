@@ -25,6 +25,15 @@ export interface SandboxOptions {
   withdrawalsPerDay: number;
   /** Plant one case of every rule code (see expectedBreaks()). */
   discrepancies: boolean;
+  /**
+   * State changes between balance snapshots, as a real exchange makes them: at sandbox start a
+   * deposit UNCONFIRMED (not credited) and a withdrawal PENDING (debited amount + fee) are listed;
+   * on the second GET /accounts, before the balances are computed, the deposit turns COMPLETED
+   * (credited) and the withdrawal REFUNDED (credited back). So the first /accounts snapshot sees
+   * them UNCONFIRMED / PENDING and the second sees their final states, each balance moving when
+   * the state changes, not at the record's timestamp. No break is expected from them.
+   */
+  stateChanges: boolean;
   faults: 'none' | 'default' | FaultProfile;
   /** Keep trading as wall-clock time passes. */
   live: boolean;
@@ -83,6 +92,7 @@ export const DEFAULT_OPTIONS: SandboxOptions = {
   paidToUsShare: 0.5,
   withdrawalsPerDay: 3,
   discrepancies: false,
+  stateChanges: false,
   faults: 'none',
   live: false,
   liveTickMs: 1000,

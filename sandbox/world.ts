@@ -80,6 +80,8 @@ export class World {
   /** Planted E_BALANCE_ROLL: a deposit credited between the first and second /accounts snapshot. */
   hiddenRoll?: { currency: string; amount: string; applied?: DepositRecord; firstAt?: number; fixed?: boolean };
   lastAccountsAt = 0;
+  /** Option stateChanges: the deposit and withdrawal whose states change on the second /accounts (see state-changes.ts). */
+  stateChanges?: { deposit: DepositRecord; withdrawal: WithdrawalRecord; accountsSeen: number };
 
   constructor(readonly opts: SandboxOptions) {
     this.now0 = (opts.now ?? new Date()).getTime();
@@ -185,8 +187,10 @@ export class World {
 
   /**
    * Balances at the current clock: opening + every flow up to now (DESIGN.md "Balance flows").
-   * Deposit and withdrawal states never change whether they move the balance (UNCONFIRMED
-   * only ever becomes REJECTED, PENDING only COMPLETED), so a flow counts from its timestamp.
+   * Generated deposit and withdrawal states never change whether they move the balance
+   * (UNCONFIRMED only ever becomes REJECTED, PENDING only COMPLETED), so a flow counts from its
+   * timestamp; the stateChanges option's records move the balance again when their state
+   * changes (state-changes.ts, through add()).
    */
   balances(): Map<string, Decimal> {
     this.applyFlows();

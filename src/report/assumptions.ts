@@ -12,6 +12,10 @@ export function assumptions(config: Config): Array<[string, string]> {
   return [
     ['Fill fee currency', config.exchange.feeCurrency === 'base' ? 'base currency of the symbol (exchange.feeCurrency = base)' : 'counter currency of the symbol (exchange.feeCurrency = counter, default)'],
     ['Withdrawal states that debit the balance', `${config.exchange.withdrawalDebitStates.join(', ')} (amount + fee)`],
+    [
+      'Deposits and withdrawals in the roll-forward',
+      'counted in the pair of balance snapshots where their state change was first observed (a withdrawal leaving the debit states is credited back there); one first seen already final by its timestamp',
+    ],
     ['Exchange account', config.exchange.account],
     ['Tolerance, USD amounts', t.usd],
     ['Tolerance, exchange fee', t.exchangeFee ?? "half a unit of the fee currency's scale (default)"],

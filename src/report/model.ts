@@ -93,6 +93,9 @@ export interface BalanceRollRec {
   expectedClosing: Decimal | null;
   actualClosing: Decimal | null;
   residual: Decimal | null;
+  /** Parts of deposits / withdrawals placed by an observed state change (null: figures older than that split). */
+  depositsByState?: Decimal | null;
+  withdrawalsByState?: Decimal | null;
   firstDivergentDay: string | null;
   openingAt: Date | null;
   closingAt: Date | null;

@@ -376,6 +376,12 @@ export const balancesSpec: SheetSpec = {
     { header: 'Expected closing', kind: 'amount' },
     { header: 'Actual closing', kind: 'amount' },
     { header: 'Residual', kind: 'amount' },
+    // Deposits and withdrawals move a balance when their state changes (docs/rules.md E_BALANCE_ROLL):
+    // what of them was placed by a state change observed between the two snapshots, what by timestamp.
+    { header: 'Deposits placed by state change', kind: 'amount' },
+    { header: 'Deposits placed by timestamp', kind: 'amount' },
+    { header: 'Withdrawals placed by state change', kind: 'amount' },
+    { header: 'Withdrawals placed by timestamp', kind: 'amount' },
     { header: 'First divergent day', kind: 'day' },
     { header: 'Opening snapshot (UTC)', kind: 'datetime' },
     { header: 'Closing snapshot (UTC)', kind: 'datetime' },
@@ -418,6 +424,7 @@ export function balanceRows(rolls: BalanceRollRec[], latest: BalanceRec[], preci
           amount(r?.expectedClosing, dp),
           amount(closing, dp),
           amount(r?.residual, dp),
+          ...placement(r, dp),
           day(r?.firstDivergentDay),
           r?.openingAt ?? null,
           r?.closingAt ?? snap?.fetchedAt ?? null,
@@ -433,6 +440,21 @@ export function balanceRows(rolls: BalanceRollRec[], latest: BalanceRec[], preci
     });
   }
   return rows;
+}
+
+/**
+ * A pair's deposits and withdrawals split by how the roll-forward placed them: by a state change
+ * observed between the two snapshots, or by the record's timestamp. Empty for figures stored
+ * before the split existed.
+ */
+function placement(r: BalanceRollRec | undefined, dp: number) {
+  if (!r || r.depositsByState == null || r.withdrawalsByState == null || !r.deposits || !r.withdrawals) return [null, null, null, null];
+  return [
+    amount(r.depositsByState, dp),
+    amount(r.deposits.minus(r.depositsByState), dp),
+    amount(r.withdrawalsByState, dp),
+    amount(r.withdrawals.minus(r.withdrawalsByState), dp),
+  ];
 }
 
 // ------------------------------------------------------------------ Deposits / withdrawals

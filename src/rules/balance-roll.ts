@@ -9,7 +9,9 @@ import { toBreak } from './tally.js';
  * Flows of one currency on one UTC day between two snapshots, all positive amounts:
  * bought = what fills added to the currency (base of a BUY, counter of a SELL),
  * sold = what fills took from it, fees = fill fees charged in it,
- * withdrawals = amount + fee of withdrawals in a debit state.
+ * withdrawals = amount + fee debited by withdrawals less what was credited back;
+ * depositsByState / withdrawalsByState = the part of deposits / withdrawals placed by an observed
+ * state change, not by the record's timestamp (balance-placement.ts).
  */
 export interface DayFlows {
   currency: string;
@@ -19,6 +21,8 @@ export interface DayFlows {
   bought: Decimal;
   sold: Decimal;
   fees: Decimal;
+  depositsByState?: Decimal;
+  withdrawalsByState?: Decimal;
 }
 
 export interface DerivedDay {
@@ -41,6 +45,9 @@ export interface RollFigures {
   bought: Decimal;
   sold: Decimal;
   fees: Decimal;
+  /** Parts of deposits / withdrawals placed by an observed state change (the rest by timestamp). */
+  depositsByState: Decimal;
+  withdrawalsByState: Decimal;
   expectedClosing: Decimal;
   actualClosing: Decimal;
   residual: Decimal;
@@ -75,6 +82,7 @@ export function rollForward(s1: BalanceSnapshot, s2: BalanceSnapshot, flows: rea
     const mine = flows.filter((f) => f.currency === currency);
     const sum = (k: 'deposits' | 'withdrawals' | 'bought' | 'sold' | 'fees') => mine.reduce((a, f) => a.plus(f[k]), ZERO);
     const totals = { deposits: sum('deposits'), withdrawals: sum('withdrawals'), bought: sum('bought'), sold: sum('sold'), fees: sum('fees') };
+    const byState = { depositsByState: mine.reduce((a, f) => a.plus(f.depositsByState ?? ZERO), ZERO), withdrawalsByState: mine.reduce((a, f) => a.plus(f.withdrawalsByState ?? ZERO), ZERO) };
     const open = opening.get(currency) ?? ZERO;
     const actual = closing.get(currency) ?? ZERO;
     const expected = open.plus(net(totals));
@@ -90,6 +98,7 @@ export function rollForward(s1: BalanceSnapshot, s2: BalanceSnapshot, flows: rea
       closingAt: s2.fetchedAt,
       opening: open,
       ...totals,
+      ...byState,
       expectedClosing: expected,
       actualClosing: actual,
       residual,

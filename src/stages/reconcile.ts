@@ -10,7 +10,8 @@ import { addPassedFills, addPassedOrders, checkBalances, checkExchangeOrders, ch
 import { breakId, type BreakEventKind } from '../domain/index.js';
 import { applyLifecycle } from '../rules/lifecycle.js';
 import { RuleTally, type RuleResult } from '../rules/tally.js';
-import { dailyFlows } from '../store/balance-flows.js';
+import { dailyFlows, paymentHistories } from '../store/balance-flows.js';
+import { placePayments } from '../rules/balance-placement.js';
 import { inScopeKeys, previousBreaks } from '../store/breaks.js';
 import { countPeriod, type RunCounts } from '../store/counts.js';
 import { spanOf } from '../store/keyset.js';
@@ -129,10 +130,18 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
   const latestHeader = headers[headers.length - 1];
   const needed = [...new Map([...pairHeaders.flat(), ...(latestHeader ? [latestHeader] : [])].map((h) => [h.id, h])).values()];
   const snapshots = await balanceSnapshots(db, needed);
+  // Deposits and withdrawals move a balance when their state changes: each move is placed in the
+  // pair of snapshots where its state was first observed (rules/balance-placement.ts, docs/rules.md).
+  // The checked pairs are consecutive snapshots: every snapshot from the first pair's opening to the
+  // last pair's closing bounds the placement, and pair (a, b) is placed[index of a among them].
+  const series = pairHeaders.length ? headers.slice(headers.indexOf(pairHeaders[0]![0]), headers.indexOf(pairHeaders[pairHeaders.length - 1]![1]) + 1) : [];
+  const placed = series.length
+    ? placePayments(series.map((h) => h.fetchedAt), await paymentHistories(db, account, series[0]!.fetchedAt, series[series.length - 1]!.fetchedAt), ctx.config.exchange.withdrawalDebitStates)
+    : [];
   const pairs: SnapshotPair[] = [];
   for (const [a, b] of pairHeaders) {
-    const flows = await dailyFlows(db, a.id, b.id, { account, symbolsSnapshotId: symbols?.snapshotId ?? null, feeCurrency: cfg.feeCurrency, withdrawalDebitStates: ctx.config.exchange.withdrawalDebitStates });
-    pairs.push({ opening: snapshots.get(a.id)!, closing: snapshots.get(b.id)!, flows });
+    const fills = await dailyFlows(db, a.id, b.id, { account, symbolsSnapshotId: symbols?.snapshotId ?? null, feeCurrency: cfg.feeCurrency });
+    pairs.push({ opening: snapshots.get(a.id)!, closing: snapshots.get(b.id)!, flows: [...fills, ...(placed[series.indexOf(a)] ?? [])] });
   }
   const balanceRoll = checkBalances(tally, cfg, pairs, latestHeader ? snapshots.get(latestHeader.id)! : null).flat();
 

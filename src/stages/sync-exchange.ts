@@ -48,7 +48,8 @@ export interface ExchangeSyncResult {
 /**
  * Pulls the exchange account's whole history into the store, from the cursors up to now
  * (DESIGN.md "Sync"): snapshots first (their fetch time bounds the flows a later roll-forward
- * needs), then fills, orders of every status, trades, orders referenced by fills, and payments.
+ * needs), then payments (at once, so that a state change they show belongs to the pair this
+ * snapshot closes), fills, orders of every status, trades, and orders referenced by fills.
  * Each page is stored with its cursor in one transaction, so an interrupted sync resumes where
  * it stopped and a re-run changes nothing. ctx.signal stops it between pages (SyncAbortedError).
  */
@@ -99,10 +100,13 @@ export async function syncExchange(ctx: StageContext, options: ExchangeSyncOptio
         await syncPayments(env, range);
       });
     }
+    // Payments right after the balance snapshot: a state change the payments read sees is placed in
+    // the pair this snapshot closes (observed_at is the sync's start), so the time between the two
+    // is kept to the few reference requests (sync-payments.ts syncPayments, docs/rules.md E_BALANCE_ROLL).
+    await timed('payments', () => syncPayments(env));
     await timed('fills', () => syncFills(env));
     await timed('orders', () => syncOrders(env, snapshots.symbols));
     await timed('ordersById', () => syncOrderLookups(env, snapshots.symbols));
-    await timed('payments', () => syncPayments(env));
 
     const finishedAt = new Date();
     const stats = client.http.stats();

@@ -4,6 +4,7 @@ import type { Db } from './database.js';
 import { numericOrNull } from './type-parsers.js';
 import { decimalText, toDecimal, type Decimal } from '../decimal/decimal.js';
 import type { DayFlows, RollFigures } from '../rules/balance-roll.js';
+import type { PaymentHistory } from '../rules/balance-placement.js';
 import type { BalanceRollRec } from '../report/model.js';
 
 export interface FlowOptions {
@@ -11,19 +12,17 @@ export interface FlowOptions {
   /** Latest symbols snapshot, mapping a fill's symbol to base and counter currency. */
   symbolsSnapshotId: string | null;
   feeCurrency: 'counter' | 'base';
-  /** exchange.withdrawalDebitStates */
-  withdrawalDebitStates: readonly string[];
 }
 
 /**
- * Per currency and UTC day, the flows with s1.fetched_at < t <= s2.fetched_at, summed in SQL
+ * Per currency and UTC day, the fills' flows with s1.fetched_at < t <= s2.fetched_at, summed in SQL
  * numeric (exact, set-based: a million fills never enter memory). The bounds are read from the
  * snapshot rows themselves so that timestamptz microseconds are compared as stored.
- * A symbol missing from the snapshot falls back to its BASE-COUNTER spelling.
+ * A symbol missing from the snapshot falls back to its BASE-COUNTER spelling. Deposits and
+ * withdrawals are placed by their state histories instead (paymentHistories, rules/balance-placement.ts).
  */
 export async function dailyFlows(db: Db, openingId: string, closingId: string, o: FlowOptions): Promise<DayFlows[]> {
   const feeBase = o.feeCurrency === 'base';
-  const states = o.withdrawalDebitStates.length ? sql`w.state in (${sql.join([...o.withdrawalDebitStates])})` : sql`false`;
   const result = await sql<{ currency: string; day: string; deposits: Decimal; withdrawals: Decimal; bought: Decimal; sold: Decimal; fees: Decimal }>`
     with bounds as (
       select (select fetched_at from balance_snapshot where id = ${openingId}::bigint) as t1,
@@ -50,14 +49,6 @@ export async function dailyFlows(db: Db, openingId: string, closingId: string, o
              case when side = 'BUY' then qty * price else 0 end,
              ${feeBase ? sql`0::numeric` : sql`fee`}
       from f
-      union all
-      select d.currency, to_char(d.timestamp at time zone 'UTC', 'YYYY-MM-DD'), d.amount, 0, 0, 0, 0
-      from exchange_deposit d cross join bounds b
-      where d.account = ${o.account} and d.state = 'COMPLETED' and d.timestamp > b.t1 and d.timestamp <= b.t2
-      union all
-      select w.currency, to_char(w.timestamp at time zone 'UTC', 'YYYY-MM-DD'), 0, w.amount + coalesce(w.fee, 0), 0, 0, 0
-      from exchange_withdrawal w cross join bounds b
-      where w.account = ${o.account} and ${states} and w.timestamp > b.t1 and w.timestamp <= b.t2
     )
     select currency, day, sum(deposits) as deposits, sum(withdrawals) as withdrawals, sum(bought) as bought, sum(sold) as sold, sum(fees) as fees
     from moves
@@ -72,6 +63,44 @@ export async function dailyFlows(db: Db, openingId: string, closingId: string, o
     sold: toDecimal(r.sold),
     fees: toDecimal(r.fees),
   }));
+}
+
+/**
+ * Every deposit and withdrawal that can move a balance in (from, to]: its timestamp, or one of its
+ * states' first observation, lies there (a record without a timestamp is placed by its first
+ * observation). Each with its whole state history (exchange_deposit_state /
+ * exchange_withdrawal_state: the first observed_at of each state); the rules place the moves. A
+ * record stored without a history (written outside the sync) counts as first seen in its current
+ * state when it was first stored.
+ */
+export async function paymentHistories(db: Db, account: string, from: Date, to: Date): Promise<PaymentHistory[]> {
+  const rows = await sql<{ kind: 'deposit' | 'withdrawal'; id: string; currency: string; amount: Decimal; timestamp: Date | null; current: string | null; state: string; observed_at: Date }>`
+    select 'deposit' as kind, d.deposit_id as id, d.currency, d.amount, d."timestamp", d.state as current,
+      coalesce(s.state, d.state) as state, coalesce(s.observed_at, d.first_seen_at) as observed_at
+    from exchange_deposit d
+    left join exchange_deposit_state s on s.account = d.account and s.deposit_id = d.deposit_id
+    where d.account = ${account}
+      and ((d."timestamp" > ${from} and d."timestamp" <= ${to})
+        or d."timestamp" is null
+        or exists (select 1 from exchange_deposit_state x where x.account = d.account and x.deposit_id = d.deposit_id and x.observed_at > ${from} and x.observed_at <= ${to}))
+    union all
+    select 'withdrawal', w.withdrawal_id, w.currency, w.amount + coalesce(w.fee, 0), w."timestamp", w.state,
+      coalesce(s.state, w.state), coalesce(s.observed_at, w.first_seen_at)
+    from exchange_withdrawal w
+    left join exchange_withdrawal_state s on s.account = w.account and s.withdrawal_id = w.withdrawal_id
+    where w.account = ${account} and (s.state is not null or w.state is not null)
+      and ((w."timestamp" > ${from} and w."timestamp" <= ${to})
+        or w."timestamp" is null
+        or exists (select 1 from exchange_withdrawal_state x where x.account = w.account and x.withdrawal_id = w.withdrawal_id and x.observed_at > ${from} and x.observed_at <= ${to}))
+    order by 1, 2`.execute(db);
+  const out = new Map<string, PaymentHistory & { states: Array<{ state: string; observedAt: Date }> }>();
+  for (const r of rows.rows) {
+    const key = `${r.kind}:${r.id}`;
+    let p = out.get(key);
+    if (!p) out.set(key, (p = { kind: r.kind, id: r.id, currency: r.currency, amount: toDecimal(r.amount), timestamp: r.timestamp, current: r.current, states: [] }));
+    p.states.push({ state: r.state, observedAt: r.observed_at });
+  }
+  return [...out.values()];
 }
 
 /** Replaces the run's roll figures (in the reconcile's write transaction). */
@@ -100,6 +129,8 @@ function rollRow(runId: string, account: string, f: RollFigures) {
     expected_closing: t(f.expectedClosing),
     actual_closing: t(f.actualClosing),
     residual: t(f.residual),
+    deposits_by_state: t(f.depositsByState),
+    withdrawals_by_state: t(f.withdrawalsByState),
     first_divergent_day: f.firstDivergentDay,
     days: JSON.stringify(f.days),
   };
@@ -114,7 +145,7 @@ export async function balanceRollOfRun(db: Db, runId: string): Promise<BalanceRo
   if (!exists.rows[0]?.t) return [];
   const res = await sql<Record<string, unknown>>`
     select currency, opening, deposits, withdrawals, bought, sold, fees, expected_closing, actual_closing, residual,
-      first_divergent_day::text as first_divergent_day, opening_at, closing_at
+      deposits_by_state, withdrawals_by_state, first_divergent_day::text as first_divergent_day, opening_at, closing_at
     from balance_roll where run_id = ${runId}
     order by currency, closing_at desc, opening_at desc`.execute(db);
   return res.rows.map((r) => ({
@@ -128,6 +159,8 @@ export async function balanceRollOfRun(db: Db, runId: string): Promise<BalanceRo
     expectedClosing: numericOrNull(r.expected_closing),
     actualClosing: numericOrNull(r.actual_closing),
     residual: numericOrNull(r.residual),
+    depositsByState: numericOrNull(r.deposits_by_state),
+    withdrawalsByState: numericOrNull(r.withdrawals_by_state),
     firstDivergentDay: r.first_divergent_day === null || r.first_divergent_day === undefined ? null : String(r.first_divergent_day).slice(0, 10),
     openingAt: (r.opening_at as Date | null) ?? null,
     closingAt: (r.closing_at as Date | null) ?? null,

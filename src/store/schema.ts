@@ -384,6 +384,8 @@ export interface BalanceRollTable {
   expected_closing: Num;
   actual_closing: Num;
   residual: Num;
+  deposits_by_state: NumNull;
+  withdrawals_by_state: NumNull;
   first_divergent_day: ColumnType<string | null, string | null | undefined, string | null>;
   days: ColumnType<unknown, string | undefined, string>;
 }

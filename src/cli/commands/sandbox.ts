@@ -28,6 +28,7 @@ interface SandboxFlags {
   depositsPerDay: string;
   withdrawalsPerDay: string;
   discrepancies?: boolean;
+  stateChanges?: boolean;
   faults: string;
   live?: boolean;
   webhookUrl?: string;
@@ -65,6 +66,7 @@ export function register(program: Command): void {
     .option('--deposits-per-day <n>', 'exchange deposits per day (besides partner orders paid to us)', '4')
     .option('--withdrawals-per-day <n>', 'exchange withdrawals per day', '3')
     .option('--discrepancies', 'plant one case of every rule code (GET /_sandbox/expected-breaks lists them)')
+    .option('--state-changes', 'a deposit UNCONFIRMED and a withdrawal PENDING at the first GET /accounts, COMPLETED and REFUNDED (credited back) at the second')
     .option('--faults <profile>', 'fault injection: none | default', 'none')
     .option('--live', 'keep trading, depositing and withdrawing as wall-clock time passes')
     .option('--webhook-url <url>', 'deliver partner order events to this URL')
@@ -90,6 +92,7 @@ export function register(program: Command): void {
           depositsPerDay: int('deposits-per-day', flags.depositsPerDay, 0, problems),
           withdrawalsPerDay: int('withdrawals-per-day', flags.withdrawalsPerDay, 0, problems),
           discrepancies: flags.discrepancies === true,
+          stateChanges: flags.stateChanges === true,
           faults: oneOf('faults', flags.faults, ['none', 'default'] as const, problems),
           live: flags.live === true,
           fillsOrder: oneOf('fills-order', flags.fillsOrder, ['newest-first', 'oldest-first'] as const, problems),

@@ -48,6 +48,8 @@ export interface SyncEnv {
   /** When this sync started: records last seen before it are refreshed by id. */
   startedAt: Date;
   historyStartMs: number;
+  /** When this sync's balance snapshot was fetched (epoch ms): the payments are listed up to it at least. */
+  balancesFetchedAtMs?: number;
   counters: SyncCounters;
   coverage: Record<string, StreamCoverage>;
   /** Entities with unresolved quarantine entries: only those pay for resolveQuarantined. */

@@ -28,6 +28,7 @@ function depositStream(env: SyncEnv, cap: StreamCap): WindowStream<Deposit, NewE
     schema: depositSchema,
     cap,
     overlapMs: PAYMENTS_OVERLAP_MS,
+    endAtLeastMs: env.balancesFetchedAtMs,
     fetch: (w, _symbol, signal) => env.client.deposits(padded(w), signal),
     toRow: toDepositRow,
     key: (r) => r.deposit_id,
@@ -50,6 +51,7 @@ function withdrawalStream(env: SyncEnv, cap: StreamCap): WindowStream<Withdrawal
     schema: withdrawalSchema,
     cap,
     overlapMs: PAYMENTS_OVERLAP_MS,
+    endAtLeastMs: env.balancesFetchedAtMs,
     fetch: (w, _symbol, signal) => env.client.withdrawals(padded(w), signal),
     toRow: toWithdrawalRow,
     key: (r) => r.withdrawal_id,
@@ -75,6 +77,22 @@ export const PAYMENTS_OVERLAP_MS = 3 * 86_400_000;
  * Deposits and withdrawals by windows, then every one still UNCONFIRMED / PENDING that this
  * run's listings did not return fetched by id, so a late state change lands (and enters the
  * state history).
+ *
+ * The roll-forward places a state change in the pair of balance snapshots where it was first
+ * observed (rules/balance-placement.ts), so the order of a sync matters. The sync takes its
+ * balance snapshot first (fetched_at: when /accounts answered), then reads the payments; every
+ * state row it writes carries observed_at = the sync's start (env.startedAt), which lies BEFORE
+ * that snapshot's fetched_at although the read came after it. This is on purpose: a change first
+ * seen by this sync happened after the previous sync's read (itself after the previous snapshot)
+ * and, but for the seconds between this sync's snapshot and this read (the payments come right
+ * after the snapshots, stages/sync-exchange.ts), before that snapshot, which therefore already
+ * shows it: the exchange credited (or debited) it in the pair that this snapshot closes, and
+ * observed_at <= fetched_at puts it there. Stamping the read's own time (after fetched_at) would
+ * push every such change one pair late: a false E_BALANCE_ROLL in two pairs. The one change it
+ * misplaces is one made in those seconds, between the snapshot and the payments read: it lands
+ * one pair early (docs/rules.md E_BALANCE_ROLL says so). The listings run up to the
+ * snapshot's fetch time at least (endAtLeastMs), so a record stamped between the run's start and
+ * the snapshot is a flow of this pair and is stored before the roll-forward is checked.
  */
 export async function syncPayments(env: SyncEnv, range?: { from: number; to: number }): Promise<void> {
   // The largest answer each endpoint has given: a smaller one is complete without a check.

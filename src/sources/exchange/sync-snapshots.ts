@@ -40,6 +40,7 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
   // ---- balances
   const accounts = await env.client.accounts(env.signal);
   const fetchedAt = new Date();
+  env.balancesFetchedAtMs = fetchedAt.getTime();
   env.counters.pages++;
   const map = accounts.body as Record<string, unknown> | null;
   const list = map && typeof map === 'object' && !Array.isArray(map) ? map[exchangeAccount] : undefined;

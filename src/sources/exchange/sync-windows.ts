@@ -35,6 +35,11 @@ export interface WindowStream<T, R extends { raw: string }> {
    * so a page it cannot settle is logged but is no coverage gap.
    */
   bestEffort?: boolean;
+  /**
+   * A later end than `env.nowMs` for a sync without a range (the payments: up to the balance
+   * snapshot's fetch time, so every flow before the roll-forward's closing snapshot is listed).
+   */
+  endAtLeastMs?: number;
 }
 
 /** When a page may have been cut (fullAt), learned upwards; `cursor` persists `learned` per account. */
@@ -167,7 +172,7 @@ export async function syncWindows<T, R extends { raw: string }>(
 export async function streamRange<T, R extends { raw: string }>(env: SyncEnv, s: WindowStream<T, R>): Promise<{ start: number; end: number }> {
   const stored = await getCursor(env.db, env.account, SOURCE, s.cursor);
   const start = stored === null ? env.historyStartMs : Math.max(env.historyStartMs, Number(stored) - (s.overlapMs ?? WINDOW_OVERLAP_MS));
-  return { start, end: env.nowMs };
+  return { start, end: Math.max(env.nowMs, s.endAtLeastMs ?? 0) };
 }
 
 /** The learned-cap cursor row when this page raised it (a lower value written by a concurrent listing only costs requests). */
