@@ -1,4 +1,4 @@
-/** The break repository: the one row -> Break mapper, open breaks and a run's changes, the lifecycle's reads and writes. */
+/** The break repository: the one row -> Break mapper, open breaks (for a run, each with inPeriod), a run's changes, the lifecycle's reads and writes. */
 import { sql, type RawBuilder, type Transaction } from 'kysely';
 import type { Db } from './database.js';
 import type { BreakRow, DB } from './schema.js';

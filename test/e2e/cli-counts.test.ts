@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import ExcelJS from 'exceljs';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,7 +5,7 @@ import { startSandbox, type Sandbox } from '../../sandbox/index.js';
 import { addDays, toDay } from '../../src/util/dates.js';
 import { storeKinds } from '../helpers/db.js';
 import { attachment, header, textPart } from '../helpers/mime.js';
-import { type CliWorld, brief, openCliWorld, runCli } from './helpers.js';
+import { type CliWorld, brief, freePort, openCliWorld, runCli } from './helpers.js';
 
 /**
  * Issue 14 point 7, as a user met it: a one-day run whose e-mail could not be sent, a later run that
@@ -29,15 +28,6 @@ interface Summary {
   breaks: Array<{ code: string; key: string; severity: string; inPeriod: boolean }>;
   report: string;
   breakCounts: Counts;
-}
-
-/** A port nothing listens on yet: the SMTP server starts there later, so the first delivery fails. */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
-  const { port } = probe.address() as { port: number };
-  await new Promise<void>((r) => probe.close(() => r()));
-  return port;
 }
 
 const SEVERITIES = ['high', 'medium', 'low'] as const;
