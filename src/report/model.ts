@@ -1,6 +1,6 @@
 /** The report's plain data (the run, its breaks, the period's records as the sheets show them): loaders fill it from the store, tests by hand. */
 import type { Decimal } from '../decimal/decimal.js';
-import type { Break, CoverageRow, Deposit, ExchangeOrderAgg, Fill, PartnerOrder, BalanceLine, Withdrawal } from '../domain/index.js';
+import type { Break, CoverageRow, OpenBreakCounts, Deposit, ExchangeOrderAgg, Fill, PartnerOrder, BalanceLine, Withdrawal } from '../domain/index.js';
 import type { RunRequests } from '../http/meter.js';
 
 export type RuleStatus = 'passed' | 'breaks' | 'not_checked';
@@ -39,6 +39,8 @@ export interface RunInfo {
   ruleResults: RuleResult[];
   rulesetVersion: string | null;
   configHash: string | null;
+  /** The open-break counts the run's workbook shows (null before a workbook was written). */
+  breakCounts?: OpenBreakCounts | null;
 }
 
 /** A partner order as the rules see it, plus the columns only the report shows. */

@@ -1,7 +1,7 @@
 /** The data sheets: their column specs and the pure builders of their rows (breaks, partner, exchange, balances, coverage). */
 import { Decimal } from '../decimal/decimal.js';
 import { amount, amountOrText, day, type Cell, type Row, type SheetSpec, type Tone } from './cells.js';
-import { SEVERITY_RANK, type Break } from '../domain/index.js';
+import { SEVERITY_RANK, type Break, type ReportedBreak } from '../domain/index.js';
 import type { BalanceRec, BalanceRollRec, CoverageRec, DepositRec, FillRec, OrderVsFillsRec, PartnerDailyRec, PartnerOrderRec, WithdrawalRec } from './model.js';
 import type { Precision } from './precision.js';
 
@@ -103,6 +103,8 @@ export const breaksSpec: SheetSpec = {
     { header: 'Expected', kind: 'amount' },
     { header: 'Actual', kind: 'amount' },
     { header: 'Difference', kind: 'amount' },
+    // yes: the break's record belongs to the period reported; no: carried over (docs/rules.md "This period or carried over")
+    { header: 'This period?', kind: 'text' },
     { header: 'Message', kind: 'text', width: 30 },
     { header: 'First seen (UTC)', kind: 'datetime' },
     { header: 'First seen run', kind: 'id' },
@@ -117,7 +119,7 @@ export const breaksSpec: SheetSpec = {
 
 const DETAIL_MAX = 1000;
 
-export function breakRow(b: Break, now: Date, precision: Precision, descriptions: Map<string, string>): Row {
+export function breakRow(b: ReportedBreak, now: Date, precision: Precision, descriptions: Map<string, string>): Row {
   const dp = b.code.startsWith('P_') || b.code.startsWith('X_') ? precision.partner(b.currency) : precision.exchange(b.currency);
   let detail: string | null = null;
   if (b.detail !== null && b.detail !== undefined) {
@@ -135,6 +137,7 @@ export function breakRow(b: Break, now: Date, precision: Precision, descriptions
       amountOrText(b.expected, dp),
       amountOrText(b.actual, dp),
       amountOrText(b.difference, dp),
+      b.inPeriod ? 'yes' : 'no',
       b.message,
       b.firstSeenAt,
       b.firstSeenRun,

@@ -3,8 +3,8 @@ import { API_LABEL } from '../http/errors.js';
 import { endpointSeconds, requestTotals, roundSeconds, sortedRequests, type RequestTotals, type RunRequests } from '../http/meter.js';
 import { addDays } from '../util/dates.js';
 import { amount, day, type Cell, type Row, type SheetSpec, type Tone } from './cells.js';
-import { SEVERITY_RANK, type Break } from '../domain/index.js';
-import type { BreakRef, Changes, RunInfo, Totals, WebhookStats } from './model.js';
+import { SEVERITY_RANK, type OpenBreakCounts, type PeriodSplit, type ReportedBreak } from '../domain/index.js';
+import type { BreakRef, Changes, RuleResult, RunInfo, Totals, WebhookStats } from './model.js';
 import type { Precision } from './precision.js';
 import { SHEET } from './sheets.js';
 
@@ -31,10 +31,30 @@ export interface SeverityCounts {
   total: number;
 }
 
-export function countBySeverity(breaks: Array<Pick<Break, 'severity'>>): SeverityCounts {
-  const c = { high: 0, medium: 0, low: 0, total: breaks.length };
-  for (const b of breaks) if (b.severity === 'high' || b.severity === 'medium' || b.severity === 'low') c[b.severity] += 1;
-  return c;
+/** The severity figures of the run's open-break counts (all open breaks, of this period or carried over). */
+export function severityTotals(counts: OpenBreakCounts): SeverityCounts {
+  return { high: counts.severity.high.total, medium: counts.severity.medium.total, low: counts.severity.low.total, total: counts.total };
+}
+
+/** "12 of this period, 5 carried over": the two counts, worded the same in the workbook and the e-mail. */
+export function periodSplitText(s: PeriodSplit): string {
+  return `${s.inPeriod} of this period, ${s.carriedOver} carried over`;
+}
+
+/** What a reader is told "carried over" means, wherever the two counts appear. */
+export const CARRIED_OVER_MEANING =
+  'of this period: the break\'s record belongs to the period reported (docs/rules.md "This period or carried over"); carried over: still open from other days or earlier runs';
+
+/**
+ * What this run says about a rule that has open breaks, so that a count and a rule status never
+ * read as a contradiction: a rule not checked in this run keeps the breaks earlier runs left open.
+ */
+export function ruleStatusNote(results: readonly RuleResult[], code: string): string {
+  const r = results.find((x) => x.code === code);
+  if (!r) return 'not run in this run: its open breaks are as earlier runs left them';
+  if (r.status === 'not_checked') return `not checked in this run${r.reason ? ` (${r.reason})` : ''}: its open breaks are as earlier runs left them`;
+  if (r.status === 'passed') return `passed in this run (${r.checked ?? 0} checked)`;
+  return `${r.breaks ?? 0} found in this run (${r.checked ?? 0} checked)`;
 }
 
 /** "2026-11-01" for one day, "2026-11-01 to 2026-11-07" (both inclusive) for longer periods. */
@@ -53,17 +73,18 @@ export interface Headline {
  * The first line finance reads: reconciled (green) or how many breaks are open by severity (red).
  * A failed run or a run without reconciliation results is never "reconciled".
  */
-export function headline(run: Pick<RunInfo, 'periodFrom' | 'periodTo' | 'status' | 'failedStage' | 'ruleResults'>, open: SeverityCounts): Headline {
+export function headline(run: Pick<RunInfo, 'periodFrom' | 'periodTo' | 'status' | 'failedStage' | 'ruleResults'>, counts: OpenBreakCounts): Headline {
   const period = periodLabel(run.periodFrom, run.periodTo);
+  const open = severityTotals(counts);
   const notChecked = run.ruleResults.filter((r) => r.status === 'not_checked').length;
   const nc = notChecked ? `; ${notChecked} rule${notChecked === 1 ? '' : 's'} not checked (see Rules)` : '';
   if (run.status === 'failed')
-    return { reconciled: false, text: `NOT RECONCILED: the run failed${run.failedStage ? ` at ${run.failedStage}` : ''}`, detail: `Period ${period}; ${open.total} open breaks` };
+    return { reconciled: false, text: `NOT RECONCILED: the run failed${run.failedStage ? ` at ${run.failedStage}` : ''}`, detail: `Period ${period}; ${open.total} open breaks (${periodSplitText(counts)})` };
   if (open.total > 0)
     return {
       reconciled: false,
       text: `NOT RECONCILED: ${open.total} open break${open.total === 1 ? '' : 's'} (${open.high} high, ${open.medium} medium, ${open.low} low)`,
-      detail: `Period ${period}${nc}`,
+      detail: `Period ${period}: ${periodSplitText(counts)}${nc}`,
     };
   if (run.ruleResults.length === 0)
     return { reconciled: false, text: 'NOT RECONCILED: no reconciliation results for this run', detail: `Period ${period}; run reconcile first` };
@@ -82,7 +103,9 @@ export const COUNT_LABELS: Array<[string, string]> = [
 
 export interface SummaryInput {
   run: RunInfo;
-  openBreaks: Break[];
+  openBreaks: ReportedBreak[];
+  /** openBreakCounts(openBreaks), computed once by the report stage and stored with the workbook. */
+  counts: OpenBreakCounts;
   changes: Changes;
   totals: Totals;
   assumptions: Array<[string, string]>;
@@ -100,9 +123,8 @@ const header = (...titles: string[]): Row => ({ cells: titles, tone: 'bold' });
 const pair = (label: string, value: Cell, ...rest: Cell[]): Row => ({ cells: [label, value, ...rest] });
 
 export function summaryRows(input: SummaryInput): Row[] {
-  const { run, openBreaks, changes, totals, precision } = input;
-  const open = countBySeverity(openBreaks);
-  const head = headline(run, open);
+  const { run, counts, changes, totals, precision } = input;
+  const head = headline(run, counts);
   const rows: Row[] = [];
   rows.push({ cells: [head.text, ...pad(SUMMARY_COLUMNS - 1)], tone: head.reconciled ? 'ok' : 'bad' });
   rows.push({ cells: [head.detail] });
@@ -125,9 +147,19 @@ export function summaryRows(input: SummaryInput): Row[] {
   rows.push(blank());
 
   rows.push(section('Open breaks'));
-  rows.push(header('Severity', 'Open'));
-  for (const sev of ['high', 'medium', 'low'] as const) rows.push({ cells: [sev, open[sev]], cellTones: open[sev] ? { 0: sev } : undefined });
-  rows.push({ cells: ['total', open.total], tone: 'bold' });
+  rows.push(header('Severity', 'Open', 'Of this period', 'Carried over'));
+  for (const sev of ['high', 'medium', 'low'] as const) {
+    const c = counts.severity[sev];
+    rows.push({ cells: [sev, c.total, c.inPeriod, c.carriedOver], cellTones: c.total ? { 0: sev } : undefined });
+  }
+  rows.push({ cells: ['total', counts.total, counts.inPeriod, counts.carriedOver], tone: 'bold' });
+  rows.push({ cells: [CARRIED_OVER_MEANING], tone: 'muted' });
+  rows.push(blank());
+
+  rows.push(section('Open breaks by rule'));
+  rows.push(header('Rule', 'Severity', 'Open', 'Of this period', 'Carried over', '', 'In this run'));
+  for (const r of counts.rules) rows.push({ cells: [r.code, r.severity, r.total, r.inPeriod, r.carriedOver, null, ruleStatusNote(run.ruleResults, r.code)] });
+  if (!counts.rules.length) rows.push({ cells: ['(none)'], tone: 'muted' });
   rows.push(blank());
 
   rows.push(section('Counts (records of the period)'));
@@ -178,7 +210,7 @@ export function summaryRows(input: SummaryInput): Row[] {
   rows.push(blank());
 
   rows.push(section('Rules'));
-  rows.push(header('Rule', 'Severity', 'Status', 'Checked', 'Breaks', '', 'Check / why not checked'));
+  rows.push(header('Rule', 'Severity', 'Status', 'Checked', 'Found in this run', '', 'Check / why not checked'));
   const rules = [...run.ruleResults].sort((a, b) => a.code.localeCompare(b.code));
   for (const r of rules) {
     const status = r.status === 'not_checked' ? 'not checked' : r.status;

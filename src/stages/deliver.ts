@@ -4,9 +4,9 @@ import { basename } from 'node:path';
 import nodemailer from 'nodemailer';
 import type { StageContext } from './context.js';
 import { writeReport } from './report.js';
-import { loadOpenBreaks } from '../store/breaks.js';
+import { openBreaksOfRun } from '../store/breaks.js';
 import { getRun, loadRun, recordDelivery } from '../store/runs.js';
-import { countBySeverity } from '../report/summary.js';
+import { openBreakCounts } from '../domain/index.js';
 import { buildMessage } from '../report/email.js';
 
 export { buildMessage } from '../report/email.js';
@@ -38,17 +38,17 @@ export async function deliverRun(ctx: StageContext, runId: string): Promise<Deli
 
   const run = await loadRun(db, runId);
   let path = (await getRun(db, runId))?.report_path ?? null;
+  // The message tells what the attachment shows: the counts stored with the workbook when it was
+  // written, not a new count of the breaks now (other runs may have changed them since).
+  let counts = run.breakCounts ?? null;
   if (!path || !(await exists(path))) {
     log.info({ missing: path }, 'no workbook on disk for this run: writing it before delivery');
-    path = (await writeReport(ctx, runId)).path;
+    ({ path, counts } = await writeReport(ctx, runId));
   }
-
-  const open = await loadOpenBreaks(db, run.account);
-  const byRuleMap = new Map<string, number>();
-  for (const b of open) byRuleMap.set(b.code, (byRuleMap.get(b.code) ?? 0) + 1);
-  const byRule = [...byRuleMap].map(([code, count]) => ({ code, count })).sort((a, b) => b.count - a.count || a.code.localeCompare(b.code));
+  // A workbook written before its counts were stored with it (sql/0009): counted now, the same way.
+  counts ??= openBreakCounts(await openBreaksOfRun(db, run));
   const attachmentName = basename(path);
-  const message = buildMessage({ run, open: countBySeverity(open), byRule, attachmentName });
+  const message = buildMessage({ run, counts, attachmentName });
 
   const from = ctx.config.email.from;
   const to = ctx.config.email.to;

@@ -4,7 +4,7 @@ import type { StageContext } from './context.js';
 import { assumptions } from '../report/assumptions.js';
 import type { Row } from '../report/cells.js';
 import { Precision, type SymbolScales } from '../report/precision.js';
-import { loadChanges, loadOpenBreaks } from '../store/breaks.js';
+import { loadChanges, openBreaksOfRun } from '../store/breaks.js';
 import { balanceRollOfRun } from '../store/balance-flows.js';
 import { periodTotals } from '../store/counts.js';
 import { coverageOfDays } from '../store/cursors.js';
@@ -14,6 +14,7 @@ import { partnerDailyIn, partnerOrdersCreatedIn, webhookStatsIn } from '../store
 import { loadRun, setReportPath } from '../store/runs.js';
 import { latestCurrencies, latestSymbols } from '../store/snapshots.js';
 import type { Db } from '../store/database.js';
+import { openBreakCounts, type OpenBreakCounts } from '../domain/index.js';
 import {
   BreakIndex,
   balanceRows,
@@ -40,7 +41,7 @@ import { summaryRows, summarySpec } from '../report/summary.js';
 import { writeWorkbook, type WriteWorkbookOptions } from '../report/write-workbook.js';
 
 export { SHEET } from '../report/sheets.js';
-export { headline, countBySeverity, periodLabel } from '../report/summary.js';
+export { headline, periodLabel } from '../report/summary.js';
 export { writeWorkbook } from '../report/write-workbook.js';
 
 /** `<reportsDir>/ramp-recon_<from>_<to>_<runId>.xlsx` (to exclusive, as on the command line). */
@@ -57,7 +58,7 @@ export async function writeReport(
   ctx: StageContext,
   runId: string,
   options: Pick<WriteWorkbookOptions, 'maxRowsPerSheet'> = {},
-): Promise<{ path: string; sheets: Record<string, number> }> {
+): Promise<{ path: string; sheets: Record<string, number>; counts: OpenBreakCounts }> {
   const { db } = ctx.store;
   const log = ctx.logger.child({ stage: 'report', runId });
   const started = Date.now();
@@ -68,8 +69,11 @@ export async function writeReport(
   const debitStates = ctx.config.exchange.withdrawalDebitStates;
   const feeCurrency = ctx.config.exchange.feeCurrency;
 
-  const [openBreaksRaw, precision] = [await loadOpenBreaks(db, account), await loadPrecision(db, account)];
+  // One read of the open breaks, each with inPeriod, and one count of them: the Summary, the Breaks
+  // sheet and (stored with the workbook) the e-mail all show these.
+  const [openBreaksRaw, precision] = [await openBreaksOfRun(db, run), await loadPrecision(db, account)];
   const openBreaks = sortBreaks(openBreaksRaw);
+  const counts = openBreakCounts(openBreaks);
   const changes = await loadChanges(db, run, openBreaks);
   const totals = await periodTotals(db, account, span, debitStates);
   const daily = await partnerDailyIn(db, account, span);
@@ -89,7 +93,7 @@ export async function writeReport(
   const sheets = await writeWorkbook(
     path,
     [
-      { spec: summarySpec, rows: summaryRows({ run, openBreaks, changes, totals, assumptions: assumptions(ctx.config), precision, now, webhooks }) },
+      { spec: summarySpec, rows: summaryRows({ run, openBreaks, counts, changes, totals, assumptions: assumptions(ctx.config), precision, now, webhooks }) },
       { spec: breaksSpec, rows: openBreaks.map((b) => breakRow(b, now, precision, descriptions)) },
       { spec: partnerDailySpec, rows: daily.map((d) => partnerDailyRow(d, precision)) },
       { spec: partnerOrdersSpec, rows: map(eachRow(partnerOrdersCreatedIn(db, account, span)), (o) => partnerOrderRow(o, precision, index)) },
@@ -105,9 +109,9 @@ export async function writeReport(
       onSheet: (name, rows) => log.debug({ sheet: name, rows }, 'sheet written'),
     },
   );
-  await setReportPath(db, runId, path);
+  await setReportPath(db, runId, path, counts);
   log.info({ path, sheets, openBreaks: openBreaks.length, ms: Date.now() - started }, 'report written');
-  return { path, sheets };
+  return { path, sheets, counts };
 }
 
 /** Decimal places per partner currency and exchange symbol, from the latest reference snapshots. */

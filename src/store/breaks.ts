@@ -1,10 +1,10 @@
-/** The break repository: the one row -> Break mapper, open breaks and a run's changes, the lifecycle's reads and writes. */
-import { sql, type Transaction } from 'kysely';
+/** The break repository: the one row -> Break mapper, open breaks (for a run, each with inPeriod), a run's changes, the lifecycle's reads and writes. */
+import { sql, type RawBuilder, type Transaction } from 'kysely';
 import type { Db } from './database.js';
 import type { BreakRow, DB } from './schema.js';
-import { breakId, type Break, type BreakEvent, type DetectedBreak, type Severity } from '../domain/index.js';
+import { breakId, type Break, type BreakEvent, type DetectedBreak, type ReportedBreak, type Severity } from '../domain/index.js';
 import type { BreakRef, Changes, RunInfo } from '../report/model.js';
-import type { Span } from './keyset.js';
+import { spanOf, type Span } from './keyset.js';
 import { previousRunOfPeriod } from './runs.js';
 import { stringifyJsonLossless } from '../decimal/json.js';
 
@@ -106,6 +106,62 @@ const PARTNER_SCOPED = new Set(['P_FEE_USD', 'P_AMOUNT_USD', 'P_PARTNER_FEE_RATE
 const ORDER_SCOPED = new Set(['E_FILL_QTY', 'E_FILL_AVGPX', 'E_SYMBOL_RULES']);
 const FILL_SCOPED = new Set(['E_FILL_ORPHAN', 'E_FEE_RATE', 'E_SYMBOL_RULES']);
 const isInt8 = (k: string) => /^-?\d{1,19}$/.test(k);
+
+/** The run whose open breaks are reported: its id and account, and its period (`to` exclusive). */
+export interface ReportedRun {
+  id: string;
+  account: string;
+  periodFrom: string | null;
+  periodTo: string | null;
+}
+
+/** The entity each rule's key names, for "this period" (docs/rules.md "This period or carried over"). */
+const PARTNER_ORDER_KEYED = [...PARTNER_SCOPED, 'P_STALE'];
+const EXCHANGE_ORDER_KEYED = ['E_FILL_QTY', 'E_FILL_AVGPX'];
+const FILL_KEYED = ['E_FILL_ORPHAN', 'E_FEE_RATE'];
+/** An exchange id as the key: the pattern a bigint column can be compared with (ids are near 10^12). */
+const EXCHANGE_ID = '^[0-9]{1,18}$';
+const DAY_AT_END = ':[0-9]{4}-[0-9]{2}-[0-9]{2}$';
+
+/**
+ * Every open break of the run's account, whatever run found it, each with inPeriod: whether its
+ * entity belongs to the run's period, decided in this one query for every break (docs/rules.md
+ * "This period or carried over"). Unordered, or by severity then code and key (the JSON summary).
+ * A run without a period has no break of its period.
+ */
+export async function openBreaksOfRun(db: Db, run: ReportedRun, order: 'none' | 'severity' = 'none'): Promise<ReportedBreak[]> {
+  if (!run.periodFrom || !run.periodTo) return (await loadOpenBreaks(db, run.account, order)).map((b) => ({ ...b, inPeriod: false }));
+  const { from, to } = spanOf({ from: run.periodFrom, to: run.periodTo });
+  const [fromDay, toDay] = [run.periodFrom, run.periodTo];
+  const inSpan = (time: RawBuilder<unknown>) => sql`${time} >= ${from} and ${time} < ${to}`;
+  const exchangeId = sql`(case when b.key ~ ${EXCHANGE_ID} then b.key::bigint end)`;
+  const partnerOrder = sql`exists (select 1 from partner_order o where o.account = b.account and o.order_id = b.key and ${inSpan(sql.ref('o.created_at'))})`;
+  const fill = sql`exists (select 1 from exchange_fill f where f.account = b.account and f.exec_id = ${exchangeId} and ${inSpan(sql.ref('f.timestamp'))})`;
+  // An exchange order belongs to each period in which it was placed or has a fill (the order rules' scope).
+  const exchangeOrder = sql`(exists (select 1 from exchange_order x where x.account = b.account and x.ex_ord_id = ${exchangeId} and ${inSpan(sql.ref('x.timestamp'))})
+    or exists (select 1 from exchange_fill f where f.account = b.account and f.ex_ord_id = ${exchangeId} and ${inSpan(sql.ref('f.timestamp'))}))`;
+  // A record without a timestamp is placed where E_STALE ages it from: when it was first stored.
+  const deposit = sql`exists (select 1 from exchange_deposit d where d.account = b.account and d.deposit_id = b.key and ${inSpan(sql`coalesce(d.timestamp, d.first_seen_at)`)})`;
+  const withdrawal = sql`exists (select 1 from exchange_withdrawal w where w.account = b.account and w.withdrawal_id = b.key and ${inSpan(sql`coalesce(w.timestamp, w.first_seen_at)`)})`;
+  const rows = await sql<BreakRow & { in_period: boolean }>`
+    select b.*, coalesce(case
+      when b.code = any(${PARTNER_ORDER_KEYED}::text[]) then ${partnerOrder}
+      when b.code = any(${EXCHANGE_ORDER_KEYED}::text[]) then ${exchangeOrder}
+      when b.code = any(${FILL_KEYED}::text[]) then ${fill}
+      when b.code = 'E_SYMBOL_RULES' then ${fill} or ${exchangeOrder}
+      when b.code = 'E_STALE' then ${deposit} or ${withdrawal}
+      when b.code = 'E_WITHDRAWAL_BENEFICIARY' then ${withdrawal}
+      when b.code = 'S_COVERAGE' and b.key ~ ${DAY_AT_END} then right(b.key, 10) >= ${fromDay} and right(b.key, 10) < ${toDay}
+      when b.code = 'E_BALANCE_ROLL' and jsonb_typeof(b.detail -> 'latestPairFirstDivergentDay') = 'string'
+        then b.detail ->> 'latestPairFirstDivergentDay' >= ${fromDay} and b.detail ->> 'latestPairFirstDivergentDay' < ${toDay}
+      -- no day of its own (E_BALANCE_SANITY, S_QUARANTINE, a stuck cursor, a code no longer in the catalog): new in this run
+      else b.first_seen_run = ${run.id}
+    end, false) as in_period
+    from break b
+    where b.account = ${run.account} and b.status = 'open'
+    ${order === 'severity' ? sql`order by case b.severity when 'high' then 0 when 'medium' then 1 when 'low' then 2 else 3 end, b.code, b.key` : sql.raw('')}`.execute(db);
+  return rows.rows.map((r) => ({ ...toBreak(r), inPeriod: r.in_period === true }));
+}
 
 /**
  * Which of the given (scoped) breaks' entities are in this run's scope, asked of the store for

@@ -1,18 +1,18 @@
-/** The `--json` run summary (DESIGN.md "JSON summary"): the run's counts and requests, and every open break as a projection of Break. */
+/** The `--json` run summary (DESIGN.md "JSON summary"): the run's counts and requests, every open break as a projection of Break, and their counts. */
 import type { Db } from './database.js';
-import type { Break } from '../domain/index.js';
+import { openBreakCounts, type OpenBreakCounts, type ReportedBreak } from '../domain/index.js';
 import { parseRunRequests, type RunRequests } from '../http/meter.js';
-import { loadOpenBreaks } from './breaks.js';
+import { openBreaksOfRun } from './breaks.js';
 import { jsonNumber } from '../decimal/json.js';
 import { getRun } from './runs.js';
 import type { RunCounts } from './counts.js';
 
-/** The fields of a Break the summary shows, in the documented order (the JSON keys keep it). */
-const SUMMARY_FIELDS = ['code', 'key', 'severity', 'currency', 'expected', 'actual', 'difference', 'status', 'firstSeenRun', 'lastSeenRun'] as const satisfies readonly (keyof Break)[];
+/** The fields of a Break the summary shows, in the documented order (the JSON keys keep it; inPeriod came last). */
+const SUMMARY_FIELDS = ['code', 'key', 'severity', 'currency', 'expected', 'actual', 'difference', 'status', 'firstSeenRun', 'lastSeenRun', 'inPeriod'] as const satisfies readonly (keyof ReportedBreak)[];
 
-export type JsonSummaryBreak = Pick<Break, (typeof SUMMARY_FIELDS)[number]>;
+export type JsonSummaryBreak = Pick<ReportedBreak, (typeof SUMMARY_FIELDS)[number]>;
 
-const summaryBreak = (b: Break) => Object.fromEntries(SUMMARY_FIELDS.map((k) => [k, b[k]])) as JsonSummaryBreak;
+const summaryBreak = (b: ReportedBreak) => Object.fromEntries(SUMMARY_FIELDS.map((k) => [k, b[k]])) as JsonSummaryBreak;
 
 /** The `--json` document (DESIGN.md "JSON summary"). */
 export interface JsonSummary {
@@ -22,9 +22,11 @@ export interface JsonSummary {
   counts: RunCounts;
   /** The API requests the run made, per API and endpoint (run.requests, src/http/meter.ts). */
   requests: RunRequests;
-  /** Every open break of the account, whatever run found it first. */
+  /** Every open break of the account, whatever run found it first; inPeriod: its record belongs to the period. */
   breaks: JsonSummaryBreak[];
   report: string | null;
+  /** openBreakCounts(breaks): the counts the workbook's Summary and the e-mail show (added after the documented keys). */
+  breakCounts: OpenBreakCounts;
 }
 
 const COUNT_KEYS: (keyof RunCounts)[] = ['partnerOrders', 'fills', 'exchangeOrders', 'deposits', 'withdrawals', 'balanceSnapshots', 'quarantined'];
@@ -50,7 +52,7 @@ export class RunNotFoundError extends Error {
 export async function jsonSummary(db: Db, account: string, runId: string): Promise<JsonSummary> {
   const run = await getRun(db, runId);
   if (!run) throw new RunNotFoundError(runId);
-  const breaks = await loadOpenBreaks(db, account, 'severity');
+  const breaks = await openBreaksOfRun(db, { id: run.id, account, periodFrom: run.period_from, periodTo: run.period_to }, 'severity');
   return {
     runId: run.id,
     status: run.status,
@@ -59,5 +61,6 @@ export async function jsonSummary(db: Db, account: string, runId: string): Promi
     requests: parseRunRequests(run.requests),
     breaks: breaks.map(summaryBreak),
     report: run.report_path,
+    breakCounts: openBreakCounts(breaks),
   };
 }

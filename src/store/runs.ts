@@ -5,6 +5,7 @@ import { jsonNumber, stringifyJsonLossless } from '../decimal/json.js';
 import { ReportError } from '../errors.js';
 import type { Db } from './database.js';
 import type { RunRow } from './schema.js';
+import type { OpenBreakCounts, PeriodSplit, Severity } from '../domain/index.js';
 import { parseRunRequests, type RunRequests } from '../http/meter.js';
 import type { RuleResult, RunInfo, StageInfo } from '../report/model.js';
 import { writeBreaks } from './breaks.js';
@@ -203,8 +204,9 @@ export async function recordReconcile(
   });
 }
 
-export async function setReportPath(db: Db, runId: string, path: string): Promise<void> {
-  await db.updateTable('run').set({ report_path: path }).where('id', '=', runId).execute();
+/** The workbook written for the run, with the counts of open breaks it shows (the e-mail sends these with it). */
+export async function setReportPath(db: Db, runId: string, path: string, breakCounts: OpenBreakCounts): Promise<void> {
+  await db.updateTable('run').set({ report_path: path, break_counts: JSON.stringify(breakCounts) }).where('id', '=', runId).execute();
 }
 
 /** The e-mail's outcome: sent (now), or not sent with the reason (`deliver <runId>` retries). */
@@ -253,6 +255,7 @@ export async function loadRun(db: Db, runId: string): Promise<RunInfo> {
     ruleResults: plainRules(row.rule_results),
     rulesetVersion: row.ruleset_version,
     configHash: row.config_hash,
+    breakCounts: plainBreakCounts(row.break_counts),
   };
 }
 
@@ -263,6 +266,22 @@ function plainCounts(value: unknown): Record<string, number> {
     if (n !== null) out[k] = n;
   }
   return out;
+}
+
+/** run.break_counts as written by setReportPath (jsonb numbers come back as LosslessNumber); null when absent or not that shape. */
+function plainBreakCounts(value: unknown): OpenBreakCounts | null {
+  const obj = value as Record<string, unknown> | null;
+  if (!obj || typeof obj !== 'object' || !obj.severity || !Array.isArray(obj.rules)) return null;
+  const splitOf = (v: unknown): PeriodSplit => {
+    const o = (v && typeof v === 'object' ? v : {}) as Record<string, unknown>;
+    return { total: jsonNumber(o.total) ?? 0, inPeriod: jsonNumber(o.inPeriod) ?? 0, carriedOver: jsonNumber(o.carriedOver) ?? 0 };
+  };
+  const severity = obj.severity as Record<string, unknown>;
+  return {
+    ...splitOf(obj),
+    severity: { high: splitOf(severity.high), medium: splitOf(severity.medium), low: splitOf(severity.low) },
+    rules: (obj.rules as Array<Record<string, unknown>>).map((r) => ({ code: String(r.code), severity: String(r.severity) as Severity, ...splitOf(r) })),
+  };
 }
 
 function plainStages(value: unknown): Record<string, StageInfo> {

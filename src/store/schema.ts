@@ -328,6 +328,8 @@ export interface RunTable {
   cursors: ColumnType<unknown, string | undefined, string>;
   requests: ColumnType<unknown, string | undefined, string>;
   report_path: string | null;
+  /** OpenBreakCounts of the workbook at report_path (sql/0009). */
+  break_counts: ColumnType<unknown, string | null | undefined, string | null>;
   delivered: Default<boolean>;
   delivered_at: TimeNull;
   delivery_error: string | null;

@@ -1,5 +1,4 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SMTPServer } from 'smtp-server';
@@ -7,18 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../sandbox/index.js';
 import { addDays, toDay } from '../../src/util/dates.js';
 import { createTestStore, storeKinds, type TestStore } from '../helpers/db.js';
-import { brief, childEnv, runCli } from './helpers.js';
+import { brief, childEnv, freePort, runCli } from './helpers.js';
 
 type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
-
-/** A port nothing listens on (yet): the SMTP server starts there later in the test. */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
-  const { port } = probe.address() as { port: number };
-  await new Promise<void>((r) => probe.close(() => r()));
-  return port;
-}
 
 // One database kind is enough here (the pipeline's storage is covered by cli-run): the faster one.
 const kind = storeKinds.includes('postgres') ? 'postgres' : 'embedded';

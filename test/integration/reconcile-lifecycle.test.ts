@@ -84,7 +84,10 @@ describeEachStore('reconcilePeriod', (ctx) => {
     const summary = await jsonSummary(db(), 'default', 'run5');
     expect(summary).toMatchObject({ runId: 'run5', status: 'running', period: other, report: null });
     expect(summary.counts).toEqual({ partnerOrders: 0, fills: 0, exchangeOrders: 0, deposits: 0, withdrawals: 0, balanceSnapshots: 2, quarantined: 0 });
-    expect(summary.breaks[0]).toEqual({ code: 'E_BALANCE_ROLL', key: 'USD', severity: 'high', currency: 'USD', expected: '8688.27', actual: '8688.28', difference: '0.01', status: 'open', firstSeenRun: 'run1', lastSeenRun: 'run5' });
+    expect(summary.breaks[0]).toEqual({ code: 'E_BALANCE_ROLL', key: 'USD', severity: 'high', currency: 'USD', expected: '8688.27', actual: '8688.28', difference: '0.01', status: 'open', firstSeenRun: 'run1', lastSeenRun: 'run5', inPeriod: false });
+    // Nothing open belongs to the other period: every break is carried over, and the counts say so.
+    expect(summary.breaks.every((b) => !b.inPeriod)).toBe(true);
+    expect(summary.breakCounts).toMatchObject({ total: summary.breaks.length, inPeriod: 0, carriedOver: summary.breaks.length });
     expect(summary.breaks.map((b) => `${b.code} ${b.key}`)).toContain('P_FEE_USD o-old');
     expect(JSON.parse(JSON.stringify(summary))).toEqual(summary);
   });

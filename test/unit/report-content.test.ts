@@ -2,11 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { Decimal } from '../../src/decimal/decimal.js';
 import { buildMessage } from '../../src/report/email.js';
 import { amountOrText, isAmount, numberFormat } from '../../src/report/cells.js';
-import type { Break } from '../../src/domain/index.js';
+import { openBreakCounts, type ReportedBreak } from '../../src/domain/index.js';
 import type { Changes, RunInfo, Totals } from '../../src/report/model.js';
 import { Precision, splitSymbol } from '../../src/report/precision.js';
 import { BreakIndex, ageDays, fillRow, sortBreaks } from '../../src/report/sheets.js';
-import { countBySeverity, headline, periodLabel, summaryRows } from '../../src/report/summary.js';
+import { headline, periodLabel, summaryRows } from '../../src/report/summary.js';
 
 const makeRun = (overrides: Partial<RunInfo> = {}): RunInfo => ({
   id: 'r1',
@@ -28,7 +28,7 @@ const makeRun = (overrides: Partial<RunInfo> = {}): RunInfo => ({
   ...overrides,
 });
 
-const makeBreak = (overrides: Partial<Break> = {}): Break => ({
+const makeBreak = (overrides: Partial<ReportedBreak> = {}): ReportedBreak => ({
   code: 'P_FEE_USD',
   key: 'o1',
   severity: 'medium',
@@ -46,18 +46,21 @@ const makeBreak = (overrides: Partial<Break> = {}): Break => ({
   resolvedRun: null,
   resolvedAt: null,
   reopenedCount: 0,
+  inPeriod: true,
   ...overrides,
 });
+const NONE = openBreakCounts([]);
 
 describe('headline', () => {
   it('is green only with results and nothing open', () => {
-    expect(headline(makeRun(), countBySeverity([]))).toMatchObject({ reconciled: true, text: 'RECONCILED: 2026-11-01, no open breaks' });
-    expect(headline(makeRun({ ruleResults: [] }), countBySeverity([])).reconciled).toBe(false);
-    expect(headline(makeRun({ status: 'failed', failedStage: 'sync' }), countBySeverity([])).text).toBe('NOT RECONCILED: the run failed at sync');
+    expect(headline(makeRun(), NONE)).toMatchObject({ reconciled: true, text: 'RECONCILED: 2026-11-01, no open breaks' });
+    expect(headline(makeRun({ ruleResults: [] }), NONE).reconciled).toBe(false);
+    expect(headline(makeRun({ status: 'failed', failedStage: 'sync' }), NONE).text).toBe('NOT RECONCILED: the run failed at sync');
   });
   it('counts open breaks by severity', () => {
-    const open = countBySeverity([makeBreak({ severity: 'high' }), makeBreak(), makeBreak({ severity: 'low' }), makeBreak({ severity: 'high' })]);
+    const open = openBreakCounts([makeBreak({ severity: 'high' }), makeBreak(), makeBreak({ severity: 'low', inPeriod: false }), makeBreak({ severity: 'high' })]);
     expect(headline(makeRun(), open).text).toBe('NOT RECONCILED: 4 open breaks (2 high, 1 medium, 1 low)');
+    expect(headline(makeRun(), open).detail).toBe('Period 2026-11-01: 3 of this period, 1 carried over');
   });
   it('names the period with its last day inclusive', () => {
     expect(periodLabel('2026-11-01', '2026-11-02')).toBe('2026-11-01');
@@ -131,6 +134,7 @@ describe('summary rows', () => {
     const rows = summaryRows({
       run: makeRun({ ruleResults: [{ code: 'P_WEBHOOK_GAP', severity: 'low', description: 'webhook gap', status: 'not_checked', checked: 0, breaks: 0, reason: 'webhooks not configured' }] }),
       openBreaks: [],
+      counts: NONE,
       changes,
       totals,
       assumptions: [['Fill fee currency', 'counter']],
@@ -151,6 +155,7 @@ describe('summary: API requests', () => {
   const input = (run: RunInfo) => ({
     run,
     openBreaks: [],
+    counts: NONE,
     changes: { previous: null, opened: [], reopened: [], resolved: [], stillOpen: 0 },
     totals: { partner: [], fills: [], deposits: [], withdrawals: [] },
     assumptions: [],
@@ -187,20 +192,60 @@ describe('summary: API requests', () => {
   });
 });
 
+describe('open break counts', () => {
+  it('split every open break into this period and carried over, per severity and per rule, most first', () => {
+    const counts = openBreakCounts([
+      makeBreak({ code: 'E_FEE_RATE', severity: 'medium' }),
+      makeBreak({ code: 'E_BALANCE_ROLL', severity: 'high', inPeriod: false }),
+      makeBreak({ code: 'E_FEE_RATE', severity: 'medium', inPeriod: false }),
+      makeBreak({ code: 'X_DEPOSIT_MISSING', severity: 'high' }),
+      makeBreak({ code: 'S_ODD', severity: 'urgent' as never }),
+    ]);
+    expect(counts).toEqual({
+      total: 5,
+      inPeriod: 3,
+      carriedOver: 2,
+      severity: { high: { total: 2, inPeriod: 1, carriedOver: 1 }, medium: { total: 2, inPeriod: 1, carriedOver: 1 }, low: { total: 0, inPeriod: 0, carriedOver: 0 } },
+      rules: [
+        { code: 'E_FEE_RATE', severity: 'medium', total: 2, inPeriod: 1, carriedOver: 1 },
+        { code: 'E_BALANCE_ROLL', severity: 'high', total: 1, inPeriod: 0, carriedOver: 1 },
+        { code: 'S_ODD', severity: 'urgent', total: 1, inPeriod: 1, carriedOver: 0 },
+        { code: 'X_DEPOSIT_MISSING', severity: 'high', total: 1, inPeriod: 1, carriedOver: 0 },
+      ],
+    });
+  });
+});
+
 describe('message', () => {
-  it('has the period and open-break count in the subject and the headline in both bodies', () => {
-    const open = countBySeverity([makeBreak({ severity: 'high' }), makeBreak()]);
-    const m = buildMessage({ run: makeRun(), open, byRule: [{ code: 'P_FEE_USD', count: 2 }], attachmentName: 'x.xlsx' });
-    expect(m.subject).toBe('ramp-recon 2026-11-01: 2 open breaks (1 high)');
+  it('has the period, the open-break count and the two counts in the subject and the headline in both bodies', () => {
+    const counts = openBreakCounts([makeBreak({ severity: 'high' }), makeBreak({ inPeriod: false })]);
+    const m = buildMessage({ run: makeRun(), counts, attachmentName: 'x.xlsx' });
+    expect(m.subject).toBe('ramp-recon 2026-11-01: 2 open breaks (1 high): 1 of this period, 1 carried over');
     expect(m.text).toContain('NOT RECONCILED: 2 open breaks (1 high, 1 medium, 0 low)');
-    expect(m.text).toContain('P_FEE_USD: 2');
+    expect(m.text).toContain('Open breaks: 2 (high 1, medium 1, low 0)\n  of this period: 1 (high 1, medium 0, low 0)\n  carried over: 1 (high 0, medium 1, low 0)');
+    expect(m.text).toContain('  P_FEE_USD: 2 (1 / 1; passed in this run (3 checked))');
     expect(m.html).toContain('NOT RECONCILED');
     expect(m.html).toContain('x.xlsx');
-    const ok = buildMessage({ run: makeRun(), open: countBySeverity([]), byRule: [], attachmentName: 'x.xlsx' });
+    const ok = buildMessage({ run: makeRun(), counts: NONE, attachmentName: 'x.xlsx' });
     expect(ok.subject).toBe('ramp-recon 2026-11-01: reconciled, 0 open breaks');
   });
+  it('lists every rule with open breaks, none cut', () => {
+    const codes = Array.from({ length: 14 }, (_, i) => `R_${String(i).padStart(2, '0')}`);
+    const counts = openBreakCounts(codes.map((code) => makeBreak({ code })));
+    const m = buildMessage({ run: makeRun(), counts, attachmentName: 'x.xlsx' });
+    for (const code of codes) {
+      expect(m.text).toContain(`  ${code}: 1 (1 / 0;`);
+      expect(m.html).toContain(`<td>${code}</td>`);
+    }
+  });
+  it('says that a rule not checked in this run keeps the breaks earlier runs left open, instead of contradicting itself', () => {
+    const run = makeRun({ ruleResults: [{ code: 'E_BALANCE_ROLL', severity: 'high', description: 'roll', status: 'not_checked', checked: 0, breaks: 0, reason: 'fewer than two balance snapshots' }] });
+    const m = buildMessage({ run, counts: openBreakCounts([makeBreak({ code: 'E_BALANCE_ROLL', severity: 'high', inPeriod: false })]), attachmentName: 'x.xlsx' });
+    expect(m.text).toContain('  E_BALANCE_ROLL: 1 (0 / 1; not checked in this run (fewer than two balance snapshots): its open breaks are as earlier runs left them)');
+    expect(m.text).toContain('Not checked in this run: E_BALANCE_ROLL (fewer than two balance snapshots)');
+  });
   it('escapes HTML', () => {
-    const m = buildMessage({ run: makeRun({ id: '<b>' }), open: countBySeverity([]), byRule: [], attachmentName: 'a&b.xlsx' });
+    const m = buildMessage({ run: makeRun({ id: '<b>' }), counts: NONE, attachmentName: 'a&b.xlsx' });
     expect(m.html).toContain('&lt;b&gt;');
     expect(m.html).toContain('a&amp;b.xlsx');
   });

@@ -66,7 +66,7 @@ export function describeResult(result: PipelineResult): string {
   const lines = [
     `run ${result.runId} ${result.status}${result.failedStage ? ` in stage ${result.failedStage}: ${result.error ?? ''}` : ''}`,
     `  period      ${s.period.from} .. ${s.period.to} (to exclusive)`,
-    `  open breaks ${result.openBreaks}`,
+    `  open breaks ${result.openBreaks}${s.breakCounts ? ` (${s.breakCounts.inPeriod} of this period, ${s.breakCounts.carriedOver} carried over)` : ''}`,
     `  counts      ${Object.entries(s.counts)
       .map(([k, v]) => `${k} ${String(v)}`)
       .join(', ')}`,
