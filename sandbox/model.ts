@@ -178,6 +178,8 @@ export interface ExpectedBreak {
   code: string;
   key: string;
   requires?: 'webhooks';
+  /** The break exists only from this time on (ISO; a webhook gap whose retry window has not passed yet). */
+  dueAt?: string;
 }
 
 /** A webhook event: the order shape at one state change plus the event-only fields. */

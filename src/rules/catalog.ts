@@ -34,7 +34,7 @@ export const RULES: readonly RuleDef[] = [
   { code: 'P_PRECISION', severity: 'low', description: "Amounts have no more decimals than their currency's precision; BUY amounts within the currency's min/max", scope: PERIOD_ORDERS, scopeIndependent: false },
   { code: 'P_STATE', severity: 'medium', description: 'COMPLETED orders have a transaction hash, other states none; state time not before creation', scope: PERIOD_ORDERS, scopeIndependent: false },
   { code: 'P_STALE', severity: 'low', description: 'Order PENDING or WITHDRAWING longer than the configured age (or no longer found)', scope: 'every stored partner order still PENDING / WITHDRAWING', scopeIndependent: true },
-  { code: 'P_WEBHOOK_GAP', severity: 'low', description: "Settled order's polled state has no matching webhook event, or the latest event's state differs", scope: PERIOD_ORDERS, scopeIndependent: false },
+  { code: 'P_WEBHOOK_GAP', severity: 'low', description: "Settled order's polled state has no matching webhook event, or the latest event's state differs", scope: 'settled partner orders whose last state change just passed the 3-day retry window (any creation day), and those with an open break', scopeIndependent: false },
   { code: 'X_DEPOSIT_MISSING', severity: 'high', description: 'COMPLETED BUY order paid to our deposit address has no exchange deposit with its transaction hash', scope: PERIOD_ORDERS, scopeIndependent: false },
   { code: 'X_DEPOSIT_AMOUNT', severity: 'high', description: "Matched exchange deposit's amount or currency differs from the order's output", scope: PERIOD_ORDERS, scopeIndependent: false },
   { code: 'E_FILL_QTY', severity: 'high', description: "Sum of an order's fill quantities equals its cumQty", scope: ORDERS_WITH_FILLS, scopeIndependent: false },

@@ -4,7 +4,7 @@ import { balanceRollBreaks, checkBalanceSanity, rollForward, type DayFlows, type
 import { checkDepositAmount, checkDepositMissing, matchDeposit } from './cross-rules.js';
 import { decimalText } from '../decimal/decimal.js';
 import { checkFeeRate, checkFillAvgPx, checkFillOrphan, checkFillQty, checkFillSymbolRules, checkOrderSize, feeTolerance, ratesForDay } from './fill-rules.js';
-import { checkAmountUsd, checkFeeBounds, checkFeeUsd, checkPartnerFeeRate, checkPrecision, checkStale, checkState, checkWebhookGap } from './partner-rules.js';
+import { checkAmountUsd, checkFeeBounds, checkFeeUsd, checkPartnerFeeRate, checkPrecision, checkStale, checkState, checkWebhookGap, WEBHOOK_RETRY_MS } from './partner-rules.js';
 import { checkBeneficiary, checkDepositStale, checkWithdrawalStale } from './payment-rules.js';
 import { coverageBreaks, quarantineBreaks } from './sync-rules.js';
 import type { RuleTally } from './tally.js';
@@ -56,8 +56,6 @@ export interface PartnerBatch {
   orders: readonly PartnerOrder[];
   /** Stored deposits by txHash, for the orders' hashes. */
   depositsByTx: ReadonlyMap<string, readonly Deposit[]>;
-  /** Stored webhook events by orderId (only needed when webhooks are enabled). */
-  eventsByOrder: ReadonlyMap<string, readonly WebhookEventLite[]>;
   ourAddresses: ReadonlySet<string>;
 }
 
@@ -70,11 +68,30 @@ export function checkPartnerBatch(tally: RuleTally, cfg: EngineConfig, ref: Refe
     tally.record('P_FEE_BOUNDS', o.orderId, checkFeeBounds(o), o.inputCurrency);
     if (ref.currencies) tally.record('P_PRECISION', o.orderId, checkPrecision(o, ref.currencies), o.inputCurrency);
     tally.record('P_STATE', o.orderId, checkState(o), null);
-    if (cfg.webhooksEnabled) tally.record('P_WEBHOOK_GAP', o.orderId, checkWebhookGap(o, batch.eventsByOrder.get(o.orderId) ?? [], cfg.now), null);
     const deposit = o.transactionHash ? matchDeposit(o, batch.depositsByTx.get(o.transactionHash) ?? []) : undefined;
     tally.record('X_DEPOSIT_MISSING', o.orderId, checkDepositMissing(o, batch.ourAddresses, deposit), o.outputCurrency);
     tally.record('X_DEPOSIT_AMOUNT', o.orderId, checkDepositAmount(o, batch.ourAddresses, deposit), o.outputCurrency);
   }
+}
+
+/**
+ * P_WEBHOOK_GAP over a batch of the orders to judge this run (settled, last state change past the
+ * retry window, not judged before or with an open break: webhookGapCandidates), whatever their
+ * creation day. Returns the ids it judged, for the lifecycle's scope (docs/rules.md).
+ */
+export function checkWebhookGaps(tally: RuleTally, cfg: EngineConfig, orders: readonly PartnerOrder[], eventsByOrder: ReadonlyMap<string, readonly WebhookEventLite[]>): string[] {
+  const judged: string[] = [];
+  for (const o of orders) {
+    const verdict = checkWebhookGap(o, eventsByOrder.get(o.orderId) ?? [], cfg.now);
+    tally.record('P_WEBHOOK_GAP', o.orderId, verdict, null);
+    if (verdict !== 'n/a') judged.push(o.orderId);
+  }
+  return judged;
+}
+
+/** After the last batch: P_WEBHOOK_GAP that judged no order says "not checked", never "passed". */
+export function finishWebhookGaps(tally: RuleTally, cfg: EngineConfig, judged: number): void {
+  if (cfg.webhooksEnabled && judged === 0) tally.notChecked('P_WEBHOOK_GAP', `no settled order whose last state change is past the ${WEBHOOK_RETRY_MS / 86_400_000}-day webhook retry window is left to judge`);
 }
 
 /** P_STALE over every stored order still PENDING / WITHDRAWING. */

@@ -6,7 +6,8 @@ import { listCursors, unsettledCoverage } from '../store/cursors.js';
 import type { RollFigures } from '../rules/balance-roll.js';
 import { RULESET_VERSION } from '../rules/catalog.js';
 import { ourAddresses } from '../rules/cross-rules.js';
-import { addPassedFills, addPassedOrders, checkBalances, checkExchangeOrders, checkFills, checkOpenOrders, fillPrefilter, orderPrefilter, checkPartnerBatch, checkPayments, checkSync, markNotChecked, type EngineConfig, type ReferenceData, type SnapshotPair } from '../rules/engine.js';
+import { WEBHOOK_RETRY_MS } from '../rules/partner-rules.js';
+import { addPassedFills, addPassedOrders, checkBalances, checkExchangeOrders, checkFills, checkOpenOrders, fillPrefilter, orderPrefilter, checkPartnerBatch, checkPayments, checkSync, checkWebhookGaps, finishWebhookGaps, markNotChecked, type EngineConfig, type ReferenceData, type SnapshotPair } from '../rules/engine.js';
 import { breakId, type BreakEventKind } from '../domain/index.js';
 import { applyLifecycle } from '../rules/lifecycle.js';
 import { RuleTally, type RuleResult } from '../rules/tally.js';
@@ -18,6 +19,7 @@ import { openPartnerOrders, partnerOrdersCreatedIn, webhookEventsByOrder } from 
 import { balanceSnapshotHeaders, balanceSnapshots, depositAddresses, depositsByTxHash, exchangeOrderCandidatesIn, fillCandidatesIn, openDeposits, openWithdrawals, withdrawalsIn } from '../store/exchange-reads.js';
 import { feeSchedule, latestCurrencies, latestSymbols, latestWhitelist } from '../store/snapshots.js';
 import { unresolvedQuarantine } from '../store/quarantine.js';
+import { webhookGapCandidates } from '../store/webhook-judgements.js';
 import { recordReconcile } from '../store/runs.js';
 import type { Withdrawal } from '../domain/index.js';
 
@@ -99,11 +101,24 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
   for await (const orders of partnerOrdersCreatedIn(db, account, span, RECONCILE_PAGE_SIZE)) {
     partnerOrders += orders.length;
     const hashes = [...new Set(orders.flatMap((o) => (o.transactionHash ? [o.transactionHash] : [])))];
-    const [depositsByTx, eventsByOrder] = await Promise.all([
-      depositsByTxHash(db, account, hashes),
-      cfg.webhooksEnabled ? webhookEventsByOrder(db, account, orders.map((o) => o.orderId)) : Promise.resolve(new Map()),
-    ]);
-    checkPartnerBatch(tally, cfg, ref, { orders, depositsByTx, eventsByOrder, ourAddresses: ours });
+    const depositsByTx = await depositsByTxHash(db, account, hashes);
+    checkPartnerBatch(tally, cfg, ref, { orders, depositsByTx, ourAddresses: ours });
+  }
+  // P_WEBHOOK_GAP: every settled order once its last state change is past the retry window, in
+  // the first run where that holds, whatever its creation day (and again while its break is open).
+  const webhookCutoff = new Date(cfg.now.getTime() - WEBHOOK_RETRY_MS);
+  const webhookJudged = new Set<string>();
+  if (cfg.webhooksEnabled) {
+    let judged = 0;
+    for await (const orders of webhookGapCandidates(db, account, webhookCutoff, runId, RECONCILE_PAGE_SIZE)) {
+      const events = await webhookEventsByOrder(db, account, orders.map((o) => o.orderId));
+      const ids = checkWebhookGaps(tally, cfg, orders, events);
+      judged += ids.length;
+      // Only an open break's order can be resolved by the lifecycle: keep just those in memory.
+      const open = new Set(orders.filter((o) => o.openBreak).map((o) => o.orderId));
+      for (const id of ids) if (open.has(id)) webhookJudged.add(id);
+    }
+    finishWebhookGaps(tally, cfg, judged);
   }
   checkOpenOrders(tally, cfg, await openPartnerOrders(db, account));
   phase('partner');
@@ -159,13 +174,18 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
     now: ctx.now,
     previous,
     detected,
-    policy: { checked: (code) => tally.wasChecked(code), skipped: (code, key) => tally.skippedKeys(code).has(key), inScope: (code, key) => scoped.has(breakId(code, key)) },
+    policy: {
+      checked: (code) => tally.wasChecked(code),
+      skipped: (code, key) => tally.skippedKeys(code).has(key),
+      // P_WEBHOOK_GAP's scope is the orders it judged in this run, not the period's.
+      inScope: (code, key) => (code === 'P_WEBHOOK_GAP' ? webhookJudged.has(key) : scoped.has(breakId(code, key))),
+    },
   });
 
   const counts = await countPeriod(db, account, span, { partnerOrders, quarantined: quarantined.length, balanceSnapshots: needed.length });
   const ruleResults = tally.results();
   const cursors = await listCursors(db, account);
-  await recordReconcile(db, { runId, account, upserts: lifecycle.upserts, events: lifecycle.events, balanceRoll, counts, ruleResults, rulesetVersion: RULESET_VERSION, cursors });
+  await recordReconcile(db, { runId, account, upserts: lifecycle.upserts, events: lifecycle.events, balanceRoll, counts, ruleResults, rulesetVersion: RULESET_VERSION, cursors, webhookJudgement: cfg.webhooksEnabled ? { cutoff: webhookCutoff, now: ctx.now } : null });
 
   phase('lifecycleAndWrite');
   const result: ReconcileResult = { runId, period, counts, ruleResults, detected: detected.length, lifecycle: lifecycle.counts, balanceRoll, ms: Date.now() - started, phases };
