@@ -59,6 +59,12 @@ export interface SandboxOptions {
    * days does not contain it. Listed by expectedBreaks() with `requires: 'webhooks'` and `dueAt`.
    */
   webhookGapDueInMs?: number;
+  /**
+   * /fills ignores fromExecId and toExecId (an exchange that dropped or renamed the parameters):
+   * every page is the newest `limit` fills. With more new fills than a page, a fills cursor cannot
+   * advance although the API has newer records (S_COVERAGE exchange:cursor:fills.execId).
+   */
+  fillsIgnoreExecIds?: boolean;
   /** Partner `to` date: exclusive (documented) or inclusive. */
   partnerToBound: Bound;
   /** Wire names of the partner parameters the contract does not name. */

@@ -6,7 +6,7 @@ import { decimalText } from '../decimal/decimal.js';
 import { checkFeeRate, checkFillAvgPx, checkFillOrphan, checkFillQty, checkFillSymbolRules, checkOrderSize, feeTolerance, ratesForDay } from './fill-rules.js';
 import { checkAmountUsd, checkFeeBounds, checkFeeUsd, checkPartnerFeeRate, checkPrecision, checkStale, checkState, checkWebhookGap, WEBHOOK_RETRY_MS } from './partner-rules.js';
 import { checkBeneficiary, checkDepositStale, checkWithdrawalStale } from './payment-rules.js';
-import { coverageBreaks, quarantineBreaks } from './sync-rules.js';
+import { coverageBreaks, quarantineBreaks, unsyncedDayBreaks, type StreamReach } from './sync-rules.js';
 import type { RuleTally } from './tally.js';
 import type { BalanceSnapshot, CoverageRow, Deposit, ExchangeOrderAgg, FeeRates, FeeSchedule, Fill, PartnerCurrency, PartnerOrder, QuarantinedRecord, SymbolRules, WebhookEventLite, Withdrawal } from '../domain/index.js';
 
@@ -230,6 +230,16 @@ export function checkPayments(
   for (const d of input.openDeposits) tally.record('E_STALE', d.depositId, checkDepositStale(d, cfg.now, cfg.staleAfterHours.deposit), d.currency);
   for (const w of input.openWithdrawals) tally.record('E_STALE', w.withdrawalId, checkWithdrawalStale(w, cfg.now, cfg.staleAfterHours.withdrawal), w.currency);
   if (ref.whitelist) for (const w of input.periodWithdrawals) tally.record('E_WITHDRAWAL_BENEFICIARY', w.withdrawalId, checkBeneficiary(w, ref.whitelist), w.currency);
+}
+
+/**
+ * S_COVERAGE for the days and streams of the period no sync covered (no row to be unsettled):
+ * call after checkSync; a day whose row is unsettled already has its break under the same key.
+ */
+export function checkUnsyncedDays(tally: RuleTally, now: Date, days: readonly string[], streams: readonly StreamReach[]): void {
+  const { breaks, checked } = unsyncedDayBreaks(days, now, streams);
+  tally.addChecked('S_COVERAGE', checked - breaks.length);
+  for (const b of breaks) tally.add(b);
 }
 
 /** S_COVERAGE over stored coverage rows and cursor checks; S_QUARANTINE over unresolved quarantine. */

@@ -2,12 +2,15 @@
 import { toDecimal } from '../decimal/decimal.js';
 import type { StageContext } from './context.js';
 import type { Period } from '../domain/period.js';
-import { listCursors, unsettledCoverage } from '../store/cursors.js';
+import { listCursors, listedDays, unsettledCoverage } from '../store/cursors.js';
+import { ORDERS_STREAM } from '../store/partner-orders.js';
+import { EXCHANGE_STREAM_CURSORS } from '../sources/exchange/sync-common.js';
+import { daysOf } from '../util/dates.js';
 import type { RollFigures } from '../rules/balance-roll.js';
 import { RULESET_VERSION } from '../rules/catalog.js';
 import { ourAddresses } from '../rules/cross-rules.js';
 import { WEBHOOK_RETRY_MS } from '../rules/partner-rules.js';
-import { addPassedFills, addPassedOrders, checkBalances, checkExchangeOrders, checkFills, checkOpenOrders, fillPrefilter, orderPrefilter, checkPartnerBatch, checkPayments, checkSync, checkWebhookGaps, finishWebhookGaps, markNotChecked, type EngineConfig, type ReferenceData, type SnapshotPair } from '../rules/engine.js';
+import { addPassedFills, addPassedOrders, checkBalances, checkExchangeOrders, checkFills, checkOpenOrders, fillPrefilter, orderPrefilter, checkPartnerBatch, checkPayments, checkSync, checkUnsyncedDays, checkWebhookGaps, finishWebhookGaps, markNotChecked, type EngineConfig, type ReferenceData, type SnapshotPair } from '../rules/engine.js';
 import { breakId, type BreakEventKind } from '../domain/index.js';
 import { applyLifecycle } from '../rules/lifecycle.js';
 import { RuleTally, type RuleResult } from '../rules/tally.js';
@@ -162,6 +165,12 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
 
   const [cov, quarantined] = await Promise.all([unsettledCoverage(db, account), unresolvedQuarantine(db, account)]);
   checkSync(tally, cov.unsettled, quarantined, cov.total);
+  // Days of the period no sync covered have no row to be unsettled: each stream is asked how far it was read.
+  const cursors = await listCursors(db, account);
+  checkUnsyncedDays(tally, cfg.now, daysOf(period), [
+    { source: 'partner', stream: ORDERS_STREAM, kind: 'days', days: await listedDays(db, account, 'partner', ORDERS_STREAM, period) },
+    ...Object.entries(EXCHANGE_STREAM_CURSORS).map(([stream, names]) => ({ source: 'exchange', stream, kind: 'cursor' as const, syncedTo: slowest(names.map((n) => cursors[`exchange.${n}`])) })),
+  ]);
   phase('balancesPaymentsSync');
 
   // Lifecycle: one transaction, so a failed run leaves the breaks as they were.
@@ -184,11 +193,21 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
 
   const counts = await countPeriod(db, account, span, { partnerOrders, quarantined: quarantined.length, balanceSnapshots: needed.length });
   const ruleResults = tally.results();
-  const cursors = await listCursors(db, account);
   await recordReconcile(db, { runId, account, upserts: lifecycle.upserts, events: lifecycle.events, balanceRoll, counts, ruleResults, rulesetVersion: RULESET_VERSION, cursors, webhookJudgement: cfg.webhooksEnabled ? { cutoff: webhookCutoff, now: ctx.now } : null });
 
   phase('lifecycleAndWrite');
   const result: ReconcileResult = { runId, period, counts, ruleResults, detected: detected.length, lifecycle: lifecycle.counts, balanceRoll, ms: Date.now() - started, phases };
   log.info({ counts, detected: detected.length, lifecycle: lifecycle.counts, ms: result.ms, phases }, 'reconciled');
   return result;
+}
+
+/** The time (epoch ms) up to which every listing of a stream is read: the least of their cursors; null when one never ran. */
+function slowest(values: ReadonlyArray<string | undefined>): number | null {
+  let least: number | null = null;
+  for (const v of values) {
+    const n = v === undefined ? NaN : Number(v);
+    if (!Number.isFinite(n)) return null;
+    least = least === null ? n : Math.min(least, n);
+  }
+  return least;
 }

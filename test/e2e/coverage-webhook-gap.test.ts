@@ -85,3 +85,59 @@ for (const kind of storeKinds) {
     });
   });
 }
+
+/**
+ * S_COVERAGE for every day and stream of the period that no sync settled: a partner day the sync
+ * did not list, exchange streams never synced, a fills cursor stuck while the API has newer
+ * fills (the sandbox's /fills ignores the execId bounds). A later sync that does not re-read the
+ * missing day leaves its break open; the one that reads it resolves it.
+ */
+for (const kind of storeKinds) {
+  describe(`S_COVERAGE through the CLI [${kind}]`, { timeout: 300_000 }, () => {
+    let sandbox: Sandbox;
+    let world: CliWorld;
+    const today = toDay(new Date());
+    const first = addDays(today, -3);
+    const period = ['--from', first, '--to', addDays(today, 1)];
+    const coverage = (s: Summary) => s.breaks.filter((b) => b.code === 'S_COVERAGE' && b.status === 'open').map((b) => b.key).sort();
+
+    beforeAll(async () => {
+      sandbox = await startSandbox({ seed: 32, days: 3, ordersPerDay: 3, exchangeOrdersPerDay: 250, fillsPerOrder: 3, depositsPerDay: 1, withdrawalsPerDay: 1, live: false, faults: 'none', fillsIgnoreExecIds: true });
+      world = await openCliWorld(kind, 'coverage', sandbox.env, {});
+    });
+
+    afterAll(async () => {
+      await world?.close();
+      await sandbox?.close();
+    });
+
+    it('finds the unsynced day and streams and the stuck cursor; only a sync that reads them resolves them', async () => {
+      expect(sandbox.data.fillCount(), 'more fills than one page, so the cursor can get stuck').toBeGreaterThan(1000);
+      const exchangeDays = (stream: string) => [first, addDays(first, 1), addDays(first, 2), today].map((d) => `exchange:${stream}:${d}`);
+
+      // The partner sync lists the last three days only; the exchange is not synced at all.
+      await sync(world, ['--source', 'partner', '--from', addDays(first, 1), '--to', addDays(today, 1)]);
+      const partnerOnly = await cli(world, ['reconcile', ...period]);
+      expect(coverage(partnerOnly)).toEqual([...['deposits', 'fills', 'orders', 'trades', 'withdrawals'].flatMap(exchangeDays), `partner:orders:${first}`].sort());
+
+      // The exchange sync: every stream is read up to now, but the fills walk gets stuck at its cursor.
+      await sync(world, ['--source', 'exchange']);
+      const stuck = await cli(world, ['reconcile', ...period]);
+      expect(coverage(stuck)).toContain('exchange:cursor:fills.execId');
+      expect(coverage(stuck)).toEqual(expect.arrayContaining([...exchangeDays('fills'), `partner:orders:${first}`]));
+      expect(coverage(stuck).filter((k) => /^exchange:(deposits|withdrawals|orders|trades):/.test(k))).toEqual([]);
+
+      // The exchange answers the bounds again: the walk from the cursor that never moved reads
+      // everything. A partner sync of other days (a rescan that does not read the missing day) leaves it open.
+      sandbox.setOption('fillsIgnoreExecIds', false);
+      await sync(world, ['--source', 'exchange']);
+      await sync(world, ['--source', 'partner', '--from', addDays(first, 1), '--to', addDays(today, 1)]);
+      const unstuck = await cli(world, ['reconcile', ...period]);
+      expect(coverage(unstuck)).toEqual([`partner:orders:${first}`]);
+
+      await sync(world, ['--source', 'partner', '--from', first, '--to', addDays(first, 1)]);
+      const complete = await cli(world, ['reconcile', ...period]);
+      expect(coverage(complete)).toEqual([]);
+    });
+  });
+}
