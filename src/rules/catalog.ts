@@ -46,7 +46,7 @@ export const RULES: readonly RuleDef[] = [
   { code: 'E_BALANCE_SANITY', severity: 'medium', description: 'Available not above balance; balance_local equals balance x rate within tolerance', scope: 'the latest balance snapshot', scopeIndependent: true },
   { code: 'E_STALE', severity: 'low', description: 'Deposit UNCONFIRMED or withdrawal PENDING longer than the configured age', scope: 'every stored deposit UNCONFIRMED / withdrawal PENDING', scopeIndependent: true },
   { code: 'E_WITHDRAWAL_BENEFICIARY', severity: 'high', description: 'Withdrawal to a beneficiary not on the whitelist snapshot', scope: 'withdrawals in the period', scopeIndependent: false },
-  { code: 'S_COVERAGE', severity: 'high', description: 'Sync could not settle a day (pages changed during the scan) or a cursor did not advance', scope: 'stored sync coverage (latest scan of each day)', scopeIndependent: true },
+  { code: 'S_COVERAGE', severity: 'high', description: 'A day and stream of the period no sync covered or settled, or a cursor that did not advance while the API had newer records', scope: 'stored sync coverage and cursor checks; every day and stream of the period', scopeIndependent: true },
   { code: 'S_QUARANTINE', severity: 'medium', description: 'Record that failed validation is in quarantine and not yet fetched valid', scope: 'every unresolved quarantined record', scopeIndependent: true },
 ];
 
