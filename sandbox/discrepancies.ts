@@ -2,7 +2,7 @@
 import { Decimal } from '../src/decimal/decimal.js';
 import { MAKER_RATE, TAKER_RATE, unit } from './catalog.js';
 import { fillFee, refreshAggregates } from './generate/exchange.js';
-import { usdTwin } from './generate/partner.js';
+import { makePartnerOrder, usdTwin } from './generate/partner.js';
 import type { DepositRecord, FillRecord, PartnerOrderRecord } from './model.js';
 import { createRng, uuidFrom, type Rng } from './prng.js';
 import { DAY_MS, HOUR_MS } from './time.js';
@@ -353,6 +353,29 @@ function plantRealWorldCases(w: World, k: PlantKit): void {
     second.txHash = first.txHash;
     k.plant('X_DEPOSIT_MISSING', second.orderId, () => (second.txHash = before), undefined, 'shared-deposit-hash');
   }
+}
+
+/**
+ * Option webhookGapDueInMs: a COMPLETED order, created a day before its completion, whose
+ * completion is `dueInMs` after now - 3 days and whose COMPLETED webhook is never delivered. It
+ * becomes a P_WEBHOOK_GAP break in the first reconcile after its retry window has passed, in
+ * whichever period that runs, though the order belongs to a day three or four days back.
+ */
+export function plantDueWebhookGap(w: World, dueInMs: number): void {
+  const rng = createRng(w.opts.seed, 'webhook-gap-due');
+  const completedMs = w.now0 - 3 * DAY_MS + dueInMs;
+  const createdMs = completedMs - DAY_MS;
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const { order } = makePartnerOrder(w, rng, createdMs, { recentFrom: w.now0, compressEnd: createdMs + 3, external: true });
+    if (order.timeline[order.timeline.length - 1]!.state !== 'COMPLETED') continue;
+    // Its state stays PENDING for the day, then changes once, at the planted time.
+    order.timeline = [order.timeline[0]!, { state: 'COMPLETED', at: new Date(completedMs).toISOString(), atMs: completedMs }];
+    order.undeliveredStates = ['COMPLETED'];
+    w.addPartnerOrder(order);
+    w.expected.push({ code: 'P_WEBHOOK_GAP', key: order.orderId, requires: 'webhooks', dueAt: new Date(completedMs + 3 * DAY_MS).toISOString() });
+    return;
+  }
+  throw new Error('sandbox: could not plant a due webhook gap');
 }
 
 function pickOf<T>(rng: Rng, list: readonly T[]): T {

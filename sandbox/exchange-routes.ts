@@ -371,8 +371,8 @@ export function fillJson(f: FillRecord): Json {
 function fills(w: World, req: Req): Res {
   const win = windowParams(w, req, 1000);
   if ('status' in win) return win;
-  const fromExec = req.query.get('fromExecId');
-  const toExec = req.query.get('toExecId');
+  const fromExec = w.opts.fillsIgnoreExecIds ? null : req.query.get('fromExecId');
+  const toExec = w.opts.fillsIgnoreExecIds ? null : req.query.get('toExecId');
   if ((fromExec !== null && !/^\d+$/.test(fromExec)) || (toExec !== null && !/^\d+$/.test(toExec))) return exchangeError(req, 400, 'fromExecId and toExecId must be integers');
   const symbol = req.query.get('symbol');
   const f = w.fills;

@@ -1,7 +1,7 @@
 /** Simulator: startSandbox(), the entry point used by the CLI, the demo, the tests and the bench. */
 import type { AddressInfo } from 'node:net';
 import { MAKER_RATE, TAKER_RATE, type PartnerCurrencyDef, type SymbolDef } from './catalog.js';
-import { onAccounts, plantDiscrepancies, type Fixes } from './discrepancies.js';
+import { onAccounts, plantDiscrepancies, plantDueWebhookGap, type Fixes } from './discrepancies.js';
 import { handleExchange } from './exchange-routes.js';
 import { onAccountsStateChanges, plantStateChanges } from './state-changes.js';
 import { resolveFaults, type FaultProfile } from './faults.js';
@@ -101,6 +101,7 @@ export async function startSandbox(options: Partial<SandboxOptions> & { port?: n
   let fixes: Fixes = new Map();
   if (opts.discrepancies) fixes = plantDiscrepancies(w);
   if (opts.stateChanges) plantStateChanges(w);
+  if (opts.webhookGapDueInMs !== undefined) plantDueWebhookGap(w, opts.webhookGapDueInMs);
   let faults = resolveFaults(opts.faults);
   if (faults.malformedRecord) plantMalformed(w);
 

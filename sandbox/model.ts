@@ -180,6 +180,8 @@ export interface ExpectedBreak {
   requires?: 'webhooks';
   /** The real-world case a planted break stands for, when a code is planted more than once (e.g. `market-fill-at-maker-rate`). */
   case?: string;
+  /** The break exists only from this time on (ISO; a webhook gap whose retry window has not passed yet). */
+  dueAt?: string;
 }
 
 /** A webhook event: the order shape at one state change plus the event-only fields. */

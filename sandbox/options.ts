@@ -61,6 +61,19 @@ export interface SandboxOptions {
    * cut silently at this many records, keeping the newest (as a newest-first list would).
    */
   paymentsAnswerCap?: number;
+  /**
+   * Plants (besides `discrepancies`) a partner order whose COMPLETED webhook is never delivered and
+   * whose last state change passes the 3-day webhook retry window this many ms after the sandbox's
+   * `now` (negative: already past). It was created about a day before, so a period of the last
+   * days does not contain it. Listed by expectedBreaks() with `requires: 'webhooks'` and `dueAt`.
+   */
+  webhookGapDueInMs?: number;
+  /**
+   * /fills ignores fromExecId and toExecId (an exchange that dropped or renamed the parameters):
+   * every page is the newest `limit` fills. With more new fills than a page, a fills cursor cannot
+   * advance although the API has newer records (S_COVERAGE exchange:cursor:fills.execId).
+   */
+  fillsIgnoreExecIds?: boolean;
   /** Partner `to` date: exclusive (documented) or inclusive. */
   partnerToBound: Bound;
   /** Wire names of the partner parameters the contract does not name. */

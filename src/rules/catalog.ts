@@ -5,7 +5,7 @@ import type { Severity } from '../domain/index.js';
  * Bump when a rule's semantics change, so a run's results can be told apart from runs
  * made under other semantics (stored in run.ruleset_version).
  */
-export const RULESET_VERSION = '2026-11-22.1';
+export const RULESET_VERSION = '2026-11-23.1';
 
 export interface RuleDef {
   code: string;
@@ -34,7 +34,7 @@ export const RULES: readonly RuleDef[] = [
   { code: 'P_PRECISION', severity: 'low', description: "Amounts have no more decimals than their currency's precision; BUY amounts within the currency's min/max", scope: PERIOD_ORDERS, scopeIndependent: false },
   { code: 'P_STATE', severity: 'medium', description: 'COMPLETED orders have a transaction hash, other states none; state time not before creation', scope: PERIOD_ORDERS, scopeIndependent: false },
   { code: 'P_STALE', severity: 'low', description: 'Order PENDING or WITHDRAWING longer than the configured age (or no longer found)', scope: 'every stored partner order still PENDING / WITHDRAWING', scopeIndependent: true },
-  { code: 'P_WEBHOOK_GAP', severity: 'low', description: "Settled order's polled state has no matching webhook event, or the latest event's state differs", scope: PERIOD_ORDERS, scopeIndependent: false },
+  { code: 'P_WEBHOOK_GAP', severity: 'low', description: "Settled order's polled state has no matching webhook event, or the latest event's state differs", scope: 'settled partner orders whose last state change just passed the 3-day retry window (any creation day), and those with an open break', scopeIndependent: false },
   { code: 'X_DEPOSIT_MISSING', severity: 'high', description: 'COMPLETED BUY order paid to our deposit address has no non-REJECTED exchange deposit with its transaction hash (one deposit settles one order)', scope: PERIOD_ORDERS, scopeIndependent: false },
   { code: 'X_DEPOSIT_AMOUNT', severity: 'high', description: "Matched exchange deposit's amount or currency differs from the order's output", scope: PERIOD_ORDERS, scopeIndependent: false },
   { code: 'E_FILL_QTY', severity: 'high', description: "Sum of an order's fill quantities equals its cumQty (an order with cumQty > 0 and no fill: sum 0)", scope: ORDERS_WITH_FILLS, scopeIndependent: false },
@@ -46,7 +46,7 @@ export const RULES: readonly RuleDef[] = [
   { code: 'E_BALANCE_SANITY', severity: 'medium', description: 'Available not above balance; balance_local equals balance x rate within tolerance', scope: 'the latest balance snapshot', scopeIndependent: true },
   { code: 'E_STALE', severity: 'low', description: 'Deposit UNCONFIRMED or withdrawal PENDING longer than the configured age', scope: 'every stored deposit UNCONFIRMED / withdrawal PENDING', scopeIndependent: true },
   { code: 'E_WITHDRAWAL_BENEFICIARY', severity: 'high', description: 'Withdrawal to a beneficiary not on the whitelist snapshot', scope: 'withdrawals in the period', scopeIndependent: false },
-  { code: 'S_COVERAGE', severity: 'high', description: 'Sync could not settle a day (pages changed during the scan) or a cursor did not advance', scope: 'stored sync coverage (latest scan of each day)', scopeIndependent: true },
+  { code: 'S_COVERAGE', severity: 'high', description: 'A day and stream of the period no sync covered or settled, or a cursor that did not advance while the API had newer records', scope: 'stored sync coverage and cursor checks; every day and stream of the period', scopeIndependent: true },
   { code: 'S_QUARANTINE', severity: 'medium', description: 'Record that failed validation is in quarantine and not yet fetched valid', scope: 'every unresolved quarantined record', scopeIndependent: true },
 ];
 

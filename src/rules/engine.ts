@@ -4,9 +4,9 @@ import { balanceRollBreaks, checkBalanceSanity, rollForward, type DayFlows, type
 import { checkDepositAmount, checkDepositMissing, settleDeposits } from './cross-rules.js';
 import { decimalText } from '../decimal/decimal.js';
 import { checkFeeRate, checkFillAvgPx, checkFillOrphan, checkFillQty, checkFillSymbolRules, checkOrderSize, feeTolerance, ratesForDay, TAKER_ONLY_ORDER_TYPES } from './fill-rules.js';
-import { checkAmountUsd, checkFeeBounds, checkFeeUsd, checkPartnerFeeRate, checkPrecision, checkStale, checkState, checkWebhookGap } from './partner-rules.js';
+import { checkAmountUsd, checkFeeBounds, checkFeeUsd, checkPartnerFeeRate, checkPrecision, checkStale, checkState, checkWebhookGap, WEBHOOK_RETRY_MS } from './partner-rules.js';
 import { checkBeneficiary, checkDepositStale, checkWithdrawalStale } from './payment-rules.js';
-import { coverageBreaks, quarantineBreaks } from './sync-rules.js';
+import { coverageBreaks, quarantineBreaks, unsyncedDayBreaks, type StreamReach } from './sync-rules.js';
 import type { RuleTally } from './tally.js';
 import type { BalanceSnapshot, CoverageRow, Deposit, ExchangeOrderAgg, FeeRates, FeeSchedule, Fill, PartnerCurrency, PartnerOrder, QuarantinedRecord, SymbolRules, WebhookEventLite, Withdrawal } from '../domain/index.js';
 
@@ -61,8 +61,6 @@ export interface PartnerBatch {
    * themselves included): the claimants of each hash's deposits. Absent: the batch's own orders.
    */
   claimantsByTx?: ReadonlyMap<string, readonly PartnerOrder[]>;
-  /** Stored webhook events by orderId (only needed when webhooks are enabled). */
-  eventsByOrder: ReadonlyMap<string, readonly WebhookEventLite[]>;
   ourAddresses: ReadonlySet<string>;
 }
 
@@ -88,11 +86,30 @@ export function checkPartnerBatch(tally: RuleTally, cfg: EngineConfig, ref: Refe
     tally.record('P_FEE_BOUNDS', o.orderId, checkFeeBounds(o), o.inputCurrency);
     if (ref.currencies) tally.record('P_PRECISION', o.orderId, checkPrecision(o, ref.currencies), o.inputCurrency);
     tally.record('P_STATE', o.orderId, checkState(o), null);
-    if (cfg.webhooksEnabled) tally.record('P_WEBHOOK_GAP', o.orderId, checkWebhookGap(o, batch.eventsByOrder.get(o.orderId) ?? [], cfg.now), null);
     const deposit = settledDeposit(o);
     tally.record('X_DEPOSIT_MISSING', o.orderId, checkDepositMissing(o, batch.ourAddresses, deposit), o.outputCurrency);
     tally.record('X_DEPOSIT_AMOUNT', o.orderId, checkDepositAmount(o, batch.ourAddresses, deposit), o.outputCurrency);
   }
+}
+
+/**
+ * P_WEBHOOK_GAP over a batch of the orders to judge this run (settled, last state change past the
+ * retry window, not judged before or with an open break: webhookGapCandidates), whatever their
+ * creation day. Returns the ids it judged, for the lifecycle's scope (docs/rules.md).
+ */
+export function checkWebhookGaps(tally: RuleTally, cfg: EngineConfig, orders: readonly PartnerOrder[], eventsByOrder: ReadonlyMap<string, readonly WebhookEventLite[]>): string[] {
+  const judged: string[] = [];
+  for (const o of orders) {
+    const verdict = checkWebhookGap(o, eventsByOrder.get(o.orderId) ?? [], cfg.now);
+    tally.record('P_WEBHOOK_GAP', o.orderId, verdict, null);
+    if (verdict !== 'n/a') judged.push(o.orderId);
+  }
+  return judged;
+}
+
+/** After the last batch: P_WEBHOOK_GAP that judged no order says "not checked", never "passed". */
+export function finishWebhookGaps(tally: RuleTally, cfg: EngineConfig, judged: number): void {
+  if (cfg.webhooksEnabled && judged === 0) tally.notChecked('P_WEBHOOK_GAP', `no settled order whose last state change is past the ${WEBHOOK_RETRY_MS / 86_400_000}-day webhook retry window is left to judge`);
 }
 
 /** P_STALE over every stored order still PENDING / WITHDRAWING. */
@@ -233,6 +250,16 @@ export function checkPayments(
   for (const d of input.openDeposits) tally.record('E_STALE', d.depositId, checkDepositStale(d, cfg.now, cfg.staleAfterHours.deposit), d.currency);
   for (const w of input.openWithdrawals) tally.record('E_STALE', w.withdrawalId, checkWithdrawalStale(w, cfg.now, cfg.staleAfterHours.withdrawal), w.currency);
   if (ref.whitelist) for (const w of input.periodWithdrawals) tally.record('E_WITHDRAWAL_BENEFICIARY', w.withdrawalId, checkBeneficiary(w, ref.whitelist), w.currency);
+}
+
+/**
+ * S_COVERAGE for the days and streams of the period no sync covered (no row to be unsettled):
+ * call after checkSync; a day whose row is unsettled already has its break under the same key.
+ */
+export function checkUnsyncedDays(tally: RuleTally, now: Date, days: readonly string[], streams: readonly StreamReach[]): void {
+  const { breaks, checked } = unsyncedDayBreaks(days, now, streams);
+  tally.addChecked('S_COVERAGE', checked - breaks.length);
+  for (const b of breaks) tally.add(b);
 }
 
 /** S_COVERAGE over stored coverage rows and cursor checks; S_QUARANTINE over unresolved quarantine. */

@@ -36,6 +36,49 @@ export function coverageBreaks(rows: readonly CoverageRow[]): DetectedBreak[] {
   });
 }
 
+/**
+ * How far one stream of a source is known to be read, for the days of a period that no coverage
+ * row settles by itself (docs/rules.md "Sync completeness"): a listing by day (partner orders)
+ * settles the days it has a row for; a stream synced from its cursor up to the sync's start
+ * (exchange fills, orders, trades, deposits, withdrawals) settles every day its cursor has passed.
+ */
+export type StreamReach =
+  | { source: string; stream: string; kind: 'days'; days: ReadonlySet<string> }
+  | { source: string; stream: string; kind: 'cursor'; syncedTo: number | null };
+
+const DAY_MS = 86_400_000;
+
+/**
+ * S_COVERAGE for each day of `days` (UTC, `YYYY-MM-DD`) and stream that no sync covered: a day
+ * listing with no row for the day, or a cursor that has not reached the day's end (a day not over
+ * at `now`: the cursor has not entered it). Days starting after `now` are not asked for. Returns
+ * the breaks and how many (day, stream) pairs were judged.
+ */
+export function unsyncedDayBreaks(days: readonly string[], now: Date, streams: readonly StreamReach[]): { breaks: DetectedBreak[]; checked: number } {
+  const breaks: DetectedBreak[] = [];
+  let checked = 0;
+  for (const day of days) {
+    const start = Date.parse(`${day}T00:00:00Z`);
+    if (start > now.getTime()) continue;
+    const end = start + DAY_MS;
+    for (const s of streams) {
+      checked += 1;
+      let problem: string | null = null;
+      if (s.kind === 'days') {
+        if (!s.days.has(day)) problem = `no sync listed the ${s.source} ${s.stream} of ${day}`;
+      } else {
+        const needed = end <= now.getTime() ? end : start + 1;
+        if (s.syncedTo === null) problem = `no sync has read the ${s.source} ${s.stream} yet`;
+        else if (s.syncedTo < needed) problem = `the ${s.source} ${s.stream} are read only up to ${new Date(s.syncedTo).toISOString()}, before the end of ${day}`;
+      }
+      if (problem === null) continue;
+      const b = toBreak('S_COVERAGE', `${s.source}:${s.stream}:${day}`, [{ check: problem, expected: 'synced', actual: 'not synced', difference: null, currency: null }], null);
+      breaks.push({ ...b, detail: { checks: (b.detail as { checks: unknown }).checks, day, source: s.source, stream: s.stream, syncedTo: s.kind === 'cursor' && s.syncedTo !== null ? new Date(s.syncedTo).toISOString() : null } });
+    }
+  }
+  return { breaks, checked };
+}
+
 /** The break key of a quarantined record: its own id when it could be read. */
 export function quarantineKey(q: Pick<QuarantinedRecord, 'recordKey' | 'endpoint' | 'position' | 'id'>): string {
   if (q.recordKey) return q.recordKey;

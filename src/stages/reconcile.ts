@@ -2,11 +2,15 @@
 import { toDecimal } from '../decimal/decimal.js';
 import type { StageContext } from './context.js';
 import type { Period } from '../domain/period.js';
-import { listCursors, unsettledCoverage } from '../store/cursors.js';
+import { listCursors, listedDays, unsettledCoverage } from '../store/cursors.js';
+import { ORDERS_STREAM } from '../store/partner-orders.js';
+import { EXCHANGE_STREAM_CURSORS } from '../sources/exchange/sync-common.js';
+import { daysOf } from '../util/dates.js';
 import type { RollFigures } from '../rules/balance-roll.js';
 import { RULESET_VERSION } from '../rules/catalog.js';
 import { ourAddresses } from '../rules/cross-rules.js';
-import { addPassedFills, addPassedOrders, checkBalances, checkExchangeOrders, checkFills, checkOpenOrders, fillPrefilter, orderPrefilter, checkPartnerBatch, checkPayments, checkSync, markNotChecked, type EngineConfig, type ReferenceData, type SnapshotPair } from '../rules/engine.js';
+import { WEBHOOK_RETRY_MS } from '../rules/partner-rules.js';
+import { addPassedFills, addPassedOrders, checkBalances, checkExchangeOrders, checkFills, checkOpenOrders, fillPrefilter, orderPrefilter, checkPartnerBatch, checkPayments, checkSync, checkUnsyncedDays, checkWebhookGaps, finishWebhookGaps, markNotChecked, type EngineConfig, type ReferenceData, type SnapshotPair } from '../rules/engine.js';
 import { breakId, type BreakEventKind } from '../domain/index.js';
 import { applyLifecycle } from '../rules/lifecycle.js';
 import { RuleTally, type RuleResult } from '../rules/tally.js';
@@ -19,6 +23,7 @@ import { openPartnerOrders, partnerOrdersByTxHash, partnerOrdersCreatedIn, webho
 import { balanceSnapshotHeaders, balanceSnapshots, depositAddresses, depositsByTxHash, exchangeOrderCandidatesIn, fillCandidatesIn, openDeposits, openWithdrawals, withdrawalsIn } from '../store/exchange-reads.js';
 import { feeSchedule, latestCurrencies, latestSymbols, latestWhitelist } from '../store/snapshots.js';
 import { unresolvedQuarantine } from '../store/quarantine.js';
+import { webhookGapCandidates } from '../store/webhook-judgements.js';
 import { recordReconcile } from '../store/runs.js';
 import type { Withdrawal } from '../domain/index.js';
 
@@ -100,12 +105,24 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
   for await (const orders of partnerOrdersCreatedIn(db, account, span, RECONCILE_PAGE_SIZE)) {
     partnerOrders += orders.length;
     const hashes = [...new Set(orders.flatMap((o) => (o.transactionHash ? [o.transactionHash] : [])))];
-    const [depositsByTx, eventsByOrder, claimantsByTx] = await Promise.all([
-      depositsByTxHash(db, account, hashes),
-      cfg.webhooksEnabled ? webhookEventsByOrder(db, account, orders.map((o) => o.orderId)) : Promise.resolve(new Map()),
-      partnerOrdersByTxHash(db, account, hashes),
-    ]);
-    checkPartnerBatch(tally, cfg, ref, { orders, depositsByTx, eventsByOrder, ourAddresses: ours, claimantsByTx });
+    const [depositsByTx, claimantsByTx] = await Promise.all([depositsByTxHash(db, account, hashes), partnerOrdersByTxHash(db, account, hashes)]);
+    checkPartnerBatch(tally, cfg, ref, { orders, depositsByTx, ourAddresses: ours, claimantsByTx });
+  }
+  // P_WEBHOOK_GAP: every settled order once its last state change is past the retry window, in
+  // the first run where that holds, whatever its creation day (and again while its break is open).
+  const webhookCutoff = new Date(cfg.now.getTime() - WEBHOOK_RETRY_MS);
+  const webhookJudged = new Set<string>();
+  if (cfg.webhooksEnabled) {
+    let judged = 0;
+    for await (const orders of webhookGapCandidates(db, account, webhookCutoff, runId, RECONCILE_PAGE_SIZE)) {
+      const events = await webhookEventsByOrder(db, account, orders.map((o) => o.orderId));
+      const ids = checkWebhookGaps(tally, cfg, orders, events);
+      judged += ids.length;
+      // Only an open break's order can be resolved by the lifecycle: keep just those in memory.
+      const open = new Set(orders.filter((o) => o.openBreak).map((o) => o.orderId));
+      for (const id of ids) if (open.has(id)) webhookJudged.add(id);
+    }
+    finishWebhookGaps(tally, cfg, judged);
   }
   checkOpenOrders(tally, cfg, await openPartnerOrders(db, account));
   phase('partner');
@@ -157,6 +174,12 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
 
   const [cov, quarantined] = await Promise.all([unsettledCoverage(db, account), unresolvedQuarantine(db, account)]);
   checkSync(tally, cov.unsettled, quarantined, cov.total);
+  // Days of the period no sync covered have no row to be unsettled: each stream is asked how far it was read.
+  const cursors = await listCursors(db, account);
+  checkUnsyncedDays(tally, cfg.now, daysOf(period), [
+    { source: 'partner', stream: ORDERS_STREAM, kind: 'days', days: await listedDays(db, account, 'partner', ORDERS_STREAM, period) },
+    ...Object.entries(EXCHANGE_STREAM_CURSORS).map(([stream, names]) => ({ source: 'exchange', stream, kind: 'cursor' as const, syncedTo: slowest(names.map((n) => cursors[`exchange.${n}`])) })),
+  ]);
   phase('balancesPaymentsSync');
 
   // Lifecycle: one transaction, so a failed run leaves the breaks as they were.
@@ -169,16 +192,31 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
     now: ctx.now,
     previous,
     detected,
-    policy: { checked: (code) => tally.wasChecked(code), skipped: (code, key) => tally.skippedKeys(code).has(key), inScope: (code, key) => scoped.has(breakId(code, key)) },
+    policy: {
+      checked: (code) => tally.wasChecked(code),
+      skipped: (code, key) => tally.skippedKeys(code).has(key),
+      // P_WEBHOOK_GAP's scope is the orders it judged in this run, not the period's.
+      inScope: (code, key) => (code === 'P_WEBHOOK_GAP' ? webhookJudged.has(key) : scoped.has(breakId(code, key))),
+    },
   });
 
   const counts = await countPeriod(db, account, span, { partnerOrders, quarantined: quarantined.length, balanceSnapshots: needed.length });
   const ruleResults = tally.results();
-  const cursors = await listCursors(db, account);
-  await recordReconcile(db, { runId, account, upserts: lifecycle.upserts, events: lifecycle.events, balanceRoll, counts, ruleResults, rulesetVersion: RULESET_VERSION, cursors });
+  await recordReconcile(db, { runId, account, upserts: lifecycle.upserts, events: lifecycle.events, balanceRoll, counts, ruleResults, rulesetVersion: RULESET_VERSION, cursors, webhookJudgement: cfg.webhooksEnabled ? { cutoff: webhookCutoff, now: ctx.now } : null });
 
   phase('lifecycleAndWrite');
   const result: ReconcileResult = { runId, period, counts, ruleResults, detected: detected.length, lifecycle: lifecycle.counts, balanceRoll, ms: Date.now() - started, phases };
   log.info({ counts, detected: detected.length, lifecycle: lifecycle.counts, ms: result.ms, phases }, 'reconciled');
   return result;
+}
+
+/** The time (epoch ms) up to which every listing of a stream is read: the least of their cursors; null when one never ran. */
+function slowest(values: ReadonlyArray<string | undefined>): number | null {
+  let least: number | null = null;
+  for (const v of values) {
+    const n = v === undefined ? NaN : Number(v);
+    if (!Number.isFinite(n)) return null;
+    least = least === null ? n : Math.min(least, n);
+  }
+  return least;
 }

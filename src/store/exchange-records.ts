@@ -119,7 +119,9 @@ export interface PageCommit extends PageBookkeeping {
 /**
  * The bookkeeping of a page as data-modifying CTEs (cov, cur, durability) that run in the
  * statement they are part of. Coverage: within one run a (stream, day)'s figures add up; a new
- * run starts them afresh, so the row always describes the latest scan. Durability: rows and
+ * run starts them afresh, so the row always describes the latest scan, except `settled`: a page
+ * of a later scan covers only part of a day (a rescan from a cursor), so it never settles a day
+ * another scan left unsettled (settleCoverage does, for a scan that re-read it). Durability: rows and
  * cursor commit together and the API can always serve them again, so a commit lost to a server
  * crash costs a re-fetch, never a gap or a duplicate; the commit need not wait for its WAL flush
  * (one fsync per page otherwise dominates the ingest).
@@ -137,7 +139,7 @@ function bookkeepingCtes(c: PageBookkeeping) {
         pages = case when sync_coverage.run_id is not distinct from excluded.run_id then sync_coverage.pages + excluded.pages else excluded.pages end,
         rows = case when sync_coverage.run_id is not distinct from excluded.run_id then sync_coverage.rows + excluded.rows else excluded.rows end,
         quarantined = case when sync_coverage.run_id is not distinct from excluded.run_id then sync_coverage.quarantined + excluded.quarantined else excluded.quarantined end,
-        settled = case when sync_coverage.run_id is not distinct from excluded.run_id then sync_coverage.settled and excluded.settled else excluded.settled end,
+        settled = sync_coverage.settled and excluded.settled,
         detail = coalesce(excluded.detail, sync_coverage.detail),
         run_id = excluded.run_id,
         updated_at = excluded.updated_at

@@ -33,7 +33,7 @@ export function toPartnerOrder(r: Pick<PartnerOrderRow, 'order_id' | 'order_type
   };
 }
 
-const ORDER_COLUMNS = [
+export const ORDER_COLUMNS = [
   'order_id', 'order_type', 'created_at', 'created_at_text', 'order_state', 'order_state_updated_at', 'order_state_updated_at_text',
   'input_currency', 'input_amount', 'output_currency', 'output_amount', 'amount_usd', 'processing_fee', 'processing_fee_usd',
   'partner_fee', 'partner_fee_usd', 'network_fee', 'network_fee_usd', 'target_wallet_address', 'transaction_hash', 'not_found_at',

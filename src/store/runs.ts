@@ -10,6 +10,7 @@ import { parseRunRequests, type RunRequests } from '../http/meter.js';
 import type { RuleResult, RunInfo, StageInfo } from '../report/model.js';
 import { writeBreaks } from './breaks.js';
 import { replaceBalanceRoll } from './balance-flows.js';
+import { recordWebhookJudgements } from './webhook-judgements.js';
 import type { RollFigures } from '../rules/balance-roll.js';
 import type { RuleResult as TallyResult } from '../rules/tally.js';
 import type { RunCounts } from './counts.js';
@@ -191,10 +192,13 @@ export async function recordReconcile(
     ruleResults: readonly TallyResult[];
     rulesetVersion: string;
     cursors: Record<string, string>;
+    /** P_WEBHOOK_GAP ran: record the orders it judged (those settled before `cutoff`). */
+    webhookJudgement?: { cutoff: Date; now: Date } | null;
   },
 ): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await writeBreaks(trx, input.account, input.upserts, input.events);
+    if (input.webhookJudgement) await recordWebhookJudgements(trx, input.account, input.runId, input.webhookJudgement.cutoff, input.webhookJudgement.now);
     await replaceBalanceRoll(trx, input.runId, input.account, input.balanceRoll);
     await trx
       .updateTable('run')

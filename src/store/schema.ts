@@ -290,6 +290,15 @@ export interface SyncCoverageTable {
   updated_at: TimeDefault;
 }
 
+/** 0008_webhook_judgement.sql: which state change of each settled partner order P_WEBHOOK_GAP judged, and in which run. */
+export interface WebhookJudgementTable {
+  account: Account;
+  order_id: string;
+  order_state_updated_at_text: string;
+  run_id: string;
+  judged_at: TimeDefault;
+}
+
 export interface QuarantineTable {
   id: Generated<string>;
   account: Account;
@@ -415,6 +424,7 @@ export interface DB {
   exchange_ticker: ExchangeTickerTable;
   sync_cursor: SyncCursorTable;
   sync_coverage: SyncCoverageTable;
+  webhook_judgement: WebhookJudgementTable;
   quarantine: QuarantineTable;
   run: RunTable;
   break: BreakTable;

@@ -5,6 +5,7 @@ import type { Store } from '../../src/store/database.js';
 import { silentLogger } from '../../src/log/logger.js';
 import type { StageContext } from '../../src/stages/context.js';
 import { createRun } from '../../src/store/runs.js';
+import { EXCHANGE_STREAM_CURSORS } from '../../src/sources/exchange/sync-common.js';
 
 /** A config as loadConfig would build it, from a file-config object. */
 export function makeConfig(file: Record<string, unknown> = {}): Config {
@@ -108,6 +109,10 @@ export async function seedWorld(db: Db): Promise<void> {
 
   await db.insertInto('quarantine').values({ source: 'exchange', endpoint: '/fills', entity: 'fill', record_key: 'q-1', position: 0, raw_text: '{"execId":"q-1"}', raw_hash: 'h1', reason: 'qty: expected a number' }).execute();
   await db.insertInto('sync_coverage').values({ source: 'partner', stream: 'orders', day: '2026-11-10', pages: 3, rows: 120, settled: false }).execute();
+  // The exchange was synced up to the closing snapshot: every exchange stream's cursor is past the period.
+  const syncedTo = String(Date.parse('2026-11-11T00:00:00Z'));
+  for (const names of Object.values(EXCHANGE_STREAM_CURSORS))
+    for (const name of names) await db.insertInto('sync_cursor').values({ source: 'exchange', name, value: syncedTo }).execute();
 }
 
 export const PLANTED = [

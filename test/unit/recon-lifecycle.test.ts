@@ -47,7 +47,7 @@ describe('engine tally', () => {
     const cfg = makeEngineConfig();
     const ref = makeReference({ currencies: null, symbols: null, fees: null, whitelist: null, balanceSnapshotCount: 1 });
     markNotChecked(tally, cfg, ref);
-    checkPartnerBatch(tally, cfg, ref, { orders: [makeOrder(), makeOrder({ orderId: 'o-2', processingFeeUsd: d('3') })], depositsByTx: new Map(), eventsByOrder: new Map(), ourAddresses: new Set(['0xOURS']) });
+    checkPartnerBatch(tally, cfg, ref, { orders: [makeOrder(), makeOrder({ orderId: 'o-2', processingFeeUsd: d('3') })], depositsByTx: new Map(), ourAddresses: new Set(['0xOURS']) });
     const results = Object.fromEntries(tally.results().map((r) => [r.code, r]));
     expect(results.P_PARTNER_FEE_RATE).toMatchObject({ status: 'not_checked', reason: 'partner.feeRate not configured' });
     expect(results.P_WEBHOOK_GAP).toMatchObject({ status: 'not_checked', reason: 'webhooks not configured' });
@@ -91,7 +91,7 @@ describe('engine tally', () => {
     const cfg = makeEngineConfig({ partnerFeeRate: d('0.01') });
     const ref = makeReference();
     markNotChecked(tally, cfg, ref);
-    checkPartnerBatch(tally, cfg, ref, { orders: [makeOrder(), makeOrder({ orderId: 'o-gbp', inputCurrency: 'GBP' })], depositsByTx: new Map(), eventsByOrder: new Map(), ourAddresses: new Set() });
+    checkPartnerBatch(tally, cfg, ref, { orders: [makeOrder(), makeOrder({ orderId: 'o-gbp', inputCurrency: 'GBP' })], depositsByTx: new Map(), ourAddresses: new Set() });
     expect(tally.results().find((r) => r.code === 'P_PARTNER_FEE_RATE')).toMatchObject({ status: 'passed', checked: 1, skipped: 1 });
     expect(tally.skippedKeys('P_PARTNER_FEE_RATE').has('o-gbp')).toBe(true);
   });

@@ -39,6 +39,7 @@ interface SandboxFlags {
   partnerToBound: string;
   sameMsOrder: string;
   now?: string;
+  webhookGapDueIn?: string;
 }
 
 function int(name: string, v: string, min: number, problems: string[]): number {
@@ -76,6 +77,7 @@ export function register(program: Command): void {
     .option('--to-bound <bound>', 'exchange to=: inclusive | exclusive', 'exclusive')
     .option('--partner-to-bound <bound>', 'partner to date: exclusive | inclusive', 'exclusive')
     .option('--same-ms-order <order>', 'records of one millisecond in newest-first lists: id-desc | id-asc', 'id-desc')
+    .option('--webhook-gap-due-in <ms>', 'plant a partner order without its COMPLETED webhook whose 3-day retry window passes this many ms from now (negative: already past)')
     .option('--now <iso>', 'anchor of the history instead of the wall clock (ISO date-time)')
     .action(
       action(async (flags: SandboxFlags) => {
@@ -105,6 +107,11 @@ export function register(program: Command): void {
         if (flags.webhookUrl !== undefined) {
           if (!/^https?:\/\//.test(flags.webhookUrl)) problems.push('--webhook-url: must be an http:// or https:// URL');
           options.webhookUrl = flags.webhookUrl;
+        }
+        if (flags.webhookGapDueIn !== undefined) {
+          const ms = Number(flags.webhookGapDueIn);
+          if (!Number.isInteger(ms)) problems.push(`--webhook-gap-due-in: must be an integer number of ms (got ${JSON.stringify(flags.webhookGapDueIn)})`);
+          options.webhookGapDueInMs = ms;
         }
         if (flags.now !== undefined) {
           const d = new Date(flags.now);

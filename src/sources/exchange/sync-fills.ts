@@ -1,5 +1,5 @@
 /** Exchange sync step: fills, paged by execId as an async generator and stored page by page with their cursor. */
-import { getCursor } from '../../store/cursors.js';
+import { getCursor, saveCursorCheck, setCursor, settleCoverage } from '../../store/cursors.js';
 import { inTransaction, type Db } from '../../store/database.js';
 import { FILLS_PAGE_LIMIT, type Page } from './client.js';
 import { applyFillsPage, nextFillsRequest, normalizeFillsState, type FillsPlanState, type FillsRequest } from './paging.js';
@@ -9,7 +9,7 @@ import { markedNumber } from '../common/wire-decimal.js';
 import { isLosslessNumber, type LosslessNumber } from '../../decimal/json.js';
 import { padded } from './sync-windows.js';
 import { commitFillsPage, recordPage, upsertFills } from '../../store/exchange-records.js';
-import { bump, handleQuarantine, SOURCE, streamCoverage, type SyncEnv } from './sync-common.js';
+import { bump, FILLS_SYNCED_CURSOR, handleQuarantine, SOURCE, streamCoverage, type SyncEnv } from './sync-common.js';
 import { checkAbort } from '../common/abort.js';
 import type { CoverageDelta } from '../../store/exchange-records.js';
 
@@ -105,6 +105,7 @@ async function runFills(env: SyncEnv, start: FillsPlanState, extra: { from?: num
   const cov = streamCoverage(env, 'fills');
   env.progress.setStage('fills');
   let last = start;
+  let stuck: string | null = null;
   // Page k+1 is fetched and validated while page k is written. On a Postgres server two page
   // transactions also insert at once (two backends), but each one moves the cursor and commits
   // only after the previous one committed: committed pages always form a prefix of the walk,
@@ -133,6 +134,7 @@ async function runFills(env: SyncEnv, start: FillsPlanState, extra: { from?: num
         bump(byDay, pageDay ?? new Date(env.nowMs).toISOString().slice(0, 10), { settled: false, detail: { reason: step.stuck } });
         env.logger.error({ reason: step.stuck, request: step.page.request }, 'exchange fills paging made no progress; stopping fills for this run');
         cov.settled = false;
+        stuck = step.stuck;
       }
       while (inFlight.length >= depth) await settleOldest();
       const cursors =
@@ -174,9 +176,25 @@ async function runFills(env: SyncEnv, start: FillsPlanState, extra: { from?: num
       inFlight.push(done);
     }
     while (inFlight.length) await settleOldest();
+    if (persist) await recordWalk(env, stuck, last.watermark);
   } finally {
     // On an error elsewhere, let the writes in flight finish before the caller closes the store.
     await Promise.allSettled(inFlight);
     if (persist) cov.cursor = last.watermark;
   }
+}
+
+/**
+ * After an incremental walk: the fills cursor's check row (S_COVERAGE `exchange:cursor:fills.execId`),
+ * unsettled when the walk got stuck, i.e. the cursor did not advance although the API listed a
+ * full page of fills it could not place above it. A walk that completed read every fill above a
+ * cursor that never moved past a gap: it settles the fills rows a stuck walk left, and records
+ * its start as the time up to which every fill is stored (FILLS_SYNCED_CURSOR).
+ */
+async function recordWalk(env: SyncEnv, stuck: string | null, watermark: string | null): Promise<void> {
+  const now = new Date(env.nowMs);
+  await saveCursorCheck(env.db, env.account, env.runId, { source: SOURCE, name: FILLS_CURSOR, settled: stuck === null, detail: stuck ? { reason: stuck, watermark } : { watermark } }, now);
+  if (stuck !== null) return;
+  await settleCoverage(env.db, env.account, env.runId, SOURCE, 'fills', null);
+  await setCursor(env.db, env.account, SOURCE, FILLS_SYNCED_CURSOR, String(env.nowMs));
 }

@@ -1,7 +1,7 @@
 /** Exchange sync of a listing by time windows (orders, trades, deposits, withdrawals): split, paged, stored with its cursor. */
 import type { z } from 'zod';
 import { inTransaction, type Db } from '../../store/database.js';
-import { getCursor } from '../../store/cursors.js';
+import { getCursor, settleCoverage } from '../../store/cursors.js';
 import type { Page } from './client.js';
 import { fullAt, learnPage, WindowPlan, type PageCap, type WalkState, type Window } from './paging.js';
 import { validateRecords, type Validated, type ValidatedPage } from './schemas.js';
@@ -132,6 +132,7 @@ export async function syncWindows<T, R extends { raw: string }>(
     return p;
   };
   let pending = fetchNext();
+  let allSettled = true;
   while (pending) {
     checkAbort(env.signal);
     let leaf: LeafResult<T> = await pending;
@@ -163,9 +164,24 @@ export async function syncWindows<T, R extends { raw: string }>(
       walkStored = walk;
     }
     cursors.push(...learnedCapCursors(s));
+    if (!leaf.settled) allSettled = false;
     await commitLeaf(env, s, leaf, cursors);
   }
   if (persist) cov.cursor = String(end);
+  // A backfill that read every window of its range completely settles the whole days inside it
+  // (a rescan from the cursor never does: it reads only part of a day).
+  else if (allSettled && !s.bestEffort) {
+    const days = wholeDays(start, end);
+    if (days) await settleCoverage(env.db, env.account, env.runId, SOURCE, s.stream, days);
+  }
+}
+
+/** The UTC days lying wholly inside [start, end] (epoch ms), as a [from, to) day range; null when none. */
+export function wholeDays(start: number, end: number): { from: string; to: string } | null {
+  const DAY = 86_400_000;
+  const first = Math.ceil(start / DAY) * DAY;
+  const last = Math.floor(end / DAY) * DAY;
+  return first < last ? { from: dayOfMs(first), to: dayOfMs(last) } : null;
 }
 
 /** What a sync reads of a stream without a range: from its cursor (less the overlap) or historyStart, up to now. */

@@ -1,0 +1,90 @@
+/** P_WEBHOOK_GAP's memory: the settled partner orders past the webhook retry window not yet judged, and the record of each judgement. */
+import type { Db } from './database.js';
+import type { PartnerOrder } from '../domain/index.js';
+import { ORDER_COLUMNS, toPartnerOrder } from './partner-reads.js';
+import { keysetPages, PAGE_SIZE } from './keyset.js';
+
+/** States after which the sender sends no further event for the order. */
+const SETTLED_STATES = ['COMPLETED', 'FAILED'];
+
+export interface WebhookGapPage {
+  orders: PartnerOrder[];
+  /** Orders of the page that have an open P_WEBHOOK_GAP break (judged again each run while it stays open). */
+  openBreaks: Set<string>;
+}
+
+/**
+ * The orders P_WEBHOOK_GAP judges in run `runId`: settled (COMPLETED, FAILED), their last state
+ * change before `cutoff` (now - the retry window), whatever day they were created, and either
+ * never judged in that state by another run, or still carrying an open break (so that a re-run
+ * judges it again and finds the same break). By order id, one keyset page at a time.
+ */
+export function webhookGapCandidates(db: Db, account: string, cutoff: Date, runId: string, pageSize = PAGE_SIZE): AsyncGenerator<Array<PartnerOrder & { openBreak: boolean }>> {
+  const fetch = (after: string | null) =>
+    db
+      .selectFrom('partner_order as o')
+      .leftJoin('webhook_judgement as j', (join) => join.onRef('j.account', '=', 'o.account').onRef('j.order_id', '=', 'o.order_id'))
+      .select(ORDER_COLUMNS.map((c) => `o.${c}` as const))
+      .select((eb) =>
+        eb
+          .exists(eb.selectFrom('break as b').select('b.key').whereRef('b.account', '=', 'o.account').where('b.code', '=', 'P_WEBHOOK_GAP').whereRef('b.key', '=', 'o.order_id').where('b.status', '=', 'open'))
+          .as('open_break'),
+      )
+      .where('o.account', '=', account)
+      .where('o.order_state', 'in', SETTLED_STATES)
+      .where('o.order_state_updated_at', '<', cutoff)
+      .where((eb) =>
+        eb.or([
+          eb('j.order_id', 'is', null),
+          eb('j.order_state_updated_at_text', '<>', eb.ref('o.order_state_updated_at_text')),
+          eb('j.run_id', '=', runId),
+          eb.exists(eb.selectFrom('break as b').select('b.key').whereRef('b.account', '=', 'o.account').where('b.code', '=', 'P_WEBHOOK_GAP').whereRef('b.key', '=', 'o.order_id').where('b.status', '=', 'open')),
+        ]),
+      )
+      .$if(after !== null, (q) => q.where('o.order_id', '>', after!))
+      .orderBy('o.order_id')
+      .limit(pageSize)
+      .execute();
+  return (async function* () {
+    for await (const rows of keysetPages(fetch, (r) => r.order_id, pageSize)) yield rows.map((r) => ({ ...toPartnerOrder(r), openBreak: Boolean(r.open_break) }));
+  })();
+}
+
+/**
+ * Records, in the reconcile's transaction, that run `runId` judged every settled order whose last
+ * state change is before `cutoff` (the candidates' own condition): later runs judge an order again
+ * only after a new state change. The first judgement of a state keeps its run.
+ */
+export async function recordWebhookJudgements(db: Db, account: string, runId: string, cutoff: Date, now: Date): Promise<void> {
+  await db
+    .insertInto('webhook_judgement')
+    .columns(['account', 'order_id', 'order_state_updated_at_text', 'run_id', 'judged_at'])
+    .expression((eb) =>
+      eb
+        .selectFrom('partner_order as o')
+        .select((e) => ['o.account', 'o.order_id', 'o.order_state_updated_at_text', e.val(runId).as('run_id'), e.val(now).as('judged_at')])
+        .where('o.account', '=', account)
+        .where('o.order_state', 'in', SETTLED_STATES)
+        .where('o.order_state_updated_at', '<', cutoff)
+        .where((e) =>
+          e.not(
+            e.exists(
+              e
+                .selectFrom('webhook_judgement as j')
+                .select('j.order_id')
+                .whereRef('j.account', '=', 'o.account')
+                .whereRef('j.order_id', '=', 'o.order_id')
+                .whereRef('j.order_state_updated_at_text', '=', 'o.order_state_updated_at_text'),
+            ),
+          ),
+        ),
+    )
+    .onConflict((oc) =>
+      oc.columns(['account', 'order_id']).doUpdateSet((eb) => ({
+        order_state_updated_at_text: eb.ref('excluded.order_state_updated_at_text'),
+        run_id: eb.ref('excluded.run_id'),
+        judged_at: eb.ref('excluded.judged_at'),
+      })),
+    )
+    .execute();
+}
