@@ -19,7 +19,8 @@ interface Summary {
 }
 
 /** Small on purpose: two shared cores, six engineers. */
-const SANDBOX = { seed: 8, days: 3, ordersPerDay: 10, fillsPerOrder: 2 };
+// 20 partner orders a day: enough orders paid to our wallets to plant every real-world case (issue 14).
+const SANDBOX = { seed: 8, days: 3, ordersPerDay: 20, fillsPerOrder: 2 };
 
 for (const kind of storeKinds) {
   describe(`ramp-recon CLI end to end [${kind}]`, { timeout: 240_000 }, () => {
@@ -68,6 +69,13 @@ for (const kind of storeKinds) {
 
       const found = new Set(summary.breaks.map((b) => `${b.code} ${b.key}`));
       const planted = sandbox.expectedBreaks().filter((b) => !b.requires);
+      // The cases seen on real accounts (issue 14) are among them, each found through the CLI below.
+      expect(planted.flatMap((b) => (b.case ? [`${b.code} ${b.case}`] : [])).sort()).toEqual([
+        'E_FEE_RATE market-fill-at-maker-rate',
+        'E_FILL_QTY filled-order-without-fills',
+        'X_DEPOSIT_MISSING rejected-deposit-on-order-hash',
+        'X_DEPOSIT_MISSING shared-deposit-hash',
+      ]);
       // E_BALANCE_ROLL needs a second balance snapshot: checked after the second run below.
       const missing = planted.filter((b) => b.code !== 'E_BALANCE_ROLL' && !found.has(`${b.code} ${b.key}`));
       expect(missing).toEqual([]);
