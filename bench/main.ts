@@ -10,7 +10,8 @@
  * Each run is a child process of its own (its peak RSS is the run's), the sandbox counts the
  * requests per endpoint. BENCH_SCALE (default 1) scales every volume; develop at 0.02.
  * BENCH_ROUNDS (default 1: at scale 1 a round takes minutes, mostly the first run) repeats the
- * whole round; with more than one, the medians are printed last.
+ * whole round; with more than one, the medians are printed last. BENCH_KEEP_SCHEMA=1 keeps each
+ * round's schema (printed) instead of dropping it, to inspect what a run stored.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -153,7 +154,9 @@ async function benchRound(admin: pg.Client): Promise<RoundResult> {
   } finally {
     await sandbox.close();
     rmSync(dir, { recursive: true, force: true });
-    await admin.query(`drop schema ${schema} cascade`);
+    // BENCH_KEEP_SCHEMA=1 keeps the round's database for inspection (its name is printed).
+    if (process.env.BENCH_KEEP_SCHEMA === '1') process.stdout.write(`kept schema ${schema}\n`);
+    else await admin.query(`drop schema ${schema} cascade`);
   }
 }
 

@@ -68,13 +68,16 @@ export interface PartnerBatch {
 export function checkPartnerBatch(tally: RuleTally, cfg: EngineConfig, ref: ReferenceData, batch: PartnerBatch): void {
   // Which order each deposit settles, once per hash (docs/rules.md X_DEPOSIT_MISSING).
   const settledByTx = new Map<string, Map<string, Deposit>>();
+  // The batch's orders by hash, built once (a filter per order would cost batch size squared).
+  const batchByTx = new Map<string, PartnerOrder[]>();
+  for (const x of batch.orders) if (x.transactionHash) batchByTx.set(x.transactionHash, [...(batchByTx.get(x.transactionHash) ?? []), x]);
   const settledDeposit = (o: PartnerOrder): Deposit | undefined => {
     const tx = o.transactionHash;
     if (!tx) return undefined;
     let settled = settledByTx.get(tx);
     if (!settled) {
       // The stored claimants and this batch's orders of the hash, each once.
-      const claimants = new Map([...(batch.claimantsByTx?.get(tx) ?? []), ...batch.orders.filter((x) => x.transactionHash === tx)].map((x) => [x.orderId, x]));
+      const claimants = new Map([...(batch.claimantsByTx?.get(tx) ?? []), ...(batchByTx.get(tx) ?? [])].map((x) => [x.orderId, x]));
       settledByTx.set(tx, (settled = settleDeposits([...claimants.values()], batch.depositsByTx.get(tx) ?? [], batch.ourAddresses)));
     }
     return settled.get(o.orderId);
