@@ -46,7 +46,7 @@ export async function createRun(
 }
 
 /**
- * Merges one stage's timing into run.stages: { "sync.exchange": { startedAt, finishedAt, ms, status, error?, detail? } }.
+ * Merges one stage's timing into run.stages: { "sync.exchange": { startedAt, finishedAt, ms, status, error?, detail?, seq } }.
  * One jsonb `||` in SQL rather than read-modify-write: nothing read back (jsonb numbers come back as
  * LosslessNumber objects) is re-serialized, and two writers cannot lose each other's stage.
  * `requests`, the run's requests so far, replaces run.requests in the same statement: a run
@@ -67,10 +67,12 @@ export async function recordStage(
     ...(timing.error ? { error: timing.error } : {}),
     ...(timing.detail !== undefined ? { detail: timing.detail } : {}),
   };
-  const patch = stringifyJsonLossless({ [stage]: entry });
+  // seq: the order the stage was first recorded in (jsonb keeps no key order, and two quick stages
+  // can share a millisecond of startedAt); a stage recorded again keeps its place.
+  const patch = sql`jsonb_build_object(${stage}::text, ${stringifyJsonLossless(entry)}::jsonb || jsonb_build_object('seq', coalesce(stages -> ${stage} -> 'seq', to_jsonb((select count(*) from jsonb_object_keys(stages))))))`;
   await db
     .updateTable('run')
-    .set({ stages: sql`stages || ${patch}::jsonb` as never, ...(requests ? { requests: stringifyJsonLossless(requests) } : {}) })
+    .set({ stages: sql`stages || ${patch}` as never, ...(requests ? { requests: stringifyJsonLossless(requests) } : {}) })
     .where('id', '=', runId)
     .execute();
 }

@@ -82,11 +82,12 @@ for (const kind of storeKinds) {
       expect(run?.finished_at).toBeTruthy();
       expect(run?.config_hash).toMatch(/^[0-9a-f]{16}$/);
       const stages = run?.stages as Record<string, { status: string; ms: number; detail?: Record<string, unknown> }>;
-      // jsonb does not keep key order: order by start time, as `runs` does.
-      const order = Object.entries(stages as unknown as Record<string, { startedAt: string }>)
-        .sort((a, b) => a[1].startedAt.localeCompare(b[1].startedAt))
+      // jsonb does not keep key order: order by start time, then by the order recorded (seq), as `runs` does.
+      const order = Object.entries(stages as unknown as Record<string, { startedAt: string; seq: unknown }>)
+        .sort((a, b) => a[1].startedAt.localeCompare(b[1].startedAt) || Number(a[1].seq) - Number(b[1].seq))
         .map(([name]) => name);
       expect(order).toEqual(['sync.exchange', 'sync.partner', 'reconcile', 'report', 'deliver']);
+      expect(order.map((name) => Number((stages as unknown as Record<string, { seq: unknown }>)[name]?.seq))).toEqual([0, 1, 2, 3, 4]);
       expect(stages.deliver?.status).toBe('skipped');
       // jsonb numbers come back as exact LosslessNumbers; each stage's timing survives the later stages' writes.
       expect(Number(stages.reconcile?.detail?.openBreaks)).toBe(0);

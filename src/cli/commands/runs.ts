@@ -12,6 +12,8 @@ import { action, createContext, openMigratedStore } from '../context.js';
 interface StageRecord {
   startedAt?: string;
   ms?: unknown;
+  /** The order the stage was first recorded in (ties of startedAt). */
+  seq?: unknown;
   status?: string;
   error?: string;
   detail?: { openBreaks?: unknown } & Record<string, unknown>;
@@ -85,7 +87,7 @@ export async function listRuns(db: Db, account: string, limit: number): Promise<
       stages: Object.fromEntries(
         // jsonb keeps no key order: list stages in the order they ran.
         Object.entries(stages)
-          .sort((a, b) => (a[1].startedAt ?? '').localeCompare(b[1].startedAt ?? ''))
+          .sort((a, b) => (a[1].startedAt ?? '').localeCompare(b[1].startedAt ?? '') || (jsonNumber(a[1].seq) ?? 0) - (jsonNumber(b[1].seq) ?? 0))
           .map(([name, s]) => [
             name,
             {
