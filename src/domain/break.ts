@@ -51,7 +51,48 @@ export const breakId = (code: string, key: string) => `${code}\u0000${key}`;
  * period (docs/rules.md "This period or carried over"); the others are carried over, from other
  * days or earlier runs. Computed by the store for the run's period, never stored on the break.
  */
-export type ReportedBreak = Break & { inPeriod: boolean };
+export type ReportedBreak = Break & { inPeriod: boolean; workflow: BreakWorkflow };
+
+/**
+ * Where a person stands on a break (the `break_workflow` table; docs: README "Working breaks").
+ * explained: acknowledged with a reason while its amounts still equal those acknowledged; a
+ * change of amounts reopens it (unexplained) with an event saying so.
+ */
+export type WorkflowStatus = 'unexplained' | 'explained';
+
+export interface BreakWorkflow {
+  status: WorkflowStatus;
+  owner: string | null;
+  /** The reason given when it was acknowledged (null unless explained, or after a reopen). */
+  explanation: string | null;
+  lastNote: string | null;
+  lastNoteBy: string | null;
+  lastNoteAt: Date | null;
+  /** The last workflow change of any kind (null: nobody has touched it). */
+  updatedAt: Date | null;
+}
+
+/** A break nobody has worked on yet. */
+export const NO_WORKFLOW: Readonly<BreakWorkflow> = Object.freeze({ status: 'unexplained', owner: null, explanation: null, lastNote: null, lastNoteBy: null, lastNoteAt: null, updatedAt: null });
+
+export type WorkflowEventKind = 'acknowledged' | 'unacknowledged' | 'noted' | 'assigned' | 'reopened';
+
+/** One change a person (or the data, for 'reopened') made to a break's workflow: who, when and why. */
+export interface WorkflowEvent {
+  code: string;
+  key: string;
+  kind: WorkflowEventKind;
+  by: string;
+  at: Date;
+  /** The reason, the note, the new owner, or what changed (reopened). */
+  text: string | null;
+  /** cli, or workbook:<run id> for a row of a returned workbook. */
+  source: string;
+  /** The break's amounts when the event was recorded. */
+  expected: string | null;
+  actual: string | null;
+  difference: string | null;
+}
 
 /** Open breaks split by period: total = inPeriod + carriedOver. */
 export interface PeriodSplit {
@@ -65,9 +106,11 @@ export interface PeriodSplit {
  * the `--json` summary all show: overall, per severity, and per rule (every rule with an open break).
  */
 export interface OpenBreakCounts extends PeriodSplit {
+  /** Open breaks acknowledged with a reason (still open, still counted in total; counted apart here). */
+  explained: number;
   severity: Record<Severity, PeriodSplit>;
   /** Every rule with an open break, most breaks first, then by code. */
-  rules: Array<PeriodSplit & { code: string; severity: Severity }>;
+  rules: Array<PeriodSplit & { code: string; severity: Severity; explained: number }>;
 }
 
 const split = (): PeriodSplit => ({ total: 0, inPeriod: 0, carriedOver: 0 });
@@ -79,16 +122,19 @@ function addTo(s: PeriodSplit, inPeriod: boolean): void {
 }
 
 /** The one function that counts a run's open breaks; every place that shows a count takes it from here. */
-export function openBreakCounts(breaks: readonly Pick<ReportedBreak, 'code' | 'severity' | 'inPeriod'>[]): OpenBreakCounts {
-  const counts: OpenBreakCounts = { ...split(), severity: { high: split(), medium: split(), low: split() }, rules: [] };
-  const rules = new Map<string, PeriodSplit & { code: string; severity: Severity }>();
+export function openBreakCounts(breaks: readonly (Pick<ReportedBreak, 'code' | 'severity' | 'inPeriod'> & { workflow?: Pick<BreakWorkflow, 'status'> })[]): OpenBreakCounts {
+  const counts: OpenBreakCounts = { ...split(), explained: 0, severity: { high: split(), medium: split(), low: split() }, rules: [] };
+  const rules = new Map<string, PeriodSplit & { code: string; severity: Severity; explained: number }>();
   for (const b of breaks) {
+    const explained = b.workflow?.status === 'explained';
     addTo(counts, b.inPeriod);
+    if (explained) counts.explained += 1;
     // A severity the catalog does not know counts in the total only (SEVERITY_RANK ranks it last).
     if (Object.hasOwn(counts.severity, b.severity)) addTo(counts.severity[b.severity], b.inPeriod);
     let rule = rules.get(b.code);
-    if (!rule) rules.set(b.code, (rule = { code: b.code, severity: b.severity, ...split() }));
+    if (!rule) rules.set(b.code, (rule = { code: b.code, severity: b.severity, ...split(), explained: 0 }));
     addTo(rule, b.inPeriod);
+    if (explained) rule.explained += 1;
   }
   counts.rules = [...rules.values()].sort((a, b) => b.total - a.total || a.code.localeCompare(b.code));
   return counts;

@@ -2,7 +2,7 @@
 import { sql, type RawBuilder, type Transaction } from 'kysely';
 import type { Db } from './database.js';
 import type { BreakRow, DB } from './schema.js';
-import { breakId, type Break, type BreakEvent, type DetectedBreak, type ReportedBreak, type Severity } from '../domain/index.js';
+import { breakId, NO_WORKFLOW, type Break, type BreakEvent, type DetectedBreak, type ReportedBreak, type Severity } from '../domain/index.js';
 import type { BreakRef, Changes, RunInfo } from '../report/model.js';
 import { spanOf, type Span } from './keyset.js';
 import { previousRunOfPeriod } from './runs.js';
@@ -130,7 +130,7 @@ const DAY_AT_END = ':[0-9]{4}-[0-9]{2}-[0-9]{2}$';
  * A run without a period has no break of its period.
  */
 export async function openBreaksOfRun(db: Db, run: ReportedRun, order: 'none' | 'severity' = 'none'): Promise<ReportedBreak[]> {
-  if (!run.periodFrom || !run.periodTo) return (await loadOpenBreaks(db, run.account, order)).map((b) => ({ ...b, inPeriod: false }));
+  if (!run.periodFrom || !run.periodTo) return (await loadOpenBreaks(db, run.account, order)).map((b) => ({ ...b, inPeriod: false, workflow: { ...NO_WORKFLOW } }));
   const { from, to } = spanOf({ from: run.periodFrom, to: run.periodTo });
   const [fromDay, toDay] = [run.periodFrom, run.periodTo];
   const inSpan = (time: RawBuilder<unknown>) => sql`${time} >= ${from} and ${time} < ${to}`;
@@ -160,7 +160,7 @@ export async function openBreaksOfRun(db: Db, run: ReportedRun, order: 'none' | 
     from break b
     where b.account = ${run.account} and b.status = 'open'
     ${order === 'severity' ? sql`order by case b.severity when 'high' then 0 when 'medium' then 1 when 'low' then 2 else 3 end, b.code, b.key` : sql.raw('')}`.execute(db);
-  return rows.rows.map((r) => ({ ...toBreak(r), inPeriod: r.in_period === true }));
+  return rows.rows.map((r) => ({ ...toBreak(r), inPeriod: r.in_period === true, workflow: { ...NO_WORKFLOW } }));
 }
 
 /**

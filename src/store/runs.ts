@@ -285,8 +285,9 @@ function plainBreakCounts(value: unknown): OpenBreakCounts | null {
   const severity = obj.severity as Record<string, unknown>;
   return {
     ...splitOf(obj),
+    explained: jsonNumber(obj.explained) ?? 0,
     severity: { high: splitOf(severity.high), medium: splitOf(severity.medium), low: splitOf(severity.low) },
-    rules: (obj.rules as Array<Record<string, unknown>>).map((r) => ({ code: String(r.code), severity: String(r.severity) as Severity, ...splitOf(r) })),
+    rules: (obj.rules as Array<Record<string, unknown>>).map((r) => ({ code: String(r.code), severity: String(r.severity) as Severity, ...splitOf(r), explained: jsonNumber(r.explained) ?? 0 })),
   };
 }
 
