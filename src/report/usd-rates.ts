@@ -1,0 +1,37 @@
+/** USD values of amounts in any currency, from the rates the run already holds (balance snapshot, partner orders). */
+import { Decimal } from '../decimal/decimal.js';
+
+/** Where a currency's USD rate comes from, for the Summary's assumptions and the cell notes. */
+export type RateSource = 'usd' | 'balance snapshot' | 'partner orders';
+
+export interface UsdRate {
+  rate: Decimal;
+  source: RateSource;
+}
+
+/**
+ * A currency's USD rate: 1 for USD; else the latest balance snapshot's `rate` (the exchange's
+ * local currency, assumed USD: see the Summary's assumptions); else the period's partner orders in
+ * that input currency (sum of amountUsd / sum of inputAmount). No rate: no USD value (null), never a guess.
+ */
+export class UsdRates {
+  private readonly rates = new Map<string, UsdRate>();
+
+  constructor(input: { balances?: Iterable<{ currency: string; rate: Decimal }>; partner?: Iterable<{ currency: string; inputAmount: Decimal; amountUsd: Decimal }> }) {
+    for (const p of input.partner ?? []) if (!p.inputAmount.isZero()) this.rates.set(p.currency, { rate: p.amountUsd.div(p.inputAmount), source: 'partner orders' });
+    // The exchange's own rate wins where both exist: it is the one balances are valued at.
+    for (const b of input.balances ?? []) if (b.rate.gt(0)) this.rates.set(b.currency, { rate: b.rate, source: 'balance snapshot' });
+    this.rates.set('USD', { rate: new Decimal(1), source: 'usd' });
+  }
+
+  rateOf(currency: string | null | undefined): UsdRate | null {
+    return currency ? (this.rates.get(currency) ?? null) : null;
+  }
+
+  /** The amount in USD, rounded half-up to the cent; null when the currency has no known rate. */
+  usd(value: Decimal | null | undefined, currency: string | null | undefined): Decimal | null {
+    const r = this.rateOf(currency);
+    if (!r || value === null || value === undefined) return null;
+    return value.times(r.rate).toDecimalPlaces(2, Decimal.ROUND_HALF_UP);
+  }
+}

@@ -1,0 +1,19 @@
+/** Reads the USD rates of a run's report: the latest balance snapshot's rates and the period's partner orders per input currency. */
+import { sql } from 'kysely';
+import type { Db } from './database.js';
+import type { Span } from './keyset.js';
+import { latestBalances } from './exchange-reads.js';
+import { Decimal } from '../decimal/decimal.js';
+import { UsdRates } from '../report/usd-rates.js';
+
+/** Rates for valuing the run's amounts in USD (UsdRates says which source wins). */
+export async function usdRatesOf(db: Db, account: string, exchangeAccount: string, span: Span): Promise<UsdRates> {
+  const balances = await latestBalances(db, account, exchangeAccount);
+  // numeric sums come back as Decimal through the type parsers (type-parsers.ts).
+  const partner = await sql<{ currency: string; input: Decimal; usd: Decimal }>`
+    select input_currency as currency, sum(input_amount) as input, sum(amount_usd) as usd
+    from partner_order
+    where account = ${account} and created_at >= ${span.from} and created_at < ${span.to} and amount_usd is not null
+    group by input_currency`.execute(db);
+  return new UsdRates({ balances, partner: partner.rows.map((p) => ({ currency: p.currency, inputAmount: new Decimal(p.input), amountUsd: new Decimal(p.usd) })) });
+}
