@@ -15,6 +15,12 @@ function packageVersion(): string {
   }
 }
 
+// `ramp-recon runs | head`: a reader that stops early is not an error.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw err;
+});
+
 const program = new Command('ramp-recon')
   .description('Reconcile partner on-ramp orders with exchange fills, deposits, withdrawals and balances; report to Excel and e-mail.')
   .version(packageVersion(), '-V, --version', 'print the version and exit')

@@ -4,6 +4,7 @@ import { Pool } from 'undici';
 import type { Logger } from '../log/logger.js';
 import { parseJsonLossless, stringifyJsonLossless } from '../decimal/json.js';
 import {
+  API_LABEL,
   HttpAuthError,
   HttpNetworkError,
   HttpStatusError,
@@ -124,6 +125,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   const log = options.logger;
   const limiter = options.limiter ?? createRateLimiter(options.rateLimitPerSecond, sleep);
   const stats: HttpStats = { requests: 0, retries: 0 };
+  // Scheme, host and port of the API, for errors: what was tried, never a credential or a query.
+  const origin = base.origin;
 
   function buildPath(path: string, query?: Record<string, QueryValue>): string {
     const qs = new URLSearchParams();
@@ -160,7 +163,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       return {
         kind: 'retry',
         reason: code || (err as Error).message,
-        fail: () => (timeout ? new HttpTimeoutError(options.api, method, path, n, err) : new HttpNetworkError(options.api, method, path, n, err)),
+        fail: () => (timeout ? new HttpTimeoutError(options.api, method, path, n, err, origin) : new HttpNetworkError(options.api, method, path, n, err, origin)),
       };
     }
     const ms = Math.round(performance.now() - started);
@@ -215,7 +218,11 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       let wait = Math.round(backoff / 2 + random() * (backoff / 2));
       if (result.retryAfterMs !== undefined) wait = Math.min(MAX_RETRY_AFTER_MS, Math.max(result.retryAfterMs, 0) + Math.round(random() * 100));
       stats.retries++;
-      log.debug({ api: options.api, method, path: logPath, attempt: n, reason: result.reason, waitMs: wait, retryAfterMs: result.retryAfterMs }, 'http retry');
+      // At warn: a run that waits on retries says so (with the attempt and the wait), not only at debug.
+      log.warn(
+        { api: options.api, method, path: logPath, attempt: n, reason: result.reason, waitMs: wait, retryAfterMs: result.retryAfterMs },
+        `${API_LABEL[options.api]} ${method} ${logPath.split('?')[0]}: ${result.reason}; retry ${n} of ${options.maxRetries} in ${(wait / 1000).toFixed(1)} s`,
+      );
       await sleep(wait, req.signal);
       if (req.signal?.aborted) throw abortReason(req.signal);
     }

@@ -5,6 +5,14 @@ export type ApiName = 'partner' | 'exchange';
 
 export const API_LABEL: Record<ApiName, string> = { partner: 'Partner API', exchange: 'Exchange API' };
 
+/** The environment variable that says where each API is, for the "what to do" of an error. */
+export const API_URL_ENV: Record<ApiName, string> = { partner: 'PARTNER_API_URL', exchange: 'EXCHANGE_API_URL' };
+
+/** " at http://host:port": the server tried (scheme, host and port only: never a path, query or credential). */
+function at(origin: string | undefined): string {
+  return origin ? ` at ${origin}` : '';
+}
+
 /** 401/403: the credentials are wrong; retrying cannot help, so the run stops. Never carries the key. */
 export class HttpAuthError extends AppError {
   constructor(
@@ -48,8 +56,14 @@ export class HttpTimeoutError extends AppError {
     readonly path: string,
     readonly attempts: number,
     cause: unknown,
+    readonly origin?: string,
   ) {
-    super('HTTP_TIMEOUT', `${API_LABEL[api]} did not answer ${method} ${path} in time after ${attempts} attempts: ${(cause as Error)?.message ?? cause}`, 1, { cause });
+    super(
+      'HTTP_TIMEOUT',
+      `${API_LABEL[api]}${at(origin)} did not answer ${method} ${path} in time after ${attempts} attempts: ${(cause as Error)?.message ?? cause}; check ${API_URL_ENV[api]} and the network (\`ramp-recon doctor\` tries it)`,
+      1,
+      { cause },
+    );
   }
 }
 
@@ -61,8 +75,14 @@ export class HttpNetworkError extends AppError {
     readonly path: string,
     readonly attempts: number,
     cause: unknown,
+    readonly origin?: string,
   ) {
-    super('HTTP_NETWORK', `${API_LABEL[api]} unreachable on ${method} ${path} after ${attempts} attempts: ${(cause as Error)?.message ?? cause}`, 1, { cause });
+    super(
+      'HTTP_NETWORK',
+      `${API_LABEL[api]}${at(origin)} unreachable on ${method} ${path} after ${attempts} attempts: ${(cause as Error)?.message ?? cause}; check ${API_URL_ENV[api]} and the network (\`ramp-recon doctor\` tries it)`,
+      1,
+      { cause },
+    );
   }
 }
 

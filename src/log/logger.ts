@@ -35,8 +35,8 @@ export function defaultLogFormat(stream: { isTTY?: boolean } = process.stderr): 
 
 /**
  * The one root logger, on stderr so stdout stays free for --json output: JSON lines, or with
- * format 'pretty' one readable line per entry ("03:12:01 INFO exchange sync: done ...", fields
- * indented below it) written synchronously, so lines never interleave. Secret values known at
+ * format 'pretty' one readable line per entry ("[03:12:01] INFO: exchange sync: done ... {fields}")
+ * written synchronously, so lines never interleave. Secret values known at
  * start-up are scrubbed from messages and error text before either format sees them.
  */
 export function createLogger(options: { level?: string; secrets?: string[]; destination?: NodeJS.WritableStream; format?: LogFormat } = {}): Logger {
@@ -76,7 +76,7 @@ export function createLogger(options: { level?: string; secrets?: string[]; dest
           colorize: options.destination ? false : process.stderr.isTTY === true,
           translateTime: 'UTC:HH:MM:ss',
           ignore: 'pid,hostname,app',
-          singleLine: false,
+          singleLine: true,
         })
       : ((options.destination as pino.DestinationStream | undefined) ?? pino.destination(2)),
   );

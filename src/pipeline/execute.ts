@@ -8,6 +8,7 @@ import { createRun, failInterruptedRuns, finishRun, recordStage, type RunCommand
 import type { StageContext } from '../stages/context.js';
 import type { Period } from '../domain/period.js';
 import { withRunLock } from './lock.js';
+import { asDatabaseUnavailable, databaseTarget } from '../store/database-errors.js';
 
 /** The IO handles a run needs; passed in by the CLI, the scheduler, the demo and the tests. */
 export interface RunDeps {
@@ -94,7 +95,7 @@ export async function executeRun<T>(
         return result;
       } catch (err) {
         if (err instanceof StageFailedError) throw err;
-        const error = scrub(errorText(err), secrets);
+        const error = scrub(errorText(err, config), secrets);
         await recordStage(store.db, runId, name, { startedAt, finishedAt: new Date(), status: 'failed', error }, meter.snapshot()).catch((e) =>
           logger.error({ err: e }, 'could not record the failed stage'),
         );
@@ -110,7 +111,7 @@ export async function executeRun<T>(
     } catch (err) {
       const failedStage = err instanceof StageFailedError ? err.stage : 'run';
       const cause = err instanceof StageFailedError ? err.cause : err;
-      const error = scrub(errorText(cause), secrets);
+      const error = scrub(errorText(cause, config), secrets);
       await finishRun(store.db, runId, { status: 'failed', failedStage, error, requests: meter.snapshot() });
       // The error text only: an I/O error object can carry a whole page of records in its
       // properties (query parameters), which has no place in a log line. Details at debug level.
@@ -129,7 +130,29 @@ export async function skipStage(ctx: StageContext, name: string, reason: string)
   ctx.logger.info({ stage: name, reason }, 'stage skipped');
 }
 
-export function errorText(err: unknown): string {
+/** File-system error codes in words, for "file system: cannot write <path>: ...". */
+const FS_REASONS: Record<string, string> = {
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  ENOENT: 'no such file or folder',
+  ENOSPC: 'no space left on the device',
+  EROFS: 'read-only file system',
+  ENOTDIR: 'a part of the path is a file, not a folder',
+  EISDIR: 'is a folder',
+  EMFILE: 'too many open files',
+};
+
+/**
+ * The text a failed stage records: which part failed (database, an API, SMTP, the file system),
+ * what was tried and what to do. API and SMTP errors name themselves; a database connection error
+ * or a file-system error is named here from its code.
+ */
+export function errorText(err: unknown, config?: Pick<Config, 'database'>): string {
+  const database = config ? asDatabaseUnavailable(err, databaseTarget(config.database.url, config.database.dataDir)) : null;
+  if (database) return database.message;
+  const fs = err as { code?: string; path?: string; syscall?: string } | null;
+  if (fs && typeof fs.code === 'string' && FS_REASONS[fs.code] && typeof fs.path === 'string')
+    return `file system: cannot ${fs.syscall === 'open' || fs.syscall === 'mkdir' || fs.syscall === 'rename' ? fs.syscall : 'use'} ${fs.path}: ${FS_REASONS[fs.code]}; check the folder (REPORTS_DIR for workbooks, RAMP_RECON_DATA_DIR for the embedded database) exists and is writable`;
   if (err instanceof Error) {
     // Errors that wrap an I/O cause often say little themselves ("fetch failed"); keep the cause.
     const cause = (err as { cause?: unknown }).cause;
