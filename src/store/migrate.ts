@@ -76,3 +76,31 @@ export async function migrate(store: Store, sqlDir = defaultSqlDir()): Promise<M
   });
   return result;
 }
+
+export interface MigrationStatus {
+  applied: string[];
+  /** Files not applied yet (every command applies them before it starts). */
+  pending: string[];
+  /** Files edited after they were applied (migrate refuses to run). */
+  changed: string[];
+}
+
+/** What migrate would do, without doing it (and without creating schema_migration): for `doctor`. */
+export async function migrationStatus(store: Store, sqlDir = defaultSqlDir()): Promise<MigrationStatus> {
+  const files = readdirSync(sqlDir)
+    .filter((f) => MIGRATION_FILE.test(f))
+    .sort();
+  const done = await store.withSession(async (session) => {
+    const exists = await session.query<{ t: string | null }>(`select to_regclass('schema_migration')::text as t`);
+    if (!exists[0]?.t) return new Map<string, string>();
+    return new Map((await session.query<{ name: string; checksum: string }>('select name, checksum from schema_migration')).map((r) => [r.name, r.checksum]));
+  });
+  const status: MigrationStatus = { applied: [], pending: [], changed: [] };
+  for (const file of files) {
+    const previous = done.get(file);
+    if (previous === undefined) status.pending.push(file);
+    else if (previous !== createHash('sha256').update(readFileSync(join(sqlDir, file), 'utf8')).digest('hex')) status.changed.push(file);
+    else status.applied.push(file);
+  }
+  return status;
+}

@@ -3,15 +3,19 @@ import type { Command } from 'commander';
 import { action, type GlobalOptions } from '../context.js';
 import { loadConfig, maskedConfig } from '../../config/load.js';
 import { ConfigError } from '../../errors.js';
+import { doctorAction, timeoutOption } from './doctor.js';
 
 export function register(program: Command): void {
   const config = program.command('config').description('inspect the configuration');
   config
     .command('check')
-    .description('validate environment and config file; print the effective config with secrets masked (exit 2 when invalid or incomplete for `run`)')
+    .description('validate environment and config file; print the effective config with secrets masked (exit 2 when invalid or incomplete for `run`); --connect also tries every part, as `doctor`')
+    .option('--connect', 'also try the database, both APIs, SMTP and the webhook port (the checks of `ramp-recon doctor`)')
+    .option('--timeout-ms <ms>', 'with --connect: time allowed to each check (default 5000)', timeoutOption)
     .action(
-      action(async (_opts: unknown, command: Command) => {
+      action(async (opts: { connect?: boolean; timeoutMs?: number }, command: Command) => {
         const globals = command.optsWithGlobals<GlobalOptions>();
+        if (opts.connect) return doctorAction(globals, { timeoutMs: opts.timeoutMs });
         const effective = loadConfig({ configPath: globals.config });
         const missing: string[] = [];
         if (!effective.partner.apiUrl)

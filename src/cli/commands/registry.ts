@@ -11,6 +11,7 @@ import { register as deliver } from './deliver.js';
 import { register as schedule } from './schedule.js';
 import { register as runs } from './runs.js';
 import { register as serveWebhooks } from './serve-webhooks.js';
+import { register as doctor } from './doctor.js';
 
 /** Every command, in the order `--help` lists them. Each module owns one command. */
-export const commands: Array<(program: Command) => void> = [run, sync, reconcile, report, deliver, schedule, runs, serveWebhooks, migrate, config, sandbox];
+export const commands: Array<(program: Command) => void> = [run, sync, reconcile, report, deliver, schedule, runs, serveWebhooks, migrate, config, doctor, sandbox];

@@ -1,0 +1,227 @@
+/** `doctor`: proves the set-up before the first night, one line per part (config, folders, database, APIs, SMTP, webhook port). */
+import { mkdirSync, rmSync, writeFileSync, accessSync, constants } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import nodemailer from 'nodemailer';
+import type { Config } from '../config/load.js';
+import { silentLogger } from '../log/logger.js';
+import { openStore, type Store } from '../store/database.js';
+import { asDatabaseUnavailable, databaseTarget } from '../store/database-errors.js';
+import { migrationStatus } from '../store/migrate.js';
+import { advisoryUnlock, tryAdvisoryLock } from '../store/run-lock.js';
+import { createPartnerClient } from '../sources/partner/client.js';
+import { exchangeClientFromConfig } from '../sources/exchange/client.js';
+
+export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
+
+/** One line of the doctor's answer: the part, ok or the problem, and for a problem what to do. */
+export interface CheckResult {
+  part: string;
+  status: CheckStatus;
+  text: string;
+  fix?: string;
+  ms: number;
+}
+
+export interface DoctorOptions {
+  /** Each check's own limit (default 5 s). */
+  timeoutMs?: number;
+}
+
+/** A part that did not answer in time: named by the check that waited for it. */
+class CheckTimeout extends Error {}
+
+async function withTimeout<T>(ms: number, fn: () => Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      fn(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new CheckTimeout(`no answer within ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/** A folder we must write to: created if missing, a file written and removed. */
+function folderCheck(part: string, dir: string, variable: string): Omit<CheckResult, 'ms'> {
+  try {
+    mkdirSync(dir, { recursive: true });
+    const probe = join(dir, `.ramp-recon-doctor-${process.pid}`);
+    writeFileSync(probe, 'ok');
+    rmSync(probe, { force: true });
+    return { part, status: 'ok', text: `${dir} is writable` };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? '';
+    const why = code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'EROFS' ? 'read-only file system' : code === 'ENOTDIR' ? 'a part of the path is a file' : message(err);
+    return { part, status: 'fail', text: `${dir} cannot be written: ${why}`, fix: `set ${variable} to a folder this user can write, or fix its permissions` };
+  }
+}
+
+async function databaseCheck(config: Config, timeoutMs: number): Promise<Omit<CheckResult, 'ms'>> {
+  const part = 'database';
+  const target = databaseTarget(config.database.url, config.database.dataDir);
+  let store: Store | undefined;
+  try {
+    return await withTimeout(timeoutMs, async () => {
+      store = await openStore({ url: config.database.url, dataDir: config.database.dataDir, poolSize: 1 });
+      const s = store;
+      const migrations = await migrationStatus(s);
+      if (migrations.changed.length)
+        return {
+          part,
+          status: 'fail' as const,
+          text: `${target}: migration${migrations.changed.length > 1 ? 's' : ''} ${migrations.changed.join(', ')} changed after being applied`,
+          fix: 'restore the sql/ files of the installed version (a new change goes in a new migration)',
+        };
+      const schema = migrations.pending.length
+        ? `${migrations.applied.length} migrations applied, ${migrations.pending.length} pending (the next command applies them)`
+        : `${migrations.applied.length} migrations applied`;
+      // The run lock: free, or held by a run in progress (not a fault of the set-up).
+      let lock = 'run lock free';
+      if (s.kind === 'postgres') {
+        const key = `ramp-recon:run:${config.account}`;
+        const free = await s.withSession(async (session) => {
+          const got = await tryAdvisoryLock(session, key);
+          if (got) await advisoryUnlock(session, key);
+          return got;
+        });
+        if (!free) return { part, status: 'warn' as const, text: `${target}: connected, ${schema}; the run lock is held (a run is in progress)`, fix: '`ramp-recon runs` shows it; wait for it to finish' };
+      } else {
+        lock = 'embedded database free (no other process holds it)';
+      }
+      return { part, status: 'ok' as const, text: `${target}: connected, ${schema}, ${lock}` };
+    });
+  } catch (err) {
+    if (err instanceof CheckTimeout) return { part, status: 'fail', text: `${target}: ${err.message}`, fix: 'check DATABASE_URL, the server and the network' };
+    const unavailable = asDatabaseUnavailable(err, target);
+    if (unavailable) return { part, status: 'fail', text: unavailable.message.replace(/^database: cannot use /, '').replace(/; check .*$/, ''), fix: 'check DATABASE_URL and that the server is running' };
+    return { part, status: 'fail', text: `${target}: ${message(err)}`, fix: config.database.url ? 'check DATABASE_URL' : 'check RAMP_RECON_DATA_DIR (is another ramp-recon using it?)' };
+  } finally {
+    await (store as Store | undefined)?.close().catch(() => {});
+  }
+}
+
+/** The config with no retries and the check's timeouts: the doctor asks once and says what it got. */
+function probeConfig(config: Config, timeoutMs: number): Config {
+  return { ...config, http: { ...config.http, maxRetries: 0, connectTimeoutMs: timeoutMs, bodyTimeoutMs: timeoutMs } } as Config;
+}
+
+async function partnerCheck(config: Config, timeoutMs: number): Promise<Omit<CheckResult, 'ms'>> {
+  const part = 'partner API';
+  if (!config.partner.apiUrl) return { part, status: 'fail', text: 'PARTNER_API_URL is not set (`run` syncs partner orders)', fix: 'set PARTNER_API_URL, PARTNER_PUBLIC_KEY and PARTNER_PRIVATE_KEY' };
+  const client = createPartnerClient(probeConfig(config, timeoutMs), silentLogger());
+  try {
+    return await withTimeout(timeoutMs * 2 + 1000, async () => {
+      // One public-key call and one private call (both keys): a 404 for an order id that cannot exist proves the keys.
+      const currencies = await client.currencies();
+      const order = await client.getOrder('ramp-recon-doctor-probe');
+      return { part, status: 'ok' as const, text: `${config.partner.apiUrl}: public key accepted (GET /currencies ${currencies.status}), private key accepted (GET /orders/{id} ${order.status})` };
+    });
+  } catch (err) {
+    return { part, status: 'fail', text: message(err).replace(/; check .*$/, ''), fix: 'check PARTNER_API_URL, PARTNER_PUBLIC_KEY and PARTNER_PRIVATE_KEY' };
+  } finally {
+    await client.close();
+  }
+}
+
+async function exchangeCheck(config: Config, timeoutMs: number): Promise<Omit<CheckResult, 'ms'>> {
+  const part = 'exchange API';
+  if (!config.exchange.apiUrl) return { part, status: 'fail', text: 'EXCHANGE_API_URL is not set (`run` syncs the exchange)', fix: 'set EXCHANGE_API_URL and EXCHANGE_API_TOKEN' };
+  const client = exchangeClientFromConfig(probeConfig(config, timeoutMs), silentLogger());
+  try {
+    return await withTimeout(timeoutMs + 1000, async () => {
+      const accounts = await client.accounts();
+      return { part, status: 'ok' as const, text: `${config.exchange.apiUrl}: token accepted (GET /accounts ${accounts.status})` };
+    });
+  } catch (err) {
+    return { part, status: 'fail', text: message(err).replace(/; check .*$/, ''), fix: 'check EXCHANGE_API_URL and EXCHANGE_API_TOKEN' };
+  } finally {
+    await client.close();
+  }
+}
+
+async function smtpCheck(config: Config, timeoutMs: number): Promise<Omit<CheckResult, 'ms'>> {
+  const part = 'SMTP';
+  if (!config.smtpUrl) return { part, status: 'skip', text: 'SMTP_URL is not set: workbooks are written, not e-mailed' };
+  const url = new URL(config.smtpUrl);
+  const where = `${url.protocol}//${url.hostname}${url.port ? `:${url.port}` : ''}`;
+  const transport = nodemailer.createTransport({ url: config.smtpUrl, connectionTimeout: timeoutMs, greetingTimeout: timeoutMs, socketTimeout: timeoutMs });
+  try {
+    await withTimeout(timeoutMs + 1000, () => transport.verify());
+    return { part, status: 'ok', text: `${where}: connected${url.username ? ' and authenticated' : ''} (no mail sent); mail goes from ${config.email.from ?? '?'} to ${config.email.to.join(', ')}` };
+  } catch (err) {
+    const secrets = [url.password, decodeURIComponent(url.password)].filter((s) => s.length >= 4);
+    const text = secrets.reduce((t, s) => t.split(s).join('********'), message(err));
+    return { part, status: 'fail', text: `${where}: ${text}`, fix: 'check SMTP_URL (host, port, user and password)' };
+  } finally {
+    transport.close();
+  }
+}
+
+async function webhookCheck(config: Config, timeoutMs: number): Promise<Omit<CheckResult, 'ms'>> {
+  const part = 'webhook port';
+  const w = config.webhooks;
+  if (!w) return { part, status: 'skip', text: 'no webhooks section: serve-webhooks is not configured' };
+  for (const file of [w.tlsCertFile, w.tlsKeyFile].filter((f): f is string => Boolean(f))) {
+    try {
+      accessSync(file, constants.R_OK);
+    } catch {
+      return { part, status: 'fail', text: `TLS file ${file} cannot be read`, fix: 'check webhooks.tlsCertFile / webhooks.tlsKeyFile' };
+    }
+  }
+  const where = `${w.host}:${w.port}`;
+  try {
+    await withTimeout(timeoutMs, () => new Promise<void>((resolve, reject) => {
+      const server = createServer();
+      server.once('error', reject);
+      server.listen(w.port, w.host, () => server.close(() => resolve()));
+    }));
+    return { part, status: 'ok', text: `${where} can be listened on${w.tlsCertFile ? ' (HTTPS)' : ''}` };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') return { part, status: 'warn', text: `${where} is in use`, fix: 'fine if serve-webhooks is running there; otherwise free the port or change webhooks.port' };
+    return { part, status: 'fail', text: `${where} cannot be listened on: ${code === 'EACCES' ? 'permission denied (ports below 1024 need privileges)' : message(err)}`, fix: 'change webhooks.port or webhooks.host' };
+  }
+}
+
+/** Every check, in the order a run meets the parts; each timed, none stops the others. */
+export async function runDoctor(config: Config, options: DoctorOptions = {}): Promise<CheckResult[]> {
+  const timeoutMs = options.timeoutMs ?? 5_000;
+  const checks: Array<() => Promise<Omit<CheckResult, 'ms'>> | Omit<CheckResult, 'ms'>> = [
+    () => ({
+      part: 'config',
+      status: 'ok',
+      text: `${config.configFile ?? 'no config file (defaults)'}; account ${config.account}; schedule "${config.schedule.cron}" in ${config.schedule.timezone}, lookback ${config.schedule.lookbackDays} days`,
+    }),
+    () => folderCheck('reports folder', config.reportsDir, 'REPORTS_DIR'),
+    ...(config.database.url ? [] : [() => folderCheck('data folder', config.database.dataDir, 'RAMP_RECON_DATA_DIR')]),
+    () => databaseCheck(config, timeoutMs),
+    () => partnerCheck(config, timeoutMs),
+    () => exchangeCheck(config, timeoutMs),
+    () => smtpCheck(config, timeoutMs),
+    () => webhookCheck(config, timeoutMs),
+  ];
+  const results: CheckResult[] = [];
+  for (const check of checks) {
+    const started = Date.now();
+    let result: Omit<CheckResult, 'ms'>;
+    try {
+      result = await check();
+    } catch (err) {
+      result = { part: 'doctor', status: 'fail', text: message(err) };
+    }
+    results.push({ ...result, ms: Date.now() - started });
+  }
+  return results;
+}
+
+/** "ok    database       PostgreSQL at ...": one line per check, the fix after a problem. */
+export function formatChecks(results: readonly CheckResult[]): string {
+  const width = Math.max(...results.map((r) => r.part.length));
+  return results.map((r) => `${r.status.padEnd(5)} ${r.part.padEnd(width)}  ${r.text}${r.fix ? `; fix: ${r.fix}` : ''}`).join('\n');
+}
