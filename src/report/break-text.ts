@@ -129,7 +129,7 @@ export function breakSentence(b: BreakForWords): string {
     case 'E_STALE': {
       const state = /UNCONFIRMED|PENDING/.exec(msg)?.[0] ?? 'open';
       const kind = entity === 'withdrawal' ? 'Withdrawal' : 'Deposit';
-      return `${kind} ${b.key} ${state} for ${hours(b.actual)} hours (limit ${b.expected ?? '?'})${b.currency ? `, ${b.currency}` : ''}.`;
+      return `${kind} ${b.key}${b.currency ? ` (${b.currency})` : ''} ${state} for ${hours(b.actual)} hours (limit ${b.expected ?? '?'}).`;
     }
     case 'P_STALE': {
       const state = /^(PENDING|WITHDRAWING)/.exec(msg)?.[0] ?? 'open';
@@ -154,12 +154,28 @@ export function breakSentence(b: BreakForWords): string {
       return `${what} not fully synced (${b.key}): ${msg}${tail}.`;
     }
   }
-  if (isNumericText(b.difference) && unit !== 'text') {
+  const subject = OFF_BY[b.code];
+  if (subject && isNumericText(b.difference) && unit !== 'text') {
     const figures = b.expected !== null && b.actual !== null ? `: expected ${b.expected}, actual ${b.actual}` : '';
-    return `${title} off by ${withUnit(figure(b.difference), unit)} on ${on}${figures}${msg ? ` (${msg})` : ''}${tail}.`;
+    return `${subject} off by ${withUnit(figure(b.difference), unit)} on ${on}${figures}${msg ? ` (${msg})` : ''}${tail}.`;
   }
-  return `${title} on ${on}${msg ? `: ${msg}` : ''}${tail}.`;
+  const parts = [b.expected !== null ? `expected ${b.expected}` : null, b.actual !== null ? `actual ${b.actual}` : null];
+  if (b.difference !== null) parts.push(`difference ${withUnit(b.difference, unit)}`);
+  else if (isCurrencyUnit(unit) && parts.some(Boolean)) parts.push(unit);
+  const figures = parts.filter(Boolean).join(', ');
+  return `${title} on ${on}${msg ? `: ${msg}` : ''}${figures && unit !== 'text' ? ` (${figures})` : ''}${tail}.`;
 }
+
+/** Rules whose figures read as "<subject> off by <difference> on <entity>". */
+const OFF_BY: Readonly<Record<string, string>> = {
+  P_FEE_USD: 'Partner fee USD twin',
+  P_AMOUNT_USD: 'USD amount',
+  P_PARTNER_FEE_RATE: 'Partner fee',
+  X_DEPOSIT_AMOUNT: 'Exchange deposit',
+  E_FILL_QTY: 'Sum of fill quantities',
+  E_FILL_AVGPX: 'Fill average price',
+  E_FEE_RATE: 'Fill fee',
+};
 
 function firstDivergentDay(detail: unknown): string | null {
   if (detail && typeof detail === 'object' && 'firstDivergentDay' in detail) {
@@ -185,8 +201,13 @@ export function valueText(v: unknown): string {
   return String(v);
 }
 
+/** Fields of a rule's failing check in reading order (jsonb stores keys in its own order). */
+const FIELD_ORDER = ['check', 'expected', 'actual', 'difference', 'currency', 'note'];
+
 function fieldsText(o: object): string {
+  const rank = (k: string) => (FIELD_ORDER.includes(k) ? FIELD_ORDER.indexOf(k) : FIELD_ORDER.length);
   return Object.entries(o)
+    .sort(([a], [b]) => rank(a) - rank(b))
     .filter(([, v]) => v !== null && v !== undefined)
     .map(([k, v]) => `${k}: ${valueText(v)}`)
     .join('; ');
