@@ -56,30 +56,35 @@ export const EXPLAINED_CHOICES = ['yes', 'no'];
 
 const H = BREAKS_HEADER;
 
+/**
+ * Widths keep the sheet narrow enough to read when printed one page wide: the long texts (rule,
+ * key, sentence, figures that are text, notes, detail) wrap at a maximum width (22 for the
+ * figures: any number Excel holds fits it); the other columns fit their content.
+ */
 export const breaksSpec: SheetSpec = {
   name: SHEET.breaks,
   columns: [
     { header: H.severity, kind: 'text' },
-    { header: H.rule, kind: 'text', width: 24, wrap: true },
-    { header: H.code, kind: 'text' },
-    { header: H.key, kind: 'id' },
-    { header: H.sentence, kind: 'text', width: 48, wrap: true },
+    { header: H.rule, kind: 'text', width: 18, wrap: true },
+    { header: H.code, kind: 'text', width: 14, wrap: true },
+    { header: H.key, kind: 'id', width: 20, wrap: true },
+    { header: H.sentence, kind: 'text', width: 40, wrap: true },
     { header: H.unit, kind: 'text' },
-    { header: H.expected, kind: 'amount' },
-    { header: H.actual, kind: 'amount' },
-    { header: H.difference, kind: 'amount' },
+    { header: H.expected, kind: 'amount', width: 22, wrap: true },
+    { header: H.actual, kind: 'amount', width: 22, wrap: true },
+    { header: H.difference, kind: 'amount', width: 22, wrap: true },
     { header: H.usd, kind: 'amount' },
     // yes: the break's record belongs to the period reported; no: carried over (docs/rules.md "This period or carried over")
     { header: H.inPeriod, kind: 'text' },
     { header: H.age, kind: 'int' },
     { header: H.firstSeen, kind: 'datetime' },
     { header: H.status, kind: 'text' },
-    { header: H.owner, kind: 'text', width: 14, editable: true },
-    { header: H.lastNote, kind: 'text', width: 30, wrap: true },
-    { header: H.explanation, kind: 'text', width: 30, wrap: true, editable: true },
+    { header: H.owner, kind: 'text', width: 12, editable: true },
+    { header: H.lastNote, kind: 'text', width: 20, wrap: true },
+    { header: H.explanation, kind: 'text', width: 24, wrap: true, editable: true },
     { header: H.explained, kind: 'text', editable: true, choices: EXPLAINED_CHOICES },
     { header: H.amounts, kind: 'text', hidden: true },
-    { header: H.detail, kind: 'text', width: 60, wrap: true },
+    { header: H.detail, kind: 'text', width: 40, wrap: true },
   ],
   fitToWidth: true,
 };

@@ -19,6 +19,7 @@ import {
   isDay,
   isLink,
   partName,
+  MAX_WIDTH,
   type Cell,
   type Row,
   type SheetSpec,
@@ -195,7 +196,7 @@ class SheetWriter {
     const seen = this.spec.columns.map(() => 0);
     for (const row of sample) row.cells.forEach((c, i) => (seen[i] = Math.max(seen[i] ?? 0, displayWidth(c))));
     this.widths = this.spec.columns.map((col, i) =>
-      this.report ? Math.max(col.width ?? 12, Math.min(seen[i] ?? 0, col.width ?? 12)) : col.wrap && col.width ? col.width : fitWidth(col.header, seen[i] ?? 0, col.width),
+      this.report ? Math.max(col.width ?? 12, Math.min(seen[i] ?? 0, col.width ?? 12)) : col.wrap ? Math.min(fitWidth(col.header, seen[i] ?? 0), col.width ?? MAX_WIDTH) : fitWidth(col.header, seen[i] ?? 0, col.width),
     );
     if (this.hasAmounts) this.widths.push(TEXT_MARKER_HEADER.length + 3);
     for (const row of sample) this.writeRow(row);
@@ -250,6 +251,20 @@ class SheetWriter {
     this.ws = null;
   }
 
+  /** Lines the tallest wrapped cell of a row needs at its column's width. */
+  private wrappedLines(values: unknown[]): number {
+    let most = 1;
+    this.spec.columns.forEach((col, i) => {
+      const v = values[i];
+      const text = typeof v === 'string' ? v : v && typeof v === 'object' && 'text' in v ? String((v as { text: unknown }).text) : null;
+      if (!col.wrap || !text) return;
+      const perLine = Math.max(1, Math.floor((this.widths?.[i] ?? col.width ?? 12) - 1));
+      const lines = text.split('\n').reduce((n, line) => n + Math.max(1, Math.ceil(line.length / perLine)), 0);
+      most = Math.max(most, lines);
+    });
+    return most;
+  }
+
   private writeRow(row: Row): void {
     if (!this.ws || this.rowsInPart >= this.maxRows) {
       this.closePart();
@@ -270,6 +285,9 @@ class SheetWriter {
       values.push(asText.length ? asText.join('; ') : null);
     }
     const xrow = ws.addRow(values);
+    const lines = this.report ? 1 : this.wrappedLines(values);
+    // Rows are not re-measured when opened (LibreOffice prints wrapped text over the next row): set the height.
+    if (lines > 1) xrow.height = Math.min(MAX_ROW_HEIGHT, lines * LINE_HEIGHT);
     const width = this.report ? Math.max(row.cells.length, row.tone ? 1 : 0) : this.columnCount;
     for (let i = 0; i < width; i++) {
       const f = formats[i];
@@ -316,6 +334,9 @@ function extraOf(col: SheetSpec['columns'][number] | undefined, f: Converted | u
 }
 
 const EDITABLE_FILL = 'FFFFFFCC';
+/** Points per line of 11-point text, and Excel's largest row height. */
+const LINE_HEIGHT = 15;
+const MAX_ROW_HEIGHT = 409;
 const LINK_FONT: Partial<ExcelJS.Font> = { color: { argb: 'FF0563C1' }, underline: true };
 
 /** The drop-down of each column with choices, over the data rows of the part. */
