@@ -133,6 +133,9 @@ class SheetWriter {
   private readonly report: boolean;
   private readonly hasAmounts: boolean;
   private readonly columnCount: number;
+  /** Per column: the style additions of its spec (see extraOf), and whether any column wraps. */
+  private readonly columnExtras: Extra[];
+  private readonly hasWrap: boolean;
   private ws: ExcelJS.Worksheet | null = null;
   private part = 0;
   private rowsInPart = 0;
@@ -149,6 +152,8 @@ class SheetWriter {
     this.report = spec.layout === 'report';
     this.hasAmounts = !this.report && spec.columns.some((c) => c.kind === 'amount');
     this.columnCount = spec.columns.length + (this.hasAmounts ? 1 : 0);
+    this.columnExtras = spec.columns.map((c) => extraOf(c));
+    this.hasWrap = !this.report && spec.columns.some((c) => c.wrap);
   }
 
   async add(row: Row): Promise<void> {
@@ -285,14 +290,14 @@ class SheetWriter {
       values.push(asText.length ? asText.join('; ') : null);
     }
     const xrow = ws.addRow(values);
-    const lines = this.report ? 1 : this.wrappedLines(values);
+    const lines = this.hasWrap ? this.wrappedLines(values) : 1;
     // Rows are not re-measured when opened (LibreOffice prints wrapped text over the next row): set the height.
     if (lines > 1) xrow.height = Math.min(MAX_ROW_HEIGHT, lines * LINE_HEIGHT);
     const width = this.report ? Math.max(row.cells.length, row.tone ? 1 : 0) : this.columnCount;
     for (let i = 0; i < width; i++) {
       const f = formats[i];
       const tone = row.cellTones?.[i] ?? row.tone;
-      const extra = this.report ? '' : extraOf(this.spec.columns[i], f);
+      const extra = this.report ? '' : f?.link ? `${this.columnExtras[i] ?? ''}l` : (this.columnExtras[i] ?? '');
       if (!tone && !f?.numFmt && !f?.textAmount && !extra) {
         // a plain cell still gets a shared (empty) style object, for the same identity cache
         if (f && f.value !== null) xrow.getCell(i + 1).style = PLAIN;
@@ -329,8 +334,8 @@ export function linkTarget(sheet: string, row: number): string {
  * text, l = a link (blue, underlined). Empty: none.
  */
 type Extra = string;
-function extraOf(col: SheetSpec['columns'][number] | undefined, f: Converted | undefined): Extra {
-  return `${col?.editable ? 'e' : ''}${col?.wrap ? 'w' : ''}${f?.link ? 'l' : ''}`;
+function extraOf(col: SheetSpec['columns'][number] | undefined): Extra {
+  return `${col?.editable ? 'e' : ''}${col?.wrap ? 'w' : ''}`;
 }
 
 const EDITABLE_FILL = 'FFFFFFCC';
