@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestStore, storeKinds, type TestStore } from '../helpers/db.js';
 import { startSandbox, type Sandbox } from '../../sandbox/index.js';
 import { loadConfig, type Config } from '../../src/config/load.js';
@@ -11,10 +11,6 @@ import { writeReport } from '../../src/stages/report.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { addDays, toDay } from '../../src/util/dates.js';
 import { BREAKS_HEADER } from '../../src/report/breaks-sheet.js';
-
-// The syncs draw a progress bar only on a terminal; this test never needs cli-progress itself
-// (and a worktree whose node_modules lacks it can still run the pipeline).
-vi.mock('cli-progress', () => ({ default: { SingleBar: class { start() {} update() {} setTotal() {} stop() {} }, Presets: { shades_classic: {} } } }));
 
 /**
  * Issue 15 "Must show": on a sandbox run with one planted case of every rule, the Breaks sheet
