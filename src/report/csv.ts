@@ -139,10 +139,15 @@ export class CsvExport {
   /** The files written, in sheet order, moved from their `.partial` names into place. */
   async finish(): Promise<CsvFileWritten[]> {
     const done: CsvFileWritten[] = [];
-    for (const file of this.files) {
-      await this.guard(file.close());
-      await this.guard(rename(`${file.path}.partial`, file.path));
-      done.push({ sheet: file.spec.name, path: file.path, rows: file.rows });
+    try {
+      for (const file of this.files) {
+        await this.guard(file.close());
+        await this.guard(rename(`${file.path}.partial`, file.path));
+        done.push({ sheet: file.spec.name, path: file.path, rows: file.rows });
+      }
+    } catch (err) {
+      await this.abort();
+      throw err;
     }
     return done;
   }

@@ -127,8 +127,9 @@ export async function writeReport(
     await csv?.abort();
     throw err;
   });
-  const csvFiles = await csv?.finish();
   await setReportPath(db, runId, path, counts);
+  // after the workbook is recorded: a CSV that cannot be finished never costs the run its workbook
+  const csvFiles = await csv?.finish();
   log.info({ path, sheets, openBreaks: openBreaks.length, csv: csvFiles?.map((f) => f.path), ms: Date.now() - started }, 'report written');
   return { path, sheets, counts, ...(csvFiles ? { csv: csvFiles } : {}) };
 }

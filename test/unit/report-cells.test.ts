@@ -1,7 +1,8 @@
 /** The cell model's decisions: amounts as numbers at the currency's format with the exact text beside them, and column widths. */
 import { describe, expect, it } from 'vitest';
 import { Decimal } from '../../src/decimal/decimal.js';
-import { amount, displayWidth, excelAmount, fitWidth, numberFormat, textWidth } from '../../src/report/cells.js';
+import { amount, day, displayWidth, excelAmount, fitWidth, numberFormat, textWidth, type Cell } from '../../src/report/cells.js';
+import { csvField, csvFileName, csvLine, csvText } from '../../src/report/csv.js';
 
 const ex = (value: string, dp: number) => excelAmount({ kind: 'amount', value: new Decimal(value), dp });
 
@@ -76,5 +77,41 @@ describe('column widths', () => {
     expect(fitWidth('A header that is long', 1)).toBeGreaterThanOrEqual(Math.ceil(textWidth('A header that is long')) + 2);
     expect(fitWidth('x', 500)).toBe(60);
     expect(fitWidth('x', 0)).toBe(6);
+  });
+});
+
+describe('CSV text of cells (report --csv)', () => {
+  it('quotes only what RFC 4180 requires, doubling quotes', () => {
+    expect(csvField('plain')).toBe('plain');
+    expect(csvField('a,b')).toBe('"a,b"');
+    expect(csvField('say "hi"')).toBe('"say ""hi"""');
+    expect(csvField('two\nlines')).toBe('"two\nlines"');
+    expect(csvField('cr\r')).toBe('"cr\r"');
+  });
+
+  it('writes amounts as their exact decimal text, never rounded to 15 digits nor cut to the currency', () => {
+    expect(csvText(amount(new Decimal('1234567.123456789012345678'), 8))).toBe('1234567.123456789012345678');
+    expect(csvText(amount(new Decimal('-0.5'), 2))).toBe('-0.5');
+    expect(csvText(amount(new Decimal('1e-20'), 8))).toBe('0.00000000000000000001');
+  });
+
+  it('writes date-times as ISO 8601 UTC, days as YYYY-MM-DD, links as their text, empty for null', () => {
+    expect(csvText(new Date('2026-11-01T10:00:00Z'))).toBe('2026-11-01T10:00:00.000Z');
+    expect(csvText(day('2026-11-01'))).toBe('2026-11-01');
+    expect(csvText({ kind: 'link', text: 'ord-1', sheet: 'Partner orders', row: 2 } as unknown as Cell)).toBe('ord-1');
+    expect(csvText(null)).toBe('');
+    expect(csvText(12)).toBe('12');
+    expect(csvText(true)).toBe('true');
+  });
+
+  it('writes a record of the sheet width with CRLF', () => {
+    expect(csvLine(['a', null, amount(new Decimal('1.50'), 2)], 4)).toBe('a,,1.5,\r\n');
+    expect(csvLine(['a', 'b', 'c'], 2)).toBe('a,b\r\n');
+  });
+
+  it('names files after their sheet', () => {
+    expect(csvFileName('Breaks')).toBe('breaks.csv');
+    expect(csvFileName('Partner daily')).toBe('partner-daily.csv');
+    expect(csvFileName('Exchange orders vs fills')).toBe('exchange-orders-vs-fills.csv');
   });
 });

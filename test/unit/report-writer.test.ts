@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +6,7 @@ import ExcelJS from 'exceljs';
 import { describe, expect, it } from 'vitest';
 import { Decimal } from '../../src/decimal/decimal.js';
 import { DATETIME_FORMAT, amount, day, numberFormat, type Row, type SheetSpec } from '../../src/report/cells.js';
+import { CsvExport } from '../../src/report/csv.js';
 import { EXACT_NOTE_PREFIX, EXACT_VALUES_HEADER, drainOrTimeout, writeWorkbook } from '../../src/report/write-workbook.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rr-report-writer-'));
@@ -99,6 +100,50 @@ describe('writeWorkbook', () => {
     // "1,234,567.123456789012345678" must not show as ###; the label column keeps its width
     expect(ws.getColumn(2).width).toBeGreaterThanOrEqual('1,234,567.123456789012345678'.length + 1);
     expect(ws.getColumn(1).width).toBe(10);
+  });
+});
+
+describe('CsvExport', () => {
+  const table: SheetSpec = {
+    name: 'Partner daily',
+    columns: [
+      { header: 'Day (UTC)', kind: 'day' },
+      { header: 'Amount, EUR', kind: 'amount' },
+    ],
+  };
+  const summary: SheetSpec = { name: 'Summary', layout: 'report', columns: [{ header: 'Item', kind: 'text' }] };
+
+  it("writes each table sheet's rows, as the workbook writer takes them, to its CSV file; the Summary has none", async () => {
+    const out = join(dir, 'csv');
+    const csv = await CsvExport.open(out);
+    async function* rows(): AsyncGenerator<Row> {
+      yield { cells: [day('2026-11-01'), amount(new Decimal('1234567.123456789012345678'), 2)] };
+      yield { cells: [day('2026-11-02'), null] };
+    }
+    const counts = await writeWorkbook(join(dir, 'with-csv.xlsx'), csv.tee([{ spec: summary, rows: [{ cells: ['x'] }] }, { spec: table, rows: rows() }]));
+    expect(counts['Partner daily']).toBe(2);
+    const files = await csv.finish();
+    expect(files).toEqual([{ sheet: 'Partner daily', path: join(out, 'partner-daily.csv'), rows: 2 }]);
+    expect(readdirSync(out)).toEqual(['partner-daily.csv']);
+    expect(readFileSync(join(out, 'partner-daily.csv'), 'utf8')).toBe('Day (UTC),"Amount, EUR"\r\n2026-11-01,1234567.123456789012345678\r\n2026-11-02,\r\n');
+  });
+
+  it('leaves no CSV file behind when the workbook cannot be written', async () => {
+    const out = join(dir, 'csv-failed');
+    const csv = await CsvExport.open(out);
+    async function* failing(): AsyncGenerator<Row> {
+      yield { cells: [day('2026-11-01'), null] };
+      throw new Error('database gone');
+    }
+    await expect(writeWorkbook(join(dir, 'failed.xlsx'), csv.tee([{ spec: table, rows: failing() }]))).rejects.toThrow('database gone');
+    await csv.abort();
+    expect(readdirSync(out)).toEqual([]);
+  });
+
+  it('names the folder it cannot write to', async () => {
+    const file = join(dir, 'a-file');
+    writeFileSync(file, 'x');
+    await expect(CsvExport.open(join(file, 'csv'))).rejects.toThrow(join(file, 'csv'));
   });
 });
 
