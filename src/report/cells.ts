@@ -120,38 +120,43 @@ export function isDay(cell: Cell): cell is DayCell {
   return typeof cell === 'object' && cell !== null && !(cell instanceof Date) && cell.kind === 'day';
 }
 
-/** Decimals to show: the currency's precision, widened so a value's own digits are never hidden. */
-export function displayDecimals(value: Decimal, dp: number): number {
-  return Math.max(0, dp, value.decimalPlaces());
-}
-
-/** `#,##0.00` style format with `dp` decimals; negatives in red so differences stand out. */
+/** `#,##0.00` style format with `dp` decimals (at most 30, Excel's limit); negatives in red so differences stand out. */
 export function numberFormat(dp: number): string {
-  const body = dp > 0 ? `#,##0.${'0'.repeat(dp)}` : '#,##0';
+  const d = Math.min(Math.max(0, Math.trunc(dp)), EXCEL_MAX_DECIMALS);
+  const body = d > 0 ? `#,##0.${'0'.repeat(d)}` : '#,##0';
   return `${body};[Red]-${body}`;
 }
 
-export type ExcelAmount = { type: 'number'; value: number; numFmt: string } | { type: 'text'; text: string; reason: string };
-
 /**
- * How an amount goes into Excel: as a number when Excel holds it exactly (at most 15
- * significant digits and at most 30 decimals to show), else as its full decimal text,
- * which the writer marks. Any decimal of <= 15 significant digits survives the trip
- * through a double, so Number(text) is exact here.
+ * An amount as Excel gets it: always a number, formatted at the currency's precision (the same
+ * format for every row of that currency: never widened per value). `exact` is the full decimal
+ * text when the cell cannot show the value as it is: more significant digits than Excel keeps (15:
+ * the number is then rounded to 15) or more decimals than the format shows. The writer puts that
+ * text in the sheet's "Exact values" column, so sums and pivots work and nothing is hidden.
  */
-export function excelAmount(cell: AmountCell): ExcelAmount {
-  const { value } = cell;
-  const text = value.toFixed();
-  const digits = value.isZero() ? 1 : value.sd(false);
-  const dp = displayDecimals(value, cell.dp);
-  if (digits > EXCEL_DIGITS) return { type: 'text', text, reason: `${digits} significant digits` };
-  if (dp > EXCEL_MAX_DECIMALS) return { type: 'text', text, reason: `${dp} decimals` };
-  const n = Number(text);
-  return { type: 'number', value: Object.is(n, -0) ? 0 : n, numFmt: numberFormat(dp) };
+export interface ExcelAmount {
+  value: number;
+  numFmt: string;
+  exact: string | null;
 }
 
-export const DATETIME_FORMAT = 'yyyy-mm-dd hh:mm:ss';
-export const DATETIME_MS_FORMAT = 'yyyy-mm-dd hh:mm:ss.000';
+export function excelAmount(cell: AmountCell): ExcelAmount {
+  const { value } = cell;
+  const digits = value.isZero() ? 1 : value.sd(false);
+  const shown = Math.min(Math.max(0, Math.trunc(cell.dp)), EXCEL_MAX_DECIMALS);
+  // Any decimal of <= 15 significant digits survives the trip through a double, so Number(text) is
+  // exact here; a longer one is rounded half-up to the 15 digits Excel would keep anyway.
+  const kept = digits > EXCEL_DIGITS ? value.toSignificantDigits(EXCEL_DIGITS, Decimal.ROUND_HALF_UP) : value;
+  const n = Number(kept.toFixed());
+  const exact = digits > EXCEL_DIGITS || value.decimalPlaces() > shown ? value.toFixed() : null;
+  return { value: Object.is(n, -0) ? 0 : n, numFmt: numberFormat(shown), exact };
+}
+
+/**
+ * The one date-time format: every datetime column shows milliseconds on every row (a format
+ * chosen per value made a column switch between having them and not).
+ */
+export const DATETIME_FORMAT = 'yyyy-mm-dd hh:mm:ss.000';
 export const DAY_FORMAT = 'yyyy-mm-dd';
 export const INT_FORMAT = '#,##0';
 
@@ -160,28 +165,75 @@ export function dayDate(dayText: string): Date {
   return new Date(`${dayText}T00:00:00.000Z`);
 }
 
-/** Width in characters a cell needs to be read without widening the column. */
+/**
+ * Width of a character in Excel's column unit (the width of a digit of the default font, Calibri
+ * 11; LibreOffice's Carlito has the same metrics). Capitals are wider than digits ("COMPLETED" in
+ * 9 digit widths was cut to "COMPLETEI"), M and W widest; a few letters and punctuation narrower.
+ * Rounded up, so a column errs on the wide side.
+ */
+export function charWidth(ch: string): number {
+  if (/[MW]/.test(ch)) return 1.75;
+  if (/[IJ]/.test(ch)) return 0.65;
+  if (/[A-Z]/.test(ch)) return 1.3;
+  if (/[mw]/.test(ch)) return 1.6;
+  if (/[fijlrt]/.test(ch)) return 0.7;
+  if (/[ .,:;'!|]/.test(ch)) return 0.55;
+  if (/[a-z0-9]/.test(ch)) return 1.05;
+  const code = ch.codePointAt(0) ?? 0;
+  // CJK, emoji and other wide scripts take about two digit widths
+  if (code >= 0x2e80) return 2;
+  return 1.1;
+}
+
+/** Display width of a text line in digit widths. */
+export function textWidth(text: string): number {
+  let w = 0;
+  for (const ch of text) w += charWidth(ch);
+  return w;
+}
+
+/** Characters of an integer part written with thousands separators and an optional sign. */
+function groupedWidth(intDigits: number, negative: boolean): number {
+  return intDigits + Math.floor((intDigits - 1) / 3) + (negative ? 1 : 0);
+}
+
+/**
+ * Width (in digit widths) a cell needs to be read: text by its characters, numbers as their format
+ * writes them (thousands separators, the format's decimals, the sign), dates as their one format.
+ */
 export function displayWidth(cell: Cell): number {
   if (cell === null || cell === undefined) return 0;
-  if (typeof cell === 'string') return Math.max(...cell.split('\n').map((l) => l.length));
-  if (typeof cell === 'number') return Math.abs(cell) >= 1000 ? String(Math.trunc(cell)).length * 1.35 + 1 : String(cell).length + 1;
+  if (typeof cell === 'string') return Math.max(...cell.split('\n').map(textWidth));
+  if (typeof cell === 'number') {
+    if (Number.isInteger(cell)) return groupedWidth(String(Math.abs(cell)).length, cell < 0);
+    // General format: Excel shows at most about 11 characters of a fraction
+    return Math.min(String(cell).length, 11);
+  }
   if (typeof cell === 'boolean') return 5;
-  if (cell instanceof Date) return cell.getUTCMilliseconds() ? 23 : 19;
-  if (isDay(cell)) return 10;
-  if (isLink(cell)) return cell.text.length + 1;
-  const ex = excelAmount(cell);
-  if (ex.type === 'text') return ex.text.length + 1;
-  const intDigits = cell.value.abs().trunc().toFixed().length;
-  const dp = displayDecimals(cell.value, cell.dp);
-  // thousands separators, sign, point
-  return intDigits + Math.floor((intDigits - 1) / 3) + (dp ? dp + 1 : 0) + 2;
+  if (cell instanceof Date) return DATETIME_FORMAT.length;
+  if (isDay(cell)) return DAY_FORMAT.length;
+  if (isLink(cell)) return textWidth(cell.text);
+  if (isAmount(cell)) {
+    const dp = Math.min(Math.max(0, Math.trunc(cell.dp)), EXCEL_MAX_DECIMALS);
+    // rounding to the format's decimals can carry into one more integer digit (999.999 -> 1,000.00)
+    const intDigits = cell.value.abs().toDecimalPlaces(dp, Decimal.ROUND_HALF_UP).trunc().toFixed().length;
+    return groupedWidth(intDigits, cell.value.isNegative() && !cell.value.isZero()) + (dp ? dp + 1 : 0);
+  }
+  const other = cell as unknown as { text?: unknown };
+  return typeof other.text === 'string' ? textWidth(other.text) : 0;
 }
 
 export const MIN_WIDTH = 6;
 export const MAX_WIDTH = 60;
+/** Cell padding Excel leaves on both sides, in digit widths. */
+const PADDING = 1.5;
+/** The autofilter button on a header cell. */
+const FILTER_BUTTON = 2.5;
+/** Header text is bold: a little wider than the same text in the regular face. */
+const BOLD = 1.08;
 
+/** A table column's width: its header (bold, with the filter button), the widest value seen, the spec's minimum. */
 export function fitWidth(header: string, seen: number, minimum = 0): number {
-  // +2 for the autofilter button on the header
-  const want = Math.max(header.length + 3, seen + 1, minimum, MIN_WIDTH);
+  const want = Math.max(textWidth(header) * BOLD + FILTER_BUTTON, seen + PADDING, minimum, MIN_WIDTH);
   return Math.min(MAX_WIDTH, Math.ceil(want));
 }

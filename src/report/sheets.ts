@@ -92,8 +92,6 @@ export const partnerDailySpec: SheetSpec = {
     { header: 'Amount USD', kind: 'amount' },
     { header: 'Fees USD', kind: 'amount' },
   ],
-  // Order counts and USD amounts compare across currencies; bars show the trend at a glance.
-  dataBars: [2, 11],
 };
 
 export function partnerDailyRow(r: PartnerDailyRec, precision: Precision): Row {
@@ -207,7 +205,9 @@ const VWAP_EXTRA_DECIMALS = 4;
 
 export function orderVsFillsRow(o: OrderVsFillsRec, precision: Precision, breaks: BreakIndex): Row {
   const p = precision.symbol(o.symbol);
-  const vwap = o.fillQty.isZero() ? null : o.notional.div(o.fillQty).toDecimalPlaces(p.price + VWAP_EXTRA_DECIMALS, Decimal.ROUND_HALF_UP);
+  // the VWAP and its difference to avgPx are shown with the decimals the VWAP is rounded to, on every row of the symbol
+  const vwapDp = p.price + VWAP_EXTRA_DECIMALS;
+  const vwap = o.fillQty.isZero() ? null : o.notional.div(o.fillQty).toDecimalPlaces(vwapDp, Decimal.ROUND_HALF_UP);
   const qtyDiff = o.cumQty ? o.fillQty.minus(o.cumQty) : null;
   const pxDiff = vwap && o.avgPx ? vwap.minus(o.avgPx) : null;
   return withBreaks(
@@ -223,8 +223,8 @@ export function orderVsFillsRow(o: OrderVsFillsRec, precision: Precision, breaks
       amount(o.fillQty, p.qty),
       amount(qtyDiff, p.qty),
       amount(o.avgPx, p.price),
-      amount(vwap, p.price),
-      amount(pxDiff, p.price),
+      amount(vwap, vwapDp),
+      amount(pxDiff, vwapDp),
       amount(o.notional, p.counter),
       amount(o.fees, p.counter),
       o.firstFill,
@@ -307,6 +307,9 @@ export const balancesSpec: SheetSpec = {
   ],
 };
 
+/** Decimals of the Balances "Rate" column (USD per unit: a small coin's rate has many). */
+export const RATE_DECIMALS = 8;
+
 /**
  * One row per currency and snapshot pair of the roll-forward, the latest pair first; the latest
  * snapshot's available, rate and USD value go on each currency's first row. A currency only in
@@ -344,7 +347,7 @@ export function balanceRows(rolls: BalanceRollRec[], latest: BalanceRec[], preci
           r?.openingAt ?? null,
           r?.closingAt ?? snap?.fetchedAt ?? null,
           amount(snap?.available, dp),
-          amount(snap?.rate, 2),
+          amount(snap?.rate, RATE_DECIMALS),
           amount(usd, 2),
         ],
         // the break belongs to the currency; only pairs that diverge are marked
@@ -433,7 +436,6 @@ export const coverageSpec: SheetSpec = {
     { header: 'Synced by run', kind: 'id' },
     BREAKS_COLUMN,
   ],
-  dataBars: [4],
 };
 
 export function coverageRow(c: CoverageRec, breaks: BreakIndex): Row {

@@ -7,19 +7,19 @@ import { setTimeout as delay } from 'node:timers/promises';
 import ExcelJS from 'exceljs';
 import {
   DATETIME_FORMAT,
-  DATETIME_MS_FORMAT,
   DAY_FORMAT,
   EXCEL_MAX_ROWS,
   INT_FORMAT,
+  MAX_WIDTH,
   dayDate,
   displayWidth,
   excelAmount,
   fitWidth,
   isAmount,
+  textWidth,
   isDay,
   isLink,
   partName,
-  MAX_WIDTH,
   type Cell,
   type Row,
   type SheetSpec,
@@ -41,8 +41,14 @@ export interface WriteWorkbookOptions {
   onSheet?: (name: string, rows: number) => void;
 }
 
-/** Header of the trailing column that names the amounts written as text (more digits than Excel keeps). */
-export const TEXT_MARKER_HEADER = 'Amounts kept as text';
+/**
+ * Header of the trailing column of a table sheet with amounts: the exact decimal text of each amount
+ * of the row that its number cell cannot show as it is ("Opening = 1234567.123456789012345678"):
+ * more significant digits than Excel keeps, or more decimals than the currency's format shows.
+ */
+export const EXACT_VALUES_HEADER = 'Exact values';
+/** Note on a Summary (free layout) amount cell whose number cannot show the exact value. */
+export const EXACT_NOTE_PREFIX = 'Exact value: ';
 /** Rows inspected before the column widths are fixed (the streaming writer emits widths before any row). */
 const FIT_SAMPLE = 1000;
 /** Let zlib and the file stream catch up this often: exceljs pipes without back-pressure. */
@@ -94,8 +100,6 @@ const FONTS: Partial<Record<Tone, Partial<ExcelJS.Font>>> = {
   bold: { bold: true },
   muted: { color: { argb: 'FF808080' } },
 };
-/** Amounts written as text: orange italic, right-aligned, so they read as numbers but are visibly different. */
-const TEXT_AMOUNT_FONT: Partial<ExcelJS.Font> = { italic: true, color: { argb: 'FFC65911' } };
 
 export async function writeWorkbook(path: string, sources: SheetSource[], options: WriteWorkbookOptions = {}): Promise<Record<string, number>> {
   await mkdir(dirname(path), { recursive: true });
@@ -199,11 +203,20 @@ class SheetWriter {
     const sample = this.sample ?? [];
     this.sample = null;
     const seen = this.spec.columns.map(() => 0);
-    for (const row of sample) row.cells.forEach((c, i) => (seen[i] = Math.max(seen[i] ?? 0, displayWidth(c))));
+    let exactSeen = 0;
+    for (const row of sample) {
+      row.cells.forEach((c, i) => {
+        // On the Summary, text may run on into the empty cells beside it; numbers and dates cannot
+        // (Excel shows ### when they do not fit), so only they widen its columns.
+        if (this.report && (typeof c === 'string' || c === null)) return;
+        seen[i] = Math.max(seen[i] ?? 0, displayWidth(c));
+      });
+      if (this.hasAmounts) exactSeen = Math.max(exactSeen, textWidth(this.exactValues(row.cells).join('; ')));
+    }
     this.widths = this.spec.columns.map((col, i) =>
-      this.report ? Math.max(col.width ?? 12, Math.min(seen[i] ?? 0, col.width ?? 12)) : col.wrap ? Math.min(fitWidth(col.header, seen[i] ?? 0), col.width ?? MAX_WIDTH) : fitWidth(col.header, seen[i] ?? 0, col.width),
+      this.report ? Math.min(MAX_WIDTH, Math.max(col.width ?? 12, Math.ceil((seen[i] ?? 0) + 1.5))) : col.wrap ? Math.min(fitWidth(col.header, seen[i] ?? 0), col.width ?? MAX_WIDTH) : fitWidth(col.header, seen[i] ?? 0, col.width),
     );
-    if (this.hasAmounts) this.widths.push(TEXT_MARKER_HEADER.length + 3);
+    if (this.hasAmounts) this.widths.push(fitWidth(EXACT_VALUES_HEADER, exactSeen));
     for (const row of sample) this.writeRow(row);
   }
 
@@ -227,7 +240,7 @@ class SheetWriter {
     this.counts[name] = 0;
     if (this.report) return;
     const headers = this.spec.columns.map((c) => c.header);
-    if (this.hasAmounts) headers.push(TEXT_MARKER_HEADER);
+    if (this.hasAmounts) headers.push(EXACT_VALUES_HEADER);
     const header = ws.addRow(headers);
     header.font = { bold: true };
     header.eachCell((cell) => {
@@ -237,6 +250,21 @@ class SheetWriter {
     });
     header.commit();
     this.rowsInPart = 1;
+  }
+
+  private header(i: number): string {
+    return this.spec.columns[i]?.header || `column ${i + 1}`;
+  }
+
+  /** "Header = exact text" for each amount of the row its number cannot show as it is. */
+  private exactValues(cells: Cell[]): string[] {
+    const out: string[] = [];
+    cells.forEach((cell, i) => {
+      if (!isAmount(cell)) return;
+      const ex = excelAmount(cell).exact;
+      if (ex !== null) out.push(`${this.header(i)} = ${ex}`);
+    });
+    return out;
   }
 
   private partName(): string {
@@ -278,16 +306,16 @@ class SheetWriter {
     const ws = this.ws as ExcelJS.Worksheet;
     const values: unknown[] = [];
     const formats: Array<Converted | undefined> = [];
-    const asText: string[] = [];
+    const exact: string[] = [];
     row.cells.forEach((cell, i) => {
       const c = convert(cell);
       values.push(c.value);
       formats.push(c);
-      if (c.textReason && !this.report) asText.push(`${this.spec.columns[i]?.header ?? `column ${i + 1}`} (${c.textReason})`);
+      if (c.exact !== undefined && !this.report) exact.push(`${this.header(i)} = ${c.exact}`);
     });
     if (this.hasAmounts) {
       while (values.length < this.spec.columns.length) values.push(null);
-      values.push(asText.length ? asText.join('; ') : null);
+      values.push(exact.length ? exact.join('; ') : null);
     }
     const xrow = ws.addRow(values);
     const lines = this.hasWrap ? this.wrappedLines(values) : 1;
@@ -298,12 +326,13 @@ class SheetWriter {
       const f = formats[i];
       const tone = row.cellTones?.[i] ?? row.tone;
       const extra = this.report ? '' : f?.link ? `${this.columnExtras[i] ?? ''}l` : (this.columnExtras[i] ?? '');
-      if (!tone && !f?.numFmt && !f?.textAmount && !extra) {
+      if (this.report && f?.exact !== undefined) xrow.getCell(i + 1).note = `${EXACT_NOTE_PREFIX}${f.exact}`;
+      if (!tone && !f?.numFmt && !extra) {
         // a plain cell still gets a shared (empty) style object, for the same identity cache
         if (f && f.value !== null) xrow.getCell(i + 1).style = PLAIN;
         continue;
       }
-      xrow.getCell(i + 1).style = styleFor(f?.numFmt, tone, f?.textAmount ?? false, extra);
+      xrow.getCell(i + 1).style = styleFor(f?.numFmt, tone, extra);
     }
     xrow.commit();
     this.rowsInPart += 1;
@@ -311,11 +340,11 @@ class SheetWriter {
   }
 }
 
-interface Converted {
+export interface Converted {
   value: unknown;
   numFmt?: string;
-  textAmount?: boolean;
-  textReason?: string;
+  /** An amount's exact decimal text, when its number cell cannot show it as it is. */
+  exact?: string;
   link?: boolean;
 }
 
@@ -362,40 +391,42 @@ function addChoices(ws: ExcelJS.Worksheet, spec: SheetSpec, lastRow: number): vo
   });
 }
 
-function convert(cell: Cell): Converted {
+/**
+ * A model cell as exceljs takes it. Amounts are always numbers at their currency's format (the
+ * exact text, when needed, goes beside them); every date-time has the one format.
+ */
+export function convert(cell: Cell): Converted {
   if (cell === null || cell === undefined) return { value: null };
   if (typeof cell === 'string' || typeof cell === 'boolean') return { value: cell };
   if (typeof cell === 'number') return { value: cell, numFmt: Number.isInteger(cell) ? INT_FORMAT : undefined };
-  if (cell instanceof Date) return { value: cell, numFmt: cell.getUTCMilliseconds() ? DATETIME_MS_FORMAT : DATETIME_FORMAT };
+  if (cell instanceof Date) return { value: cell, numFmt: DATETIME_FORMAT };
   if (isDay(cell)) return { value: dayDate(cell.value), numFmt: DAY_FORMAT };
   if (isLink(cell)) return { value: { text: cell.text, hyperlink: linkTarget(cell.sheet, cell.row) }, link: true };
   if (isAmount(cell)) {
     const ex = excelAmount(cell);
-    if (ex.type === 'number') return { value: ex.value, numFmt: ex.numFmt };
-    return { value: ex.text, textAmount: true, textReason: ex.reason };
+    return ex.exact === null ? { value: ex.value, numFmt: ex.numFmt } : { value: ex.value, numFmt: ex.numFmt, exact: ex.exact };
   }
   return { value: String(cell) };
 }
 
 /**
- * One style object per (format, tone, text-amount) combination. exceljs caches a style's id by
+ * One style object per (format, tone) combination. exceljs caches a style's id by
  * object identity (a WeakMap in its style manager); handing it the same object for every cell of
  * a kind avoids re-serializing a style per cell, which dominated the time of large sheets.
  */
 const STYLES = new Map<string, Partial<ExcelJS.Style>>();
 const PLAIN: Partial<ExcelJS.Style> = {};
 
-function styleFor(numFmt: string | undefined, tone: Tone | undefined, textAmount: boolean, extra: Extra = ''): Partial<ExcelJS.Style> {
-  const key = `${numFmt ?? ''}\u0000${tone ?? ''}\u0000${textAmount ? 1 : 0}\u0000${extra}`;
+function styleFor(numFmt: string | undefined, tone: Tone | undefined, extra: Extra = ''): Partial<ExcelJS.Style> {
+  const key = `${numFmt ?? ''}\u0000${tone ?? ''}\u0000${extra}`;
   let style = STYLES.get(key);
   if (!style) {
     style = {};
     if (numFmt) style.numFmt = numFmt;
-    const font = { ...(tone ? FONTS[tone] : {}), ...(textAmount ? TEXT_AMOUNT_FONT : {}) };
+    const font = { ...(tone ? FONTS[tone] : {}) };
     if (Object.keys(font).length) style.font = font;
     const fill = tone ? FILLS[tone] : undefined;
     if (fill) style.fill = { type: 'pattern', pattern: 'solid', fgColor: { argb: fill } };
-    if (textAmount) style.alignment = { horizontal: 'right' };
     if (extra.includes('l')) style.font = { ...style.font, ...LINK_FONT };
     if (extra.includes('w')) style.alignment = { ...style.alignment, wrapText: true, vertical: 'top' };
     if (extra.includes('e')) {

@@ -38,7 +38,8 @@ import { BreakLinks, breakRow, breaksSpec, keysBySheet, positionsIn, sortBreaks,
 import { dataSheetPositions } from '../store/sheet-positions.js';
 import { usdRatesOf } from '../store/usd-rates.js';
 import { summaryRows, summarySpec } from '../report/summary.js';
-import { writeWorkbook, type WriteWorkbookOptions } from '../report/write-workbook.js';
+import { writeWorkbook, type SheetSource, type WriteWorkbookOptions } from '../report/write-workbook.js';
+import { CsvExport, type CsvFileWritten } from '../report/csv.js';
 
 export { SHEET } from '../report/sheets.js';
 export { headline, periodLabel } from '../report/summary.js';
@@ -49,16 +50,29 @@ export function reportFileName(run: { periodFrom: string; periodTo: string; id: 
   return `ramp-recon_${run.periodFrom}_${run.periodTo}_${run.id}.xlsx`;
 }
 
+export interface ReportOptions extends Pick<WriteWorkbookOptions, 'maxRowsPerSheet'> {
+  /** Also write one CSV per sheet but the Summary into this folder (`report --csv DIR`), from the same rows. */
+  csvDir?: string;
+}
+
 /**
- * Writes the run's workbook and records its path on the run. The Summary is computed first
- * (from the run row and SQL aggregates) because the streaming writer emits sheets in order
- * and cannot go back; the big sheets then stream from keyset-paged queries.
+ * The sheets in workbook order, each with its rows; with a CSV export, each table sheet's rows
+ * also stream into its CSV file as the workbook writer takes them (one pass: the same rows).
+ */
+function withCsv(csv: CsvExport | null, sources: SheetSource[]): SheetSource[] {
+  return csv ? csv.tee(sources) : sources;
+}
+
+/**
+ * Writes the run's workbook (and, when asked, its CSV files) and records its path on the run.
+ * The Summary is computed first (from the run row and SQL aggregates) because the streaming
+ * writer emits sheets in order and cannot go back; the big sheets then stream from keyset-paged queries.
  */
 export async function writeReport(
   ctx: StageContext,
   runId: string,
-  options: Pick<WriteWorkbookOptions, 'maxRowsPerSheet'> = {},
-): Promise<{ path: string; sheets: Record<string, number>; counts: OpenBreakCounts }> {
+  options: ReportOptions = {},
+): Promise<{ path: string; sheets: Record<string, number>; counts: OpenBreakCounts; csv?: CsvFileWritten[] }> {
   const { db } = ctx.store;
   const log = ctx.logger.child({ stage: 'report', runId });
   const started = Date.now();
@@ -99,9 +113,10 @@ export async function writeReport(
   }
 
   const path = join(ctx.config.reportsDir, reportFileName(run));
+  const csv = options.csvDir === undefined ? null : await CsvExport.open(options.csvDir);
   const sheets = await writeWorkbook(
     path,
-    [
+    withCsv(csv, [
       { spec: summarySpec, rows: summaryRows({ run, openBreaks, counts, changes, totals, assumptions: assumptions(ctx.config), precision, now, webhooks }) },
       { spec: breaksSpec, rows: openBreaks.map((b) => breakRow(b, { now, precision, usd, links })) },
       { spec: partnerDailySpec, rows: daily.map((d) => partnerDailyRow(d, precision)) },
@@ -112,15 +127,20 @@ export async function writeReport(
       { spec: depositsSpec, rows: map(eachRow(depositsIn(db, account, span)), (d) => depositRow(d, precision, index)) },
       { spec: withdrawalsSpec, rows: map(eachRow(withdrawalsIn(db, account, span)), (w) => withdrawalRow(w, precision, index, debitStates)) },
       { spec: coverageSpec, rows: coverage.map((c) => coverageRow(c, index)) },
-    ],
+    ]),
     {
-      ...options,
+      maxRowsPerSheet: options.maxRowsPerSheet,
       onSheet: (name, rows) => log.debug({ sheet: name, rows }, 'sheet written'),
     },
-  );
+  ).catch(async (err: unknown) => {
+    await csv?.abort();
+    throw err;
+  });
   await setReportPath(db, runId, path, counts);
-  log.info({ path, sheets, openBreaks: openBreaks.length, ms: Date.now() - started }, 'report written');
-  return { path, sheets, counts };
+  // after the workbook is recorded: a CSV that cannot be finished never costs the run its workbook
+  const csvFiles = await csv?.finish();
+  log.info({ path, sheets, openBreaks: openBreaks.length, csv: csvFiles?.map((f) => f.path), ms: Date.now() - started }, 'report written');
+  return { path, sheets, counts, ...(csvFiles ? { csv: csvFiles } : {}) };
 }
 
 /** Decimal places per partner currency and exchange symbol, from the latest reference snapshots. */

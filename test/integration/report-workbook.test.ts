@@ -8,9 +8,9 @@ import { loadConfig } from '../../src/config/load.js';
 import type { Store } from '../../src/store/database.js';
 import { silentLogger } from '../../src/log/logger.js';
 import type { StageContext } from '../../src/stages/context.js';
-import { numberFormat } from '../../src/report/cells.js';
+import { DATETIME_FORMAT, numberFormat } from '../../src/report/cells.js';
 import { SHEET, writeReport } from '../../src/stages/report.js';
-import { TEXT_MARKER_HEADER } from '../../src/report/write-workbook.js';
+import { EXACT_NOTE_PREFIX, EXACT_VALUES_HEADER } from '../../src/report/write-workbook.js';
 import { describeEachStore } from '../helpers/db.js';
 
 const RUN = 'r20261102T020000Z-000002';
@@ -18,6 +18,7 @@ const PREV = 'r20261102T010000Z-000001';
 const OLD = 'r20261020T020000Z-000000';
 const NOW = new Date('2026-11-02T02:00:00Z');
 const LONG_QTY = '0.123456789012345678'; // 18 significant digits: more than Excel keeps
+const LONG_ETH = '1234567.123456789012345678'; // 25 significant digits, 18 decimals (ETH is shown with 8)
 
 async function seed(store: Store): Promise<void> {
   const { db } = store;
@@ -172,6 +173,10 @@ async function seed(store: Store): Promise<void> {
     .values({ deposit_id: 'dep-1', amount: '0.01000000', currency: 'BTC', address: 'bc1q', tx_hash: '0xord-1', state: 'COMPLETED', timestamp: '2026-11-01T09:30:00Z', raw: '{}' })
     .execute();
   await db
+    .insertInto('exchange_deposit')
+    .values({ deposit_id: 'dep-eth', amount: LONG_ETH, currency: 'ETH', address: '0xeth', tx_hash: '0xeth-1', state: 'COMPLETED', timestamp: '2026-11-01T18:00:00Z', raw: '{}' })
+    .execute();
+  await db
     .insertInto('exchange_withdrawal')
     .values({ withdrawal_id: 'wd-1', amount: '1000.00', fee: '1.50', currency: 'EUR', beneficiary: 'bank-1', state: 'COMPLETED', timestamp: '2026-11-01T15:00:00Z', raw: '{}' })
     .execute();
@@ -193,6 +198,11 @@ async function seed(store: Store): Promise<void> {
   await sql`insert into balance_roll (run_id, currency, opening_snapshot_id, closing_snapshot_id, opening_at, closing_at, opening, deposits,
       withdrawals, bought, sold, fees, expected_closing, actual_closing, residual, first_divergent_day)
     values (${RUN}, 'BTC', ${snaps[0]}, ${snaps[1]}, '2026-11-01T00:00:00Z', '2026-11-02T00:00:00Z', 1.2, 0.01, 0, 0.29, 0, 0, 1.5, 1.49, -0.01, '2026-11-01')`.execute(db);
+  // a treasury balance with more digits than Excel keeps: the opening of issue 15 that could not be summed
+  await sql`insert into balance_roll (run_id, currency, opening_snapshot_id, closing_snapshot_id, opening_at, closing_at, opening, deposits,
+      withdrawals, bought, sold, fees, expected_closing, actual_closing, residual, first_divergent_day)
+    values (${RUN}, 'ETH', ${snaps[0]}, ${snaps[1]}, '2026-11-01T00:00:00Z', '2026-11-02T00:00:00Z', ${LONG_ETH}, ${LONG_ETH}, 0, 0, 0, 0,
+      2469134.246913578024691356, 2469134.246913578024691356, 0, null)`.execute(db);
   await db
     .insertInto('sync_coverage')
     .values([
@@ -310,6 +320,29 @@ describeEachStore('report workbook', (t) => {
     ]);
     // totals per input currency, at EUR precision: 100 + 250 + 1234567.89
     expect(summaryText.get('EUR')?.[1]).toBe(1234917.89);
+    // issue 15's Must show: every Summary totals amount is a number cell at its currency's format (none is text);
+    // an amount with more digits than Excel keeps carries its exact text in a note
+    let section = '';
+    let totalsAmounts = 0;
+    const notes: string[] = [];
+    summary.eachRow((row) => {
+      const first = row.getCell(1).value;
+      if (typeof first === 'string' && (row.getCell(1).fill as ExcelJS.FillPattern | undefined)?.fgColor?.argb === 'FFD9E1F2') section = first;
+      if (!section.startsWith('Totals') || row.font?.bold || first === section) return;
+      row.eachCell((cell, col) => {
+        if (col === 1) return;
+        if (typeof cell.value === 'string') expect(cell.value, `${section} ${String(first)} column ${col}`).not.toMatch(/^[-+]?\d[\d,]*(\.\d+)?$/);
+        if (typeof cell.value === 'number' && cell.numFmt?.startsWith('#,##0.')) {
+          totalsAmounts += 1;
+          expect(cell.type).toBe(ExcelJS.ValueType.Number);
+          if (cell.note) notes.push(String(cell.note));
+        }
+      });
+    });
+    expect(totalsAmounts).toBeGreaterThanOrEqual(8);
+    expect(notes).toContain(`${EXACT_NOTE_PREFIX}${LONG_ETH}`);
+    const ethTotals = summaryText.get('ETH');
+    expect(ethTotals?.[1]).toBe(1234567.12345679);
 
     // Breaks: every open break, high first then the oldest
     const breaks = wb.getWorksheet('Breaks')!;
@@ -326,8 +359,8 @@ describeEachStore('report workbook', (t) => {
     ]);
     expect(br.map((r) => r['Age (days)']!.value)).toEqual([13, 0, 13, 0, 13]);
     const feeRate = br[3]!;
-    expect(feeRate.Expected!.value).toBe('0.012345678901234567891');
-    expect(feeRate[TEXT_MARKER_HEADER]!.value).toContain('Expected (20 significant digits)');
+    expect(feeRate.Expected!.value).toBe(0.0123456789012346);
+    expect(feeRate[EXACT_VALUES_HEADER]!.value).toContain('Expected = 0.012345678901234567891');
     expect(feeRate.Actual!.value).toBe(0.02);
     expect((br[0]!.Severity!.fill as ExcelJS.FillPattern).fgColor?.argb).toBe('FFC00000');
     expect(br[1]!.Difference!.value).toBe(-0.01);
@@ -348,7 +381,7 @@ describeEachStore('report workbook', (t) => {
     // Fills: a known amount to the last digit, ids exact, the 18-digit quantity kept in full
     const fills = wb.getWorksheet('Fills')!;
     expect(headers(fills)).toEqual([
-      'Time (UTC)', 'Exec id', 'Exchange order id', 'Trade id', 'Symbol', 'Side', 'Price', 'Qty', 'Notional', 'Fee', 'Fee currency', 'Open breaks', TEXT_MARKER_HEADER,
+      'Time (UTC)', 'Exec id', 'Exchange order id', 'Trade id', 'Symbol', 'Side', 'Price', 'Qty', 'Notional', 'Fee', 'Fee currency', 'Open breaks', EXACT_VALUES_HEADER,
     ]);
     const fr = records(fills);
     expect(fr.map((r) => r['Exec id']!.value)).toEqual(['9007199254740993', '9007199254740994', '1000000000002', '1000000000003']);
@@ -357,10 +390,20 @@ describeEachStore('report workbook', (t) => {
     expect(fr[0]!.Qty!.value).toBe(0.12345678);
     expect(fr[0]!.Qty!.numFmt).toBe(numberFormat(8));
     expect(fr[0]!['Time (UTC)']!.value).toEqual(new Date('2026-11-01T10:00:00.123Z'));
-    expect(fr[0]!.Notional!.value).toBe(5334.5822786136); // 43210.12 x 0.12345678, exact in 14 digits
-    expect(fr[2]!.Qty!.value).toBe(LONG_QTY);
-    expect(fr[2]![TEXT_MARKER_HEADER]!.value).toBe('Qty (18 significant digits); Notional (19 significant digits)');
-    expect(fr[2]!.Notional!.value).toBe('5308.641927530864154');
+    // one date-time format on every row, with or without milliseconds
+    expect(fr.map((r) => r['Time (UTC)']!.numFmt)).toEqual(fr.map(() => DATETIME_FORMAT));
+    // 43210.12 x 0.12345678, exact in 14 digits: the number holds it, the EUR format shows 2 decimals, the exact text is beside it
+    expect(fr[0]!.Notional!.value).toBe(5334.5822786136);
+    expect(fr[0]!.Notional!.numFmt).toBe(numberFormat(2));
+    expect(fr[0]![EXACT_VALUES_HEADER]!.value).toBe('Notional = 5334.5822786136');
+    // 18 significant digits: a number rounded to Excel's 15, at the symbol's format, never text
+    expect(fr[2]!.Qty!.value).toBe(0.123456789012346);
+    expect(fr[2]!.Qty!.numFmt).toBe(numberFormat(8));
+    expect(fr[2]!.Notional!.value).toBe(5308.64192753086);
+    expect(fr[2]![EXACT_VALUES_HEADER]!.value).toBe(`Qty = ${LONG_QTY}; Notional = 5308.641927530864154`);
+    // every amount of the sheet is a number: the same format down each column of one symbol
+    for (const r of fr) for (const h of ['Price', 'Qty', 'Notional', 'Fee']) expect(r[h]!.type).toBe(ExcelJS.ValueType.Number);
+    expect(new Set(fr.map((r) => r.Qty!.numFmt))).toEqual(new Set([numberFormat(8)]));
     expect(fr[2]!['Open breaks']!.value).toBe('E_FEE_RATE');
 
     // Orders vs fills: all stored fills of the order, including the one before the period
@@ -372,7 +415,28 @@ describeEachStore('report workbook', (t) => {
 
     // Balances: roll-forward with the residual, and the USD value from the latest snapshot
     const bal = records(wb.getWorksheet('Balances')!);
-    expect(bal.map((r) => r.Currency!.value)).toEqual(['BTC', 'EUR']);
+    expect(bal.map((r) => r.Currency!.value)).toEqual(['BTC', 'ETH', 'EUR']);
+    // issue 15's Must show: every Balances amount cell is a number at its currency's format, so treasury can sum them
+    const balanceAmounts = ['Opening', 'Deposits', 'Withdrawals', 'Bought', 'Sold', 'Fees', 'Expected closing', 'Actual closing', 'Residual', 'Available', 'Rate', 'USD value'];
+    let amountCells = 0;
+    for (const r of bal) {
+      const dp = r.Currency!.value === 'EUR' ? 2 : 8;
+      for (const h of balanceAmounts) {
+        const cell = r[h]!;
+        if (cell.value === null) continue;
+        amountCells += 1;
+        expect(cell.type, `${String(r.Currency!.value)} ${h}`).toBe(ExcelJS.ValueType.Number);
+        expect(cell.numFmt, `${String(r.Currency!.value)} ${h}`).toBe(numberFormat(h === 'USD value' ? 2 : h === 'Rate' ? 8 : dp));
+      }
+    }
+    expect(amountCells).toBeGreaterThanOrEqual(20);
+    const eth = bal[1]!;
+    expect(eth.Opening!.value).toBe(1234567.12345679);
+    expect(eth[EXACT_VALUES_HEADER]!.value).toBe(
+      `Opening = ${LONG_ETH}; Deposits = ${LONG_ETH}; Expected closing = 2469134.246913578024691356; Actual closing = 2469134.246913578024691356`,
+    );
+    // the column fits "1,234,567.12345679" (the value at ETH's 8 decimals), not cut to ###
+    expect(wb.getWorksheet('Balances')!.getColumn(2).width).toBeGreaterThanOrEqual('1,234,567.12345679'.length + 1);
     expect(bal[0]!.Residual!.value).toBe(-0.01);
     expect(bal[0]!['Actual closing']!.value).toBe(1.49);
     expect(bal[0]!['USD value']!.value).toBe(64070);
@@ -382,6 +446,10 @@ describeEachStore('report workbook', (t) => {
     const dep = records(wb.getWorksheet('Deposits')!);
     expect(dep[0]!.Amount!.value).toBe(0.01);
     expect(dep[0]!.Amount!.numFmt).toBe(numberFormat(8));
+    expect(dep[1]!.Amount!.value).toBe(1234567.12345679);
+    expect(dep[1]![EXACT_VALUES_HEADER]!.value).toBe(`Amount = ${LONG_ETH}`);
+    // "COMPLETED" is not cut: capitals count wider than digits
+    expect(wb.getWorksheet('Deposits')!.getColumn(5).width).toBeGreaterThanOrEqual(Math.ceil('COMPLETED'.length * 1.2) + 1);
     const wd = records(wb.getWorksheet('Withdrawals')!);
     expect(wd[0]!.Fee!.value).toBe(1.5);
     expect(wd[0]!['Debits balance']!.value).toBe('yes');

@@ -1,33 +1,15 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { describe, expect, it } from 'vitest';
 import { Decimal } from '../../src/decimal/decimal.js';
-import { amount, day, excelAmount, numberFormat, type Row, type SheetSpec } from '../../src/report/cells.js';
-import { TEXT_MARKER_HEADER, drainOrTimeout, writeWorkbook } from '../../src/report/write-workbook.js';
+import { DATETIME_FORMAT, amount, day, numberFormat, type Row, type SheetSpec } from '../../src/report/cells.js';
+import { CsvExport } from '../../src/report/csv.js';
+import { EXACT_NOTE_PREFIX, EXACT_VALUES_HEADER, drainOrTimeout, writeWorkbook } from '../../src/report/write-workbook.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rr-report-writer-'));
-
-describe('excelAmount', () => {
-  it('writes up to 15 significant digits as a number at the currency precision', () => {
-    expect(excelAmount({ kind: 'amount', value: new Decimal('1234.5'), dp: 2 })).toEqual({ type: 'number', value: 1234.5, numFmt: numberFormat(2) });
-    // 15 digits exactly: still a number, and the double holds it exactly
-    const fifteen = excelAmount({ kind: 'amount', value: new Decimal('1234567.12345678'), dp: 8 });
-    expect(fifteen).toMatchObject({ type: 'number', value: 1234567.12345678 });
-  });
-  it('never hides a value digit behind the currency format', () => {
-    expect(excelAmount({ kind: 'amount', value: new Decimal('0.123'), dp: 2 })).toMatchObject({ numFmt: numberFormat(3) });
-  });
-  it('keeps a value with more than 15 significant digits as full text', () => {
-    expect(excelAmount({ kind: 'amount', value: new Decimal('1.234567890123456789'), dp: 18 })).toEqual({
-      type: 'text',
-      text: '1.234567890123456789',
-      reason: '19 significant digits',
-    });
-  });
-});
 
 describe('writeWorkbook', () => {
   const spec: SheetSpec = {
@@ -38,15 +20,19 @@ describe('writeWorkbook', () => {
       { header: 'Amount', kind: 'amount' },
       { header: 'When (UTC)', kind: 'datetime' },
     ],
-    dataBars: [2],
   };
   const rows = (n: number): Row[] =>
     Array.from({ length: n }, (_, i) => ({
-      cells: [day('2026-11-01'), `id-${i}`, amount(new Decimal(i === 1 ? '0.100000000000000000001' : `${i}.5`), 2), new Date(Date.UTC(2026, 10, 1, 12, 0, i))],
+      cells: [
+        day('2026-11-01'),
+        `id-${i}`,
+        amount(new Decimal(i === 1 ? '0.100000000000000000001' : `${i}.5`), 2),
+        new Date(Date.UTC(2026, 10, 1, 12, 0, i, i === 0 ? 0 : 123)),
+      ],
       tone: i === 2 ? 'break' : undefined,
     }));
 
-  it('writes header, formats, dates, text amounts and continues past the row limit', async () => {
+  it('writes header, formats, dates, exact values and continues past the row limit', async () => {
     const path = join(dir, 'things.xlsx');
     const counts = await writeWorkbook(path, [{ spec, rows: rows(7) }], { maxRowsPerSheet: 4 });
     expect(counts).toEqual({ Things: 3, 'Things (2)': 3, 'Things (3)': 1 });
@@ -54,24 +40,110 @@ describe('writeWorkbook', () => {
     await wb.xlsx.readFile(path);
     expect(wb.worksheets.map((w) => w.name)).toEqual(['Things', 'Things (2)', 'Things (3)']);
     const ws = wb.getWorksheet('Things')!;
-    expect(ws.getRow(1).values).toEqual([undefined, 'Day', 'Id', 'Amount', 'When (UTC)', TEXT_MARKER_HEADER]);
+    expect(ws.getRow(1).values).toEqual([undefined, 'Day', 'Id', 'Amount', 'When (UTC)', EXACT_VALUES_HEADER]);
     expect(ws.views[0]).toMatchObject({ state: 'frozen', ySplit: 1 });
     expect(ws.autoFilter).toBeTruthy();
     expect(ws.getCell('A2').value).toEqual(new Date('2026-11-01T00:00:00Z'));
     expect(ws.getCell('A2').numFmt).toBe('yyyy-mm-dd');
     expect(ws.getCell('C2').value).toBe(0.5);
     expect(ws.getCell('C2').numFmt).toBe(numberFormat(2));
-    expect(ws.getCell('C3').value).toBe('0.100000000000000000001');
-    expect(ws.getCell('E3').value).toBe('Amount (21 significant digits)');
+    // 21 significant digits: a number (rounded to Excel's 15) at the same format, the exact text beside it
+    expect(ws.getCell('C3').value).toBe(0.1);
+    expect(ws.getCell('C3').type).toBe(ExcelJS.ValueType.Number);
+    expect(ws.getCell('C3').numFmt).toBe(numberFormat(2));
+    expect(ws.getCell('E3').value).toBe('Amount = 0.100000000000000000001');
+    expect(ws.getCell('E2').value).toBeNull();
+    // one date-time format on every row, with or without milliseconds
     expect(ws.getCell('D2').value).toEqual(new Date('2026-11-01T12:00:00Z'));
+    expect([ws.getCell('D2').numFmt, ws.getCell('D3').numFmt]).toEqual([DATETIME_FORMAT, DATETIME_FORMAT]);
+    expect(DATETIME_FORMAT).toBe('yyyy-mm-dd hh:mm:ss.000');
     expect(ws.getCell('B4').fill).toMatchObject({ fgColor: { argb: 'FFFFC7CE' } });
     const ws2 = wb.getWorksheet('Things (2)')!;
     expect(ws2.getCell('B1').value).toBe('Id');
     expect(ws2.getCell('B2').value).toBe('id-3');
     expect(ws.getColumn(2).width).toBeGreaterThanOrEqual('Id'.length);
-    // data bars over the whole data range, without a dangling x14 extension reference
-    const cf = (ws as unknown as { conditionalFormattings: Array<{ ref: string; rules: Array<{ type: string }> }> }).conditionalFormattings;
-    expect(cf.map((c) => [c.ref, c.rules[0]!.type])).toEqual([['C2:C4', 'dataBar']]);
+    // the date-time column fits its format, the exact-values column its text
+    expect(ws.getColumn(4).width).toBeGreaterThanOrEqual(DATETIME_FORMAT.length + 1);
+    expect(ws.getColumn(5).width).toBeGreaterThanOrEqual('Amount = 0.100000000000000000001'.length);
+    // no data bars over the digits
+    const cf = (ws as unknown as { conditionalFormattings?: unknown[] }).conditionalFormattings ?? [];
+    expect(cf).toEqual([]);
+  });
+
+  it('writes a Summary (free layout) amount as a number with the exact text in a cell note, and widens for numbers only', async () => {
+    const report: SheetSpec = {
+      name: 'Summary',
+      layout: 'report',
+      columns: [
+        { header: 'Item', kind: 'text', width: 10 },
+        { header: 'Value', kind: 'text', width: 10 },
+      ],
+    };
+    const path = join(dir, 'summary.xlsx');
+    await writeWorkbook(path, [
+      {
+        spec: report,
+        rows: [
+          { cells: ['ETH', amount(new Decimal('1234567.123456789012345678'), 18)] },
+          { cells: ['a long label that runs on into the next cell', amount(new Decimal('12.5'), 2)] },
+        ],
+      },
+    ]);
+    const wb = new ExcelJS.Workbook();
+    await wb.xlsx.readFile(path);
+    const ws = wb.getWorksheet('Summary')!;
+    expect(ws.getCell('B1').type).toBe(ExcelJS.ValueType.Number);
+    expect(ws.getCell('B1').value).toBe(1234567.12345679);
+    expect(ws.getCell('B1').numFmt).toBe(numberFormat(18));
+    expect(String(ws.getCell('B1').note)).toContain(`${EXACT_NOTE_PREFIX}1234567.123456789012345678`);
+    expect(ws.getCell('B2').note).toBeUndefined();
+    // "1,234,567.123456789012345678" must not show as ###; the label column keeps its width
+    expect(ws.getColumn(2).width).toBeGreaterThanOrEqual('1,234,567.123456789012345678'.length + 1);
+    expect(ws.getColumn(1).width).toBe(10);
+  });
+});
+
+describe('CsvExport', () => {
+  const table: SheetSpec = {
+    name: 'Partner daily',
+    columns: [
+      { header: 'Day (UTC)', kind: 'day' },
+      { header: 'Amount, EUR', kind: 'amount' },
+    ],
+  };
+  const summary: SheetSpec = { name: 'Summary', layout: 'report', columns: [{ header: 'Item', kind: 'text' }] };
+
+  it("writes each table sheet's rows, as the workbook writer takes them, to its CSV file; the Summary has none", async () => {
+    const out = join(dir, 'csv');
+    const csv = await CsvExport.open(out);
+    async function* rows(): AsyncGenerator<Row> {
+      yield { cells: [day('2026-11-01'), amount(new Decimal('1234567.123456789012345678'), 2)] };
+      yield { cells: [day('2026-11-02'), null] };
+    }
+    const counts = await writeWorkbook(join(dir, 'with-csv.xlsx'), csv.tee([{ spec: summary, rows: [{ cells: ['x'] }] }, { spec: table, rows: rows() }]));
+    expect(counts['Partner daily']).toBe(2);
+    const files = await csv.finish();
+    expect(files).toEqual([{ sheet: 'Partner daily', path: join(out, 'partner-daily.csv'), rows: 2 }]);
+    expect(readdirSync(out)).toEqual(['partner-daily.csv']);
+    expect(readFileSync(join(out, 'partner-daily.csv'), 'utf8')).toBe('Day (UTC),"Amount, EUR"\r\n2026-11-01,1234567.123456789012345678\r\n2026-11-02,\r\n');
+  });
+
+  it('leaves no CSV file behind when the workbook cannot be written', async () => {
+    const out = join(dir, 'csv-failed');
+    const csv = await CsvExport.open(out);
+    async function* failing(): AsyncGenerator<Row> {
+      yield { cells: [day('2026-11-01'), null] };
+      throw new Error('database gone');
+    }
+    await expect(writeWorkbook(join(dir, 'failed.xlsx'), csv.tee([{ spec: table, rows: failing() }]))).rejects.toThrow('database gone');
+    await csv.abort();
+    expect(readdirSync(out)).toEqual([]);
+  });
+
+  it('names the folder it cannot write to', async () => {
+    const file = join(dir, 'a-file');
+    writeFileSync(file, 'x');
+    await expect(CsvExport.open(join(file, 'csv'))).rejects.toThrow(join(file, 'csv'));
   });
 });
 

@@ -1,9 +1,8 @@
-/** `ramp-recon report [runId]`: writes a run's workbook (default: the latest finished run or reconcile) and prints its path. */
+/** `ramp-recon report [runId] [--csv DIR]`: writes a run's workbook (default: the latest finished run or reconcile), and its CSV files if asked, and prints their paths. */
 import type { Command } from 'commander';
 import { ConfigError, EXIT } from '../../errors.js';
 import type { Db } from '../../store/database.js';
 import { getRun, latestFinishedReconcile } from '../../store/runs.js';
-import { loadStages } from '../../pipeline/load-stages.js';
 import { action, createContext, openMigratedStore } from '../context.js';
 
 export function register(program: Command): void {
@@ -11,18 +10,23 @@ export function register(program: Command): void {
     .command('report')
     .description('write the Excel workbook of a run to REPORTS_DIR (default: the latest run that reconciled) and print its path')
     .argument('[runId]', 'run id, as `ramp-recon runs` lists it (default: the latest finished run or reconcile)')
-    .option('--json', 'print {"runId","path","sheets"} on stdout instead of the path')
+    .option('--csv <dir>', 'also write one CSV file per sheet but the Summary into <dir> (created if needed): same rows as the workbook, exact amounts, ISO 8601 UTC times')
+    .option('--json', 'print {"runId","path","sheets"} (and "csv": the CSV paths) on stdout instead of the paths')
     .action(
-      action(async (runIdArg: string | undefined, opts: { json?: boolean }, command: Command) => {
+      action(async (runIdArg: string | undefined, opts: { json?: boolean; csv?: string }, command: Command) => {
         const { config, logger } = createContext(command);
         const store = await openMigratedStore(config, logger);
         try {
           const runId = runIdArg ?? (await latestReconciledRun(store.db, config.account));
           await requireRun(store.db, config.account, runId);
           const ctx = { store, config, logger: logger.child({ runId }), runId, now: new Date() };
-          const { writeReport } = await loadStages();
-          const result = await writeReport(ctx, runId);
-          process.stdout.write(opts.json ? `${JSON.stringify({ runId, path: result.path, sheets: result.sheets })}\n` : `${result.path}\n`);
+          if (opts.csv !== undefined && opts.csv.trim() === '') throw new ConfigError(['--csv needs a folder']);
+          // loaded on use, like the pipeline's stages: commands that write no workbook never load exceljs
+          const { writeReport } = await import('../../stages/report.js');
+          const result = await writeReport(ctx, runId, opts.csv === undefined ? {} : { csvDir: opts.csv });
+          const csv = result.csv?.map((f) => f.path);
+          if (opts.json) process.stdout.write(`${JSON.stringify({ runId, path: result.path, sheets: result.sheets, ...(csv ? { csv } : {}) })}\n`);
+          else process.stdout.write([result.path, ...(csv ?? [])].map((p) => `${p}\n`).join(''));
           return EXIT.ok;
         } finally {
           await store.close();
