@@ -1,5 +1,5 @@
 /** The report stage: reads the run and its period from the store and streams the workbook to REPORTS_DIR. */
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { StageContext } from './context.js';
 import { assumptions } from '../report/assumptions.js';
 import type { Row } from '../report/cells.js';
@@ -37,16 +37,20 @@ import {
   withdrawalRow,
   withdrawalsSpec,
 } from '../report/sheets.js';
-import { summaryRows, summarySpec } from '../report/summary.js';
+import { feeDays, reportFileNameOf, summaryRows, summarySpec } from '../report/summary.js';
+import { buildDigest } from '../report/digest.js';
+import type { ReportDigest } from '../report/model.js';
+import { fillFeesByDay, partnerFeesByDay } from '../store/counts.js';
+import { usdRatesOf } from '../store/usd-rates.js';
 import { writeWorkbook, type WriteWorkbookOptions } from '../report/write-workbook.js';
 
 export { SHEET } from '../report/sheets.js';
 export { headline, periodLabel } from '../report/summary.js';
 export { writeWorkbook } from '../report/write-workbook.js';
 
-/** `<reportsDir>/ramp-recon_<from>_<to>_<runId>.xlsx` (to exclusive, as on the command line). */
+/** `ramp-recon_<period label, ' to ' as '_to_'>_<runId>.xlsx`: ramp-recon_2026-11-21_<runId>.xlsx, ramp-recon_2026-11-18_to_2026-11-21_<runId>.xlsx. */
 export function reportFileName(run: { periodFrom: string; periodTo: string; id: string }): string {
-  return `ramp-recon_${run.periodFrom}_${run.periodTo}_${run.id}.xlsx`;
+  return reportFileNameOf(run);
 }
 
 /**
@@ -58,7 +62,7 @@ export async function writeReport(
   ctx: StageContext,
   runId: string,
   options: Pick<WriteWorkbookOptions, 'maxRowsPerSheet'> = {},
-): Promise<{ path: string; sheets: Record<string, number>; counts: OpenBreakCounts }> {
+): Promise<{ path: string; sheets: Record<string, number>; counts: OpenBreakCounts; digest: ReportDigest }> {
   const { db } = ctx.store;
   const log = ctx.logger.child({ stage: 'report', runId });
   const started = Date.now();
@@ -81,6 +85,8 @@ export async function writeReport(
   const balances = { rolls: await balanceRollOfRun(db, runId), latest };
   const coverage = await coverageOfDays(db, account, period);
   const webhooks = await webhookStatsIn(db, account, span);
+  const rates = await usdRatesOf(db, account, ctx.config.exchange.account, span);
+  const fees = feeDays(await partnerFeesByDay(db, account, span), await fillFeesByDay(db, account, span), precision, feeCurrency);
   const index = new BreakIndex(openBreaks);
   const descriptions = new Map(run.ruleResults.map((r) => [r.code, r.description]));
   const now = ctx.now;
@@ -93,7 +99,10 @@ export async function writeReport(
   const sheets = await writeWorkbook(
     path,
     [
-      { spec: summarySpec, rows: summaryRows({ run, openBreaks, counts, changes, totals, assumptions: assumptions(ctx.config), precision, now, webhooks }) },
+      {
+        spec: summarySpec,
+        rows: summaryRows({ run, openBreaks, counts, changes, totals, assumptions: assumptions(ctx.config), precision, now, webhooks, balanceRolls: balances.rolls, latestBalances: latest, rates, feeDays: fees, feeCurrency }),
+      },
       { spec: breaksSpec, rows: openBreaks.map((b) => breakRow(b, now, precision, descriptions)) },
       { spec: partnerDailySpec, rows: daily.map((d) => partnerDailyRow(d, precision)) },
       { spec: partnerOrdersSpec, rows: map(eachRow(partnerOrdersCreatedIn(db, account, span)), (o) => partnerOrderRow(o, precision, index)) },
@@ -109,9 +118,10 @@ export async function writeReport(
       onSheet: (name, rows) => log.debug({ sheet: name, rows }, 'sheet written'),
     },
   );
-  await setReportPath(db, runId, path, counts);
+  const digest = buildDigest({ run, openBreaks, counts, rates, now, attachmentName: basename(path) });
+  await setReportPath(db, runId, path, counts, digest);
   log.info({ path, sheets, openBreaks: openBreaks.length, ms: Date.now() - started }, 'report written');
-  return { path, sheets, counts };
+  return { path, sheets, counts, digest };
 }
 
 /** Decimal places per partner currency and exchange symbol, from the latest reference snapshots. */
