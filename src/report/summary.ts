@@ -17,10 +17,11 @@ export const summarySpec: SheetSpec = {
     { header: 'Item', kind: 'text', width: 34 },
     // wide enough for a UTC date-time with milliseconds (Excel shows ### when a date does not fit)
     { header: 'Value', kind: 'text', width: 24 },
-    { header: '', kind: 'text', width: 20 },
-    { header: '', kind: 'text', width: 20 },
-    { header: '', kind: 'text', width: 20 },
-    { header: '', kind: 'text', width: 20 },
+    // wide enough for an amount of 15 significant digits with separators (the balance table's columns)
+    { header: '', kind: 'text', width: 22 },
+    { header: '', kind: 'text', width: 22 },
+    { header: '', kind: 'text', width: 22 },
+    { header: '', kind: 'text', width: 22 },
     { header: '', kind: 'text', width: 60 },
   ],
 };
@@ -315,7 +316,7 @@ export function summaryRows(input: SummaryInput): Row[] {
   if (stages.length) {
     rows.push(header('Stage (in run order)', 'Status', 'Time (s)', 'Started (UTC)', '', '', 'Error'));
     for (const [stage, info] of stages)
-      rows.push({ cells: [stage, info.status ?? null, info.ms !== undefined ? roundSeconds(info.ms / 1000) : null, info.startedAt ? new Date(info.startedAt) : null, null, null, info.error ?? null] });
+      rows.push({ cells: [stage, info.status ?? null, info.ms !== undefined ? roundSeconds(info.ms / 1000) : null, utcText(info.startedAt), null, null, info.error ?? null] });
   }
   rows.push(blank());
 
@@ -501,8 +502,8 @@ function balanceTableRows(rolls: BalanceRollRec[], latest: BalanceRec[], precisi
     ['Actual closing', (t) => amount(t.actualClosing, precision.exchange(t.currency))],
     ['Residual (actual - expected)', (t) => amount(t.residual, precision.exchange(t.currency))],
     ['Actual closing USD', (t) => amount(usdOf(t.actualClosing, t.currency), 2)],
-    ['Opening snapshot (UTC)', (t) => t.openingAt],
-    ['Closing snapshot (UTC)', (t) => t.closingAt],
+    ['Opening snapshot (UTC)', (t) => utcText(t.openingAt)],
+    ['Closing snapshot (UTC)', (t) => utcText(t.closingAt)],
   ];
   for (let i = 0; i < table.length; i += PER_BLOCK) {
     const block = table.slice(i, i + PER_BLOCK);
@@ -548,6 +549,12 @@ function feeDayRows(days: FeeDayRec[], precision: Precision, rates: UsdRates | u
   }
   rows.push(total(days, 'period total USD', 'all days'));
   return rows;
+}
+
+/** "2026-11-23 03:26:54": a time as text that fits the Summary's narrower columns (a date cell of that width shows ###). */
+function utcText(at: Date | string | null | undefined): string | null {
+  if (!at) return null;
+  return new Date(at).toISOString().slice(0, 19).replace('T', ' ');
 }
 
 function sumOf(values: Array<Decimal | null | undefined>): Decimal {
