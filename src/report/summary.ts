@@ -273,7 +273,10 @@ export interface SummaryInput {
   totals: Totals;
   assumptions: Array<[string, string]>;
   precision: Precision;
+  /** The run's "now" (its start): ages are measured from it. */
   now: Date;
+  /** When the workbook is written (wall clock; default `now`). */
+  writtenAt?: Date;
   webhooks?: WebhookStats;
   /** The run's balance_roll rows (balanceRollOfRun) and the latest snapshot, for the balance table. */
   balanceRolls?: BalanceRollRec[];
@@ -309,7 +312,7 @@ export function summaryRows(input: SummaryInput): Row[] {
   rows.push(pair('Started (UTC)', run.startedAt));
   const finished = finishedTime(run);
   rows.push(pair(finished.label, finished.at ?? finished.note, finished.at ? finished.note : null));
-  rows.push(pair('Report written (UTC)', input.now));
+  rows.push(pair('Report written (UTC)', input.writtenAt ?? input.now));
   rows.push(pair('Ruleset version', run.rulesetVersion));
   rows.push(pair('Config hash', run.configHash));
   const stages = stagesInRunOrder(run.stages);

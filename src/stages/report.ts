@@ -101,7 +101,7 @@ export async function writeReport(
     [
       {
         spec: summarySpec,
-        rows: summaryRows({ run, openBreaks, counts, changes, totals, assumptions: assumptions(ctx.config), precision, now, webhooks, balanceRolls: balances.rolls, latestBalances: latest, rates, feeDays: fees, feeCurrency }),
+        rows: summaryRows({ run, openBreaks, counts, changes, totals, assumptions: assumptions(ctx.config), precision, now, writtenAt: new Date(), webhooks, balanceRolls: balances.rolls, latestBalances: latest, rates, feeDays: fees, feeCurrency }),
       },
       { spec: breaksSpec, rows: openBreaks.map((b) => breakRow(b, now, precision, descriptions)) },
       { spec: partnerDailySpec, rows: daily.map((d) => partnerDailyRow(d, precision)) },
