@@ -1,12 +1,15 @@
-/** The report e-mail (subject, text, html) built from the run and its open breaks: pure, no I/O. */
+/** The report e-mail (subject, text, html) built from the run, the counts and the digest stored with its workbook: pure, no I/O. */
 import type { OpenBreakCounts, PeriodSplit } from '../domain/index.js';
-import type { RunInfo } from './model.js';
-import { CARRIED_OVER_MEANING, COUNT_LABELS, headline, periodLabel, periodSplitText, ruleStatusNote, severityTotals } from './summary.js';
+import { ruleTitle } from './break-text.js';
+import type { DigestBreak, ReportDigest, RunInfo } from './model.js';
+import { CARRIED_OVER_MEANING, COUNT_LABELS, EXPLAINED_MEANING, ruleStatusNote } from './summary.js';
 
 export interface MessageInput {
   run: Pick<RunInfo, 'id' | 'periodFrom' | 'periodTo' | 'status' | 'failedStage' | 'ruleResults' | 'counts'>;
   /** The counts the attached workbook shows (openBreakCounts, stored with it): the message never counts again. */
   counts: OpenBreakCounts;
+  /** The banner, status and breaks in words of the attached workbook (run.report_digest, buildDigest). */
+  digest: ReportDigest;
   attachmentName: string;
 }
 
@@ -17,66 +20,92 @@ export interface Message {
 }
 
 const bySeverity = (c: OpenBreakCounts, part: keyof PeriodSplit) => `high ${c.severity.high[part]}, medium ${c.severity.medium[part]}, low ${c.severity.low[part]}`;
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /**
- * Subject with the period, the open-break count and the two counts (of this period, carried over);
- * bodies with the headline figures and every rule that has an open break, with what this run says
- * about it (the workbook has the rest).
+ * "ramp-recon 2026-11-21: 17 open breaks (12 this period, 5 carried over)", with ", 3 explained"
+ * (", all explained") and ", run failed" when so; "ramp-recon 2026-11-21: reconciled, no open breaks".
+ */
+export function messageSubject(digest: ReportDigest, counts: OpenBreakCounts): string {
+  const failed = digest.headline.status.startsWith('failed') ? ', run failed' : '';
+  const period = `ramp-recon ${digest.period}`;
+  if (counts.total === 0) return digest.headline.tone === 'ok' ? `${period}: reconciled, no open breaks` : `${period}: not reconciled, 0 open breaks${failed || ' (no reconciliation results)'}`;
+  const explained = counts.explained ? (counts.explained === counts.total ? ', all explained' : `, ${counts.explained} explained`) : '';
+  return `${period}: ${plural(counts.total, 'open break')} (${counts.inPeriod} this period, ${counts.carriedOver} carried over)${explained}${failed}`;
+}
+
+/** A break in words, one line: "[high] Fill fee rate off by ... (E_FEE_RATE 123; 3 days old; USD impact 12.50; carried over)". */
+export function breakLine(b: DigestBreak): string {
+  const facts = [`${b.code} ${b.key}`, `${plural(b.ageDays, 'day')} old`, b.usdImpact !== null ? `USD impact ${b.usdImpact}` : 'no USD impact', b.inPeriod ? 'this period' : 'carried over'];
+  if (b.explained) facts.push('explained');
+  return `[${b.severity}] ${b.sentence} (${facts.join('; ')})`;
+}
+
+/**
+ * Subject with the period and the two counts (this period, carried over); the banner and status of
+ * the workbook; every rule with an open break with its counts; the five oldest or largest open
+ * breaks in words; a plain-text twin with the same numbers. Every figure comes from the counts and
+ * the digest stored with the attachment.
  */
 export function buildMessage(input: MessageInput): Message {
-  const { run, counts } = input;
-  const period = periodLabel(run.periodFrom, run.periodTo);
-  const open = severityTotals(counts);
-  const head = headline(run, counts);
-  const subject = `ramp-recon ${period}: ${
-    head.reconciled ? 'reconciled, 0 open breaks' : `${open.total} open break${open.total === 1 ? '' : 's'}${open.high ? ` (${open.high} high)` : ''}: ${periodSplitText(counts)}`
-  }${run.status === 'failed' ? ', run failed' : ''}`;
+  const { run, counts, digest } = input;
+  const subject = messageSubject(digest, counts);
+  const head = digest.headline;
 
   const figures = COUNT_LABELS.filter(([k]) => run.counts[k] !== undefined).map(([k, label]) => [label, String(run.counts[k])] as const);
   const notChecked = run.ruleResults.filter((r) => r.status === 'not_checked').map((r) => `${r.code}${r.reason ? ` (${r.reason})` : ''}`);
   const rules = counts.rules.map((r) => ({ ...r, note: ruleStatusNote(run.ruleResults, r.code) }));
+  const top = digest.topBreaks;
+  const topTitle = `The ${top.length === 1 ? 'open break' : `${top.length} open breaks`} to look at first (largest USD impact, then oldest; unexplained first):`;
   const lines = [
     head.text,
     head.detail,
+    `Status: ${head.status}`,
     '',
     `Open breaks: ${counts.total} (${bySeverity(counts, 'total')})`,
     `  of this period: ${counts.inPeriod} (${bySeverity(counts, 'inPeriod')})`,
     `  carried over: ${counts.carriedOver} (${bySeverity(counts, 'carriedOver')})`,
+    `  explained: ${counts.explained ?? 0}`,
     `  (${CARRIED_OVER_MEANING})`,
-    ...(rules.length ? ['', 'Open breaks by rule (of this period / carried over; in this run):', ...rules.map((r) => `  ${r.code}: ${r.total} (${r.inPeriod} / ${r.carriedOver}; ${r.note})`)] : []),
+    ...(rules.length
+      ? [
+          '',
+          'Open breaks by rule (of this period / carried over; in this run):',
+          ...rules.map((r) => `  ${r.code}: ${r.total} (${r.inPeriod} / ${r.carriedOver};${r.explained ? ` ${r.explained} explained;` : ''} ${r.note}) ${ruleTitle(r.code)}`),
+        ]
+      : []),
+    ...(top.length ? ['', topTitle, ...top.map((b, i) => `  ${i + 1}. ${breakLine(b)}`)] : []),
     '',
     ...figures.map(([label, value]) => `${label}: ${value}`),
     ...(notChecked.length ? ['', `Not checked in this run: ${notChecked.join('; ')}`] : []),
     '',
-    `Run ${run.id}. The workbook ${input.attachmentName} is attached; its Summary sheet has the totals, rules and assumptions, its Breaks sheet every open break ("This period?" tells them apart).`,
+    `Run ${run.id}, period ${digest.period}. The workbook ${input.attachmentName} is attached; its Summary sheet has the balances, totals, rules and assumptions, its Breaks sheet every open break ("This period?" tells them apart).`,
   ];
   const text = `${lines.join('\n')}\n`;
 
-  const colour = head.reconciled ? '#006100' : '#9C0006';
-  const background = head.reconciled ? '#C6EFCE' : '#FFC7CE';
+  const [colour, background] = head.tone === 'ok' ? ['#006100', '#C6EFCE'] : head.tone === 'explained' ? ['#7F4F00', '#FFEB9C'] : ['#9C0006', '#FFC7CE'];
+  const table = '<table cellpadding="4" style="border-collapse:collapse">';
   const html = [
     '<!doctype html><html><body style="font-family:Arial,Helvetica,sans-serif;font-size:14px">',
     `<p style="font-size:18px;font-weight:bold;color:${colour};background:${background};padding:8px">${esc(head.text)}</p>`,
     `<p>${esc(head.detail)}</p>`,
-    '<table cellpadding="4" style="border-collapse:collapse">',
+    `<p>Status: ${esc(head.status)}</p>`,
+    table,
     row(['Open breaks', 'Open', 'Of this period', 'Carried over'], true),
     ...(['high', 'medium', 'low'] as const).map((sev) => row([sev, ...splitCells(counts.severity[sev])])),
     row(['total', ...splitCells(counts)], true),
+    row(['explained', String(counts.explained ?? 0)]),
     '</table>',
-    `<p style="color:#555">${esc(CARRIED_OVER_MEANING)}</p>`,
+    `<p style="color:#555">${esc(CARRIED_OVER_MEANING)}; ${esc(EXPLAINED_MEANING)}</p>`,
     ...(rules.length
-      ? [
-          '<table cellpadding="4" style="border-collapse:collapse">',
-          row(['Rule', 'Open', 'Of this period', 'Carried over', 'In this run'], true),
-          ...rules.map((r) => row([r.code, ...splitCells(r), r.note])),
-          '</table>',
-        ]
+      ? [table, row(['Rule', 'Open', 'Of this period', 'Carried over', 'Explained', 'Rule name', 'In this run'], true), ...rules.map((r) => row([r.code, ...splitCells(r), String(r.explained ?? 0), ruleTitle(r.code), r.note])), '</table>']
       : []),
-    '<table cellpadding="4" style="border-collapse:collapse">',
+    ...(top.length ? [`<p><b>${esc(topTitle)}</b></p>`, '<ol>', ...top.map((b) => `<li>${esc(breakLine(b))}</li>`), '</ol>'] : []),
+    table,
     ...figures.map(([label, value]) => row([label, value])),
     '</table>',
     notChecked.length ? `<p>Not checked in this run: ${esc(notChecked.join('; '))}</p>` : '',
-    `<p style="color:#555">Run ${esc(run.id)}. The workbook <b>${esc(input.attachmentName)}</b> is attached; its Summary sheet has the totals, rules and assumptions, its Breaks sheet every open break ("This period?" tells them apart).</p>`,
+    `<p style="color:#555">Run ${esc(run.id)}, period ${esc(digest.period)}. The workbook <b>${esc(input.attachmentName)}</b> is attached; its Summary sheet has the balances, totals, rules and assumptions, its Breaks sheet every open break ("This period?" tells them apart).</p>`,
     '</body></html>',
   ].join('\n');
   return { subject, text, html };

@@ -19,6 +19,11 @@ export interface StageInfo {
   status?: string;
   ms?: number;
   error?: string;
+  /** ISO times of the stage's start and end (run.stages). */
+  startedAt?: string;
+  finishedAt?: string;
+  /** The order the stage was first recorded in (recordStage); stages are listed by it, then by startedAt. */
+  seq?: number;
 }
 
 export interface RunInfo {
@@ -41,6 +46,47 @@ export interface RunInfo {
   configHash: string | null;
   /** The open-break counts the run's workbook shows (null before a workbook was written). */
   breakCounts?: OpenBreakCounts | null;
+  /** What the run's e-mail shows, stored with the workbook (null before a workbook was written). */
+  reportDigest?: ReportDigest | null;
+}
+
+/** One open break in words, as the e-mail lists it (the five oldest or largest). */
+export interface DigestBreak {
+  code: string;
+  key: string;
+  severity: string;
+  /** breakSentence(b). */
+  sentence: string;
+  /** Whole days since first seen, at the time the workbook was written. */
+  ageDays: number;
+  /** |difference| in USD, decimal text; null when not money or no rate. */
+  usdImpact: string | null;
+  inPeriod: boolean;
+  explained: boolean;
+  /** Why it is listed: among the largest by USD impact, or among the oldest. */
+  why: 'largest' | 'oldest';
+}
+
+/**
+ * What the e-mail says, fixed when the workbook is written (run.report_digest) so that a delivery
+ * retried later sends the figures of its attachment: the period label, the banner and status, and
+ * the breaks in words. The counts are run.break_counts.
+ */
+export interface ReportDigest {
+  period: string;
+  attachmentName: string;
+  headline: { tone: 'ok' | 'explained' | 'bad'; text: string; detail: string; status: string };
+  topBreaks: DigestBreak[];
+  writtenAt: string;
+}
+
+/** One day's fees: what partner orders earned (partner fee) and what fills paid the exchange, per currency. */
+export interface FeeDayRec {
+  day: string;
+  currency: string;
+  partnerFee: Decimal | null;
+  partnerFeeUsd: Decimal | null;
+  exchangeFee: Decimal | null;
 }
 
 /** A partner order as the rules see it, plus the columns only the report shows. */

@@ -2,10 +2,12 @@
 import { API_LABEL } from '../http/errors.js';
 import { endpointSeconds, requestTotals, roundSeconds, sortedRequests, type RequestTotals, type RunRequests } from '../http/meter.js';
 import { addDays } from '../util/dates.js';
+import { Decimal, ZERO } from '../decimal/decimal.js';
 import { amount, day, type Cell, type Row, type SheetSpec, type Tone } from './cells.js';
 import { SEVERITY_RANK, type OpenBreakCounts, type PeriodSplit, type ReportedBreak } from '../domain/index.js';
-import type { BreakRef, Changes, RuleResult, RunInfo, Totals, WebhookStats } from './model.js';
+import type { BalanceRec, BalanceRollRec, BreakRef, Changes, FeeDayRec, RuleResult, RunInfo, StageInfo, Totals, WebhookStats } from './model.js';
 import type { Precision } from './precision.js';
+import type { UsdRates } from './usd-rates.js';
 import { SHEET } from './sheets.js';
 
 export const summarySpec: SheetSpec = {
@@ -15,10 +17,11 @@ export const summarySpec: SheetSpec = {
     { header: 'Item', kind: 'text', width: 34 },
     // wide enough for a UTC date-time with milliseconds (Excel shows ### when a date does not fit)
     { header: 'Value', kind: 'text', width: 24 },
-    { header: '', kind: 'text', width: 20 },
-    { header: '', kind: 'text', width: 20 },
-    { header: '', kind: 'text', width: 20 },
-    { header: '', kind: 'text', width: 20 },
+    // wide enough for an amount of 15 significant digits with separators (the balance table's columns)
+    { header: '', kind: 'text', width: 22 },
+    { header: '', kind: 'text', width: 22 },
+    { header: '', kind: 'text', width: 22 },
+    { header: '', kind: 'text', width: 22 },
     { header: '', kind: 'text', width: 60 },
   ],
 };
@@ -42,6 +45,9 @@ export function periodSplitText(s: PeriodSplit): string {
 }
 
 /** What a reader is told "carried over" means, wherever the two counts appear. */
+/** What "explained" means, next to the counts. */
+export const EXPLAINED_MEANING = 'explained: still open, acknowledged by a person with a reason (ramp-recon breaks ack, or the Breaks sheet returned with "Explained?" = yes); counted in Open too';
+
 export const CARRIED_OVER_MEANING =
   'of this period: the break\'s record belongs to the period reported (docs/rules.md "This period or carried over"); carried over: still open from other days or earlier runs';
 
@@ -57,38 +63,195 @@ export function ruleStatusNote(results: readonly RuleResult[], code: string): st
   return `${r.breaks ?? 0} found in this run (${r.checked ?? 0} checked)`;
 }
 
-/** "2026-11-01" for one day, "2026-11-01 to 2026-11-07" (both inclusive) for longer periods. */
-export function periodLabel(from: string, to: string): string {
-  const last = addDays(to, -1);
-  return last === from ? from : `${from} to ${last}`;
+/**
+ * The one way a period is named wherever a reader sees it (Summary, file name, e-mail): "2026-11-01"
+ * for one day, "2026-11-01 to 2026-11-07" (both days inclusive) for longer periods. `toExclusive` is
+ * the stored, command-line end of the period (the day after the last).
+ */
+export function periodLabel(from: string, toExclusive: string): string {
+  const last = addDays(toExclusive, -1);
+  return last <= from ? from : `${from} to ${last}`;
 }
 
+/** `ramp-recon_2026-11-21_<runId>.xlsx`, `ramp-recon_2026-11-18_to_2026-11-21_<runId>.xlsx`: the period label, no spaces. */
+export function reportFileNameOf(run: { periodFrom: string; periodTo: string; id: string }): string {
+  return `ramp-recon_${periodLabel(run.periodFrom, run.periodTo).replace(' to ', '_to_')}_${run.id}.xlsx`;
+}
+
+/** ok: green, nothing open; explained: amber, every open break explained; bad: red, unexplained breaks or a failure. */
+export type HeadlineTone = 'ok' | 'explained' | 'bad';
+
 export interface Headline {
+  /** true for green and amber (no unexplained open break, no failure). */
   reconciled: boolean;
+  tone: HeadlineTone;
+  /** The banner. */
   text: string;
   detail: string;
+  /** The Summary's "Status" line: the banner's verdict in lower case, so the two never disagree. */
+  status: string;
+}
+
+/** The workbook tone of a headline's banner row (amber is the 'medium' fill). */
+export const HEADLINE_ROW_TONE: Record<HeadlineTone, Tone> = { ok: 'ok', explained: 'medium', bad: 'bad' };
+
+/**
+ * The first line finance reads, and the Status line derived from it: green "RECONCILED" with no
+ * open break; amber "RECONCILED WITH EXPLANATIONS" when every open break is explained; red "NOT
+ * RECONCILED" with an unexplained open break, a failed run or no reconciliation results. A run that
+ * only failed to send its e-mail (failed at deliver) is judged by its breaks, its status says so.
+ */
+export function headline(run: Pick<RunInfo, 'periodFrom' | 'periodTo' | 'status' | 'failedStage' | 'ruleResults'> & { error?: string | null }, counts: OpenBreakCounts): Headline {
+  const period = periodLabel(run.periodFrom, run.periodTo);
+  const open = severityTotals(counts);
+  const explained = counts.explained ?? 0;
+  const notChecked = run.ruleResults.filter((r) => r.status === 'not_checked').length;
+  const nc = notChecked ? `; ${notChecked} rule${notChecked === 1 ? '' : 's'} not checked (see Rules)` : '';
+  const breaks = (n: number) => `${n} open break${n === 1 ? '' : 's'}`;
+  const failed = run.status === 'failed';
+  const at = run.failedStage ? ` at ${run.failedStage}` : '';
+  const error = run.error ? `: ${run.error}` : '';
+  if (failed && run.failedStage !== 'deliver')
+    return {
+      reconciled: false,
+      tone: 'bad',
+      text: `NOT RECONCILED: the run failed${at}`,
+      detail: `Period ${period}; ${breaks(open.total)} (${periodSplitText(counts)})`,
+      status: `failed${at}${error}`,
+    };
+  const mail = failed ? `; e-mail not sent (failed at deliver${error})` : '';
+  if (open.total > 0 && explained < open.total)
+    return {
+      reconciled: false,
+      tone: 'bad',
+      text: `NOT RECONCILED: ${breaks(open.total)} (${open.high} high, ${open.medium} medium, ${open.low} low${explained ? `; ${explained} explained` : ''})`,
+      detail: `Period ${period}: ${periodSplitText(counts)}${nc}`,
+      status: `not reconciled: ${breaks(open.total)} (${open.total - explained} unexplained, ${explained} explained)${mail}`,
+    };
+  if (open.total > 0)
+    return {
+      reconciled: true,
+      tone: 'explained',
+      text: `RECONCILED WITH EXPLANATIONS: ${breaks(open.total)}, all explained`,
+      detail: `Period ${period}: ${periodSplitText(counts)}${nc}`,
+      status: `reconciled with explanations: ${breaks(open.total)}, all explained${mail}`,
+    };
+  if (run.ruleResults.length === 0)
+    return {
+      reconciled: false,
+      tone: 'bad',
+      text: 'NOT RECONCILED: no reconciliation results for this run',
+      detail: `Period ${period}; run reconcile first`,
+      status: `not reconciled: no reconciliation results${mail}`,
+    };
+  return { reconciled: true, tone: 'ok', text: `RECONCILED: ${period}, no open breaks`, detail: `Period ${period}${nc}`, status: `reconciled: no open breaks${mail}` };
+}
+
+/** The run's stages in the order they ran: by seq (recordStage), then by start time, then by name. */
+export function stagesInRunOrder(stages: Record<string, StageInfo>): Array<[string, StageInfo]> {
+  const big = Number.MAX_SAFE_INTEGER;
+  return Object.entries(stages).sort(
+    ([an, a], [bn, b]) => (a.seq ?? big) - (b.seq ?? big) || (a.startedAt ?? '').localeCompare(b.startedAt ?? '') || an.localeCompare(bn),
+  );
 }
 
 /**
- * The first line finance reads: reconciled (green) or how many breaks are open by severity (red).
- * A failed run or a run without reconciliation results is never "reconciled".
+ * When the run finished: its finishedAt; while the workbook is written inside the run (before
+ * delivery), the time its reconcile stage finished, labelled so.
  */
-export function headline(run: Pick<RunInfo, 'periodFrom' | 'periodTo' | 'status' | 'failedStage' | 'ruleResults'>, counts: OpenBreakCounts): Headline {
-  const period = periodLabel(run.periodFrom, run.periodTo);
-  const open = severityTotals(counts);
-  const notChecked = run.ruleResults.filter((r) => r.status === 'not_checked').length;
-  const nc = notChecked ? `; ${notChecked} rule${notChecked === 1 ? '' : 's'} not checked (see Rules)` : '';
-  if (run.status === 'failed')
-    return { reconciled: false, text: `NOT RECONCILED: the run failed${run.failedStage ? ` at ${run.failedStage}` : ''}`, detail: `Period ${period}; ${open.total} open breaks (${periodSplitText(counts)})` };
-  if (open.total > 0)
-    return {
-      reconciled: false,
-      text: `NOT RECONCILED: ${open.total} open break${open.total === 1 ? '' : 's'} (${open.high} high, ${open.medium} medium, ${open.low} low)`,
-      detail: `Period ${period}: ${periodSplitText(counts)}${nc}`,
-    };
-  if (run.ruleResults.length === 0)
-    return { reconciled: false, text: 'NOT RECONCILED: no reconciliation results for this run', detail: `Period ${period}; run reconcile first` };
-  return { reconciled: true, text: `RECONCILED: ${period}, no open breaks`, detail: `Period ${period}${nc}` };
+export function finishedTime(run: Pick<RunInfo, 'finishedAt' | 'stages'>): { label: string; at: Date | null; note: string | null } {
+  if (run.finishedAt) return { label: 'Finished (UTC)', at: run.finishedAt, note: null };
+  const reconcile = run.stages.reconcile?.finishedAt;
+  if (reconcile) return { label: 'Reconcile finished (UTC)', at: new Date(reconcile), note: 'written inside the run: report and e-mail came after this' };
+  return { label: 'Finished (UTC)', at: null, note: 'not finished when this workbook was written' };
+}
+
+/** One currency's roll-forward over the whole period (the run's snapshot pairs chained). */
+export interface BalanceTotal {
+  currency: string;
+  opening: Decimal;
+  deposits: Decimal;
+  withdrawals: Decimal;
+  bought: Decimal;
+  sold: Decimal;
+  fees: Decimal;
+  /** opening + deposits - withdrawals + bought - sold - fees */
+  expectedClosing: Decimal;
+  actualClosing: Decimal;
+  /** actual - expected (the sum of the pairs' residuals when they chain) */
+  residual: Decimal;
+  openingAt: Date | null;
+  closingAt: Date | null;
+  pairs: number;
+}
+
+/**
+ * Per currency over the run's balance_roll rows: the opening of its first pair, each flow kind
+ * summed over the pairs, the expected closing from those, the actual closing of its last pair and
+ * the residual between the two.
+ */
+export function balanceTotals(rolls: readonly BalanceRollRec[]): BalanceTotal[] {
+  const byCurrency = new Map<string, BalanceRollRec[]>();
+  for (const r of rolls) byCurrency.set(r.currency, [...(byCurrency.get(r.currency) ?? []), r]);
+  const time = (d: Date | null) => d?.getTime() ?? 0;
+  return [...byCurrency.keys()].sort().map((currency) => {
+    const pairs = byCurrency.get(currency)!.sort((a, b) => time(a.openingAt) - time(b.openingAt) || time(a.closingAt) - time(b.closingAt));
+    const first = pairs[0]!;
+    const last = pairs[pairs.length - 1]!;
+    const sum = (k: 'deposits' | 'withdrawals' | 'bought' | 'sold' | 'fees') => pairs.reduce((a, p) => a.plus(p[k] ?? ZERO), ZERO);
+    const flows = { deposits: sum('deposits'), withdrawals: sum('withdrawals'), bought: sum('bought'), sold: sum('sold'), fees: sum('fees') };
+    const opening = first.opening ?? ZERO;
+    const expectedClosing = opening.plus(flows.deposits).minus(flows.withdrawals).plus(flows.bought).minus(flows.sold).minus(flows.fees);
+    const actualClosing = last.actualClosing ?? ZERO;
+    return { currency, opening, ...flows, expectedClosing, actualClosing, residual: actualClosing.minus(expectedClosing), openingAt: first.openingAt, closingAt: last.closingAt, pairs: pairs.length };
+  });
+}
+
+/** Sums USD values, and names the currencies that could not be valued (no rate). */
+export function usdSum(items: Array<{ currency: string; value: Decimal | null | undefined }>, rates: UsdRates): { usd: Decimal; unvalued: string[] } {
+  let usd = ZERO;
+  const unvalued = new Set<string>();
+  for (const i of items) {
+    if (!i.value) continue;
+    const v = rates.usd(i.value, i.currency);
+    if (v === null) {
+      if (!i.value.isZero()) unvalued.add(i.currency);
+    } else usd = usd.plus(v);
+  }
+  return { usd, unvalued: [...unvalued].sort() };
+}
+
+/** The currency a fill's fee is charged in: the symbol's counter currency, or its base with exchange.feeCurrency = base. */
+export function feeCurrencyOf(symbol: string, precision: Precision, feeCurrency: 'counter' | 'base'): { code: string; dp: number } {
+  const p = precision.symbol(symbol);
+  const code = (feeCurrency === 'base' ? p.base : p.counterCode) ?? '?';
+  return { code, dp: feeCurrency === 'base' ? p.qty : p.counter };
+}
+
+/** Partner fees (per input currency) and fill fees (per fee currency) of each day, merged into one row per day and currency. */
+export function feeDays(
+  partner: ReadonlyArray<{ day: string; currency: string; fee: Decimal; feeUsd: Decimal }>,
+  fills: ReadonlyArray<{ day: string; symbol: string; fee: Decimal }>,
+  precision: Precision,
+  feeCurrency: 'counter' | 'base',
+): FeeDayRec[] {
+  const rows = new Map<string, FeeDayRec>();
+  const at = (day: string, currency: string) => {
+    const k = `${day} ${currency}`;
+    let r = rows.get(k);
+    if (!r) rows.set(k, (r = { day, currency, partnerFee: null, partnerFeeUsd: null, exchangeFee: null }));
+    return r;
+  };
+  for (const p of partner) {
+    const r = at(p.day, p.currency);
+    r.partnerFee = (r.partnerFee ?? ZERO).plus(p.fee);
+    r.partnerFeeUsd = (r.partnerFeeUsd ?? ZERO).plus(p.feeUsd);
+  }
+  for (const f of fills) {
+    const r = at(f.day, feeCurrencyOf(f.symbol, precision, feeCurrency).code);
+    r.exchangeFee = (r.exchangeFee ?? ZERO).plus(f.fee);
+  }
+  return [...rows.values()].sort((a, b) => a.day.localeCompare(b.day) || a.currency.localeCompare(b.currency));
 }
 
 export const COUNT_LABELS: Array<[string, string]> = [
@@ -110,8 +273,20 @@ export interface SummaryInput {
   totals: Totals;
   assumptions: Array<[string, string]>;
   precision: Precision;
+  /** The run's "now" (its start): ages are measured from it. */
   now: Date;
+  /** When the workbook is written (wall clock; default `now`). */
+  writtenAt?: Date;
   webhooks?: WebhookStats;
+  /** The run's balance_roll rows (balanceRollOfRun) and the latest snapshot, for the balance table. */
+  balanceRolls?: BalanceRollRec[];
+  latestBalances?: BalanceRec[];
+  /** USD values of the closings, the fees and the grand total (usdRatesOf). */
+  rates?: UsdRates;
+  /** Fees per day and currency (feeDays). */
+  feeDays?: FeeDayRec[];
+  /** exchange.feeCurrency: which currency of a symbol its fill fees are in. */
+  feeCurrency?: 'counter' | 'base';
 }
 
 /** Changes listed by name on the Summary; beyond that the Breaks sheet has them all. */
@@ -126,39 +301,43 @@ export function summaryRows(input: SummaryInput): Row[] {
   const { run, counts, changes, totals, precision } = input;
   const head = headline(run, counts);
   const rows: Row[] = [];
-  rows.push({ cells: [head.text, ...pad(SUMMARY_COLUMNS - 1)], tone: head.reconciled ? 'ok' : 'bad' });
+  rows.push({ cells: [head.text, ...pad(SUMMARY_COLUMNS - 1)], tone: HEADLINE_ROW_TONE[head.tone] });
   rows.push({ cells: [head.detail] });
   rows.push(blank());
 
   rows.push(section('Run'));
-  rows.push(pair('Period from', day(run.periodFrom)));
-  rows.push(pair('Period to (exclusive)', day(run.periodTo)));
+  rows.push(pair('Period', periodLabel(run.periodFrom, run.periodTo), run.periodTo > addDays(run.periodFrom, 1) ? 'both days included' : 'one UTC day'));
   rows.push(pair('Run id', run.id));
-  // The workbook is written inside the run, before delivery: 'running' there means "reconciled, being reported".
-  rows.push(pair('Status', run.status === 'running' ? 'reconciled (report written during the run)' : run.status, run.error ? `${run.failedStage ?? ''} ${run.error}`.trim() : null));
+  rows.push({ cells: ['Status', head.status], cellTones: { 1: head.tone === 'ok' ? 'ok' : head.tone === 'explained' ? 'medium' : 'break' } });
   rows.push(pair('Started (UTC)', run.startedAt));
-  rows.push(pair('Finished (UTC)', run.finishedAt));
-  rows.push(pair('Report written (UTC)', input.now));
+  const finished = finishedTime(run);
+  rows.push(pair(finished.label, finished.at ?? finished.note, finished.at ? finished.note : null));
+  rows.push(pair('Report written (UTC)', input.writtenAt ?? input.now));
   rows.push(pair('Ruleset version', run.rulesetVersion));
   rows.push(pair('Config hash', run.configHash));
-  for (const [stage, info] of Object.entries(run.stages)) {
-    rows.push(pair(`Stage ${stage}`, info.status ?? null, info.ms !== undefined ? `${(info.ms / 1000).toFixed(1)} s` : null, info.error ?? null));
+  const stages = stagesInRunOrder(run.stages);
+  if (stages.length) {
+    rows.push(header('Stage (in run order)', 'Status', 'Time (s)', 'Started (UTC)', '', '', 'Error'));
+    for (const [stage, info] of stages)
+      rows.push({ cells: [stage, info.status ?? null, info.ms !== undefined ? roundSeconds(info.ms / 1000) : null, utcText(info.startedAt), null, null, info.error ?? null] });
   }
   rows.push(blank());
 
+  const explainedOf = (sev: string) => input.openBreaks.filter((b) => b.severity === sev && b.workflow?.status === 'explained').length;
   rows.push(section('Open breaks'));
-  rows.push(header('Severity', 'Open', 'Of this period', 'Carried over'));
+  rows.push(header('Severity', 'Open', 'Of this period', 'Carried over', 'Explained'));
   for (const sev of ['high', 'medium', 'low'] as const) {
     const c = counts.severity[sev];
-    rows.push({ cells: [sev, c.total, c.inPeriod, c.carriedOver], cellTones: c.total ? { 0: sev } : undefined });
+    rows.push({ cells: [sev, c.total, c.inPeriod, c.carriedOver, explainedOf(sev)], cellTones: c.total ? { 0: sev } : undefined });
   }
-  rows.push({ cells: ['total', counts.total, counts.inPeriod, counts.carriedOver], tone: 'bold' });
+  rows.push({ cells: ['total', counts.total, counts.inPeriod, counts.carriedOver, counts.explained ?? 0], tone: 'bold' });
   rows.push({ cells: [CARRIED_OVER_MEANING], tone: 'muted' });
+  rows.push({ cells: [EXPLAINED_MEANING], tone: 'muted' });
   rows.push(blank());
 
   rows.push(section('Open breaks by rule'));
-  rows.push(header('Rule', 'Severity', 'Open', 'Of this period', 'Carried over', '', 'In this run'));
-  for (const r of counts.rules) rows.push({ cells: [r.code, r.severity, r.total, r.inPeriod, r.carriedOver, null, ruleStatusNote(run.ruleResults, r.code)] });
+  rows.push(header('Rule', 'Severity', 'Open', 'Of this period', 'Carried over', 'Explained', 'In this run'));
+  for (const r of counts.rules) rows.push({ cells: [r.code, r.severity, r.total, r.inPeriod, r.carriedOver, r.explained ?? 0, ruleStatusNote(run.ruleResults, r.code)] });
   if (!counts.rules.length) rows.push({ cells: ['(none)'], tone: 'muted' });
   rows.push(blank());
 
@@ -177,28 +356,37 @@ export function summaryRows(input: SummaryInput): Row[] {
   rows.push(blank());
 
   rows.push(...requestRows(run.requests));
+  rows.push(...syncTimeRows(stages));
   rows.push(blank());
 
+  if (input.balanceRolls || input.latestBalances) rows.push(...balanceTableRows(input.balanceRolls ?? [], input.latestBalances ?? [], precision, input.rates), blank());
+
   rows.push(section('Totals: partner orders by input currency'));
-  rows.push(header('Currency', 'Orders', 'Volume', 'Fees', 'Amount USD', 'Fees USD'));
+  rows.push(header('Input currency', 'Orders', 'Volume', 'Fees', 'Amount USD', 'Fees USD', 'Volume and fees are in the input currency'));
   for (const t of totals.partner) {
     const dp = precision.partner(t.currency);
     rows.push({ cells: [t.currency, t.orders, amount(t.volume, dp), amount(t.fees, dp), amount(t.amountUsd, 2), amount(t.feesUsd, 2)] });
   }
-  if (!totals.partner.length) rows.push({ cells: ['(none)'], tone: 'muted' });
+  if (totals.partner.length)
+    rows.push({ cells: ['all (USD)', totals.partner.reduce((a, t) => a + t.orders, 0), null, null, amount(sumOf(totals.partner.map((t) => t.amountUsd)), 2), amount(sumOf(totals.partner.map((t) => t.feesUsd)), 2)], tone: 'bold' });
+  else rows.push({ cells: ['(none)'], tone: 'muted' });
   rows.push(blank());
 
+  const feeCurrency = input.feeCurrency ?? 'counter';
   rows.push(section('Totals: exchange fills by symbol'));
-  rows.push(header('Symbol', 'Fills', 'Quantity', 'Notional', 'Fees'));
+  rows.push(header('Symbol', 'Fills', 'Quantity', 'Notional', 'Fees', 'Fee currency', 'Currencies'));
   for (const t of totals.fills) {
     const p = precision.symbol(t.symbol);
-    rows.push({ cells: [t.symbol, t.fills, amount(t.qty, p.qty), amount(t.notional, p.counter), amount(t.fees, p.counter)] });
+    const fee = feeCurrencyOf(t.symbol, precision, feeCurrency);
+    rows.push({
+      cells: [t.symbol, t.fills, amount(t.qty, p.qty), amount(t.notional, p.counter), amount(t.fees, fee.dp), fee.code, `quantity in ${p.base ?? '?'}, notional in ${p.counterCode ?? '?'}, fees in ${fee.code}`],
+    });
   }
   if (!totals.fills.length) rows.push({ cells: ['(none)'], tone: 'muted' });
   rows.push(blank());
 
   rows.push(section('Totals: deposits and withdrawals by currency'));
-  rows.push(header('Currency', 'Deposits', 'Deposited', 'Withdrawals', 'Withdrawn', 'Withdrawal fees'));
+  rows.push(header('Currency', 'Deposits', 'Deposited', 'Withdrawals', 'Withdrawn', 'Withdrawal fees', 'Amounts are in the currency of the row'));
   const currencies = [...new Set([...totals.deposits.map((d) => d.currency), ...totals.withdrawals.map((w) => w.currency)])].sort();
   for (const c of currencies) {
     const d = totals.deposits.find((x) => x.currency === c);
@@ -208,6 +396,8 @@ export function summaryRows(input: SummaryInput): Row[] {
   }
   if (!currencies.length) rows.push({ cells: ['(none)'], tone: 'muted' });
   rows.push(blank());
+
+  if (input.feeDays) rows.push(...feeDayRows(input.feeDays, precision, input.rates), blank());
 
   rows.push(section('Rules'));
   rows.push(header('Rule', 'Severity', 'Status', 'Checked', 'Found in this run', '', 'Check / why not checked'));
@@ -252,10 +442,12 @@ export function summaryRows(input: SummaryInput): Row[] {
   rows.push(blank());
 
   rows.push(section('How to read this workbook'));
-  rows.push(pair('Red rows', 'a record with an open break; the "Open breaks" column names the rules'));
-  rows.push(pair('Orange italic amount', 'more significant digits than Excel keeps (15): written as exact text, never rounded; the "Amounts kept as text" column names them'));
-  rows.push(pair('Times and days', 'UTC; the period "to" day is exclusive'));
-  rows.push(pair('Amounts', "shown at each currency's precision (partner currencies, exchange symbol scales; else 2 fiat / 8 crypto), widened when a value has more decimals"));
+  rows.push(pair('Banner', 'green: no open break; amber: open breaks, every one explained; red: unexplained open breaks or a failed run'));
+  rows.push(pair('Red rows (data sheets)', 'a record with an open break; the "Open breaks" column names the rules; on the Breaks sheet, the Key links to that row'));
+  rows.push(pair('Exact values', 'every amount is a number you can sum; where it has more digits than Excel keeps (15) or than its format shows, the last column "Exact values" (here: a cell note) holds the exact text'));
+  rows.push(pair('Times and days', 'UTC; the period names its first and last day, both included'));
+  rows.push(pair('Amounts', "formatted at each currency's precision (partner currencies, exchange symbol scales; else 2 fiat / 8 crypto), the same on every row"));
+  rows.push(pair('Breaks sheet', 'fill in Owner, Explanation and Explained? (yes/no) and return the file: `ramp-recon breaks import <file>` records them'));
   rows.push(pair('Sheets over 1,048,576 rows', 'continue on a sheet of the same name with (2), (3)...'));
   return rows;
 }
@@ -276,6 +468,101 @@ function requestRows(requests: RunRequests): Row[] {
   if (totals.all.requests === 0) rows.push({ cells: ['(no API requests recorded for this run)'], tone: 'muted' });
   else rows.push(total('All APIs', totals.all));
   return rows;
+}
+
+/** "Sync": the time each sync stage took, beside the requests above. */
+function syncTimeRows(stages: Array<[string, StageInfo]>): Row[] {
+  const sync = stages.filter(([name]) => name.startsWith('sync'));
+  if (!sync.length) return [];
+  const rows: Row[] = [header('Sync stage', 'Time (s)', 'Status')];
+  for (const [name, info] of sync) rows.push({ cells: [name, info.ms !== undefined ? roundSeconds(info.ms / 1000) : null, info.status ?? null] });
+  rows.push({ cells: ['All sync stages', roundSeconds(sync.reduce((a, [, i]) => a + (i.ms ?? 0), 0) / 1000)], tone: 'bold' });
+  return rows;
+}
+
+/** The balance table: one column per currency (six a block), rows opening, each flow, expected and actual closing, residual and USD. */
+function balanceTableRows(rolls: BalanceRollRec[], latest: BalanceRec[], precision: Precision, rates: UsdRates | undefined): Row[] {
+  const rows: Row[] = [section('Balances per currency (roll-forward over the period)')];
+  const table = balanceTotals(rolls);
+  const usdOf = (value: Decimal | null, currency: string) => (rates ? rates.usd(value, currency) : null);
+  if (!table.length) {
+    rows.push({ cells: ['(no roll-forward in this run: fewer than two balance snapshots; the latest snapshot follows)'], tone: 'muted' });
+    const items = [...latest].sort((a, b) => a.currency.localeCompare(b.currency));
+    rows.push(header('Currency', 'Balance', 'Balance USD', 'Snapshot (UTC)'));
+    for (const b of items) rows.push({ cells: [b.currency, amount(b.balance, precision.exchange(b.currency)), amount(usdOf(b.balance, b.currency), 2), b.fetchedAt] });
+    if (!items.length) rows.push({ cells: ['(no balance snapshot)'], tone: 'muted' });
+    if (rates && items.length) rows.push(...grandTotal(usdSum(items.map((b) => ({ currency: b.currency, value: b.balance })), rates)));
+    return rows;
+  }
+  const PER_BLOCK = SUMMARY_COLUMNS - 1;
+  const lines: Array<[string, (t: BalanceTotal) => Cell]> = [
+    ['Opening', (t) => amount(t.opening, precision.exchange(t.currency))],
+    ['Deposits', (t) => amount(t.deposits, precision.exchange(t.currency))],
+    ['Withdrawals (with fees)', (t) => amount(t.withdrawals, precision.exchange(t.currency))],
+    ['Bought (fills)', (t) => amount(t.bought, precision.exchange(t.currency))],
+    ['Sold (fills)', (t) => amount(t.sold, precision.exchange(t.currency))],
+    ['Fees (fills)', (t) => amount(t.fees, precision.exchange(t.currency))],
+    ['Expected closing', (t) => amount(t.expectedClosing, precision.exchange(t.currency))],
+    ['Actual closing', (t) => amount(t.actualClosing, precision.exchange(t.currency))],
+    ['Residual (actual - expected)', (t) => amount(t.residual, precision.exchange(t.currency))],
+    ['Actual closing USD', (t) => amount(usdOf(t.actualClosing, t.currency), 2)],
+    ['Opening snapshot (UTC)', (t) => utcText(t.openingAt)],
+    ['Closing snapshot (UTC)', (t) => utcText(t.closingAt)],
+  ];
+  for (let i = 0; i < table.length; i += PER_BLOCK) {
+    const block = table.slice(i, i + PER_BLOCK);
+    rows.push(header('Currency', ...block.map((t) => t.currency)));
+    for (const [label, cell] of lines)
+      rows.push({
+        cells: [label, ...block.map(cell)],
+        cellTones: label.startsWith('Residual') ? Object.fromEntries(block.map((t, j) => [j + 1, t.residual.isZero() ? undefined : 'high']).filter(([, v]) => v)) : undefined,
+        tone: label === 'Actual closing' ? 'bold' : undefined,
+      });
+  }
+  rows.push({ cells: ['expected closing = opening + deposits - withdrawals + bought - sold - fees; opening of the first snapshot pair, actual closing of the last'], tone: 'muted' });
+  if (rates) rows.push(...grandTotal(usdSum(table.map((t) => ({ currency: t.currency, value: t.actualClosing })), rates)));
+  return rows;
+}
+
+function grandTotal(sum: { usd: Decimal; unvalued: string[] }): Row[] {
+  const rows: Row[] = [{ cells: ['Total closing USD (all currencies)', amount(sum.usd, 2)], tone: 'bold' }];
+  if (sum.unvalued.length) rows.push({ cells: [`not included (no USD rate): ${sum.unvalued.join(', ')}`], tone: 'muted' });
+  return rows;
+}
+
+/** "Partner fees earned and exchange fees paid per day": one row per day and currency, a USD total per day and for the period. */
+function feeDayRows(days: FeeDayRec[], precision: Precision, rates: UsdRates | undefined): Row[] {
+  const rows: Row[] = [
+    section('Partner fees earned and exchange fees paid per day'),
+    header('Day', 'Currency', 'Partner fees earned', 'Partner fees USD', 'Exchange fees paid', 'Exchange fees USD', 'partner fee of COMPLETED orders (by creation day); fill fees (by fill day)'),
+  ];
+  if (!days.length) return [...rows, { cells: ['(none)'], tone: 'muted' }];
+  const exchangeUsd = (d: FeeDayRec) => (rates && d.exchangeFee ? rates.usd(d.exchangeFee, d.currency) : null);
+  const total = (list: FeeDayRec[], label: string, dayCell: Cell): Row => {
+    const unvalued = [...new Set(list.filter((d) => d.exchangeFee && !d.exchangeFee.isZero() && exchangeUsd(d) === null).map((d) => d.currency))];
+    return {
+      cells: [dayCell, label, null, amount(sumOf(list.map((d) => d.partnerFeeUsd)), 2), null, amount(sumOf(list.map(exchangeUsd)), 2), unvalued.length ? `exchange fees without a USD rate not included: ${unvalued.join(', ')}` : null],
+      tone: 'bold',
+    };
+  };
+  for (const d of [...new Set(days.map((x) => x.day))]) {
+    const list = days.filter((x) => x.day === d);
+    for (const x of list)
+      rows.push({ cells: [day(x.day), x.currency, amount(x.partnerFee, precision.partner(x.currency)), amount(x.partnerFeeUsd, 2), amount(x.exchangeFee, precision.exchange(x.currency)), amount(exchangeUsd(x), 2)] });
+    rows.push(total(list, 'day total USD', day(d)));
+  }
+  rows.push(total(days, 'period total USD', 'all days'));
+  return rows;
+}
+
+/** "2026-11-23 03:26:54": a time as text that fits the Summary's narrower columns (a date cell of that width shows ###). */
+function utcText(at: Date | string | null | undefined): string | null {
+  if (!at) return null;
+  return new Date(at).toISOString().slice(0, 19).replace('T', ' ');
+}
+
+function sumOf(values: Array<Decimal | null | undefined>): Decimal {
+  return values.reduce<Decimal>((a, v) => (v ? a.plus(v) : a), ZERO);
 }
 
 /** Empty cells so a toned row is filled across the whole width. */

@@ -8,6 +8,9 @@ import { openBreaksOfRun } from '../store/breaks.js';
 import { getRun, loadRun, recordDelivery } from '../store/runs.js';
 import { openBreakCounts } from '../domain/index.js';
 import { buildMessage } from '../report/email.js';
+import { buildDigest } from '../report/digest.js';
+import { spanOf } from '../store/keyset.js';
+import { usdRatesOf } from '../store/usd-rates.js';
 
 export { buildMessage } from '../report/email.js';
 
@@ -41,14 +44,19 @@ export async function deliverRun(ctx: StageContext, runId: string): Promise<Deli
   // The message tells what the attachment shows: the counts stored with the workbook when it was
   // written, not a new count of the breaks now (other runs may have changed them since).
   let counts = run.breakCounts ?? null;
+  let digest = run.reportDigest ?? null;
   if (!path || !(await exists(path))) {
     log.info({ missing: path }, 'no workbook on disk for this run: writing it before delivery');
-    ({ path, counts } = await writeReport(ctx, runId));
+    ({ path, counts, digest } = await writeReport(ctx, runId));
   }
-  // A workbook written before its counts were stored with it (sql/0009): counted now, the same way.
-  counts ??= openBreakCounts(await openBreaksOfRun(db, run));
   const attachmentName = basename(path);
-  const message = buildMessage({ run, counts, attachmentName });
+  // A workbook written before its counts and digest were stored with it (sql/0009, sql/0012): made now, the same way.
+  if (!counts || !digest) {
+    const breaks = await openBreaksOfRun(db, run);
+    counts ??= openBreakCounts(breaks);
+    digest ??= buildDigest({ run, openBreaks: breaks, counts, rates: await usdRatesOf(db, run.account, ctx.config.exchange.account, spanOf({ from: run.periodFrom, to: run.periodTo })), now: ctx.now, attachmentName });
+  }
+  const message = buildMessage({ run, counts, digest, attachmentName });
 
   const from = ctx.config.email.from;
   const to = ctx.config.email.to;

@@ -1,5 +1,5 @@
 /** The report stage: reads the run and its period from the store and streams the workbook to REPORTS_DIR. */
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { StageContext } from './context.js';
 import { assumptions } from '../report/assumptions.js';
 import type { Row } from '../report/cells.js';
@@ -37,7 +37,10 @@ import {
 import { BreakLinks, breakRow, breaksSpec, keysBySheet, positionsIn, sortBreaks, type DataSheet } from '../report/breaks-sheet.js';
 import { dataSheetPositions } from '../store/sheet-positions.js';
 import { usdRatesOf } from '../store/usd-rates.js';
-import { summaryRows, summarySpec } from '../report/summary.js';
+import { feeDays, reportFileNameOf, summaryRows, summarySpec } from '../report/summary.js';
+import { buildDigest } from '../report/digest.js';
+import type { ReportDigest } from '../report/model.js';
+import { fillFeesByDay, partnerFeesByDay } from '../store/counts.js';
 import { writeWorkbook, type SheetSource, type WriteWorkbookOptions } from '../report/write-workbook.js';
 import { CsvExport, type CsvFileWritten } from '../report/csv.js';
 
@@ -45,9 +48,9 @@ export { SHEET } from '../report/sheets.js';
 export { headline, periodLabel } from '../report/summary.js';
 export { writeWorkbook } from '../report/write-workbook.js';
 
-/** `<reportsDir>/ramp-recon_<from>_<to>_<runId>.xlsx` (to exclusive, as on the command line). */
+/** `ramp-recon_<period label, ' to ' as '_to_'>_<runId>.xlsx`: ramp-recon_2026-11-21_<runId>.xlsx, ramp-recon_2026-11-18_to_2026-11-21_<runId>.xlsx. */
 export function reportFileName(run: { periodFrom: string; periodTo: string; id: string }): string {
-  return `ramp-recon_${run.periodFrom}_${run.periodTo}_${run.id}.xlsx`;
+  return reportFileNameOf(run);
 }
 
 export interface ReportOptions extends Pick<WriteWorkbookOptions, 'maxRowsPerSheet'> {
@@ -72,7 +75,7 @@ export async function writeReport(
   ctx: StageContext,
   runId: string,
   options: ReportOptions = {},
-): Promise<{ path: string; sheets: Record<string, number>; counts: OpenBreakCounts; csv?: CsvFileWritten[] }> {
+): Promise<{ path: string; sheets: Record<string, number>; counts: OpenBreakCounts; digest: ReportDigest; csv?: CsvFileWritten[] }> {
   const { db } = ctx.store;
   const log = ctx.logger.child({ stage: 'report', runId });
   const started = Date.now();
@@ -95,6 +98,8 @@ export async function writeReport(
   const balances = { rolls: await balanceRollOfRun(db, runId), latest };
   const coverage = await coverageOfDays(db, account, period);
   const webhooks = await webhookStatsIn(db, account, span);
+  const rates = await usdRatesOf(db, account, ctx.config.exchange.account, span);
+  const fees = feeDays(await partnerFeesByDay(db, account, span), await fillFeesByDay(db, account, span), precision, feeCurrency);
   const index = new BreakIndex(openBreaks);
   const now = ctx.now;
 
@@ -106,7 +111,6 @@ export async function writeReport(
   positions.set('balances', positionsIn(balanceRowList.map((r) => r.cells[0] as string | null)));
   positions.set('coverage', positionsIn(coverage.map((c) => `${c.source}:${c.stream}:${c.day}`)));
   const links = new BreakLinks(positions, options.maxRowsPerSheet);
-  const usd = await usdRatesOf(db, account, ctx.config.exchange.account, span);
 
   async function* map<T>(source: AsyncIterable<T>, fn: (t: T) => Row): AsyncGenerator<Row> {
     for await (const item of source) yield fn(item);
@@ -117,8 +121,11 @@ export async function writeReport(
   const sheets = await writeWorkbook(
     path,
     withCsv(csv, [
-      { spec: summarySpec, rows: summaryRows({ run, openBreaks, counts, changes, totals, assumptions: assumptions(ctx.config), precision, now, webhooks }) },
-      { spec: breaksSpec, rows: openBreaks.map((b) => breakRow(b, { now, precision, usd, links })) },
+      {
+        spec: summarySpec,
+        rows: summaryRows({ run, openBreaks, counts, changes, totals, assumptions: assumptions(ctx.config), precision, now, writtenAt: new Date(), webhooks, balanceRolls: balances.rolls, latestBalances: latest, rates, feeDays: fees, feeCurrency }),
+      },
+      { spec: breaksSpec, rows: openBreaks.map((b) => breakRow(b, { now, precision, usd: rates, links })) },
       { spec: partnerDailySpec, rows: daily.map((d) => partnerDailyRow(d, precision)) },
       { spec: partnerOrdersSpec, rows: map(eachRow(partnerOrdersCreatedIn(db, account, span)), (o) => partnerOrderRow(o, precision, index)) },
       { spec: ordersVsFillsSpec, rows: map(eachRow(ordersWithFillsIn(db, account, span)), (o) => orderVsFillsRow(o, precision, index)) },
@@ -136,11 +143,12 @@ export async function writeReport(
     await csv?.abort();
     throw err;
   });
-  await setReportPath(db, runId, path, counts);
+  const digest = buildDigest({ run, openBreaks, counts, rates, now, attachmentName: basename(path) });
+  await setReportPath(db, runId, path, counts, digest);
   // after the workbook is recorded: a CSV that cannot be finished never costs the run its workbook
   const csvFiles = await csv?.finish();
   log.info({ path, sheets, openBreaks: openBreaks.length, csv: csvFiles?.map((f) => f.path), ms: Date.now() - started }, 'report written');
-  return { path, sheets, counts, ...(csvFiles ? { csv: csvFiles } : {}) };
+  return { path, sheets, counts, digest, ...(csvFiles ? { csv: csvFiles } : {}) };
 }
 
 /** Decimal places per partner currency and exchange symbol, from the latest reference snapshots. */

@@ -4,6 +4,7 @@ import type { Db } from './database.js';
 import { numericOrZero } from './type-parsers.js';
 import type { Span } from './keyset.js';
 import type { Totals } from '../report/model.js';
+import type { Decimal } from '../decimal/decimal.js';
 
 /** run.counts: the records of the period (DESIGN.md "JSON summary"). */
 export interface RunCounts {
@@ -85,4 +86,25 @@ export async function countOpenBreaks(db: Db, account: string): Promise<number> 
     .where('status', '=', 'open')
     .executeTakeFirst();
   return Number(row?.n ?? 0);
+}
+
+/** Partner fees of the period's COMPLETED orders per UTC day of creation and input currency, with their USD twins. */
+export async function partnerFeesByDay(db: Db, account: string, span: Span): Promise<Array<{ day: string; currency: string; fee: Decimal; feeUsd: Decimal }>> {
+  const res = await sql<{ day: string; currency: string; fee: unknown; fee_usd: unknown }>`
+    select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as day, input_currency as currency,
+      sum(coalesce(partner_fee, 0)) as fee, sum(coalesce(partner_fee_usd, 0)) as fee_usd
+    from partner_order
+    where account = ${account} and created_at >= ${span.from} and created_at < ${span.to} and order_state = 'COMPLETED'
+    group by 1, 2 order by 1, 2`.execute(db);
+  return res.rows.map((r) => ({ day: String(r.day), currency: r.currency, fee: numericOrZero(r.fee), feeUsd: numericOrZero(r.fee_usd) }));
+}
+
+/** Fill fees of the period per UTC day and symbol (the fee's currency follows from the symbol and exchange.feeCurrency). */
+export async function fillFeesByDay(db: Db, account: string, span: Span): Promise<Array<{ day: string; symbol: string; fee: Decimal }>> {
+  const res = await sql<{ day: string; symbol: string; fee: unknown }>`
+    select to_char(timestamp at time zone 'UTC', 'YYYY-MM-DD') as day, symbol, sum(fee) as fee
+    from exchange_fill
+    where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to}
+    group by 1, 2 order by 1, 2`.execute(db);
+  return res.rows.map((r) => ({ day: String(r.day), symbol: r.symbol, fee: numericOrZero(r.fee) }));
 }

@@ -7,7 +7,7 @@ import type { Db } from './database.js';
 import type { RunRow } from './schema.js';
 import type { OpenBreakCounts, PeriodSplit, Severity } from '../domain/index.js';
 import { parseRunRequests, type RunRequests } from '../http/meter.js';
-import type { RuleResult, RunInfo, StageInfo } from '../report/model.js';
+import type { DigestBreak, ReportDigest, RuleResult, RunInfo, StageInfo } from '../report/model.js';
 import { writeBreaks } from './breaks.js';
 import { replaceBalanceRoll } from './balance-flows.js';
 import { recordWebhookJudgements } from './webhook-judgements.js';
@@ -210,9 +210,13 @@ export async function recordReconcile(
   });
 }
 
-/** The workbook written for the run, with the counts of open breaks it shows (the e-mail sends these with it). */
-export async function setReportPath(db: Db, runId: string, path: string, breakCounts: OpenBreakCounts): Promise<void> {
-  await db.updateTable('run').set({ report_path: path, break_counts: JSON.stringify(breakCounts) }).where('id', '=', runId).execute();
+/** The workbook written for the run, with the counts of open breaks it shows and its e-mail's digest (the e-mail sends these with it). */
+export async function setReportPath(db: Db, runId: string, path: string, breakCounts: OpenBreakCounts, digest?: ReportDigest): Promise<void> {
+  await db
+    .updateTable('run')
+    .set({ report_path: path, break_counts: JSON.stringify(breakCounts), report_digest: digest ? JSON.stringify(digest) : null })
+    .where('id', '=', runId)
+    .execute();
 }
 
 /** The e-mail's outcome: sent (now), or not sent with the reason (`deliver <runId>` retries). */
@@ -262,6 +266,7 @@ export async function loadRun(db: Db, runId: string): Promise<RunInfo> {
     rulesetVersion: row.ruleset_version,
     configHash: row.config_hash,
     breakCounts: plainBreakCounts(row.break_counts),
+    reportDigest: plainDigest(row.report_digest),
   };
 }
 
@@ -291,6 +296,33 @@ function plainBreakCounts(value: unknown): OpenBreakCounts | null {
   };
 }
 
+/** run.report_digest as written by setReportPath (its numbers come back as LosslessNumber); null when absent or not that shape. */
+function plainDigest(value: unknown): ReportDigest | null {
+  const o = value as Record<string, unknown> | null;
+  if (!o || typeof o !== 'object' || typeof o.period !== 'string' || !o.headline || !Array.isArray(o.topBreaks)) return null;
+  const h = o.headline as Record<string, unknown>;
+  const tone = h.tone === 'ok' || h.tone === 'explained' ? h.tone : 'bad';
+  return {
+    period: o.period,
+    attachmentName: String(o.attachmentName ?? ''),
+    headline: { tone, text: String(h.text ?? ''), detail: String(h.detail ?? ''), status: String(h.status ?? '') },
+    topBreaks: (o.topBreaks as Array<Record<string, unknown>>).map(
+      (b): DigestBreak => ({
+        code: String(b.code),
+        key: String(b.key),
+        severity: String(b.severity),
+        sentence: String(b.sentence ?? ''),
+        ageDays: jsonNumber(b.ageDays) ?? 0,
+        usdImpact: typeof b.usdImpact === 'string' ? b.usdImpact : null,
+        inPeriod: b.inPeriod === true,
+        explained: b.explained === true,
+        why: b.why === 'largest' ? 'largest' : 'oldest',
+      }),
+    ),
+    writtenAt: String(o.writtenAt ?? ''),
+  };
+}
+
 function plainStages(value: unknown): Record<string, StageInfo> {
   const out: Record<string, StageInfo> = {};
   if (value && typeof value === 'object')
@@ -300,6 +332,9 @@ function plainStages(value: unknown): Record<string, StageInfo> {
         status: typeof v.status === 'string' ? v.status : undefined,
         ms: jsonNumber(v.ms) ?? undefined,
         error: typeof v.error === 'string' ? v.error : undefined,
+        startedAt: typeof v.startedAt === 'string' ? v.startedAt : undefined,
+        finishedAt: typeof v.finishedAt === 'string' ? v.finishedAt : undefined,
+        seq: jsonNumber(v.seq) ?? undefined,
       };
     }
   return out;

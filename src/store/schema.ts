@@ -339,6 +339,8 @@ export interface RunTable {
   report_path: string | null;
   /** OpenBreakCounts of the workbook at report_path (sql/0009). */
   break_counts: ColumnType<unknown, string | null | undefined, string | null>;
+  /** ReportDigest of that workbook: what its e-mail shows (sql/0012). */
+  report_digest: ColumnType<unknown, string | null | undefined, string | null>;
   delivered: Default<boolean>;
   delivered_at: TimeNull;
   delivery_error: string | null;

@@ -135,11 +135,11 @@ describeEachStore('deliver over SMTP', (t) => {
     expect(mail.from).toBe('recon@example.com');
     expect(mail.to).toEqual(['finance@example.com', 'treasury@example.com']);
     // The two breaks name orders the store does not hold, so neither belongs to the period.
-    expect(header(mail.raw, 'Subject')).toBe('ramp-recon 2026-11-01: 2 open breaks (1 high): 0 of this period, 2 carried over');
+    expect(header(mail.raw, 'Subject')).toBe('ramp-recon 2026-11-01: 2 open breaks (0 this period, 2 carried over)');
     expect(header(mail.raw, 'To')).toContain('finance@example.com');
     expect(mail.raw).toContain('text/plain');
     expect(mail.raw).toContain('text/html');
-    const att = attachment(mail.raw, 'ramp-recon_2026-11-01_2026-11-02_r-deliver-1.xlsx');
+    const att = attachment(mail.raw, 'ramp-recon_2026-11-01_r-deliver-1.xlsx');
     expect(att.headers).toContain('spreadsheetml');
     expect(att.bytes.equals(readFileSync(path))).toBe(true);
 

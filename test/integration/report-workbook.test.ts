@@ -262,7 +262,7 @@ describeEachStore('report workbook', (t) => {
 
   it('writes every sheet, readable back, with the figures of the period', async () => {
     const { path, sheets } = await writeReport(ctx, RUN);
-    expect(basename(path)).toBe(`ramp-recon_2026-11-01_2026-11-02_${RUN}.xlsx`);
+    expect(basename(path)).toBe(`ramp-recon_2026-11-01_${RUN}.xlsx`);
     expect(path.startsWith(reportsDir)).toBe(true);
     const run = await t.store.db.selectFrom('run').select('report_path').where('id', '=', RUN).executeTakeFirstOrThrow();
     expect(run.report_path).toBe(path);

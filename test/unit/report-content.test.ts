@@ -1,13 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { Decimal } from '../../src/decimal/decimal.js';
-import { buildMessage } from '../../src/report/email.js';
+import { buildMessage, messageSubject } from '../../src/report/email.js';
+import { buildDigest, topBreaks, usdImpact } from '../../src/report/digest.js';
+import { UsdRates } from '../../src/report/usd-rates.js';
 import { amountOrText, isAmount, numberFormat } from '../../src/report/cells.js';
-import { openBreakCounts, type ReportedBreak } from '../../src/domain/index.js';
-import type { Changes, RunInfo, Totals } from '../../src/report/model.js';
+import { NO_WORKFLOW, openBreakCounts, type ReportedBreak } from '../../src/domain/index.js';
+import type { BalanceRollRec, Changes, RunInfo, Totals } from '../../src/report/model.js';
 import { Precision, splitSymbol } from '../../src/report/precision.js';
 import { BreakIndex, fillRow } from '../../src/report/sheets.js';
 import { ageDays, sortBreaks } from '../../src/report/breaks-sheet.js';
-import { headline, periodLabel, summaryRows } from '../../src/report/summary.js';
+import { balanceTotals, feeDays, finishedTime, headline, periodLabel, reportFileNameOf, stagesInRunOrder, summaryRows, type SummaryInput } from '../../src/report/summary.js';
+import { reportFileName } from '../../src/stages/report.js';
 
 const makeRun = (overrides: Partial<RunInfo> = {}): RunInfo => ({
   id: 'r1',
@@ -48,8 +51,10 @@ const makeBreak = (overrides: Partial<ReportedBreak> = {}): ReportedBreak => ({
   resolvedAt: null,
   reopenedCount: 0,
   inPeriod: true,
+  workflow: NO_WORKFLOW,
   ...overrides,
 });
+const explained = { ...NO_WORKFLOW, status: 'explained' as const, explanation: 'known' };
 const NONE = openBreakCounts([]);
 
 describe('headline', () => {
@@ -206,48 +211,281 @@ describe('open break counts', () => {
       total: 5,
       inPeriod: 3,
       carriedOver: 2,
+      explained: 0,
       severity: { high: { total: 2, inPeriod: 1, carriedOver: 1 }, medium: { total: 2, inPeriod: 1, carriedOver: 1 }, low: { total: 0, inPeriod: 0, carriedOver: 0 } },
       rules: [
-        { code: 'E_FEE_RATE', severity: 'medium', total: 2, inPeriod: 1, carriedOver: 1 },
-        { code: 'E_BALANCE_ROLL', severity: 'high', total: 1, inPeriod: 0, carriedOver: 1 },
-        { code: 'S_ODD', severity: 'urgent', total: 1, inPeriod: 1, carriedOver: 0 },
-        { code: 'X_DEPOSIT_MISSING', severity: 'high', total: 1, inPeriod: 1, carriedOver: 0 },
+        { code: 'E_FEE_RATE', severity: 'medium', total: 2, inPeriod: 1, carriedOver: 1, explained: 0 },
+        { code: 'E_BALANCE_ROLL', severity: 'high', total: 1, inPeriod: 0, carriedOver: 1, explained: 0 },
+        { code: 'S_ODD', severity: 'urgent', total: 1, inPeriod: 1, carriedOver: 0, explained: 0 },
+        { code: 'X_DEPOSIT_MISSING', severity: 'high', total: 1, inPeriod: 1, carriedOver: 0, explained: 0 },
       ],
     });
   });
 });
 
+const RATES = new UsdRates({ balances: [{ currency: 'BTC', rate: new Decimal('50000') }, { currency: 'EUR', rate: new Decimal('1.1') }] });
+const NOW = new Date('2026-11-02T03:00:00Z');
+/** The message as deliver builds it: from the counts and the digest stored with the workbook. */
+const message = (run: RunInfo, breaks: ReportedBreak[], attachmentName = 'x.xlsx') => {
+  const counts = openBreakCounts(breaks);
+  const digest = buildDigest({ run, openBreaks: breaks, counts, rates: RATES, now: NOW, attachmentName });
+  return buildMessage({ run, counts, digest, attachmentName });
+};
+
 describe('message', () => {
-  it('has the period, the open-break count and the two counts in the subject and the headline in both bodies', () => {
-    const counts = openBreakCounts([makeBreak({ severity: 'high' }), makeBreak({ inPeriod: false })]);
-    const m = buildMessage({ run: makeRun(), counts, attachmentName: 'x.xlsx' });
-    expect(m.subject).toBe('ramp-recon 2026-11-01: 2 open breaks (1 high): 1 of this period, 1 carried over');
+  it('has the period and the two counts in the subject and the headline in both bodies', () => {
+    const m = message(makeRun(), [makeBreak({ severity: 'high' }), makeBreak({ inPeriod: false })]);
+    expect(m.subject).toBe('ramp-recon 2026-11-01: 2 open breaks (1 this period, 1 carried over)');
     expect(m.text).toContain('NOT RECONCILED: 2 open breaks (1 high, 1 medium, 0 low)');
-    expect(m.text).toContain('Open breaks: 2 (high 1, medium 1, low 0)\n  of this period: 1 (high 1, medium 0, low 0)\n  carried over: 1 (high 0, medium 1, low 0)');
+    expect(m.text).toContain('Status: not reconciled: 2 open breaks (2 unexplained, 0 explained)');
+    expect(m.text).toContain('Open breaks: 2 (high 1, medium 1, low 0)\n  of this period: 1 (high 1, medium 0, low 0)\n  carried over: 1 (high 0, medium 1, low 0)\n  explained: 0');
     expect(m.text).toContain('  P_FEE_USD: 2 (1 / 1; passed in this run (3 checked))');
     expect(m.html).toContain('NOT RECONCILED');
     expect(m.html).toContain('x.xlsx');
-    const ok = buildMessage({ run: makeRun(), counts: NONE, attachmentName: 'x.xlsx' });
-    expect(ok.subject).toBe('ramp-recon 2026-11-01: reconciled, 0 open breaks');
+    expect(message(makeRun(), []).subject).toBe('ramp-recon 2026-11-01: reconciled, no open breaks');
+    expect(message(makeRun({ periodTo: '2026-11-05' }), []).subject).toBe('ramp-recon 2026-11-01 to 2026-11-04: reconciled, no open breaks');
+  });
+  it('says when breaks are explained, all of them or some, and when the run failed', () => {
+    const all = message(makeRun(), [makeBreak({ workflow: explained }), makeBreak({ key: 'o2', inPeriod: false, workflow: explained })]);
+    expect(all.subject).toBe('ramp-recon 2026-11-01: 2 open breaks (1 this period, 1 carried over), all explained');
+    expect(all.text).toContain('RECONCILED WITH EXPLANATIONS: 2 open breaks, all explained');
+    expect(all.html).toContain('#FFEB9C');
+    const some = message(makeRun(), [makeBreak({ workflow: explained }), makeBreak({ key: 'o2' })]);
+    expect(some.subject).toBe('ramp-recon 2026-11-01: 2 open breaks (2 this period, 0 carried over), 1 explained');
+    expect(some.text).toContain('  P_FEE_USD: 2 (2 / 0; 1 explained; passed');
+    const failed = message(makeRun({ status: 'failed', failedStage: 'sync.exchange', error: 'HTTP 500' }), [makeBreak()]);
+    expect(failed.subject).toBe('ramp-recon 2026-11-01: 1 open break (1 this period, 0 carried over), run failed');
+    expect(failed.text).toContain('Status: failed at sync.exchange: HTTP 500');
   });
   it('lists every rule with open breaks, none cut', () => {
     const codes = Array.from({ length: 14 }, (_, i) => `R_${String(i).padStart(2, '0')}`);
-    const counts = openBreakCounts(codes.map((code) => makeBreak({ code })));
-    const m = buildMessage({ run: makeRun(), counts, attachmentName: 'x.xlsx' });
+    const m = message(makeRun(), codes.map((code) => makeBreak({ code })));
     for (const code of codes) {
       expect(m.text).toContain(`  ${code}: 1 (1 / 0;`);
       expect(m.html).toContain(`<td>${code}</td>`);
     }
   });
+  it('names the five breaks to look at first in words, with age and USD impact, the same in text and html', () => {
+    const breaks = [
+      makeBreak({ key: 'small', currency: 'EUR', difference: '0.10', firstSeenAt: new Date('2026-11-01T02:00:00Z') }),
+      makeBreak({ key: 'big', currency: 'BTC', difference: '-0.01', firstSeenAt: new Date('2026-11-01T02:00:00Z') }),
+      makeBreak({ key: 'mid', currency: 'EUR', difference: '100', firstSeenAt: new Date('2026-11-01T02:00:00Z') }),
+      makeBreak({ key: 'eur2', currency: 'EUR', difference: '1', firstSeenAt: new Date('2026-11-01T02:00:00Z') }),
+      makeBreak({ code: 'E_STALE', key: 'old', currency: 'BTC', expected: '24', actual: '500', difference: '476', firstSeenAt: new Date('2026-10-01T02:00:00Z') }),
+      makeBreak({ code: 'E_STALE', key: 'older-but-explained', currency: 'BTC', difference: '9', firstSeenAt: new Date('2026-09-01T02:00:00Z'), workflow: explained }),
+      makeBreak({ key: 'new', currency: 'XYZ', difference: '5', firstSeenAt: new Date('2026-11-02T01:00:00Z') }),
+    ];
+    const top = topBreaks(breaks, RATES, NOW);
+    expect(top.map((b) => [b.key, b.why, b.usdImpact, b.ageDays])).toEqual([
+      ['big', 'largest', '500.00', 1],
+      ['mid', 'largest', '110.00', 1],
+      ['eur2', 'largest', '1.10', 1],
+      ['old', 'oldest', null, 32],
+      ['small', 'oldest', '0.11', 1],
+    ]);
+    expect(usdImpact(makeBreak({ code: 'E_STALE', currency: 'BTC', difference: '5' }), RATES)).toBeNull();
+    const m = message(makeRun(), breaks);
+    for (const b of top) {
+      expect(m.text).toContain(b.sentence);
+      expect(m.html).toContain(b.sentence.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;'));
+    }
+    expect(m.text).toMatch(/ {2}1\. \[medium\] .*\(P_FEE_USD big; 1 day old; USD impact 500\.00; this period\)/);
+    expect(m.text).toMatch(/ {2}4\. \[medium\] .*\(E_STALE old; 32 days old; no USD impact; this period\)/);
+  });
   it('says that a rule not checked in this run keeps the breaks earlier runs left open, instead of contradicting itself', () => {
     const run = makeRun({ ruleResults: [{ code: 'E_BALANCE_ROLL', severity: 'high', description: 'roll', status: 'not_checked', checked: 0, breaks: 0, reason: 'fewer than two balance snapshots' }] });
-    const m = buildMessage({ run, counts: openBreakCounts([makeBreak({ code: 'E_BALANCE_ROLL', severity: 'high', inPeriod: false })]), attachmentName: 'x.xlsx' });
+    const m = message(run, [makeBreak({ code: 'E_BALANCE_ROLL', severity: 'high', inPeriod: false })]);
     expect(m.text).toContain('  E_BALANCE_ROLL: 1 (0 / 1; not checked in this run (fewer than two balance snapshots): its open breaks are as earlier runs left them)');
     expect(m.text).toContain('Not checked in this run: E_BALANCE_ROLL (fewer than two balance snapshots)');
   });
   it('escapes HTML', () => {
-    const m = buildMessage({ run: makeRun({ id: '<b>' }), counts: NONE, attachmentName: 'a&b.xlsx' });
+    const m = message(makeRun({ id: '<b>' }), [], 'a&b.xlsx');
     expect(m.html).toContain('&lt;b&gt;');
     expect(m.html).toContain('a&amp;b.xlsx');
+  });
+  it('the subject is the digest\'s period with the stored counts, whatever the run row says later', () => {
+    const breaks = [makeBreak()];
+    const counts = openBreakCounts(breaks);
+    const digest = buildDigest({ run: makeRun({ status: 'running' }), openBreaks: breaks, counts, rates: RATES, now: NOW, attachmentName: 'x.xlsx' });
+    // delivery failed then retried: the run row now says failed at deliver; the mail still describes its attachment
+    const later = buildMessage({ run: makeRun({ status: 'failed', failedStage: 'deliver' }), counts, digest, attachmentName: 'x.xlsx' });
+    expect(later.subject).toBe(messageSubject(digest, counts));
+    expect(later.text).toContain(`Status: ${digest.headline.status}`);
+  });
+});
+
+describe('period label and file name', () => {
+  it('one day is the day; several days name the first and the last, both inclusive', () => {
+    expect(periodLabel('2026-11-21', '2026-11-22')).toBe('2026-11-21');
+    expect(periodLabel('2026-11-18', '2026-11-22')).toBe('2026-11-18 to 2026-11-21');
+    expect(periodLabel('2026-11-30', '2026-12-01')).toBe('2026-11-30');
+  });
+  it('the file name carries the same label', () => {
+    expect(reportFileName({ periodFrom: '2026-11-21', periodTo: '2026-11-22', id: 'r1' })).toBe('ramp-recon_2026-11-21_r1.xlsx');
+    expect(reportFileNameOf({ periodFrom: '2026-11-18', periodTo: '2026-11-22', id: 'r1' })).toBe('ramp-recon_2026-11-18_to_2026-11-21_r1.xlsx');
+  });
+  it('the Summary shows Period with that label and no exclusive "to"', () => {
+    const rows = summaryRows(summaryInput(makeRun({ periodFrom: '2026-11-18', periodTo: '2026-11-22' })));
+    expect(rows.find((r) => r.cells[0] === 'Period')?.cells[1]).toBe('2026-11-18 to 2026-11-21');
+    expect(rows.some((r) => r.cells.some((c) => typeof c === 'string' && /exclusive/.test(c)))).toBe(false);
+    expect(rows.some((r) => r.cells[0] === 'Period to (exclusive)' || r.cells[0] === 'Period from')).toBe(false);
+  });
+});
+
+function summaryInput(run: RunInfo, breaks: ReportedBreak[] = [], extra: Partial<SummaryInput> = {}): SummaryInput {
+  return {
+    run,
+    openBreaks: breaks,
+    counts: openBreakCounts(breaks),
+    changes: { previous: null, opened: [], reopened: [], resolved: [], stillOpen: 0 },
+    totals: { partner: [], fills: [], deposits: [], withdrawals: [] },
+    assumptions: [],
+    precision: Precision.empty(),
+    now: NOW,
+    ...extra,
+  };
+}
+
+describe('banner and status', () => {
+  const status = (run: RunInfo, breaks: ReportedBreak[]) => {
+    const rows = summaryRows(summaryInput(run, breaks));
+    return { banner: rows[0]!, status: rows.find((r) => r.cells[0] === 'Status')!.cells[1] as string };
+  };
+  it('agree: red with an unexplained break, amber when all are explained, green with none, red on a failure', () => {
+    const red = status(makeRun({ status: 'running' }), [makeBreak(), makeBreak({ key: 'o2', workflow: explained })]);
+    expect(red.banner).toMatchObject({ tone: 'bad', cells: expect.arrayContaining(['NOT RECONCILED: 2 open breaks (0 high, 2 medium, 0 low; 1 explained)']) });
+    expect(red.status).toBe('not reconciled: 2 open breaks (1 unexplained, 1 explained)');
+    const amber = status(makeRun({ status: 'running' }), [makeBreak({ workflow: explained }), makeBreak({ key: 'o2', workflow: explained })]);
+    expect(amber.banner.tone).toBe('medium');
+    expect(amber.banner.cells[0]).toBe('RECONCILED WITH EXPLANATIONS: 2 open breaks, all explained');
+    expect(amber.status).toBe('reconciled with explanations: 2 open breaks, all explained');
+    const green = status(makeRun({ status: 'running' }), []);
+    expect(green.banner.tone).toBe('ok');
+    expect(green.status).toBe('reconciled: no open breaks');
+    const failed = status(makeRun({ status: 'failed', failedStage: 'sync.exchange', error: 'HTTP 503' }), []);
+    expect(failed.banner.cells[0]).toBe('NOT RECONCILED: the run failed at sync.exchange');
+    expect(failed.status).toBe('failed at sync.exchange: HTTP 503');
+    // only the e-mail failed: the verdict is the breaks', the status adds the e-mail
+    const mail = headline(makeRun({ status: 'failed', failedStage: 'deliver', error: 'ECONNREFUSED' }), openBreakCounts([]));
+    expect(mail).toMatchObject({ tone: 'ok', status: 'reconciled: no open breaks; e-mail not sent (failed at deliver: ECONNREFUSED)' });
+  });
+  it('every banner verdict is its status verdict', () => {
+    const cases: Array<[RunInfo, ReportedBreak[]]> = [
+      [makeRun(), []],
+      [makeRun(), [makeBreak()]],
+      [makeRun(), [makeBreak({ workflow: explained })]],
+      [makeRun({ ruleResults: [] }), []],
+      [makeRun({ status: 'failed', failedStage: 'reconcile' }), [makeBreak()]],
+    ];
+    for (const [run, breaks] of cases) {
+      const h = headline(run, openBreakCounts(breaks));
+      const verdict = h.text.split(':')[0]!.toLowerCase();
+      if (verdict === 'not reconciled' && h.status.startsWith('failed')) expect(h.text).toContain('the run failed');
+      else expect(h.status.startsWith(verdict), `${h.text} / ${h.status}`).toBe(true);
+    }
+  });
+  it('shows explained next to open counts, per severity and per rule', () => {
+    const rows = summaryRows(summaryInput(makeRun(), [makeBreak({ workflow: explained }), makeBreak({ key: 'o2' }), makeBreak({ code: 'E_FEE_RATE', key: '9', severity: 'high' })]));
+    expect(rows.find((r) => r.cells[0] === 'Severity')?.cells).toEqual(['Severity', 'Open', 'Of this period', 'Carried over', 'Explained']);
+    expect(rows.find((r) => r.cells[0] === 'medium')?.cells).toEqual(['medium', 2, 2, 0, 1]);
+    expect(rows.find((r) => r.cells[0] === 'total')?.cells).toEqual(['total', 3, 3, 0, 1]);
+    expect(rows.find((r) => r.cells[0] === 'P_FEE_USD')?.cells.slice(0, 6)).toEqual(['P_FEE_USD', 'medium', 2, 2, 0, 1]);
+  });
+});
+
+describe('run times and stages', () => {
+  it('lists stages in run order (seq, then start), whatever order the object has', () => {
+    const stages = {
+      report: { seq: 3, startedAt: '2026-11-02T02:05:00.000Z', status: 'succeeded' },
+      'sync.exchange': { seq: 0, startedAt: '2026-11-02T02:00:00.000Z', status: 'succeeded', ms: 1500 },
+      reconcile: { seq: 2, startedAt: '2026-11-02T02:03:00.000Z', finishedAt: '2026-11-02T02:04:00.000Z', status: 'succeeded' },
+      'sync.partner': { seq: 1, startedAt: '2026-11-02T02:00:00.000Z', status: 'succeeded', ms: 2500 },
+      deliver: { startedAt: '2026-11-02T02:06:00.000Z', status: 'skipped' },
+    };
+    expect(stagesInRunOrder(stages).map(([n]) => n)).toEqual(['sync.exchange', 'sync.partner', 'reconcile', 'report', 'deliver']);
+    const rows = summaryRows(summaryInput(makeRun({ stages, finishedAt: null })));
+    const at = rows.findIndex((r) => r.cells[0] === 'Stage (in run order)');
+    expect(rows.slice(at + 1, at + 6).map((r) => r.cells[0])).toEqual(['sync.exchange', 'sync.partner', 'reconcile', 'report', 'deliver']);
+    // written inside the run: the reconcile's end, labelled so
+    expect(rows.find((r) => r.cells[0] === 'Reconcile finished (UTC)')?.cells[1]).toEqual(new Date('2026-11-02T02:04:00.000Z'));
+    const sync = rows.find((r) => r.cells[0] === 'All sync stages');
+    expect(sync?.cells[1]).toBe(4);
+  });
+  it('a finished run shows its finish', () => {
+    const at = new Date('2026-11-02T02:10:00Z');
+    expect(finishedTime({ finishedAt: at, stages: {} })).toEqual({ label: 'Finished (UTC)', at, note: null });
+    expect(finishedTime({ finishedAt: null, stages: {} }).at).toBeNull();
+  });
+});
+
+describe('balance table', () => {
+  const d = (v: string) => new Decimal(v);
+  const roll = (currency: string, o: string, c: string, flows: Partial<Record<'deposits' | 'withdrawals' | 'bought' | 'sold' | 'fees', string>>, openingAt: string, closingAt: string): BalanceRollRec => {
+    const f = { deposits: d(flows.deposits ?? '0'), withdrawals: d(flows.withdrawals ?? '0'), bought: d(flows.bought ?? '0'), sold: d(flows.sold ?? '0'), fees: d(flows.fees ?? '0') };
+    const expected = d(o).plus(f.deposits).minus(f.withdrawals).plus(f.bought).minus(f.sold).minus(f.fees);
+    return { currency, opening: d(o), ...f, expectedClosing: expected, actualClosing: d(c), residual: d(c).minus(expected), firstDivergentDay: null, openingAt: new Date(openingAt), closingAt: new Date(closingAt) };
+  };
+  const rolls = [
+    // listed latest first, as balanceRollOfRun reads them
+    roll('BTC', '1.5', '1.4', { sold: '0.1', fees: '0.001' }, '2026-11-02T02:00:00Z', '2026-11-03T02:00:00Z'),
+    roll('BTC', '1', '1.5', { deposits: '0.7', withdrawals: '0.2' }, '2026-11-01T02:00:00Z', '2026-11-02T02:00:00Z'),
+    roll('EUR', '100', '90', { bought: '5', withdrawals: '15' }, '2026-11-01T02:00:00Z', '2026-11-02T02:00:00Z'),
+  ];
+  it('opens with the first pair, sums each flow, closes with the last pair, residual = actual - expected', () => {
+    const [btc, eur] = balanceTotals(rolls);
+    expect(btc).toMatchObject({ currency: 'BTC', pairs: 2 });
+    expect([btc!.opening, btc!.deposits, btc!.withdrawals, btc!.bought, btc!.sold, btc!.fees, btc!.expectedClosing, btc!.actualClosing, btc!.residual].map(String)).toEqual(['1', '0.7', '0.2', '0', '0.1', '0.001', '1.399', '1.4', '0.001']);
+    // chained pairs: the period's residual is the sum of the pairs' residuals
+    expect(btc!.residual.equals(rolls[0]!.residual!.plus(rolls[1]!.residual!))).toBe(true);
+    expect(String(eur!.residual)).toBe('0');
+  });
+  it('values each closing in USD and totals them, naming currencies without a rate', () => {
+    const withXyz = [...rolls, roll('XYZ', '1', '1', {}, '2026-11-01T02:00:00Z', '2026-11-02T02:00:00Z')];
+    const rows = summaryRows(summaryInput(makeRun(), [], { balanceRolls: withXyz, rates: RATES }));
+    const usd = rows.find((r) => r.cells[0] === 'Actual closing USD')!;
+    expect(usd.cells.slice(1).map((c) => (c && typeof c === 'object' && 'value' in c ? String(c.value) : c))).toEqual(['70000', '99', null]);
+    const total = rows.find((r) => r.cells[0] === 'Total closing USD (all currencies)')!;
+    expect(String((total.cells[1] as { value: Decimal }).value)).toBe('70099');
+    expect(rows.some((r) => r.cells[0] === 'not included (no USD rate): XYZ')).toBe(true);
+    expect(rows.find((r) => r.cells[0] === 'Currency' && r.cells[1] === 'BTC')?.cells).toEqual(['Currency', 'BTC', 'EUR', 'XYZ']);
+  });
+});
+
+describe('totals and fees with the currency named', () => {
+  const precision = new Precision({ partner: new Map([['EUR', { precision: 2, type: 'FIAT' }]]), symbols: new Map([['ETH-EUR', { base: 'ETH', counter: 'EUR', baseScale: 8, counterScale: 2, priceScale: 2 }]]) });
+  it('fills by symbol carry their fee currency in a column of its own', () => {
+    const totals: Totals = { partner: [], fills: [{ symbol: 'ETH-EUR', fills: 2, qty: new Decimal('1.5'), notional: new Decimal('3000'), fees: new Decimal('3') }], deposits: [], withdrawals: [] };
+    const counter = summaryRows({ ...summaryInput(makeRun()), totals, precision }).find((r) => r.cells[0] === 'ETH-EUR')!;
+    expect(counter.cells[5]).toBe('EUR');
+    expect(counter.cells[4]).toMatchObject({ dp: 2 });
+    const base = summaryRows({ ...summaryInput(makeRun(), [], { feeCurrency: 'base' }), totals, precision }).find((r) => r.cells[0] === 'ETH-EUR')!;
+    expect(base.cells[5]).toBe('ETH');
+    expect(base.cells[4]).toMatchObject({ dp: 8 });
+  });
+  it('fees per day: one row per day and currency, never adding two currencies, with USD totals', () => {
+    const days = feeDays(
+      [
+        { day: '2026-11-01', currency: 'EUR', fee: new Decimal('2.5'), feeUsd: new Decimal('2.75') },
+        { day: '2026-11-01', currency: 'USD', fee: new Decimal('1'), feeUsd: new Decimal('1') },
+      ],
+      [
+        { day: '2026-11-01', symbol: 'ETH-EUR', fee: new Decimal('3') },
+        { day: '2026-11-01', symbol: 'BTC-USD', fee: new Decimal('0.5') },
+        { day: '2026-11-01', symbol: 'SOL-XYZ', fee: new Decimal('7') },
+      ],
+      precision,
+      'counter',
+    );
+    expect(days.map((x) => [x.day, x.currency, x.partnerFee?.toString() ?? null, x.exchangeFee?.toString() ?? null])).toEqual([
+      ['2026-11-01', 'EUR', '2.5', '3'],
+      ['2026-11-01', 'USD', '1', '0.5'],
+      ['2026-11-01', 'XYZ', null, '7'],
+    ]);
+    const rows = summaryRows(summaryInput(makeRun(), [], { feeDays: days, rates: RATES }));
+    const dayTotal = rows.find((r) => r.cells[1] === 'day total USD')!;
+    expect(String((dayTotal.cells[3] as { value: Decimal }).value)).toBe('3.75');
+    // 3 EUR at 1.1 + 0.5 USD; XYZ has no rate and is named
+    expect(String((dayTotal.cells[5] as { value: Decimal }).value)).toBe('3.8');
+    expect(dayTotal.cells[6]).toContain('XYZ');
   });
 });

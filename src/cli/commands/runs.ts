@@ -8,6 +8,7 @@ import { jsonNumber, stringifyJsonLossless } from '../../decimal/json.js';
 import type { ApiName } from '../../http/errors.js';
 import { endpointSeconds, parseRunRequests, requestTotals, roundSeconds, sortedRequests, type EndpointRequests, type RequestTotals } from '../../http/meter.js';
 import { action, createContext, openMigratedStore } from '../context.js';
+import { periodLabel } from '../../report/summary.js';
 
 interface StageRecord {
   startedAt?: string;
@@ -118,9 +119,10 @@ export function formatRuns(runs: RunListing[]): string {
   if (runs.length === 0) return 'no runs yet: `ramp-recon run` starts one\n';
   const out: string[] = [];
   for (const r of runs) {
-    const period = r.period ? `${r.period.from}..${r.period.to}` : '-';
+    // the period as the workbook and the e-mail name it (both days inclusive); --json keeps from / to (exclusive)
+    const period = r.period ? periodLabel(r.period.from, r.period.to) : '-';
     out.push(
-      `${r.runId}  ${r.command.padEnd(9)} ${r.trigger.padEnd(8)} ${period.padEnd(22)} ${r.status.padEnd(9)} ${r.startedAt}  ${seconds(r.ms).padStart(7)}  breaks ${r.openBreaks ?? '-'}  ${r.delivered ? 'delivered' : 'not delivered'}`,
+      `${r.runId}  ${r.command.padEnd(9)} ${r.trigger.padEnd(8)} ${period.padEnd(24)} ${r.status.padEnd(9)} ${r.startedAt}  ${seconds(r.ms).padStart(7)}  breaks ${r.openBreaks ?? '-'}  ${r.delivered ? 'delivered' : 'not delivered'}`,
     );
     const stageText = Object.entries(r.stages)
       .map(([name, s]) => `${name} ${s.status === 'succeeded' ? seconds(s.ms) : `${s.status ?? '?'}${s.reason ? ` (${s.reason})` : ''}`}`)

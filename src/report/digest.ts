@@ -1,0 +1,81 @@
+/** The e-mail's digest of a run's workbook (banner, status, the five oldest or largest open breaks in words), computed when the workbook is written. */
+import { Decimal } from '../decimal/decimal.js';
+import { MS_PER_DAY } from '../util/dates.js';
+import type { OpenBreakCounts, ReportedBreak } from '../domain/index.js';
+import { breakSentence, impactAmount } from './break-text.js';
+import type { DigestBreak, ReportDigest, RunInfo } from './model.js';
+import { headline, periodLabel } from './summary.js';
+import type { UsdRates } from './usd-rates.js';
+
+/** Breaks the e-mail lists in words. */
+export const DIGEST_BREAKS = 5;
+/** Of those, at most this many are chosen by USD impact; the rest are the oldest. */
+const LARGEST = 3;
+
+/**
+ * The amount a break costs, valued in USD: |difference| in the break's currency (for
+ * X_DEPOSIT_MISSING, which has no deposit, the whole expected deposit); null when its figures are
+ * not money (ages, text, prices) or the currency has no rate: the Breaks sheet's "USD impact".
+ */
+export function usdImpact(b: Pick<ReportedBreak, 'code' | 'currency' | 'expected' | 'actual' | 'difference' | 'message'>, rates: UsdRates): Decimal | null {
+  // The Breaks sheet's own rule (break-text.ts impactAmount), so the e-mail and the sheet never differ.
+  const impact = impactAmount(b);
+  return impact ? rates.usd(impact.value, impact.currency) : null;
+}
+
+/** Whole days a break has been open (first seen to now). */
+export function breakAgeDays(firstSeenAt: Date, now: Date): number {
+  return Math.max(0, Math.floor((now.getTime() - firstSeenAt.getTime()) / MS_PER_DAY));
+}
+
+/**
+ * The five open breaks the e-mail names: unexplained ones first (an explained one only when fewer
+ * than five are unexplained); among them up to three with the largest USD impact, then the oldest
+ * (first seen earliest; ties by severity, code and key).
+ */
+export function topBreaks(breaks: readonly ReportedBreak[], rates: UsdRates, now: Date, limit = DIGEST_BREAKS): DigestBreak[] {
+  const rank = { high: 0, medium: 1, low: 2 } as Record<string, number>;
+  const valued = breaks.map((b) => ({ b, usd: usdImpact(b, rates), explained: b.workflow?.status === 'explained' }));
+  const oldestFirst = (x: (typeof valued)[number], y: (typeof valued)[number]) =>
+    x.b.firstSeenAt.getTime() - y.b.firstSeenAt.getTime() || (rank[x.b.severity] ?? 9) - (rank[y.b.severity] ?? 9) || x.b.code.localeCompare(y.b.code) || x.b.key.localeCompare(y.b.key);
+  const chosen: Array<{ v: (typeof valued)[number]; why: DigestBreak['why'] }> = [];
+  for (const pool of [valued.filter((v) => !v.explained), valued.filter((v) => v.explained)]) {
+    const largest = pool.filter((v) => v.usd && v.usd.gt(0)).sort((x, y) => y.usd!.comparedTo(x.usd!) || oldestFirst(x, y));
+    for (const v of largest.slice(0, Math.max(0, Math.min(LARGEST, limit - chosen.length)))) chosen.push({ v, why: 'largest' });
+    for (const v of [...pool].sort(oldestFirst)) {
+      if (chosen.length >= limit) break;
+      if (!chosen.some((c) => c.v === v)) chosen.push({ v, why: 'oldest' });
+    }
+    if (chosen.length >= limit) break;
+  }
+  return chosen.map(({ v, why }) => ({
+    code: v.b.code,
+    key: v.b.key,
+    severity: v.b.severity,
+    sentence: breakSentence(v.b),
+    ageDays: breakAgeDays(v.b.firstSeenAt, now),
+    usdImpact: v.usd ? v.usd.toFixed(2) : null,
+    inPeriod: v.b.inPeriod,
+    explained: v.explained,
+    why,
+  }));
+}
+
+/** The digest stored with the workbook (run.report_digest): what `deliver` sends, now or later. */
+export function buildDigest(input: {
+  run: Pick<RunInfo, 'periodFrom' | 'periodTo' | 'status' | 'failedStage' | 'ruleResults' | 'error'>;
+  openBreaks: readonly ReportedBreak[];
+  counts: OpenBreakCounts;
+  rates: UsdRates;
+  now: Date;
+  attachmentName: string;
+}): ReportDigest {
+  const head = headline(input.run, input.counts);
+  return {
+    period: periodLabel(input.run.periodFrom, input.run.periodTo),
+    attachmentName: input.attachmentName,
+    headline: { tone: head.tone, text: head.text, detail: head.detail, status: head.status },
+    topBreaks: topBreaks(input.openBreaks, input.rates, input.now),
+    writtenAt: input.now.toISOString(),
+  };
+}

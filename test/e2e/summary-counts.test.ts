@@ -1,0 +1,166 @@
+import { basename } from 'node:path';
+import ExcelJS from 'exceljs';
+import { SMTPServer } from 'smtp-server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type Sandbox } from '../../sandbox/index.js';
+import { addDays, toDay } from '../../src/util/dates.js';
+import { storeKinds } from '../helpers/db.js';
+import { attachment, header, textPart } from '../helpers/mime.js';
+import { type CliWorld, brief, freePort, openCliWorld, runCli } from './helpers.js';
+
+/**
+ * Issue 15, Must show "counts on Summary equal the JSON's": the built CLI runs against the sandbox
+ * with planted breaks; the workbook's Summary, read back with exceljs, gives the open / of this
+ * period / carried over / explained counts, per severity and per rule, that `--json` gives; the
+ * e-mail (built by `deliver` from the counts and the digest stored with the workbook) has the same
+ * numbers; the period is one label in the Summary, the file name and the subject; the banner and
+ * the Status line agree; the balance table has a USD value per currency and a grand total.
+ */
+const SANDBOX = { seed: 21, days: 5, ordersPerDay: 8, fillsPerOrder: 2 };
+const kind = storeKinds.includes('postgres') ? 'postgres' : 'embedded';
+
+type Split = { total: number; inPeriod: number; carriedOver: number };
+interface Summary {
+  runId: string;
+  status: string;
+  report: string;
+  breaks: Array<{ code: string; key: string; severity: string; inPeriod: boolean }>;
+  breakCounts: Split & { explained: number; severity: Record<'high' | 'medium' | 'low', Split>; rules: Array<Split & { code: string; severity: string; explained: number }> };
+}
+
+/** The Summary sheet as rows of plain values (column A first). */
+async function summaryRows(path: string): Promise<unknown[][]> {
+  const wb = new ExcelJS.Workbook();
+  await wb.xlsx.readFile(path);
+  const rows: unknown[][] = [];
+  wb.getWorksheet('Summary')!.eachRow({ includeEmpty: true }, (row, n) => {
+    rows[n - 1] = (row.values as unknown[]).slice(1).map((v) => (v && typeof v === 'object' && 'result' in v ? (v as { result: unknown }).result : v));
+  });
+  return Array.from(rows, (r) => r ?? []);
+}
+
+/** The rows of the table under `title` (its header row first), up to the next empty row. */
+function table(rows: unknown[][], title: string): unknown[][] {
+  const at = rows.findIndex((r) => r[0] === title);
+  if (at < 0) return [];
+  const out: unknown[][] = [];
+  for (const r of rows.slice(at + 1)) {
+    if (!r.length || r.every((c) => c === null || c === undefined)) break;
+    out.push(r);
+  }
+  return out;
+}
+
+describe(`Summary counts equal the JSON's, and the e-mail's, end to end [${kind}]`, { timeout: 300_000 }, () => {
+  let sandbox: Sandbox;
+  let world: CliWorld | undefined;
+  let env: NodeJS.ProcessEnv;
+  let smtp: SMTPServer | undefined;
+  const mails: string[] = [];
+  const today = toDay(new Date());
+  const from = addDays(today, -SANDBOX.days);
+
+  beforeAll(async () => {
+    sandbox = await startSandbox({ ...SANDBOX, discrepancies: true, live: false, faults: 'none' });
+    const port = await freePort();
+    world = await openCliWorld(kind, 'summary', sandbox.env, { partner: { feeRate: sandbox.partnerFeeRate }, email: { from: 'recon@example.com', to: ['finance@example.com'] } });
+    env = { ...world.env, SMTP_URL: `smtp://127.0.0.1:${port}`, LOG_LEVEL: 'warn' };
+    smtp = new SMTPServer({
+      authOptional: true,
+      disabledCommands: ['STARTTLS'],
+      logger: false,
+      onData(stream, _session, callback) {
+        const chunks: Buffer[] = [];
+        stream.on('data', (d: Buffer) => chunks.push(d));
+        stream.on('end', () => {
+          mails.push(Buffer.concat(chunks).toString('latin1'));
+          callback();
+        });
+      },
+    });
+    await new Promise<void>((r) => smtp!.listen(port, '127.0.0.1', r));
+  });
+
+  afterAll(async () => {
+    if (smtp) await new Promise<void>((r) => smtp?.close(() => r()));
+    await world?.close();
+    await sandbox?.close();
+  });
+
+  it('the Summary read back gives the JSON counts; the e-mail from the stored digest gives them too', async () => {
+    // Twice: the second run has two balance snapshots, so the balance table rolls forward.
+    const first = await runCli(['run', '--from', from, '--to', today, '--json'], env);
+    expect(first.code, brief(first.stderr)).toBe(0);
+    const result = await runCli(['run', '--from', from, '--to', today, '--json'], env);
+    expect(result.code, brief(result.stderr)).toBe(0);
+    const json = JSON.parse(result.stdout) as Summary;
+    const c = json.breakCounts;
+    expect(c.total).toBeGreaterThan(10);
+    expect(c.total).toBe(json.breaks.length);
+
+    // One period label: the file name, the Summary's Period row, the subject.
+    const label = `${from} to ${addDays(today, -1)}`;
+    expect(basename(json.report)).toBe(`ramp-recon_${from}_to_${addDays(today, -1)}_${json.runId}.xlsx`);
+    const rows = await summaryRows(json.report);
+    expect(rows.find((r) => r[0] === 'Period')?.[1]).toBe(label);
+    expect(rows.find((r) => r[0] === 'Run id')?.[1]).toBe(json.runId);
+    expect(rows.flat().some((v) => typeof v === 'string' && /exclusive/i.test(v))).toBe(false);
+
+    // Banner and Status agree (planted breaks are unexplained: red on both).
+    expect(String(rows[0]![0])).toMatch(/^NOT RECONCILED: \d+ open breaks/);
+    expect(String(rows.find((r) => r[0] === 'Status')?.[1])).toBe(`not reconciled: ${c.total} open breaks (${c.total - c.explained} unexplained, ${c.explained} explained)`);
+
+    // Open breaks per severity: open, of this period, carried over, explained.
+    const severity = table(rows, 'Open breaks');
+    expect(severity[0]).toEqual(['Severity', 'Open', 'Of this period', 'Carried over', 'Explained']);
+    const row = (label: string) => severity.find((r) => r[0] === label)!.slice(1, 5);
+    for (const sev of ['high', 'medium', 'low'] as const) expect(row(sev).slice(0, 3), sev).toEqual([c.severity[sev].total, c.severity[sev].inPeriod, c.severity[sev].carriedOver]);
+    expect(row('total')).toEqual([c.total, c.inPeriod, c.carriedOver, c.explained]);
+
+    // Per rule: every rule with an open break, the same four counts.
+    const byRule = table(rows, 'Open breaks by rule');
+    expect(byRule[0]!.slice(0, 6)).toEqual(['Rule', 'Severity', 'Open', 'Of this period', 'Carried over', 'Explained']);
+    const sheetRules = byRule.slice(1).map((r) => ({ code: r[0], severity: r[1], total: r[2], inPeriod: r[3], carriedOver: r[4], explained: r[5] }));
+    expect(sheetRules).toEqual(c.rules.map((r) => ({ code: r.code, severity: r.severity, total: r.total, inPeriod: r.inPeriod, carriedOver: r.carriedOver, explained: r.explained })));
+
+    // The balance table: a column per currency, an actual closing and a USD value, a grand total in USD.
+    const balances = table(rows, 'Balances per currency (roll-forward over the period)');
+    const currencies = balances.find((r) => r[0] === 'Currency')!.slice(1).filter(Boolean);
+    expect(currencies.length).toBeGreaterThan(1);
+    // every amount a number cell (an exact value beyond 15 digits is in the cell's note, not instead of the number)
+    const amountCell = (v: unknown) => typeof v === 'number';
+    for (const label of ['Opening', 'Deposits', 'Expected closing', 'Actual closing', 'Residual (actual - expected)'])
+      expect(balances.find((r) => r[0] === label)!.slice(1, 1 + currencies.length).every(amountCell), label).toBe(true);
+    expect(typeof balances.find((r) => r[0] === 'Total closing USD (all currencies)')?.[1]).toBe('number');
+    expect(table(rows, 'Partner fees earned and exchange fees paid per day').length).toBeGreaterThan(2);
+
+    // The e-mail of that run: sent by the run, built from the counts and digest stored with the workbook.
+    const raw = mails[mails.length - 1]!;
+    const subject = header(raw, 'Subject');
+    expect(subject).toBe(`ramp-recon ${label}: ${c.total} open breaks (${c.inPeriod} this period, ${c.carriedOver} carried over)${c.explained ? `, ${c.explained} explained` : ''}`);
+    const text = textPart(raw, 'text/plain');
+    expect(text).toContain(`Open breaks: ${c.total} (high ${c.severity.high.total}, medium ${c.severity.medium.total}, low ${c.severity.low.total})`);
+    expect(text).toContain(`  of this period: ${c.inPeriod} (`);
+    expect(text).toContain(`  carried over: ${c.carriedOver} (`);
+    expect(text).toContain(`  explained: ${c.explained}`);
+    expect(text).toContain(`Status: ${String(rows.find((r) => r[0] === 'Status')?.[1])}`);
+    expect(text.split(/\r?\n/)[0]).toBe(rows[0]![0]);
+    const mailRules = [...text.matchAll(/^ {2}([A-Z][A-Z_]+): (\d+) \((\d+) \/ (\d+);/gm)].map((m) => ({ code: m[1], total: Number(m[2]), inPeriod: Number(m[3]), carriedOver: Number(m[4]) }));
+    expect(mailRules).toEqual(c.rules.map((r) => ({ code: r.code, total: r.total, inPeriod: r.inPeriod, carriedOver: r.carriedOver })));
+    // Five open breaks in words, each one of the JSON's open breaks, with its age and USD impact.
+    const listed = [...text.matchAll(/^ {2}\d\. \[(high|medium|low)\] .* \(([A-Z_]+) (\S+); (\d+) days? old; (?:USD impact [\d.]+|no USD impact); (?:this period|carried over)/gm)];
+    expect(listed).toHaveLength(5);
+    for (const m of listed) expect(json.breaks.some((b) => b.code === m[2] && b.key === m[3] && b.severity === m[1]), `${m[2]} ${m[3]}`).toBe(true);
+    const html = textPart(raw, 'text/html');
+    expect(html.match(/<li>/g)).toHaveLength(5);
+    expect(html).toContain(`<tr style="font-weight:bold"><td>total</td><td style="text-align:right">${c.total}</td><td style="text-align:right">${c.inPeriod}</td><td style="text-align:right">${c.carriedOver}</td></tr>`);
+    expect(attachment(raw, basename(json.report)).bytes.length).toBeGreaterThan(0);
+
+    // `deliver <runId>` later sends the same message again: the stored digest, not a recount.
+    const again = await runCli(['deliver', json.runId], env);
+    expect(again.code, brief(again.stderr)).toBe(0);
+    const resent = mails[mails.length - 1]!;
+    expect(header(resent, 'Subject')).toBe(subject);
+    expect(textPart(resent, 'text/plain')).toBe(text);
+  });
+});
