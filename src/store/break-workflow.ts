@@ -244,7 +244,7 @@ function change<T>(db: Db, fn: (trx: Trx) => Promise<T>): Promise<T> {
  * Acknowledges an open break with a reason: explained while its amounts stay those of now. A
  * resolved or unknown break is an error naming it. The same reason on the same amounts records nothing.
  */
-export function ack(db: Db, account: string, code: string, key: string, reason: string, actor: Actor): Promise<Change> {
+export async function ack(db: Db, account: string, code: string, key: string, reason: string, actor: Actor): Promise<Change> {
   const text = required('the reason', reason);
   return change(db, async (trx) => {
     const { b, w } = await lockBreak(trx, account, code, key);
@@ -253,7 +253,7 @@ export function ack(db: Db, account: string, code: string, key: string, reason: 
 }
 
 /** Takes an acknowledgement back (the break is unexplained again); nothing recorded when it was not explained. */
-export function unack(db: Db, account: string, code: string, key: string, reason: string | null, actor: Actor): Promise<Change> {
+export async function unack(db: Db, account: string, code: string, key: string, reason: string | null, actor: Actor): Promise<Change> {
   const text = reason?.trim() ? reason.trim() : null;
   return change(db, async (trx) => {
     const { b, w } = await lockBreak(trx, account, code, key);
@@ -262,7 +262,7 @@ export function unack(db: Db, account: string, code: string, key: string, reason
 }
 
 /** Adds a note to a stored break (open or resolved: a resolved break keeps its notes and takes new ones). */
-export function note(db: Db, account: string, code: string, key: string, text: string, actor: Actor): Promise<Change> {
+export async function note(db: Db, account: string, code: string, key: string, text: string, actor: Actor): Promise<Change> {
   const t = required('the note', text);
   return change(db, async (trx) => {
     const { b, w } = await lockBreak(trx, account, code, key);
@@ -271,7 +271,7 @@ export function note(db: Db, account: string, code: string, key: string, text: s
 }
 
 /** Sets (or with null clears) a stored break's owner; the same owner records nothing. */
-export function assign(db: Db, account: string, code: string, key: string, owner: string | null, actor: Actor): Promise<Change> {
+export async function assign(db: Db, account: string, code: string, key: string, owner: string | null, actor: Actor): Promise<Change> {
   const o = owner === null ? null : required('the owner', owner);
   return change(db, async (trx) => {
     const { b, w } = await lockBreak(trx, account, code, key);
