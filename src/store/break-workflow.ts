@@ -5,6 +5,9 @@ import type { BreakRow, DB } from './schema.js';
 import { AppError, EXIT } from '../errors.js';
 import { breakId, NO_WORKFLOW, type Break, type BreakEventKind, type BreakWorkflow, type WorkflowEventKind, type WorkflowStatus } from '../domain/index.js';
 import { toBreak } from './breaks.js';
+import type { ReturnedRow } from '../report/read-workbook.js';
+
+export type { ReturnedRow };
 
 // ------------------------------------------------------------------ tables (sql/0011_break_workflow.sql)
 
@@ -374,18 +377,6 @@ export async function showBreak(db: Db, account: string, code: string, key: stri
 }
 
 // ------------------------------------------------------------------ import of a returned workbook
-
-/** One row of a returned Breaks sheet, as read (cells as trimmed text, null when empty). */
-export interface ReturnedRow {
-  /** The sheet's row number (for messages). */
-  row: number;
-  code: string;
-  key: string;
-  amounts: string | null;
-  owner: string | null;
-  explanation: string | null;
-  explained: string | null;
-}
 
 export type ImportAction = { kind: 'assigned'; owner: string } | { kind: 'unacknowledged' } | { kind: 'acknowledged'; reason: string } | { kind: 'noted'; text: string };
 
