@@ -6,7 +6,7 @@ import { Decimal } from '../decimal/decimal.js';
  * turns them into exceljs cells. Keeping the decisions (number or text, which format)
  * here makes them testable without opening a workbook.
  */
-export type Cell = null | string | number | boolean | Date | AmountCell | DayCell;
+export type Cell = null | string | number | boolean | Date | AmountCell | DayCell | LinkCell;
 
 /** A decimal amount shown with at least `dp` decimals (the currency's precision). */
 export interface AmountCell {
@@ -19,6 +19,22 @@ export interface AmountCell {
 export interface DayCell {
   kind: 'day';
   value: string;
+}
+
+/** Text that links to a row of another sheet of the workbook (1-based row number, header = 1). */
+export interface LinkCell {
+  kind: 'link';
+  text: string;
+  sheet: string;
+  row: number;
+}
+
+export function link(text: string, target: { sheet: string; row: number } | null | undefined): LinkCell | string {
+  return target ? { kind: 'link', text, sheet: target.sheet, row: target.row } : text;
+}
+
+export function isLink(cell: Cell): cell is LinkCell {
+  return typeof cell === 'object' && cell !== null && !(cell instanceof Date) && cell.kind === 'link';
 }
 
 export type Tone = 'break' | 'high' | 'medium' | 'low' | 'ok' | 'bad' | 'section' | 'bold' | 'muted';
@@ -38,6 +54,14 @@ export interface ColumnSpec {
   kind: ColumnKind;
   /** Minimum width in characters; the writer widens to fit the content it sees. */
   width?: number;
+  /** A fill-in column: its cells are unlocked and light yellow, empty ones included. */
+  editable?: boolean;
+  /** Values offered by a drop-down (list data validation) on the column's cells. */
+  choices?: string[];
+  /** Hidden: kept for a machine (the workbook import), not for the reader. */
+  hidden?: boolean;
+  /** Long text wraps within `width` (the writer keeps the column at `width` instead of fitting it). */
+  wrap?: boolean;
 }
 
 export interface SheetSpec {
@@ -47,6 +71,8 @@ export interface SheetSpec {
   layout?: 'table' | 'report';
   /** Column indexes (0-based) that get data bars over the whole data range. */
   dataBars?: number[];
+  /** Printed landscape, scaled to one page wide (as many pages tall as needed). */
+  fitToWidth?: boolean;
 }
 
 /** Excel keeps 15 significant digits of a number; anything longer would be silently rounded. */
@@ -55,6 +81,20 @@ export const EXCEL_DIGITS = 15;
 export const EXCEL_MAX_DECIMALS = 30;
 /** Rows per worksheet, header included (Excel's limit). */
 export const EXCEL_MAX_ROWS = 1_048_576;
+
+/** A sheet's n-th part: the sheet's own name, then "<name> (2)"... (worksheet names are limited to 31 characters). */
+export function partName(name: string, part: number): string {
+  return part === 1 ? name : `${name.slice(0, 26)} (${part})`;
+}
+
+/**
+ * Where the n-th data row (1-based) of a sheet lands when each part holds `maxRows` rows
+ * including its header: the part's name and the 1-based row on it.
+ */
+export function rowPlace(name: string, n: number, maxRows: number = EXCEL_MAX_ROWS): { sheet: string; row: number } {
+  const perPart = maxRows - 1;
+  return { sheet: partName(name, Math.floor((n - 1) / perPart) + 1), row: ((n - 1) % perPart) + 2 };
+}
 
 export function amount(value: Decimal | null | undefined, dp: number): AmountCell | null {
   return value === null || value === undefined ? null : { kind: 'amount', value, dp };
@@ -128,6 +168,7 @@ export function displayWidth(cell: Cell): number {
   if (typeof cell === 'boolean') return 5;
   if (cell instanceof Date) return cell.getUTCMilliseconds() ? 23 : 19;
   if (isDay(cell)) return 10;
+  if (isLink(cell)) return cell.text.length + 1;
   const ex = excelAmount(cell);
   if (ex.type === 'text') return ex.text.length + 1;
   const intDigits = cell.value.abs().trunc().toFixed().length;

@@ -1,7 +1,7 @@
-/** The data sheets: their column specs and the pure builders of their rows (breaks, partner, exchange, balances, coverage). */
+/** The data sheets: their names, column specs and the pure builders of their rows (partner, exchange, balances, coverage); the Breaks sheet is in breaks-sheet.ts. */
 import { Decimal } from '../decimal/decimal.js';
-import { amount, amountOrText, day, type Cell, type Row, type SheetSpec, type Tone } from './cells.js';
-import { SEVERITY_RANK, type Break, type ReportedBreak } from '../domain/index.js';
+import { amount, day, type Cell, type Row, type SheetSpec } from './cells.js';
+import type { Break } from '../domain/index.js';
 import type { BalanceRec, BalanceRollRec, CoverageRec, DepositRec, FillRec, OrderVsFillsRec, PartnerDailyRec, PartnerOrderRec, WithdrawalRec } from './model.js';
 import type { Precision } from './precision.js';
 
@@ -18,23 +18,6 @@ export const SHEET = {
   withdrawals: 'Withdrawals',
   coverage: 'Coverage',
 } as const;
-
-const MS_PER_DAY = 86_400_000;
-
-/** Open breaks as finance reads them: most severe first, then the oldest. */
-export function sortBreaks<T extends Pick<Break, 'severity' | 'firstSeenAt' | 'code' | 'key'>>(breaks: T[]): T[] {
-  return [...breaks].sort(
-    (a, b) =>
-      (SEVERITY_RANK[a.severity] ?? 9) - (SEVERITY_RANK[b.severity] ?? 9) ||
-      a.firstSeenAt.getTime() - b.firstSeenAt.getTime() ||
-      a.code.localeCompare(b.code) ||
-      a.key.localeCompare(b.key),
-  );
-}
-
-export function ageDays(firstSeenAt: Date, now: Date): number {
-  return Math.max(0, Math.floor((now.getTime() - firstSeenAt.getTime()) / MS_PER_DAY));
-}
 
 /** Which entity a break's key names, where one rule keys two kinds (E_SYMBOL_RULES: execId or exOrdId). */
 export type KeyScope = 'order' | 'fill';
@@ -89,77 +72,6 @@ function withBreaks(cells: Cell[], codes: string[]): Row {
 }
 
 const BREAKS_COLUMN = { header: 'Open breaks', kind: 'text' } as const;
-
-// ------------------------------------------------------------------ Breaks
-
-export const breaksSpec: SheetSpec = {
-  name: SHEET.breaks,
-  columns: [
-    { header: 'Severity', kind: 'text' },
-    { header: 'Age (days)', kind: 'int' },
-    { header: 'Rule', kind: 'text' },
-    { header: 'Key', kind: 'id' },
-    { header: 'Currency', kind: 'text' },
-    { header: 'Expected', kind: 'amount' },
-    { header: 'Actual', kind: 'amount' },
-    { header: 'Difference', kind: 'amount' },
-    // yes: the break's record belongs to the period reported; no: carried over (docs/rules.md "This period or carried over")
-    { header: 'This period?', kind: 'text' },
-    { header: 'Message', kind: 'text', width: 30 },
-    { header: 'First seen (UTC)', kind: 'datetime' },
-    { header: 'First seen run', kind: 'id' },
-    { header: 'Last seen (UTC)', kind: 'datetime' },
-    { header: 'Last seen run', kind: 'id' },
-    { header: 'Reopened', kind: 'int' },
-    { header: 'Check', kind: 'text' },
-    { header: 'Detail', kind: 'text' },
-  ],
-  dataBars: [1],
-};
-
-const DETAIL_MAX = 1000;
-
-export function breakRow(b: ReportedBreak, now: Date, precision: Precision, descriptions: Map<string, string>): Row {
-  const dp = b.code.startsWith('P_') || b.code.startsWith('X_') ? precision.partner(b.currency) : precision.exchange(b.currency);
-  let detail: string | null = null;
-  if (b.detail !== null && b.detail !== undefined) {
-    detail = typeof b.detail === 'string' ? b.detail : jsonText(b.detail);
-    if (detail.length > DETAIL_MAX) detail = `${detail.slice(0, DETAIL_MAX)}... (truncated)`;
-  }
-  const tone = (['high', 'medium', 'low'].includes(b.severity) ? b.severity : undefined) as Tone | undefined;
-  return {
-    cells: [
-      b.severity,
-      ageDays(b.firstSeenAt, now),
-      b.code,
-      b.key,
-      b.currency,
-      amountOrText(b.expected, dp),
-      amountOrText(b.actual, dp),
-      amountOrText(b.difference, dp),
-      b.inPeriod ? 'yes' : 'no',
-      b.message,
-      b.firstSeenAt,
-      b.firstSeenRun,
-      b.lastSeenAt,
-      b.lastSeenRun,
-      b.reopenedCount,
-      descriptions.get(b.code) ?? null,
-      detail,
-    ],
-    tone: 'break',
-    cellTones: tone ? { 0: tone } : undefined,
-  };
-}
-
-/** JSON of a value read through the lossless parser (LosslessNumber prints its exact text). */
-export function jsonText(value: unknown): string {
-  return JSON.stringify(value, (_k, v) => {
-    if (v && typeof v === 'object' && 'isLosslessNumber' in v) return Number.isSafeInteger(Number(v.value)) ? Number(v.value) : String(v.value);
-    if (typeof v === 'bigint') return v.toString();
-    return v;
-  });
-}
 
 // ------------------------------------------------------------------ Partner daily
 

@@ -17,6 +17,8 @@ import {
   fitWidth,
   isAmount,
   isDay,
+  isLink,
+  partName,
   type Cell,
   type Row,
   type SheetSpec,
@@ -193,7 +195,7 @@ class SheetWriter {
     const seen = this.spec.columns.map(() => 0);
     for (const row of sample) row.cells.forEach((c, i) => (seen[i] = Math.max(seen[i] ?? 0, displayWidth(c))));
     this.widths = this.spec.columns.map((col, i) =>
-      this.report ? Math.max(col.width ?? 12, Math.min(seen[i] ?? 0, col.width ?? 12)) : fitWidth(col.header, seen[i] ?? 0, col.width),
+      this.report ? Math.max(col.width ?? 12, Math.min(seen[i] ?? 0, col.width ?? 12)) : col.wrap && col.width ? col.width : fitWidth(col.header, seen[i] ?? 0, col.width),
     );
     if (this.hasAmounts) this.widths.push(TEXT_MARKER_HEADER.length + 3);
     for (const row of sample) this.writeRow(row);
@@ -208,10 +210,12 @@ class SheetWriter {
       // readable size and repeat their header row on every page.
       pageSetup: this.report
         ? { orientation: 'landscape', fitToPage: true, fitToWidth: 1, fitToHeight: 0 }
-        : { orientation: 'landscape', printTitlesRow: '1:1' },
+        : this.spec.fitToWidth
+          ? { orientation: 'landscape', fitToPage: true, fitToWidth: 1, fitToHeight: 0, printTitlesRow: '1:1' }
+          : { orientation: 'landscape', printTitlesRow: '1:1' },
     });
     const widths = this.widths ?? this.spec.columns.map((c) => c.width ?? 12);
-    ws.columns = widths.map((width) => ({ width }));
+    ws.columns = widths.map((width, i) => ({ width, hidden: this.spec.columns[i]?.hidden === true }));
     this.ws = ws;
     this.rowsInPart = 0;
     this.counts[name] = 0;
@@ -230,8 +234,7 @@ class SheetWriter {
   }
 
   private partName(): string {
-    // Worksheet names are limited to 31 characters.
-    return this.part === 1 ? this.spec.name : `${this.spec.name.slice(0, 26)} (${this.part})`;
+    return partName(this.spec.name, this.part);
   }
 
   private closePart(): void {
@@ -241,6 +244,7 @@ class SheetWriter {
     if (!this.report) {
       ws.autoFilter = { from: { row: 1, column: 1 }, to: { row: lastRow, column: this.columnCount } };
       if (this.spec.dataBars && lastRow > 1) writeDataBars(ws, this.spec.dataBars, lastRow);
+      if (lastRow > 1) addChoices(ws, this.spec, lastRow);
     }
     ws.commit();
     this.ws = null;
@@ -270,12 +274,13 @@ class SheetWriter {
     for (let i = 0; i < width; i++) {
       const f = formats[i];
       const tone = row.cellTones?.[i] ?? row.tone;
-      if (!tone && !f?.numFmt && !f?.textAmount) {
+      const extra = this.report ? '' : extraOf(this.spec.columns[i], f);
+      if (!tone && !f?.numFmt && !f?.textAmount && !extra) {
         // a plain cell still gets a shared (empty) style object, for the same identity cache
         if (f && f.value !== null) xrow.getCell(i + 1).style = PLAIN;
         continue;
       }
-      xrow.getCell(i + 1).style = styleFor(f?.numFmt, tone, f?.textAmount ?? false);
+      xrow.getCell(i + 1).style = styleFor(f?.numFmt, tone, f?.textAmount ?? false, extra);
     }
     xrow.commit();
     this.rowsInPart += 1;
@@ -288,6 +293,47 @@ interface Converted {
   numFmt?: string;
   textAmount?: boolean;
   textReason?: string;
+  link?: boolean;
+}
+
+/** A sheet name as a formula or link reference: quoted, with its quotes doubled. */
+export function sheetRef(name: string): string {
+  return `'${name.replace(/'/g, "''")}'`;
+}
+
+/** An in-workbook link's target, as exceljs writes it: `#'Sheet name'!A12`. */
+export function linkTarget(sheet: string, row: number): string {
+  return `#${sheetRef(sheet)}!A${row}`;
+}
+
+/**
+ * Per-column style additions, as a key: e = editable (unlocked, light yellow), w = wrapped
+ * text, l = a link (blue, underlined). Empty: none.
+ */
+type Extra = string;
+function extraOf(col: SheetSpec['columns'][number] | undefined, f: Converted | undefined): Extra {
+  return `${col?.editable ? 'e' : ''}${col?.wrap ? 'w' : ''}${f?.link ? 'l' : ''}`;
+}
+
+const EDITABLE_FILL = 'FFFFFFCC';
+const LINK_FONT: Partial<ExcelJS.Font> = { color: { argb: 'FF0563C1' }, underline: true };
+
+/** The drop-down of each column with choices, over the data rows of the part. */
+function addChoices(ws: ExcelJS.Worksheet, spec: SheetSpec, lastRow: number): void {
+  spec.columns.forEach((col, i) => {
+    if (!col.choices?.length) return;
+    const letter = columnLetter(i + 1);
+    // exceljs's typings omit dataValidations, which its sheet writers have (and write at commit).
+    (ws as unknown as { dataValidations: { add(address: string, v: ExcelJS.DataValidation): void } }).dataValidations.add(`${letter}2:${letter}${lastRow}`, {
+      type: 'list',
+      allowBlank: true,
+      formulae: [`"${col.choices.join(',')}"`],
+      showErrorMessage: true,
+      errorStyle: 'stop',
+      errorTitle: col.header,
+      error: `Choose one of: ${col.choices.join(', ')}`,
+    });
+  });
 }
 
 function convert(cell: Cell): Converted {
@@ -296,6 +342,7 @@ function convert(cell: Cell): Converted {
   if (typeof cell === 'number') return { value: cell, numFmt: Number.isInteger(cell) ? INT_FORMAT : undefined };
   if (cell instanceof Date) return { value: cell, numFmt: cell.getUTCMilliseconds() ? DATETIME_MS_FORMAT : DATETIME_FORMAT };
   if (isDay(cell)) return { value: dayDate(cell.value), numFmt: DAY_FORMAT };
+  if (isLink(cell)) return { value: { text: cell.text, hyperlink: linkTarget(cell.sheet, cell.row) }, link: true };
   if (isAmount(cell)) {
     const ex = excelAmount(cell);
     if (ex.type === 'number') return { value: ex.value, numFmt: ex.numFmt };
@@ -312,8 +359,8 @@ function convert(cell: Cell): Converted {
 const STYLES = new Map<string, Partial<ExcelJS.Style>>();
 const PLAIN: Partial<ExcelJS.Style> = {};
 
-function styleFor(numFmt: string | undefined, tone: Tone | undefined, textAmount: boolean): Partial<ExcelJS.Style> {
-  const key = `${numFmt ?? ''}\u0000${tone ?? ''}\u0000${textAmount ? 1 : 0}`;
+function styleFor(numFmt: string | undefined, tone: Tone | undefined, textAmount: boolean, extra: Extra = ''): Partial<ExcelJS.Style> {
+  const key = `${numFmt ?? ''}\u0000${tone ?? ''}\u0000${textAmount ? 1 : 0}\u0000${extra}`;
   let style = STYLES.get(key);
   if (!style) {
     style = {};
@@ -323,6 +370,12 @@ function styleFor(numFmt: string | undefined, tone: Tone | undefined, textAmount
     const fill = tone ? FILLS[tone] : undefined;
     if (fill) style.fill = { type: 'pattern', pattern: 'solid', fgColor: { argb: fill } };
     if (textAmount) style.alignment = { horizontal: 'right' };
+    if (extra.includes('l')) style.font = { ...style.font, ...LINK_FONT };
+    if (extra.includes('w')) style.alignment = { ...style.alignment, wrapText: true, vertical: 'top' };
+    if (extra.includes('e')) {
+      style.fill = { type: 'pattern', pattern: 'solid', fgColor: { argb: EDITABLE_FILL } };
+      style.protection = { locked: false };
+    }
     STYLES.set(key, style);
   }
   return style;

@@ -19,8 +19,6 @@ import {
   BreakIndex,
   balanceRows,
   balancesSpec,
-  breakRow,
-  breaksSpec,
   coverageRow,
   coverageSpec,
   depositRow,
@@ -33,10 +31,12 @@ import {
   partnerDailySpec,
   partnerOrderRow,
   partnerOrdersSpec,
-  sortBreaks,
   withdrawalRow,
   withdrawalsSpec,
 } from '../report/sheets.js';
+import { BreakLinks, breakRow, breaksSpec, keysBySheet, positionsIn, sortBreaks, type DataSheet } from '../report/breaks-sheet.js';
+import { dataSheetPositions } from '../store/sheet-positions.js';
+import { usdRatesOf } from '../store/usd-rates.js';
 import { summaryRows, summarySpec } from '../report/summary.js';
 import { writeWorkbook, type WriteWorkbookOptions } from '../report/write-workbook.js';
 
@@ -82,8 +82,17 @@ export async function writeReport(
   const coverage = await coverageOfDays(db, account, period);
   const webhooks = await webhookStatsIn(db, account, span);
   const index = new BreakIndex(openBreaks);
-  const descriptions = new Map(run.ruleResults.map((r) => [r.code, r.description]));
   const now = ctx.now;
+
+  // Breaks sheet: each key links to its row on its data sheet (the same order and span as that
+  // sheet's query, split at maxRowsPerSheet like the writer), the USD impact from the run's rates.
+  const balanceRowList = balanceRows(balances.rolls, balances.latest, precision, index);
+  const breakKeys = keysBySheet(openBreaks);
+  const positions = new Map<DataSheet, Map<string, number>>(await dataSheetPositions(db, account, span, breakKeys));
+  positions.set('balances', positionsIn(balanceRowList.map((r) => r.cells[0] as string | null)));
+  positions.set('coverage', positionsIn(coverage.map((c) => `${c.source}:${c.stream}:${c.day}`)));
+  const links = new BreakLinks(positions, options.maxRowsPerSheet);
+  const usd = await usdRatesOf(db, account, ctx.config.exchange.account, span);
 
   async function* map<T>(source: AsyncIterable<T>, fn: (t: T) => Row): AsyncGenerator<Row> {
     for await (const item of source) yield fn(item);
@@ -94,12 +103,12 @@ export async function writeReport(
     path,
     [
       { spec: summarySpec, rows: summaryRows({ run, openBreaks, counts, changes, totals, assumptions: assumptions(ctx.config), precision, now, webhooks }) },
-      { spec: breaksSpec, rows: openBreaks.map((b) => breakRow(b, now, precision, descriptions)) },
+      { spec: breaksSpec, rows: openBreaks.map((b) => breakRow(b, { now, precision, usd, links })) },
       { spec: partnerDailySpec, rows: daily.map((d) => partnerDailyRow(d, precision)) },
       { spec: partnerOrdersSpec, rows: map(eachRow(partnerOrdersCreatedIn(db, account, span)), (o) => partnerOrderRow(o, precision, index)) },
       { spec: ordersVsFillsSpec, rows: map(eachRow(ordersWithFillsIn(db, account, span)), (o) => orderVsFillsRow(o, precision, index)) },
       { spec: fillsSpec, rows: map(eachRow(fillsByTimeIn(db, account, span)), (f) => fillRow(f, precision, index, feeCurrency)) },
-      { spec: balancesSpec, rows: balanceRows(balances.rolls, balances.latest, precision, index) },
+      { spec: balancesSpec, rows: balanceRowList },
       { spec: depositsSpec, rows: map(eachRow(depositsIn(db, account, span)), (d) => depositRow(d, precision, index)) },
       { spec: withdrawalsSpec, rows: map(eachRow(withdrawalsIn(db, account, span)), (w) => withdrawalRow(w, precision, index, debitStates)) },
       { spec: coverageSpec, rows: coverage.map((c) => coverageRow(c, index)) },

@@ -80,7 +80,9 @@ async function workbookCounts(bytes: Buffer) {
   sheet.eachRow((row, n) => {
     if (n === 1) return;
     const v = row.values as unknown[];
-    breaks.push({ code: String(v[headers.indexOf('Rule')]), key: String(v[headers.indexOf('Key')]), inPeriod: String(v[headers.indexOf('This period?')]) });
+    // The key links to its data-sheet row when it has one: the cell is then { text, hyperlink }.
+    const key = v[headers.indexOf('Key')] as string | { text: string };
+    breaks.push({ code: String(v[headers.indexOf('Rule code')]), key: typeof key === 'object' && key !== null ? key.text : String(key), inPeriod: String(v[headers.indexOf('This period?')]) });
   });
   return { severity, rules, breaks };
 }

@@ -5,7 +5,8 @@ import { amountOrText, isAmount, numberFormat } from '../../src/report/cells.js'
 import { openBreakCounts, type ReportedBreak } from '../../src/domain/index.js';
 import type { Changes, RunInfo, Totals } from '../../src/report/model.js';
 import { Precision, splitSymbol } from '../../src/report/precision.js';
-import { BreakIndex, ageDays, fillRow, sortBreaks } from '../../src/report/sheets.js';
+import { BreakIndex, fillRow } from '../../src/report/sheets.js';
+import { ageDays, sortBreaks } from '../../src/report/breaks-sheet.js';
 import { headline, periodLabel, summaryRows } from '../../src/report/summary.js';
 
 const makeRun = (overrides: Partial<RunInfo> = {}): RunInfo => ({

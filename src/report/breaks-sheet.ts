@@ -1,0 +1,238 @@
+/** The Breaks sheet: its columns (the workflow contract among them), its rows in words with links to the data sheets, USD impact and the fill-in columns. */
+import { Decimal } from '../decimal/decimal.js';
+import { amountOrText, link, rowPlace, type Cell, type Row, type SheetSpec, type Tone } from './cells.js';
+import { SEVERITY_RANK, type Break, type ReportedBreak } from '../domain/index.js';
+import { amountsAsReported, breakSentence, detailText, impactAmount, isCurrencyUnit, ruleTitle, unitOf } from './break-text.js';
+import type { Precision } from './precision.js';
+import { BreakIndex, SHEET } from './sheets.js';
+import type { UsdRates } from './usd-rates.js';
+
+const MS_PER_DAY = 86_400_000;
+
+/** Open breaks as finance reads them: most severe first, then the oldest. */
+export function sortBreaks<T extends Pick<Break, 'severity' | 'firstSeenAt' | 'code' | 'key'>>(breaks: T[]): T[] {
+  return [...breaks].sort(
+    (a, b) =>
+      (SEVERITY_RANK[a.severity] ?? 9) - (SEVERITY_RANK[b.severity] ?? 9) ||
+      a.firstSeenAt.getTime() - b.firstSeenAt.getTime() ||
+      a.code.localeCompare(b.code) ||
+      a.key.localeCompare(b.key),
+  );
+}
+
+export function ageDays(firstSeenAt: Date, now: Date): number {
+  return Math.max(0, Math.floor((now.getTime() - firstSeenAt.getTime()) / MS_PER_DAY));
+}
+
+/**
+ * The Breaks sheet's headers. The workflow import finds its columns by these texts (the shared
+ * contract: Rule code, Key, Amounts as reported, Status, Owner, Explanation, Explained?).
+ */
+export const BREAKS_HEADER = {
+  severity: 'Severity',
+  rule: 'Rule',
+  code: 'Rule code',
+  key: 'Key',
+  sentence: 'What happened',
+  unit: 'Unit',
+  expected: 'Expected',
+  actual: 'Actual',
+  difference: 'Difference',
+  usd: 'USD impact',
+  inPeriod: 'This period?',
+  age: 'Age (days)',
+  firstSeen: 'First seen (UTC)',
+  status: 'Status',
+  owner: 'Owner',
+  lastNote: 'Last note',
+  explanation: 'Explanation',
+  explained: 'Explained?',
+  amounts: 'Amounts as reported',
+  detail: 'Detail',
+} as const;
+
+/** Values of the "Explained?" drop-down. */
+export const EXPLAINED_CHOICES = ['yes', 'no'];
+
+const H = BREAKS_HEADER;
+
+export const breaksSpec: SheetSpec = {
+  name: SHEET.breaks,
+  columns: [
+    { header: H.severity, kind: 'text' },
+    { header: H.rule, kind: 'text', width: 24, wrap: true },
+    { header: H.code, kind: 'text' },
+    { header: H.key, kind: 'id' },
+    { header: H.sentence, kind: 'text', width: 48, wrap: true },
+    { header: H.unit, kind: 'text' },
+    { header: H.expected, kind: 'amount' },
+    { header: H.actual, kind: 'amount' },
+    { header: H.difference, kind: 'amount' },
+    { header: H.usd, kind: 'amount' },
+    // yes: the break's record belongs to the period reported; no: carried over (docs/rules.md "This period or carried over")
+    { header: H.inPeriod, kind: 'text' },
+    { header: H.age, kind: 'int' },
+    { header: H.firstSeen, kind: 'datetime' },
+    { header: H.status, kind: 'text' },
+    { header: H.owner, kind: 'text', width: 14, editable: true },
+    { header: H.lastNote, kind: 'text', width: 30, wrap: true },
+    { header: H.explanation, kind: 'text', width: 30, wrap: true, editable: true },
+    { header: H.explained, kind: 'text', editable: true, choices: EXPLAINED_CHOICES },
+    { header: H.amounts, kind: 'text', hidden: true },
+    { header: H.detail, kind: 'text', width: 60, wrap: true },
+  ],
+  fitToWidth: true,
+};
+
+/** The data sheets a break's key can have a row on. */
+export type DataSheet = 'partnerOrders' | 'ordersVsFills' | 'fills' | 'deposits' | 'withdrawals' | 'balances' | 'coverage';
+
+/**
+ * The data sheet whose key column holds the break's key: Partner orders (orderId) for P_/X_ rules,
+ * Exchange orders vs fills (exOrdId) for E_FILL_QTY, E_FILL_AVGPX and E_SYMBOL_RULES's order-size
+ * check, Fills (execId) for E_FILL_ORPHAN, E_FEE_RATE and E_SYMBOL_RULES's fill checks, Deposits or
+ * Withdrawals for E_STALE and E_WITHDRAWAL_BENEFICIARY, Balances (currency), Coverage
+ * (source:stream:day). null: no data sheet lists the entity (S_QUARANTINE, cursor checks).
+ */
+export function dataSheetOf(b: Pick<Break, 'code' | 'message'>): DataSheet | null {
+  const { code } = b;
+  if (code.startsWith('P_') || code.startsWith('X_')) return 'partnerOrders';
+  if (code === 'E_FILL_QTY' || code === 'E_FILL_AVGPX') return 'ordersVsFills';
+  if (code === 'E_FILL_ORPHAN' || code === 'E_FEE_RATE') return 'fills';
+  if (code === 'E_SYMBOL_RULES') return BreakIndex.scopeOf(b) === 'order' ? 'ordersVsFills' : 'fills';
+  if (code === 'E_STALE') return /^withdrawal/i.test(b.message ?? '') ? 'withdrawals' : 'deposits';
+  if (code === 'E_WITHDRAWAL_BENEFICIARY') return 'withdrawals';
+  if (code === 'E_BALANCE_ROLL' || code === 'E_BALANCE_SANITY') return 'balances';
+  if (code === 'S_COVERAGE') return 'coverage';
+  return null;
+}
+
+/** Data sheet names, by DataSheet. */
+export const DATA_SHEET_NAME: Readonly<Record<DataSheet, string>> = {
+  partnerOrders: SHEET.partnerOrders,
+  ordersVsFills: SHEET.ordersVsFills,
+  fills: SHEET.fills,
+  deposits: SHEET.deposits,
+  withdrawals: SHEET.withdrawals,
+  balances: SHEET.balances,
+  coverage: SHEET.coverage,
+};
+
+/** The keys of the breaks per data sheet they can link to: what the positions are asked for. */
+export function keysBySheet(breaks: Iterable<Pick<Break, 'code' | 'key' | 'message'>>): Map<DataSheet, string[]> {
+  const sets = new Map<DataSheet, Set<string>>();
+  for (const b of breaks) {
+    const sheet = dataSheetOf(b);
+    if (!sheet) continue;
+    let set = sets.get(sheet);
+    if (!set) sets.set(sheet, (set = new Set()));
+    set.add(b.key);
+  }
+  return new Map([...sets].map(([sheet, set]) => [sheet, [...set]]));
+}
+
+/** The 1-based data position of each key among `keys` in sheet order (its first occurrence). */
+export function positionsIn(keys: Iterable<string | null | undefined>): Map<string, number> {
+  const map = new Map<string, number>();
+  let n = 0;
+  for (const key of keys) {
+    n += 1;
+    if (key != null && !map.has(key)) map.set(key, n);
+  }
+  return map;
+}
+
+/**
+ * Where each break's key has its row: data positions (1-based, header excluded) per data sheet,
+ * turned into a sheet part and row by the same split at maxRowsPerSheet as the writer's.
+ */
+export class BreakLinks {
+  constructor(
+    private readonly positions: ReadonlyMap<DataSheet, ReadonlyMap<string, number>>,
+    private readonly maxRowsPerSheet?: number,
+  ) {}
+
+  targetOf(b: Pick<Break, 'code' | 'key' | 'message'>): { sheet: string; row: number } | null {
+    const sheet = dataSheetOf(b);
+    const n = sheet ? this.positions.get(sheet)?.get(b.key) : undefined;
+    return sheet && n ? rowPlace(DATA_SHEET_NAME[sheet], n, this.maxRowsPerSheet) : null;
+  }
+}
+
+export interface BreakRowContext {
+  now: Date;
+  precision: Precision;
+  /** USD rates for the impact column; absent: no impact. */
+  usd?: UsdRates | null;
+  /** Where keys have their rows; absent: keys are plain text. */
+  links?: BreakLinks | null;
+}
+
+const DETAIL_MAX = 1000;
+/** Decimals of ages in hours (rules report them to the hundredth). */
+const HOURS_DP = 2;
+
+function decimalsOf(b: ReportedBreak, unit: string, precision: Precision): number {
+  if (!isCurrencyUnit(unit)) return HOURS_DP;
+  if (unit === 'USD' && b.code === 'E_BALANCE_SANITY') return 2;
+  return b.code.startsWith('P_') || b.code.startsWith('X_') ? precision.partner(unit) : precision.exchange(unit);
+}
+
+function figureCell(text: string | null, unit: string, dp: number): Cell {
+  if (text === null || text === '') return null;
+  // Text units (states, hashes, timestamps) stay text; numbers only where the unit is a currency or a quantity.
+  return unit === 'text' ? text : amountOrText(text, dp);
+}
+
+function lastNoteText(w: ReportedBreak['workflow']): string | null {
+  if (!w.lastNote) return null;
+  const by = [w.lastNoteBy, w.lastNoteAt ? w.lastNoteAt.toISOString().slice(0, 10) : null].filter(Boolean).join(', ');
+  return by ? `${w.lastNote} (${by})` : w.lastNote;
+}
+
+export function breakRow(b: ReportedBreak, ctx: BreakRowContext): Row {
+  const unit = unitOf(b);
+  const dp = decimalsOf(b, unit, ctx.precision);
+  let detail: string | null = detailText(b.detail) || null;
+  if (detail && detail.length > DETAIL_MAX) detail = `${detail.slice(0, DETAIL_MAX)}... (truncated)`;
+  const impact = impactAmount(b);
+  const usd: Decimal | null = impact && ctx.usd ? ctx.usd.usd(impact.value, impact.currency) : null;
+  const tone = (['high', 'medium', 'low'].includes(b.severity) ? b.severity : undefined) as Tone | undefined;
+  const w = b.workflow;
+  const explained = w.status === 'explained';
+  return {
+    cells: [
+      b.severity,
+      ruleTitle(b.code),
+      b.code,
+      link(b.key, ctx.links?.targetOf(b)),
+      breakSentence(b),
+      unit,
+      figureCell(b.expected, unit, dp),
+      figureCell(b.actual, unit, dp),
+      figureCell(b.difference, unit, dp),
+      usd === null ? null : { kind: 'amount', value: usd, dp: 2 },
+      b.inPeriod ? 'yes' : 'no',
+      ageDays(b.firstSeenAt, ctx.now),
+      b.firstSeenAt,
+      explained ? 'explained' : 'open',
+      w.owner,
+      lastNoteText(w),
+      w.explanation,
+      explained ? 'yes' : null,
+      amountsAsReported(b),
+      detail,
+    ],
+    // Colour says severity, on the severity cell only.
+    cellTones: tone ? { 0: tone } : undefined,
+  };
+}
+
+/** JSON of a value read through the lossless parser (LosslessNumber prints its exact text). */
+export function jsonText(value: unknown): string {
+  return JSON.stringify(value, (_k, v) => {
+    if (v && typeof v === 'object' && 'isLosslessNumber' in v) return Number.isSafeInteger(Number(v.value)) ? Number(v.value) : String(v.value);
+    if (typeof v === 'bigint') return v.toString();
+    return v;
+  });
+}
