@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import ExcelJS from 'exceljs';
 import { AppError, EXIT } from '../errors.js';
+import { BREAKS_HEADER } from './breaks-sheet.js';
 
 /** A returned workbook that cannot be imported (not an .xlsx, not ours, a column missing): exit 2, saying which. */
 export class WorkbookImportError extends AppError {
@@ -34,7 +35,14 @@ export interface ReturnedWorkbook {
 }
 
 /** The Breaks sheet's columns the import reads, by their header text (the shared contract; order does not matter). */
-export const RETURNED_COLUMNS = { code: 'Rule code', key: 'Key', amounts: 'Amounts as reported', owner: 'Owner', explanation: 'Explanation', explained: 'Explained?' } as const;
+export const RETURNED_COLUMNS = {
+  code: BREAKS_HEADER.code,
+  key: BREAKS_HEADER.key,
+  amounts: BREAKS_HEADER.amounts,
+  owner: BREAKS_HEADER.owner,
+  explanation: BREAKS_HEADER.explanation,
+  explained: BREAKS_HEADER.explained,
+} as const;
 
 const BREAKS_SHEET = /^Breaks( \(\d+\))?$/;
 

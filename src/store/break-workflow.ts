@@ -6,6 +6,7 @@ import { AppError, EXIT } from '../errors.js';
 import { breakId, NO_WORKFLOW, type Break, type BreakEventKind, type BreakWorkflow, type WorkflowEventKind, type WorkflowStatus } from '../domain/index.js';
 import { toBreak } from './breaks.js';
 import type { ReturnedRow } from '../report/read-workbook.js';
+import { amountsAsReported } from '../report/break-text.js';
 
 export type { ReturnedRow };
 
@@ -97,12 +98,7 @@ export function sameAmounts(code: string, a: Amounts, b: Amounts): boolean {
   return AGE_RULES.has(code) || (same(a.actual, b.actual) && same(a.difference, b.difference));
 }
 
-/** `expected | actual | difference | currency`, each empty when null: the Breaks sheet's "Amounts as reported" (common contract). */
-export function amountsText(b: Amounts): string {
-  return [b.expected, b.actual, b.difference, b.currency].map((v) => v ?? '').join(' | ');
-}
-
-/** The figures of an "Amounts as reported" cell; null when the text is not four ` | `-separated parts. */
+/** The figures of an "Amounts as reported" cell (amountsAsReported in src/report/break-text.ts); null when the text is not four ` | `-separated parts. */
 export function parseAmountsText(text: string): Amounts | null {
   // The cell may come back trimmed (a leading empty expected): split on the bars and their spaces.
   const parts = text.split(/\s*\|\s*/);
@@ -445,7 +441,7 @@ export async function importReturnedRows(db: Db, account: string, input: { runId
         continue;
       }
       const then = r.amounts === null ? null : parseAmountsText(r.amounts);
-      if (then === null ? (r.amounts ?? '') !== amountsText(b) : !sameAmounts(b.code, then, b)) {
+      if (then === null ? (r.amounts ?? '') !== amountsAsReported(b) : !sameAmounts(b.code, then, b)) {
         result.skipped.push({ row: r.row, code: r.code, key: r.key, reason: `amounts changed since that workbook: ${then ? amountsWords(then) : JSON.stringify(r.amounts ?? '')} -> ${amountsWords(b)}` });
         continue;
       }
