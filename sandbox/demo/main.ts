@@ -119,6 +119,12 @@ function printHeadline(
   const caught = checkable.filter((p) => found.has(`${p.code} ${p.key}`));
   out();
   out(`workbook: ${relative(cwd, result.reportPath ?? '') || result.reportPath}`);
+  // The same JSON summary `ramp-recon run --json` prints, beside the workbook, so its counts can be compared.
+  if (result.reportPath) {
+    const jsonPath = result.reportPath.replace(/\.xlsx$/, '.summary.json');
+    writeFileSync(jsonPath, `${JSON.stringify(s, null, 2)}\n`);
+    out(`summary:  ${relative(cwd, jsonPath) || jsonPath}`);
+  }
   out(`period:   ${s.period.from} .. ${s.period.to}`);
   out(
     `counts:   ${Object.entries(s.counts)

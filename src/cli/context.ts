@@ -1,14 +1,27 @@
 /** What every command shares: global options, config and logger, the migrated store, and the action wrapper. */
 import type { Command } from 'commander';
 import { loadConfig, secretValues, type Config } from '../config/load.js';
-import { createLogger, type Logger } from '../log/logger.js';
+import { createLogger, defaultLogFormat, type LogFormat, type Logger } from '../log/logger.js';
 import { openStore, type Store } from '../store/database.js';
 import { migrate } from '../store/migrate.js';
-import { EXIT, isAppError } from '../errors.js';
+import { asDatabaseUnavailable, databaseTarget } from '../store/database-errors.js';
+import { ConfigError, EXIT, isAppError } from '../errors.js';
 
 /** Options every command accepts (declared on the root program). */
 export interface GlobalOptions {
   config?: string;
+  quiet?: boolean;
+  verbose?: boolean;
+  logFormat?: string;
+}
+
+/** The log level and format of the global flags: --quiet / --verbose override LOG_LEVEL. */
+export function logSettings(globals: GlobalOptions, configLevel: string): { level: string; format: LogFormat } {
+  if (globals.quiet && globals.verbose) throw new ConfigError(['--quiet and --verbose: give one or the other']);
+  if (globals.logFormat !== undefined && globals.logFormat !== 'json' && globals.logFormat !== 'pretty')
+    throw new ConfigError([`--log-format: expected json or pretty (got ${JSON.stringify(globals.logFormat)})`]);
+  const level = globals.quiet ? 'warn' : globals.verbose ? 'debug' : configLevel;
+  return { level, format: (globals.logFormat as LogFormat | undefined) ?? defaultLogFormat() };
 }
 
 export interface CommandContext {
@@ -20,19 +33,26 @@ export interface CommandContext {
 export function createContext(command: Command): CommandContext {
   const globals = command.optsWithGlobals<GlobalOptions>();
   const config = loadConfig({ configPath: globals.config });
-  const logger = createLogger({ level: config.logLevel, secrets: secretValues(config) });
+  const { level, format } = logSettings(globals, config.logLevel);
+  const logger = createLogger({ level, format, secrets: secretValues(config) });
   return { config, logger };
 }
 
 /** Opens the store the config points at and brings its schema up to date. */
 export async function openMigratedStore(config: Config, logger: Logger): Promise<Store> {
-  const store = await openStore({ url: config.database.url, dataDir: config.database.dataDir });
+  const target = databaseTarget(config.database.url, config.database.dataDir);
+  let store: Store;
+  try {
+    store = await openStore({ url: config.database.url, dataDir: config.database.dataDir });
+  } catch (err) {
+    throw asDatabaseUnavailable(err, target) ?? err;
+  }
   try {
     const result = await migrate(store);
     if (result.applied.length) logger.info({ applied: result.applied }, 'database migrated');
   } catch (err) {
-    await store.close();
-    throw err;
+    await store.close().catch(() => {});
+    throw asDatabaseUnavailable(err, target) ?? err;
   }
   return store;
 }
@@ -50,7 +70,9 @@ export function action<A extends unknown[]>(fn: (...args: A) => Promise<number |
     } catch (err) {
       const exitCode = isAppError(err) ? err.exitCode : EXIT.failed;
       const message = err instanceof Error ? err.message : String(err);
-      process.stderr.write(`ramp-recon: ${exitCode === EXIT.usage ? 'error' : 'failed'}:\n${indent(message)}\n`);
+      // One problem: one line. Several (a config with many bad keys): a heading and one line each.
+      const head = `ramp-recon: ${exitCode === EXIT.usage ? 'error' : 'failed'}:`;
+      process.stderr.write(message.includes('\n') ? `${head}\n${indent(message)}\n` : `${head} ${message}\n`);
       if (!isAppError(err) && process.env.LOG_LEVEL === 'debug' && err instanceof Error) process.stderr.write(`${err.stack}\n`);
       process.exitCode = exitCode;
     }

@@ -5,6 +5,8 @@ import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import { envSchema, fileConfigSchema, SECRET_ENV, type EnvConfig, type FileConfig } from './schema.js';
 import { ConfigError } from '../errors.js';
+import { closest } from '../util/suggest.js';
+import { jsonSyntaxProblem } from './json-syntax.js';
 
 export type Config = Readonly<
   Omit<FileConfig, 'partner' | 'exchange'> & {
@@ -50,18 +52,29 @@ export function loadConfig(options: LoadOptions = {}): Config {
   if (configPath) {
     configFile = resolve(cwd, configPath);
     try {
-      fileInput = JSON.parse(readFileSync(configFile, 'utf8'));
+      const text = readFileSync(configFile, 'utf8');
+      try {
+        // Plain JSON.parse is safe here: every amount in the config is a decimal string (a number is rejected below).
+        fileInput = JSON.parse(text);
+      } catch {
+        problems.push(`config file ${configFile}: ${jsonSyntaxProblem(text)}`);
+        fileInput = undefined;
+      }
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
       problems.push(
         e.code === 'ENOENT'
           ? `config file ${configFile}: not found`
-          : `config file ${configFile}: ${e.message}`,
+          : e.code === 'EISDIR'
+            ? `config file ${configFile}: is a folder, not a JSON file`
+            : `config file ${configFile}: cannot be read (${e.code ?? e.message})`,
       );
+      fileInput = undefined;
     }
   }
-  const fileResult = fileConfigSchema.safeParse(fileInput);
-  if (!fileResult.success) problems.push(...formatIssues(fileResult.error, fileInput, 'config key '));
+  // A file that could not be read or parsed is reported once, not again as a schema problem.
+  const fileResult = fileConfigSchema.safeParse(fileInput ?? {});
+  if (!fileResult.success && fileInput !== undefined) problems.push(...formatIssues(fileResult.error, fileInput, 'config key '));
 
   if (envConfig.PARTNER_API_URL && !envConfig.PARTNER_PRIVATE_KEY)
     problems.push('environment variable PARTNER_PRIVATE_KEY: required when PARTNER_API_URL is set (orders need the private key)');
@@ -75,7 +88,7 @@ export function loadConfig(options: LoadOptions = {}): Config {
   if (envConfig.SMTP_URL && file && (file.email.to.length === 0 || !file.email.from))
     problems.push('config key email.from / email.to: required when SMTP_URL is set');
 
-  if (problems.length > 0 || !file) throw new ConfigError(problems);
+  if (problems.length > 0 || !file || fileInput === undefined) throw new ConfigError(problems);
 
   const config = {
     ...file,
@@ -170,13 +183,36 @@ function formatIssues(error: z.ZodError, input: unknown, prefix: string, basePat
     const path = issue.path.map(String).join('.');
     if (issue.code === 'unrecognized_keys') {
       const where = path ? `${path}.` : '';
-      return issue.keys.map((k) => `${prefix}${where}${k}: unknown key`).join('\n');
+      const known = knownKeys(issue.path);
+      return issue.keys
+        .map((k) => {
+          const near = closest(k, known);
+          return `${prefix}${where}${k}: unknown key${near ? ` (did you mean ${where}${near}?)` : known.length ? ` (known keys${path ? ` of ${path}` : ''}: ${known.join(', ')})` : ''}`;
+        })
+        .join('\n');
     }
     const secret = (SECRET_ENV as readonly string[]).includes(path);
     const value = valueAt(input, issue.path);
     const shown = secret ? '' : value === undefined ? ' (missing)' : ` (got ${JSON.stringify(value)})`;
     return `${prefix}${path || '(root)'}: ${issue.message}${shown}`;
   });
+}
+
+/** The keys the config schema knows at a path (unwrapping defaults and optionals), for "did you mean". */
+function knownKeys(path: PropertyKey[]): string[] {
+  let schema: unknown = fileConfigSchema;
+  const unwrap = (s: unknown): unknown => {
+    let cur = s as { def?: { innerType?: unknown }; shape?: unknown } | undefined;
+    while (cur?.def?.innerType) cur = cur.def.innerType as typeof cur;
+    return cur;
+  };
+  for (const key of path) {
+    const shape = (unwrap(schema) as { shape?: Record<string, unknown> } | undefined)?.shape;
+    if (!shape || typeof key !== 'string' || !(key in shape)) return [];
+    schema = shape[key];
+  }
+  const shape = (unwrap(schema) as { shape?: Record<string, unknown> } | undefined)?.shape;
+  return shape ? Object.keys(shape) : [];
 }
 
 function valueAt(input: unknown, path: PropertyKey[]): unknown {

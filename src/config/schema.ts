@@ -1,12 +1,21 @@
 /** The zod schema of the JSON config file and its defaults. */
 import { z } from 'zod';
+import cron from 'node-cron';
 import { isDecimalText } from '../decimal/decimal.js';
 
 /** Wire names and the contract's five webhook sender addresses (partner interface, Authentication). */
 export const WEBHOOK_SENDER_IPS = ['34.76.54.194', '34.77.167.89', '35.187.43.203', '35.241.153.74', '35.241.224.80'];
 
 const decimalString = z
-  .string()
+  .string({
+    // A JSON number may already have lost digits when it was read: amounts are written in quotes.
+    error: (issue) =>
+      typeof issue.input === 'number'
+        ? `must be a decimal string in quotes, such as "${String(issue.input)}" (a JSON number can lose digits)`
+        : issue.input === undefined
+          ? undefined
+          : 'must be a decimal string such as "0.01"',
+  })
   .refine((v) => isDecimalText(v), { message: 'must be a decimal string such as "0.01"' });
 const nonNegativeDecimal = decimalString.refine((v) => !v.trim().startsWith('-'), { message: 'must not be negative' });
 const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD');
@@ -87,6 +96,21 @@ const scheduleSection = z
     lookbackDays: z.number().int().min(0).max(60).default(3),
   })
   .strict()
+  // The same check `schedule` makes at start-up, so `config check` never approves what `schedule` refuses.
+  .superRefine((s, ctx) => {
+    const detail = cron.validateDetailed(s.cron);
+    if (!detail.valid)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['cron'],
+        message: `not a valid cron expression (minute hour day-of-month month day-of-week)${detail.errors.length ? `: ${detail.errors.map((e) => `${e.field} ${e.message}`).join('; ')}` : ''}`,
+      });
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: s.timezone });
+    } catch {
+      ctx.addIssue({ code: 'custom', path: ['timezone'], message: 'not an IANA time zone such as "UTC" or "Europe/Berlin"' });
+    }
+  })
   .prefault({});
 
 const emailSection = z

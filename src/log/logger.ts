@@ -1,5 +1,6 @@
-/** The pino logger: JSON lines on stderr, secrets redacted by path and by value. */
+/** The pino logger: JSON lines on stderr (readable lines on a terminal), secrets redacted by path and by value. */
 import pino, { type Logger } from 'pino';
+import pretty from 'pino-pretty';
 
 export type { Logger };
 
@@ -25,11 +26,20 @@ const REDACT = [
   '*.headers["x-private-api-key"]',
 ];
 
+export type LogFormat = 'json' | 'pretty';
+
+/** pretty on a terminal, JSON lines otherwise (a log file, a collector, a pipe). */
+export function defaultLogFormat(stream: { isTTY?: boolean } = process.stderr): LogFormat {
+  return stream.isTTY ? 'pretty' : 'json';
+}
+
 /**
- * The one root logger: JSON lines to stderr so stdout stays free for --json output.
- * Secret values known at start-up are also scrubbed from messages and error text.
+ * The one root logger, on stderr so stdout stays free for --json output: JSON lines, or with
+ * format 'pretty' one readable line per entry ("03:12:01 INFO exchange sync: done ...", fields
+ * indented below it) written synchronously, so lines never interleave. Secret values known at
+ * start-up are scrubbed from messages and error text before either format sees them.
  */
-export function createLogger(options: { level?: string; secrets?: string[]; destination?: NodeJS.WritableStream } = {}): Logger {
+export function createLogger(options: { level?: string; secrets?: string[]; destination?: NodeJS.WritableStream; format?: LogFormat } = {}): Logger {
   const secrets = (options.secrets ?? []).filter((s) => s.length >= 4);
   const scrub = (text: string) => secrets.reduce((t, s) => t.split(s).join('********'), text);
   return pino(
@@ -59,7 +69,16 @@ export function createLogger(options: { level?: string; secrets?: string[]; dest
         },
       },
     },
-    (options.destination as pino.DestinationStream | undefined) ?? pino.destination(2),
+    options.format === 'pretty'
+      ? pretty({
+          destination: (options.destination as NodeJS.WritableStream | undefined) ?? 2,
+          sync: true,
+          colorize: options.destination ? false : process.stderr.isTTY === true,
+          translateTime: 'UTC:HH:MM:ss',
+          ignore: 'pid,hostname,app',
+          singleLine: false,
+        })
+      : ((options.destination as pino.DestinationStream | undefined) ?? pino.destination(2)),
   );
 }
 

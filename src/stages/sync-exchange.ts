@@ -20,7 +20,7 @@ export interface ExchangeSyncOptions {
   /** Injected client (tests); by default one is built from ctx.config and closed at the end. */
   client?: ExchangeClient;
   /** Progress display; default: a bar on a terminal, log lines otherwise. */
-  progress?: 'bar' | 'log' | 'off';
+  progress?: 'log' | 'off';
 }
 
 export interface ExchangeSyncResult {
@@ -126,13 +126,14 @@ export async function syncExchange(ctx: StageContext, options: ExchangeSyncOptio
       finishedAt: finishedAt.toISOString(),
       ms: finishedAt.getTime() - startedAt.getTime(),
     };
+    progress.stop();
     logger.info({ counts: result.counts, settled: result.settled, ms: result.ms }, 'exchange sync finished');
     return result;
   } catch (err) {
+    progress.stop(err);
     if (!(err instanceof SyncAbortedError) && isAbort(err, ctx.signal)) throw new SyncAbortedError(err);
     throw err;
   } finally {
-    progress.stop();
     if (!options.client) await client.close();
   }
 }

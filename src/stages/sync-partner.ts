@@ -69,8 +69,11 @@ export async function syncPartner(
       await refreshOpenOrders(env);
       await syncQuotes(env);
     }
-  } finally {
     progress.stop();
+  } catch (err) {
+    progress.stop(err);
+    throw err;
+  } finally {
     if (!deps.client) await client.close();
   }
   result.orders = env.written.size;

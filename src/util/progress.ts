@@ -1,18 +1,16 @@
-/** Progress of long syncs: a bar on a terminal, periodic log lines otherwise. */
-import cliProgress from 'cli-progress';
+/** Progress of long syncs: periodic log lines with counts, rate and (when the total is known) an ETA. */
 import type { Logger } from '../log/logger.js';
 
 export interface ProgressOptions {
   logger: Logger;
   /** What is being synced, e.g. "exchange fills". */
   label: string;
-  /** Total rows when knowable (enables the ETA); otherwise the bar shows counts only. */
+  /** Total rows when knowable (enables the ETA); otherwise the lines show counts and rate only. */
   total?: number;
-  /** Defaults to process.stderr; a bar is drawn only when it is a TTY. */
+  /** Where the lines go; 'off' is silent. On a terminal the lines come more often. */
   stream?: NodeJS.WriteStream;
-  /** Force the log-line mode (or the bar) regardless of the stream. */
-  mode?: 'bar' | 'log' | 'off';
-  /** Interval of the log lines in log mode. */
+  mode?: 'log' | 'off';
+  /** Interval of the lines (default 3 s on a terminal, 10 s otherwise). */
   intervalMs?: number;
   now?: () => number;
 }
@@ -34,19 +32,23 @@ export interface Progress {
   /** Free text after the counts (e.g. the current window). */
   setStage(text: string): void;
   snapshot(): ProgressSnapshot;
-  /** Stops the bar, writes a final log line and returns the final figures. */
-  stop(): ProgressSnapshot;
+  /**
+   * Writes the final line and returns the final figures: "done" only when no error is given;
+   * with one, "stopped after N rows" at warn (a stage never logs "done" after it failed).
+   */
+  stop(error?: unknown): ProgressSnapshot;
 }
 
 /**
- * One reporter for every long sync: a bar on a terminal, periodic pino lines otherwise
- * (a log file or a CI console gets a line every few seconds instead of control characters).
+ * One reporter for every long sync. It writes log lines, never a redrawn bar: a bar drawn on the
+ * terminal was overwritten by (and overwrote) the log lines around it, and showed a full bar with
+ * "ETA ?" when the total was unknown. Lines say rows, pages and rate, and an ETA only when the total is known.
  */
 export function createProgress(options: ProgressOptions): Progress {
   const now = options.now ?? (() => performance.now());
   const stream = options.stream ?? process.stderr;
-  const mode = options.mode ?? (stream.isTTY ? 'bar' : 'log');
-  const intervalMs = options.intervalMs ?? 10_000;
+  const mode = options.mode ?? 'log';
+  const intervalMs = options.intervalMs ?? (stream.isTTY ? 3_000 : 10_000);
   const started = now();
   let pages = 0;
   let rows = 0;
@@ -54,58 +56,37 @@ export function createProgress(options: ProgressOptions): Progress {
   let stage = '';
   let lastLog = started;
 
-  const bar =
-    mode === 'bar'
-      ? new cliProgress.SingleBar(
-          {
-            stream,
-            format: `${options.label} [{bar}] {value}{totalText} rows | {pages} pages | {rate} rows/s | ETA {etaText} {stage}`,
-            hideCursor: true,
-            clearOnComplete: false,
-            etaBuffer: 50,
-            fps: 5,
-          },
-          cliProgress.Presets.shades_classic,
-        )
-      : null;
-
   const snap = (): ProgressSnapshot => {
     const elapsedMs = Math.max(1, now() - started);
     const rowsPerSecond = (rows * 1000) / elapsedMs;
     const etaSeconds = total !== null && rowsPerSecond > 0 ? Math.max(0, (total - rows) / rowsPerSecond) : null;
     return { label: options.label, pages, rows, total, elapsedMs: Math.round(elapsedMs), rowsPerSecond: Math.round(rowsPerSecond), etaSeconds: etaSeconds === null ? null : Math.round(etaSeconds) };
   };
-  const payload = () => {
-    const s = snap();
-    return { pages, rate: s.rowsPerSecond, stage, totalText: total === null ? '' : `/${total}`, etaText: s.etaSeconds === null ? '?' : `${s.etaSeconds}s` };
-  };
-  bar?.start(total ?? 0, 0, payload());
+  const counts = (s: ProgressSnapshot) =>
+    `${s.rows}${s.total !== null ? ` of ${s.total}` : ''} rows, ${s.pages} pages, ${s.rowsPerSecond} rows/s${s.etaSeconds !== null ? `, about ${s.etaSeconds} s left` : ''}`;
 
   return {
     tick(n, p = 1) {
       rows += n;
       pages += p;
-      if (bar) {
-        if (total === null || rows > total) bar.setTotal(Math.max(rows, total ?? 0));
-        bar.update(rows, payload());
-      } else if (mode === 'log' && now() - lastLog >= intervalMs) {
+      if (mode === 'log' && now() - lastLog >= intervalMs) {
         lastLog = now();
-        options.logger.info({ progress: snap(), stage }, `${options.label}: ${rows} rows, ${pages} pages`);
+        const s = snap();
+        options.logger.info({ progress: s, stage }, `${options.label}: ${counts(s)}${stage ? ` (${stage})` : ''}`);
       }
     },
     setTotal(t) {
       total = t;
-      bar?.setTotal(t ?? rows);
     },
     setStage(text) {
       stage = text;
-      bar?.update(rows, payload());
     },
     snapshot: snap,
-    stop() {
+    stop(error) {
       const s = snap();
-      bar?.stop();
-      if (mode !== 'off') options.logger.info({ progress: s }, `${options.label}: done, ${rows} rows, ${pages} pages, ${s.rowsPerSecond} rows/s`);
+      if (mode === 'off') return s;
+      if (error === undefined) options.logger.info({ progress: s }, `${options.label}: done, ${rows} rows, ${pages} pages, ${s.rowsPerSecond} rows/s`);
+      else options.logger.warn({ progress: s }, `${options.label}: stopped after ${rows} rows, ${pages} pages (${error instanceof Error ? error.message : String(error)})`);
       return s;
     },
   };

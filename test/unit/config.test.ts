@@ -46,7 +46,7 @@ describe('loadConfig', () => {
     expect(problems).toEqual([
       'environment variable PARTNER_API_URL: must be an http(s) URL (got "not a url")',
       'config key partner.feeRate: must be a decimal string such as "0.01" (got "1%")',
-      'config key partner.walets: unknown key',
+      'config key partner.walets: unknown key (did you mean partner.wallets?)',
       'environment variable EXCHANGE_API_TOKEN: required when EXCHANGE_API_URL is set',
     ]);
   });

@@ -31,3 +31,35 @@ describe('progress reporter', () => {
     expect(lines).toHaveLength(0);
   });
 });
+
+describe('progress lines', () => {
+  const capture = () => {
+    const lines: Array<{ level: number; msg: string }> = [];
+    const logger = pino({ level: 'info' }, new Writable({ write: (c, _e, cb) => (lines.push(JSON.parse(String(c)) as { level: number; msg: string }), cb()) }));
+    return { lines, logger };
+  };
+
+  it('show counts and rate without an ETA when the total is unknown', () => {
+    const { lines, logger } = capture();
+    let t = 0;
+    const p = createProgress({ logger, label: 'exchange sync', intervalMs: 1000, now: () => t });
+    t = 2000;
+    p.tick(500, 3);
+    expect(lines.map((l) => l.msg)).toEqual(['exchange sync: 500 rows, 3 pages, 250 rows/s']);
+    p.setTotal(1000);
+    t = 4000;
+    p.tick(500);
+    expect(lines[1]?.msg).toBe('exchange sync: 1000 of 1000 rows, 4 pages, 250 rows/s, about 0 s left');
+  });
+
+  it('never say "done" after a failure: stop(error) warns with what was done', () => {
+    const { lines, logger } = capture();
+    const p = createProgress({ logger, label: 'exchange sync', intervalMs: 60_000 });
+    p.tick(7);
+    p.stop(new Error('Exchange API unreachable'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]?.level).toBe(40);
+    expect(lines[0]?.msg).toBe('exchange sync: stopped after 7 rows, 1 pages (Exchange API unreachable)');
+    expect(lines[0]?.msg).not.toMatch(/done/);
+  });
+});
