@@ -12,6 +12,7 @@ import { ack, amountsWords, assign, importReturnedRows, LIST_STATUSES, listBreak
 import { readReturnedWorkbook } from '../../report/read-workbook.js';
 import { breakSentence } from '../../report/break-text.js';
 import { action, createContext } from '../context.js';
+import { usageLine } from '../usage.js';
 import { openRunStore } from './run.js';
 
 /** What a change says it did. */
@@ -187,6 +188,9 @@ export function register(program: Command): void {
         });
       }),
     );
+
+  // Bad usage of a subcommand in one line, pointing at its own --help.
+  for (const sub of breaks.commands) sub.configureOutput({ outputError: (text, write) => write(usageLine(text, `breaks ${sub.name()}`)) });
 }
 
 function describeWorkflow(w: Change['workflow']): string {
