@@ -7,6 +7,7 @@ import type { BreakRef, Changes, RunInfo } from '../report/model.js';
 import { spanOf, type Span } from './keyset.js';
 import { previousRunOfPeriod } from './runs.js';
 import { stringifyJsonLossless } from '../decimal/json.js';
+import { reopenChangedAcknowledgements, workflowsOf } from './break-workflow.js';
 
 /** Rows per multi-row statement: well below Postgres' 65535 parameters (~19 per break). */
 const WRITE_CHUNK = 500;
@@ -130,7 +131,10 @@ const DAY_AT_END = ':[0-9]{4}-[0-9]{2}-[0-9]{2}$';
  * A run without a period has no break of its period.
  */
 export async function openBreaksOfRun(db: Db, run: ReportedRun, order: 'none' | 'severity' = 'none'): Promise<ReportedBreak[]> {
-  if (!run.periodFrom || !run.periodTo) return (await loadOpenBreaks(db, run.account, order)).map((b) => ({ ...b, inPeriod: false, workflow: { ...NO_WORKFLOW } }));
+  // Where people stand on them (README "Working breaks"): only breaks someone worked on have a row.
+  const workflows = await workflowsOf(db, run.account, 'open');
+  const workflow = (b: Break) => workflows.get(breakId(b.code, b.key)) ?? { ...NO_WORKFLOW };
+  if (!run.periodFrom || !run.periodTo) return (await loadOpenBreaks(db, run.account, order)).map((b) => ({ ...b, inPeriod: false, workflow: workflow(b) }));
   const { from, to } = spanOf({ from: run.periodFrom, to: run.periodTo });
   const [fromDay, toDay] = [run.periodFrom, run.periodTo];
   const inSpan = (time: RawBuilder<unknown>) => sql`${time} >= ${from} and ${time} < ${to}`;
@@ -160,7 +164,10 @@ export async function openBreaksOfRun(db: Db, run: ReportedRun, order: 'none' | 
     from break b
     where b.account = ${run.account} and b.status = 'open'
     ${order === 'severity' ? sql`order by case b.severity when 'high' then 0 when 'medium' then 1 when 'low' then 2 else 3 end, b.code, b.key` : sql.raw('')}`.execute(db);
-  return rows.rows.map((r) => ({ ...toBreak(r), inPeriod: r.in_period === true, workflow: { ...NO_WORKFLOW } }));
+  return rows.rows.map((r) => {
+    const b = toBreak(r);
+    return { ...b, inPeriod: r.in_period === true, workflow: workflow(b) };
+  });
 }
 
 /**
@@ -197,7 +204,11 @@ export async function inScopeKeys(db: Db, account: string, span: Span, breaks: r
   return inScope;
 }
 
-/** Writes the lifecycle's rows and events (inside the caller's transaction). */
+/**
+ * Writes the lifecycle's rows and events (inside the caller's transaction), then, in the same
+ * transaction, makes every acknowledged break whose amounts changed unexplained again
+ * (reopenChangedAcknowledgements): no run can show a break as explained on amounts nobody accepted.
+ */
 export async function writeBreaks(trx: Transaction<DB>, account: string, upserts: readonly Break[], events: readonly BreakEvent[]): Promise<void> {
   for (const part of chunks(upserts, WRITE_CHUNK)) {
     await trx
@@ -250,4 +261,7 @@ export async function writeBreaks(trx: Transaction<DB>, account: string, upserts
       .values(part.map((e) => ({ account, code: e.code, key: e.key, run_id: e.runId, event: e.event, expected: e.expected, actual: e.actual, difference: e.difference, at: e.at })))
       .execute();
   }
+  // Every written break has its event, all of the one run: amounts change only through them.
+  const run = events[0];
+  if (run) await reopenChangedAcknowledgements(trx, account, run.runId, run.at);
 }

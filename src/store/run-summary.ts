@@ -1,6 +1,6 @@
 /** The `--json` run summary (DESIGN.md "JSON summary"): the run's counts and requests, every open break as a projection of Break, and their counts. */
 import type { Db } from './database.js';
-import { openBreakCounts, type OpenBreakCounts, type ReportedBreak } from '../domain/index.js';
+import { openBreakCounts, type BreakWorkflow, type OpenBreakCounts, type ReportedBreak } from '../domain/index.js';
 import { parseRunRequests, type RunRequests } from '../http/meter.js';
 import { openBreaksOfRun } from './breaks.js';
 import { jsonNumber } from '../decimal/json.js';
@@ -10,9 +10,15 @@ import type { RunCounts } from './counts.js';
 /** The fields of a Break the summary shows, in the documented order (the JSON keys keep it; inPeriod came last). */
 const SUMMARY_FIELDS = ['code', 'key', 'severity', 'currency', 'expected', 'actual', 'difference', 'status', 'firstSeenRun', 'lastSeenRun', 'inPeriod'] as const satisfies readonly (keyof ReportedBreak)[];
 
-export type JsonSummaryBreak = Pick<ReportedBreak, (typeof SUMMARY_FIELDS)[number]>;
+/** Where people stand on the break (README "Working breaks"); lastNote: the newest note or acknowledgement reason. */
+export type JsonSummaryWorkflow = Pick<BreakWorkflow, 'status' | 'owner' | 'explanation' | 'lastNote'>;
 
-const summaryBreak = (b: ReportedBreak) => Object.fromEntries(SUMMARY_FIELDS.map((k) => [k, b[k]])) as JsonSummaryBreak;
+export type JsonSummaryBreak = Pick<ReportedBreak, (typeof SUMMARY_FIELDS)[number]> & { workflow: JsonSummaryWorkflow };
+
+const summaryBreak = (b: ReportedBreak): JsonSummaryBreak => ({
+  ...(Object.fromEntries(SUMMARY_FIELDS.map((k) => [k, b[k]])) as Pick<ReportedBreak, (typeof SUMMARY_FIELDS)[number]>),
+  workflow: { status: b.workflow.status, owner: b.workflow.owner, explanation: b.workflow.explanation, lastNote: b.workflow.lastNote },
+});
 
 /** The `--json` document (DESIGN.md "JSON summary"). */
 export interface JsonSummary {
@@ -22,10 +28,10 @@ export interface JsonSummary {
   counts: RunCounts;
   /** The API requests the run made, per API and endpoint (run.requests, src/http/meter.ts). */
   requests: RunRequests;
-  /** Every open break of the account, whatever run found it first; inPeriod: its record belongs to the period. */
+  /** Every open break of the account, whatever run found it first; inPeriod: its record belongs to the period; workflow: explained or not, owner, explanation, last note. */
   breaks: JsonSummaryBreak[];
   report: string | null;
-  /** openBreakCounts(breaks): the counts the workbook's Summary and the e-mail show (added after the documented keys). */
+  /** openBreakCounts(breaks): the counts the workbook's Summary and the e-mail show (added after the documented keys); `explained`: open breaks acknowledged with a reason. */
   breakCounts: OpenBreakCounts;
 }
 

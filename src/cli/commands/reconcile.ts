@@ -48,7 +48,7 @@ export function register(program: Command): void {
                 ? `reconcile ${outcome.runId} succeeded: period ${period.from} .. ${period.to}, ${summary.breaks.length} open break(s)\n  \`ramp-recon report ${outcome.runId}\` writes its workbook\n`
                 : `reconcile ${outcome.runId} failed: ${outcome.error}\n`,
             );
-          return exitCodeOf({ status: outcome.status, openBreaks: summary.breaks.length }, opts.failOnBreaks === true);
+          return exitCodeOf({ status: outcome.status, openBreaks: summary.breaks.length, explained: summary.breakCounts.explained }, opts.failOnBreaks === true);
         });
       }),
     );

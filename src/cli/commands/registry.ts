@@ -10,8 +10,9 @@ import { register as report } from './report.js';
 import { register as deliver } from './deliver.js';
 import { register as schedule } from './schedule.js';
 import { register as runs } from './runs.js';
+import { register as breaks } from './breaks.js';
 import { register as serveWebhooks } from './serve-webhooks.js';
 import { register as doctor } from './doctor.js';
 
 /** Every command, in the order `--help` lists them. Each module owns one command. */
-export const commands: Array<(program: Command) => void> = [run, sync, reconcile, report, deliver, schedule, runs, serveWebhooks, migrate, config, doctor, sandbox];
+export const commands: Array<(program: Command) => void> = [run, sync, reconcile, report, deliver, schedule, runs, breaks, serveWebhooks, migrate, config, doctor, sandbox];

@@ -24,7 +24,7 @@ Exit codes:
   0  success
   1  the run failed (the failing stage and error are recorded; \`ramp-recon runs\` shows them), or another run is in progress
   2  bad usage or configuration
-  3  with --fail-on-breaks: the run succeeded but open breaks remain`;
+  3  with --fail-on-breaks: the run succeeded but unexplained open breaks remain (explained ones were accepted by a person)`;
 
 export function register(program: Command): void {
   program
@@ -33,7 +33,7 @@ export function register(program: Command): void {
     .option('--from <date>', 'first day of the period, YYYY-MM-DD UTC, inclusive (default: yesterday)')
     .option('--to <date>', 'day after the last day, YYYY-MM-DD UTC, exclusive (default: the day after --from)')
     .option('--json', 'print the JSON summary of the run on stdout (logs stay on stderr)')
-    .option('--fail-on-breaks', 'exit 3 when the run succeeds but open breaks remain')
+    .option('--fail-on-breaks', 'exit 3 when the run succeeds but unexplained open breaks remain (`breaks ack` explains one)')
     .option('--no-email', 'do not send the workbook by e-mail, even when SMTP_URL is set')
     .option('--wait', 'wait for a run in progress to finish instead of exiting 1')
     .addHelpText('after', EXIT_CODES_HELP)
@@ -50,14 +50,18 @@ export function register(program: Command): void {
           // stdout carries only the JSON document; the reason of a failure goes to stderr, readable.
           if (result.status === 'failed') process.stderr.write(`ramp-recon: failed:\n  run ${result.runId} failed in stage ${result.failedStage}: ${result.error}\n`);
         } else process.stdout.write(`${describeResult(result)}\n`);
-        return exitCodeOf(result, opts.failOnBreaks === true);
+        return exitCodeOf({ status: result.status, openBreaks: result.openBreaks, explained: result.summary.breakCounts.explained }, opts.failOnBreaks === true);
       }),
     );
 }
 
-export function exitCodeOf(result: { status: string; openBreaks: number }, failOnBreaks: boolean): number {
+/**
+ * The exit code of a run-like command. With --fail-on-breaks, 3 only while an unexplained open
+ * break remains: an explained one was accepted by a person (`breaks ack`). `explained` absent: none.
+ */
+export function exitCodeOf(result: { status: string; openBreaks: number; explained?: number }, failOnBreaks: boolean): number {
   if (result.status !== 'succeeded') return EXIT.failed;
-  if (failOnBreaks && result.openBreaks > 0) return EXIT.breaks;
+  if (failOnBreaks && result.openBreaks - (result.explained ?? 0) > 0) return EXIT.breaks;
   return EXIT.ok;
 }
 
