@@ -30,7 +30,7 @@ try {
     execFileSync('libreoffice', ['--headless', '--convert-to', 'pdf', '--outdir', work, single], { stdio: 'ignore', env: { ...process.env, HOME: work } });
     const pdf = join(work, `${slug}.pdf`);
     const pages = Number(/Pages:\s+(\d+)/.exec(execFileSync('pdfinfo', [pdf]).toString())?.[1] ?? 0);
-    execFileSync('pdftoppm', ['-png', '-r', '80', '-f', '1', '-l', String(Math.min(pages, MAX_PAGES)), pdf, join(work, slug)]);
+    execFileSync('pdftoppm', ['-png', '-r', String(process.env.SHEET_PAGES_DPI ?? 110), '-f', '1', '-l', String(Math.min(pages, MAX_PAGES)), pdf, join(work, slug)]);
     for (const f of readdirSync(work).filter((f) => f.startsWith(`${slug}-`) && f.endsWith('.png')).sort()) {
       const page = Number(/-(\d+)\.png$/.exec(f)?.[1]);
       const target = join(outDir, `${slug}-page${page}.png`);

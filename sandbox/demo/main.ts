@@ -6,6 +6,7 @@
  * on the embedded database in ./data/demo (so the balance roll-forward has two snapshots), writes
  * the workbook to reports/, prints where it is and the headline figures, and shuts down.
  */
+import { periodLabel } from '../../src/report/summary.js';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { loadConfig, secretValues } from '../../src/config/load.js';
@@ -69,7 +70,7 @@ async function main(): Promise<number> {
       const today = toDay(new Date());
       // The sandbox's whole history plus today's live activity.
       const period = { from: addDays(today, -DEMO.days), to: addDays(today, 1) };
-      out(`period: ${period.from} .. ${period.to} (to exclusive)`);
+      out(`period: ${periodLabel(period.from, period.to)}`);
 
       const runOnce = async (label: string): Promise<PipelineResult> => {
         const started = Date.now();
@@ -125,7 +126,7 @@ function printHeadline(
     writeFileSync(jsonPath, `${JSON.stringify(s, null, 2)}\n`);
     out(`summary:  ${relative(cwd, jsonPath) || jsonPath}`);
   }
-  out(`period:   ${s.period.from} .. ${s.period.to}`);
+  out(`period:   ${s.period.from && s.period.to ? periodLabel(s.period.from, s.period.to) : 'none'}`);
   out(
     `counts:   ${Object.entries(s.counts)
       .map(([k, v]) => `${k} ${String(v)}`)

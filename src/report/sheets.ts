@@ -280,6 +280,8 @@ export function fillRow(f: FillRec, precision: Precision, breaks: BreakIndex, fe
 
 export const balancesSpec: SheetSpec = {
   name: SHEET.balances,
+  // A small sheet treasury prints: one page wide (landscape), like the Summary and the Breaks sheet.
+  fitToWidth: true,
   columns: [
     { header: 'Currency', kind: 'text' },
     { header: 'Opening', kind: 'amount' },

@@ -1,4 +1,5 @@
 /** `ramp-recon reconcile`: checks the stored data of a period as a recorded run, without syncing. */
+import { periodLabel } from '../../report/summary.js';
 import type { Command } from 'commander';
 import { executeRun } from '../../pipeline/execute.js';
 import { countOpenBreaks } from '../../store/counts.js';
@@ -45,7 +46,7 @@ export function register(program: Command): void {
           else
             process.stdout.write(
               outcome.status === 'succeeded'
-                ? `reconcile ${outcome.runId} succeeded: period ${period.from} .. ${period.to}, ${summary.breaks.length} open break(s)\n  \`ramp-recon report ${outcome.runId}\` writes its workbook\n`
+                ? `reconcile ${outcome.runId} succeeded: period ${periodLabel(period.from, period.to)}, ${summary.breaks.length} open break(s)\n  \`ramp-recon report ${outcome.runId}\` writes its workbook\n`
                 : `reconcile ${outcome.runId} failed: ${outcome.error}\n`,
             );
           return exitCodeOf({ status: outcome.status, openBreaks: summary.breaks.length, explained: summary.breakCounts.explained }, opts.failOnBreaks === true);

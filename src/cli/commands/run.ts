@@ -1,4 +1,5 @@
 /** `ramp-recon run`: the whole pipeline for a period, and the frame (signals, store, exit codes) every run-like command shares. */
+import { periodLabel } from '../../report/summary.js';
 import { Command } from 'commander';
 import { requireSources, type Config } from '../../config/load.js';
 import { EmbeddedBusyError, type Store } from '../../store/database.js';
@@ -69,7 +70,7 @@ export function describeResult(result: PipelineResult): string {
   const s = result.summary;
   const lines = [
     `run ${result.runId} ${result.status}${result.failedStage ? ` in stage ${result.failedStage}: ${result.error ?? ''}` : ''}`,
-    `  period      ${s.period.from} .. ${s.period.to} (to exclusive)`,
+    `  period      ${s.period.from && s.period.to ? periodLabel(s.period.from, s.period.to) : 'none'}`,
     `  open breaks ${result.openBreaks}${s.breakCounts ? ` (${s.breakCounts.inPeriod} of this period, ${s.breakCounts.carriedOver} carried over)` : ''}`,
     `  counts      ${Object.entries(s.counts)
       .map(([k, v]) => `${k} ${String(v)}`)
