@@ -138,7 +138,8 @@ class SheetWriter {
   private readonly hasAmounts: boolean;
   private readonly columnCount: number;
   /** Per column: the style additions of its spec (see extraOf), and whether any column wraps. */
-  private readonly columnExtras: Extra[];
+  private columnExtras: Extra[];
+  private readonly wrapHeader: boolean;
   private readonly hasWrap: boolean;
   private ws: ExcelJS.Worksheet | null = null;
   private part = 0;
@@ -157,6 +158,11 @@ class SheetWriter {
     this.hasAmounts = !this.report && spec.columns.some((c) => c.kind === 'amount');
     this.columnCount = spec.columns.length + (this.hasAmounts ? 1 : 0);
     this.columnExtras = spec.columns.map((c) => extraOf(c));
+    this.wrapHeader = !this.report && spec.fitToWidth === true;
+    // Where some cells wrap (rows several lines tall), every cell reads from the top of its row.
+    if (!this.report && spec.columns.some((c) => c.wrap)) this.columnExtras = this.columnExtras.map((e) => (e.includes('w') ? e : `${e}t`));
+    // Printed one page wide, the exact values wrap in a column of their own width instead of running on.
+    if (this.wrapHeader) this.columnExtras.push('w');
     this.hasWrap = !this.report && spec.columns.some((c) => c.wrap);
   }
 
@@ -213,10 +219,17 @@ class SheetWriter {
       });
       if (this.hasAmounts) exactSeen = Math.max(exactSeen, textWidth(this.exactValues(row.cells).join('; ')));
     }
+    // A sheet printed one page wide wraps its header, so a long header ("Deposits placed by state
+    // change") does not widen its column of short numbers: the longest word of it is the floor.
+    const headerOf = (h: string) => (this.wrapHeader ? longestWord(h) : h);
     this.widths = this.spec.columns.map((col, i) =>
-      this.report ? Math.min(MAX_WIDTH, Math.max(col.width ?? 12, Math.ceil((seen[i] ?? 0) + 1.5))) : col.wrap ? Math.min(fitWidth(col.header, seen[i] ?? 0), col.width ?? MAX_WIDTH) : fitWidth(col.header, seen[i] ?? 0, col.width),
+      this.report
+        ? Math.min(MAX_WIDTH, Math.max(col.width ?? 12, Math.ceil((seen[i] ?? 0) + 1.5)))
+        : col.wrap
+          ? Math.min(fitWidth(headerOf(col.header), seen[i] ?? 0), col.width ?? MAX_WIDTH)
+          : fitWidth(headerOf(col.header), seen[i] ?? 0, col.width),
     );
-    if (this.hasAmounts) this.widths.push(fitWidth(EXACT_VALUES_HEADER, exactSeen));
+    if (this.hasAmounts) this.widths.push(this.wrapHeader ? Math.min(fitWidth(EXACT_VALUES_HEADER, exactSeen), EXACT_PRINTED_WIDTH) : fitWidth(EXACT_VALUES_HEADER, exactSeen));
     for (const row of sample) this.writeRow(row);
   }
 
@@ -246,8 +259,13 @@ class SheetWriter {
     header.eachCell((cell) => {
       cell.fill = { type: 'pattern', pattern: 'solid', fgColor: { argb: 'FFD9D9D9' } };
       cell.border = { bottom: { style: 'thin' } };
-      cell.alignment = { vertical: 'middle', wrapText: false };
+      cell.alignment = { vertical: this.wrapHeader ? 'top' : 'middle', wrapText: this.wrapHeader };
     });
+    if (this.wrapHeader) {
+      // Rows are not re-measured when opened: the header gets the height of its longest wrapped title.
+      const lines = headers.map((h, i) => Math.ceil((textWidth(h) * 1.1) / Math.max(1, (widths[i] ?? 12) - 1)));
+      header.height = Math.min(4, Math.max(1, ...lines)) * LINE_HEIGHT;
+    }
     header.commit();
     this.rowsInPart = 1;
   }
@@ -295,6 +313,9 @@ class SheetWriter {
       const lines = text.split('\n').reduce((n, line) => n + Math.max(1, Math.ceil(line.length / perLine)), 0);
       most = Math.max(most, lines);
     });
+    // the "Exact values" column, wrapped on a sheet printed one page wide
+    const exact = this.wrapHeader && this.hasAmounts ? values[this.spec.columns.length] : null;
+    if (typeof exact === 'string') most = Math.max(most, Math.ceil(exact.length / Math.max(1, (this.widths?.[this.spec.columns.length] ?? EXACT_PRINTED_WIDTH) - 1)));
     return most;
   }
 
@@ -318,7 +339,7 @@ class SheetWriter {
       values.push(exact.length ? exact.join('; ') : null);
     }
     const xrow = ws.addRow(values);
-    const lines = this.hasWrap ? this.wrappedLines(values) : 1;
+    const lines = this.hasWrap || this.wrapHeader ? this.wrappedLines(values) : 1;
     // Rows are not re-measured when opened (LibreOffice prints wrapped text over the next row): set the height.
     if (lines > 1) xrow.height = Math.min(MAX_ROW_HEIGHT, lines * LINE_HEIGHT);
     const width = this.report ? Math.max(row.cells.length, row.tone ? 1 : 0) : this.columnCount;
@@ -360,7 +381,7 @@ export function linkTarget(sheet: string, row: number): string {
 
 /**
  * Per-column style additions, as a key: e = editable (unlocked, light yellow), w = wrapped
- * text, l = a link (blue, underlined). Empty: none.
+ * text, t = top-aligned (a cell beside wrapped ones), l = a link (blue, underlined). Empty: none.
  */
 type Extra = string;
 function extraOf(col: SheetSpec['columns'][number] | undefined): Extra {
@@ -368,6 +389,13 @@ function extraOf(col: SheetSpec['columns'][number] | undefined): Extra {
 }
 
 const EDITABLE_FILL = 'FFFFFFCC';
+/** Width of the "Exact values" column on a sheet printed one page wide (its text wraps). */
+const EXACT_PRINTED_WIDTH = 40;
+
+/** The longest word of a header: the narrowest its column can be once the header wraps. */
+function longestWord(header: string): string {
+  return header.split(/\s+/).reduce((a, b) => (b.length > a.length ? b : a), '');
+}
 /** Points per line of 11-point text, and Excel's largest row height. */
 const LINE_HEIGHT = 15;
 const MAX_ROW_HEIGHT = 409;
@@ -429,6 +457,7 @@ function styleFor(numFmt: string | undefined, tone: Tone | undefined, extra: Ext
     if (fill) style.fill = { type: 'pattern', pattern: 'solid', fgColor: { argb: fill } };
     if (extra.includes('l')) style.font = { ...style.font, ...LINK_FONT };
     if (extra.includes('w')) style.alignment = { ...style.alignment, wrapText: true, vertical: 'top' };
+    if (extra.includes('t')) style.alignment = { ...style.alignment, vertical: 'top' };
     if (extra.includes('e')) {
       style.fill = { type: 'pattern', pattern: 'solid', fgColor: { argb: EDITABLE_FILL } };
       style.protection = { locked: false };

@@ -55,7 +55,7 @@ describe(`run and deliver with SMTP, end to end [${kind}]`, { timeout: 240_000 }
     expect(summary.status).toBe('failed');
     expect(existsSync(summary.report)).toBe(true);
     let runs = JSON.parse((await runCli(['runs', '--json', '--limit', '1'], env)).stdout) as Array<{ status: string; failedStage: string; delivered: boolean; error: string }>;
-    expect(runs[0]).toMatchObject({ status: 'failed', failedStage: 'deliver', delivered: false });
+    expect(runs[0]).toMatchObject({ status: 'failed', failedStage: 'deliver', delivered: false, delivery: 'failed' });
     expect(runs[0]!.error).toContain(`ramp-recon deliver ${summary.runId}`);
 
     smtp = new SMTPServer({
@@ -79,7 +79,7 @@ describe(`run and deliver with SMTP, end to end [${kind}]`, { timeout: 240_000 }
     expect(mails[0]).toMatch(/^Subject: .*\d+ open break/m);
     expect(mails[0]).toMatch(/filename="?ramp-recon_.*\.xlsx/);
     runs = JSON.parse((await runCli(['runs', '--json', '--limit', '1'], env)).stdout);
-    expect(runs[0]).toMatchObject({ status: 'succeeded', failedStage: null, delivered: true });
+    expect(runs[0]).toMatchObject({ status: 'succeeded', failedStage: null, delivered: true, delivery: 'delivered' });
 
     const sent = await runCli(['run', ...periodArgs, '--fail-on-breaks'], env);
     expect(sent.code, brief(sent.stderr)).toBe(3);

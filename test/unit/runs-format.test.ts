@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { duration, formatRequests } from '../../src/cli/commands/runs.js';
+import { deliveryOf, duration, formatRequests } from '../../src/cli/commands/runs.js';
 
 describe('runs: the requests line', () => {
   it('gives each API its requests, retries and time at its rates, then the total', () => {
@@ -26,5 +26,17 @@ describe('runs: the requests line', () => {
     expect(duration(59.96)).toBe('1m00s');
     expect(duration(1385)).toBe('23m05s');
     expect(duration(4862)).toBe('1h21m');
+  });
+});
+
+describe('deliveryOf', () => {
+  const base = { delivered: false, deliveryError: null, status: 'succeeded', command: 'run', stages: {} } as Parameters<typeof deliveryOf>[0];
+  it('tells a run never meant to be e-mailed from one whose e-mail failed', () => {
+    expect(deliveryOf({ ...base, delivered: true })).toBe('delivered');
+    expect(deliveryOf({ ...base, status: 'failed', deliveryError: 'SMTP: connection refused', stages: { deliver: { ms: 1, status: 'failed' } } })).toBe('failed');
+    expect(deliveryOf({ ...base, stages: { deliver: { ms: 0, status: 'skipped', reason: '--no-email' } } })).toBe('not requested');
+    expect(deliveryOf({ ...base, command: 'reconcile' })).toBe('not requested');
+    expect(deliveryOf({ ...base, command: 'sync', status: 'running' })).toBe('not requested');
+    expect(deliveryOf({ ...base, status: 'running' })).toBe('pending');
   });
 });

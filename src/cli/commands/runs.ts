@@ -40,7 +40,18 @@ export interface RunListing {
   error: string | null;
   report: string | null;
   delivered: boolean;
+  /** delivered; failed (deliveryError says why; `deliver <runId>` retries); not requested (a sync or reconcile, --no-email, no SMTP_URL); pending (a run still going). */
+  delivery: 'delivered' | 'failed' | 'not requested' | 'pending';
   deliveryError: string | null;
+}
+
+/** What became of a run's e-mail, from its deliver stage: a run never meant to be e-mailed is not "not delivered". */
+export function deliveryOf(r: Pick<RunListing, 'delivered' | 'deliveryError' | 'status' | 'command' | 'stages'>): RunListing['delivery'] {
+  if (r.delivered) return 'delivered';
+  const stage = r.stages.deliver?.status;
+  if (r.deliveryError || stage === 'failed') return 'failed';
+  if (stage === 'skipped' || r.command !== 'run') return 'not requested';
+  return r.status === 'running' ? 'pending' : 'not requested';
 }
 
 const limitSchema = z.coerce.number().int().min(1).max(10_000);
@@ -70,7 +81,7 @@ export function register(program: Command): void {
 
 export async function listRuns(db: Db, account: string, limit: number): Promise<RunListing[]> {
   const rows = await recentRuns(db, account, limit);
-  return rows.map((r) => {
+  return rows.map((r): RunListing => {
     const stages = (r.stages ?? {}) as Record<string, StageRecord>;
     const startedAt = new Date(r.started_at as unknown as string);
     const finishedAt = r.finished_at ? new Date(r.finished_at as unknown as string) : null;
@@ -110,9 +121,10 @@ export async function listRuns(db: Db, account: string, limit: number): Promise<
       error: r.error,
       report: r.report_path,
       delivered: r.delivered === true,
+      delivery: 'pending',
       deliveryError: r.delivery_error,
     };
-  });
+  }).map((listing) => ({ ...listing, delivery: deliveryOf(listing) }));
 }
 
 export function formatRuns(runs: RunListing[]): string {
@@ -122,7 +134,7 @@ export function formatRuns(runs: RunListing[]): string {
     // the period as the workbook and the e-mail name it (both days inclusive); --json keeps from / to (exclusive)
     const period = r.period ? periodLabel(r.period.from, r.period.to) : '-';
     out.push(
-      `${r.runId}  ${r.command.padEnd(9)} ${r.trigger.padEnd(8)} ${period.padEnd(24)} ${r.status.padEnd(9)} ${r.startedAt}  ${seconds(r.ms).padStart(7)}  breaks ${r.openBreaks ?? '-'}  ${r.delivered ? 'delivered' : 'not delivered'}`,
+      `${r.runId}  ${r.command.padEnd(9)} ${r.trigger.padEnd(8)} ${period.padEnd(24)} ${r.status.padEnd(9)} ${r.startedAt}  ${seconds(r.ms).padStart(7)}  breaks ${r.openBreaks ?? '-'}  ${r.delivery === 'failed' ? 'delivery failed' : r.delivery === 'not requested' ? 'no e-mail requested' : r.delivery}`,
     );
     const stageText = Object.entries(r.stages)
       .map(([name, s]) => `${name} ${s.status === 'succeeded' ? seconds(s.ms) : `${s.status ?? '?'}${s.reason ? ` (${s.reason})` : ''}`}`)
