@@ -2,7 +2,8 @@
 /** The CLI entry point: registers every command and parses the command line (bad usage exits 2, in one line). */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { commands } from './commands/registry.js';
+import { COMMAND_MODULES } from './commands/registry.js';
+import { COMMAND_INFO, type CommandName } from './commands/info.js';
 import { EXIT } from '../errors.js';
 import { usageLine } from './usage.js';
 
@@ -33,7 +34,30 @@ const program = new Command('ramp-recon')
   .showSuggestionAfterError(true)
   .exitOverride();
 
-for (const register of commands) register(program);
+/**
+ * The command the line names: the first word that is not an option (or the value of a global
+ * option), and for `help <command>` that command. Only its module is loaded.
+ */
+function namedCommand(argv: string[]): CommandName | null {
+  const words: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') break;
+    if (a === '-c' || a === '--config' || a === '--log-format') i++;
+    else if (!a.startsWith('-')) words.push(a);
+    if (words.length === 2) break;
+  }
+  const name = words[0] === 'help' ? words[1] : words[0];
+  return name !== undefined && Object.hasOwn(COMMAND_INFO, name) ? (name as CommandName) : null;
+}
+
+const named = namedCommand(process.argv.slice(2));
+if (named) {
+  (await COMMAND_MODULES[named]()).register(program);
+} else {
+  // The root --help, --version, or an unknown command: every command by name and description, none loaded.
+  for (const [name, info] of Object.entries(COMMAND_INFO)) program.command(`${name}${info.args ? ` ${info.args}` : ''}`).description(info.description);
+}
 for (const command of program.commands) command.exitOverride().configureOutput({ outputError: (text, write) => write(usageLine(text, command.name())) });
 
 try {

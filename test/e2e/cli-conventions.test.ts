@@ -56,3 +56,18 @@ describe('CLI conventions: one-line errors that say what to do', () => {
     expect(r.stderr).toBe('ramp-recon: error: --quiet and --verbose: give one or the other\n');
   });
 });
+
+describe('a CLI that starts at once', () => {
+  it('--help lists every command with its description without loading any of them, and `help <command>` loads that one', async () => {
+    const { COMMAND_INFO } = await import('../../src/cli/commands/info.js');
+    const env = childEnv({});
+    const root = await runCli(['--help'], env);
+    expect(root.code).toBe(0);
+    for (const name of Object.keys(COMMAND_INFO)) expect(root.stdout).toMatch(new RegExp(`^  ${name}\\b`, 'm'));
+    expect(root.stdout).toContain('-V, --version');
+    const one = await runCli(['help', 'report'], env);
+    expect(one.code).toBe(0);
+    expect(one.stdout).toMatch(/^Usage: ramp-recon report \[options\] \[runId\]/);
+    expect(one.stdout).toContain('--csv <dir>');
+  });
+});

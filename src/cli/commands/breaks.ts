@@ -1,4 +1,5 @@
 /** `ramp-recon breaks list|show|ack|unack|note|assign|import`: working breaks from the terminal, or from a returned workbook (README "Working breaks"). */
+import { COMMAND_INFO } from './info.js';
 import { userInfo } from 'node:os';
 import { basename } from 'node:path';
 import type { Command } from 'commander';
@@ -61,7 +62,7 @@ function printJson(value: unknown): void {
 export function register(program: Command): void {
   const breaks = program
     .command('breaks')
-    .description('work the breaks: list and show them with their history, acknowledge (explain) one with a reason, note, assign an owner, import a returned workbook');
+    .description(COMMAND_INFO['breaks'].description);
 
   breaks
     .command('list')

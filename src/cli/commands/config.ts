@@ -1,4 +1,5 @@
 /** `ramp-recon config`: validates the environment and config file and prints the effective config, secrets masked. */
+import { COMMAND_INFO } from './info.js';
 import type { Command } from 'commander';
 import { action, type GlobalOptions } from '../context.js';
 import { loadConfig, maskedConfig } from '../../config/load.js';
@@ -6,7 +7,7 @@ import { ConfigError } from '../../errors.js';
 import { doctorAction, timeoutOption } from './doctor.js';
 
 export function register(program: Command): void {
-  const config = program.command('config').description('inspect the configuration');
+  const config = program.command('config').description(COMMAND_INFO['config'].description);
   config
     .command('check')
     .description('validate environment and config file; print the effective config with secrets masked (exit 2 when invalid or incomplete for `run`); --connect also tries every part, as `doctor`')

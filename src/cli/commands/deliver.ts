@@ -1,4 +1,5 @@
 /** `ramp-recon deliver <runId>`: e-mails a run's workbook again, completing a run whose only failure was the e-mail. */
+import { COMMAND_INFO } from './info.js';
 import type { Command } from 'commander';
 import { ConfigError, EXIT } from '../../errors.js';
 import { completeRedeliveredRun } from '../../store/runs.js';
@@ -9,7 +10,7 @@ import { requireRun } from './report.js';
 export function register(program: Command): void {
   program
     .command('deliver')
-    .description("e-mail a run's workbook (retries a failed delivery); needs SMTP_URL, email.from and email.to")
+    .description(COMMAND_INFO['deliver'].description)
     .argument('<runId>', 'run id, as `ramp-recon runs` lists it')
     .addHelpText('after', '\nExit codes: 0 sent, 1 the send failed (the run stays undelivered), 2 bad usage, SMTP not configured or unknown run id')
     .action(

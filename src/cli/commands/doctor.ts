@@ -1,4 +1,5 @@
 /** `ramp-recon doctor`: validates what `run` and `schedule` use, then tries each part for real, one line per check (exit 0 / 2). */
+import { COMMAND_INFO } from './info.js';
 import type { Command } from 'commander';
 import { EXIT } from '../../errors.js';
 import { action, type GlobalOptions } from '../context.js';
@@ -25,7 +26,7 @@ export async function doctorAction(globals: GlobalOptions, opts: { json?: boolea
 export function register(program: Command): void {
   program
     .command('doctor')
-    .description('prove the set-up: validate the config, then try the database, both APIs, SMTP and the webhook port for real (exit 2 on a problem)')
+    .description(COMMAND_INFO['doctor'].description)
     .option('--json', 'print {"ok", "checks": [{part, status, text, fix, ms}]} on stdout')
     .option('--timeout-ms <ms>', 'time allowed to each check (default 5000)', timeoutOption)
     .action(

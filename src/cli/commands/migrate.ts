@@ -1,4 +1,5 @@
 /** `ramp-recon migrate`: creates or updates the database schema. */
+import { COMMAND_INFO } from './info.js';
 import type { Command } from 'commander';
 import { action, createContext } from '../context.js';
 import { openStore } from '../../store/database.js';
@@ -7,7 +8,7 @@ import { migrate } from '../../store/migrate.js';
 export function register(program: Command): void {
   program
     .command('migrate')
-    .description('create or update the database schema (embedded under ./data when DATABASE_URL is not set)')
+    .description(COMMAND_INFO['migrate'].description)
     .action(
       action(async (_opts: unknown, command: Command) => {
         const { config, logger } = createContext(command);

@@ -1,4 +1,5 @@
 /** `ramp-recon reconcile`: checks the stored data of a period as a recorded run, without syncing. */
+import { COMMAND_INFO } from './info.js';
 import { periodLabel } from '../../report/summary.js';
 import type { Command } from 'commander';
 import { executeRun } from '../../pipeline/execute.js';
@@ -20,7 +21,7 @@ interface ReconcileOptions {
 export function register(program: Command): void {
   program
     .command('reconcile')
-    .description('check the stored data of a period against every rule and update the breaks, without syncing (a run record is kept)')
+    .description(COMMAND_INFO['reconcile'].description)
     .option('--from <date>', 'first day of the period, YYYY-MM-DD UTC, inclusive (default: yesterday)')
     .option('--to <date>', 'day after the last day, YYYY-MM-DD UTC, exclusive (default: the day after --from)')
     .option('--json', 'print the JSON summary on stdout (logs stay on stderr)')

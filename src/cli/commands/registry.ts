@@ -1,18 +1,24 @@
-/** Every CLI command's registration, in `--help` order. */
+/** Every CLI command's module, loaded on demand: only the command being run is imported (the root --help imports none). */
 import type { Command } from 'commander';
-import { register as migrate } from './migrate.js';
-import { register as config } from './config.js';
-import { register as sandbox } from './sandbox.js';
-import { register as run } from './run.js';
-import { register as sync } from './sync.js';
-import { register as reconcile } from './reconcile.js';
-import { register as report } from './report.js';
-import { register as deliver } from './deliver.js';
-import { register as schedule } from './schedule.js';
-import { register as runs } from './runs.js';
-import { register as breaks } from './breaks.js';
-import { register as serveWebhooks } from './serve-webhooks.js';
-import { register as doctor } from './doctor.js';
+import type { CommandName } from './info.js';
 
-/** Every command, in the order `--help` lists them. Each module owns one command. */
-export const commands: Array<(program: Command) => void> = [run, sync, reconcile, report, deliver, schedule, runs, breaks, serveWebhooks, migrate, config, doctor, sandbox];
+export interface CommandModule {
+  register(program: Command): void;
+}
+
+/** Each command's module; `--help` lists them in COMMAND_INFO's order. Each module owns one command. */
+export const COMMAND_MODULES: Record<CommandName, () => Promise<CommandModule>> = {
+  run: () => import('./run.js'),
+  sync: () => import('./sync.js'),
+  reconcile: () => import('./reconcile.js'),
+  report: () => import('./report.js'),
+  deliver: () => import('./deliver.js'),
+  schedule: () => import('./schedule.js'),
+  runs: () => import('./runs.js'),
+  breaks: () => import('./breaks.js'),
+  'serve-webhooks': () => import('./serve-webhooks.js'),
+  migrate: () => import('./migrate.js'),
+  config: () => import('./config.js'),
+  doctor: () => import('./doctor.js'),
+  sandbox: () => import('./sandbox.js'),
+};

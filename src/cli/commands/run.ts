@@ -1,4 +1,5 @@
 /** `ramp-recon run`: the whole pipeline for a period, and the frame (signals, store, exit codes) every run-like command shares. */
+import { COMMAND_INFO } from './info.js';
 import { periodLabel } from '../../report/summary.js';
 import { Command } from 'commander';
 import { requireSources, type Config } from '../../config/load.js';
@@ -30,7 +31,7 @@ Exit codes:
 export function register(program: Command): void {
   program
     .command('run')
-    .description('sync both sources, reconcile, write the workbook and e-mail it, for a period of UTC days (default: yesterday)')
+    .description(COMMAND_INFO['run'].description)
     .option('--from <date>', 'first day of the period, YYYY-MM-DD UTC, inclusive (default: yesterday)')
     .option('--to <date>', 'day after the last day, YYYY-MM-DD UTC, exclusive (default: the day after --from)')
     .option('--json', 'print the JSON summary of the run on stdout (logs stay on stderr)')

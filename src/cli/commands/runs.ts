@@ -1,4 +1,5 @@
 /** `ramp-recon runs`: the past runs of the account, newest first, as text or JSON. */
+import { COMMAND_INFO } from './info.js';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { ConfigError, EXIT } from '../../errors.js';
@@ -59,7 +60,7 @@ const limitSchema = z.coerce.number().int().min(1).max(10_000);
 export function register(program: Command): void {
   program
     .command('runs')
-    .description('list past runs, newest first: period, status, stage timings, counts, open breaks, workbook, delivery')
+    .description(COMMAND_INFO['runs'].description)
     .option('--json', 'print a JSON array on stdout')
     .option('--limit <n>', 'how many runs to list', '20')
     .action(

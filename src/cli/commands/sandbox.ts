@@ -1,4 +1,5 @@
 /** `ramp-recon sandbox`: serves the simulated Partner and Exchange APIs, loaded on demand from sandbox/. */
+import { COMMAND_INFO } from './info.js';
 import type { Command } from 'commander';
 import { AppError, ConfigError } from '../../errors.js';
 import { action } from '../context.js';
@@ -56,7 +57,7 @@ function oneOf<T extends string>(name: string, v: string, allowed: readonly T[],
 export function register(program: Command): void {
   program
     .command('sandbox')
-    .description('serve a simulated Partner API and Exchange API on localhost from deterministic generated data')
+    .description(COMMAND_INFO['sandbox'].description)
     .option('--port <n>', 'port to listen on (0 = any free port)', '4010')
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option('--seed <n>', 'PRNG seed', '1')

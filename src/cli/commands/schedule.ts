@@ -1,4 +1,5 @@
 /** `ramp-recon schedule`: runs the nightly pipeline on the configured cron until stopped. */
+import { COMMAND_INFO } from './info.js';
 import type { Command } from 'commander';
 import { runSchedule } from '../../schedule/nightly.js';
 import { action, createContext, openMigratedStore } from '../context.js';
@@ -7,7 +8,7 @@ import { EXIT } from '../../errors.js';
 export function register(program: Command): void {
   program
     .command('schedule')
-    .description('stay up and fire `run` for the previous UTC day by schedule.cron in schedule.timezone (default 02:00 UTC daily), re-syncing schedule.lookbackDays (default 3)')
+    .description(COMMAND_INFO['schedule'].description)
     .addHelpText(
       'after',
       `

@@ -1,4 +1,5 @@
 /** `ramp-recon serve-webhooks`: the HTTP server that receives the partner's webhooks. */
+import { COMMAND_INFO } from './info.js';
 import type { Command } from 'commander';
 import { action, createContext, openMigratedStore } from '../context.js';
 import { startWebhookServer } from '../../webhooks/server.js';
@@ -12,9 +13,7 @@ interface ServeOptions {
 export function register(program: Command): void {
   program
     .command('serve-webhooks')
-    .description(
-      'receive partner order events over HTTP(S) (HTTPS when webhooks.tlsCertFile/tlsKeyFile are set); accepts only the configured sender addresses; stops cleanly on SIGTERM/SIGINT',
-    )
+    .description(COMMAND_INFO['serve-webhooks'].description)
     .option('--port <port>', 'port to listen on (default: webhooks.port, 8080)')
     .option('--host <host>', 'address to bind (default: webhooks.host, 0.0.0.0)')
     .action(

@@ -1,4 +1,5 @@
 /** `ramp-recon sync`: pulls the APIs into the store as a recorded run, without reconciling. */
+import { COMMAND_INFO } from './info.js';
 import { Command, Option } from 'commander';
 import { requireSources } from '../../config/load.js';
 import { ConfigError, EXIT } from '../../errors.js';
@@ -24,7 +25,7 @@ interface SyncOptions {
 export function register(program: Command): void {
   program
     .command('sync')
-    .description('fetch from the Partner and/or Exchange API into the database, without reconciling (a run record is kept)')
+    .description(COMMAND_INFO['sync'].description)
     .addOption(new Option('--source <source>', 'which API to sync').choices(['partner', 'exchange', 'all']).default('all'))
     .option('--from <date>', 'partner orders: first day, YYYY-MM-DD UTC, inclusive (default: yesterday)')
     .option('--to <date>', 'partner orders: day after the last, YYYY-MM-DD UTC, exclusive')
