@@ -79,21 +79,30 @@ export async function deliverRun(ctx: StageContext, runId: string): Promise<Deli
       transport.close();
     }
   } catch (err) {
-    const error = scrub(describe(err));
+    const error = scrub(describe(err, smtpUrl));
     await recordDelivery(db, runId, { delivered: false, error });
     log.warn({ error, path }, `delivery failed; the report is kept, retry with \`ramp-recon deliver ${runId}\``);
     return { status: 'failed', error };
   }
 }
 
-function describe(err: unknown): string {
+/** "SMTP smtps://host:465: <what the server or the socket said>; check SMTP_URL ...": the part, the server tried, the fix. */
+function describe(err: unknown, smtpUrl: string): string {
+  let server = 'SMTP';
+  try {
+    const u = new URL(smtpUrl);
+    server = `SMTP ${u.protocol}//${u.hostname}${u.port ? `:${u.port}` : ''}`;
+  } catch {
+    /* validated with the config */
+  }
+  let what = String(err);
   if (err instanceof Error) {
     const e = err as Error & { code?: string; responseCode?: number; response?: string };
-    const parts = [e.message];
-    if (e.code && !e.message.includes(e.code)) parts.push(`(${e.code})`);
-    return parts.join(' ');
+    what = e.code && !e.message.includes(e.code) ? `${e.message} (${e.code})` : e.message;
   }
-  return String(err);
+  // A missing email.from / email.to is the config's, not the server's.
+  if (/email\.from and email\.to/.test(what)) return what;
+  return `${server}: ${what}; check SMTP_URL (host, port, user, password) and the server (\`ramp-recon doctor\` tries it)`;
 }
 
 /** The password and user info of SMTP_URL, raw and decoded, so neither can reach a log or the run row. */

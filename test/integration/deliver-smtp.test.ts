@@ -157,6 +157,8 @@ describeEachStore('deliver over SMTP', (t) => {
     const failed = await deliverRun(ctx, 'r-deliver-2');
     expect(failed.status).toBe('failed');
     expect(failed.error).toMatch(/550|mailbox unavailable/);
+    // the part, the server tried and what to do
+    expect(failed.error).toMatch(new RegExp(`^SMTP smtp://127\\.0\\.0\\.1:${smtp.port}: .*; check SMTP_URL`));
     let run = await t.store.db.selectFrom('run').selectAll().where('id', '=', 'r-deliver-2').executeTakeFirstOrThrow();
     expect(run.delivered).toBe(false);
     expect(run.delivery_error).toMatch(/mailbox unavailable/);
