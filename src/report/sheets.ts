@@ -1,6 +1,6 @@
 /** The data sheets: their names, column specs and the pure builders of their rows (partner, exchange, balances, coverage); the Breaks sheet is in breaks-sheet.ts. */
 import { Decimal } from '../decimal/decimal.js';
-import { amount, day, type Cell, type Row, type SheetSpec } from './cells.js';
+import { EXCEL_MAX_DECIMALS, amount, day, type Cell, type Row, type SheetSpec } from './cells.js';
 import type { Break } from '../domain/index.js';
 import type { BalanceRec, BalanceRollRec, CoverageRec, DepositRec, FillRec, OrderVsFillsRec, PartnerDailyRec, PartnerOrderRec, WithdrawalRec } from './model.js';
 import type { Precision } from './precision.js';
@@ -225,7 +225,7 @@ export function orderVsFillsRow(o: OrderVsFillsRec, precision: Precision, breaks
       amount(o.avgPx, p.price),
       amount(vwap, vwapDp),
       amount(pxDiff, vwapDp),
-      amount(o.notional, p.counter),
+      amount(o.notional, notionalDp(p)),
       amount(o.fees, p.counter),
       o.firstFill,
       o.lastFill,
@@ -254,6 +254,11 @@ export const fillsSpec: SheetSpec = {
   ],
 };
 
+/** Decimals of a notional (sum of qty x price): the quantity's scale plus the price's, so no notional needs its exact text beside it. */
+export function notionalDp(p: { qty: number; price: number }): number {
+  return Math.min(p.qty + p.price, EXCEL_MAX_DECIMALS);
+}
+
 export function fillRow(f: FillRec, precision: Precision, breaks: BreakIndex, feeCurrency: 'counter' | 'base'): Row {
   const p = precision.symbol(f.symbol);
   const feeCode = feeCurrency === 'base' ? p.base : p.counterCode;
@@ -268,7 +273,8 @@ export function fillRow(f: FillRec, precision: Precision, breaks: BreakIndex, fe
       f.side,
       amount(f.price, p.price),
       amount(f.qty, p.qty),
-      amount(f.qty.times(f.price), p.counter),
+      // qty x price has exactly the decimals of both: every notional of a symbol shown whole, at one format
+      amount(f.qty.times(f.price), notionalDp(p)),
       amount(f.fee, feeDp),
       feeCode,
     ],
