@@ -69,8 +69,6 @@ export interface SheetSpec {
   columns: ColumnSpec[];
   /** 'table': frozen header, autofilter, fitted widths. 'report': the Summary's free layout. */
   layout?: 'table' | 'report';
-  /** Column indexes (0-based) that get data bars over the whole data range. */
-  dataBars?: number[];
   /** Printed landscape, scaled to one page wide (as many pages tall as needed). */
   fitToWidth?: boolean;
 }

@@ -295,7 +295,6 @@ class SheetWriter {
     const lastRow = Math.max(this.rowsInPart, 1);
     if (!this.report) {
       ws.autoFilter = { from: { row: 1, column: 1 }, to: { row: lastRow, column: this.columnCount } };
-      if (this.spec.dataBars && lastRow > 1) writeDataBars(ws, this.spec.dataBars, lastRow);
       if (lastRow > 1) addChoices(ws, this.spec, lastRow);
     }
     ws.commit();
@@ -465,26 +464,6 @@ function styleFor(numFmt: string | undefined, tone: Tone | undefined, extra: Ext
     STYLES.set(key, style);
   }
   return style;
-}
-
-/**
- * Plain (2007) data bars. exceljs renders every data bar with an x14 extension id, and only its
- * in-memory writer emits the x14 rule that id points to; from the streaming writer the reference
- * would dangle, which Excel may report as damaged content. So the sheet's conditional formatting
- * XML is written here instead.
- */
-function writeDataBars(ws: ExcelJS.Worksheet, columns: number[], lastRow: number): void {
-  const xml = columns
-    .map((col, i) => {
-      const letter = columnLetter(col + 1);
-      return (
-        `<conditionalFormatting sqref="${letter}2:${letter}${lastRow}"><cfRule type="dataBar" priority="${i + 1}">` +
-        '<dataBar><cfvo type="min"/><cfvo type="max"/><color rgb="FF5B9BD5"/></dataBar></cfRule></conditionalFormatting>'
-      );
-    })
-    .join('');
-  const writer = ws as unknown as { _writeConditionalFormatting: () => void; stream: { write(text: string): void } };
-  writer._writeConditionalFormatting = () => writer.stream.write(xml);
 }
 
 export function columnLetter(n: number): string {
