@@ -1,7 +1,7 @@
 /** The frame of every run-like command: lock, run row, stages recorded one by one, outcome. */
 import type { Config } from '../config/load.js';
 import { configHash, secretValues } from '../config/load.js';
-import type { Store } from '../store/database.js';
+import { retryOnLostConnection, type Store } from '../store/database.js';
 import type { Logger } from '../log/logger.js';
 import { createRequestMeter } from '../http/meter.js';
 import { createRun, failInterruptedRuns, finishRun, markStageStarted, recordStage, type RunCommand } from '../store/runs.js';
@@ -65,7 +65,7 @@ export async function executeRun<T>(
   const target = databaseTarget(config.database.url, config.database.dataDir);
   return withRunLock(store, { account, wait: options.wait, signal: options.signal, logger: deps.logger }, async (lock) => {
     const now = options.now ?? new Date();
-    const interrupted = await failInterruptedRuns(store.db, account, now);
+    const interrupted = await retryOnLostConnection(() => failInterruptedRuns(store.db, account, now));
     if (interrupted.length)
       deps.logger.warn({ runs: interrupted }, 'marked runs left running by a process that ended (killed, or cut off from the database) as failed, in the stage each was in');
 
@@ -103,12 +103,13 @@ export async function executeRun<T>(
         options.signal?.throwIfAborted();
         if (lock.lost.aborted) throw lockLostError(lock.lost.reason, target);
         logger.info({ stage: name }, 'stage started');
-        await markStageStarted(store.db, runId, name);
+        await retryOnLostConnection(() => markStageStarted(store.db, runId, name));
         const running = fn();
         work = running;
         const result = await Promise.race([running, lockLost]);
         const finishedAt = new Date();
-        await recordStage(store.db, runId, name, { startedAt, finishedAt, status: 'succeeded', detail: detail ? detail(result) : undefined }, meter.snapshot());
+        const stageDetail = detail ? detail(result) : undefined;
+        await retryOnLostConnection(() => recordStage(store.db, runId, name, { startedAt, finishedAt, status: 'succeeded', detail: stageDetail }, meter.snapshot()));
         logger.info({ stage: name, ms: finishedAt.getTime() - startedAt.getTime() }, 'stage finished');
         return result;
       } catch (caught) {
@@ -119,8 +120,9 @@ export async function executeRun<T>(
         // A stage abandoned while still running: its eventual failure is of no interest any more.
         work?.catch(() => {});
         const error = scrub(errorText(err, config), secrets);
-        await recordStage(store.db, runId, name, { startedAt, finishedAt: new Date(), status: 'failed', error }, meter.snapshot()).catch((e) =>
-          logger.error({ err: e }, 'could not record the failed stage'),
+        const failedAt = new Date();
+        await retryOnLostConnection(() => recordStage(store.db, runId, name, { startedAt, finishedAt: failedAt, status: 'failed', error }, meter.snapshot())).catch((e) =>
+          logger.error({ error: errorText(e, config) }, 'could not record the failed stage; the run row keeps it as its current stage'),
         );
         throw new StageFailedError(name, err);
       }
@@ -128,7 +130,7 @@ export async function executeRun<T>(
 
     try {
       const value = await body(ctx, stage);
-      await finishRun(store.db, runId, { status: 'succeeded', requests: meter.snapshot() });
+      await retryOnLostConnection(() => finishRun(store.db, runId, { status: 'succeeded', requests: meter.snapshot() }));
       logger.info('run succeeded');
       return { runId, status: 'succeeded' as const, value };
     } catch (err) {
@@ -136,7 +138,7 @@ export async function executeRun<T>(
       const cause = err instanceof StageFailedError ? err.cause : err;
       const error = scrub(errorText(cause, config), secrets);
       try {
-        await finishRun(store.db, runId, { status: 'failed', failedStage, error, requests: meter.snapshot() });
+        await retryOnLostConnection(() => finishRun(store.db, runId, { status: 'failed', failedStage, error, requests: meter.snapshot() }));
       } catch (e) {
         // The database is out of reach: the row stays 'running' with its current_stage, and the
         // next run marks it failed in that stage (failInterruptedRuns). The outcome is still told.

@@ -1,6 +1,7 @@
 /** The nightly pipeline for one period: sync, reconcile, report, deliver, as one recorded run. */
 import { requireSources } from '../config/load.js';
 import { countOpenBreaks } from '../store/counts.js';
+import { retryOnLostConnection } from '../store/database.js';
 import { mergeStageDetail } from '../store/runs.js';
 import { AppError } from '../errors.js';
 import { addDays } from '../util/dates.js';
@@ -67,8 +68,9 @@ export async function runPipeline(deps: RunDeps & { stages?: Stages }, options: 
         await stage('reconcile.lookback', () => reconcilePeriod(ctx, { from: syncPeriod.from, to: period.from }));
       }
       await stage('reconcile', () => reconcilePeriod(ctx, period), (r) => pick(r, ['detected', 'lifecycle']));
-      const openBreaks = await countOpenBreaks(ctx.store.db, ctx.config.account);
-      await mergeStageDetail(ctx.store.db, runId, 'reconcile', { openBreaks });
+      // A read and an idempotent merge: safe to repeat on a fresh connection.
+      const openBreaks = await retryOnLostConnection(() => countOpenBreaks(ctx.store.db, ctx.config.account));
+      await retryOnLostConnection(() => mergeStageDetail(ctx.store.db, runId, 'reconcile', { openBreaks }));
 
       const report = await stage('report', () => writeReport(ctx, runId), (r) => ({ path: r.path, sheets: r.sheets }));
       reportPath = report.path;
@@ -92,7 +94,7 @@ export async function runPipeline(deps: RunDeps & { stages?: Stages }, options: 
     },
   );
 
-  const summary = await jsonSummary(deps.store.db, deps.config.account, outcome.runId).catch((err: unknown) => {
+  const summary = await retryOnLostConnection(() => jsonSummary(deps.store.db, deps.config.account, outcome.runId)).catch((err: unknown) => {
     // A run that failed because the database went away usually cannot read its summary either:
     // the summary then says what the run knows itself, so `--json` still prints one.
     if (outcome.status === 'succeeded') throw err;

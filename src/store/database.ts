@@ -222,3 +222,34 @@ function isAlive(pid: number): boolean {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
+
+/**
+ * A statement that failed because its connection was gone, not because of what it asked: the
+ * server terminated the session (57P01 admin shutdown, 57P02 crash, 57P03 starting up), or the
+ * socket closed. After a restart or pg_terminate_backend every idle connection of the pool is
+ * dead, and the pool can hand out one whose end it has not yet seen: such a statement never ran.
+ */
+export function isConnectionLost(err: unknown): boolean {
+  const e = err as { code?: string; message?: string } | null;
+  if (!e) return false;
+  if (e.code === '57P01' || e.code === '57P02' || e.code === '57P03' || e.code === 'ECONNRESET' || e.code === 'EPIPE') return true;
+  return /Connection terminated|connection is closed|Client has encountered a connection error|not queryable/i.test(e.message ?? '');
+}
+
+/**
+ * Runs fn again (up to `attempts` times, 100 ms more each time) while it fails with a lost
+ * connection, so that the pool works through its dead connections to a fresh one. Only for
+ * statements that are safe to repeat: reads, and single-statement writes that set a state
+ * (the run row's stage, status and outcome). A stage's own writes are not retried here: its
+ * failure fails the run and the next run resumes from the committed cursors.
+ */
+export async function retryOnLostConnection<T>(fn: () => Promise<T>, attempts = 6): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (attempt >= attempts || !isConnectionLost(err)) throw err;
+      await new Promise((r) => setTimeout(r, 100 * attempt));
+    }
+  }
+}
