@@ -149,7 +149,7 @@ describe.skipIf(!BASE_URL)('a database that goes away during a run [postgres]', 
       const summary = JSON.parse(result.stdout) as { runId: string; status: string };
       expect(summary.status).toBe('failed');
 
-      const row = (await admin.query(`select status, failed_stage, error, current_stage from ${w.schema}.run where id = $1`, [summary.runId])).rows[0] as Record<string, string | null>;
+      const row = (await admin.query(`select status, failed_stage, error from ${w.schema}.run where id = $1`, [summary.runId])).rows[0] as Record<string, string | null>;
       expect(row.status).toBe('failed');
       expect(row.failed_stage).toBe(stage);
       expect(row.error).toMatch(/^database: /);
