@@ -1,13 +1,13 @@
 /** The frame of every run-like command: lock, run row, stages recorded one by one, outcome. */
 import type { Config } from '../config/load.js';
 import { configHash, secretValues } from '../config/load.js';
-import type { Store } from '../store/database.js';
+import { retryOnLostConnection, type Store } from '../store/database.js';
 import type { Logger } from '../log/logger.js';
 import { createRequestMeter } from '../http/meter.js';
-import { createRun, failInterruptedRuns, finishRun, recordStage, type RunCommand } from '../store/runs.js';
+import { createRun, failInterruptedRuns, finishRun, markStageStarted, recordStage, type RunCommand } from '../store/runs.js';
 import type { StageContext } from '../stages/context.js';
 import type { Period } from '../domain/period.js';
-import { withRunLock } from './lock.js';
+import { LockLostError, withRunLock } from './lock.js';
 import { asDatabaseUnavailable, databaseTarget } from '../store/database-errors.js';
 
 /** The IO handles a run needs; passed in by the CLI, the scheduler, the demo and the tests. */
@@ -62,10 +62,12 @@ export async function executeRun<T>(
 ): Promise<RunOutcome<T>> {
   const { store, config } = deps;
   const account = config.account;
-  return withRunLock(store, { account, wait: options.wait, signal: options.signal, logger: deps.logger }, async () => {
+  const target = databaseTarget(config.database.url, config.database.dataDir);
+  return withRunLock(store, { account, wait: options.wait, signal: options.signal, logger: deps.logger }, async (lock) => {
     const now = options.now ?? new Date();
-    const interrupted = await failInterruptedRuns(store.db, account, now);
-    if (interrupted.length) deps.logger.warn({ runIds: interrupted }, 'marked runs left running by a process that ended as failed');
+    const interrupted = await retryOnLostConnection(() => failInterruptedRuns(store.db, account, now));
+    if (interrupted.length)
+      deps.logger.warn({ runs: interrupted }, 'marked runs left running by a process that ended (killed, or cut off from the database) as failed, in the stage each was in');
 
     const runId = await createRun(store.db, {
       account,
@@ -79,25 +81,48 @@ export async function executeRun<T>(
     const logger = deps.logger.child({ runId });
     // The requests are spent whatever the run's outcome: saved with every stage and at the end.
     const meter = createRequestMeter();
-    const ctx: StageContext = { store, config, logger, runId, now, signal: options.signal, meter };
+    // The stages stop at their next safe point on a signal (SIGTERM) or when the run lock is lost.
+    const signal = options.signal ? AbortSignal.any([options.signal, lock.lost]) : lock.lost;
+    const ctx: StageContext = { store, config, logger, runId, now, signal, meter };
+    // The lock's session gone: a stage still busy fails at once with this, rather than at its next
+    // page or statement (what it already committed is kept; it may still commit the transaction in
+    // flight, which is idempotent like every write of the stages).
+    const lockLost = new Promise<never>((_resolve, reject) => {
+      const fail = () => reject(lockLostError(lock.lost.reason, target));
+      if (lock.lost.aborted) fail();
+      else lock.lost.addEventListener('abort', fail, { once: true });
+    });
+    lockLost.catch(() => {});
     const secrets = secretValues(config);
     logger.info({ command: options.command, trigger: options.trigger, period: options.period }, 'run started');
 
     const stage: StageRunner = async (name, fn, detail) => {
       const startedAt = new Date();
+      let work: Promise<unknown> | undefined;
       try {
         options.signal?.throwIfAborted();
+        if (lock.lost.aborted) throw lockLostError(lock.lost.reason, target);
         logger.info({ stage: name }, 'stage started');
-        const result = await fn();
+        await retryOnLostConnection(() => markStageStarted(store.db, runId, name));
+        const running = fn();
+        work = running;
+        const result = await Promise.race([running, lockLost]);
         const finishedAt = new Date();
-        await recordStage(store.db, runId, name, { startedAt, finishedAt, status: 'succeeded', detail: detail ? detail(result) : undefined }, meter.snapshot());
+        const stageDetail = detail ? detail(result) : undefined;
+        await retryOnLostConnection(() => recordStage(store.db, runId, name, { startedAt, finishedAt, status: 'succeeded', detail: stageDetail }, meter.snapshot()));
         logger.info({ stage: name, ms: finishedAt.getTime() - startedAt.getTime() }, 'stage finished');
         return result;
-      } catch (err) {
-        if (err instanceof StageFailedError) throw err;
+      } catch (caught) {
+        if (caught instanceof StageFailedError) throw caught;
+        // The stage's own failure is often a consequence of the lost lock (an aborted sync, a
+        // query on the terminated session): the lost lock is the reason said.
+        const err = lock.lost.aborted ? lockLostError(lock.lost.reason, target) : caught;
+        // A stage abandoned while still running: its eventual failure is of no interest any more.
+        work?.catch(() => {});
         const error = scrub(errorText(err, config), secrets);
-        await recordStage(store.db, runId, name, { startedAt, finishedAt: new Date(), status: 'failed', error }, meter.snapshot()).catch((e) =>
-          logger.error({ err: e }, 'could not record the failed stage'),
+        const failedAt = new Date();
+        await retryOnLostConnection(() => recordStage(store.db, runId, name, { startedAt, finishedAt: failedAt, status: 'failed', error }, meter.snapshot())).catch((e) =>
+          logger.error({ error: errorText(e, config) }, 'could not record the failed stage; the run row keeps it as its current stage'),
         );
         throw new StageFailedError(name, err);
       }
@@ -105,14 +130,20 @@ export async function executeRun<T>(
 
     try {
       const value = await body(ctx, stage);
-      await finishRun(store.db, runId, { status: 'succeeded', requests: meter.snapshot() });
+      await retryOnLostConnection(() => finishRun(store.db, runId, { status: 'succeeded', requests: meter.snapshot() }));
       logger.info('run succeeded');
       return { runId, status: 'succeeded' as const, value };
     } catch (err) {
       const failedStage = err instanceof StageFailedError ? err.stage : 'run';
       const cause = err instanceof StageFailedError ? err.cause : err;
       const error = scrub(errorText(cause, config), secrets);
-      await finishRun(store.db, runId, { status: 'failed', failedStage, error, requests: meter.snapshot() });
+      try {
+        await retryOnLostConnection(() => finishRun(store.db, runId, { status: 'failed', failedStage, error, requests: meter.snapshot() }));
+      } catch (e) {
+        // The database is out of reach: the row stays 'running' with its current_stage, and the
+        // next run marks it failed in that stage (failInterruptedRuns). The outcome is still told.
+        logger.error({ error: errorText(e, config) }, 'could not record the failed run; the next run will mark it failed');
+      }
       // The error text only: an I/O error object can carry a whole page of records in its
       // properties (query parameters), which has no place in a log line. Details at debug level.
       logger.error({ failedStage, error, errorType: cause instanceof Error ? cause.name : typeof cause }, 'run failed');
@@ -120,6 +151,16 @@ export async function executeRun<T>(
       return { runId, status: 'failed' as const, failedStage, error };
     }
   });
+}
+
+/** The run lock's loss as the stage records it: names the database, like asDatabaseUnavailable. */
+function lockLostError(reason: unknown, target: string): Error {
+  const cause = (reason as { cause?: unknown })?.cause ?? reason;
+  const why = cause instanceof Error ? cause.message : String(cause);
+  return new LockLostError(
+    `database: lost the session holding the run lock on ${target} (${why}); the server released the lock with it, so the run stopped rather than overlap another run; what was committed is kept and the next run resumes from it`,
+    reason,
+  );
 }
 
 /** Records a stage that did not run, with the reason, so `runs` shows why. */

@@ -4,6 +4,7 @@ import { advisoryUnlock, tryAdvisoryLock } from '../store/run-lock.js';
 import { newestRunningRun } from '../store/runs.js';
 import type { Logger } from '../log/logger.js';
 import { AppError, EXIT } from '../errors.js';
+import { DatabaseUnavailableError } from '../store/database-errors.js';
 
 /** How often a waiting run (--wait) asks for the lock again. */
 const WAIT_POLL_MS = 1_000;
@@ -40,7 +41,7 @@ const heldInProcess = new WeakMap<Store, Set<string>>();
  * never leaves the lock behind. Waiting polls pg_try_advisory_lock rather than blocking in
  * pg_advisory_lock, so that a signal can interrupt the wait.
  */
-export async function withRunLock<T>(store: Store, options: LockOptions, fn: () => Promise<T>): Promise<T> {
+export async function withRunLock<T>(store: Store, options: LockOptions, fn: (lock: HeldLock) => Promise<T>): Promise<T> {
   const held = heldInProcess.get(store) ?? new Set<string>();
   heldInProcess.set(store, held);
   const key = `ramp-recon:run:${options.account}`;
@@ -60,14 +61,22 @@ export async function withRunLock<T>(store: Store, options: LockOptions, fn: () 
   while (held.has(key)) await waitOrRefuse(() => describeRunning(store, options.account));
   held.add(key);
   try {
-    if (store.kind === 'embedded') return await fn();
+    // The embedded database's lock is the data-folder lock file and this process: it cannot be lost.
+    if (store.kind === 'embedded') return await fn({ lost: new AbortController().signal });
     return await store.withSession(async (session) => {
       for (;;) {
         if (await tryAdvisoryLock(session, key)) break;
         await waitOrRefuse(() => describeRunning(store, options.account));
       }
+      // The server drops a session's advisory locks with the session: once the session is gone
+      // another run may take the lock, so this run must stop (its stage fails with this reason).
+      const lost = new AbortController();
+      session.onLost((err) => {
+        options.logger?.error({ error: err.message }, 'the run lock\'s database session was lost; stopping the run');
+        lost.abort(new LockLostError(`database: the session holding the run lock was lost (${err.message})`, err));
+      });
       try {
-        return await fn();
+        return await fn({ lost: lost.signal });
       } finally {
         await advisoryUnlock(session, key).catch(() => {
           // The connection is gone: the server released the lock with it.
@@ -78,6 +87,18 @@ export async function withRunLock<T>(store: Store, options: LockOptions, fn: () 
     held.delete(key);
   }
 }
+
+/** What the body of withRunLock gets: `lost` fires when the lock can no longer be trusted. */
+export interface HeldLock {
+  lost: AbortSignal;
+}
+
+/**
+ * The lock's session went away (server restart, pg_terminate_backend, network): the server has
+ * released the advisory lock, so the run stops rather than overlap a run that may take it now.
+ * The message names the database, like asDatabaseUnavailable's (the stage records it).
+ */
+export class LockLostError extends DatabaseUnavailableError {}
 
 /** "another run is in progress (started at ..., run id ...)" from the newest running run row. */
 export async function describeRunning(store: Store, account: string): Promise<string> {

@@ -1,9 +1,11 @@
 /** The nightly pipeline for one period: sync, reconcile, report, deliver, as one recorded run. */
 import { requireSources } from '../config/load.js';
 import { countOpenBreaks } from '../store/counts.js';
+import { retryOnLostConnection } from '../store/database.js';
 import { mergeStageDetail } from '../store/runs.js';
 import { AppError } from '../errors.js';
 import { addDays } from '../util/dates.js';
+import { openBreakCounts } from '../domain/index.js';
 import type { Period } from '../domain/period.js';
 import { executeRun, skipStage, type RunDeps } from './execute.js';
 import { loadStages, type JsonSummary, type Stages } from './load-stages.js';
@@ -66,8 +68,9 @@ export async function runPipeline(deps: RunDeps & { stages?: Stages }, options: 
         await stage('reconcile.lookback', () => reconcilePeriod(ctx, { from: syncPeriod.from, to: period.from }));
       }
       await stage('reconcile', () => reconcilePeriod(ctx, period), (r) => pick(r, ['detected', 'lifecycle']));
-      const openBreaks = await countOpenBreaks(ctx.store.db, ctx.config.account);
-      await mergeStageDetail(ctx.store.db, runId, 'reconcile', { openBreaks });
+      // A read and an idempotent merge: safe to repeat on a fresh connection.
+      const openBreaks = await retryOnLostConnection(() => countOpenBreaks(ctx.store.db, ctx.config.account));
+      await retryOnLostConnection(() => mergeStageDetail(ctx.store.db, runId, 'reconcile', { openBreaks }));
 
       const report = await stage('report', () => writeReport(ctx, runId), (r) => ({ path: r.path, sheets: r.sheets }));
       reportPath = report.path;
@@ -91,7 +94,13 @@ export async function runPipeline(deps: RunDeps & { stages?: Stages }, options: 
     },
   );
 
-  const summary = await jsonSummary(deps.store.db, deps.config.account, outcome.runId);
+  const summary = await retryOnLostConnection(() => jsonSummary(deps.store.db, deps.config.account, outcome.runId)).catch((err: unknown) => {
+    // A run that failed because the database went away usually cannot read its summary either:
+    // the summary then says what the run knows itself, so `--json` still prints one.
+    if (outcome.status === 'succeeded') throw err;
+    deps.logger.warn({ error: err instanceof Error ? err.message : String(err) }, 'could not read the run back for its summary; printing what the run knows');
+    return fallbackSummary(outcome.runId, period);
+  });
   return {
     runId: outcome.runId,
     status: outcome.status,
@@ -100,6 +109,20 @@ export async function runPipeline(deps: RunDeps & { stages?: Stages }, options: 
     openBreaks: summary.breaks.length,
     ...(reportPath ? { reportPath } : {}),
     summary,
+  };
+}
+
+/** The JSON summary of a failed run whose row cannot be read (the database is gone): no counts, no breaks. */
+export function fallbackSummary(runId: string, period: Period): JsonSummary {
+  return {
+    runId,
+    status: 'failed',
+    period: { from: period.from, to: period.to },
+    counts: { partnerOrders: 0, fills: 0, exchangeOrders: 0, deposits: 0, withdrawals: 0, balanceSnapshots: 0, quarantined: 0 },
+    requests: {},
+    breaks: [],
+    report: null,
+    breakCounts: openBreakCounts([]),
   };
 }
 

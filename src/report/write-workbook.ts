@@ -1,7 +1,7 @@
 /** The exceljs edge: streams sheets of rows into an .xlsx file. */
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { once } from 'node:events';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import ExcelJS from 'exceljs';
@@ -104,7 +104,8 @@ const FONTS: Partial<Record<Tone, Partial<ExcelJS.Font>>> = {
 export async function writeWorkbook(path: string, sources: SheetSource[], options: WriteWorkbookOptions = {}): Promise<Record<string, number>> {
   await mkdir(dirname(path), { recursive: true });
   // Written under a temporary name and renamed: a crash never leaves a truncated report under the real name.
-  const tmp = `${path}.partial`;
+  const tmp = partialPath(path);
+  beingWritten.add(tmp);
   const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({
     filename: tmp,
     useStyles: true,
@@ -129,8 +130,74 @@ export async function writeWorkbook(path: string, sources: SheetSource[], option
   } catch (err) {
     await rm(tmp, { force: true });
     throw err;
+  } finally {
+    beingWritten.delete(tmp);
   }
   return counts;
+}
+
+/**
+ * The name a workbook is written under until it is complete: `<workbook>.xlsx.<pid>.partial`.
+ * The writer's pid tells a file still being written (its process lives) from one left by a
+ * process that was killed (removeStalePartials).
+ */
+export function partialPath(path: string): string {
+  return `${path}.${process.pid}.partial`;
+}
+
+/** The temporary files this process is writing now. */
+const beingWritten = new Set<string>();
+
+/** `<name>.xlsx.<pid>.partial`, or `<name>.xlsx.partial` as written before the pid was part of the name. */
+const PARTIAL = /\.xlsx(?:\.(\d+))?\.partial$/;
+
+/** A .partial file not touched for this long is stale whatever its pid says (a pid reused, another host). */
+const STALE_AFTER_MS = 60 * 60_000;
+
+/**
+ * Removes the `.partial` workbooks a killed report left in `dir` (any run, any period): those
+ * of a process that no longer runs, those of this process that it is not writing, and any not
+ * written to for an hour. A file another live process is writing right now is left alone.
+ * Returns the paths removed; a folder that does not exist has none.
+ */
+export async function removeStalePartials(dir: string, now = Date.now()): Promise<string[]> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  const processStart = now - process.uptime() * 1000;
+  const removed: string[] = [];
+  for (const name of names) {
+    const m = PARTIAL.exec(name);
+    if (!m) continue;
+    const file = join(dir, name);
+    let mtime: number;
+    try {
+      mtime = (await stat(file)).mtimeMs;
+    } catch {
+      continue; // gone meanwhile
+    }
+    const pid = m[1] === undefined ? null : Number(m[1]);
+    const stale =
+      now - mtime > STALE_AFTER_MS ||
+      (pid === null ? mtime < processStart : pid === process.pid ? !beingWritten.has(file) : !isAlive(pid));
+    if (!stale) continue;
+    await rm(file, { force: true });
+    removed.push(file);
+  }
+  return removed;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 class SheetWriter {

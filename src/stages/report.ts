@@ -41,7 +41,7 @@ import { feeDays, reportFileNameOf, summaryRows, summarySpec } from '../report/s
 import { buildDigest } from '../report/digest.js';
 import type { ReportDigest } from '../report/model.js';
 import { fillFeesByDay, partnerFeesByDay } from '../store/counts.js';
-import { writeWorkbook, type SheetSource, type WriteWorkbookOptions } from '../report/write-workbook.js';
+import { removeStalePartials, writeWorkbook, type SheetSource, type WriteWorkbookOptions } from '../report/write-workbook.js';
 import { CsvExport, type CsvFileWritten } from '../report/csv.js';
 
 export { SHEET } from '../report/sheets.js';
@@ -117,6 +117,9 @@ export async function writeReport(
   }
 
   const path = join(ctx.config.reportsDir, reportFileName(run));
+  // What a killed report left (of any run or period) goes before this one is written.
+  const stale = await removeStalePartials(ctx.config.reportsDir);
+  if (stale.length) log.info({ removed: stale }, 'removed partial workbooks left by interrupted reports');
   const csv = options.csvDir === undefined ? null : await CsvExport.open(options.csvDir);
   const sheets = await writeWorkbook(
     path,

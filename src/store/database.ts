@@ -31,6 +31,11 @@ export interface Store {
 }
 
 export interface Session {
+  /**
+   * Calls listener once if this session's connection is lost (terminated by the server, network
+   * gone) while it is held. Never called on the embedded database (one in-process session).
+   */
+  onLost(listener: (err: Error) => void): void;
   exec(script: string): Promise<void>;
   query<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<R[]>;
 }
@@ -63,8 +68,17 @@ function openPostgres(url: string, options: OpenOptions): Store {
     types: { getTypeParser: ((oid: number, format?: string) => textParsers[oid] ?? pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser },
     options: options.schema ? `-c search_path=${options.schema}` : undefined,
   });
-  // An idle client losing its connection must not crash the process; the next query reports it.
+  // A connection that goes away (server restarted, backend terminated, network cut) makes its pg
+  // Client emit 'error'; with no listener that event kills the process ("Unhandled 'error' event").
+  // The pool listens only while a client is idle in it, so every client gets its own listener when
+  // it connects, kept for its whole life: a checked-out client between two statements (a Kysely
+  // transaction, the run lock's session) is covered too. The query in flight, or the next one on
+  // that client, fails with the connection's error (named by asDatabaseUnavailable), and the pool
+  // discards the broken client on release and opens a fresh one for the next checkout.
   pool.on('error', () => {});
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+  });
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   return {
     db,
@@ -79,15 +93,34 @@ function openPostgres(url: string, options: OpenOptions): Store {
     },
     async withSession(fn) {
       const client = await pool.connect();
+      let lostError: Error | undefined;
+      const listeners: Array<(err: Error) => void> = [];
+      const onError = (err: Error) => {
+        if (lostError) return;
+        lostError = err;
+        for (const l of listeners.splice(0)) l(err);
+      };
+      client.on('error', onError);
+      // pg also ends the client without an 'error' when the server closes the socket cleanly.
+      const onEnd = () => onError(new Error('Connection terminated unexpectedly'));
+      client.on('end', onEnd);
       try {
         return await fn({
+          onLost: (listener) => {
+            if (lostError) listener(lostError);
+            else listeners.push(listener);
+          },
           exec: async (script) => {
             await client.query(script);
           },
           query: async (text, params) => (await client.query(text, params)).rows,
         });
       } finally {
-        client.release();
+        client.off('error', onError);
+        client.off('end', onEnd);
+        listeners.length = 0;
+        // A lost connection is destroyed, not handed back to the pool.
+        client.release(lostError);
       }
     },
     async close() {
@@ -120,6 +153,7 @@ async function openEmbedded(dataDir: string): Promise<Store> {
     async withSession(fn) {
       // PGlite has a single session; Kysely's driver serializes its own use of it.
       return fn({
+        onLost: () => {},
         exec: async (script) => {
           await pglite.exec(script);
         },
@@ -186,5 +220,36 @@ function isAlive(pid: number): boolean {
     return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * A statement that failed because its connection was gone, not because of what it asked: the
+ * server terminated the session (57P01 admin shutdown, 57P02 crash, 57P03 starting up), or the
+ * socket closed. After a restart or pg_terminate_backend every idle connection of the pool is
+ * dead, and the pool can hand out one whose end it has not yet seen: such a statement never ran.
+ */
+export function isConnectionLost(err: unknown): boolean {
+  const e = err as { code?: string; message?: string } | null;
+  if (!e) return false;
+  if (e.code === '57P01' || e.code === '57P02' || e.code === '57P03' || e.code === 'ECONNRESET' || e.code === 'EPIPE') return true;
+  return /Connection terminated|connection is closed|Client has encountered a connection error|not queryable/i.test(e.message ?? '');
+}
+
+/**
+ * Runs fn again (up to `attempts` times, 100 ms more each time) while it fails with a lost
+ * connection, so that the pool works through its dead connections to a fresh one. Only for
+ * statements that are safe to repeat: reads, and single-statement writes that set a state
+ * (the run row's stage, status and outcome). A stage's own writes are not retried here: its
+ * failure fails the run and the next run resumes from the committed cursors.
+ */
+export async function retryOnLostConnection<T>(fn: () => Promise<T>, attempts = 6): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (attempt >= attempts || !isConnectionLost(err)) throw err;
+      await new Promise((r) => setTimeout(r, 100 * attempt));
+    }
   }
 }

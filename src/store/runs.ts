@@ -52,6 +52,14 @@ export async function createRun(
  * `requests`, the run's requests so far, replaces run.requests in the same statement: a run
  * killed in a later stage still shows what the earlier ones spent.
  */
+/**
+ * A stage has started: run.current_stage names it until recordStage records it, so a process
+ * that dies in the middle leaves the name for failInterruptedRuns.
+ */
+export async function markStageStarted(db: Db, runId: string, stage: string): Promise<void> {
+  await db.updateTable('run').set({ current_stage: stage }).where('id', '=', runId).execute();
+}
+
 export async function recordStage(
   db: Db,
   runId: string,
@@ -72,7 +80,12 @@ export async function recordStage(
   const patch = sql`jsonb_build_object(${stage}::text, ${stringifyJsonLossless(entry)}::jsonb || jsonb_build_object('seq', coalesce(stages -> ${stage} -> 'seq', to_jsonb((select count(*) from jsonb_object_keys(stages))))))`;
   await db
     .updateTable('run')
-    .set({ stages: sql`stages || ${patch}` as never, ...(requests ? { requests: stringifyJsonLossless(requests) } : {}) })
+    .set({
+      stages: sql`stages || ${patch}` as never,
+      // the stage is no longer in progress (a stage recorded without being started leaves another's name)
+      current_stage: sql`case when current_stage = ${stage} then null else current_stage end` as never,
+      ...(requests ? { requests: stringifyJsonLossless(requests) } : {}),
+    })
     .where('id', '=', runId)
     .execute();
 }
@@ -133,22 +146,26 @@ export async function newestRunningRun(db: Db, account: string): Promise<{ id: s
 }
 
 /**
- * Marks runs left 'running' by a process that died as failed. Only called while holding the
- * run lock: then no other run of the account can really be running.
+ * Marks runs left 'running' by a process that died (killed, or cut off from the database so
+ * that it could not record its end) as failed, in the stage it was in: the last stage started
+ * and not recorded as finished (run.current_stage), or 'run' when it died between stages.
+ * Only called while holding the run lock: then no other run of the account can really be running.
  */
-export async function failInterruptedRuns(db: Db, account: string, now: Date): Promise<string[]> {
+export async function failInterruptedRuns(db: Db, account: string, now: Date): Promise<Array<{ id: string; failedStage: string }>> {
   const rows = await db
     .updateTable('run')
     .set({
       status: 'failed',
       finished_at: now,
-      error: 'interrupted: the process ended before the run finished (what it had committed is kept; the next run resumes from it)',
+      failed_stage: sql`coalesce(current_stage, 'run')` as never,
+      error: sql`'interrupted' || coalesce(' in stage ' || current_stage, '') || ': the process ended (killed, or its database connection lost) before the run finished; what it had committed is kept and the next run resumes from it'` as never,
+      current_stage: null,
     })
     .where('account', '=', account)
     .where('status', '=', 'running')
-    .returning('id')
+    .returning(['id', 'failed_stage'])
     .execute();
-  return rows.map((r) => r.id);
+  return rows.map((r) => ({ id: r.id, failedStage: r.failed_stage ?? 'run' }));
 }
 
 /** The run's end: succeeded, or failed in a stage with its error; `requests` is what the run spent. */
@@ -160,8 +177,8 @@ export async function finishRun(
   const requests = stringifyJsonLossless(outcome.requests);
   const set =
     outcome.status === 'succeeded'
-      ? { status: 'succeeded', finished_at: new Date(), requests }
-      : { status: 'failed', failed_stage: outcome.failedStage, error: outcome.error, finished_at: new Date(), requests };
+      ? { status: 'succeeded', finished_at: new Date(), requests, current_stage: null }
+      : { status: 'failed', failed_stage: outcome.failedStage, error: outcome.error, finished_at: new Date(), requests, current_stage: null };
   await db.updateTable('run').set(set).where('id', '=', runId).execute();
 }
 

@@ -341,6 +341,8 @@ export interface RunTable {
   break_counts: ColumnType<unknown, string | null | undefined, string | null>;
   /** ReportDigest of that workbook: what its e-mail shows (sql/0012). */
   report_digest: ColumnType<unknown, string | null | undefined, string | null>;
+  /** The stage started and not yet recorded as finished (sql/0016); named by failInterruptedRuns. */
+  current_stage: ColumnType<string | null, string | null | undefined, string | null>;
   delivered: Default<boolean>;
   delivered_at: TimeNull;
   delivery_error: string | null;
