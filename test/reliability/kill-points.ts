@@ -1,0 +1,127 @@
+/** The seeded kill -9 suite, run per database by kill-embedded.test.ts and kill-postgres.test.ts. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type Sandbox } from '../../sandbox/index.js';
+import type { StoreKind } from '../helpers/db.js';
+import { brief, logLines, runCli, startCli } from '../e2e/helpers.js';
+import { recordFigure } from './figures.js';
+import { compare, dropTemplate, openTarget, seeded, type Dump } from './world.js';
+
+/** The stages a kill lands in; sync counts twice (exchange and partner are separate stages). */
+export const KILL_STAGES = ['sync.exchange', 'sync.partner', 'reconcile', 'report'] as const;
+
+const SANDBOX = { seed: 17, days: 3, ordersPerDay: 20, fillsPerOrder: 2, discrepancies: true, live: false, faults: 'none' as const };
+const RUN = ['run', '--no-email', '--json', '--wait'];
+
+interface Summary {
+  status: string;
+  breaks: Array<{ code: string; key: string; severity: string; status: string }>;
+}
+
+const breakSet = (s: Summary) =>
+  s.breaks
+    .filter((b) => b.code !== 'E_BALANCE_ROLL')
+    .map((b) => `${b.code} ${b.key} ${b.severity} ${b.status}`)
+    .sort();
+
+/** Start and length (ms) of each stage in a run's log. */
+function stageTimes(stderr: string): Map<string, { start: number; ms: number }> {
+  const out = new Map<string, { start: number; ms: number }>();
+  for (const l of logLines(stderr)) {
+    const stage = typeof l.stage === 'string' ? l.stage : undefined;
+    const t = typeof l.time === 'string' ? Date.parse(l.time) : Number(l.time);
+    if (!stage) continue;
+    if (l.msg === 'stage started') out.set(stage, { start: t, ms: 0 });
+    if (l.msg === 'stage finished' && out.has(stage)) out.get(stage)!.ms = t - out.get(stage)!.start;
+  }
+  return out;
+}
+
+/**
+ * Kill points on one database: each a fresh store, `ramp-recon run` killed with SIGKILL at a
+ * seeded moment inside a stage (a random fraction of that stage's length in the undisturbed run,
+ * counted from its "stage started" line), then run again to the end; the stored data and the
+ * breaks must equal the undisturbed run's: nothing lost, nothing twice.
+ */
+export function killSuite(kind: StoreKind, points: number, seed: number): void {
+  describe(`kill -9 at ${points} seeded points of sync, reconcile and report, then run again [${kind}]`, () => {
+    let sb: Sandbox;
+    let config: unknown;
+    let reference: Dump;
+    let referenceBreaks: string[];
+    let times: Map<string, { start: number; ms: number }>;
+
+    beforeAll(async () => {
+      sb = await startSandbox(SANDBOX);
+      config = { partner: { feeRate: sb.partnerFeeRate } };
+      const t = await openTarget(kind, sb.env, config);
+      try {
+        const r = await runCli(RUN, t.env);
+        expect(r.code, brief(r.stderr)).toBe(0);
+        referenceBreaks = breakSet(JSON.parse(r.stdout) as Summary);
+        times = stageTimes(r.stderr);
+        reference = await t.dump();
+      } finally {
+        await t.drop();
+      }
+      expect(reference.exchange_fill!.length).toBeGreaterThan(0);
+      expect(reference.partner_order!.length).toBeGreaterThan(0);
+      expect(referenceBreaks.length).toBeGreaterThan(0);
+    });
+
+    afterAll(async () => {
+      await sb?.close();
+      await dropTemplate();
+    });
+
+    const rng = seeded(seed);
+    const plan = Array.from({ length: points }, (_, i) => ({ stage: KILL_STAGES[i % KILL_STAGES.length]!, fraction: rng() }));
+
+    for (const [i, p] of plan.entries()) {
+      it(`kill ${i + 1}: in ${p.stage} at ${(p.fraction * 100).toFixed(0)}% of its length`, async () => {
+        const t = await openTarget(kind, sb.env, config);
+        try {
+          const stage = times.get(p.stage);
+          expect(stage, `stage ${p.stage} in the undisturbed run`).toBeDefined();
+          const delay = Math.round(p.fraction * stage!.ms);
+          const child = startCli(RUN, t.env);
+          let killedIn: string | null = null;
+          let seen = 0;
+          let timer: NodeJS.Timeout | undefined;
+          const watch = setInterval(() => {
+            const lines = logLines(child.stderr());
+            for (const l of lines.slice(seen)) {
+              if (l.msg === 'stage started' && l.stage === p.stage && !timer)
+                timer = setTimeout(() => {
+                  const current = logLines(child.stderr()).filter((x) => x.msg === 'stage started').at(-1);
+                  killedIn = String(current?.stage ?? p.stage);
+                  child.child.kill('SIGKILL');
+                }, delay);
+            }
+            seen = lines.length;
+          }, 5);
+          const killed = await child.done.finally(() => {
+            clearInterval(watch);
+            if (timer) clearTimeout(timer);
+          });
+          // The stage may end before the moment: then the run finished, and the point is not counted.
+          const wasKilled = killed.signal === 'SIGKILL';
+
+          const again = await runCli(RUN, t.env);
+          expect(again.code, brief(again.stderr)).toBe(0);
+          const summary = JSON.parse(again.stdout) as Summary;
+          expect(summary.status).toBe('succeeded');
+          const { lost, duplicated, diff } = compare(reference, await t.dump());
+          const name = `${p.stage} at ${(p.fraction * 100).toFixed(0)}% (+${delay} ms) #${i + 1} [${kind}]`;
+          if (wasKilled) recordFigure({ kind: 'kill', name, db: kind, stage: p.stage, killedIn, delayMs: delay, seed, lost, duplicated });
+          else recordFigure({ kind: 'lost', name: `not killed: ${name}`, count: lost, db: kind });
+          expect(diff).toEqual([]);
+          expect(lost).toBe(0);
+          expect(duplicated).toBe(0);
+          expect(breakSet(summary)).toEqual(referenceBreaks);
+        } finally {
+          await t.drop();
+        }
+      });
+    }
+  });
+}
