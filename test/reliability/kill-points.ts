@@ -111,7 +111,8 @@ export function killSuite(kind: StoreKind, points: number, seed: number): void {
           const summary = JSON.parse(again.stdout) as Summary;
           expect(summary.status).toBe('succeeded');
           const { lost, duplicated, diff } = compare(reference, await t.dump());
-          const name = `${p.stage} at ${(p.fraction * 100).toFixed(0)}% (+${delay} ms) #${i + 1} [${kind}]`;
+          // Named by the stage the kill landed in (a short stage may have ended before the moment).
+          const name = `${killedIn ?? p.stage} (aimed at ${p.stage} +${delay} ms) #${i + 1} [${kind}]`;
           if (wasKilled) recordFigure({ kind: 'kill', name, db: kind, stage: p.stage, killedIn, delayMs: delay, seed, lost, duplicated });
           else recordFigure({ kind: 'lost', name: `not killed: ${name}`, count: lost, db: kind });
           expect(diff).toEqual([]);
