@@ -23,13 +23,11 @@ export const DATA_TABLES = [
   'quarantine',
 ] as const;
 
-/** Columns that say when or by which run a row was written, not what it holds. */
-const VOLATILE = /(^id$|_id$(?<!(order|deposit|withdrawal|exec|ex_ord|snapshot)_id)|seen|fetched|run|_at$|_at_text$|updated|inserted|recorded|observed)/;
+/** Columns that say when, how often or by which run a row was written, not what it holds. */
+const VOLATILE = new Set(['id', 'first_seen_at', 'last_seen_at', 'observed_at', 'checked_at', 'not_found_at', 'seen_count', 'run_id', 'resolved_at']);
 
-/** Keeps a column unless it is volatile; row ids that are data (order_id, exec_id...) stay. */
 function keep(column: string): boolean {
-  if (['order_id', 'exec_id', 'ex_ord_id', 'deposit_id', 'withdrawal_id', 'created_at', 'created_at_text', 'timestamp', 'order_state_updated_at_text'].includes(column)) return true;
-  return !VOLATILE.test(column);
+  return !VOLATILE.has(column);
 }
 
 export type Dump = Record<string, string[]>;
