@@ -107,7 +107,7 @@ describe('roll-forward (property)', () => {
   it('opening + deposits - withdrawals + bought - sold - fees = expected closing, exactly, for random flows', () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(currency, amount), { maxLength: 4 }), fc.array(flow, { maxLength: 25 }), (openings, flows) => {
-        const open = new Map(openings);
+        const open = new Map<string, Decimal>(openings);
         const s1: BalanceSnapshot = { id: 's1', fetchedAt: new Date(`${DAYS[0]}T00:00:00Z`), balances: [...open].map(([c, b]) => line(c, b)) };
         // A closing snapshot that holds exactly the true result: the residual must be 0 everywhere.
         const truth = new Map<string, Decimal>();
