@@ -1,8 +1,10 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The reliability suite (kills, faults, load) has its own command: npm run test:reliability.
+    exclude: [...configDefaults.exclude, 'test/reliability/**'],
     // Builds dist/ when a source is newer: the end-to-end tests run the built CLI.
     globalSetup: ['test/e2e/global-setup.ts'],
     testTimeout: 60_000,

@@ -1,0 +1,27 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { defineConfig } from 'vitest/config';
+
+// A fresh figures directory per run of the suite (or the one the caller gives), seen by every worker.
+const figures = process.env.RELIABILITY_FIGURES || mkdtempSync(join(tmpdir(), 'ramp-recon-reliability-'));
+process.env.RELIABILITY_FIGURES = figures;
+
+/**
+ * `npm run test:reliability`: kills, faults, bad inputs, webhook load and property tests under
+ * test/reliability/, on the embedded database and on Postgres when TEST_DATABASE_URL is set. The
+ * summary reporter prints the suite's one line of figures last.
+ */
+export default defineConfig({
+  test: {
+    include: ['test/reliability/**/*.test.ts'],
+    // The kill tests run the built CLI: rebuild dist when a source is newer, as `npm test` does.
+    globalSetup: ['test/e2e/global-setup.ts'],
+    env: { RELIABILITY_FIGURES: figures },
+    testTimeout: 300_000,
+    hookTimeout: 300_000,
+    pool: 'forks',
+    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    reporters: ['default', './test/reliability/summary-reporter.ts'],
+  },
+});
