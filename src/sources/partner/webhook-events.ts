@@ -44,7 +44,7 @@ export async function handleEventBody(input: EventInput): Promise<EventOutcome> 
   const printable = text !== null && !text.includes('\u0000') ? text : `base64:${bytes.toString('base64')}`;
   const quarantine = async (reason: string, eventId: string | null) => {
     const recordKey = eventId !== null && storableKey(eventId) ? eventId : null;
-    await quarantineWebhookBody(db, { account, endpoint, recordKey, rawBytes: bytes, rawText: printable, reason }, now);
+    await quarantineWebhookBody(db, { account, endpoint, recordKey, rawBytes: bytes, rawText: printable, reason: storableText(reason) }, now);
   };
 
   let parsed: unknown;
@@ -112,9 +112,13 @@ function storableKey(key: string): boolean {
   return Buffer.byteLength(key, 'utf8') <= MAX_ID_BYTES && !key.includes('\u0000') && isWellFormed(key);
 }
 
+/** A reason as text Postgres can hold: NUL and lone surrogates (quoted from the body by a parser's message) escaped. */
+function storableText(text: string): string {
+  const noNul = text.replace(/\u0000/g, '\\u0000');
+  return isWellFormed(noNul) ? noNul : JSON.stringify(noNul).slice(1, -1);
+}
+
 function databaseReason(err: unknown): string {
   const e = err as { message?: string; code?: string } | null;
-  const message = (e?.message ?? String(err)).replace(/\u0000/g, '\\u0000');
-  const clean = isWellFormed(message) ? message : JSON.stringify(message);
-  return `${clean.slice(0, 500)}${e?.code ? ` (SQLSTATE ${e.code})` : ''}`;
+  return `${(e?.message ?? String(err)).slice(0, 500)}${e?.code ? ` (SQLSTATE ${e.code})` : ''}`;
 }
