@@ -8,7 +8,7 @@ import { WEBHOOK_SENDER_IPS } from '../config/schema.js';
 import type { Store } from '../store/database.js';
 import type { Logger } from '../log/logger.js';
 import { AppError } from '../errors.js';
-import { handleEventBody, type EventOutcome } from '../sources/partner/webhook-events.js';
+import { handleEventBody, WebhookBatcher, type EventOutcome } from '../sources/partner/webhook-events.js';
 
 export interface WebhookServerDeps {
   store: Store;
@@ -82,6 +82,8 @@ export async function startWebhookServer(deps: WebhookServerDeps, options: Webho
   const account = deps.config.account;
   const stats: WebhookStats = { received: 0, stored: 0, duplicates: 0, conflicts: 0, quarantined: 0, applied: 0, rejected: 0, invalid: 0, drift: 0, tooLarge: 0, errors: 0 };
   const inFlight = new Set<Promise<void>>();
+  const databaseTarget = deps.store.kind === 'embedded' ? 'the embedded database' : 'PostgreSQL (DATABASE_URL)';
+  const batcher = new WebhookBatcher(deps.store.db, account, { databaseTarget });
   let closing = false;
 
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
@@ -125,7 +127,7 @@ export async function startWebhookServer(deps: WebhookServerDeps, options: Webho
       return;
     }
     stats.received++;
-    const outcome: EventOutcome = await handleEventBody({ db: deps.store.db, account, now: new Date(), endpoint: path, remoteAddr: remote, body, databaseTarget: deps.store.kind === 'embedded' ? 'the embedded database' : 'PostgreSQL (DATABASE_URL)' });
+    const outcome: EventOutcome = await handleEventBody({ db: deps.store.db, account, now: new Date(), endpoint: path, remoteAddr: remote, body, databaseTarget, write: (item) => batcher.submit(item) });
     switch (outcome.kind) {
       case 'invalid':
         stats.invalid++;

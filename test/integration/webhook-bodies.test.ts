@@ -4,6 +4,11 @@ import { silentLogger } from '../../src/log/logger.js';
 import { startWebhookServer, type WebhookServer } from '../../src/webhooks/server.js';
 import { createTestStore, describeEachStore } from '../helpers/db.js';
 import { malformedCorpus, validEvent } from '../helpers/webhook-corpus.js';
+import { writeWebhookEvents } from '../../src/store/webhook-events.js';
+import { parseJsonLossless } from '../../src/decimal/json.js';
+import { orderEventSchema } from '../../src/sources/partner/schemas.js';
+import { orderToRow, requireTimestampKey } from '../../src/sources/partner/transform.js';
+import { canonicalHash } from '../../src/sources/partner/webhook-body.js';
 import { postBytes, quarantinedBody, receiverConfig, storedEventBytes } from '../helpers/webhook-post.js';
 
 const utf8 = (s: string) => Buffer.from(s, 'utf8');
@@ -80,6 +85,33 @@ describeEachStore('webhook bodies that validate but did not store', (ctx) => {
     const order = await ctx.store.db.selectFrom('partner_order').select('input_amount').where('order_id', '=', ev.orderId as string).executeTakeFirstOrThrow();
     expect(order.input_amount.toString()).toBe('100');
     expect(server.stats().conflicts).toBe(2);
+  });
+});
+
+describeEachStore('webhook group commit', (ctx) => {
+  it('judges each delivery of a batch as one at a time would: stored, duplicate within the batch, conflict, duplicate of a stored event', async () => {
+    const item = (ev: Record<string, unknown>) => {
+      const bytes = utf8(JSON.stringify(ev));
+      const parsed = parseJsonLossless(bytes.toString('utf8'));
+      const e = orderEventSchema.parse(parsed);
+      return {
+        event: { eventId: e.eventId, orderId: e.orderId, orderState: e.orderState, orderStateUpdatedAt: e.orderStateUpdatedAt, orderStateUpdatedKey: requireTimestampKey(e.orderStateUpdatedAt), createdAtText: e.createdAt, remoteAddr: null, extraFields: [], raw: bytes.toString('utf8'), rawBytes: bytes, bodyHash: canonicalHash(parsed) },
+        order: orderToRow(e, parsed),
+      };
+    };
+    const stored = validEvent({ eventId: 'gc-stored' });
+    await writeWebhookEvents(ctx.store.db, 'default', [item(stored)], new Date());
+    const a = validEvent({ eventId: 'gc-a', orderId: 'gc-ord', orderState: 'PENDING', orderStateUpdatedAt: '2026-11-20T10:00:00Z' });
+    const b = validEvent({ eventId: 'gc-b', orderId: 'gc-ord', orderState: 'COMPLETED', orderStateUpdatedAt: '2026-11-20T10:00:02Z', transactionHash: '0x1' });
+    const results = await writeWebhookEvents(ctx.store.db, 'default', [item(b), item(a), item(a), item({ ...a, inputAmount: '5' }), item(stored), item({ ...stored, userId: 'other' })], new Date());
+    expect(results.map((r) => r.kind)).toEqual(['stored', 'stored', 'duplicate', 'conflict', 'duplicate', 'conflict']);
+    expect(results.slice(0, 2)).toEqual([{ kind: 'stored', applied: true }, { kind: 'stored', applied: false }]);
+    const order = await ctx.store.db.selectFrom('partner_order').select(['order_state']).where('order_id', '=', 'gc-ord').executeTakeFirstOrThrow();
+    expect(order.order_state).toBe('COMPLETED');
+    const dups = await ctx.store.db.selectFrom('webhook_event').select(['event_id', 'duplicate_count']).where('event_id', 'in', ['gc-a', 'gc-stored']).orderBy('event_id').execute();
+    expect(dups).toEqual([{ event_id: 'gc-a', duplicate_count: 1 }, { event_id: 'gc-stored', duplicate_count: 1 }]);
+    const conflicts = await sql<{ n: string }>`select count(*) as n from webhook_event_conflict where event_id in ('gc-a', 'gc-stored')`.execute(ctx.store.db);
+    expect(Number(conflicts.rows[0]?.n)).toBe(2);
   });
 });
 

@@ -4,7 +4,7 @@ import { asDatabaseUnavailable } from '../../store/database-errors.js';
 import { parseJsonLossless, stringifyJsonLossless } from '../../decimal/json.js';
 import { extraEventFields, formatPartnerIssues, orderEventSchema, readableKey } from './schemas.js';
 import { orderToRow, requireTimestampKey } from './transform.js';
-import { quarantineWebhookBody, setLegacyBodyHash, writeWebhookEvent } from '../../store/webhook-events.js';
+import { quarantineWebhookBody, setLegacyBodyHash, writeWebhookEvent, writeWebhookEvents, type WebhookBatchItem, type WebhookWriteResult } from '../../store/webhook-events.js';
 import { canonicalHash, canonicalHashOfText, decodeUtf8, isWellFormed, MAX_ID_BYTES, unstorableReason } from './webhook-body.js';
 
 setLegacyBodyHash(canonicalHashOfText);
@@ -29,6 +29,75 @@ export interface EventInput {
   body: Uint8Array | string;
   /** Names the database in errors (DATABASE_URL without password, or the embedded one). */
   databaseTarget?: string;
+  /** Writes the validated event (a WebhookBatcher's submit groups concurrent ones); default: one transaction of its own. */
+  write?: (item: WebhookBatchItem) => Promise<WebhookWriteResult>;
+}
+
+/**
+ * Groups the events of concurrent requests into one transaction each few milliseconds (group
+ * commit): a busy sender's events cost one WAL flush per batch, not one each. Each request still
+ * gets its answer only after its batch committed. A batch the database refuses for a reason of
+ * its own is written again event by event, so one bad event never holds back the others.
+ */
+export class WebhookBatcher {
+  private queue: Array<{ item: WebhookBatchItem; resolve: (r: WebhookWriteResult) => void; reject: (e: unknown) => void }> = [];
+  private running = 0;
+  private scheduled = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly account: string,
+    private readonly options: { maxBatch?: number; maxConcurrent?: number; databaseTarget?: string } = {},
+  ) {}
+
+  submit(item: WebhookBatchItem): Promise<WebhookWriteResult> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.queue.length === 0 || this.running >= (this.options.maxConcurrent ?? 3)) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    if (this.queue.length === 0 || this.running >= (this.options.maxConcurrent ?? 3)) return;
+    const batch = this.queue.splice(0, this.options.maxBatch ?? 200);
+    this.running++;
+    this.schedule();
+    try {
+      const now = new Date();
+      let results: WebhookWriteResult[] | null = null;
+      let settled = false;
+      try {
+        results = await writeWebhookEvents(this.db, this.account, batch.map((b) => b.item), now);
+      } catch (err) {
+        if (asDatabaseUnavailable(err, this.options.databaseTarget ?? 'the database') || batch.length === 1) {
+          for (const b of batch) b.reject(err);
+          settled = true;
+        }
+      }
+      if (results) batch.forEach((b, i) => b.resolve(results[i]!));
+      else if (!settled) {
+        for (const b of batch) {
+          try {
+            b.resolve(await writeWebhookEvent(this.db, this.account, b.item.event, b.item.order, now));
+          } catch (err) {
+            b.reject(err);
+          }
+        }
+      }
+    } finally {
+      this.running--;
+      this.schedule();
+    }
+  }
 }
 
 /**
@@ -76,10 +145,8 @@ export async function handleEventBody(input: EventInput): Promise<EventOutcome> 
   const event = result.data;
   const extraFields = extraEventFields(parsed as Record<string, unknown>);
   try {
-    const written = await writeWebhookEvent(
-      db,
-      account,
-      {
+    const item: WebhookBatchItem = {
+      event: {
         eventId: event.eventId,
         orderId: event.orderId,
         orderState: event.orderState,
@@ -92,9 +159,9 @@ export async function handleEventBody(input: EventInput): Promise<EventOutcome> 
         rawBytes: bytes,
         bodyHash: canonicalHash(parsed),
       },
-      orderToRow(event, parsed),
-      now,
-    );
+      order: orderToRow(event, parsed),
+    };
+    const written = input.write ? await input.write(item) : await writeWebhookEvent(db, account, item.event, item.order, now);
     if (written.kind === 'duplicate') return { kind: 'duplicate', eventId: event.eventId };
     if (written.kind === 'conflict') return { kind: 'conflict', eventId: event.eventId };
     return { kind: 'stored', eventId: event.eventId, orderId: event.orderId, orderState: event.orderState, applied: written.applied, extraFields };
