@@ -182,4 +182,6 @@ export interface WebhookStats {
   duplicates: number;
   drifted: number;
   driftFields: string[];
+  /** Repeated eventIds whose body differed from the stored event's (webhook_event_conflict), first seen in the span. */
+  conflicts: number;
 }

@@ -349,6 +349,10 @@ export function summaryRows(input: SummaryInput): Row[] {
     rows.push(pair('Webhook events received', w.events));
     rows.push(pair('Webhook duplicates acknowledged', w.duplicates));
     rows.push({
+      cells: ['Webhook conflicts (an eventId repeated with another body)', w.conflicts, w.conflicts ? 'kept in webhook_event_conflict; the first body stays the stored event' : null],
+      cellTones: w.conflicts ? { 1: 'medium' } : undefined,
+    });
+    rows.push({
       cells: ['Webhook events with schema drift', w.drifted, w.driftFields.length ? `extra fields: ${w.driftFields.join(', ')}` : null],
       cellTones: w.drifted ? { 1: 'medium' } : undefined,
     });

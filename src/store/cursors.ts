@@ -1,4 +1,5 @@
 /** Sync cursors and the sync's day-by-day coverage of each stream. */
+import { sql } from 'kysely';
 import type { Db } from './database.js';
 import type { CoverageRow } from '../domain/index.js';
 import type { CoverageRec } from '../report/model.js';
@@ -36,8 +37,77 @@ export async function unsettledCoverage(db: Db, account: string): Promise<{ unse
   return { unsettled: rows.map((r) => ({ source: r.source, stream: r.stream, day: String(r.day), settled: r.settled, pages: r.pages, rows: r.rows, detail: r.detail })), total: Number(n) };
 }
 
-/** Coverage rows of the period's days, by source, stream and day (the workbook's Coverage sheet). */
+/**
+ * The streams whose records are stored one per row with a time of their own: a day's coverage
+ * counts what is stored for it (table, time column) and what is still open in quarantine for it
+ * (entity, the raw record's time field), whatever scan read them.
+ */
+const ACCUMULATED: Record<string, { table: 'partner_order' | 'exchange_fill' | 'exchange_deposit' | 'exchange_withdrawal'; time: 'created_at' | 'timestamp'; entity: string; rawTime: string }> = {
+  'partner:orders': { table: 'partner_order', time: 'created_at', entity: 'partner_order', rawTime: 'createdAt' },
+  'exchange:fills': { table: 'exchange_fill', time: 'timestamp', entity: 'fill', rawTime: 'timestamp' },
+  'exchange:deposits': { table: 'exchange_deposit', time: 'timestamp', entity: 'deposit', rawTime: 'timestamp' },
+  'exchange:withdrawals': { table: 'exchange_withdrawal', time: 'timestamp', entity: 'withdrawal', rawTime: 'timestamp' },
+};
+
+/**
+ * Coverage rows of the period's days, by source, stream and day (the workbook's Coverage sheet).
+ * Coverage accumulates (issue 17): for the streams of ACCUMULATED, rows is everything stored for
+ * the day and quarantined everything still open for it, not the last scan's numbers (a nightly
+ * scan from a cursor reads only what is new: 86 rows of a day that holds 701).
+ */
 export async function coverageOfDays(db: Db, account: string, period: { from: string; to: string }): Promise<CoverageRec[]> {
+  const scanned = await scannedCoverage(db, account, period);
+  const streams = new Set(scanned.map((c) => `${c.source}:${c.stream}`));
+  const stored = new Map<string, number>();
+  const open = new Map<string, number>();
+  for (const stream of streams) {
+    const acc = ACCUMULATED[stream];
+    if (!acc) continue;
+    const res = await sql<{ day: string; n: string }>`
+      select to_char(${sql.ref(acc.time)} at time zone 'UTC', 'YYYY-MM-DD') as day, count(*) as n
+      from ${sql.table(acc.table)}
+      where account = ${account} and ${sql.ref(acc.time)} >= ${`${period.from}T00:00:00Z`} and ${sql.ref(acc.time)} < ${`${period.to}T00:00:00Z`}
+      group by 1`.execute(db);
+    for (const r of res.rows) stored.set(`${stream}:${r.day}`, Number(r.n));
+    const quarantined = await db
+      .selectFrom('quarantine')
+      .select('raw_text')
+      .where('account', '=', account)
+      .where('source', '=', stream.split(':')[0]!)
+      .where('entity', '=', acc.entity)
+      .where('resolved_at', 'is', null)
+      .execute();
+    for (const q of quarantined) {
+      const day = rawRecordDay(q.raw_text, acc.rawTime);
+      if (day && day >= period.from && day < period.to) open.set(`${stream}:${day}`, (open.get(`${stream}:${day}`) ?? 0) + 1);
+    }
+  }
+  return scanned.map((c) => {
+    const key = `${c.source}:${c.stream}:${c.day}`;
+    if (!ACCUMULATED[`${c.source}:${c.stream}`]) return c;
+    return { ...c, rows: stored.get(key) ?? 0, quarantined: Math.max(open.get(key) ?? 0, c.quarantined) };
+  });
+}
+
+/** The UTC day of a quarantined record from its raw time field (ISO text or epoch milliseconds), or null when unreadable. */
+export function rawRecordDay(rawText: string, field: string): string | null {
+  let record: unknown;
+  try {
+    record = JSON.parse(rawText);
+  } catch {
+    return null;
+  }
+  if (!record || typeof record !== 'object') return null;
+  const v = (record as Record<string, unknown>)[field];
+  if (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}[Tt ]/.test(v)) return v.slice(0, 10);
+  const ms = typeof v === 'number' ? v : typeof v === 'string' && /^\d{10,15}$/.test(v) ? Number(v) : NaN;
+  if (!Number.isFinite(ms)) return null;
+  const d = new Date(ms);
+  return Number.isNaN(d.getTime()) ? null : d.toISOString().slice(0, 10);
+}
+
+/** The sync_coverage rows as the scans wrote them. */
+async function scannedCoverage(db: Db, account: string, period: { from: string; to: string }): Promise<CoverageRec[]> {
   const rows = await db
     .selectFrom('sync_coverage')
     .selectAll()

@@ -90,8 +90,11 @@ export async function webhookStatsIn(db: Db, account: string, span: Span): Promi
     select distinct unnest(extra_fields) as field
     from webhook_event where account = ${account} and received_at >= ${span.from} and received_at < ${span.to}
     order by 1 limit 50`.execute(db);
+  const conflicts = await sql<{ n: string }>`
+    select count(*) as n from webhook_event_conflict where account = ${account} and first_seen_at >= ${span.from} and first_seen_at < ${span.to}`.execute(db);
   const r = res.rows[0];
   return {
+    conflicts: Number(conflicts.rows[0]?.n ?? 0),
     events: Number(r?.events ?? 0),
     duplicates: Number(r?.duplicates ?? 0),
     drifted: Number(r?.drifted ?? 0),

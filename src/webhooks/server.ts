@@ -8,7 +8,7 @@ import { WEBHOOK_SENDER_IPS } from '../config/schema.js';
 import type { Store } from '../store/database.js';
 import type { Logger } from '../log/logger.js';
 import { AppError } from '../errors.js';
-import { handleEventBody, type EventOutcome } from '../sources/partner/webhook-events.js';
+import { handleEventBody, WebhookBatcher, type EventOutcome } from '../sources/partner/webhook-events.js';
 
 export interface WebhookServerDeps {
   store: Store;
@@ -27,19 +27,23 @@ export interface WebhookStats {
   received: number;
   /** Events stored for the first time. */
   stored: number;
-  /** Events whose eventId was already stored (acknowledged, not stored again). */
+  /** Events whose eventId was already stored with the same body (acknowledged, not stored again). */
   duplicates: number;
+  /** Events repeating a stored eventId with another body: kept as conflicts for the report, acknowledged. */
+  conflicts: number;
+  /** Valid events the database refused: quarantined with its reason, acknowledged (202). */
+  quarantined: number;
   /** Stored events that moved their order's state (the others were older than the stored state). */
   applied: number;
   /** Requests from an address that is not an allowed sender (403). */
   rejected: number;
-  /** Bodies that are not JSON or miss required fields (400, quarantined). */
+  /** Bodies that are not UTF-8, not JSON, miss required fields or cannot be stored (400, quarantined). */
   invalid: number;
   /** Stored events carrying fields beyond the contract's event schema. */
   drift: number;
   /** Bodies over the size limit (413). */
   tooLarge: number;
-  /** Requests that failed on our side (503, the sender retries). */
+  /** Requests that failed because the database was unavailable (503, the sender retries). */
   errors: number;
 }
 
@@ -76,8 +80,10 @@ export async function startWebhookServer(deps: WebhookServerDeps, options: Webho
   const allowed = new Set(settings.allowedIps.map(normalizeIp));
   const logger = deps.logger.child({ component: 'webhooks' });
   const account = deps.config.account;
-  const stats: WebhookStats = { received: 0, stored: 0, duplicates: 0, applied: 0, rejected: 0, invalid: 0, drift: 0, tooLarge: 0, errors: 0 };
+  const stats: WebhookStats = { received: 0, stored: 0, duplicates: 0, conflicts: 0, quarantined: 0, applied: 0, rejected: 0, invalid: 0, drift: 0, tooLarge: 0, errors: 0 };
   const inFlight = new Set<Promise<void>>();
+  const databaseTarget = deps.store.kind === 'embedded' ? 'the embedded database' : 'PostgreSQL (DATABASE_URL)';
+  const batcher = new WebhookBatcher(deps.store.db, account, { databaseTarget });
   let closing = false;
 
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
@@ -121,12 +127,22 @@ export async function startWebhookServer(deps: WebhookServerDeps, options: Webho
       return;
     }
     stats.received++;
-    const outcome: EventOutcome = await handleEventBody({ db: deps.store.db, account, now: new Date(), endpoint: path, remoteAddr: remote, body });
+    const outcome: EventOutcome = await handleEventBody({ db: deps.store.db, account, now: new Date(), endpoint: path, remoteAddr: remote, body, databaseTarget, write: (item) => batcher.submit(item) });
     switch (outcome.kind) {
       case 'invalid':
         stats.invalid++;
         logger.warn({ remote, eventId: outcome.eventId, reason: outcome.reason }, 'invalid webhook body: quarantined');
         reply(res, 400, { error: outcome.reason });
+        return;
+      case 'quarantined':
+        stats.quarantined++;
+        logger.warn({ remote, eventId: outcome.eventId, reason: outcome.reason }, 'webhook event the database refused: quarantined');
+        reply(res, 202, { status: 'quarantined', reason: outcome.reason });
+        return;
+      case 'conflict':
+        stats.conflicts++;
+        logger.warn({ eventId: outcome.eventId }, 'webhook event repeats a stored eventId with another body: kept as a conflict');
+        reply(res, 200, { status: 'conflict', eventId: outcome.eventId });
         return;
       case 'duplicate':
         stats.duplicates++;
@@ -202,8 +218,8 @@ function reply(res: ServerResponse, status: number, body: unknown, closeConnecti
   res.end(text);
 }
 
-/** Reads the body up to limit bytes; null when it is larger (the rest is not read). */
-async function readBody(req: IncomingMessage, limit: number): Promise<string | null> {
+/** Reads the body's bytes up to limit; null when it is larger (the rest is not read). Never decoded here: invalid UTF-8 must reach the quarantine as sent. */
+async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) {
     req.resume();
@@ -219,7 +235,7 @@ async function readBody(req: IncomingMessage, limit: number): Promise<string | n
     }
     chunks.push(chunk as Buffer);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }
 
 /** IPv4-mapped IPv6 (::ffff:1.2.3.4) is the IPv4 address. */

@@ -226,6 +226,9 @@ async function seedWebhooks(store: Store): Promise<void> {
     raw: '{}',
   });
   await store.db.insertInto('webhook_event').values([event('e1', [], 2), event('e2', ['riskScore'])]).execute();
+  // e1 delivered again with another body (issue 17): a conflict the Summary counts.
+  await sql`insert into webhook_event_conflict (event_id, body_hash, raw_bytes, raw_text, first_seen_at, last_seen_at)
+    values ('e1', 'other', ${Buffer.from('{"eventId":"e1"}')}, '{"eventId":"e1"}', '2026-11-01T09:00:00Z', '2026-11-01T09:00:00Z')`.execute(store.db);
 }
 
 async function readBack(path: string): Promise<ExcelJS.Workbook> {
@@ -304,6 +307,7 @@ describeEachStore('report workbook', (t) => {
     expect(summaryText.get('Partner orders (created in period)')?.[0]).toBe(3);
     expect(summaryText.get('Webhook events received')?.[0]).toBe(2);
     expect(summaryText.get('Webhook duplicates acknowledged')?.[0]).toBe(2);
+    expect(summaryText.get('Webhook conflicts (an eventId repeated with another body)')?.[0]).toBe(1);
     expect(summaryText.get('Webhook events with schema drift')?.slice(0, 2)).toEqual([1, 'extra fields: riskScore']);
     // API requests: per endpoint (APIs in order, endpoints by name), per API and over all, with the time at each rate
     const apiRows: unknown[][] = [];

@@ -1,29 +1,130 @@
-/** Webhook ingestion of partner order events: one delivered body validated, then stored and applied, or quarantined. */
+/** Webhook ingestion of partner order events: one delivered body validated, then stored and applied, or quarantined with its exact bytes. */
 import type { Db } from '../../store/database.js';
+import { asDatabaseUnavailable } from '../../store/database-errors.js';
 import { parseJsonLossless, stringifyJsonLossless } from '../../decimal/json.js';
-import { quarantineResponse } from '../common/quarantine.js';
 import { extraEventFields, formatPartnerIssues, orderEventSchema, readableKey } from './schemas.js';
 import { orderToRow, requireTimestampKey } from './transform.js';
-import { storeWebhookEvent } from '../../store/partner-orders.js';
+import { quarantineWebhookBody, setLegacyBodyHash, writeWebhookEvent, writeWebhookEvents, type WebhookBatchItem, type WebhookWriteResult } from '../../store/webhook-events.js';
+import { canonicalHash, canonicalHashOfText, decodeUtf8, isWellFormed, MAX_ID_BYTES, unstorableReason } from './webhook-body.js';
+
+setLegacyBodyHash(canonicalHashOfText);
 
 export type EventOutcome =
+  /** Malformed (not UTF-8, not JSON, not an order event, or not storable): quarantined, answered 400. */
   | { kind: 'invalid'; reason: string; eventId: string | null }
   | { kind: 'duplicate'; eventId: string }
+  /** Same eventId as a stored event, another body: kept as a conflict for the report, answered 2xx. */
+  | { kind: 'conflict'; eventId: string }
+  /** Valid, but the database refused to store it: quarantined with the database's reason, answered 2xx. */
+  | { kind: 'quarantined'; reason: string; eventId: string | null }
   | { kind: 'stored'; eventId: string; orderId: string; orderState: string; applied: boolean; extraFields: string[] };
 
+export interface EventInput {
+  db: Db;
+  account: string;
+  now: Date;
+  endpoint: string;
+  remoteAddr: string | null;
+  /** The body exactly as delivered (a string is taken as its UTF-8 bytes). */
+  body: Uint8Array | string;
+  /** Names the database in errors (DATABASE_URL without password, or the embedded one). */
+  databaseTarget?: string;
+  /** Writes the validated event (a WebhookBatcher's submit groups concurrent ones); default: one transaction of its own. */
+  write?: (item: WebhookBatchItem) => Promise<WebhookWriteResult>;
+}
+
 /**
- * One delivered body, independent of HTTP: validate, then store and apply, or quarantine.
- * A body that is not JSON or misses required fields is kept in quarantine (source webhook,
- * entity webhook_event, keyed by eventId when readable) and answered 400.
+ * Groups the events of concurrent requests into one transaction each few milliseconds (group
+ * commit): a busy sender's events cost one WAL flush per batch, not one each. Each request still
+ * gets its answer only after its batch committed. A batch the database refuses for a reason of
+ * its own is written again event by event, so one bad event never holds back the others.
  */
-export async function handleEventBody(input: { db: Db; account: string; now: Date; endpoint: string; remoteAddr: string | null; body: string }): Promise<EventOutcome> {
-  const { db, account, now, endpoint, body } = input;
+export class WebhookBatcher {
+  private queue: Array<{ item: WebhookBatchItem; resolve: (r: WebhookWriteResult) => void; reject: (e: unknown) => void }> = [];
+  private running = 0;
+  private scheduled = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly account: string,
+    private readonly options: { maxBatch?: number; maxConcurrent?: number; databaseTarget?: string } = {},
+  ) {}
+
+  submit(item: WebhookBatchItem): Promise<WebhookWriteResult> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.queue.length === 0 || this.running >= (this.options.maxConcurrent ?? 3)) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    if (this.queue.length === 0 || this.running >= (this.options.maxConcurrent ?? 3)) return;
+    const batch = this.queue.splice(0, this.options.maxBatch ?? 200);
+    this.running++;
+    this.schedule();
+    try {
+      const now = new Date();
+      let results: WebhookWriteResult[] | null = null;
+      let settled = false;
+      try {
+        results = await writeWebhookEvents(this.db, this.account, batch.map((b) => b.item), now);
+      } catch (err) {
+        if (asDatabaseUnavailable(err, this.options.databaseTarget ?? 'the database') || batch.length === 1) {
+          for (const b of batch) b.reject(err);
+          settled = true;
+        }
+      }
+      if (results) batch.forEach((b, i) => b.resolve(results[i]!));
+      else if (!settled) {
+        for (const b of batch) {
+          try {
+            b.resolve(await writeWebhookEvent(this.db, this.account, b.item.event, b.item.order, now));
+          } catch (err) {
+            b.reject(err);
+          }
+        }
+      }
+    } finally {
+      this.running--;
+      this.schedule();
+    }
+  }
+}
+
+/**
+ * One delivered body, independent of HTTP: validate, then store and apply, or quarantine. Every
+ * body ends stored, duplicate, conflict or quarantined (exact bytes and the reason): only an
+ * unreachable database throws, so the sender's retry (5xx) is for a database that is really
+ * away, never for the body itself.
+ */
+export async function handleEventBody(input: EventInput): Promise<EventOutcome> {
+  const { db, account, now, endpoint } = input;
+  const bytes = typeof input.body === 'string' ? Buffer.from(input.body, 'utf8') : Buffer.from(input.body.buffer, input.body.byteOffset, input.body.byteLength);
+  const text = decodeUtf8(bytes);
+  const printable = text !== null && !text.includes('\u0000') ? text : `base64:${bytes.toString('base64')}`;
+  const quarantine = async (reason: string, eventId: string | null) => {
+    const recordKey = eventId !== null && storableKey(eventId) ? eventId : null;
+    await quarantineWebhookBody(db, { account, endpoint, recordKey, rawBytes: bytes, rawText: printable, reason: storableText(reason) }, now);
+  };
+
   let parsed: unknown;
   let reason: string | null = null;
-  try {
-    parsed = parseJsonLossless(body);
-  } catch (err) {
-    reason = `body is not JSON: ${(err as Error).message}`;
+  if (text === null) reason = 'body is not valid UTF-8 (kept byte for byte, never rewritten)';
+  else {
+    try {
+      parsed = parseJsonLossless(text);
+    } catch (err) {
+      reason = `body is not JSON: ${(err as Error).message}`;
+    }
   }
   let eventId: string | null = null;
   if (reason === null) {
@@ -32,31 +133,59 @@ export async function handleEventBody(input: { db: Db; account: string; now: Dat
   }
   const result = reason === null ? orderEventSchema.safeParse(parsed) : null;
   if (result && !result.success) reason = `invalid order event: ${formatPartnerIssues(result.error)}`;
+  if (reason === null) {
+    const unstorable = unstorableReason(parsed);
+    if (unstorable) reason = `order event that cannot be stored: ${unstorable}`;
+  }
   if (reason !== null || !result?.success) {
     const why = reason ?? 'invalid order event';
-    await quarantineResponse(db, { account, source: 'webhook', endpoint, entity: 'webhook_event' }, [{ recordKey: eventId, position: null, rawText: body, reason: why }]);
+    await quarantine(why, eventId);
     return { kind: 'invalid', reason: why, eventId };
   }
   const event = result.data;
   const extraFields = extraEventFields(parsed as Record<string, unknown>);
-  const raw = stringifyJsonLossless(parsed);
-  const stored = await storeWebhookEvent(
-    db,
-    account,
-    {
-      eventId: event.eventId,
-      orderId: event.orderId,
-      orderState: event.orderState,
-      orderStateUpdatedAt: event.orderStateUpdatedAt,
-      orderStateUpdatedKey: requireTimestampKey(event.orderStateUpdatedAt),
-      createdAtText: event.createdAt,
-      remoteAddr: input.remoteAddr,
-      extraFields,
-      raw,
-    },
-    orderToRow(event, parsed),
-    now,
-  );
-  if (stored.duplicate) return { kind: 'duplicate', eventId: event.eventId };
-  return { kind: 'stored', eventId: event.eventId, orderId: event.orderId, orderState: event.orderState, applied: stored.applied, extraFields };
+  try {
+    const item: WebhookBatchItem = {
+      event: {
+        eventId: event.eventId,
+        orderId: event.orderId,
+        orderState: event.orderState,
+        orderStateUpdatedAt: event.orderStateUpdatedAt,
+        orderStateUpdatedKey: requireTimestampKey(event.orderStateUpdatedAt),
+        createdAtText: event.createdAt,
+        remoteAddr: input.remoteAddr,
+        extraFields,
+        raw: stringifyJsonLossless(parsed),
+        rawBytes: bytes,
+        bodyHash: canonicalHash(parsed),
+      },
+      order: orderToRow(event, parsed),
+    };
+    const written = input.write ? await input.write(item) : await writeWebhookEvent(db, account, item.event, item.order, now);
+    if (written.kind === 'duplicate') return { kind: 'duplicate', eventId: event.eventId };
+    if (written.kind === 'conflict') return { kind: 'conflict', eventId: event.eventId };
+    return { kind: 'stored', eventId: event.eventId, orderId: event.orderId, orderState: event.orderState, applied: written.applied, extraFields };
+  } catch (err) {
+    // The last line of defence: a database that is away is the sender's to retry; anything it
+    // refuses (a value the checks above did not foresee) is quarantined with its words.
+    if (asDatabaseUnavailable(err, input.databaseTarget ?? 'the database')) throw err;
+    const why = `order event the database refused: ${databaseReason(err)}`;
+    await quarantine(why, event.eventId);
+    return { kind: 'quarantined', reason: why, eventId: event.eventId };
+  }
+}
+
+function storableKey(key: string): boolean {
+  return Buffer.byteLength(key, 'utf8') <= MAX_ID_BYTES && !key.includes('\u0000') && isWellFormed(key);
+}
+
+/** A reason as text Postgres can hold: NUL and lone surrogates (quoted from the body by a parser's message) escaped. */
+function storableText(text: string): string {
+  const noNul = text.replace(/\u0000/g, '\\u0000');
+  return isWellFormed(noNul) ? noNul : JSON.stringify(noNul).slice(1, -1);
+}
+
+function databaseReason(err: unknown): string {
+  const e = err as { message?: string; code?: string } | null;
+  return `${(e?.message ?? String(err)).slice(0, 500)}${e?.code ? ` (SQLSTATE ${e.code})` : ''}`;
 }
