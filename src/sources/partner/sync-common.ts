@@ -10,6 +10,7 @@ import { upsertPartnerOrders, type OrderSource } from '../../store/partner-order
 import type { NewPartnerOrder } from '../../store/schema.js';
 import { checkAbort } from '../common/abort.js';
 import { quarantineResponse, type BadRecord, type RecordOrigin } from '../common/quarantine.js';
+import { printable, unstorableText } from '../common/storable.js';
 import { ORDERS_PAGE_LIMIT, type PartnerClient } from './client.js';
 import { formatPartnerIssues, partnerOrderSchema, readableKey, type PartnerOrder } from './schemas.js';
 import { orderToRow, requireTimestampKey } from './transform.js';
@@ -131,10 +132,13 @@ export function validateOrders(records: unknown[]): ValidatedOrders {
   for (const [position, record] of records.entries()) {
     const parsed = partnerOrderSchema.safeParse(record);
     const rawText = stringifyJsonLossless(record);
-    if (!parsed.success) {
+    // Text the database cannot hold (NUL, a lone surrogate) anywhere in the record: jsonb refuses its raw body too.
+    const textIssue = unstorableText(record);
+    if (!parsed.success || textIssue !== null) {
       const key = readableKey(record, 'orderId');
       out.ids.push(key ?? `#${position}`);
-      out.invalid.push({ recordKey: key, position, rawText, reason: formatPartnerIssues(parsed.error) });
+      const reason = [parsed.success ? null : formatPartnerIssues(parsed.error), textIssue].filter((r) => r !== null).join('; ');
+      out.invalid.push({ recordKey: key === null ? null : printable(key), position, rawText, reason: printable(reason) });
       continue;
     }
     const order = parsed.data;
