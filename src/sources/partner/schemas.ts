@@ -17,13 +17,11 @@ export const ISO_TIMESTAMP = /^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2})(?:\.(
 
 export const wireTimestamp = z.string({ error: (issue) => `must be an ISO 8601 date-time string (got ${showWireValue(issue.input)})` }).superRefine((v, ctx) => {
   const m = ISO_TIMESTAMP.exec(v);
-  if (!m || Number.isNaN(Date.parse(v.replace(/\.\d+/, '')))) {
-    ctx.addIssue({ code: 'custom', message: `must be an ISO 8601 date-time such as 2023-11-15T14:43:06.894070237Z (got ${showWireValue(v)})` });
-    return;
-  }
   // Date.parse rolls 2026-02-30 over to March 2; the database refuses year 0000.
-  const issue = calendarIssue(m[1]!, m[2]!, m[4]);
+  const issue = m ? calendarIssue(m[1]!, m[2]!, m[4]) : null;
   if (issue !== null) ctx.addIssue({ code: 'custom', message: `must be a real date-time: ${issue} (got ${showWireValue(v)})` });
+  else if (!m || Number.isNaN(Date.parse(v.replace(/\.\d+/, ''))))
+    ctx.addIssue({ code: 'custom', message: `must be an ISO 8601 date-time such as 2023-11-15T14:43:06.894070237Z (got ${showWireValue(v)})` });
 });
 
 const text = (what = 'a string') => z.string({ error: (issue) => `must be ${what} (got ${showWireValue(issue.input)})` });
