@@ -368,3 +368,43 @@ describeEachStore('storable: partner orders the database cannot hold', (ctx) => 
     }
   });
 });
+
+/** The issue's "What failed" 1, one record each: on the main of 2026-11-23 each failed its page and the stage, on every run. */
+const WHAT_FAILED: Array<{ name: string; entity: 'fill' | 'partner_order'; patch: string; field: string }> = [
+  { name: 'an exchange id of 20 digits', entity: 'fill', patch: `"execId":"${DIG20}"`, field: 'execId' },
+  { name: 'qty 1e200000', entity: 'fill', patch: '"qty":"1e200000"', field: 'qty' },
+  { name: 'a partner networkFee of 1e-20000', entity: 'partner_order', patch: '"networkFee":"1e-20000"', field: 'networkFee' },
+];
+
+for (const wf of WHAT_FAILED) {
+  describeEachStore(`storable, what failed: ${wf.name}`, (ctx) => {
+    it('is quarantined with the field named, its neighbours land, and two runs succeed', async () => {
+      const c: Case = { name: wf.name, entity: wf.entity, patch: wf.patch, field: wf.field, reason: /./ };
+      if (wf.entity === 'fill') {
+        const data = makeData(90, 30);
+        const f = data.fills[45]!;
+        data.malformed.set(f.execId, malformedText(f as unknown as Record<string, unknown>, c, 'what-failed'));
+        const api = await startFakeExchange(data, { fillsOrder: 'newest-first', inclusive: true });
+        try {
+          for (let run = 0; run < 2; run++) await syncExchange(exchangeCtx(ctx.store, api), { progress: 'off' });
+          const fills = await ctx.store.db.selectFrom('exchange_fill').select('exec_id').execute();
+          expect(fills.length).toBe(data.fills.length - 1);
+        } finally {
+          await api.close();
+        }
+      } else {
+        const orders = Array.from({ length: 70 }, (_, i) => partnerOrder(i)).reverse();
+        const raw = new Map([[orders[20]!.orderId as string, malformedText(orders[20]!, c, 'what-failed')]]);
+        const base = loadConfig({ env: {} });
+        const stage: StageContext = { store: ctx.store, config: base, logger: silentLogger(), runId: 'r-wf', now: new Date('2026-11-22T02:00:00Z') };
+        for (let run = 0; run < 2; run++) await syncPartner(stage, { from: '2026-11-20', to: '2026-11-21' }, {}, { client: fakePartner(orders, raw) });
+        const stored = await ctx.store.db.selectFrom('partner_order').select('order_id').execute();
+        expect(stored.length).toBe(orders.length - 1);
+      }
+      const q = await quarantineOf(ctx.store);
+      const entry = q.find((r) => r.raw_text.includes('"case":"what-failed"'));
+      expect(entry?.reason).toMatch(new RegExp(`^${wf.field}: `));
+      recordFigure({ kind: 'badInput', name: `api what failed: ${wf.name}`, db: ctx.kind, lost: 0 });
+    });
+  });
+}
