@@ -16,6 +16,7 @@ import { syncExchange } from '../../src/stages/sync-exchange.js';
 import { syncPartner } from '../../src/stages/sync-partner.js';
 import { FAKE_NOW, makeData, startFakeExchange, type FakeData, type FakeExchange } from '../integration/exchange-fake-api.js';
 import { recordFigure } from './figures.js';
+import { calendarIssue, fitsBigint, numericRangeIssue } from '../../src/sources/common/storable.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rr-storable-'));
 const configPath = join(dir, 'config.json');
@@ -408,3 +409,25 @@ for (const wf of WHAT_FAILED) {
     });
   });
 }
+
+describeEachStore('storable: the validation limits are the database limits', (ctx) => {
+  it('numeric, bigint and timestamptz accept exactly what the checks accept', async () => {
+    const accepts = async (text: string, type: 'numeric' | 'bigint' | 'timestamptz') => {
+      try {
+        await sql`select ${text}::${sql.raw(type)} as v`.execute(ctx.store.db);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const numerics = ['1e131071', '9.99e131071', '1e131072', '1e-16383', '1.5e-16382', '1e-16384', '1e-20000', '1e200000', `0.${'0'.repeat(16382)}1`, `0.${'0'.repeat(16383)}1`, `${'9'.repeat(131072)}`, `${'9'.repeat(131073)}`, '-1e131072', '123.456'];
+    for (const t of numerics) expect(`${t.slice(0, 20)}: ${numericRangeIssue(t) === null}`).toBe(`${t.slice(0, 20)}: ${await accepts(t, 'numeric')}`);
+    for (const t of ['9223372036854775807', '9223372036854775808', '99999999999999999999', '0', '1'])
+      expect(`${t}: ${fitsBigint(t)}`).toBe(`${t}: ${await accepts(t, 'bigint')}`);
+    const times = ['2026-02-28T10:00:00Z', '2026-02-29T10:00:00Z', '2024-02-29T10:00:00Z', '2026-02-30T10:00:00Z', '2026-04-31T00:00:00Z', '0000-01-01T00:00:00Z', '0001-01-01T00:00:00Z', '9999-12-31T23:59:59Z', '2026-13-01T00:00:00Z', '2026-01-01T24:00:01Z'];
+    for (const t of times) {
+      const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})/.exec(t)!;
+      expect(`${t}: ${calendarIssue(m[1]!, m[2]!, 'Z') === null}`).toBe(`${t}: ${await accepts(t, 'timestamptz')}`);
+    }
+  });
+});

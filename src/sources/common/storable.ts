@@ -27,6 +27,8 @@ const PLAIN = /^[+-]?(\d*)(?:\.(\d*))?$/;
  */
 export function numericRangeIssue(text: string): string | null {
   const t = text.trim();
+  // The common case, checked without a regex: plain text shorter than either limit fits.
+  if (t.length <= NUMERIC_MAX_FRACTION_DIGITS && !t.includes('e') && !t.includes('E')) return null;
   let before: number;
   let after: number;
   const m = PLAIN.exec(t);
