@@ -54,6 +54,9 @@ export async function quarantineRecords(db: Db, records: QuarantineInput[]): Pro
     .execute();
 }
 
+/** The longest record key kept in its indexed column (the sources' ids are at most 200 characters). */
+const MAX_RECORD_KEY = 200;
+
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 /**
@@ -63,7 +66,9 @@ const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF
  */
 function storableInput(r: QuarantineInput): QuarantineInput {
   const esc = (t: string) => t.replace(UNSTORABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-  return { ...r, rawText: esc(r.rawText), reason: esc(r.reason), recordKey: r.recordKey === null ? null : esc(r.recordKey) };
+  // A key is indexed (a btree entry holds about 2700 bytes): a longer one is kept in the raw text only.
+  const key = r.recordKey === null || r.recordKey.length > MAX_RECORD_KEY ? null : esc(r.recordKey);
+  return { ...r, rawText: esc(r.rawText), reason: esc(r.reason), recordKey: key };
 }
 
 /**

@@ -76,6 +76,7 @@ const CASES: Case[] = [
   { name: 'fill: unknown side', entity: 'fill', patch: '"side":"HOLD"', field: 'side', reason: /one of BUY, SELL/ },
   { name: 'fill: negative exOrdId', entity: 'fill', patch: '"exOrdId":-5', field: 'exOrdId', reason: /non-negative integer id/ },
   { name: 'fill: fee missing', entity: 'fill', patch: '', drop: ['fee'], field: 'fee', reason: /got nothing/ },
+  { name: 'fill: execId 1e200000', entity: 'fill', patch: '"execId":1e200000', field: 'execId', reason: BIGINT },
   { name: 'fill: symbol a number', entity: 'fill', patch: '"symbol":5', field: 'symbol', reason: /must be a string/ },
   // exchange orders
   { name: 'order: exOrdId of 20 digits', entity: 'exchange_order', patch: `"exOrdId":"${DIG20}"`, field: 'exOrdId', reason: BIGINT },
@@ -110,6 +111,7 @@ const CASES: Case[] = [
   { name: 'partner order: orderStateUpdatedAt in year 0000', entity: 'partner_order', patch: '"orderStateUpdatedAt":"0000-01-01T00:00:00Z"', field: 'orderStateUpdatedAt', reason: /year 0000/ },
   { name: 'partner order: 25:00 o\'clock', entity: 'partner_order', patch: '"orderStateUpdatedAt":"2026-11-20T25:00:00Z"', field: 'orderStateUpdatedAt', reason: /not a time of day/ },
   { name: 'partner order: orderId of 20000 characters', entity: 'partner_order', patch: `"orderId":"${'o'.repeat(20_000)}"`, field: 'orderId', reason: LONG },
+  { name: 'partner order: orderId a number of 20000 digits', entity: 'partner_order', patch: `"orderId":${'7'.repeat(20_000)}`, field: 'orderId', reason: /must be a non-empty string/ },
   { name: 'partner order: NUL in userId', entity: 'partner_order', patch: '"userId":"u\\u0000"', field: 'userId', reason: NUL },
   { name: 'partner order: lone surrogate in a key', entity: 'partner_order', patch: '"x\\ud800":1', field: 'x\\ud800', reason: SURROGATE },
   { name: 'partner order: transactionHash of 300 characters', entity: 'partner_order', patch: `"transactionHash":"${'h'.repeat(300)}"`, field: 'transactionHash', reason: LONG },

@@ -68,7 +68,7 @@ describe('storable values', () => {
     expect(reasons[3]).toMatch(/^fee: has too many decimals for the database: 20000 digits after/);
     expect(reasons[4]).toMatch(/^symbol: holds the character \\u0000/);
     expect(reasons[5]).toMatch(/^extra: holds a lone UTF-16 surrogate/);
-    expect(reasons[6]).toMatch(/^execId: must be a non-negative integer id/);
+    expect(reasons[6]).toMatch(/^execId: is beyond the largest id/);
     const d = validateRecords(depositSchema, [{ depositId: 'd'.repeat(201), amount: '1', currency: 'BTC', address: 'a', state: 'COMPLETED' }], 'depositId');
     expect(d.invalid[0]!.reason).toMatch(/^depositId: is longer than 200 characters/);
   });

@@ -51,7 +51,8 @@ export const int64Id = z.unknown().transform((v, ctx) => {
   const id = readInt64Id(v);
   if (id === null) {
     const t = wireNumberText(v);
-    const tooLarge = t !== null && /^\d+$/.test(t) && t.length <= 100_000;
+    // Digits, or an integer in another form ("1e200000"), that readInt64Id refused: too large.
+    const tooLarge = t !== null && (/^\d+$/.test(t) || (t.length <= 100 && isDecimalText(t) && new Decimal(t).isInteger() && !new Decimal(t).isNegative()));
     ctx.addIssue({
       code: 'custom',
       message: tooLarge
@@ -324,7 +325,8 @@ function readKey(raw: unknown, field: string, int64Key: boolean): string | null 
   // Same canonical form as int64Id, so a later valid fetch resolves this entry.
   if (int64Key && isDecimalText(t)) {
     const d = new Decimal(t);
-    if (d.isInteger() && !d.isNegative()) return d.toFixed(0);
+    // Never expanded beyond the key limit ("1e200000" stays as sent).
+    if (d.isInteger() && !d.isNegative() && d.e < MAX_KEY_LENGTH) return d.toFixed(0);
   }
   // Stored as text, which cannot hold U+0000 or a lone surrogate.
   return printable(t);

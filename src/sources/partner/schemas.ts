@@ -194,7 +194,7 @@ export function readableKey(record: unknown, field: string): string | null {
   if (record && typeof record === 'object' && !Array.isArray(record)) {
     const v = (record as Record<string, unknown>)[field];
     if (typeof v === 'string' && v.length > 0 && v.length <= 200) return v;
-    if (isLosslessNumber(v)) return (v as { value: string }).value;
+    if (isLosslessNumber(v) && (v as { value: string }).value.length <= 200) return (v as { value: string }).value;
   }
   return null;
 }
