@@ -25,7 +25,7 @@ export interface QuarantineInput {
 export async function quarantineRecords(db: Db, records: QuarantineInput[]): Promise<void> {
   if (records.length === 0) return;
   const now = new Date();
-  const values = records.map((r) => ({
+  const values = records.map((r) => storableInput(r)).map((r) => ({
     account: r.account,
     source: r.source,
     endpoint: r.endpoint,
@@ -52,6 +52,23 @@ export async function quarantineRecords(db: Db, records: QuarantineInput[]): Pro
       })),
     )
     .execute();
+}
+
+/** The longest record key kept in its indexed column (the sources' ids are at most 200 characters). */
+const MAX_RECORD_KEY = 200;
+
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * The quarantine's own columns are text, which holds neither NUL nor a lone surrogate: those are
+ * written as their JSON escape (\u0000, \ud800), which inside a JSON string is the same value,
+ * so the record that could not be stored is still kept.
+ */
+function storableInput(r: QuarantineInput): QuarantineInput {
+  const esc = (t: string) => t.replace(UNSTORABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  // A key is indexed (a btree entry holds about 2700 bytes): a longer one is kept in the raw text only.
+  const key = r.recordKey === null || r.recordKey.length > MAX_RECORD_KEY ? null : esc(r.recordKey);
+  return { ...r, rawText: esc(r.rawText), reason: esc(r.reason), recordKey: key };
 }
 
 /**

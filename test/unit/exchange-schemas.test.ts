@@ -171,8 +171,8 @@ describe('records holding U+0000', () => {
     const page = validateRecords(fillSchema, records, 'execId', true, fastFill, '[... "k\\u0000" ...]');
     expect(page.valid.map((v) => v.value.execId)).toEqual(['3']);
     expect(page.invalid.map((r) => [r.key, r.reason])).toEqual([
-      ['4', 'extra.k\\u0000: holds the character \\u0000, which the database cannot store in JSON'],
-      ['5', 'price: must be a decimal number (got "x"); tags.1: holds the character \\u0000, which the database cannot store in JSON'],
+      ['4', 'extra.k\\u0000: the key holds the character \\u0000, which the database cannot store'],
+      ['5', 'price: must be a decimal number (got "x"); tags.1: holds the character \\u0000, which the database cannot store'],
     ]);
   });
 });

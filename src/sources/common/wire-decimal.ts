@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { isLosslessNumber } from '../../decimal/json.js';
 import { Decimal, isDecimalText } from '../../decimal/decimal.js';
 import { NOTHING } from './zod-issues.js';
+import { numericRangeIssue } from './storable.js';
 
 /**
  * The exact text of a marked number (a JSON number that the exchange's fast parser, exchange/wire.ts,
@@ -16,8 +17,9 @@ export function markedNumber(v: unknown): string | null {
 /** A wire value in an issue message: numbers as their digits, strings quoted and cut at 60 characters. */
 export function showWireValue(value: unknown): string {
   const marked = markedNumber(value);
-  if (marked !== null) return marked;
-  if (isLosslessNumber(value)) return (value as { value: string }).value;
+  const digits = marked ?? (isLosslessNumber(value) ? (value as { value: string }).value : null);
+  if (digits !== null) return digits.length > 60 ? `${digits.slice(0, 60)}... (${digits.length} characters)` : digits;
+  if (typeof value === 'string' && value.length > 60) return `${JSON.stringify(value.slice(0, 60))}... (${value.length} characters)`;
   if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}...` : value);
   if (value === undefined) return NOTHING;
   try {
@@ -62,20 +64,40 @@ export const decimalText = z.unknown().transform((v, ctx) => {
     ctx.addIssue({ code: 'custom', message: `must be a decimal number (got ${showWireValue(v)})` });
     return z.NEVER;
   }
+  const range = numericRangeIssue(c);
+  if (range !== null) {
+    ctx.addIssue({ code: 'custom', message: `${range} (got ${showWireValue(v)})` });
+    return z.NEVER;
+  }
   return c;
 });
+
+/** A decimal that readDecimal accepts and numeric can hold (the fills fast path's check). */
+export function readStorableDecimal(v: unknown): string | null {
+  const c = readDecimal(v);
+  return c === null || numericRangeIssue(c) !== null ? null : c;
+}
 
 /**
  * A decimal as the wire sends it: "12.50", 12.50 (LosslessNumber) or "5.4E-4", kept as is (partner
  * records: the transform writes it to numeric).
  */
-export const wireDecimal = z.custom<unknown>(
-  (v) =>
-    (typeof v === 'string' && isDecimalText(v)) ||
-    (isLosslessNumber(v) && isDecimalText((v as { value: string }).value)) ||
-    (typeof v === 'number' && Number.isSafeInteger(v)),
-  { error: (issue) => `must be a decimal number (got ${showWireValue(issue.input)})` },
-);
+export const wireDecimal = z.unknown().superRefine((v, ctx) => {
+  const t =
+    typeof v === 'string' && isDecimalText(v)
+      ? v
+      : isLosslessNumber(v) && isDecimalText((v as { value: string }).value)
+        ? (v as { value: string }).value
+        : typeof v === 'number' && Number.isSafeInteger(v)
+          ? String(v)
+          : null;
+  if (t === null) {
+    ctx.addIssue({ code: 'custom', message: `must be a decimal number (got ${showWireValue(v)})` });
+    return;
+  }
+  const range = numericRangeIssue(t);
+  if (range !== null) ctx.addIssue({ code: 'custom', message: `${range} (got ${showWireValue(v)})` });
+});
 
 /** A non-negative integer such as a precision: LosslessNumber, a plain integer string or a safe integer; kept as is. */
 export const wireInteger = z.custom<unknown>(

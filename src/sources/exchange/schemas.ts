@@ -2,7 +2,8 @@
 import { z } from 'zod';
 import { isLosslessNumber } from '../../decimal/json.js';
 import { Decimal, isDecimalText } from '../../decimal/decimal.js';
-import { decimalText, markedNumber, readDecimal, showWireValue, wireNumberText } from '../common/wire-decimal.js';
+import { decimalText, markedNumber, readStorableDecimal, showWireValue, wireNumberText } from '../common/wire-decimal.js';
+import { BIGINT_MAX, fitsBigint, MAX_KEY_LENGTH, printable, unstorableText } from '../common/storable.js';
 import { formatZodIssues } from '../common/zod-issues.js';
 
 /**
@@ -24,10 +25,16 @@ const DIGITS = /^\d{1,30}$/;
  */
 function readInt64Id(v: unknown): string | null {
   const t = wireNumberText(v);
-  if (t !== null && DIGITS.test(t)) return t.length > 1 ? t.replace(/^0+(?=\d)/, '') : t;
-  const d = t !== null && isDecimalText(t) ? new Decimal(t) : null;
-  if (!d || !d.isInteger() || d.isNegative()) return null;
-  return d.toFixed(0);
+  if (t !== null && DIGITS.test(t)) {
+    const id = t.length > 1 ? t.replace(/^0+(?=\d)/, '') : t;
+    // The ids are bigint columns: 20 digits would fail the whole page in the database.
+    return fitsBigint(id) ? id : null;
+  }
+  if (t === null || t.length > 100 || !isDecimalText(t)) return null;
+  const d = new Decimal(t);
+  if (!d.isInteger() || d.isNegative() || d.e > 18) return null;
+  const id = d.toFixed(0);
+  return fitsBigint(id) ? id : null;
 }
 
 function readEpochMs(v: unknown): number | null {
@@ -43,7 +50,15 @@ function readEpochMs(v: unknown): number | null {
 export const int64Id = z.unknown().transform((v, ctx) => {
   const id = readInt64Id(v);
   if (id === null) {
-    ctx.addIssue({ code: 'custom', message: `must be a non-negative integer id (got ${showWireValue(v)})` });
+    const t = wireNumberText(v);
+    // Digits, or an integer in another form ("1e200000"), that readInt64Id refused: too large.
+    const tooLarge = t !== null && (/^\d+$/.test(t) || (t.length <= 100 && isDecimalText(t) && new Decimal(t).isInteger() && !new Decimal(t).isNegative()));
+    ctx.addIssue({
+      code: 'custom',
+      message: tooLarge
+        ? `is beyond the largest id the database holds (bigint, at most ${BIGINT_MAX}) (got ${showWireValue(v)})`
+        : `must be a non-negative integer id (got ${showWireValue(v)})`,
+    });
     return z.NEVER;
   }
   return id;
@@ -74,16 +89,25 @@ const text = z
   .string({ error: (issue) => `must be a string (got ${showWireValue(issue.input)})` })
   .refine((v) => markedNumber(v) === null, { error: (issue) => `must be a string (got the number ${showWireValue(issue.input)})` });
 const nonEmpty = text.min(1, { error: (issue) => `must not be empty (got ${showWireValue(issue.input)})` });
+/** A key of its table (symbol, currency): within the index limit. */
+const keyText = nonEmpty.max(MAX_KEY_LENGTH, {
+  error: (issue) => `is longer than ${MAX_KEY_LENGTH} characters, the longest key stored (got ${showWireValue(issue.input)})`,
+});
 /** Optional on the wire; null is treated like absent. */
 const opt = <T extends z.ZodTypeAny>(schema: T) => schema.nullish().transform((v) => (v === undefined ? null : v) as z.output<T> | null);
 /** Ids that the contract types as string but that could arrive as numbers. */
 const idText = z.unknown().transform((v, ctx) => {
   const marked = markedNumber(v);
-  if (marked !== null && marked.length > 0) return marked;
-  if (typeof v === 'string' && v.length > 0) return v;
-  if (isLosslessNumber(v)) return (v as { value: string }).value;
-  ctx.addIssue({ code: 'custom', message: `must be a non-empty id (got ${showWireValue(v)})` });
-  return z.NEVER;
+  const id = marked !== null && marked.length > 0 ? marked : typeof v === 'string' && v.length > 0 ? v : isLosslessNumber(v) ? (v as { value: string }).value : null;
+  if (id === null) {
+    ctx.addIssue({ code: 'custom', message: `must be a non-empty id (got ${showWireValue(v)})` });
+    return z.NEVER;
+  }
+  if (id.length > MAX_KEY_LENGTH) {
+    ctx.addIssue({ code: 'custom', message: `is longer than ${MAX_KEY_LENGTH} characters, the longest id stored (got ${showWireValue(v)})` });
+    return z.NEVER;
+  }
+  return id;
 });
 const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
   z.enum(values, { error: (issue) => `must be one of ${values.join(', ')} (got ${showWireValue(issue.input)})` });
@@ -103,7 +127,7 @@ export const fillSchema = z.object({
   tradeId: int64Id,
   execId: int64Id,
   side: oneOf(SIDES),
-  symbol: nonEmpty,
+  symbol: keyText,
   price: decimalText,
   qty: decimalText,
   fee: decimalText,
@@ -130,12 +154,12 @@ export function fastFill(raw: unknown): Fill | null {
   if (side !== 'BUY' && side !== 'SELL') return null;
   const symbol = r.symbol;
   // nonEmpty: a string, not a number kept as marked text, at least one character.
-  if (typeof symbol !== 'string' || symbol.length === 0 || markedNumber(symbol) !== null) return null;
-  const price = readDecimal(r.price);
+  if (typeof symbol !== 'string' || symbol.length === 0 || symbol.length > MAX_KEY_LENGTH || markedNumber(symbol) !== null) return null;
+  const price = readStorableDecimal(r.price);
   if (price === null) return null;
-  const qty = readDecimal(r.qty);
+  const qty = readStorableDecimal(r.qty);
   if (qty === null) return null;
-  const fee = readDecimal(r.fee);
+  const fee = readStorableDecimal(r.fee);
   if (fee === null) return null;
   const timestamp = readEpochMs(r.timestamp);
   if (timestamp === null) return null;
@@ -154,7 +178,7 @@ export const orderSchema = z.object({
   side: oneOf(SIDES),
   price: opt(decimalText),
   text: opt(text),
-  symbol: nonEmpty,
+  symbol: keyText,
   lastShares: opt(decimalText),
   lastPx: opt(decimalText),
   leavesQty: opt(decimalText),
@@ -167,9 +191,9 @@ export type Order = z.output<typeof orderSchema>;
 export const depositSchema = z.object({
   depositId: idText,
   amount: decimalText,
-  currency: nonEmpty,
+  currency: keyText,
   address: nonEmpty,
-  txHash: opt(text),
+  txHash: opt(text.max(MAX_KEY_LENGTH, { error: (issue) => `is longer than ${MAX_KEY_LENGTH} characters, the longest key stored (got ${showWireValue(issue.input)})` })),
   state: oneOf(DEPOSIT_STATES),
   timestamp: opt(epochMs),
 });
@@ -180,7 +204,7 @@ export const withdrawalSchema = z.object({
   withdrawalId: idText,
   amount: decimalText,
   fee: opt(decimalText),
-  currency: nonEmpty,
+  currency: keyText,
   beneficiary: nonEmpty,
   state: opt(oneOf(WITHDRAWAL_STATES)),
   timestamp: opt(epochMs),
@@ -188,7 +212,7 @@ export const withdrawalSchema = z.object({
 export type Withdrawal = z.output<typeof withdrawalSchema>;
 
 export const balanceSchema = z.object({
-  currency: nonEmpty,
+  currency: keyText,
   balance: decimalText,
   available: decimalText,
   balance_local: decimalText,
@@ -230,7 +254,7 @@ export const whitelistSchema = z.object({
 export type WhitelistEntry = z.output<typeof whitelistSchema>;
 
 export const tickerSchema = z.object({
-  symbol: nonEmpty,
+  symbol: keyText,
   price_24h: opt(decimalText),
   volume_24h: opt(decimalText),
   last_trade_price: opt(decimalText),
@@ -273,63 +297,37 @@ export function validateRecords<T>(
 ): ValidatedPage<T> {
   const valid: Validated<T>[] = [];
   const invalid: Rejected[] = [];
-  // Only a page whose text holds the escape can hold the character: the walk is skipped otherwise.
-  const mayHoldNul = pageText === undefined || pageText.includes('\\u0000');
+  // Only a page whose text holds an escape of NUL or of a surrogate can hold what the database
+  // refuses (valid UTF-8 cannot carry a lone surrogate): the walk is skipped otherwise.
+  const mayHoldBadText = pageText === undefined || /\\u(?:0000|[dD][89a-fA-F])/.test(pageText);
   records.forEach((raw, index) => {
-    const nulAt = mayHoldNul ? nulPath(raw, '') : null;
-    const nulIssue = nulAt === null ? null : `${nulAt || '(record)'}: holds the character \\u0000, which the database cannot store in JSON`;
-    const quick = fast && nulIssue === null ? fast(raw) : null;
+    const textIssue = mayHoldBadText ? unstorableText(raw) : null;
+    const quick = fast && textIssue === null ? fast(raw) : null;
     if (quick !== null) {
       valid.push({ index, value: quick, raw });
       return;
     }
     const parsed = schema.safeParse(raw);
-    if (parsed.success && nulIssue === null) valid.push({ index, value: parsed.data, raw });
+    if (parsed.success && textIssue === null) valid.push({ index, value: parsed.data, raw });
     else {
-      const reason = [parsed.success ? null : formatZodIssues(parsed.error), nulIssue].filter((r) => r !== null).join('; ');
-      invalid.push({ index, raw, reason, key: readKey(raw, keyField, int64Key) });
+      const reason = [parsed.success ? null : formatZodIssues(parsed.error), textIssue].filter((r) => r !== null).join('; ');
+      invalid.push({ index, raw, reason: printable(reason), key: readKey(raw, keyField, int64Key) });
     }
   });
   return { valid, invalid };
-}
-
-/**
- * Where a record holds U+0000 (in a key or a string), or null. Valid JSON, but Postgres jsonb
- * refuses it: such a record could not be stored raw, so it is quarantined instead of failing
- * its page. The path names the field ("extra.note").
- */
-function nulPath(value: unknown, path: string): string | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
-  if (value === null || typeof value !== 'object') return null;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const p = nulPath(value[i], `${path}.${i}`);
-      if (p !== null) return p;
-    }
-    return null;
-  }
-  if (isLosslessNumber(value)) return null;
-  for (const [k, v] of Object.entries(value)) {
-    // The path goes into the quarantine reason (text, which cannot hold U+0000 either).
-    const name = k.replace(/\u0000/g, '\\u0000');
-    const here = path ? `${path}.${name}` : name;
-    if (k.includes('\u0000')) return here;
-    const p = nulPath(v, here);
-    if (p !== null) return p;
-  }
-  return null;
 }
 
 function readKey(raw: unknown, field: string, int64Key: boolean): string | null {
   if (!raw || typeof raw !== 'object') return null;
   const v = (raw as Record<string, unknown>)[field];
   const t = wireNumberText(v);
-  if (!t || t.length === 0 || t.length > 100) return null;
+  if (!t || t.length === 0 || t.length > MAX_KEY_LENGTH) return null;
   // Same canonical form as int64Id, so a later valid fetch resolves this entry.
   if (int64Key && isDecimalText(t)) {
     const d = new Decimal(t);
-    if (d.isInteger() && !d.isNegative()) return d.toFixed(0);
+    // Never expanded beyond the key limit ("1e200000" stays as sent).
+    if (d.isInteger() && !d.isNegative() && d.e < MAX_KEY_LENGTH) return d.toFixed(0);
   }
-  // Stored as text, which cannot hold U+0000.
-  return t.replace(/\u0000/g, '\\u0000');
+  // Stored as text, which cannot hold U+0000 or a lone surrogate.
+  return printable(t);
 }

@@ -10,6 +10,7 @@ import { isLosslessNumber, type LosslessNumber } from '../../decimal/json.js';
 import { padded } from './sync-windows.js';
 import { commitFillsPage, recordPage, upsertFills } from '../../store/exchange-records.js';
 import { bump, FILLS_SYNCED_CURSOR, handleQuarantine, SOURCE, streamCoverage, type SyncEnv } from './sync-common.js';
+import { writeOrSplit, type Refused } from '../common/record-fallback.js';
 import { checkAbort } from '../common/abort.js';
 import type { CoverageDelta } from '../../store/exchange-records.js';
 
@@ -146,7 +147,7 @@ async function runFills(env: SyncEnv, start: FillsPlanState, extra: { from?: num
           : [];
       const bookkeeping = { account: env.account, runId: env.runId, coverageStream: 'fills', coverage: byDay, cursors };
       const before = previous;
-      const commit =
+      const whole = () =>
         depth === 1 && validated.invalid.length === 0 && !env.openQuarantine.has('fill')
           ? commitFillsPage(env.db, { ...bookkeeping, rows, pageText: page.response.text })
           : inTransaction(env.db, async (trx) => {
@@ -156,11 +157,28 @@ async function runFills(env: SyncEnv, start: FillsPlanState, extra: { from?: num
               await before;
               await recordPage(trx, bookkeeping);
             });
+      // A page the database still refuses is written again record by record (each with its own
+      // raw record), the refused ones quarantined with the database's reason.
+      const fallback = validated.valid.filter((v) => !bounds.has(v.value.execId));
+      const finish = async (trx: Db, kept: typeof fallback, refused: Array<Refused<(typeof fallback)[number]>>) => {
+        for (const r of refused) bump(byDay, utcDay(toFillRow(r.item, { raw: false }).timestamp), { rows: -1 });
+        if (pageDay) bump(byDay, pageDay, { quarantined: refused.length });
+        const dbRefused = refused.map((r) => ({ index: r.item.index, raw: r.item.raw, reason: r.reason, key: r.item.value.execId }));
+        await handleQuarantine(env, trx, page.endpoint, 'fill', [...validated.invalid, ...dbRefused], kept.map((k) => k.value.execId));
+        await before;
+        await recordPage(trx, bookkeeping);
+      };
       // Only figures are kept for after the commit: the page's records and rows can be collected
       // while the write runs (fewer survivors for the young-generation GC to copy).
       const state = step.state;
-      const written = rows.length;
-      const quarantined = validated.invalid.length;
+      let written = rows.length;
+      let quarantined = validated.invalid.length;
+      const commit = writeOrSplit(env.db, fallback, whole, (trx, v) => upsertFills(trx, env.account, [toFillRow(v)]), finish).then((split) => {
+        if (!split) return;
+        written = split.kept.length;
+        quarantined += split.refused.length;
+        env.logger.warn({ stream: 'fills', refused: split.refused.map((r) => ({ key: r.item.value.execId, reason: r.reason })) }, 'exchange fills page refused by the database; written record by record, the refused records quarantined');
+      });
       const done = commit.then(() => {
         last = state;
         env.counters.fills += written;

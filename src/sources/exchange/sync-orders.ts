@@ -1,5 +1,6 @@
 /** Exchange sync step: orders of every status and trades by time windows, then orders asked by id. */
 import { inTransaction } from '../../store/database.js';
+import { writeOrSplit } from '../common/record-fallback.js';
 import { ORDERS_CONTRACT_LIMIT, ORDERS_PAGE_LIMIT, type Page } from './client.js';
 import { ORD_STATUSES, ORDER_NON_FINAL, orderSchema, validateRecords, type Order } from './schemas.js';
 import { toOrderRow } from './transform.js';
@@ -77,12 +78,24 @@ async function fetchOrdersById(env: SyncEnv, ids: string[], onMissing: 'record' 
     const records = pages.flatMap((p) => p.records);
     const validated = validateRecords(orderSchema, records, 'exOrdId', true);
     const rows = validated.valid.map(toOrderRow);
-    await inTransaction(env.db, async (trx) => {
-      await upsertOrders(trx, env.account, rows, env.startedAt);
-      await handleQuarantine(env, trx, 'GET /orders/{id}', 'exchange_order', validated.invalid, rows.map((r) => r.ex_ord_id));
-      if (onMissing === 'record') await markOrdersNotFound(trx, env.account, missing, env.startedAt);
-    });
-    env.counters.ordersById += rows.length;
+    const items = validated.valid.map((v, i) => ({ v, row: rows[i]! }));
+    const split = await writeOrSplit(
+      env.db,
+      items,
+      () =>
+        inTransaction(env.db, async (trx) => {
+          await upsertOrders(trx, env.account, rows, env.startedAt);
+          await handleQuarantine(env, trx, 'GET /orders/{id}', 'exchange_order', validated.invalid, rows.map((r) => r.ex_ord_id));
+          if (onMissing === 'record') await markOrdersNotFound(trx, env.account, missing, env.startedAt);
+        }),
+      (trx, it) => upsertOrders(trx, env.account, [it.row], env.startedAt),
+      async (trx, kept, refused) => {
+        const dbRefused = refused.map((r) => ({ index: r.item.v.index, raw: r.item.v.raw, reason: r.reason, key: r.item.row.ex_ord_id }));
+        await handleQuarantine(env, trx, 'GET /orders/{id}', 'exchange_order', [...validated.invalid, ...dbRefused], kept.map((k) => k.row.ex_ord_id));
+        if (onMissing === 'record') await markOrdersNotFound(trx, env.account, missing, env.startedAt);
+      },
+    );
+    env.counters.ordersById += split ? split.kept.length : rows.length;
     env.counters.ordersNotFound += onMissing === 'record' ? missing.length : 0;
     env.counters.pages += batch.length;
     env.progress.tick(rows.length, batch.length);

@@ -1,5 +1,6 @@
 /** Exchange sync step: deposits and withdrawals by time windows, then the non-final ones by id. */
 import { inTransaction } from '../../store/database.js';
+import { writeOrSplit } from '../common/record-fallback.js';
 import type { Page } from './client.js';
 import {
   DEPOSIT_NON_FINAL,
@@ -104,21 +105,43 @@ export async function syncPayments(env: SyncEnv, range?: { from: number; to: num
   await refreshById(env, deposits, (id) => env.client.depositById(id, env.signal), async (pages) => {
     const validated = validateRecords(depositSchema, pages.flatMap((p) => p.records), 'depositId');
     const rows = validated.valid.map(toDepositRow);
-    await inTransaction(env.db, async (trx) => {
-      await upsertDeposits(trx, env.account, rows, env.startedAt);
-      await handleQuarantine(env, trx, 'GET /deposits/{id}', 'deposit', validated.invalid, rows.map((r) => r.deposit_id));
-    });
-    return rows.length;
+    const items = validated.valid.map((v, i) => ({ v, row: rows[i]! }));
+    const split = await writeOrSplit(
+      env.db,
+      items,
+      () =>
+        inTransaction(env.db, async (trx) => {
+          await upsertDeposits(trx, env.account, rows, env.startedAt);
+          await handleQuarantine(env, trx, 'GET /deposits/{id}', 'deposit', validated.invalid, rows.map((r) => r.deposit_id));
+        }),
+      (trx, it) => upsertDeposits(trx, env.account, [it.row], env.startedAt),
+      async (trx, kept, refused) => {
+        const dbRefused = refused.map((r) => ({ index: r.item.v.index, raw: r.item.v.raw, reason: r.reason, key: r.item.row.deposit_id }));
+        await handleQuarantine(env, trx, 'GET /deposits/{id}', 'deposit', [...validated.invalid, ...dbRefused], kept.map((k) => k.row.deposit_id));
+      },
+    );
+    return split ? split.kept.length : rows.length;
   });
   const withdrawals = await nonFinalIds(env.db, 'exchange_withdrawal', env.account, WITHDRAWAL_NON_FINAL, env.startedAt);
   await refreshById(env, withdrawals, (id) => env.client.withdrawalById(id, env.signal), async (pages) => {
     const validated = validateRecords(withdrawalSchema, pages.flatMap((p) => p.records), 'withdrawalId');
     const rows = validated.valid.map(toWithdrawalRow);
-    await inTransaction(env.db, async (trx) => {
-      await upsertWithdrawals(trx, env.account, rows, env.startedAt);
-      await handleQuarantine(env, trx, 'GET /withdrawals/{id}', 'withdrawal', validated.invalid, rows.map((r) => r.withdrawal_id));
-    });
-    return rows.length;
+    const items = validated.valid.map((v, i) => ({ v, row: rows[i]! }));
+    const split = await writeOrSplit(
+      env.db,
+      items,
+      () =>
+        inTransaction(env.db, async (trx) => {
+          await upsertWithdrawals(trx, env.account, rows, env.startedAt);
+          await handleQuarantine(env, trx, 'GET /withdrawals/{id}', 'withdrawal', validated.invalid, rows.map((r) => r.withdrawal_id));
+        }),
+      (trx, it) => upsertWithdrawals(trx, env.account, [it.row], env.startedAt),
+      async (trx, kept, refused) => {
+        const dbRefused = refused.map((r) => ({ index: r.item.v.index, raw: r.item.v.raw, reason: r.reason, key: r.item.row.withdrawal_id }));
+        await handleQuarantine(env, trx, 'GET /withdrawals/{id}', 'withdrawal', [...validated.invalid, ...dbRefused], kept.map((k) => k.row.withdrawal_id));
+      },
+    );
+    return split ? split.kept.length : rows.length;
   });
 }
 

@@ -4,10 +4,11 @@ import { inTransaction, type Db } from '../../store/database.js';
 import { getCursor, settleCoverage } from '../../store/cursors.js';
 import type { Page } from './client.js';
 import { fullAt, learnPage, WindowPlan, type PageCap, type WalkState, type Window } from './paging.js';
-import { validateRecords, type Validated, type ValidatedPage } from './schemas.js';
+import { validateRecords, type Rejected, type Validated, type ValidatedPage } from './schemas.js';
 import { recordPage, type CoverageDelta, type PageBookkeeping } from '../../store/exchange-records.js';
 import { bump, dayOfMs, handleQuarantine, SOURCE, streamCoverage, type SyncEnv } from './sync-common.js';
 import { checkAbort } from '../common/abort.js';
+import { writeOrSplit, type Refused } from '../common/record-fallback.js';
 
 /** A stream listed by from/to windows (orders of one status, trades, deposits, withdrawals). */
 export interface WindowStream<T, R extends { raw: string }> {
@@ -244,12 +245,32 @@ export async function commitLeaf<T, R extends { raw: string }>(
             await handleQuarantine(env, trx, endpoint, s.entity, leaf.validated.invalid, rows.map(s.key));
             await recordPage(trx, bookkeeping);
           });
+  // A page the database still refuses (a value the schema did not foresee) is written again
+  // record by record: the refused records are quarantined with the database's reason.
+  const items = leaf.validated.valid.map((v, i) => ({ v, row: rows[i]! }));
+  let written = rows.length;
+  let quarantined = leaf.validated.invalid.length;
+  const finish = async (trx: Db, kept: typeof items, refused: Array<Refused<(typeof items)[number]>>) => {
+    for (const r of refused) {
+      const ts = s.timestampOf(r.item.v.value);
+      if (ts !== null) bump(byDay, dayOfMs(ts), { rows: -1 });
+    }
+    bump(byDay, pageDay, { quarantined: refused.length });
+    const dbRefused: Rejected[] = refused.map((r) => ({ index: r.item.v.index, raw: r.item.v.raw, reason: r.reason, key: s.key(r.item.row) }));
+    await handleQuarantine(env, trx, endpoint, s.entity, [...leaf.validated.invalid, ...dbRefused], kept.map((k) => s.key(k.row)));
+    await recordPage(trx, bookkeeping);
+  };
   // Listings written side by side lock shared rows in key order, so a deadlock should not
   // happen; if Postgres still picks this page as a deadlock victim, it rolled back whole and
   // is simply written again.
   for (let attempt = 1; ; attempt++) {
     try {
-      await commit();
+      const split = await writeOrSplit(env.db, items, commit, (trx, it) => s.write(trx, [it.row]), finish);
+      if (split) {
+        written = split.kept.length;
+        quarantined += split.refused.length;
+        env.logger.warn({ stream: s.stream, window: w, refused: split.refused.map((r) => ({ key: s.key(r.item.row), reason: r.reason })) }, 'exchange page refused by the database; written record by record, the refused records quarantined');
+      }
       break;
     } catch (err) {
       if ((err as { code?: string }).code !== DEADLOCK || attempt >= 3) throw err;
@@ -257,10 +278,10 @@ export async function commitLeaf<T, R extends { raw: string }>(
     }
   }
   cov.pages += leaf.pages.length;
-  cov.rows += rows.length;
-  cov.quarantined += leaf.validated.invalid.length;
+  cov.rows += written;
+  cov.quarantined += quarantined;
   env.counters.pages += leaf.pages.length;
-  env.progress.tick(rows.length, leaf.pages.length);
+  env.progress.tick(written, leaf.pages.length);
 }
 
 /** Fetches a window's page and tells whether it may have been cut (fullAt), learning the cap from it. */

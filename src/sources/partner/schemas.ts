@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { isLosslessNumber } from '../../decimal/json.js';
 import { showWireValue, wireDecimal, wireInteger } from '../common/wire-decimal.js';
 import { formatZodIssues } from '../common/zod-issues.js';
+import { calendarIssue, MAX_KEY_LENGTH } from '../common/storable.js';
 
 /**
  * Zod schemas of the Partner API (seeds/000: currencies, regions, payment methods, quote,
@@ -14,13 +15,24 @@ import { formatZodIssues } from '../common/zod-issues.js';
 /** ISO 8601 date-time with up to nanosecond fraction and a Z or an offset. */
 export const ISO_TIMESTAMP = /^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?([Zz]|[+-]\d{2}:?\d{2})$/;
 
-export const wireTimestamp = z.string({ error: (issue) => `must be an ISO 8601 date-time string (got ${showWireValue(issue.input)})` }).refine(
-  (v) => ISO_TIMESTAMP.test(v) && !Number.isNaN(Date.parse(v.replace(/\.\d+/, ''))),
-  { error: (issue) => `must be an ISO 8601 date-time such as 2023-11-15T14:43:06.894070237Z (got ${showWireValue(issue.input)})` },
-);
+export const wireTimestamp = z.string({ error: (issue) => `must be an ISO 8601 date-time string (got ${showWireValue(issue.input)})` }).superRefine((v, ctx) => {
+  const m = ISO_TIMESTAMP.exec(v);
+  // Date.parse rolls 2026-02-30 over to March 2; the database refuses year 0000.
+  const issue = m ? calendarIssue(m[1]!, m[2]!, m[4]) : null;
+  if (issue !== null) ctx.addIssue({ code: 'custom', message: `must be a real date-time: ${issue} (got ${showWireValue(v)})` });
+  else if (!m || Number.isNaN(Date.parse(v.replace(/\.\d+/, ''))))
+    ctx.addIssue({ code: 'custom', message: `must be an ISO 8601 date-time such as 2023-11-15T14:43:06.894070237Z (got ${showWireValue(v)})` });
+});
 
 const text = (what = 'a string') => z.string({ error: (issue) => `must be ${what} (got ${showWireValue(issue.input)})` });
 const nonEmpty = text('a non-empty string').min(1, { error: (issue) => `must not be empty (got ${showWireValue(issue.input)})` });
+/** An id or key that is stored in a unique index: within its size limit. */
+const keyText = nonEmpty.max(MAX_KEY_LENGTH, {
+  error: (issue) => `is longer than ${MAX_KEY_LENGTH} characters, the longest id stored (got ${showWireValue(issue.input)})`,
+});
+const optionalKeyText = text()
+  .max(MAX_KEY_LENGTH, { error: (issue) => `is longer than ${MAX_KEY_LENGTH} characters, the longest key stored (got ${showWireValue(issue.input)})` })
+  .nullish();
 const optionalText = text().nullish();
 const optionalDecimal = wireDecimal.nullish();
 
@@ -37,7 +49,7 @@ const orderType = z.enum(['BUY', 'SELL'], { error: (issue) => `must be BUY or SE
  */
 export const partnerOrderSchema = z
   .object({
-    orderId: nonEmpty,
+    orderId: keyText,
     externalReference: optionalText,
     subPartnerId: optionalText,
     orderType,
@@ -58,7 +70,7 @@ export const partnerOrderSchema = z
     networkFeeUsd: optionalDecimal,
     userId: optionalText,
     targetWalletAddress: optionalText,
-    transactionHash: optionalText,
+    transactionHash: optionalKeyText,
   })
   .loose();
 export type PartnerOrder = z.infer<typeof partnerOrderSchema>;
@@ -99,8 +111,8 @@ export const EVENT_FIELDS = [
  */
 export const orderEventSchema = z
   .object({
-    eventId: nonEmpty,
-    orderId: nonEmpty,
+    eventId: keyText,
+    orderId: keyText,
     externalReference: text(),
     subPartnerId: optionalText,
     orderType,
@@ -123,7 +135,7 @@ export const orderEventSchema = z
     userCountry: optionalText,
     userState: optionalText,
     targetWalletAddress: text(),
-    transactionHash: optionalText,
+    transactionHash: optionalKeyText,
   })
   .loose();
 export type OrderEvent = z.infer<typeof orderEventSchema>;
@@ -182,7 +194,7 @@ export function readableKey(record: unknown, field: string): string | null {
   if (record && typeof record === 'object' && !Array.isArray(record)) {
     const v = (record as Record<string, unknown>)[field];
     if (typeof v === 'string' && v.length > 0 && v.length <= 200) return v;
-    if (isLosslessNumber(v)) return (v as { value: string }).value;
+    if (isLosslessNumber(v) && (v as { value: string }).value.length <= 200) return (v as { value: string }).value;
   }
   return null;
 }

@@ -10,6 +10,8 @@ import { upsertPartnerOrders, type OrderSource } from '../../store/partner-order
 import type { NewPartnerOrder } from '../../store/schema.js';
 import { checkAbort } from '../common/abort.js';
 import { quarantineResponse, type BadRecord, type RecordOrigin } from '../common/quarantine.js';
+import { printable, unstorableText } from '../common/storable.js';
+import { writeOrSplit } from '../common/record-fallback.js';
 import { ORDERS_PAGE_LIMIT, type PartnerClient } from './client.js';
 import { formatPartnerIssues, partnerOrderSchema, readableKey, type PartnerOrder } from './schemas.js';
 import { orderToRow, requireTimestampKey } from './transform.js';
@@ -131,10 +133,13 @@ export function validateOrders(records: unknown[]): ValidatedOrders {
   for (const [position, record] of records.entries()) {
     const parsed = partnerOrderSchema.safeParse(record);
     const rawText = stringifyJsonLossless(record);
-    if (!parsed.success) {
+    // Text the database cannot hold (NUL, a lone surrogate) anywhere in the record: jsonb refuses its raw body too.
+    const textIssue = unstorableText(record);
+    if (!parsed.success || textIssue !== null) {
       const key = readableKey(record, 'orderId');
       out.ids.push(key ?? `#${position}`);
-      out.invalid.push({ recordKey: key, position, rawText, reason: formatPartnerIssues(parsed.error) });
+      const reason = [parsed.success ? null : formatPartnerIssues(parsed.error), textIssue].filter((r) => r !== null).join('; ');
+      out.invalid.push({ recordKey: key === null ? null : printable(key), position, rawText, reason: printable(reason) });
       continue;
     }
     const order = parsed.data;
@@ -148,31 +153,60 @@ export function validateOrders(records: unknown[]): ValidatedOrders {
 }
 
 /**
+ * Returns how many valid orders the database still refused (quarantined with its reason).
  * Stores the validated orders of one response in one transaction: valid orders are upserted
  * (with state history), invalid ones quarantined with their raw text, the rest of the page still
  * lands. A record that validates resolves its earlier quarantine entries.
  */
-export async function storeOrders(env: SyncEnv, validated: ValidatedOrders, source: OrderSource, endpoint: string): Promise<void> {
+export async function storeOrders(env: SyncEnv, validated: ValidatedOrders, source: OrderSource, endpoint: string): Promise<number> {
   const rows: NewPartnerOrder[] = [];
+  const items: Array<{ row: NewPartnerOrder; rawText: string; position: number }> = [];
   for (const { order, record, rawText } of validated.valid) {
     // The same body seen again in this sync (next pass, wallet listing) is not written twice.
     const digest = createHash('sha1').update(rawText).digest('base64');
     if (env.written.get(order.orderId) === digest) continue;
     env.written.set(order.orderId, digest);
-    rows.push(orderToRow(order, record));
+    const row = orderToRow(order, record);
+    rows.push(row);
+    items.push({ row, rawText, position: validated.ids.indexOf(order.orderId) });
   }
-  const bad = validated.invalid;
+  let bad = validated.invalid;
+  let refusedCount = 0;
   const validIds = validated.valid.map((v) => v.order.orderId);
   if (rows.length || bad.length || validIds.length) {
-    await inTransaction(env.db, async (trx) => {
-      const r = await upsertPartnerOrders(trx, env.account, rows, source, env.now);
-      env.result.inserted += r.inserted.length;
-      env.result.updated += r.updated.length;
-      await quarantineResponse(trx, origin(env, endpoint, 'partner_order'), bad, validIds);
-    });
+    // A page the database still refuses is written again order by order: each refused order is
+    // quarantined with the database's reason (its raw body kept), the rest committed.
+    const split = await writeOrSplit(
+      env.db,
+      items,
+      () =>
+        inTransaction(env.db, async (trx) => {
+          const r = await upsertPartnerOrders(trx, env.account, rows, source, env.now);
+          env.result.inserted += r.inserted.length;
+          env.result.updated += r.updated.length;
+          await quarantineResponse(trx, origin(env, endpoint, 'partner_order'), bad, validIds);
+        }),
+      async (trx, it) => {
+        const r = await upsertPartnerOrders(trx, env.account, [it.row], source, env.now);
+        env.result.inserted += r.inserted.length;
+        env.result.updated += r.updated.length;
+      },
+      async (trx, _kept, refused) => {
+        const refusedIds = new Set(refused.map((r) => r.item.row.order_id));
+        bad = [...bad, ...refused.map((r) => ({ recordKey: r.item.row.order_id, position: r.item.position, rawText: r.item.rawText, reason: r.reason }))];
+        await quarantineResponse(trx, origin(env, endpoint, 'partner_order'), bad, validIds.filter((id) => !refusedIds.has(id)));
+      },
+    );
+    if (split) {
+      refusedCount = split.refused.length;
+      // A refused order is written again by the next pass or run: it is not "written" yet.
+      for (const r of split.refused) env.written.delete(r.item.row.order_id);
+      env.logger.warn({ endpoint, refused: split.refused.map((r) => ({ orderId: r.item.row.order_id, reason: r.reason })) }, 'partner orders page refused by the database; written order by order, the refused orders quarantined');
+    }
   }
   countQuarantined(env, endpoint, bad);
   if (bad.length) env.logger.warn({ endpoint, quarantined: bad.length, first: bad[0]?.reason }, 'invalid partner orders quarantined');
+  return refusedCount;
 }
 
 export function origin(env: SyncEnv, endpoint: string, entity: string): RecordOrigin {
@@ -268,9 +302,9 @@ export async function readListing(
   for await (const page of orderPages(env, query, label)) {
     listing.pages++;
     if (page.orders === null) break;
-    await storeOrders(env, page.orders, 'poll', ORDERS_ENDPOINT);
+    const refused = await storeOrders(env, page.orders, 'poll', ORDERS_ENDPOINT);
     listing.rows += page.size;
-    listing.quarantined += page.orders.invalid.length;
+    listing.quarantined += page.orders.invalid.length + refused;
     if (options.day) listing.outsideDay += page.orders.createdDays.filter((d) => d !== options.day).length;
     for (const id of page.orders.ids) {
       if (listing.ids.has(id)) listing.duplicates++;
