@@ -214,47 +214,6 @@ export interface WebhookEventInput {
   raw: string;
 }
 
-export interface WebhookStoreResult {
-  duplicate: boolean;
-  /** The event moved (or created) the order's state. */
-  applied: boolean;
-}
-
-/**
- * Stores an event once by eventId and applies it to its order, in one short transaction: when it
- * commits, the event is durable and the order reflects it, so the caller can acknowledge. A
- * duplicate only bumps duplicate_count.
- */
-export async function storeWebhookEvent(db: Db, account: string, event: WebhookEventInput, order: NewPartnerOrder, now: Date): Promise<WebhookStoreResult> {
-  return db.transaction().execute(async (trx) => {
-    const row = await trx
-      .insertInto('webhook_event')
-      .values({
-        account,
-        event_id: event.eventId,
-        order_id: event.orderId,
-        order_state: event.orderState,
-        order_state_updated_at: event.orderStateUpdatedKey,
-        order_state_updated_at_text: event.orderStateUpdatedAt,
-        order_state_updated_key: event.orderStateUpdatedKey,
-        created_at_text: event.createdAtText,
-        received_at: now,
-        remote_addr: event.remoteAddr,
-        extra_fields: event.extraFields,
-        raw: event.raw,
-      })
-      .onConflict((oc) => oc.columns(['account', 'event_id']).doUpdateSet((eb) => ({ duplicate_count: eb('webhook_event.duplicate_count', '+', 1) })))
-      .returning(sql<boolean>`xmax = 0`.as('inserted'))
-      .executeTakeFirstOrThrow();
-    if (!row.inserted) return { duplicate: true, applied: false };
-    const result = await upsertPartnerOrders(trx, account, [order], 'webhook', now);
-    const applied = result.inserted.length + result.updated.length > 0;
-    if (applied)
-      await trx.updateTable('webhook_event').set({ applied: true }).where('account', '=', account).where('event_id', '=', event.eventId).execute();
-    return { duplicate: false, applied };
-  });
-}
-
 export interface CoverageInput {
   day: string;
   stream: string;
