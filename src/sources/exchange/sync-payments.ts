@@ -1,5 +1,5 @@
 /** Exchange sync step: deposits and withdrawals by time windows, then the non-final ones by id. */
-import { inTransaction } from '../../store/database.js';
+import { inTransaction, type Db } from '../../store/database.js';
 import { writeOrSplit } from '../common/record-fallback.js';
 import type { Page } from './client.js';
 import {
@@ -9,6 +9,7 @@ import {
   WITHDRAWAL_NON_FINAL,
   withdrawalSchema,
   type Deposit,
+  type Validated,
   type Withdrawal,
 } from './schemas.js';
 import { toDepositRow, toWithdrawalRow } from './transform.js';
@@ -101,44 +102,68 @@ export async function syncPayments(env: SyncEnv, range?: { from: number; to: num
   await syncAnswers(env, withdrawalStream(env, await loadPageCap(env, 'withdrawals.maxAnswer', Infinity, 0)), range);
 
   env.progress.setStage('payments by id');
-  const deposits = await nonFinalIds(env.db, 'exchange_deposit', env.account, DEPOSIT_NON_FINAL, env.startedAt);
-  await refreshById(env, deposits, (id) => env.client.depositById(id, env.signal), async (pages) => {
-    const validated = validateRecords(depositSchema, pages.flatMap((p) => p.records), 'depositId');
-    const rows = validated.valid.map(toDepositRow);
-    const items = validated.valid.map((v, i) => ({ v, row: rows[i]! }));
-    const split = await writeOrSplit(
-      env.db,
-      items,
-      () =>
-        inTransaction(env.db, async (trx) => {
-          await upsertDeposits(trx, env.account, rows, env.startedAt);
-          await handleQuarantine(env, trx, 'GET /deposits/{id}', 'deposit', validated.invalid, rows.map((r) => r.deposit_id));
-        }),
-      (trx, it) => upsertDeposits(trx, env.account, [it.row], env.startedAt),
-      async (trx, kept, refused) => {
-        const dbRefused = refused.map((r) => ({ index: r.item.v.index, raw: r.item.v.raw, reason: r.reason, key: r.item.row.deposit_id }));
-        await handleQuarantine(env, trx, 'GET /deposits/{id}', 'deposit', [...validated.invalid, ...dbRefused], kept.map((k) => k.row.deposit_id));
-      },
-    );
-    return split ? split.kept.length : rows.length;
+  await refreshPaymentsById(env, {
+    table: 'exchange_deposit',
+    nonFinal: DEPOSIT_NON_FINAL,
+    get: (id) => env.client.depositById(id, env.signal),
+    schema: depositSchema,
+    idField: 'depositId',
+    toRow: toDepositRow,
+    keyOf: (r) => r.deposit_id,
+    upsert: upsertDeposits,
+    endpoint: 'GET /deposits/{id}',
+    entity: 'deposit',
   });
-  const withdrawals = await nonFinalIds(env.db, 'exchange_withdrawal', env.account, WITHDRAWAL_NON_FINAL, env.startedAt);
-  await refreshById(env, withdrawals, (id) => env.client.withdrawalById(id, env.signal), async (pages) => {
-    const validated = validateRecords(withdrawalSchema, pages.flatMap((p) => p.records), 'withdrawalId');
-    const rows = validated.valid.map(toWithdrawalRow);
+  await refreshPaymentsById(env, {
+    table: 'exchange_withdrawal',
+    nonFinal: WITHDRAWAL_NON_FINAL,
+    get: (id) => env.client.withdrawalById(id, env.signal),
+    schema: withdrawalSchema,
+    idField: 'withdrawalId',
+    toRow: toWithdrawalRow,
+    keyOf: (r) => r.withdrawal_id,
+    upsert: upsertWithdrawals,
+    endpoint: 'GET /withdrawals/{id}',
+    entity: 'withdrawal',
+  });
+}
+
+/** What differs between refreshing deposits and withdrawals by id: the rest is one procedure. */
+interface PaymentsById<R, Row> {
+  table: 'exchange_deposit' | 'exchange_withdrawal';
+  nonFinal: readonly string[];
+  get: (id: string) => Promise<Page | null>;
+  schema: Parameters<typeof validateRecords<R>>[0];
+  idField: string;
+  toRow: (record: Validated<R>) => Row;
+  keyOf: (row: Row) => string;
+  upsert: (db: Db, account: string, rows: Row[], observedAt: Date) => Promise<unknown>;
+  endpoint: string;
+  entity: 'deposit' | 'withdrawal';
+}
+
+/**
+ * Fetches the non-final payments by id and stores them with their page's quarantine; a page the
+ * database refuses is written record by record (writeOrSplit), each refused record quarantined.
+ */
+async function refreshPaymentsById<R, Row>(env: SyncEnv, p: PaymentsById<R, Row>): Promise<void> {
+  const ids = await nonFinalIds(env.db, p.table, env.account, p.nonFinal, env.startedAt);
+  await refreshById(env, ids, p.get, async (pages) => {
+    const validated = validateRecords(p.schema, pages.flatMap((page) => page.records), p.idField);
+    const rows = validated.valid.map((v) => p.toRow(v));
     const items = validated.valid.map((v, i) => ({ v, row: rows[i]! }));
     const split = await writeOrSplit(
       env.db,
       items,
       () =>
         inTransaction(env.db, async (trx) => {
-          await upsertWithdrawals(trx, env.account, rows, env.startedAt);
-          await handleQuarantine(env, trx, 'GET /withdrawals/{id}', 'withdrawal', validated.invalid, rows.map((r) => r.withdrawal_id));
+          await p.upsert(trx, env.account, rows, env.startedAt);
+          await handleQuarantine(env, trx, p.endpoint, p.entity, validated.invalid, rows.map(p.keyOf));
         }),
-      (trx, it) => upsertWithdrawals(trx, env.account, [it.row], env.startedAt),
+      (trx, it) => p.upsert(trx, env.account, [it.row], env.startedAt),
       async (trx, kept, refused) => {
-        const dbRefused = refused.map((r) => ({ index: r.item.v.index, raw: r.item.v.raw, reason: r.reason, key: r.item.row.withdrawal_id }));
-        await handleQuarantine(env, trx, 'GET /withdrawals/{id}', 'withdrawal', [...validated.invalid, ...dbRefused], kept.map((k) => k.row.withdrawal_id));
+        const dbRefused = refused.map((r) => ({ index: r.item.v.index, raw: r.item.v.raw, reason: r.reason, key: p.keyOf(r.item.row) }));
+        await handleQuarantine(env, trx, p.endpoint, p.entity, [...validated.invalid, ...dbRefused], kept.map((k) => p.keyOf(k.row)));
       },
     );
     return split ? split.kept.length : rows.length;
