@@ -8,6 +8,7 @@ import { loadConfig, type Config } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { startWebhookServer, type WebhookServer } from '../../src/webhooks/server.js';
 import { describeEachStore } from '../helpers/db.js';
+import { validEvent } from '../helpers/webhook-corpus.js';
 
 const base = loadConfig({ env: {} });
 function configWith(webhooks: Partial<NonNullable<Config['webhooks']>>): Config {
@@ -17,35 +18,8 @@ function configWith(webhooks: Partial<NonNullable<Config['webhooks']>>): Config 
   } as Config;
 }
 
-let seq = 0;
-function makeEvent(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  seq++;
-  return {
-    eventId: `evt-${seq}`,
-    orderId: `ord-${seq}`,
-    externalReference: `ref-${seq}`,
-    orderType: 'BUY',
-    createdAt: '2026-11-20T10:00:00.123456789Z',
-    orderState: 'PENDING',
-    orderStateUpdatedAt: '2026-11-20T10:00:00.123456789Z',
-    paymentMethod: 'CARD',
-    inputCurrency: 'EUR',
-    inputAmount: '100.00',
-    outputCurrency: 'BTC',
-    outputAmount: '0.001234567890123456',
-    amountUsd: '108.12',
-    processingFee: '1.99',
-    processingFeeUsd: '2.15',
-    partnerFee: '1.00',
-    partnerFeeUsd: '1.08',
-    networkFee: '0.50',
-    networkFeeUsd: '0.54',
-    userId: 'user-1',
-    userCountry: 'DE',
-    targetWalletAddress: 'bc1qexample',
-    ...overrides,
-  };
-}
+// A valid order event with unique ids (the corpus helper's, so both follow the contract's fields together).
+const makeEvent = (overrides: Record<string, unknown> = {}) => validEvent(overrides, 'server');
 
 async function post(url: string, body: string | Record<string, unknown>, headers: Record<string, string> = {}) {
   const res = await request(url + '/webhooks/orders', {
