@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { Pool } from 'undici';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { silentLogger } from '../../src/log/logger.js';
 import { startWebhookServer, type WebhookServer } from '../../src/webhooks/server.js';
 import { createTestStore, storeKinds, type StoreKind, type TestStore } from '../helpers/db.js';
@@ -8,15 +12,15 @@ import { validEvent } from '../helpers/webhook-corpus.js';
 import { receiverConfig } from '../helpers/webhook-post.js';
 import { recordFigure } from './figures.js';
 import { describe } from 'vitest';
-import { openStore, type Store } from '../../src/store/database.js';
 
-// Issue 17, item 6: webhook load from a local generator (undici), 2,000 events/s for 30 s with
-// 10% duplicates and out-of-order states; every event stored exactly once, p99 printed.
+// Issue 17, item 6: webhook load from a local generator (undici, load-generator.mjs in a process
+// of its own), 2,000 events/s for 30 s with 10% duplicates and out-of-order states; every event
+// stored exactly once, p99 printed. The suite's config runs this file alone, after the others:
+// on two cores a kill test beside it would measure the machine, not the receiver.
 // WEBHOOK_LOAD_RATE / WEBHOOK_LOAD_SECONDS / WEBHOOK_LOAD_DB override the defaults.
 const RATE = Number(process.env.WEBHOOK_LOAD_RATE ?? 2000);
 const SECONDS = Number(process.env.WEBHOOK_LOAD_SECONDS ?? 30);
 const DUPLICATE_SHARE = 0.1;
-const POOL = Number(process.env.WEBHOOK_LOAD_POOL ?? 32);
 /**
  * Requests outstanding at most: a receiver slower than the rate throttles the generator (as a
  * real sender's connection limit would) instead of queueing minutes of work; the figure then
@@ -70,72 +74,72 @@ function plan(total: number): { deliveries: Delivery[]; orders: Map<string, stri
   return { deliveries, orders };
 }
 
-function percentile(sorted: number[], p: number): number {
-  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : 0;
+interface GeneratorResult {
+  sent: number;
+  /** From the first send until every answer came back. */
+  seconds: number;
+  /** From the first send to the last: stretched when the receiver's backlog reached the in-flight cap. */
+  sendSeconds: number;
+  statuses: Record<string, number>;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  /** How far the sender fell behind its schedule at worst (its in-flight cap reached). */
+  worstLagMs: number;
+}
+
+/** Runs load-generator.mjs in a child process and returns its figures. */
+function runGenerator(url: string, bodiesFile: string, rate: number, seconds: number, inFlight: number): Promise<GeneratorResult> {
+  const script = fileURLToPath(new URL('./load-generator.mjs', import.meta.url));
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [script, url, bodiesFile, String(rate), String(seconds), String(inFlight)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) reject(new Error(`load generator exited with ${code}: ${err.trim()}`));
+      else {
+        if (err.trim()) console.log(`load generator: ${err.trim()}`);
+        resolve(JSON.parse(out.trim().split('\n').at(-1)!) as GeneratorResult);
+      }
+    });
+  });
 }
 
 describe(`webhook load [${LOAD_DB}]`, () => {
   let test: TestStore;
   let server: WebhookServer;
-  let serving: Store;
   beforeAll(async () => {
+    // The store as serve-webhooks opens it (the default pool): the receiver measured is the one that runs.
     test = await createTestStore(LOAD_DB);
-    // The receiver's own pool, as serve-webhooks would size it for a busy sender: concurrent
-    // commits share Postgres' WAL flushes (the default pool of 4 serializes them).
-    serving = test.url ? await openStore({ url: test.url, schema: test.schema, poolSize: POOL }) : test.store;
-    server = await startWebhookServer({ store: serving, config: receiverConfig(), logger: silentLogger() });
+    server = await startWebhookServer({ store: test.store, config: receiverConfig(), logger: silentLogger() });
   });
   afterAll(async () => {
     await server?.close();
-    if (serving && serving !== test?.store) await serving.close();
     await test?.drop();
   });
 
   it(`${RATE} events/s for ${SECONDS} s with ${DUPLICATE_SHARE * 100}% duplicates and out-of-order states: each stored exactly once`, async () => {
     const total = RATE * SECONDS;
     const { deliveries } = plan(total);
-    const pool = new Pool(server.url, { connections: 128, pipelining: 1, keepAliveTimeout: 30_000 });
-    const latencies: number[] = [];
-    const statuses = new Map<number, number>();
-    const acknowledged = new Set<string>();
-    let next = 0;
-    const started = performance.now();
-    const inFlight = new Set<Promise<void>>();
-    const send = async (d: Delivery) => {
-      const t0 = performance.now();
-      try {
-        const res = await pool.request({ path: '/webhooks/orders', method: 'POST', headers: { 'content-type': 'application/json' }, body: d.body });
-        await res.body.text();
-        latencies.push(performance.now() - t0);
-        statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
-        if (res.statusCode === 200) acknowledged.add(d.eventId);
-      } catch {
-        statuses.set(0, (statuses.get(0) ?? 0) + 1);
-      }
-    };
-    // Open loop: every 10 ms, the sends due by then, whatever the answers so far.
-    await new Promise<void>((resolve) => {
-      const tick = () => {
-        const elapsed = (performance.now() - started) / 1000;
-        const due = Math.min(total, Math.floor(elapsed * RATE));
-        while (next < due && inFlight.size < MAX_IN_FLIGHT) {
-          const p = send(deliveries[next++]!);
-          inFlight.add(p);
-          void p.finally(() => inFlight.delete(p));
-        }
-        if (next >= total || elapsed >= SECONDS) resolve();
-        else setTimeout(tick, 10);
-      };
-      tick();
-    });
-    while (inFlight.size) await Promise.allSettled([...inFlight]);
-    const seconds = (performance.now() - started) / 1000;
-    await pool.close();
-
-    latencies.sort((a, b) => a - b);
-    const p99 = percentile(latencies, 99);
+    const dir = mkdtempSync(join(tmpdir(), 'ramp-recon-load-'));
+    const bodies = join(dir, 'bodies.ndjson');
+    writeFileSync(bodies, deliveries.map((d) => d.body.toString('utf8')).join('\n'));
+    // The sender is a process of its own, as a real sender is: on this event loop it would take
+    // the CPU time the receiver is measured on.
+    const load = await runGenerator(server.url, bodies, RATE, SECONDS, MAX_IN_FLIGHT);
+    rmSync(dir, { recursive: true, force: true });
+    const next = load.sent;
+    const seconds = load.seconds;
+    const statuses = new Map(Object.entries(load.statuses).map(([k, v]) => [Number(k), v]));
+    const p99 = load.p99Ms;
     const ok = statuses.get(200) ?? 0;
-    const eventsPerSecond = ok / seconds;
+    // The rate held: acknowledged events over the time the sends took. The receiver that falls
+    // behind holds the sender back (MAX_IN_FLIGHT unanswered at most), so this is the rate it
+    // kept up with; the drain after the last send is in p99 and the total time.
+    const eventsPerSecond = ok / load.sendSeconds;
     const sentDeliveries = deliveries.slice(0, next);
     const unique = new Set(sentDeliveries.filter((d) => !d.duplicate).map((d) => d.eventId));
     const duplicatesSent = sentDeliveries.filter((d) => d.duplicate).length;
@@ -151,9 +155,9 @@ describe(`webhook load [${LOAD_DB}]`, () => {
       select count(*) as n from partner_order where order_id like 'load-ord-%' and order_id in (select order_id from webhook_event where order_state = 'COMPLETED' and event_id like 'load-%') and order_state <> 'COMPLETED'`.execute(db);
 
     console.log(
-      `webhook load [${LOAD_DB}]: target ${RATE}/s x ${SECONDS} s, sent ${next} (${unique.size} events, ${duplicatesSent} duplicates) in ${seconds.toFixed(1)} s, ` +
-        `acknowledged ${eventsPerSecond.toFixed(0)}/s, p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, ` +
-        `max ${(latencies.at(-1) ?? 0).toFixed(1)} ms, statuses ${JSON.stringify(Object.fromEntries(statuses))}, stored ${storedIds.size}, lost ${lost}, duplicated ${duplicated}`,
+      `webhook load [${LOAD_DB}]: target ${RATE}/s x ${SECONDS} s, sent ${next} (${unique.size} events, ${duplicatesSent} duplicates) in ${load.sendSeconds.toFixed(1)} s, all answered in ${seconds.toFixed(1)} s, ` +
+        `acknowledged ${eventsPerSecond.toFixed(0)}/s, p50 ${load.p50Ms.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, ` +
+        `max ${load.maxMs.toFixed(1)} ms, sender behind by at most ${load.worstLagMs.toFixed(0)} ms, statuses ${JSON.stringify(Object.fromEntries(statuses))}, stored ${storedIds.size}, lost ${lost}, duplicated ${duplicated}`,
     );
     recordFigure({ kind: 'webhookLoad', name: `partner webhooks ${RATE}/s x ${SECONDS} s [${LOAD_DB}]`, db: LOAD_DB, eventsPerSecond: Number(eventsPerSecond.toFixed(1)), p99Ms: Number(p99.toFixed(1)), target: RATE, sent: next, stored: storedIds.size, duplicatesSent, lost, duplicated });
 
