@@ -2,17 +2,16 @@
 import type { Decimal } from '../decimal/decimal.js';
 import type { Break, CoverageRow, OpenBreakCounts, Deposit, ExchangeOrderAgg, Fill, PartnerOrder, BalanceLine, Withdrawal } from '../domain/index.js';
 import type { RunRequests } from '../http/meter.js';
+import type { RuleResult as WrittenRuleResult, RuleStatus } from '../rules/tally.js';
 
-export type RuleStatus = 'passed' | 'breaks' | 'not_checked';
-
-export interface RuleResult {
-  code: string;
-  severity: string;
-  description: string;
+/**
+ * A rule's result as the report reads it back from run.rule_results: the tally's shape (what a
+ * run writes), with any status text and the figures null for runs written by older versions.
+ */
+export interface RuleResult extends Omit<WrittenRuleResult, 'status' | 'checked' | 'breaks' | 'skipped'> {
   status: RuleStatus | string;
   checked: number | null;
   breaks: number | null;
-  reason?: string;
 }
 
 export interface StageInfo {
