@@ -437,7 +437,8 @@ export const coverageSpec: SheetSpec = {
     { header: 'Source', kind: 'text' },
     { header: 'Stream', kind: 'text' },
     { header: 'Day (UTC)', kind: 'day' },
-    { header: 'Pages', kind: 'int' },
+    // Requests made for the day by every run (a rescan adds its pages); rows and quarantined are what the store holds.
+    { header: 'Pages read (all runs)', kind: 'int' },
     { header: 'Rows', kind: 'int' },
     { header: 'Quarantined', kind: 'int' },
     { header: 'Settled', kind: 'text' },

@@ -118,10 +118,12 @@ export interface PageCommit extends PageBookkeeping {
 
 /**
  * The bookkeeping of a page as data-modifying CTEs (cov, cur, durability) that run in the
- * statement they are part of. Coverage: within one run a (stream, day)'s figures add up; a new
- * run starts them afresh, so the row always describes the latest scan, except `settled`: a page
- * of a later scan covers only part of a day (a rescan from a cursor), so it never settles a day
- * another scan left unsettled (settleCoverage does, for a scan that re-read it). Durability: rows and
+ * statement they are part of. Coverage: pages add up across runs (every request ever made for the
+ * day: a rescan adds its own); rows and quarantined add up within one run and a new run starts
+ * them afresh (the latest scan's; the report counts the accumulated streams from the store,
+ * coverageOfDays). `settled`: a page of a later scan covers only part of a day (a rescan from a
+ * cursor), so it never settles a day another scan left unsettled (settleCoverage does, for a scan
+ * that re-read it). A page is counted once: its figures commit with its rows. Durability: rows and
  * cursor commit together and the API can always serve them again, so a commit lost to a server
  * crash costs a re-fetch, never a gap or a duplicate; the commit need not wait for its WAL flush
  * (one fsync per page otherwise dominates the ingest).
@@ -136,7 +138,7 @@ function bookkeepingCtes(c: PageBookkeeping) {
       select ${c.account}, 'exchange', ${c.coverageStream}, v.day, v.pages, v.rows, v.quarantined, v.settled, v.detail, ${c.runId}::text, now()
       from json_to_recordset(${coverage}::json) as v(day date, pages integer, rows integer, quarantined integer, settled boolean, detail jsonb)
       on conflict (account, source, stream, day) do update set
-        pages = case when sync_coverage.run_id is not distinct from excluded.run_id then sync_coverage.pages + excluded.pages else excluded.pages end,
+        pages = sync_coverage.pages + excluded.pages,
         rows = case when sync_coverage.run_id is not distinct from excluded.run_id then sync_coverage.rows + excluded.rows else excluded.rows end,
         quarantined = case when sync_coverage.run_id is not distinct from excluded.run_id then sync_coverage.quarantined + excluded.quarantined else excluded.quarantined end,
         settled = sync_coverage.settled and excluded.settled,

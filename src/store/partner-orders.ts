@@ -224,14 +224,26 @@ export interface CoverageInput {
   detail: unknown;
 }
 
-/** One row per (source, stream, day), rewritten by each sync of that day. */
+/**
+ * One row per (source, stream, day), written once per listing of the day: its pages add to the
+ * earlier runs' (every request ever made for the day), the rest is the latest listing's
+ * (listClosedDays reads its settled and quarantined; the report counts rows from the store).
+ */
 export async function saveCoverage(db: Db, account: string, runId: string | null, c: CoverageInput, now: Date): Promise<void> {
   const detail = JSON.stringify(c.detail);
   await db
     .insertInto('sync_coverage')
     .values({ account, source: 'partner', stream: c.stream, day: c.day, pages: c.pages, rows: c.rows, quarantined: c.quarantined, settled: c.settled, detail, run_id: runId, updated_at: now })
     .onConflict((oc) =>
-      oc.columns(['account', 'source', 'stream', 'day']).doUpdateSet({ pages: c.pages, rows: c.rows, quarantined: c.quarantined, settled: c.settled, detail, run_id: runId, updated_at: now }),
+      oc.columns(['account', 'source', 'stream', 'day']).doUpdateSet((eb) => ({
+        pages: eb('sync_coverage.pages', '+', c.pages),
+        rows: c.rows,
+        quarantined: c.quarantined,
+        settled: c.settled,
+        detail,
+        run_id: runId,
+        updated_at: now,
+      })),
     )
     .execute();
 }

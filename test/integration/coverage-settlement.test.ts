@@ -24,8 +24,9 @@ describeEachStore('coverage settlement and webhook judgements', (ctx) => {
     // The next run re-reads only the last minutes of the day: its settled page is no settlement of the day.
     await recordPage(db(), page('run-2', true));
     expect(await unsettled()).toEqual(['exchange:deposits:2026-11-10']);
+    // Its page adds to the day's pages (every request made for the day, issue 17).
     const row = await db().selectFrom('sync_coverage').select(['pages', 'run_id']).where('stream', '=', 'deposits').executeTakeFirstOrThrow();
-    expect(row).toEqual({ pages: 1, run_id: 'run-2' });
+    expect(row).toEqual({ pages: 3, run_id: 'run-2' });
     // A backfill of other days leaves it; one of the day settles it.
     await settleCoverage(db(), 'default', 'run-3', 'exchange', 'deposits', { from: '2026-11-11', to: '2026-11-12' });
     expect(await unsettled()).toEqual(['exchange:deposits:2026-11-10']);
