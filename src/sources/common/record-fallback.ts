@@ -1,6 +1,6 @@
 /** The last line of defence of a page write: a page the database refuses is written again record by record, each refused record quarantined with the database's reason. */
-import { sql } from 'kysely';
 import { inTransaction, type Db } from '../../store/database.js';
+import { inSavepoint } from '../../store/savepoints.js';
 import { markSnapshotIncomplete, saveReferenceSnapshot, type SnapshotResult } from '../../store/snapshots.js';
 
 type SnapshotInput = Parameters<typeof saveReferenceSnapshot>[1];
@@ -108,17 +108,13 @@ export async function writeOrSplit<T>(
  * but a refusal is thrown, and fails the transaction.
  */
 async function refusedInSavepoint(trx: Db, write: () => Promise<unknown>): Promise<string | null> {
-  await sql`savepoint record_fallback`.execute(trx);
   try {
-    await write();
+    await inSavepoint(trx, write);
+    return null;
   } catch (err) {
     if (!isRecordRefusal(err)) throw err;
-    await sql`rollback to savepoint record_fallback`.execute(trx);
-    await sql`release savepoint record_fallback`.execute(trx);
     return refusalReason(err);
   }
-  await sql`release savepoint record_fallback`.execute(trx);
-  return null;
 }
 
 /**
