@@ -235,3 +235,48 @@ describeEachStore('snapshot fallback: writeOrSplit in savepoints mode', (ctx) =>
     expect(await db.selectFrom('sync_cursor').select('name').where('account', '=', 'split-test').execute()).toEqual([]);
   });
 });
+
+describeEachStore('snapshot fallback: a record that failed validation holds what jsonb cannot (\\u0000)', (ctx) => {
+  let api: FakeExchange;
+  beforeAll(async () => {
+    api = await startFakeExchange(makeData(30, 10), { fillsOrder: 'newest-first', inclusive: true });
+  });
+  afterAll(() => api.close());
+
+  const ACCOUNTS = '{"primary":[{"currency":"BTC","balance":"1.5","available":"1.25","balance_local":"30000.12","available_local":"25000.10","rate":"20000.08"},{"currency":"E\\u0000TH","balance":"1","available":"1","balance_local":"1","available_local":"1","rate":"1"}]}';
+  const WHITELIST = '[{"whitelistId":"wl-0","name":"cold","currency":"BTC"},{"whitelistId":"wl-\\u0000","name":"ops","currency":"BTC"}]';
+
+  async function sync() {
+    const config = loadConfig({ env: { EXCHANGE_API_URL: api.url, EXCHANGE_API_TOKEN: api.token }, configPath });
+    const base = exchangeClientFromConfig(config, silentLogger());
+    const answer = (text: string) => async (signal?: AbortSignal) => ({ ...(await base.fees(signal)), body: parseJsonMarked(text), text });
+    const client: ExchangeClient = { ...base, accounts: answer(ACCOUNTS), whitelist: answer(WHITELIST) };
+    try {
+      return await syncExchange({ store: ctx.store, config, logger: silentLogger(), runId: null, now: FAKE_NOW }, { progress: 'off', client });
+    } finally {
+      await base.close();
+    }
+  }
+
+  it('the snapshot keeps its valid rows under a body without that record (quarantined by validation as received)', async () => {
+    const db = ctx.store.db;
+    const result = await sync();
+    expect(result.balanceSnapshotId).not.toBeNull();
+    const balances = await db.selectFrom('balance').select('currency').where('snapshot_id', '=', result.balanceSnapshotId!).execute();
+    expect(balances.map((b) => b.currency)).toEqual(['BTC']);
+    const header = await db.selectFrom('balance_snapshot').select(sql<string>`raw::text`.as('raw')).where('id', '=', result.balanceSnapshotId!).executeTakeFirstOrThrow();
+    expect(header.raw).toContain('"currency": "BTC"');
+    expect(header.raw).not.toContain('ETH');
+    expect(await latestKeys(db, 'whitelist', 'exchange_whitelist_entry', 'whitelist_id')).toEqual(['wl-0']);
+    const q = await db.selectFrom('quarantine').select(['entity', 'reason', 'raw_text']).orderBy('id').execute();
+    expect(q.map((r) => r.entity).sort()).toEqual(['balance', 'whitelist']);
+    for (const r of q) {
+      expect(r.reason).toMatch(/holds the character \\u0000/);
+      expect(r.raw_text).toContain('\\u0000');
+    }
+    // The same content again: no new whitelist snapshot (the stored body is the same), no new entry.
+    await sync();
+    expect((await db.selectFrom('reference_snapshot').select('id').where('kind', '=', 'whitelist').execute()).length).toBe(1);
+    expect((await db.selectFrom('quarantine').select('id').execute()).length).toBe(2);
+  });
+});

@@ -118,6 +118,22 @@ async function refusedInSavepoint(trx: Db, write: () => Promise<unknown>): Promi
 }
 
 /**
+ * Writes a snapshot's header with its body as received; if the database refuses that body (a
+ * record that failed validation may hold what jsonb cannot, such as \u0000) and `storable` is
+ * given (the body without those records, each kept in quarantine as received), with that one
+ * instead: the valid rows then still have their header.
+ */
+export async function headWithStorableBody<R>(trx: Db, body: string, storable: string | undefined, write: (bodyText: string) => Promise<R>): Promise<R> {
+  if (storable === undefined || storable === body) return write(body);
+  try {
+    return await inSavepoint(trx, () => write(body));
+  } catch (err) {
+    if (!isRecordRefusal(err)) throw err;
+    return write(storable);
+  }
+}
+
+/**
  * A reference snapshot (saveReferenceSnapshot: stored only when its content changed) with its
  * detail rows, through writeOrSplit in savepoints mode: a row the database refuses is left out
  * and handed to `quarantine` with the database's reason, the others commit with the snapshot,
@@ -130,6 +146,8 @@ export async function writeSnapshot<T>(
   db: Db,
   input: {
     snapshot: SnapshotInput;
+    /** The body without the records validation refused, when there were some (headWithStorableBody). */
+    storableBodyText?: string;
     items: T[];
     insert: (trx: Db, snapshotId: string, items: T[]) => Promise<unknown>;
     quarantine: (trx: Db, refused: Array<Refused<T>>, headRefused: string | null) => Promise<void>;
@@ -138,7 +156,7 @@ export async function writeSnapshot<T>(
   let snap: SnapshotResult | null = null;
   const head = async (trx: Db) => {
     snap = null;
-    snap = await saveReferenceSnapshot(trx, input.snapshot);
+    snap = await headWithStorableBody(trx, input.snapshot.bodyText, input.storableBodyText, (bodyText) => saveReferenceSnapshot(trx, { ...input.snapshot, bodyText }));
   };
   const split = await writeOrSplit(
     db,

@@ -11,9 +11,10 @@ import {
 } from './schemas.js';
 import { rawText, toBalanceRow, toFeeRateRow, toSymbolRow, toTickerRow, toWhitelistRow } from './transform.js';
 import { insertBalances, insertBalanceSnapshot, insertFeeRate, insertSymbols, insertTickers, insertWhitelist } from '../../store/exchange-records.js';
+import type { NewBalance } from '../../store/schema.js';
 import { handleQuarantine, SOURCE, type SyncEnv } from './sync-common.js';
 import { checkAbort } from '../common/abort.js';
-import { writeOrSplit, writeSnapshot, type Refused } from '../common/record-fallback.js';
+import { headWithStorableBody, writeOrSplit, writeSnapshot, type Refused } from '../common/record-fallback.js';
 import { formatZodIssues } from '../common/zod-issues.js';
 import type { Config } from '../../config/load.js';
 
@@ -25,6 +26,15 @@ export interface SnapshotsResult {
 
 function wholeRecordRejected(raw: unknown, reason: string): Rejected {
   return { index: 0, raw, reason, key: null };
+}
+
+/** The body without the records validation refused (quarantined as received); undefined when there were none. */
+function storableBody(body: unknown, invalid: Rejected[]): unknown {
+  if (invalid.length === 0) return undefined;
+  const bad = new Set(invalid.map((r) => r.index));
+  if (Array.isArray(body)) return body.filter((_, i) => !bad.has(i));
+  if (body && typeof body === 'object') return Object.fromEntries(Object.entries(body).filter((_, i) => !bad.has(i)));
+  return undefined;
 }
 
 /** A validated record of a snapshot and its row: what a refused row is quarantined as. */
@@ -65,8 +75,10 @@ async function storeReference<Row>(
   env: SyncEnv,
   r: { kind: string; endpoint: string; entity: string; body: unknown; invalid: Rejected[]; items: Array<Item<Row>>; insert: (trx: SyncEnv['db'], snapshotId: string, rows: Row[]) => Promise<void> },
 ): Promise<void> {
+  const storable = storableBody(r.body, r.invalid);
   await writeSnapshot(env.db, {
     snapshot: { account: env.account, source: SOURCE, kind: r.kind, fetchedAt: new Date(), bodyText: rawText(r.body) },
+    storableBodyText: storable === undefined ? undefined : rawText(storable),
     items: r.items,
     insert: (trx, snapshotId, items) => r.insert(trx, snapshotId, items.map((it) => it.row)),
     quarantine: quarantineOf(env, r.endpoint, r.entity, r.body, r.invalid, r.items),
@@ -100,6 +112,9 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
     const items = itemsOf(validated.valid, validated.valid.map(toBalanceRow), (r) => r.currency);
     const rows = items.map((it) => it.row);
     const header = { account: env.account, exchangeAccount, fetchedAt, runId: env.runId, rawText: rawText(list) };
+    const storable = storableBody(list, validated.invalid);
+    const insertHeader = (trx: SyncEnv['db'], rows: NewBalance[]) =>
+      headWithStorableBody(trx, header.rawText, storable === undefined ? undefined : rawText(storable), (raw) => insertBalanceSnapshot(trx, { ...header, rawText: raw, rows }));
     const quarantine = quarantineOf(env, 'GET /accounts', 'balance', list, validated.invalid, items);
     let snapshotId: string | null = null;
     const split = await writeOrSplit(
@@ -107,7 +122,7 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
       items,
       async () => {
         snapshotId = await inTransaction(env.db, async (trx) => {
-          const id = await insertBalanceSnapshot(trx, { ...header, rows });
+          const id = await insertHeader(trx, rows);
           await quarantine(trx, [], null);
           return id;
         });
@@ -115,7 +130,7 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
       (trx, it) => insertBalances(trx, snapshotId!, [it.row]),
       (trx, _kept, refused, headRefused) => quarantine(trx, refused, headRefused),
       // The header first and whatever rows are refused: the roll-forward needs the others.
-      { savepoints: { head: async (trx) => void (snapshotId = await insertBalanceSnapshot(trx, { ...header, rows: [] })) } },
+      { savepoints: { head: async (trx) => void (snapshotId = await insertHeader(trx, [])) } },
     );
     if (split?.headRefused) snapshotId = null;
     result.balanceSnapshotId = snapshotId;

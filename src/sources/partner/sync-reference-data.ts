@@ -36,6 +36,8 @@ export async function syncReferenceData(env: SyncEnv): Promise<void> {
     const items = [...byCode.values()];
     const snap = await writeSnapshot(db, {
       snapshot: { account, source: SOURCE, kind: 'currencies', fetchedAt, bodyText: stringifyJsonLossless(currencies.body) },
+      // Without the invalid currencies, should the database refuse the body they are part of.
+      storableBodyText: bad.length ? stringifyJsonLossless(list.filter((_, i) => !bad.some((b) => b.position === i))) : undefined,
       items,
       insert: (trx, snapshotId, rows) => saveCurrencies(trx, snapshotId, rows.map((r) => r.row)),
       quarantine: async (trx, refused, headRefused) => {
