@@ -280,3 +280,30 @@ describeEachStore('snapshot fallback: a record that failed validation holds what
     expect((await db.selectFrom('quarantine').select('id').execute()).length).toBe(2);
   });
 });
+
+describeEachStore('snapshot fallback: a lost database during the row-by-row write', (ctx) => {
+  let api: FakeExchange;
+  beforeAll(async () => {
+    api = await startFakeExchange(makeData(30, 10), { fillsOrder: 'newest-first', inclusive: true });
+  });
+  afterAll(() => api.close());
+
+  it('fails the stage, and the split commits nothing (no balance snapshot without its rows)', async () => {
+    const db = ctx.store.db;
+    // The first balance write is refused (a record's fault: the split starts), the next one fails
+    // as a terminated session does (57P01, not a record's fault).
+    // A sequence counts the calls: its nextval survives the rollback of the failed statement.
+    await sql`create sequence snapshot_test_calls`.execute(db);
+    await sql`create function snapshot_test_fail() returns trigger language plpgsql as $$
+      begin
+        if nextval('snapshot_test_calls') = 1 then
+          raise exception 'refused for the test' using errcode = '23514';
+        end if;
+        raise exception 'terminating connection due to administrator command' using errcode = '57P01';
+      end $$`.execute(db);
+    await sql`create trigger snapshot_test_fail before insert on balance for each row execute function snapshot_test_fail()`.execute(db);
+    await expect(syncExchangeOnce(ctx.store, api)).rejects.toMatchObject({ code: '57P01' });
+    expect(await db.selectFrom('balance_snapshot').select('id').execute()).toEqual([]);
+    expect(await db.selectFrom('quarantine').select('id').execute()).toEqual([]);
+  });
+});
