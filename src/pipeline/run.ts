@@ -123,6 +123,7 @@ export function fallbackSummary(runId: string, period: Period): JsonSummary {
     breaks: [],
     report: null,
     breakCounts: openBreakCounts([]),
+    webhooks: null,
   };
 }
 

@@ -298,7 +298,11 @@ export async function upsertWithdrawals(db: Db, account: string, rows: NewExchan
   );
 }
 
-/** Balance snapshots are always inserted: each one is an anchor of the roll-forward. */
+/**
+ * Balance snapshots are always inserted: each one is an anchor of the roll-forward. `rows`
+ * empty: the header alone, whose rows insertBalances writes (one by one when the database
+ * refused some, sync-snapshots.ts).
+ */
 export async function insertBalanceSnapshot(
   db: Db,
   input: { account: string; exchangeAccount: string; fetchedAt: Date; runId: string | null; rawText: string; rows: NewBalance[] },
@@ -308,9 +312,13 @@ export async function insertBalanceSnapshot(
     .values({ account: input.account, exchange_account: input.exchangeAccount, fetched_at: input.fetchedAt, run_id: input.runId, raw: input.rawText })
     .returning('id')
     .executeTakeFirstOrThrow();
-  const rows = dedupe(input.rows, (r) => r.currency);
-  if (rows.length) await db.insertInto('balance').values(rows.map((r) => ({ snapshot_id: id, ...r }))).execute();
+  await insertBalances(db, id, input.rows);
   return id;
+}
+
+export async function insertBalances(db: Db, snapshotId: string, rows: NewBalance[]): Promise<void> {
+  const unique = dedupe(rows, (r) => r.currency);
+  if (unique.length) await db.insertInto('balance').values(unique.map((r) => ({ snapshot_id: snapshotId, ...r }))).execute();
 }
 
 export async function insertFeeRate(db: Db, snapshotId: string, row: NewExchangeFeeRate): Promise<void> {

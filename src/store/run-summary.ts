@@ -6,6 +6,9 @@ import { openBreaksOfRun } from './breaks.js';
 import { jsonNumber } from '../decimal/json.js';
 import { getRun } from './runs.js';
 import type { RunCounts } from './counts.js';
+import { webhookStatsIn } from './partner-reads.js';
+import { spanOf } from './keyset.js';
+import type { WebhookStats } from '../report/model.js';
 
 /** The fields of a Break the summary shows, in the documented order (the JSON keys keep it; inPeriod came last). */
 const SUMMARY_FIELDS = ['code', 'key', 'severity', 'currency', 'expected', 'actual', 'difference', 'status', 'firstSeenRun', 'lastSeenRun', 'inPeriod'] as const satisfies readonly (keyof ReportedBreak)[];
@@ -33,6 +36,12 @@ export interface JsonSummary {
   report: string | null;
   /** openBreakCounts(breaks): the counts the workbook's Summary and the e-mail show (added after the documented keys); `explained`: open breaks acknowledged with a reason. */
   breakCounts: OpenBreakCounts;
+  /**
+   * The period's webhook figures, as the workbook's Summary shows them (webhookStatsIn): events
+   * received, duplicates acknowledged, conflicts (an eventId repeated with another body),
+   * events with schema drift and their extra fields. null for a run without a period.
+   */
+  webhooks: WebhookStats | null;
 }
 
 const COUNT_KEYS: (keyof RunCounts)[] = ['partnerOrders', 'fills', 'exchangeOrders', 'deposits', 'withdrawals', 'balanceSnapshots', 'quarantined'];
@@ -68,5 +77,6 @@ export async function jsonSummary(db: Db, account: string, runId: string): Promi
     breaks: breaks.map(summaryBreak),
     report: run.report_path,
     breakCounts: openBreakCounts(breaks),
+    webhooks: run.period_from && run.period_to ? await webhookStatsIn(db, account, spanOf({ from: run.period_from, to: run.period_to })) : null,
   };
 }

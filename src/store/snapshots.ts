@@ -1,5 +1,6 @@
 /** Reference snapshots (currencies, symbols, fees, whitelist, ...): stored only when changed, and the latest of each kind read back. */
 import { createHash } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Db } from './database.js';
 import type { FeeSchedule, PartnerCurrency, SymbolRules } from '../domain/index.js';
 
@@ -27,6 +28,23 @@ export async function saveReferenceSnapshot(
     .returning('id')
     .executeTakeFirstOrThrow();
   return { id: inserted.id, changed: true };
+}
+
+/** Prefix of the hash of a snapshot stored without some of its rows: no sha256 hex starts so. */
+const INCOMPLETE = 'incomplete:';
+
+/**
+ * A snapshot some of whose rows the database refused (quarantined with its reason): its hash is
+ * changed so that it matches no content, and the next fetch of the same content writes a new
+ * snapshot, giving the refused rows another try. Kept as "unchanged", they would never be tried
+ * again while their quarantine entries were resolved by the next fetch in which they validate.
+ */
+export async function markSnapshotIncomplete(db: Db, id: string): Promise<void> {
+  await db
+    .updateTable('reference_snapshot')
+    .set({ content_hash: sql<string>`${INCOMPLETE}::text || content_hash` })
+    .where('id', '=', id)
+    .execute();
 }
 
 /** The newest snapshot of a kind (the newest id among equal fetch times). */

@@ -86,13 +86,6 @@ export async function quarantineWebhookBody(db: Db, q: WebhookQuarantineInput, n
       last_seen_at = excluded.last_seen_at, seen_count = quarantine.seen_count + 1, reason = excluded.reason`.execute(db);
 }
 
-/** Conflicting webhook events (repeated eventId, other body): distinct bodies and deliveries, for the report. */
-export async function webhookConflictCounts(db: Db, account: string): Promise<{ conflicts: number; deliveries: number }> {
-  const r = await sql<{ n: string; d: string | null }>`
-    select count(*) as n, sum(seen_count) as d from webhook_event_conflict where account = ${account}`.execute(db);
-  return { conflicts: Number(r.rows[0]?.n ?? 0), deliveries: Number(r.rows[0]?.d ?? 0) };
-}
-
 export interface WebhookBatchItem {
   event: WebhookEventWrite;
   order: NewPartnerOrder;

@@ -1,4 +1,4 @@
-import { basename } from 'node:path';
+import { basename, join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +7,9 @@ import { addDays, toDay } from '../../src/util/dates.js';
 import { storeKinds } from '../helpers/db.js';
 import { attachment, header, textPart } from '../helpers/mime.js';
 import { type CliWorld, brief, freePort, openCliWorld, runCli } from './helpers.js';
+import { validEvent } from '../helpers/webhook-corpus.js';
+import { openStore, type Store } from '../../src/store/database.js';
+import { handleEventBody } from '../../src/sources/partner/webhook-events.js';
 
 /**
  * Issue 15, Must show "counts on Summary equal the JSON's": the built CLI runs against the sandbox
@@ -26,6 +29,26 @@ interface Summary {
   report: string;
   breaks: Array<{ code: string; key: string; severity: string; inPeriod: boolean }>;
   breakCounts: Split & { explained: number; severity: Record<'high' | 'medium' | 'low', Split>; rules: Array<Split & { code: string; severity: string; explained: number }> };
+  webhooks: { events: number; duplicates: number; conflicts: number; drifted: number; driftFields: string[] };
+}
+
+/**
+ * Webhook events received yesterday (inside the period), through the receiver's own path: one
+ * event delivered twice (a duplicate), then again with another body (a conflict), and one with a
+ * field beyond the contract (schema drift). Their orders are old and final: no rule of the period
+ * judges them.
+ */
+async function receiveWebhooks(store: Store, receivedAt: Date): Promise<void> {
+  const old = { createdAt: '2020-01-01T00:00:00.000000001Z', orderStateUpdatedAt: '2020-01-01T00:00:00.000000001Z', orderState: 'FAILED' };
+  const first = validEvent(old, 'summary');
+  const drifted = validEvent({ ...old, driftField: 'x' }, 'summary');
+  const bodies = [first, first, { ...first, userId: 'someone-else' }, drifted];
+  const outcomes: string[] = [];
+  for (const body of bodies) {
+    const outcome = await handleEventBody({ db: store.db, account: 'default', now: receivedAt, endpoint: '/webhooks', remoteAddr: '127.0.0.1', body: JSON.stringify(body) });
+    outcomes.push(outcome.kind);
+  }
+  expect(outcomes).toEqual(['stored', 'duplicate', 'conflict', 'stored']);
 }
 
 /** The Summary sheet as rows of plain values (column A first). */
@@ -91,6 +114,13 @@ describe(`Summary counts equal the JSON's, and the e-mail's, end to end [${kind}
     // Twice: the second run has two balance snapshots, so the balance table rolls forward.
     const first = await runCli(['run', '--from', from, '--to', today, '--json'], env);
     expect(first.code, brief(first.stderr)).toBe(0);
+    // Between the runs (the embedded database is free then): webhook figures for the Summary and the JSON.
+    const store = world!.pg?.store ?? (await openStore({ dataDir: join(world!.dir, 'data') }));
+    try {
+      await receiveWebhooks(store, new Date(`${addDays(today, -1)}T12:00:00Z`));
+    } finally {
+      if (!world!.pg) await store.close();
+    }
     const result = await runCli(['run', '--from', from, '--to', today, '--json'], env);
     expect(result.code, brief(result.stderr)).toBe(0);
     const json = JSON.parse(result.stdout) as Summary;
@@ -133,6 +163,14 @@ describe(`Summary counts equal the JSON's, and the e-mail's, end to end [${kind}
       expect(balances.find((r) => r[0] === label)!.slice(1, 1 + currencies.length).every(amountCell), label).toBe(true);
     expect(typeof balances.find((r) => r[0] === 'Total closing USD (all currencies)')?.[1]).toBe('number');
     expect(table(rows, 'Partner fees earned and exchange fees paid per day').length).toBeGreaterThan(2);
+
+    // Webhook figures: the JSON carries those of the Summary, conflicts included.
+    expect(json.webhooks).toEqual({ events: 2, duplicates: 1, conflicts: 1, drifted: 1, driftFields: ['driftField'] });
+    const figure = (label: string) => rows.find((r) => r[0] === label)?.[1];
+    expect(figure('Webhook events received')).toBe(json.webhooks.events);
+    expect(figure('Webhook duplicates acknowledged')).toBe(json.webhooks.duplicates);
+    expect(figure('Webhook conflicts (an eventId repeated with another body)')).toBe(json.webhooks.conflicts);
+    expect(figure('Webhook events with schema drift')).toBe(json.webhooks.drifted);
 
     // The e-mail of that run: sent by the run, built from the counts and digest stored with the workbook.
     const raw = mails[mails.length - 1]!;

@@ -1,6 +1,5 @@
-/** Exchange sync step: balances, fees, symbols, whitelist and tickers as dated snapshots. */
+/** Exchange sync step: balances, fees, symbols, whitelist and tickers as dated snapshots, each row the database refuses quarantined with its reason. */
 import { inTransaction } from '../../store/database.js';
-import { saveReferenceSnapshot } from '../../store/snapshots.js';
 import {
   balanceSchema,
   feesSchema,
@@ -11,10 +10,11 @@ import {
   type Rejected,
 } from './schemas.js';
 import { rawText, toBalanceRow, toFeeRateRow, toSymbolRow, toTickerRow, toWhitelistRow } from './transform.js';
-import type { NewExchangeSymbol } from '../../store/schema.js';
-import { insertBalanceSnapshot, insertFeeRate, insertSymbols, insertTickers, insertWhitelist } from '../../store/exchange-records.js';
+import { insertBalances, insertBalanceSnapshot, insertFeeRate, insertSymbols, insertTickers, insertWhitelist } from '../../store/exchange-records.js';
+import type { NewBalance } from '../../store/schema.js';
 import { handleQuarantine, SOURCE, type SyncEnv } from './sync-common.js';
 import { checkAbort } from '../common/abort.js';
+import { headWithStorableBody, writeOrSplit, writeSnapshot, type Refused } from '../common/record-fallback.js';
 import { formatZodIssues } from '../common/zod-issues.js';
 import type { Config } from '../../config/load.js';
 
@@ -28,9 +28,68 @@ function wholeRecordRejected(raw: unknown, reason: string): Rejected {
   return { index: 0, raw, reason, key: null };
 }
 
+/** The body without the records validation refused (quarantined as received); undefined when there were none. */
+function storableBody(body: unknown, invalid: Rejected[]): unknown {
+  if (invalid.length === 0) return undefined;
+  const bad = new Set(invalid.map((r) => r.index));
+  if (Array.isArray(body)) return body.filter((_, i) => !bad.has(i));
+  if (body && typeof body === 'object') return Object.fromEntries(Object.entries(body).filter((_, i) => !bad.has(i)));
+  return undefined;
+}
+
+/** A validated record of a snapshot and its row: what a refused row is quarantined as. */
+interface Item<Row> {
+  key: string;
+  index: number;
+  raw: unknown;
+  row: Row;
+}
+
+/** One item per key, the later occurrence winning (as the store's own dedupe does). */
+function itemsOf<Row>(valid: Array<{ index: number; raw: unknown }>, rows: Row[], keyOf: (row: Row) => string): Array<Item<Row>> {
+  const byKey = new Map<string, Item<Row>>();
+  valid.forEach((v, i) => byKey.set(keyOf(rows[i]!), { key: keyOf(rows[i]!), index: v.index, raw: v.raw, row: rows[i]! }));
+  return [...byKey.values()];
+}
+
+/**
+ * The response's quarantine: its invalid records, the rows the database refused (with its words),
+ * or the whole body when the database refused the snapshot itself; the rows kept resolve earlier
+ * entries of theirs.
+ */
+function quarantineOf<Row>(env: SyncEnv, endpoint: string, entity: string, body: unknown, invalid: Rejected[], items: Array<Item<Row>>) {
+  return async (trx: SyncEnv['db'], refused: Array<Refused<Item<Row>>>, headRefused: string | null): Promise<void> => {
+    const refusedKeys = new Set(refused.map((r) => r.item.key));
+    const dbRefused: Rejected[] =
+      headRefused !== null
+        ? [wholeRecordRejected(body, `${endpoint}: ${headRefused}`)]
+        : refused.map((r) => ({ index: r.item.index, raw: r.item.raw, reason: r.reason, key: r.item.key }));
+    const kept = items.filter((it) => !refusedKeys.has(it.key)).map((it) => it.key);
+    if (refused.length) env.logger.warn({ endpoint, refused: refused.map((r) => ({ key: r.item.key, reason: r.reason })) }, 'exchange snapshot refused by the database; written row by row, the refused rows quarantined');
+    await handleQuarantine(env, trx, endpoint, entity, [...invalid, ...dbRefused], kept);
+  };
+}
+
+/** A reference snapshot of the exchange (fees, symbols, whitelist, tickers) with its rows and its response's quarantine. */
+async function storeReference<Row>(
+  env: SyncEnv,
+  r: { kind: string; endpoint: string; entity: string; body: unknown; invalid: Rejected[]; items: Array<Item<Row>>; insert: (trx: SyncEnv['db'], snapshotId: string, rows: Row[]) => Promise<void> },
+): Promise<void> {
+  const storable = storableBody(r.body, r.invalid);
+  await writeSnapshot(env.db, {
+    snapshot: { account: env.account, source: SOURCE, kind: r.kind, fetchedAt: new Date(), bodyText: rawText(r.body) },
+    storableBodyText: storable === undefined ? undefined : rawText(storable),
+    items: r.items,
+    insert: (trx, snapshotId, items) => r.insert(trx, snapshotId, items.map((it) => it.row)),
+    quarantine: quarantineOf(env, r.endpoint, r.entity, r.body, r.invalid, r.items),
+  });
+}
+
 /**
  * Balances (the roll-forward's anchors, always stored with the time they were fetched), then
- * fees, symbols, whitelist and tickers as dated reference snapshots (stored when changed).
+ * fees, symbols, whitelist and tickers as dated reference snapshots (stored when changed). A
+ * row the database refuses (writeOrSplit) is quarantined with its reason and the rest stored:
+ * the balance snapshot keeps its other currencies, and the sync goes on.
  */
 export async function syncSnapshots(env: SyncEnv, config: Config): Promise<SnapshotsResult> {
   env.progress.setStage('snapshots');
@@ -50,19 +109,32 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
     );
   } else {
     const validated = validateRecords(balanceSchema, list, 'currency');
-    const rows = validated.valid.map(toBalanceRow);
-    await inTransaction(env.db, async (trx) => {
-      result.balanceSnapshotId = await insertBalanceSnapshot(trx, {
-        account: env.account,
-        exchangeAccount,
-        fetchedAt,
-        runId: env.runId,
-        rawText: rawText(list),
-        rows,
-      });
-      await handleQuarantine(env, trx, 'GET /accounts', 'balance', validated.invalid, rows.map((r) => r.currency));
-    });
-    env.counters.balances += rows.length;
+    const items = itemsOf(validated.valid, validated.valid.map(toBalanceRow), (r) => r.currency);
+    const rows = items.map((it) => it.row);
+    const header = { account: env.account, exchangeAccount, fetchedAt, runId: env.runId, rawText: rawText(list) };
+    const storable = storableBody(list, validated.invalid);
+    const insertHeader = (trx: SyncEnv['db'], rows: NewBalance[]) =>
+      headWithStorableBody(trx, header.rawText, storable === undefined ? undefined : rawText(storable), (raw) => insertBalanceSnapshot(trx, { ...header, rawText: raw, rows }));
+    const quarantine = quarantineOf(env, 'GET /accounts', 'balance', list, validated.invalid, items);
+    let snapshotId: string | null = null;
+    const split = await writeOrSplit(
+      env.db,
+      items,
+      async () => {
+        snapshotId = await inTransaction(env.db, async (trx) => {
+          const id = await insertHeader(trx, rows);
+          await quarantine(trx, [], null);
+          return id;
+        });
+      },
+      (trx, it) => insertBalances(trx, snapshotId!, [it.row]),
+      (trx, _kept, refused, headRefused) => quarantine(trx, refused, headRefused),
+      // The header first and whatever rows are refused: the roll-forward needs the others.
+      { savepoints: { head: async (trx) => void (snapshotId = await insertHeader(trx, [])) } },
+    );
+    if (split?.headRefused) snapshotId = null;
+    result.balanceSnapshotId = snapshotId;
+    env.counters.balances += split ? split.kept.length : rows.length;
   }
   checkAbort(env.signal);
 
@@ -70,14 +142,22 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
   const fees = await env.client.fees(env.signal);
   env.counters.pages++;
   const parsedFees = feesSchema.safeParse(fees.body);
-  await inTransaction(env.db, async (trx) => {
-    if (!parsedFees.success) {
-      await handleQuarantine(env, trx, 'GET /fees', 'fees', [wholeRecordRejected(fees.body, formatZodIssues(parsedFees.error))], []);
-      return;
-    }
-    const snap = await saveReferenceSnapshot(trx, { account: env.account, source: SOURCE, kind: 'fees', fetchedAt: new Date(), bodyText: rawText(fees.body) });
-    if (snap.changed) await insertFeeRate(trx, snap.id, toFeeRateRow(parsedFees.data));
-  });
+  if (!parsedFees.success) {
+    await inTransaction(env.db, (trx) => handleQuarantine(env, trx, 'GET /fees', 'fees', [wholeRecordRejected(fees.body, formatZodIssues(parsedFees.error))], []));
+  } else {
+    await storeReference(env, {
+      kind: 'fees',
+      endpoint: 'GET /fees',
+      entity: 'fees',
+      body: fees.body,
+      invalid: [],
+      // One row: refused, it is quarantined under the entity's name (the body has no key of its own).
+      items: [{ key: 'fees', index: 0, raw: fees.body, row: toFeeRateRow(parsedFees.data) }],
+      insert: async (trx, id, rows) => {
+        for (const row of rows) await insertFeeRate(trx, id, row);
+      },
+    });
+  }
   checkAbort(env.signal);
 
   // ---- symbols: an object whose values are SymbolStatus (key naming unspecified)
@@ -89,15 +169,12 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
       ? Object.entries(symbols.body as Record<string, unknown>)
       : [];
   const validatedSymbols = validateRecords(symbolSchema, entries.map(([, v]) => v), 'id', true);
-  const symbolRows: NewExchangeSymbol[] = validatedSymbols.valid.map((v) => toSymbolRow(entries[v.index]![0], v.value));
+  const symbolItems = itemsOf(validatedSymbols.valid, validatedSymbols.valid.map((v) => toSymbolRow(entries[v.index]![0], v.value)), (r) => r.symbol);
   // The key names a rejected symbol better than its numeric id.
   for (const r of validatedSymbols.invalid) r.key = entries[r.index]![0];
-  result.symbols = symbolRows.map((r) => r.symbol);
-  await inTransaction(env.db, async (trx) => {
-    await handleQuarantine(env, trx, 'GET /symbols', 'symbol', validatedSymbols.invalid, symbolRows.map((r) => r.symbol));
-    const snap = await saveReferenceSnapshot(trx, { account: env.account, source: SOURCE, kind: 'symbols', fetchedAt: new Date(), bodyText: rawText(symbols.body) });
-    if (snap.changed) await insertSymbols(trx, snap.id, symbolRows);
-  });
+  await storeReference(env, { kind: 'symbols', endpoint: 'GET /symbols', entity: 'symbol', body: symbols.body, invalid: validatedSymbols.invalid, items: symbolItems, insert: insertSymbols });
+  // A symbol the database refused is still one the exchange lists: order windows are split by it all the same.
+  result.symbols = symbolItems.map((it) => it.row.symbol);
   checkAbort(env.signal);
 
   // ---- whitelist
@@ -105,11 +182,8 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
   env.counters.pages++;
   const wl = Array.isArray(whitelist.body) ? whitelist.body : [];
   const validatedWl = validateRecords(whitelistSchema, wl, 'whitelistId');
-  await inTransaction(env.db, async (trx) => {
-    await handleQuarantine(env, trx, 'GET /whitelist', 'whitelist', validatedWl.invalid, validatedWl.valid.map((v) => v.value.whitelistId));
-    const snap = await saveReferenceSnapshot(trx, { account: env.account, source: SOURCE, kind: 'whitelist', fetchedAt: new Date(), bodyText: rawText(whitelist.body) });
-    if (snap.changed) await insertWhitelist(trx, snap.id, validatedWl.valid.map((v) => toWhitelistRow(v.value)));
-  });
+  const wlItems = itemsOf(validatedWl.valid, validatedWl.valid.map((v) => toWhitelistRow(v.value)), (r) => r.whitelist_id);
+  await storeReference(env, { kind: 'whitelist', endpoint: 'GET /whitelist', entity: 'whitelist', body: whitelist.body, invalid: validatedWl.invalid, items: wlItems, insert: insertWhitelist });
   checkAbort(env.signal);
 
   // ---- tickers
@@ -117,11 +191,8 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
   env.counters.pages++;
   const tk = Array.isArray(tickers.body) ? tickers.body : [];
   const validatedTk = validateRecords(tickerSchema, tk, 'symbol');
-  await inTransaction(env.db, async (trx) => {
-    await handleQuarantine(env, trx, 'GET /tickers', 'ticker', validatedTk.invalid, validatedTk.valid.map((v) => v.value.symbol));
-    const snap = await saveReferenceSnapshot(trx, { account: env.account, source: SOURCE, kind: 'tickers', fetchedAt: new Date(), bodyText: rawText(tickers.body) });
-    if (snap.changed) await insertTickers(trx, snap.id, validatedTk.valid.map((v) => toTickerRow(v.value)));
-  });
+  const tkItems = itemsOf(validatedTk.valid, validatedTk.valid.map((v) => toTickerRow(v.value)), (r) => r.symbol);
+  await storeReference(env, { kind: 'tickers', endpoint: 'GET /tickers', entity: 'ticker', body: tickers.body, invalid: validatedTk.invalid, items: tkItems, insert: insertTickers });
   checkAbort(env.signal);
   return result;
 }

@@ -1,11 +1,10 @@
-/** Partner sync step: currencies, regions and payment methods as dated reference snapshots. */
-import { inTransaction } from '../../store/database.js';
+/** Partner sync step: currencies, regions and payment methods as dated reference snapshots, each row the database refuses quarantined with its reason. */
 import { stringifyJsonLossless } from '../../decimal/json.js';
-import { saveReferenceSnapshot } from '../../store/snapshots.js';
 import { saveCurrencies } from '../../store/partner-orders.js';
 import type { NewPartnerCurrency } from '../../store/schema.js';
 import { checkAbort } from '../common/abort.js';
 import { quarantineResponse, type BadRecord } from '../common/quarantine.js';
+import { writeSnapshot } from '../common/record-fallback.js';
 import { currencySchema, formatPartnerIssues, paymentMethodsSchema, readableKey, regionsSchema } from './schemas.js';
 import { currencyToRow, flattenCurrencies } from './transform.js';
 import { countQuarantined, origin, quarantineBody, SOURCE, type SyncEnv } from './sync-common.js';
@@ -13,6 +12,8 @@ import { countQuarantined, origin, quarantineBody, SOURCE, type SyncEnv } from '
 /**
  * Currencies, regions (all, onlyBuyAllowed=false) and payment methods, as dated snapshots: a new
  * row only when the content changed. Invalid currencies are quarantined; the valid ones land.
+ * A currency the database refuses (writeSnapshot) is quarantined with its reason and the others
+ * stored; a snapshot body it refuses is quarantined whole. The sync goes on either way.
  */
 export async function syncReferenceData(env: SyncEnv): Promise<void> {
   const { db, account, client } = env;
@@ -24,20 +25,34 @@ export async function syncReferenceData(env: SyncEnv): Promise<void> {
   if (!list) {
     await quarantineBody(env, '/currencies', 'partner_currency', { recordKey: null, position: null, rawText: currencies.text, reason: 'currencies: not a JSON array' });
   } else {
-    const rows: NewPartnerCurrency[] = [];
+    // One row per code, the later occurrence winning (as saveCurrencies keeps it).
+    const byCode = new Map<string, { row: NewPartnerCurrency; position: number; rawText: string }>();
     const bad: BadRecord[] = [];
     for (const [position, c] of list.entries()) {
       const parsed = currencySchema.safeParse(c);
-      if (parsed.success) rows.push(currencyToRow(parsed.data));
+      if (parsed.success) byCode.set(parsed.data.code, { row: currencyToRow(parsed.data), position, rawText: stringifyJsonLossless(c) });
       else bad.push({ recordKey: readableKey(c, 'code'), position, rawText: stringifyJsonLossless(c), reason: formatPartnerIssues(parsed.error) });
     }
-    await inTransaction(db, async (trx) => {
-      const snap = await saveReferenceSnapshot(trx, { account, source: SOURCE, kind: 'currencies', fetchedAt, bodyText: stringifyJsonLossless(currencies.body) });
-      if (snap.changed) await saveCurrencies(trx, snap.id, rows);
-      await quarantineResponse(trx, origin(env, '/currencies', 'partner_currency'), bad, rows.map((r) => r.code));
-      env.result.snapshots.currencies = snap.changed;
+    const items = [...byCode.values()];
+    const snap = await writeSnapshot(db, {
+      snapshot: { account, source: SOURCE, kind: 'currencies', fetchedAt, bodyText: stringifyJsonLossless(currencies.body) },
+      // Without the invalid currencies, should the database refuse the body they are part of.
+      storableBodyText: bad.length ? stringifyJsonLossless(list.filter((_, i) => !bad.some((b) => b.position === i))) : undefined,
+      items,
+      insert: (trx, snapshotId, rows) => saveCurrencies(trx, snapshotId, rows.map((r) => r.row)),
+      quarantine: async (trx, refused, headRefused) => {
+        const refusedCodes = new Set(refused.map((r) => r.item.row.code));
+        const dbRefused: BadRecord[] =
+          headRefused !== null
+            ? [{ recordKey: null, position: null, rawText: currencies.text, reason: `currencies: ${headRefused}` }]
+            : refused.map((r) => ({ recordKey: r.item.row.code, position: r.item.position, rawText: r.item.rawText, reason: r.reason }));
+        await quarantineResponse(trx, origin(env, '/currencies', 'partner_currency'), [...bad, ...dbRefused], items.map((it) => it.row.code).filter((code) => !refusedCodes.has(code)));
+        bad.push(...dbRefused);
+      },
     });
+    env.result.snapshots.currencies = snap.changed;
     countQuarantined(env, '/currencies', bad);
+    if (snap.refused.length) env.logger.warn({ refused: snap.refused.map((r) => ({ code: r.item.row.code, reason: r.reason })) }, 'partner currencies refused by the database; written one by one, the refused ones quarantined');
   }
 
   for (const [kind, fetch, schema, key] of [
@@ -45,13 +60,26 @@ export async function syncReferenceData(env: SyncEnv): Promise<void> {
     ['payment_methods', () => client.paymentMethods(env.signal), paymentMethodsSchema, 'paymentMethods'],
   ] as const) {
     checkAbort(env.signal, SOURCE);
+    const endpoint = `/${kind.replace('_', '-')}`;
     const response = await fetch();
     const parsed = schema.safeParse(response.body);
     if (!parsed.success) {
-      await quarantineBody(env, `/${kind.replace('_', '-')}`, `partner_${kind}`, { recordKey: null, position: null, rawText: response.text, reason: formatPartnerIssues(parsed.error) });
+      await quarantineBody(env, endpoint, `partner_${kind}`, { recordKey: null, position: null, rawText: response.text, reason: formatPartnerIssues(parsed.error) });
       continue;
     }
-    const snap = await saveReferenceSnapshot(db, { account, source: SOURCE, kind, fetchedAt, bodyText: stringifyJsonLossless(response.body) });
+    // A body-only snapshot: the one thing the database can refuse is the body, then quarantined whole.
+    const refusedBody: BadRecord[] = [];
+    const snap = await writeSnapshot(db, {
+      snapshot: { account, source: SOURCE, kind, fetchedAt, bodyText: stringifyJsonLossless(response.body) },
+      items: [],
+      insert: async () => {},
+      quarantine: async (trx, _refused, headRefused) => {
+        if (headRefused === null) return;
+        refusedBody.push({ recordKey: null, position: null, rawText: response.text, reason: `${kind}: ${headRefused}` });
+        await quarantineResponse(trx, origin(env, endpoint, `partner_${kind}`), refusedBody);
+      },
+    });
+    countQuarantined(env, endpoint, refusedBody);
     env.result.snapshots[key] = snap.changed;
   }
 }
