@@ -120,7 +120,18 @@ export function isDay(cell: Cell): cell is DayCell {
 
 /** `#,##0.00` style format with `dp` decimals (at most 30, Excel's limit); negatives in red so differences stand out. */
 export function numberFormat(dp: number): string {
-  const d = Math.min(Math.max(0, Math.trunc(dp)), EXCEL_MAX_DECIMALS);
+  const d = shownDecimals(dp);
+  return (NUMBER_FORMATS[d] ??= formatWith(d));
+}
+
+/** The decimals an amount's format shows: its dp, whole, between 0 and Excel's 30. */
+function shownDecimals(dp: number): number {
+  return Math.min(Math.max(0, Math.trunc(dp)), EXCEL_MAX_DECIMALS);
+}
+
+/** numberFormat per decimals, built once: every amount cell asks for one (a million rows, several a row). */
+const NUMBER_FORMATS: string[] = [];
+function formatWith(d: number): string {
   const body = d > 0 ? `#,##0.${'0'.repeat(d)}` : '#,##0';
   return `${body};[Red]-${body}`;
 }
@@ -140,14 +151,39 @@ export interface ExcelAmount {
 
 export function excelAmount(cell: AmountCell): ExcelAmount {
   const { value } = cell;
-  const digits = value.isZero() ? 1 : value.sd(false);
-  const shown = Math.min(Math.max(0, Math.trunc(cell.dp)), EXCEL_MAX_DECIMALS);
+  const shown = shownDecimals(cell.dp);
+  // The plain decimal text (decimal.js keeps no trailing zeros of a fraction): its digits are
+  // counted on the string, which costs a fraction of Decimal's sd() and decimalPlaces() on the
+  // several amounts of each of a million rows.
+  const text = value.toFixed();
+  const { significant, decimals } = digitsOf(text);
   // Any decimal of <= 15 significant digits survives the trip through a double, so Number(text) is
   // exact here; a longer one is rounded half-up to the 15 digits Excel would keep anyway.
-  const kept = digits > EXCEL_DIGITS ? value.toSignificantDigits(EXCEL_DIGITS, Decimal.ROUND_HALF_UP) : value;
-  const n = Number(kept.toFixed());
-  const exact = digits > EXCEL_DIGITS || value.decimalPlaces() > shown ? value.toFixed() : null;
+  const n = significant > EXCEL_DIGITS ? Number(value.toSignificantDigits(EXCEL_DIGITS, Decimal.ROUND_HALF_UP).toFixed()) : Number(text);
+  const exact = significant > EXCEL_DIGITS || decimals > shown ? text : null;
   return { value: Object.is(n, -0) ? 0 : n, numFmt: numberFormat(shown), exact };
+}
+
+/**
+ * Significant digits (as Decimal's sd(false): leading zeros and an integer's trailing zeros do not
+ * count; zero has 1) and decimals of a plain decimal text such as Decimal's toFixed() writes
+ * (`-1234.5`, `0.0012`, `1200`: no exponent, no trailing zeros after the point).
+ */
+export function digitsOf(text: string): { significant: number; decimals: number } {
+  let first = -1;
+  let last = -1;
+  let point = -1;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 46 /* . */) point = i;
+    else if (c > 48 && c <= 57 /* 1-9 */) {
+      if (first < 0) first = i;
+      last = i;
+    }
+  }
+  const decimals = point < 0 ? 0 : text.length - point - 1;
+  if (first < 0) return { significant: 1, decimals };
+  return { significant: last - first + 1 - (point > first && point < last ? 1 : 0), decimals };
 }
 
 /**

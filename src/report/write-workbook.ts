@@ -214,6 +214,10 @@ class SheetWriter {
   private sample: Row[] | null = [];
   private widths: number[] | null = null;
   private written = 0;
+  /** The current part's name (its rows are counted under it). */
+  private partKey = '';
+  /** Per column, the style its last cell got: a column's cells mostly share one (see styleFor). */
+  private lastStyles: Array<LastStyle | undefined> = [];
 
   constructor(
     private readonly workbook: ExcelJS.stream.xlsx.WorkbookWriter,
@@ -317,6 +321,7 @@ class SheetWriter {
     ws.columns = widths.map((width, i) => ({ width, hidden: this.spec.columns[i]?.hidden === true }));
     this.ws = ws;
     this.rowsInPart = 0;
+    this.partKey = name;
     this.counts[name] = 0;
     if (this.report) return;
     const headers = this.spec.columns.map((c) => c.header);
@@ -415,16 +420,36 @@ class SheetWriter {
       const extra = this.report ? '' : f?.link ? `${this.columnExtras[i] ?? ''}l` : (this.columnExtras[i] ?? '');
       if (this.report && f?.exact !== undefined) xrow.getCell(i + 1).note = `${EXACT_NOTE_PREFIX}${f.exact}`;
       if (!tone && !f?.numFmt && !extra) {
-        // a plain cell still gets a shared (empty) style object, for the same identity cache
-        if (f && f.value !== null) xrow.getCell(i + 1).style = PLAIN;
+        // A plain cell gets the shared empty style: exceljs caches a style's id by object identity,
+        // and a cell left alone has a fresh {} of its own, serialized again for every such cell.
+        // An empty cell is written as before (an empty style is the default style, id 0).
+        if (i < values.length) xrow.getCell(i + 1).style = PLAIN;
         continue;
       }
-      xrow.getCell(i + 1).style = styleFor(f?.numFmt, tone, extra);
+      xrow.getCell(i + 1).style = this.styleOf(i, f?.numFmt, tone, extra);
     }
+    // The row's own style, {} per row, would be serialized per row the same way: the shared empty one instead.
+    (xrow as unknown as { style: Partial<ExcelJS.Style> }).style = PLAIN;
     xrow.commit();
     this.rowsInPart += 1;
-    this.counts[this.partName()] = (this.counts[this.partName()] ?? 0) + 1;
+    this.counts[this.partKey] = (this.counts[this.partKey] ?? 0) + 1;
   }
+
+  /** styleFor, remembered per column: consecutive cells of a column mostly ask for the same style. */
+  private styleOf(column: number, numFmt: string | undefined, tone: Tone | undefined, extra: Extra): Partial<ExcelJS.Style> {
+    const last = this.lastStyles[column];
+    if (last && last.numFmt === numFmt && last.tone === tone && last.extra === extra) return last.style;
+    const style = styleFor(numFmt, tone, extra);
+    this.lastStyles[column] = { numFmt, tone, extra, style };
+    return style;
+  }
+}
+
+interface LastStyle {
+  numFmt: string | undefined;
+  tone: Tone | undefined;
+  extra: Extra;
+  style: Partial<ExcelJS.Style>;
 }
 
 export interface Converted {

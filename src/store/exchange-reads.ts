@@ -79,40 +79,51 @@ export type OrderWithFills = OrderVsFillsRec & { orderSymbol: string | null };
 /**
  * Exchange orders with at least one fill in the span, and those created in it (their timestamp)
  * with cumQty > 0 even without any stored fill, each against *all* its stored fills
- * (docs/rules.md E_FILL_QTY), summed in SQL numeric (exact), paged by ex_ord_id. Orders never
- * found come with found = false and the symbol of their fills. The page's ids are asked as
- * `ex_ord_id > after` (ids are positive), a plain range the (account, ex_ord_id) index serves:
- * each page starts where the last ended instead of sorting the whole period's fills again; the
- * sums are per order by index (exchange_fill_order), not a join the planner may turn into a scan
- * of every stored fill on each page.
+ * (docs/rules.md E_FILL_QTY), summed in SQL numeric (exact), in ex_ord_id order, `pageSize` orders
+ * a page. Orders never found come with found = false and the symbol of their fills.
+ *
+ * The ids in scope are listed once (one scan of the span's fills, ~170,000 ids at bench scale:
+ * a few MB), then each page looks up its own ids by index. Paging the id list itself with
+ * `ex_ord_id > after` read every fill of the span again on each page (the planner takes the time
+ * index for the span, then filters on the id): 0.2 s a page at a fifth of the bench, O(pages x
+ * fills) in all. The order is looked up in a lateral subquery with `limit 1` (one row by primary
+ * key anyway) so the planner cannot turn it into a hash join that reads every stored order on each page.
  */
 export async function* ordersWithFillsIn(db: Db, account: string, span: Span, pageSize = PAGE_SIZE): AsyncGenerator<OrderWithFills[]> {
-  const fetch = async (after: string | null) =>
-    (
-      await sql<Record<string, unknown>>`
-      with ids as (
+  const ids = (
+    await sql<{ id: string }>`
+      select ex_ord_id::text as id from (
         select ex_ord_id from exchange_fill
         where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to}
-          and ex_ord_id > ${after ?? '-1'}::bigint
         union
         select ex_ord_id from exchange_order
         where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to} and cum_qty > 0
-          and ex_ord_id > ${after ?? '-1'}::bigint
-        order by ex_ord_id limit ${pageSize}
-      )
+      ) ids
+      order by ex_ord_id`.execute(db)
+  ).rows.map((r) => r.id);
+  const fetch = async (chunk: string[]) =>
+    (
+      await sql<Record<string, unknown>>`
       select ids.ex_ord_id, o.ex_ord_id is not null as found, o.symbol as order_symbol, coalesce(o.symbol, agg.symbol) as symbol, o.side, o.ord_type,
         o.ord_status, o.cum_qty, o.leaves_qty, o.avg_px,
         agg.fills, agg.qty, agg.notional, agg.fees, agg.first_fill, agg.last_fill
-      from ids
-      left join exchange_order o on o.account = ${account} and o.ex_ord_id = ids.ex_ord_id
+      from unnest(string_to_array(${chunk.join(',')}, ',')::bigint[]) with ordinality as ids(ex_ord_id, n)
+      left join lateral (select * from exchange_order o where o.account = ${account} and o.ex_ord_id = ids.ex_ord_id limit 1) o on true
       cross join lateral (
         select count(*) as fills, coalesce(sum(f.qty), 0) as qty, coalesce(sum(f.qty * f.price), 0) as notional,
           coalesce(sum(f.fee), 0) as fees, min(f.timestamp) as first_fill, max(f.timestamp) as last_fill, min(f.symbol) as symbol
         from exchange_fill f where f.account = ${account} and f.ex_ord_id = ids.ex_ord_id
       ) agg
-      order by ids.ex_ord_id`.execute(db)
+      order by ids.n`.execute(db)
     ).rows;
-  for await (const rows of keysetPages(fetch, (r) => String(r.ex_ord_id), pageSize))
+  // The next page is asked for while the consumer works on this one (as keysetScan does).
+  let pending: Promise<Record<string, unknown>[]> | null = ids.length ? fetch(ids.slice(0, pageSize)) : null;
+  for (let at = 0; pending; at += pageSize) {
+    const rows: Record<string, unknown>[] = await pending;
+    const next = at + pageSize;
+    pending = next < ids.length ? fetch(ids.slice(next, next + pageSize)) : null;
+    // A failed prefetch must not become an unhandled rejection while the consumer works (or stops early).
+    pending?.catch(() => {});
     yield rows.map((r) => ({
       exOrdId: String(r.ex_ord_id),
       found: r.found === true,
@@ -131,6 +142,7 @@ export async function* ordersWithFillsIn(db: Db, account: string, span: Span, pa
       firstFill: (r.first_fill as Date | null) ?? null,
       lastFill: (r.last_fill as Date | null) ?? null,
     }));
+  }
 }
 
 /** ordersWithFillsIn as the order rules take it (the pages the rules would read without the prefilter). */
