@@ -1,12 +1,28 @@
 /** The cell model's decisions: amounts as numbers at the currency's format with the exact text beside them, and column widths. */
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { Decimal } from '../../src/decimal/decimal.js';
-import { amount, day, displayWidth, excelAmount, fitWidth, numberFormat, textWidth, type Cell } from '../../src/report/cells.js';
+import { amount, day, digitsOf, displayWidth, excelAmount, fitWidth, numberFormat, textWidth, type Cell } from '../../src/report/cells.js';
 import { csvField, csvFileName, csvLine, csvText } from '../../src/report/csv.js';
 
 const ex = (value: string, dp: number) => excelAmount({ kind: 'amount', value: new Decimal(value), dp });
 
 describe('excelAmount', () => {
+  it('counts digits and decimals on the text as Decimal does (sd(false), decimalPlaces())', () => {
+    const decimal = fc
+      .tuple(fc.boolean(), fc.stringMatching(/^[0-9]{1,25}$/), fc.stringMatching(/^[0-9]{0,25}$/), fc.integer({ min: -40, max: 40 }))
+      .map(([negative, int, fraction, exp]) => new Decimal(`${negative ? '-' : ''}${int}${fraction ? `.${fraction}` : ''}e${exp}`));
+    fc.assert(
+      fc.property(decimal, (v) => {
+        expect(digitsOf(v.toFixed())).toEqual({ significant: v.isZero() ? 1 : v.sd(false), decimals: v.decimalPlaces() });
+      }),
+      { numRuns: 5000 },
+    );
+    expect(digitsOf('1200')).toEqual({ significant: 2, decimals: 0 });
+    expect(digitsOf('-100.05')).toEqual({ significant: 5, decimals: 2 });
+    expect(digitsOf('0.0012')).toEqual({ significant: 2, decimals: 4 });
+  });
+
   it('writes an amount Excel holds exactly as a number at its currency precision, without exact text', () => {
     expect(ex('1234.5', 2)).toEqual({ value: 1234.5, numFmt: numberFormat(2), exact: null });
     // 15 significant digits exactly: the double holds it to the last digit
