@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import type { Db } from './database.js';
 import type { CoverageRow } from '../domain/index.js';
 import type { CoverageRec } from '../report/model.js';
+import { isLosslessNumber, parseJsonLossless, type LosslessNumber } from '../decimal/json.js';
 
 /** Reads a sync cursor; null when the stream has never been synced. */
 export async function getCursor(db: Db, account: string, source: string, name: string): Promise<string | null> {
@@ -188,11 +189,11 @@ export function rawRecordDay(rawText: string, field: string): string | null {
   return recordDay(parseRecord(rawText), field);
 }
 
-/** A quarantined record's raw text as an object, or null (a quarantined body need not be JSON). */
+/** A quarantined record's raw text as an object, or null (a quarantined body need not be JSON). Lossless: its amounts stay text. */
 function parseRecord(rawText: string): Record<string, unknown> | null {
   let record: unknown;
   try {
-    record = JSON.parse(rawText);
+    record = parseJsonLossless(rawText);
   } catch {
     return null;
   }
@@ -201,7 +202,9 @@ function parseRecord(rawText: string): Record<string, unknown> | null {
 
 function recordDay(record: Record<string, unknown> | null, field: string): string | null {
   if (!record) return null;
-  const v = record[field];
+  const raw = record[field];
+  // Epoch milliseconds fit a double exactly; the lossless parser hands them over as text.
+  const v = isLosslessNumber(raw) ? (raw as LosslessNumber).value : raw;
   if (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}[Tt ]/.test(v)) return v.slice(0, 10);
   const ms = typeof v === 'number' ? v : typeof v === 'string' && /^\d{10,15}$/.test(v) ? Number(v) : NaN;
   if (!Number.isFinite(ms)) return null;
