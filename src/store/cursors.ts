@@ -88,10 +88,10 @@ export async function coverageOfDays(db: Db, account: string, period: { from: st
     if (!isAccumulated(c.source, c.stream)) return c;
     const stream = `${c.source}:${c.stream}`;
     const key = `${stream}:${c.day}`;
-    // The scan's own count stands in for entries no day can take. An order listing trusts the
-    // store otherwise: its scan counts a record twice when a page boundary cuts a millisecond (read
-    // again by the next window), and a rescan would make the figure go from 2 to 1 and back.
-    const scan = ACCUMULATED[stream] || unplaced.has(stream) ? c.quarantined : 0;
+    // The store decides: the scan's own count stands in only when some open entry has no readable
+    // day. A scan counts a record twice when a page boundary cuts a millisecond (read again by the
+    // next window) and still counts one resolved since, so it would make the figure wobble.
+    const scan = unplaced.has(stream) ? c.quarantined : 0;
     return { ...c, rows: stored.get(key) ?? 0, quarantined: Math.max(open.get(key) ?? 0, scan) };
   });
 }

@@ -211,6 +211,11 @@ async function seed(store: Store): Promise<void> {
       { source: 'exchange', stream: 'fills', day: '2026-10-31', pages: 1, rows: 1, quarantined: 0, run_id: RUN },
     ])
     .execute();
+  // The fill that scan quarantined, still open: the Coverage sheet counts quarantined records from the store.
+  await db
+    .insertInto('quarantine')
+    .values({ source: 'exchange', endpoint: 'GET /fills', entity: 'fill', record_key: '9001', position: null, raw_text: JSON.stringify({ execId: 9001, timestamp: Date.parse('2026-11-01T12:00:00Z'), qty: 'x' }), raw_hash: 'fill-9001', reason: 'qty: must be a decimal number (got "x")' })
+    .execute();
 }
 
 async function seedWebhooks(store: Store): Promise<void> {
