@@ -1,6 +1,3 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachStore } from '../helpers/db.js';
 import { loadConfig } from '../../src/config/load.js';
@@ -8,22 +5,14 @@ import { silentLogger } from '../../src/log/logger.js';
 import type { Store } from '../../src/store/database.js';
 import { coverageOfDays } from '../../src/store/cursors.js';
 import { syncExchange } from '../../src/stages/sync-exchange.js';
-import { makeData, startFakeExchange, type FakeExchange } from './exchange-fake-api.js';
+import { makeData, startFakeExchange, type FakeExchange, fakeExchangeConfigFile } from './exchange-fake-api.js';
 
 /**
  * Issue 17 item 4 through the exchange sync: syncs of the same account one after another (from
  * the cursors, then a backfill of what the first read) leave every day's rows and quarantined as
  * the first sync stored them, and add their pages.
  */
-const dir = mkdtempSync(join(tmpdir(), 'rr-coverage-'));
-const configPath = join(dir, 'config.json');
-writeFileSync(
-  configPath,
-  JSON.stringify({
-    exchange: { historyStart: '2026-10-01', rateLimitPerSecond: 1000 },
-    http: { retryBaseMs: 1, retryMaxMs: 5, maxRetries: 8, connectTimeoutMs: 2000, bodyTimeoutMs: 5000 },
-  }),
-);
+const configPath = fakeExchangeConfigFile('rr-coverage-');
 const PERIOD = { from: '2026-09-01', to: '2027-01-01' };
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 

@@ -1,5 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /**
  * A small in-process Exchange API for the sync's tests (until and besides the sandbox): the
@@ -258,4 +261,20 @@ export async function startFakeExchange(data: FakeData, opts: Partial<FakeOption
       await new Promise((r) => server.close(r));
     },
   };
+}
+
+/**
+ * A config file for syncs against the fake exchange: history from 2026-10-01, no rate limit to
+ * speak of, and retries in milliseconds (the fake's faults are retried at once).
+ */
+export function fakeExchangeConfigFile(prefix: string): string {
+  const file = join(mkdtempSync(join(tmpdir(), prefix)), 'config.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      exchange: { historyStart: '2026-10-01', rateLimitPerSecond: 1000 },
+      http: { retryBaseMs: 1, retryMaxMs: 5, maxRetries: 8, connectTimeoutMs: 2000, bodyTimeoutMs: 5000 },
+    }),
+  );
+  return file;
 }

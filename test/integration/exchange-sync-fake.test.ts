@@ -1,6 +1,3 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachStore } from '../helpers/db.js';
 import { loadConfig } from '../../src/config/load.js';
@@ -9,17 +6,9 @@ import { Decimal } from '../../src/decimal/decimal.js';
 import type { Store } from '../../src/store/database.js';
 import type { StageContext } from '../../src/stages/context.js';
 import { syncExchange, SyncAbortedError } from '../../src/stages/sync-exchange.js';
-import { FAKE_NOW, makeData, startFakeExchange, type FakeData, type FakeExchange, type FakeOptions } from './exchange-fake-api.js';
+import { FAKE_NOW, makeData, startFakeExchange, type FakeData, type FakeExchange, type FakeOptions, fakeExchangeConfigFile } from './exchange-fake-api.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'rr-exchange-'));
-const configPath = join(dir, 'config.json');
-writeFileSync(
-  configPath,
-  JSON.stringify({
-    exchange: { historyStart: '2026-10-01', rateLimitPerSecond: 1000 },
-    http: { retryBaseMs: 1, retryMaxMs: 5, maxRetries: 8, connectTimeoutMs: 2000, bodyTimeoutMs: 5000 },
-  }),
-);
+const configPath = fakeExchangeConfigFile('rr-exchange-');
 
 function ctxFor(store: Store, api: FakeExchange, signal?: AbortSignal): StageContext {
   const config = loadConfig({ env: { EXCHANGE_API_URL: api.url, EXCHANGE_API_TOKEN: api.token }, configPath });

@@ -1,7 +1,4 @@
 /** Issue 17 item 1: every API record that validates also stores; what the database cannot hold is quarantined with the field, its neighbours land, the next run does not fail. */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachStore } from '../helpers/db.js';
@@ -14,19 +11,11 @@ import type { HttpResponse } from '../../src/http/client.js';
 import type { PartnerClient } from '../../src/sources/partner/client.js';
 import { syncExchange } from '../../src/stages/sync-exchange.js';
 import { syncPartner } from '../../src/stages/sync-partner.js';
-import { FAKE_NOW, makeData, startFakeExchange, type FakeData, type FakeExchange } from '../integration/exchange-fake-api.js';
+import { FAKE_NOW, makeData, startFakeExchange, type FakeData, type FakeExchange, fakeExchangeConfigFile } from '../integration/exchange-fake-api.js';
 import { recordFigure } from './figures.js';
 import { calendarIssue, fitsBigint, numericRangeIssue } from '../../src/sources/common/storable.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'rr-storable-'));
-const configPath = join(dir, 'config.json');
-writeFileSync(
-  configPath,
-  JSON.stringify({
-    exchange: { historyStart: '2026-10-01', rateLimitPerSecond: 1000 },
-    http: { retryBaseMs: 1, retryMaxMs: 5, maxRetries: 8, connectTimeoutMs: 2000, bodyTimeoutMs: 5000 },
-  }),
-);
+const configPath = fakeExchangeConfigFile('rr-storable-');
 
 function exchangeCtx(store: Store, api: FakeExchange): StageContext {
   const config = loadConfig({ env: { EXCHANGE_API_URL: api.url, EXCHANGE_API_TOKEN: api.token }, configPath });
