@@ -25,6 +25,7 @@ import {
   type SheetSpec,
   type Tone,
 } from './cells.js';
+import { isAlive } from '../util/process.js';
 
 /** The exceljs edge: streams sheets of Rows into an .xlsx file. Everything else is pure. */
 
@@ -189,15 +190,6 @@ export async function removeStalePartials(dir: string, now = Date.now()): Promis
     removed.push(file);
   }
   return removed;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 class SheetWriter {

@@ -8,6 +8,7 @@ import { PGliteDialect } from 'kysely-pglite-dialect';
 import type { DB } from './schema.js';
 import { textParsers } from './type-parsers.js';
 import { AppError } from '../errors.js';
+import { isAlive } from '../util/process.js';
 
 export type Db = Kysely<DB>;
 
@@ -211,15 +212,6 @@ export class EmbeddedBusyError extends AppError {
       `the embedded database in ${dataDir} is in use by another ramp-recon process${pid ? ` (pid ${pid})` : ''}; wait for it to finish, or set DATABASE_URL to use a Postgres server`,
       1,
     );
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
