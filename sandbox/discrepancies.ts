@@ -388,7 +388,9 @@ function pickOf<T>(rng: Rng, list: readonly T[]): T {
  * pair whichever end of its request a client stamps as fetched_at) and hidden from /deposits.
  */
 export function onAccounts(w: World): void {
-  const now = Date.now();
+  // A live sandbox's clock is the clients' calendar (elapse() may have moved it ahead of the wall
+  // clock); a frozen one stands still, and its clients stamp snapshots by the wall clock.
+  const now = w.opts.live ? w.clock() : Date.now();
   const roll = w.hiddenRoll;
   if (roll && !roll.applied && !roll.fixed) {
     if (roll.firstAt === undefined) roll.firstAt = now;
@@ -401,6 +403,6 @@ export function onAccounts(w: World): void {
       w.addDeposit(d);
     }
   }
-  w.lastAccountsAt = now;
+  w.lastAccountsAt = Date.now();
 }
 

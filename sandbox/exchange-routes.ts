@@ -61,7 +61,7 @@ export function handleExchange(w: World, req: Req, hooks: ExchangeHooks): Res {
     if (m === 'GET' && !b) return listDeposits(w, req);
     if (m === 'GET' && b && !c) {
       const d = w.depositById.get(b);
-      return d && !d.hidden ? json(200, depositJson(w, d)) : exchangeError(req, 404, `deposit ${b} not found`);
+      return d && !d.hidden && !d.unlisted ? json(200, depositJson(w, d)) : exchangeError(req, 404, `deposit ${b} not found`);
     }
     if (m === 'POST' && b && !c) {
       const address = w.addresses[b];
@@ -376,19 +376,28 @@ function fills(w: World, req: Req): Res {
   if ((fromExec !== null && !/^\d+$/.test(fromExec)) || (toExec !== null && !/^\d+$/.test(toExec))) return exchangeError(req, 400, 'fromExecId and toExecId must be integers');
   const symbol = req.query.get('symbol');
   const f = w.fills;
-  let lo = 0;
-  let hi = f.length;
-  if (win.from !== undefined) lo = f.indexOfTime(win.from, w.opts.exchangeFromBound === 'exclusive');
-  if (win.to !== undefined) hi = f.indexOfTime(win.to, w.opts.exchangeToBound === 'inclusive');
+  const fromExclusive = w.opts.exchangeFromBound === 'exclusive';
+  const toInclusive = w.opts.exchangeToBound === 'inclusive';
+  const timeLo = win.from !== undefined ? f.indexOfTime(win.from, fromExclusive) : 0;
+  const timeHi = win.to !== undefined ? f.indexOfTime(win.to, toInclusive) : f.length;
   const incl = w.opts.execIdBound === 'inclusive';
-  if (fromExec !== null) lo = Math.max(lo, f.indexOfExec(Number(fromExec), !incl));
-  if (toExec !== null) hi = Math.min(hi, f.indexOfExec(Number(toExec), incl));
-  const keep = (i: number): boolean => symbol === null || f.def(i).symbol === symbol;
+  const execLo = fromExec !== null ? f.indexOfExec(Number(fromExec), !incl) : 0;
+  const execHi = toExec !== null ? f.indexOfExec(Number(toExec), incl) : f.length;
+  const lo = Math.max(timeLo, execLo);
+  const hi = Math.min(timeHi, execHi);
+  // Fills published late sit out of time order (FillStore.republished): each is judged by its own time.
+  const inWindow = (t: number): boolean =>
+    (win.from === undefined || (fromExclusive ? t > win.from : t >= win.from)) && (win.to === undefined || (toInclusive ? t <= win.to : t < win.to));
+  const keep = (i: number): boolean => f.served(i) && (symbol === null || f.def(i).symbol === symbol) && (!f.republished.has(i) || inWindow(f.timestamp[i]!));
+  // Their execIds are above every fill in [lo, hi): they follow it.
+  const late = [...f.republished].filter((i) => i >= hi && i >= execLo && i < execHi && keep(i)).sort((a, b) => a - b);
   const out: number[] = [];
   if (fromExec !== null) {
     for (let i = lo; i < hi && out.length < win.limit; i++) if (keep(i)) out.push(i);
+    for (const i of late) if (out.length < win.limit) out.push(i);
     if (w.opts.fillsOrder === 'newest-first') out.reverse();
   } else {
+    for (let k = late.length - 1; k >= 0 && out.length < win.limit; k--) out.push(late[k]!);
     for (let i = hi - 1; i >= lo && out.length < win.limit; i--) if (keep(i)) out.push(i);
   }
   const texts: string[] = new Array<string>(out.length);
@@ -448,7 +457,7 @@ function listDeposits(w: World, req: Req): Res {
   const [lo, hi] = timeRange(w, w.deposits, win);
   const out: Json[] = [];
   const cap = w.opts.paymentsAnswerCap ?? Infinity;
-  for (let i = hi - 1; i >= lo && out.length < cap; i--) if (!w.deposits[i]!.hidden) out.push(depositJson(w, w.deposits[i]!));
+  for (let i = hi - 1; i >= lo && out.length < cap; i--) if (!w.deposits[i]!.hidden && !w.deposits[i]!.unlisted) out.push(depositJson(w, w.deposits[i]!));
   return json(200, out);
 }
 

@@ -34,6 +34,13 @@ export class FillStore {
   symbol = new Uint8Array(0);
   side = new Uint8Array(0);
   readonly overrides = new Map<number, { price?: string; fee?: string }>();
+  /** Fills the exchange has not published yet (late event `publish-fill`): never served, though they moved the balance. */
+  readonly withheld = new Set<number>();
+  /**
+   * Fills published late: appended with a new execId and their old time, so they sit out of time
+   * order; served by time windows (timeWindow) but never moving the balance again.
+   */
+  readonly republished = new Set<number>();
   /** Bumped on every change, so materialized copies know when they are stale. */
   version = 0;
 
@@ -139,18 +146,55 @@ export class FillStore {
     return lo;
   }
 
-  /** First index with timestamp >= t (or > t when `after`). */
+  /**
+   * First index with timestamp >= t (or > t when `after`), over the fills in time order: a fill
+   * published late (out of time order) is searched as if at the time of the fill before it.
+   */
   indexOfTime(t: number, after: boolean): number {
     let lo = 0;
     let hi = this.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      const v = this.timestamp[mid]!;
+      const v = this.searchTime(mid);
       if (after ? v <= t : v < t) lo = mid + 1;
       else hi = mid;
     }
     return lo;
   }
+
+  private searchTime(i: number): number {
+    let j = i;
+    while (j > 0 && this.republished.has(j)) j--;
+    return this.timestamp[j]!;
+  }
+
+  /**
+   * A copy of fill `index` published now under `execId` (higher than every execId so far) at the
+   * fill's own old time: what an exchange does with a fill it publishes late. Returns its index.
+   */
+  republish(index: number, execId: number): number {
+    const i = this.push({
+      execId,
+      exOrdId: this.exOrdId[index]!,
+      tradeId: this.tradeId[index]!,
+      timestamp: this.timestamp[index]!,
+      lots: this.lots[index]!,
+      ticks: this.ticks[index]!,
+      feeUnits: this.feeUnits[index]!,
+      symbol: this.symbol[index]!,
+      side: this.side[index] === 0 ? 'BUY' : 'SELL',
+    });
+    const o = this.overrides.get(index);
+    if (o) this.overrides.set(i, { ...o });
+    this.republished.add(i);
+    return i;
+  }
+
+  /** Whether fill i is served by the API (not withheld). */
+  served(i: number): boolean {
+    return !this.withheld.has(i);
+  }
+
 }
 
 /**

@@ -4,11 +4,13 @@ import { MAKER_RATE, TAKER_RATE, type PartnerCurrencyDef, type SymbolDef } from 
 import { onAccounts, plantDiscrepancies, plantDueWebhookGap, type Fixes } from './discrepancies.js';
 import { handleExchange } from './exchange-routes.js';
 import { onAccountsStateChanges, plantStateChanges } from './state-changes.js';
+import { isLateEvent, LATE_EVENTS, plantLateEvents, releaseLateEvent, type LateCases, type LateEvent, type LateRelease } from './late-events.js';
 import { resolveFaults, type FaultProfile } from './faults.js';
 import { generateHistory, generateLive } from './generate/span.js';
 import { makePartnerOrder } from './generate/partner.js';
 import { fillRestingOrder } from './generate/exchange.js';
 import { json, type Req, type Res } from './http.js';
+import type { Json } from './wire.js';
 import type { BalanceView, DepositRecord, DepositView, ExchangeOrderRecord, ExpectedBreak, FillRecord, PartnerOrderRecord, PartnerOrderView, WhitelistEntry, WithdrawalView } from './model.js';
 import { DEFAULT_OPTIONS, type SandboxOptions } from './options.js';
 import { handlePartner } from './partner-routes.js';
@@ -18,7 +20,8 @@ import { HOUR_MS } from './time.js';
 import { World } from './world.js';
 import { startWebhooks, type WebhookDelivery, type WebhookRunner } from './webhooks.js';
 
-export type { SandboxOptions, FaultProfile, ExpectedBreak, PartnerOrderView, PartnerOrderRecord, FillRecord, ExchangeOrderRecord, DepositView, WithdrawalView, BalanceView, WhitelistEntry, WebhookDelivery };
+export type { SandboxOptions, FaultProfile, ExpectedBreak, PartnerOrderView, PartnerOrderRecord, FillRecord, ExchangeOrderRecord, DepositView, WithdrawalView, BalanceView, WhitelistEntry, WebhookDelivery, LateEvent, LateRelease };
+export { LATE_EVENTS };
 export { DEFAULT_OPTIONS };
 export { DEFAULT_FAULTS, NO_FAULTS } from './faults.js';
 
@@ -83,6 +86,18 @@ export interface Sandbox {
    * old order that fills later (also POST /_sandbox/fill?exOrdId=). Returns the new fill's execId.
    */
   fillOrder(exOrdId: string): string;
+  /**
+   * Releases a late event planted by the `lateEvents` option (also POST /_sandbox/late?event=): the
+   * past changes now on a record `lateEventsAgeDays` old. Returns what it changed and the breaks it
+   * opens and resolves (expectedBreaks() follows), or undefined when it was not planted or already released.
+   */
+  releaseLate(event: LateEvent): LateRelease | undefined;
+  /**
+   * Moves the clock `ms` ahead and generates that span's activity at the configured daily volumes,
+   * stamped across it (also POST /_sandbox/elapse?ms=): a night passing. In live mode the clock
+   * keeps following the wall clock from the new point on.
+   */
+  elapse(ms: number): void;
   /** Corrects the planted case(s) of a code so the next reconcile resolves it (also POST /_sandbox/fix?code=). */
   fixDiscrepancy(code: string): void;
   /** Webhook deliveries attempted so far (when webhookUrl is set). */
@@ -102,6 +117,8 @@ export async function startSandbox(options: Partial<SandboxOptions> & { port?: n
   if (opts.discrepancies) fixes = plantDiscrepancies(w);
   if (opts.stateChanges) plantStateChanges(w);
   if (opts.webhookGapDueInMs !== undefined) plantDueWebhookGap(w, opts.webhookGapDueInMs);
+  // After the discrepancies: a late event never lands on a record a planted case uses.
+  const late: LateCases = opts.lateEvents ? plantLateEvents(w, opts.lateEventsAgeDays) : new Map();
   let faults = resolveFaults(opts.faults);
   if (faults.malformedRecord) plantMalformed(w);
 
@@ -112,6 +129,12 @@ export async function startSandbox(options: Partial<SandboxOptions> & { port?: n
 
   const catchUp = (): void => {
     if (opts.live) generateLive(w, w.clock());
+  };
+  const elapse = (ms: number): void => {
+    if (!(ms > 0)) return;
+    w.shiftClock(ms);
+    generateLive(w, w.clock());
+    webhooks?.poke();
   };
   const advance = (ms: number): void => {
     if (!(ms > 0)) return;
@@ -149,6 +172,21 @@ export async function startSandbox(options: Partial<SandboxOptions> & { port?: n
       if (o.ordStatus !== 'OPEN' && o.ordStatus !== 'PART_FILLED') return json(409, { error: `order ${id} is ${o.ordStatus}, not resting` });
       const execId = fillLater(id);
       return json(200, { exOrdId: id, execId });
+    }
+    if (req.method === 'POST' && req.path === '/elapse') {
+      const ms = Number(req.query.get('ms') ?? '');
+      if (!Number.isFinite(ms) || ms <= 0) return json(400, { error: 'ms must be a positive number of milliseconds' });
+      elapse(ms);
+      return json(200, { clock: w.clock() });
+    }
+    if (req.method === 'GET' && req.path === '/late') return json(200, { planted: [...late.keys()], events: [...LATE_EVENTS] });
+    if (req.method === 'POST' && req.path === '/late') {
+      const event = req.query.get('event') ?? '';
+      if (!isLateEvent(event)) return json(400, { error: `event must be one of ${LATE_EVENTS.join(', ')}` });
+      const released = releaseLateEvent(late, event);
+      if (!released) return json(404, { error: `late event ${event} was not planted (option lateEvents) or was released already` });
+      webhooks?.poke();
+      return json(200, JSON.parse(JSON.stringify(released)) as Json);
     }
     if (req.method === 'GET' && req.path === '/env') return json(200, env);
     return json(404, { error: `no sandbox control ${req.method} ${req.path}` });
@@ -225,14 +263,14 @@ export async function startSandbox(options: Partial<SandboxOptions> & { port?: n
     fills: () => {
       if (fillsCache.version !== w.fills.version) {
         const list: FillRecord[] = [];
-        for (let i = 0; i < w.fills.length; i++) list.push(w.fills.at(i));
+        for (let i = 0; i < w.fills.length; i++) if (w.fills.served(i)) list.push(w.fills.at(i));
         fillsCache = { version: w.fills.version, list };
       }
       return fillsCache.list;
     },
     fillCount: () => w.fills.length,
     counts: () => ({ fills: w.fills.length, exchangeOrders: w.exOrders.length, partnerOrders: w.partnerOrders.length, deposits: w.deposits.length, withdrawals: w.withdrawals.length }),
-    deposits: () => w.deposits.filter((d) => !d.hidden).map((d) => w.depositView(d)),
+    deposits: () => w.deposits.filter((d) => !d.hidden && !d.unlisted).map((d) => w.depositView(d)),
     withdrawals: () => w.withdrawals.map((x) => w.withdrawalView(x)),
     balances: () => w.balanceViews(),
     openingBalances: () => Object.fromEntries([...w.opening].map(([c, v]) => [c, v.toString()])),
@@ -279,6 +317,12 @@ export async function startSandbox(options: Partial<SandboxOptions> & { port?: n
     },
     fillOrder: (exOrdId) => fillLater(exOrdId),
     fixDiscrepancy: (code) => fix(code),
+    releaseLate: (event) => {
+      const released = releaseLateEvent(late, event);
+      webhooks?.poke();
+      return released;
+    },
+    elapse,
     webhookDeliveries: () => webhooks?.deliveries() ?? [],
     webhooksIdle: () => webhooks?.idle() ?? Promise.resolve(),
     close: async () => {

@@ -121,6 +121,8 @@ export interface DepositRecord {
   timeline: Array<{ state: DepositState; atMs: number }>;
   /** Planted E_BALANCE_ROLL: credited to the balance but not listed until fixed. */
   hidden?: boolean;
+  /** Late event `list-deposit`: credited as its timeline says, but not listed (nor found by id) until released. */
+  unlisted?: boolean;
   /** Already counted in the running balance when it was inserted (never count it again). */
   preCredited?: boolean;
   /** Fault profile: this record is served malformed. */

@@ -34,6 +34,15 @@ export interface SandboxOptions {
    * the state changes, not at the record's timestamp. No break is expected from them.
    */
   stateChanges: boolean;
+  /**
+   * Plants the late events (late-events.ts): one held case per event on records `lateEventsAgeDays`
+   * old (a fill not published yet, a deposit not listed yet, a partner order still PENDING, a
+   * deposit UNCONFIRMED, the UNCONFIRMED deposit of a paid order, a withdrawal PENDING), each
+   * changed when released (releaseLate, POST /_sandbox/late?event=), whatever its age by then.
+   */
+  lateEvents: boolean;
+  /** Age in days (1 to `days`) of the records the late events are planted on. */
+  lateEventsAgeDays: number;
   faults: 'none' | 'default' | FaultProfile;
   /** Keep trading as wall-clock time passes. */
   live: boolean;
@@ -106,6 +115,8 @@ export const DEFAULT_OPTIONS: SandboxOptions = {
   withdrawalsPerDay: 3,
   discrepancies: false,
   stateChanges: false,
+  lateEvents: false,
+  lateEventsAgeDays: 2,
   faults: 'none',
   live: false,
   liveTickMs: 1000,

@@ -96,10 +96,19 @@ export class World {
     for (const [c, v] of Object.entries(OPENING_BALANCES)) this.opening.set(c, new Decimal(v));
   }
 
+  /** How far elapse() has moved the clock ahead of `now` plus the wall time since start. */
+  private shiftMs = 0;
+
   /** The sandbox's current time: frozen at `now` unless live (then it follows the wall clock). */
   clock(): number {
     if (!this.opts.live) return this.frozenClock;
-    return Math.max(this.frozenClock, this.now0 + (Date.now() - this.wallStart));
+    return Math.max(this.frozenClock, this.now0 + this.shiftMs + (Date.now() - this.wallStart));
+  }
+
+  /** Moves the clock `ms` ahead (elapse): frozen or live, the time jumps and then runs on as before. */
+  shiftClock(ms: number): void {
+    this.frozenClock = this.clock() + ms;
+    this.shiftMs += ms;
   }
 
   // ---- partner orders --------------------------------------------------------------------
@@ -203,7 +212,8 @@ export class World {
     if (this.running.size === 0) for (const [c, v] of this.opening) this.running.set(c, toScale(v.toString()));
     const clock = this.clock();
     const f = this.fills;
-    for (; this.ptr.fill < f.length && f.timestamp[this.ptr.fill]! <= clock; this.ptr.fill++) this.applyFill(this.ptr.fill);
+    // A fill published late moved the balance at its time already, as the fill it copies.
+    for (; this.ptr.fill < f.length && f.timestamp[this.ptr.fill]! <= clock; this.ptr.fill++) if (!f.republished.has(this.ptr.fill)) this.applyFill(this.ptr.fill);
     for (; this.ptr.deposit < this.deposits.length && this.deposits[this.ptr.deposit]!.timestamp <= clock; this.ptr.deposit++) {
       const d = this.deposits[this.ptr.deposit]!;
       if (!d.hidden && !d.preCredited) this.creditDeposit(d);

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Decimal } from '../../src/decimal/decimal.js';
-import { startSandbox, type Sandbox } from '../../sandbox/index.js';
+import { LATE_EVENTS, startSandbox, type Sandbox } from '../../sandbox/index.js';
 import { flowsBetween, reconcile, snapshot, sortBreaks } from './recon-oracle.js';
 
 const NOW = new Date('2026-11-21T15:30:00Z');
@@ -65,6 +65,29 @@ describe('generated data is consistent to the last digit', () => {
     for (const [c, open] of Object.entries(sb.data.openingBalances())) {
       expect(s3.balances.get(c)!.toString(), c).toBe(new Decimal(open).plus(flows.get(c) ?? 0).toString());
     }
+  });
+
+  it('late events: exactly the expected breaks before and after each release, whatever the records\' age', async () => {
+    sb = await startSandbox({ ...small, seed: 12, discrepancies: true, lateEvents: true, lateEventsAgeDays: 4 });
+    const s1 = await snapshot(sb);
+    await sleep(5);
+    const s2 = await snapshot(sb);
+    const truth = () => sortBreaks(sb!.expectedBreaks().filter((b) => !b.dueAt || Date.parse(b.dueAt) <= sb!.data.clock()));
+    const found = () => sortBreaks(reconcile(sb!, { feeRate: sb!.partnerFeeRate, webhooks: true, snapshots: [s1, s2] }));
+    expect(found()).toEqual(truth());
+    expect(sb.expectedBreaks().filter((b) => b.case !== undefined && (LATE_EVENTS as readonly string[]).includes(b.case)).length).toBe(LATE_EVENTS.length);
+    const fillsBefore = sb.data.fills().length;
+    for (const event of LATE_EVENTS) {
+      const released = sb.releaseLate(event)!;
+      expect(released.resolved.length, event).toBe(1);
+      expect(found(), event).toEqual(truth());
+    }
+    // The fill published late: one fill more, its execId above every other, its time days back.
+    const fills = sb.data.fills();
+    expect(fills.length).toBe(fillsBefore + 1);
+    const latest = fills.reduce((a, f) => (BigInt(f.execId) > BigInt(a.execId) ? f : a));
+    expect(latest.timestamp).toBeLessThan(sb.data.clock() - 3 * 86_400_000);
+    expect(sb.releaseLate('publish-fill')).toBeUndefined();
   });
 
   it('same seed and day: same data', async () => {
