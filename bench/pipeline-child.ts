@@ -3,8 +3,8 @@
  * (not the bench's, not the sandbox's). Input as JSON in argv[2] (PipelineChildInput); the
  * result goes to the parent over IPC (PipelineChildResult), then the process exits.
  *
- * `first` is `ramp-recon run --from --to --no-email`; `nightly` is what the scheduler fires
- * (src/schedule/nightly.ts fireRun): yesterday with schedule.lookbackDays, without the e-mail.
+ * `first` is `ramp-recon run --from --to --no-email`; `nightly` is what the scheduler (or a plain
+ * `ramp-recon run` from cron) fires: yesterday, without the e-mail.
  * Both open and migrate the store as the CLI does and call runPipeline with the real stages;
  * the exchange sync's own result is kept on the way for its per-stage figures.
  */
@@ -56,7 +56,8 @@ const config = loadConfig({ env: input.env, configPath: input.configPath });
 const logger = createLogger({ level: config.logLevel, secrets: secretValues(config) });
 const nightly = input.mode === 'nightly';
 const period = nightly ? yesterday(new Date()) : input.period!;
-const lookbackDays = nightly ? config.schedule.lookbackDays : 0;
+// Both runs sync the configured look-back, as `run` and `schedule` do.
+const lookbackDays = config.partner.lookbackDays;
 
 const real = await loadStages();
 let exchange: ExchangeSyncResult | undefined;
@@ -74,7 +75,7 @@ const stages: Stages = {
   ...real,
   syncExchange: noting(keepExchange, () => 'sync.exchange'),
   syncPartner: noting(real.syncPartner, () => 'sync.partner'),
-  reconcilePeriod: noting(real.reconcilePeriod, (_ctx, p) => (p.from === period.from ? 'reconcile' : 'reconcile.lookback')),
+  reconcilePeriod: noting(real.reconcilePeriod, () => 'reconcile'),
   writeReport: noting(real.writeReport, () => 'report'),
 };
 
@@ -82,7 +83,7 @@ const t0 = performance.now();
 const store = await openMigratedStore(config, logger);
 let out: PipelineChildResult;
 try {
-  const result = await runPipeline({ store, config, logger, stages }, { period, trigger: nightly ? 'schedule' : 'cli', email: false, lookbackDays });
+  const result = await runPipeline({ store, config, logger, stages }, { period, trigger: nightly ? 'schedule' : 'cli', email: false });
   const wallMs = performance.now() - t0;
   const row = await getRun(store.db, result.runId);
   const recorded = (row?.stages ?? {}) as Record<string, { startedAt: string; finishedAt: string; status: string }>;

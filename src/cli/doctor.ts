@@ -196,7 +196,7 @@ export async function runDoctor(config: Config, options: DoctorOptions = {}): Pr
     () => ({
       part: 'config',
       status: 'ok',
-      text: `${config.configFile ?? 'no config file (defaults)'}; account ${config.account}; schedule "${config.schedule.cron}" in ${config.schedule.timezone}, lookback ${config.schedule.lookbackDays} days`,
+      text: `${config.configFile ?? 'no config file (defaults)'}; account ${config.account}; schedule "${config.schedule.cron}" in ${config.schedule.timezone}, partner look-back ${config.partner.lookbackDays} days`,
     }),
     () => folderCheck('reports folder', config.reportsDir, 'REPORTS_DIR'),
     ...(config.database.url ? [] : [() => folderCheck('data folder', config.database.dataDir, 'RAMP_RECON_DATA_DIR')]),

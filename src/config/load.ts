@@ -11,7 +11,7 @@ import { jsonSyntaxProblem } from './json-syntax.js';
 export type Config = Readonly<
   Omit<FileConfig, 'partner' | 'exchange'> & {
     configFile: string | null;
-    partner: FileConfig['partner'] & { apiUrl?: string; publicKey?: string; privateKey?: string };
+    partner: FileConfig['partner'] & { apiUrl?: string; publicKey?: string; privateKey?: string; lookbackDays: number };
     exchange: FileConfig['exchange'] & { apiUrl?: string; token?: string };
     database: { url?: string; dataDir: string };
     reportsDir: string;
@@ -88,6 +88,7 @@ export function loadConfig(options: LoadOptions = {}): Config {
   if (envConfig.SMTP_URL && file && (file.email.to.length === 0 || !file.email.from))
     problems.push('config key email.from / email.to: required when SMTP_URL is set');
 
+  const lookback = file ? lookbackDays(file, problems) : DEFAULT_LOOKBACK_DAYS;
   if (problems.length > 0 || !file || fileInput === undefined) throw new ConfigError(problems);
 
   const config = {
@@ -95,6 +96,7 @@ export function loadConfig(options: LoadOptions = {}): Config {
     configFile,
     partner: {
       ...file.partner,
+      lookbackDays: lookback,
       apiUrl: envConfig.PARTNER_API_URL?.replace(/\/+$/, ''),
       publicKey: envConfig.PARTNER_PUBLIC_KEY,
       privateKey: envConfig.PARTNER_PRIVATE_KEY,
@@ -113,6 +115,18 @@ export function loadConfig(options: LoadOptions = {}): Config {
     logLevel: envConfig.LOG_LEVEL ?? 'info',
   };
   return deepFreeze(config);
+}
+
+/** Days before a nightly period whose partner listings are read again when incomplete (the webhook retry window). */
+export const DEFAULT_LOOKBACK_DAYS = 3;
+
+/** partner.lookbackDays, or its older name schedule.lookbackDays; both with different values is a problem. */
+function lookbackDays(file: FileConfig, problems: string[]): number {
+  const current = file.partner.lookbackDays;
+  const older = file.schedule.lookbackDays;
+  if (current !== undefined && older !== undefined && current !== older)
+    problems.push(`config key schedule.lookbackDays: the older name of partner.lookbackDays, which says ${current} (got ${older}); keep only partner.lookbackDays`);
+  return current ?? older ?? DEFAULT_LOOKBACK_DAYS;
 }
 
 /** Which sources a command needs; a missing one is a usage error naming the variables. */

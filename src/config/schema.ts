@@ -44,6 +44,12 @@ const partnerSection = z
       .strict()
       .prefault({}),
     quotes: z.array(quoteSample).default([]),
+    /**
+     * Days before the period whose order listings a nightly run (`run`, `schedule`) reads again when
+     * no earlier listing read them completely (the Partner API has no change feed). Default 3 (the
+     * webhook retry window); `schedule.lookbackDays`, its older name, is still read.
+     */
+    lookbackDays: z.number().int().min(0).max(60).optional(),
     /** Public-key calls (reference data, quotes): the operator publishes 10 requests/s per IP address. */
     publicRateLimitPerSecond: z.number().positive().max(1000).default(10),
     /** Private calls (/orders, /orders/{id}): the operator publishes 100 requests/s per organisation. */
@@ -93,7 +99,8 @@ const scheduleSection = z
   .object({
     cron: z.string().min(1).default('0 2 * * *'),
     timezone: z.string().min(1).default('UTC'),
-    lookbackDays: z.number().int().min(0).max(60).default(3),
+    /** Older name of partner.lookbackDays (the look-back is a sync setting: docs/rules.md "What a run judges"). */
+    lookbackDays: z.number().int().min(0).max(60).optional(),
   })
   .strict()
   // The same check `schedule` makes at start-up, so `config check` never approves what `schedule` refuses.

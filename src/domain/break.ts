@@ -43,6 +43,39 @@ export type BreakEvent = Pick<Break, 'code' | 'key' | 'expected' | 'actual' | 'd
   at: Date;
 };
 
+/**
+ * A break of an earlier day that a run opened, reopened or resolved because its record changed
+ * after that day was judged (late data: a fill published late, a deposit listed late, a state
+ * changed days later). `day`: the UTC day of the record (docs/rules.md "What a run judges").
+ */
+export interface LateBreak {
+  code: string;
+  key: string;
+  day: string;
+  event: Exclude<BreakEventKind, 'seen'>;
+  severity: string;
+  message: string | null;
+}
+
+/** How many breaks of earlier days a run opened, reopened and resolved on late data. */
+export interface LateCounts {
+  total: number;
+  opened: number;
+  reopened: number;
+  resolved: number;
+}
+
+export function lateCounts(late: readonly Pick<LateBreak, 'event'>[]): LateCounts {
+  const n = (event: LateBreak['event']) => late.filter((b) => b.event === event).length;
+  return { total: late.length, opened: n('opened'), reopened: n('reopened'), resolved: n('resolved') };
+}
+
+/** The late breaks by day (oldest first), then opened before reopened before resolved, then code and key: the order every list shows. */
+export function sortLate<T extends Pick<LateBreak, 'day' | 'event' | 'code' | 'key'>>(late: readonly T[]): T[] {
+  const rank = { opened: 0, reopened: 1, resolved: 2 } as const;
+  return [...late].sort((a, b) => a.day.localeCompare(b.day) || rank[a.event] - rank[b.event] || a.code.localeCompare(b.code) || a.key.localeCompare(b.key));
+}
+
 /** A break's identity within an account: (code, key). */
 export const breakId = (code: string, key: string) => `${code}\u0000${key}`;
 

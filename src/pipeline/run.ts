@@ -20,9 +20,9 @@ export interface PipelineOptions {
   wait?: boolean;
   signal?: AbortSignal;
   /**
-   * Days before the period that are re-synced from the Partner API and reconciled again, so
-   * late state changes and webhooks retried for up to 3 days land (the scheduler passes
-   * schedule.lookbackDays; a manual run covers exactly its period).
+   * Days before the period whose partner order listings the sync reads again when no earlier
+   * listing read them completely (default: partner.lookbackDays). The look-back is a sync setting
+   * only: past days are judged again through their changes (docs/rules.md "What a run judges").
    */
   lookbackDays?: number;
   now?: Date;
@@ -40,14 +40,15 @@ export interface PipelineResult {
 
 /**
  * The whole nightly job for one period: sync (exchange up to now, partner for the period and
- * its look-back plus refreshes) -> reconcile -> report -> deliver. The one function behind
- * `run`, `schedule`, the demo and the end-to-end tests.
+ * its look-back plus refreshes) -> reconcile (the period and every change since the last
+ * judgement) -> report -> deliver. The one function behind `run`, `schedule`, the demo and the
+ * end-to-end tests: whichever calls it, and however often, the open breaks are the same.
  */
 export async function runPipeline(deps: RunDeps & { stages?: Stages }, options: PipelineOptions): Promise<PipelineResult> {
   requireSources(deps.config, ['partner', 'exchange']);
   const { syncExchange, syncPartner, reconcilePeriod, jsonSummary, writeReport, deliverRun } = deps.stages ?? (await loadStages());
   const { period } = options;
-  const lookbackDays = options.lookbackDays ?? 0;
+  const lookbackDays = options.lookbackDays ?? deps.config.partner.lookbackDays;
   const syncPeriod: Period = { from: addDays(period.from, -lookbackDays), to: period.to };
   let reportPath: string | undefined;
 
@@ -63,11 +64,8 @@ export async function runPipeline(deps: RunDeps & { stages?: Stages }, options: 
       await stage('sync.partner', () => syncPartner(ctx, syncPeriod), (r) =>
         pick(r, ['orders', 'inserted', 'updated', 'pages', 'quarantined', 'refreshed', 'notFound', 'wallets']),
       );
-      if (lookbackDays > 0) {
-        // The look-back days first, the period last: run.counts and rule results then describe the period.
-        await stage('reconcile.lookback', () => reconcilePeriod(ctx, { from: syncPeriod.from, to: period.from }));
-      }
-      await stage('reconcile', () => reconcilePeriod(ctx, period), (r) => pick(r, ['detected', 'lifecycle']));
+      // The period and every record changed since the account was last judged, whatever its day.
+      await stage('reconcile', () => reconcilePeriod(ctx, period), (r) => pick(r, ['detected', 'lifecycle', 'judged']));
       // A read and an idempotent merge: safe to repeat on a fresh connection.
       const openBreaks = await retryOnLostConnection(() => countOpenBreaks(ctx.store.db, ctx.config.account));
       await retryOnLostConnection(() => mergeStageDetail(ctx.store.db, runId, 'reconcile', { openBreaks }));
@@ -124,6 +122,7 @@ export function fallbackSummary(runId: string, period: Period): JsonSummary {
     report: null,
     breakCounts: openBreakCounts([]),
     webhooks: null,
+    lateData: { total: 0, opened: 0, reopened: 0, resolved: 0, breaks: [] },
   };
 }
 

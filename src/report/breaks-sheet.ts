@@ -1,7 +1,8 @@
 /** The Breaks sheet: its columns (the workflow contract among them), its rows in words with links to the data sheets, USD impact and the fill-in columns. */
 import { Decimal } from '../decimal/decimal.js';
 import { amountOrText, link, rowPlace, type Cell, type Row, type SheetSpec, type Tone } from './cells.js';
-import { SEVERITY_RANK, type Break, type ReportedBreak } from '../domain/index.js';
+import { breakId, SEVERITY_RANK, type Break, type LateBreak, type ReportedBreak } from '../domain/index.js';
+import { latePeriodMark } from './late-data.js';
 import { amountsAsReported, breakSentence, detailText, impactAmount, isCurrencyUnit, ruleTitle, unitOf } from './break-text.js';
 import type { Precision } from './precision.js';
 import { BreakIndex, SHEET } from './sheets.js';
@@ -74,7 +75,8 @@ export const breaksSpec: SheetSpec = {
     { header: H.actual, kind: 'amount', width: 22, wrap: true },
     { header: H.difference, kind: 'amount', width: 22, wrap: true },
     { header: H.usd, kind: 'amount' },
-    // yes: the break's record belongs to the period reported; no: carried over (docs/rules.md "This period or carried over")
+    // yes: the break's record belongs to the period reported; no: carried over (docs/rules.md "This period or carried over");
+    // "no: opened by late data of <day>": a break of an earlier day this run opened because its record changed late
     { header: H.inPeriod, kind: 'text' },
     { header: H.age, kind: 'int' },
     { header: H.firstSeen, kind: 'datetime' },
@@ -166,6 +168,8 @@ export class BreakLinks {
 
 export interface BreakRowContext {
   now: Date;
+  /** Breaks this run opened or reopened on late data, by breakId: marked in "This period?". */
+  late?: ReadonlyMap<string, LateBreak>;
   precision: Precision;
   /** USD rates for the impact column; absent: no impact. */
   usd?: UsdRates | null;
@@ -195,6 +199,11 @@ function lastNoteText(w: ReportedBreak['workflow']): string | null {
   return by ? `${w.lastNote} (${by})` : w.lastNote;
 }
 
+function lateMark(b: ReportedBreak, late: BreakRowContext['late']): string {
+  const l = late?.get(breakId(b.code, b.key));
+  return l && l.event !== 'resolved' ? latePeriodMark(l) : 'no';
+}
+
 export function breakRow(b: ReportedBreak, ctx: BreakRowContext): Row {
   const unit = unitOf(b);
   const dp = decimalsOf(b, unit, ctx.precision);
@@ -217,7 +226,7 @@ export function breakRow(b: ReportedBreak, ctx: BreakRowContext): Row {
       figureCell(b.actual, unit, dp),
       figureCell(b.difference, unit, dp),
       usd === null ? null : { kind: 'amount', value: usd, dp: 2 },
-      b.inPeriod ? 'yes' : 'no',
+      b.inPeriod ? 'yes' : lateMark(b, ctx.late),
       ageDays(b.firstSeenAt, ctx.now),
       b.firstSeenAt,
       explained ? 'explained' : 'open',

@@ -5,6 +5,7 @@ import type { OpenBreakCounts, ReportedBreak } from '../domain/index.js';
 import { breakSentence, impactAmount } from './break-text.js';
 import type { DigestBreak, ReportDigest, RunInfo } from './model.js';
 import { headline, periodLabel } from './summary.js';
+import { lateDigest } from './late-data.js';
 import type { UsdRates } from './usd-rates.js';
 
 /** Breaks the e-mail lists in words. */
@@ -63,7 +64,7 @@ export function topBreaks(breaks: readonly ReportedBreak[], rates: UsdRates, now
 
 /** The digest stored with the workbook (run.report_digest): what `deliver` sends, now or later. */
 export function buildDigest(input: {
-  run: Pick<RunInfo, 'periodFrom' | 'periodTo' | 'status' | 'failedStage' | 'ruleResults' | 'error'>;
+  run: Pick<RunInfo, 'periodFrom' | 'periodTo' | 'status' | 'failedStage' | 'ruleResults' | 'error' | 'lateBreaks'>;
   openBreaks: readonly ReportedBreak[];
   counts: OpenBreakCounts;
   rates: UsdRates;
@@ -76,6 +77,7 @@ export function buildDigest(input: {
     attachmentName: input.attachmentName,
     headline: { tone: head.tone, text: head.text, detail: head.detail, status: head.status },
     topBreaks: topBreaks(input.openBreaks, input.rates, input.now),
+    late: lateDigest(input.run.lateBreaks ?? []),
     writtenAt: input.now.toISOString(),
   };
 }

@@ -3,6 +3,7 @@ import type { OpenBreakCounts, PeriodSplit } from '../domain/index.js';
 import { ruleTitle } from './break-text.js';
 import type { DigestBreak, ReportDigest, RunInfo } from './model.js';
 import { CARRIED_OVER_MEANING, COUNT_LABELS, EXPLAINED_MEANING, ruleStatusNote } from './summary.js';
+import { LATE_MEANING, lateLine, lateSentence } from './late-data.js';
 
 export interface MessageInput {
   run: Pick<RunInfo, 'id' | 'periodFrom' | 'periodTo' | 'status' | 'failedStage' | 'ruleResults' | 'counts'>;
@@ -56,6 +57,9 @@ export function buildMessage(input: MessageInput): Message {
   const notChecked = run.ruleResults.filter((r) => r.status === 'not_checked').map((r) => `${r.code}${r.reason ? ` (${r.reason})` : ''}`);
   const rules = counts.rules.map((r) => ({ ...r, note: ruleStatusNote(run.ruleResults, r.code) }));
   const top = digest.topBreaks;
+  const late = digest.late && digest.late.total > 0 ? digest.late : null;
+  const lateMore = late ? late.total - late.breaks.length : 0;
+  const lateList = late ? [...late.breaks.map(lateLine), ...(lateMore > 0 ? [`... and ${lateMore} more (see the workbook's Summary)`] : [])] : [];
   const topTitle = `The ${top.length === 1 ? 'open break' : `${top.length} open breaks`} to look at first (largest USD impact, then oldest; unexplained first):`;
   const lines = [
     head.text,
@@ -75,6 +79,7 @@ export function buildMessage(input: MessageInput): Message {
         ]
       : []),
     ...(top.length ? ['', topTitle, ...top.map((b, i) => `  ${i + 1}. ${breakLine(b)}`)] : []),
+    ...(late ? ['', `${lateSentence(late)}:`, ...lateList.map((l) => `  ${l}`), `  (${LATE_MEANING})`] : []),
     '',
     ...figures.map(([label, value]) => `${label}: ${value}`),
     ...(notChecked.length ? ['', `Not checked in this run: ${notChecked.join('; ')}`] : []),
@@ -101,6 +106,7 @@ export function buildMessage(input: MessageInput): Message {
       ? [table, row(['Rule', 'Open', 'Of this period', 'Carried over', 'Explained', 'Rule name', 'In this run'], true), ...rules.map((r) => row([r.code, ...splitCells(r), String(r.explained ?? 0), ruleTitle(r.code), r.note])), '</table>']
       : []),
     ...(top.length ? [`<p><b>${esc(topTitle)}</b></p>`, '<ol>', ...top.map((b) => `<li>${esc(breakLine(b))}</li>`), '</ol>'] : []),
+    ...(late ? [`<p><b>${esc(lateSentence(late))}:</b></p>`, '<ul>', ...lateList.map((l) => `<li>${esc(l)}</li>`), '</ul>', `<p style="color:#555">${esc(LATE_MEANING)}</p>`] : []),
     table,
     ...figures.map(([label, value]) => row([label, value])),
     '</table>',

@@ -1,6 +1,6 @@
 /** The report's plain data (the run, its breaks, the period's records as the sheets show them): loaders fill it from the store, tests by hand. */
 import type { Decimal } from '../decimal/decimal.js';
-import type { Break, CoverageRow, OpenBreakCounts, Deposit, ExchangeOrderAgg, Fill, PartnerOrder, BalanceLine, Withdrawal } from '../domain/index.js';
+import type { Break, CoverageRow, OpenBreakCounts, Deposit, ExchangeOrderAgg, Fill, LateBreak, LateCounts, PartnerOrder, BalanceLine, Withdrawal } from '../domain/index.js';
 import type { RunRequests } from '../http/meter.js';
 import type { RuleResult as WrittenRuleResult, RuleStatus } from '../rules/tally.js';
 
@@ -47,6 +47,8 @@ export interface RunInfo {
   breakCounts?: OpenBreakCounts | null;
   /** What the run's e-mail shows, stored with the workbook (null before a workbook was written). */
   reportDigest?: ReportDigest | null;
+  /** Breaks of earlier days the run's reconcile opened, reopened or resolved on late data (run.late_breaks). */
+  lateBreaks?: LateBreak[];
 }
 
 /** One open break in words, as the e-mail lists it (the five oldest or largest). */
@@ -76,6 +78,8 @@ export interface ReportDigest {
   attachmentName: string;
   headline: { tone: 'ok' | 'explained' | 'bad'; text: string; detail: string; status: string };
   topBreaks: DigestBreak[];
+  /** What late data changed about earlier days (absent in digests written before it was reported). */
+  late?: LateCounts & { breaks: LateBreak[] };
   writtenAt: string;
 }
 

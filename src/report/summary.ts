@@ -4,7 +4,9 @@ import { endpointSeconds, requestTotals, roundSeconds, sortedRequests, type Requ
 import { addDays } from '../util/dates.js';
 import { Decimal, ZERO } from '../decimal/decimal.js';
 import { amount, day, type Cell, type Row, type SheetSpec, type Tone } from './cells.js';
-import { SEVERITY_RANK, type OpenBreakCounts, type PeriodSplit, type ReportedBreak } from '../domain/index.js';
+import { lateCounts, SEVERITY_RANK, sortLate, type OpenBreakCounts, type PeriodSplit, type ReportedBreak } from '../domain/index.js';
+import { ruleTitle } from './break-text.js';
+import { LATE_MEANING, lateSentence } from './late-data.js';
 import type { BalanceRec, BalanceRollRec, BreakRef, Changes, FeeDayRec, RuleResult, RunInfo, StageInfo, Totals, WebhookStats } from './model.js';
 import type { Precision } from './precision.js';
 import type { UsdRates } from './usd-rates.js';
@@ -335,6 +337,8 @@ export function summaryRows(input: SummaryInput): Row[] {
   rows.push({ cells: [EXPLAINED_MEANING], tone: 'muted' });
   rows.push(blank());
 
+  rows.push(...lateRows(run.lateBreaks ?? []), blank());
+
   rows.push(section('Open breaks by rule'));
   rows.push(header('Rule', 'Severity', 'Open', 'Of this period', 'Carried over', 'Explained', 'In this run'));
   for (const r of counts.rules) rows.push({ cells: [r.code, r.severity, r.total, r.inPeriod, r.carriedOver, r.explained ?? 0, ruleStatusNote(run.ruleResults, r.code)] });
@@ -453,6 +457,25 @@ export function summaryRows(input: SummaryInput): Row[] {
   rows.push(pair('Amounts', "formatted at each currency's precision (partner currencies, exchange symbol scales; else 2 fiat / 8 crypto), the same on every row"));
   rows.push(pair('Breaks sheet', 'fill in Owner, Explanation and Explained? (yes/no) and return the file: `ramp-recon breaks import <file>` records them'));
   rows.push(pair('Sheets over 1,048,576 rows', 'continue on a sheet of the same name with (2), (3)...'));
+  return rows;
+}
+
+/**
+ * "Earlier days changed by late data": the breaks of days before the period this run opened,
+ * reopened or resolved because their records changed after those days were reconciled, with the
+ * day of each record (docs/rules.md "What a run judges").
+ */
+function lateRows(late: NonNullable<RunInfo['lateBreaks']>): Row[] {
+  const c = lateCounts(late);
+  const rows: Row[] = [section('Earlier days changed by late data')];
+  rows.push({ cells: [lateSentence(c), null, null, null, null, null, null], cellTones: c.opened + c.reopened ? { 0: 'medium' } : undefined });
+  if (c.total) {
+    rows.push(header('Day of the record', 'Change', 'Rule code', 'Key', 'Severity', '', 'Rule'));
+    for (const b of sortLate(late).slice(0, CHANGES_LISTED))
+      rows.push({ cells: [day(b.day), b.event, b.code, b.key, b.severity, null, ruleTitle(b.code)], tone: b.event === 'resolved' ? 'muted' : undefined });
+    if (late.length > CHANGES_LISTED) rows.push({ cells: [`... and ${late.length - CHANGES_LISTED} more (the open ones are marked on the Breaks sheet)`], tone: 'muted' });
+  }
+  rows.push({ cells: [LATE_MEANING], tone: 'muted' });
   return rows;
 }
 

@@ -143,7 +143,8 @@ export function firstDivergentDay(days: string[], netByDay: Map<string, Decimal>
 
 /**
  * One E_BALANCE_ROLL break per currency: the most recent failing pair's figures, every failing
- * pair in detail. pairs are the figures of all checked pairs, oldest first.
+ * pair in detail (its words in `checks`, its snapshots in `pairs`: failingPairsOf reads them back).
+ * pairs are the figures of all checked pairs, oldest first.
  */
 export function balanceRollBreaks(pairs: readonly RollFigures[][], tolerance: Decimal): DetectedBreak[] {
   const failing = new Map<string, RollFigures[]>();
@@ -160,7 +161,9 @@ export function balanceRollBreaks(pairs: readonly RollFigures[][], tolerance: De
       currency,
     }));
     const b = toBreak('E_BALANCE_ROLL', currency, failures, currency);
-    breaks.push({ ...b, detail: { checks: failures, firstDivergentDay: list[0]!.firstDivergentDay, latestPairFirstDivergentDay: last.firstDivergentDay } });
+    // pairs: the failing pairs by their snapshots, so that later runs judge them again until they balance.
+    const pairs = list.map((f) => ({ opening: f.openingSnapshotId, closing: f.closingSnapshotId }));
+    breaks.push({ ...b, detail: { checks: failures, firstDivergentDay: list[0]!.firstDivergentDay, latestPairFirstDivergentDay: last.firstDivergentDay, pairs } });
   }
   return breaks;
 }
@@ -174,4 +177,23 @@ export function checkBalanceSanity(b: BalanceLine, localTolerance: Decimal): Ver
   if (b.balanceLocal.minus(local).abs().gt(localTolerance))
     failures.push({ check: 'balance_local != balance x rate', expected: decimalText(local), actual: decimalText(b.balanceLocal), difference: decimalText(b.balanceLocal.minus(local)), note: 'local currency' });
   return failures;
+}
+
+/**
+ * The closing snapshots of the failing pairs an open E_BALANCE_ROLL break records (its detail's
+ * `pairs`): a pair that failed stays judged on every run until it balances, so its break is never
+ * resolved by a run that simply stopped looking at it. Details written before `pairs` existed give none.
+ */
+export function failingPairsOf(details: readonly unknown[]): string[] {
+  const out: string[] = [];
+  for (const d of details) {
+    const pairs = (d as { pairs?: unknown } | null)?.pairs;
+    if (!Array.isArray(pairs)) continue;
+    for (const p of pairs) {
+      const closing = (p as { closing?: unknown } | null)?.closing;
+      if (typeof closing === 'string') out.push(closing);
+      else if (closing !== null && typeof closing === 'object' && 'value' in closing) out.push(String((closing as { value: unknown }).value));
+    }
+  }
+  return out;
 }

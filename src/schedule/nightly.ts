@@ -26,7 +26,7 @@ export interface ScheduleDeps {
 export interface ScheduleOptions {
   /** Default: node-cron with schedule.cron in schedule.timezone. */
   trigger?: Trigger;
-  /** Default: one `run` of yesterday (UTC, relative to the firing) with the configured look-back. */
+  /** Default: one `run` of yesterday (UTC, relative to the firing), exactly what `ramp-recon run` does. */
   fire?: (firedAt: Date) => Promise<void>;
   signalTarget?: SignalTarget;
   onForceful?: (signal: StopSignal) => void;
@@ -68,7 +68,7 @@ export async function runSchedule(deps: ScheduleDeps, options: ScheduleOptions =
     },
   });
   logger.info(
-    { cron: config.schedule.cron, timezone: config.schedule.timezone, lookbackDays: config.schedule.lookbackDays },
+    { cron: config.schedule.cron, timezone: config.schedule.timezone, lookbackDays: config.partner.lookbackDays },
     'schedule: firing `run` for the previous UTC day',
   );
   scheduler.start();
@@ -79,7 +79,7 @@ export async function runSchedule(deps: ScheduleDeps, options: ScheduleOptions =
   }
 }
 
-/** One firing: yesterday's run, with the look-back, on a store opened for it. */
+/** One firing: yesterday's run (the same as `ramp-recon run`), on a store opened for it. */
 export async function fireRun(deps: ScheduleDeps, firedAt: Date): Promise<void> {
   const { config, logger } = deps;
   const period = yesterday(firedAt);
@@ -96,7 +96,7 @@ export async function fireRun(deps: ScheduleDeps, firedAt: Date): Promise<void> 
   try {
     const result = await runPipeline(
       { store, config, logger },
-      { period, trigger: 'schedule', email: true, lookbackDays: config.schedule.lookbackDays },
+      { period, trigger: 'schedule', email: true },
     );
     const fields = {
       runId: result.runId,

@@ -8,6 +8,7 @@ import { EXCHANGE_STREAM_CURSORS } from '../sources/exchange/sync-common.js';
 import { daysOf } from '../util/dates.js';
 import type { RollFigures } from '../rules/balance-roll.js';
 import { RULESET_VERSION } from '../rules/catalog.js';
+import { failingPairsOf } from '../rules/balance-roll.js';
 import { ourAddresses } from '../rules/cross-rules.js';
 import { WEBHOOK_RETRY_MS } from '../rules/partner-rules.js';
 import { addPassedFills, addPassedOrders, checkBalances, checkExchangeOrders, checkFills, checkOpenOrders, fillPrefilter, orderPrefilter, checkPartnerBatch, checkPayments, checkSync, checkUnsyncedDays, checkWebhookGaps, finishWebhookGaps, markNotChecked, type EngineConfig, type ReferenceData, type SnapshotPair } from '../rules/engine.js';
@@ -16,16 +17,29 @@ import { applyLifecycle } from '../rules/lifecycle.js';
 import { RuleTally, type RuleResult } from '../rules/tally.js';
 import { dailyFlows, paymentHistories } from '../store/balance-flows.js';
 import { placePayments } from '../rules/balance-placement.js';
-import { inScopeKeys, previousBreaks } from '../store/breaks.js';
+import { inScopeKeys, lateBreakFacts, openBreakDetails, previousBreaks } from '../store/breaks.js';
+import { closingsOfChangedFlows, judgedFillTimeRange, openJudgement, type Judgement } from '../store/changes.js';
 import { countPeriod, type RunCounts } from '../store/counts.js';
 import { spanOf } from '../store/keyset.js';
-import { openPartnerOrders, partnerOrdersByTxHash, partnerOrdersCreatedIn, webhookEventsByOrder } from '../store/partner-reads.js';
-import { balanceSnapshotHeaders, balanceSnapshots, depositAddresses, depositsByTxHash, exchangeOrderCandidatesIn, fillCandidatesIn, openDeposits, openWithdrawals, withdrawalsIn } from '../store/exchange-reads.js';
+import { openPartnerOrders, partnerOrdersByTxHash, partnerOrdersChangedOutside, partnerOrdersCreatedIn, webhookEventsByOrder } from '../store/partner-reads.js';
+import {
+  balanceSnapshotHeaders,
+  balanceSnapshots,
+  depositAddresses,
+  depositsByTxHash,
+  exchangeOrderCandidatesIn,
+  fillCandidatesIn,
+  openDeposits,
+  openWithdrawals,
+  withdrawalsChangedOutside,
+  withdrawalsIn,
+} from '../store/exchange-reads.js';
 import { feeSchedule, latestCurrencies, latestSymbols, latestWhitelist } from '../store/snapshots.js';
 import { unresolvedQuarantine } from '../store/quarantine.js';
 import { webhookGapCandidates } from '../store/webhook-judgements.js';
 import { recordReconcile } from '../store/runs.js';
-import type { Withdrawal } from '../domain/index.js';
+import type { LateBreak, PartnerOrder, Withdrawal } from '../domain/index.js';
+import { addDays, dayStart } from '../util/dates.js';
 
 /**
  * Rows per page of the period's orders and withdrawals: the rules drop a page as soon as they have checked it, so reconcile
@@ -47,6 +61,14 @@ export interface ReconcileResult {
   ms: number;
   /** Milliseconds per phase, for the run record and tuning. */
   phases: Record<string, number>;
+  /**
+   * What the run judged besides its period (docs/rules.md "What a run judges"): the changes the
+   * snapshot `since` did not see (null: the account's first judgement, every stored record);
+   * `until`, this run's own snapshot, is the next run's `since`; the records of other days judged.
+   */
+  judged: { since: string | null; until: string; outsidePeriod: { partnerOrders: number; withdrawals: number; balancePairs: number } };
+  /** Breaks of earlier days this run opened, reopened or resolved because their records changed: late data. */
+  late: LateBreak[];
 }
 
 /** Config as the pure rules want it (documented defaults come from the zod schema). */
@@ -89,6 +111,12 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
     mark = t;
   };
 
+  // Read before any record: every change committed from here on is the next run's to judge.
+  const judgement = await openJudgement(db, account);
+  if (judgement.reset) log.warn(judgement.reset);
+  const since = judgement.since;
+  const outsidePeriod = { partnerOrders: 0, withdrawals: 0, balancePairs: 0 };
+
   const [currencies, symbols, fees, whitelist, headers] = await Promise.all([
     latestCurrencies(db, account),
     latestSymbols(db, account),
@@ -102,11 +130,19 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
   // Partner and cross-system rules, streamed by keyset over orders created in the period.
   const ours = ourAddresses(ctx.config.partner.wallets, await depositAddresses(db, account));
   let partnerOrders = 0;
-  for await (const orders of partnerOrdersCreatedIn(db, account, span, RECONCILE_PAGE_SIZE)) {
-    partnerOrders += orders.length;
+  const checkOrders = async (orders: readonly PartnerOrder[]) => {
     const hashes = [...new Set(orders.flatMap((o) => (o.transactionHash ? [o.transactionHash] : [])))];
     const [depositsByTx, claimantsByTx] = await Promise.all([depositsByTxHash(db, account, hashes), partnerOrdersByTxHash(db, account, hashes)]);
     checkPartnerBatch(tally, cfg, ref, { orders, depositsByTx, ourAddresses: ours, claimantsByTx });
+  };
+  for await (const orders of partnerOrdersCreatedIn(db, account, span, RECONCILE_PAGE_SIZE)) {
+    partnerOrders += orders.length;
+    await checkOrders(orders);
+  }
+  // Orders of other days that changed (or whose deposit match did) since the account was last judged.
+  for await (const orders of partnerOrdersChangedOutside(db, account, span, since, RECONCILE_PAGE_SIZE)) {
+    outsidePeriod.partnerOrders += orders.length;
+    await checkOrders(orders);
   }
   // P_WEBHOOK_GAP: every settled order once its last state change is past the retry window, in
   // the first run where that holds, whatever its creation day (and again while its break is open).
@@ -114,7 +150,7 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
   const webhookJudged = new Set<string>();
   if (cfg.webhooksEnabled) {
     let judged = 0;
-    for await (const orders of webhookGapCandidates(db, account, webhookCutoff, runId, RECONCILE_PAGE_SIZE)) {
+    for await (const orders of webhookGapCandidates(db, account, webhookCutoff, runId, RECONCILE_PAGE_SIZE, since)) {
       const events = await webhookEventsByOrder(db, account, orders.map((o) => o.orderId));
       const ids = checkWebhookGaps(tally, cfg, orders, events);
       judged += ids.length;
@@ -128,22 +164,36 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
   phase('partner');
 
   // Likewise only the orders that could fail an order rule (sums of all their fills in SQL).
-  for await (const page of exchangeOrderCandidatesIn(db, account, span, orderPrefilter(ref))) {
+  for await (const page of exchangeOrderCandidatesIn(db, account, span, orderPrefilter(ref), undefined, since)) {
     checkExchangeOrders(tally, ref, page.orders);
     addPassedOrders(tally, ref, page.passed, page.passedWithAvgPx);
   }
   phase('exchangeOrders');
   // Only the fills that could fail a per-fill rule are loaded (SQL numeric pre-selection); the
   // rules decide on those, and the others count as checked and passed.
-  for await (const page of fillCandidatesIn(db, account, span, fillPrefilter(cfg, ref, span))) {
+  // The fee rates the SQL prefilter compares with cover the days of the changed fills too.
+  const changedFills = await judgedFillTimeRange(db, account, since);
+  const rateSpan = changedFills
+    ? { from: new Date(Math.min(span.from.getTime(), dayStart(changedFills.from).getTime())), to: new Date(Math.max(span.to.getTime(), dayStart(addDays(changedFills.to, 1)).getTime())) }
+    : span;
+  for await (const page of fillCandidatesIn(db, account, span, fillPrefilter(cfg, ref, rateSpan), undefined, since)) {
     checkFills(tally, cfg, ref, page.fills);
     addPassedFills(tally, ref, page.scanned - page.fills.length);
   }
   phase('fills');
 
-  // Roll-forward: every consecutive pair whose closing snapshot is after the period start, and
-  // always the latest pair (a run for an old period still judges the current balances).
-  const pairHeaders = headers.flatMap((h, i) => (i > 0 && (h.fetchedAt.getTime() > span.from.getTime() || i === headers.length - 1) ? [[headers[i - 1]!, h] as const] : []));
+  // Roll-forward: every consecutive pair whose closing snapshot is after the period start, always
+  // the latest pair (a run for an old period still judges the current balances), every pair a
+  // changed flow falls into (a late fill or deposit, by its time), and every pair that failed when
+  // last judged (it stays judged until it balances: its break never resolves unseen).
+  const changedClosings = await closingsOfChangedFlows(db, account, ctx.config.exchange.account, since);
+  const failing = new Set(failingPairsOf(await openBreakDetails(db, account, 'E_BALANCE_ROLL')));
+  const regular = (h: { fetchedAt: Date }, i: number) => h.fetchedAt.getTime() > span.from.getTime() || i === headers.length - 1;
+  const pairHeaders = headers.flatMap((h, i) => {
+    if (i === 0 || !(regular(h, i) || changedClosings === null || changedClosings.has(h.id) || failing.has(h.id))) return [];
+    if (!regular(h, i)) outsidePeriod.balancePairs += 1;
+    return [[headers[i - 1]!, h] as const];
+  });
   const latestHeader = headers[headers.length - 1];
   const needed = [...new Map([...pairHeaders.flat(), ...(latestHeader ? [latestHeader] : [])].map((h) => [h.id, h])).values()];
   const snapshots = await balanceSnapshots(db, needed);
@@ -168,6 +218,10 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
     openWithdrawals(db, account),
     (async () => {
       for await (const page of withdrawalsIn(db, account, span, RECONCILE_PAGE_SIZE)) periodWithdrawals.push(...page);
+      for await (const page of withdrawalsChangedOutside(db, account, span, since, RECONCILE_PAGE_SIZE)) {
+        outsidePeriod.withdrawals += page.length;
+        periodWithdrawals.push(...page);
+      }
     })(),
   ]);
   checkPayments(tally, cfg, ref, { openDeposits: deposits, openWithdrawals: withdrawals, periodWithdrawals });
@@ -186,7 +240,7 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
   const detected = tally.breaks();
   const previous = await previousBreaks(db, account, detected);
   const detectedIds = new Set(detected.map((d) => breakId(d.code, d.key)));
-  const scoped = await inScopeKeys(db, account, span, previous.filter((b) => b.status === 'open' && !detectedIds.has(breakId(b.code, b.key))));
+  const scoped = await inScopeKeys(db, account, span, previous.filter((b) => b.status === 'open' && !detectedIds.has(breakId(b.code, b.key))), since);
   const lifecycle = applyLifecycle({
     runId,
     now: ctx.now,
@@ -202,12 +256,57 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
 
   const counts = await countPeriod(db, account, span, { partnerOrders, quarantined: quarantined.length, balanceSnapshots: needed.length });
   const ruleResults = tally.results();
-  await recordReconcile(db, { runId, account, upserts: lifecycle.upserts, events: lifecycle.events, balanceRoll, counts, ruleResults, rulesetVersion: RULESET_VERSION, cursors, webhookJudgement: cfg.webhooksEnabled ? { cutoff: webhookCutoff, now: ctx.now } : null });
+  const late = await lateBreaks(ctx, span, judgement, lifecycle.upserts, lifecycle.events);
+  await recordReconcile(db, {
+    runId,
+    account,
+    upserts: lifecycle.upserts,
+    events: lifecycle.events,
+    balanceRoll,
+    counts,
+    ruleResults,
+    rulesetVersion: RULESET_VERSION,
+    cursors,
+    webhookJudgement: cfg.webhooksEnabled ? { cutoff: webhookCutoff, now: ctx.now } : null,
+    judgement,
+    late,
+  });
 
   phase('lifecycleAndWrite');
-  const result: ReconcileResult = { runId, period, counts, ruleResults, detected: detected.length, lifecycle: lifecycle.counts, balanceRoll, ms: Date.now() - started, phases };
-  log.info({ counts, detected: detected.length, lifecycle: lifecycle.counts, ms: result.ms, phases }, 'reconciled');
+  const judged = { since, until: judgement.until, outsidePeriod };
+  const result: ReconcileResult = { runId, period, counts, ruleResults, detected: detected.length, lifecycle: lifecycle.counts, balanceRoll, ms: Date.now() - started, phases, judged, late };
+  log.info({ counts, detected: detected.length, lifecycle: lifecycle.counts, judged, late: late.length, ms: result.ms, phases }, 'reconciled');
   return result;
+}
+
+/**
+ * The lifecycle events of this run (opened, reopened, resolved) on breaks whose record lies on an
+ * earlier day and changed since the account was last judged: what late data changed about earlier
+ * days (the Summary, the e-mail and the JSON summary name them; the Breaks sheet marks them).
+ */
+async function lateBreaks(
+  ctx: StageContext,
+  span: { from: Date; to: Date },
+  judgement: Judgement,
+  upserts: readonly { code: string; key: string; severity: string; message: string | null; detail: unknown }[],
+  events: readonly { code: string; key: string; event: BreakEventKind }[],
+): Promise<LateBreak[]> {
+  if (judgement.since === null) return [];
+  const moved = events.filter((e) => e.event !== 'seen');
+  const eventOf = new Map(moved.map((e) => [breakId(e.code, e.key), e.event]));
+  const breakOf = new Map(upserts.map((b) => [breakId(b.code, b.key), b]));
+  const facts = await lateBreakFacts(ctx.store.db, ctx.config.account, span, judgement.since, moved.filter((e) => e.code !== 'E_BALANCE_ROLL'));
+  // A roll-forward breaks or heals on a day before the period only through flows that arrived late
+  // (or a pair judged again because it failed): its day is its latest failing pair's first divergent day.
+  const fromDay = span.from.toISOString().slice(0, 10);
+  for (const e of moved.filter((x) => x.code === 'E_BALANCE_ROLL')) {
+    const day = (breakOf.get(breakId(e.code, e.key))?.detail as { latestPairFirstDivergentDay?: unknown } | null)?.latestPairFirstDivergentDay;
+    if (typeof day === 'string' && day < fromDay) facts.push({ code: e.code, key: e.key, day });
+  }
+  return facts.map((f) => {
+    const b = breakOf.get(breakId(f.code, f.key));
+    return { code: f.code, key: f.key, day: f.day, event: eventOf.get(breakId(f.code, f.key)) as LateBreak['event'], severity: b?.severity ?? '', message: b?.message ?? null };
+  });
 }
 
 /** The time (epoch ms) up to which every listing of a stream is read: the least of their cursors; null when one never ran. */

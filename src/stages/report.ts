@@ -14,7 +14,7 @@ import { partnerDailyIn, partnerOrdersCreatedIn, webhookStatsIn } from '../store
 import { loadRun, setReportPath } from '../store/runs.js';
 import { latestCurrencies, latestSymbols } from '../store/snapshots.js';
 import type { Db } from '../store/database.js';
-import { openBreakCounts, type OpenBreakCounts } from '../domain/index.js';
+import { breakId, openBreakCounts, type OpenBreakCounts } from '../domain/index.js';
 import {
   BreakIndex,
   balanceRows,
@@ -101,6 +101,7 @@ export async function writeReport(
   const rates = await usdRatesOf(db, account, ctx.config.exchange.account, span);
   const fees = feeDays(await partnerFeesByDay(db, account, span), await fillFeesByDay(db, account, span), precision, feeCurrency);
   const index = new BreakIndex(openBreaks);
+  const late = new Map((run.lateBreaks ?? []).map((b) => [breakId(b.code, b.key), b]));
   const now = ctx.now;
 
   // Breaks sheet: each key links to its row on its data sheet (the same order and span as that
@@ -128,7 +129,7 @@ export async function writeReport(
         spec: summarySpec,
         rows: summaryRows({ run, openBreaks, counts, changes, totals, assumptions: assumptions(ctx.config), precision, now, writtenAt: new Date(), webhooks, balanceRolls: balances.rolls, latestBalances: latest, rates, feeDays: fees, feeCurrency }),
       },
-      { spec: breaksSpec, rows: openBreaks.map((b) => breakRow(b, { now, precision, usd: rates, links })) },
+      { spec: breaksSpec, rows: openBreaks.map((b) => breakRow(b, { now, precision, usd: rates, links, late })) },
       { spec: partnerDailySpec, rows: daily.map((d) => partnerDailyRow(d, precision)) },
       { spec: partnerOrdersSpec, rows: map(eachRow(partnerOrdersCreatedIn(db, account, span)), (o) => partnerOrderRow(o, precision, index)) },
       { spec: ordersVsFillsSpec, rows: map(eachRow(ordersWithFillsIn(db, account, span)), (o) => orderVsFillsRow(o, precision, index)) },

@@ -1,5 +1,6 @@
 /** The break repository: the one row -> Break mapper, open breaks (for a run, each with inPeriod), a run's changes, the lifecycle's reads and writes. */
-import { sql, type RawBuilder, type Transaction } from 'kysely';
+import { sql, type RawBuilder, type SqlBool, type Transaction } from 'kysely';
+import { EXCHANGE_ID, judgedForChange } from './changes.js';
 import type { Db } from './database.js';
 import type { BreakRow, DB } from './schema.js';
 import { breakId, NO_WORKFLOW, type Break, type BreakEvent, type DetectedBreak, type ReportedBreak, type Severity } from '../domain/index.js';
@@ -58,6 +59,12 @@ export async function loadOpenBreaks(db: Db, account: string, order: 'none' | 's
     .$if(order === 'severity', (qb) => qb.orderBy(sql`case severity when 'high' then 0 when 'medium' then 1 when 'low' then 2 else 3 end`).orderBy('code').orderBy('key'))
     .execute();
   return rows.map(toBreak);
+}
+
+/** The details of the account's open breaks of one rule (a rule that keeps what it must judge again there). */
+export async function openBreakDetails(db: Db, account: string, code: string): Promise<unknown[]> {
+  const rows = await db.selectFrom('break').select('detail').where('account', '=', account).where('code', '=', code).where('status', '=', 'open').execute();
+  return rows.map((r) => r.detail);
 }
 
 /** What changed in this run against the previous run of the same period: breaks opened, reopened and resolved. */
@@ -120,8 +127,6 @@ export interface ReportedRun {
 const PARTNER_ORDER_KEYED = [...PARTNER_SCOPED, 'P_STALE'];
 const EXCHANGE_ORDER_KEYED = ['E_FILL_QTY', 'E_FILL_AVGPX'];
 const FILL_KEYED = ['E_FILL_ORPHAN', 'E_FEE_RATE'];
-/** An exchange id as the key: the pattern a bigint column can be compared with (ids are near 10^12). */
-const EXCHANGE_ID = '^[0-9]{1,18}$';
 const DAY_AT_END = ':[0-9]{4}-[0-9]{2}-[0-9]{2}$';
 
 /**
@@ -170,36 +175,112 @@ export async function openBreaksOfRun(db: Db, run: ReportedRun, order: 'none' | 
   });
 }
 
+/** A lifecycle event of a run whose break's record lies on an earlier day and was judged for a change: late data moved that day's answer. */
+export interface LateBreakFact {
+  code: string;
+  key: string;
+  /** UTC day of the break's record (docs/rules.md "What a run judges"). */
+  day: string;
+}
+
+/**
+ * Of the given breaks (opened, reopened or resolved by a run of `span`), those whose record lies
+ * on a day before the span and was judged for a change since `since`: what late data changed about
+ * earlier days. A record's day: a partner order's creation; an exchange order's placement (else its
+ * first fill); a fill's, deposit's or withdrawal's time (first stored, without one). Keys without a
+ * record of their own are left to the caller (E_BALANCE_ROLL's day is in its detail). `since` null:
+ * the account's first judgement, nothing is late.
+ */
+export async function lateBreakFacts(db: Db, account: string, span: Span, since: string | null, breaks: readonly { code: string; key: string }[]): Promise<LateBreakFact[]> {
+  if (since === null || breaks.length === 0) return [];
+  const out: LateBreakFact[] = [];
+  const exchangeId = sql`(case when b.key ~ ${EXCHANGE_ID} then b.key::bigint end)`;
+  const day = (time: RawBuilder<unknown>) => sql`to_char(${time} at time zone 'UTC', 'YYYY-MM-DD')`;
+  const orderDay = sql`(select coalesce(${day(sql.ref('x.timestamp'))}, (select ${day(sql`min(f.timestamp)`)} from exchange_fill f where f.account = ${account} and f.ex_ord_id = x.ex_ord_id))
+    from exchange_order x where x.account = ${account} and x.ex_ord_id = ${exchangeId})`;
+  const fillDay = sql`(select ${day(sql.ref('f.timestamp'))} from exchange_fill f where f.account = ${account} and f.exec_id = ${exchangeId})`;
+  const fillChanged = sql`exists (select 1 from exchange_fill f where f.account = ${account} and f.exec_id = ${exchangeId} and ${judgedForChange.fill('f', account, since)})`;
+  const depositDay = sql`(select ${day(sql`coalesce(d.timestamp, d.first_seen_at)`)} from exchange_deposit d where d.account = ${account} and d.deposit_id = b.key)`;
+  const withdrawalDay = sql`(select ${day(sql`coalesce(w.timestamp, w.first_seen_at)`)} from exchange_withdrawal w where w.account = ${account} and w.withdrawal_id = b.key)`;
+  for (const part of chunks(breaks, READ_CHUNK)) {
+    const rows = await sql<{ code: string; key: string; day: string | null; changed: boolean | null; filled_in_span: boolean | null }>`
+      select b.code, b.key, r.day, r.changed,
+        -- an order of an earlier day with a fill in the period belongs to the period too (its rules' scope)
+        b.code = any(${[...EXCHANGE_ORDER_KEYED, 'E_SYMBOL_RULES']}::text[]) and exists (select 1 from exchange_fill f
+          where f.account = ${account} and f.ex_ord_id = ${exchangeId} and f.timestamp >= ${span.from} and f.timestamp < ${span.to}) as filled_in_span
+      from unnest(${part.map((x) => x.code)}::text[], ${part.map((x) => x.key)}::text[]) as b(code, key)
+      cross join lateral (
+        select case
+          when b.code = any(${PARTNER_ORDER_KEYED}::text[]) then (select ${day(sql.ref('o.created_at'))} from partner_order o where o.account = ${account} and o.order_id = b.key)
+          when b.code = any(${EXCHANGE_ORDER_KEYED}::text[]) then ${orderDay}
+          when b.code = any(${FILL_KEYED}::text[]) then ${fillDay}
+          when b.code = 'E_SYMBOL_RULES' then coalesce(${fillDay}, ${orderDay})
+          when b.code = 'E_STALE' then coalesce(${depositDay}, ${withdrawalDay})
+          when b.code = 'E_WITHDRAWAL_BENEFICIARY' then ${withdrawalDay}
+        end as day,
+        case
+          when b.code = any(${PARTNER_ORDER_KEYED}::text[]) then exists (select 1 from partner_order o where o.account = ${account} and o.order_id = b.key and ${judgedForChange.partnerOrder('o', account, since)})
+          when b.code = any(${EXCHANGE_ORDER_KEYED}::text[]) then ${judgedForChange.exchangeOrder(exchangeId, account, since)}
+          when b.code = any(${FILL_KEYED}::text[]) then ${fillChanged}
+          when b.code = 'E_SYMBOL_RULES' then ${fillChanged} or ${judgedForChange.exchangeOrder(exchangeId, account, since)}
+          when b.code = 'E_STALE' then exists (select 1 from exchange_deposit d where d.account = ${account} and d.deposit_id = b.key and ${judgedForChange.payment('d', since)})
+            or exists (select 1 from exchange_withdrawal w where w.account = ${account} and w.withdrawal_id = b.key and ${judgedForChange.payment('w', since)})
+          when b.code = 'E_WITHDRAWAL_BENEFICIARY' then exists (select 1 from exchange_withdrawal w where w.account = ${account} and w.withdrawal_id = b.key and ${judgedForChange.payment('w', since)})
+          else false
+        end as changed
+      ) r`.execute(db);
+    const fromDay = span.from.toISOString().slice(0, 10);
+    for (const r of rows.rows) if (r.changed === true && r.filled_in_span !== true && r.day !== null && r.day < fromDay) out.push({ code: r.code, key: r.key, day: r.day });
+  }
+  return out;
+}
+
 /**
  * Which of the given (scoped) breaks' entities are in this run's scope, asked of the store for
- * just those keys, so scope never needs the period's full key set in memory.
+ * just those keys, so scope never needs the period's full key set in memory: the period's records
+ * (docs/rules.md "Keys, severities, scopes"), and with `changedSince` the records judged for a
+ * change since that transaction (null: every stored record; store/changes.ts judgedForChange).
  */
-export async function inScopeKeys(db: Db, account: string, span: Span, breaks: readonly { code: string; key: string }[]): Promise<Set<string>> {
+export async function inScopeKeys(db: Db, account: string, span: Span, breaks: readonly { code: string; key: string }[], changedSince?: string | null): Promise<Set<string>> {
   const inScope = new Set<string>();
   const keysOf = (codes: Set<string>, int8 = false) => [...new Set(breaks.filter((b) => codes.has(b.code) && (!int8 || isInt8(b.key))).map((b) => b.key))];
   const mark = (codes: Set<string>, found: Iterable<string>) => {
     const set = new Set(found);
     for (const b of breaks) if (codes.has(b.code) && set.has(b.key)) inScope.add(breakId(b.code, b.key));
   };
+  const changed = (condition: RawBuilder<SqlBool>) => (changedSince === undefined ? sql<SqlBool>`false` : condition);
+  const since = changedSince ?? null;
+  const period = (time: string) => sql<SqlBool>`(${sql.ref(time)} >= ${span.from} and ${sql.ref(time)} < ${span.to})`;
   for (const part of chunks(keysOf(PARTNER_SCOPED), READ_CHUNK)) {
-    const rows = await db.selectFrom('partner_order').select('order_id').where('account', '=', account).where('order_id', 'in', part).where('created_at', '>=', span.from).where('created_at', '<', span.to).execute();
-    mark(PARTNER_SCOPED, rows.map((r) => r.order_id));
+    const rows = await sql<{ id: string }>`
+      select o.order_id as id from partner_order o
+      where o.account = ${account} and o.order_id in (${sql.join(part)})
+        and (${period('o.created_at')} or ${changed(judgedForChange.partnerOrder('o', account, since))})`.execute(db);
+    mark(PARTNER_SCOPED, rows.rows.map((r) => r.id));
   }
   for (const part of chunks(keysOf(ORDER_SCOPED, true), READ_CHUNK)) {
-    const rows = await db.selectFrom('exchange_fill').select('ex_ord_id').distinct().where('account', '=', account).where('ex_ord_id', 'in', part).where('timestamp', '>=', span.from).where('timestamp', '<', span.to).execute();
-    mark(ORDER_SCOPED, rows.map((r) => r.ex_ord_id));
-    // Orders created in the period with cumQty > 0 are in scope without a fill (their fills may never arrive).
-    const created = await db.selectFrom('exchange_order').select('ex_ord_id').where('account', '=', account).where('ex_ord_id', 'in', part).where('timestamp', '>=', span.from).where('timestamp', '<', span.to).where(sql<boolean>`cum_qty > 0`).execute();
-    mark(ORDER_SCOPED, created.map((r) => r.ex_ord_id));
+    // A fill in the span, or created in it with cumQty > 0 (its fills may never arrive); or judged for a change.
+    const rows = await sql<{ id: string }>`
+      select k.id::text as id from unnest(${`{${part.join(',')}}`}::bigint[]) as k(id)
+      where exists (select 1 from exchange_fill f where f.account = ${account} and f.ex_ord_id = k.id and ${period('f.timestamp')})
+         or exists (select 1 from exchange_order x where x.account = ${account} and x.ex_ord_id = k.id and ${period('x.timestamp')} and x.cum_qty > 0)
+         or ${changed(judgedForChange.exchangeOrder(sql.ref('k.id'), account, since))}`.execute(db);
+    mark(ORDER_SCOPED, rows.rows.map((r) => r.id));
   }
   for (const part of chunks(keysOf(FILL_SCOPED, true), READ_CHUNK)) {
-    const rows = await db.selectFrom('exchange_fill').select('exec_id').where('account', '=', account).where('exec_id', 'in', part).where('timestamp', '>=', span.from).where('timestamp', '<', span.to).execute();
-    mark(FILL_SCOPED, rows.map((r) => r.exec_id));
+    const rows = await sql<{ id: string }>`
+      select f.exec_id::text as id from exchange_fill f
+      where f.account = ${account} and f.exec_id = any(${`{${part.join(',')}}`}::bigint[])
+        and (${period('f.timestamp')} or ${changed(judgedForChange.fill('f', account, since))})`.execute(db);
+    mark(FILL_SCOPED, rows.rows.map((r) => r.id));
   }
   const W = new Set(['E_WITHDRAWAL_BENEFICIARY']);
   for (const part of chunks(keysOf(W), READ_CHUNK)) {
-    const rows = await db.selectFrom('exchange_withdrawal').select('withdrawal_id').where('account', '=', account).where('withdrawal_id', 'in', part).where('timestamp', '>=', span.from).where('timestamp', '<', span.to).execute();
-    mark(W, rows.map((r) => r.withdrawal_id));
+    const rows = await sql<{ id: string }>`
+      select w.withdrawal_id as id from exchange_withdrawal w
+      where w.account = ${account} and w.withdrawal_id in (${sql.join(part)})
+        and (${period('w.timestamp')} or ${changed(judgedForChange.payment('w', since))})`.execute(db);
+    mark(W, rows.rows.map((r) => r.id));
   }
   return inScope;
 }

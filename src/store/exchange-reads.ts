@@ -8,6 +8,7 @@ import type { FillPrefilter, OrderPrefilter } from '../rules/engine.js';
 import type { BalanceSnapshot, Deposit, ExchangeOrderAgg, Fill, Withdrawal } from '../domain/index.js';
 import type { BalanceRec, FillRec, OrderVsFillsRec } from '../report/model.js';
 import { keysetPages, keysetScan, PAGE_SIZE, spanPage, type Span, type TimeKey } from './keyset.js';
+import { changedFillIds, changedOrderIds, changedRow } from './changes.js';
 
 /** Fills per scan page of fillCandidatesIn (orders: half as many): only the candidates among them travel to the client. */
 export const SCAN_SIZE = 50_000;
@@ -69,6 +70,25 @@ export async function* withdrawalsIn(db: Db, account: string, span: Span, pageSi
       .$call((q) => spanPage(q, { time: 'timestamp', id: 'withdrawal_id', idType: 'text' }, span, after, pageSize))
       .execute();
   for await (const rows of keysetPages(fetch, (r) => ({ at: r.ts_key, id: r.withdrawal_id }), pageSize)) yield rows.map(toWithdrawal);
+}
+
+/**
+ * Withdrawals judged for a change (since that transaction; null: every one) that the span does
+ * not hold, by keyset on withdrawal_id: with withdrawalsIn, what E_WITHDRAWAL_BENEFICIARY judges.
+ */
+export async function* withdrawalsChangedOutside(db: Db, account: string, span: Span, since: string | null, pageSize = PAGE_SIZE): AsyncGenerator<Withdrawal[]> {
+  const fetch = (after: string | null) =>
+    db
+      .selectFrom('exchange_withdrawal as w')
+      .select(WITHDRAWAL_COLUMNS.map((c) => `w.${c}` as const))
+      .where('w.account', '=', account)
+      .where(changedRow('w', since))
+      .where((eb) => eb.or([eb('w.timestamp', 'is', null), eb('w.timestamp', '<', span.from), eb('w.timestamp', '>=', span.to)]))
+      .$if(after !== null, (q) => q.where('w.withdrawal_id', '>', after!))
+      .orderBy('w.withdrawal_id')
+      .limit(pageSize)
+      .execute();
+  for await (const rows of keysetPages(fetch, (r) => r.withdrawal_id, pageSize)) yield rows.map(toWithdrawal);
 }
 
 // ------------------------------------------------------------------ exchange orders against their fills
@@ -173,6 +193,9 @@ export async function* exchangeOrdersWithFillsIn(db: Db, account: string, span: 
  * with a 1e-50 relative margin for the rules' Decimal division), or its quantity could be outside
  * the size limits (same margin); any unknown (NULL) input loads it. Each page says how many
  * stored orders it left out (`passed`) and how many of those E_FILL_AVGPX judges (`passedWithAvgPx`).
+ * `changedSince` (docs/rules.md "What a run judges"): also the orders judged for a change since that
+ * transaction (null: every stored order), when they are in the rules' scope (a fill or cumQty > 0);
+ * absent: the period alone.
  */
 export async function* exchangeOrderCandidatesIn(
   db: Db,
@@ -180,26 +203,19 @@ export async function* exchangeOrderCandidatesIn(
   span: Span,
   filter: OrderPrefilter,
   scanSize = SCAN_SIZE / 2,
+  changedSince?: string | null,
 ): AsyncGenerator<{ passed: number; passedWithAvgPx: number; orders: ExchangeOrderAgg[] }> {
   const symbolsJson = JSON.stringify(filter.symbols.map((x) => ({ symbol: x.symbol, half_inc: x.halfIncrement, min_size: x.minOrderSize, max_size: x.maxOrderSize })));
   const fetch = async (after: string | null) => {
     const rows = (
       await sql<OrderAggRow & { scanned: string; last_id: string | null; passed: string; passed_avg: string }>`
-      with ids as (
-        select ex_ord_id from exchange_fill
-        where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to}
-          ${after === null ? sql`` : sql`and ex_ord_id > ${after}::bigint`}
-        union
-        select ex_ord_id from exchange_order
-        where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to} and cum_qty > 0
-          ${after === null ? sql`` : sql`and ex_ord_id > ${after}::bigint`}
-        order by ex_ord_id
-        limit ${scanSize}
-      ),
+      with ids as (${orderScopeIds(account, span, changedSince, after, scanSize)}),
       sym as (select * from jsonb_to_recordset(${symbolsJson}::jsonb) as x(symbol text, half_inc numeric, min_size numeric, max_size numeric)),
       agg as materialized (
         select ids.ex_ord_id, (o.ex_ord_id is not null) as found, o.symbol, o.side, o.cum_qty, o.leaves_qty, o.avg_px,
                a.fill_count, a.fill_qty, a.fill_notional,
+               -- an order judged for a change is in the rules' scope when it has a fill or cumQty > 0
+               (ids.in_span or a.fill_count > 0 or coalesce(o.cum_qty > 0, false)) as in_scope,
                coalesce(o.ex_ord_id is not null and (
                  s.symbol is null
                  or a.fill_qty <> coalesce(o.cum_qty, 0)
@@ -219,12 +235,12 @@ export async function* exchangeOrderCandidatesIn(
       ),
       stats as (
         select count(*)::bigint as scanned, max(ex_ord_id) as last_id,
-               count(*) filter (where found and not candidate)::bigint as passed,
-               count(*) filter (where found and not candidate and avg_px is not null and fill_qty <> 0)::bigint as passed_avg
+               count(*) filter (where in_scope and found and not candidate)::bigint as passed,
+               count(*) filter (where in_scope and found and not candidate and avg_px is not null and fill_qty <> 0)::bigint as passed_avg
         from agg
       )
       select st.scanned, st.last_id, st.passed, st.passed_avg, c.*
-      from stats st left join (select * from agg where candidate) c on true
+      from stats st left join (select * from agg where candidate and in_scope) c on true
       order by c.ex_ord_id`.execute(db)
     ).rows;
     const head = rows[0];
@@ -238,6 +254,32 @@ export async function* exchangeOrderCandidatesIn(
   };
   for await (const page of keysetScan(fetch, (p) => ({ count: p.scanned, last: p.last }), scanSize))
     yield { passed: page.passed, passedWithAvgPx: page.passedWithAvgPx, orders: page.orders };
+}
+
+/**
+ * The next `limit` order ids above `after` in scope of the order rules, each with whether the
+ * period puts it there (`in_span`): a fill in the span, or created in it with cumQty > 0; and the
+ * orders judged for a change (changedOrderIds) when `changedSince` is given. Each branch takes its
+ * own first `limit` ids on its index, so a page costs what it returns, not the table.
+ */
+function orderScopeIds(account: string, span: Span, changedSince: string | null | undefined, after: string | null, limit: number) {
+  const above = after === null ? sql`` : sql`and ex_ord_id > ${after}::bigint`;
+  if (changedSince === null)
+    // Never judged: every stored order with a fill or a filled quantity.
+    return sql`
+      select ex_ord_id, bool_or(in_span) as in_span from (
+        (select distinct ex_ord_id, false as in_span from exchange_fill where account = ${account} ${above} order by 1 limit ${limit})
+        union all (select ex_ord_id, false from exchange_order where account = ${account} and cum_qty > 0 ${above} order by 1 limit ${limit})
+      ) u group by ex_ord_id order by ex_ord_id limit ${limit}`;
+  const changed = changedSince === undefined ? sql`` : sql`union all (select ex_ord_id, false from (${changedOrderIds(account, changedSince, after, limit)}) c)`;
+  return sql`
+    select ex_ord_id, bool_or(in_span) as in_span from (
+      (select distinct ex_ord_id, true as in_span from exchange_fill
+        where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to} ${above} order by 1 limit ${limit})
+      union all (select ex_ord_id, true from exchange_order
+        where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to} and cum_qty > 0 ${above} order by 1 limit ${limit})
+      ${changed}
+    ) u group by ex_ord_id order by ex_ord_id limit ${limit}`;
 }
 
 function toOrderAgg(r: OrderAggRow): ExchangeOrderAgg {
@@ -306,8 +348,17 @@ type FillRow = Pick<Selectable<ExchangeFillTable>, 'exec_id' | 'ex_ord_id' | 'si
  * margin of 1e-50 x (|fee| + |expected|) on the passing side, far more than the error of the
  * rules' 60-digit Decimal products, so a fill the rules could flag is never left out; any
  * unknown (NULL) input loads the fill. The pure rules then decide on the loaded fills.
+ * `changedSince` (docs/rules.md "What a run judges"): also the fills judged for a change since that
+ * transaction (null: every stored fill); absent: the period alone.
  */
-export async function* fillCandidatesIn(db: Db, account: string, span: Span, filter: FillPrefilter, scanSize = SCAN_SIZE): AsyncGenerator<{ scanned: number; fills: Fill[] }> {
+export async function* fillCandidatesIn(
+  db: Db,
+  account: string,
+  span: Span,
+  filter: FillPrefilter,
+  scanSize = SCAN_SIZE,
+  changedSince?: string | null,
+): AsyncGenerator<{ scanned: number; fills: Fill[] }> {
   const basis = filter.feeBasis === 'notional' ? sql`p.qty * p.price` : sql`p.qty`;
   // A fill whose order's type takes liquidity is judged on the taker rate alone (an empty list: none).
   const takerOnly = filter.takerOnlyTypes.length > 0 ? sql`coalesce(po.ord_type in (${sql.join(filter.takerOnlyTypes)}), false)` : sql`false`;
@@ -324,7 +375,7 @@ export async function* fillCandidatesIn(db: Db, account: string, span: Span, fil
       with page as materialized (
         select f.exec_id, f.ex_ord_id, f.side, f.symbol, f.price, f.qty, f.fee, f.timestamp
         from exchange_fill f
-        where f.account = ${account} and f.timestamp >= ${span.from} and f.timestamp < ${span.to}
+        where f.account = ${account} and ${fillScope(account, span, changedSince, after, scanSize)}
           ${after === null ? sql`` : sql`and f.exec_id > ${after}::bigint`}
         order by f.exec_id
         limit ${scanSize}
@@ -356,6 +407,21 @@ export async function* fillCandidatesIn(db: Db, account: string, span: Span, fil
     return { scanned, last: head?.last_exec_id ?? null, fills: rows.filter((r) => r.exec_id !== null).map(toFill) };
   };
   for await (const page of keysetScan(fetch, (p) => ({ count: p.scanned, last: p.last }), scanSize)) yield { scanned: page.scanned, fills: page.fills };
+}
+
+/**
+ * Which fills a page of fillCandidatesIn scans: those of the span, and those judged for a change
+ * (changedFillIds) when `changedSince` is given; null: every fill (exec_id order on the key).
+ */
+function fillScope(account: string, span: Span, changedSince: string | null | undefined, after: string | null, limit: number) {
+  const period = sql`f.timestamp >= ${span.from} and f.timestamp < ${span.to}`;
+  if (changedSince === null) return sql`true`;
+  if (changedSince === undefined) return period;
+  const above = after === null ? sql`` : sql`and exec_id > ${after}::bigint`;
+  // Each side takes its own first ids on its own index: an OR over both would scan every fill.
+  return sql`f.exec_id in (
+    (select exec_id from exchange_fill where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to} ${above} order by exec_id limit ${limit})
+    union (${changedFillIds(account, changedSince, after, limit)}))`;
 }
 
 function toFill(r: FillRow): Fill {

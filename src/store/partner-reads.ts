@@ -6,6 +6,7 @@ import type { PartnerOrderRow } from './schema.js';
 import type { PartnerOrder, WebhookEventLite } from '../domain/index.js';
 import type { PartnerDailyRec, PartnerOrderRec, WebhookStats } from '../report/model.js';
 import { keysetPages, PAGE_SIZE, spanPage, type Span, type TimeKey } from './keyset.js';
+import { changedHashes, changedRow } from './changes.js';
 
 export function toPartnerOrder(r: Pick<PartnerOrderRow, 'order_id' | 'order_type' | 'created_at' | 'created_at_text' | 'order_state' | 'order_state_updated_at' | 'order_state_updated_at_text' | 'input_currency' | 'input_amount' | 'output_currency' | 'output_amount' | 'amount_usd' | 'processing_fee' | 'processing_fee_usd' | 'partner_fee' | 'partner_fee_usd' | 'network_fee' | 'network_fee_usd' | 'target_wallet_address' | 'transaction_hash' | 'not_found_at'>): PartnerOrder {
   return {
@@ -53,6 +54,32 @@ export async function* partnerOrdersCreatedIn(db: Db, account: string, span: Spa
       .execute();
   for await (const rows of keysetPages(fetch, (r) => ({ at: r.created_key, id: r.order_id }), pageSize))
     yield rows.map((r) => ({ ...toPartnerOrder(r), paymentMethod: r.payment_method, externalReference: r.external_reference }));
+}
+
+/**
+ * Partner orders judged for a change since that transaction (null: every stored order) and not
+ * created in the span, by keyset on order_id: the order changed, or it carries a hash a changed
+ * deposit or order carries or gave up (the claimants of a deposit, docs/rules.md X_DEPOSIT_MISSING).
+ */
+export async function* partnerOrdersChangedOutside(db: Db, account: string, span: Span, since: string | null, pageSize = PAGE_SIZE): AsyncGenerator<PartnerOrder[]> {
+  // The changed ids by their two indexes (change_xid, transaction_hash): an OR would read every order.
+  const changed =
+    since === null
+      ? null
+      : sql<{ order_id: string }>`select order_id from partner_order c where account = ${account} and ${changedRow('c', since)}
+          union select order_id from partner_order where account = ${account} and transaction_hash in (${changedHashes(account, since)})`;
+  const fetch = (after: string | null) =>
+    db
+      .selectFrom('partner_order')
+      .select(ORDER_COLUMNS)
+      .where('account', '=', account)
+      .where((eb) => eb.or([eb('created_at', '<', span.from), eb('created_at', '>=', span.to)]))
+      .$if(changed !== null, (q) => q.where(sql<boolean>`order_id in (${changed})`))
+      .$if(after !== null, (q) => q.where('order_id', '>', after!))
+      .orderBy('order_id')
+      .limit(pageSize)
+      .execute();
+  for await (const rows of keysetPages(fetch, (r) => r.order_id, pageSize)) yield rows.map(toPartnerOrder);
 }
 
 /** Every stored order still PENDING or WITHDRAWING (P_STALE), whatever its creation date. */

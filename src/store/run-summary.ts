@@ -1,10 +1,10 @@
 /** The `--json` run summary (DESIGN.md "JSON summary"): the run's counts and requests, every open break as a projection of Break, and their counts. */
 import type { Db } from './database.js';
-import { openBreakCounts, type BreakWorkflow, type OpenBreakCounts, type ReportedBreak } from '../domain/index.js';
+import { lateCounts, openBreakCounts, sortLate, type BreakWorkflow, type LateBreak, type LateCounts, type OpenBreakCounts, type ReportedBreak } from '../domain/index.js';
 import { parseRunRequests, type RunRequests } from '../http/meter.js';
 import { openBreaksOfRun } from './breaks.js';
 import { jsonNumber } from '../decimal/json.js';
-import { getRun } from './runs.js';
+import { getRun, readLateBreaks } from './runs.js';
 import type { RunCounts } from './counts.js';
 import { webhookStatsIn } from './partner-reads.js';
 import { spanOf } from './keyset.js';
@@ -42,6 +42,12 @@ export interface JsonSummary {
    * events with schema drift and their extra fields. null for a run without a period.
    */
   webhooks: WebhookStats | null;
+  /**
+   * What late data changed about earlier days (docs/rules.md "What a run judges"): the breaks of days
+   * before the period this run opened, reopened or resolved because their records changed after those
+   * days were reconciled, each with the day of its record; the counts of each.
+   */
+  lateData: LateCounts & { breaks: Array<Pick<LateBreak, 'code' | 'key' | 'day' | 'event' | 'severity'>> };
 }
 
 const COUNT_KEYS: (keyof RunCounts)[] = ['partnerOrders', 'fills', 'exchangeOrders', 'deposits', 'withdrawals', 'balanceSnapshots', 'quarantined'];
@@ -78,5 +84,10 @@ export async function jsonSummary(db: Db, account: string, runId: string): Promi
     report: run.report_path,
     breakCounts: openBreakCounts(breaks),
     webhooks: run.period_from && run.period_to ? await webhookStatsIn(db, account, spanOf({ from: run.period_from, to: run.period_to })) : null,
+    lateData: lateData(readLateBreaks(run.late_breaks)),
   };
+}
+
+export function lateData(late: readonly LateBreak[]): JsonSummary['lateData'] {
+  return { ...lateCounts(late), breaks: sortLate(late).map((b) => ({ code: b.code, key: b.key, day: b.day, event: b.event, severity: b.severity })) };
 }

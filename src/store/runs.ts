@@ -5,7 +5,8 @@ import { jsonNumber, stringifyJsonLossless } from '../decimal/json.js';
 import { ReportError } from '../errors.js';
 import type { Db } from './database.js';
 import type { RunRow } from './schema.js';
-import type { OpenBreakCounts, PeriodSplit, Severity } from '../domain/index.js';
+import type { LateBreak, OpenBreakCounts, PeriodSplit, Severity } from '../domain/index.js';
+import { closeJudgement, type Judgement } from './changes.js';
 import { parseRunRequests, type RunRequests } from '../http/meter.js';
 import type { DigestBreak, ReportDigest, RuleResult, RunInfo, StageInfo } from '../report/model.js';
 import { writeBreaks } from './breaks.js';
@@ -213,15 +214,25 @@ export async function recordReconcile(
     cursors: Record<string, string>;
     /** P_WEBHOOK_GAP ran: record the orders it judged (those settled before `cutoff`). */
     webhookJudgement?: { cutoff: Date; now: Date } | null;
+    /** The changes this reconcile judged: marked judged in the same transaction as its breaks. */
+    judgement: Judgement;
+    late: readonly LateBreak[];
   },
 ): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await writeBreaks(trx, input.account, input.upserts, input.events);
     if (input.webhookJudgement) await recordWebhookJudgements(trx, input.account, input.runId, input.webhookJudgement.cutoff, input.webhookJudgement.now);
     await replaceBalanceRoll(trx, input.runId, input.account, input.balanceRoll);
+    await closeJudgement(trx, input.account, input.runId, input.judgement, new Date());
     await trx
       .updateTable('run')
-      .set({ counts: JSON.stringify(input.counts), rule_results: JSON.stringify(input.ruleResults), ruleset_version: input.rulesetVersion, cursors: stringifyJsonLossless(input.cursors) })
+      .set({
+        counts: JSON.stringify(input.counts),
+        rule_results: JSON.stringify(input.ruleResults),
+        ruleset_version: input.rulesetVersion,
+        cursors: stringifyJsonLossless(input.cursors),
+        late_breaks: JSON.stringify(input.late),
+      })
       .where('id', '=', input.runId)
       .execute();
   });
@@ -284,7 +295,19 @@ export async function loadRun(db: Db, runId: string): Promise<RunInfo> {
     configHash: row.config_hash,
     breakCounts: plainBreakCounts(row.break_counts),
     reportDigest: plainDigest(row.report_digest),
+    lateBreaks: readLateBreaks(row.late_breaks),
   };
+}
+
+/** run.late_breaks as reconcile wrote it (LateBreak[]); [] for a run without one (not reconciled, or older). */
+export function readLateBreaks(value: unknown): LateBreak[] {
+  if (!Array.isArray(value)) return [];
+  const text = (v: unknown) => (typeof v === 'string' ? v : null);
+  return value.flatMap((v: Record<string, unknown> | null) => {
+    const event = text(v?.event);
+    if (!v || !text(v.code) || !text(v.key) || !text(v.day) || (event !== 'opened' && event !== 'reopened' && event !== 'resolved')) return [];
+    return [{ code: text(v.code)!, key: text(v.key)!, day: text(v.day)!, event, severity: text(v.severity) ?? '', message: text(v.message) }];
+  });
 }
 
 function plainCounts(value: unknown): Record<string, number> {
@@ -336,8 +359,14 @@ function plainDigest(value: unknown): ReportDigest | null {
         why: b.why === 'largest' ? 'largest' : 'oldest',
       }),
     ),
+    ...(o.late && typeof o.late === 'object' ? { late: plainLate(o.late as Record<string, unknown>) } : {}),
     writtenAt: String(o.writtenAt ?? ''),
   };
+}
+
+function plainLate(o: Record<string, unknown>): NonNullable<ReportDigest['late']> {
+  const breaks = readLateBreaks(o.breaks);
+  return { total: jsonNumber(o.total) ?? breaks.length, opened: jsonNumber(o.opened) ?? 0, reopened: jsonNumber(o.reopened) ?? 0, resolved: jsonNumber(o.resolved) ?? 0, breaks };
 }
 
 function plainStages(value: unknown): Record<string, StageInfo> {

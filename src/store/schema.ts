@@ -341,6 +341,8 @@ export interface RunTable {
   break_counts: ColumnType<unknown, string | null | undefined, string | null>;
   /** ReportDigest of that workbook: what its e-mail shows (sql/0012). */
   report_digest: ColumnType<unknown, string | null | undefined, string | null>;
+  /** LateBreak[]: breaks of earlier days the reconcile opened or resolved on late data (sql/0017). */
+  late_breaks: ColumnType<unknown, string | null | undefined, string | null>;
   /** The stage started and not yet recorded as finished (sql/0016); named by failInterruptedRuns. */
   current_stage: ColumnType<string | null, string | null | undefined, string | null>;
   delivered: Default<boolean>;
@@ -405,6 +407,24 @@ export interface BalanceRollTable {
   days: ColumnType<unknown, string | undefined, string>;
 }
 
+/** 0017_change_tracking.sql: what a change left behind on other records (a hash given up, an order a fill left, a 404). */
+export interface ReconChangeTable {
+  account: Account;
+  kind: string;
+  key: string;
+  /** xid8, as text. */
+  change_xid: ColumnType<string, never, never>;
+}
+
+/** 0017_change_tracking.sql: per account, the snapshot the last successful reconcile started from. */
+export interface ReconcileWatermarkTable {
+  account: string;
+  /** pg_snapshot, as text (xmin:xmax:xip,...). */
+  judged_snapshot: ColumnType<string, string, string>;
+  run_id: string;
+  judged_at: Time;
+}
+
 export interface DB {
   partner_order: PartnerOrderTable;
   partner_order_state: PartnerOrderStateTable;
@@ -434,6 +454,8 @@ export interface DB {
   break: BreakTable;
   break_event: BreakEventTable;
   balance_roll: BalanceRollTable;
+  recon_change: ReconChangeTable;
+  reconcile_watermark: ReconcileWatermarkTable;
 }
 
 export type PartnerOrderRow = Selectable<PartnerOrderTable>;

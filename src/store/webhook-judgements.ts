@@ -1,5 +1,7 @@
 /** P_WEBHOOK_GAP's memory: the settled partner orders past the webhook retry window not yet judged, and the record of each judgement. */
+import { sql, type SqlBool } from 'kysely';
 import type { Db } from './database.js';
+import { changedRow } from './changes.js';
 import type { PartnerOrder } from '../domain/index.js';
 import { ORDER_COLUMNS, toPartnerOrder } from './partner-reads.js';
 import { keysetPages, PAGE_SIZE } from './keyset.js';
@@ -17,9 +19,17 @@ export interface WebhookGapPage {
  * The orders P_WEBHOOK_GAP judges in run `runId`: settled (COMPLETED, FAILED), their last state
  * change before `cutoff` (now - the retry window), whatever day they were created, and either
  * never judged in that state by another run, or still carrying an open break (so that a re-run
- * judges it again and finds the same break). By order id, one keyset page at a time.
+ * judges it again and finds the same break), or with a webhook event stored since `changedSince`
+ * (a transaction id: docs/rules.md "What a run judges"). By order id, one keyset page at a time.
  */
-export function webhookGapCandidates(db: Db, account: string, cutoff: Date, runId: string, pageSize = PAGE_SIZE): AsyncGenerator<Array<PartnerOrder & { openBreak: boolean }>> {
+export function webhookGapCandidates(
+  db: Db,
+  account: string,
+  cutoff: Date,
+  runId: string,
+  pageSize = PAGE_SIZE,
+  changedSince?: string | null,
+): AsyncGenerator<Array<PartnerOrder & { openBreak: boolean }>> {
   const fetch = (after: string | null) =>
     db
       .selectFrom('partner_order as o')
@@ -38,6 +48,8 @@ export function webhookGapCandidates(db: Db, account: string, cutoff: Date, runI
           eb('j.order_id', 'is', null),
           eb('j.order_state_updated_at_text', '<>', eb.ref('o.order_state_updated_at_text')),
           eb('j.run_id', '=', runId),
+          // a webhook event stored since the last judgement (a late or retried delivery) can change the verdict
+          ...(changedSince ? [sql<SqlBool>`exists (select 1 from webhook_event e where e.account = o.account and e.order_id = o.order_id and ${changedRow('e', changedSince)})`] : []),
           eb.exists(eb.selectFrom('break as b').select('b.key').whereRef('b.account', '=', 'o.account').where('b.code', '=', 'P_WEBHOOK_GAP').whereRef('b.key', '=', 'o.order_id').where('b.status', '=', 'open')),
         ]),
       )

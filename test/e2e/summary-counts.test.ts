@@ -30,13 +30,14 @@ interface Summary {
   breaks: Array<{ code: string; key: string; severity: string; inPeriod: boolean }>;
   breakCounts: Split & { explained: number; severity: Record<'high' | 'medium' | 'low', Split>; rules: Array<Split & { code: string; severity: string; explained: number }> };
   webhooks: { events: number; duplicates: number; conflicts: number; drifted: number; driftFields: string[] };
+  lateData: { total: number; opened: number; reopened: number; resolved: number; breaks: Array<{ code: string; key: string; day: string; event: string }> };
 }
 
 /**
  * Webhook events received yesterday (inside the period), through the receiver's own path: one
  * event delivered twice (a duplicate), then again with another body (a conflict), and one with a
- * field beyond the contract (schema drift). Their orders are old and final: no rule of the period
- * judges them.
+ * field beyond the contract (schema drift). Their orders are old and final, of a day no run listed:
+ * the next reconcile judges them as changes (docs/rules.md "What a run judges").
  */
 async function receiveWebhooks(store: Store, receivedAt: Date): Promise<void> {
   const old = { createdAt: '2020-01-01T00:00:00.000000001Z', orderStateUpdatedAt: '2020-01-01T00:00:00.000000001Z', orderState: 'FAILED' };
@@ -190,7 +191,21 @@ describe(`Summary counts equal the JSON's, and the e-mail's, end to end [${kind}
     expect(listed).toHaveLength(5);
     for (const m of listed) expect(json.breaks.some((b) => b.code === m[2] && b.key === m[3] && b.severity === m[1]), `${m[2]} ${m[3]}`).toBe(true);
     const html = textPart(raw, 'text/html');
-    expect(html.match(/<li>/g)).toHaveLength(5);
+    expect(html.match(/<ol>[\s\S]*?<\/ol>/)![0].match(/<li>/g)).toHaveLength(5);
+    // The webhook events between the runs brought orders of 2020-01-01 (never listed): judged as changes,
+    // their breaks are breaks of an earlier day opened by late data, named alike in the JSON, the e-mail and the Summary.
+    expect(json.lateData.total).toBe(json.lateData.breaks.length);
+    expect(json.lateData.breaks.every((b) => b.day === '2020-01-01' && b.event === 'opened')).toBe(true);
+    expect(json.lateData.total).toBeGreaterThan(0);
+    expect(text).toContain(`${json.lateData.total} breaks of earlier days changed by late data: ${json.lateData.opened} opened:`);
+    for (const b of json.lateData.breaks) {
+      expect(text).toContain(`  ${b.day}: ${b.code} ${b.key} ${b.event} (`);
+      expect(html).toContain(`<li>${b.day}: ${b.code} ${b.key} ${b.event} (`);
+    }
+    expect(rows.find((r) => r[0] === 'Earlier days changed by late data')).toBeDefined();
+    const lateTable = table(rows, 'Earlier days changed by late data');
+    expect(lateTable[0]![0]).toBe(`${json.lateData.total} breaks of earlier days changed by late data: ${json.lateData.opened} opened`);
+    expect(lateTable.slice(2, 2 + json.lateData.total).map((r) => `${r[2]} ${r[3]} ${r[1]}`).sort()).toEqual(json.lateData.breaks.map((b) => `${b.code} ${b.key} ${b.event}`).sort());
     expect(html).toContain(`<tr style="font-weight:bold"><td>total</td><td style="text-align:right">${c.total}</td><td style="text-align:right">${c.inPeriod}</td><td style="text-align:right">${c.carriedOver}</td></tr>`);
     expect(attachment(raw, basename(json.report)).bytes.length).toBeGreaterThan(0);
 

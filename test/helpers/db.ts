@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe } from 'vitest';
 import { openStore, type Store } from '../../src/store/database.js';
 import { migrate } from '../../src/store/migrate.js';
@@ -86,4 +87,22 @@ export function describeEachStore(title: string, fn: (ctx: { readonly store: Sto
       fn(ctx);
     });
   }
+}
+
+/** Tables whose rows record the transaction that last changed them (sql/0017 change tracking). */
+const TRACKED = ['partner_order', 'exchange_order', 'exchange_fill', 'exchange_deposit', 'exchange_withdrawal', 'webhook_event'] as const;
+
+/**
+ * The newest change recorded in each tracked table: equal before and after a re-run means the
+ * re-run changed nothing a reconcile would judge again (re-seeing a record is no change).
+ */
+export async function latestChanges(db: Store['db']): Promise<Record<string, string | null>> {
+  const out: Record<string, string | null> = {};
+  for (const t of TRACKED) out[t] = (await sql<{ x: string | null }>`select max(change_xid)::text as x from ${sql.table(t)}`.execute(db)).rows[0]?.x ?? null;
+  return out;
+}
+
+/** Rows without their change_xid: which transaction wrote a row differs between two stores by design. */
+export function withoutChangeXid<T extends Record<string, unknown>>(rows: T[]): Array<Omit<T, 'change_xid'>> {
+  return rows.map(({ change_xid: _x, ...rest }) => rest);
 }

@@ -29,7 +29,8 @@ describeEachStore('open breaks of a run: this period or carried over', (ctx) => 
       'E_FILL_QTY 100': true,
       'E_WITHDRAWAL_BENEFICIARY wd-1': true,
       'P_FEE_USD o-feeusd': true,
-      // created 2026-11-01, stale now: a break of another day
+      // created 2026-11-01: breaks of another day
+      'P_FEE_USD o-old': false,
       'P_STALE o-pend': false,
       'S_COVERAGE partner:orders:2026-11-10': true,
       // no day of its own: opened by the run reported
@@ -40,7 +41,7 @@ describeEachStore('open breaks of a run: this period or carried over', (ctx) => 
     // The same breaks reported for a run of 2026-11-01 (which opened none of them).
     await createRun(db(), { account: 'default', command: 'reconcile', id: 'run-nov1', periodFrom: '2026-11-01', periodTo: '2026-11-02', startedAt: new Date('2026-11-12T04:00:00Z') });
     const other = await flags({ id: 'run-nov1', periodFrom: '2026-11-01', periodTo: '2026-11-02' });
-    expect(Object.entries(other).filter(([, v]) => v).map(([k]) => k)).toEqual(['P_STALE o-pend']);
+    expect(Object.entries(other).filter(([, v]) => v).map(([k]) => k).sort()).toEqual(['P_FEE_USD o-old', 'P_STALE o-pend']);
     // The roll-forward break belongs to the day its most recent failing pair diverged.
     const next = new Date(Date.parse(`${rollDay}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
     expect((await flags({ id: 'run-nov1', periodFrom: rollDay, periodTo: next }))['E_BALANCE_ROLL USD']).toBe(true);
@@ -48,7 +49,8 @@ describeEachStore('open breaks of a run: this period or carried over', (ctx) => 
     expect(Object.values(await flags({ id: 'run1', periodFrom: null, periodTo: null })).some(Boolean)).toBe(false);
 
     const counts = openBreakCounts(await openBreaksOfRun(db(), { id: 'run-nov1', account: 'default', periodFrom: '2026-11-01', periodTo: '2026-11-02' }));
-    expect(counts).toMatchObject({ total: PLANTED.length, inPeriod: 1, carriedOver: PLANTED.length - 1 });
+    expect(counts).toMatchObject({ total: PLANTED.length, inPeriod: 2, carriedOver: PLANTED.length - 2 });
     expect(counts.severity.low).toEqual({ total: 1, inPeriod: 1, carriedOver: 0 });
+    expect(counts.severity.medium).toMatchObject({ inPeriod: 1 });
   });
 });

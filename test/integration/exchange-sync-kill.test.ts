@@ -23,7 +23,8 @@ const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
 async function dump(store: Store) {
   const db = store.db;
   const out = {
-    fills: await db.selectFrom('exchange_fill').selectAll().orderBy('exec_id').execute(),
+    // Every stored column but change_xid: which transaction wrote a row differs between two syncs by design.
+    fills: await db.selectFrom('exchange_fill').select(['account', 'exec_id', 'ex_ord_id', 'trade_id', 'side', 'symbol', 'price', 'qty', 'fee', 'timestamp', 'raw']).orderBy('exec_id').execute(),
     orders: await db.selectFrom('exchange_order').select(['ex_ord_id', 'ord_status', 'cum_qty', 'avg_px', 'price', 'timestamp', 'raw']).orderBy('ex_ord_id').execute(),
     orderStates: await db.selectFrom('exchange_order_state').select(['ex_ord_id', 'ord_status', 'cum_qty']).orderBy('ex_ord_id').orderBy('ord_status').execute(),
     deposits: await db.selectFrom('exchange_deposit').select(['deposit_id', 'amount', 'state', 'raw']).orderBy('deposit_id').execute(),

@@ -18,12 +18,17 @@ describeEachStore('reconcilePeriod', (ctx) => {
 
   it('finds exactly the planted breaks and records the run', async () => {
     await seedWorld(db());
-    // A break of an order outside the period, found by an earlier run: must stay untouched.
+    // A break of an order outside the period, found by an earlier run: seen again (its order was
+    // never judged in this store), its first-seen run kept.
     await createRun(db(), { account: 'default', command: 'reconcile', id: 'r-old', startedAt: new Date('2026-11-02T03:00:00Z') });
     await db().insertInto('break').values({ code: 'P_FEE_USD', key: 'o-old', severity: 'medium', status: 'open', first_seen_run: 'r-old', first_seen_at: '2026-11-02T03:00:00Z', last_seen_run: 'r-old', last_seen_at: '2026-11-02T03:00:00Z' }).execute();
 
     const result = await reconcilePeriod(await newContext(ctx.store, config, 'run1', PERIOD), PERIOD);
-    expect((await openBreaks()).filter((b) => b !== 'P_FEE_USD o-old')).toEqual(PLANTED);
+    expect(await openBreaks()).toEqual(PLANTED);
+    expect(await breakOf('P_FEE_USD', 'o-old')).toMatchObject({ first_seen_run: 'r-old', last_seen_run: 'run1', status: 'open' });
+    // The account's first judgement: every stored record, the period's and the others.
+    expect(result.judged).toMatchObject({ since: null, outsidePeriod: { partnerOrders: 2, withdrawals: 0 } });
+    expect(result.late).toEqual([]);
     expect(result.counts).toEqual({ partnerOrders: 3, fills: 4, exchangeOrders: 2, deposits: 1, withdrawals: 1, balanceSnapshots: 2, quarantined: 1 });
 
     const run = await db().selectFrom('run').selectAll().where('id', '=', 'run1').executeTakeFirstOrThrow();
@@ -32,7 +37,8 @@ describeEachStore('reconcilePeriod', (ctx) => {
     const byCode = Object.fromEntries(rules.map((r) => [r.code, r]));
     expect(byCode.P_PARTNER_FEE_RATE).toMatchObject({ status: 'not_checked', reason: 'partner.feeRate not configured' });
     expect(byCode.P_WEBHOOK_GAP).toMatchObject({ status: 'not_checked', reason: 'webhooks not configured' });
-    expect(byCode.P_FEE_USD).toMatchObject({ status: 'breaks', checked: 3, breaks: 1 });
+    // The period's three orders and the two of 2026-11-01 (o-old, o-pend).
+    expect(byCode.P_FEE_USD).toMatchObject({ status: 'breaks', checked: 5, breaks: 2 });
     expect(byCode.E_FILL_QTY).toMatchObject({ status: 'breaks', checked: 2, breaks: 1 });
     expect(byCode.E_FEE_RATE).toMatchObject({ status: 'passed', checked: 4 });
 
@@ -46,12 +52,14 @@ describeEachStore('reconcilePeriod', (ctx) => {
   });
 
   it('re-running the same period never duplicates a break and keeps first-seen', async () => {
-    await reconcilePeriod(await newContext(ctx.store, config, 'run2', PERIOD), PERIOD);
-    expect((await openBreaks()).filter((b) => b !== 'P_FEE_USD o-old')).toEqual(PLANTED);
+    const again = await reconcilePeriod(await newContext(ctx.store, config, 'run2', PERIOD), PERIOD);
+    expect(await openBreaks()).toEqual(PLANTED);
     const { n } = await db().selectFrom('break').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
-    expect(Number(n)).toBe(PLANTED.length + 1);
+    expect(Number(n)).toBe(PLANTED.length);
     expect(await breakOf('P_FEE_USD', 'o-feeusd')).toMatchObject({ first_seen_run: 'run1', last_seen_run: 'run2' });
-    expect(await breakOf('P_FEE_USD', 'o-old')).toMatchObject({ last_seen_run: 'r-old', status: 'open' });
+    // Nothing changed since run1: the order of another day is not judged again, its break is left as run1 left it.
+    expect(again.judged.outsidePeriod.partnerOrders).toBe(0);
+    expect(await breakOf('P_FEE_USD', 'o-old')).toMatchObject({ first_seen_run: 'r-old', last_seen_run: 'run1', status: 'open' });
   });
 
   it('resolves fixed breaks with the run that resolved them, and reopens them later', async () => {
@@ -130,24 +138,33 @@ describeEachStore('reconcilePeriod: an exchange order whose fills never arrive (
   const cfg = makeConfig({ account: 'nofills' });
   const qtyBreak = () => db().selectFrom('break').select(['status', 'last_seen_run', 'resolved_run', 'message', 'expected', 'actual']).where('account', '=', 'nofills').where('code', '=', 'E_FILL_QTY').where('key', '=', '880001').executeTakeFirst();
 
-  it('is a break while no fill is stored, left alone by another period, resolved by its period once its fills arrive (even dated later)', async () => {
+  it('is a break while no fill is stored, left alone while nothing changes, resolved by whichever run follows its fills (even dated later)', async () => {
     const order = { account: 'nofills', ord_type: 'LIMIT', ord_status: 'FILLED', side: 'BUY', symbol: 'ETH-USD', leaves_qty: '0', avg_px: '2000', timestamp: '2026-11-10T05:00:00Z', raw: '{}' };
     await db().insertInto('exchange_order').values([
       { ...order, ex_ord_id: '880001', cum_qty: '0.5' },
       { ...order, ex_ord_id: '880002', cum_qty: '0', ord_status: 'CANCELED' }, // nothing filled: nothing to miss
       { ...order, ex_ord_id: '880003', cum_qty: '0.5', timestamp: '2026-11-09T23:59:59.999999Z' }, // of another period
     ]).execute();
+    // The account's first judgement takes every stored order: the period's, and 880003 of the day before.
     const first = await reconcilePeriod(await newContext(ctx.store, cfg, 'nf-1', PERIOD), PERIOD);
-    expect(first.ruleResults.find((r) => r.code === 'E_FILL_QTY')).toMatchObject({ status: 'breaks', checked: 1, breaks: 1 });
+    expect(first.ruleResults.find((r) => r.code === 'E_FILL_QTY')).toMatchObject({ status: 'breaks', checked: 2, breaks: 2 });
     expect(await qtyBreak()).toMatchObject({ status: 'open', expected: '0.5', actual: '0' });
     expect((await qtyBreak())?.message).toContain('no fill stored');
 
+    // Another period, nothing changed: the break is left as it is, and only the period is judged.
     const next = { from: '2026-11-11', to: '2026-11-12' };
-    await reconcilePeriod(await newContext(ctx.store, cfg, 'nf-2', next), next);
+    const quiet = await reconcilePeriod(await newContext(ctx.store, cfg, 'nf-2', next), next);
+    expect(quiet.ruleResults.find((r) => r.code === 'E_FILL_QTY')).toMatchObject({ checked: 0 });
     expect(await qtyBreak()).toMatchObject({ status: 'open', last_seen_run: 'nf-1' });
 
+    // Its fill arrives late, stamped the next day: the run of a later period resolves the break (the
+    // fill changed its order), and reports it as a break of an earlier day resolved by late data.
     await db().insertInto('exchange_fill').values({ account: 'nofills', exec_id: '990001', ex_ord_id: '880001', side: 'BUY', symbol: 'ETH-USD', price: '2000', qty: '0.5', fee: '1', timestamp: '2026-11-11T08:00:00Z', raw: '{}' }).execute();
-    await reconcilePeriod(await newContext(ctx.store, cfg, 'nf-3', PERIOD), PERIOD);
+    const later = { from: '2026-11-12', to: '2026-11-13' };
+    const third = await reconcilePeriod(await newContext(ctx.store, cfg, 'nf-3', later), later);
     expect(await qtyBreak()).toMatchObject({ status: 'resolved', resolved_run: 'nf-3' });
+    expect(third.late).toEqual([{ code: 'E_FILL_QTY', key: '880001', day: '2026-11-10', event: 'resolved', severity: 'high', message: expect.stringContaining('no fill stored') }]);
+    const other = await db().selectFrom('break').select(['status', 'last_seen_run']).where('account', '=', 'nofills').where('key', '=', '880003').executeTakeFirstOrThrow();
+    expect(other).toEqual({ status: 'open', last_seen_run: 'nf-1' });
   });
 });

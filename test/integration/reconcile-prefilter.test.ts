@@ -8,7 +8,7 @@ import { exchangeOrderCandidatesIn, exchangeOrdersWithFillsIn, fillCandidatesIn,
 import { feeSchedule, latestSymbols, latestWhitelist } from '../../src/store/snapshots.js';
 import type { Span } from '../../src/store/keyset.js';
 import { describeEachStore } from '../helpers/db.js';
-import { makeConfig, newContext } from './reconcile-seed.js';
+import { makeConfig, markJudged, newContext } from './reconcile-seed.js';
 
 /**
  * reconcilePeriod loads only the fills SQL pre-selects as possibly failing a per-fill rule.
@@ -146,26 +146,37 @@ async function seed(db: Db, account: string, tolerance: Decimal, base: boolean):
   return specs.length - 2 + fills;
 }
 
+/** Every time: what the account's first judgement covers (every stored record, docs/rules.md "What a run judges"). */
+const ALL: Span = { from: new Date('2000-01-01T00:00:00Z'), to: new Date('2100-01-01T00:00:00Z') };
+
 describeEachStore('reconcilePeriod fill prefilter', (ctx) => {
   const db = () => ctx.store.db;
 
   for (const v of VARIANTS)
-    it(`records exactly the breaks and counts of the pure rules over every fill (${v.account})`, async () => {
-      const inPeriod = await seed(db(), v.account, v.tolerance, v.base);
-      const config = makeConfig({ account: v.account, ...v.file });
-      const context = await newContext(ctx.store, config, `run-${v.account}`, PERIOD);
+    it(`records exactly the breaks and counts of the pure rules over every fill (${v.account}), of the period and of a first judgement`, async () => {
+      // The period alone: the records were judged before (the watermark is set), nothing changed since.
+      await checkAgainstPureRules(v, v.account, SPAN);
+      // The account's first judgement: every stored record, the edges before and after the period included.
+      await checkAgainstPureRules(v, `${v.account}-first`, ALL);
+    });
+
+  async function checkAgainstPureRules(v: (typeof VARIANTS)[number], account: string, judged: Span): Promise<void> {
+      const inPeriod = await seed(db(), account, v.tolerance, v.base);
+      if (judged === SPAN) await markJudged(ctx.store, account);
+      const config = makeConfig({ account, ...v.file });
+      const context = await newContext(ctx.store, config, `run-${account}`, PERIOD);
       const result = await reconcilePeriod(context, PERIOD);
       expect(result.counts.fills).toBe(inPeriod);
 
-      // The pure rules over every fill of the period, as before the prefilter.
+      // The pure rules over every fill judged, as before the prefilter.
       const cfg = engineConfig(context);
-      const symbols = await latestSymbols(db(), v.account);
-      const ref: ReferenceData = { currencies: null, symbols: symbols?.symbols ?? null, fees: await feeSchedule(db(), v.account), whitelist: await latestWhitelist(db(), v.account), balanceSnapshotCount: 0 };
+      const symbols = await latestSymbols(db(), account);
+      const ref: ReferenceData = { currencies: null, symbols: symbols?.symbols ?? null, fees: await feeSchedule(db(), account), whitelist: await latestWhitelist(db(), account), balanceSnapshotCount: 0 };
       const tally = new RuleTally();
       markNotChecked(tally, cfg, ref);
-      for await (const orders of exchangeOrdersWithFillsIn(db(), v.account, SPAN)) checkExchangeOrders(tally, ref, orders);
+      for await (const orders of exchangeOrdersWithFillsIn(db(), account, judged)) checkExchangeOrders(tally, ref, orders);
       const fillsOnly = new RuleTally();
-      for await (const fills of fillsIn(db(), v.account, SPAN)) {
+      for await (const fills of fillsIn(db(), account, judged)) {
         checkFills(tally, cfg, ref, fills);
         checkFills(fillsOnly, cfg, ref, fills);
       }
@@ -179,7 +190,7 @@ describeEachStore('reconcilePeriod fill prefilter', (ctx) => {
       const recorded = await db()
         .selectFrom('break')
         .select(['code', 'key', 'currency', 'expected', 'actual', 'difference', 'message'])
-        .where('account', '=', v.account)
+        .where('account', '=', account)
         .where('status', '=', 'open')
         .where('code', 'in', FILL_CODES)
         .execute();
@@ -195,26 +206,33 @@ describeEachStore('reconcilePeriod fill prefilter', (ctx) => {
       expect(reference.find((r) => r.code === 'E_SYMBOL_RULES')?.skipped).toBe(5);
       expect(reference.find((r) => r.code === 'E_FILL_AVGPX')?.skipped).toBe(5);
       expect(byCode('E_FILL_AVGPX')).toBe(2);
-      expect(byCode('E_FILL_QTY')).toBe(5);
-      expect(expected.filter((b) => b.code === 'E_FILL_QTY' && b.actual === '0').map((b) => b.expected).sort()).toEqual(['0.00000000000000000001', '0.5']);
+      // Orders created outside the period with cumQty 0.5 and no fill: breaks of their own days, judged on a first judgement.
+      const outside = judged === SPAN ? [] : ['0.5', '0.5'];
+      expect(byCode('E_FILL_QTY')).toBe(5 + outside.length);
+      expect(expected.filter((b) => b.code === 'E_FILL_QTY' && b.actual === '0').map((b) => b.expected).sort()).toEqual(['0.00000000000000000001', '0.5', ...outside]);
+      // The fills before and after the period (price off the increment) are breaks of their days on a first judgement only.
+      expect(expected.filter((b) => b.code === 'E_SYMBOL_RULES' && b.actual === '2000.001').length).toBe(judged === SPAN ? 1 : 3);
       // MARKET and STOP fills at the maker expectation (within tolerance): loaded and flagged.
       expect(byCode('E_FEE_RATE')).toBeGreaterThanOrEqual(20 + 8);
+      // The same pages at any page size: the period's records, or (first judgement) every stored one.
+      const changedSince = judged === SPAN ? undefined : null;
+      const judgedFills = judged === SPAN ? inPeriod : Number((await db().selectFrom('exchange_fill').select((eb) => eb.fn.countAll<string>().as('n')).where('account', '=', account).executeTakeFirstOrThrow()).n);
       let ordersLoaded = 0;
       for (const scanSize of [1, 4, 1000])
-        for await (const page of exchangeOrderCandidatesIn(db(), v.account, SPAN, orderPrefilter(ref), scanSize)) ordersLoaded += page.orders.length;
+        for await (const page of exchangeOrderCandidatesIn(db(), account, SPAN, orderPrefilter(ref), scanSize, changedSince)) ordersLoaded += page.orders.length;
       expect(ordersLoaded).toBeGreaterThan(0);
       expect(ordersLoaded).toBeLessThan(3 * reference.find((r) => r.code === 'E_FILL_QTY')!.checked);
       for (const scanSize of [1, 3, 1000]) {
         let scanned = 0;
         const loaded: string[] = [];
-        for await (const page of fillCandidatesIn(db(), v.account, SPAN, fillPrefilter(cfg, ref, SPAN), scanSize)) {
+        for await (const page of fillCandidatesIn(db(), account, SPAN, fillPrefilter(cfg, ref, judged === SPAN ? SPAN : { from: new Date('2026-11-08T00:00:00Z'), to: new Date('2026-11-12T00:00:00Z') }), scanSize, changedSince)) {
           scanned += page.scanned;
           loaded.push(...page.fills.map((f) => f.execId));
         }
-        expect(scanned).toBe(inPeriod);
+        expect(scanned).toBe(judgedFills);
         expect(new Set(loaded).size).toBe(loaded.length);
-        expect(loaded.length).toBeLessThan(inPeriod);
+        expect(loaded.length).toBeLessThan(judgedFills);
         for (const key of flaggedFills) expect(loaded).toContain(key);
       }
-    });
+  }
 });

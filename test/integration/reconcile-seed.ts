@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Config } from '../../src/config/load.js';
 import { fileConfigSchema } from '../../src/config/schema.js';
 import type { Db } from '../../src/store/database.js';
@@ -17,6 +18,17 @@ export const NOW = new Date('2026-11-12T03:00:00Z');
 export async function newContext(store: Store, config: Config, id: string, period: { from: string; to: string }, now = NOW): Promise<StageContext> {
   await createRun(store.db, { account: config.account, command: 'reconcile', id, periodFrom: period.from, periodTo: period.to, startedAt: now });
   return { store, config, logger: silentLogger(), runId: id, now };
+}
+
+/**
+ * Marks everything stored so far as judged for `account`, as a reconcile that judged it would
+ * (sql/0017 reconcile_watermark): the next reconcile judges its period and what changes after.
+ */
+export async function markJudged(store: Store, account: string): Promise<void> {
+  const id = `judged-before-${account}`;
+  await createRun(store.db, { account, command: 'reconcile', id });
+  await sql`insert into reconcile_watermark (account, judged_snapshot, run_id, judged_at)
+    values (${account}, pg_current_snapshot(), ${id}, now())`.execute(store.db);
 }
 
 type OrderInput = { id: string; created: string; state?: string; updated?: string; type?: string; inputCurrency?: string; inputAmount?: string; outputAmount?: string; amountUsd?: string | null; processingFeeUsd?: string; wallet?: string; tx?: string | null };
@@ -69,7 +81,9 @@ export async function insertFill(db: Db, f: { execId: string; exOrdId: string; s
 
 /**
  * A small, hand-made world for 2026-11-10 with one planted break per line of the expectation
- * below, and consistent data everywhere else.
+ * below, and consistent data everywhere else. Nothing in it was judged yet, so the first reconcile
+ * judges every record, of whichever day (docs/rules.md "What a run judges"): o-old and o-pend of
+ * 2026-11-01 too.
  */
 export async function seedWorld(db: Db): Promise<void> {
   const cur = await snapshot(db, 'currencies', 'partner', '2026-11-01T00:00:00Z');
@@ -87,7 +101,8 @@ export async function seedWorld(db: Db): Promise<void> {
   await insertOrder(db, { id: 'o-ok', created: '2026-11-10T10:00:00Z', tx: '0xhash1' });
   await insertOrder(db, { id: 'o-feeusd', created: '2026-11-10T11:00:00Z', processingFeeUsd: '2.8', wallet: '0xelse' }); // P_FEE_USD
   await insertOrder(db, { id: 'o-missing', created: '2026-11-10T12:00:00Z', wallet: '0xWALLET:5' }); // X_DEPOSIT_MISSING
-  await insertOrder(db, { id: 'o-old', created: '2026-11-01T10:00:00Z', processingFeeUsd: '2.8', wallet: '0xelse' }); // out of scope
+  // P_FEE_USD of another day: outside the period, judged because nothing stored was judged yet
+  await insertOrder(db, { id: 'o-old', created: '2026-11-01T10:00:00Z', processingFeeUsd: '2.8', wallet: '0xelse' });
   await insertOrder(db, { id: 'o-pend', created: '2026-11-01T10:00:00Z', state: 'PENDING', tx: null }); // P_STALE
 
   await db.insertInto('exchange_deposit').values({ deposit_id: 'dep-1', amount: '0.031234567890123456', currency: 'ETH', address: '0xOURS:memo', tx_hash: '0xhash1', state: 'COMPLETED', timestamp: '2026-11-10T10:10:00Z', raw: '{}' }).execute();
@@ -121,6 +136,7 @@ export const PLANTED = [
   'E_FILL_QTY 100',
   'E_WITHDRAWAL_BENEFICIARY wd-1',
   'P_FEE_USD o-feeusd',
+  'P_FEE_USD o-old',
   'P_STALE o-pend',
   'S_COVERAGE partner:orders:2026-11-10',
   'S_QUARANTINE q-1',

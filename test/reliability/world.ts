@@ -24,7 +24,7 @@ export const DATA_TABLES = [
 ] as const;
 
 /** Columns that say when, how often or by which run a row was written, not what it holds. */
-const VOLATILE = new Set(['id', 'first_seen_at', 'last_seen_at', 'observed_at', 'checked_at', 'not_found_at', 'seen_count', 'run_id', 'resolved_at']);
+const VOLATILE = new Set(['id', 'first_seen_at', 'last_seen_at', 'observed_at', 'checked_at', 'not_found_at', 'seen_count', 'run_id', 'resolved_at', 'change_xid']);
 
 function keep(column: string): boolean {
   return !VOLATILE.has(column);

@@ -74,7 +74,8 @@ for (const kind of storeKinds) {
       expect(result.status).toBe('succeeded');
       expect(result.reportPath).toBe(`/tmp/reports/${result.runId}.xlsx`);
       // No SMTP configured: delivery is skipped, not attempted.
-      expect(calls).toEqual(['syncExchange', 'syncPartner 2026-11-01..2026-11-02', 'reconcile 2026-11-01..2026-11-02', 'writeReport']);
+      // The partner sync reads the look-back days too (partner.lookbackDays, 3); reconcile takes the period.
+      expect(calls).toEqual(['syncExchange', 'syncPartner 2026-10-29..2026-11-02', 'reconcile 2026-11-01..2026-11-02', 'writeReport']);
       const run = await getRun(store.db, result.runId);
       expect(run?.status).toBe('succeeded');
       expect(run?.command).toBe('run');
@@ -95,16 +96,13 @@ for (const kind of storeKinds) {
       expect(stages.report?.detail?.path).toBe(result.reportPath);
     });
 
-    it('re-syncs and re-reconciles the look-back days before the period', async () => {
+    it('the look-back is a sync setting: the partner sync reads those days, reconcile judges the period alone (and what changed)', async () => {
       const calls: string[] = [];
-      await runPipeline({ store, config, logger, stages: fakeStages(calls) }, { period, trigger: 'schedule', email: false, lookbackDays: 3 });
-      expect(calls).toEqual([
-        'syncExchange',
-        'syncPartner 2026-10-29..2026-11-02',
-        'reconcile 2026-10-29..2026-11-01',
-        'reconcile 2026-11-01..2026-11-02',
-        'writeReport',
-      ]);
+      await runPipeline({ store, config, logger, stages: fakeStages(calls) }, { period, trigger: 'schedule', email: false, lookbackDays: 5 });
+      expect(calls).toEqual(['syncExchange', 'syncPartner 2026-10-27..2026-11-02', 'reconcile 2026-11-01..2026-11-02', 'writeReport']);
+      const none: string[] = [];
+      await runPipeline({ store, config, logger, stages: fakeStages(none) }, { period, trigger: 'cli', email: false, lookbackDays: 0 });
+      expect(none).toEqual(['syncExchange', 'syncPartner 2026-11-01..2026-11-02', 'reconcile 2026-11-01..2026-11-02', 'writeReport']);
     });
 
     it('records the failing stage and its error, keeps going no further, and never prints a secret', async () => {

@@ -4,11 +4,13 @@ import { buildMessage, messageSubject } from '../../src/report/email.js';
 import { buildDigest, topBreaks, usdImpact } from '../../src/report/digest.js';
 import { UsdRates } from '../../src/report/usd-rates.js';
 import { amountOrText, isAmount, numberFormat } from '../../src/report/cells.js';
-import { NO_WORKFLOW, openBreakCounts, type ReportedBreak } from '../../src/domain/index.js';
+import { breakId, NO_WORKFLOW, openBreakCounts, type LateBreak, type ReportedBreak } from '../../src/domain/index.js';
 import type { BalanceRollRec, Changes, RunInfo, Totals } from '../../src/report/model.js';
 import { Precision, splitSymbol } from '../../src/report/precision.js';
 import { BreakIndex, fillRow } from '../../src/report/sheets.js';
-import { ageDays, sortBreaks } from '../../src/report/breaks-sheet.js';
+import { ageDays, breakRow, breaksSpec, sortBreaks } from '../../src/report/breaks-sheet.js';
+import { LATE_LISTED_IN_MAIL } from '../../src/report/late-data.js';
+import { lateData } from '../../src/store/run-summary.js';
 import { balanceTotals, feeDays, finishedTime, headline, periodLabel, reportFileNameOf, stagesInRunOrder, summaryRows, type SummaryInput } from '../../src/report/summary.js';
 import { reportFileName } from '../../src/stages/report.js';
 
@@ -487,5 +489,73 @@ describe('totals and fees with the currency named', () => {
     // 3 EUR at 1.1 + 0.5 USD; XYZ has no rate and is named
     expect(String((dayTotal.cells[5] as { value: Decimal }).value)).toBe('3.8');
     expect(dayTotal.cells[6]).toContain('XYZ');
+  });
+});
+
+describe('late data: breaks of earlier days the run opened or resolved', () => {
+  const late: LateBreak[] = [
+    { code: 'X_DEPOSIT_MISSING', key: 'o9', day: '2026-10-29', event: 'resolved', severity: 'high', message: null },
+    { code: 'E_FILL_QTY', key: '1234', day: '2026-10-28', event: 'resolved', severity: 'high', message: null },
+    { code: 'P_PARTNER_FEE_RATE', key: 'o7', day: '2026-10-30', event: 'opened', severity: 'medium', message: null },
+  ];
+  const input = (run: RunInfo): SummaryInput => ({
+    run,
+    openBreaks: [],
+    counts: NONE,
+    changes: { previous: null, opened: [], reopened: [], resolved: [], stillOpen: 0 },
+    totals: { partner: [], fills: [], deposits: [], withdrawals: [] },
+    assumptions: [],
+    precision: Precision.empty(),
+    now: NOW,
+  });
+
+  it('the Summary says how many and lists each with the day of its record, oldest day first', () => {
+    const rows = summaryRows(input(makeRun({ lateBreaks: late })));
+    const at = rows.findIndex((r) => r.cells[0] === 'Earlier days changed by late data');
+    expect(at).toBeGreaterThan(0);
+    expect(rows[at + 1]!.cells[0]).toBe('3 breaks of earlier days changed by late data: 1 opened, 2 resolved');
+    expect(rows.slice(at + 3, at + 6).map((r) => [r.cells[1], r.cells[2], r.cells[3]])).toEqual([
+      ['resolved', 'E_FILL_QTY', '1234'],
+      ['resolved', 'X_DEPOSIT_MISSING', 'o9'],
+      ['opened', 'P_PARTNER_FEE_RATE', 'o7'],
+    ]);
+    const none = summaryRows(input(makeRun()));
+    expect(none[none.findIndex((r) => r.cells[0] === 'Earlier days changed by late data') + 1]!.cells[0]).toBe('no break of an earlier day changed');
+  });
+
+  it('the e-mail names them in text and html, from the digest stored with the workbook', () => {
+    const m = message(makeRun({ lateBreaks: late }), [makeBreak()]);
+    expect(m.text).toContain('3 breaks of earlier days changed by late data: 1 opened, 2 resolved:\n  2026-10-28: E_FILL_QTY 1234 resolved (');
+    expect(m.text).toContain('  2026-10-30: P_PARTNER_FEE_RATE o7 opened (Partner fee rate)');
+    expect(m.html).toContain('<li>2026-10-29: X_DEPOSIT_MISSING o9 resolved (Exchange deposit missing for a paid order)</li>');
+    expect(message(makeRun(), [makeBreak()]).text).not.toContain('late data');
+    // More than the e-mail lists: the rest is counted, the Summary has them all.
+    const many = Array.from({ length: LATE_LISTED_IN_MAIL + 2 }, (_, i) => ({ ...late[0]!, key: `o${i}` }));
+    const big = message(makeRun({ lateBreaks: many }), []);
+    expect(big.text).toContain(`... and 2 more (see the workbook's Summary)`);
+    expect(big.text.match(/X_DEPOSIT_MISSING o\d+ resolved/g)).toHaveLength(LATE_LISTED_IN_MAIL);
+  });
+
+  it('the Breaks sheet marks an open break the run opened on late data in "This period?"', () => {
+    const b = makeBreak({ code: 'P_PARTNER_FEE_RATE', key: 'o7', inPeriod: false });
+    const ctx = { now: NOW, precision: Precision.empty() };
+    const column = breaksSpec.columns.findIndex((c) => c.header === 'This period?');
+    expect(breakRow(b, { ...ctx, late: new Map(late.map((l) => [breakId(l.code, l.key), l])) }).cells[column]).toBe('no: opened by late data of 2026-10-30');
+    expect(breakRow(b, ctx).cells[column]).toBe('no');
+    expect(breakRow(makeBreak(), ctx).cells[column]).toBe('yes');
+  });
+
+  it('the JSON summary counts them and lists each, oldest day first', () => {
+    expect(lateData(late)).toEqual({
+      total: 3,
+      opened: 1,
+      reopened: 0,
+      resolved: 2,
+      breaks: [
+        { code: 'E_FILL_QTY', key: '1234', day: '2026-10-28', event: 'resolved', severity: 'high' },
+        { code: 'X_DEPOSIT_MISSING', key: 'o9', day: '2026-10-29', event: 'resolved', severity: 'high' },
+        { code: 'P_PARTNER_FEE_RATE', key: 'o7', day: '2026-10-30', event: 'opened', severity: 'medium' },
+      ],
+    });
   });
 });

@@ -13,7 +13,7 @@ export const COMMAND_INFO = {
   reconcile: { args: '', description: 'check the stored data of a period against every rule and update the breaks, without syncing (a run record is kept)' },
   report: { args: '[runId]', description: 'write the Excel workbook of a run to REPORTS_DIR (default: the latest run that reconciled) and print its path' },
   deliver: { args: '<runId>', description: "e-mail a run's workbook (retries a failed delivery); needs SMTP_URL, email.from and email.to" },
-  schedule: { args: '', description: 'stay up and fire `run` for the previous UTC day by schedule.cron in schedule.timezone (default 02:00 UTC daily), re-syncing schedule.lookbackDays (default 3)' },
+  schedule: { args: '', description: 'stay up and fire `run` for the previous UTC day by schedule.cron in schedule.timezone (default 02:00 UTC daily), exactly as `run` does' },
   runs: { args: '', description: 'list past runs, newest first: period, status, stage timings, counts, open breaks, workbook, delivery' },
   breaks: { args: '', description: 'work the breaks: list and show them with their history, acknowledge (explain) one with a reason, note, assign an owner, import a returned workbook' },
   'serve-webhooks': { args: '', description: 'receive partner order events over HTTP(S) (HTTPS when webhooks.tlsCertFile/tlsKeyFile are set); accepts only the configured sender addresses; stops cleanly on SIGTERM/SIGINT' },

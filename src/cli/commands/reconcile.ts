@@ -1,6 +1,7 @@
 /** `ramp-recon reconcile`: checks the stored data of a period as a recorded run, without syncing. */
 import { COMMAND_INFO } from './info.js';
 import { periodLabel } from '../../report/summary.js';
+import { lateSentence } from '../../report/late-data.js';
 import type { Command } from 'commander';
 import { executeRun } from '../../pipeline/execute.js';
 import { countOpenBreaks } from '../../store/counts.js';
@@ -47,7 +48,7 @@ export function register(program: Command): void {
           else
             process.stdout.write(
               outcome.status === 'succeeded'
-                ? `reconcile ${outcome.runId} succeeded: period ${periodLabel(period.from, period.to)}, ${summary.breaks.length} open break(s)\n  \`ramp-recon report ${outcome.runId}\` writes its workbook\n`
+                ? `reconcile ${outcome.runId} succeeded: period ${periodLabel(period.from, period.to)}, ${summary.breaks.length} open break(s)${summary.lateData.total ? `; ${lateSentence(summary.lateData)}` : ''}\n  \`ramp-recon report ${outcome.runId}\` writes its workbook\n`
                 : `reconcile ${outcome.runId} failed: ${outcome.error}\n`,
             );
           return exitCodeOf({ status: outcome.status, openBreaks: summary.breaks.length, explained: summary.breakCounts.explained }, opts.failOnBreaks === true);

@@ -1,6 +1,7 @@
 /** `ramp-recon run`: the whole pipeline for a period, and the frame (signals, store, exit codes) every run-like command shares. */
 import { COMMAND_INFO } from './info.js';
 import { periodLabel } from '../../report/summary.js';
+import { lateSentence } from '../../report/late-data.js';
 import { Command } from 'commander';
 import { requireSources, type Config } from '../../config/load.js';
 import { EmbeddedBusyError, type Store } from '../../store/database.js';
@@ -77,6 +78,7 @@ export function describeResult(result: PipelineResult): string {
       .map(([k, v]) => `${k} ${String(v)}`)
       .join(', ')}`,
   ];
+  if (s.lateData.total) lines.push(`  late data   ${lateSentence(s.lateData)}`);
   if (result.reportPath) lines.push(`  workbook    ${result.reportPath}`);
   if (result.status === 'failed') lines.push('  what was committed is kept; the next run resumes from it');
   return lines.join('\n');
