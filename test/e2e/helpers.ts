@@ -35,8 +35,9 @@ export interface RunningCli {
   stdout(): string;
 }
 
-export function startCli(args: string[], env: NodeJS.ProcessEnv, cwd = ROOT): RunningCli {
-  const child = spawn(process.execPath, [CLI, ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `script`: the CLI by default; test/e2e/clocked-cli.mjs runs it on a moved clock. */
+export function startCli(args: string[], env: NodeJS.ProcessEnv, cwd = ROOT, script = CLI): RunningCli {
+  const child = spawn(process.execPath, [script, ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -48,8 +49,8 @@ export function startCli(args: string[], env: NodeJS.ProcessEnv, cwd = ROOT): Ru
   return { child, done, stderr: () => stderr, stdout: () => stdout };
 }
 
-export function runCli(args: string[], env: NodeJS.ProcessEnv, cwd = ROOT): Promise<CliResult> {
-  return startCli(args, env, cwd).done;
+export function runCli(args: string[], env: NodeJS.ProcessEnv, cwd = ROOT, script = CLI): Promise<CliResult> {
+  return startCli(args, env, cwd, script).done;
 }
 
 export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
