@@ -98,41 +98,26 @@ create trigger exchange_withdrawal_changed before update on exchange_withdrawal 
     is distinct from (new.amount, new.fee, new.currency, new.beneficiary, new.state, new.timestamp))
   execute function recon_mark_changed();
 
-create function recon_note_old_deposit_hash() returns trigger language plpgsql as $$
+-- One note function for every AFTER trigger below: the kind of key (TG_ARGV[0]) and the column that
+-- holds it (TG_ARGV[1]), read from the old row (an update, a delete: what the row no longer says) or
+-- the new one (an insert). The WHEN clauses keep it to the rare rows that need a note.
+create function recon_note_key() returns trigger language plpgsql as $$
+declare
+  r jsonb := case when tg_op = 'INSERT' then to_jsonb(new) else to_jsonb(old) end;
 begin
-  perform recon_note(old.account, 'tx_hash', old.tx_hash);
-  return new;
+  perform recon_note(r ->> 'account', tg_argv[0], r ->> tg_argv[1]);
+  return null;
 end $$;
+
 create trigger exchange_deposit_hash_left after update on exchange_deposit for each row
   when (old.tx_hash is not null and old.tx_hash is distinct from new.tx_hash)
-  execute function recon_note_old_deposit_hash();
-
-create function recon_note_old_order_hash() returns trigger language plpgsql as $$
-begin
-  perform recon_note(old.account, 'tx_hash', old.transaction_hash);
-  return new;
-end $$;
+  execute function recon_note_key('tx_hash', 'tx_hash');
 create trigger partner_order_hash_left after update on partner_order for each row
   when (old.transaction_hash is not null and old.transaction_hash is distinct from new.transaction_hash)
-  execute function recon_note_old_order_hash();
-
-create function recon_note_old_fill_order() returns trigger language plpgsql as $$
-begin
-  perform recon_note(old.account, 'exchange_order', old.ex_ord_id::text);
-  return new;
-end $$;
+  execute function recon_note_key('tx_hash', 'transaction_hash');
 create trigger exchange_fill_order_left after update on exchange_fill for each row
   when (old.ex_ord_id is distinct from new.ex_ord_id)
-  execute function recon_note_old_fill_order();
-
-create function recon_note_order_not_found() returns trigger language plpgsql as $$
-begin
-  if tg_op = 'DELETE' then
-    perform recon_note(old.account, 'exchange_order', old.ex_ord_id::text);
-    return old;
-  end if;
-  perform recon_note(new.account, 'exchange_order', new.ex_ord_id::text);
-  return new;
-end $$;
+  execute function recon_note_key('exchange_order', 'ex_ord_id');
+-- An order the exchange answered 404 for, or found again: its fills' E_FILL_ORPHAN.
 create trigger exchange_order_not_found_changed after insert or delete on exchange_order_not_found for each row
-  execute function recon_note_order_not_found();
+  execute function recon_note_key('exchange_order', 'ex_ord_id');

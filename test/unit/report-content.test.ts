@@ -136,19 +136,12 @@ describe('precision', () => {
 });
 
 describe('summary rows', () => {
-  const totals: Totals = { partner: [], fills: [], deposits: [], withdrawals: [] };
-  const changes: Changes = { previous: null, opened: [], reopened: [], resolved: [], stillOpen: 0 };
   it('put the headline first and state every rule and assumption', () => {
-    const rows = summaryRows({
-      run: makeRun({ ruleResults: [{ code: 'P_WEBHOOK_GAP', severity: 'low', description: 'webhook gap', status: 'not_checked', checked: 0, breaks: 0, reason: 'webhooks not configured' }] }),
-      openBreaks: [],
-      counts: NONE,
-      changes,
-      totals,
-      assumptions: [['Fill fee currency', 'counter']],
-      precision: Precision.empty(),
-      now: new Date('2026-11-02T03:00:00Z'),
-    });
+    const rows = summaryRows(
+      summaryInput(makeRun({ ruleResults: [{ code: 'P_WEBHOOK_GAP', severity: 'low', description: 'webhook gap', status: 'not_checked', checked: 0, breaks: 0, reason: 'webhooks not configured' }] }), [], {
+        assumptions: [['Fill fee currency', 'counter']],
+      }),
+    );
     expect(rows[0]).toMatchObject({ tone: 'ok' });
     expect(rows[0]!.cells[0]).toBe('RECONCILED: 2026-11-01, no open breaks');
     const rule = rows.find((r) => r.cells[0] === 'P_WEBHOOK_GAP')!;
@@ -498,16 +491,7 @@ describe('late data: breaks of earlier days the run opened or resolved', () => {
     { code: 'E_FILL_QTY', key: '1234', day: '2026-10-28', event: 'resolved', severity: 'high', message: null },
     { code: 'P_PARTNER_FEE_RATE', key: 'o7', day: '2026-10-30', event: 'opened', severity: 'medium', message: null },
   ];
-  const input = (run: RunInfo): SummaryInput => ({
-    run,
-    openBreaks: [],
-    counts: NONE,
-    changes: { previous: null, opened: [], reopened: [], resolved: [], stillOpen: 0 },
-    totals: { partner: [], fills: [], deposits: [], withdrawals: [] },
-    assumptions: [],
-    precision: Precision.empty(),
-    now: NOW,
-  });
+  const input = (run: RunInfo) => summaryInput(run);
 
   it('the Summary says how many and lists each with the day of its record, oldest day first', () => {
     const rows = summaryRows(input(makeRun({ lateBreaks: late })));
