@@ -79,7 +79,10 @@ describe.each(storeKinds)('ramp-recon doctor [%s]', (kind) => {
     expect(r.checks.map((c) => `${c.part}:${c.status}`)).toEqual(
       expect.arrayContaining(['config:ok', 'reports folder:ok', 'database:ok', 'partner API:ok', 'exchange API:ok', 'SMTP:ok', 'webhook port:ok']),
     );
-    expect(r.part('database')?.text).toMatch(kind === 'postgres' ? /PostgreSQL at 127\.0\.0\.1:5432.*connected, \d+ migrations applied, run lock free/ : /embedded database .*connected/);
+    // The server TEST_DATABASE_URL names, wherever it listens.
+    const server = kind === 'postgres' ? new URL(process.env.TEST_DATABASE_URL!) : null;
+    const at = server ? `${server.hostname}${server.port ? `:${server.port}` : ''}`.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') : '';
+    expect(r.part('database')?.text).toMatch(server ? new RegExp(`PostgreSQL at ${at}.*connected, \\d+ migrations applied, run lock free`) : /embedded database .*connected/);
     expect(r.part('partner API')?.text).toMatch(/public key accepted .*private key accepted/);
     expect(r.part('SMTP')?.text).toMatch(/connected and authenticated \(no mail sent\)/);
     expect(r.stdout).not.toContain('mail-secret-42');
