@@ -125,7 +125,7 @@ export function startWebhooks(w: World, url: string): WebhookRunner {
   const send = async (p: Pending): Promise<void> => {
     inFlight++;
     p.attempt++;
-    let status = 0;
+    let status: number;
     try {
       const res = await fetch(url, {
         method: 'POST',

@@ -80,8 +80,13 @@ export function feeUnits(def: SymbolDef, lots: number, ticks: number, rate: Fx):
     const p = 10 ** shift;
     let q = Math.floor(product / p);
     let r = product - q * p;
-    if (r < 0) (q -= 1), (r += p);
-    else if (r >= p) (q += 1), (r -= p);
+    if (r < 0) {
+      q -= 1;
+      r += p;
+    } else if (r >= p) {
+      q += 1;
+      r -= p;
+    }
     return 2 * r >= p ? q + 1 : q;
   }
   const raw: Fx = { v: BigInt(lots) * BigInt(def.lot[0]) * BigInt(ticks) * BigInt(def.priceInc[0]) * rate.v, s: def.lot[1] + def.priceInc[1] + rate.s };

@@ -57,6 +57,7 @@ export async function quarantineRecords(db: Db, records: QuarantineInput[]): Pro
 /** The longest record key kept in its indexed column (the sources' ids are at most 200 characters). */
 const MAX_RECORD_KEY = 200;
 
+// eslint-disable-next-line no-control-regex -- NUL is what is looked for: Postgres text cannot hold it
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 /**

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -41,7 +41,7 @@ describeEachStore('webhook receiver', (ctx) => {
   });
 
   it('stores an event and creates its order, digits and nanoseconds intact', async () => {
-    const ev = makeEvent({ inputAmount: 123.450000000000000001 === 0 ? '0' : '123.450000000000000001' });
+    const ev = makeEvent({ inputAmount: '123.450000000000000001' });
     const started = Date.now();
     const res = await post(server.url, ev);
     expect(res.status).toBe(200);
@@ -112,7 +112,7 @@ describeEachStore('webhook receiver', (ctx) => {
 
   it('accepts an event with fields beyond the contract, stores it raw and counts drift', async () => {
     const before = server.stats().drift;
-    const ev = makeEvent({ riskScore: 0.12345678901234567890123, newThing: { a: 1 } });
+    const ev = makeEvent({ riskScore: 0.123456789, newThing: { a: 1 } });
     expect((await post(server.url, ev)).status).toBe(200);
     const row = await ctx.store.db.selectFrom('webhook_event').selectAll().where('event_id', '=', ev.eventId as string).executeTakeFirstOrThrow();
     expect(row.extra_fields).toEqual(['newThing', 'riskScore']);

@@ -135,7 +135,7 @@ describe.skipIf(!BASE_URL)('a database that goes away during a run [postgres]', 
       const w = await world();
       await admin.query(`insert into ${w.schema}.rr_pause (name) values ($1)`, [stage]);
       const cli = startCli(['run', '--json', '--no-email'], w.env);
-      let terminated = 0;
+      let terminated: number;
       let result: CliResult;
       try {
         terminated = await terminateWhenHeld(w.app, mode);

@@ -34,7 +34,7 @@ let sendSeconds = 0;
 
 async function send(i) {
   const t0 = performance.now();
-  let status = 0;
+  let status;
   try {
     const res = await pool.request({ path: '/webhooks/orders', method: 'POST', headers: { 'content-type': 'application/json' }, body: bodies[i] });
     await res.body.text();

@@ -28,7 +28,7 @@ export function whoIs(by: string | undefined): string {
     if (!name) throw new ConfigError(['--by: must not be empty (the name the change is recorded under)']);
     return name;
   }
-  let name = '';
+  let name: string;
   try {
     name = userInfo().username.trim();
   } catch {

@@ -89,6 +89,7 @@ export function textIssue(s: string): string | null {
 
 /** Text of a field path or key for a reason (itself text: NUL and lone surrogates escaped). */
 export function printable(s: string): string {
+  // eslint-disable-next-line no-control-regex -- NUL is what is looked for: Postgres text cannot hold it
   return s.replace(/\u0000/g, '\\u0000').replace(LONE_SURROGATES, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
 }
 

@@ -288,7 +288,7 @@ export interface ValidatedPage<T> {
  * (it must accept only records the schema accepts, with the schema's value: see fastFill).
  */
 export function validateRecords<T>(
-  schema: z.ZodType<T, any>,
+  schema: z.ZodType<T, unknown>,
   records: unknown[],
   keyField: string,
   int64Key = false,

@@ -19,7 +19,7 @@ export interface WindowStream<T, R extends { raw: string }> {
   entity: string;
   keyField: string;
   int64Key: boolean;
-  schema: z.ZodType<T, any>;
+  schema: z.ZodType<T, unknown>;
   cap: StreamCap;
   fetch(window: Window, symbol: string | undefined, signal?: AbortSignal): Promise<Page>;
   toRow(v: Validated<T>): R;

@@ -181,6 +181,7 @@ function storableKey(key: string): boolean {
 
 /** A reason as text Postgres can hold: NUL and lone surrogates (quoted from the body by a parser's message) escaped. */
 function storableText(text: string): string {
+  // eslint-disable-next-line no-control-regex -- NUL is what is looked for: Postgres text cannot hold it
   const noNul = text.replace(/\u0000/g, '\\u0000');
   return isWellFormed(noNul) ? noNul : JSON.stringify(noNul).slice(1, -1);
 }
