@@ -29,7 +29,15 @@ export default defineConfig({
     // Two groups, one after the other: the webhook load measures a rate, so it runs alone once
     // the kills, faults and corpora (two files at a time) are done.
     projects: [
-      { extends: true, test: { name: 'reliability', include: ['test/reliability/**/*.test.ts'], exclude: [LOAD], sequence: { groupOrder: 0 } } },
+      {
+        extends: true,
+        test: {
+          name: 'reliability',
+          include: ['test/reliability/**/*.test.ts'],
+          exclude: [LOAD],
+          sequence: { groupOrder: 0 },
+        },
+      },
       { extends: true, test: { name: 'webhook load', include: [LOAD], sequence: { groupOrder: 1 } } },
     ],
   },

@@ -21,8 +21,12 @@ export interface SandboxChild {
 const here = (file: string): string => fileURLToPath(new URL(file, import.meta.url));
 
 /** Forks the sandbox with `options` on a clock `clockOffsetMs` from the real one; resolves when it serves. */
-export async function startSandboxChild(options: Partial<SandboxOptions> & { clockOffsetMs: number }): Promise<SandboxChild> {
-  const child = fork(here('./sandbox-child.js'), [JSON.stringify(options)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+export async function startSandboxChild(
+  options: Partial<SandboxOptions> & { clockOffsetMs: number },
+): Promise<SandboxChild> {
+  const child = fork(here('./sandbox-child.js'), [JSON.stringify(options)], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   let nextId = 1;
   const ready = await new Promise<{ env: Record<string, string>; counts: SandboxCounts }>((resolve, reject) => {
@@ -57,12 +61,16 @@ export async function startSandboxChild(options: Partial<SandboxOptions> & { clo
 
 /** One pipeline run in a child process; its log lines (stderr, not a terminal: no progress bar) pass through. */
 export async function runPipelineChild(input: PipelineChildInput): Promise<PipelineChildResult> {
-  const child = fork(here('./pipeline-child.js'), [JSON.stringify(input)], { stdio: ['ignore', 'inherit', 'pipe', 'ipc'] });
+  const child = fork(here('./pipeline-child.js'), [JSON.stringify(input)], {
+    stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
+  });
   child.stderr!.pipe(process.stderr, { end: false });
   return new Promise<PipelineChildResult>((resolve, reject) => {
     let result: PipelineChildResult | undefined;
     child.once('message', (m) => (result = m as PipelineChildResult));
-    child.once('exit', (code) => (result ? resolve(result) : reject(new Error(`pipeline child exited with ${code} before reporting`))));
+    child.once('exit', (code) =>
+      result ? resolve(result) : reject(new Error(`pipeline child exited with ${code} before reporting`)),
+    );
   });
 }
 

@@ -10,16 +10,32 @@ import type pg from 'pg';
 import copyStreams from 'pg-copy-streams';
 
 /** exchange_fill's columns in the order of a COPY line. */
-const COLUMNS = ['account', 'exec_id', 'ex_ord_id', 'trade_id', 'side', 'symbol', 'price', 'qty', 'fee', 'timestamp', 'raw'];
+const COLUMNS = [
+  'account',
+  'exec_id',
+  'ex_ord_id',
+  'trade_id',
+  'side',
+  'symbol',
+  'price',
+  'qty',
+  'fee',
+  'timestamp',
+  'raw',
+];
 
 /** A COPY text line of exchange_fill: tab-separated, backslash escapes; values in COLUMNS order. */
 export function fillCopyLine(values: string[]): string {
-  return values.map((v) => v.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r')).join('\t');
+  return values
+    .map((v) => v.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r'))
+    .join('\t');
 }
 
 /** COPY of the lines into `table`, sent 1000 lines at a time. */
 export async function copyInto(client: pg.Client, table: string, lines: string[]): Promise<void> {
-  const stream = client.query(copyStreams.from(`copy ${table} (${COLUMNS.map((c) => `"${c}"`).join(', ')}) from stdin`));
+  const stream = client.query(
+    copyStreams.from(`copy ${table} (${COLUMNS.map((c) => `"${c}"`).join(', ')}) from stdin`),
+  );
   await pipeline(
     Readable.from(
       (function* () {

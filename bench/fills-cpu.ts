@@ -7,7 +7,16 @@ import { parseJsonLossless } from '../src/decimal/json.js';
 import { fastFill, fillSchema, validateRecords } from '../src/sources/exchange/schemas.js';
 import { toFillRow } from '../src/sources/exchange/transform.js';
 
-const sb = await startSandbox({ seed: 5, days: 5, exchangeOrdersPerDay: 2000, fillsPerOrder: 3, ordersPerDay: 10, depositsPerDay: 4, withdrawalsPerDay: 3, now: new Date() });
+const sb = await startSandbox({
+  seed: 5,
+  days: 5,
+  exchangeOrdersPerDay: 2000,
+  fillsPerOrder: 3,
+  ordersPerDay: 10,
+  depositsPerDay: 4,
+  withdrawalsPerDay: 3,
+  now: new Date(),
+});
 const url = sb.env.EXCHANGE_API_URL!;
 const token = sb.env.EXCHANGE_API_TOKEN!;
 const texts: string[] = [];
@@ -39,15 +48,35 @@ const parsed = texts.map((t) => parseJsonLossless(t) as unknown[]);
 time('JSON.parse (native, lossy)', (t) => void JSON.parse(t));
 time('parseJsonLossless', (t) => void parseJsonLossless(t));
 let k = 0;
-time('validateRecords(fillSchema)', () => void validateRecords(fillSchema, parsed[k++ % parsed.length]!, 'execId', true));
-time('validateRecords(fillSchema, fastFill)', () => void validateRecords(fillSchema, parsed[k++ % parsed.length]!, 'execId', true, fastFill));
+time(
+  'validateRecords(fillSchema)',
+  () => void validateRecords(fillSchema, parsed[k++ % parsed.length]!, 'execId', true),
+);
+time(
+  'validateRecords(fillSchema, fastFill)',
+  () => void validateRecords(fillSchema, parsed[k++ % parsed.length]!, 'execId', true, fastFill),
+);
 const validated = parsed.map((p) => validateRecords(fillSchema, p, 'execId', true));
 time('toFillRow', () => void validated[k++ % validated.length]!.valid.map((v) => toFillRow(v, { raw: false })));
-time('parse+validate+map (zod)', (t) => void validateRecords(fillSchema, parseJsonLossless(t) as unknown[], 'execId', true).valid.map((v) => toFillRow(v, { raw: false })));
-time('parse+validate+map (fastFill)', (t) => void validateRecords(fillSchema, parseJsonLossless(t) as unknown[], 'execId', true, fastFill).valid.map((v) => toFillRow(v, { raw: false })));
+time(
+  'parse+validate+map (zod)',
+  (t) =>
+    void validateRecords(fillSchema, parseJsonLossless(t) as unknown[], 'execId', true).valid.map((v) =>
+      toFillRow(v, { raw: false }),
+    ),
+);
+time(
+  'parse+validate+map (fastFill)',
+  (t) =>
+    void validateRecords(fillSchema, parseJsonLossless(t) as unknown[], 'execId', true, fastFill).valid.map((v) =>
+      toFillRow(v, { raw: false }),
+    ),
+);
 // Every record of the sandbox's pages must take the fast path with the schema's exact value.
-for (const p of parsed) for (const r of p) {
-  const a = fastFill(r);
-  const b = fillSchema.safeParse(r);
-  if (a === null || !b.success || JSON.stringify(a) !== JSON.stringify(b.data)) throw new Error(`fastFill differs on ${JSON.stringify(b)}`);
-}
+for (const p of parsed)
+  for (const r of p) {
+    const a = fastFill(r);
+    const b = fillSchema.safeParse(r);
+    if (a === null || !b.success || JSON.stringify(a) !== JSON.stringify(b.data))
+      throw new Error(`fastFill differs on ${JSON.stringify(b)}`);
+  }

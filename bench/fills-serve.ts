@@ -9,9 +9,21 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const opts = { seed: 5, days: 5, exchangeOrdersPerDay: Number(process.env.PER_DAY ?? 10_000), fillsPerOrder: 3, ordersPerDay: 10, depositsPerDay: 4, withdrawalsPerDay: 3, now: '2026-01-10T12:00:00.000Z', faults: 'none' };
+const opts = {
+  seed: 5,
+  days: 5,
+  exchangeOrdersPerDay: Number(process.env.PER_DAY ?? 10_000),
+  fillsPerOrder: 3,
+  ordersPerDay: 10,
+  depositsPerDay: 4,
+  withdrawalsPerDay: 3,
+  now: '2026-01-10T12:00:00.000Z',
+  faults: 'none',
+};
 const child = fork(fileURLToPath(new URL('./sandbox-child.js', import.meta.url)), [JSON.stringify(opts)]);
-const env = await new Promise<Record<string, string>>((resolve) => child.once('message', (m) => resolve((m as { env: Record<string, string> }).env)));
+const env = await new Promise<Record<string, string>>((resolve) =>
+  child.once('message', (m) => resolve((m as { env: Record<string, string> }).env)),
+);
 const url = env.EXCHANGE_API_URL!;
 const headers = { 'X-API-Token': env.EXCHANGE_API_TOKEN! };
 const ticks = (): number => {

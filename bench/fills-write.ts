@@ -20,7 +20,17 @@ import type { NewExchangeFill } from '../src/store/schema.js';
 const baseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const wanted = Number(process.env.PAGES ?? 60);
 
-const sb = await startSandbox({ seed: 5, days: 5, exchangeOrdersPerDay: Math.ceil((wanted * 1000) / 15) + 100, fillsPerOrder: 3, ordersPerDay: 10, depositsPerDay: 4, withdrawalsPerDay: 3, now: new Date(), faults: 'none' });
+const sb = await startSandbox({
+  seed: 5,
+  days: 5,
+  exchangeOrdersPerDay: Math.ceil((wanted * 1000) / 15) + 100,
+  fillsPerOrder: 3,
+  ordersPerDay: 10,
+  depositsPerDay: 4,
+  withdrawalsPerDay: 3,
+  now: new Date(),
+  faults: 'none',
+});
 const pages: Array<{ text: string; rows: NewExchangeFill[] }> = [];
 let toExec: string | null = null;
 while (pages.length < wanted) {
@@ -45,13 +55,22 @@ const schema = `bench_${randomBytes(4).toString('hex')}`;
 await admin.query(`create schema ${schema}`);
 const store = await openStore({ url: baseUrl, schema });
 await migrate(store);
-const rate = (ms: number) => `${Math.round((total * 1000) / ms)} rows/s (${Math.round(ms)} ms, ${(ms / pages.length).toFixed(1)} ms/page)`;
+const rate = (ms: number) =>
+  `${Math.round((total * 1000) / ms)} rows/s (${Math.round(ms)} ms, ${(ms / pages.length).toFixed(1)} ms/page)`;
 try {
   for (let pass = 1; pass <= 2; pass++) {
     await store.db.deleteFrom('exchange_fill').execute();
     let t = performance.now();
     for (const p of pages) {
-      await commitFillsPage(store.db, { account: 'default', runId: null, rows: p.rows, pageText: p.text, coverageStream: 'fills', coverage: new Map(), cursors: [] });
+      await commitFillsPage(store.db, {
+        account: 'default',
+        runId: null,
+        rows: p.rows,
+        pageText: p.text,
+        coverageStream: 'fills',
+        coverage: new Map(),
+        cursors: [],
+      });
     }
     console.log(`pass ${pass} commitFillsPage:  ${rate(performance.now() - t)}`);
 
@@ -60,7 +79,24 @@ try {
     await client.connect();
     t = performance.now();
     for (const p of pages) {
-      await copyMerge(client, p.rows.map((r) => fillCopyLine(['default', r.exec_id, r.ex_ord_id, r.trade_id, r.side, r.symbol, r.price, r.qty, r.fee, r.timestamp, r.raw])));
+      await copyMerge(
+        client,
+        p.rows.map((r) =>
+          fillCopyLine([
+            'default',
+            r.exec_id,
+            r.ex_ord_id,
+            r.trade_id,
+            r.side,
+            r.symbol,
+            r.price,
+            r.qty,
+            r.fee,
+            r.timestamp,
+            r.raw,
+          ]),
+        ),
+      );
     }
     console.log(`pass ${pass} COPY + merge:     ${rate(performance.now() - t)}`);
     await client.end();

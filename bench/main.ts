@@ -41,7 +41,12 @@ const PARTNER_DEPOSITS = 1_000;
 /** Mean fills per filled exchange order; about 0.85 of the orders fill. */
 const FILLS_PER_ORDER = 6;
 /** The new day before the nightly run: ~10,000 fills (issue 12); the rest at the history's daily rate (deposits: besides the partner orders'). */
-const NEW_DAY = { fills: 10_000, partnerOrders: HISTORY.partnerOrders / DAYS, deposits: (HISTORY.deposits - PARTNER_DEPOSITS) / DAYS, withdrawals: HISTORY.withdrawals / DAYS };
+const NEW_DAY = {
+  fills: 10_000,
+  partnerOrders: HISTORY.partnerOrders / DAYS,
+  deposits: (HISTORY.deposits - PARTNER_DEPOSITS) / DAYS,
+  withdrawals: HISTORY.withdrawals / DAYS,
+};
 /** The scheduler fires at 02:00 UTC (default schedule.cron "0 2 * * *"): both runs start then. */
 const FIRE_AT_MS = 2 * 3_600_000;
 
@@ -58,7 +63,9 @@ async function timeIt(fn: () => Promise<void>): Promise<number> {
 }
 
 const minus = (x: SandboxCounts, y: SandboxCounts): SandboxCounts =>
-  Object.fromEntries(Object.entries(x).map(([k, v]) => [k, v - y[k as keyof SandboxCounts]])) as unknown as SandboxCounts;
+  Object.fromEntries(
+    Object.entries(x).map(([k, v]) => [k, v - y[k as keyof SandboxCounts]]),
+  ) as unknown as SandboxCounts;
 
 /**
  * One round. The simulated calendar: the first run starts at 02:00 UTC of day X (X two days
@@ -98,17 +105,32 @@ async function benchRound(admin: pg.Client): Promise<RoundResult> {
     const configPath = join(dir, 'config.json');
     const unlimited = 1000; // the schema's maximum: rate limits lifted for the local sandbox
     const config = {
-      partner: { feeRate: DEFAULT_OPTIONS.partnerFeeRate, publicRateLimitPerSecond: unlimited, privateRateLimitPerSecond: unlimited },
+      partner: {
+        feeRate: DEFAULT_OPTIONS.partnerFeeRate,
+        publicRateLimitPerSecond: unlimited,
+        privateRateLimitPerSecond: unlimited,
+      },
       exchange: { rateLimitPerSecond: unlimited, historyStart: toDay(new Date(dayX - DAYS * MS_PER_DAY)) },
     };
     writeFileSync(configPath, JSON.stringify(config));
-    const env = { ...sandbox.env, DATABASE_URL: url, REPORTS_DIR: join(dir, 'reports'), LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' };
+    const env = {
+      ...sandbox.env,
+      DATABASE_URL: url,
+      REPORTS_DIR: join(dir, 'reports'),
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+    };
     // The run's clock is the sandbox's, read just before it starts.
     const offsetNow = async (): Promise<number> => (await sandbox.currentCounts()).clock - Date.now();
 
     await sandbox.requests();
     const firstPeriod = { from: addDays(toDay(new Date(dayX)), -DAYS), to: toDay(new Date(dayX)) };
-    const first = await runPipelineChild({ mode: 'first', period: firstPeriod, env, configPath, clockOffsetMs: await offsetNow() });
+    const first = await runPipelineChild({
+      mode: 'first',
+      period: firstPeriod,
+      env,
+      configPath,
+      clockOffsetMs: await offsetNow(),
+    });
     const firstRequests = await sandbox.requests();
     const afterFirst = await sandbox.currentCounts();
     if (first.status !== 'succeeded') throw new Error(`first run failed in ${first.failedStage}: ${first.error}`);
@@ -129,7 +151,8 @@ async function benchRound(admin: pg.Client): Promise<RoundResult> {
       await sandbox.requests();
       const nightly = await runPipelineChild({ mode: 'nightly', env, configPath, clockOffsetMs: await offsetNow() });
       const nightlyRequests = await sandbox.requests();
-      if (nightly.status !== 'succeeded') throw new Error(`nightly run failed in ${nightly.failedStage}: ${nightly.error}`);
+      if (nightly.status !== 'succeeded')
+        throw new Error(`nightly run failed in ${nightly.failedStage}: ${nightly.error}`);
       await sandbox.close();
 
       await client.query('truncate exchange_fill');

@@ -63,14 +63,18 @@ const real = await loadStages();
 let exchange: ExchangeSyncResult | undefined;
 // The process's peak RSS when each stage ends, by the name runPipeline records it under: which stage sets the peak.
 const rssAfter: Record<string, number> = {};
-function noting<A extends unknown[], R>(fn: (...args: A) => Promise<R>, name: (...args: A) => string): (...args: A) => Promise<R> {
+function noting<A extends unknown[], R>(
+  fn: (...args: A) => Promise<R>,
+  name: (...args: A) => string,
+): (...args: A) => Promise<R> {
   return async (...args) => {
     const result = await fn(...args);
     rssAfter[name(...args)] = process.resourceUsage().maxRSS;
     return result;
   };
 }
-const keepExchange: Stages['syncExchange'] = async (ctx, options) => (exchange = (await real.syncExchange(ctx, options)) as ExchangeSyncResult);
+const keepExchange: Stages['syncExchange'] = async (ctx, options) =>
+  (exchange = (await real.syncExchange(ctx, options)) as ExchangeSyncResult);
 const stages: Stages = {
   ...real,
   syncExchange: noting(keepExchange, () => 'sync.exchange'),
@@ -83,7 +87,10 @@ const t0 = performance.now();
 const store = await openMigratedStore(config, logger);
 let out: PipelineChildResult;
 try {
-  const result = await runPipeline({ store, config, logger, stages }, { period, trigger: nightly ? 'schedule' : 'cli', email: false });
+  const result = await runPipeline(
+    { store, config, logger, stages },
+    { period, trigger: nightly ? 'schedule' : 'cli', email: false },
+  );
   const wallMs = performance.now() - t0;
   const row = await getRun(store.db, result.runId);
   const recorded = (row?.stages ?? {}) as Record<string, { startedAt: string; finishedAt: string; status: string }>;
@@ -97,9 +104,16 @@ try {
     maxRssKb: process.resourceUsage().maxRSS,
     stages: Object.entries(recorded)
       .sort(([, x], [, y]) => Date.parse(x.startedAt) - Date.parse(y.startedAt))
-      .map(([name, s]) => ({ name, ms: Date.parse(s.finishedAt) - Date.parse(s.startedAt), status: s.status, maxRssKb: rssAfter[name] })),
+      .map(([name, s]) => ({
+        name,
+        ms: Date.parse(s.finishedAt) - Date.parse(s.startedAt),
+        status: s.status,
+        maxRssKb: rssAfter[name],
+      })),
     breaks: countBy(result.summary.breaks.map((b) => b.code)),
-    ...(exchange ? { exchange: { stageMs: exchange.stageMs, fills: exchange.counts.fills, requests: exchange.counts.requests } } : {}),
+    ...(exchange
+      ? { exchange: { stageMs: exchange.stageMs, fills: exchange.counts.fills, requests: exchange.counts.requests } }
+      : {}),
   };
 } finally {
   await store.close();

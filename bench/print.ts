@@ -45,9 +45,15 @@ const rate = (rows: number, ms: number): number => (rows * 1000) / ms;
 
 /** Pages the new day's records fill at the largest page each listing allows. */
 export function newDayPages(d: SandboxCounts): number {
-  return Math.ceil(d.fills / 1000) + Math.ceil(d.partnerOrders / 50) + Math.ceil(d.exchangeOrders / 1000) + Math.ceil(d.trades / 1000);
+  return (
+    Math.ceil(d.fills / 1000) +
+    Math.ceil(d.partnerOrders / 50) +
+    Math.ceil(d.exchangeOrders / 1000) +
+    Math.ceil(d.trades / 1000)
+  );
 }
-const PAGES_FORMULA = 'ceil(fills/1000) + ceil(partner orders/50) + ceil(exchange orders/1000) + ceil(orders with fills, /trades, /1000)';
+const PAGES_FORMULA =
+  'ceil(fills/1000) + ceil(partner orders/50) + ceil(exchange orders/1000) + ceil(orders with fills, /trades, /1000)';
 
 function fillsRatio(r: RoundResult): number {
   const ex = r.first.run.exchange!;
@@ -55,26 +61,65 @@ function fillsRatio(r: RoundResult): number {
 }
 
 const TARGETS: Target[] = [
-  { name: 'first run, wall', scaleOne: true, figure: (r) => r.first.run.wallMs, show: secs, limit: '<= 180 s', met: (v) => v <= 180_000 },
-  { name: 'first run, peak RSS', scaleOne: true, figure: (r) => r.first.run.maxRssKb, show: mib, limit: '<= 512 MiB', met: (v) => v <= 512 * 1024 },
-  { name: 'first run, requests', scaleOne: true, figure: (r) => total(r.first.requests), show: int, limit: '<= 4,000', met: (v) => v <= 4000 },
-  { name: 'nightly run, wall', scaleOne: true, figure: (r) => r.nightly.run.wallMs, show: secs, limit: '<= 15 s', met: (v) => v <= 15_000 },
   {
-    name: 'nightly run, requests beyond the new day\'s pages',
+    name: 'first run, wall',
+    scaleOne: true,
+    figure: (r) => r.first.run.wallMs,
+    show: secs,
+    limit: '<= 180 s',
+    met: (v) => v <= 180_000,
+  },
+  {
+    name: 'first run, peak RSS',
+    scaleOne: true,
+    figure: (r) => r.first.run.maxRssKb,
+    show: mib,
+    limit: '<= 512 MiB',
+    met: (v) => v <= 512 * 1024,
+  },
+  {
+    name: 'first run, requests',
+    scaleOne: true,
+    figure: (r) => total(r.first.requests),
+    show: int,
+    limit: '<= 4,000',
+    met: (v) => v <= 4000,
+  },
+  {
+    name: 'nightly run, wall',
+    scaleOne: true,
+    figure: (r) => r.nightly.run.wallMs,
+    show: secs,
+    limit: '<= 15 s',
+    met: (v) => v <= 15_000,
+  },
+  {
+    name: "nightly run, requests beyond the new day's pages",
     scaleOne: false,
     figure: (r) => total(r.nightly.requests) - newDayPages(r.newDay),
     show: int,
     limit: '<= 100',
     met: (v) => v <= 100,
   },
-  { name: 'fills ingest / COPY + merge', scaleOne: true, figure: fillsRatio, show: (v) => `${v.toFixed(2)}x`, limit: '>= 0.50x', met: (v) => v >= 0.5 },
+  {
+    name: 'fills ingest / COPY + merge',
+    scaleOne: true,
+    figure: fillsRatio,
+    show: (v) => `${v.toFixed(2)}x`,
+    limit: '>= 0.50x',
+    met: (v) => v >= 0.5,
+  },
 ];
 
 export function printHeader(o: { scale: number; rounds: number; database: string }): void {
   const db = new URL(o.database);
   const cpus = os.cpus();
-  console.log(`ramp-recon bench, ${new Date().toISOString().slice(0, 10)}: scale ${o.scale}, ${o.rounds} round(s), Postgres at ${db.host}${db.pathname}`);
-  console.log(`machine: ${cpus.length} x ${cpus[0]?.model ?? 'unknown CPU'}, ${int(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`);
+  console.log(
+    `ramp-recon bench, ${new Date().toISOString().slice(0, 10)}: scale ${o.scale}, ${o.rounds} round(s), Postgres at ${db.host}${db.pathname}`,
+  );
+  console.log(
+    `machine: ${cpus.length} x ${cpus[0]?.model ?? 'unknown CPU'}, ${int(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`,
+  );
 }
 
 export function printRound(r: RoundResult, o: { round: number; rounds: number; scale: number }): void {
@@ -95,9 +140,13 @@ export function printRound(r: RoundResult, o: { round: number; rounds: number; s
   printRequests(r);
   const ex = r.first.run.exchange!;
   console.log('\n(c) fills ingest of (a) against the same rows copied back in, on the same server');
-  console.log(`  raw COPY:              ${int(rate(r.copy.rows, r.copy.copyMs))} rows/s (${int(r.copy.rows)} rows, ${secs(r.copy.copyMs)})`);
+  console.log(
+    `  raw COPY:              ${int(rate(r.copy.rows, r.copy.copyMs))} rows/s (${int(r.copy.rows)} rows, ${secs(r.copy.copyMs)})`,
+  );
   console.log(`  COPY + merge:          ${int(rate(r.copy.rows, r.copy.mergeMs))} rows/s (${secs(r.copy.mergeMs)})`);
-  console.log(`  fills stage of (a):    ${int(rate(ex.fills, ex.stageMs.fills!))} rows/s (${int(ex.fills)} rows, ${secs(ex.stageMs.fills!)})`);
+  console.log(
+    `  fills stage of (a):    ${int(rate(ex.fills, ex.stageMs.fills!))} rows/s (${int(ex.fills)} rows, ${secs(ex.stageMs.fills!)})`,
+  );
   console.log(`  fills stage / COPY + merge: ${fillsRatio(r).toFixed(2)}x`);
   printTargets([r], o.scale, `targets, round ${o.round}`);
 }
@@ -106,22 +155,31 @@ function printRun(title: string, f: RunFigures, base: RunFigures | undefined, ne
   const run = f.run;
   const look = run.lookbackDays ? `, look-back ${run.lookbackDays} days` : '';
   console.log(`\n${title}: period ${run.period.from} .. ${run.period.to} (to exclusive)${look}`);
-  const pages = newDayPagesOf ? `; the new day's records fill ${int(newDayPagesOf)} pages, ${int(total(f.requests) - newDayPagesOf)} requests beyond them` : '';
+  const pages = newDayPagesOf
+    ? `; the new day's records fill ${int(newDayPagesOf)} pages, ${int(total(f.requests) - newDayPagesOf)} requests beyond them`
+    : '';
   console.log(`  wall ${secs(run.wallMs)}, peak RSS ${mib(run.maxRssKb)}, ${int(total(f.requests))} requests${pages}`);
   const breaks = Object.entries(run.breaks).sort();
-  console.log(`  open breaks after the run: ${breaks.length ? breaks.map(([code, n]) => `${code} ${n}`).join(', ') : 'none'}`);
+  console.log(
+    `  open breaks after the run: ${breaks.length ? breaks.map(([code, n]) => `${code} ${n}`).join(', ') : 'none'}`,
+  );
   const baseStages = new Map<string, number>(base?.run.stages.map((s) => [s.name, s.ms]) ?? []);
   const rows: Array<{ name: string; ms: number; was?: number; rss?: number }> = [];
   for (const s of run.stages) {
     if (s.status === 'skipped') continue;
     rows.push({ name: s.name, ms: s.ms, was: baseStages.get(s.name), rss: s.maxRssKb });
     if (s.name === 'sync.exchange' && run.exchange)
-      for (const [sub, ms] of Object.entries(run.exchange.stageMs)) rows.push({ name: `  ${sub}`, ms, was: base?.run.exchange?.stageMs[sub] });
+      for (const [sub, ms] of Object.entries(run.exchange.stageMs))
+        rows.push({ name: `  ${sub}`, ms, was: base?.run.exchange?.stageMs[sub] });
   }
-  console.log(`  ${'stage'.padEnd(22)}${'wall'.padStart(10)}${'share'.padStart(8)}${base ? '  vs (a)' : ''}${'peak RSS at its end'.padStart(22)}`);
+  console.log(
+    `  ${'stage'.padEnd(22)}${'wall'.padStart(10)}${'share'.padStart(8)}${base ? '  vs (a)' : ''}${'peak RSS at its end'.padStart(22)}`,
+  );
   for (const r of rows) {
     const vs = base ? (r.was ? `${(r.ms / r.was).toFixed(3)}x` : '-').padStart(8) : '';
-    console.log(`  ${r.name.padEnd(22)}${secs(r.ms).padStart(10)}${`${((100 * r.ms) / run.wallMs).toFixed(1)}%`.padStart(8)}${vs}${(r.rss ? mib(r.rss) : '').padStart(22)}`.trimEnd());
+    console.log(
+      `  ${r.name.padEnd(22)}${secs(r.ms).padStart(10)}${`${((100 * r.ms) / run.wallMs).toFixed(1)}%`.padStart(8)}${vs}${(r.rss ? mib(r.rss) : '').padStart(22)}`.trimEnd(),
+    );
   }
 }
 
@@ -131,8 +189,13 @@ function printRequests(r: RoundResult): void {
   const width = Math.max(30, ...names.map((n) => n.length + 2));
   console.log(`\nrequests per endpoint, as the sandbox saw them`);
   console.log(`  ${'endpoint'.padEnd(width)}${'(a) first'.padStart(10)}${'(b) nightly'.padStart(12)}`);
-  for (const n of names) console.log(`  ${n.padEnd(width)}${int(r.first.requests[n] ?? 0).padStart(10)}${int(r.nightly.requests[n] ?? 0).padStart(12)}`);
-  console.log(`  ${'total'.padEnd(width)}${int(total(r.first.requests)).padStart(10)}${int(total(r.nightly.requests)).padStart(12)}`);
+  for (const n of names)
+    console.log(
+      `  ${n.padEnd(width)}${int(r.first.requests[n] ?? 0).padStart(10)}${int(r.nightly.requests[n] ?? 0).padStart(12)}`,
+    );
+  console.log(
+    `  ${'total'.padEnd(width)}${int(total(r.first.requests)).padStart(10)}${int(total(r.nightly.requests)).padStart(12)}`,
+  );
 }
 
 function median(values: number[]): number {

@@ -20,7 +20,10 @@ export interface SandboxCounts {
 }
 
 /** Per-day volumes of the activity generated from now on (live spans read them). */
-export type Rates = Pick<SandboxOptions, 'exchangeOrdersPerDay' | 'ordersPerDay' | 'depositsPerDay' | 'withdrawalsPerDay'>;
+export type Rates = Pick<
+  SandboxOptions,
+  'exchangeOrdersPerDay' | 'ordersPerDay' | 'depositsPerDay' | 'withdrawalsPerDay'
+>;
 
 export type Command =
   /** Requests served since the last `requests`, by endpoint; the count starts again at zero. */
@@ -55,7 +58,9 @@ async function elapse(ms: number, rates: Rates): Promise<SandboxCounts> {
   offset += ms;
   setClockOffset(offset);
   // Any API request brings a live sandbox up to its clock; the parent discards the count.
-  await fetch(`${sb.env.EXCHANGE_API_URL}/fees`, { headers: { 'X-API-Token': sb.env.EXCHANGE_API_TOKEN! } }).then((r) => r.text());
+  await fetch(`${sb.env.EXCHANGE_API_URL}/fees`, { headers: { 'X-API-Token': sb.env.EXCHANGE_API_TOKEN! } }).then((r) =>
+    r.text(),
+  );
   return counts();
 }
 

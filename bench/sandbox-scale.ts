@@ -23,7 +23,9 @@ const genMs = Date.now() - t0;
 global.gc?.();
 const mem = process.memoryUsage();
 const counts = sb.data.counts();
-console.log(`generated ${counts.fills} fills, ${counts.exchangeOrders} exchange orders, ${counts.partnerOrders} partner orders in ${genMs} ms; heapUsed ${(mem.heapUsed / 1e6).toFixed(0)} MB, rss ${(mem.rss / 1e6).toFixed(0)} MB`);
+console.log(
+  `generated ${counts.fills} fills, ${counts.exchangeOrders} exchange orders, ${counts.partnerOrders} partner orders in ${genMs} ms; heapUsed ${(mem.heapUsed / 1e6).toFixed(0)} MB, rss ${(mem.rss / 1e6).toFixed(0)} MB`,
+);
 
 const tok = { 'X-API-Token': sb.env.EXCHANGE_API_TOKEN! };
 let t = Date.now();
@@ -35,7 +37,9 @@ let from = '0';
 let pages = 0;
 let rows = 0;
 for (;;) {
-  const text = await (await fetch(`${sb.env.EXCHANGE_API_URL}/fills?fromExecId=${from}&limit=1000`, { headers: tok })).text();
+  const text = await (
+    await fetch(`${sb.env.EXCHANGE_API_URL}/fills?fromExecId=${from}&limit=1000`, { headers: tok })
+  ).text();
   pages++;
   const ids = [...text.matchAll(/"execId":"?(\d+)/g)].map((m) => m[1]!);
   rows += ids.length;
@@ -44,7 +48,9 @@ for (;;) {
   from = String(BigInt(from) + 1n);
 }
 const scanMs = Date.now() - t;
-console.log(`/fills scan by fromExecId: ${pages} pages, ${rows} rows in ${scanMs} ms (${((rows / scanMs) * 1000).toFixed(0)} rows/s, ${(scanMs / pages).toFixed(1)} ms/page)`);
+console.log(
+  `/fills scan by fromExecId: ${pages} pages, ${rows} rows in ${scanMs} ms (${((rows / scanMs) * 1000).toFixed(0)} rows/s, ${(scanMs / pages).toFixed(1)} ms/page)`,
+);
 
 t = Date.now();
 // Private calls carry both keys, as the real service requires.
@@ -54,7 +60,12 @@ const next = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
 let prow = 0;
 let ppages = 0;
 for (let offset = 0; ; offset += 50) {
-  const text = await (await fetch(`${sb.env.PARTNER_API_URL}/partner-gateway/partner-api/v1/orders?from=${day}&to=${next}&limit=50&offset=${offset}`, { headers: priv })).text();
+  const text = await (
+    await fetch(
+      `${sb.env.PARTNER_API_URL}/partner-gateway/partner-api/v1/orders?from=${day}&to=${next}&limit=50&offset=${offset}`,
+      { headers: priv },
+    )
+  ).text();
   ppages++;
   const c = (text.match(/"orderId"/g) ?? []).length;
   prow += c;

@@ -24,10 +24,46 @@ export const PARTNER_CURRENCIES: readonly PartnerCurrencyDef[] = [
   { code: 'EUR', name: 'Euro', type: 'FIAT', precision: 2, minBuyAmount: '20', maxBuyAmount: '10000' },
   { code: 'USD', name: 'US Dollar', type: 'FIAT', precision: 2, minBuyAmount: '20', maxBuyAmount: '10000' },
   { code: 'GBP', name: 'Pound Sterling', type: 'FIAT', precision: 2, minBuyAmount: '15', maxBuyAmount: '8000' },
-  { code: 'BTC', name: 'Bitcoin', type: 'CRYPTO', precision: 8, network: 'bitcoin', supportsDestinationTag: false, isSupportedInUS: true, allowedUSStates: ['CA', 'TX', 'FL'] },
-  { code: 'ETH', name: 'Ether', type: 'CRYPTO', precision: 18, network: 'ethereum', supportsDestinationTag: false, isSupportedInUS: true, allowedUSStates: ['CA', 'TX'] },
-  { code: 'USDC', name: 'USD Coin', type: 'CRYPTO', precision: 6, network: 'ethereum', supportsDestinationTag: false, isSupportedInUS: true, allowedUSStates: ['CA'] },
-  { code: 'XRP', name: 'XRP', type: 'CRYPTO', precision: 6, network: 'ripple', supportsDestinationTag: true, isSupportedInUS: false, allowedUSStates: [] },
+  {
+    code: 'BTC',
+    name: 'Bitcoin',
+    type: 'CRYPTO',
+    precision: 8,
+    network: 'bitcoin',
+    supportsDestinationTag: false,
+    isSupportedInUS: true,
+    allowedUSStates: ['CA', 'TX', 'FL'],
+  },
+  {
+    code: 'ETH',
+    name: 'Ether',
+    type: 'CRYPTO',
+    precision: 18,
+    network: 'ethereum',
+    supportsDestinationTag: false,
+    isSupportedInUS: true,
+    allowedUSStates: ['CA', 'TX'],
+  },
+  {
+    code: 'USDC',
+    name: 'USD Coin',
+    type: 'CRYPTO',
+    precision: 6,
+    network: 'ethereum',
+    supportsDestinationTag: false,
+    isSupportedInUS: true,
+    allowedUSStates: ['CA'],
+  },
+  {
+    code: 'XRP',
+    name: 'XRP',
+    type: 'CRYPTO',
+    precision: 6,
+    network: 'ripple',
+    supportsDestinationTag: true,
+    isSupportedInUS: false,
+    allowedUSStates: [],
+  },
 ];
 
 /** USD value of one unit; the balance `rate` and the partner's amountUsd derive from these. */
@@ -42,7 +78,15 @@ export const USD_RATES: Readonly<Record<string, string>> = {
 };
 
 /** Exchange-side scale of each currency (decimals the exchange keeps). */
-export const EXCHANGE_SCALES: Readonly<Record<string, number>> = { USD: 2, EUR: 2, GBP: 2, BTC: 8, ETH: 8, USDC: 6, XRP: 6 };
+export const EXCHANGE_SCALES: Readonly<Record<string, number>> = {
+  USD: 2,
+  EUR: 2,
+  GBP: 2,
+  BTC: 8,
+  ETH: 8,
+  USDC: 6,
+  XRP: 6,
+};
 
 export interface SymbolDef {
   symbol: string;
@@ -58,11 +102,66 @@ export interface SymbolDef {
 }
 
 export const SYMBOLS: readonly SymbolDef[] = [
-  { symbol: 'BTC-USD', base: 'BTC', counter: 'USD', baseScale: 8, counterScale: 2, priceInc: [5, 1], lot: [1, 8], minSize: [1, 4], maxSize: [100, 0], id: 1 },
-  { symbol: 'ETH-USD', base: 'ETH', counter: 'USD', baseScale: 8, counterScale: 2, priceInc: [1, 2], lot: [1, 8], minSize: [1, 3], maxSize: [5000, 0], id: 2 },
-  { symbol: 'ETH-BTC', base: 'ETH', counter: 'BTC', baseScale: 8, counterScale: 8, priceInc: [1, 6], lot: [1, 4], minSize: [1, 3], maxSize: [0, 0], id: 3 },
-  { symbol: 'USDC-USD', base: 'USDC', counter: 'USD', baseScale: 6, counterScale: 2, priceInc: [1, 4], lot: [1, 2], minSize: [1, 0], maxSize: [1000000, 0], id: 4 },
-  { symbol: 'BTC-EUR', base: 'BTC', counter: 'EUR', baseScale: 8, counterScale: 2, priceInc: [1, 0], lot: [1, 8], minSize: [1, 4], maxSize: [50, 0], id: 5 },
+  {
+    symbol: 'BTC-USD',
+    base: 'BTC',
+    counter: 'USD',
+    baseScale: 8,
+    counterScale: 2,
+    priceInc: [5, 1],
+    lot: [1, 8],
+    minSize: [1, 4],
+    maxSize: [100, 0],
+    id: 1,
+  },
+  {
+    symbol: 'ETH-USD',
+    base: 'ETH',
+    counter: 'USD',
+    baseScale: 8,
+    counterScale: 2,
+    priceInc: [1, 2],
+    lot: [1, 8],
+    minSize: [1, 3],
+    maxSize: [5000, 0],
+    id: 2,
+  },
+  {
+    symbol: 'ETH-BTC',
+    base: 'ETH',
+    counter: 'BTC',
+    baseScale: 8,
+    counterScale: 8,
+    priceInc: [1, 6],
+    lot: [1, 4],
+    minSize: [1, 3],
+    maxSize: [0, 0],
+    id: 3,
+  },
+  {
+    symbol: 'USDC-USD',
+    base: 'USDC',
+    counter: 'USD',
+    baseScale: 6,
+    counterScale: 2,
+    priceInc: [1, 4],
+    lot: [1, 2],
+    minSize: [1, 0],
+    maxSize: [1000000, 0],
+    id: 4,
+  },
+  {
+    symbol: 'BTC-EUR',
+    base: 'BTC',
+    counter: 'EUR',
+    baseScale: 8,
+    counterScale: 2,
+    priceInc: [1, 0],
+    lot: [1, 8],
+    minSize: [1, 4],
+    maxSize: [50, 0],
+    id: 5,
+  },
 ];
 
 export const MAKER_RATE = '0.0014';
@@ -80,7 +179,13 @@ export const OPENING_BALANCES: Readonly<Record<string, string>> = {
 };
 
 export const WITHDRAWAL_FEES: Readonly<Record<string, string>> = {
-  USD: '25.00', EUR: '15.00', GBP: '15.00', BTC: '0.00020000', ETH: '0.00300000', USDC: '5.000000', XRP: '0.250000',
+  USD: '25.00',
+  EUR: '15.00',
+  GBP: '15.00',
+  BTC: '0.00020000',
+  ETH: '0.00300000',
+  USDC: '5.000000',
+  XRP: '0.250000',
 };
 
 export function unit(pair: [number, number]): Decimal {

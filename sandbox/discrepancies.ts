@@ -34,7 +34,6 @@ export const RULE_CODES = [
 /** Undo actions by code: fixDiscrepancy(code) corrects the planted case(s). */
 export type Fixes = Map<string, Array<() => void>>;
 
-
 /**
  * Plants one case of every rule code inside the generated days (never today), each on its own
  * entity and changing only what its rule looks at, so each triggers exactly its own code.
@@ -60,7 +59,11 @@ export function plantDiscrepancies(w: World): Fixes {
     return c.length ? pickOf(rng, c) : undefined;
   };
   const partner = (pred: (o: PartnerOrderRecord) => boolean, before = settledBefore): PartnerOrderRecord | undefined =>
-    pickWhere(w.partnerOrders, (o) => o.createdAtMs < before && o.timeline[o.timeline.length - 1]!.atMs < before && !used.has(o.orderId) && pred(o));
+    pickWhere(
+      w.partnerOrders,
+      (o) =>
+        o.createdAtMs < before && o.timeline[o.timeline.length - 1]!.atMs < before && !used.has(o.orderId) && pred(o),
+    );
   const last = (o: PartnerOrderRecord): string => o.timeline[o.timeline.length - 1]!.state;
   const fiatIn = (o: PartnerOrderRecord): boolean => ['EUR', 'GBP'].includes(o.inputCurrency);
   const byTx = new Map(w.deposits.filter((d) => d.txHash !== undefined).map((d) => [d.txHash!, d]));
@@ -174,7 +177,10 @@ export function plantDiscrepancies(w: World): Fixes {
 
   // A fill belongs to one order: marking the order reserves its fills too.
   const orders = (pred: (x: OrderRow) => boolean): OrderRow | undefined =>
-    pickWhere(w.exOrders, (x) => x.timestamp < settledBefore && !used.has(x.exOrdId) && !x.hidden && x.fillCount > 0 && pred(x));
+    pickWhere(
+      w.exOrders,
+      (x) => x.timestamp < settledBefore && !used.has(x.exOrdId) && !x.hidden && x.fillCount > 0 && pred(x),
+    );
   const markOrder = (x: OrderRow): void => {
     used.add(x.exOrdId);
   };
@@ -215,7 +221,9 @@ export function plantDiscrepancies(w: World): Fixes {
   if (fr) {
     const f = fr.fill;
     const def = w.symbol(f.symbol)!;
-    const wrong = new Decimal(fillFee(f.qty, f.price, TAKER_RATE, def.counterScale)).plus(new Decimal(10).pow(-def.counterScale).times(100)).toString();
+    const wrong = new Decimal(fillFee(f.qty, f.price, TAKER_RATE, def.counterScale))
+      .plus(new Decimal(10).pow(-def.counterScale).times(100))
+      .toString();
     w.fills.setOverride(fr.index, { fee: wrong });
     plant('E_FEE_RATE', f.execId, () => {
       w.balances();
@@ -247,7 +255,15 @@ export function plantDiscrepancies(w: World): Fixes {
   {
     const ts = settledBefore - DAY_MS - rng.int(0, HOUR_MS);
     const currency = 'BTC';
-    const d: DepositRecord = { depositId: `D${w.seq.deposit++}`, amount: '0.01500000', currency, address: w.addresses[currency]!, txHash: rng.hex(64), timestamp: ts, timeline: [{ state: 'UNCONFIRMED', atMs: ts }] };
+    const d: DepositRecord = {
+      depositId: `D${w.seq.deposit++}`,
+      amount: '0.01500000',
+      currency,
+      address: w.addresses[currency]!,
+      txHash: rng.hex(64),
+      timestamp: ts,
+      timeline: [{ state: 'UNCONFIRMED', atMs: ts }],
+    };
     w.addDeposit(d);
     plant('E_STALE', d.depositId, () => d.timeline.push({ state: 'REJECTED', atMs: ts + 1 }));
   }
@@ -302,7 +318,12 @@ function plantRealWorldCases(w: World, k: PlantKit): void {
     const f = w.fills.at(x.fillFrom);
     const def = w.symbol(f.symbol)!;
     const fee = fillFee(f.qty, f.price, MAKER_RATE, def.counterScale);
-    return new Decimal(fee).minus(fillFee(f.qty, f.price, TAKER_RATE, def.counterScale)).abs().gt(halfUnit(def.counterScale)) ? { fee, index: x.fillFrom } : undefined;
+    return new Decimal(fee)
+      .minus(fillFee(f.qty, f.price, TAKER_RATE, def.counterScale))
+      .abs()
+      .gt(halfUnit(def.counterScale))
+      ? { fee, index: x.fillFrom }
+      : undefined;
   };
   const mk = k.orders((x) => x.ordType === 'MARKET' && makerFeeOf(x) !== undefined);
   if (mk) {
@@ -311,15 +332,32 @@ function plantRealWorldCases(w: World, k: PlantKit): void {
     const def = w.symbol(f.symbol)!;
     w.fills.setOverride(index, { fee });
     k.markOrder(mk);
-    k.plant('E_FEE_RATE', f.execId, () => {
-      w.balances();
-      w.opening.set(def.counter, w.opening.get(def.counter)!.plus(new Decimal(f.fee).minus(fee)));
-      w.fills.clearOverride(index);
-    }, undefined, 'market-fill-at-maker-rate');
+    k.plant(
+      'E_FEE_RATE',
+      f.execId,
+      () => {
+        w.balances();
+        w.opening.set(def.counter, w.opening.get(def.counter)!.plus(new Decimal(f.fee).minus(fee)));
+        w.fills.clearOverride(index);
+      },
+      undefined,
+      'market-fill-at-maker-rate',
+    );
   }
   // E_FILL_QTY: a LIMIT order reported FILLED (cumQty = its size) whose fills never arrive: no
   // fill of it is ever listed. The balance never moved for it in this history, so it stays consistent.
-  const nf = k.pickWhere(w.exOrders, (x) => x.timestamp < k.settledBefore && !k.used.has(x.exOrdId) && !x.hidden && x.ordType === 'LIMIT' && x.ordStatus === 'CANCELED' && x.fillCount === 0 && !x.lateFills?.length && new Decimal(x.leavesQty).gt(0));
+  const nf = k.pickWhere(
+    w.exOrders,
+    (x) =>
+      x.timestamp < k.settledBefore &&
+      !k.used.has(x.exOrdId) &&
+      !x.hidden &&
+      x.ordType === 'LIMIT' &&
+      x.ordStatus === 'CANCELED' &&
+      x.fillCount === 0 &&
+      !x.lateFills?.length &&
+      new Decimal(x.leavesQty).gt(0),
+  );
   if (nf) {
     const before = { ordStatus: nf.ordStatus, cumQty: nf.cumQty, leavesQty: nf.leavesQty, avgPx: nf.avgPx };
     nf.ordStatus = 'FILLED';
@@ -335,12 +373,18 @@ function plantRealWorldCases(w: World, k: PlantKit): void {
     const d = k.depositOf(rj)!;
     const before = d.timeline;
     d.timeline = [{ state: 'REJECTED', atMs: d.timestamp }];
-    k.plant('X_DEPOSIT_MISSING', rj.orderId, () => {
-      // History now credits it: the opening balance absorbs the credit so served balances stay.
-      w.balances();
-      w.opening.set(d.currency, w.opening.get(d.currency)!.minus(d.amount));
-      d.timeline = before;
-    }, undefined, 'rejected-deposit-on-order-hash');
+    k.plant(
+      'X_DEPOSIT_MISSING',
+      rj.orderId,
+      () => {
+        // History now credits it: the opening balance absorbs the credit so served balances stay.
+        w.balances();
+        w.opening.set(d.currency, w.opening.get(d.currency)!.minus(d.amount));
+        d.timeline = before;
+      },
+      undefined,
+      'rejected-deposit-on-order-hash',
+    );
   }
   // X_DEPOSIT_MISSING: a later order reports the hash of an earlier one; the one deposit settles
   // the earlier order (docs/rules.md), the later is missing its deposit (its own stays unclaimed).
@@ -366,13 +410,25 @@ export function plantDueWebhookGap(w: World, dueInMs: number): void {
   const completedMs = w.now0 - 3 * DAY_MS + dueInMs;
   const createdMs = completedMs - DAY_MS;
   for (let attempt = 0; attempt < 200; attempt++) {
-    const { order } = makePartnerOrder(w, rng, createdMs, { recentFrom: w.now0, compressEnd: createdMs + 3, external: true });
+    const { order } = makePartnerOrder(w, rng, createdMs, {
+      recentFrom: w.now0,
+      compressEnd: createdMs + 3,
+      external: true,
+    });
     if (order.timeline[order.timeline.length - 1]!.state !== 'COMPLETED') continue;
     // Its state stays PENDING for the day, then changes once, at the planted time.
-    order.timeline = [order.timeline[0]!, { state: 'COMPLETED', at: new Date(completedMs).toISOString(), atMs: completedMs }];
+    order.timeline = [
+      order.timeline[0]!,
+      { state: 'COMPLETED', at: new Date(completedMs).toISOString(), atMs: completedMs },
+    ];
     order.undeliveredStates = ['COMPLETED'];
     w.addPartnerOrder(order);
-    w.expected.push({ code: 'P_WEBHOOK_GAP', key: order.orderId, requires: 'webhooks', dueAt: new Date(completedMs + 3 * DAY_MS).toISOString() });
+    w.expected.push({
+      code: 'P_WEBHOOK_GAP',
+      key: order.orderId,
+      requires: 'webhooks',
+      dueAt: new Date(completedMs + 3 * DAY_MS).toISOString(),
+    });
     return;
   }
   throw new Error('sandbox: could not plant a due webhook gap');
@@ -397,7 +453,17 @@ export function onAccounts(w: World): void {
     else {
       const ts = Math.floor((roll.firstAt + now) / 2);
       w.balances();
-      const d: DepositRecord = { depositId: `D${w.seq.deposit++}`, amount: roll.amount, currency: roll.currency, address: w.addresses[roll.currency] ?? 'unknown', txHash: `0x${'7e'.repeat(32)}`, timestamp: ts, timeline: [{ state: 'COMPLETED', atMs: ts }], hidden: true, preCredited: true };
+      const d: DepositRecord = {
+        depositId: `D${w.seq.deposit++}`,
+        amount: roll.amount,
+        currency: roll.currency,
+        address: w.addresses[roll.currency] ?? 'unknown',
+        txHash: `0x${'7e'.repeat(32)}`,
+        timestamp: ts,
+        timeline: [{ state: 'COMPLETED', atMs: ts }],
+        hidden: true,
+        preCredited: true,
+      };
       w.add(roll.currency, new Decimal(roll.amount));
       roll.applied = d;
       w.addDeposit(d);
@@ -405,4 +471,3 @@ export function onAccounts(w: World): void {
   }
   w.lastAccountsAt = Date.now();
 }
-

@@ -5,14 +5,29 @@ import { MAKER_RATE, TAKER_RATE, midPrice, unit, type SymbolDef } from './catalo
 import { feeUnits, refreshAggregates } from './generate/exchange.js';
 import { parseFx } from './fixed.js';
 import { header, intParam, json, type Req, type Res } from './http.js';
-import type { BalanceView, DepositRecord, ExchangeOrderRecord, FillRecord, OrdStatus, WithdrawalRecord } from './model.js';
+import type {
+  BalanceView,
+  DepositRecord,
+  ExchangeOrderRecord,
+  FillRecord,
+  OrdStatus,
+  WithdrawalRecord,
+} from './model.js';
 import { hash53 } from './prng.js';
 import { Raw, dec, exponentText, id, isSmall, styleOf, type Json, type Style } from './wire.js';
 import type { FillStore } from './fills.js';
 import { hasFills, lowerBound, upperBound, type OrderRow, type World } from './world.js';
 
 export const EXCHANGE_PREFIX = '/v3/exchange';
-const ORD_STATUSES: readonly OrdStatus[] = ['OPEN', 'REJECTED', 'CANCELED', 'FILLED', 'PART_FILLED', 'EXPIRED', 'PENDING'];
+const ORD_STATUSES: readonly OrdStatus[] = [
+  'OPEN',
+  'REJECTED',
+  'CANCELED',
+  'FILLED',
+  'PART_FILLED',
+  'EXPIRED',
+  'PENDING',
+];
 const LIVE: ReadonlySet<OrdStatus> = new Set(['OPEN', 'PART_FILLED']);
 
 export interface ExchangeHooks {
@@ -23,8 +38,21 @@ export interface ExchangeHooks {
 
 /** Spring-style error body, as captured from the real API. */
 export function exchangeError(req: Req, status: number, message: string): Res {
-  const reason: Record<number, string> = { 400: 'Bad Request', 404: 'Not Found', 405: 'Method Not Allowed', 429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable' };
-  return json(status, { timestamp: new Date().toISOString(), status, error: reason[status] ?? 'Error', message, path: req.fullPath });
+  const reason: Record<number, string> = {
+    400: 'Bad Request',
+    404: 'Not Found',
+    405: 'Method Not Allowed',
+    429: 'Too Many Requests',
+    500: 'Internal Server Error',
+    503: 'Service Unavailable',
+  };
+  return json(status, {
+    timestamp: new Date().toISOString(),
+    status,
+    error: reason[status] ?? 'Error',
+    message,
+    path: req.fullPath,
+  });
 }
 
 export function handleExchange(w: World, req: Req, hooks: ExchangeHooks): Res {
@@ -37,7 +65,12 @@ export function handleExchange(w: World, req: Req, hooks: ExchangeHooks): Res {
   if (m === 'GET' && (a === 'l2' || a === 'l3') && b && !c) return book(w, req, b, a === 'l3');
   if (m === 'GET' && a === 'tickers') return tickers(w, req, b);
   if (m === 'GET' && a === 'symbols') return symbols(w, req, b);
-  if (m === 'GET' && a === 'fees' && !b) return json(200, { makerRate: new Raw(MAKER_RATE), takerRate: new Raw(TAKER_RATE), volumeInUSD: new Raw('1254300.55') });
+  if (m === 'GET' && a === 'fees' && !b)
+    return json(200, {
+      makerRate: new Raw(MAKER_RATE),
+      takerRate: new Raw(TAKER_RATE),
+      volumeInUSD: new Raw('1254300.55'),
+    });
   if (a === 'orders') {
     if (!b && m === 'GET') return listOrders(w, req);
     if (!b && m === 'POST') return createOrder(w, req, hooks);
@@ -54,24 +87,41 @@ export function handleExchange(w: World, req: Req, hooks: ExchangeHooks): Res {
     }
     if (b && c && !p[3]) {
       const bal = b === 'primary' ? w.balanceViews().find((x) => x.currency === c) : undefined;
-      return bal ? json(200, balanceJson(bal)) : exchangeError(req, 404, `no balance for account ${b} and currency ${c}`);
+      return bal
+        ? json(200, balanceJson(bal))
+        : exchangeError(req, 404, `no balance for account ${b} and currency ${c}`);
     }
   }
   if (a === 'deposits') {
     if (m === 'GET' && !b) return listDeposits(w, req);
     if (m === 'GET' && b && !c) {
       const d = w.depositById.get(b);
-      return d && !d.hidden && !d.unlisted ? json(200, depositJson(w, d)) : exchangeError(req, 404, `deposit ${b} not found`);
+      return d && !d.hidden && !d.unlisted
+        ? json(200, depositJson(w, d))
+        : exchangeError(req, 404, `deposit ${b} not found`);
     }
     if (m === 'POST' && b && !c) {
       const address = w.addresses[b];
-      if (!address) return exchangeError(req, 400, `deposits of ${b} are not supported: only crypto currencies have deposit addresses`);
+      if (!address)
+        return exchangeError(
+          req,
+          400,
+          `deposits of ${b} are not supported: only crypto currencies have deposit addresses`,
+        );
       return json(200, { type: b, address });
     }
   }
   if (m === 'GET' && a === 'whitelist') {
-    if (!b) return json(200, w.whitelist.map((e) => ({ ...e })));
-    if (!c) return json(200, w.whitelist.filter((e) => e.currency === b).map((e) => ({ ...e })));
+    if (!b)
+      return json(
+        200,
+        w.whitelist.map((e) => ({ ...e })),
+      );
+    if (!c)
+      return json(
+        200,
+        w.whitelist.filter((e) => e.currency === b).map((e) => ({ ...e })),
+      );
   }
   if (a === 'withdrawals') {
     if (m === 'GET' && !b) return listWithdrawals(w, req);
@@ -112,7 +162,12 @@ function book(w: World, req: Req, code: string, l3: boolean): Res {
 function tickers(w: World, req: Req, code?: string): Res {
   const t = (def: SymbolDef): Json => {
     const mid = midPrice(def);
-    return { symbol: def.symbol, price_24h: mid.times('0.99').toNearest(unit(def.priceInc)).toString(), volume_24h: '1234.5678', last_trade_price: mid.toString() };
+    return {
+      symbol: def.symbol,
+      price_24h: mid.times('0.99').toNearest(unit(def.priceInc)).toString(),
+      volume_24h: '1234.5678',
+      last_trade_price: mid.toString(),
+    };
   };
   if (!code) return json(200, w.symbols.map(t));
   const def = symbolOr404(w, req, code);
@@ -163,8 +218,10 @@ function windowParams(w: World, req: Req, max: number, dflt = 100): Window | Res
   const limit = intParam(req.query, 'limit');
   if (from !== undefined && Number.isNaN(from)) return exchangeError(req, 400, 'from must be epoch milliseconds');
   if (to !== undefined && Number.isNaN(to)) return exchangeError(req, 400, 'to must be epoch milliseconds');
-  if (limit !== undefined && (Number.isNaN(limit) || limit < 1)) return exchangeError(req, 400, 'limit must be a positive integer');
-  if (limit !== undefined && limit > max && w.opts.limitOverMax === 'error') return exchangeError(req, 400, `limit must be at most ${max}`);
+  if (limit !== undefined && (Number.isNaN(limit) || limit < 1))
+    return exchangeError(req, 400, 'limit must be a positive integer');
+  if (limit !== undefined && limit > max && w.opts.limitOverMax === 'error')
+    return exchangeError(req, 400, `limit must be at most ${max}`);
   return { from, to, limit: Math.min(limit ?? dflt, max) };
 }
 
@@ -173,8 +230,10 @@ function timeRange<T extends { timestamp: number }>(w: World, list: readonly T[]
   const key = (x: T): number => x.timestamp;
   let lo = 0;
   let hi = list.length;
-  if (win.from !== undefined) lo = w.opts.exchangeFromBound === 'inclusive' ? lowerBound(list, win.from, key) : upperBound(list, win.from, key);
-  if (win.to !== undefined) hi = w.opts.exchangeToBound === 'inclusive' ? upperBound(list, win.to, key) : lowerBound(list, win.to, key);
+  if (win.from !== undefined)
+    lo = w.opts.exchangeFromBound === 'inclusive' ? lowerBound(list, win.from, key) : upperBound(list, win.from, key);
+  if (win.to !== undefined)
+    hi = w.opts.exchangeToBound === 'inclusive' ? upperBound(list, win.to, key) : lowerBound(list, win.to, key);
   return [lo, Math.max(lo, hi)];
 }
 
@@ -183,7 +242,15 @@ function timeRange<T extends { timestamp: number }>(w: World, list: readonly T[]
  * (or ascend with sameMsOrder id-asc), so the records of the boundary millisecond are complete
  * before the page is cut.
  */
-function newestFirst<T extends { timestamp: number }>(w: World, list: readonly T[], lo: number, hi: number, limit: number, keep: (x: T) => boolean, idOf: (x: T) => string): T[] {
+function newestFirst<T extends { timestamp: number }>(
+  w: World,
+  list: readonly T[],
+  lo: number,
+  hi: number,
+  limit: number,
+  keep: (x: T) => boolean,
+  idOf: (x: T) => string,
+): T[] {
   const out: T[] = [];
   for (let i = hi - 1; i >= lo; i--) {
     const x = list[i]!;
@@ -228,10 +295,14 @@ function listOrders(w: World, req: Req): Res {
   const win = windowParams(w, req, w.opts.exchangeOrdersCap);
   if ('status' in win) return win;
   const status = req.query.get('status');
-  if (status !== null && !ORD_STATUSES.includes(status as OrdStatus)) return exchangeError(req, 400, `status must be one of ${ORD_STATUSES.join(', ')}`);
+  if (status !== null && !ORD_STATUSES.includes(status as OrdStatus))
+    return exchangeError(req, 400, `status must be one of ${ORD_STATUSES.join(', ')}`);
   const symbol = req.query.get('symbol');
   const [lo, hi] = timeRange(w, w.exOrders, win);
-  const keep = (o: OrderRow): boolean => !o.hidden && (symbol === null || o.symbol === symbol) && (status !== null ? o.ordStatus === status : LIVE.has(o.ordStatus));
+  const keep = (o: OrderRow): boolean =>
+    !o.hidden &&
+    (symbol === null || o.symbol === symbol) &&
+    (status !== null ? o.ordStatus === status : LIVE.has(o.ordStatus));
   return json(200, newestFirst(w, w.exOrders, lo, hi, win.limit, keep, (o) => o.exOrdId).map(orderJson));
 }
 
@@ -248,11 +319,13 @@ function internalOrders(w: World, req: Req): Res {
   const from = intParam(req.query, 'from');
   const after = req.query.get('orderId');
   const limit = Math.min(intParam(req.query, 'limit') ?? 100, 100);
-  if ((from !== undefined && Number.isNaN(from)) || Number.isNaN(limit) || (after !== null && !/^\d+$/.test(after))) return exchangeError(req, 400, 'invalid from, orderId or limit');
+  if ((from !== undefined && Number.isNaN(from)) || Number.isNaN(limit) || (after !== null && !/^\d+$/.test(after)))
+    return exchangeError(req, 400, 'invalid from, orderId or limit');
   const out: OrderRow[] = [];
   for (const o of w.exOrders) {
     if (out.length >= limit) break;
-    if (o.hidden || (from !== undefined && o.timestamp < from) || (after !== null && cmpId(o.exOrdId, after) <= 0)) continue;
+    if (o.hidden || (from !== undefined && o.timestamp < from) || (after !== null && cmpId(o.exOrdId, after) <= 0))
+      continue;
     out.push(o);
   }
   const last = out[out.length - 1];
@@ -269,11 +342,15 @@ function oneOrder(w: World, req: Req, exOrdId: string, cancel: boolean): Res {
 
 function cancelAll(w: World, req: Req): Res {
   const symbol = req.query.get('symbol');
-  for (const o of w.exOrders) if (LIVE.has(o.ordStatus) && !o.hidden && (symbol === null || o.symbol === symbol)) o.ordStatus = 'CANCELED';
+  for (const o of w.exOrders)
+    if (LIVE.has(o.ordStatus) && !o.hidden && (symbol === null || o.symbol === symbol)) o.ordStatus = 'CANCELED';
   return { status: 200, body: '' };
 }
 
-const decimalText = z.union([z.string(), z.number()]).transform((v) => String(v)).pipe(z.string().regex(/^\d+(\.\d+)?$/));
+const decimalText = z
+  .union([z.string(), z.number()])
+  .transform((v) => String(v))
+  .pipe(z.string().regex(/^\d+(\.\d+)?$/));
 const baseOrder = z.object({
   clOrdId: z.string().regex(/^[A-Za-z0-9]{1,20}$/, 'clOrdId: max 20 characters, alphanumeric only'),
   ordType: z.enum(['MARKET', 'LIMIT', 'STOP', 'STOPLIMIT']),
@@ -301,18 +378,27 @@ function parseBody(req: Req): unknown {
  */
 function createOrder(w: World, req: Req, hooks: ExchangeHooks): Res {
   const parsed = baseOrder.safeParse(parseBody(req));
-  if (!parsed.success) return exchangeError(req, 400, parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '));
+  if (!parsed.success)
+    return exchangeError(
+      req,
+      400,
+      parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '),
+    );
   const body = parsed.data;
   const def = w.symbol(body.symbol);
   if (!def) return exchangeError(req, 400, `unknown symbol ${body.symbol}`);
-  if (body.ordType !== 'MARKET' && body.ordType !== 'LIMIT') return exchangeError(req, 400, `${body.ordType} orders are not supported by the sandbox`);
+  if (body.ordType !== 'MARKET' && body.ordType !== 'LIMIT')
+    return exchangeError(req, 400, `${body.ordType} orders are not supported by the sandbox`);
   const qty = new Decimal(body.orderQty);
   const lot = unit(def.lot);
-  if (!qty.mod(lot).isZero()) return exchangeError(req, 400, `orderQty must be a multiple of the lot size ${lot.toString()}`);
-  if (qty.lt(unit(def.minSize)) || (def.maxSize[0] > 0 && qty.gt(unit(def.maxSize)))) return exchangeError(req, 400, 'orderQty outside the symbol size limits');
+  if (!qty.mod(lot).isZero())
+    return exchangeError(req, 400, `orderQty must be a multiple of the lot size ${lot.toString()}`);
+  if (qty.lt(unit(def.minSize)) || (def.maxSize[0] > 0 && qty.gt(unit(def.maxSize))))
+    return exchangeError(req, 400, 'orderQty outside the symbol size limits');
   if (body.ordType === 'LIMIT') {
     if (body.price === undefined) return exchangeError(req, 400, 'price is required for LIMIT orders');
-    if (!new Decimal(body.price).mod(unit(def.priceInc)).isZero()) return exchangeError(req, 400, 'price must be a multiple of the price increment');
+    if (!new Decimal(body.price).mod(unit(def.priceInc)).isZero())
+      return exchangeError(req, 400, 'price must be a multiple of the price increment');
   }
   const ts = Math.max(w.clock(), w.generatedUntil);
   const exOrdId = String(w.seq.exOrd++);
@@ -333,7 +419,17 @@ function createOrder(w: World, req: Req, hooks: ExchangeHooks): Res {
   if (body.ordType === 'MARKET') {
     const ticks = midPrice(def).div(unit(def.priceInc)).toNumber();
     const lots = qty.div(lot).toNumber();
-    w.fills.push({ execId: w.seq.exec++, exOrdId: Number(exOrdId), tradeId: ++w.seq.trade, timestamp: ts, lots, ticks, feeUnits: feeUnits(def, lots, ticks, parseFx(TAKER_RATE)), symbol: w.symbols.indexOf(def), side: body.side });
+    w.fills.push({
+      execId: w.seq.exec++,
+      exOrdId: Number(exOrdId),
+      tradeId: ++w.seq.trade,
+      timestamp: ts,
+      lots,
+      ticks,
+      feeUnits: feeUnits(def, lots, ticks, parseFx(TAKER_RATE)),
+      symbol: w.symbols.indexOf(def),
+      side: body.side,
+    });
     order.fillCount = 1;
     refreshAggregates(w, order);
   }
@@ -373,7 +469,8 @@ function fills(w: World, req: Req): Res {
   if ('status' in win) return win;
   const fromExec = w.opts.fillsIgnoreExecIds ? null : req.query.get('fromExecId');
   const toExec = w.opts.fillsIgnoreExecIds ? null : req.query.get('toExecId');
-  if ((fromExec !== null && !/^\d+$/.test(fromExec)) || (toExec !== null && !/^\d+$/.test(toExec))) return exchangeError(req, 400, 'fromExecId and toExecId must be integers');
+  if ((fromExec !== null && !/^\d+$/.test(fromExec)) || (toExec !== null && !/^\d+$/.test(toExec)))
+    return exchangeError(req, 400, 'fromExecId and toExecId must be integers');
   const symbol = req.query.get('symbol');
   const f = w.fills;
   const fromExclusive = w.opts.exchangeFromBound === 'exclusive';
@@ -387,8 +484,12 @@ function fills(w: World, req: Req): Res {
   const hi = Math.min(timeHi, execHi);
   // Fills published late sit out of time order (FillStore.republished): each is judged by its own time.
   const inWindow = (t: number): boolean =>
-    (win.from === undefined || (fromExclusive ? t > win.from : t >= win.from)) && (win.to === undefined || (toInclusive ? t <= win.to : t < win.to));
-  const keep = (i: number): boolean => f.served(i) && (symbol === null || f.def(i).symbol === symbol) && (!f.republished.has(i) || inWindow(f.timestamp[i]!));
+    (win.from === undefined || (fromExclusive ? t > win.from : t >= win.from)) &&
+    (win.to === undefined || (toInclusive ? t <= win.to : t < win.to));
+  const keep = (i: number): boolean =>
+    f.served(i) &&
+    (symbol === null || f.def(i).symbol === symbol) &&
+    (!f.republished.has(i) || inWindow(f.timestamp[i]!));
   // Their execIds are above every fill in [lo, hi): they follow it.
   const late = [...f.republished].filter((i) => i >= hi && i >= execLo && i < execHi && keep(i)).sort((a, b) => a - b);
   const out: number[] = [];
@@ -438,7 +539,14 @@ function tsText(t: number): string {
 function balanceJson(b: BalanceView): Json {
   const s = styleOf(b.currency, 5);
   const st = s === 'exponent' ? 'string' : s;
-  return { currency: b.currency, balance: dec(b.balance, st), available: dec(b.available, st), balance_local: dec(b.balance_local, st), available_local: dec(b.available_local, st), rate: dec(b.rate, st) };
+  return {
+    currency: b.currency,
+    balance: dec(b.balance, st),
+    available: dec(b.available, st),
+    balance_local: dec(b.balance_local, st),
+    available_local: dec(b.available_local, st),
+    rate: dec(b.rate, st),
+  };
 }
 
 export function depositJson(w: World, d: DepositRecord): Json {
@@ -446,9 +554,25 @@ export function depositJson(w: World, d: DepositRecord): Json {
   const s = styleOf(d.depositId);
   if (d.malformed) {
     // A record that cannot validate: amount is not a number (the rest of the page is fine).
-    return { depositId: v.depositId, amount: 'NaN.0', currency: v.currency, address: v.address, txHash: v.txHash, state: v.state, timestamp: v.timestamp };
+    return {
+      depositId: v.depositId,
+      amount: 'NaN.0',
+      currency: v.currency,
+      address: v.address,
+      txHash: v.txHash,
+      state: v.state,
+      timestamp: v.timestamp,
+    };
   }
-  return { depositId: v.depositId, amount: dec(v.amount, s), currency: v.currency, address: v.address, txHash: v.txHash, state: v.state, timestamp: v.timestamp };
+  return {
+    depositId: v.depositId,
+    amount: dec(v.amount, s),
+    currency: v.currency,
+    address: v.address,
+    txHash: v.txHash,
+    state: v.state,
+    timestamp: v.timestamp,
+  };
 }
 
 function listDeposits(w: World, req: Req): Res {
@@ -457,14 +581,23 @@ function listDeposits(w: World, req: Req): Res {
   const [lo, hi] = timeRange(w, w.deposits, win);
   const out: Json[] = [];
   const cap = w.opts.paymentsAnswerCap ?? Infinity;
-  for (let i = hi - 1; i >= lo && out.length < cap; i--) if (!w.deposits[i]!.hidden && !w.deposits[i]!.unlisted) out.push(depositJson(w, w.deposits[i]!));
+  for (let i = hi - 1; i >= lo && out.length < cap; i--)
+    if (!w.deposits[i]!.hidden && !w.deposits[i]!.unlisted) out.push(depositJson(w, w.deposits[i]!));
   return json(200, out);
 }
 
 export function withdrawalJson(w: World, wd: WithdrawalRecord): Json {
   const v = w.withdrawalView(wd);
   const s = styleOf(wd.withdrawalId);
-  return { withdrawalId: v.withdrawalId, amount: dec(v.amount, s), fee: dec(v.fee, s), currency: v.currency, beneficiary: v.beneficiary, state: v.state, timestamp: v.timestamp };
+  return {
+    withdrawalId: v.withdrawalId,
+    amount: dec(v.amount, s),
+    fee: dec(v.fee, s),
+    currency: v.currency,
+    beneficiary: v.beneficiary,
+    state: v.state,
+    timestamp: v.timestamp,
+  };
 }
 
 function listWithdrawals(w: World, req: Req): Res {
@@ -478,14 +611,28 @@ function listWithdrawals(w: World, req: Req): Res {
 }
 
 const createWithdrawalBody = z
-  .object({ amount: decimalText.optional(), currency: z.string(), beneficiary: z.string(), sendMax: z.boolean().optional() })
-  .refine((b) => (b.sendMax ? b.amount === undefined : b.amount !== undefined), 'give amount, or sendMax without amount');
+  .object({
+    amount: decimalText.optional(),
+    currency: z.string(),
+    beneficiary: z.string(),
+    sendMax: z.boolean().optional(),
+  })
+  .refine(
+    (b) => (b.sendMax ? b.amount === undefined : b.amount !== undefined),
+    'give amount, or sendMax without amount',
+  );
 
 function createWithdrawal(w: World, req: Req, hooks: ExchangeHooks): Res {
   const parsed = createWithdrawalBody.safeParse(parseBody(req));
-  if (!parsed.success) return exchangeError(req, 400, parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '));
+  if (!parsed.success)
+    return exchangeError(
+      req,
+      400,
+      parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '),
+    );
   const body = parsed.data;
-  if (!w.whitelist.some((e) => e.whitelistId === body.beneficiary && e.currency === body.currency)) return exchangeError(req, 400, `beneficiary ${body.beneficiary} is not whitelisted for ${body.currency}`);
+  if (!w.whitelist.some((e) => e.whitelistId === body.beneficiary && e.currency === body.currency))
+    return exchangeError(req, 400, `beneficiary ${body.beneficiary} is not whitelisted for ${body.currency}`);
   const fee = new Decimal(w.withdrawalFee(body.currency));
   const balance = w.balances().get(body.currency) ?? new Decimal(0);
   const amount = body.sendMax ? Decimal.max(0, balance.minus(fee)) : new Decimal(body.amount!);

@@ -194,7 +194,6 @@ export class FillStore {
   served(i: number): boolean {
     return !this.withheld.has(i);
   }
-
 }
 
 /**
@@ -203,7 +202,8 @@ export class FillStore {
  */
 export function plainOf(a: number, b: number, s: number): string {
   const v = a * b;
-  if (!Number.isSafeInteger(v) || !Number.isInteger(a) || !Number.isInteger(b)) return toPlain({ v: BigInt(a) * BigInt(b), s });
+  if (!Number.isSafeInteger(v) || !Number.isInteger(a) || !Number.isInteger(b))
+    return toPlain({ v: BigInt(a) * BigInt(b), s });
   if (s === 0) return v === 0 ? '0' : String(v);
   const neg = v < 0;
   let digits = String(neg ? -v : v);

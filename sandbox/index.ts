@@ -4,14 +4,33 @@ import { MAKER_RATE, TAKER_RATE, type PartnerCurrencyDef, type SymbolDef } from 
 import { onAccounts, plantDiscrepancies, plantDueWebhookGap, type Fixes } from './discrepancies.js';
 import { handleExchange } from './exchange-routes.js';
 import { onAccountsStateChanges, plantStateChanges } from './state-changes.js';
-import { isLateEvent, LATE_EVENTS, plantLateEvents, releaseLateEvent, type LateCases, type LateEvent, type LateRelease } from './late-events.js';
+import {
+  isLateEvent,
+  LATE_EVENTS,
+  plantLateEvents,
+  releaseLateEvent,
+  type LateCases,
+  type LateEvent,
+  type LateRelease,
+} from './late-events.js';
 import { resolveFaults, type FaultProfile } from './faults.js';
 import { generateHistory, generateLive } from './generate/span.js';
 import { makePartnerOrder } from './generate/partner.js';
 import { fillRestingOrder } from './generate/exchange.js';
 import { json, type Req, type Res } from './http.js';
 import type { Json } from './wire.js';
-import type { BalanceView, DepositRecord, DepositView, ExchangeOrderRecord, ExpectedBreak, FillRecord, PartnerOrderRecord, PartnerOrderView, WhitelistEntry, WithdrawalView } from './model.js';
+import type {
+  BalanceView,
+  DepositRecord,
+  DepositView,
+  ExchangeOrderRecord,
+  ExpectedBreak,
+  FillRecord,
+  PartnerOrderRecord,
+  PartnerOrderView,
+  WhitelistEntry,
+  WithdrawalView,
+} from './model.js';
 import { DEFAULT_OPTIONS, type SandboxOptions } from './options.js';
 import { handlePartner } from './partner-routes.js';
 import { createRng } from './prng.js';
@@ -20,7 +39,22 @@ import { HOUR_MS } from './time.js';
 import { World } from './world.js';
 import { startWebhooks, type WebhookDelivery, type WebhookRunner } from './webhooks.js';
 
-export type { SandboxOptions, FaultProfile, ExpectedBreak, PartnerOrderView, PartnerOrderRecord, FillRecord, ExchangeOrderRecord, DepositView, WithdrawalView, BalanceView, WhitelistEntry, WebhookDelivery, LateEvent, LateRelease };
+export type {
+  SandboxOptions,
+  FaultProfile,
+  ExpectedBreak,
+  PartnerOrderView,
+  PartnerOrderRecord,
+  FillRecord,
+  ExchangeOrderRecord,
+  DepositView,
+  WithdrawalView,
+  BalanceView,
+  WhitelistEntry,
+  WebhookDelivery,
+  LateEvent,
+  LateRelease,
+};
 export { LATE_EVENTS };
 export { DEFAULT_OPTIONS };
 export { DEFAULT_FAULTS, NO_FAULTS } from './faults.js';
@@ -80,7 +114,9 @@ export interface Sandbox {
   /** Called after each partner GET /orders list page is built (before it is sent). Returns an unsubscribe. */
   onPartnerOrdersPage(cb: (info: { query: URLSearchParams; count: number; page: number }) => void): () => void;
   /** Called for each API request before it is served. Returns an unsubscribe. */
-  onRequest(cb: (info: { api: 'partner' | 'exchange'; method: string; path: string; query: URLSearchParams }) => void): () => void;
+  onRequest(
+    cb: (info: { api: 'partner' | 'exchange'; method: string; path: string; query: URLSearchParams }) => void,
+  ): () => void;
   /**
    * Fills the rest of a resting exchange order (OPEN / PART_FILLED) now, at its limit price: an
    * old order that fills later (also POST /_sandbox/fill?exOrdId=). Returns the new fill's execId.
@@ -107,10 +143,13 @@ export interface Sandbox {
   close(): Promise<void>;
 }
 
-export async function startSandbox(options: Partial<SandboxOptions> & { port?: number; host?: string } = {}): Promise<Sandbox> {
+export async function startSandbox(
+  options: Partial<SandboxOptions> & { port?: number; host?: string } = {},
+): Promise<Sandbox> {
   const { port = 0, host = '127.0.0.1', ...rest } = options;
   const opts: SandboxOptions = { ...DEFAULT_OPTIONS, ...stripUndefined(rest) };
-  if (opts.discrepancies && opts.days < 2) throw new Error('sandbox: --discrepancies needs --days 2 or more (planted cases sit in past days)');
+  if (opts.discrepancies && opts.days < 2)
+    throw new Error('sandbox: --discrepancies needs --days 2 or more (planted cases sit in past days)');
   const w = new World(opts);
   generateHistory(w);
   let fixes: Fixes = new Map();
@@ -123,7 +162,9 @@ export async function startSandbox(options: Partial<SandboxOptions> & { port?: n
   if (faults.malformedRecord) plantMalformed(w);
 
   const pageHooks = new Set<(info: { query: URLSearchParams; count: number; page: number }) => void>();
-  const requestHooks = new Set<(info: { api: 'partner' | 'exchange'; method: string; path: string; query: URLSearchParams }) => void>();
+  const requestHooks = new Set<
+    (info: { api: 'partner' | 'exchange'; method: string; path: string; query: URLSearchParams }) => void
+  >();
   let pageNo = 0;
   let webhooks: WebhookRunner | undefined;
 
@@ -152,7 +193,11 @@ export async function startSandbox(options: Partial<SandboxOptions> & { port?: n
   };
 
   const control = async (req: Req): Promise<Res> => {
-    if (req.method === 'GET' && req.path === '/expected-breaks') return json(200, w.expected.map((b) => ({ ...b })));
+    if (req.method === 'GET' && req.path === '/expected-breaks')
+      return json(
+        200,
+        w.expected.map((b) => ({ ...b })),
+      );
     if (req.method === 'POST' && req.path === '/advance') {
       const ms = Number(req.query.get('ms') ?? HOUR_MS);
       if (!Number.isFinite(ms) || ms <= 0) return json(400, { error: 'ms must be a positive number' });
@@ -169,7 +214,8 @@ export async function startSandbox(options: Partial<SandboxOptions> & { port?: n
       const id = req.query.get('exOrdId') ?? '';
       const o = w.exOrderById.get(id);
       if (!o || o.hidden) return json(404, { error: `no exchange order ${id}` });
-      if (o.ordStatus !== 'OPEN' && o.ordStatus !== 'PART_FILLED') return json(409, { error: `order ${id} is ${o.ordStatus}, not resting` });
+      if (o.ordStatus !== 'OPEN' && o.ordStatus !== 'PART_FILLED')
+        return json(409, { error: `order ${id} is ${o.ordStatus}, not resting` });
       const execId = fillLater(id);
       return json(200, { exOrdId: id, execId });
     }
@@ -179,12 +225,14 @@ export async function startSandbox(options: Partial<SandboxOptions> & { port?: n
       elapse(ms);
       return json(200, { clock: w.clock() });
     }
-    if (req.method === 'GET' && req.path === '/late') return json(200, { planted: [...late.keys()], events: [...LATE_EVENTS] });
+    if (req.method === 'GET' && req.path === '/late')
+      return json(200, { planted: [...late.keys()], events: [...LATE_EVENTS] });
     if (req.method === 'POST' && req.path === '/late') {
       const event = req.query.get('event') ?? '';
       if (!isLateEvent(event)) return json(400, { error: `event must be one of ${LATE_EVENTS.join(', ')}` });
       const released = releaseLateEvent(late, event);
-      if (!released) return json(404, { error: `late event ${event} was not planted (option lateEvents) or was released already` });
+      if (!released)
+        return json(404, { error: `late event ${event} was not planted (option lateEvents) or was released already` });
       webhooks?.poke();
       return json(200, JSON.parse(JSON.stringify(released)) as Json);
     }
@@ -269,7 +317,13 @@ export async function startSandbox(options: Partial<SandboxOptions> & { port?: n
       return fillsCache.list;
     },
     fillCount: () => w.fills.length,
-    counts: () => ({ fills: w.fills.length, exchangeOrders: w.exOrders.length, partnerOrders: w.partnerOrders.length, deposits: w.deposits.length, withdrawals: w.withdrawals.length }),
+    counts: () => ({
+      fills: w.fills.length,
+      exchangeOrders: w.exOrders.length,
+      partnerOrders: w.partnerOrders.length,
+      deposits: w.deposits.length,
+      withdrawals: w.withdrawals.length,
+    }),
     deposits: () => w.deposits.filter((d) => !d.hidden && !d.unlisted).map((d) => w.depositView(d)),
     withdrawals: () => w.withdrawals.map((x) => w.withdrawalView(x)),
     balances: () => w.balanceViews(),
@@ -300,7 +354,11 @@ export async function startSandbox(options: Partial<SandboxOptions> & { port?: n
       const out: PartnerOrderView[] = [];
       for (let i = 0; i < count; i++) {
         const ms = at ? at.getTime() : w.clock();
-        const { order, deposit } = makePartnerOrder(w, rng, ms, { recentFrom: w.now0 - 20 * HOUR_MS, compressEnd: ms + 3, external: true });
+        const { order, deposit } = makePartnerOrder(w, rng, ms, {
+          recentFrom: w.now0 - 20 * HOUR_MS,
+          compressEnd: ms + 3,
+          external: true,
+        });
         w.addPartnerOrder(order);
         if (deposit) w.scheduled.push(deposit);
         out.push(w.partnerView(order, Math.max(ms, w.clock())));
@@ -336,7 +394,9 @@ export async function startSandbox(options: Partial<SandboxOptions> & { port?: n
   };
 }
 
-function stripInternal(o: ExchangeOrderRecord & { fillFrom?: number; fillCount?: number; lateFills?: number[] }): ExchangeOrderRecord {
+function stripInternal(
+  o: ExchangeOrderRecord & { fillFrom?: number; fillCount?: number; lateFills?: number[] },
+): ExchangeOrderRecord {
   const { fillFrom: _a, fillCount: _b, lateFills: _c, ...rest } = o;
   return rest;
 }
@@ -352,8 +412,16 @@ function stripUndefined<T extends object>(o: T): Partial<T> {
  */
 function plantMalformed(w: World): void {
   const ts = w.historyStart + 3 * HOUR_MS + 17;
-  const d: DepositRecord = { depositId: `D${w.seq.deposit++}`, amount: '0.25000000', currency: 'BTC', address: w.addresses.BTC!, txHash: 'f'.repeat(64), timestamp: ts, timeline: [{ state: 'REJECTED', atMs: ts }], malformed: true };
+  const d: DepositRecord = {
+    depositId: `D${w.seq.deposit++}`,
+    amount: '0.25000000',
+    currency: 'BTC',
+    address: w.addresses.BTC!,
+    txHash: 'f'.repeat(64),
+    timestamp: ts,
+    timeline: [{ state: 'REJECTED', atMs: ts }],
+    malformed: true,
+  };
   w.addDeposit(d);
   w.expected.push({ code: 'S_QUARANTINE', key: d.depositId });
 }
-

@@ -25,7 +25,14 @@ import type { OrderRow, World } from './world.js';
  * - `refund-withdrawal`: a withdrawal PENDING for days is REFUNDED now (amount + fee credited back
  *   now): E_STALE resolves.
  */
-export const LATE_EVENTS = ['publish-fill', 'list-deposit', 'complete-order', 'confirm-deposit', 'reject-deposit', 'refund-withdrawal'] as const;
+export const LATE_EVENTS = [
+  'publish-fill',
+  'list-deposit',
+  'complete-order',
+  'confirm-deposit',
+  'reject-deposit',
+  'refund-withdrawal',
+] as const;
 export type LateEvent = (typeof LATE_EVENTS)[number];
 
 /** The partner fee rate an order that completes late is charged (the contract's is `partnerFeeRate`). */
@@ -53,7 +60,8 @@ const STALE_MS = 24 * HOUR_MS;
  * staleness is not due yet).
  */
 export function plantLateEvents(w: World, ageDays: number): LateCases {
-  if (!(ageDays >= 1) || ageDays > w.opts.days) throw new Error(`sandbox: lateEventsAgeDays must be between 1 and --days (${w.opts.days}), got ${ageDays}`);
+  if (!(ageDays >= 1) || ageDays > w.opts.days)
+    throw new Error(`sandbox: lateEventsAgeDays must be between 1 and --days (${w.opts.days}), got ${ageDays}`);
   const rng = createRng(w.opts.seed, 'late-events');
   const cases: LateCases = new Map();
   const planted = new Set(w.expected.map((b) => b.key));
@@ -68,18 +76,40 @@ export function plantLateEvents(w: World, ageDays: number): LateCases {
     if (i >= 0) w.expected.splice(i, 1);
     return b;
   };
-  const staleFrom = (t: number): Pick<ExpectedBreak, 'dueAt'> => (t + STALE_MS > w.now0 ? { dueAt: new Date(t + STALE_MS).toISOString() } : {});
+  const staleFrom = (t: number): Pick<ExpectedBreak, 'dueAt'> =>
+    t + STALE_MS > w.now0 ? { dueAt: new Date(t + STALE_MS).toISOString() } : {};
   // Every flow up to now applied first: a held record changed later moves the balance only then.
   w.balances();
   const byTx = new Map(w.deposits.filter((d) => d.txHash !== undefined).map((d) => [d.txHash!, d]));
-  const usable = (o: PartnerOrderRecord) => onDay(o.createdAtMs) && !planted.has(o.orderId) && !o.undeliveredStates && !o.hashWhileNotCompleted;
+  const usable = (o: PartnerOrderRecord) =>
+    onDay(o.createdAtMs) && !planted.has(o.orderId) && !o.undeliveredStates && !o.hashWhileNotCompleted;
   const final = (o: PartnerOrderRecord) => o.timeline[o.timeline.length - 1]!;
-  const paidOrders = w.partnerOrders.filter((o) => usable(o) && o.paidToUs && final(o).state === 'COMPLETED' && byTx.get(o.txHash)?.timeline.length === 1 && !planted.has(byTx.get(o.txHash)!.depositId));
-  const take = <T>(list: T[]): T | undefined => (list.length ? list.splice(Math.floor(rng.next() * list.length), 1)[0] : undefined);
+  const paidOrders = w.partnerOrders.filter(
+    (o) =>
+      usable(o) &&
+      o.paidToUs &&
+      final(o).state === 'COMPLETED' &&
+      byTx.get(o.txHash)?.timeline.length === 1 &&
+      !planted.has(byTx.get(o.txHash)!.depositId),
+  );
+  const take = <T>(list: T[]): T | undefined =>
+    list.length ? list.splice(Math.floor(rng.next() * list.length), 1)[0] : undefined;
 
   // publish-fill: a FILLED order whose remaining fills still average within half an increment of
   // its avgPx, so only E_FILL_QTY tells the fill is missing.
-  const order = take(w.exOrders.filter((o) => onDay(o.timestamp) && o.ordStatus === 'FILLED' && o.fillCount >= 2 && !o.hidden && !o.lateFills?.length && !planted.has(o.exOrdId) && !ownFillPlanted(w, o, planted) && avgHolds(w, o)));
+  const order = take(
+    w.exOrders.filter(
+      (o) =>
+        onDay(o.timestamp) &&
+        o.ordStatus === 'FILLED' &&
+        o.fillCount >= 2 &&
+        !o.hidden &&
+        !o.lateFills?.length &&
+        !planted.has(o.exOrdId) &&
+        !ownFillPlanted(w, o, planted) &&
+        avgHolds(w, o),
+    ),
+  );
   if (order) {
     const index = order.fillFrom + order.fillCount - 1;
     w.fills.withheld.add(index);
@@ -120,18 +150,38 @@ export function plantLateEvents(w: World, ageDays: number): LateCases {
   }
 
   // complete-order: PENDING since its creation, completed when released at another partner fee.
-  const pending = take(w.partnerOrders.filter((o) => usable(o) && !o.paidToUs && final(o).state === 'COMPLETED' && new Decimal(o.inputAmount).gt(0) && o.amountUsd !== undefined));
+  const pending = take(
+    w.partnerOrders.filter(
+      (o) =>
+        usable(o) &&
+        !o.paidToUs &&
+        final(o).state === 'COMPLETED' &&
+        new Decimal(o.inputAmount).gt(0) &&
+        o.amountUsd !== undefined,
+    ),
+  );
   if (pending) {
     const completion = pending.timeline.slice(1);
     pending.timeline = [pending.timeline[0]!];
-    const stale = expect({ code: 'P_STALE', key: pending.orderId, case: 'complete-order', ...staleFrom(pending.createdAtMs) });
+    const stale = expect({
+      code: 'P_STALE',
+      key: pending.orderId,
+      case: 'complete-order',
+      ...staleFrom(pending.createdAtMs),
+    });
     cases.set('complete-order', () => {
       const at = Math.max(w.clock(), pending.createdAtMs + 1);
       const steps: StateStep<PartnerOrderState>[] = completion.map((s, i) => ({ ...msText(at + i), state: s.state }));
       pending.timeline.push(...steps);
       const precision = w.partnerCurrencies.find((c) => c.code === pending.inputCurrency)!.precision;
-      pending.partnerFee = new Decimal(pending.inputAmount).times(LATE_PARTNER_FEE_RATE).toDecimalPlaces(precision, Decimal.ROUND_HALF_UP).toFixed(precision);
-      pending.partnerFeeUsd = pending.inputCurrency === 'USD' ? pending.partnerFee : usdTwin(pending.partnerFee, pending.amountUsd!, pending.inputAmount);
+      pending.partnerFee = new Decimal(pending.inputAmount)
+        .times(LATE_PARTNER_FEE_RATE)
+        .toDecimalPlaces(precision, Decimal.ROUND_HALF_UP)
+        .toFixed(precision);
+      pending.partnerFeeUsd =
+        pending.inputCurrency === 'USD'
+          ? pending.partnerFee
+          : usdTwin(pending.partnerFee, pending.amountUsd!, pending.inputAmount);
       const rate = expect({ code: 'P_PARTNER_FEE_RATE', key: pending.orderId, case: 'complete-order' });
       return { event: 'complete-order', record: pending.orderId, opened: [rate], resolved: [unexpect(stale)] };
     });
@@ -140,7 +190,15 @@ export function plantLateEvents(w: World, ageDays: number): LateCases {
   // confirm-deposit: UNCONFIRMED for days (never credited), COMPLETED and credited when released.
   {
     const ts = from + rng.int(HOUR_MS, 20 * HOUR_MS);
-    const d: DepositRecord = { depositId: `D${w.seq.deposit++}`, amount: '0.02345600', currency: 'BTC', address: w.addresses.BTC!, txHash: rng.hex(64), timestamp: ts, timeline: [{ state: 'UNCONFIRMED', atMs: ts }] };
+    const d: DepositRecord = {
+      depositId: `D${w.seq.deposit++}`,
+      amount: '0.02345600',
+      currency: 'BTC',
+      address: w.addresses.BTC!,
+      txHash: rng.hex(64),
+      timestamp: ts,
+      timeline: [{ state: 'UNCONFIRMED', atMs: ts }],
+    };
     w.addDeposit(d);
     const stale = expect({ code: 'E_STALE', key: d.depositId, case: 'confirm-deposit', ...staleFrom(ts) });
     cases.set('confirm-deposit', () => {
@@ -155,7 +213,12 @@ export function plantLateEvents(w: World, ageDays: number): LateCases {
   const wd = take(w.withdrawals.filter((x) => onDay(x.timestamp) && !planted.has(x.withdrawalId)));
   if (wd) {
     wd.timeline = [{ state: 'PENDING', atMs: wd.timestamp }];
-    const stale = expect({ code: 'E_STALE', key: wd.withdrawalId, case: 'refund-withdrawal', ...staleFrom(wd.timestamp) });
+    const stale = expect({
+      code: 'E_STALE',
+      key: wd.withdrawalId,
+      case: 'refund-withdrawal',
+      ...staleFrom(wd.timestamp),
+    });
     cases.set('refund-withdrawal', () => {
       w.balances();
       wd.timeline.push({ state: 'REFUNDED', atMs: Math.max(w.clock(), wd.timestamp) });
@@ -165,7 +228,9 @@ export function plantLateEvents(w: World, ageDays: number): LateCases {
   }
   const missing = LATE_EVENTS.filter((e) => !cases.has(e));
   if (missing.length)
-    throw new Error(`sandbox: no record of the day ${new Date(from).toISOString().slice(0, 10)} fits late event(s) ${missing.join(', ')}: raise --orders-per-day / --exchange-orders-per-day or pick another lateEventsAgeDays`);
+    throw new Error(
+      `sandbox: no record of the day ${new Date(from).toISOString().slice(0, 10)} fits late event(s) ${missing.join(', ')}: raise --orders-per-day / --exchange-orders-per-day or pick another lateEventsAgeDays`,
+    );
   return cases;
 }
 

@@ -25,7 +25,11 @@ export function isPrivatePartnerPath(path: string): boolean {
  * key together, as the operator's authentication page has it (the real service refuses a private
  * call that carries the private key alone).
  */
-export function handlePartner(w: World, req: Req, hooks: { onOrdersPage?: (info: { query: URLSearchParams; count: number }) => void }): Res {
+export function handlePartner(
+  w: World,
+  req: Req,
+  hooks: { onOrdersPage?: (info: { query: URLSearchParams; count: number }) => void },
+): Res {
   if (req.method !== 'GET') return error(405, 'METHOD_NOT_ALLOWED', `${req.method} is not supported`);
   const authFailure = checkAuth(w, req, isPrivatePartnerPath(req.path) ? 'private' : 'public');
   if (authFailure) return authFailure;
@@ -51,20 +55,47 @@ function checkAuth(w: World, req: Req, need: 'public' | 'private'): Res | undefi
   const status = w.opts.authFailureStatus;
   const publicKey = header(req, 'x-public-api-key');
   if (publicKey === undefined)
-    return error(status, 'UNAUTHORIZED', need === 'public' ? 'missing X-Public-API-Key header' : 'orders require the X-Public-API-Key and X-Private-API-Key headers; X-Public-API-Key is missing');
+    return error(
+      status,
+      'UNAUTHORIZED',
+      need === 'public'
+        ? 'missing X-Public-API-Key header'
+        : 'orders require the X-Public-API-Key and X-Private-API-Key headers; X-Public-API-Key is missing',
+    );
   if (publicKey !== w.opts.partnerPublicKey) return error(status, 'UNAUTHORIZED', 'invalid X-Public-API-Key');
   if (need === 'public') return undefined;
   const privateKey = header(req, 'x-private-api-key');
-  if (privateKey === undefined) return error(status, 'UNAUTHORIZED', 'orders require the X-Public-API-Key and X-Private-API-Key headers; X-Private-API-Key is missing');
+  if (privateKey === undefined)
+    return error(
+      status,
+      'UNAUTHORIZED',
+      'orders require the X-Public-API-Key and X-Private-API-Key headers; X-Private-API-Key is missing',
+    );
   if (privateKey !== w.opts.partnerPrivateKey) return error(status, 'UNAUTHORIZED', 'invalid X-Private-API-Key');
   return undefined;
 }
 
 function currencyJson(c: World['partnerCurrencies'][number]): Json {
   if (c.type === 'FIAT') {
-    return { type: c.type, name: c.name, code: c.code, precision: c.precision, minBuyAmount: new Raw(c.minBuyAmount!), maxBuyAmount: new Raw(c.maxBuyAmount!) };
+    return {
+      type: c.type,
+      name: c.name,
+      code: c.code,
+      precision: c.precision,
+      minBuyAmount: new Raw(c.minBuyAmount!),
+      maxBuyAmount: new Raw(c.maxBuyAmount!),
+    };
   }
-  return { type: c.type, name: c.name, code: c.code, precision: c.precision, network: c.network, supportsDestinationTag: c.supportsDestinationTag, isSupportedInUS: c.isSupportedInUS, allowedUSStates: c.allowedUSStates };
+  return {
+    type: c.type,
+    name: c.name,
+    code: c.code,
+    precision: c.precision,
+    network: c.network,
+    supportsDestinationTag: c.supportsDestinationTag,
+    isSupportedInUS: c.isSupportedInUS,
+    allowedUSStates: c.allowedUSStates,
+  };
 }
 
 function currencies(w: World): Res {
@@ -75,7 +106,8 @@ function currencies(w: World): Res {
 
 function regions(req: Req): Res {
   const v = req.query.get('onlyBuyAllowed');
-  if (v !== null && v !== 'true' && v !== 'false') return error(400, 'INVALID_PARAMETER', 'onlyBuyAllowed must be true or false');
+  if (v !== null && v !== 'true' && v !== 'false')
+    return error(400, 'INVALID_PARAMETER', 'onlyBuyAllowed must be true or false');
   const only = v !== 'false';
   return json(200, {
     countries: COUNTRIES.filter((c) => !only || c.isBuyAllowed),
@@ -88,23 +120,39 @@ function quote(w: World, req: Req): Res {
   const quoteCode = q.get('quoteCurrencyCode');
   const baseCode = q.get('baseCurrencyCode');
   const amountText = q.get('quoteCurrencyAmount');
-  if (!quoteCode || !baseCode || !amountText) return error(400, 'INVALID_PARAMETER', 'quoteCurrencyCode, baseCurrencyCode and quoteCurrencyAmount are required');
+  if (!quoteCode || !baseCode || !amountText)
+    return error(400, 'INVALID_PARAMETER', 'quoteCurrencyCode, baseCurrencyCode and quoteCurrencyAmount are required');
   const fiat = w.partnerCurrencies.find((c) => c.code === quoteCode);
   const crypto = w.partnerCurrencies.find((c) => c.code === baseCode);
-  if (!fiat || fiat.type !== 'FIAT') return error(400, 'INVALID_PARAMETER', `quoteCurrencyCode ${quoteCode} is not an enabled fiat currency`);
-  if (!crypto || crypto.type !== 'CRYPTO') return error(400, 'INVALID_PARAMETER', `baseCurrencyCode ${baseCode} is not an enabled crypto currency`);
-  if (!/^\d+(\.\d+)?$/.test(amountText)) return error(400, 'INVALID_PARAMETER', 'quoteCurrencyAmount must be a positive decimal');
+  if (!fiat || fiat.type !== 'FIAT')
+    return error(400, 'INVALID_PARAMETER', `quoteCurrencyCode ${quoteCode} is not an enabled fiat currency`);
+  if (!crypto || crypto.type !== 'CRYPTO')
+    return error(400, 'INVALID_PARAMETER', `baseCurrencyCode ${baseCode} is not an enabled crypto currency`);
+  if (!/^\d+(\.\d+)?$/.test(amountText))
+    return error(400, 'INVALID_PARAMETER', 'quoteCurrencyAmount must be a positive decimal');
   const amount = new Decimal(amountText);
   if (amount.lte(0)) return error(400, 'INVALID_PARAMETER', 'quoteCurrencyAmount must be positive');
-  if (amount.decimalPlaces() > fiat.precision) return error(400, 'INVALID_PARAMETER', `quoteCurrencyAmount has more than ${fiat.precision} decimals`);
-  if (amount.lt(fiat.minBuyAmount!) || amount.gt(fiat.maxBuyAmount!)) return error(400, 'AMOUNT_OUT_OF_RANGE', `quoteCurrencyAmount must be between ${fiat.minBuyAmount} and ${fiat.maxBuyAmount}`);
+  if (amount.decimalPlaces() > fiat.precision)
+    return error(400, 'INVALID_PARAMETER', `quoteCurrencyAmount has more than ${fiat.precision} decimals`);
+  if (amount.lt(fiat.minBuyAmount!) || amount.gt(fiat.maxBuyAmount!))
+    return error(
+      400,
+      'AMOUNT_OUT_OF_RANGE',
+      `quoteCurrencyAmount must be between ${fiat.minBuyAmount} and ${fiat.maxBuyAmount}`,
+    );
   const cc = q.get('countryCode');
-  if (cc !== null && !/^[A-Z]{2}$/.test(cc)) return error(400, 'INVALID_PARAMETER', 'countryCode must be exactly 2 letters');
+  if (cc !== null && !/^[A-Z]{2}$/.test(cc))
+    return error(400, 'INVALID_PARAMETER', 'countryCode must be exactly 2 letters');
   const pm = q.get('paymentMethod') ?? 'CARD';
-  const processing = amount.times(pm === 'CARD' ? '0.0299' : '0.0249').toDecimalPlaces(fiat.precision, Decimal.ROUND_HALF_UP);
+  const processing = amount
+    .times(pm === 'CARD' ? '0.0299' : '0.0249')
+    .toDecimalPlaces(fiat.precision, Decimal.ROUND_HALF_UP);
   const partner = amount.times(w.opts.partnerFeeRate).toDecimalPlaces(fiat.precision, Decimal.ROUND_HALF_UP);
   const network = new Decimal('1.50');
-  const price = new Decimal(USD_RATES[crypto.code]!).times('1.004').div(USD_RATES[fiat.code]!).toDecimalPlaces(fiat.precision, Decimal.ROUND_HALF_UP);
+  const price = new Decimal(USD_RATES[crypto.code]!)
+    .times('1.004')
+    .div(USD_RATES[fiat.code]!)
+    .toDecimalPlaces(fiat.precision, Decimal.ROUND_HALF_UP);
   const net = amount.minus(processing).minus(partner).minus(network);
   const base = Decimal.max(0, net).div(price).toDecimalPlaces(crypto.precision, Decimal.ROUND_DOWN);
   return json(200, {
@@ -135,8 +183,10 @@ function listOrders(w: World, req: Req): { res: Res; count: number } {
   const fromDay = q.get(names.from);
   const toDay = q.get(names.to);
   const bad = (m: string): { res: Res; count: number } => ({ res: error(400, 'INVALID_PARAMETER', m), count: 0 });
-  if (limitRaw !== undefined && (Number.isNaN(limitRaw) || limitRaw < 1)) return bad('limit must be a positive integer');
-  if (limitRaw !== undefined && limitRaw > MAX_LIMIT && w.opts.limitOverMax === 'error') return bad(`limit must be at most ${MAX_LIMIT}`);
+  if (limitRaw !== undefined && (Number.isNaN(limitRaw) || limitRaw < 1))
+    return bad('limit must be a positive integer');
+  if (limitRaw !== undefined && limitRaw > MAX_LIMIT && w.opts.limitOverMax === 'error')
+    return bad(`limit must be at most ${MAX_LIMIT}`);
   if (Number.isNaN(offset) || offset < 0) return bad(`${names.offset} must be a non-negative integer`);
   if (fromDay !== null && !DAY.test(fromDay)) return bad(`${names.from} must be a date YYYY-MM-DD`);
   if (toDay !== null && !DAY.test(toDay)) return bad(`${names.to} must be a date YYYY-MM-DD`);

@@ -67,7 +67,9 @@ export function createRng(seed: number, stream: string): Rng {
 /** A UUID-looking id from the stream (version nibble 4, variant 8..b) for realistic ids. */
 export function uuidFrom(rng: Rng): string {
   const h = rng.hex(32);
-  return flat(`${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${'89ab'[rng.int(0, 3)]}${h.slice(17, 20)}-${h.slice(20, 32)}`);
+  return flat(
+    `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${'89ab'[rng.int(0, 3)]}${h.slice(17, 20)}-${h.slice(20, 32)}`,
+  );
 }
 
 /**

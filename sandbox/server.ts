@@ -40,7 +40,8 @@ export function createSandboxServer(seed: number, h: ServerHandlers): Server {
     const url = new URL(inc.url ?? '/', 'http://sandbox');
     const fullPath = url.pathname;
     const base = { method: inc.method ?? 'GET', fullPath, query: url.searchParams, headers: inc.headers, body };
-    if (fullPath.startsWith('/_sandbox/')) return send(out, await h.control({ ...base, path: fullPath.slice('/_sandbox'.length) }));
+    if (fullPath.startsWith('/_sandbox/'))
+      return send(out, await h.control({ ...base, path: fullPath.slice('/_sandbox'.length) }));
     let api: 'partner' | 'exchange';
     let path: string;
     if (fullPath.startsWith(`${PARTNER_PREFIX}/`)) {
@@ -53,7 +54,12 @@ export function createSandboxServer(seed: number, h: ServerHandlers): Server {
     const req: Req = { ...base, path };
     h.onRequest?.(req);
     const f = h.faults();
-    if (api === 'partner' && f.publicRateLimitPerSecond > 0 && !isPrivatePartnerPath(path) && inc.headers['x-public-api-key'] !== undefined) {
+    if (
+      api === 'partner' &&
+      f.publicRateLimitPerSecond > 0 &&
+      !isPrivatePartnerPath(path) &&
+      inc.headers['x-public-api-key'] !== undefined
+    ) {
       // The documented public-key limit: N requests per second per client IP, then 429 + Retry-After.
       // Private calls carry the public key too but have their own, organisation-wide limit.
       const second = Math.floor(Date.now() / 1000);
@@ -62,7 +68,12 @@ export function createSandboxServer(seed: number, h: ServerHandlers): Server {
       const count = seen && seen.second === second ? seen.count + 1 : 1;
       publicCalls.set(ip, { second, count });
       if (count > f.publicRateLimitPerSecond) {
-        return send(out, { ...json(429, { errors: [{ type: 'RATE_LIMITED', message: `more than ${f.publicRateLimitPerSecond} requests per second` }] }), headers: { 'content-type': 'application/json', 'retry-after': '1' } });
+        return send(out, {
+          ...json(429, {
+            errors: [{ type: 'RATE_LIMITED', message: `more than ${f.publicRateLimitPerSecond} requests per second` }],
+          }),
+          headers: { 'content-type': 'application/json', 'retry-after': '1' },
+        });
       }
     }
     const r = faultRng.next();
@@ -71,7 +82,10 @@ export function createSandboxServer(seed: number, h: ServerHandlers): Server {
       acc += p;
       return p > 0 && r < acc;
     };
-    const errorRes = (status: number, message: string): Res => (api === 'partner' ? json(status, { errors: [{ type: status === 429 ? 'RATE_LIMITED' : 'SERVER_ERROR', message }] }) : exchangeError(req, status, message));
+    const errorRes = (status: number, message: string): Res =>
+      api === 'partner'
+        ? json(status, { errors: [{ type: status === 429 ? 'RATE_LIMITED' : 'SERVER_ERROR', message }] })
+        : exchangeError(req, status, message);
     if (hit(f.rateLimited)) {
       const res = errorRes(429, 'too many requests');
       return send(out, { ...res, headers: { ...res.headers, 'retry-after': String(f.retryAfterSeconds) } });

@@ -65,9 +65,23 @@ export function startWebhooks(w: World, url: string): WebhookRunner {
     const step = o.timeline[i]!;
     const eventId = `evt_${hash53(`${o.orderId}:${step.state}:${step.at}`).toString(16)}`;
     const view = partnerViewAt(o, step);
-    const body = { eventId, ...(orderJson(view) as Record<string, Json>), createdAt: step.at, userCountry: o.userCountry, userState: o.userState };
+    const body = {
+      eventId,
+      ...(orderJson(view) as Record<string, Json>),
+      createdAt: step.at,
+      userCountry: o.userCountry,
+      userState: o.userState,
+    };
     const late = o.timeline.length > 2 && i === 0 && hash53(o.orderId, 21) % 10 === 0;
-    const pending: Pending = { eventId, orderId: o.orderId, state: step.state, body: writeJson(body), attempt: 0, nextAt: Date.now(), duplicate: hash53(eventId, 22) % 20 === 0 };
+    const pending: Pending = {
+      eventId,
+      orderId: o.orderId,
+      state: step.state,
+      body: writeJson(body),
+      attempt: 0,
+      nextAt: Date.now(),
+      duplicate: hash53(eventId, 22) % 20 === 0,
+    };
     const finalState = o.timeline[o.timeline.length - 1]!.state;
     if (late && !o.undeliveredStates?.includes(finalState)) pending.heldFor = `${o.orderId}:${o.timeline.length - 1}`;
     return pending;
@@ -93,7 +107,7 @@ export function startWebhooks(w: World, url: string): WebhookRunner {
     if (stopped) return;
     const now = Date.now();
     queue.sort((a, b) => a.nextAt - b.nextAt);
-    for (let k = 0; k < queue.length && inFlight < CONCURRENCY; ) {
+    for (let k = 0; k < queue.length && inFlight < CONCURRENCY;) {
       const p = queue[k]!;
       if (p.nextAt > now) break;
       if (p.heldFor && !acked.has(p.heldFor)) {
@@ -113,12 +127,17 @@ export function startWebhooks(w: World, url: string): WebhookRunner {
 
   const schedule = (): void => {
     if (timer || stopped) return;
-    const next = queue.filter((p) => !p.heldFor || acked.has(p.heldFor)).reduce((m, p) => Math.min(m, p.nextAt), Number.POSITIVE_INFINITY);
+    const next = queue
+      .filter((p) => !p.heldFor || acked.has(p.heldFor))
+      .reduce((m, p) => Math.min(m, p.nextAt), Number.POSITIVE_INFINITY);
     if (!Number.isFinite(next)) return;
-    timer = setTimeout(() => {
-      timer = undefined;
-      pump();
-    }, Math.max(0, next - Date.now()));
+    timer = setTimeout(
+      () => {
+        timer = undefined;
+        pump();
+      },
+      Math.max(0, next - Date.now()),
+    );
     timer.unref();
   };
 
@@ -142,7 +161,16 @@ export function startWebhooks(w: World, url: string): WebhookRunner {
     }
     inFlight--;
     const ok = status >= 200 && status < 300;
-    log.push({ eventId: p.eventId, orderId: p.orderId, orderState: p.state, attempt: p.attempt, at: Date.now(), status, ok, duplicate: (p as Pending & { key?: string }).key === undefined });
+    log.push({
+      eventId: p.eventId,
+      orderId: p.orderId,
+      orderState: p.state,
+      attempt: p.attempt,
+      at: Date.now(),
+      status,
+      ok,
+      duplicate: (p as Pending & { key?: string }).key === undefined,
+    });
     const key = (p as Pending & { key?: string }).key;
     if (ok) {
       if (key) acked.add(key);

@@ -53,7 +53,8 @@ export function exponentText(text: string): string {
     let k = 0;
     while (k < frac.length && frac.charCodeAt(k) === 48) k++;
     const digits = frac.slice(k).replace(/0+$/, '');
-    if (digits.length > 0) return `${neg ? '-' : ''}${digits[0]}.${digits.length > 1 ? digits.slice(1) : '0'}E-${k + 1}`;
+    if (digits.length > 0)
+      return `${neg ? '-' : ''}${digits[0]}.${digits.length > 1 ? digits.slice(1) : '0'}E-${k + 1}`;
   }
   const d = new Decimal(text);
   const [mant, exp] = d.toExponential().split('e') as [string, string];

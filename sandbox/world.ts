@@ -1,6 +1,14 @@
 /** Simulator: the generated world (its records, indexes and clock) and helpers to read it at a point in time. */
 import { Decimal } from '../src/decimal/decimal.js';
-import { OPENING_BALANCES, WITHDRAWAL_FEES, USD_RATES, PARTNER_CURRENCIES, SYMBOLS, type SymbolDef, type PartnerCurrencyDef } from './catalog.js';
+import {
+  OPENING_BALANCES,
+  WITHDRAWAL_FEES,
+  USD_RATES,
+  PARTNER_CURRENCIES,
+  SYMBOLS,
+  type SymbolDef,
+  type PartnerCurrencyDef,
+} from './catalog.js';
 import type {
   BalanceView,
   DepositRecord,
@@ -66,7 +74,13 @@ export class World {
   readonly withdrawals: WithdrawalRecord[] = [];
   readonly withdrawalById = new Map<string, WithdrawalRecord>();
 
-  readonly seq = { exOrd: 11_234_560_000_000, exec: 52_880_000_000_000, trade: 7_700_000_000, deposit: 300_000, withdrawal: 90_000 };
+  readonly seq = {
+    exOrd: 11_234_560_000_000,
+    exec: 52_880_000_000_000,
+    trade: 7_700_000_000,
+    deposit: 300_000,
+    withdrawal: 90_000,
+  };
 
   /** Opening balances; a fix that rewrites history adjusts these so the totals stay true. */
   readonly opening = new Map<string, Decimal>();
@@ -117,7 +131,12 @@ export class World {
     const list = this.partnerOrders;
     // Orders arrive in time order; an order inserted by a test "in the past" is placed by key.
     if (list.length === 0 || list[list.length - 1]!.createdAtMs <= o.createdAtMs) list.push(o);
-    else list.splice(upperBound(list, o.createdAtMs, (x) => x.createdAtMs), 0, o);
+    else
+      list.splice(
+        upperBound(list, o.createdAtMs, (x) => x.createdAtMs),
+        0,
+        o,
+      );
     this.partnerById.set(o.orderId, o);
   }
 
@@ -181,7 +200,14 @@ export class World {
   }
 
   depositView(d: DepositRecord, at = this.clock()): DepositView {
-    const v: DepositView = { depositId: d.depositId, amount: d.amount, currency: d.currency, address: d.address, state: this.depositState(d, at), timestamp: d.timestamp };
+    const v: DepositView = {
+      depositId: d.depositId,
+      amount: d.amount,
+      currency: d.currency,
+      address: d.address,
+      state: this.depositState(d, at),
+      timestamp: d.timestamp,
+    };
     if (d.txHash !== undefined) v.txHash = d.txHash;
     return v;
   }
@@ -189,7 +215,15 @@ export class World {
   withdrawalView(w: WithdrawalRecord, at = this.clock()): WithdrawalView {
     let s = w.timeline[0]!.state;
     for (const step of w.timeline) if (step.atMs <= at) s = step.state;
-    return { withdrawalId: w.withdrawalId, amount: w.amount, fee: w.fee, currency: w.currency, beneficiary: w.beneficiary, state: s, timestamp: w.timestamp };
+    return {
+      withdrawalId: w.withdrawalId,
+      amount: w.amount,
+      fee: w.fee,
+      currency: w.currency,
+      beneficiary: w.beneficiary,
+      state: s,
+      timestamp: w.timestamp,
+    };
   }
 
   // ---- balances ------------------------------------------------------------------------
@@ -213,12 +247,21 @@ export class World {
     const clock = this.clock();
     const f = this.fills;
     // A fill published late moved the balance at its time already, as the fill it copies.
-    for (; this.ptr.fill < f.length && f.timestamp[this.ptr.fill]! <= clock; this.ptr.fill++) if (!f.republished.has(this.ptr.fill)) this.applyFill(this.ptr.fill);
-    for (; this.ptr.deposit < this.deposits.length && this.deposits[this.ptr.deposit]!.timestamp <= clock; this.ptr.deposit++) {
+    for (; this.ptr.fill < f.length && f.timestamp[this.ptr.fill]! <= clock; this.ptr.fill++)
+      if (!f.republished.has(this.ptr.fill)) this.applyFill(this.ptr.fill);
+    for (
+      ;
+      this.ptr.deposit < this.deposits.length && this.deposits[this.ptr.deposit]!.timestamp <= clock;
+      this.ptr.deposit++
+    ) {
       const d = this.deposits[this.ptr.deposit]!;
       if (!d.hidden && !d.preCredited) this.creditDeposit(d);
     }
-    for (; this.ptr.withdrawal < this.withdrawals.length && this.withdrawals[this.ptr.withdrawal]!.timestamp <= clock; this.ptr.withdrawal++) {
+    for (
+      ;
+      this.ptr.withdrawal < this.withdrawals.length && this.withdrawals[this.ptr.withdrawal]!.timestamp <= clock;
+      this.ptr.withdrawal++
+    ) {
       const w = this.withdrawals[this.ptr.withdrawal]!;
       if (debits(w)) this.addScaled(w.currency, -(toScale(w.amount) + toScale(w.fee)));
     }
@@ -249,7 +292,10 @@ export class World {
     const sign = f.side[i] === 0 ? 1n : -1n;
     const qty = BigInt(f.lots[i]!) * BigInt(def.lot[0]) * pow10(BAL_SCALE - def.lot[1]);
     const o = f.overrides.get(i);
-    const price = o?.price !== undefined ? parseFx(o.price) : { v: BigInt(f.ticks[i]!) * BigInt(def.priceInc[0]), s: def.priceInc[1] };
+    const price =
+      o?.price !== undefined
+        ? parseFx(o.price)
+        : { v: BigInt(f.ticks[i]!) * BigInt(def.priceInc[0]), s: def.priceInc[1] };
     const notional = BigInt(f.lots[i]!) * BigInt(def.lot[0]) * price.v * pow10(BAL_SCALE - def.lot[1] - price.s);
     const fee = o?.fee !== undefined ? toScale(o.fee) : BigInt(f.feeUnits[i]!) * pow10(BAL_SCALE - def.counterScale);
     this.addScaled(def.base, sign * qty);

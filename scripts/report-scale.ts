@@ -33,7 +33,10 @@ try {
   await migrate(store);
   const db = store.db;
   const runId = 'r-scale';
-  await db.insertInto('run').values({ id: runId, command: 'run', period_from: '2026-11-01', period_to: '2026-11-02', status: 'running' }).execute();
+  await db
+    .insertInto('run')
+    .values({ id: runId, command: 'run', period_from: '2026-11-01', period_to: '2026-11-02', status: 'running' })
+    .execute();
   const t0 = Date.now();
   // 1,000 orders; fills spread over the day; every 1,000th quantity has 18 significant digits (written as text).
   await sql`insert into exchange_order (ex_ord_id, ord_status, side, symbol, cum_qty, avg_px, raw)

@@ -27,11 +27,26 @@ try {
     const slug = sheet.toLowerCase().replace(/[^a-z0-9]+/g, '-');
     const single = join(work, `${slug}.xlsx`);
     await wb.xlsx.writeFile(single);
-    execFileSync('libreoffice', ['--headless', '--convert-to', 'pdf', '--outdir', work, single], { stdio: 'ignore', env: { ...process.env, HOME: work } });
+    execFileSync('libreoffice', ['--headless', '--convert-to', 'pdf', '--outdir', work, single], {
+      stdio: 'ignore',
+      env: { ...process.env, HOME: work },
+    });
     const pdf = join(work, `${slug}.pdf`);
     const pages = Number(/Pages:\s+(\d+)/.exec(execFileSync('pdfinfo', [pdf]).toString())?.[1] ?? 0);
-    execFileSync('pdftoppm', ['-png', '-r', String(process.env.SHEET_PAGES_DPI ?? 110), '-f', '1', '-l', String(Math.min(pages, MAX_PAGES)), pdf, join(work, slug)]);
-    for (const f of readdirSync(work).filter((f) => f.startsWith(`${slug}-`) && f.endsWith('.png')).sort()) {
+    execFileSync('pdftoppm', [
+      '-png',
+      '-r',
+      String(process.env.SHEET_PAGES_DPI ?? 110),
+      '-f',
+      '1',
+      '-l',
+      String(Math.min(pages, MAX_PAGES)),
+      pdf,
+      join(work, slug),
+    ]);
+    for (const f of readdirSync(work)
+      .filter((f) => f.startsWith(`${slug}-`) && f.endsWith('.png'))
+      .sort()) {
       const page = Number(/-(\d+)\.png$/.exec(f)?.[1]);
       const target = join(outDir, `${slug}-page${page}.png`);
       renameSync(join(work, f), target);

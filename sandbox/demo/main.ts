@@ -45,7 +45,10 @@ async function main(): Promise<number> {
   try {
     const configPath = join(dataDir, 'config.json');
     // The sandbox's orders satisfy its partner fee rate exactly: configuring it turns P_PARTNER_FEE_RATE on.
-    writeFileSync(configPath, `${JSON.stringify({ partner: { feeRate: sandbox.partnerFeeRate ?? '0.01' } }, null, 2)}\n`);
+    writeFileSync(
+      configPath,
+      `${JSON.stringify({ partner: { feeRate: sandbox.partnerFeeRate ?? '0.01' } }, null, 2)}\n`,
+    );
     const config = loadConfig({
       env: {
         ...sandbox.env,
@@ -78,7 +81,9 @@ async function main(): Promise<number> {
           { store, config, logger },
           { period, trigger: 'demo', email: false, signal: abort.signal },
         );
-        out(`${label}: run ${result.runId} ${result.status} in ${((Date.now() - started) / 1000).toFixed(1)}s, ${result.openBreaks} open breaks`);
+        out(
+          `${label}: run ${result.runId} ${result.status} in ${((Date.now() - started) / 1000).toFixed(1)}s, ${result.openBreaks} open breaks`,
+        );
         if (result.status === 'failed') out(`  failed in stage ${result.failedStage}: ${result.error}`);
         return result;
       };
@@ -132,12 +137,30 @@ function printHeadline(
       .map(([k, v]) => `${k} ${String(v)}`)
       .join(', ')}`,
   );
-  out(`open breaks: ${s.breaks.length} (${bySeverity.high ?? 0} high, ${bySeverity.medium ?? 0} medium, ${bySeverity.low ?? 0} low)`);
-  out(`  by rule: ${[...byCode.entries()].sort().map(([c, n]) => `${c} ${n}`).join(', ')}`);
-  out(`planted discrepancies caught: ${caught.length} of ${checkable.length}${caught.length < checkable.length ? ` (missed: ${checkable.filter((p) => !caught.includes(p)).map((p) => `${p.code} ${p.key}`).join(', ')})` : ''}`);
+  out(
+    `open breaks: ${s.breaks.length} (${bySeverity.high ?? 0} high, ${bySeverity.medium ?? 0} medium, ${bySeverity.low ?? 0} low)`,
+  );
+  out(
+    `  by rule: ${[...byCode.entries()]
+      .sort()
+      .map(([c, n]) => `${c} ${n}`)
+      .join(', ')}`,
+  );
+  out(
+    `planted discrepancies caught: ${caught.length} of ${checkable.length}${
+      caught.length < checkable.length
+        ? ` (missed: ${checkable
+            .filter((p) => !caught.includes(p))
+            .map((p) => `${p.code} ${p.key}`)
+            .join(', ')})`
+        : ''
+    }`,
+  );
   const needWebhooks = planted.filter((p) => p.requires === 'webhooks');
   if (needWebhooks.length)
-    out(`  (${needWebhooks.map((p) => p.code).join(', ')} also planted: checked only with the webhook receiver configured, which the demo does not run)`);
+    out(
+      `  (${needWebhooks.map((p) => p.code).join(', ')} also planted: checked only with the webhook receiver configured, which the demo does not run)`,
+    );
   out('The Breaks sheet of the workbook lists every open break with its age, expected, actual and difference.');
 }
 

@@ -89,7 +89,10 @@ export function feeUnits(def: SymbolDef, lots: number, ticks: number, rate: Fx):
     }
     return 2 * r >= p ? q + 1 : q;
   }
-  const raw: Fx = { v: BigInt(lots) * BigInt(def.lot[0]) * BigInt(ticks) * BigInt(def.priceInc[0]) * rate.v, s: def.lot[1] + def.priceInc[1] + rate.s };
+  const raw: Fx = {
+    v: BigInt(lots) * BigInt(def.lot[0]) * BigInt(ticks) * BigInt(def.priceInc[0]) * rate.v,
+    s: def.lot[1] + def.priceInc[1] + rate.s,
+  };
   return Number(round(raw, def.counterScale).v);
 }
 
@@ -117,11 +120,13 @@ export function makeExchangeOrder(w: World, rng: Rng, ts: number, ctx: ExchangeG
   else if (r < 0.87) status = 'CANCELED';
   else if (r < 0.92) status = 'REJECTED';
   else status = 'EXPIRED';
-  if (ordType === 'MARKET' && (status === 'OPEN' || status === 'EXPIRED' || status === 'PART_FILLED')) status = 'FILLED';
+  if (ordType === 'MARKET' && (status === 'OPEN' || status === 'EXPIRED' || status === 'PART_FILLED'))
+    status = 'FILLED';
 
   let filledLots = 0;
   if (status === 'FILLED') filledLots = lots;
-  else if ((status === 'PART_FILLED' || (status === 'CANCELED' && rng.chance(0.5))) && lots >= 2) filledLots = rng.int(1, lots - 1);
+  else if ((status === 'PART_FILLED' || (status === 'CANCELED' && rng.chance(0.5))) && lots >= 2)
+    filledLots = rng.int(1, lots - 1);
   else if (status === 'PART_FILLED') status = 'OPEN';
   if (lots < k.minLots) lots = k.minLots;
 
@@ -194,7 +199,8 @@ export function makeExchangeOrder(w: World, rng: Rng, ts: number, ctx: ExchangeG
  * order's creation time) never show again. Returns the new fill's execId.
  */
 export function fillRestingOrder(w: World, o: OrderRow): string {
-  if (o.ordStatus !== 'OPEN' && o.ordStatus !== 'PART_FILLED') throw new Error(`sandbox: order ${o.exOrdId} is ${o.ordStatus}, not resting`);
+  if (o.ordStatus !== 'OPEN' && o.ordStatus !== 'PART_FILLED')
+    throw new Error(`sandbox: order ${o.exOrdId} is ${o.ordStatus}, not resting`);
   const def = w.symbol(o.symbol)!;
   const ts = Math.max(w.clock(), w.generatedUntil);
   const lots = new Decimal(o.leavesQty).div(unit(def.lot)).toNumber();
@@ -202,7 +208,17 @@ export function fillRestingOrder(w: World, o: OrderRow): string {
   const price = o.price && o.price !== '0.0' ? new Decimal(o.price) : midPrice(def);
   const ticks = price.div(unit(def.priceInc)).toNumber();
   const execId = w.seq.exec++;
-  const index = w.fills.push({ execId, exOrdId: Number(o.exOrdId), tradeId: ++w.seq.trade, timestamp: ts, lots, ticks, feeUnits: feeUnits(def, lots, ticks, parseFx(MAKER_RATE)), symbol: w.symbols.indexOf(def), side: o.side });
+  const index = w.fills.push({
+    execId,
+    exOrdId: Number(o.exOrdId),
+    tradeId: ++w.seq.trade,
+    timestamp: ts,
+    lots,
+    ticks,
+    feeUnits: feeUnits(def, lots, ticks, parseFx(MAKER_RATE)),
+    symbol: w.symbols.indexOf(def),
+    side: o.side,
+  });
   (o.lateFills ??= []).push(index);
   o.ordStatus = 'FILLED';
   refreshAggregates(w, o);

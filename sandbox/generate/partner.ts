@@ -28,7 +28,12 @@ export interface PartnerGenContext {
  * rule holds exactly: partnerFee = round(input x feeRate, precision), USD twins from
  * amountUsd / inputAmount rounded to cents, output floored to the output precision.
  */
-export function makePartnerOrder(w: World, rng: Rng, createdMs: number, ctx: PartnerGenContext): { order: PartnerOrderRecord; deposit?: DepositRecord } {
+export function makePartnerOrder(
+  w: World,
+  rng: Rng,
+  createdMs: number,
+  ctx: PartnerGenContext,
+): { order: PartnerOrderRecord; deposit?: DepositRecord } {
   const fiats = w.partnerCurrencies.filter((c) => c.type === 'FIAT');
   const cryptos = w.partnerCurrencies.filter((c) => c.type === 'CRYPTO');
   const fiat = rng.pick(fiats);
@@ -70,12 +75,17 @@ export function makePartnerOrder(w: World, rng: Rng, createdMs: number, ctx: Par
   const amountUsdText = input.code === 'USD' ? inputText : toFixed(round(mul(mul(inputAmount, usdIn), jitter), 2));
   const amountUsdFx = parseFx(amountUsdText);
   const twin = (fee: Fx): string => toFixed(div(mul(fee, amountUsdFx), inputAmount, 2));
-  const fees = { processingFee: toFixed(processingFee), partnerFee: toFixed(partnerFee), networkFee: toFixed(networkFee) };
+  const fees = {
+    processingFee: toFixed(processingFee),
+    partnerFee: toFixed(partnerFee),
+    networkFee: toFixed(networkFee),
+  };
 
   const created = timeText(createdMs, rng);
   const finalState: PartnerOrderState = rng.chance(0.87) ? 'COMPLETED' : 'FAILED';
   // Most orders settle in minutes; a few take hours (those are the ones a poll sees PENDING).
-  const delay = (): number => (createdMs >= ctx.recentFrom && rng.chance(0.08) ? rng.int(HOUR_MS, 18 * HOUR_MS) : rng.int(5_000, 900_000));
+  const delay = (): number =>
+    createdMs >= ctx.recentFrom && rng.chance(0.08) ? rng.int(HOUR_MS, 18 * HOUR_MS) : rng.int(5_000, 900_000);
   const steps: StateStep<PartnerOrderState>[] = [{ state: 'PENDING', at: created.at, atMs: created.atMs }];
   let t = created.atMs;
   const next = (state: PartnerOrderState): void => {
@@ -94,10 +104,19 @@ export function makePartnerOrder(w: World, rng: Rng, createdMs: number, ctx: Par
   } else next('FAILED');
 
   const country = rng.pick(COUNTRIES.filter((c) => c.isBuyAllowed));
-  const paidToUs = !ctx.external && orderType === 'BUY' && finalState === 'COMPLETED' && rng.chance(w.opts.paidToUsShare);
+  const paidToUs =
+    !ctx.external && orderType === 'BUY' && finalState === 'COMPLETED' && rng.chance(w.opts.paidToUsShare);
   const ours = w.addresses[crypto.code]!;
   // Our XRP address carries a destination tag; the order shows it without, or (rarely) a tag on the order side.
-  const target = paidToUs ? (ours.includes(':') ? (rng.chance(0.5) ? ours.split(':')[0]! : ours) : rng.chance(0.1) ? `${ours}:${rng.int(1, 99999)}` : ours) : externalAddress(rng, crypto.code);
+  const target = paidToUs
+    ? ours.includes(':')
+      ? rng.chance(0.5)
+        ? ours.split(':')[0]!
+        : ours
+      : rng.chance(0.1)
+        ? `${ours}:${rng.int(1, 99999)}`
+        : ours
+    : externalAddress(rng, crypto.code);
   const txHash = crypto.code === 'ETH' || crypto.code === 'USDC' ? flat(`0x${rng.hex(64)}`) : rng.hex(64);
   const order: PartnerOrderRecord = {
     orderId: uuidFrom(rng),

@@ -18,7 +18,8 @@ export function setupAccount(w: World): void {
   w.addresses.XRP = `rSandbox${rng.hex(25)}:${rng.int(100000, 999999)}`;
   w.whitelist = [];
   for (const currency of w.currencies()) {
-    for (const name of ['Treasury', 'Cold storage']) w.whitelist.push({ whitelistId: uuidFrom(rng), name: `${name} ${currency}`, currency });
+    for (const name of ['Treasury', 'Cold storage'])
+      w.whitelist.push({ whitelistId: uuidFrom(rng), name: `${name} ${currency}`, currency });
   }
 }
 
@@ -32,7 +33,12 @@ interface SpanCounts {
 /** Expected counts for a span of `ms` at the per-day volumes; fractions resolved by the rng. */
 export function countsFor(w: World, ms: number, rng: Rng): SpanCounts {
   const n = (perDay: number): number => Math.floor((perDay * ms) / DAY_MS + rng.next());
-  return { partner: n(w.opts.ordersPerDay), exchange: n(w.opts.exchangeOrdersPerDay), deposits: n(w.opts.depositsPerDay), withdrawals: n(w.opts.withdrawalsPerDay) };
+  return {
+    partner: n(w.opts.ordersPerDay),
+    exchange: n(w.opts.exchangeOrdersPerDay),
+    deposits: n(w.opts.depositsPerDay),
+    withdrawals: n(w.opts.withdrawalsPerDay),
+  };
 }
 
 function sortedTimes(rng: Rng, count: number, from: number, to: number, burst: number): number[] {
@@ -112,7 +118,11 @@ function makeDeposit(w: World, rng: Rng, ts: number, recentFrom: number): Deposi
   // never moves the balance, so roll-forward stays exact whichever state a poll saw.
   let timeline: Array<{ state: DepositState; atMs: number }>;
   if (r < 0.06) timeline = [{ state: 'REJECTED', atMs: ts }];
-  else if (r < 0.12 && ts >= recentFrom) timeline = [{ state: 'UNCONFIRMED', atMs: ts }, { state: 'REJECTED', atMs: ts + rng.int(HOUR_MS, 20 * HOUR_MS) }];
+  else if (r < 0.12 && ts >= recentFrom)
+    timeline = [
+      { state: 'UNCONFIRMED', atMs: ts },
+      { state: 'REJECTED', atMs: ts + rng.int(HOUR_MS, 20 * HOUR_MS) },
+    ];
   else timeline = [{ state: 'COMPLETED', atMs: ts }];
   const d: DepositRecord = {
     depositId: `D${w.seq.deposit++}`,
@@ -129,7 +139,10 @@ function makeDeposit(w: World, rng: Rng, ts: number, recentFrom: number): Deposi
 function makeWithdrawal(w: World, rng: Rng, ts: number, recentFrom: number): WithdrawalRecord {
   const currency = rng.pick(['USD', 'EUR', 'BTC', 'ETH', 'USDC'].filter((c) => w.opening.has(c)));
   const scale = EXCHANGE_SCALES[currency] ?? 8;
-  const amount = new Decimal(rng.int(100, 20000)).div(USD_RATES[currency]!).toDecimalPlaces(scale, Decimal.ROUND_DOWN).toString();
+  const amount = new Decimal(rng.int(100, 20000))
+    .div(USD_RATES[currency]!)
+    .toDecimalPlaces(scale, Decimal.ROUND_DOWN)
+    .toString();
   const beneficiary = rng.pick(w.whitelist.filter((e) => e.currency === currency)).whitelistId;
   // PENDING then COMPLETED: both debit amount + fee, so the balance moves once, at the timestamp.
   const done = ts >= recentFrom ? ts + rng.int(10 * 60_000, 20 * HOUR_MS) : ts + rng.int(10 * 60_000, 2 * HOUR_MS);
@@ -137,7 +150,15 @@ function makeWithdrawal(w: World, rng: Rng, ts: number, recentFrom: number): Wit
     { state: 'PENDING', atMs: ts },
     { state: 'COMPLETED', atMs: done },
   ];
-  return { withdrawalId: `W${w.seq.withdrawal++}`, amount, fee: WITHDRAWAL_FEES[currency]!, currency, beneficiary, timestamp: ts, timeline };
+  return {
+    withdrawalId: `W${w.seq.withdrawal++}`,
+    amount,
+    fee: WITHDRAWAL_FEES[currency]!,
+    currency,
+    beneficiary,
+    timestamp: ts,
+    timeline,
+  };
 }
 
 /** The whole history: `days` full days plus today up to now, one PRNG stream per day. */
@@ -146,7 +167,12 @@ export function generateHistory(w: World): void {
   // Filled orders average ~0.85 of all orders (the rest are rejected, expired or cancelled unfilled).
   w.fills.reserve(Math.ceil(w.opts.exchangeOrdersPerDay * (w.opts.days + 1) * w.opts.fillsPerOrder * 0.85) + 1024);
   for (let day = w.historyStart; day <= w.todayStart; day += DAY_MS) {
-    const counts = { partner: w.opts.ordersPerDay, exchange: w.opts.exchangeOrdersPerDay, deposits: w.opts.depositsPerDay, withdrawals: w.opts.withdrawalsPerDay };
+    const counts = {
+      partner: w.opts.ordersPerDay,
+      exchange: w.opts.exchangeOrdersPerDay,
+      deposits: w.opts.depositsPerDay,
+      withdrawals: w.opts.withdrawalsPerDay,
+    };
     generateSpan(w, `day:${dayText(day)}`, { from: day, to: day + DAY_MS - 1, counts, cutoff: w.now0 });
   }
 }

@@ -73,7 +73,8 @@ export function action<A extends unknown[]>(fn: (...args: A) => Promise<number |
       // One problem: one line. Several (a config with many bad keys): a heading and one line each.
       const head = `ramp-recon: ${exitCode === EXIT.usage ? 'error' : 'failed'}:`;
       process.stderr.write(message.includes('\n') ? `${head}\n${indent(message)}\n` : `${head} ${message}\n`);
-      if (!isAppError(err) && process.env.LOG_LEVEL === 'debug' && err instanceof Error) process.stderr.write(`${err.stack}\n`);
+      if (!isAppError(err) && process.env.LOG_LEVEL === 'debug' && err instanceof Error)
+        process.stderr.write(`${err.stack}\n`);
       process.exitCode = exitCode;
     }
   };

@@ -57,8 +57,20 @@ function folderCheck(part: string, dir: string, variable: string): Omit<CheckRes
     return { part, status: 'ok', text: `${dir} is writable` };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? '';
-    const why = code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'EROFS' ? 'read-only file system' : code === 'ENOTDIR' ? 'a part of the path is a file' : message(err);
-    return { part, status: 'fail', text: `${dir} cannot be written: ${why}`, fix: `set ${variable} to a folder this user can write, or fix its permissions` };
+    const why =
+      code === 'EACCES' || code === 'EPERM'
+        ? 'permission denied'
+        : code === 'EROFS'
+          ? 'read-only file system'
+          : code === 'ENOTDIR'
+            ? 'a part of the path is a file'
+            : message(err);
+    return {
+      part,
+      status: 'fail',
+      text: `${dir} cannot be written: ${why}`,
+      fix: `set ${variable} to a folder this user can write, or fix its permissions`,
+    };
   }
 }
 
@@ -90,17 +102,40 @@ async function databaseCheck(config: Config, timeoutMs: number): Promise<Omit<Ch
           if (got) await advisoryUnlock(session, key);
           return got;
         });
-        if (!free) return { part, status: 'warn' as const, text: `${target}: connected, ${schema}; the run lock is held (a run is in progress)`, fix: '`ramp-recon runs` shows it; wait for it to finish' };
+        if (!free)
+          return {
+            part,
+            status: 'warn' as const,
+            text: `${target}: connected, ${schema}; the run lock is held (a run is in progress)`,
+            fix: '`ramp-recon runs` shows it; wait for it to finish',
+          };
       } else {
         lock = 'embedded database free (no other process holds it)';
       }
       return { part, status: 'ok' as const, text: `${target}: connected, ${schema}, ${lock}` };
     });
   } catch (err) {
-    if (err instanceof CheckTimeout) return { part, status: 'fail', text: `${target}: ${err.message}`, fix: 'check DATABASE_URL, the server and the network' };
+    if (err instanceof CheckTimeout)
+      return {
+        part,
+        status: 'fail',
+        text: `${target}: ${err.message}`,
+        fix: 'check DATABASE_URL, the server and the network',
+      };
     const unavailable = asDatabaseUnavailable(err, target);
-    if (unavailable) return { part, status: 'fail', text: unavailable.message.replace(/^database: cannot use /, '').replace(/; check .*$/, ''), fix: 'check DATABASE_URL and that the server is running' };
-    return { part, status: 'fail', text: `${target}: ${message(err)}`, fix: config.database.url ? 'check DATABASE_URL' : 'check RAMP_RECON_DATA_DIR (is another ramp-recon using it?)' };
+    if (unavailable)
+      return {
+        part,
+        status: 'fail',
+        text: unavailable.message.replace(/^database: cannot use /, '').replace(/; check .*$/, ''),
+        fix: 'check DATABASE_URL and that the server is running',
+      };
+    return {
+      part,
+      status: 'fail',
+      text: `${target}: ${message(err)}`,
+      fix: config.database.url ? 'check DATABASE_URL' : 'check RAMP_RECON_DATA_DIR (is another ramp-recon using it?)',
+    };
   } finally {
     await (store as Store | undefined)?.close().catch(() => {});
   }
@@ -108,22 +143,40 @@ async function databaseCheck(config: Config, timeoutMs: number): Promise<Omit<Ch
 
 /** The config with no retries and the check's timeouts: the doctor asks once and says what it got. */
 function probeConfig(config: Config, timeoutMs: number): Config {
-  return { ...config, http: { ...config.http, maxRetries: 0, connectTimeoutMs: timeoutMs, bodyTimeoutMs: timeoutMs } } as Config;
+  return {
+    ...config,
+    http: { ...config.http, maxRetries: 0, connectTimeoutMs: timeoutMs, bodyTimeoutMs: timeoutMs },
+  } as Config;
 }
 
 async function partnerCheck(config: Config, timeoutMs: number): Promise<Omit<CheckResult, 'ms'>> {
   const part = 'partner API';
-  if (!config.partner.apiUrl) return { part, status: 'fail', text: 'PARTNER_API_URL is not set (`run` syncs partner orders)', fix: 'set PARTNER_API_URL, PARTNER_PUBLIC_KEY and PARTNER_PRIVATE_KEY' };
+  if (!config.partner.apiUrl)
+    return {
+      part,
+      status: 'fail',
+      text: 'PARTNER_API_URL is not set (`run` syncs partner orders)',
+      fix: 'set PARTNER_API_URL, PARTNER_PUBLIC_KEY and PARTNER_PRIVATE_KEY',
+    };
   const client = createPartnerClient(probeConfig(config, timeoutMs), silentLogger());
   try {
     return await withTimeout(timeoutMs * 2 + 1000, async () => {
       // One public-key call and one private call (both keys): a 404 for an order id that cannot exist proves the keys.
       const currencies = await client.currencies();
       const order = await client.getOrder('ramp-recon-doctor-probe');
-      return { part, status: 'ok' as const, text: `${config.partner.apiUrl}: public key accepted (GET /currencies ${currencies.status}), private key accepted (GET /orders/{id} ${order.status})` };
+      return {
+        part,
+        status: 'ok' as const,
+        text: `${config.partner.apiUrl}: public key accepted (GET /currencies ${currencies.status}), private key accepted (GET /orders/{id} ${order.status})`,
+      };
     });
   } catch (err) {
-    return { part, status: 'fail', text: message(err).replace(/; check .*$/, ''), fix: 'check PARTNER_API_URL, PARTNER_PUBLIC_KEY and PARTNER_PRIVATE_KEY' };
+    return {
+      part,
+      status: 'fail',
+      text: message(err).replace(/; check .*$/, ''),
+      fix: 'check PARTNER_API_URL, PARTNER_PUBLIC_KEY and PARTNER_PRIVATE_KEY',
+    };
   } finally {
     await client.close();
   }
@@ -131,15 +184,30 @@ async function partnerCheck(config: Config, timeoutMs: number): Promise<Omit<Che
 
 async function exchangeCheck(config: Config, timeoutMs: number): Promise<Omit<CheckResult, 'ms'>> {
   const part = 'exchange API';
-  if (!config.exchange.apiUrl) return { part, status: 'fail', text: 'EXCHANGE_API_URL is not set (`run` syncs the exchange)', fix: 'set EXCHANGE_API_URL and EXCHANGE_API_TOKEN' };
+  if (!config.exchange.apiUrl)
+    return {
+      part,
+      status: 'fail',
+      text: 'EXCHANGE_API_URL is not set (`run` syncs the exchange)',
+      fix: 'set EXCHANGE_API_URL and EXCHANGE_API_TOKEN',
+    };
   const client = exchangeClientFromConfig(probeConfig(config, timeoutMs), silentLogger());
   try {
     return await withTimeout(timeoutMs + 1000, async () => {
       const accounts = await client.accounts();
-      return { part, status: 'ok' as const, text: `${config.exchange.apiUrl}: token accepted (GET /accounts ${accounts.status})` };
+      return {
+        part,
+        status: 'ok' as const,
+        text: `${config.exchange.apiUrl}: token accepted (GET /accounts ${accounts.status})`,
+      };
     });
   } catch (err) {
-    return { part, status: 'fail', text: message(err).replace(/; check .*$/, ''), fix: 'check EXCHANGE_API_URL and EXCHANGE_API_TOKEN' };
+    return {
+      part,
+      status: 'fail',
+      text: message(err).replace(/; check .*$/, ''),
+      fix: 'check EXCHANGE_API_URL and EXCHANGE_API_TOKEN',
+    };
   } finally {
     await client.close();
   }
@@ -147,13 +215,23 @@ async function exchangeCheck(config: Config, timeoutMs: number): Promise<Omit<Ch
 
 async function smtpCheck(config: Config, timeoutMs: number): Promise<Omit<CheckResult, 'ms'>> {
   const part = 'SMTP';
-  if (!config.smtpUrl) return { part, status: 'skip', text: 'SMTP_URL is not set: workbooks are written, not e-mailed' };
+  if (!config.smtpUrl)
+    return { part, status: 'skip', text: 'SMTP_URL is not set: workbooks are written, not e-mailed' };
   const url = new URL(config.smtpUrl);
   const where = `${url.protocol}//${url.hostname}${url.port ? `:${url.port}` : ''}`;
-  const transport = nodemailer.createTransport({ url: config.smtpUrl, connectionTimeout: timeoutMs, greetingTimeout: timeoutMs, socketTimeout: timeoutMs });
+  const transport = nodemailer.createTransport({
+    url: config.smtpUrl,
+    connectionTimeout: timeoutMs,
+    greetingTimeout: timeoutMs,
+    socketTimeout: timeoutMs,
+  });
   try {
     await withTimeout(timeoutMs + 1000, () => transport.verify());
-    return { part, status: 'ok', text: `${where}: connected${url.username ? ' and authenticated' : ''} (no mail sent); mail goes from ${config.email.from ?? '?'} to ${config.email.to.join(', ')}` };
+    return {
+      part,
+      status: 'ok',
+      text: `${where}: connected${url.username ? ' and authenticated' : ''} (no mail sent); mail goes from ${config.email.from ?? '?'} to ${config.email.to.join(', ')}`,
+    };
   } catch (err) {
     const secrets = [url.password, decodeURIComponent(url.password)].filter((s) => s.length >= 4);
     const text = secrets.reduce((t, s) => t.split(s).join('********'), message(err));
@@ -171,21 +249,41 @@ async function webhookCheck(config: Config, timeoutMs: number): Promise<Omit<Che
     try {
       accessSync(file, constants.R_OK);
     } catch {
-      return { part, status: 'fail', text: `TLS file ${file} cannot be read`, fix: 'check webhooks.tlsCertFile / webhooks.tlsKeyFile' };
+      return {
+        part,
+        status: 'fail',
+        text: `TLS file ${file} cannot be read`,
+        fix: 'check webhooks.tlsCertFile / webhooks.tlsKeyFile',
+      };
     }
   }
   const where = `${w.host}:${w.port}`;
   try {
-    await withTimeout(timeoutMs, () => new Promise<void>((resolve, reject) => {
-      const server = createServer();
-      server.once('error', reject);
-      server.listen(w.port, w.host, () => server.close(() => resolve()));
-    }));
+    await withTimeout(
+      timeoutMs,
+      () =>
+        new Promise<void>((resolve, reject) => {
+          const server = createServer();
+          server.once('error', reject);
+          server.listen(w.port, w.host, () => server.close(() => resolve()));
+        }),
+    );
     return { part, status: 'ok', text: `${where} can be listened on${w.tlsCertFile ? ' (HTTPS)' : ''}` };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') return { part, status: 'warn', text: `${where} is in use`, fix: 'fine if serve-webhooks is running there; otherwise free the port or change webhooks.port' };
-    return { part, status: 'fail', text: `${where} cannot be listened on: ${code === 'EACCES' ? 'permission denied (ports below 1024 need privileges)' : message(err)}`, fix: 'change webhooks.port or webhooks.host' };
+    if (code === 'EADDRINUSE')
+      return {
+        part,
+        status: 'warn',
+        text: `${where} is in use`,
+        fix: 'fine if serve-webhooks is running there; otherwise free the port or change webhooks.port',
+      };
+    return {
+      part,
+      status: 'fail',
+      text: `${where} cannot be listened on: ${code === 'EACCES' ? 'permission denied (ports below 1024 need privileges)' : message(err)}`,
+      fix: 'change webhooks.port or webhooks.host',
+    };
   }
 }
 
@@ -223,5 +321,7 @@ export async function runDoctor(config: Config, options: DoctorOptions = {}): Pr
 /** "ok    database       PostgreSQL at ...": one line per check, the fix after a problem. */
 export function formatChecks(results: readonly CheckResult[]): string {
   const width = Math.max(...results.map((r) => r.part.length));
-  return results.map((r) => `${r.status.padEnd(5)} ${r.part.padEnd(width)}  ${r.text}${r.fix ? `; fix: ${r.fix}` : ''}`).join('\n');
+  return results
+    .map((r) => `${r.status.padEnd(5)} ${r.part.padEnd(width)}  ${r.text}${r.fix ? `; fix: ${r.fix}` : ''}`)
+    .join('\n');
 }

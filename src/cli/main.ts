@@ -10,7 +10,10 @@ import { usageLine } from './usage.js';
 /** The package's version, read from the package.json beside dist/ (also present in the Docker image). */
 function packageVersion(): string {
   try {
-    return (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: string }).version ?? 'unknown';
+    return (
+      (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: string })
+        .version ?? 'unknown'
+    );
   } catch {
     return 'unknown';
   }
@@ -23,7 +26,9 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
 });
 
 const program = new Command('ramp-recon')
-  .description('Reconcile partner on-ramp orders with exchange fills, deposits, withdrawals and balances; report to Excel and e-mail.')
+  .description(
+    'Reconcile partner on-ramp orders with exchange fills, deposits, withdrawals and balances; report to Excel and e-mail.',
+  )
   .version(packageVersion(), '-V, --version', 'print the version and exit')
   .option('-c, --config <file>', 'JSON config file (default: $RAMP_RECON_CONFIG)')
   .option('-q, --quiet', 'log warnings and errors only (overrides LOG_LEVEL)')
@@ -56,16 +61,21 @@ if (named) {
   (await COMMAND_MODULES[named]()).register(program);
 } else {
   // The root --help, --version, or an unknown command: every command by name and description, none loaded.
-  for (const [name, info] of Object.entries(COMMAND_INFO)) program.command(`${name}${info.args ? ` ${info.args}` : ''}`).description(info.description);
+  for (const [name, info] of Object.entries(COMMAND_INFO))
+    program.command(`${name}${info.args ? ` ${info.args}` : ''}`).description(info.description);
 }
-for (const command of program.commands) command.exitOverride().configureOutput({ outputError: (text, write) => write(usageLine(text, command.name())) });
+for (const command of program.commands)
+  command.exitOverride().configureOutput({ outputError: (text, write) => write(usageLine(text, command.name())) });
 
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
   if (err instanceof CommanderError) {
     // --help and --version are not errors; anything else commander rejects is bad usage.
-    process.exitCode = err.code === 'commander.helpDisplayed' || err.code === 'commander.help' || err.code === 'commander.version' ? EXIT.ok : EXIT.usage;
+    process.exitCode =
+      err.code === 'commander.helpDisplayed' || err.code === 'commander.help' || err.code === 'commander.version'
+        ? EXIT.ok
+        : EXIT.usage;
   } else {
     throw err;
   }

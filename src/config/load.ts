@@ -74,12 +74,17 @@ export function loadConfig(options: LoadOptions = {}): Config {
   }
   // A file that could not be read or parsed is reported once, not again as a schema problem.
   const fileResult = fileConfigSchema.safeParse(fileInput ?? {});
-  if (!fileResult.success && fileInput !== undefined) problems.push(...formatIssues(fileResult.error, fileInput, 'config key '));
+  if (!fileResult.success && fileInput !== undefined)
+    problems.push(...formatIssues(fileResult.error, fileInput, 'config key '));
 
   if (envConfig.PARTNER_API_URL && !envConfig.PARTNER_PRIVATE_KEY)
-    problems.push('environment variable PARTNER_PRIVATE_KEY: required when PARTNER_API_URL is set (orders need the private key)');
+    problems.push(
+      'environment variable PARTNER_PRIVATE_KEY: required when PARTNER_API_URL is set (orders need the private key)',
+    );
   if (envConfig.PARTNER_API_URL && !envConfig.PARTNER_PUBLIC_KEY)
-    problems.push('environment variable PARTNER_PUBLIC_KEY: required when PARTNER_API_URL is set (reference data and quotes need the public key)');
+    problems.push(
+      'environment variable PARTNER_PUBLIC_KEY: required when PARTNER_API_URL is set (reference data and quotes need the public key)',
+    );
   if (envConfig.EXCHANGE_API_URL && !envConfig.EXCHANGE_API_TOKEN)
     problems.push('environment variable EXCHANGE_API_TOKEN: required when EXCHANGE_API_URL is set');
   const file = fileResult.success ? fileResult.data : undefined;
@@ -125,7 +130,9 @@ function lookbackDays(file: FileConfig, problems: string[]): number {
   const current = file.partner.lookbackDays;
   const older = file.schedule.lookbackDays;
   if (current !== undefined && older !== undefined && current !== older)
-    problems.push(`config key schedule.lookbackDays: the older name of partner.lookbackDays, which says ${current} (got ${older}); keep only partner.lookbackDays`);
+    problems.push(
+      `config key schedule.lookbackDays: the older name of partner.lookbackDays, which says ${current} (got ${older}); keep only partner.lookbackDays`,
+    );
   return current ?? older ?? DEFAULT_LOOKBACK_DAYS;
 }
 
@@ -133,7 +140,9 @@ function lookbackDays(file: FileConfig, problems: string[]): number {
 export function requireSources(config: Config, sources: Array<'partner' | 'exchange'>): void {
   const problems: string[] = [];
   if (sources.includes('partner') && !config.partner.apiUrl)
-    problems.push('environment variable PARTNER_API_URL: required (with PARTNER_PUBLIC_KEY and PARTNER_PRIVATE_KEY) to sync the Partner API');
+    problems.push(
+      'environment variable PARTNER_API_URL: required (with PARTNER_PUBLIC_KEY and PARTNER_PRIVATE_KEY) to sync the Partner API',
+    );
   if (sources.includes('exchange') && !config.exchange.apiUrl)
     problems.push('environment variable EXCHANGE_API_URL: required (with EXCHANGE_API_TOKEN) to sync the Exchange API');
   if (problems.length) throw new ConfigError(problems);
@@ -143,7 +152,11 @@ export function requireSources(config: Config, sources: Array<'partner' | 'excha
 export function maskedConfig(config: Config): Record<string, unknown> {
   return {
     ...config,
-    partner: { ...config.partner, publicKey: mask(config.partner.publicKey), privateKey: mask(config.partner.privateKey) },
+    partner: {
+      ...config.partner,
+      publicKey: mask(config.partner.publicKey),
+      privateKey: mask(config.partner.privateKey),
+    },
     exchange: { ...config.exchange, token: mask(config.exchange.token) },
     database: { ...config.database, url: maskUrl(config.database.url) },
     smtpUrl: maskUrl(config.smtpUrl),
@@ -152,7 +165,10 @@ export function maskedConfig(config: Config): Record<string, unknown> {
 
 /** Stable hash of the effective (masked) config, stored with each run so a run can be explained later. */
 export function configHash(config: Config): string {
-  return createHash('sha256').update(stableStringify(maskedConfig(config))).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(stableStringify(maskedConfig(config)))
+    .digest('hex')
+    .slice(0, 16);
 }
 
 /** Every secret value present, for redaction of free text (error messages, URLs). */

@@ -115,7 +115,11 @@ const scheduleSection = z
     try {
       new Intl.DateTimeFormat('en-US', { timeZone: s.timezone });
     } catch {
-      ctx.addIssue({ code: 'custom', path: ['timezone'], message: 'not an IANA time zone such as "UTC" or "Europe/Berlin"' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['timezone'],
+        message: 'not an IANA time zone such as "UTC" or "Europe/Berlin"',
+      });
     }
   })
   .prefault({});
@@ -136,7 +140,11 @@ const webhooksSection = z
     trustProxy: z.boolean().default(false),
     tlsCertFile: z.string().min(1).optional(),
     tlsKeyFile: z.string().min(1).optional(),
-    bodyLimitBytes: z.number().int().positive().default(64 * 1024),
+    bodyLimitBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(64 * 1024),
   })
   .strict();
 

@@ -5,7 +5,10 @@ export { isLosslessNumber, LosslessNumber };
 
 export class InvalidJsonError extends Error {
   readonly code = 'INVALID_JSON';
-  constructor(message: string, readonly text: string) {
+  constructor(
+    message: string,
+    readonly text: string,
+  ) {
     super(message);
     this.name = 'InvalidJsonError';
   }
@@ -37,6 +40,8 @@ export function stringifyJsonLossless(value: unknown): string {
  */
 export function jsonNumber(value: unknown): number | null {
   if (value === null || value === undefined || value === '') return null;
-  const n = Number(isLosslessNumber(value) ? (value as LosslessNumber).value : typeof value === 'object' ? String(value) : value);
+  const n = Number(
+    isLosslessNumber(value) ? (value as LosslessNumber).value : typeof value === 'object' ? String(value) : value,
+  );
   return Number.isFinite(n) ? n : null;
 }

@@ -29,7 +29,10 @@ export interface Break {
 }
 
 /** A break as a rule reports it in one run: the figures only, always with a message. */
-export type DetectedBreak = Pick<Break, 'code' | 'key' | 'severity' | 'currency' | 'expected' | 'actual' | 'difference'> & {
+export type DetectedBreak = Pick<
+  Break,
+  'code' | 'key' | 'severity' | 'currency' | 'expected' | 'actual' | 'difference'
+> & {
   message: string;
   detail?: unknown;
 };
@@ -73,7 +76,13 @@ export function lateCounts(late: readonly Pick<LateBreak, 'event'>[]): LateCount
 /** The late breaks by day (oldest first), then opened before reopened before resolved, then code and key: the order every list shows. */
 export function sortLate<T extends Pick<LateBreak, 'day' | 'event' | 'code' | 'key'>>(late: readonly T[]): T[] {
   const rank = { opened: 0, reopened: 1, resolved: 2 } as const;
-  return [...late].sort((a, b) => a.day.localeCompare(b.day) || rank[a.event] - rank[b.event] || a.code.localeCompare(b.code) || a.key.localeCompare(b.key));
+  return [...late].sort(
+    (a, b) =>
+      a.day.localeCompare(b.day) ||
+      rank[a.event] - rank[b.event] ||
+      a.code.localeCompare(b.code) ||
+      a.key.localeCompare(b.key),
+  );
 }
 
 /** A break's identity within an account: (code, key). */
@@ -106,7 +115,15 @@ export interface BreakWorkflow {
 }
 
 /** A break nobody has worked on yet. */
-export const NO_WORKFLOW: Readonly<BreakWorkflow> = Object.freeze({ status: 'unexplained', owner: null, explanation: null, lastNote: null, lastNoteBy: null, lastNoteAt: null, updatedAt: null });
+export const NO_WORKFLOW: Readonly<BreakWorkflow> = Object.freeze({
+  status: 'unexplained',
+  owner: null,
+  explanation: null,
+  lastNote: null,
+  lastNoteBy: null,
+  lastNoteAt: null,
+  updatedAt: null,
+});
 
 export type WorkflowEventKind = 'acknowledged' | 'unacknowledged' | 'noted' | 'assigned' | 'reopened';
 
@@ -155,8 +172,17 @@ function addTo(s: PeriodSplit, inPeriod: boolean): void {
 }
 
 /** The one function that counts a run's open breaks; every place that shows a count takes it from here. */
-export function openBreakCounts(breaks: readonly (Pick<ReportedBreak, 'code' | 'severity' | 'inPeriod'> & { workflow?: Pick<BreakWorkflow, 'status'> })[]): OpenBreakCounts {
-  const counts: OpenBreakCounts = { ...split(), explained: 0, severity: { high: split(), medium: split(), low: split() }, rules: [] };
+export function openBreakCounts(
+  breaks: readonly (Pick<ReportedBreak, 'code' | 'severity' | 'inPeriod'> & {
+    workflow?: Pick<BreakWorkflow, 'status'>;
+  })[],
+): OpenBreakCounts {
+  const counts: OpenBreakCounts = {
+    ...split(),
+    explained: 0,
+    severity: { high: split(), medium: split(), low: split() },
+    rules: [],
+  };
   const rules = new Map<string, PeriodSplit & { code: string; severity: Severity; explained: number }>();
   for (const b of breaks) {
     const explained = b.workflow?.status === 'explained';

@@ -101,7 +101,12 @@ export interface HttpClient {
 }
 
 /** Error codes of undici (and the OS) that mean "the answer did not come in time". */
-const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
+const TIMEOUT_CODES = new Set([
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'ETIMEDOUT',
+]);
 /** Retry-After can ask for a long pause; beyond this the run is better failed and re-run. */
 const MAX_RETRY_AFTER_MS = 10 * 60_000;
 
@@ -141,7 +146,15 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     return used.length ? used : options.authHeaders;
   }
 
-  async function attempt(method: 'GET' | 'POST', fullPath: string, path: string, headers: Record<string, string>, body: string | undefined, req: RequestOptions, n: number): Promise<Attempt> {
+  async function attempt(
+    method: 'GET' | 'POST',
+    fullPath: string,
+    path: string,
+    headers: Record<string, string>,
+    body: string | undefined,
+    req: RequestOptions,
+    n: number,
+  ): Promise<Attempt> {
     const started = performance.now();
     stats.requests++;
     let status: number;
@@ -158,12 +171,18 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       const code = (err as { code?: string }).code ?? '';
       if (code === 'UND_ERR_DESTROYED' || code === 'UND_ERR_CLOSED') return { kind: 'fail', error: err as Error };
       const ms = Math.round(performance.now() - started);
-      log.debug({ api: options.api, method, path: fullPath, attempt: n, ms, code, err: { message: (err as Error).message } }, 'http network error');
+      log.debug(
+        { api: options.api, method, path: fullPath, attempt: n, ms, code, err: { message: (err as Error).message } },
+        'http network error',
+      );
       const timeout = TIMEOUT_CODES.has(code);
       return {
         kind: 'retry',
         reason: code || (err as Error).message,
-        fail: () => (timeout ? new HttpTimeoutError(options.api, method, path, n, err, origin) : new HttpNetworkError(options.api, method, path, n, err, origin)),
+        fail: () =>
+          timeout
+            ? new HttpTimeoutError(options.api, method, path, n, err, origin)
+            : new HttpNetworkError(options.api, method, path, n, err, origin),
       };
     }
     const ms = Math.round(performance.now() - started);
@@ -171,16 +190,24 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
 
     const allowed = req.allowStatus?.includes(status) ?? false;
     if (status === 401 || status === 403) {
-      if (!allowed) return { kind: 'fail', error: new HttpAuthError(options.api, status, method, path, refusedHeaders(headers)) };
+      if (!allowed)
+        return { kind: 'fail', error: new HttpAuthError(options.api, status, method, path, refusedHeaders(headers)) };
     }
     const url = `${base.origin}${fullPath}`;
     if (status >= 200 && status < 300) {
       if (text.trim() === '') return { kind: 'ok', response: { status, body: null, text, url, ms, attempts: n } };
       try {
-        return { kind: 'ok', response: { status, body: (req.parse ?? parseJsonLossless)(text), text, url, ms, attempts: n } };
+        return {
+          kind: 'ok',
+          response: { status, body: (req.parse ?? parseJsonLossless)(text), text, url, ms, attempts: n },
+        };
       } catch {
         // A truncated or non-JSON success body is a transport fault (proxy, cut connection): retry it.
-        return { kind: 'retry', reason: 'invalid JSON body', fail: () => new InvalidBodyError(options.api, method, path, text, n) };
+        return {
+          kind: 'retry',
+          reason: 'invalid JSON body',
+          fail: () => new InvalidBodyError(options.api, method, path, text, n),
+        };
       }
     }
     if (allowed) return { kind: 'ok', response: { status, body: tryParse(text), text, url, ms, attempts: n } };
@@ -216,11 +243,20 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       const backoff = Math.min(options.retryMaxMs, options.retryBaseMs * 2 ** (n - 1));
       // "Equal jitter": at least half the back-off, so retries of many clients spread without collapsing to zero.
       let wait = Math.round(backoff / 2 + random() * (backoff / 2));
-      if (result.retryAfterMs !== undefined) wait = Math.min(MAX_RETRY_AFTER_MS, Math.max(result.retryAfterMs, 0) + Math.round(random() * 100));
+      if (result.retryAfterMs !== undefined)
+        wait = Math.min(MAX_RETRY_AFTER_MS, Math.max(result.retryAfterMs, 0) + Math.round(random() * 100));
       stats.retries++;
       // At warn: a run that waits on retries says so (with the attempt and the wait), not only at debug.
       log.warn(
-        { api: options.api, method, path: logPath, attempt: n, reason: result.reason, waitMs: wait, retryAfterMs: result.retryAfterMs },
+        {
+          api: options.api,
+          method,
+          path: logPath,
+          attempt: n,
+          reason: result.reason,
+          waitMs: wait,
+          retryAfterMs: result.retryAfterMs,
+        },
         `${API_LABEL[options.api]} ${method} ${logPath.split('?')[0]}: ${result.reason}; retry ${n} of ${options.maxRetries} in ${(wait / 1000).toFixed(1)} s`,
       );
       await sleep(wait, req.signal);

@@ -95,7 +95,10 @@ export class InvalidBodyError extends AppError {
     readonly bodyExcerpt: string,
     readonly attempts: number,
   ) {
-    super('HTTP_INVALID_BODY', `${API_LABEL[api]} sent a body that is not JSON on ${method} ${path} after ${attempts} attempts: ${bodyExcerpt.slice(0, 120)}`);
+    super(
+      'HTTP_INVALID_BODY',
+      `${API_LABEL[api]} sent a body that is not JSON on ${method} ${path} after ${attempts} attempts: ${bodyExcerpt.slice(0, 120)}`,
+    );
   }
 }
 

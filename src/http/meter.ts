@@ -73,7 +73,10 @@ export function roundSeconds(seconds: number): number {
  * class of call has its own limiter, but the sync makes its calls one after another (reference
  * data, then orders, then quotes; the exchange, then the partner), so the classes never overlap.
  */
-export function requestTotals(requests: RunRequests): { apis: Partial<Record<ApiName, RequestTotals>>; all: RequestTotals } {
+export function requestTotals(requests: RunRequests): {
+  apis: Partial<Record<ApiName, RequestTotals>>;
+  all: RequestTotals;
+} {
   const apis: Partial<Record<ApiName, RequestTotals>> = {};
   const all: RequestTotals = { requests: 0, retries: 0, seconds: 0 };
   for (const [api, endpoints] of Object.entries(requests) as Array<[ApiName, Record<string, EndpointRequests>]>) {

@@ -39,7 +39,9 @@ export function defaultLogFormat(stream: { isTTY?: boolean } = process.stderr): 
  * written synchronously, so lines never interleave. Secret values known at
  * start-up are scrubbed from messages and error text before either format sees them.
  */
-export function createLogger(options: { level?: string; secrets?: string[]; destination?: NodeJS.WritableStream; format?: LogFormat } = {}): Logger {
+export function createLogger(
+  options: { level?: string; secrets?: string[]; destination?: NodeJS.WritableStream; format?: LogFormat } = {},
+): Logger {
   const secrets = (options.secrets ?? []).filter((s) => s.length >= 4);
   const scrub = (text: string) => secrets.reduce((t, s) => t.split(s).join('********'), text);
   return pino(
@@ -53,7 +55,10 @@ export function createLogger(options: { level?: string; secrets?: string[]; dest
         ? {
             hooks: {
               logMethod(args, method) {
-                method.apply(this, args.map((a) => (typeof a === 'string' ? scrub(a) : a)) as Parameters<typeof method>);
+                method.apply(
+                  this,
+                  args.map((a) => (typeof a === 'string' ? scrub(a) : a)) as Parameters<typeof method>,
+                );
               },
             },
           }

@@ -4,7 +4,14 @@ import { configHash, secretValues } from '../config/load.js';
 import { retryOnLostConnection, type Store } from '../store/database.js';
 import type { Logger } from '../log/logger.js';
 import { createRequestMeter } from '../http/meter.js';
-import { createRun, failInterruptedRuns, finishRun, markStageStarted, recordStage, type RunCommand } from '../store/runs.js';
+import {
+  createRun,
+  failInterruptedRuns,
+  finishRun,
+  markStageStarted,
+  recordStage,
+  type RunCommand,
+} from '../store/runs.js';
 import type { StageContext } from '../stages/context.js';
 import type { Period } from '../domain/period.js';
 import { LockLostError, withRunLock } from './lock.js';
@@ -63,94 +70,130 @@ export async function executeRun<T>(
   const { store, config } = deps;
   const account = config.account;
   const target = databaseTarget(config.database.url, config.database.dataDir);
-  return withRunLock(store, { account, wait: options.wait, signal: options.signal, logger: deps.logger }, async (lock) => {
-    const now = options.now ?? new Date();
-    const interrupted = await retryOnLostConnection(() => failInterruptedRuns(store.db, account, now));
-    if (interrupted.length)
-      deps.logger.warn({ runs: interrupted }, 'marked runs left running by a process that ended (killed, or cut off from the database) as failed, in the stage each was in');
-
-    const runId = await createRun(store.db, {
-      account,
-      command: options.command,
-      trigger: options.trigger,
-      periodFrom: options.period?.from ?? null,
-      periodTo: options.period?.to ?? null,
-      configHash: configHash(config),
-      startedAt: now,
-    });
-    const logger = deps.logger.child({ runId });
-    // The requests are spent whatever the run's outcome: saved with every stage and at the end.
-    const meter = createRequestMeter();
-    // The stages stop at their next safe point on a signal (SIGTERM) or when the run lock is lost.
-    const signal = options.signal ? AbortSignal.any([options.signal, lock.lost]) : lock.lost;
-    const ctx: StageContext = { store, config, logger, runId, now, signal, meter };
-    // The lock's session gone: a stage still busy fails at once with this, rather than at its next
-    // page or statement (what it already committed is kept; it may still commit the transaction in
-    // flight, which is idempotent like every write of the stages).
-    const lockLost = new Promise<never>((_resolve, reject) => {
-      const fail = () => reject(lockLostError(lock.lost.reason, target));
-      if (lock.lost.aborted) fail();
-      else lock.lost.addEventListener('abort', fail, { once: true });
-    });
-    lockLost.catch(() => {});
-    const secrets = secretValues(config);
-    logger.info({ command: options.command, trigger: options.trigger, period: options.period }, 'run started');
-
-    const stage: StageRunner = async (name, fn, detail) => {
-      const startedAt = new Date();
-      let work: Promise<unknown> | undefined;
-      try {
-        options.signal?.throwIfAborted();
-        if (lock.lost.aborted) throw lockLostError(lock.lost.reason, target);
-        logger.info({ stage: name }, 'stage started');
-        await retryOnLostConnection(() => markStageStarted(store.db, runId, name));
-        const running = fn();
-        work = running;
-        const result = await Promise.race([running, lockLost]);
-        const finishedAt = new Date();
-        const stageDetail = detail ? detail(result) : undefined;
-        await retryOnLostConnection(() => recordStage(store.db, runId, name, { startedAt, finishedAt, status: 'succeeded', detail: stageDetail }, meter.snapshot()));
-        logger.info({ stage: name, ms: finishedAt.getTime() - startedAt.getTime() }, 'stage finished');
-        return result;
-      } catch (caught) {
-        if (caught instanceof StageFailedError) throw caught;
-        // The stage's own failure is often a consequence of the lost lock (an aborted sync, a
-        // query on the terminated session): the lost lock is the reason said.
-        const err = lock.lost.aborted ? lockLostError(lock.lost.reason, target) : caught;
-        // A stage abandoned while still running: its eventual failure is of no interest any more.
-        work?.catch(() => {});
-        const error = scrub(errorText(err, config), secrets);
-        const failedAt = new Date();
-        await retryOnLostConnection(() => recordStage(store.db, runId, name, { startedAt, finishedAt: failedAt, status: 'failed', error }, meter.snapshot())).catch((e) =>
-          logger.error({ error: errorText(e, config) }, 'could not record the failed stage; the run row keeps it as its current stage'),
+  return withRunLock(
+    store,
+    { account, wait: options.wait, signal: options.signal, logger: deps.logger },
+    async (lock) => {
+      const now = options.now ?? new Date();
+      const interrupted = await retryOnLostConnection(() => failInterruptedRuns(store.db, account, now));
+      if (interrupted.length)
+        deps.logger.warn(
+          { runs: interrupted },
+          'marked runs left running by a process that ended (killed, or cut off from the database) as failed, in the stage each was in',
         );
-        throw new StageFailedError(name, err);
-      }
-    };
 
-    try {
-      const value = await body(ctx, stage);
-      await retryOnLostConnection(() => finishRun(store.db, runId, { status: 'succeeded', requests: meter.snapshot() }));
-      logger.info('run succeeded');
-      return { runId, status: 'succeeded' as const, value };
-    } catch (err) {
-      const failedStage = err instanceof StageFailedError ? err.stage : 'run';
-      const cause = err instanceof StageFailedError ? err.cause : err;
-      const error = scrub(errorText(cause, config), secrets);
+      const runId = await createRun(store.db, {
+        account,
+        command: options.command,
+        trigger: options.trigger,
+        periodFrom: options.period?.from ?? null,
+        periodTo: options.period?.to ?? null,
+        configHash: configHash(config),
+        startedAt: now,
+      });
+      const logger = deps.logger.child({ runId });
+      // The requests are spent whatever the run's outcome: saved with every stage and at the end.
+      const meter = createRequestMeter();
+      // The stages stop at their next safe point on a signal (SIGTERM) or when the run lock is lost.
+      const signal = options.signal ? AbortSignal.any([options.signal, lock.lost]) : lock.lost;
+      const ctx: StageContext = { store, config, logger, runId, now, signal, meter };
+      // The lock's session gone: a stage still busy fails at once with this, rather than at its next
+      // page or statement (what it already committed is kept; it may still commit the transaction in
+      // flight, which is idempotent like every write of the stages).
+      const lockLost = new Promise<never>((_resolve, reject) => {
+        const fail = () => reject(lockLostError(lock.lost.reason, target));
+        if (lock.lost.aborted) fail();
+        else lock.lost.addEventListener('abort', fail, { once: true });
+      });
+      lockLost.catch(() => {});
+      const secrets = secretValues(config);
+      logger.info({ command: options.command, trigger: options.trigger, period: options.period }, 'run started');
+
+      const stage: StageRunner = async (name, fn, detail) => {
+        const startedAt = new Date();
+        let work: Promise<unknown> | undefined;
+        try {
+          options.signal?.throwIfAborted();
+          if (lock.lost.aborted) throw lockLostError(lock.lost.reason, target);
+          logger.info({ stage: name }, 'stage started');
+          await retryOnLostConnection(() => markStageStarted(store.db, runId, name));
+          const running = fn();
+          work = running;
+          const result = await Promise.race([running, lockLost]);
+          const finishedAt = new Date();
+          const stageDetail = detail ? detail(result) : undefined;
+          await retryOnLostConnection(() =>
+            recordStage(
+              store.db,
+              runId,
+              name,
+              { startedAt, finishedAt, status: 'succeeded', detail: stageDetail },
+              meter.snapshot(),
+            ),
+          );
+          logger.info({ stage: name, ms: finishedAt.getTime() - startedAt.getTime() }, 'stage finished');
+          return result;
+        } catch (caught) {
+          if (caught instanceof StageFailedError) throw caught;
+          // The stage's own failure is often a consequence of the lost lock (an aborted sync, a
+          // query on the terminated session): the lost lock is the reason said.
+          const err = lock.lost.aborted ? lockLostError(lock.lost.reason, target) : caught;
+          // A stage abandoned while still running: its eventual failure is of no interest any more.
+          work?.catch(() => {});
+          const error = scrub(errorText(err, config), secrets);
+          const failedAt = new Date();
+          await retryOnLostConnection(() =>
+            recordStage(
+              store.db,
+              runId,
+              name,
+              { startedAt, finishedAt: failedAt, status: 'failed', error },
+              meter.snapshot(),
+            ),
+          ).catch((e) =>
+            logger.error(
+              { error: errorText(e, config) },
+              'could not record the failed stage; the run row keeps it as its current stage',
+            ),
+          );
+          throw new StageFailedError(name, err);
+        }
+      };
+
       try {
-        await retryOnLostConnection(() => finishRun(store.db, runId, { status: 'failed', failedStage, error, requests: meter.snapshot() }));
-      } catch (e) {
-        // The database is out of reach: the row stays 'running' with its current_stage, and the
-        // next run marks it failed in that stage (failInterruptedRuns). The outcome is still told.
-        logger.error({ error: errorText(e, config) }, 'could not record the failed run; the next run will mark it failed');
+        const value = await body(ctx, stage);
+        await retryOnLostConnection(() =>
+          finishRun(store.db, runId, { status: 'succeeded', requests: meter.snapshot() }),
+        );
+        logger.info('run succeeded');
+        return { runId, status: 'succeeded' as const, value };
+      } catch (err) {
+        const failedStage = err instanceof StageFailedError ? err.stage : 'run';
+        const cause = err instanceof StageFailedError ? err.cause : err;
+        const error = scrub(errorText(cause, config), secrets);
+        try {
+          await retryOnLostConnection(() =>
+            finishRun(store.db, runId, { status: 'failed', failedStage, error, requests: meter.snapshot() }),
+          );
+        } catch (e) {
+          // The database is out of reach: the row stays 'running' with its current_stage, and the
+          // next run marks it failed in that stage (failInterruptedRuns). The outcome is still told.
+          logger.error(
+            { error: errorText(e, config) },
+            'could not record the failed run; the next run will mark it failed',
+          );
+        }
+        // The error text only: an I/O error object can carry a whole page of records in its
+        // properties (query parameters), which has no place in a log line. Details at debug level.
+        logger.error(
+          { failedStage, error, errorType: cause instanceof Error ? cause.name : typeof cause },
+          'run failed',
+        );
+        logger.debug({ failedStage, err: cause }, 'run failed: error details');
+        return { runId, status: 'failed' as const, failedStage, error };
       }
-      // The error text only: an I/O error object can carry a whole page of records in its
-      // properties (query parameters), which has no place in a log line. Details at debug level.
-      logger.error({ failedStage, error, errorType: cause instanceof Error ? cause.name : typeof cause }, 'run failed');
-      logger.debug({ failedStage, err: cause }, 'run failed: error details');
-      return { runId, status: 'failed' as const, failedStage, error };
-    }
-  });
+    },
+  );
 }
 
 /** The run lock's loss as the stage records it: names the database, like asDatabaseUnavailable. */
@@ -167,7 +210,12 @@ function lockLostError(reason: unknown, target: string): Error {
 export async function skipStage(ctx: StageContext, name: string, reason: string): Promise<void> {
   if (!ctx.runId) return;
   const at = new Date();
-  await recordStage(ctx.store.db, ctx.runId, name, { startedAt: at, finishedAt: at, status: 'skipped', detail: { reason } });
+  await recordStage(ctx.store.db, ctx.runId, name, {
+    startedAt: at,
+    finishedAt: at,
+    status: 'skipped',
+    detail: { reason },
+  });
   ctx.logger.info({ stage: name, reason }, 'stage skipped');
 }
 
@@ -189,7 +237,9 @@ const FS_REASONS: Record<string, string> = {
  * or a file-system error is named here from its code.
  */
 export function errorText(err: unknown, config?: Pick<Config, 'database'>): string {
-  const database = config ? asDatabaseUnavailable(err, databaseTarget(config.database.url, config.database.dataDir)) : null;
+  const database = config
+    ? asDatabaseUnavailable(err, databaseTarget(config.database.url, config.database.dataDir))
+    : null;
   if (database) return database.message;
   const fs = err as { code?: string; path?: string; syscall?: string } | null;
   if (fs && typeof fs.code === 'string' && FS_REASONS[fs.code] && typeof fs.path === 'string')
@@ -197,7 +247,8 @@ export function errorText(err: unknown, config?: Pick<Config, 'database'>): stri
   if (err instanceof Error) {
     // Errors that wrap an I/O cause often say little themselves ("fetch failed"); keep the cause.
     const cause = (err as { cause?: unknown }).cause;
-    const causeText = cause instanceof Error && cause.message && !err.message.includes(cause.message) ? ` (${cause.message})` : '';
+    const causeText =
+      cause instanceof Error && cause.message && !err.message.includes(cause.message) ? ` (${cause.message})` : '';
     return `${err.message}${causeText}`;
   }
   return String(err);
@@ -206,7 +257,9 @@ export function errorText(err: unknown, config?: Pick<Config, 'database'>): stri
 /** Secrets masked, and bounded: the text lands in run.error, in logs and in the e-mail. */
 function scrub(text: string, secrets: string[]): string {
   const masked = secrets.filter((s) => s.length >= 4).reduce((t, s) => t.split(s).join('********'), text);
-  return masked.length > MAX_ERROR_CHARS ? `${masked.slice(0, MAX_ERROR_CHARS)}... (${masked.length - MAX_ERROR_CHARS} more characters)` : masked;
+  return masked.length > MAX_ERROR_CHARS
+    ? `${masked.slice(0, MAX_ERROR_CHARS)}... (${masked.length - MAX_ERROR_CHARS} more characters)`
+    : masked;
 }
 
 const MAX_ERROR_CHARS = 2_000;

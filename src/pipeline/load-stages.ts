@@ -13,7 +13,11 @@ export type { JsonSummary } from '../store/run-summary.js';
  */
 export interface Stages {
   syncExchange(ctx: StageContext, options?: { backfill?: { from: Date; to: Date } }): Promise<unknown>;
-  syncPartner(ctx: StageContext, period: Period | null, options?: { externalReferences?: string[]; walletsOnly?: boolean; relist?: boolean; walletHistory?: boolean }): Promise<unknown>;
+  syncPartner(
+    ctx: StageContext,
+    period: Period | null,
+    options?: { externalReferences?: string[]; walletsOnly?: boolean; relist?: boolean; walletHistory?: boolean },
+  ): Promise<unknown>;
   reconcilePeriod(ctx: StageContext, period: Period): Promise<unknown>;
   jsonSummary(db: Db, account: string, runId: string): Promise<JsonSummary>;
   writeReport(ctx: StageContext, runId: string): Promise<{ path: string; sheets: Record<string, number> }>;

@@ -41,7 +41,11 @@ const heldInProcess = new WeakMap<Store, Set<string>>();
  * never leaves the lock behind. Waiting polls pg_try_advisory_lock rather than blocking in
  * pg_advisory_lock, so that a signal can interrupt the wait.
  */
-export async function withRunLock<T>(store: Store, options: LockOptions, fn: (lock: HeldLock) => Promise<T>): Promise<T> {
+export async function withRunLock<T>(
+  store: Store,
+  options: LockOptions,
+  fn: (lock: HeldLock) => Promise<T>,
+): Promise<T> {
   const held = heldInProcess.get(store) ?? new Set<string>();
   heldInProcess.set(store, held);
   const key = `ramp-recon:run:${options.account}`;
@@ -49,7 +53,8 @@ export async function withRunLock<T>(store: Store, options: LockOptions, fn: (lo
   let waitedLogged = false;
   const waitOrRefuse = async (describe: () => Promise<string>) => {
     const what = await describe();
-    if (!options.wait) throw new RunLockedError(`${what}; try again when it has finished, or pass --wait to wait for it`);
+    if (!options.wait)
+      throw new RunLockedError(`${what}; try again when it has finished, or pass --wait to wait for it`);
     if (!waitedLogged) {
       options.logger?.info(`${what}; waiting for it to finish (--wait)`);
       waitedLogged = true;
@@ -72,7 +77,7 @@ export async function withRunLock<T>(store: Store, options: LockOptions, fn: (lo
       // another run may take the lock, so this run must stop (its stage fails with this reason).
       const lost = new AbortController();
       session.onLost((err) => {
-        options.logger?.error({ error: err.message }, 'the run lock\'s database session was lost; stopping the run');
+        options.logger?.error({ error: err.message }, "the run lock's database session was lost; stopping the run");
         lost.abort(new LockLostError(`database: the session holding the run lock was lost (${err.message})`, err));
       });
       try {

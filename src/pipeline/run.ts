@@ -44,9 +44,13 @@ export interface PipelineResult {
  * judgement) -> report -> deliver. The one function behind `run`, `schedule`, the demo and the
  * end-to-end tests: whichever calls it, and however often, the open breaks are the same.
  */
-export async function runPipeline(deps: RunDeps & { stages?: Stages }, options: PipelineOptions): Promise<PipelineResult> {
+export async function runPipeline(
+  deps: RunDeps & { stages?: Stages },
+  options: PipelineOptions,
+): Promise<PipelineResult> {
   requireSources(deps.config, ['partner', 'exchange']);
-  const { syncExchange, syncPartner, reconcilePeriod, jsonSummary, writeReport, deliverRun } = deps.stages ?? (await loadStages());
+  const { syncExchange, syncPartner, reconcilePeriod, jsonSummary, writeReport, deliverRun } =
+    deps.stages ?? (await loadStages());
   const { period } = options;
   const lookbackDays = options.lookbackDays ?? deps.config.partner.lookbackDays;
   const syncPeriod: Period = { from: addDays(period.from, -lookbackDays), to: period.to };
@@ -60,17 +64,31 @@ export async function runPipeline(deps: RunDeps & { stages?: Stages }, options: 
       // Exchange first: the partner sync lists orders by every deposit address the exchange has shown.
       // The exchange always syncs from its cursors up to now: the period selects what is reported,
       // not what is synced, so every flow between two balance snapshots is present.
-      await stage('sync.exchange', () => syncExchange(ctx), (r) => pick(r, ['counts', 'settled', 'balanceSnapshotId']));
-      await stage('sync.partner', () => syncPartner(ctx, syncPeriod), (r) =>
-        pick(r, ['orders', 'inserted', 'updated', 'pages', 'quarantined', 'refreshed', 'notFound', 'wallets']),
+      await stage(
+        'sync.exchange',
+        () => syncExchange(ctx),
+        (r) => pick(r, ['counts', 'settled', 'balanceSnapshotId']),
+      );
+      await stage(
+        'sync.partner',
+        () => syncPartner(ctx, syncPeriod),
+        (r) => pick(r, ['orders', 'inserted', 'updated', 'pages', 'quarantined', 'refreshed', 'notFound', 'wallets']),
       );
       // The period and every record changed since the account was last judged, whatever its day.
-      await stage('reconcile', () => reconcilePeriod(ctx, period), (r) => pick(r, ['detected', 'lifecycle', 'judged']));
+      await stage(
+        'reconcile',
+        () => reconcilePeriod(ctx, period),
+        (r) => pick(r, ['detected', 'lifecycle', 'judged']),
+      );
       // A read and an idempotent merge: safe to repeat on a fresh connection.
       const openBreaks = await retryOnLostConnection(() => countOpenBreaks(ctx.store.db, ctx.config.account));
       await retryOnLostConnection(() => mergeStageDetail(ctx.store.db, runId, 'reconcile', { openBreaks }));
 
-      const report = await stage('report', () => writeReport(ctx, runId), (r) => ({ path: r.path, sheets: r.sheets }));
+      const report = await stage(
+        'report',
+        () => writeReport(ctx, runId),
+        (r) => ({ path: r.path, sheets: r.sheets }),
+      );
       reportPath = report.path;
 
       if (!options.email) await skipStage(ctx, 'deliver', '--no-email');
@@ -92,11 +110,16 @@ export async function runPipeline(deps: RunDeps & { stages?: Stages }, options: 
     },
   );
 
-  const summary = await retryOnLostConnection(() => jsonSummary(deps.store.db, deps.config.account, outcome.runId)).catch((err: unknown) => {
+  const summary = await retryOnLostConnection(() =>
+    jsonSummary(deps.store.db, deps.config.account, outcome.runId),
+  ).catch((err: unknown) => {
     // A run that failed because the database went away usually cannot read its summary either:
     // the summary then says what the run knows itself, so `--json` still prints one.
     if (outcome.status === 'succeeded') throw err;
-    deps.logger.warn({ error: err instanceof Error ? err.message : String(err) }, 'could not read the run back for its summary; printing what the run knows');
+    deps.logger.warn(
+      { error: err instanceof Error ? err.message : String(err) },
+      'could not read the run back for its summary; printing what the run knows',
+    );
     return fallbackSummary(outcome.runId, period);
   });
   return {
@@ -116,7 +139,15 @@ export function fallbackSummary(runId: string, period: Period): JsonSummary {
     runId,
     status: 'failed',
     period: { from: period.from, to: period.to },
-    counts: { partnerOrders: 0, fills: 0, exchangeOrders: 0, deposits: 0, withdrawals: 0, balanceSnapshots: 0, quarantined: 0 },
+    counts: {
+      partnerOrders: 0,
+      fills: 0,
+      exchangeOrders: 0,
+      deposits: 0,
+      withdrawals: 0,
+      balanceSnapshots: 0,
+      quarantined: 0,
+    },
     requests: {},
     breaks: [],
     report: null,

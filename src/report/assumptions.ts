@@ -10,7 +10,12 @@ export function assumptions(config: Config): Array<[string, string]> {
   const s = config.staleAfterHours;
   const p = config.partner.params;
   return [
-    ['Fill fee currency', config.exchange.feeCurrency === 'base' ? 'base currency of the symbol (exchange.feeCurrency = base)' : 'counter currency of the symbol (exchange.feeCurrency = counter, default)'],
+    [
+      'Fill fee currency',
+      config.exchange.feeCurrency === 'base'
+        ? 'base currency of the symbol (exchange.feeCurrency = base)'
+        : 'counter currency of the symbol (exchange.feeCurrency = counter, default)',
+    ],
     ['Withdrawal states that debit the balance', `${config.exchange.withdrawalDebitStates.join(', ')} (amount + fee)`],
     [
       'Deposits and withdrawals in the roll-forward',
@@ -23,8 +28,16 @@ export function assumptions(config: Config): Array<[string, string]> {
     ['Tolerance, balance local value', t.balanceLocal],
     ['Stale after (hours): partner order / deposit / withdrawal', `${s.partnerOrder} / ${s.deposit} / ${s.withdrawal}`],
     ['Partner fee rate', config.partner.feeRate ?? 'not configured (P_PARTNER_FEE_RATE not checked)'],
-    ['Partner wire parameter names', `offset=${p.offset}, from=${p.from}, to=${p.to}, outputCurrency=${p.outputCurrency}`],
-    ['Our wallets (configured)', config.partner.wallets.length ? config.partner.wallets.join(', ') : 'none configured (exchange deposit addresses only)'],
+    [
+      'Partner wire parameter names',
+      `offset=${p.offset}, from=${p.from}, to=${p.to}, outputCurrency=${p.outputCurrency}`,
+    ],
+    [
+      'Our wallets (configured)',
+      config.partner.wallets.length
+        ? config.partner.wallets.join(', ')
+        : 'none configured (exchange deposit addresses only)',
+    ],
     ['Webhooks', config.webhooks ? 'configured (P_WEBHOOK_GAP checked)' : 'not configured (P_WEBHOOK_GAP not checked)'],
     ['Balance USD value', "balance x rate of the latest snapshot (the exchange's local currency, assumed USD)"],
   ];

@@ -4,7 +4,10 @@ import { findRule } from '../rules/catalog.js';
 import type { Break } from '../domain/index.js';
 
 /** The fields of a break its words are made from. */
-export type BreakForWords = Pick<Break, 'code' | 'key' | 'currency' | 'expected' | 'actual' | 'difference' | 'message'> & { detail?: unknown };
+export type BreakForWords = Pick<
+  Break,
+  'code' | 'key' | 'currency' | 'expected' | 'actual' | 'difference' | 'message'
+> & { detail?: unknown };
 
 /**
  * The unit of a break's expected / actual / difference: a currency code (an amount or a quantity
@@ -42,7 +45,9 @@ function isPriceCheck(b: Pick<BreakForWords, 'code' | 'message'>): boolean {
 }
 
 /** The unit of expected / actual / difference (see BreakUnit). */
-export function unitOf(b: Pick<BreakForWords, 'code' | 'currency' | 'expected' | 'actual' | 'difference' | 'message'>): BreakUnit {
+export function unitOf(
+  b: Pick<BreakForWords, 'code' | 'currency' | 'expected' | 'actual' | 'difference' | 'message'>,
+): BreakUnit {
   if (b.code === 'E_STALE' || b.code === 'P_STALE') return 'hours';
   const numeric = [b.expected, b.actual, b.difference].some(isNumericText);
   if (!numeric) return 'text';
@@ -60,11 +65,14 @@ export function isCurrencyUnit(unit: BreakUnit): boolean {
  * (no deposit, so no difference) the whole expected deposit. null when the figures are not money:
  * ages, text, prices (E_FILL_AVGPX, E_SYMBOL_RULES price checks), or no amount at all.
  */
-export function impactAmount(b: Pick<BreakForWords, 'code' | 'currency' | 'expected' | 'actual' | 'difference' | 'message'>): { value: Decimal; currency: string } | null {
+export function impactAmount(
+  b: Pick<BreakForWords, 'code' | 'currency' | 'expected' | 'actual' | 'difference' | 'message'>,
+): { value: Decimal; currency: string } | null {
   const unit = unitOf(b);
   if (!isCurrencyUnit(unit) || isPriceCheck(b)) return null;
   if (isNumericText(b.difference)) return { value: new Decimal(b.difference.trim()).abs(), currency: unit };
-  if (b.code === 'X_DEPOSIT_MISSING' && isNumericText(b.expected) && b.actual === null) return { value: new Decimal(b.expected.trim()).abs(), currency: unit };
+  if (b.code === 'X_DEPOSIT_MISSING' && isNumericText(b.expected) && b.actual === null)
+    return { value: new Decimal(b.expected.trim()).abs(), currency: unit };
   return null;
 }
 
@@ -95,7 +103,9 @@ function withUnit(value: string, unit: string): string {
 }
 
 function hours(text: string | null): string {
-  return isNumericText(text) ? new Decimal(text.trim()).toDecimalPlaces(1, Decimal.ROUND_HALF_UP).toFixed() : (text ?? '?');
+  return isNumericText(text)
+    ? new Decimal(text.trim()).toDecimalPlaces(1, Decimal.ROUND_HALF_UP).toFixed()
+    : (text ?? '?');
 }
 
 /** "0.50" stays as reported; a difference gets its sign only when negative. */
@@ -150,7 +160,8 @@ export function breakSentence(b: BreakForWords): string {
     }
     case 'S_COVERAGE': {
       const [source, stream, ...rest] = b.key.split(':');
-      const what = stream === 'cursor' ? `${source} cursor ${rest.join(':')}` : `${source} ${stream ?? ''} of ${rest.join(':')}`;
+      const what =
+        stream === 'cursor' ? `${source} cursor ${rest.join(':')}` : `${source} ${stream ?? ''} of ${rest.join(':')}`;
       return `${what} not fully synced (${b.key}): ${msg}${tail}.`;
     }
   }
@@ -159,7 +170,10 @@ export function breakSentence(b: BreakForWords): string {
     const figures = b.expected !== null && b.actual !== null ? `: expected ${b.expected}, actual ${b.actual}` : '';
     return `${subject} off by ${withUnit(figure(b.difference), unit)} on ${on}${figures}${msg ? ` (${msg})` : ''}${tail}.`;
   }
-  const parts = [b.expected !== null ? `expected ${b.expected}` : null, b.actual !== null ? `actual ${b.actual}` : null];
+  const parts = [
+    b.expected !== null ? `expected ${b.expected}` : null,
+    b.actual !== null ? `actual ${b.actual}` : null,
+  ];
   if (b.difference !== null) parts.push(`difference ${withUnit(b.difference, unit)}`);
   else if (isCurrencyUnit(unit) && parts.some(Boolean)) parts.push(unit);
   const figures = parts.filter(Boolean).join(', ');
@@ -196,7 +210,12 @@ export function valueText(v: unknown): string {
   if (typeof v === 'bigint') return v.toString();
   if (v instanceof Date) return v.toISOString();
   if (Decimal.isDecimal(v)) return (v as Decimal).toFixed();
-  if (Array.isArray(v)) return v.map((x) => (x && typeof x === 'object' && !isLossless(x) && !Array.isArray(x) ? `(${fieldsText(x)})` : valueText(x))).join(', ');
+  if (Array.isArray(v))
+    return v
+      .map((x) =>
+        x && typeof x === 'object' && !isLossless(x) && !Array.isArray(x) ? `(${fieldsText(x)})` : valueText(x),
+      )
+      .join(', ');
   if (typeof v === 'object') return fieldsText(v as object);
   return String(v);
 }

@@ -3,7 +3,15 @@ import { Decimal } from '../decimal/decimal.js';
 import { amountOrText, link, rowPlace, type Cell, type Row, type SheetSpec, type Tone } from './cells.js';
 import { breakId, SEVERITY_RANK, type Break, type LateBreak, type ReportedBreak } from '../domain/index.js';
 import { latePeriodMark } from './late-data.js';
-import { amountsAsReported, breakSentence, detailText, impactAmount, isCurrencyUnit, ruleTitle, unitOf } from './break-text.js';
+import {
+  amountsAsReported,
+  breakSentence,
+  detailText,
+  impactAmount,
+  isCurrencyUnit,
+  ruleTitle,
+  unitOf,
+} from './break-text.js';
 import type { Precision } from './precision.js';
 import { BreakIndex, SHEET } from './sheets.js';
 import type { UsdRates } from './usd-rates.js';
@@ -92,7 +100,8 @@ export const breaksSpec: SheetSpec = {
 };
 
 /** The data sheets a break's key can have a row on. */
-export type DataSheet = 'partnerOrders' | 'ordersVsFills' | 'fills' | 'deposits' | 'withdrawals' | 'balances' | 'coverage';
+export type DataSheet =
+  'partnerOrders' | 'ordersVsFills' | 'fills' | 'deposits' | 'withdrawals' | 'balances' | 'coverage';
 
 /**
  * The data sheet whose key column holds the break's key: Partner orders (orderId) for P_/X_ rules,
@@ -245,7 +254,8 @@ export function breakRow(b: ReportedBreak, ctx: BreakRowContext): Row {
 /** JSON of a value read through the lossless parser (LosslessNumber prints its exact text). */
 export function jsonText(value: unknown): string {
   return JSON.stringify(value, (_k, v) => {
-    if (v && typeof v === 'object' && 'isLosslessNumber' in v) return Number.isSafeInteger(Number(v.value)) ? Number(v.value) : String(v.value);
+    if (v && typeof v === 'object' && 'isLosslessNumber' in v)
+      return Number.isSafeInteger(Number(v.value)) ? Number(v.value) : String(v.value);
     if (typeof v === 'bigint') return v.toString();
     return v;
   });

@@ -159,7 +159,10 @@ export function excelAmount(cell: AmountCell): ExcelAmount {
   const { significant, decimals } = digitsOf(text);
   // Any decimal of <= 15 significant digits survives the trip through a double, so Number(text) is
   // exact here; a longer one is rounded half-up to the 15 digits Excel would keep anyway.
-  const n = significant > EXCEL_DIGITS ? Number(value.toSignificantDigits(EXCEL_DIGITS, Decimal.ROUND_HALF_UP).toFixed()) : Number(text);
+  const n =
+    significant > EXCEL_DIGITS
+      ? Number(value.toSignificantDigits(EXCEL_DIGITS, Decimal.ROUND_HALF_UP).toFixed())
+      : Number(text);
   const exact = significant > EXCEL_DIGITS || decimals > shown ? text : null;
   return { value: Object.is(n, -0) ? 0 : n, numFmt: numberFormat(shown), exact };
 }

@@ -77,7 +77,8 @@ class CsvFile {
 
   async write(row: Row): Promise<void> {
     this.rows += 1;
-    if (!this.stream.write(csvLine(row.cells, this.spec.columns.length))) await Promise.race([once(this.stream, 'drain'), this.closed]);
+    if (!this.stream.write(csvLine(row.cells, this.spec.columns.length)))
+      await Promise.race([once(this.stream, 'drain'), this.closed]);
   }
 
   async close(): Promise<void> {
@@ -123,7 +124,9 @@ export class CsvExport {
   }
 
   tee(sources: SheetSource[]): SheetSource[] {
-    return sources.map((source) => (source.spec.layout === 'report' ? source : { spec: source.spec, rows: this.rowsTo(source) }));
+    return sources.map((source) =>
+      source.spec.layout === 'report' ? source : { spec: source.spec, rows: this.rowsTo(source) },
+    );
   }
 
   private async *rowsTo(source: SheetSource): AsyncGenerator<Row> {

@@ -18,7 +18,10 @@ const LARGEST = 3;
  * X_DEPOSIT_MISSING, which has no deposit, the whole expected deposit); null when its figures are
  * not money (ages, text, prices) or the currency has no rate: the Breaks sheet's "USD impact".
  */
-export function usdImpact(b: Pick<ReportedBreak, 'code' | 'currency' | 'expected' | 'actual' | 'difference' | 'message'>, rates: UsdRates): Decimal | null {
+export function usdImpact(
+  b: Pick<ReportedBreak, 'code' | 'currency' | 'expected' | 'actual' | 'difference' | 'message'>,
+  rates: UsdRates,
+): Decimal | null {
   // The Breaks sheet's own rule (break-text.ts impactAmount), so the e-mail and the sheet never differ.
   const impact = impactAmount(b);
   return impact ? rates.usd(impact.value, impact.currency) : null;
@@ -34,15 +37,26 @@ export function breakAgeDays(firstSeenAt: Date, now: Date): number {
  * than five are unexplained); among them up to three with the largest USD impact, then the oldest
  * (first seen earliest; ties by severity, code and key).
  */
-export function topBreaks(breaks: readonly ReportedBreak[], rates: UsdRates, now: Date, limit = DIGEST_BREAKS): DigestBreak[] {
+export function topBreaks(
+  breaks: readonly ReportedBreak[],
+  rates: UsdRates,
+  now: Date,
+  limit = DIGEST_BREAKS,
+): DigestBreak[] {
   const rank = { high: 0, medium: 1, low: 2 } as Record<string, number>;
   const valued = breaks.map((b) => ({ b, usd: usdImpact(b, rates), explained: b.workflow?.status === 'explained' }));
   const oldestFirst = (x: (typeof valued)[number], y: (typeof valued)[number]) =>
-    x.b.firstSeenAt.getTime() - y.b.firstSeenAt.getTime() || (rank[x.b.severity] ?? 9) - (rank[y.b.severity] ?? 9) || x.b.code.localeCompare(y.b.code) || x.b.key.localeCompare(y.b.key);
+    x.b.firstSeenAt.getTime() - y.b.firstSeenAt.getTime() ||
+    (rank[x.b.severity] ?? 9) - (rank[y.b.severity] ?? 9) ||
+    x.b.code.localeCompare(y.b.code) ||
+    x.b.key.localeCompare(y.b.key);
   const chosen: Array<{ v: (typeof valued)[number]; why: DigestBreak['why'] }> = [];
   for (const pool of [valued.filter((v) => !v.explained), valued.filter((v) => v.explained)]) {
-    const largest = pool.filter((v) => v.usd && v.usd.gt(0)).sort((x, y) => y.usd!.comparedTo(x.usd!) || oldestFirst(x, y));
-    for (const v of largest.slice(0, Math.max(0, Math.min(LARGEST, limit - chosen.length)))) chosen.push({ v, why: 'largest' });
+    const largest = pool
+      .filter((v) => v.usd && v.usd.gt(0))
+      .sort((x, y) => y.usd!.comparedTo(x.usd!) || oldestFirst(x, y));
+    for (const v of largest.slice(0, Math.max(0, Math.min(LARGEST, limit - chosen.length))))
+      chosen.push({ v, why: 'largest' });
     for (const v of [...pool].sort(oldestFirst)) {
       if (chosen.length >= limit) break;
       if (!chosen.some((c) => c.v === v)) chosen.push({ v, why: 'oldest' });

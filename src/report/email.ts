@@ -20,7 +20,8 @@ export interface Message {
   html: string;
 }
 
-const bySeverity = (c: OpenBreakCounts, part: keyof PeriodSplit) => `high ${c.severity.high[part]}, medium ${c.severity.medium[part]}, low ${c.severity.low[part]}`;
+const bySeverity = (c: OpenBreakCounts, part: keyof PeriodSplit) =>
+  `high ${c.severity.high[part]}, medium ${c.severity.medium[part]}, low ${c.severity.low[part]}`;
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /**
@@ -30,14 +31,26 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 export function messageSubject(digest: ReportDigest, counts: OpenBreakCounts): string {
   const failed = digest.headline.status.startsWith('failed') ? ', run failed' : '';
   const period = `ramp-recon ${digest.period}`;
-  if (counts.total === 0) return digest.headline.tone === 'ok' ? `${period}: reconciled, no open breaks` : `${period}: not reconciled, 0 open breaks${failed || ' (no reconciliation results)'}`;
-  const explained = counts.explained ? (counts.explained === counts.total ? ', all explained' : `, ${counts.explained} explained`) : '';
+  if (counts.total === 0)
+    return digest.headline.tone === 'ok'
+      ? `${period}: reconciled, no open breaks`
+      : `${period}: not reconciled, 0 open breaks${failed || ' (no reconciliation results)'}`;
+  const explained = counts.explained
+    ? counts.explained === counts.total
+      ? ', all explained'
+      : `, ${counts.explained} explained`
+    : '';
   return `${period}: ${plural(counts.total, 'open break')} (${counts.inPeriod} this period, ${counts.carriedOver} carried over)${explained}${failed}`;
 }
 
 /** A break in words, one line: "[high] Fill fee rate off by ... (E_FEE_RATE 123; 3 days old; USD impact 12.50; carried over)". */
 export function breakLine(b: DigestBreak): string {
-  const facts = [`${b.code} ${b.key}`, `${plural(b.ageDays, 'day')} old`, b.usdImpact !== null ? `USD impact ${b.usdImpact}` : 'no USD impact', b.inPeriod ? 'this period' : 'carried over'];
+  const facts = [
+    `${b.code} ${b.key}`,
+    `${plural(b.ageDays, 'day')} old`,
+    b.usdImpact !== null ? `USD impact ${b.usdImpact}` : 'no USD impact',
+    b.inPeriod ? 'this period' : 'carried over',
+  ];
   if (b.explained) facts.push('explained');
   return `[${b.severity}] ${b.sentence} (${facts.join('; ')})`;
 }
@@ -53,13 +66,19 @@ export function buildMessage(input: MessageInput): Message {
   const subject = messageSubject(digest, counts);
   const head = digest.headline;
 
-  const figures = COUNT_LABELS.filter(([k]) => run.counts[k] !== undefined).map(([k, label]) => [label, String(run.counts[k])] as const);
-  const notChecked = run.ruleResults.filter((r) => r.status === 'not_checked').map((r) => `${r.code}${r.reason ? ` (${r.reason})` : ''}`);
+  const figures = COUNT_LABELS.filter(([k]) => run.counts[k] !== undefined).map(
+    ([k, label]) => [label, String(run.counts[k])] as const,
+  );
+  const notChecked = run.ruleResults
+    .filter((r) => r.status === 'not_checked')
+    .map((r) => `${r.code}${r.reason ? ` (${r.reason})` : ''}`);
   const rules = counts.rules.map((r) => ({ ...r, note: ruleStatusNote(run.ruleResults, r.code) }));
   const top = digest.topBreaks;
   const late = digest.late && digest.late.total > 0 ? digest.late : null;
   const lateMore = late ? late.total - late.breaks.length : 0;
-  const lateList = late ? [...late.breaks.map(lateLine), ...(lateMore > 0 ? [`... and ${lateMore} more (see the workbook's Summary)`] : [])] : [];
+  const lateList = late
+    ? [...late.breaks.map(lateLine), ...(lateMore > 0 ? [`... and ${lateMore} more (see the workbook's Summary)`] : [])]
+    : [];
   const topTitle = `The ${top.length === 1 ? 'open break' : `${top.length} open breaks`} to look at first (largest USD impact, then oldest; unexplained first):`;
   const lines = [
     head.text,
@@ -75,7 +94,10 @@ export function buildMessage(input: MessageInput): Message {
       ? [
           '',
           'Open breaks by rule (of this period / carried over; in this run):',
-          ...rules.map((r) => `  ${r.code}: ${r.total} (${r.inPeriod} / ${r.carriedOver};${r.explained ? ` ${r.explained} explained;` : ''} ${r.note}) ${ruleTitle(r.code)}`),
+          ...rules.map(
+            (r) =>
+              `  ${r.code}: ${r.total} (${r.inPeriod} / ${r.carriedOver};${r.explained ? ` ${r.explained} explained;` : ''} ${r.note}) ${ruleTitle(r.code)}`,
+          ),
         ]
       : []),
     ...(top.length ? ['', topTitle, ...top.map((b, i) => `  ${i + 1}. ${breakLine(b)}`)] : []),
@@ -88,7 +110,12 @@ export function buildMessage(input: MessageInput): Message {
   ];
   const text = `${lines.join('\n')}\n`;
 
-  const [colour, background] = head.tone === 'ok' ? ['#006100', '#C6EFCE'] : head.tone === 'explained' ? ['#7F4F00', '#FFEB9C'] : ['#9C0006', '#FFC7CE'];
+  const [colour, background] =
+    head.tone === 'ok'
+      ? ['#006100', '#C6EFCE']
+      : head.tone === 'explained'
+        ? ['#7F4F00', '#FFEB9C']
+        : ['#9C0006', '#FFC7CE'];
   const table = '<table cellpadding="4" style="border-collapse:collapse">';
   const html = [
     '<!doctype html><html><body style="font-family:Arial,Helvetica,sans-serif;font-size:14px">',
@@ -103,10 +130,25 @@ export function buildMessage(input: MessageInput): Message {
     '</table>',
     `<p style="color:#555">${esc(CARRIED_OVER_MEANING)}; ${esc(EXPLAINED_MEANING)}</p>`,
     ...(rules.length
-      ? [table, row(['Rule', 'Open', 'Of this period', 'Carried over', 'Explained', 'Rule name', 'In this run'], true), ...rules.map((r) => row([r.code, ...splitCells(r), String(r.explained ?? 0), ruleTitle(r.code), r.note])), '</table>']
+      ? [
+          table,
+          row(['Rule', 'Open', 'Of this period', 'Carried over', 'Explained', 'Rule name', 'In this run'], true),
+          ...rules.map((r) => row([r.code, ...splitCells(r), String(r.explained ?? 0), ruleTitle(r.code), r.note])),
+          '</table>',
+        ]
       : []),
-    ...(top.length ? [`<p><b>${esc(topTitle)}</b></p>`, '<ol>', ...top.map((b) => `<li>${esc(breakLine(b))}</li>`), '</ol>'] : []),
-    ...(late ? [`<p><b>${esc(lateSentence(late))}:</b></p>`, '<ul>', ...lateList.map((l) => `<li>${esc(l)}</li>`), '</ul>', `<p style="color:#555">${esc(LATE_MEANING)}</p>`] : []),
+    ...(top.length
+      ? [`<p><b>${esc(topTitle)}</b></p>`, '<ol>', ...top.map((b) => `<li>${esc(breakLine(b))}</li>`), '</ol>']
+      : []),
+    ...(late
+      ? [
+          `<p><b>${esc(lateSentence(late))}:</b></p>`,
+          '<ul>',
+          ...lateList.map((l) => `<li>${esc(l)}</li>`),
+          '</ul>',
+          `<p style="color:#555">${esc(LATE_MEANING)}</p>`,
+        ]
+      : []),
     table,
     ...figures.map(([label, value]) => row([label, value])),
     '</table>',
@@ -122,7 +164,8 @@ const splitCells = (s: PeriodSplit) => [String(s.total), String(s.inPeriod), Str
 /** One table row: the first cell a label, the others right-aligned figures (the last one text when it is a note). */
 function row(cells: string[], bold = false): string {
   const style = bold ? ' style="font-weight:bold"' : '';
-  const td = (c: string, i: number) => (i === 0 || !/^\d+$/.test(c) ? `<td>${esc(c)}</td>` : `<td style="text-align:right">${esc(c)}</td>`);
+  const td = (c: string, i: number) =>
+    i === 0 || !/^\d+$/.test(c) ? `<td>${esc(c)}</td>` : `<td style="text-align:right">${esc(c)}</td>`;
   return `<tr${style}>${cells.map(td).join('')}</tr>`;
 }
 

@@ -12,7 +12,11 @@ export const LATE_MEANING =
 /** "3 breaks of earlier days changed by late data: 2 opened, 1 resolved"; "none" when nothing changed. */
 export function lateSentence(c: LateCounts): string {
   if (c.total === 0) return 'no break of an earlier day changed';
-  const parts = [c.opened && `${c.opened} opened`, c.reopened && `${c.reopened} reopened`, c.resolved && `${c.resolved} resolved`].filter(Boolean);
+  const parts = [
+    c.opened && `${c.opened} opened`,
+    c.reopened && `${c.reopened} reopened`,
+    c.resolved && `${c.resolved} resolved`,
+  ].filter(Boolean);
   return `${c.total} break${c.total === 1 ? '' : 's'} of earlier days changed by late data: ${parts.join(', ')}`;
 }
 
@@ -22,7 +26,10 @@ export function lateLine(b: LateBreak): string {
 }
 
 /** The counts and the list (sorted, at most `limit`) the e-mail's digest stores. */
-export function lateDigest(late: readonly LateBreak[], limit = LATE_LISTED_IN_MAIL): LateCounts & { breaks: LateBreak[] } {
+export function lateDigest(
+  late: readonly LateBreak[],
+  limit = LATE_LISTED_IN_MAIL,
+): LateCounts & { breaks: LateBreak[] } {
   return { ...lateCounts(late), breaks: sortLate(late).slice(0, limit) };
 }
 

@@ -1,6 +1,18 @@
 /** The report's plain data (the run, its breaks, the period's records as the sheets show them): loaders fill it from the store, tests by hand. */
 import type { Decimal } from '../decimal/decimal.js';
-import type { Break, CoverageRow, OpenBreakCounts, Deposit, ExchangeOrderAgg, Fill, LateBreak, LateCounts, PartnerOrder, BalanceLine, Withdrawal } from '../domain/index.js';
+import type {
+  Break,
+  CoverageRow,
+  OpenBreakCounts,
+  Deposit,
+  ExchangeOrderAgg,
+  Fill,
+  LateBreak,
+  LateCounts,
+  PartnerOrder,
+  BalanceLine,
+  Withdrawal,
+} from '../domain/index.js';
 import type { RunRequests } from '../http/meter.js';
 import type { RuleResult as WrittenRuleResult, RuleStatus } from '../rules/tally.js';
 
@@ -115,7 +127,10 @@ export interface PartnerDailyRec {
 }
 
 /** An exchange order with a fill in the period, against all its stored fills. */
-export type OrderVsFillsRec = Pick<ExchangeOrderAgg, 'exOrdId' | 'found' | 'symbol' | 'side' | 'cumQty' | 'leavesQty' | 'avgPx' | 'fillQty'> & {
+export type OrderVsFillsRec = Pick<
+  ExchangeOrderAgg,
+  'exOrdId' | 'found' | 'symbol' | 'side' | 'cumQty' | 'leavesQty' | 'avgPx' | 'fillQty'
+> & {
   ordType: string | null;
   status: string | null;
   fills: number;
@@ -159,7 +174,14 @@ export type BalanceRec = BalanceLine & { fetchedAt: Date };
 export type CoverageRec = Omit<CoverageRow, 'detail'> & { quarantined: number; runId: string | null };
 
 export interface Totals {
-  partner: Array<{ currency: string; orders: number; volume: Decimal; fees: Decimal; amountUsd: Decimal; feesUsd: Decimal }>;
+  partner: Array<{
+    currency: string;
+    orders: number;
+    volume: Decimal;
+    fees: Decimal;
+    amountUsd: Decimal;
+    feesUsd: Decimal;
+  }>;
   fills: Array<{ symbol: string; fills: number; qty: Decimal; notional: Decimal; fees: Decimal }>;
   deposits: Array<{ currency: string; count: number; amount: Decimal }>;
   withdrawals: Array<{ currency: string; count: number; amount: Decimal; fee: Decimal }>;

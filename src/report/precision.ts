@@ -21,9 +21,49 @@ export interface SymbolScales {
 
 /** Common fiat codes, for the default when no snapshot names a currency. */
 const FIAT = new Set([
-  'USD', 'EUR', 'GBP', 'CHF', 'JPY', 'CAD', 'AUD', 'NZD', 'SEK', 'NOK', 'DKK', 'PLN', 'CZK', 'HUF', 'RON', 'BGN',
-  'TRY', 'BRL', 'MXN', 'ARS', 'CLP', 'COP', 'PEN', 'ZAR', 'NGN', 'KES', 'INR', 'IDR', 'PHP', 'THB', 'VND', 'MYR',
-  'SGD', 'HKD', 'KRW', 'CNY', 'TWD', 'AED', 'SAR', 'ILS', 'UAH', 'GEL', 'ISK',
+  'USD',
+  'EUR',
+  'GBP',
+  'CHF',
+  'JPY',
+  'CAD',
+  'AUD',
+  'NZD',
+  'SEK',
+  'NOK',
+  'DKK',
+  'PLN',
+  'CZK',
+  'HUF',
+  'RON',
+  'BGN',
+  'TRY',
+  'BRL',
+  'MXN',
+  'ARS',
+  'CLP',
+  'COP',
+  'PEN',
+  'ZAR',
+  'NGN',
+  'KES',
+  'INR',
+  'IDR',
+  'PHP',
+  'THB',
+  'VND',
+  'MYR',
+  'SGD',
+  'HKD',
+  'KRW',
+  'CNY',
+  'TWD',
+  'AED',
+  'SAR',
+  'ILS',
+  'UAH',
+  'GEL',
+  'ISK',
 ]);
 export const FIAT_DEFAULT = 2;
 export const CRYPTO_DEFAULT = 8;
@@ -33,7 +73,8 @@ export class Precision {
 
   constructor(private readonly data: PrecisionData) {
     for (const s of data.symbols.values()) {
-      if (s.base && s.baseScale !== null) this.exchangeCurrency.set(s.base, Math.max(this.exchangeCurrency.get(s.base) ?? 0, s.baseScale));
+      if (s.base && s.baseScale !== null)
+        this.exchangeCurrency.set(s.base, Math.max(this.exchangeCurrency.get(s.base) ?? 0, s.baseScale));
       if (s.counter && s.counterScale !== null)
         this.exchangeCurrency.set(s.counter, Math.max(this.exchangeCurrency.get(s.counter) ?? 0, s.counterScale));
     }
@@ -57,7 +98,13 @@ export class Precision {
     return this.exchangeCurrency.get(code) ?? this.data.partner.get(code)?.precision ?? fallback(code);
   }
 
-  symbol(symbol: string | null | undefined): { qty: number; counter: number; price: number; base: string | null; counterCode: string | null } {
+  symbol(symbol: string | null | undefined): {
+    qty: number;
+    counter: number;
+    price: number;
+    base: string | null;
+    counterCode: string | null;
+  } {
     const s = symbol ? this.data.symbols.get(symbol) : undefined;
     const [baseGuess, counterGuess] = splitSymbol(symbol);
     const base = s?.base ?? baseGuess;

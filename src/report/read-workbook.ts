@@ -80,7 +80,11 @@ export async function readReturnedWorkbook(path: string): Promise<ReturnedWorkbo
   } catch (err) {
     throw new WorkbookImportError(`${path} is not an .xlsx workbook: ${(err as Error).message}`);
   }
-  return { runId: runIdOf(wb, path), sha256: createHash('sha256').update(bytes).digest('hex'), rows: breakRowsOf(wb, path) };
+  return {
+    runId: runIdOf(wb, path),
+    sha256: createHash('sha256').update(bytes).digest('hex'),
+    rows: breakRowsOf(wb, path),
+  };
 }
 
 function runIdOf(wb: ExcelJS.Workbook, path: string): string {
@@ -89,13 +93,15 @@ function runIdOf(wb: ExcelJS.Workbook, path: string): string {
   summary?.eachRow((row) => {
     if (runId === null && trimmed(row.getCell(1).value) === 'Run id') runId = trimmed(row.getCell(2).value);
   });
-  if (!runId) throw new WorkbookImportError(`${path} is not a ramp-recon workbook: its Summary sheet has no "Run id" row`);
+  if (!runId)
+    throw new WorkbookImportError(`${path} is not a ramp-recon workbook: its Summary sheet has no "Run id" row`);
   return runId;
 }
 
 function breakRowsOf(wb: ExcelJS.Workbook, path: string): ReturnedRow[] {
   const sheets = wb.worksheets.filter((s) => BREAKS_SHEET.test(s.name));
-  if (sheets.length === 0) throw new WorkbookImportError(`${path} is not a ramp-recon workbook: it has no Breaks sheet`);
+  if (sheets.length === 0)
+    throw new WorkbookImportError(`${path} is not a ramp-recon workbook: it has no Breaks sheet`);
   const rows: ReturnedRow[] = [];
   for (const sheet of sheets) {
     const header = new Map<string, number>();
@@ -106,7 +112,14 @@ function breakRowsOf(wb: ExcelJS.Workbook, path: string): ReturnedRow[] {
     const col = Object.fromEntries(
       Object.entries(RETURNED_COLUMNS).map(([field, name]) => {
         const at = header.get(name);
-        if (at === undefined) throw new WorkbookImportError(`${path}: sheet "${sheet.name}" has no column "${name}" (a ramp-recon Breaks sheet has ${Object.values(RETURNED_COLUMNS).map((n) => `"${n}"`).join(', ')})`);
+        if (at === undefined)
+          throw new WorkbookImportError(
+            `${path}: sheet "${sheet.name}" has no column "${name}" (a ramp-recon Breaks sheet has ${Object.values(
+              RETURNED_COLUMNS,
+            )
+              .map((n) => `"${n}"`)
+              .join(', ')})`,
+          );
         return [field, at];
       }),
     ) as Record<keyof typeof RETURNED_COLUMNS, number>;
@@ -116,7 +129,15 @@ function breakRowsOf(wb: ExcelJS.Workbook, path: string): ReturnedRow[] {
       const key = trimmed(row.getCell(col.key).value);
       if (!code || !key) return;
       // The amounts are compared as written: not trimmed (an empty expected starts the text with " | ").
-      rows.push({ row: n, code, key, amounts: cellText(row.getCell(col.amounts).value), owner: trimmed(row.getCell(col.owner).value), explanation: trimmed(row.getCell(col.explanation).value), explained: trimmed(row.getCell(col.explained).value) });
+      rows.push({
+        row: n,
+        code,
+        key,
+        amounts: cellText(row.getCell(col.amounts).value),
+        owner: trimmed(row.getCell(col.owner).value),
+        explanation: trimmed(row.getCell(col.explanation).value),
+        explained: trimmed(row.getCell(col.explained).value),
+      });
     });
   }
   return rows;

@@ -2,7 +2,17 @@
 import { Decimal } from '../decimal/decimal.js';
 import { EXCEL_MAX_DECIMALS, amount, day, type Cell, type Row, type SheetSpec } from './cells.js';
 import type { Break } from '../domain/index.js';
-import type { BalanceRec, BalanceRollRec, CoverageRec, DepositRec, FillRec, OrderVsFillsRec, PartnerDailyRec, PartnerOrderRec, WithdrawalRec } from './model.js';
+import type {
+  BalanceRec,
+  BalanceRollRec,
+  CoverageRec,
+  DepositRec,
+  FillRec,
+  OrderVsFillsRec,
+  PartnerDailyRec,
+  PartnerOrderRec,
+  WithdrawalRec,
+} from './model.js';
 import type { Precision } from './precision.js';
 
 /** Sheet names, in workbook order. */
@@ -52,7 +62,11 @@ export class BreakIndex {
     const found = this.byKey.get(key);
     if (!found) return [];
     return found
-      .filter((e) => (e.scope === null || scope === undefined || e.scope === scope) && codes.some((x) => (x.endsWith('_') ? e.code.startsWith(x) : e.code === x)))
+      .filter(
+        (e) =>
+          (e.scope === null || scope === undefined || e.scope === scope) &&
+          codes.some((x) => (x.endsWith('_') ? e.code.startsWith(x) : e.code === x)),
+      )
       .map((e) => e.code);
   }
 }
@@ -323,7 +337,12 @@ export const RATE_DECIMALS = 8;
  * snapshot's available, rate and USD value go on each currency's first row. A currency only in
  * the snapshot still gets its row.
  */
-export function balanceRows(rolls: BalanceRollRec[], latest: BalanceRec[], precision: Precision, breaks: BreakIndex): Row[] {
+export function balanceRows(
+  rolls: BalanceRollRec[],
+  latest: BalanceRec[],
+  precision: Precision,
+  breaks: BreakIndex,
+): Row[] {
   const currencies = [...new Set([...rolls.map((r) => r.currency), ...latest.map((b) => b.currency)])].sort();
   const rows: Row[] = [];
   for (const currency of currencies) {
@@ -374,7 +393,8 @@ export function balanceRows(rolls: BalanceRollRec[], latest: BalanceRec[], preci
  * before the split existed.
  */
 function placement(r: BalanceRollRec | undefined, dp: number) {
-  if (!r || r.depositsByState == null || r.withdrawalsByState == null || !r.deposits || !r.withdrawals) return [null, null, null, null];
+  if (!r || r.depositsByState == null || r.withdrawalsByState == null || !r.deposits || !r.withdrawals)
+    return [null, null, null, null];
   return [
     amount(r.depositsByState, dp),
     amount(r.deposits.minus(r.depositsByState), dp),
@@ -401,7 +421,15 @@ export const depositsSpec: SheetSpec = {
 
 export function depositRow(d: DepositRec, precision: Precision, breaks: BreakIndex): Row {
   return withBreaks(
-    [d.timestamp, d.depositId, d.currency, amount(d.amount, precision.exchange(d.currency)), d.state, d.address, d.txHash],
+    [
+      d.timestamp,
+      d.depositId,
+      d.currency,
+      amount(d.amount, precision.exchange(d.currency)),
+      d.state,
+      d.address,
+      d.txHash,
+    ],
     breaks.codes(d.depositId, DEPOSIT_CODES),
   );
 }
@@ -421,10 +449,24 @@ export const withdrawalsSpec: SheetSpec = {
   ],
 };
 
-export function withdrawalRow(w: WithdrawalRec, precision: Precision, breaks: BreakIndex, debitStates: readonly string[]): Row {
+export function withdrawalRow(
+  w: WithdrawalRec,
+  precision: Precision,
+  breaks: BreakIndex,
+  debitStates: readonly string[],
+): Row {
   const dp = precision.exchange(w.currency);
   return withBreaks(
-    [w.timestamp, w.withdrawalId, w.currency, amount(w.amount, dp), amount(w.fee, dp), w.state, w.state && debitStates.includes(w.state) ? 'yes' : 'no', w.beneficiary],
+    [
+      w.timestamp,
+      w.withdrawalId,
+      w.currency,
+      amount(w.amount, dp),
+      amount(w.fee, dp),
+      w.state,
+      w.state && debitStates.includes(w.state) ? 'yes' : 'no',
+      w.beneficiary,
+    ],
     breaks.codes(w.withdrawalId, WITHDRAWAL_CODES),
   );
 }

@@ -1,13 +1,38 @@
 /** The Summary sheet: headline, open breaks by severity, totals, rule results, changes and requests. */
 import { API_LABEL } from '../http/errors.js';
-import { endpointSeconds, requestTotals, roundSeconds, sortedRequests, type RequestTotals, type RunRequests } from '../http/meter.js';
+import {
+  endpointSeconds,
+  requestTotals,
+  roundSeconds,
+  sortedRequests,
+  type RequestTotals,
+  type RunRequests,
+} from '../http/meter.js';
 import { addDays } from '../util/dates.js';
 import { Decimal, ZERO } from '../decimal/decimal.js';
 import { amount, day, type Cell, type Row, type SheetSpec, type Tone } from './cells.js';
-import { lateCounts, SEVERITY_RANK, sortLate, type OpenBreakCounts, type PeriodSplit, type ReportedBreak } from '../domain/index.js';
+import {
+  lateCounts,
+  SEVERITY_RANK,
+  sortLate,
+  type OpenBreakCounts,
+  type PeriodSplit,
+  type ReportedBreak,
+} from '../domain/index.js';
 import { ruleTitle } from './break-text.js';
 import { LATE_MEANING, lateSentence } from './late-data.js';
-import type { BalanceRec, BalanceRollRec, BreakRef, Changes, FeeDayRec, RuleResult, RunInfo, StageInfo, Totals, WebhookStats } from './model.js';
+import type {
+  BalanceRec,
+  BalanceRollRec,
+  BreakRef,
+  Changes,
+  FeeDayRec,
+  RuleResult,
+  RunInfo,
+  StageInfo,
+  Totals,
+  WebhookStats,
+} from './model.js';
 import type { Precision } from './precision.js';
 import type { UsdRates } from './usd-rates.js';
 import { SHEET } from './sheets.js';
@@ -38,7 +63,12 @@ export interface SeverityCounts {
 
 /** The severity figures of the run's open-break counts (all open breaks, of this period or carried over). */
 export function severityTotals(counts: OpenBreakCounts): SeverityCounts {
-  return { high: counts.severity.high.total, medium: counts.severity.medium.total, low: counts.severity.low.total, total: counts.total };
+  return {
+    high: counts.severity.high.total,
+    medium: counts.severity.medium.total,
+    low: counts.severity.low.total,
+    total: counts.total,
+  };
 }
 
 /** "12 of this period, 5 carried over": the two counts, worded the same in the workbook and the e-mail. */
@@ -48,7 +78,8 @@ export function periodSplitText(s: PeriodSplit): string {
 
 /** What a reader is told "carried over" means, wherever the two counts appear. */
 /** What "explained" means, next to the counts. */
-export const EXPLAINED_MEANING = 'explained: still open, acknowledged by a person with a reason (ramp-recon breaks ack, or the Breaks sheet returned with "Explained?" = yes); counted in Open too';
+export const EXPLAINED_MEANING =
+  'explained: still open, acknowledged by a person with a reason (ramp-recon breaks ack, or the Breaks sheet returned with "Explained?" = yes); counted in Open too';
 
 export const CARRIED_OVER_MEANING =
   'of this period: the break\'s record belongs to the period reported (docs/rules.md "This period or carried over"); carried over: still open from other days or earlier runs';
@@ -60,7 +91,8 @@ export const CARRIED_OVER_MEANING =
 export function ruleStatusNote(results: readonly RuleResult[], code: string): string {
   const r = results.find((x) => x.code === code);
   if (!r) return 'not run in this run: its open breaks are as earlier runs left them';
-  if (r.status === 'not_checked') return `not checked in this run${r.reason ? ` (${r.reason})` : ''}: its open breaks are as earlier runs left them`;
+  if (r.status === 'not_checked')
+    return `not checked in this run${r.reason ? ` (${r.reason})` : ''}: its open breaks are as earlier runs left them`;
   if (r.status === 'passed') return `passed in this run (${r.checked ?? 0} checked)`;
   return `${r.breaks ?? 0} found in this run (${r.checked ?? 0} checked)`;
 }
@@ -103,7 +135,10 @@ export const HEADLINE_ROW_TONE: Record<HeadlineTone, Tone> = { ok: 'ok', explain
  * RECONCILED" with an unexplained open break, a failed run or no reconciliation results. A run that
  * only failed to send its e-mail (failed at deliver) is judged by its breaks, its status says so.
  */
-export function headline(run: Pick<RunInfo, 'periodFrom' | 'periodTo' | 'status' | 'failedStage' | 'ruleResults'> & { error?: string | null }, counts: OpenBreakCounts): Headline {
+export function headline(
+  run: Pick<RunInfo, 'periodFrom' | 'periodTo' | 'status' | 'failedStage' | 'ruleResults'> & { error?: string | null },
+  counts: OpenBreakCounts,
+): Headline {
   const period = periodLabel(run.periodFrom, run.periodTo);
   const open = severityTotals(counts);
   const explained = counts.explained ?? 0;
@@ -146,14 +181,21 @@ export function headline(run: Pick<RunInfo, 'periodFrom' | 'periodTo' | 'status'
       detail: `Period ${period}; run reconcile first`,
       status: `not reconciled: no reconciliation results${mail}`,
     };
-  return { reconciled: true, tone: 'ok', text: `RECONCILED: ${period}, no open breaks`, detail: `Period ${period}${nc}`, status: `reconciled: no open breaks${mail}` };
+  return {
+    reconciled: true,
+    tone: 'ok',
+    text: `RECONCILED: ${period}, no open breaks`,
+    detail: `Period ${period}${nc}`,
+    status: `reconciled: no open breaks${mail}`,
+  };
 }
 
 /** The run's stages in the order they ran: by seq (recordStage), then by start time, then by name. */
 export function stagesInRunOrder(stages: Record<string, StageInfo>): Array<[string, StageInfo]> {
   const big = Number.MAX_SAFE_INTEGER;
   return Object.entries(stages).sort(
-    ([an, a], [bn, b]) => (a.seq ?? big) - (b.seq ?? big) || (a.startedAt ?? '').localeCompare(b.startedAt ?? '') || an.localeCompare(bn),
+    ([an, a], [bn, b]) =>
+      (a.seq ?? big) - (b.seq ?? big) || (a.startedAt ?? '').localeCompare(b.startedAt ?? '') || an.localeCompare(bn),
   );
 }
 
@@ -161,10 +203,19 @@ export function stagesInRunOrder(stages: Record<string, StageInfo>): Array<[stri
  * When the run finished: its finishedAt; while the workbook is written inside the run (before
  * delivery), the time its reconcile stage finished, labelled so.
  */
-export function finishedTime(run: Pick<RunInfo, 'finishedAt' | 'stages'>): { label: string; at: Date | null; note: string | null } {
+export function finishedTime(run: Pick<RunInfo, 'finishedAt' | 'stages'>): {
+  label: string;
+  at: Date | null;
+  note: string | null;
+} {
   if (run.finishedAt) return { label: 'Finished (UTC)', at: run.finishedAt, note: null };
   const reconcile = run.stages.reconcile?.finishedAt;
-  if (reconcile) return { label: 'Reconcile finished (UTC)', at: new Date(reconcile), note: 'written inside the run: report and e-mail came after this' };
+  if (reconcile)
+    return {
+      label: 'Reconcile finished (UTC)',
+      at: new Date(reconcile),
+      note: 'written inside the run: report and e-mail came after this',
+    };
   return { label: 'Finished (UTC)', at: null, note: 'not finished when this workbook was written' };
 }
 
@@ -197,20 +248,47 @@ export function balanceTotals(rolls: readonly BalanceRollRec[]): BalanceTotal[] 
   for (const r of rolls) byCurrency.set(r.currency, [...(byCurrency.get(r.currency) ?? []), r]);
   const time = (d: Date | null) => d?.getTime() ?? 0;
   return [...byCurrency.keys()].sort().map((currency) => {
-    const pairs = byCurrency.get(currency)!.sort((a, b) => time(a.openingAt) - time(b.openingAt) || time(a.closingAt) - time(b.closingAt));
+    const pairs = byCurrency
+      .get(currency)!
+      .sort((a, b) => time(a.openingAt) - time(b.openingAt) || time(a.closingAt) - time(b.closingAt));
     const first = pairs[0]!;
     const last = pairs[pairs.length - 1]!;
-    const sum = (k: 'deposits' | 'withdrawals' | 'bought' | 'sold' | 'fees') => pairs.reduce((a, p) => a.plus(p[k] ?? ZERO), ZERO);
-    const flows = { deposits: sum('deposits'), withdrawals: sum('withdrawals'), bought: sum('bought'), sold: sum('sold'), fees: sum('fees') };
+    const sum = (k: 'deposits' | 'withdrawals' | 'bought' | 'sold' | 'fees') =>
+      pairs.reduce((a, p) => a.plus(p[k] ?? ZERO), ZERO);
+    const flows = {
+      deposits: sum('deposits'),
+      withdrawals: sum('withdrawals'),
+      bought: sum('bought'),
+      sold: sum('sold'),
+      fees: sum('fees'),
+    };
     const opening = first.opening ?? ZERO;
-    const expectedClosing = opening.plus(flows.deposits).minus(flows.withdrawals).plus(flows.bought).minus(flows.sold).minus(flows.fees);
+    const expectedClosing = opening
+      .plus(flows.deposits)
+      .minus(flows.withdrawals)
+      .plus(flows.bought)
+      .minus(flows.sold)
+      .minus(flows.fees);
     const actualClosing = last.actualClosing ?? ZERO;
-    return { currency, opening, ...flows, expectedClosing, actualClosing, residual: actualClosing.minus(expectedClosing), openingAt: first.openingAt, closingAt: last.closingAt, pairs: pairs.length };
+    return {
+      currency,
+      opening,
+      ...flows,
+      expectedClosing,
+      actualClosing,
+      residual: actualClosing.minus(expectedClosing),
+      openingAt: first.openingAt,
+      closingAt: last.closingAt,
+      pairs: pairs.length,
+    };
   });
 }
 
 /** Sums USD values, and names the currencies that could not be valued (no rate). */
-export function usdSum(items: Array<{ currency: string; value: Decimal | null | undefined }>, rates: UsdRates): { usd: Decimal; unvalued: string[] } {
+export function usdSum(
+  items: Array<{ currency: string; value: Decimal | null | undefined }>,
+  rates: UsdRates,
+): { usd: Decimal; unvalued: string[] } {
   let usd = ZERO;
   const unvalued = new Set<string>();
   for (const i of items) {
@@ -224,7 +302,11 @@ export function usdSum(items: Array<{ currency: string; value: Decimal | null | 
 }
 
 /** The currency a fill's fee is charged in: the symbol's counter currency, or its base with exchange.feeCurrency = base. */
-export function feeCurrencyOf(symbol: string, precision: Precision, feeCurrency: 'counter' | 'base'): { code: string; dp: number } {
+export function feeCurrencyOf(
+  symbol: string,
+  precision: Precision,
+  feeCurrency: 'counter' | 'base',
+): { code: string; dp: number } {
   const p = precision.symbol(symbol);
   const code = (feeCurrency === 'base' ? p.base : p.counterCode) ?? '?';
   return { code, dp: feeCurrency === 'base' ? p.qty : p.counter };
@@ -308,9 +390,18 @@ export function summaryRows(input: SummaryInput): Row[] {
   rows.push(blank());
 
   rows.push(section('Run'));
-  rows.push(pair('Period', periodLabel(run.periodFrom, run.periodTo), run.periodTo > addDays(run.periodFrom, 1) ? 'both days included' : 'one UTC day'));
+  rows.push(
+    pair(
+      'Period',
+      periodLabel(run.periodFrom, run.periodTo),
+      run.periodTo > addDays(run.periodFrom, 1) ? 'both days included' : 'one UTC day',
+    ),
+  );
   rows.push(pair('Run id', run.id));
-  rows.push({ cells: ['Status', head.status], cellTones: { 1: head.tone === 'ok' ? 'ok' : head.tone === 'explained' ? 'medium' : 'break' } });
+  rows.push({
+    cells: ['Status', head.status],
+    cellTones: { 1: head.tone === 'ok' ? 'ok' : head.tone === 'explained' ? 'medium' : 'break' },
+  });
   rows.push(pair('Started (UTC)', run.startedAt));
   const finished = finishedTime(run);
   rows.push(pair(finished.label, finished.at ?? finished.note, finished.at ? finished.note : null));
@@ -321,18 +412,35 @@ export function summaryRows(input: SummaryInput): Row[] {
   if (stages.length) {
     rows.push(header('Stage (in run order)', 'Status', 'Time (s)', 'Started (UTC)', '', '', 'Error'));
     for (const [stage, info] of stages)
-      rows.push({ cells: [stage, info.status ?? null, info.ms !== undefined ? roundSeconds(info.ms / 1000) : null, utcText(info.startedAt), null, null, info.error ?? null] });
+      rows.push({
+        cells: [
+          stage,
+          info.status ?? null,
+          info.ms !== undefined ? roundSeconds(info.ms / 1000) : null,
+          utcText(info.startedAt),
+          null,
+          null,
+          info.error ?? null,
+        ],
+      });
   }
   rows.push(blank());
 
-  const explainedOf = (sev: string) => input.openBreaks.filter((b) => b.severity === sev && b.workflow?.status === 'explained').length;
+  const explainedOf = (sev: string) =>
+    input.openBreaks.filter((b) => b.severity === sev && b.workflow?.status === 'explained').length;
   rows.push(section('Open breaks'));
   rows.push(header('Severity', 'Open', 'Of this period', 'Carried over', 'Explained'));
   for (const sev of ['high', 'medium', 'low'] as const) {
     const c = counts.severity[sev];
-    rows.push({ cells: [sev, c.total, c.inPeriod, c.carriedOver, explainedOf(sev)], cellTones: c.total ? { 0: sev } : undefined });
+    rows.push({
+      cells: [sev, c.total, c.inPeriod, c.carriedOver, explainedOf(sev)],
+      cellTones: c.total ? { 0: sev } : undefined,
+    });
   }
-  rows.push({ cells: ['total', counts.total, counts.inPeriod, counts.carriedOver, counts.explained ?? 0], tone: 'bold' });
+  rows.push({
+    cells: ['total', counts.total, counts.inPeriod, counts.carriedOver, counts.explained ?? 0],
+    tone: 'bold',
+  });
   rows.push({ cells: [CARRIED_OVER_MEANING], tone: 'muted' });
   rows.push({ cells: [EXPLAINED_MEANING], tone: 'muted' });
   rows.push(blank());
@@ -341,23 +449,43 @@ export function summaryRows(input: SummaryInput): Row[] {
 
   rows.push(section('Open breaks by rule'));
   rows.push(header('Rule', 'Severity', 'Open', 'Of this period', 'Carried over', 'Explained', 'In this run'));
-  for (const r of counts.rules) rows.push({ cells: [r.code, r.severity, r.total, r.inPeriod, r.carriedOver, r.explained ?? 0, ruleStatusNote(run.ruleResults, r.code)] });
+  for (const r of counts.rules)
+    rows.push({
+      cells: [
+        r.code,
+        r.severity,
+        r.total,
+        r.inPeriod,
+        r.carriedOver,
+        r.explained ?? 0,
+        ruleStatusNote(run.ruleResults, r.code),
+      ],
+    });
   if (!counts.rules.length) rows.push({ cells: ['(none)'], tone: 'muted' });
   rows.push(blank());
 
   rows.push(section('Counts (records of the period)'));
   for (const [key, label] of COUNT_LABELS) rows.push(pair(label, run.counts[key] ?? null));
-  for (const [key, value] of Object.entries(run.counts)) if (!COUNT_LABELS.some(([k]) => k === key)) rows.push(pair(key, value));
+  for (const [key, value] of Object.entries(run.counts))
+    if (!COUNT_LABELS.some(([k]) => k === key)) rows.push(pair(key, value));
   if (input.webhooks) {
     const w = input.webhooks;
     rows.push(pair('Webhook events received', w.events));
     rows.push(pair('Webhook duplicates acknowledged', w.duplicates));
     rows.push({
-      cells: ['Webhook conflicts (an eventId repeated with another body)', w.conflicts, w.conflicts ? 'kept in webhook_event_conflict; the first body stays the stored event' : null],
+      cells: [
+        'Webhook conflicts (an eventId repeated with another body)',
+        w.conflicts,
+        w.conflicts ? 'kept in webhook_event_conflict; the first body stays the stored event' : null,
+      ],
       cellTones: w.conflicts ? { 1: 'medium' } : undefined,
     });
     rows.push({
-      cells: ['Webhook events with schema drift', w.drifted, w.driftFields.length ? `extra fields: ${w.driftFields.join(', ')}` : null],
+      cells: [
+        'Webhook events with schema drift',
+        w.drifted,
+        w.driftFields.length ? `extra fields: ${w.driftFields.join(', ')}` : null,
+      ],
       cellTones: w.drifted ? { 1: 'medium' } : undefined,
     });
   }
@@ -367,16 +495,49 @@ export function summaryRows(input: SummaryInput): Row[] {
   rows.push(...syncTimeRows(stages));
   rows.push(blank());
 
-  if (input.balanceRolls || input.latestBalances) rows.push(...balanceTableRows(input.balanceRolls ?? [], input.latestBalances ?? [], precision, input.rates), blank());
+  if (input.balanceRolls || input.latestBalances)
+    rows.push(
+      ...balanceTableRows(input.balanceRolls ?? [], input.latestBalances ?? [], precision, input.rates),
+      blank(),
+    );
 
   rows.push(section('Totals: partner orders by input currency'));
-  rows.push(header('Input currency', 'Orders', 'Volume', 'Fees', 'Amount USD', 'Fees USD', 'Volume and fees are in the input currency'));
+  rows.push(
+    header(
+      'Input currency',
+      'Orders',
+      'Volume',
+      'Fees',
+      'Amount USD',
+      'Fees USD',
+      'Volume and fees are in the input currency',
+    ),
+  );
   for (const t of totals.partner) {
     const dp = precision.partner(t.currency);
-    rows.push({ cells: [t.currency, t.orders, amount(t.volume, dp), amount(t.fees, dp), amount(t.amountUsd, 2), amount(t.feesUsd, 2)] });
+    rows.push({
+      cells: [
+        t.currency,
+        t.orders,
+        amount(t.volume, dp),
+        amount(t.fees, dp),
+        amount(t.amountUsd, 2),
+        amount(t.feesUsd, 2),
+      ],
+    });
   }
   if (totals.partner.length)
-    rows.push({ cells: ['all (USD)', totals.partner.reduce((a, t) => a + t.orders, 0), null, null, amount(sumOf(totals.partner.map((t) => t.amountUsd)), 2), amount(sumOf(totals.partner.map((t) => t.feesUsd)), 2)], tone: 'bold' });
+    rows.push({
+      cells: [
+        'all (USD)',
+        totals.partner.reduce((a, t) => a + t.orders, 0),
+        null,
+        null,
+        amount(sumOf(totals.partner.map((t) => t.amountUsd)), 2),
+        amount(sumOf(totals.partner.map((t) => t.feesUsd)), 2),
+      ],
+      tone: 'bold',
+    });
   else rows.push({ cells: ['(none)'], tone: 'muted' });
   rows.push(blank());
 
@@ -387,20 +548,42 @@ export function summaryRows(input: SummaryInput): Row[] {
     const p = precision.symbol(t.symbol);
     const fee = feeCurrencyOf(t.symbol, precision, feeCurrency);
     rows.push({
-      cells: [t.symbol, t.fills, amount(t.qty, p.qty), amount(t.notional, p.counter), amount(t.fees, fee.dp), fee.code, `quantity in ${p.base ?? '?'}, notional in ${p.counterCode ?? '?'}, fees in ${fee.code}`],
+      cells: [
+        t.symbol,
+        t.fills,
+        amount(t.qty, p.qty),
+        amount(t.notional, p.counter),
+        amount(t.fees, fee.dp),
+        fee.code,
+        `quantity in ${p.base ?? '?'}, notional in ${p.counterCode ?? '?'}, fees in ${fee.code}`,
+      ],
     });
   }
   if (!totals.fills.length) rows.push({ cells: ['(none)'], tone: 'muted' });
   rows.push(blank());
 
   rows.push(section('Totals: deposits and withdrawals by currency'));
-  rows.push(header('Currency', 'Deposits', 'Deposited', 'Withdrawals', 'Withdrawn', 'Withdrawal fees', 'Amounts are in the currency of the row'));
-  const currencies = [...new Set([...totals.deposits.map((d) => d.currency), ...totals.withdrawals.map((w) => w.currency)])].sort();
+  rows.push(
+    header(
+      'Currency',
+      'Deposits',
+      'Deposited',
+      'Withdrawals',
+      'Withdrawn',
+      'Withdrawal fees',
+      'Amounts are in the currency of the row',
+    ),
+  );
+  const currencies = [
+    ...new Set([...totals.deposits.map((d) => d.currency), ...totals.withdrawals.map((w) => w.currency)]),
+  ].sort();
   for (const c of currencies) {
     const d = totals.deposits.find((x) => x.currency === c);
     const w = totals.withdrawals.find((x) => x.currency === c);
     const dp = precision.exchange(c);
-    rows.push({ cells: [c, d?.count ?? 0, amount(d?.amount, dp), w?.count ?? 0, amount(w?.amount, dp), amount(w?.fee, dp)] });
+    rows.push({
+      cells: [c, d?.count ?? 0, amount(d?.amount, dp), w?.count ?? 0, amount(w?.amount, dp), amount(w?.fee, dp)],
+    });
   }
   if (!currencies.length) rows.push({ cells: ['(none)'], tone: 'muted' });
   rows.push(blank());
@@ -414,7 +597,15 @@ export function summaryRows(input: SummaryInput): Row[] {
     const status = r.status === 'not_checked' ? 'not checked' : r.status;
     const tone: Tone = r.status === 'passed' ? 'ok' : r.status === 'breaks' ? 'bad' : 'muted';
     rows.push({
-      cells: [r.code, r.severity, status, r.checked, r.breaks, null, r.status === 'not_checked' && r.reason ? `${r.description} (not checked: ${r.reason})` : r.description],
+      cells: [
+        r.code,
+        r.severity,
+        status,
+        r.checked,
+        r.breaks,
+        null,
+        r.status === 'not_checked' && r.reason ? `${r.description} (not checked: ${r.reason})` : r.description,
+      ],
       cellTones: { 2: tone === 'ok' || tone === 'bad' ? (tone === 'ok' ? 'ok' : 'break') : 'muted' },
     });
   }
@@ -444,18 +635,50 @@ export function summaryRows(input: SummaryInput): Row[] {
   if (listed.length) {
     rows.push(header('Change', 'Rule', 'Key', 'Severity', '', '', 'Message'));
     for (const [change, b] of listed.slice(0, CHANGES_LISTED))
-      rows.push({ cells: [change, b.code, b.key, b.severity, null, null, b.message], tone: change === 'resolved' ? 'muted' : undefined });
-    if (listed.length > CHANGES_LISTED) rows.push({ cells: [`... and ${listed.length - CHANGES_LISTED} more (all open ones are on the Breaks sheet)`], tone: 'muted' });
+      rows.push({
+        cells: [change, b.code, b.key, b.severity, null, null, b.message],
+        tone: change === 'resolved' ? 'muted' : undefined,
+      });
+    if (listed.length > CHANGES_LISTED)
+      rows.push({
+        cells: [`... and ${listed.length - CHANGES_LISTED} more (all open ones are on the Breaks sheet)`],
+        tone: 'muted',
+      });
   }
   rows.push(blank());
 
   rows.push(section('How to read this workbook'));
-  rows.push(pair('Banner', 'green: no open break; amber: open breaks, every one explained; red: unexplained open breaks or a failed run'));
-  rows.push(pair('Red rows (data sheets)', 'a record with an open break; the "Open breaks" column names the rules; on the Breaks sheet, the Key links to that row'));
-  rows.push(pair('Exact values', 'every amount is a number you can sum; where it has more digits than Excel keeps (15) or than its format shows, the last column "Exact values" (here: a cell note) holds the exact text'));
+  rows.push(
+    pair(
+      'Banner',
+      'green: no open break; amber: open breaks, every one explained; red: unexplained open breaks or a failed run',
+    ),
+  );
+  rows.push(
+    pair(
+      'Red rows (data sheets)',
+      'a record with an open break; the "Open breaks" column names the rules; on the Breaks sheet, the Key links to that row',
+    ),
+  );
+  rows.push(
+    pair(
+      'Exact values',
+      'every amount is a number you can sum; where it has more digits than Excel keeps (15) or than its format shows, the last column "Exact values" (here: a cell note) holds the exact text',
+    ),
+  );
   rows.push(pair('Times and days', 'UTC; the period names its first and last day, both included'));
-  rows.push(pair('Amounts', "formatted at each currency's precision (partner currencies, exchange symbol scales; else 2 fiat / 8 crypto), the same on every row"));
-  rows.push(pair('Breaks sheet', 'fill in Owner, Explanation and Explained? (yes/no) and return the file: `ramp-recon breaks import <file>` records them'));
+  rows.push(
+    pair(
+      'Amounts',
+      "formatted at each currency's precision (partner currencies, exchange symbol scales; else 2 fiat / 8 crypto), the same on every row",
+    ),
+  );
+  rows.push(
+    pair(
+      'Breaks sheet',
+      'fill in Owner, Explanation and Explained? (yes/no) and return the file: `ramp-recon breaks import <file>` records them',
+    ),
+  );
   rows.push(pair('Sheets over 1,048,576 rows', 'continue on a sheet of the same name with (2), (3)...'));
   return rows;
 }
@@ -468,12 +691,22 @@ export function summaryRows(input: SummaryInput): Row[] {
 function lateRows(late: NonNullable<RunInfo['lateBreaks']>): Row[] {
   const c = lateCounts(late);
   const rows: Row[] = [section('Earlier days changed by late data')];
-  rows.push({ cells: [lateSentence(c), null, null, null, null, null, null], cellTones: c.opened + c.reopened ? { 0: 'medium' } : undefined });
+  rows.push({
+    cells: [lateSentence(c), null, null, null, null, null, null],
+    cellTones: c.opened + c.reopened ? { 0: 'medium' } : undefined,
+  });
   if (c.total) {
     rows.push(header('Day of the record', 'Change', 'Rule code', 'Key', 'Severity', '', 'Rule'));
     for (const b of sortLate(late).slice(0, CHANGES_LISTED))
-      rows.push({ cells: [day(b.day), b.event, b.code, b.key, b.severity, null, ruleTitle(b.code)], tone: b.event === 'resolved' ? 'muted' : undefined });
-    if (late.length > CHANGES_LISTED) rows.push({ cells: [`... and ${late.length - CHANGES_LISTED} more (the open ones are marked on the Breaks sheet)`], tone: 'muted' });
+      rows.push({
+        cells: [day(b.day), b.event, b.code, b.key, b.severity, null, ruleTitle(b.code)],
+        tone: b.event === 'resolved' ? 'muted' : undefined,
+      });
+    if (late.length > CHANGES_LISTED)
+      rows.push({
+        cells: [`... and ${late.length - CHANGES_LISTED} more (the open ones are marked on the Breaks sheet)`],
+        tone: 'muted',
+      });
   }
   rows.push({ cells: [LATE_MEANING], tone: 'muted' });
   return rows;
@@ -484,11 +717,20 @@ function lateRows(late: NonNullable<RunInfo['lateBreaks']>): Row[] {
  * its class of call and the time those requests take at it; the times add up (requestTotals).
  */
 function requestRows(requests: RunRequests): Row[] {
-  const rows: Row[] = [section('API requests'), header('API', 'Endpoint', 'Requests', 'Retries', 'Rate limit (/s)', 'Time at that rate (s)')];
+  const rows: Row[] = [
+    section('API requests'),
+    header('API', 'Endpoint', 'Requests', 'Retries', 'Rate limit (/s)', 'Time at that rate (s)'),
+  ];
   const totals = requestTotals(requests);
-  const total = (api: string, t: RequestTotals): Row => ({ cells: [api, 'total', t.requests, t.retries, null, roundSeconds(t.seconds)], tone: 'bold' });
+  const total = (api: string, t: RequestTotals): Row => ({
+    cells: [api, 'total', t.requests, t.retries, null, roundSeconds(t.seconds)],
+    tone: 'bold',
+  });
   for (const [api, endpoints] of sortedRequests(requests)) {
-    for (const [endpoint, e] of endpoints) rows.push({ cells: [API_LABEL[api], endpoint, e.requests, e.retries, e.perSecond, roundSeconds(endpointSeconds(e))] });
+    for (const [endpoint, e] of endpoints)
+      rows.push({
+        cells: [API_LABEL[api], endpoint, e.requests, e.retries, e.perSecond, roundSeconds(endpointSeconds(e))],
+      });
     const t = totals.apis[api];
     if (t) rows.push(total(API_LABEL[api], t));
   }
@@ -502,23 +744,51 @@ function syncTimeRows(stages: Array<[string, StageInfo]>): Row[] {
   const sync = stages.filter(([name]) => name.startsWith('sync'));
   if (!sync.length) return [];
   const rows: Row[] = [header('Sync stage', 'Time (s)', 'Status')];
-  for (const [name, info] of sync) rows.push({ cells: [name, info.ms !== undefined ? roundSeconds(info.ms / 1000) : null, info.status ?? null] });
-  rows.push({ cells: ['All sync stages', roundSeconds(sync.reduce((a, [, i]) => a + (i.ms ?? 0), 0) / 1000)], tone: 'bold' });
+  for (const [name, info] of sync)
+    rows.push({ cells: [name, info.ms !== undefined ? roundSeconds(info.ms / 1000) : null, info.status ?? null] });
+  rows.push({
+    cells: ['All sync stages', roundSeconds(sync.reduce((a, [, i]) => a + (i.ms ?? 0), 0) / 1000)],
+    tone: 'bold',
+  });
   return rows;
 }
 
 /** The balance table: one column per currency (six a block), rows opening, each flow, expected and actual closing, residual and USD. */
-function balanceTableRows(rolls: BalanceRollRec[], latest: BalanceRec[], precision: Precision, rates: UsdRates | undefined): Row[] {
+function balanceTableRows(
+  rolls: BalanceRollRec[],
+  latest: BalanceRec[],
+  precision: Precision,
+  rates: UsdRates | undefined,
+): Row[] {
   const rows: Row[] = [section('Balances per currency (roll-forward over the period)')];
   const table = balanceTotals(rolls);
   const usdOf = (value: Decimal | null, currency: string) => (rates ? rates.usd(value, currency) : null);
   if (!table.length) {
-    rows.push({ cells: ['(no roll-forward in this run: fewer than two balance snapshots; the latest snapshot follows)'], tone: 'muted' });
+    rows.push({
+      cells: ['(no roll-forward in this run: fewer than two balance snapshots; the latest snapshot follows)'],
+      tone: 'muted',
+    });
     const items = [...latest].sort((a, b) => a.currency.localeCompare(b.currency));
     rows.push(header('Currency', 'Balance', 'Balance USD', 'Snapshot (UTC)'));
-    for (const b of items) rows.push({ cells: [b.currency, amount(b.balance, precision.exchange(b.currency)), amount(usdOf(b.balance, b.currency), 2), b.fetchedAt] });
+    for (const b of items)
+      rows.push({
+        cells: [
+          b.currency,
+          amount(b.balance, precision.exchange(b.currency)),
+          amount(usdOf(b.balance, b.currency), 2),
+          b.fetchedAt,
+        ],
+      });
     if (!items.length) rows.push({ cells: ['(no balance snapshot)'], tone: 'muted' });
-    if (rates && items.length) rows.push(...grandTotal(usdSum(items.map((b) => ({ currency: b.currency, value: b.balance })), rates)));
+    if (rates && items.length)
+      rows.push(
+        ...grandTotal(
+          usdSum(
+            items.map((b) => ({ currency: b.currency, value: b.balance })),
+            rates,
+          ),
+        ),
+      );
     return rows;
   }
   const PER_BLOCK = SUMMARY_COLUMNS - 1;
@@ -542,18 +812,36 @@ function balanceTableRows(rolls: BalanceRollRec[], latest: BalanceRec[], precisi
     for (const [label, cell] of lines)
       rows.push({
         cells: [label, ...block.map(cell)],
-        cellTones: label.startsWith('Residual') ? Object.fromEntries(block.map((t, j) => [j + 1, t.residual.isZero() ? undefined : 'high']).filter(([, v]) => v)) : undefined,
+        cellTones: label.startsWith('Residual')
+          ? Object.fromEntries(
+              block.map((t, j) => [j + 1, t.residual.isZero() ? undefined : 'high']).filter(([, v]) => v),
+            )
+          : undefined,
         tone: label === 'Actual closing' ? 'bold' : undefined,
       });
   }
-  rows.push({ cells: ['expected closing = opening + deposits - withdrawals + bought - sold - fees; opening of the first snapshot pair, actual closing of the last'], tone: 'muted' });
-  if (rates) rows.push(...grandTotal(usdSum(table.map((t) => ({ currency: t.currency, value: t.actualClosing })), rates)));
+  rows.push({
+    cells: [
+      'expected closing = opening + deposits - withdrawals + bought - sold - fees; opening of the first snapshot pair, actual closing of the last',
+    ],
+    tone: 'muted',
+  });
+  if (rates)
+    rows.push(
+      ...grandTotal(
+        usdSum(
+          table.map((t) => ({ currency: t.currency, value: t.actualClosing })),
+          rates,
+        ),
+      ),
+    );
   return rows;
 }
 
 function grandTotal(sum: { usd: Decimal; unvalued: string[] }): Row[] {
   const rows: Row[] = [{ cells: ['Total closing USD (all currencies)', amount(sum.usd, 2)], tone: 'bold' }];
-  if (sum.unvalued.length) rows.push({ cells: [`not included (no USD rate): ${sum.unvalued.join(', ')}`], tone: 'muted' });
+  if (sum.unvalued.length)
+    rows.push({ cells: [`not included (no USD rate): ${sum.unvalued.join(', ')}`], tone: 'muted' });
   return rows;
 }
 
@@ -561,21 +849,50 @@ function grandTotal(sum: { usd: Decimal; unvalued: string[] }): Row[] {
 function feeDayRows(days: FeeDayRec[], precision: Precision, rates: UsdRates | undefined): Row[] {
   const rows: Row[] = [
     section('Partner fees earned and exchange fees paid per day'),
-    header('Day', 'Currency', 'Partner fees earned', 'Partner fees USD', 'Exchange fees paid', 'Exchange fees USD', 'partner fee of COMPLETED orders (by creation day); fill fees (by fill day)'),
+    header(
+      'Day',
+      'Currency',
+      'Partner fees earned',
+      'Partner fees USD',
+      'Exchange fees paid',
+      'Exchange fees USD',
+      'partner fee of COMPLETED orders (by creation day); fill fees (by fill day)',
+    ),
   ];
   if (!days.length) return [...rows, { cells: ['(none)'], tone: 'muted' }];
   const exchangeUsd = (d: FeeDayRec) => (rates && d.exchangeFee ? rates.usd(d.exchangeFee, d.currency) : null);
   const total = (list: FeeDayRec[], label: string, dayCell: Cell): Row => {
-    const unvalued = [...new Set(list.filter((d) => d.exchangeFee && !d.exchangeFee.isZero() && exchangeUsd(d) === null).map((d) => d.currency))];
+    const unvalued = [
+      ...new Set(
+        list.filter((d) => d.exchangeFee && !d.exchangeFee.isZero() && exchangeUsd(d) === null).map((d) => d.currency),
+      ),
+    ];
     return {
-      cells: [dayCell, label, null, amount(sumOf(list.map((d) => d.partnerFeeUsd)), 2), null, amount(sumOf(list.map(exchangeUsd)), 2), unvalued.length ? `exchange fees without a USD rate not included: ${unvalued.join(', ')}` : null],
+      cells: [
+        dayCell,
+        label,
+        null,
+        amount(sumOf(list.map((d) => d.partnerFeeUsd)), 2),
+        null,
+        amount(sumOf(list.map(exchangeUsd)), 2),
+        unvalued.length ? `exchange fees without a USD rate not included: ${unvalued.join(', ')}` : null,
+      ],
       tone: 'bold',
     };
   };
   for (const d of [...new Set(days.map((x) => x.day))]) {
     const list = days.filter((x) => x.day === d);
     for (const x of list)
-      rows.push({ cells: [day(x.day), x.currency, amount(x.partnerFee, precision.partner(x.currency)), amount(x.partnerFeeUsd, 2), amount(x.exchangeFee, precision.exchange(x.currency)), amount(exchangeUsd(x), 2)] });
+      rows.push({
+        cells: [
+          day(x.day),
+          x.currency,
+          amount(x.partnerFee, precision.partner(x.currency)),
+          amount(x.partnerFeeUsd, 2),
+          amount(x.exchangeFee, precision.exchange(x.currency)),
+          amount(exchangeUsd(x), 2),
+        ],
+      });
     rows.push(total(list, 'day total USD', day(d)));
   }
   rows.push(total(days, 'period total USD', 'all days'));
@@ -598,5 +915,10 @@ function pad(n: number): Cell[] {
 }
 
 function sortRefs(refs: BreakRef[]): BreakRef[] {
-  return [...refs].sort((a, b) => (SEVERITY_RANK[a.severity] ?? 9) - (SEVERITY_RANK[b.severity] ?? 9) || a.code.localeCompare(b.code) || a.key.localeCompare(b.key));
+  return [...refs].sort(
+    (a, b) =>
+      (SEVERITY_RANK[a.severity] ?? 9) - (SEVERITY_RANK[b.severity] ?? 9) ||
+      a.code.localeCompare(b.code) ||
+      a.key.localeCompare(b.key),
+  );
 }

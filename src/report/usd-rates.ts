@@ -17,10 +17,16 @@ export interface UsdRate {
 export class UsdRates {
   private readonly rates = new Map<string, UsdRate>();
 
-  constructor(input: { balances?: Iterable<{ currency: string; rate: Decimal }>; partner?: Iterable<{ currency: string; inputAmount: Decimal; amountUsd: Decimal }> }) {
-    for (const p of input.partner ?? []) if (!p.inputAmount.isZero()) this.rates.set(p.currency, { rate: p.amountUsd.div(p.inputAmount), source: 'partner orders' });
+  constructor(input: {
+    balances?: Iterable<{ currency: string; rate: Decimal }>;
+    partner?: Iterable<{ currency: string; inputAmount: Decimal; amountUsd: Decimal }>;
+  }) {
+    for (const p of input.partner ?? [])
+      if (!p.inputAmount.isZero())
+        this.rates.set(p.currency, { rate: p.amountUsd.div(p.inputAmount), source: 'partner orders' });
     // The exchange's own rate wins where both exist: it is the one balances are valued at.
-    for (const b of input.balances ?? []) if (b.rate.gt(0)) this.rates.set(b.currency, { rate: b.rate, source: 'balance snapshot' });
+    for (const b of input.balances ?? [])
+      if (b.rate.gt(0)) this.rates.set(b.currency, { rate: b.rate, source: 'balance snapshot' });
     this.rates.set('USD', { rate: new Decimal(1), source: 'usd' });
   }
 

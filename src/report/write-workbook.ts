@@ -102,7 +102,11 @@ const FONTS: Partial<Record<Tone, Partial<ExcelJS.Font>>> = {
   muted: { color: { argb: 'FF808080' } },
 };
 
-export async function writeWorkbook(path: string, sources: SheetSource[], options: WriteWorkbookOptions = {}): Promise<Record<string, number>> {
+export async function writeWorkbook(
+  path: string,
+  sources: SheetSource[],
+  options: WriteWorkbookOptions = {},
+): Promise<Record<string, number>> {
   await mkdir(dirname(path), { recursive: true });
   // Written under a temporary name and renamed: a crash never leaves a truncated report under the real name.
   const tmp = partialPath(path);
@@ -223,7 +227,8 @@ class SheetWriter {
     this.columnExtras = spec.columns.map((c) => extraOf(c));
     this.wrapHeader = !this.report && spec.fitToWidth === true;
     // Where some cells wrap (rows several lines tall), every cell reads from the top of its row.
-    if (!this.report && spec.columns.some((c) => c.wrap)) this.columnExtras = this.columnExtras.map((e) => (e.includes('w') ? e : `${e}t`));
+    if (!this.report && spec.columns.some((c) => c.wrap))
+      this.columnExtras = this.columnExtras.map((e) => (e.includes('w') ? e : `${e}t`));
     // Printed one page wide, the exact values wrap in a column of their own width instead of running on.
     if (this.wrapHeader) this.columnExtras.push('w');
     this.hasWrap = !this.report && spec.columns.some((c) => c.wrap);
@@ -292,7 +297,12 @@ class SheetWriter {
           ? Math.min(fitWidth(headerOf(col.header), seen[i] ?? 0), col.width ?? MAX_WIDTH)
           : fitWidth(headerOf(col.header), seen[i] ?? 0, col.width),
     );
-    if (this.hasAmounts) this.widths.push(this.wrapHeader ? Math.min(fitWidth(EXACT_VALUES_HEADER, exactSeen), EXACT_PRINTED_WIDTH) : fitWidth(EXACT_VALUES_HEADER, exactSeen));
+    if (this.hasAmounts)
+      this.widths.push(
+        this.wrapHeader
+          ? Math.min(fitWidth(EXACT_VALUES_HEADER, exactSeen), EXACT_PRINTED_WIDTH)
+          : fitWidth(EXACT_VALUES_HEADER, exactSeen),
+      );
     for (const row of sample) this.writeRow(row);
   }
 
@@ -370,7 +380,12 @@ class SheetWriter {
     let most = 1;
     this.spec.columns.forEach((col, i) => {
       const v = values[i];
-      const text = typeof v === 'string' ? v : v && typeof v === 'object' && 'text' in v ? String((v as { text: unknown }).text) : null;
+      const text =
+        typeof v === 'string'
+          ? v
+          : v && typeof v === 'object' && 'text' in v
+            ? String((v as { text: unknown }).text)
+            : null;
       if (!col.wrap || !text) return;
       const perLine = Math.max(1, Math.floor((this.widths?.[i] ?? col.width ?? 12) - 1));
       const lines = text.split('\n').reduce((n, line) => n + Math.max(1, Math.ceil(line.length / perLine)), 0);
@@ -378,7 +393,11 @@ class SheetWriter {
     });
     // the "Exact values" column, wrapped on a sheet printed one page wide
     const exact = this.wrapHeader && this.hasAmounts ? values[this.spec.columns.length] : null;
-    if (typeof exact === 'string') most = Math.max(most, Math.ceil(exact.length / Math.max(1, (this.widths?.[this.spec.columns.length] ?? EXACT_PRINTED_WIDTH) - 1)));
+    if (typeof exact === 'string')
+      most = Math.max(
+        most,
+        Math.ceil(exact.length / Math.max(1, (this.widths?.[this.spec.columns.length] ?? EXACT_PRINTED_WIDTH) - 1)),
+      );
     return most;
   }
 
@@ -428,7 +447,12 @@ class SheetWriter {
   }
 
   /** styleFor, remembered per column: consecutive cells of a column mostly ask for the same style. */
-  private styleOf(column: number, numFmt: string | undefined, tone: Tone | undefined, extra: Extra): Partial<ExcelJS.Style> {
+  private styleOf(
+    column: number,
+    numFmt: string | undefined,
+    tone: Tone | undefined,
+    extra: Extra,
+  ): Partial<ExcelJS.Style> {
     const last = this.lastStyles[column];
     if (last && last.numFmt === numFmt && last.tone === tone && last.extra === extra) return last.style;
     const style = styleFor(numFmt, tone, extra);
@@ -490,7 +514,9 @@ function addChoices(ws: ExcelJS.Worksheet, spec: SheetSpec, lastRow: number): vo
     if (!col.choices?.length) return;
     const letter = columnLetter(i + 1);
     // exceljs's typings omit dataValidations, which its sheet writers have (and write at commit).
-    (ws as unknown as { dataValidations: { add(address: string, v: ExcelJS.DataValidation): void } }).dataValidations.add(`${letter}2:${letter}${lastRow}`, {
+    (
+      ws as unknown as { dataValidations: { add(address: string, v: ExcelJS.DataValidation): void } }
+    ).dataValidations.add(`${letter}2:${letter}${lastRow}`, {
       type: 'list',
       allowBlank: true,
       formulae: [`"${col.choices.join(',')}"`],
@@ -515,7 +541,9 @@ export function convert(cell: Cell): Converted {
   if (isLink(cell)) return { value: { text: cell.text, hyperlink: linkTarget(cell.sheet, cell.row) }, link: true };
   if (isAmount(cell)) {
     const ex = excelAmount(cell);
-    return ex.exact === null ? { value: ex.value, numFmt: ex.numFmt } : { value: ex.value, numFmt: ex.numFmt, exact: ex.exact };
+    return ex.exact === null
+      ? { value: ex.value, numFmt: ex.numFmt }
+      : { value: ex.value, numFmt: ex.numFmt, exact: ex.exact };
   }
   return { value: String(cell) };
 }

@@ -48,11 +48,21 @@ export function paymentMoves(p: PaymentHistory, withdrawalDebitStates: readonly 
   const effect = (state: string): Decimal =>
     p.kind === 'deposit' ? (state === 'COMPLETED' ? p.amount : ZERO) : debit.has(state) ? p.amount.negated() : ZERO;
   const rank = (state: string) => (state === p.current ? 2 : NON_FINAL.has(state) ? 0 : 1);
-  const history = [...p.states].sort((a, b) => a.observedAt.getTime() - b.observedAt.getTime() || rank(a.state) - rank(b.state));
+  const history = [...p.states].sort(
+    (a, b) => a.observedAt.getTime() - b.observedAt.getTime() || rank(a.state) - rank(b.state),
+  );
   const moves: PaymentMove[] = [];
   const first = history[0]!;
   let before = effect(first.state);
-  if (!before.isZero()) moves.push({ kind: p.kind, id: p.id, currency: p.currency, delta: before, at: p.timestamp ?? first.observedAt, placedBy: 'timestamp' });
+  if (!before.isZero())
+    moves.push({
+      kind: p.kind,
+      id: p.id,
+      currency: p.currency,
+      delta: before,
+      at: p.timestamp ?? first.observedAt,
+      placedBy: 'timestamp',
+    });
   for (const step of history.slice(1)) {
     const now = effect(step.state);
     const delta = now.minus(before);
@@ -89,7 +99,11 @@ export function pairOf(bounds: readonly Date[], at: Date): number {
  * what was debited less what was credited back; `depositsByState` / `withdrawalsByState` are the
  * parts placed by an observed state change (the rest by timestamp).
  */
-export function placePayments(bounds: readonly Date[], payments: readonly PaymentHistory[], withdrawalDebitStates: readonly string[]): DayFlows[][] {
+export function placePayments(
+  bounds: readonly Date[],
+  payments: readonly PaymentHistory[],
+  withdrawalDebitStates: readonly string[],
+): DayFlows[][] {
   const pairs: Map<string, Required<DayFlows>>[] = bounds.slice(1).map(() => new Map());
   for (const p of payments) {
     for (const m of paymentMoves(p, withdrawalDebitStates)) {
@@ -108,9 +122,23 @@ export function placePayments(bounds: readonly Date[], payments: readonly Paymen
       }
     }
   }
-  return pairs.map((m) => [...m.values()].sort((a, b) => (a.currency === b.currency ? (a.day < b.day ? -1 : 1) : a.currency < b.currency ? -1 : 1)));
+  return pairs.map((m) =>
+    [...m.values()].sort((a, b) =>
+      a.currency === b.currency ? (a.day < b.day ? -1 : 1) : a.currency < b.currency ? -1 : 1,
+    ),
+  );
 }
 
 export function emptyFlows(currency: string, day: string): Required<DayFlows> {
-  return { currency, day, deposits: ZERO, withdrawals: ZERO, bought: ZERO, sold: ZERO, fees: ZERO, depositsByState: ZERO, withdrawalsByState: ZERO };
+  return {
+    currency,
+    day,
+    deposits: ZERO,
+    withdrawals: ZERO,
+    bought: ZERO,
+    sold: ZERO,
+    fees: ZERO,
+    depositsByState: ZERO,
+    withdrawalsByState: ZERO,
+  };
 }

@@ -64,7 +64,8 @@ function dayOf(d: Date): string {
 
 function daysBetween(from: string, to: string): string[] {
   const out: string[] = [];
-  for (let t = Date.parse(`${from}T00:00:00Z`); t <= Date.parse(`${to}T00:00:00Z`); t += 86_400_000) out.push(new Date(t).toISOString().slice(0, 10));
+  for (let t = Date.parse(`${from}T00:00:00Z`); t <= Date.parse(`${to}T00:00:00Z`); t += 86_400_000)
+    out.push(new Date(t).toISOString().slice(0, 10));
   return out;
 }
 
@@ -72,7 +73,12 @@ function daysBetween(from: string, to: string): string[] {
  * Rolls every currency present in either snapshot (or moved by a flow) from s1 to s2.
  * A currency absent from a snapshot has a balance of 0 there.
  */
-export function rollForward(s1: BalanceSnapshot, s2: BalanceSnapshot, flows: readonly DayFlows[], tolerance: Decimal): RollFigures[] {
+export function rollForward(
+  s1: BalanceSnapshot,
+  s2: BalanceSnapshot,
+  flows: readonly DayFlows[],
+  tolerance: Decimal,
+): RollFigures[] {
   const opening = new Map(s1.balances.map((b) => [b.currency, b.balance]));
   const closing = new Map(s2.balances.map((b) => [b.currency, b.balance]));
   const currencies = new Set([...opening.keys(), ...closing.keys(), ...flows.map((f) => f.currency)]);
@@ -80,9 +86,19 @@ export function rollForward(s1: BalanceSnapshot, s2: BalanceSnapshot, flows: rea
   const figures: RollFigures[] = [];
   for (const currency of [...currencies].sort()) {
     const mine = flows.filter((f) => f.currency === currency);
-    const sum = (k: 'deposits' | 'withdrawals' | 'bought' | 'sold' | 'fees') => mine.reduce((a, f) => a.plus(f[k]), ZERO);
-    const totals = { deposits: sum('deposits'), withdrawals: sum('withdrawals'), bought: sum('bought'), sold: sum('sold'), fees: sum('fees') };
-    const byState = { depositsByState: mine.reduce((a, f) => a.plus(f.depositsByState ?? ZERO), ZERO), withdrawalsByState: mine.reduce((a, f) => a.plus(f.withdrawalsByState ?? ZERO), ZERO) };
+    const sum = (k: 'deposits' | 'withdrawals' | 'bought' | 'sold' | 'fees') =>
+      mine.reduce((a, f) => a.plus(f[k]), ZERO);
+    const totals = {
+      deposits: sum('deposits'),
+      withdrawals: sum('withdrawals'),
+      bought: sum('bought'),
+      sold: sum('sold'),
+      fees: sum('fees'),
+    };
+    const byState = {
+      depositsByState: mine.reduce((a, f) => a.plus(f.depositsByState ?? ZERO), ZERO),
+      withdrawalsByState: mine.reduce((a, f) => a.plus(f.withdrawalsByState ?? ZERO), ZERO),
+    };
     const open = opening.get(currency) ?? ZERO;
     const actual = closing.get(currency) ?? ZERO;
     const expected = open.plus(net(totals));
@@ -109,7 +125,11 @@ export function rollForward(s1: BalanceSnapshot, s2: BalanceSnapshot, flows: rea
   return figures;
 }
 
-function deriveBackwards(days: string[], netByDay: Map<string, Decimal>, closing: Decimal): { day: string; net: Decimal; closing: Decimal }[] {
+function deriveBackwards(
+  days: string[],
+  netByDay: Map<string, Decimal>,
+  closing: Decimal,
+): { day: string; net: Decimal; closing: Decimal }[] {
   const out: { day: string; net: Decimal; closing: Decimal }[] = [];
   let balance = closing;
   for (let i = days.length - 1; i >= 0; i--) {
@@ -128,7 +148,12 @@ function deriveBackwards(days: string[], netByDay: Map<string, Decimal>, closing
  * end-of-day balance means the recorded flows after that day are wrong: the day after it.
  * Otherwise the first day of the pair (with nightly snapshots, a pair spans one day).
  */
-export function firstDivergentDay(days: string[], netByDay: Map<string, Decimal>, opening: Decimal, backwards: { day: string; closing: Decimal }[]): string | null {
+export function firstDivergentDay(
+  days: string[],
+  netByDay: Map<string, Decimal>,
+  opening: Decimal,
+  backwards: { day: string; closing: Decimal }[],
+): string | null {
   let forward = opening;
   for (const day of days) {
     forward = forward.plus(netByDay.get(day) ?? ZERO);
@@ -149,7 +174,8 @@ export function firstDivergentDay(days: string[], netByDay: Map<string, Decimal>
 export function balanceRollBreaks(pairs: readonly RollFigures[][], tolerance: Decimal): DetectedBreak[] {
   const failing = new Map<string, RollFigures[]>();
   for (const pair of pairs)
-    for (const f of pair) if (f.residual.abs().gt(tolerance)) failing.set(f.currency, [...(failing.get(f.currency) ?? []), f]);
+    for (const f of pair)
+      if (f.residual.abs().gt(tolerance)) failing.set(f.currency, [...(failing.get(f.currency) ?? []), f]);
   const breaks: DetectedBreak[] = [];
   for (const [currency, list] of failing) {
     const last = list[list.length - 1]!;
@@ -163,7 +189,15 @@ export function balanceRollBreaks(pairs: readonly RollFigures[][], tolerance: De
     const b = toBreak('E_BALANCE_ROLL', currency, failures, currency);
     // pairs: the failing pairs by their snapshots, so that later runs judge them again until they balance.
     const pairs = list.map((f) => ({ opening: f.openingSnapshotId, closing: f.closingSnapshotId }));
-    breaks.push({ ...b, detail: { checks: failures, firstDivergentDay: list[0]!.firstDivergentDay, latestPairFirstDivergentDay: last.firstDivergentDay, pairs } });
+    breaks.push({
+      ...b,
+      detail: {
+        checks: failures,
+        firstDivergentDay: list[0]!.firstDivergentDay,
+        latestPairFirstDivergentDay: last.firstDivergentDay,
+        pairs,
+      },
+    });
   }
   return breaks;
 }
@@ -172,10 +206,21 @@ export function balanceRollBreaks(pairs: readonly RollFigures[][], tolerance: De
 export function checkBalanceSanity(b: BalanceLine, localTolerance: Decimal): Verdict {
   const failures: Failure[] = [];
   if (b.available.gt(b.balance))
-    failures.push({ check: 'available above balance', expected: decimalText(b.balance), actual: decimalText(b.available), difference: decimalText(b.available.minus(b.balance)) });
+    failures.push({
+      check: 'available above balance',
+      expected: decimalText(b.balance),
+      actual: decimalText(b.available),
+      difference: decimalText(b.available.minus(b.balance)),
+    });
   const local = b.balance.times(b.rate);
   if (b.balanceLocal.minus(local).abs().gt(localTolerance))
-    failures.push({ check: 'balance_local != balance x rate', expected: decimalText(local), actual: decimalText(b.balanceLocal), difference: decimalText(b.balanceLocal.minus(local)), note: 'local currency' });
+    failures.push({
+      check: 'balance_local != balance x rate',
+      expected: decimalText(local),
+      actual: decimalText(b.balanceLocal),
+      difference: decimalText(b.balanceLocal.minus(local)),
+      note: 'local currency',
+    });
   return failures;
 }
 
@@ -192,7 +237,8 @@ export function failingPairsOf(details: readonly unknown[]): string[] {
     for (const p of pairs) {
       const closing = (p as { closing?: unknown } | null)?.closing;
       if (typeof closing === 'string') out.push(closing);
-      else if (closing !== null && typeof closing === 'object' && 'value' in closing) out.push(String((closing as { value: unknown }).value));
+      else if (closing !== null && typeof closing === 'object' && 'value' in closing)
+        out.push(String((closing as { value: unknown }).value));
     }
   }
   return out;

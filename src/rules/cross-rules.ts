@@ -38,7 +38,10 @@ export function matchDeposit(o: PartnerOrder, candidates: readonly Deposit[]): D
 
 /** Earliest created first (nanosecond text), then orderId: the order in which orders claim a shared hash's deposits. */
 export function compareClaimants(a: PartnerOrder, b: PartnerOrder): number {
-  return compareTimestampText(a.createdAtText, b.createdAtText) || (a.orderId < b.orderId ? -1 : a.orderId > b.orderId ? 1 : 0);
+  return (
+    compareTimestampText(a.createdAtText, b.createdAtText) ||
+    (a.orderId < b.orderId ? -1 : a.orderId > b.orderId ? 1 : 0)
+  );
 }
 
 /**
@@ -47,7 +50,11 @@ export function compareClaimants(a: PartnerOrder, b: PartnerOrder): number {
  * the hash's deposits in claim order (compareClaimants), each by matchDeposit among those still
  * unclaimed. Returns the deposit of each claimant that got one.
  */
-export function settleDeposits(claimants: readonly PartnerOrder[], deposits: readonly Deposit[], ours: ReadonlySet<string>): Map<string, Deposit> {
+export function settleDeposits(
+  claimants: readonly PartnerOrder[],
+  deposits: readonly Deposit[],
+  ours: ReadonlySet<string>,
+): Map<string, Deposit> {
   const settled = new Map<string, Deposit>();
   let left = deposits;
   for (const o of [...claimants].filter((x) => isPaidToUs(x, ours)).sort(compareClaimants)) {
@@ -62,15 +69,35 @@ export function settleDeposits(claimants: readonly PartnerOrder[], deposits: rea
 export function checkDepositMissing(o: PartnerOrder, ours: ReadonlySet<string>, deposit: Deposit | undefined): Verdict {
   if (!isPaidToUs(o, ours)) return 'n/a';
   if (deposit) return [];
-  return [{ check: `no exchange deposit with txHash ${o.transactionHash}`, expected: text(o.outputAmount), actual: null, difference: null, currency: o.outputCurrency }];
+  return [
+    {
+      check: `no exchange deposit with txHash ${o.transactionHash}`,
+      expected: text(o.outputAmount),
+      actual: null,
+      difference: null,
+      currency: o.outputCurrency,
+    },
+  ];
 }
 
 export function checkDepositAmount(o: PartnerOrder, ours: ReadonlySet<string>, deposit: Deposit | undefined): Verdict {
   if (!isPaidToUs(o, ours) || !deposit) return 'n/a';
   const failures = [];
   if (o.outputAmount === null || !deposit.amount.eq(o.outputAmount))
-    failures.push({ check: `deposit ${deposit.depositId} amount != outputAmount`, expected: text(o.outputAmount), actual: decimalText(deposit.amount), difference: diff(deposit.amount, o.outputAmount), currency: o.outputCurrency });
+    failures.push({
+      check: `deposit ${deposit.depositId} amount != outputAmount`,
+      expected: text(o.outputAmount),
+      actual: decimalText(deposit.amount),
+      difference: diff(deposit.amount, o.outputAmount),
+      currency: o.outputCurrency,
+    });
   if (deposit.currency !== o.outputCurrency)
-    failures.push({ check: `deposit ${deposit.depositId} currency ${deposit.currency} != outputCurrency ${o.outputCurrency}`, expected: o.outputCurrency, actual: deposit.currency, difference: null, currency: o.outputCurrency });
+    failures.push({
+      check: `deposit ${deposit.depositId} currency ${deposit.currency} != outputCurrency ${o.outputCurrency}`,
+      expected: o.outputCurrency,
+      actual: deposit.currency,
+      difference: null,
+      currency: o.outputCurrency,
+    });
   return failures;
 }

@@ -3,12 +3,46 @@ import type { Decimal } from '../decimal/decimal.js';
 import { balanceRollBreaks, checkBalanceSanity, rollForward, type DayFlows, type RollFigures } from './balance-roll.js';
 import { checkDepositAmount, checkDepositMissing, settleDeposits } from './cross-rules.js';
 import { decimalText } from '../decimal/decimal.js';
-import { checkFeeRate, checkFillAvgPx, checkFillOrphan, checkFillQty, checkFillSymbolRules, checkOrderSize, feeTolerance, ratesForDay, TAKER_ONLY_ORDER_TYPES } from './fill-rules.js';
-import { checkAmountUsd, checkFeeBounds, checkFeeUsd, checkPartnerFeeRate, checkPrecision, checkStale, checkState, checkWebhookGap, WEBHOOK_RETRY_MS } from './partner-rules.js';
+import {
+  checkFeeRate,
+  checkFillAvgPx,
+  checkFillOrphan,
+  checkFillQty,
+  checkFillSymbolRules,
+  checkOrderSize,
+  feeTolerance,
+  ratesForDay,
+  TAKER_ONLY_ORDER_TYPES,
+} from './fill-rules.js';
+import {
+  checkAmountUsd,
+  checkFeeBounds,
+  checkFeeUsd,
+  checkPartnerFeeRate,
+  checkPrecision,
+  checkStale,
+  checkState,
+  checkWebhookGap,
+  WEBHOOK_RETRY_MS,
+} from './partner-rules.js';
 import { checkBeneficiary, checkDepositStale, checkWithdrawalStale } from './payment-rules.js';
 import { coverageBreaks, quarantineBreaks, unsyncedDayBreaks, type StreamReach } from './sync-rules.js';
 import type { RuleTally } from './tally.js';
-import type { BalanceSnapshot, CoverageRow, Deposit, ExchangeOrderAgg, FeeRates, FeeSchedule, Fill, PartnerCurrency, PartnerOrder, QuarantinedRecord, SymbolRules, WebhookEventLite, Withdrawal } from '../domain/index.js';
+import type {
+  BalanceSnapshot,
+  CoverageRow,
+  Deposit,
+  ExchangeOrderAgg,
+  FeeRates,
+  FeeSchedule,
+  Fill,
+  PartnerCurrency,
+  PartnerOrder,
+  QuarantinedRecord,
+  SymbolRules,
+  WebhookEventLite,
+  Withdrawal,
+} from '../domain/index.js';
 
 /**
  * Runs the rules of each family over a batch of domain records into a RuleTally. Pure: the
@@ -47,7 +81,11 @@ export function markNotChecked(tally: RuleTally, cfg: EngineConfig, ref: Referen
     tally.notChecked('E_SYMBOL_RULES', 'no exchange symbols snapshot');
   }
   if (!ref.fees || ref.fees.length === 0) tally.notChecked('E_FEE_RATE', 'no exchange fees snapshot');
-  if (ref.balanceSnapshotCount < 2) tally.notChecked('E_BALANCE_ROLL', `${ref.balanceSnapshotCount === 0 ? 'no balance snapshot' : 'only one balance snapshot'}: the first snapshot only opens the series`);
+  if (ref.balanceSnapshotCount < 2)
+    tally.notChecked(
+      'E_BALANCE_ROLL',
+      `${ref.balanceSnapshotCount === 0 ? 'no balance snapshot' : 'only one balance snapshot'}: the first snapshot only opens the series`,
+    );
   if (ref.balanceSnapshotCount === 0) tally.notChecked('E_BALANCE_SANITY', 'no balance snapshot');
   if (!ref.whitelist) tally.notChecked('E_WITHDRAWAL_BENEFICIARY', 'no exchange whitelist snapshot');
 }
@@ -70,22 +108,34 @@ export function checkPartnerBatch(tally: RuleTally, cfg: EngineConfig, ref: Refe
   const settledByTx = new Map<string, Map<string, Deposit>>();
   // The batch's orders by hash, built once (a filter per order would cost batch size squared).
   const batchByTx = new Map<string, PartnerOrder[]>();
-  for (const x of batch.orders) if (x.transactionHash) batchByTx.set(x.transactionHash, [...(batchByTx.get(x.transactionHash) ?? []), x]);
+  for (const x of batch.orders)
+    if (x.transactionHash) batchByTx.set(x.transactionHash, [...(batchByTx.get(x.transactionHash) ?? []), x]);
   const settledDeposit = (o: PartnerOrder): Deposit | undefined => {
     const tx = o.transactionHash;
     if (!tx) return undefined;
     let settled = settledByTx.get(tx);
     if (!settled) {
       // The stored claimants and this batch's orders of the hash, each once.
-      const claimants = new Map([...(batch.claimantsByTx?.get(tx) ?? []), ...(batchByTx.get(tx) ?? [])].map((x) => [x.orderId, x]));
-      settledByTx.set(tx, (settled = settleDeposits([...claimants.values()], batch.depositsByTx.get(tx) ?? [], batch.ourAddresses)));
+      const claimants = new Map(
+        [...(batch.claimantsByTx?.get(tx) ?? []), ...(batchByTx.get(tx) ?? [])].map((x) => [x.orderId, x]),
+      );
+      settledByTx.set(
+        tx,
+        (settled = settleDeposits([...claimants.values()], batch.depositsByTx.get(tx) ?? [], batch.ourAddresses)),
+      );
     }
     return settled.get(o.orderId);
   };
   for (const o of batch.orders) {
     tally.record('P_FEE_USD', o.orderId, checkFeeUsd(o, cfg), 'USD');
     tally.record('P_AMOUNT_USD', o.orderId, checkAmountUsd(o), 'USD');
-    if (!tally.isNotChecked('P_PARTNER_FEE_RATE') && cfg.partnerFeeRate) tally.record('P_PARTNER_FEE_RATE', o.orderId, checkPartnerFeeRate(o, cfg.partnerFeeRate, ref.currencies), o.inputCurrency);
+    if (!tally.isNotChecked('P_PARTNER_FEE_RATE') && cfg.partnerFeeRate)
+      tally.record(
+        'P_PARTNER_FEE_RATE',
+        o.orderId,
+        checkPartnerFeeRate(o, cfg.partnerFeeRate, ref.currencies),
+        o.inputCurrency,
+      );
     tally.record('P_FEE_BOUNDS', o.orderId, checkFeeBounds(o), o.inputCurrency);
     if (ref.currencies) tally.record('P_PRECISION', o.orderId, checkPrecision(o, ref.currencies), o.inputCurrency);
     tally.record('P_STATE', o.orderId, checkState(o), null);
@@ -100,7 +150,12 @@ export function checkPartnerBatch(tally: RuleTally, cfg: EngineConfig, ref: Refe
  * retry window, not judged before or with an open break: webhookGapCandidates), whatever their
  * creation day. Returns the ids it judged, for the lifecycle's scope (docs/rules.md).
  */
-export function checkWebhookGaps(tally: RuleTally, cfg: EngineConfig, orders: readonly PartnerOrder[], eventsByOrder: ReadonlyMap<string, readonly WebhookEventLite[]>): string[] {
+export function checkWebhookGaps(
+  tally: RuleTally,
+  cfg: EngineConfig,
+  orders: readonly PartnerOrder[],
+  eventsByOrder: ReadonlyMap<string, readonly WebhookEventLite[]>,
+): string[] {
   const judged: string[] = [];
   for (const o of orders) {
     const verdict = checkWebhookGap(o, eventsByOrder.get(o.orderId) ?? [], cfg.now);
@@ -112,13 +167,18 @@ export function checkWebhookGaps(tally: RuleTally, cfg: EngineConfig, orders: re
 
 /** After the last batch: P_WEBHOOK_GAP that judged no order says "not checked", never "passed". */
 export function finishWebhookGaps(tally: RuleTally, cfg: EngineConfig, judged: number): void {
-  if (cfg.webhooksEnabled && judged === 0) tally.notChecked('P_WEBHOOK_GAP', `no settled order whose last state change is past the ${WEBHOOK_RETRY_MS / 86_400_000}-day webhook retry window is left to judge`);
+  if (cfg.webhooksEnabled && judged === 0)
+    tally.notChecked(
+      'P_WEBHOOK_GAP',
+      `no settled order whose last state change is past the ${WEBHOOK_RETRY_MS / 86_400_000}-day webhook retry window is left to judge`,
+    );
 }
 
 /** P_STALE over every stored order still PENDING / WITHDRAWING. */
 export function checkOpenOrders(tally: RuleTally, cfg: EngineConfig, orders: readonly PartnerOrder[]): void {
   tally.addChecked('P_STALE', 0);
-  for (const o of orders) tally.record('P_STALE', o.orderId, checkStale(o, cfg.now, cfg.staleAfterHours.partnerOrder), null);
+  for (const o of orders)
+    tally.record('P_STALE', o.orderId, checkStale(o, cfg.now, cfg.staleAfterHours.partnerOrder), null);
 }
 
 /** E_FILL_QTY, E_FILL_AVGPX and the order-size part of E_SYMBOL_RULES over orders with fills in the period. */
@@ -143,9 +203,15 @@ export function checkFills(tally: RuleTally, cfg: EngineConfig, ref: ReferenceDa
       const day = Math.floor(f.timestamp.getTime() / 86_400_000);
       let rates = ratesByDay.get(day);
       if (!rates) ratesByDay.set(day, (rates = ratesForDay(ref.fees, f.timestamp)!));
-      tally.record('E_FEE_RATE', f.execId, checkFeeRate(f, rates, symbol, { feeCurrency: cfg.feeCurrency, tolerance: cfg.exchangeFeeTolerance }), null);
+      tally.record(
+        'E_FEE_RATE',
+        f.execId,
+        checkFeeRate(f, rates, symbol, { feeCurrency: cfg.feeCurrency, tolerance: cfg.exchangeFeeTolerance }),
+        null,
+      );
     }
-    if (ref.symbols) tally.record('E_SYMBOL_RULES', f.execId, checkFillSymbolRules(f, symbol), symbol?.counterCurrency ?? null);
+    if (ref.symbols)
+      tally.record('E_SYMBOL_RULES', f.execId, checkFillSymbolRules(f, symbol), symbol?.counterCurrency ?? null);
   }
 }
 
@@ -169,16 +235,30 @@ export interface FillPrefilter {
 export function fillPrefilter(cfg: EngineConfig, ref: ReferenceData, span: { from: Date; to: Date }): FillPrefilter {
   const feeCfg = { feeCurrency: cfg.feeCurrency, tolerance: cfg.exchangeFeeTolerance };
   const text = (d: Decimal | null) => (d === null ? null : decimalText(d));
-  const symbols = [...(ref.symbols?.values() ?? [])].map((s) => ({ symbol: s.symbol, priceIncrement: text(s.priceIncrement), lotSize: text(s.lotSize), feeTolerance: decimalText(feeTolerance(s, feeCfg)) }));
+  const symbols = [...(ref.symbols?.values() ?? [])].map((s) => ({
+    symbol: s.symbol,
+    priceIncrement: text(s.priceIncrement),
+    lotSize: text(s.lotSize),
+    feeTolerance: decimalText(feeTolerance(s, feeCfg)),
+  }));
   let rates: FillPrefilter['rates'] = null;
   if (ref.fees && ref.fees.length > 0) {
     rates = [];
     for (let t = span.from.getTime(); t < span.to.getTime(); t += 86_400_000) {
       const r = ratesForDay(ref.fees, new Date(t))!;
-      rates.push({ day: new Date(t).toISOString().slice(0, 10), makerRate: decimalText(r.makerRate), takerRate: decimalText(r.takerRate) });
+      rates.push({
+        day: new Date(t).toISOString().slice(0, 10),
+        makerRate: decimalText(r.makerRate),
+        takerRate: decimalText(r.takerRate),
+      });
     }
   }
-  return { symbols, rates, feeBasis: cfg.feeCurrency === 'counter' ? 'notional' : 'qty', takerOnlyTypes: TAKER_ONLY_ORDER_TYPES };
+  return {
+    symbols,
+    rates,
+    feeBasis: cfg.feeCurrency === 'counter' ? 'notional' : 'qty',
+    takerOnlyTypes: TAKER_ONLY_ORDER_TYPES,
+  };
 }
 
 /**
@@ -204,7 +284,14 @@ export interface OrderPrefilter {
 export function orderPrefilter(ref: ReferenceData): OrderPrefilter {
   const symbols = [...(ref.symbols?.values() ?? [])].flatMap((s) =>
     s.priceIncrement && !s.priceIncrement.isZero()
-      ? [{ symbol: s.symbol, halfIncrement: decimalText(s.priceIncrement.div(2)), minOrderSize: s.minOrderSize ? decimalText(s.minOrderSize) : null, maxOrderSize: s.maxOrderSize ? decimalText(s.maxOrderSize) : null }]
+      ? [
+          {
+            symbol: s.symbol,
+            halfIncrement: decimalText(s.priceIncrement.div(2)),
+            minOrderSize: s.minOrderSize ? decimalText(s.minOrderSize) : null,
+            maxOrderSize: s.maxOrderSize ? decimalText(s.maxOrderSize) : null,
+          },
+        ]
       : [],
   );
   return { symbols };
@@ -230,7 +317,12 @@ export interface SnapshotPair {
 }
 
 /** E_BALANCE_ROLL over the pairs to check (oldest first) and E_BALANCE_SANITY on the latest snapshot. */
-export function checkBalances(tally: RuleTally, cfg: EngineConfig, pairs: readonly SnapshotPair[], latest: BalanceSnapshot | null): RollFigures[][] {
+export function checkBalances(
+  tally: RuleTally,
+  cfg: EngineConfig,
+  pairs: readonly SnapshotPair[],
+  latest: BalanceSnapshot | null,
+): RollFigures[][] {
   const figures = pairs.map((p) => rollForward(p.opening, p.closing, p.flows, cfg.balanceTolerance));
   if (pairs.length > 0) {
     const breaks = balanceRollBreaks(figures, cfg.balanceTolerance);
@@ -238,7 +330,14 @@ export function checkBalances(tally: RuleTally, cfg: EngineConfig, pairs: readon
     tally.addChecked('E_BALANCE_ROLL', currencies.size - breaks.length);
     for (const b of breaks) tally.add(b);
   }
-  if (latest) for (const line of latest.balances) tally.record('E_BALANCE_SANITY', line.currency, checkBalanceSanity(line, cfg.balanceLocalTolerance), line.currency);
+  if (latest)
+    for (const line of latest.balances)
+      tally.record(
+        'E_BALANCE_SANITY',
+        line.currency,
+        checkBalanceSanity(line, cfg.balanceLocalTolerance),
+        line.currency,
+      );
   return figures;
 }
 
@@ -247,26 +346,49 @@ export function checkPayments(
   tally: RuleTally,
   cfg: EngineConfig,
   ref: ReferenceData,
-  input: { openDeposits: readonly Deposit[]; openWithdrawals: readonly Withdrawal[]; periodWithdrawals: readonly Withdrawal[] },
+  input: {
+    openDeposits: readonly Deposit[];
+    openWithdrawals: readonly Withdrawal[];
+    periodWithdrawals: readonly Withdrawal[];
+  },
 ): void {
   tally.addChecked('E_STALE', 0);
-  for (const d of input.openDeposits) tally.record('E_STALE', d.depositId, checkDepositStale(d, cfg.now, cfg.staleAfterHours.deposit), d.currency);
-  for (const w of input.openWithdrawals) tally.record('E_STALE', w.withdrawalId, checkWithdrawalStale(w, cfg.now, cfg.staleAfterHours.withdrawal), w.currency);
-  if (ref.whitelist) for (const w of input.periodWithdrawals) tally.record('E_WITHDRAWAL_BENEFICIARY', w.withdrawalId, checkBeneficiary(w, ref.whitelist), w.currency);
+  for (const d of input.openDeposits)
+    tally.record('E_STALE', d.depositId, checkDepositStale(d, cfg.now, cfg.staleAfterHours.deposit), d.currency);
+  for (const w of input.openWithdrawals)
+    tally.record(
+      'E_STALE',
+      w.withdrawalId,
+      checkWithdrawalStale(w, cfg.now, cfg.staleAfterHours.withdrawal),
+      w.currency,
+    );
+  if (ref.whitelist)
+    for (const w of input.periodWithdrawals)
+      tally.record('E_WITHDRAWAL_BENEFICIARY', w.withdrawalId, checkBeneficiary(w, ref.whitelist), w.currency);
 }
 
 /**
  * S_COVERAGE for the days and streams of the period no sync covered (no row to be unsettled):
  * call after checkSync; a day whose row is unsettled already has its break under the same key.
  */
-export function checkUnsyncedDays(tally: RuleTally, now: Date, days: readonly string[], streams: readonly StreamReach[]): void {
+export function checkUnsyncedDays(
+  tally: RuleTally,
+  now: Date,
+  days: readonly string[],
+  streams: readonly StreamReach[],
+): void {
   const { breaks, checked } = unsyncedDayBreaks(days, now, streams);
   tally.addChecked('S_COVERAGE', checked - breaks.length);
   for (const b of breaks) tally.add(b);
 }
 
 /** S_COVERAGE over stored coverage rows and cursor checks; S_QUARANTINE over unresolved quarantine. */
-export function checkSync(tally: RuleTally, coverage: readonly CoverageRow[], quarantined: readonly QuarantinedRecord[], coverageRowsTotal = coverage.length): void {
+export function checkSync(
+  tally: RuleTally,
+  coverage: readonly CoverageRow[],
+  quarantined: readonly QuarantinedRecord[],
+  coverageRowsTotal = coverage.length,
+): void {
   const cov = coverageBreaks(coverage);
   // checked = every coverage row looked at; each break adds its own 1.
   tally.addChecked('S_COVERAGE', Math.max(0, coverageRowsTotal - cov.length));

@@ -10,7 +10,10 @@ export function checkFillQty(o: ExchangeOrderAgg): Verdict {
   const cum = o.cumQty ?? ZERO;
   if (o.fillQty.eq(cum)) return [];
   // An order of the period with cumQty > 0 and no stored fill at all: its fills never arrived.
-  const check = o.fillCount === 0 ? 'no fill stored for an order with cumQty > 0 (sum of fills 0)' : `sum of ${o.fillCount} fill quantities != cumQty`;
+  const check =
+    o.fillCount === 0
+      ? 'no fill stored for an order with cumQty > 0 (sum of fills 0)'
+      : `sum of ${o.fillCount} fill quantities != cumQty`;
   return [{ check, expected: decimalText(cum), actual: decimalText(o.fillQty), difference: diff(o.fillQty, cum) }];
 }
 
@@ -23,13 +26,29 @@ export function checkFillAvgPx(o: ExchangeOrderAgg, symbol: SymbolRules | undefi
   // The decision uses the exact quotient; the reported figures are rounded to 6 decimals beyond
   // the increment, since a 60-digit quotient would only be noise on the Breaks sheet.
   const shown = vwap.toDecimalPlaces(symbol.priceIncrement.decimalPlaces() + 6);
-  return [{ check: `VWAP of fills != avgPx beyond half a price increment (${decimalText(tolerance)})`, expected: decimalText(o.avgPx), actual: decimalText(shown), difference: diff(shown, o.avgPx) }];
+  return [
+    {
+      check: `VWAP of fills != avgPx beyond half a price increment (${decimalText(tolerance)})`,
+      expected: decimalText(o.avgPx),
+      actual: decimalText(shown),
+      difference: diff(shown, o.avgPx),
+    },
+  ];
 }
 
 export function checkFillOrphan(f: Fill): Verdict {
   if (f.orderFound) return [];
   // No amount to compare: expected/actual stay empty (an order id in `expected` would read as an amount).
-  return [{ check: `order ${f.exOrdId} of the fill is not stored`, expected: null, actual: null, difference: null, currency: null, note: f.orderNotFound ? 'GET /orders/{id} answered 404' : 'not yet looked up' }];
+  return [
+    {
+      check: `order ${f.exOrdId} of the fill is not stored`,
+      expected: null,
+      actual: null,
+      difference: null,
+      currency: null,
+      note: f.orderNotFound ? 'GET /orders/{id} answered 404' : 'not yet looked up',
+    },
+  ];
 }
 
 /** Rates of a fill's day: the latest snapshot fetched by the end of that UTC day, else the earliest. */
@@ -59,7 +78,11 @@ export interface FeeRateConfig {
   tolerance: Decimal | null;
 }
 
-export function feeCurrencyOf(f: Fill, symbol: SymbolRules | undefined, feeCurrency: 'counter' | 'base'): string | null {
+export function feeCurrencyOf(
+  f: Fill,
+  symbol: SymbolRules | undefined,
+  feeCurrency: 'counter' | 'base',
+): string | null {
   if (symbol) return feeCurrency === 'counter' ? symbol.counterCurrency : symbol.baseCurrency;
   const [base, counter] = f.symbol.split('-');
   return (feeCurrency === 'counter' ? counter : base) ?? null;
@@ -101,7 +124,9 @@ export function checkFeeRate(f: Fill, rates: FeeRates, symbol: SymbolRules | und
       actual: decimalText(f.fee),
       difference: diff(f.fee, taker),
       currency: feeCurrencyOf(f, symbol, cfg.feeCurrency),
-      note: takerOnly ? `maker expectation ${decimalText(maker)} does not apply, tolerance ${decimalText(tolerance)}` : `maker expectation ${decimalText(maker)}, tolerance ${decimalText(tolerance)}`,
+      note: takerOnly
+        ? `maker expectation ${decimalText(maker)} does not apply, tolerance ${decimalText(tolerance)}`
+        : `maker expectation ${decimalText(maker)}, tolerance ${decimalText(tolerance)}`,
     },
   ];
 }
@@ -113,12 +138,24 @@ export function checkFillSymbolRules(f: Fill, symbol: SymbolRules | undefined): 
   // Market orders report a price of "0.0": nothing to check.
   if (inc && !inc.isZero() && !f.price.isZero() && !isMultiple(f.price, inc)) {
     const expected = f.price.toNearest(inc, Decimal.ROUND_HALF_UP);
-    failures.push({ check: `price not a multiple of the price increment ${decimalText(inc)}`, expected: decimalText(expected), actual: decimalText(f.price), difference: diff(f.price, expected), currency: symbol.counterCurrency });
+    failures.push({
+      check: `price not a multiple of the price increment ${decimalText(inc)}`,
+      expected: decimalText(expected),
+      actual: decimalText(f.price),
+      difference: diff(f.price, expected),
+      currency: symbol.counterCurrency,
+    });
   }
   const lot = symbol.lotSize;
   if (lot && !lot.isZero() && !isMultiple(f.qty, lot)) {
     const expected = f.qty.toNearest(lot, Decimal.ROUND_HALF_UP);
-    failures.push({ check: `qty not a multiple of the lot size ${decimalText(lot)}`, expected: decimalText(expected), actual: decimalText(f.qty), difference: diff(f.qty, expected), currency: symbol.baseCurrency });
+    failures.push({
+      check: `qty not a multiple of the lot size ${decimalText(lot)}`,
+      expected: decimalText(expected),
+      actual: decimalText(f.qty),
+      difference: diff(f.qty, expected),
+      currency: symbol.baseCurrency,
+    });
   }
   return failures;
 }
@@ -129,9 +166,24 @@ export function checkOrderSize(o: ExchangeOrderAgg, symbol: SymbolRules | undefi
   if (!symbol) return 'skipped';
   const qty = (o.cumQty ?? ZERO).plus(o.leavesQty ?? ZERO);
   if (symbol.minOrderSize && qty.lt(symbol.minOrderSize))
-    return [{ check: 'order quantity below the minimum order size', expected: decimalText(symbol.minOrderSize), actual: decimalText(qty), difference: diff(qty, symbol.minOrderSize), currency: symbol.baseCurrency }];
+    return [
+      {
+        check: 'order quantity below the minimum order size',
+        expected: decimalText(symbol.minOrderSize),
+        actual: decimalText(qty),
+        difference: diff(qty, symbol.minOrderSize),
+        currency: symbol.baseCurrency,
+      },
+    ];
   if (symbol.maxOrderSize && !symbol.maxOrderSize.isZero() && qty.gt(symbol.maxOrderSize))
-    return [{ check: 'order quantity above the maximum order size', expected: decimalText(symbol.maxOrderSize), actual: decimalText(qty), difference: diff(qty, symbol.maxOrderSize), currency: symbol.baseCurrency }];
+    return [
+      {
+        check: 'order quantity above the maximum order size',
+        expected: decimalText(symbol.maxOrderSize),
+        actual: decimalText(qty),
+        difference: diff(qty, symbol.maxOrderSize),
+        currency: symbol.baseCurrency,
+      },
+    ];
   return [];
 }
-

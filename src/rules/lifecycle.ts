@@ -24,7 +24,13 @@ export interface LifecycleResult {
  * previous must hold every open break of the account and every stored break (any status)
  * whose (code, key) is detected now; anything else is irrelevant to this run.
  */
-export function applyLifecycle(input: { runId: string; now: Date; previous: readonly Break[]; detected: readonly DetectedBreak[]; policy: ResolvePolicy }): LifecycleResult {
+export function applyLifecycle(input: {
+  runId: string;
+  now: Date;
+  previous: readonly Break[];
+  detected: readonly DetectedBreak[];
+  policy: ResolvePolicy;
+}): LifecycleResult {
   const { runId, now, policy } = input;
   const previous = new Map(input.previous.map((b) => [breakId(b.code, b.key), b]));
   const upserts: Break[] = [];
@@ -33,22 +39,60 @@ export function applyLifecycle(input: { runId: string; now: Date; previous: read
   const seenNow = new Set<string>();
   const event = (b: Break, kind: BreakEventKind) => {
     counts[kind] += 1;
-    events.push({ code: b.code, key: b.key, runId, event: kind, expected: b.expected, actual: b.actual, difference: b.difference, at: now });
+    events.push({
+      code: b.code,
+      key: b.key,
+      runId,
+      event: kind,
+      expected: b.expected,
+      actual: b.actual,
+      difference: b.difference,
+      at: now,
+    });
   };
 
   for (const d of input.detected) {
     const id = breakId(d.code, d.key);
     if (seenNow.has(id)) continue; // a rule reports one break per key; guard against a double
     seenNow.add(id);
-    const figures = { severity: d.severity, currency: d.currency, expected: d.expected, actual: d.actual, difference: d.difference, message: d.message, detail: d.detail ?? null };
+    const figures = {
+      severity: d.severity,
+      currency: d.currency,
+      expected: d.expected,
+      actual: d.actual,
+      difference: d.difference,
+      message: d.message,
+      detail: d.detail ?? null,
+    };
     const old = previous.get(id);
     if (!old) {
-      const b: Break = { code: d.code, key: d.key, ...figures, status: 'open', firstSeenRun: runId, firstSeenAt: now, lastSeenRun: runId, lastSeenAt: now, resolvedRun: null, resolvedAt: null, reopenedCount: 0 };
+      const b: Break = {
+        code: d.code,
+        key: d.key,
+        ...figures,
+        status: 'open',
+        firstSeenRun: runId,
+        firstSeenAt: now,
+        lastSeenRun: runId,
+        lastSeenAt: now,
+        resolvedRun: null,
+        resolvedAt: null,
+        reopenedCount: 0,
+      };
       upserts.push(b);
       event(b, 'opened');
     } else if (old.status === 'resolved') {
       // Reopened: history (first seen, earlier resolution events) is kept.
-      const b: Break = { ...old, ...figures, status: 'open', lastSeenRun: runId, lastSeenAt: now, resolvedRun: null, resolvedAt: null, reopenedCount: old.reopenedCount + 1 };
+      const b: Break = {
+        ...old,
+        ...figures,
+        status: 'open',
+        lastSeenRun: runId,
+        lastSeenAt: now,
+        resolvedRun: null,
+        resolvedAt: null,
+        reopenedCount: old.reopenedCount + 1,
+      };
       upserts.push(b);
       event(b, 'reopened');
     } else {

@@ -34,17 +34,33 @@ export function checkFeeUsd(o: PartnerOrder, cfg: Pick<PartnerRuleConfig, 'usdTo
     const usd = o[usdField];
     if (fee === null && usd === null) continue;
     if (fee === null || usd === null) {
-      failures.push({ check: fee === null ? `${usdField} without ${feeField}` : `${feeField} without ${usdField}`, expected: fee === null ? null : 'present', actual: text(usd), difference: null });
+      failures.push({
+        check: fee === null ? `${usdField} without ${feeField}` : `${feeField} without ${usdField}`,
+        expected: fee === null ? null : 'present',
+        actual: text(usd),
+        difference: null,
+      });
       continue;
     }
     if (o.inputCurrency === 'USD') {
       const expected = fee.toDecimalPlaces(2, Decimal.ROUND_HALF_UP);
-      if (!usd.eq(expected)) failures.push({ check: `${usdField} != ${feeField} to the cent`, expected: decimalText(expected), actual: decimalText(usd), difference: diff(usd, expected) });
+      if (!usd.eq(expected))
+        failures.push({
+          check: `${usdField} != ${feeField} to the cent`,
+          expected: decimalText(expected),
+          actual: decimalText(usd),
+          difference: diff(usd, expected),
+        });
     } else {
       const exact = fee.times(o.amountUsd).div(o.inputAmount);
       if (usd.minus(exact).abs().gt(cfg.usdTolerance)) {
         const shown = exact.toDecimalPlaces(8, Decimal.ROUND_HALF_UP);
-        failures.push({ check: `${usdField} != ${feeField} x amountUsd / inputAmount`, expected: decimalText(shown), actual: decimalText(usd), difference: diff(usd, shown) });
+        failures.push({
+          check: `${usdField} != ${feeField} x amountUsd / inputAmount`,
+          expected: decimalText(shown),
+          actual: decimalText(usd),
+          difference: diff(usd, shown),
+        });
       }
     }
   }
@@ -53,20 +69,50 @@ export function checkFeeUsd(o: PartnerOrder, cfg: Pick<PartnerRuleConfig, 'usdTo
 
 export function checkAmountUsd(o: PartnerOrder): Verdict {
   if (o.inputCurrency === 'USD') {
-    if (o.amountUsd === null) return [{ check: 'amountUsd missing on a USD order', expected: decimalText(o.inputAmount), actual: null, difference: null }];
-    if (!o.amountUsd.eq(o.inputAmount)) return [{ check: 'amountUsd != inputAmount on a USD order', expected: decimalText(o.inputAmount), actual: decimalText(o.amountUsd), difference: diff(o.amountUsd, o.inputAmount) }];
+    if (o.amountUsd === null)
+      return [
+        {
+          check: 'amountUsd missing on a USD order',
+          expected: decimalText(o.inputAmount),
+          actual: null,
+          difference: null,
+        },
+      ];
+    if (!o.amountUsd.eq(o.inputAmount))
+      return [
+        {
+          check: 'amountUsd != inputAmount on a USD order',
+          expected: decimalText(o.inputAmount),
+          actual: decimalText(o.amountUsd),
+          difference: diff(o.amountUsd, o.inputAmount),
+        },
+      ];
     return [];
   }
-  if (o.amountUsd === null) return [{ check: 'amountUsd missing', expected: 'present', actual: null, difference: null }];
+  if (o.amountUsd === null)
+    return [{ check: 'amountUsd missing', expected: 'present', actual: null, difference: null }];
   return [];
 }
 
-export function checkPartnerFeeRate(o: PartnerOrder, feeRate: Decimal, currencies: ReadonlyMap<string, PartnerCurrency> | null): Verdict {
+export function checkPartnerFeeRate(
+  o: PartnerOrder,
+  feeRate: Decimal,
+  currencies: ReadonlyMap<string, PartnerCurrency> | null,
+): Verdict {
   const currency = currencies?.get(o.inputCurrency);
   if (!currency) return 'skipped';
   const expected = o.inputAmount.times(feeRate).toDecimalPlaces(currency.precision, Decimal.ROUND_HALF_UP);
-  if (o.partnerFee === null) return [{ check: 'partnerFee missing', expected: decimalText(expected), actual: null, difference: null }];
-  if (!o.partnerFee.eq(expected)) return [{ check: 'partnerFee != inputAmount x partner.feeRate', expected: decimalText(expected), actual: decimalText(o.partnerFee), difference: diff(o.partnerFee, expected) }];
+  if (o.partnerFee === null)
+    return [{ check: 'partnerFee missing', expected: decimalText(expected), actual: null, difference: null }];
+  if (!o.partnerFee.eq(expected))
+    return [
+      {
+        check: 'partnerFee != inputAmount x partner.feeRate',
+        expected: decimalText(expected),
+        actual: decimalText(o.partnerFee),
+        difference: diff(o.partnerFee, expected),
+      },
+    ];
   return [];
 }
 
@@ -75,10 +121,22 @@ export function checkFeeBounds(o: PartnerOrder): Verdict {
   let sum = ZERO;
   for (const [field] of FEES) {
     const fee = o[field] ?? ZERO;
-    if (fee.isNegative() && !fee.isZero()) failures.push({ check: `${field} is negative`, expected: '0', actual: decimalText(fee), difference: decimalText(fee) });
+    if (fee.isNegative() && !fee.isZero())
+      failures.push({
+        check: `${field} is negative`,
+        expected: '0',
+        actual: decimalText(fee),
+        difference: decimalText(fee),
+      });
     sum = sum.plus(fee);
   }
-  if (sum.gte(o.inputAmount)) failures.push({ check: 'fees sum to inputAmount or more', expected: decimalText(o.inputAmount), actual: decimalText(sum), difference: diff(sum, o.inputAmount) });
+  if (sum.gte(o.inputAmount))
+    failures.push({
+      check: 'fees sum to inputAmount or more',
+      expected: decimalText(o.inputAmount),
+      actual: decimalText(sum),
+      difference: diff(sum, o.inputAmount),
+    });
   return failures;
 }
 
@@ -91,16 +149,34 @@ export function checkPrecision(o: PartnerOrder, currencies: ReadonlyMap<string, 
   const places = (field: string, value: Decimal | null, c: PartnerCurrency | undefined) => {
     if (!c || value === null || value.decimalPlaces() <= c.precision) return;
     const expected = value.toDecimalPlaces(c.precision, Decimal.ROUND_HALF_UP);
-    failures.push({ check: `${field} has ${value.decimalPlaces()} decimals, ${c.code} allows ${c.precision}`, expected: decimalText(expected), actual: decimalText(value), difference: diff(value, expected), currency: c.code });
+    failures.push({
+      check: `${field} has ${value.decimalPlaces()} decimals, ${c.code} allows ${c.precision}`,
+      expected: decimalText(expected),
+      actual: decimalText(value),
+      difference: diff(value, expected),
+      currency: c.code,
+    });
   };
   places('inputAmount', o.inputAmount, input);
   for (const [field] of FEES) places(field, o[field], input);
   places('outputAmount', o.outputAmount, output);
   if (o.orderType === 'BUY' && input && input.type === 'FIAT') {
     if (input.minBuyAmount !== null && o.inputAmount.lt(input.minBuyAmount))
-      failures.push({ check: 'inputAmount below minBuyAmount', expected: decimalText(input.minBuyAmount), actual: decimalText(o.inputAmount), difference: diff(o.inputAmount, input.minBuyAmount), currency: input.code });
+      failures.push({
+        check: 'inputAmount below minBuyAmount',
+        expected: decimalText(input.minBuyAmount),
+        actual: decimalText(o.inputAmount),
+        difference: diff(o.inputAmount, input.minBuyAmount),
+        currency: input.code,
+      });
     if (input.maxBuyAmount !== null && o.inputAmount.gt(input.maxBuyAmount))
-      failures.push({ check: 'inputAmount above maxBuyAmount', expected: decimalText(input.maxBuyAmount), actual: decimalText(o.inputAmount), difference: diff(o.inputAmount, input.maxBuyAmount), currency: input.code });
+      failures.push({
+        check: 'inputAmount above maxBuyAmount',
+        expected: decimalText(input.maxBuyAmount),
+        actual: decimalText(o.inputAmount),
+        difference: diff(o.inputAmount, input.maxBuyAmount),
+        currency: input.code,
+      });
   }
   return failures;
 }
@@ -108,11 +184,22 @@ export function checkPrecision(o: PartnerOrder, currencies: ReadonlyMap<string, 
 export function checkState(o: PartnerOrder): Verdict {
   const failures: Failure[] = [];
   const hash = o.transactionHash?.trim() ? o.transactionHash : null;
-  if (o.orderState === 'COMPLETED' && !hash) failures.push({ check: 'COMPLETED without transactionHash', expected: 'transactionHash', actual: null, difference: null });
+  if (o.orderState === 'COMPLETED' && !hash)
+    failures.push({
+      check: 'COMPLETED without transactionHash',
+      expected: 'transactionHash',
+      actual: null,
+      difference: null,
+    });
   if (['PENDING', 'WITHDRAWING', 'FAILED'].includes(o.orderState) && hash)
     failures.push({ check: `${o.orderState} with a transactionHash`, expected: null, actual: hash, difference: null });
   if (compareTimestampText(o.orderStateUpdatedAtText, o.createdAtText) < 0)
-    failures.push({ check: 'orderStateUpdatedAt before createdAt', expected: o.createdAtText, actual: o.orderStateUpdatedAtText, difference: null });
+    failures.push({
+      check: 'orderStateUpdatedAt before createdAt',
+      expected: o.createdAtText,
+      actual: o.orderStateUpdatedAtText,
+      difference: null,
+    });
   return failures;
 }
 
@@ -122,9 +209,18 @@ export function checkStale(o: PartnerOrder, now: Date, staleAfterHours: number):
   if (!OPEN_PARTNER_STATES.includes(o.orderState)) return 'n/a';
   const ageMs = now.getTime() - o.orderStateUpdatedAt.getTime();
   const limitMs = staleAfterHours * HOUR_MS;
-  const figures = { expected: `${staleAfterHours}`, actual: hoursText(ageMs), difference: hoursText(ageMs - limitMs), currency: null };
-  if (o.notFound) return [{ check: `${o.orderState} and no longer found by the partner API (404)`, ...figures, note: 'age in hours' }];
-  if (ageMs > limitMs) return [{ check: `${o.orderState} for more than ${staleAfterHours}h`, ...figures, note: 'age in hours' }];
+  const figures = {
+    expected: `${staleAfterHours}`,
+    actual: hoursText(ageMs),
+    difference: hoursText(ageMs - limitMs),
+    currency: null,
+  };
+  if (o.notFound)
+    return [
+      { check: `${o.orderState} and no longer found by the partner API (404)`, ...figures, note: 'age in hours' },
+    ];
+  if (ageMs > limitMs)
+    return [{ check: `${o.orderState} for more than ${staleAfterHours}h`, ...figures, note: 'age in hours' }];
   return [];
 }
 
@@ -136,15 +232,32 @@ export function checkWebhookGap(o: PartnerOrder, events: readonly WebhookEventLi
   if (o.orderState !== 'COMPLETED' && o.orderState !== 'FAILED') return 'n/a';
   if (o.orderStateUpdatedAt.getTime() >= now.getTime() - WEBHOOK_RETRY_MS) return 'n/a';
   if (!events.some((e) => e.orderState === o.orderState))
-    return [{ check: `no webhook event with state ${o.orderState}`, expected: o.orderState, actual: latest(events)?.orderState ?? null, difference: null, currency: null }];
+    return [
+      {
+        check: `no webhook event with state ${o.orderState}`,
+        expected: o.orderState,
+        actual: latest(events)?.orderState ?? null,
+        difference: null,
+        currency: null,
+      },
+    ];
   const last = latest(events);
   if (last && last.orderState !== o.orderState)
-    return [{ check: `latest webhook event state ${last.orderState} != polled ${o.orderState}`, expected: o.orderState, actual: last.orderState, difference: null, currency: null }];
+    return [
+      {
+        check: `latest webhook event state ${last.orderState} != polled ${o.orderState}`,
+        expected: o.orderState,
+        actual: last.orderState,
+        difference: null,
+        currency: null,
+      },
+    ];
   return [];
 }
 
 function latest(events: readonly WebhookEventLite[]): WebhookEventLite | undefined {
   let best: WebhookEventLite | undefined;
-  for (const e of events) if (!best || compareTimestampText(e.orderStateUpdatedAtText, best.orderStateUpdatedAtText) > 0) best = e;
+  for (const e of events)
+    if (!best || compareTimestampText(e.orderStateUpdatedAtText, best.orderStateUpdatedAtText) > 0) best = e;
   return best;
 }

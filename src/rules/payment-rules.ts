@@ -13,7 +13,16 @@ export function checkDepositStale(d: Deposit, now: Date, staleAfterHours: number
   const age = ageMs(now, d.timestamp, d.firstSeenAt);
   const limit = staleAfterHours * HOUR_MS;
   if (age <= limit) return [];
-  return [{ check: `deposit UNCONFIRMED for more than ${staleAfterHours}h`, expected: `${staleAfterHours}`, actual: hoursText(age), difference: hoursText(age - limit), currency: d.currency, note: 'age in hours' }];
+  return [
+    {
+      check: `deposit UNCONFIRMED for more than ${staleAfterHours}h`,
+      expected: `${staleAfterHours}`,
+      actual: hoursText(age),
+      difference: hoursText(age - limit),
+      currency: d.currency,
+      note: 'age in hours',
+    },
+  ];
 }
 
 export function checkWithdrawalStale(w: Withdrawal, now: Date, staleAfterHours: number): Verdict {
@@ -21,10 +30,27 @@ export function checkWithdrawalStale(w: Withdrawal, now: Date, staleAfterHours: 
   const age = ageMs(now, w.timestamp, w.firstSeenAt);
   const limit = staleAfterHours * HOUR_MS;
   if (age <= limit) return [];
-  return [{ check: `withdrawal PENDING for more than ${staleAfterHours}h`, expected: `${staleAfterHours}`, actual: hoursText(age), difference: hoursText(age - limit), currency: w.currency, note: 'age in hours' }];
+  return [
+    {
+      check: `withdrawal PENDING for more than ${staleAfterHours}h`,
+      expected: `${staleAfterHours}`,
+      actual: hoursText(age),
+      difference: hoursText(age - limit),
+      currency: w.currency,
+      note: 'age in hours',
+    },
+  ];
 }
 
 export function checkBeneficiary(w: Withdrawal, whitelist: ReadonlySet<string>): Verdict {
   if (whitelist.has(w.beneficiary)) return [];
-  return [{ check: `beneficiary ${w.beneficiary} not on the whitelist snapshot`, expected: 'whitelisted beneficiary', actual: w.beneficiary, difference: null, currency: w.currency }];
+  return [
+    {
+      check: `beneficiary ${w.beneficiary} not on the whitelist snapshot`,
+      expected: 'whitelisted beneficiary',
+      actual: w.beneficiary,
+      difference: null,
+      currency: w.currency,
+    },
+  ];
 }

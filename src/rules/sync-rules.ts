@@ -24,7 +24,9 @@ export function coverageBreaks(rows: readonly CoverageRow[]): DetectedBreak[] {
       'S_COVERAGE',
       key,
       list.map((row) => ({
-        check: isCursor ? `cursor ${row.stream.slice(CURSOR_STREAM_PREFIX.length)} of ${row.source} did not advance` : `${row.source} ${row.stream} of ${row.day} not settled (pages changed during the scan)`,
+        check: isCursor
+          ? `cursor ${row.stream.slice(CURSOR_STREAM_PREFIX.length)} of ${row.source} did not advance`
+          : `${row.source} ${row.stream} of ${row.day} not settled (pages changed during the scan)`,
         expected: 'settled',
         actual: 'unsettled',
         difference: null,
@@ -32,7 +34,13 @@ export function coverageBreaks(rows: readonly CoverageRow[]): DetectedBreak[] {
       })),
       null,
     );
-    return { ...b, detail: { checks: (b.detail as { checks: unknown }).checks, coverage: list.map((row) => ({ day: row.day, pages: row.pages, rows: row.rows, detail: row.detail })) } };
+    return {
+      ...b,
+      detail: {
+        checks: (b.detail as { checks: unknown }).checks,
+        coverage: list.map((row) => ({ day: row.day, pages: row.pages, rows: row.rows, detail: row.detail })),
+      },
+    };
   });
 }
 
@@ -54,7 +62,11 @@ const DAY_MS = 86_400_000;
  * at `now`: the cursor has not entered it). Days starting after `now` are not asked for. Returns
  * the breaks and how many (day, stream) pairs were judged.
  */
-export function unsyncedDayBreaks(days: readonly string[], now: Date, streams: readonly StreamReach[]): { breaks: DetectedBreak[]; checked: number } {
+export function unsyncedDayBreaks(
+  days: readonly string[],
+  now: Date,
+  streams: readonly StreamReach[],
+): { breaks: DetectedBreak[]; checked: number } {
   const breaks: DetectedBreak[] = [];
   let checked = 0;
   for (const day of days) {
@@ -69,11 +81,26 @@ export function unsyncedDayBreaks(days: readonly string[], now: Date, streams: r
       } else {
         const needed = end <= now.getTime() ? end : start + 1;
         if (s.syncedTo === null) problem = `no sync has read the ${s.source} ${s.stream} yet`;
-        else if (s.syncedTo < needed) problem = `the ${s.source} ${s.stream} are read only up to ${new Date(s.syncedTo).toISOString()}, before the end of ${day}`;
+        else if (s.syncedTo < needed)
+          problem = `the ${s.source} ${s.stream} are read only up to ${new Date(s.syncedTo).toISOString()}, before the end of ${day}`;
       }
       if (problem === null) continue;
-      const b = toBreak('S_COVERAGE', `${s.source}:${s.stream}:${day}`, [{ check: problem, expected: 'synced', actual: 'not synced', difference: null, currency: null }], null);
-      breaks.push({ ...b, detail: { checks: (b.detail as { checks: unknown }).checks, day, source: s.source, stream: s.stream, syncedTo: s.kind === 'cursor' && s.syncedTo !== null ? new Date(s.syncedTo).toISOString() : null } });
+      const b = toBreak(
+        'S_COVERAGE',
+        `${s.source}:${s.stream}:${day}`,
+        [{ check: problem, expected: 'synced', actual: 'not synced', difference: null, currency: null }],
+        null,
+      );
+      breaks.push({
+        ...b,
+        detail: {
+          checks: (b.detail as { checks: unknown }).checks,
+          day,
+          source: s.source,
+          stream: s.stream,
+          syncedTo: s.kind === 'cursor' && s.syncedTo !== null ? new Date(s.syncedTo).toISOString() : null,
+        },
+      });
     }
   }
   return { breaks, checked };
@@ -93,9 +120,24 @@ export function quarantineBreaks(records: readonly QuarantinedRecord[]): Detecte
     const b = toBreak(
       'S_QUARANTINE',
       key,
-      list.map((r) => ({ check: `${r.entity ?? 'record'} from ${r.source} ${r.endpoint} quarantined: ${r.reason}`, expected: 'valid record', actual: 'invalid', difference: null, currency: null })),
+      list.map((r) => ({
+        check: `${r.entity ?? 'record'} from ${r.source} ${r.endpoint} quarantined: ${r.reason}`,
+        expected: 'valid record',
+        actual: 'invalid',
+        difference: null,
+        currency: null,
+      })),
       null,
     );
-    return { ...b, detail: { checks: (b.detail as { checks: unknown }).checks, quarantineIds: list.map((r) => r.id), entity: q.entity, source: q.source, firstSeenAt: q.firstSeenAt.toISOString() } };
+    return {
+      ...b,
+      detail: {
+        checks: (b.detail as { checks: unknown }).checks,
+        quarantineIds: list.map((r) => r.id),
+        entity: q.entity,
+        source: q.source,
+        firstSeenAt: q.firstSeenAt.toISOString(),
+      },
+    };
   });
 }

@@ -94,10 +94,7 @@ export async function fireRun(deps: ScheduleDeps, firedAt: Date): Promise<void> 
     throw err;
   }
   try {
-    const result = await runPipeline(
-      { store, config, logger },
-      { period, trigger: 'schedule', email: true },
-    );
+    const result = await runPipeline({ store, config, logger }, { period, trigger: 'schedule', email: true });
     const fields = {
       runId: result.runId,
       period,

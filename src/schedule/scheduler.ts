@@ -25,7 +25,9 @@ export function validateSchedule(expression: string, timezone: string): void {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: timezone });
   } catch {
-    problems.push(`config key schedule.timezone: not an IANA time zone such as "UTC" or "Europe/Berlin" (got ${JSON.stringify(timezone)})`);
+    problems.push(
+      `config key schedule.timezone: not an IANA time zone such as "UTC" or "Europe/Berlin" (got ${JSON.stringify(timezone)})`,
+    );
   }
   if (problems.length) throw new ConfigError(problems);
 }

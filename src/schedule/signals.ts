@@ -34,7 +34,10 @@ export function installSignalHandlers(options: SignalHandlerOptions): () => void
   const handler = (signal: StopSignal) => {
     received += 1;
     if (received === 1) {
-      options.logger.warn({ signal }, `received ${signal}: ${options.graceful ?? 'finishing the current work, then exiting'} (send it again to exit at once)`);
+      options.logger.warn(
+        { signal },
+        `received ${signal}: ${options.graceful ?? 'finishing the current work, then exiting'} (send it again to exit at once)`,
+      );
       options.onGraceful(signal);
       return;
     }

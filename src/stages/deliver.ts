@@ -54,7 +54,19 @@ export async function deliverRun(ctx: StageContext, runId: string): Promise<Deli
   if (!counts || !digest) {
     const breaks = await openBreaksOfRun(db, run);
     counts ??= openBreakCounts(breaks);
-    digest ??= buildDigest({ run, openBreaks: breaks, counts, rates: await usdRatesOf(db, run.account, ctx.config.exchange.account, spanOf({ from: run.periodFrom, to: run.periodTo })), now: ctx.now, attachmentName });
+    digest ??= buildDigest({
+      run,
+      openBreaks: breaks,
+      counts,
+      rates: await usdRatesOf(
+        db,
+        run.account,
+        ctx.config.exchange.account,
+        spanOf({ from: run.periodFrom, to: run.periodTo }),
+      ),
+      now: ctx.now,
+      attachmentName,
+    });
   }
   const message = buildMessage({ run, counts, digest, attachmentName });
 
@@ -70,7 +82,13 @@ export async function deliverRun(ctx: StageContext, runId: string): Promise<Deli
         subject: message.subject,
         text: message.text,
         html: message.html,
-        attachments: [{ filename: attachmentName, path, contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet' }],
+        attachments: [
+          {
+            filename: attachmentName,
+            path,
+            contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+          },
+        ],
       });
       await recordDelivery(db, runId, { delivered: true });
       log.info({ to, subject: message.subject, messageId: info.messageId }, 'report delivered');

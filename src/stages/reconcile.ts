@@ -11,7 +11,26 @@ import { RULESET_VERSION } from '../rules/catalog.js';
 import { failingPairsOf } from '../rules/balance-roll.js';
 import { ourAddresses } from '../rules/cross-rules.js';
 import { WEBHOOK_RETRY_MS } from '../rules/partner-rules.js';
-import { addPassedFills, addPassedOrders, checkBalances, checkExchangeOrders, checkFills, checkOpenOrders, fillPrefilter, orderPrefilter, checkPartnerBatch, checkPayments, checkSync, checkUnsyncedDays, checkWebhookGaps, finishWebhookGaps, markNotChecked, type EngineConfig, type ReferenceData, type SnapshotPair } from '../rules/engine.js';
+import {
+  addPassedFills,
+  addPassedOrders,
+  checkBalances,
+  checkExchangeOrders,
+  checkFills,
+  checkOpenOrders,
+  fillPrefilter,
+  orderPrefilter,
+  checkPartnerBatch,
+  checkPayments,
+  checkSync,
+  checkUnsyncedDays,
+  checkWebhookGaps,
+  finishWebhookGaps,
+  markNotChecked,
+  type EngineConfig,
+  type ReferenceData,
+  type SnapshotPair,
+} from '../rules/engine.js';
 import { breakId, type BreakEventKind } from '../domain/index.js';
 import { applyLifecycle } from '../rules/lifecycle.js';
 import { RuleTally, type RuleResult } from '../rules/tally.js';
@@ -21,7 +40,13 @@ import { inScopeKeys, lateBreakFacts, openBreakDetails, previousBreaks } from '.
 import { closingsOfChangedFlows, judgedFillTimeRange, openJudgement, type Judgement } from '../store/changes.js';
 import { countPeriod, type RunCounts } from '../store/counts.js';
 import { spanOf } from '../store/keyset.js';
-import { openPartnerOrders, partnerOrdersByTxHash, partnerOrdersChangedOutside, partnerOrdersCreatedIn, webhookEventsByOrder } from '../store/partner-reads.js';
+import {
+  openPartnerOrders,
+  partnerOrdersByTxHash,
+  partnerOrdersChangedOutside,
+  partnerOrdersCreatedIn,
+  webhookEventsByOrder,
+} from '../store/partner-reads.js';
 import {
   balanceSnapshotHeaders,
   balanceSnapshots,
@@ -66,7 +91,11 @@ export interface ReconcileResult {
    * snapshot `since` did not see (null: the account's first judgement, every stored record);
    * `until`, this run's own snapshot, is the next run's `since`; the records of other days judged.
    */
-  judged: { since: string | null; until: string; outsidePeriod: { partnerOrders: number; withdrawals: number; balancePairs: number } };
+  judged: {
+    since: string | null;
+    until: string;
+    outsidePeriod: { partnerOrders: number; withdrawals: number; balancePairs: number };
+  };
   /** Breaks of earlier days this run opened, reopened or resolved because their records changed: late data. */
   late: LateBreak[];
 }
@@ -124,7 +153,13 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
     latestWhitelist(db, account),
     balanceSnapshotHeaders(db, account, ctx.config.exchange.account),
   ]);
-  const ref: ReferenceData = { currencies, symbols: symbols?.symbols ?? null, fees, whitelist, balanceSnapshotCount: headers.length };
+  const ref: ReferenceData = {
+    currencies,
+    symbols: symbols?.symbols ?? null,
+    fees,
+    whitelist,
+    balanceSnapshotCount: headers.length,
+  };
   markNotChecked(tally, cfg, ref);
 
   // Partner and cross-system rules, streamed by keyset over orders created in the period.
@@ -132,7 +167,10 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
   let partnerOrders = 0;
   const checkOrders = async (orders: readonly PartnerOrder[]) => {
     const hashes = [...new Set(orders.flatMap((o) => (o.transactionHash ? [o.transactionHash] : [])))];
-    const [depositsByTx, claimantsByTx] = await Promise.all([depositsByTxHash(db, account, hashes), partnerOrdersByTxHash(db, account, hashes)]);
+    const [depositsByTx, claimantsByTx] = await Promise.all([
+      depositsByTxHash(db, account, hashes),
+      partnerOrdersByTxHash(db, account, hashes),
+    ]);
     checkPartnerBatch(tally, cfg, ref, { orders, depositsByTx, ourAddresses: ours, claimantsByTx });
   };
   for await (const orders of partnerOrdersCreatedIn(db, account, span, RECONCILE_PAGE_SIZE)) {
@@ -151,7 +189,11 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
   if (cfg.webhooksEnabled) {
     let judged = 0;
     for await (const orders of webhookGapCandidates(db, account, webhookCutoff, runId, RECONCILE_PAGE_SIZE, since)) {
-      const events = await webhookEventsByOrder(db, account, orders.map((o) => o.orderId));
+      const events = await webhookEventsByOrder(
+        db,
+        account,
+        orders.map((o) => o.orderId),
+      );
       const ids = checkWebhookGaps(tally, cfg, orders, events);
       judged += ids.length;
       // Only an open break's order can be resolved by the lifecycle: keep just those in memory.
@@ -174,7 +216,10 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
   // The fee rates the SQL prefilter compares with cover the days of the changed fills too.
   const changedFills = await judgedFillTimeRange(db, account, since);
   const rateSpan = changedFills
-    ? { from: new Date(Math.min(span.from.getTime(), dayStart(changedFills.from).getTime())), to: new Date(Math.max(span.to.getTime(), dayStart(addDays(changedFills.to, 1)).getTime())) }
+    ? {
+        from: new Date(Math.min(span.from.getTime(), dayStart(changedFills.from).getTime())),
+        to: new Date(Math.max(span.to.getTime(), dayStart(addDays(changedFills.to, 1)).getTime())),
+      }
     : span;
   for await (const page of fillCandidatesIn(db, account, span, fillPrefilter(cfg, ref, rateSpan), undefined, since)) {
     checkFills(tally, cfg, ref, page.fills);
@@ -188,27 +233,45 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
   // last judged (it stays judged until it balances: its break never resolves unseen).
   const changedClosings = await closingsOfChangedFlows(db, account, ctx.config.exchange.account, since);
   const failing = new Set(failingPairsOf(await openBreakDetails(db, account, 'E_BALANCE_ROLL')));
-  const regular = (h: { fetchedAt: Date }, i: number) => h.fetchedAt.getTime() > span.from.getTime() || i === headers.length - 1;
+  const regular = (h: { fetchedAt: Date }, i: number) =>
+    h.fetchedAt.getTime() > span.from.getTime() || i === headers.length - 1;
   const pairHeaders = headers.flatMap((h, i) => {
-    if (i === 0 || !(regular(h, i) || changedClosings === null || changedClosings.has(h.id) || failing.has(h.id))) return [];
+    if (i === 0 || !(regular(h, i) || changedClosings === null || changedClosings.has(h.id) || failing.has(h.id)))
+      return [];
     if (!regular(h, i)) outsidePeriod.balancePairs += 1;
     return [[headers[i - 1]!, h] as const];
   });
   const latestHeader = headers[headers.length - 1];
-  const needed = [...new Map([...pairHeaders.flat(), ...(latestHeader ? [latestHeader] : [])].map((h) => [h.id, h])).values()];
+  const needed = [
+    ...new Map([...pairHeaders.flat(), ...(latestHeader ? [latestHeader] : [])].map((h) => [h.id, h])).values(),
+  ];
   const snapshots = await balanceSnapshots(db, needed);
   // Deposits and withdrawals move a balance when their state changes: each move is placed in the
   // pair of snapshots where its state was first observed (rules/balance-placement.ts, docs/rules.md).
   // The checked pairs are consecutive snapshots: every snapshot from the first pair's opening to the
   // last pair's closing bounds the placement, and pair (a, b) is placed[index of a among them].
-  const series = pairHeaders.length ? headers.slice(headers.indexOf(pairHeaders[0]![0]), headers.indexOf(pairHeaders[pairHeaders.length - 1]![1]) + 1) : [];
+  const series = pairHeaders.length
+    ? headers.slice(headers.indexOf(pairHeaders[0]![0]), headers.indexOf(pairHeaders[pairHeaders.length - 1]![1]) + 1)
+    : [];
   const placed = series.length
-    ? placePayments(series.map((h) => h.fetchedAt), await paymentHistories(db, account, series[0]!.fetchedAt, series[series.length - 1]!.fetchedAt), ctx.config.exchange.withdrawalDebitStates)
+    ? placePayments(
+        series.map((h) => h.fetchedAt),
+        await paymentHistories(db, account, series[0]!.fetchedAt, series[series.length - 1]!.fetchedAt),
+        ctx.config.exchange.withdrawalDebitStates,
+      )
     : [];
   const pairs: SnapshotPair[] = [];
   for (const [a, b] of pairHeaders) {
-    const fills = await dailyFlows(db, a.id, b.id, { account, symbolsSnapshotId: symbols?.snapshotId ?? null, feeCurrency: cfg.feeCurrency });
-    pairs.push({ opening: snapshots.get(a.id)!, closing: snapshots.get(b.id)!, flows: [...fills, ...(placed[series.indexOf(a)] ?? [])] });
+    const fills = await dailyFlows(db, a.id, b.id, {
+      account,
+      symbolsSnapshotId: symbols?.snapshotId ?? null,
+      feeCurrency: cfg.feeCurrency,
+    });
+    pairs.push({
+      opening: snapshots.get(a.id)!,
+      closing: snapshots.get(b.id)!,
+      flows: [...fills, ...(placed[series.indexOf(a)] ?? [])],
+    });
   }
   const balanceRoll = checkBalances(tally, cfg, pairs, latestHeader ? snapshots.get(latestHeader.id)! : null).flat();
 
@@ -231,8 +294,18 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
   // Days of the period no sync covered have no row to be unsettled: each stream is asked how far it was read.
   const cursors = await listCursors(db, account);
   checkUnsyncedDays(tally, cfg.now, daysOf(period), [
-    { source: 'partner', stream: ORDERS_STREAM, kind: 'days', days: await listedDays(db, account, 'partner', ORDERS_STREAM, period) },
-    ...Object.entries(EXCHANGE_STREAM_CURSORS).map(([stream, names]) => ({ source: 'exchange', stream, kind: 'cursor' as const, syncedTo: slowest(names.map((n) => cursors[`exchange.${n}`])) })),
+    {
+      source: 'partner',
+      stream: ORDERS_STREAM,
+      kind: 'days',
+      days: await listedDays(db, account, 'partner', ORDERS_STREAM, period),
+    },
+    ...Object.entries(EXCHANGE_STREAM_CURSORS).map(([stream, names]) => ({
+      source: 'exchange',
+      stream,
+      kind: 'cursor' as const,
+      syncedTo: slowest(names.map((n) => cursors[`exchange.${n}`])),
+    })),
   ]);
   phase('balancesPaymentsSync');
 
@@ -240,7 +313,13 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
   const detected = tally.breaks();
   const previous = await previousBreaks(db, account, detected);
   const detectedIds = new Set(detected.map((d) => breakId(d.code, d.key)));
-  const scoped = await inScopeKeys(db, account, span, previous.filter((b) => b.status === 'open' && !detectedIds.has(breakId(b.code, b.key))), since);
+  const scoped = await inScopeKeys(
+    db,
+    account,
+    span,
+    previous.filter((b) => b.status === 'open' && !detectedIds.has(breakId(b.code, b.key))),
+    since,
+  );
   const lifecycle = applyLifecycle({
     runId,
     now: ctx.now,
@@ -254,7 +333,11 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
     },
   });
 
-  const counts = await countPeriod(db, account, span, { partnerOrders, quarantined: quarantined.length, balanceSnapshots: needed.length });
+  const counts = await countPeriod(db, account, span, {
+    partnerOrders,
+    quarantined: quarantined.length,
+    balanceSnapshots: needed.length,
+  });
   const ruleResults = tally.results();
   const late = await lateBreaks(ctx, span, judgement, lifecycle.upserts, lifecycle.events);
   await recordReconcile(db, {
@@ -274,8 +357,31 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
 
   phase('lifecycleAndWrite');
   const judged = { since, until: judgement.until, outsidePeriod };
-  const result: ReconcileResult = { runId, period, counts, ruleResults, detected: detected.length, lifecycle: lifecycle.counts, balanceRoll, ms: Date.now() - started, phases, judged, late };
-  log.info({ counts, detected: detected.length, lifecycle: lifecycle.counts, judged, late: late.length, ms: result.ms, phases }, 'reconciled');
+  const result: ReconcileResult = {
+    runId,
+    period,
+    counts,
+    ruleResults,
+    detected: detected.length,
+    lifecycle: lifecycle.counts,
+    balanceRoll,
+    ms: Date.now() - started,
+    phases,
+    judged,
+    late,
+  };
+  log.info(
+    {
+      counts,
+      detected: detected.length,
+      lifecycle: lifecycle.counts,
+      judged,
+      late: late.length,
+      ms: result.ms,
+      phases,
+    },
+    'reconciled',
+  );
   return result;
 }
 
@@ -295,17 +401,31 @@ async function lateBreaks(
   const moved = events.filter((e) => e.event !== 'seen');
   const eventOf = new Map(moved.map((e) => [breakId(e.code, e.key), e.event]));
   const breakOf = new Map(upserts.map((b) => [breakId(b.code, b.key), b]));
-  const facts = await lateBreakFacts(ctx.store.db, ctx.config.account, span, judgement.since, moved.filter((e) => e.code !== 'E_BALANCE_ROLL'));
+  const facts = await lateBreakFacts(
+    ctx.store.db,
+    ctx.config.account,
+    span,
+    judgement.since,
+    moved.filter((e) => e.code !== 'E_BALANCE_ROLL'),
+  );
   // A roll-forward breaks or heals on a day before the period only through flows that arrived late
   // (or a pair judged again because it failed): its day is its latest failing pair's first divergent day.
   const fromDay = span.from.toISOString().slice(0, 10);
   for (const e of moved.filter((x) => x.code === 'E_BALANCE_ROLL')) {
-    const day = (breakOf.get(breakId(e.code, e.key))?.detail as { latestPairFirstDivergentDay?: unknown } | null)?.latestPairFirstDivergentDay;
+    const day = (breakOf.get(breakId(e.code, e.key))?.detail as { latestPairFirstDivergentDay?: unknown } | null)
+      ?.latestPairFirstDivergentDay;
     if (typeof day === 'string' && day < fromDay) facts.push({ code: e.code, key: e.key, day });
   }
   return facts.map((f) => {
     const b = breakOf.get(breakId(f.code, f.key));
-    return { code: f.code, key: f.key, day: f.day, event: eventOf.get(breakId(f.code, f.key)) as LateBreak['event'], severity: b?.severity ?? '', message: b?.message ?? null };
+    return {
+      code: f.code,
+      key: f.key,
+      day: f.day,
+      event: eventOf.get(breakId(f.code, f.key)) as LateBreak['event'],
+      severity: b?.severity ?? '',
+      message: b?.message ?? null,
+    };
   });
 }
 

@@ -9,7 +9,13 @@ import { balanceRollOfRun } from '../store/balance-flows.js';
 import { periodTotals } from '../store/counts.js';
 import { coverageOfDays } from '../store/cursors.js';
 import { eachRow, spanOf } from '../store/keyset.js';
-import { depositsIn, fillsByTimeIn, latestBalances, ordersWithFillsIn, withdrawalsIn } from '../store/exchange-reads.js';
+import {
+  depositsIn,
+  fillsByTimeIn,
+  latestBalances,
+  ordersWithFillsIn,
+  withdrawalsIn,
+} from '../store/exchange-reads.js';
 import { partnerDailyIn, partnerOrdersCreatedIn, webhookStatsIn } from '../store/partner-reads.js';
 import { loadRun, setReportPath } from '../store/runs.js';
 import { latestCurrencies, latestSymbols } from '../store/snapshots.js';
@@ -34,14 +40,27 @@ import {
   withdrawalRow,
   withdrawalsSpec,
 } from '../report/sheets.js';
-import { BreakLinks, breakRow, breaksSpec, keysBySheet, positionsIn, sortBreaks, type DataSheet } from '../report/breaks-sheet.js';
+import {
+  BreakLinks,
+  breakRow,
+  breaksSpec,
+  keysBySheet,
+  positionsIn,
+  sortBreaks,
+  type DataSheet,
+} from '../report/breaks-sheet.js';
 import { dataSheetPositions } from '../store/sheet-positions.js';
 import { usdRatesOf } from '../store/usd-rates.js';
 import { feeDays, reportFileNameOf, summaryRows, summarySpec } from '../report/summary.js';
 import { buildDigest } from '../report/digest.js';
 import type { ReportDigest } from '../report/model.js';
 import { fillFeesByDay, partnerFeesByDay } from '../store/counts.js';
-import { removeStalePartials, writeWorkbook, type SheetSource, type WriteWorkbookOptions } from '../report/write-workbook.js';
+import {
+  removeStalePartials,
+  writeWorkbook,
+  type SheetSource,
+  type WriteWorkbookOptions,
+} from '../report/write-workbook.js';
 import { CsvExport, type CsvFileWritten } from '../report/csv.js';
 
 export { SHEET } from '../report/sheets.js';
@@ -75,7 +94,13 @@ export async function writeReport(
   ctx: StageContext,
   runId: string,
   options: ReportOptions = {},
-): Promise<{ path: string; sheets: Record<string, number>; counts: OpenBreakCounts; digest: ReportDigest; csv?: CsvFileWritten[] }> {
+): Promise<{
+  path: string;
+  sheets: Record<string, number>;
+  counts: OpenBreakCounts;
+  digest: ReportDigest;
+  csv?: CsvFileWritten[];
+}> {
   const { db } = ctx.store;
   const log = ctx.logger.child({ stage: 'report', runId });
   const started = Date.now();
@@ -99,7 +124,12 @@ export async function writeReport(
   const coverage = await coverageOfDays(db, account, period);
   const webhooks = await webhookStatsIn(db, account, span);
   const rates = await usdRatesOf(db, account, ctx.config.exchange.account, span);
-  const fees = feeDays(await partnerFeesByDay(db, account, span), await fillFeesByDay(db, account, span), precision, feeCurrency);
+  const fees = feeDays(
+    await partnerFeesByDay(db, account, span),
+    await fillFeesByDay(db, account, span),
+    precision,
+    feeCurrency,
+  );
   const index = new BreakIndex(openBreaks);
   const late = new Map((run.lateBreaks ?? []).map((b) => [breakId(b.code, b.key), b]));
   const now = ctx.now;
@@ -127,16 +157,44 @@ export async function writeReport(
     withCsv(csv, [
       {
         spec: summarySpec,
-        rows: summaryRows({ run, openBreaks, counts, changes, totals, assumptions: assumptions(ctx.config), precision, now, writtenAt: new Date(), webhooks, balanceRolls: balances.rolls, latestBalances: latest, rates, feeDays: fees, feeCurrency }),
+        rows: summaryRows({
+          run,
+          openBreaks,
+          counts,
+          changes,
+          totals,
+          assumptions: assumptions(ctx.config),
+          precision,
+          now,
+          writtenAt: new Date(),
+          webhooks,
+          balanceRolls: balances.rolls,
+          latestBalances: latest,
+          rates,
+          feeDays: fees,
+          feeCurrency,
+        }),
       },
       { spec: breaksSpec, rows: openBreaks.map((b) => breakRow(b, { now, precision, usd: rates, links, late })) },
       { spec: partnerDailySpec, rows: daily.map((d) => partnerDailyRow(d, precision)) },
-      { spec: partnerOrdersSpec, rows: map(eachRow(partnerOrdersCreatedIn(db, account, span)), (o) => partnerOrderRow(o, precision, index)) },
-      { spec: ordersVsFillsSpec, rows: map(eachRow(ordersWithFillsIn(db, account, span)), (o) => orderVsFillsRow(o, precision, index)) },
-      { spec: fillsSpec, rows: map(eachRow(fillsByTimeIn(db, account, span)), (f) => fillRow(f, precision, index, feeCurrency)) },
+      {
+        spec: partnerOrdersSpec,
+        rows: map(eachRow(partnerOrdersCreatedIn(db, account, span)), (o) => partnerOrderRow(o, precision, index)),
+      },
+      {
+        spec: ordersVsFillsSpec,
+        rows: map(eachRow(ordersWithFillsIn(db, account, span)), (o) => orderVsFillsRow(o, precision, index)),
+      },
+      {
+        spec: fillsSpec,
+        rows: map(eachRow(fillsByTimeIn(db, account, span)), (f) => fillRow(f, precision, index, feeCurrency)),
+      },
       { spec: balancesSpec, rows: balanceRowList },
       { spec: depositsSpec, rows: map(eachRow(depositsIn(db, account, span)), (d) => depositRow(d, precision, index)) },
-      { spec: withdrawalsSpec, rows: map(eachRow(withdrawalsIn(db, account, span)), (w) => withdrawalRow(w, precision, index, debitStates)) },
+      {
+        spec: withdrawalsSpec,
+        rows: map(eachRow(withdrawalsIn(db, account, span)), (w) => withdrawalRow(w, precision, index, debitStates)),
+      },
       { spec: coverageSpec, rows: coverage.map((c) => coverageRow(c, index)) },
     ]),
     {
@@ -151,7 +209,10 @@ export async function writeReport(
   await setReportPath(db, runId, path, counts, digest);
   // after the workbook is recorded: a CSV that cannot be finished never costs the run its workbook
   const csvFiles = await csv?.finish();
-  log.info({ path, sheets, openBreaks: openBreaks.length, csv: csvFiles?.map((f) => f.path), ms: Date.now() - started }, 'report written');
+  log.info(
+    { path, sheets, openBreaks: openBreaks.length, csv: csvFiles?.map((f) => f.path), ms: Date.now() - started },
+    'report written',
+  );
   return { path, sheets, counts, digest, ...(csvFiles ? { csv: csvFiles } : {}) };
 }
 

@@ -70,13 +70,27 @@ export async function syncExchange(ctx: StageContext, options: ExchangeSyncOptio
     nowMs: Math.max(ctx.now.getTime(), 0),
     startedAt,
     historyStartMs: Date.parse(`${ctx.config.exchange.historyStart}T00:00:00Z`),
-    counters: { fills: 0, orders: 0, trades: 0, ordersById: 0, ordersNotFound: 0, deposits: 0, withdrawals: 0, balances: 0, quarantined: 0, pages: 0 },
+    counters: {
+      fills: 0,
+      orders: 0,
+      trades: 0,
+      ordersById: 0,
+      ordersNotFound: 0,
+      deposits: 0,
+      withdrawals: 0,
+      balances: 0,
+      quarantined: 0,
+      pages: 0,
+    },
     coverage: {},
     openQuarantine: await exchangeEntitiesInQuarantine(ctx.store.db, account),
     parallelWrites: ctx.store.kind === 'postgres',
   };
   const statsBefore = client.http.stats();
-  logger.info({ runId: ctx.runId, upTo: new Date(env.nowMs).toISOString(), backfill: options.backfill }, 'exchange sync started');
+  logger.info(
+    { runId: ctx.runId, upTo: new Date(env.nowMs).toISOString(), backfill: options.backfill },
+    'exchange sync started',
+  );
   try {
     const stageMs: Record<string, number> = {};
     const stageCpuMs: Record<string, number> = {};
@@ -111,7 +125,11 @@ export async function syncExchange(ctx: StageContext, options: ExchangeSyncOptio
     const finishedAt = new Date();
     const stats = client.http.stats();
     const result: ExchangeSyncResult = {
-      counts: { ...env.counters, requests: stats.requests - statsBefore.requests, retries: stats.retries - statsBefore.retries },
+      counts: {
+        ...env.counters,
+        requests: stats.requests - statsBefore.requests,
+        retries: stats.retries - statsBefore.retries,
+      },
       cursors: Object.fromEntries(
         Object.entries(await listCursors(ctx.store.db, account))
           .filter(([k]) => k.startsWith('exchange.'))

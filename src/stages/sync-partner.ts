@@ -77,6 +77,18 @@ export async function syncPartner(
     if (!deps.client) await client.close();
   }
   result.orders = env.written.size;
-  logger.info({ ...result, coverage: result.coverage.map((c) => ({ day: c.day, rows: c.rows, pages: c.pages, settled: c.settled, closed: c.closed })) }, 'partner sync done');
+  logger.info(
+    {
+      ...result,
+      coverage: result.coverage.map((c) => ({
+        day: c.day,
+        rows: c.rows,
+        pages: c.pages,
+        settled: c.settled,
+        closed: c.closed,
+      })),
+    },
+    'partner sync done',
+  );
   return result;
 }

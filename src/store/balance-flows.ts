@@ -23,7 +23,15 @@ export interface FlowOptions {
  */
 export async function dailyFlows(db: Db, openingId: string, closingId: string, o: FlowOptions): Promise<DayFlows[]> {
   const feeBase = o.feeCurrency === 'base';
-  const result = await sql<{ currency: string; day: string; deposits: Decimal; withdrawals: Decimal; bought: Decimal; sold: Decimal; fees: Decimal }>`
+  const result = await sql<{
+    currency: string;
+    day: string;
+    deposits: Decimal;
+    withdrawals: Decimal;
+    bought: Decimal;
+    sold: Decimal;
+    fees: Decimal;
+  }>`
     with bounds as (
       select (select fetched_at from balance_snapshot where id = ${openingId}::bigint) as t1,
              (select fetched_at from balance_snapshot where id = ${closingId}::bigint) as t2
@@ -74,7 +82,16 @@ export async function dailyFlows(db: Db, openingId: string, closingId: string, o
  * state when it was first stored.
  */
 export async function paymentHistories(db: Db, account: string, from: Date, to: Date): Promise<PaymentHistory[]> {
-  const rows = await sql<{ kind: 'deposit' | 'withdrawal'; id: string; currency: string; amount: Decimal; timestamp: Date | null; current: string | null; state: string; observed_at: Date }>`
+  const rows = await sql<{
+    kind: 'deposit' | 'withdrawal';
+    id: string;
+    currency: string;
+    amount: Decimal;
+    timestamp: Date | null;
+    current: string | null;
+    state: string;
+    observed_at: Date;
+  }>`
     select 'deposit' as kind, d.deposit_id as id, d.currency, d.amount, d."timestamp", d.state as current,
       coalesce(s.state, d.state) as state, coalesce(s.observed_at, d.first_seen_at) as observed_at
     from exchange_deposit d
@@ -97,17 +114,37 @@ export async function paymentHistories(db: Db, account: string, from: Date, to: 
   for (const r of rows.rows) {
     const key = `${r.kind}:${r.id}`;
     let p = out.get(key);
-    if (!p) out.set(key, (p = { kind: r.kind, id: r.id, currency: r.currency, amount: toDecimal(r.amount), timestamp: r.timestamp, current: r.current, states: [] }));
+    if (!p)
+      out.set(
+        key,
+        (p = {
+          kind: r.kind,
+          id: r.id,
+          currency: r.currency,
+          amount: toDecimal(r.amount),
+          timestamp: r.timestamp,
+          current: r.current,
+          states: [],
+        }),
+      );
     p.states.push({ state: r.state, observedAt: r.observed_at });
   }
   return [...out.values()];
 }
 
 /** Replaces the run's roll figures (in the reconcile's write transaction). */
-export async function replaceBalanceRoll(db: Db, runId: string, account: string, figures: readonly RollFigures[]): Promise<void> {
+export async function replaceBalanceRoll(
+  db: Db,
+  runId: string,
+  account: string,
+  figures: readonly RollFigures[],
+): Promise<void> {
   await db.deleteFrom('balance_roll').where('run_id', '=', runId).execute();
   for (let i = 0; i < figures.length; i += 500)
-    await db.insertInto('balance_roll').values(figures.slice(i, i + 500).map((f) => rollRow(runId, account, f))).execute();
+    await db
+      .insertInto('balance_roll')
+      .values(figures.slice(i, i + 500).map((f) => rollRow(runId, account, f)))
+      .execute();
 }
 
 function rollRow(runId: string, account: string, f: RollFigures) {
@@ -161,7 +198,10 @@ export async function balanceRollOfRun(db: Db, runId: string): Promise<BalanceRo
     residual: numericOrNull(r.residual),
     depositsByState: numericOrNull(r.deposits_by_state),
     withdrawalsByState: numericOrNull(r.withdrawals_by_state),
-    firstDivergentDay: r.first_divergent_day === null || r.first_divergent_day === undefined ? null : String(r.first_divergent_day).slice(0, 10),
+    firstDivergentDay:
+      r.first_divergent_day === null || r.first_divergent_day === undefined
+        ? null
+        : String(r.first_divergent_day).slice(0, 10),
     openingAt: (r.opening_at as Date | null) ?? null,
     closingAt: (r.closing_at as Date | null) ?? null,
   }));

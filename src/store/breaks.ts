@@ -3,7 +3,15 @@ import { sql, type RawBuilder, type SqlBool, type Transaction } from 'kysely';
 import { EXCHANGE_ID, judgedForChange } from './changes.js';
 import type { Db } from './database.js';
 import type { BreakRow, DB } from './schema.js';
-import { breakId, NO_WORKFLOW, type Break, type BreakEvent, type DetectedBreak, type ReportedBreak, type Severity } from '../domain/index.js';
+import {
+  breakId,
+  NO_WORKFLOW,
+  type Break,
+  type BreakEvent,
+  type DetectedBreak,
+  type ReportedBreak,
+  type Severity,
+} from '../domain/index.js';
 import type { BreakRef, Changes, RunInfo } from '../report/model.js';
 import { spanOf, type Span } from './keyset.js';
 import { previousRunOfPeriod } from './runs.js';
@@ -56,14 +64,25 @@ export async function loadOpenBreaks(db: Db, account: string, order: 'none' | 's
     .selectAll()
     .where('account', '=', account)
     .where('status', '=', 'open')
-    .$if(order === 'severity', (qb) => qb.orderBy(sql`case severity when 'high' then 0 when 'medium' then 1 when 'low' then 2 else 3 end`).orderBy('code').orderBy('key'))
+    .$if(order === 'severity', (qb) =>
+      qb
+        .orderBy(sql`case severity when 'high' then 0 when 'medium' then 1 when 'low' then 2 else 3 end`)
+        .orderBy('code')
+        .orderBy('key'),
+    )
     .execute();
   return rows.map(toBreak);
 }
 
 /** The details of the account's open breaks of one rule (a rule that keeps what it must judge again there). */
 export async function openBreakDetails(db: Db, account: string, code: string): Promise<unknown[]> {
-  const rows = await db.selectFrom('break').select('detail').where('account', '=', account).where('code', '=', code).where('status', '=', 'open').execute();
+  const rows = await db
+    .selectFrom('break')
+    .select('detail')
+    .where('account', '=', account)
+    .where('code', '=', code)
+    .where('status', '=', 'open')
+    .execute();
   return rows.map((r) => r.detail);
 }
 
@@ -101,16 +120,33 @@ export async function loadChanges(db: Db, run: RunInfo, openBreaks: Break[]): Pr
 export async function previousBreaks(db: Db, account: string, detected: readonly DetectedBreak[]): Promise<Break[]> {
   const byId = new Map((await loadOpenBreaks(db, account)).map((b) => [breakId(b.code, b.key), b]));
   const keysByCode = new Map<string, string[]>();
-  for (const d of detected) if (!byId.has(breakId(d.code, d.key))) keysByCode.set(d.code, [...(keysByCode.get(d.code) ?? []), d.key]);
+  for (const d of detected)
+    if (!byId.has(breakId(d.code, d.key))) keysByCode.set(d.code, [...(keysByCode.get(d.code) ?? []), d.key]);
   for (const [code, keys] of keysByCode)
     for (const part of chunks(keys, READ_CHUNK)) {
-      const rows = await db.selectFrom('break').selectAll().where('account', '=', account).where('code', '=', code).where('key', 'in', part).execute();
+      const rows = await db
+        .selectFrom('break')
+        .selectAll()
+        .where('account', '=', account)
+        .where('code', '=', code)
+        .where('key', 'in', part)
+        .execute();
       for (const r of rows) byId.set(breakId(r.code, r.key), toBreak(r));
     }
   return [...byId.values()];
 }
 
-const PARTNER_SCOPED = new Set(['P_FEE_USD', 'P_AMOUNT_USD', 'P_PARTNER_FEE_RATE', 'P_FEE_BOUNDS', 'P_PRECISION', 'P_STATE', 'P_WEBHOOK_GAP', 'X_DEPOSIT_MISSING', 'X_DEPOSIT_AMOUNT']);
+const PARTNER_SCOPED = new Set([
+  'P_FEE_USD',
+  'P_AMOUNT_USD',
+  'P_PARTNER_FEE_RATE',
+  'P_FEE_BOUNDS',
+  'P_PRECISION',
+  'P_STATE',
+  'P_WEBHOOK_GAP',
+  'X_DEPOSIT_MISSING',
+  'X_DEPOSIT_AMOUNT',
+]);
 const ORDER_SCOPED = new Set(['E_FILL_QTY', 'E_FILL_AVGPX', 'E_SYMBOL_RULES']);
 const FILL_SCOPED = new Set(['E_FILL_ORPHAN', 'E_FEE_RATE', 'E_SYMBOL_RULES']);
 const isInt8 = (k: string) => /^-?\d{1,19}$/.test(k);
@@ -135,11 +171,20 @@ const DAY_AT_END = ':[0-9]{4}-[0-9]{2}-[0-9]{2}$';
  * "This period or carried over"). Unordered, or by severity then code and key (the JSON summary).
  * A run without a period has no break of its period.
  */
-export async function openBreaksOfRun(db: Db, run: ReportedRun, order: 'none' | 'severity' = 'none'): Promise<ReportedBreak[]> {
+export async function openBreaksOfRun(
+  db: Db,
+  run: ReportedRun,
+  order: 'none' | 'severity' = 'none',
+): Promise<ReportedBreak[]> {
   // Where people stand on them (README "Working breaks"): only breaks someone worked on have a row.
   const workflows = await workflowsOf(db, run.account, 'open');
   const workflow = (b: Break) => workflows.get(breakId(b.code, b.key)) ?? { ...NO_WORKFLOW };
-  if (!run.periodFrom || !run.periodTo) return (await loadOpenBreaks(db, run.account, order)).map((b) => ({ ...b, inPeriod: false, workflow: workflow(b) }));
+  if (!run.periodFrom || !run.periodTo)
+    return (await loadOpenBreaks(db, run.account, order)).map((b) => ({
+      ...b,
+      inPeriod: false,
+      workflow: workflow(b),
+    }));
   const { from, to } = spanOf({ from: run.periodFrom, to: run.periodTo });
   const [fromDay, toDay] = [run.periodFrom, run.periodTo];
   const inSpan = (time: RawBuilder<unknown>) => sql`${time} >= ${from} and ${time} < ${to}`;
@@ -168,7 +213,9 @@ export async function openBreaksOfRun(db: Db, run: ReportedRun, order: 'none' | 
     end, false) as in_period
     from break b
     where b.account = ${run.account} and b.status = 'open'
-    ${order === 'severity' ? sql`order by case b.severity when 'high' then 0 when 'medium' then 1 when 'low' then 2 else 3 end, b.code, b.key` : sql.raw('')}`.execute(db);
+    ${order === 'severity' ? sql`order by case b.severity when 'high' then 0 when 'medium' then 1 when 'low' then 2 else 3 end, b.code, b.key` : sql.raw('')}`.execute(
+    db,
+  );
   return rows.rows.map((r) => {
     const b = toBreak(r);
     return { ...b, inPeriod: r.in_period === true, workflow: workflow(b) };
@@ -191,7 +238,13 @@ export interface LateBreakFact {
  * record of their own are left to the caller (E_BALANCE_ROLL's day is in its detail). `since` null:
  * the account's first judgement, nothing is late.
  */
-export async function lateBreakFacts(db: Db, account: string, span: Span, since: string | null, breaks: readonly { code: string; key: string }[]): Promise<LateBreakFact[]> {
+export async function lateBreakFacts(
+  db: Db,
+  account: string,
+  span: Span,
+  since: string | null,
+  breaks: readonly { code: string; key: string }[],
+): Promise<LateBreakFact[]> {
   if (since === null || breaks.length === 0) return [];
   const out: LateBreakFact[] = [];
   const exchangeId = sql`(case when b.key ~ ${EXCHANGE_ID} then b.key::bigint end)`;
@@ -203,7 +256,13 @@ export async function lateBreakFacts(db: Db, account: string, span: Span, since:
   const depositDay = sql`(select ${day(sql`coalesce(d.timestamp, d.first_seen_at)`)} from exchange_deposit d where d.account = ${account} and d.deposit_id = b.key)`;
   const withdrawalDay = sql`(select ${day(sql`coalesce(w.timestamp, w.first_seen_at)`)} from exchange_withdrawal w where w.account = ${account} and w.withdrawal_id = b.key)`;
   for (const part of chunks(breaks, READ_CHUNK)) {
-    const rows = await sql<{ code: string; key: string; day: string | null; changed: boolean | null; filled_in_span: boolean | null }>`
+    const rows = await sql<{
+      code: string;
+      key: string;
+      day: string | null;
+      changed: boolean | null;
+      filled_in_span: boolean | null;
+    }>`
       select b.code, b.key, r.day, r.changed,
         -- an order of an earlier day with a fill in the period belongs to the period too (its rules' scope)
         b.code = any(${[...EXCHANGE_ORDER_KEYED, 'E_SYMBOL_RULES']}::text[]) and exists (select 1 from exchange_fill f
@@ -230,7 +289,9 @@ export async function lateBreakFacts(db: Db, account: string, span: Span, since:
         end as changed
       ) r`.execute(db);
     const fromDay = span.from.toISOString().slice(0, 10);
-    for (const r of rows.rows) if (r.changed === true && r.filled_in_span !== true && r.day !== null && r.day < fromDay) out.push({ code: r.code, key: r.key, day: r.day });
+    for (const r of rows.rows)
+      if (r.changed === true && r.filled_in_span !== true && r.day !== null && r.day < fromDay)
+        out.push({ code: r.code, key: r.key, day: r.day });
   }
   return out;
 }
@@ -241,9 +302,17 @@ export async function lateBreakFacts(db: Db, account: string, span: Span, since:
  * (docs/rules.md "Keys, severities, scopes"), and with `changedSince` the records judged for a
  * change since that transaction (null: every stored record; store/changes.ts judgedForChange).
  */
-export async function inScopeKeys(db: Db, account: string, span: Span, breaks: readonly { code: string; key: string }[], changedSince?: string | null): Promise<Set<string>> {
+export async function inScopeKeys(
+  db: Db,
+  account: string,
+  span: Span,
+  breaks: readonly { code: string; key: string }[],
+  changedSince?: string | null,
+): Promise<Set<string>> {
   const inScope = new Set<string>();
-  const keysOf = (codes: Set<string>, int8 = false) => [...new Set(breaks.filter((b) => codes.has(b.code) && (!int8 || isInt8(b.key))).map((b) => b.key))];
+  const keysOf = (codes: Set<string>, int8 = false) => [
+    ...new Set(breaks.filter((b) => codes.has(b.code) && (!int8 || isInt8(b.key))).map((b) => b.key)),
+  ];
   const mark = (codes: Set<string>, found: Iterable<string>) => {
     const set = new Set(found);
     for (const b of breaks) if (codes.has(b.code) && set.has(b.key)) inScope.add(breakId(b.code, b.key));
@@ -256,7 +325,10 @@ export async function inScopeKeys(db: Db, account: string, span: Span, breaks: r
       select o.order_id as id from partner_order o
       where o.account = ${account} and o.order_id in (${sql.join(part)})
         and (${period('o.created_at')} or ${changed(judgedForChange.partnerOrder('o', account, since))})`.execute(db);
-    mark(PARTNER_SCOPED, rows.rows.map((r) => r.id));
+    mark(
+      PARTNER_SCOPED,
+      rows.rows.map((r) => r.id),
+    );
   }
   for (const part of chunks(keysOf(ORDER_SCOPED, true), READ_CHUNK)) {
     // A fill in the span, or created in it with cumQty > 0 (its fills may never arrive); or judged for a change.
@@ -265,14 +337,20 @@ export async function inScopeKeys(db: Db, account: string, span: Span, breaks: r
       where exists (select 1 from exchange_fill f where f.account = ${account} and f.ex_ord_id = k.id and ${period('f.timestamp')})
          or exists (select 1 from exchange_order x where x.account = ${account} and x.ex_ord_id = k.id and ${period('x.timestamp')} and x.cum_qty > 0)
          or ${changed(judgedForChange.exchangeOrder(sql.ref('k.id'), account, since))}`.execute(db);
-    mark(ORDER_SCOPED, rows.rows.map((r) => r.id));
+    mark(
+      ORDER_SCOPED,
+      rows.rows.map((r) => r.id),
+    );
   }
   for (const part of chunks(keysOf(FILL_SCOPED, true), READ_CHUNK)) {
     const rows = await sql<{ id: string }>`
       select f.exec_id::text as id from exchange_fill f
       where f.account = ${account} and f.exec_id = any(${`{${part.join(',')}}`}::bigint[])
         and (${period('f.timestamp')} or ${changed(judgedForChange.fill('f', account, since))})`.execute(db);
-    mark(FILL_SCOPED, rows.rows.map((r) => r.id));
+    mark(
+      FILL_SCOPED,
+      rows.rows.map((r) => r.id),
+    );
   }
   const W = new Set(['E_WITHDRAWAL_BENEFICIARY']);
   for (const part of chunks(keysOf(W), READ_CHUNK)) {
@@ -280,7 +358,10 @@ export async function inScopeKeys(db: Db, account: string, span: Span, breaks: r
       select w.withdrawal_id as id from exchange_withdrawal w
       where w.account = ${account} and w.withdrawal_id in (${sql.join(part)})
         and (${period('w.timestamp')} or ${changed(judgedForChange.payment('w', since))})`.execute(db);
-    mark(W, rows.rows.map((r) => r.id));
+    mark(
+      W,
+      rows.rows.map((r) => r.id),
+    );
   }
   return inScope;
 }
@@ -290,7 +371,12 @@ export async function inScopeKeys(db: Db, account: string, span: Span, breaks: r
  * transaction, makes every acknowledged break whose amounts changed unexplained again
  * (reopenChangedAcknowledgements): no run can show a break as explained on amounts nobody accepted.
  */
-export async function writeBreaks(trx: Transaction<DB>, account: string, upserts: readonly Break[], events: readonly BreakEvent[]): Promise<void> {
+export async function writeBreaks(
+  trx: Transaction<DB>,
+  account: string,
+  upserts: readonly Break[],
+  events: readonly BreakEvent[],
+): Promise<void> {
   for (const part of chunks(upserts, WRITE_CHUNK)) {
     await trx
       .insertInto('break')
@@ -339,7 +425,19 @@ export async function writeBreaks(trx: Transaction<DB>, account: string, upserts
   for (const part of chunks(events, WRITE_CHUNK)) {
     await trx
       .insertInto('break_event')
-      .values(part.map((e) => ({ account, code: e.code, key: e.key, run_id: e.runId, event: e.event, expected: e.expected, actual: e.actual, difference: e.difference, at: e.at })))
+      .values(
+        part.map((e) => ({
+          account,
+          code: e.code,
+          key: e.key,
+          run_id: e.runId,
+          event: e.event,
+          expected: e.expected,
+          actual: e.actual,
+          difference: e.difference,
+          at: e.at,
+        })),
+      )
       .execute();
   }
   // Every written break has its event, all of the one run: amounts change only through them.

@@ -25,24 +25,47 @@ export interface Judgement {
  */
 export async function openJudgement(db: Db, account: string): Promise<Judgement> {
   const [mark, snap] = await Promise.all([
-    db.selectFrom('reconcile_watermark').select(sql<string>`judged_snapshot::text`.as('snapshot')).where('account', '=', account).executeTakeFirst(),
-    sql<{ snapshot: string; xmax: string }>`select pg_current_snapshot()::text as snapshot, pg_snapshot_xmax(pg_current_snapshot())::text as xmax`.execute(db),
+    db
+      .selectFrom('reconcile_watermark')
+      .select(sql<string>`judged_snapshot::text`.as('snapshot'))
+      .where('account', '=', account)
+      .executeTakeFirst(),
+    sql<{
+      snapshot: string;
+      xmax: string;
+    }>`select pg_current_snapshot()::text as snapshot, pg_snapshot_xmax(pg_current_snapshot())::text as xmax`.execute(
+      db,
+    ),
   ]);
   const { snapshot, xmax } = snap.rows[0]!;
   if (!mark) return { since: null, until: snapshot };
   const markedXmax = mark.snapshot.split(':')[1]!;
   if (BigInt(markedXmax) > BigInt(xmax))
-    return { since: null, until: snapshot, reset: `the stored watermark ${mark.snapshot} is ahead of this server's transactions (${xmax}): the database was restored elsewhere, so every record is judged again` };
+    return {
+      since: null,
+      until: snapshot,
+      reset: `the stored watermark ${mark.snapshot} is ahead of this server's transactions (${xmax}): the database was restored elsewhere, so every record is judged again`,
+    };
   return { since: mark.snapshot, until: snapshot };
 }
 
 /** Marks the judged changes (inside the transaction that writes the reconcile's breaks) and prunes the notes they covered. */
-export async function closeJudgement(trx: Db, account: string, runId: string, judgement: Judgement, now: Date): Promise<void> {
+export async function closeJudgement(
+  trx: Db,
+  account: string,
+  runId: string,
+  judgement: Judgement,
+  now: Date,
+): Promise<void> {
   await sql`
     insert into reconcile_watermark (account, judged_snapshot, run_id, judged_at)
     values (${account}, ${judgement.until}::pg_snapshot, ${runId}, ${now})
-    on conflict (account) do update set judged_snapshot = excluded.judged_snapshot, run_id = excluded.run_id, judged_at = excluded.judged_at`.execute(trx);
-  await sql`delete from recon_change where account = ${account} and pg_visible_in_snapshot(change_xid, ${judgement.until}::pg_snapshot)`.execute(trx);
+    on conflict (account) do update set judged_snapshot = excluded.judged_snapshot, run_id = excluded.run_id, judged_at = excluded.judged_at`.execute(
+    trx,
+  );
+  await sql`delete from recon_change where account = ${account} and pg_visible_in_snapshot(change_xid, ${judgement.until}::pg_snapshot)`.execute(
+    trx,
+  );
 }
 
 /**
@@ -87,7 +110,12 @@ function notedOrders(account: string, since: string): RawBuilder<{ id: string }>
  * Exchange orders whose own row changed, or one of whose fills did, or that were noted: the
  * orders the order rules judge for a change (the caller keeps those in the rules' scope).
  */
-export function changedOrderIds(account: string, since: string, after: string | null, limit: number): RawBuilder<{ ex_ord_id: string }> {
+export function changedOrderIds(
+  account: string,
+  since: string,
+  after: string | null,
+  limit: number,
+): RawBuilder<{ ex_ord_id: string }> {
   const above = (col: string) => (after === null ? sql`` : sql`and ${sql.ref(col)} > ${after}::bigint`);
   return sql`
     (select distinct ex_ord_id from exchange_fill f where account = ${account} and ${changedRow('f', since)} ${above('ex_ord_id')} order by 1 limit ${limit})
@@ -99,7 +127,12 @@ export function changedOrderIds(account: string, since: string, after: string | 
  * Fills the fill rules judge for a change: changed themselves, or of an order that changed or was
  * noted (E_FILL_ORPHAN and E_FEE_RATE read the order). exec_id above `after`, the first `limit`.
  */
-export function changedFillIds(account: string, since: string, after: string | null, limit: number): RawBuilder<{ exec_id: string }> {
+export function changedFillIds(
+  account: string,
+  since: string,
+  after: string | null,
+  limit: number,
+): RawBuilder<{ exec_id: string }> {
   const above = after === null ? sql`` : sql`and f.exec_id > ${after}::bigint`;
   return sql`
     (select f.exec_id from exchange_fill f where f.account = ${account} and ${changedRow('f', since)} ${above} order by 1 limit ${limit})
@@ -142,7 +175,12 @@ export const judgedForChange = {
  * timestamp (a change of state is placed where it is observed: in the latest pair, always
  * checked). null: every pair (since null). A flow after the latest snapshot belongs to no pair yet.
  */
-export async function closingsOfChangedFlows(db: Db, account: string, exchangeAccount: string, since: string | null): Promise<Set<string> | null> {
+export async function closingsOfChangedFlows(
+  db: Db,
+  account: string,
+  exchangeAccount: string,
+  since: string | null,
+): Promise<Set<string> | null> {
   if (since === null) return null;
   const rows = await sql<{ id: string }>`
     select distinct s.id::text as id from (
@@ -166,7 +204,11 @@ export function inSpan(time: RawBuilder<unknown>, span: Span): RawBuilder<SqlBoo
  * The times of the fills changed since `since` (null: every stored fill): the days whose fee rates
  * the fills prefilter needs besides the period's. null when there are none.
  */
-export async function judgedFillTimeRange(db: Db, account: string, since: string | null): Promise<{ from: string; to: string } | null> {
+export async function judgedFillTimeRange(
+  db: Db,
+  account: string,
+  since: string | null,
+): Promise<{ from: string; to: string } | null> {
   const r = await sql<{ from: string | null; to: string | null }>`
     select to_char(min(timestamp) at time zone 'UTC', 'YYYY-MM-DD') as from, to_char(max(timestamp) at time zone 'UTC', 'YYYY-MM-DD') as to
     from exchange_fill f where account = ${account} and ${changedRow('f', since)}`.execute(db);

@@ -24,7 +24,12 @@ export interface RunCounts {
  * snapshots the balance rules used (the checked pairs and the latest), since the snapshot that
  * closes a nightly period is fetched after it.
  */
-export async function countPeriod(db: Db, account: string, span: Span, known: { partnerOrders: number; quarantined: number; balanceSnapshots: number }): Promise<RunCounts> {
+export async function countPeriod(
+  db: Db,
+  account: string,
+  span: Span,
+  known: { partnerOrders: number; quarantined: number; balanceSnapshots: number },
+): Promise<RunCounts> {
   const inSpan = async (table: 'exchange_fill' | 'exchange_order' | 'exchange_deposit' | 'exchange_withdrawal') => {
     const { n } = await db
       .selectFrom(table)
@@ -47,8 +52,20 @@ export async function countPeriod(db: Db, account: string, span: Span, known: { 
 }
 
 /** The period's records summed per currency or symbol in SQL numeric (the Summary's totals). */
-export async function periodTotals(db: Db, account: string, span: Span, debitStates: readonly string[]): Promise<Totals> {
-  const partner = await sql<{ currency: string; orders: string; volume: unknown; fees: unknown; amount_usd: unknown; fees_usd: unknown }>`
+export async function periodTotals(
+  db: Db,
+  account: string,
+  span: Span,
+  debitStates: readonly string[],
+): Promise<Totals> {
+  const partner = await sql<{
+    currency: string;
+    orders: string;
+    volume: unknown;
+    fees: unknown;
+    amount_usd: unknown;
+    fees_usd: unknown;
+  }>`
     select input_currency as currency, count(*) as orders, sum(input_amount) as volume,
       sum(coalesce(processing_fee, 0) + coalesce(partner_fee, 0) + coalesce(network_fee, 0)) as fees,
       sum(amount_usd) as amount_usd,
@@ -70,10 +87,32 @@ export async function periodTotals(db: Db, account: string, span: Span, debitSta
     from exchange_withdrawal where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to}
     group by currency order by currency`.execute(db);
   return {
-    partner: partner.rows.map((r) => ({ currency: r.currency, orders: Number(r.orders), volume: numericOrZero(r.volume), fees: numericOrZero(r.fees), amountUsd: numericOrZero(r.amount_usd), feesUsd: numericOrZero(r.fees_usd) })),
-    fills: fills.rows.map((r) => ({ symbol: r.symbol, fills: Number(r.fills), qty: numericOrZero(r.qty), notional: numericOrZero(r.notional), fees: numericOrZero(r.fees) })),
-    deposits: deposits.rows.map((r) => ({ currency: r.currency, count: Number(r.count), amount: numericOrZero(r.amount) })),
-    withdrawals: withdrawals.rows.map((r) => ({ currency: r.currency, count: Number(r.count), amount: numericOrZero(r.amount), fee: numericOrZero(r.fee) })),
+    partner: partner.rows.map((r) => ({
+      currency: r.currency,
+      orders: Number(r.orders),
+      volume: numericOrZero(r.volume),
+      fees: numericOrZero(r.fees),
+      amountUsd: numericOrZero(r.amount_usd),
+      feesUsd: numericOrZero(r.fees_usd),
+    })),
+    fills: fills.rows.map((r) => ({
+      symbol: r.symbol,
+      fills: Number(r.fills),
+      qty: numericOrZero(r.qty),
+      notional: numericOrZero(r.notional),
+      fees: numericOrZero(r.fees),
+    })),
+    deposits: deposits.rows.map((r) => ({
+      currency: r.currency,
+      count: Number(r.count),
+      amount: numericOrZero(r.amount),
+    })),
+    withdrawals: withdrawals.rows.map((r) => ({
+      currency: r.currency,
+      count: Number(r.count),
+      amount: numericOrZero(r.amount),
+      fee: numericOrZero(r.fee),
+    })),
   };
 }
 
@@ -89,18 +128,31 @@ export async function countOpenBreaks(db: Db, account: string): Promise<number> 
 }
 
 /** Partner fees of the period's COMPLETED orders per UTC day of creation and input currency, with their USD twins. */
-export async function partnerFeesByDay(db: Db, account: string, span: Span): Promise<Array<{ day: string; currency: string; fee: Decimal; feeUsd: Decimal }>> {
+export async function partnerFeesByDay(
+  db: Db,
+  account: string,
+  span: Span,
+): Promise<Array<{ day: string; currency: string; fee: Decimal; feeUsd: Decimal }>> {
   const res = await sql<{ day: string; currency: string; fee: unknown; fee_usd: unknown }>`
     select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as day, input_currency as currency,
       sum(coalesce(partner_fee, 0)) as fee, sum(coalesce(partner_fee_usd, 0)) as fee_usd
     from partner_order
     where account = ${account} and created_at >= ${span.from} and created_at < ${span.to} and order_state = 'COMPLETED'
     group by 1, 2 order by 1, 2`.execute(db);
-  return res.rows.map((r) => ({ day: String(r.day), currency: r.currency, fee: numericOrZero(r.fee), feeUsd: numericOrZero(r.fee_usd) }));
+  return res.rows.map((r) => ({
+    day: String(r.day),
+    currency: r.currency,
+    fee: numericOrZero(r.fee),
+    feeUsd: numericOrZero(r.fee_usd),
+  }));
 }
 
 /** Fill fees of the period per UTC day and symbol (the fee's currency follows from the symbol and exchange.feeCurrency). */
-export async function fillFeesByDay(db: Db, account: string, span: Span): Promise<Array<{ day: string; symbol: string; fee: Decimal }>> {
+export async function fillFeesByDay(
+  db: Db,
+  account: string,
+  span: Span,
+): Promise<Array<{ day: string; symbol: string; fee: Decimal }>> {
   const res = await sql<{ day: string; symbol: string; fee: unknown }>`
     select to_char(timestamp at time zone 'UTC', 'YYYY-MM-DD') as day, symbol, sum(fee) as fee
     from exchange_fill

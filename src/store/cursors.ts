@@ -27,15 +27,39 @@ export async function setCursor(db: Db, account: string, source: string, name: s
 }
 
 export async function listCursors(db: Db, account: string): Promise<Record<string, string>> {
-  const rows = await db.selectFrom('sync_cursor').select(['source', 'name', 'value']).where('account', '=', account).execute();
+  const rows = await db
+    .selectFrom('sync_cursor')
+    .select(['source', 'name', 'value'])
+    .where('account', '=', account)
+    .execute();
   return Object.fromEntries(rows.map((r) => [`${r.source}.${r.name}`, r.value]));
 }
 
 /** Coverage rows the sync left unsettled (S_COVERAGE), plus how many rows there are in all. */
 export async function unsettledCoverage(db: Db, account: string): Promise<{ unsettled: CoverageRow[]; total: number }> {
-  const rows = await db.selectFrom('sync_coverage').select(['source', 'stream', 'day', 'settled', 'pages', 'rows', 'detail']).where('account', '=', account).where('settled', '=', false).execute();
-  const { n } = await db.selectFrom('sync_coverage').select((eb) => eb.fn.countAll<string>().as('n')).where('account', '=', account).executeTakeFirstOrThrow();
-  return { unsettled: rows.map((r) => ({ source: r.source, stream: r.stream, day: String(r.day), settled: r.settled, pages: r.pages, rows: r.rows, detail: r.detail })), total: Number(n) };
+  const rows = await db
+    .selectFrom('sync_coverage')
+    .select(['source', 'stream', 'day', 'settled', 'pages', 'rows', 'detail'])
+    .where('account', '=', account)
+    .where('settled', '=', false)
+    .execute();
+  const { n } = await db
+    .selectFrom('sync_coverage')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('account', '=', account)
+    .executeTakeFirstOrThrow();
+  return {
+    unsettled: rows.map((r) => ({
+      source: r.source,
+      stream: r.stream,
+      day: String(r.day),
+      settled: r.settled,
+      pages: r.pages,
+      rows: r.rows,
+      detail: r.detail,
+    })),
+    total: Number(n),
+  };
 }
 
 /**
@@ -43,11 +67,24 @@ export async function unsettledCoverage(db: Db, account: string): Promise<{ unse
  * counts what is stored for it (table, time column) and what is still open in quarantine for it
  * (entity, the raw record's time field), whatever scan read them.
  */
-const ACCUMULATED: Record<string, { table: 'partner_order' | 'exchange_fill' | 'exchange_deposit' | 'exchange_withdrawal'; time: 'created_at' | 'timestamp'; entity: string; rawTime: string }> = {
+const ACCUMULATED: Record<
+  string,
+  {
+    table: 'partner_order' | 'exchange_fill' | 'exchange_deposit' | 'exchange_withdrawal';
+    time: 'created_at' | 'timestamp';
+    entity: string;
+    rawTime: string;
+  }
+> = {
   'partner:orders': { table: 'partner_order', time: 'created_at', entity: 'partner_order', rawTime: 'createdAt' },
   'exchange:fills': { table: 'exchange_fill', time: 'timestamp', entity: 'fill', rawTime: 'timestamp' },
   'exchange:deposits': { table: 'exchange_deposit', time: 'timestamp', entity: 'deposit', rawTime: 'timestamp' },
-  'exchange:withdrawals': { table: 'exchange_withdrawal', time: 'timestamp', entity: 'withdrawal', rawTime: 'timestamp' },
+  'exchange:withdrawals': {
+    table: 'exchange_withdrawal',
+    time: 'timestamp',
+    entity: 'withdrawal',
+    rawTime: 'timestamp',
+  },
 };
 
 /**
@@ -55,9 +92,11 @@ const ACCUMULATED: Record<string, { table: 'partner_order' | 'exchange_fill' | '
  * `trades`. Not `orders.open`, the open set that syncOrderLookups lists without a window whatever
  * the day: what it misses is asked by id, so it keeps its last scan's figures.
  */
-const isOrderListing = (source: string, stream: string): boolean => source === 'exchange' && (stream === 'trades' || /^orders\.[A-Z_]+$/.test(stream));
+const isOrderListing = (source: string, stream: string): boolean =>
+  source === 'exchange' && (stream === 'trades' || /^orders\.[A-Z_]+$/.test(stream));
 
-const isAccumulated = (source: string, stream: string): boolean => `${source}:${stream}` in ACCUMULATED || isOrderListing(source, stream);
+const isAccumulated = (source: string, stream: string): boolean =>
+  `${source}:${stream}` in ACCUMULATED || isOrderListing(source, stream);
 
 /**
  * Coverage rows of the period's days, by source, stream and day (the workbook's Coverage sheet).
@@ -67,9 +106,15 @@ const isAccumulated = (source: string, stream: string): boolean => `${source}:${
  * Pages are the scans' own count, added up over runs by the writers (every request ever made for
  * the day). One grouped query per table, whatever the number of streams and days.
  */
-export async function coverageOfDays(db: Db, account: string, period: { from: string; to: string }): Promise<CoverageRec[]> {
+export async function coverageOfDays(
+  db: Db,
+  account: string,
+  period: { from: string; to: string },
+): Promise<CoverageRec[]> {
   const scanned = await scannedCoverage(db, account, period);
-  const streams = new Set(scanned.filter((c) => isAccumulated(c.source, c.stream)).map((c) => `${c.source}:${c.stream}`));
+  const streams = new Set(
+    scanned.filter((c) => isAccumulated(c.source, c.stream)).map((c) => `${c.source}:${c.stream}`),
+  );
   const stored = new Map<string, number>();
   for (const stream of streams) {
     const acc = ACCUMULATED[stream];
@@ -82,7 +127,8 @@ export async function coverageOfDays(db: Db, account: string, period: { from: st
     for (const r of res.rows) stored.set(`${stream}:${r.day}`, Number(r.n));
   }
   if ([...streams].some((s) => !ACCUMULATED[s]))
-    for (const r of await storedOrdersOfDays(db, account, period)) stored.set(`exchange:${r.stream}:${r.day}`, Number(r.n));
+    for (const r of await storedOrdersOfDays(db, account, period))
+      stored.set(`exchange:${r.stream}:${r.day}`, Number(r.n));
   const { open, unplaced } = await openQuarantineOfDays(db, account, streams, period);
   return scanned.map((c) => {
     if (!isAccumulated(c.source, c.stream)) return c;
@@ -107,7 +153,11 @@ export async function coverageOfDays(db: Db, account: string, period: { from: st
  * their states by the state table's primary key (account, ex_ord_id, ...); days are dates until
  * the groups are formed (to_char per order cost PGlite a third of the query at 200,000 orders).
  */
-async function storedOrdersOfDays(db: Db, account: string, period: { from: string; to: string }): Promise<Array<{ day: string; stream: string; n: string }>> {
+async function storedOrdersOfDays(
+  db: Db,
+  account: string,
+  period: { from: string; to: string },
+): Promise<Array<{ day: string; stream: string; n: string }>> {
   const res = await sql<{ day: string; stream: string; n: string }>`
     with o as (
       select ex_ord_id, ("timestamp" at time zone 'UTC')::date as day, ord_status, coalesce(cum_qty, 0) as cum_qty
@@ -146,7 +196,13 @@ async function openQuarantineOfDays(
     if (acc) byEntity.set(`${stream.split(':')[0]}:${acc.entity}`, { stream, rawTime: acc.rawTime });
   }
   const orderListings = [...streams].filter((s) => !ACCUMULATED[s]);
-  const entities = [...new Set([...byEntity.keys()].map((k) => k.slice(k.indexOf(':') + 1)).concat(orderListings.length ? ['exchange_order'] : []))];
+  const entities = [
+    ...new Set(
+      [...byEntity.keys()]
+        .map((k) => k.slice(k.indexOf(':') + 1))
+        .concat(orderListings.length ? ['exchange_order'] : []),
+    ),
+  ];
   const open = new Map<string, number>();
   const unplaced = new Set<string>();
   if (entities.length === 0) return { open, unplaced };
@@ -179,7 +235,8 @@ async function openQuarantineOfDays(
     }
     if (stream === null || !streams.has(stream)) continue;
     if (day === null) unplaced.add(stream);
-    else if (day >= period.from && day < period.to) open.set(`${stream}:${day}`, (open.get(`${stream}:${day}`) ?? 0) + 1);
+    else if (day >= period.from && day < period.to)
+      open.set(`${stream}:${day}`, (open.get(`${stream}:${day}`) ?? 0) + 1);
   }
   return { open, unplaced };
 }
@@ -237,7 +294,13 @@ async function scannedCoverage(db: Db, account: string, period: { from: string; 
 }
 
 /** Days of the period that have a coverage row of (source, stream), settled or not: the days some sync listed. */
-export async function listedDays(db: Db, account: string, source: string, stream: string, period: { from: string; to: string }): Promise<Set<string>> {
+export async function listedDays(
+  db: Db,
+  account: string,
+  source: string,
+  stream: string,
+  period: { from: string; to: string },
+): Promise<Set<string>> {
   const rows = await db
     .selectFrom('sync_coverage')
     .select('day')
@@ -255,12 +318,35 @@ export async function listedDays(db: Db, account: string, source: string, stream
  * run's), settled = false while the cursor is stuck with newer records at the API, true once a
  * later sync moved it. The row replaces the cursor's earlier one, whatever its day.
  */
-export async function saveCursorCheck(db: Db, account: string, runId: string | null, check: { source: string; name: string; settled: boolean; detail: unknown }, now: Date): Promise<void> {
+export async function saveCursorCheck(
+  db: Db,
+  account: string,
+  runId: string | null,
+  check: { source: string; name: string; settled: boolean; detail: unknown },
+  now: Date,
+): Promise<void> {
   const stream = `cursor:${check.name}`;
-  await db.deleteFrom('sync_coverage').where('account', '=', account).where('source', '=', check.source).where('stream', '=', stream).execute();
+  await db
+    .deleteFrom('sync_coverage')
+    .where('account', '=', account)
+    .where('source', '=', check.source)
+    .where('stream', '=', stream)
+    .execute();
   await db
     .insertInto('sync_coverage')
-    .values({ account, source: check.source, stream, day: now.toISOString().slice(0, 10), pages: 0, rows: 0, quarantined: 0, settled: check.settled, detail: JSON.stringify(check.detail), run_id: runId, updated_at: now })
+    .values({
+      account,
+      source: check.source,
+      stream,
+      day: now.toISOString().slice(0, 10),
+      pages: 0,
+      rows: 0,
+      quarantined: 0,
+      settled: check.settled,
+      detail: JSON.stringify(check.detail),
+      run_id: runId,
+      updated_at: now,
+    })
     .execute();
 }
 
@@ -269,7 +355,14 @@ export async function saveCursorCheck(db: Db, account: string, runId: string | n
  * (the fills walk that completed from a cursor that had not moved; a backfill that read every
  * window of the days `within` completely). Rows a scan did not re-read are never cleared.
  */
-export async function settleCoverage(db: Db, account: string, runId: string | null, source: string, stream: string, within: { from: string; to: string } | null): Promise<void> {
+export async function settleCoverage(
+  db: Db,
+  account: string,
+  runId: string | null,
+  source: string,
+  stream: string,
+  within: { from: string; to: string } | null,
+): Promise<void> {
   await db
     .updateTable('sync_coverage')
     .set({ settled: true, run_id: runId, updated_at: new Date() })

@@ -45,8 +45,10 @@ export function asDatabaseUnavailable(err: unknown, target: string): DatabaseUna
   if (err instanceof DatabaseUnavailableError) return err;
   const e = err as { code?: string; message?: string; errors?: unknown[] } | null;
   // AggregateError (node tries IPv4 and IPv6) carries the codes on its parts.
-  const code = e?.code ?? ((e?.errors?.[0] as { code?: string } | undefined)?.code);
-  const terminated = /Connection terminated|connection is closed|Client has encountered a connection error/i.test(e?.message ?? '');
+  const code = e?.code ?? (e?.errors?.[0] as { code?: string } | undefined)?.code;
+  const terminated = /Connection terminated|connection is closed|Client has encountered a connection error/i.test(
+    e?.message ?? '',
+  );
   const reason = code && REASONS[code] ? REASONS[code] : terminated ? 'the connection was lost' : null;
   if (!reason) return null;
   return new DatabaseUnavailableError(

@@ -66,7 +66,10 @@ function openPostgres(url: string, options: OpenOptions): Store {
     connectionString: url,
     max: options.poolSize ?? 4,
     // Per-pool parsers rather than pg's global registry, so nothing else in the process is affected.
-    types: { getTypeParser: ((oid: number, format?: string) => textParsers[oid] ?? pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser },
+    types: {
+      getTypeParser: ((oid: number, format?: string) =>
+        textParsers[oid] ?? pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    },
     options: options.schema ? `-c search_path=${options.schema}` : undefined,
   });
   // A connection that goes away (server restarted, backend terminated, network cut) makes its pg
@@ -224,8 +227,11 @@ export class EmbeddedBusyError extends AppError {
 export function isConnectionLost(err: unknown): boolean {
   const e = err as { code?: string; message?: string } | null;
   if (!e) return false;
-  if (e.code === '57P01' || e.code === '57P02' || e.code === '57P03' || e.code === 'ECONNRESET' || e.code === 'EPIPE') return true;
-  return /Connection terminated|connection is closed|Client has encountered a connection error|not queryable/i.test(e.message ?? '');
+  if (e.code === '57P01' || e.code === '57P02' || e.code === '57P03' || e.code === 'ECONNRESET' || e.code === 'EPIPE')
+    return true;
+  return /Connection terminated|connection is closed|Client has encountered a connection error|not queryable/i.test(
+    e.message ?? '',
+  );
 }
 
 /**

@@ -15,31 +15,78 @@ export const SCAN_SIZE = 50_000;
 
 // ------------------------------------------------------------------ deposits and withdrawals
 
-const DEPOSIT_COLUMNS = ['deposit_id', 'amount', 'currency', 'address', 'tx_hash', 'state', 'timestamp', 'first_seen_at'] as const;
-function toDeposit(r: { deposit_id: string; amount: Decimal; currency: string; address: string; tx_hash: string | null; state: string; timestamp: Date | null; first_seen_at: Date }): Deposit {
-  return { depositId: r.deposit_id, amount: r.amount, currency: r.currency, address: r.address, txHash: r.tx_hash, state: r.state, timestamp: r.timestamp, firstSeenAt: r.first_seen_at };
+const DEPOSIT_COLUMNS = [
+  'deposit_id',
+  'amount',
+  'currency',
+  'address',
+  'tx_hash',
+  'state',
+  'timestamp',
+  'first_seen_at',
+] as const;
+function toDeposit(r: {
+  deposit_id: string;
+  amount: Decimal;
+  currency: string;
+  address: string;
+  tx_hash: string | null;
+  state: string;
+  timestamp: Date | null;
+  first_seen_at: Date;
+}): Deposit {
+  return {
+    depositId: r.deposit_id,
+    amount: r.amount,
+    currency: r.currency,
+    address: r.address,
+    txHash: r.tx_hash,
+    state: r.state,
+    timestamp: r.timestamp,
+    firstSeenAt: r.first_seen_at,
+  };
 }
 
 export async function depositsByTxHash(db: Db, account: string, hashes: string[]): Promise<Map<string, Deposit[]>> {
   const map = new Map<string, Deposit[]>();
   if (hashes.length === 0) return map;
-  const rows = await db.selectFrom('exchange_deposit').select(DEPOSIT_COLUMNS).where('account', '=', account).where('tx_hash', 'in', hashes).execute();
+  const rows = await db
+    .selectFrom('exchange_deposit')
+    .select(DEPOSIT_COLUMNS)
+    .where('account', '=', account)
+    .where('tx_hash', 'in', hashes)
+    .execute();
   for (const r of rows) map.set(r.tx_hash!, [...(map.get(r.tx_hash!) ?? []), toDeposit(r)]);
   return map;
 }
 
 export async function depositAddresses(db: Db, account: string): Promise<string[]> {
-  const rows = await db.selectFrom('exchange_deposit').select('address').distinct().where('account', '=', account).execute();
+  const rows = await db
+    .selectFrom('exchange_deposit')
+    .select('address')
+    .distinct()
+    .where('account', '=', account)
+    .execute();
   return rows.map((r) => r.address);
 }
 
 export async function openDeposits(db: Db, account: string): Promise<Deposit[]> {
-  const rows = await db.selectFrom('exchange_deposit').select(DEPOSIT_COLUMNS).where('account', '=', account).where('state', '=', 'UNCONFIRMED').execute();
+  const rows = await db
+    .selectFrom('exchange_deposit')
+    .select(DEPOSIT_COLUMNS)
+    .where('account', '=', account)
+    .where('state', '=', 'UNCONFIRMED')
+    .execute();
   return rows.map(toDeposit);
 }
 
 /** Deposits with their time in the span, by keyset (timestamp, deposit_id). */
-export async function* depositsIn(db: Db, account: string, span: Span, pageSize = PAGE_SIZE): AsyncGenerator<Deposit[]> {
+export async function* depositsIn(
+  db: Db,
+  account: string,
+  span: Span,
+  pageSize = PAGE_SIZE,
+): AsyncGenerator<Deposit[]> {
   const fetch = (after: TimeKey | null) =>
     db
       .selectFrom('exchange_deposit')
@@ -47,21 +94,59 @@ export async function* depositsIn(db: Db, account: string, span: Span, pageSize 
       .where('account', '=', account)
       .$call((q) => spanPage(q, { time: 'timestamp', id: 'deposit_id', idType: 'text' }, span, after, pageSize))
       .execute();
-  for await (const rows of keysetPages(fetch, (r) => ({ at: r.ts_key, id: r.deposit_id }), pageSize)) yield rows.map(toDeposit);
+  for await (const rows of keysetPages(fetch, (r) => ({ at: r.ts_key, id: r.deposit_id }), pageSize))
+    yield rows.map(toDeposit);
 }
 
-const WITHDRAWAL_COLUMNS = ['withdrawal_id', 'amount', 'fee', 'currency', 'beneficiary', 'state', 'timestamp', 'first_seen_at'] as const;
-function toWithdrawal(r: { withdrawal_id: string; amount: Decimal; fee: Decimal | null; currency: string; beneficiary: string; state: string | null; timestamp: Date | null; first_seen_at: Date }): Withdrawal {
-  return { withdrawalId: r.withdrawal_id, amount: r.amount, fee: r.fee, currency: r.currency, beneficiary: r.beneficiary, state: r.state, timestamp: r.timestamp, firstSeenAt: r.first_seen_at };
+const WITHDRAWAL_COLUMNS = [
+  'withdrawal_id',
+  'amount',
+  'fee',
+  'currency',
+  'beneficiary',
+  'state',
+  'timestamp',
+  'first_seen_at',
+] as const;
+function toWithdrawal(r: {
+  withdrawal_id: string;
+  amount: Decimal;
+  fee: Decimal | null;
+  currency: string;
+  beneficiary: string;
+  state: string | null;
+  timestamp: Date | null;
+  first_seen_at: Date;
+}): Withdrawal {
+  return {
+    withdrawalId: r.withdrawal_id,
+    amount: r.amount,
+    fee: r.fee,
+    currency: r.currency,
+    beneficiary: r.beneficiary,
+    state: r.state,
+    timestamp: r.timestamp,
+    firstSeenAt: r.first_seen_at,
+  };
 }
 
 export async function openWithdrawals(db: Db, account: string): Promise<Withdrawal[]> {
-  const rows = await db.selectFrom('exchange_withdrawal').select(WITHDRAWAL_COLUMNS).where('account', '=', account).where('state', '=', 'PENDING').execute();
+  const rows = await db
+    .selectFrom('exchange_withdrawal')
+    .select(WITHDRAWAL_COLUMNS)
+    .where('account', '=', account)
+    .where('state', '=', 'PENDING')
+    .execute();
   return rows.map(toWithdrawal);
 }
 
 /** Withdrawals with their time in the span, by keyset (timestamp, withdrawal_id). */
-export async function* withdrawalsIn(db: Db, account: string, span: Span, pageSize = PAGE_SIZE): AsyncGenerator<Withdrawal[]> {
+export async function* withdrawalsIn(
+  db: Db,
+  account: string,
+  span: Span,
+  pageSize = PAGE_SIZE,
+): AsyncGenerator<Withdrawal[]> {
   const fetch = (after: TimeKey | null) =>
     db
       .selectFrom('exchange_withdrawal')
@@ -69,21 +154,30 @@ export async function* withdrawalsIn(db: Db, account: string, span: Span, pageSi
       .where('account', '=', account)
       .$call((q) => spanPage(q, { time: 'timestamp', id: 'withdrawal_id', idType: 'text' }, span, after, pageSize))
       .execute();
-  for await (const rows of keysetPages(fetch, (r) => ({ at: r.ts_key, id: r.withdrawal_id }), pageSize)) yield rows.map(toWithdrawal);
+  for await (const rows of keysetPages(fetch, (r) => ({ at: r.ts_key, id: r.withdrawal_id }), pageSize))
+    yield rows.map(toWithdrawal);
 }
 
 /**
  * Withdrawals judged for a change (since that transaction; null: every one) that the span does
  * not hold, by keyset on withdrawal_id: with withdrawalsIn, what E_WITHDRAWAL_BENEFICIARY judges.
  */
-export async function* withdrawalsChangedOutside(db: Db, account: string, span: Span, since: string | null, pageSize = PAGE_SIZE): AsyncGenerator<Withdrawal[]> {
+export async function* withdrawalsChangedOutside(
+  db: Db,
+  account: string,
+  span: Span,
+  since: string | null,
+  pageSize = PAGE_SIZE,
+): AsyncGenerator<Withdrawal[]> {
   const fetch = (after: string | null) =>
     db
       .selectFrom('exchange_withdrawal as w')
       .select(WITHDRAWAL_COLUMNS.map((c) => `w.${c}` as const))
       .where('w.account', '=', account)
       .where(changedRow('w', since))
-      .where((eb) => eb.or([eb('w.timestamp', 'is', null), eb('w.timestamp', '<', span.from), eb('w.timestamp', '>=', span.to)]))
+      .where((eb) =>
+        eb.or([eb('w.timestamp', 'is', null), eb('w.timestamp', '<', span.from), eb('w.timestamp', '>=', span.to)]),
+      )
       .$if(after !== null, (q) => q.where('w.withdrawal_id', '>', after!))
       .orderBy('w.withdrawal_id')
       .limit(pageSize)
@@ -109,7 +203,12 @@ export type OrderWithFills = OrderVsFillsRec & { orderSymbol: string | null };
  * fills) in all. The order is looked up in a lateral subquery with `limit 1` (one row by primary
  * key anyway) so the planner cannot turn it into a hash join that reads every stored order on each page.
  */
-export async function* ordersWithFillsIn(db: Db, account: string, span: Span, pageSize = PAGE_SIZE): AsyncGenerator<OrderWithFills[]> {
+export async function* ordersWithFillsIn(
+  db: Db,
+  account: string,
+  span: Span,
+  pageSize = PAGE_SIZE,
+): AsyncGenerator<OrderWithFills[]> {
   const ids = (
     await sql<{ id: string }>`
       select ex_ord_id::text as id from (
@@ -166,7 +265,12 @@ export async function* ordersWithFillsIn(db: Db, account: string, span: Span, pa
 }
 
 /** ordersWithFillsIn as the order rules take it (the pages the rules would read without the prefilter). */
-export async function* exchangeOrdersWithFillsIn(db: Db, account: string, span: Span, pageSize = PAGE_SIZE): AsyncGenerator<ExchangeOrderAgg[]> {
+export async function* exchangeOrdersWithFillsIn(
+  db: Db,
+  account: string,
+  span: Span,
+  pageSize = PAGE_SIZE,
+): AsyncGenerator<ExchangeOrderAgg[]> {
   for await (const rows of ordersWithFillsIn(db, account, span, pageSize))
     yield rows.map((r) => ({
       exOrdId: r.exOrdId,
@@ -205,7 +309,14 @@ export async function* exchangeOrderCandidatesIn(
   scanSize = SCAN_SIZE / 2,
   changedSince?: string | null,
 ): AsyncGenerator<{ passed: number; passedWithAvgPx: number; orders: ExchangeOrderAgg[] }> {
-  const symbolsJson = JSON.stringify(filter.symbols.map((x) => ({ symbol: x.symbol, half_inc: x.halfIncrement, min_size: x.minOrderSize, max_size: x.maxOrderSize })));
+  const symbolsJson = JSON.stringify(
+    filter.symbols.map((x) => ({
+      symbol: x.symbol,
+      half_inc: x.halfIncrement,
+      min_size: x.minOrderSize,
+      max_size: x.maxOrderSize,
+    })),
+  );
   const fetch = async (after: string | null) => {
     const rows = (
       await sql<OrderAggRow & { scanned: string; last_id: string | null; passed: string; passed_avg: string }>`
@@ -262,7 +373,13 @@ export async function* exchangeOrderCandidatesIn(
  * orders judged for a change (changedOrderIds) when `changedSince` is given. Each branch takes its
  * own first `limit` ids on its index, so a page costs what it returns, not the table.
  */
-function orderScopeIds(account: string, span: Span, changedSince: string | null | undefined, after: string | null, limit: number) {
+function orderScopeIds(
+  account: string,
+  span: Span,
+  changedSince: string | null | undefined,
+  after: string | null,
+  limit: number,
+) {
   const above = after === null ? sql`` : sql`and ex_ord_id > ${after}::bigint`;
   if (changedSince === null)
     // Never judged: every stored order with a fill or a filled quantity.
@@ -271,7 +388,10 @@ function orderScopeIds(account: string, span: Span, changedSince: string | null 
         (select distinct ex_ord_id, false as in_span from exchange_fill where account = ${account} ${above} order by 1 limit ${limit})
         union all (select ex_ord_id, false from exchange_order where account = ${account} and cum_qty > 0 ${above} order by 1 limit ${limit})
       ) u group by ex_ord_id order by ex_ord_id limit ${limit}`;
-  const changed = changedSince === undefined ? sql`` : sql`union all (select ex_ord_id, false from (${changedOrderIds(account, changedSince, after, limit)}) c)`;
+  const changed =
+    changedSince === undefined
+      ? sql``
+      : sql`union all (select ex_ord_id, false from (${changedOrderIds(account, changedSince, after, limit)}) c)`;
   return sql`
     select ex_ord_id, bool_or(in_span) as in_span from (
       (select distinct ex_ord_id, true as in_span from exchange_fill
@@ -317,21 +437,39 @@ export async function* fillsIn(db: Db, account: string, span: Span, pageSize = P
   const fetch = (after: string | null) => {
     let q = db
       .selectFrom('exchange_fill as f')
-      .leftJoin('exchange_order as o', (j) => j.onRef('o.account', '=', 'f.account').onRef('o.ex_ord_id', '=', 'f.ex_ord_id'))
-      .leftJoin('exchange_order_not_found as n', (j) => j.onRef('n.account', '=', 'f.account').onRef('n.ex_ord_id', '=', 'f.ex_ord_id'))
-      .select(['f.exec_id', 'f.ex_ord_id', 'f.side', 'f.symbol', 'f.price', 'f.qty', 'f.fee', 'f.timestamp', 'o.ex_ord_id as order_id', 'o.ord_type', 'n.ex_ord_id as not_found_id'])
+      .leftJoin('exchange_order as o', (j) =>
+        j.onRef('o.account', '=', 'f.account').onRef('o.ex_ord_id', '=', 'f.ex_ord_id'),
+      )
+      .leftJoin('exchange_order_not_found as n', (j) =>
+        j.onRef('n.account', '=', 'f.account').onRef('n.ex_ord_id', '=', 'f.ex_ord_id'),
+      )
+      .select([
+        'f.exec_id',
+        'f.ex_ord_id',
+        'f.side',
+        'f.symbol',
+        'f.price',
+        'f.qty',
+        'f.fee',
+        'f.timestamp',
+        'o.ex_ord_id as order_id',
+        'o.ord_type',
+        'n.ex_ord_id as not_found_id',
+      ])
       .where('f.account', '=', account)
       .where('f.timestamp', '>=', span.from)
       .where('f.timestamp', '<', span.to);
     if (after !== null) q = q.where('f.exec_id', '>', after);
     return q.orderBy('f.exec_id').limit(pageSize).execute();
   };
-  for await (const rows of keysetPages(fetch, (r) => r.exec_id, pageSize))
-    yield rows.map(toFill);
+  for await (const rows of keysetPages(fetch, (r) => r.exec_id, pageSize)) yield rows.map(toFill);
 }
 
 /** A fill as the rules' queries select it: the stored columns, and whether its order is stored or known missing. */
-type FillRow = Pick<Selectable<ExchangeFillTable>, 'exec_id' | 'ex_ord_id' | 'side' | 'symbol' | 'price' | 'qty' | 'fee' | 'timestamp'> & {
+type FillRow = Pick<
+  Selectable<ExchangeFillTable>,
+  'exec_id' | 'ex_ord_id' | 'side' | 'symbol' | 'price' | 'qty' | 'fee' | 'timestamp'
+> & {
   order_id: string | null;
   ord_type: string | null;
   not_found_id: string | null;
@@ -361,14 +499,21 @@ export async function* fillCandidatesIn(
 ): AsyncGenerator<{ scanned: number; fills: Fill[] }> {
   const basis = filter.feeBasis === 'notional' ? sql`p.qty * p.price` : sql`p.qty`;
   // A fill whose order's type takes liquidity is judged on the taker rate alone (an empty list: none).
-  const takerOnly = filter.takerOnlyTypes.length > 0 ? sql`coalesce(po.ord_type in (${sql.join(filter.takerOnlyTypes)}), false)` : sql`false`;
+  const takerOnly =
+    filter.takerOnlyTypes.length > 0
+      ? sql`coalesce(po.ord_type in (${sql.join(filter.takerOnlyTypes)}), false)`
+      : sql`false`;
   const feeCouldFail = filter.rates
     ? sql`coalesce(abs(p.fee - ${basis} * r.taker) > s.tol - (abs(p.fee) + abs(${basis} * r.taker)) * 1e-50
                    and (${takerOnly}
                         or abs(p.fee - ${basis} * r.maker) > s.tol - (abs(p.fee) + abs(${basis} * r.maker)) * 1e-50), true)`
     : sql`false`;
-  const symbolsJson = JSON.stringify(filter.symbols.map((x) => ({ symbol: x.symbol, inc: x.priceIncrement, lot: x.lotSize, tol: x.feeTolerance })));
-  const ratesJson = JSON.stringify((filter.rates ?? []).map((r) => ({ day: r.day, maker: r.makerRate, taker: r.takerRate })));
+  const symbolsJson = JSON.stringify(
+    filter.symbols.map((x) => ({ symbol: x.symbol, inc: x.priceIncrement, lot: x.lotSize, tol: x.feeTolerance })),
+  );
+  const ratesJson = JSON.stringify(
+    (filter.rates ?? []).map((r) => ({ day: r.day, maker: r.makerRate, taker: r.takerRate })),
+  );
   const fetch = async (after: string | null) => {
     const rows = (
       await sql<FillRow & { scanned: string; last_exec_id: string | null }>`
@@ -406,14 +551,21 @@ export async function* fillCandidatesIn(
     const scanned = head ? Number(head.scanned) : 0;
     return { scanned, last: head?.last_exec_id ?? null, fills: rows.filter((r) => r.exec_id !== null).map(toFill) };
   };
-  for await (const page of keysetScan(fetch, (p) => ({ count: p.scanned, last: p.last }), scanSize)) yield { scanned: page.scanned, fills: page.fills };
+  for await (const page of keysetScan(fetch, (p) => ({ count: p.scanned, last: p.last }), scanSize))
+    yield { scanned: page.scanned, fills: page.fills };
 }
 
 /**
  * Which fills a page of fillCandidatesIn scans: those of the span, and those judged for a change
  * (changedFillIds) when `changedSince` is given; null: every fill (exec_id order on the key).
  */
-function fillScope(account: string, span: Span, changedSince: string | null | undefined, after: string | null, limit: number) {
+function fillScope(
+  account: string,
+  span: Span,
+  changedSince: string | null | undefined,
+  after: string | null,
+  limit: number,
+) {
   const period = sql`f.timestamp >= ${span.from} and f.timestamp < ${span.to}`;
   if (changedSince === null) return sql`true`;
   if (changedSince === undefined) return period;
@@ -440,24 +592,53 @@ function toFill(r: FillRow): Fill {
   };
 }
 
-
 /** Fills with their time in the span, as the workbook lists them: by keyset (timestamp, exec_id). */
-export async function* fillsByTimeIn(db: Db, account: string, span: Span, pageSize = PAGE_SIZE): AsyncGenerator<FillRec[]> {
+export async function* fillsByTimeIn(
+  db: Db,
+  account: string,
+  span: Span,
+  pageSize = PAGE_SIZE,
+): AsyncGenerator<FillRec[]> {
   const fetch = (after: TimeKey | null) =>
     db
       .selectFrom('exchange_fill')
-      .select(['exec_id', 'ex_ord_id', 'trade_id', 'side', 'symbol', 'price', 'qty', 'fee', 'timestamp', sql<string>`timestamp::text`.as('ts_key')])
+      .select([
+        'exec_id',
+        'ex_ord_id',
+        'trade_id',
+        'side',
+        'symbol',
+        'price',
+        'qty',
+        'fee',
+        'timestamp',
+        sql<string>`timestamp::text`.as('ts_key'),
+      ])
       .where('account', '=', account)
       .$call((q) => spanPage(q, { time: 'timestamp', id: 'exec_id', idType: 'bigint' }, span, after, pageSize))
       .execute();
   for await (const rows of keysetPages(fetch, (r) => ({ at: r.ts_key, id: r.exec_id }), pageSize))
-    yield rows.map((r) => ({ execId: r.exec_id, exOrdId: r.ex_ord_id, tradeId: r.trade_id, side: r.side, symbol: r.symbol, price: r.price, qty: r.qty, fee: r.fee, timestamp: r.timestamp }));
+    yield rows.map((r) => ({
+      execId: r.exec_id,
+      exOrdId: r.ex_ord_id,
+      tradeId: r.trade_id,
+      side: r.side,
+      symbol: r.symbol,
+      price: r.price,
+      qty: r.qty,
+      fee: r.fee,
+      timestamp: r.timestamp,
+    }));
 }
 
 // ------------------------------------------------------------------ balance snapshots
 
 /** Balance snapshot headers of one exchange account, oldest first. */
-export async function balanceSnapshotHeaders(db: Db, account: string, exchangeAccount: string): Promise<{ id: string; fetchedAt: Date }[]> {
+export async function balanceSnapshotHeaders(
+  db: Db,
+  account: string,
+  exchangeAccount: string,
+): Promise<{ id: string; fetchedAt: Date }[]> {
   const rows = await db
     .selectFrom('balance_snapshot')
     .select(['id', 'fetched_at'])
@@ -469,11 +650,33 @@ export async function balanceSnapshotHeaders(db: Db, account: string, exchangeAc
   return rows.map((r) => ({ id: r.id, fetchedAt: r.fetched_at }));
 }
 
-export async function balanceSnapshots(db: Db, headers: { id: string; fetchedAt: Date }[]): Promise<Map<string, BalanceSnapshot>> {
-  const map = new Map<string, BalanceSnapshot>(headers.map((h) => [h.id, { id: h.id, fetchedAt: h.fetchedAt, balances: [] }]));
+export async function balanceSnapshots(
+  db: Db,
+  headers: { id: string; fetchedAt: Date }[],
+): Promise<Map<string, BalanceSnapshot>> {
+  const map = new Map<string, BalanceSnapshot>(
+    headers.map((h) => [h.id, { id: h.id, fetchedAt: h.fetchedAt, balances: [] }]),
+  );
   if (headers.length === 0) return map;
-  const rows = await db.selectFrom('balance').selectAll().where('snapshot_id', 'in', headers.map((h) => h.id)).execute();
-  for (const r of rows) map.get(r.snapshot_id)?.balances.push({ currency: r.currency, balance: r.balance, available: r.available, balanceLocal: r.balance_local, rate: r.rate });
+  const rows = await db
+    .selectFrom('balance')
+    .selectAll()
+    .where(
+      'snapshot_id',
+      'in',
+      headers.map((h) => h.id),
+    )
+    .execute();
+  for (const r of rows)
+    map
+      .get(r.snapshot_id)
+      ?.balances.push({
+        currency: r.currency,
+        balance: r.balance,
+        available: r.available,
+        balanceLocal: r.balance_local,
+        rate: r.rate,
+      });
   return map;
 }
 
@@ -489,7 +692,9 @@ export async function latestBalances(db: Db, account: string, exchangeAccount: s
     .limit(1)
     .executeTakeFirst();
   if (!latestSnap) return [];
-  return (await db.selectFrom('balance').selectAll().where('snapshot_id', '=', latestSnap.id).orderBy('currency').execute()).map((r) => ({
+  return (
+    await db.selectFrom('balance').selectAll().where('snapshot_id', '=', latestSnap.id).orderBy('currency').execute()
+  ).map((r) => ({
     currency: r.currency,
     balance: r.balance,
     available: r.available,

@@ -94,7 +94,13 @@ function fillUpsert(account: string, unique: NewExchangeFill[], pageText: string
 }
 
 /** Upserts a page of fills (see fillUpsert); `pageValid`: every record of pageText validated. */
-export async function upsertFills(db: Db, account: string, rows: NewExchangeFill[], pageText?: string, pageValid = false): Promise<number> {
+export async function upsertFills(
+  db: Db,
+  account: string,
+  rows: NewExchangeFill[],
+  pageText?: string,
+  pageValid = false,
+): Promise<number> {
   const unique = dedupe(rows, (r) => r.exec_id);
   if (unique.length === 0) return 0;
   await fillUpsert(account, unique, pageText, pageValid).execute(db);
@@ -130,7 +136,14 @@ export interface PageCommit extends PageBookkeeping {
  */
 function bookkeepingCtes(c: PageBookkeeping) {
   const coverage = JSON.stringify(
-    [...c.coverage].map(([day, d]) => ({ day, pages: d.pages, rows: d.rows, quarantined: d.quarantined, settled: d.settled, detail: d.detail ?? null })),
+    [...c.coverage].map(([day, d]) => ({
+      day,
+      pages: d.pages,
+      rows: d.rows,
+      quarantined: d.quarantined,
+      settled: d.settled,
+      detail: d.detail ?? null,
+    })),
   );
   return sql`
     cov as (
@@ -188,7 +201,13 @@ export async function recordPage(db: Db, c: PageBookkeeping): Promise<void> {
  * coverage and cursor commit together without a transaction around them. An empty page records
  * only its bookkeeping. Returns the number of rows written.
  */
-async function writePage<T extends { raw?: string }>(db: Db, rows: T[], columns: RawBuilder<unknown>, parts: RawBuilder<unknown>, c?: PageBookkeeping): Promise<number> {
+async function writePage<T extends { raw?: string }>(
+  db: Db,
+  rows: T[],
+  columns: RawBuilder<unknown>,
+  parts: RawBuilder<unknown>,
+  c?: PageBookkeeping,
+): Promise<number> {
   if (rows.length === 0) {
     if (c) await recordPage(db, c);
     return 0;
@@ -209,7 +228,13 @@ async function writePage<T extends { raw?: string }>(db: Db, rows: T[], columns:
  * listing brings back orders the status listings stored already.
  * `c`: the page's bookkeeping, written by the same statement.
  */
-export async function upsertOrders(db: Db, account: string, rows: NewExchangeOrder[], observedAt: Date, c?: PageBookkeeping): Promise<number> {
+export async function upsertOrders(
+  db: Db,
+  account: string,
+  rows: NewExchangeOrder[],
+  observedAt: Date,
+  c?: PageBookkeeping,
+): Promise<number> {
   const at = observedAt.toISOString();
   return writePage(
     db,
@@ -250,7 +275,13 @@ export async function markOrdersNotFound(db: Db, account: string, ids: string[],
 }
 
 /** Deposits and their state history, as upsertOrders. */
-export async function upsertDeposits(db: Db, account: string, rows: NewExchangeDeposit[], observedAt: Date, c?: PageBookkeeping): Promise<number> {
+export async function upsertDeposits(
+  db: Db,
+  account: string,
+  rows: NewExchangeDeposit[],
+  observedAt: Date,
+  c?: PageBookkeeping,
+): Promise<number> {
   const at = observedAt.toISOString();
   return writePage(
     db,
@@ -274,7 +305,13 @@ export async function upsertDeposits(db: Db, account: string, rows: NewExchangeD
 }
 
 /** Withdrawals and their state history (when they carry one), as upsertOrders. */
-export async function upsertWithdrawals(db: Db, account: string, rows: NewExchangeWithdrawal[], observedAt: Date, c?: PageBookkeeping): Promise<number> {
+export async function upsertWithdrawals(
+  db: Db,
+  account: string,
+  rows: NewExchangeWithdrawal[],
+  observedAt: Date,
+  c?: PageBookkeeping,
+): Promise<number> {
   const at = observedAt.toISOString();
   return writePage(
     db,
@@ -305,11 +342,24 @@ export async function upsertWithdrawals(db: Db, account: string, rows: NewExchan
  */
 export async function insertBalanceSnapshot(
   db: Db,
-  input: { account: string; exchangeAccount: string; fetchedAt: Date; runId: string | null; rawText: string; rows: NewBalance[] },
+  input: {
+    account: string;
+    exchangeAccount: string;
+    fetchedAt: Date;
+    runId: string | null;
+    rawText: string;
+    rows: NewBalance[];
+  },
 ): Promise<string> {
   const { id } = await db
     .insertInto('balance_snapshot')
-    .values({ account: input.account, exchange_account: input.exchangeAccount, fetched_at: input.fetchedAt, run_id: input.runId, raw: input.rawText })
+    .values({
+      account: input.account,
+      exchange_account: input.exchangeAccount,
+      fetched_at: input.fetchedAt,
+      run_id: input.runId,
+      raw: input.rawText,
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   await insertBalances(db, id, input.rows);
@@ -318,27 +368,49 @@ export async function insertBalanceSnapshot(
 
 export async function insertBalances(db: Db, snapshotId: string, rows: NewBalance[]): Promise<void> {
   const unique = dedupe(rows, (r) => r.currency);
-  if (unique.length) await db.insertInto('balance').values(unique.map((r) => ({ snapshot_id: snapshotId, ...r }))).execute();
+  if (unique.length)
+    await db
+      .insertInto('balance')
+      .values(unique.map((r) => ({ snapshot_id: snapshotId, ...r })))
+      .execute();
 }
 
 export async function insertFeeRate(db: Db, snapshotId: string, row: NewExchangeFeeRate): Promise<void> {
-  await db.insertInto('exchange_fee_rate').values({ snapshot_id: snapshotId, ...row }).onConflict((oc) => oc.doNothing()).execute();
+  await db
+    .insertInto('exchange_fee_rate')
+    .values({ snapshot_id: snapshotId, ...row })
+    .onConflict((oc) => oc.doNothing())
+    .execute();
 }
 
 export async function insertSymbols(db: Db, snapshotId: string, rows: NewExchangeSymbol[]): Promise<void> {
   const unique = dedupe(rows, (r) => r.symbol);
-  if (unique.length) await db.insertInto('exchange_symbol').values(unique.map((r) => ({ snapshot_id: snapshotId, ...r }))).onConflict((oc) => oc.doNothing()).execute();
+  if (unique.length)
+    await db
+      .insertInto('exchange_symbol')
+      .values(unique.map((r) => ({ snapshot_id: snapshotId, ...r })))
+      .onConflict((oc) => oc.doNothing())
+      .execute();
 }
 
 export async function insertWhitelist(db: Db, snapshotId: string, rows: NewExchangeWhitelistEntry[]): Promise<void> {
   const unique = dedupe(rows, (r) => r.whitelist_id);
   if (unique.length)
-    await db.insertInto('exchange_whitelist_entry').values(unique.map((r) => ({ snapshot_id: snapshotId, ...r }))).onConflict((oc) => oc.doNothing()).execute();
+    await db
+      .insertInto('exchange_whitelist_entry')
+      .values(unique.map((r) => ({ snapshot_id: snapshotId, ...r })))
+      .onConflict((oc) => oc.doNothing())
+      .execute();
 }
 
 export async function insertTickers(db: Db, snapshotId: string, rows: NewExchangeTicker[]): Promise<void> {
   const unique = dedupe(rows, (r) => r.symbol);
-  if (unique.length) await db.insertInto('exchange_ticker').values(unique.map((r) => ({ snapshot_id: snapshotId, ...r }))).onConflict((oc) => oc.doNothing()).execute();
+  if (unique.length)
+    await db
+      .insertInto('exchange_ticker')
+      .values(unique.map((r) => ({ snapshot_id: snapshotId, ...r })))
+      .onConflict((oc) => oc.doNothing())
+      .execute();
 }
 
 export interface CoverageDelta {

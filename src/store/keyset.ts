@@ -49,7 +49,9 @@ export function spanPage<DB, TB extends keyof DB, O>(
   return q
     .where(sql<boolean>`${time} >= ${span.from}`)
     .where(sql<boolean>`${time} < ${span.to}`)
-    .$if(after !== null, (qb) => qb.where(sql<boolean>`(${time}, ${id}) > (${after?.at}::timestamptz, ${after?.id}::${sql.raw(columns.idType)})`))
+    .$if(after !== null, (qb) =>
+      qb.where(sql<boolean>`(${time}, ${id}) > (${after?.at}::timestamptz, ${after?.id}::${sql.raw(columns.idType)})`),
+    )
     .orderBy(time)
     .orderBy(id)
     .limit(pageSize);
@@ -61,7 +63,11 @@ export function spanPage<DB, TB extends keyof DB, O>(
  * as soon as page n has arrived, so the database works while the consumer handles page n; at
  * most two pages are in memory. Paging ends on an empty page or one shorter than pageSize.
  */
-export async function* keysetScan<P, K>(fetch: (after: K | null) => Promise<P>, scanned: (page: P) => { count: number; last: K | null }, pageSize: number): AsyncGenerator<P> {
+export async function* keysetScan<P, K>(
+  fetch: (after: K | null) => Promise<P>,
+  scanned: (page: P) => { count: number; last: K | null },
+  pageSize: number,
+): AsyncGenerator<P> {
   let pending: Promise<P> | null = fetch(null);
   while (pending) {
     const page: P = await pending;
@@ -75,8 +81,16 @@ export async function* keysetScan<P, K>(fetch: (after: K | null) => Promise<P>, 
 }
 
 /** keysetScan over plain row pages, each row's key read by keyOf. */
-export function keysetPages<R, K>(fetch: (after: K | null) => Promise<R[]>, keyOf: (row: R) => K, pageSize: number): AsyncGenerator<R[]> {
-  return keysetScan(fetch, (rows) => ({ count: rows.length, last: rows.length ? keyOf(rows[rows.length - 1]!) : null }), pageSize);
+export function keysetPages<R, K>(
+  fetch: (after: K | null) => Promise<R[]>,
+  keyOf: (row: R) => K,
+  pageSize: number,
+): AsyncGenerator<R[]> {
+  return keysetScan(
+    fetch,
+    (rows) => ({ count: rows.length, last: rows.length ? keyOf(rows[rows.length - 1]!) : null }),
+    pageSize,
+  );
 }
 
 /** The rows of keyset pages, one at a time. */

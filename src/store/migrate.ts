@@ -48,7 +48,9 @@ export async function migrate(store: Store, sqlDir = defaultSqlDir()): Promise<M
       )`);
     await session.exec(`select pg_advisory_lock(${MIGRATION_LOCK})`);
     try {
-      const rows = await session.query<{ name: string; checksum: string }>('select name, checksum from schema_migration');
+      const rows = await session.query<{ name: string; checksum: string }>(
+        'select name, checksum from schema_migration',
+      );
       const done = new Map(rows.map((r) => [r.name, r.checksum]));
       for (const file of files) {
         const text = readFileSync(join(sqlDir, file), 'utf8');
@@ -56,7 +58,10 @@ export async function migrate(store: Store, sqlDir = defaultSqlDir()): Promise<M
         const previous = done.get(file);
         if (previous !== undefined) {
           if (previous !== checksum)
-            throw new AppError('MIGRATION_CHANGED', `migration ${file} was changed after it was applied; add a new migration instead`);
+            throw new AppError(
+              'MIGRATION_CHANGED',
+              `migration ${file} was changed after it was applied; add a new migration instead`,
+            );
           result.alreadyApplied.push(file);
           continue;
         }
@@ -66,7 +71,9 @@ export async function migrate(store: Store, sqlDir = defaultSqlDir()): Promise<M
           );
         } catch (err) {
           await session.exec('rollback').catch(() => {});
-          throw new AppError('MIGRATION_FAILED', `migration ${file} failed: ${(err as Error).message}`, 1, { cause: err });
+          throw new AppError('MIGRATION_FAILED', `migration ${file} failed: ${(err as Error).message}`, 1, {
+            cause: err,
+          });
         }
         result.applied.push(file);
       }
@@ -93,13 +100,23 @@ export async function migrationStatus(store: Store, sqlDir = defaultSqlDir()): P
   const done = await store.withSession(async (session) => {
     const exists = await session.query<{ t: string | null }>(`select to_regclass('schema_migration')::text as t`);
     if (!exists[0]?.t) return new Map<string, string>();
-    return new Map((await session.query<{ name: string; checksum: string }>('select name, checksum from schema_migration')).map((r) => [r.name, r.checksum]));
+    return new Map(
+      (await session.query<{ name: string; checksum: string }>('select name, checksum from schema_migration')).map(
+        (r) => [r.name, r.checksum],
+      ),
+    );
   });
   const status: MigrationStatus = { applied: [], pending: [], changed: [] };
   for (const file of files) {
     const previous = done.get(file);
     if (previous === undefined) status.pending.push(file);
-    else if (previous !== createHash('sha256').update(readFileSync(join(sqlDir, file), 'utf8')).digest('hex')) status.changed.push(file);
+    else if (
+      previous !==
+      createHash('sha256')
+        .update(readFileSync(join(sqlDir, file), 'utf8'))
+        .digest('hex')
+    )
+      status.changed.push(file);
     else status.applied.push(file);
   }
   return status;

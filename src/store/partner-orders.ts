@@ -101,7 +101,13 @@ export async function upsertPartnerOrders(
 }
 
 /** State history: each observed (state, state time) once, whoever saw it first. */
-export async function recordStates(db: Db, account: string, rows: NewPartnerOrder[], source: OrderSource, now: Date): Promise<void> {
+export async function recordStates(
+  db: Db,
+  account: string,
+  rows: NewPartnerOrder[],
+  source: OrderSource,
+  now: Date,
+): Promise<void> {
   if (rows.length === 0) return;
   const seen = new Map<string, NewPartnerOrder>();
   for (const r of rows) seen.set(`${r.order_id}|${r.order_state}|${r.order_state_updated_at_text}`, r);
@@ -160,7 +166,13 @@ export interface OpenOrdersOfDay {
 export async function listOpenOrdersByDay(db: Db, account: string): Promise<OpenOrdersOfDay[]> {
   const day = sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')`;
   const openDays = (
-    await db.selectFrom('partner_order').select(day.as('day')).distinct().where('account', '=', account).where('order_state', 'in', ['PENDING', 'WITHDRAWING']).execute()
+    await db
+      .selectFrom('partner_order')
+      .select(day.as('day'))
+      .distinct()
+      .where('account', '=', account)
+      .where('order_state', 'in', ['PENDING', 'WITHDRAWING'])
+      .execute()
   ).map((r) => r.day);
   if (openDays.length === 0) return [];
   // Ranks over every order of those days only (an order stuck for months must not make each
@@ -173,10 +185,18 @@ export async function listOpenOrdersByDay(db: Db, account: string): Promise<Open
       'created_at',
       'created_at_text',
       day.as('day'),
-      sql<string>`count(*) over (partition by ${day} order by created_at desc range between unbounded preceding and current row)`.as('rank'),
+      sql<string>`count(*) over (partition by ${day} order by created_at desc range between unbounded preceding and current row)`.as(
+        'rank',
+      ),
     ])
     .where('account', '=', account)
-    .where((eb) => eb.or(openDays.map((d) => eb.and([eb('created_at', '>=', dayStart(d)), eb('created_at', '<', dayStart(addDays(d, 1)))]))))
+    .where((eb) =>
+      eb.or(
+        openDays.map((d) =>
+          eb.and([eb('created_at', '>=', dayStart(d)), eb('created_at', '<', dayStart(addDays(d, 1)))]),
+        ),
+      ),
+    )
     .as('ranked');
   const rows = await db
     .selectFrom(ranked)
@@ -198,7 +218,12 @@ export async function listOpenOrdersByDay(db: Db, account: string): Promise<Open
 
 /** Every distinct address seen on exchange deposits (the rules compare them without a :tag). */
 export async function listExchangeDepositAddresses(db: Db, account: string): Promise<string[]> {
-  const rows = await db.selectFrom('exchange_deposit').select('address').distinct().where('account', '=', account).execute();
+  const rows = await db
+    .selectFrom('exchange_deposit')
+    .select('address')
+    .distinct()
+    .where('account', '=', account)
+    .execute();
   return rows.map((r) => r.address);
 }
 
@@ -229,11 +254,29 @@ export interface CoverageInput {
  * earlier runs' (every request ever made for the day), the rest is the latest listing's
  * (listClosedDays reads its settled and quarantined; the report counts rows from the store).
  */
-export async function saveCoverage(db: Db, account: string, runId: string | null, c: CoverageInput, now: Date): Promise<void> {
+export async function saveCoverage(
+  db: Db,
+  account: string,
+  runId: string | null,
+  c: CoverageInput,
+  now: Date,
+): Promise<void> {
   const detail = JSON.stringify(c.detail);
   await db
     .insertInto('sync_coverage')
-    .values({ account, source: 'partner', stream: c.stream, day: c.day, pages: c.pages, rows: c.rows, quarantined: c.quarantined, settled: c.settled, detail, run_id: runId, updated_at: now })
+    .values({
+      account,
+      source: 'partner',
+      stream: c.stream,
+      day: c.day,
+      pages: c.pages,
+      rows: c.rows,
+      quarantined: c.quarantined,
+      settled: c.settled,
+      detail,
+      run_id: runId,
+      updated_at: now,
+    })
     .onConflict((oc) =>
       oc.columns(['account', 'source', 'stream', 'day']).doUpdateSet((eb) => ({
         pages: eb('sync_coverage.pages', '+', c.pages),
@@ -281,7 +324,13 @@ export async function saveCurrencies(db: Db, snapshotId: string, rows: NewPartne
 }
 
 /** One quote per run and pair/amount: a re-run of the same run id stores nothing new. */
-export async function saveQuote(db: Db, account: string, runId: string | null, fetchedAt: Date, q: NewPartnerQuote): Promise<boolean> {
+export async function saveQuote(
+  db: Db,
+  account: string,
+  runId: string | null,
+  fetchedAt: Date,
+  q: NewPartnerQuote,
+): Promise<boolean> {
   const r = await db
     .insertInto('partner_quote')
     .values({ ...q, account, run_id: runId, fetched_at: fetchedAt })

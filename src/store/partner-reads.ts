@@ -8,7 +8,32 @@ import type { PartnerDailyRec, PartnerOrderRec, WebhookStats } from '../report/m
 import { keysetPages, PAGE_SIZE, spanPage, type Span, type TimeKey } from './keyset.js';
 import { changedHashes, changedRow } from './changes.js';
 
-export function toPartnerOrder(r: Pick<PartnerOrderRow, 'order_id' | 'order_type' | 'created_at' | 'created_at_text' | 'order_state' | 'order_state_updated_at' | 'order_state_updated_at_text' | 'input_currency' | 'input_amount' | 'output_currency' | 'output_amount' | 'amount_usd' | 'processing_fee' | 'processing_fee_usd' | 'partner_fee' | 'partner_fee_usd' | 'network_fee' | 'network_fee_usd' | 'target_wallet_address' | 'transaction_hash' | 'not_found_at'>): PartnerOrder {
+export function toPartnerOrder(
+  r: Pick<
+    PartnerOrderRow,
+    | 'order_id'
+    | 'order_type'
+    | 'created_at'
+    | 'created_at_text'
+    | 'order_state'
+    | 'order_state_updated_at'
+    | 'order_state_updated_at_text'
+    | 'input_currency'
+    | 'input_amount'
+    | 'output_currency'
+    | 'output_amount'
+    | 'amount_usd'
+    | 'processing_fee'
+    | 'processing_fee_usd'
+    | 'partner_fee'
+    | 'partner_fee_usd'
+    | 'network_fee'
+    | 'network_fee_usd'
+    | 'target_wallet_address'
+    | 'transaction_hash'
+    | 'not_found_at'
+  >,
+): PartnerOrder {
   return {
     orderId: r.order_id,
     orderType: r.order_type,
@@ -35,25 +60,57 @@ export function toPartnerOrder(r: Pick<PartnerOrderRow, 'order_id' | 'order_type
 }
 
 export const ORDER_COLUMNS = [
-  'order_id', 'order_type', 'created_at', 'created_at_text', 'order_state', 'order_state_updated_at', 'order_state_updated_at_text',
-  'input_currency', 'input_amount', 'output_currency', 'output_amount', 'amount_usd', 'processing_fee', 'processing_fee_usd',
-  'partner_fee', 'partner_fee_usd', 'network_fee', 'network_fee_usd', 'target_wallet_address', 'transaction_hash', 'not_found_at',
+  'order_id',
+  'order_type',
+  'created_at',
+  'created_at_text',
+  'order_state',
+  'order_state_updated_at',
+  'order_state_updated_at_text',
+  'input_currency',
+  'input_amount',
+  'output_currency',
+  'output_amount',
+  'amount_usd',
+  'processing_fee',
+  'processing_fee_usd',
+  'partner_fee',
+  'partner_fee_usd',
+  'network_fee',
+  'network_fee_usd',
+  'target_wallet_address',
+  'transaction_hash',
+  'not_found_at',
 ] as const;
 
 /**
  * Partner orders created in the span, by keyset (created_at, order_id), one page at a time, with
  * the columns only the workbook shows (payment method, external reference).
  */
-export async function* partnerOrdersCreatedIn(db: Db, account: string, span: Span, pageSize = PAGE_SIZE): AsyncGenerator<PartnerOrderRec[]> {
+export async function* partnerOrdersCreatedIn(
+  db: Db,
+  account: string,
+  span: Span,
+  pageSize = PAGE_SIZE,
+): AsyncGenerator<PartnerOrderRec[]> {
   const fetch = (after: TimeKey | null) =>
     db
       .selectFrom('partner_order')
-      .select([...ORDER_COLUMNS, 'payment_method', 'external_reference', sql<string>`created_at::text`.as('created_key')])
+      .select([
+        ...ORDER_COLUMNS,
+        'payment_method',
+        'external_reference',
+        sql<string>`created_at::text`.as('created_key'),
+      ])
       .where('account', '=', account)
       .$call((q) => spanPage(q, { time: 'created_at', id: 'order_id', idType: 'text' }, span, after, pageSize))
       .execute();
   for await (const rows of keysetPages(fetch, (r) => ({ at: r.created_key, id: r.order_id }), pageSize))
-    yield rows.map((r) => ({ ...toPartnerOrder(r), paymentMethod: r.payment_method, externalReference: r.external_reference }));
+    yield rows.map((r) => ({
+      ...toPartnerOrder(r),
+      paymentMethod: r.payment_method,
+      externalReference: r.external_reference,
+    }));
 }
 
 /**
@@ -61,12 +118,20 @@ export async function* partnerOrdersCreatedIn(db: Db, account: string, span: Spa
  * created in the span, by keyset on order_id: the order changed, or it carries a hash a changed
  * deposit or order carries or gave up (the claimants of a deposit, docs/rules.md X_DEPOSIT_MISSING).
  */
-export async function* partnerOrdersChangedOutside(db: Db, account: string, span: Span, since: string | null, pageSize = PAGE_SIZE): AsyncGenerator<PartnerOrder[]> {
+export async function* partnerOrdersChangedOutside(
+  db: Db,
+  account: string,
+  span: Span,
+  since: string | null,
+  pageSize = PAGE_SIZE,
+): AsyncGenerator<PartnerOrder[]> {
   // The changed ids by their two indexes (change_xid, transaction_hash): an OR would read every order.
   const changed =
     since === null
       ? null
-      : sql<{ order_id: string }>`select order_id from partner_order c where account = ${account} and ${changedRow('c', since)}
+      : sql<{
+          order_id: string;
+        }>`select order_id from partner_order c where account = ${account} and ${changedRow('c', since)}
           union select order_id from partner_order where account = ${account} and transaction_hash in (${changedHashes(account, since)})`;
   const fetch = (after: string | null) =>
     db
@@ -84,7 +149,12 @@ export async function* partnerOrdersChangedOutside(db: Db, account: string, span
 
 /** Every stored order still PENDING or WITHDRAWING (P_STALE), whatever its creation date. */
 export async function openPartnerOrders(db: Db, account: string): Promise<PartnerOrder[]> {
-  const rows = await db.selectFrom('partner_order').select(ORDER_COLUMNS).where('account', '=', account).where('order_state', 'in', ['PENDING', 'WITHDRAWING']).execute();
+  const rows = await db
+    .selectFrom('partner_order')
+    .select(ORDER_COLUMNS)
+    .where('account', '=', account)
+    .where('order_state', 'in', ['PENDING', 'WITHDRAWING'])
+    .execute();
   return rows.map(toPartnerOrder);
 }
 
@@ -92,19 +162,41 @@ export async function openPartnerOrders(db: Db, account: string): Promise<Partne
  * Every stored partner order carrying one of the hashes, by hash, whatever its creation day: the
  * claimants of each hash's deposits (one deposit settles at most one order, docs/rules.md).
  */
-export async function partnerOrdersByTxHash(db: Db, account: string, hashes: string[]): Promise<Map<string, PartnerOrder[]>> {
+export async function partnerOrdersByTxHash(
+  db: Db,
+  account: string,
+  hashes: string[],
+): Promise<Map<string, PartnerOrder[]>> {
   const map = new Map<string, PartnerOrder[]>();
   if (hashes.length === 0) return map;
-  const rows = await db.selectFrom('partner_order').select(ORDER_COLUMNS).where('account', '=', account).where('transaction_hash', 'in', hashes).execute();
+  const rows = await db
+    .selectFrom('partner_order')
+    .select(ORDER_COLUMNS)
+    .where('account', '=', account)
+    .where('transaction_hash', 'in', hashes)
+    .execute();
   for (const r of rows) map.set(r.transaction_hash!, [...(map.get(r.transaction_hash!) ?? []), toPartnerOrder(r)]);
   return map;
 }
 
-export async function webhookEventsByOrder(db: Db, account: string, orderIds: string[]): Promise<Map<string, WebhookEventLite[]>> {
+export async function webhookEventsByOrder(
+  db: Db,
+  account: string,
+  orderIds: string[],
+): Promise<Map<string, WebhookEventLite[]>> {
   const map = new Map<string, WebhookEventLite[]>();
   if (orderIds.length === 0) return map;
-  const rows = await db.selectFrom('webhook_event').select(['order_id', 'order_state', 'order_state_updated_at_text']).where('account', '=', account).where('order_id', 'in', orderIds).execute();
-  for (const r of rows) map.set(r.order_id, [...(map.get(r.order_id) ?? []), { orderState: r.order_state, orderStateUpdatedAtText: r.order_state_updated_at_text }]);
+  const rows = await db
+    .selectFrom('webhook_event')
+    .select(['order_id', 'order_state', 'order_state_updated_at_text'])
+    .where('account', '=', account)
+    .where('order_id', 'in', orderIds)
+    .execute();
+  for (const r of rows)
+    map.set(r.order_id, [
+      ...(map.get(r.order_id) ?? []),
+      { orderState: r.order_state, orderStateUpdatedAtText: r.order_state_updated_at_text },
+    ]);
   return map;
 }
 
@@ -112,13 +204,17 @@ export async function webhookEventsByOrder(db: Db, account: string, orderIds: st
 export async function webhookStatsIn(db: Db, account: string, span: Span): Promise<WebhookStats> {
   const res = await sql<{ events: string; duplicates: string | null; drifted: string }>`
     select count(*) as events, sum(duplicate_count) as duplicates, count(*) filter (where cardinality(extra_fields) > 0) as drifted
-    from webhook_event where account = ${account} and received_at >= ${span.from} and received_at < ${span.to}`.execute(db);
+    from webhook_event where account = ${account} and received_at >= ${span.from} and received_at < ${span.to}`.execute(
+    db,
+  );
   const fields = await sql<{ field: string }>`
     select distinct unnest(extra_fields) as field
     from webhook_event where account = ${account} and received_at >= ${span.from} and received_at < ${span.to}
     order by 1 limit 50`.execute(db);
   const conflicts = await sql<{ n: string }>`
-    select count(*) as n from webhook_event_conflict where account = ${account} and first_seen_at >= ${span.from} and first_seen_at < ${span.to}`.execute(db);
+    select count(*) as n from webhook_event_conflict where account = ${account} and first_seen_at >= ${span.from} and first_seen_at < ${span.to}`.execute(
+    db,
+  );
   const r = res.rows[0];
   return {
     conflicts: Number(conflicts.rows[0]?.n ?? 0),

@@ -25,20 +25,22 @@ export interface QuarantineInput {
 export async function quarantineRecords(db: Db, records: QuarantineInput[]): Promise<void> {
   if (records.length === 0) return;
   const now = new Date();
-  const values = records.map((r) => storableInput(r)).map((r) => ({
-    account: r.account,
-    source: r.source,
-    endpoint: r.endpoint,
-    entity: r.entity,
-    record_key: r.recordKey,
-    position: r.position,
-    raw_text: r.rawText,
-    raw_hash: createHash('sha256').update(r.rawText).digest('hex'),
-    reason: r.reason,
-    run_id: r.runId ?? null,
-    first_seen_at: now,
-    last_seen_at: now,
-  }));
+  const values = records
+    .map((r) => storableInput(r))
+    .map((r) => ({
+      account: r.account,
+      source: r.source,
+      endpoint: r.endpoint,
+      entity: r.entity,
+      record_key: r.recordKey,
+      position: r.position,
+      raw_text: r.rawText,
+      raw_hash: createHash('sha256').update(r.rawText).digest('hex'),
+      reason: r.reason,
+      run_id: r.runId ?? null,
+      first_seen_at: now,
+      last_seen_at: now,
+    }));
   // Dedupe within the batch: "on conflict" cannot touch the same row twice in one statement.
   const unique = [...new Map(values.map((v) => [`${v.account}|${v.source}|${v.endpoint}|${v.raw_hash}`, v])).values()];
   await db
@@ -76,7 +78,12 @@ function storableInput(r: QuarantineInput): QuarantineInput {
  * A later fetch of the same record validated: its quarantine entries are resolved (and so is
  * its S_QUARANTINE break at the next reconcile).
  */
-export async function resolveQuarantined(db: Db, account: string, entity: string, recordKeys: string[]): Promise<number> {
+export async function resolveQuarantined(
+  db: Db,
+  account: string,
+  entity: string,
+  recordKeys: string[],
+): Promise<number> {
   if (recordKeys.length === 0) return 0;
   const result = await db
     .updateTable('quarantine')
@@ -98,5 +105,14 @@ export async function unresolvedQuarantine(db: Db, account: string): Promise<Qua
     .where('resolved_at', 'is', null)
     .orderBy('id')
     .execute();
-  return rows.map((r) => ({ id: r.id, source: r.source, endpoint: r.endpoint, entity: r.entity, recordKey: r.record_key, position: r.position, reason: r.reason, firstSeenAt: r.first_seen_at }));
+  return rows.map((r) => ({
+    id: r.id,
+    source: r.source,
+    endpoint: r.endpoint,
+    entity: r.entity,
+    recordKey: r.record_key,
+    position: r.position,
+    reason: r.reason,
+    firstSeenAt: r.first_seen_at,
+  }));
 }

@@ -10,7 +10,9 @@ const LOCK_KEY_SQL = `hashtext(current_schema() || ':' || $1)`;
 
 /** Takes the lock on this session if it is free; never waits. */
 export async function tryAdvisoryLock(session: Session, key: string): Promise<boolean> {
-  const rows = await session.query<{ locked: boolean }>(`select pg_try_advisory_lock(${LOCK_KEY_SQL}) as locked`, [key]);
+  const rows = await session.query<{ locked: boolean }>(`select pg_try_advisory_lock(${LOCK_KEY_SQL}) as locked`, [
+    key,
+  ]);
   return rows[0]?.locked === true;
 }
 

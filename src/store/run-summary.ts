@@ -1,6 +1,15 @@
 /** The `--json` run summary (DESIGN.md "JSON summary"): the run's counts and requests, every open break as a projection of Break, and their counts. */
 import type { Db } from './database.js';
-import { lateCounts, openBreakCounts, sortLate, type BreakWorkflow, type LateBreak, type LateCounts, type OpenBreakCounts, type ReportedBreak } from '../domain/index.js';
+import {
+  lateCounts,
+  openBreakCounts,
+  sortLate,
+  type BreakWorkflow,
+  type LateBreak,
+  type LateCounts,
+  type OpenBreakCounts,
+  type ReportedBreak,
+} from '../domain/index.js';
 import { parseRunRequests, type RunRequests } from '../http/meter.js';
 import { openBreaksOfRun } from './breaks.js';
 import { jsonNumber } from '../decimal/json.js';
@@ -11,7 +20,19 @@ import { spanOf } from './keyset.js';
 import type { WebhookStats } from '../report/model.js';
 
 /** The fields of a Break the summary shows, in the documented order (the JSON keys keep it; inPeriod came last). */
-const SUMMARY_FIELDS = ['code', 'key', 'severity', 'currency', 'expected', 'actual', 'difference', 'status', 'firstSeenRun', 'lastSeenRun', 'inPeriod'] as const satisfies readonly (keyof ReportedBreak)[];
+const SUMMARY_FIELDS = [
+  'code',
+  'key',
+  'severity',
+  'currency',
+  'expected',
+  'actual',
+  'difference',
+  'status',
+  'firstSeenRun',
+  'lastSeenRun',
+  'inPeriod',
+] as const satisfies readonly (keyof ReportedBreak)[];
 
 /** Where people stand on the break (README "Working breaks"); lastNote: the newest note or acknowledgement reason. */
 export type JsonSummaryWorkflow = Pick<BreakWorkflow, 'status' | 'owner' | 'explanation' | 'lastNote'>;
@@ -20,7 +41,12 @@ export type JsonSummaryBreak = Pick<ReportedBreak, (typeof SUMMARY_FIELDS)[numbe
 
 const summaryBreak = (b: ReportedBreak): JsonSummaryBreak => ({
   ...(Object.fromEntries(SUMMARY_FIELDS.map((k) => [k, b[k]])) as Pick<ReportedBreak, (typeof SUMMARY_FIELDS)[number]>),
-  workflow: { status: b.workflow.status, owner: b.workflow.owner, explanation: b.workflow.explanation, lastNote: b.workflow.lastNote },
+  workflow: {
+    status: b.workflow.status,
+    owner: b.workflow.owner,
+    explanation: b.workflow.explanation,
+    lastNote: b.workflow.lastNote,
+  },
 });
 
 /** The `--json` document (DESIGN.md "JSON summary"). */
@@ -50,7 +76,15 @@ export interface JsonSummary {
   lateData: LateCounts & { breaks: Array<Pick<LateBreak, 'code' | 'key' | 'day' | 'event' | 'severity'>> };
 }
 
-const COUNT_KEYS: (keyof RunCounts)[] = ['partnerOrders', 'fills', 'exchangeOrders', 'deposits', 'withdrawals', 'balanceSnapshots', 'quarantined'];
+const COUNT_KEYS: (keyof RunCounts)[] = [
+  'partnerOrders',
+  'fills',
+  'exchangeOrders',
+  'deposits',
+  'withdrawals',
+  'balanceSnapshots',
+  'quarantined',
+];
 
 /** run.counts comes back through the lossless JSON parser: numbers are LosslessNumber objects. */
 function readCounts(raw: unknown): RunCounts {
@@ -73,7 +107,11 @@ export class RunNotFoundError extends Error {
 export async function jsonSummary(db: Db, account: string, runId: string): Promise<JsonSummary> {
   const run = await getRun(db, runId);
   if (!run) throw new RunNotFoundError(runId);
-  const breaks = await openBreaksOfRun(db, { id: run.id, account, periodFrom: run.period_from, periodTo: run.period_to }, 'severity');
+  const breaks = await openBreaksOfRun(
+    db,
+    { id: run.id, account, periodFrom: run.period_from, periodTo: run.period_to },
+    'severity',
+  );
   return {
     runId: run.id,
     status: run.status,
@@ -83,11 +121,17 @@ export async function jsonSummary(db: Db, account: string, runId: string): Promi
     breaks: breaks.map(summaryBreak),
     report: run.report_path,
     breakCounts: openBreakCounts(breaks),
-    webhooks: run.period_from && run.period_to ? await webhookStatsIn(db, account, spanOf({ from: run.period_from, to: run.period_to })) : null,
+    webhooks:
+      run.period_from && run.period_to
+        ? await webhookStatsIn(db, account, spanOf({ from: run.period_from, to: run.period_to }))
+        : null,
     lateData: lateData(readLateBreaks(run.late_breaks)),
   };
 }
 
 export function lateData(late: readonly LateBreak[]): JsonSummary['lateData'] {
-  return { ...lateCounts(late), breaks: sortLate(late).map((b) => ({ code: b.code, key: b.key, day: b.day, event: b.event, severity: b.severity })) };
+  return {
+    ...lateCounts(late),
+    breaks: sortLate(late).map((b) => ({ code: b.code, key: b.key, day: b.day, event: b.event, severity: b.severity })),
+  };
 }

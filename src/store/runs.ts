@@ -20,13 +20,25 @@ export type RunCommand = 'run' | 'sync' | 'reconcile' | 'report' | 'deliver';
 
 /** Sortable, readable run id: r20261122T020000Z-3fa9c1. */
 export function newRunId(now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
   return `r${stamp}-${randomBytes(3).toString('hex')}`;
 }
 
 export async function createRun(
   db: Db,
-  input: { account: string; command: RunCommand; trigger?: string; periodFrom?: string | null; periodTo?: string | null; configHash?: string; id?: string; startedAt?: Date },
+  input: {
+    account: string;
+    command: RunCommand;
+    trigger?: string;
+    periodFrom?: string | null;
+    periodTo?: string | null;
+    configHash?: string;
+    id?: string;
+    startedAt?: Date;
+  },
 ): Promise<string> {
   const id = input.id ?? newRunId(input.startedAt);
   await db
@@ -65,7 +77,13 @@ export async function recordStage(
   db: Db,
   runId: string,
   stage: string,
-  timing: { startedAt: Date; finishedAt: Date; status: 'succeeded' | 'failed' | 'skipped'; error?: string; detail?: unknown },
+  timing: {
+    startedAt: Date;
+    finishedAt: Date;
+    status: 'succeeded' | 'failed' | 'skipped';
+    error?: string;
+    detail?: unknown;
+  },
   requests?: RunRequests,
 ): Promise<void> {
   const entry = {
@@ -97,7 +115,13 @@ export async function getRun(db: Db, runId: string): Promise<RunRow | undefined>
 
 /** The account's runs, newest first. */
 export async function recentRuns(db: Db, account: string, limit: number): Promise<RunRow[]> {
-  return db.selectFrom('run').selectAll().where('account', '=', account).orderBy('started_at', 'desc').limit(limit).execute();
+  return db
+    .selectFrom('run')
+    .selectAll()
+    .where('account', '=', account)
+    .orderBy('started_at', 'desc')
+    .limit(limit)
+    .execute();
 }
 
 /** The run of the same period that started last before this one (the report's "changes since"), if any. */
@@ -134,7 +158,10 @@ export async function latestFinishedReconcile(db: Db, account: string): Promise<
 }
 
 /** The newest run of the account still marked running, if any. */
-export async function newestRunningRun(db: Db, account: string): Promise<{ id: string; command: string; startedAt: Date; trigger: string } | undefined> {
+export async function newestRunningRun(
+  db: Db,
+  account: string,
+): Promise<{ id: string; command: string; startedAt: Date; trigger: string } | undefined> {
   const row = await db
     .selectFrom('run')
     .select(['id', 'command', 'started_at', 'trigger'])
@@ -143,7 +170,14 @@ export async function newestRunningRun(db: Db, account: string): Promise<{ id: s
     .orderBy('started_at', 'desc')
     .limit(1)
     .executeTakeFirst();
-  return row && { id: row.id, command: row.command, startedAt: new Date(row.started_at as unknown as string | Date), trigger: row.trigger };
+  return (
+    row && {
+      id: row.id,
+      command: row.command,
+      startedAt: new Date(row.started_at as unknown as string | Date),
+      trigger: row.trigger,
+    }
+  );
 }
 
 /**
@@ -152,14 +186,19 @@ export async function newestRunningRun(db: Db, account: string): Promise<{ id: s
  * and not recorded as finished (run.current_stage), or 'run' when it died between stages.
  * Only called while holding the run lock: then no other run of the account can really be running.
  */
-export async function failInterruptedRuns(db: Db, account: string, now: Date): Promise<Array<{ id: string; failedStage: string }>> {
+export async function failInterruptedRuns(
+  db: Db,
+  account: string,
+  now: Date,
+): Promise<Array<{ id: string; failedStage: string }>> {
   const rows = await db
     .updateTable('run')
     .set({
       status: 'failed',
       finished_at: now,
       failed_stage: sql`coalesce(current_stage, 'run')` as never,
-      error: sql`'interrupted' || coalesce(' in stage ' || current_stage, '') || ': the process ended (killed, or its database connection lost) before the run finished; what it had committed is kept and the next run resumes from it'` as never,
+      error:
+        sql`'interrupted' || coalesce(' in stage ' || current_stage, '') || ': the process ended (killed, or its database connection lost) before the run finished; what it had committed is kept and the next run resumes from it'` as never,
       current_stage: null,
     })
     .where('account', '=', account)
@@ -173,22 +212,37 @@ export async function failInterruptedRuns(db: Db, account: string, now: Date): P
 export async function finishRun(
   db: Db,
   runId: string,
-  outcome: { status: 'succeeded'; requests: RunRequests } | { status: 'failed'; failedStage: string; error: string; requests: RunRequests },
+  outcome:
+    | { status: 'succeeded'; requests: RunRequests }
+    | { status: 'failed'; failedStage: string; error: string; requests: RunRequests },
 ): Promise<void> {
   const requests = stringifyJsonLossless(outcome.requests);
   const set =
     outcome.status === 'succeeded'
       ? { status: 'succeeded', finished_at: new Date(), requests, current_stage: null }
-      : { status: 'failed', failed_stage: outcome.failedStage, error: outcome.error, finished_at: new Date(), requests, current_stage: null };
+      : {
+          status: 'failed',
+          failed_stage: outcome.failedStage,
+          error: outcome.error,
+          finished_at: new Date(),
+          requests,
+          current_stage: null,
+        };
   await db.updateTable('run').set(set).where('id', '=', runId).execute();
 }
 
 /** Adds fields to one recorded stage's detail (e.g. the open-break count after reconcile). */
-export async function mergeStageDetail(db: Db, runId: string, stage: string, extra: Record<string, unknown>): Promise<void> {
+export async function mergeStageDetail(
+  db: Db,
+  runId: string,
+  stage: string,
+  extra: Record<string, unknown>,
+): Promise<void> {
   await db
     .updateTable('run')
     .set({
-      stages: sql`jsonb_set(stages, ${sql.val([stage, 'detail'])}::text[], coalesce(stages -> ${stage} -> 'detail', '{}'::jsonb) || ${stringifyJsonLossless(extra)}::jsonb)` as never,
+      stages:
+        sql`jsonb_set(stages, ${sql.val([stage, 'detail'])}::text[], coalesce(stages -> ${stage} -> 'detail', '{}'::jsonb) || ${stringifyJsonLossless(extra)}::jsonb)` as never,
     })
     .where('id', '=', runId)
     .where(sql<boolean>`stages ? ${stage}`)
@@ -221,7 +275,14 @@ export async function recordReconcile(
 ): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await writeBreaks(trx, input.account, input.upserts, input.events);
-    if (input.webhookJudgement) await recordWebhookJudgements(trx, input.account, input.runId, input.webhookJudgement.cutoff, input.webhookJudgement.now);
+    if (input.webhookJudgement)
+      await recordWebhookJudgements(
+        trx,
+        input.account,
+        input.runId,
+        input.webhookJudgement.cutoff,
+        input.webhookJudgement.now,
+      );
     await replaceBalanceRoll(trx, input.runId, input.account, input.balanceRoll);
     await closeJudgement(trx, input.account, input.runId, input.judgement, new Date());
     await trx
@@ -239,19 +300,37 @@ export async function recordReconcile(
 }
 
 /** The workbook written for the run, with the counts of open breaks it shows and its e-mail's digest (the e-mail sends these with it). */
-export async function setReportPath(db: Db, runId: string, path: string, breakCounts: OpenBreakCounts, digest?: ReportDigest): Promise<void> {
+export async function setReportPath(
+  db: Db,
+  runId: string,
+  path: string,
+  breakCounts: OpenBreakCounts,
+  digest?: ReportDigest,
+): Promise<void> {
   await db
     .updateTable('run')
-    .set({ report_path: path, break_counts: JSON.stringify(breakCounts), report_digest: digest ? JSON.stringify(digest) : null })
+    .set({
+      report_path: path,
+      break_counts: JSON.stringify(breakCounts),
+      report_digest: digest ? JSON.stringify(digest) : null,
+    })
     .where('id', '=', runId)
     .execute();
 }
 
 /** The e-mail's outcome: sent (now), or not sent with the reason (`deliver <runId>` retries). */
-export async function recordDelivery(db: Db, runId: string, outcome: { delivered: true } | { delivered: false; error: string }): Promise<void> {
+export async function recordDelivery(
+  db: Db,
+  runId: string,
+  outcome: { delivered: true } | { delivered: false; error: string },
+): Promise<void> {
   await db
     .updateTable('run')
-    .set(outcome.delivered ? { delivered: true, delivered_at: new Date(), delivery_error: null } : { delivered: false, delivered_at: null, delivery_error: outcome.error })
+    .set(
+      outcome.delivered
+        ? { delivered: true, delivered_at: new Date(), delivery_error: null }
+        : { delivered: false, delivered_at: null, delivery_error: outcome.error },
+    )
     .where('id', '=', runId)
     .execute();
 }
@@ -268,14 +347,21 @@ export async function completeRedeliveredRun(db: Db, runId: string, startedAt: D
     .where('status', '=', 'failed')
     .where('failed_stage', '=', 'deliver')
     .executeTakeFirst();
-  if (Number(updated.numUpdatedRows) > 0) await recordStage(db, runId, 'deliver', { startedAt, finishedAt: new Date(), status: 'succeeded', detail: { retried: true } });
+  if (Number(updated.numUpdatedRows) > 0)
+    await recordStage(db, runId, 'deliver', {
+      startedAt,
+      finishedAt: new Date(),
+      status: 'succeeded',
+      detail: { retried: true },
+    });
 }
 
 /** The run as the report and the e-mail show it (jsonb numbers as plain numbers); only a run of a period can be reported. */
 export async function loadRun(db: Db, runId: string): Promise<RunInfo> {
   const row = await getRun(db, runId);
   if (!row) throw new ReportError(`run ${runId} not found; list runs with \`ramp-recon runs\``);
-  if (!row.period_from || !row.period_to) throw new ReportError(`run ${runId} (${row.command}) has no period; only runs of a period can be reported`);
+  if (!row.period_from || !row.period_to)
+    throw new ReportError(`run ${runId} (${row.command}) has no period; only runs of a period can be reported`);
   return {
     id: row.id,
     account: row.account,
@@ -305,17 +391,34 @@ export function readLateBreaks(value: unknown): LateBreak[] {
   const text = (v: unknown) => (typeof v === 'string' ? v : null);
   return value.flatMap((v: Record<string, unknown> | null) => {
     const event = text(v?.event);
-    if (!v || !text(v.code) || !text(v.key) || !text(v.day) || (event !== 'opened' && event !== 'reopened' && event !== 'resolved')) return [];
-    return [{ code: text(v.code)!, key: text(v.key)!, day: text(v.day)!, event, severity: text(v.severity) ?? '', message: text(v.message) }];
+    if (
+      !v ||
+      !text(v.code) ||
+      !text(v.key) ||
+      !text(v.day) ||
+      (event !== 'opened' && event !== 'reopened' && event !== 'resolved')
+    )
+      return [];
+    return [
+      {
+        code: text(v.code)!,
+        key: text(v.key)!,
+        day: text(v.day)!,
+        event,
+        severity: text(v.severity) ?? '',
+        message: text(v.message),
+      },
+    ];
   });
 }
 
 function plainCounts(value: unknown): Record<string, number> {
   const out: Record<string, number> = {};
-  if (value && typeof value === 'object') for (const [k, v] of Object.entries(value)) {
-    const n = jsonNumber(v);
-    if (n !== null) out[k] = n;
-  }
+  if (value && typeof value === 'object')
+    for (const [k, v] of Object.entries(value)) {
+      const n = jsonNumber(v);
+      if (n !== null) out[k] = n;
+    }
   return out;
 }
 
@@ -325,40 +428,48 @@ function plainBreakCounts(value: unknown): OpenBreakCounts | null {
   if (!obj || typeof obj !== 'object' || !obj.severity || !Array.isArray(obj.rules)) return null;
   const splitOf = (v: unknown): PeriodSplit => {
     const o = (v && typeof v === 'object' ? v : {}) as Record<string, unknown>;
-    return { total: jsonNumber(o.total) ?? 0, inPeriod: jsonNumber(o.inPeriod) ?? 0, carriedOver: jsonNumber(o.carriedOver) ?? 0 };
+    return {
+      total: jsonNumber(o.total) ?? 0,
+      inPeriod: jsonNumber(o.inPeriod) ?? 0,
+      carriedOver: jsonNumber(o.carriedOver) ?? 0,
+    };
   };
   const severity = obj.severity as Record<string, unknown>;
   return {
     ...splitOf(obj),
     explained: jsonNumber(obj.explained) ?? 0,
     severity: { high: splitOf(severity.high), medium: splitOf(severity.medium), low: splitOf(severity.low) },
-    rules: (obj.rules as Array<Record<string, unknown>>).map((r) => ({ code: String(r.code), severity: String(r.severity) as Severity, ...splitOf(r), explained: jsonNumber(r.explained) ?? 0 })),
+    rules: (obj.rules as Array<Record<string, unknown>>).map((r) => ({
+      code: String(r.code),
+      severity: String(r.severity) as Severity,
+      ...splitOf(r),
+      explained: jsonNumber(r.explained) ?? 0,
+    })),
   };
 }
 
 /** run.report_digest as written by setReportPath (its numbers come back as LosslessNumber); null when absent or not that shape. */
 function plainDigest(value: unknown): ReportDigest | null {
   const o = value as Record<string, unknown> | null;
-  if (!o || typeof o !== 'object' || typeof o.period !== 'string' || !o.headline || !Array.isArray(o.topBreaks)) return null;
+  if (!o || typeof o !== 'object' || typeof o.period !== 'string' || !o.headline || !Array.isArray(o.topBreaks))
+    return null;
   const h = o.headline as Record<string, unknown>;
   const tone = h.tone === 'ok' || h.tone === 'explained' ? h.tone : 'bad';
   return {
     period: o.period,
     attachmentName: String(o.attachmentName ?? ''),
     headline: { tone, text: String(h.text ?? ''), detail: String(h.detail ?? ''), status: String(h.status ?? '') },
-    topBreaks: (o.topBreaks as Array<Record<string, unknown>>).map(
-      (b): DigestBreak => ({
-        code: String(b.code),
-        key: String(b.key),
-        severity: String(b.severity),
-        sentence: String(b.sentence ?? ''),
-        ageDays: jsonNumber(b.ageDays) ?? 0,
-        usdImpact: typeof b.usdImpact === 'string' ? b.usdImpact : null,
-        inPeriod: b.inPeriod === true,
-        explained: b.explained === true,
-        why: b.why === 'largest' ? 'largest' : 'oldest',
-      }),
-    ),
+    topBreaks: (o.topBreaks as Array<Record<string, unknown>>).map((b): DigestBreak => ({
+      code: String(b.code),
+      key: String(b.key),
+      severity: String(b.severity),
+      sentence: String(b.sentence ?? ''),
+      ageDays: jsonNumber(b.ageDays) ?? 0,
+      usdImpact: typeof b.usdImpact === 'string' ? b.usdImpact : null,
+      inPeriod: b.inPeriod === true,
+      explained: b.explained === true,
+      why: b.why === 'largest' ? 'largest' : 'oldest',
+    })),
     ...(o.late && typeof o.late === 'object' ? { late: plainLate(o.late as Record<string, unknown>) } : {}),
     writtenAt: String(o.writtenAt ?? ''),
   };
@@ -366,7 +477,13 @@ function plainDigest(value: unknown): ReportDigest | null {
 
 function plainLate(o: Record<string, unknown>): NonNullable<ReportDigest['late']> {
   const breaks = readLateBreaks(o.breaks);
-  return { total: jsonNumber(o.total) ?? breaks.length, opened: jsonNumber(o.opened) ?? 0, reopened: jsonNumber(o.reopened) ?? 0, resolved: jsonNumber(o.resolved) ?? 0, breaks };
+  return {
+    total: jsonNumber(o.total) ?? breaks.length,
+    opened: jsonNumber(o.opened) ?? 0,
+    reopened: jsonNumber(o.reopened) ?? 0,
+    resolved: jsonNumber(o.resolved) ?? 0,
+    breaks,
+  };
 }
 
 function plainStages(value: unknown): Record<string, StageInfo> {
@@ -400,4 +517,3 @@ function plainRules(value: unknown): RuleResult[] {
       reason: typeof r.reason === 'string' ? r.reason : undefined,
     }));
 }
-

@@ -468,11 +468,15 @@ export type BreakRow = Selectable<BreakTable>;
  * decimal text, raw records as JSON text; never a Date or a JS number), without `StoreColumns`,
  * which the store sets itself (account, first/last seen times, snapshot id).
  */
-type Written<T, StoreColumns extends keyof T> = { [K in Exclude<keyof T, StoreColumns>]: Exclude<InsertType<T[K]>, Date | undefined> };
+type Written<T, StoreColumns extends keyof T> = {
+  [K in Exclude<keyof T, StoreColumns>]: Exclude<InsertType<T[K]>, Date | undefined>;
+};
 type SeenColumns = 'account' | 'first_seen_at' | 'last_seen_at';
 
 /** order_state_updated_key is always written (older rows may lack it). */
-export type NewPartnerOrder = Written<PartnerOrderTable, SeenColumns | 'not_found_at'> & { order_state_updated_key: string };
+export type NewPartnerOrder = Written<PartnerOrderTable, SeenColumns | 'not_found_at'> & {
+  order_state_updated_key: string;
+};
 export type NewPartnerCurrency = Written<PartnerCurrencyTable, 'snapshot_id'>;
 export type NewPartnerQuote = Written<PartnerQuoteTable, 'id' | 'account' | 'run_id' | 'fetched_at'>;
 /** trade_id is always present on the wire; page_index: 1-based position of the record in its page (the store can take its raw JSON from the page text). */

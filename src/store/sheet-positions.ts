@@ -44,7 +44,13 @@ const KEYS_PER_QUERY = 10_000;
  * have a row there; the caller turns it into a sheet part and row (rowPlace). One ranking of the
  * sheet's rows per chunk of keys; only the asked keys come back.
  */
-export async function sheetPositions(db: Db, sheet: QueriedSheet, account: string, span: Span, keys: readonly string[]): Promise<Map<string, number>> {
+export async function sheetPositions(
+  db: Db,
+  sheet: QueriedSheet,
+  account: string,
+  span: Span,
+  keys: readonly string[],
+): Promise<Map<string, number>> {
   const positions = new Map<string, number>();
   const unique = [...new Set(keys)];
   for (let i = 0; i < unique.length; i += KEYS_PER_QUERY) {
@@ -58,7 +64,12 @@ export async function sheetPositions(db: Db, sheet: QueriedSheet, account: strin
 }
 
 /** sheetPositions of every queried sheet that has keys. */
-export async function dataSheetPositions(db: Db, account: string, span: Span, keys: ReadonlyMap<string, readonly string[]>): Promise<Map<QueriedSheet, Map<string, number>>> {
+export async function dataSheetPositions(
+  db: Db,
+  account: string,
+  span: Span,
+  keys: ReadonlyMap<string, readonly string[]>,
+): Promise<Map<QueriedSheet, Map<string, number>>> {
   const out = new Map<QueriedSheet, Map<string, number>>();
   for (const sheet of ['partnerOrders', 'ordersVsFills', 'fills', 'deposits', 'withdrawals'] as const) {
     const list = keys.get(sheet);

@@ -24,7 +24,14 @@ export async function saveReferenceSnapshot(
   if (latest && latest.content_hash === hash) return { id: latest.id, changed: false };
   const inserted = await db
     .insertInto('reference_snapshot')
-    .values({ account: input.account, source: input.source, kind: input.kind, fetched_at: input.fetchedAt, content_hash: hash, body: input.bodyText })
+    .values({
+      account: input.account,
+      source: input.source,
+      kind: input.kind,
+      fetched_at: input.fetchedAt,
+      content_hash: hash,
+      body: input.bodyText,
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   return { id: inserted.id, changed: true };
@@ -48,7 +55,12 @@ export async function markSnapshotIncomplete(db: Db, id: string): Promise<void> 
 }
 
 /** The newest snapshot of a kind (the newest id among equal fetch times). */
-async function latestSnapshot(db: Db, account: string, source: string, kind: string): Promise<{ id: string; content_hash: string } | undefined> {
+async function latestSnapshot(
+  db: Db,
+  account: string,
+  source: string,
+  kind: string,
+): Promise<{ id: string; content_hash: string } | undefined> {
   return db
     .selectFrom('reference_snapshot')
     .select(['id', 'content_hash'])
@@ -69,10 +81,24 @@ export async function latestCurrencies(db: Db, account: string): Promise<Map<str
   const id = await latestSnapshotId(db, account, 'partner', 'currencies');
   if (id === null) return null;
   const rows = await db.selectFrom('partner_currency').selectAll().where('snapshot_id', '=', id).execute();
-  return new Map(rows.map((r) => [r.code, { code: r.code, type: r.type, precision: r.precision, minBuyAmount: r.min_buy_amount, maxBuyAmount: r.max_buy_amount }]));
+  return new Map(
+    rows.map((r) => [
+      r.code,
+      {
+        code: r.code,
+        type: r.type,
+        precision: r.precision,
+        minBuyAmount: r.min_buy_amount,
+        maxBuyAmount: r.max_buy_amount,
+      },
+    ]),
+  );
 }
 
-export async function latestSymbols(db: Db, account: string): Promise<{ snapshotId: string; symbols: Map<string, SymbolRules> } | null> {
+export async function latestSymbols(
+  db: Db,
+  account: string,
+): Promise<{ snapshotId: string; symbols: Map<string, SymbolRules> } | null> {
   const id = await latestSnapshotId(db, account, 'exchange', 'symbols');
   if (id === null) return null;
   const rows = await db.selectFrom('exchange_symbol').selectAll().where('snapshot_id', '=', id).execute();
@@ -81,7 +107,17 @@ export async function latestSymbols(db: Db, account: string): Promise<{ snapshot
     symbols: new Map(
       rows.map((r) => [
         r.symbol,
-        { symbol: r.symbol, baseCurrency: r.base_currency, baseScale: r.base_currency_scale, counterCurrency: r.counter_currency, counterScale: r.counter_currency_scale, priceIncrement: r.price_increment, lotSize: r.lot_size, minOrderSize: r.min_order_size, maxOrderSize: r.max_order_size },
+        {
+          symbol: r.symbol,
+          baseCurrency: r.base_currency,
+          baseScale: r.base_currency_scale,
+          counterCurrency: r.counter_currency,
+          counterScale: r.counter_currency_scale,
+          priceIncrement: r.price_increment,
+          lotSize: r.lot_size,
+          minOrderSize: r.min_order_size,
+          maxOrderSize: r.max_order_size,
+        },
       ]),
     ),
   };
@@ -97,12 +133,18 @@ export async function feeSchedule(db: Db, account: string): Promise<FeeSchedule 
     .where('s.kind', '=', 'fees')
     .orderBy('s.fetched_at')
     .execute();
-  return rows.length ? rows.map((r) => ({ fetchedAt: r.fetched_at, makerRate: r.maker_rate, takerRate: r.taker_rate })) : null;
+  return rows.length
+    ? rows.map((r) => ({ fetchedAt: r.fetched_at, makerRate: r.maker_rate, takerRate: r.taker_rate }))
+    : null;
 }
 
 export async function latestWhitelist(db: Db, account: string): Promise<Set<string> | null> {
   const id = await latestSnapshotId(db, account, 'exchange', 'whitelist');
   if (id === null) return null;
-  const rows = await db.selectFrom('exchange_whitelist_entry').select('whitelist_id').where('snapshot_id', '=', id).execute();
+  const rows = await db
+    .selectFrom('exchange_whitelist_entry')
+    .select('whitelist_id')
+    .where('snapshot_id', '=', id)
+    .execute();
   return new Set(rows.map((r) => r.whitelist_id));
 }

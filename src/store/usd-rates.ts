@@ -15,5 +15,12 @@ export async function usdRatesOf(db: Db, account: string, exchangeAccount: strin
     from partner_order
     where account = ${account} and created_at >= ${span.from} and created_at < ${span.to} and amount_usd is not null
     group by input_currency`.execute(db);
-  return new UsdRates({ balances, partner: partner.rows.map((p) => ({ currency: p.currency, inputAmount: new Decimal(p.input), amountUsd: new Decimal(p.usd) })) });
+  return new UsdRates({
+    balances,
+    partner: partner.rows.map((p) => ({
+      currency: p.currency,
+      inputAmount: new Decimal(p.input),
+      amountUsd: new Decimal(p.usd),
+    })),
+  });
 }

@@ -24,7 +24,13 @@ export type WebhookWriteResult =
  * repeated eventId with the same canonical body bumps duplicate_count; with another body it is
  * kept as a conflict (for the report), never dropped and never applied.
  */
-export async function writeWebhookEvent(db: Db, account: string, event: WebhookEventWrite, order: NewPartnerOrder, now: Date): Promise<WebhookWriteResult> {
+export async function writeWebhookEvent(
+  db: Db,
+  account: string,
+  event: WebhookEventWrite,
+  order: NewPartnerOrder,
+  now: Date,
+): Promise<WebhookWriteResult> {
   return db.transaction().execute(async (trx) => {
     const inserted = await sql<{ event_id: string }>`
       insert into webhook_event (account, event_id, order_id, order_state, order_state_updated_at, order_state_updated_at_text,
@@ -35,23 +41,32 @@ export async function writeWebhookEvent(db: Db, account: string, event: WebhookE
       returning event_id`.execute(trx);
     if (inserted.rows.length === 0) {
       const stored = await sql<{ body_hash: string | null; raw: string }>`
-        select body_hash, raw::text as raw from webhook_event where account = ${account} and event_id = ${event.eventId}`.execute(trx);
+        select body_hash, raw::text as raw from webhook_event where account = ${account} and event_id = ${event.eventId}`.execute(
+        trx,
+      );
       const prior = stored.rows[0];
       // Events stored before 0013 have no hash: the caller's hash of their jsonb text decides.
       const priorHash = prior?.body_hash ?? (prior ? legacyHash(prior.raw) : null);
       if (priorHash === event.bodyHash) {
-        await sql`update webhook_event set duplicate_count = duplicate_count + 1 where account = ${account} and event_id = ${event.eventId}`.execute(trx);
+        await sql`update webhook_event set duplicate_count = duplicate_count + 1 where account = ${account} and event_id = ${event.eventId}`.execute(
+          trx,
+        );
         return { kind: 'duplicate' };
       }
       await sql`
         insert into webhook_event_conflict (account, event_id, body_hash, stored_body_hash, raw_bytes, raw_text, remote_addr, first_seen_at, last_seen_at)
         values (${account}, ${event.eventId}, ${event.bodyHash}, ${priorHash}, ${event.rawBytes}, ${event.raw}, ${event.remoteAddr}, ${now}, ${now})
-        on conflict (account, event_id, body_hash) do update set seen_count = webhook_event_conflict.seen_count + 1, last_seen_at = excluded.last_seen_at`.execute(trx);
+        on conflict (account, event_id, body_hash) do update set seen_count = webhook_event_conflict.seen_count + 1, last_seen_at = excluded.last_seen_at`.execute(
+        trx,
+      );
       return { kind: 'conflict', storedBodyHash: priorHash };
     }
     const result = await upsertPartnerOrders(trx, account, [order], 'webhook', now);
     const applied = result.inserted.length + result.updated.length > 0;
-    if (applied) await sql`update webhook_event set applied = true where account = ${account} and event_id = ${event.eventId}`.execute(trx);
+    if (applied)
+      await sql`update webhook_event set applied = true where account = ${account} and event_id = ${event.eventId}`.execute(
+        trx,
+      );
     return { kind: 'stored', applied };
   });
 }
@@ -83,7 +98,9 @@ export async function quarantineWebhookBody(db: Db, q: WebhookQuarantineInput, n
     insert into quarantine (account, source, endpoint, entity, record_key, position, raw_text, raw_hash, reason, first_seen_at, last_seen_at, raw_bytes)
     values (${q.account}, 'webhook', ${q.endpoint}, 'webhook_event', ${q.recordKey}, null, ${q.rawText}, ${hash}, ${q.reason}, ${now}, ${now}, ${q.rawBytes})
     on conflict (account, source, endpoint, raw_hash) do update set
-      last_seen_at = excluded.last_seen_at, seen_count = quarantine.seen_count + 1, reason = excluded.reason`.execute(db);
+      last_seen_at = excluded.last_seen_at, seen_count = quarantine.seen_count + 1, reason = excluded.reason`.execute(
+    db,
+  );
 }
 
 export interface WebhookBatchItem {
@@ -97,7 +114,12 @@ export interface WebhookBatchItem {
  * A repeated eventId within the batch is judged against the first one. The caller falls back to
  * writeWebhookEvent one by one when the batch fails for anything but a lost database.
  */
-export async function writeWebhookEvents(db: Db, account: string, items: WebhookBatchItem[], now: Date): Promise<WebhookWriteResult[]> {
+export async function writeWebhookEvents(
+  db: Db,
+  account: string,
+  items: WebhookBatchItem[],
+  now: Date,
+): Promise<WebhookWriteResult[]> {
   if (items.length === 1) return [await writeWebhookEvent(db, account, items[0]!.event, items[0]!.order, now)];
   return db.transaction().execute(async (trx) => {
     const first = new Map<string, number>();
@@ -105,8 +127,9 @@ export async function writeWebhookEvents(db: Db, account: string, items: Webhook
       if (!first.has(it.event.eventId)) first.set(it.event.eventId, i);
     });
     const candidates = [...first.values()].map((i) => items[i]!);
-    const values = candidates.map(({ event: e }) =>
-      sql`(${account}, ${e.eventId}, ${e.orderId}, ${e.orderState}, ${e.orderStateUpdatedKey}::timestamptz, ${e.orderStateUpdatedAt}, ${e.orderStateUpdatedKey}, ${e.createdAtText}, ${now}::timestamptz, ${e.remoteAddr}, ${e.extraFields}::text[], ${e.raw}::jsonb, ${e.rawBytes}::bytea, ${e.bodyHash})`,
+    const values = candidates.map(
+      ({ event: e }) =>
+        sql`(${account}, ${e.eventId}, ${e.orderId}, ${e.orderState}, ${e.orderStateUpdatedKey}::timestamptz, ${e.orderStateUpdatedAt}, ${e.orderStateUpdatedKey}, ${e.createdAtText}, ${now}::timestamptz, ${e.remoteAddr}, ${e.extraFields}::text[], ${e.raw}::jsonb, ${e.rawBytes}::bytea, ${e.bodyHash})`,
     );
     const inserted = await sql<{ event_id: string }>`
       insert into webhook_event (account, event_id, order_id, order_state, order_state_updated_at, order_state_updated_at_text,
@@ -117,11 +140,15 @@ export async function writeWebhookEvents(db: Db, account: string, items: Webhook
     const isNew = new Set(inserted.rows.map((r) => r.event_id));
     const results: WebhookWriteResult[] = new Array(items.length);
     // Every other delivery is a repeat: of a stored event, or of this batch's first delivery.
-    const repeats = items.map((it, i) => ({ it, i })).filter(({ it, i }) => !(isNew.has(it.event.eventId) && first.get(it.event.eventId) === i));
+    const repeats = items
+      .map((it, i) => ({ it, i }))
+      .filter(({ it, i }) => !(isNew.has(it.event.eventId) && first.get(it.event.eventId) === i));
     if (repeats.length) {
       const ids = [...new Set(repeats.map((r) => r.it.event.eventId))];
       const stored = await sql<{ event_id: string; body_hash: string | null; raw: string }>`
-        select event_id, body_hash, raw::text as raw from webhook_event where account = ${account} and event_id in (${sql.join(ids)})`.execute(trx);
+        select event_id, body_hash, raw::text as raw from webhook_event where account = ${account} and event_id in (${sql.join(ids)})`.execute(
+        trx,
+      );
       const hashOf = new Map(stored.rows.map((r) => [r.event_id, r.body_hash ?? legacyHash(r.raw)]));
       const dupCounts = new Map<string, number>();
       for (const { it, i } of repeats) {
@@ -134,20 +161,30 @@ export async function writeWebhookEvents(db: Db, account: string, items: Webhook
           await sql`
             insert into webhook_event_conflict (account, event_id, body_hash, stored_body_hash, raw_bytes, raw_text, remote_addr, first_seen_at, last_seen_at)
             values (${account}, ${e.eventId}, ${e.bodyHash}, ${prior}, ${e.rawBytes}, ${e.raw}, ${e.remoteAddr}, ${now}, ${now})
-            on conflict (account, event_id, body_hash) do update set seen_count = webhook_event_conflict.seen_count + 1, last_seen_at = excluded.last_seen_at`.execute(trx);
+            on conflict (account, event_id, body_hash) do update set seen_count = webhook_event_conflict.seen_count + 1, last_seen_at = excluded.last_seen_at`.execute(
+            trx,
+          );
           results[i] = { kind: 'conflict', storedBodyHash: prior };
         }
       }
       if (dupCounts.size) {
         const json = JSON.stringify([...dupCounts].map(([id, n]) => ({ id, n })));
         await sql`update webhook_event w set duplicate_count = w.duplicate_count + v.n
-          from json_to_recordset(${json}::json) as v(id text, n integer) where w.account = ${account} and w.event_id = v.id`.execute(trx);
+          from json_to_recordset(${json}::json) as v(id text, n integer) where w.account = ${account} and w.event_id = v.id`.execute(
+          trx,
+        );
       }
     }
     const fresh = candidates.filter((it) => isNew.has(it.event.eventId));
     const moved = new Set<string>();
     if (fresh.length) {
-      const result = await upsertPartnerOrders(trx, account, fresh.map((it) => it.order), 'webhook', now);
+      const result = await upsertPartnerOrders(
+        trx,
+        account,
+        fresh.map((it) => it.order),
+        'webhook',
+        now,
+      );
       for (const id of [...result.inserted, ...result.updated]) moved.add(id);
     }
     // The event that moved its order: the newest of the batch for each order that moved.
@@ -158,7 +195,10 @@ export async function writeWebhookEvents(db: Db, account: string, items: Webhook
       if (!prev || prev.event.orderStateUpdatedKey <= it.event.orderStateUpdatedKey) winner.set(it.event.orderId, it);
     }
     const appliedIds = [...winner.values()].map((it) => it.event.eventId);
-    if (appliedIds.length) await sql`update webhook_event set applied = true where account = ${account} and event_id in (${sql.join(appliedIds)})`.execute(trx);
+    if (appliedIds.length)
+      await sql`update webhook_event set applied = true where account = ${account} and event_id in (${sql.join(appliedIds)})`.execute(
+        trx,
+      );
     const applied = new Set(appliedIds);
     items.forEach((it, i) => {
       if (!results[i]) results[i] = { kind: 'stored', applied: applied.has(it.event.eventId) };

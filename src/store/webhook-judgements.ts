@@ -33,11 +33,21 @@ export function webhookGapCandidates(
   const fetch = (after: string | null) =>
     db
       .selectFrom('partner_order as o')
-      .leftJoin('webhook_judgement as j', (join) => join.onRef('j.account', '=', 'o.account').onRef('j.order_id', '=', 'o.order_id'))
+      .leftJoin('webhook_judgement as j', (join) =>
+        join.onRef('j.account', '=', 'o.account').onRef('j.order_id', '=', 'o.order_id'),
+      )
       .select(ORDER_COLUMNS.map((c) => `o.${c}` as const))
       .select((eb) =>
         eb
-          .exists(eb.selectFrom('break as b').select('b.key').whereRef('b.account', '=', 'o.account').where('b.code', '=', 'P_WEBHOOK_GAP').whereRef('b.key', '=', 'o.order_id').where('b.status', '=', 'open'))
+          .exists(
+            eb
+              .selectFrom('break as b')
+              .select('b.key')
+              .whereRef('b.account', '=', 'o.account')
+              .where('b.code', '=', 'P_WEBHOOK_GAP')
+              .whereRef('b.key', '=', 'o.order_id')
+              .where('b.status', '=', 'open'),
+          )
           .as('open_break'),
       )
       .where('o.account', '=', account)
@@ -49,8 +59,20 @@ export function webhookGapCandidates(
           eb('j.order_state_updated_at_text', '<>', eb.ref('o.order_state_updated_at_text')),
           eb('j.run_id', '=', runId),
           // a webhook event stored since the last judgement (a late or retried delivery) can change the verdict
-          ...(changedSince ? [sql<SqlBool>`exists (select 1 from webhook_event e where e.account = o.account and e.order_id = o.order_id and ${changedRow('e', changedSince)})`] : []),
-          eb.exists(eb.selectFrom('break as b').select('b.key').whereRef('b.account', '=', 'o.account').where('b.code', '=', 'P_WEBHOOK_GAP').whereRef('b.key', '=', 'o.order_id').where('b.status', '=', 'open')),
+          ...(changedSince
+            ? [
+                sql<SqlBool>`exists (select 1 from webhook_event e where e.account = o.account and e.order_id = o.order_id and ${changedRow('e', changedSince)})`,
+              ]
+            : []),
+          eb.exists(
+            eb
+              .selectFrom('break as b')
+              .select('b.key')
+              .whereRef('b.account', '=', 'o.account')
+              .where('b.code', '=', 'P_WEBHOOK_GAP')
+              .whereRef('b.key', '=', 'o.order_id')
+              .where('b.status', '=', 'open'),
+          ),
         ]),
       )
       .$if(after !== null, (q) => q.where('o.order_id', '>', after!))
@@ -58,7 +80,8 @@ export function webhookGapCandidates(
       .limit(pageSize)
       .execute();
   return (async function* () {
-    for await (const rows of keysetPages(fetch, (r) => r.order_id, pageSize)) yield rows.map((r) => ({ ...toPartnerOrder(r), openBreak: Boolean(r.open_break) }));
+    for await (const rows of keysetPages(fetch, (r) => r.order_id, pageSize))
+      yield rows.map((r) => ({ ...toPartnerOrder(r), openBreak: Boolean(r.open_break) }));
   })();
 }
 
@@ -67,14 +90,26 @@ export function webhookGapCandidates(
  * state change is before `cutoff` (the candidates' own condition): later runs judge an order again
  * only after a new state change. The first judgement of a state keeps its run.
  */
-export async function recordWebhookJudgements(db: Db, account: string, runId: string, cutoff: Date, now: Date): Promise<void> {
+export async function recordWebhookJudgements(
+  db: Db,
+  account: string,
+  runId: string,
+  cutoff: Date,
+  now: Date,
+): Promise<void> {
   await db
     .insertInto('webhook_judgement')
     .columns(['account', 'order_id', 'order_state_updated_at_text', 'run_id', 'judged_at'])
     .expression((eb) =>
       eb
         .selectFrom('partner_order as o')
-        .select((e) => ['o.account', 'o.order_id', 'o.order_state_updated_at_text', e.val(runId).as('run_id'), e.val(now).as('judged_at')])
+        .select((e) => [
+          'o.account',
+          'o.order_id',
+          'o.order_state_updated_at_text',
+          e.val(runId).as('run_id'),
+          e.val(now).as('judged_at'),
+        ])
         .where('o.account', '=', account)
         .where('o.order_state', 'in', SETTLED_STATES)
         .where('o.order_state_updated_at', '<', cutoff)

@@ -48,7 +48,8 @@ export function parsePeriod(input: { from?: string; to?: string }, now: Date): P
   const problems: string[] = [];
   for (const flag of ['from', 'to'] as const) {
     const v = input[flag];
-    if (v !== undefined && !dayString.safeParse(v).success) problems.push(`--${flag}: must be a date YYYY-MM-DD (got ${JSON.stringify(v)})`);
+    if (v !== undefined && !dayString.safeParse(v).success)
+      problems.push(`--${flag}: must be a date YYYY-MM-DD (got ${JSON.stringify(v)})`);
   }
   if (problems.length) throw new PeriodError(problems);
   const from = input.from ?? (input.to ? addDays(input.to, -1) : fallback.from);

@@ -60,7 +60,15 @@ export function createProgress(options: ProgressOptions): Progress {
     const elapsedMs = Math.max(1, now() - started);
     const rowsPerSecond = (rows * 1000) / elapsedMs;
     const etaSeconds = total !== null && rowsPerSecond > 0 ? Math.max(0, (total - rows) / rowsPerSecond) : null;
-    return { label: options.label, pages, rows, total, elapsedMs: Math.round(elapsedMs), rowsPerSecond: Math.round(rowsPerSecond), etaSeconds: etaSeconds === null ? null : Math.round(etaSeconds) };
+    return {
+      label: options.label,
+      pages,
+      rows,
+      total,
+      elapsedMs: Math.round(elapsedMs),
+      rowsPerSecond: Math.round(rowsPerSecond),
+      etaSeconds: etaSeconds === null ? null : Math.round(etaSeconds),
+    };
   };
   const counts = (s: ProgressSnapshot) =>
     `${s.rows}${s.total !== null ? ` of ${s.total}` : ''} rows, ${s.pages} pages, ${s.rowsPerSecond} rows/s${s.etaSeconds !== null ? `, about ${s.etaSeconds} s left` : ''}`;
@@ -85,8 +93,16 @@ export function createProgress(options: ProgressOptions): Progress {
     stop(error) {
       const s = snap();
       if (mode === 'off') return s;
-      if (error === undefined) options.logger.info({ progress: s }, `${options.label}: done, ${rows} rows, ${pages} pages, ${s.rowsPerSecond} rows/s`);
-      else options.logger.warn({ progress: s }, `${options.label}: stopped after ${rows} rows, ${pages} pages (${error instanceof Error ? error.message : String(error)})`);
+      if (error === undefined)
+        options.logger.info(
+          { progress: s },
+          `${options.label}: done, ${rows} rows, ${pages} pages, ${s.rowsPerSecond} rows/s`,
+        );
+      else
+        options.logger.warn(
+          { progress: s },
+          `${options.label}: stopped after ${rows} rows, ${pages} pages (${error instanceof Error ? error.message : String(error)})`,
+        );
       return s;
     },
   };

@@ -55,7 +55,13 @@ export interface WebhookServer {
   close(): Promise<void>;
 }
 
-const DEFAULTS = { port: 8080, host: '0.0.0.0', allowedIps: WEBHOOK_SENDER_IPS, trustProxy: false, bodyLimitBytes: 64 * 1024 };
+const DEFAULTS = {
+  port: 8080,
+  host: '0.0.0.0',
+  allowedIps: WEBHOOK_SENDER_IPS,
+  trustProxy: false,
+  bodyLimitBytes: 64 * 1024,
+};
 // The sender gives up after 5 s; a request still unread after this is a stuck client.
 const REQUEST_TIMEOUT_MS = 10_000;
 // On shutdown, in-flight requests get this long before their connections are cut.
@@ -73,14 +79,29 @@ export class WebhookServerError extends AppError {
  * eventId and applies it to its order; the 2xx goes out only after that commit, so an
  * acknowledged event is never lost, and well inside the sender's 5 s.
  */
-export async function startWebhookServer(deps: WebhookServerDeps, options: WebhookServerOptions = {}): Promise<WebhookServer> {
+export async function startWebhookServer(
+  deps: WebhookServerDeps,
+  options: WebhookServerOptions = {},
+): Promise<WebhookServer> {
   const settings = { ...DEFAULTS, ...(deps.config.webhooks ?? {}) };
   const port = options.port ?? settings.port;
   const host = options.host ?? settings.host;
   const allowed = new Set(settings.allowedIps.map(normalizeIp));
   const logger = deps.logger.child({ component: 'webhooks' });
   const account = deps.config.account;
-  const stats: WebhookStats = { received: 0, stored: 0, duplicates: 0, conflicts: 0, quarantined: 0, applied: 0, rejected: 0, invalid: 0, drift: 0, tooLarge: 0, errors: 0 };
+  const stats: WebhookStats = {
+    received: 0,
+    stored: 0,
+    duplicates: 0,
+    conflicts: 0,
+    quarantined: 0,
+    applied: 0,
+    rejected: 0,
+    invalid: 0,
+    drift: 0,
+    tooLarge: 0,
+    errors: 0,
+  };
   const inFlight = new Set<Promise<void>>();
   const databaseTarget = deps.store.kind === 'embedded' ? 'the embedded database' : 'PostgreSQL (DATABASE_URL)';
   const batcher = new WebhookBatcher(deps.store.db, account, { databaseTarget });
@@ -127,7 +148,16 @@ export async function startWebhookServer(deps: WebhookServerDeps, options: Webho
       return;
     }
     stats.received++;
-    const outcome: EventOutcome = await handleEventBody({ db: deps.store.db, account, now: new Date(), endpoint: path, remoteAddr: remote, body, databaseTarget, write: (item) => batcher.submit(item) });
+    const outcome: EventOutcome = await handleEventBody({
+      db: deps.store.db,
+      account,
+      now: new Date(),
+      endpoint: path,
+      remoteAddr: remote,
+      body,
+      databaseTarget,
+      write: (item) => batcher.submit(item),
+    });
     switch (outcome.kind) {
       case 'invalid':
         stats.invalid++;
@@ -136,12 +166,18 @@ export async function startWebhookServer(deps: WebhookServerDeps, options: Webho
         return;
       case 'quarantined':
         stats.quarantined++;
-        logger.warn({ remote, eventId: outcome.eventId, reason: outcome.reason }, 'webhook event the database refused: quarantined');
+        logger.warn(
+          { remote, eventId: outcome.eventId, reason: outcome.reason },
+          'webhook event the database refused: quarantined',
+        );
         reply(res, 202, { status: 'quarantined', reason: outcome.reason });
         return;
       case 'conflict':
         stats.conflicts++;
-        logger.warn({ eventId: outcome.eventId }, 'webhook event repeats a stored eventId with another body: kept as a conflict');
+        logger.warn(
+          { eventId: outcome.eventId },
+          'webhook event repeats a stored eventId with another body: kept as a conflict',
+        );
         reply(res, 200, { status: 'conflict', eventId: outcome.eventId });
         return;
       case 'duplicate':
@@ -154,9 +190,15 @@ export async function startWebhookServer(deps: WebhookServerDeps, options: Webho
         if (outcome.applied) stats.applied++;
         if (outcome.extraFields.length) {
           stats.drift++;
-          logger.warn({ eventId: outcome.eventId, extraFields: outcome.extraFields }, 'webhook event with fields beyond the contract (schema drift): stored raw');
+          logger.warn(
+            { eventId: outcome.eventId, extraFields: outcome.extraFields },
+            'webhook event with fields beyond the contract (schema drift): stored raw',
+          );
         }
-        logger.debug({ eventId: outcome.eventId, orderId: outcome.orderId, state: outcome.orderState, applied: outcome.applied }, 'webhook event stored');
+        logger.debug(
+          { eventId: outcome.eventId, orderId: outcome.orderId, state: outcome.orderState, applied: outcome.applied },
+          'webhook event stored',
+        );
         reply(res, 200, { status: 'stored', eventId: outcome.eventId });
         return;
     }
@@ -168,7 +210,8 @@ export async function startWebhookServer(deps: WebhookServerDeps, options: Webho
   server.headersTimeout = Math.min(REQUEST_TIMEOUT_MS, 5_000);
 
   await new Promise<void>((resolve, reject) => {
-    const onError = (err: Error) => reject(new WebhookServerError(`cannot listen on ${host}:${port}: ${err.message}`, err));
+    const onError = (err: Error) =>
+      reject(new WebhookServerError(`cannot listen on ${host}:${port}: ${err.message}`, err));
     server.once('error', onError);
     server.listen(port, host, () => {
       server.off('error', onError);
@@ -179,9 +222,14 @@ export async function startWebhookServer(deps: WebhookServerDeps, options: Webho
   const bound = (server.address() as AddressInfo).port;
   const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
   const url = `${tls ? 'https' : 'http'}://${urlHost}:${bound}`;
-  logger.info({ url, tls: Boolean(tls), allowedIps: [...allowed], trustProxy: settings.trustProxy }, 'webhook receiver listening');
+  logger.info(
+    { url, tls: Boolean(tls), allowedIps: [...allowed], trustProxy: settings.trustProxy },
+    'webhook receiver listening',
+  );
   if (!tls && !settings.trustProxy)
-    logger.warn('the partner delivers webhooks over HTTPS only: set webhooks.tlsCertFile/tlsKeyFile, or run behind a TLS-terminating proxy with webhooks.trustProxy');
+    logger.warn(
+      'the partner delivers webhooks over HTTPS only: set webhooks.tlsCertFile/tlsKeyFile, or run behind a TLS-terminating proxy with webhooks.trustProxy',
+    );
 
   let closed: Promise<void> | null = null;
   return {
@@ -254,7 +302,11 @@ export function clientAddress(req: IncomingMessage, trustProxy: boolean): string
     const header = req.headers['x-forwarded-for'];
     const value = Array.isArray(header) ? header.join(',') : header;
     if (value) {
-      const last = value.split(',').map((s) => s.trim()).filter(Boolean).pop();
+      const last = value
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+        .pop();
       if (last) return normalizeIp(last);
     }
   }
@@ -266,6 +318,9 @@ function readTls(certFile: string, keyFile: string): { cert: Buffer; key: Buffer
   try {
     return { cert: readFileSync(certFile), key: readFileSync(keyFile) };
   } catch (err) {
-    throw new WebhookServerError(`cannot read the webhook TLS files (webhooks.tlsCertFile / webhooks.tlsKeyFile): ${(err as Error).message}`, err);
+    throw new WebhookServerError(
+      `cannot read the webhook TLS files (webhooks.tlsCertFile / webhooks.tlsKeyFile): ${(err as Error).message}`,
+      err,
+    );
   }
 }

@@ -28,7 +28,13 @@ for (const kind of storeKinds) {
     const periodArgs = ['--from', addDays(today, -SANDBOX.days), '--to', addDays(today, 1)];
 
     beforeAll(async () => {
-      sandbox = await startSandbox({ ...SANDBOX, stateChanges: true, discrepancies: false, live: false, faults: 'none' });
+      sandbox = await startSandbox({
+        ...SANDBOX,
+        stateChanges: true,
+        discrepancies: false,
+        live: false,
+        faults: 'none',
+      });
       world = await openCliWorld(kind, 'state-changes', sandbox.env, { partner: { feeRate: sandbox.partnerFeeRate } });
     });
 
@@ -67,7 +73,8 @@ for (const kind of storeKinds) {
       const headers = (sheet.getRow(1).values as unknown[]).map((v) => String(v ?? ''));
       const col = (name: string) => headers.indexOf(name);
       const firstRowOf = (currency: string) => {
-        for (let i = 2; i <= sheet.rowCount; i++) if (sheet.getRow(i).getCell(col('Currency')).value === currency) return sheet.getRow(i);
+        for (let i = 2; i <= sheet.rowCount; i++)
+          if (sheet.getRow(i).getCell(col('Currency')).value === currency) return sheet.getRow(i);
         throw new Error(`no Balances row for ${currency}`);
       };
       const btc = firstRowOf('BTC');

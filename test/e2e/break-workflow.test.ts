@@ -41,7 +41,15 @@ interface Summary {
 }
 interface Shown {
   break: { code: string; key: string; status: string; workflow: Workflow };
-  events: Array<{ type: 'lifecycle' | 'workflow'; event: string; by: string; at: string; text?: string | null; source?: string; runId?: string }>;
+  events: Array<{
+    type: 'lifecycle' | 'workflow';
+    event: string;
+    by: string;
+    at: string;
+    text?: string | null;
+    source?: string;
+    runId?: string;
+  }>;
 }
 
 const id = (b: { code: string; key: string }) => `${b.code} ${b.key}`;
@@ -70,7 +78,8 @@ for (const kind of storeKinds) {
       expect(r.code, `${args.join(' ')}: ${brief(r.stderr)}\n${r.stdout.slice(0, 2000)}`).toBe(expectCode);
       return r.stdout;
     }
-    const json = async <T>(args: string[], expectCode = 0) => JSON.parse(await cli([...args, '--json'], expectCode)) as T;
+    const json = async <T>(args: string[], expectCode = 0) =>
+      JSON.parse(await cli([...args, '--json'], expectCode)) as T;
     const show = (b: { code: string; key: string }) => json<Shown>(['breaks', 'show', b.code, b.key]);
     const find = (s: Summary, b: { code: string; key: string }) => s.breaks.find((x) => id(x) === id(b));
 
@@ -93,19 +102,46 @@ for (const kind of storeKinds) {
       const t = target!;
       expect(t.workflow).toEqual({ status: 'unexplained', owner: null, explanation: null, lastNote: null });
       const reason = 'promotion rate agreed with the partner';
-      const acked = await json<{ changed: boolean; by: string; workflow: Workflow }>(['breaks', 'ack', t.code, t.key, reason, '--by', 'alice']);
-      expect(acked).toMatchObject({ changed: true, by: 'alice', workflow: { status: 'explained', explanation: reason } });
+      const acked = await json<{ changed: boolean; by: string; workflow: Workflow }>([
+        'breaks',
+        'ack',
+        t.code,
+        t.key,
+        reason,
+        '--by',
+        'alice',
+      ]);
+      expect(acked).toMatchObject({
+        changed: true,
+        by: 'alice',
+        workflow: { status: 'explained', explanation: reason },
+      });
       // Bad input: exit 2 with one line naming the break.
       const unknown = await runCli(['breaks', 'ack', 'P_PARTNER_FEE_RATE', 'no-such-order', 'x', '--by', 'alice'], env);
       expect(unknown.code).toBe(2);
-      expect(unknown.stderr.trim().split('\n').filter((l) => !l.startsWith('{'))).toEqual([expect.stringMatching(/unknown break P_PARTNER_FEE_RATE no-such-order/)]);
+      expect(
+        unknown.stderr
+          .trim()
+          .split('\n')
+          .filter((l) => !l.startsWith('{')),
+      ).toEqual([expect.stringMatching(/unknown break P_PARTNER_FEE_RATE no-such-order/)]);
       expect((await runCli(['breaks', 'ack', t.code, t.key, '  ', '--by', 'alice'], env)).code).toBe(2);
 
       // 2. The next run sees the same break: still explained, counted apart; other breaks stay unexplained: exit 3.
       const second = await json<Summary>(['run', ...period, '--no-email', '--fail-on-breaks'], 3);
-      expect(find(second, t)?.workflow).toEqual({ status: 'explained', owner: null, explanation: reason, lastNote: reason });
+      expect(find(second, t)?.workflow).toEqual({
+        status: 'explained',
+        owner: null,
+        explanation: reason,
+        lastNote: reason,
+      });
       expect(second.breakCounts.explained).toBe(1);
-      const explainedList = await json<{ breaks: Array<{ code: string; key: string; status: string }> }>(['breaks', 'list', '--status', 'explained']);
+      const explainedList = await json<{ breaks: Array<{ code: string; key: string; status: string }> }>([
+        'breaks',
+        'list',
+        '--status',
+        'explained',
+      ]);
       expect(explainedList.breaks.map(id)).toEqual([id(t)]);
 
       // 3. Its amount changes (the stored order's partner fee), reconcile: unexplained again, with a 'reopened' event.
@@ -125,8 +161,14 @@ for (const kind of storeKinds) {
         { event: 'reopened', by: 'ramp-recon', source: `run:${third.runId}` },
       ]);
       expect(flow[0]!.text).toBe(reason);
-      expect(flow[1]!.text).toBe(`amounts changed: ${t.expected} / ${t.actual} / ${t.difference} ${t.currency} -> ${changed.expected} / ${changed.actual} / ${changed.difference} ${changed.currency}`);
-      expect(shown.events.filter((e) => e.type === 'lifecycle').map((e) => e.event)).toEqual(['opened', 'seen', 'seen']);
+      expect(flow[1]!.text).toBe(
+        `amounts changed: ${t.expected} / ${t.actual} / ${t.difference} ${t.currency} -> ${changed.expected} / ${changed.actual} / ${changed.difference} ${changed.currency}`,
+      );
+      expect(shown.events.filter((e) => e.type === 'lifecycle').map((e) => e.event)).toEqual([
+        'opened',
+        'seen',
+        'seen',
+      ]);
       const times = shown.events.map((e) => Date.parse(e.at));
       expect(times).toEqual([...times].sort((a, b) => a - b));
       const text = await cli(['breaks', 'show', t.code, t.key]);
@@ -144,11 +186,17 @@ for (const kind of storeKinds) {
         expect(at, `column ${name}`).toBeGreaterThan(0);
         return at;
       };
-      const keyText = (v: unknown) => (v && typeof v === 'object' && 'text' in v ? String((v as { text: unknown }).text) : String(v));
+      const keyText = (v: unknown) =>
+        v && typeof v === 'object' && 'text' in v ? String((v as { text: unknown }).text) : String(v);
       const rowOf = (b: { code: string; key: string }) => {
         let found: ExcelJS.Row | undefined;
         sheet.eachRow((row, n) => {
-          if (n > 1 && row.getCell(col('Rule code')).value === b.code && keyText(row.getCell(col('Key')).value) === b.key) found = row;
+          if (
+            n > 1 &&
+            row.getCell(col('Rule code')).value === b.code &&
+            keyText(row.getCell(col('Key')).value) === b.key
+          )
+            found = row;
         });
         expect(found, `row of ${id(b)}`).toBeDefined();
         return found!;
@@ -158,7 +206,15 @@ for (const kind of storeKinds) {
       expect(rowOf(t).getCell(col('Explanation')).value).toBe(reason);
       expect(rowOf(t).getCell(col('Explained?')).value ?? null).toBeNull();
       // Two breaks of other rules whose amounts do not move from run to run (not ages, not balances).
-      const STEADY = ['E_FEE_RATE', 'E_FILL_QTY', 'E_FILL_AVGPX', 'E_FILL_ORPHAN', 'E_WITHDRAWAL_BENEFICIARY', 'X_DEPOSIT_MISSING', 'X_DEPOSIT_AMOUNT'];
+      const STEADY = [
+        'E_FEE_RATE',
+        'E_FILL_QTY',
+        'E_FILL_AVGPX',
+        'E_FILL_ORPHAN',
+        'E_WITHDRAWAL_BENEFICIARY',
+        'X_DEPOSIT_MISSING',
+        'X_DEPOSIT_AMOUNT',
+      ];
       const others = third.breaks.filter((b) => STEADY.includes(b.code)).slice(0, 2);
       expect(others).toHaveLength(2);
       const [accepted, asked] = others as [SummaryBreak, SummaryBreak];
@@ -175,7 +231,12 @@ for (const kind of storeKinds) {
       const returned = join(world!.dir, 'returned.xlsx');
       await book.xlsx.writeFile(returned);
 
-      const imported = await json<{ runId: string; applied: Array<{ code: string; key: string; actions: Array<{ kind: string }> }>; skipped: unknown[]; alreadyImported: unknown }>(['breaks', 'import', returned, '--by', 'finance']);
+      const imported = await json<{
+        runId: string;
+        applied: Array<{ code: string; key: string; actions: Array<{ kind: string }> }>;
+        skipped: unknown[];
+        alreadyImported: unknown;
+      }>(['breaks', 'import', returned, '--by', 'finance']);
       expect(imported.runId).toBe(third.runId);
       expect(imported.alreadyImported).toBeNull();
       expect(imported.skipped).toEqual([]);
@@ -187,10 +248,25 @@ for (const kind of storeKinds) {
         ]),
       );
       expect(imported.applied).toHaveLength(3);
-      const listed = await json<{ breaks: Array<{ code: string; key: string; workflow: Workflow }> }>(['breaks', 'list', '--status', 'all', '--limit', '10000']);
+      const listed = await json<{ breaks: Array<{ code: string; key: string; workflow: Workflow }> }>([
+        'breaks',
+        'list',
+        '--status',
+        'all',
+        '--limit',
+        '10000',
+      ]);
       const wf = (b: { code: string; key: string }) => listed.breaks.find((x) => id(x) === id(b))?.workflow;
-      expect(wf(t)).toMatchObject({ status: 'explained', owner: 'bob', explanation: 'new partner rate confirmed by e-mail' });
-      expect(wf(accepted)).toMatchObject({ status: 'explained', owner: 'carol', explanation: 'timing: settles with the next batch' });
+      expect(wf(t)).toMatchObject({
+        status: 'explained',
+        owner: 'bob',
+        explanation: 'new partner rate confirmed by e-mail',
+      });
+      expect(wf(accepted)).toMatchObject({
+        status: 'explained',
+        owner: 'carol',
+        explanation: 'timing: settles with the next batch',
+      });
       expect(wf(asked)).toMatchObject({ status: 'unexplained', owner: 'dave', lastNote: 'asked the exchange support' });
       const lastFlow = (await show(t)).events.filter((e) => e.type === 'workflow').at(-1)!;
       expect(lastFlow).toMatchObject({ event: 'acknowledged', by: 'finance', source: `workbook:${third.runId}` });
@@ -218,12 +294,24 @@ for (const kind of storeKinds) {
       nextSheet.eachRow((row, n) => {
         if (n === 1) return;
         const v = row.values as unknown[];
-        cells.set(`${String(v[col('Rule code')])} ${keyText(v[col('Key')])}`, Object.fromEntries(['Status', 'Owner', 'Explanation', 'Explained?', 'Last note'].map((h) => [h, v[col(h)] ?? null])));
+        cells.set(
+          `${String(v[col('Rule code')])} ${keyText(v[col('Key')])}`,
+          Object.fromEntries(
+            ['Status', 'Owner', 'Explanation', 'Explained?', 'Last note'].map((h) => [h, v[col(h)] ?? null]),
+          ),
+        );
       });
-      expect(cells.get(id(t))).toMatchObject({ Status: 'explained', Owner: 'bob', Explanation: 'new partner rate confirmed by e-mail', 'Explained?': 'yes' });
+      expect(cells.get(id(t))).toMatchObject({
+        Status: 'explained',
+        Owner: 'bob',
+        Explanation: 'new partner rate confirmed by e-mail',
+        'Explained?': 'yes',
+      });
       expect(cells.get(id(accepted))).toMatchObject({ Status: 'explained', Owner: 'carol', 'Explained?': 'yes' });
       expect(cells.get(id(asked))).toMatchObject({ Status: 'open', Owner: 'dave' });
-      expect(String(cells.get(id(asked))?.['Last note'])).toMatch(/^asked the exchange support \(finance, \d{4}-\d{2}-\d{2}\)$/);
+      expect(String(cells.get(id(asked))?.['Last note'])).toMatch(
+        /^asked the exchange support \(finance, \d{4}-\d{2}-\d{2}\)$/,
+      );
     });
   });
 }

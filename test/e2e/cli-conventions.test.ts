@@ -7,7 +7,11 @@ import { childEnv, freePort, runCli } from './helpers.js';
 describe('CLI conventions: one-line errors that say what to do', () => {
   const dir = mkdtempSync(join(tmpdir(), 'rr-cli-conv-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  const env = childEnv({ RAMP_RECON_DATA_DIR: join(dir, 'data'), REPORTS_DIR: join(dir, 'reports'), LOG_LEVEL: 'warn' });
+  const env = childEnv({
+    RAMP_RECON_DATA_DIR: join(dir, 'data'),
+    REPORTS_DIR: join(dir, 'reports'),
+    LOG_LEVEL: 'warn',
+  });
   const configFile = (name: string, text: string) => {
     const path = join(dir, name);
     writeFileSync(path, text);
@@ -23,21 +27,36 @@ describe('CLI conventions: one-line errors that say what to do', () => {
   it('an unknown option or command is one line with the closest one and where the help is; exit 2', async () => {
     const option = await runCli(['run', '--form', '2026-11-01'], env);
     expect(option.code).toBe(2);
-    expect(option.stderr).toBe("ramp-recon: error: unknown option '--form' (did you mean --from?); see ramp-recon run --help\n");
+    expect(option.stderr).toBe(
+      "ramp-recon: error: unknown option '--form' (did you mean --from?); see ramp-recon run --help\n",
+    );
     const command = await runCli(['reconcle'], env);
     expect(command.code).toBe(2);
-    expect(command.stderr).toBe("ramp-recon: error: unknown command 'reconcle' (did you mean reconcile?); see ramp-recon --help\n");
+    expect(command.stderr).toBe(
+      "ramp-recon: error: unknown command 'reconcle' (did you mean reconcile?); see ramp-recon --help\n",
+    );
   });
 
   it('a bad cron, a fee rate as a number and a JSON syntax error name the key, the value and the fix (line and column for JSON)', async () => {
-    const bad = await runCli(['config', 'check'], { ...env, RAMP_RECON_CONFIG: configFile('bad.json', JSON.stringify({ schedule: { cron: '0 25 * * *' }, partner: { feeRate: 0.01 } })) });
+    const bad = await runCli(['config', 'check'], {
+      ...env,
+      RAMP_RECON_CONFIG: configFile(
+        'bad.json',
+        JSON.stringify({ schedule: { cron: '0 25 * * *' }, partner: { feeRate: 0.01 } }),
+      ),
+    });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('config key schedule.cron: not a valid cron expression');
     expect(bad.stderr).toContain('(got "0 25 * * *")');
     expect(bad.stderr).toContain('config key partner.feeRate: must be a decimal string in quotes, such as "0.01"');
-    const syntax = await runCli(['config', 'check'], { ...env, RAMP_RECON_CONFIG: configFile('syntax.json', '{\n  "account": "x"\n  "partner": {}\n}\n') });
+    const syntax = await runCli(['config', 'check'], {
+      ...env,
+      RAMP_RECON_CONFIG: configFile('syntax.json', '{\n  "account": "x"\n  "partner": {}\n}\n'),
+    });
     expect(syntax.code).toBe(2);
-    expect(syntax.stderr).toMatch(/^ramp-recon: error: config file .*syntax\.json: not valid JSON at line 3, column 3: /);
+    expect(syntax.stderr).toMatch(
+      /^ramp-recon: error: config file .*syntax\.json: not valid JSON at line 3, column 3: /,
+    );
   });
 
   it('an unreachable database is named as the database, with the server tried and the fix; exit 1', async () => {

@@ -25,9 +25,20 @@ describe(`run and deliver with SMTP, end to end [${kind}]`, { timeout: 240_000 }
   const periodArgs = ['--from', addDays(today, -2), '--to', today];
 
   beforeAll(async () => {
-    sandbox = await startSandbox({ seed: 5, days: 2, ordersPerDay: 5, fillsPerOrder: 2, discrepancies: true, live: false, faults: 'none' });
+    sandbox = await startSandbox({
+      seed: 5,
+      days: 2,
+      ordersPerDay: 5,
+      fillsPerOrder: 2,
+      discrepancies: true,
+      live: false,
+      faults: 'none',
+    });
     dir = mkdtempSync(join(tmpdir(), 'rr-e2e-deliver-'));
-    writeFileSync(join(dir, 'config.json'), JSON.stringify({ email: { from: 'recon@example.com', to: ['finance-ops@example.com'] } }));
+    writeFileSync(
+      join(dir, 'config.json'),
+      JSON.stringify({ email: { from: 'recon@example.com', to: ['finance-ops@example.com'] } }),
+    );
     if (kind === 'postgres') pg = await createTestStore('postgres');
     port = await freePort();
     env = childEnv({
@@ -54,7 +65,12 @@ describe(`run and deliver with SMTP, end to end [${kind}]`, { timeout: 240_000 }
     const summary = JSON.parse(failed.stdout) as { runId: string; status: string; report: string; breaks: unknown[] };
     expect(summary.status).toBe('failed');
     expect(existsSync(summary.report)).toBe(true);
-    let runs = JSON.parse((await runCli(['runs', '--json', '--limit', '1'], env)).stdout) as Array<{ status: string; failedStage: string; delivered: boolean; error: string }>;
+    let runs = JSON.parse((await runCli(['runs', '--json', '--limit', '1'], env)).stdout) as Array<{
+      status: string;
+      failedStage: string;
+      delivered: boolean;
+      error: string;
+    }>;
     expect(runs[0]).toMatchObject({ status: 'failed', failedStage: 'deliver', delivered: false, delivery: 'failed' });
     expect(runs[0]!.error).toContain(`ramp-recon deliver ${summary.runId}`);
 

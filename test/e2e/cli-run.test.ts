@@ -14,7 +14,15 @@ interface Summary {
   period: { from: string; to: string };
   counts: Record<string, number>;
   requests: Record<string, Record<string, { requests: number; retries: number; perSecond: number }>>;
-  breaks: Array<{ code: string; key: string; severity: string; status: string; firstSeenRun: string; expected?: string; actual?: string }>;
+  breaks: Array<{
+    code: string;
+    key: string;
+    severity: string;
+    status: string;
+    firstSeenRun: string;
+    expected?: string;
+    actual?: string;
+  }>;
   report: string | null;
 }
 
@@ -62,7 +70,14 @@ for (const kind of storeKinds) {
       expect(summary.counts.fills).toBeGreaterThan(0);
       // Every request the sandbox served, recorded per endpoint at the configured rates.
       firstRunId = summary.runId;
-      expect(Object.fromEntries(Object.entries(summary.requests).map(([api, es]) => [api, Object.fromEntries(Object.entries(es).map(([e, c]) => [e, c.requests]))]))).toEqual(served);
+      expect(
+        Object.fromEntries(
+          Object.entries(summary.requests).map(([api, es]) => [
+            api,
+            Object.fromEntries(Object.entries(es).map(([e, c]) => [e, c.requests])),
+          ]),
+        ),
+      ).toEqual(served);
       expect(summary.requests.partner?.['GET /currencies']?.perSecond).toBe(10);
       expect(summary.requests.partner?.['GET /orders']?.perSecond).toBe(100);
       expect(summary.requests.exchange?.['GET /fills']?.perSecond).toBe(20);
@@ -90,7 +105,11 @@ for (const kind of storeKinds) {
       expect(breaksSheet).toBeDefined();
       const text: string[] = [];
       breaksSheet?.eachRow((row) => text.push((row.values as unknown[]).map((v) => String(v ?? '')).join('|')));
-      for (const b of planted.filter((p) => p.code !== 'E_BALANCE_ROLL')) expect(text.some((t) => t.includes(b.code) && t.includes(b.key)), `${b.code} ${b.key} on the Breaks sheet`).toBe(true);
+      for (const b of planted.filter((p) => p.code !== 'E_BALANCE_ROLL'))
+        expect(
+          text.some((t) => t.includes(b.code) && t.includes(b.key)),
+          `${b.code} ${b.key} on the Breaks sheet`,
+        ).toBe(true);
     });
 
     it('a second run while one is in progress exits 1 at once; --wait waits; --fail-on-breaks exits 3', async () => {
@@ -104,7 +123,9 @@ for (const kind of storeKinds) {
       expect(refused.code).toBe(1);
       // Postgres names the run holding the advisory lock; the embedded database the process holding its folder.
       expect(refused.stderr).toMatch(
-        kind === 'postgres' ? /another run is in progress \(started at \d{4}-\d\d-\d\dT[^,]+, run id r\d{8}T/ : /another run is in progress: the embedded database .* in use by another ramp-recon process \(pid \d+\)/,
+        kind === 'postgres'
+          ? /another run is in progress \(started at \d{4}-\d\d-\d\dT[^,]+, run id r\d{8}T/
+          : /another run is in progress: the embedded database .* in use by another ramp-recon process \(pid \d+\)/,
       );
 
       const waiting = startCli(['run', ...periodArgs, '--no-email', '--wait', '--json'], env);
@@ -124,20 +145,40 @@ for (const kind of storeKinds) {
     it('runs lists the runs; report rewrites the latest workbook; bad usage exits 2', async () => {
       const listed = await runCli(['runs', '--json'], env);
       expect(listed.code, listed.stderr).toBe(0);
-      const runs = JSON.parse(listed.stdout) as Array<{ runId: string; status: string; command: string; report: string | null; openBreaks: number | null; stages: Record<string, unknown> }>;
+      const runs = JSON.parse(listed.stdout) as Array<{
+        runId: string;
+        status: string;
+        command: string;
+        report: string | null;
+        openBreaks: number | null;
+        stages: Record<string, unknown>;
+      }>;
       const succeeded = runs.filter((r) => r.command === 'run' && r.status === 'succeeded');
       expect(succeeded.length).toBe(3);
       expect(succeeded.every((r) => r.report && (r.openBreaks ?? 0) > 0)).toBe(true);
-      expect(Object.keys(succeeded[0]!.stages)).toEqual(['sync.exchange', 'sync.partner', 'reconcile', 'report', 'deliver']);
-      const first = runs.find((r) => r.runId === firstRunId) as unknown as { requests: Summary['requests']; requestTotals: { all: { requests: number } } };
+      expect(Object.keys(succeeded[0]!.stages)).toEqual([
+        'sync.exchange',
+        'sync.partner',
+        'reconcile',
+        'report',
+        'deliver',
+      ]);
+      const first = runs.find((r) => r.runId === firstRunId) as unknown as {
+        requests: Summary['requests'];
+        requestTotals: { all: { requests: number } };
+      };
       expect(first.requests.exchange?.['GET /fills']?.requests).toBe(served.exchange?.['GET /fills']);
-      const servedTotal = Object.values(served).flatMap((es) => Object.values(es)).reduce((n, c) => n + c, 0);
+      const servedTotal = Object.values(served)
+        .flatMap((es) => Object.values(es))
+        .reduce((n, c) => n + c, 0);
       expect(first.requestTotals.all.requests).toBe(servedTotal);
 
       const text = await runCli(['runs', '--limit', '2'], env);
       expect(text.code).toBe(0);
       expect(text.stdout).toContain(succeeded[0]!.runId);
-      expect(text.stdout).toMatch(/\n {4}requests {2}partner \d+.* at 10\/s\+100\/s; exchange \d+.* at 20\/s; total \d+/);
+      expect(text.stdout).toMatch(
+        /\n {4}requests {2}partner \d+.* at 10\/s\+100\/s; exchange \d+.* at 20\/s; total \d+/,
+      );
 
       const report = await runCli(['report'], env);
       expect(report.code, report.stderr).toBe(0);
@@ -155,12 +196,19 @@ for (const kind of storeKinds) {
 
     it('a run that fails part-way exits 1 and records the stage and the reason, never the key', async () => {
       const badToken = 'wrong-token-never-printed-0001';
-      const failed = await runCli(['run', ...periodArgs, '--json', '--no-email'], { ...env, EXCHANGE_API_TOKEN: badToken });
+      const failed = await runCli(['run', ...periodArgs, '--json', '--no-email'], {
+        ...env,
+        EXCHANGE_API_TOKEN: badToken,
+      });
       expect(failed.code).toBe(1);
       const summary = JSON.parse(failed.stdout) as Summary;
       expect(summary.status).toBe('failed');
       expect(`${failed.stdout}${failed.stderr}`).not.toContain(badToken);
-      const listed = JSON.parse((await runCli(['runs', '--json', '--limit', '1'], env)).stdout) as Array<{ status: string; failedStage: string; error: string }>;
+      const listed = JSON.parse((await runCli(['runs', '--json', '--limit', '1'], env)).stdout) as Array<{
+        status: string;
+        failedStage: string;
+        error: string;
+      }>;
       expect(listed[0]).toMatchObject({ status: 'failed', failedStage: 'sync.exchange' });
       expect(listed[0]!.error).toMatch(/401|403|X-API-Token/i);
       expect(listed[0]!.error).not.toContain(badToken);
@@ -176,7 +224,10 @@ for (const kind of storeKinds) {
       gates.open();
       const next = await runCli(['run', ...periodArgs, '--no-email', '--json'], env);
       expect(next.code, brief(next.stderr)).toBe(0);
-      const runs = JSON.parse((await runCli(['runs', '--json', '--limit', '2'], env)).stdout) as Array<{ status: string; error: string | null }>;
+      const runs = JSON.parse((await runCli(['runs', '--json', '--limit', '2'], env)).stdout) as Array<{
+        status: string;
+        error: string | null;
+      }>;
       expect(runs[0]!.status).toBe('succeeded');
       expect(runs[1]!.status).toBe('failed');
       expect(runs[1]!.error).toMatch(/interrupted/);

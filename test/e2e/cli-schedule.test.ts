@@ -16,9 +16,19 @@ for (const kind of storeKinds) {
     let world: CliWorld | undefined;
 
     beforeAll(async () => {
-      sandbox = await startSandbox({ seed: 11, days: 2, ordersPerDay: 6, fillsPerOrder: 2, discrepancies: false, live: false, faults: 'none' });
+      sandbox = await startSandbox({
+        seed: 11,
+        days: 2,
+        ordersPerDay: 6,
+        fillsPerOrder: 2,
+        discrepancies: false,
+        live: false,
+        faults: 'none',
+      });
       // A cron of every second: firings come much faster than a run finishes.
-      world = await openCliWorld(kind, 'schedule', sandbox.env, { schedule: { cron: '* * * * * *', timezone: 'UTC', lookbackDays: 1 } });
+      world = await openCliWorld(kind, 'schedule', sandbox.env, {
+        schedule: { cron: '* * * * * *', timezone: 'UTC', lookbackDays: 1 },
+      });
       ({ gates, env } = world);
     });
 
@@ -39,8 +49,14 @@ for (const kind of storeKinds) {
         const before = gates.requests;
         await waitFor('a run to reach the closed API gate', () => gates.requests > before, 30_000);
         const skipped = count(schedule.stderr(), SKIPPED);
-        await waitFor('a firing skipped while the run is held', () => count(schedule.stderr(), SKIPPED) > skipped, 10_000);
-        expect(count(schedule.stderr(), 'scheduled run succeeded')).toBe(count(schedule.stderr(), 'schedule fired') - 1);
+        await waitFor(
+          'a firing skipped while the run is held',
+          () => count(schedule.stderr(), SKIPPED) > skipped,
+          10_000,
+        );
+        expect(count(schedule.stderr(), 'scheduled run succeeded')).toBe(
+          count(schedule.stderr(), 'schedule fired') - 1,
+        );
 
         // Then ask the scheduler to stop while that run is in progress.
         schedule.child.kill('SIGTERM');
@@ -60,7 +76,9 @@ for (const kind of storeKinds) {
 
       const listed = await runCli(['runs', '--json'], env);
       expect(listed.code, listed.stderr).toBe(0);
-      const runs = (JSON.parse(listed.stdout) as Array<{ trigger: string; status: string; startedAt: string; finishedAt: string }>).reverse();
+      const runs = (
+        JSON.parse(listed.stdout) as Array<{ trigger: string; status: string; startedAt: string; finishedAt: string }>
+      ).reverse();
       expect(runs.length).toBeGreaterThanOrEqual(3);
       expect(runs.every((r) => r.trigger === 'schedule' && r.status === 'succeeded')).toBe(true);
       for (let i = 1; i < runs.length; i++) expect(runs[i]!.startedAt >= runs[i - 1]!.finishedAt).toBe(true);

@@ -13,11 +13,25 @@ interface Summary {
 }
 
 /** A rule's result on a finished run, read from the store the CLI wrote (after the child exited). */
-async function ruleResult(kind: StoreKind, world: CliWorld, runId: string, code: string): Promise<{ status: string; checked: number; reason?: string }> {
+async function ruleResult(
+  kind: StoreKind,
+  world: CliWorld,
+  runId: string,
+  code: string,
+): Promise<{ status: string; checked: number; reason?: string }> {
   const store = kind === 'postgres' ? world.pg!.store : await openStore({ dataDir: join(world.dir, 'data') });
   try {
-    const row = await store.db.selectFrom('run').select('rule_results').where('id', '=', runId).executeTakeFirstOrThrow();
-    const list = (typeof row.rule_results === 'string' ? JSON.parse(row.rule_results) : row.rule_results) as Array<{ code: string; status: string; checked: number; reason?: string }>;
+    const row = await store.db
+      .selectFrom('run')
+      .select('rule_results')
+      .where('id', '=', runId)
+      .executeTakeFirstOrThrow();
+    const list = (typeof row.rule_results === 'string' ? JSON.parse(row.rule_results) : row.rule_results) as Array<{
+      code: string;
+      status: string;
+      checked: number;
+      reason?: string;
+    }>;
     return list.find((r) => r.code === code)!;
   } finally {
     if (kind !== 'postgres') await store.close();
@@ -35,7 +49,8 @@ async function cli(world: CliWorld, args: string[]): Promise<Summary> {
   return JSON.parse(r.stdout) as Summary;
 }
 
-const has = (s: Summary, code: string, key: string) => s.breaks.some((b) => b.code === code && b.key === key && b.status === 'open');
+const has = (s: Summary, code: string, key: string) =>
+  s.breaks.some((b) => b.code === code && b.key === key && b.status === 'open');
 
 /**
  * P_WEBHOOK_GAP judges an order in the first run after its last state change is past the 3-day
@@ -52,7 +67,16 @@ for (const kind of storeKinds) {
     const lastDay = ['--from', addDays(today, -1), '--to', addDays(today, 1)];
 
     beforeAll(async () => {
-      sandbox = await startSandbox({ seed: 31, days: 2, ordersPerDay: 4, fillsPerOrder: 1, exchangeOrdersPerDay: 4, live: false, faults: 'none', webhookGapDueInMs: DUE_IN_MS });
+      sandbox = await startSandbox({
+        seed: 31,
+        days: 2,
+        ordersPerDay: 4,
+        fillsPerOrder: 1,
+        exchangeOrdersPerDay: 4,
+        live: false,
+        faults: 'none',
+        webhookGapDueInMs: DUE_IN_MS,
+      });
       world = await openCliWorld(kind, 'webhook-gap', sandbox.env, { webhooks: { port: 0 } });
     });
 
@@ -67,7 +91,9 @@ for (const kind of storeKinds) {
       // The order's own day (four days back) is synced; the reconciled period is the last day.
       await sync(world, ['--from', addDays(today, -5), '--to', addDays(today, 1)]);
       const before = await cli(world, ['reconcile', ...lastDay]);
-      expect(Date.now(), 'the first reconcile must finish before the window passes (slow machine?)').toBeLessThan(dueAt);
+      expect(Date.now(), 'the first reconcile must finish before the window passes (slow machine?)').toBeLessThan(
+        dueAt,
+      );
       expect(has(before, 'P_WEBHOOK_GAP', planted.key)).toBe(false);
       // Nothing is past the window yet: the rule judged nothing, so it says so.
       expect(await ruleResult(kind, world, before.runId, 'P_WEBHOOK_GAP')).toMatchObject({ status: 'not_checked' });
@@ -81,7 +107,17 @@ for (const kind of storeKinds) {
       const again = await cli(world, ['reconcile', ...lastDay]);
       const gap = again.breaks.find((b) => b.code === 'P_WEBHOOK_GAP' && b.key === planted.key);
       expect(gap).toMatchObject({ status: 'open', firstSeenRun: after.runId });
-      expect(again.breaks.filter((b) => b.code === 'P_WEBHOOK_GAP').map((b) => b.key).sort()).toEqual(after.breaks.filter((b) => b.code === 'P_WEBHOOK_GAP').map((b) => b.key).sort());
+      expect(
+        again.breaks
+          .filter((b) => b.code === 'P_WEBHOOK_GAP')
+          .map((b) => b.key)
+          .sort(),
+      ).toEqual(
+        after.breaks
+          .filter((b) => b.code === 'P_WEBHOOK_GAP')
+          .map((b) => b.key)
+          .sort(),
+      );
     });
   });
 }
@@ -99,10 +135,25 @@ for (const kind of storeKinds) {
     const today = toDay(new Date());
     const first = addDays(today, -3);
     const period = ['--from', first, '--to', addDays(today, 1)];
-    const coverage = (s: Summary) => s.breaks.filter((b) => b.code === 'S_COVERAGE' && b.status === 'open').map((b) => b.key).sort();
+    const coverage = (s: Summary) =>
+      s.breaks
+        .filter((b) => b.code === 'S_COVERAGE' && b.status === 'open')
+        .map((b) => b.key)
+        .sort();
 
     beforeAll(async () => {
-      sandbox = await startSandbox({ seed: 32, days: 3, ordersPerDay: 3, exchangeOrdersPerDay: 250, fillsPerOrder: 3, depositsPerDay: 1, withdrawalsPerDay: 1, live: false, faults: 'none', fillsIgnoreExecIds: true });
+      sandbox = await startSandbox({
+        seed: 32,
+        days: 3,
+        ordersPerDay: 3,
+        exchangeOrdersPerDay: 250,
+        fillsPerOrder: 3,
+        depositsPerDay: 1,
+        withdrawalsPerDay: 1,
+        live: false,
+        faults: 'none',
+        fillsIgnoreExecIds: true,
+      });
       world = await openCliWorld(kind, 'coverage', sandbox.env, {});
     });
 
@@ -113,12 +164,18 @@ for (const kind of storeKinds) {
 
     it('finds the unsynced day and streams and the stuck cursor; only a sync that reads them resolves them', async () => {
       expect(sandbox.data.fillCount(), 'more fills than one page, so the cursor can get stuck').toBeGreaterThan(1000);
-      const exchangeDays = (stream: string) => [first, addDays(first, 1), addDays(first, 2), today].map((d) => `exchange:${stream}:${d}`);
+      const exchangeDays = (stream: string) =>
+        [first, addDays(first, 1), addDays(first, 2), today].map((d) => `exchange:${stream}:${d}`);
 
       // The partner sync lists the last three days only; the exchange is not synced at all.
       await sync(world, ['--source', 'partner', '--from', addDays(first, 1), '--to', addDays(today, 1)]);
       const partnerOnly = await cli(world, ['reconcile', ...period]);
-      expect(coverage(partnerOnly)).toEqual([...['deposits', 'fills', 'orders', 'trades', 'withdrawals'].flatMap(exchangeDays), `partner:orders:${first}`].sort());
+      expect(coverage(partnerOnly)).toEqual(
+        [
+          ...['deposits', 'fills', 'orders', 'trades', 'withdrawals'].flatMap(exchangeDays),
+          `partner:orders:${first}`,
+        ].sort(),
+      );
 
       // The exchange sync: every stream is read up to now, but the fills walk gets stuck at its cursor.
       await sync(world, ['--source', 'exchange']);

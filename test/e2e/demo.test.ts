@@ -7,7 +7,19 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT, childEnv } from './helpers.js';
 
 /** The Balances sheet's amount columns (Exact values and the dates are not amounts). */
-const BALANCE_AMOUNTS = ['Opening', 'Deposits', 'Withdrawals', 'Bought', 'Sold', 'Fees', 'Expected closing', 'Actual closing', 'Residual', 'Available', 'USD value'];
+const BALANCE_AMOUNTS = [
+  'Opening',
+  'Deposits',
+  'Withdrawals',
+  'Bought',
+  'Sold',
+  'Fees',
+  'Expected closing',
+  'Actual closing',
+  'Residual',
+  'Available',
+  'USD value',
+];
 
 interface Split {
   total: number;
@@ -16,7 +28,11 @@ interface Split {
 }
 interface DemoSummary {
   breaks: Array<{ code: string; key: string }>;
-  breakCounts: Split & { explained: number; severity: Record<'high' | 'medium' | 'low', Split>; rules: Array<Split & { code: string }> };
+  breakCounts: Split & {
+    explained: number;
+    severity: Record<'high' | 'medium' | 'low', Split>;
+    rules: Array<Split & { code: string }>;
+  };
 }
 
 describe('npm run demo', () => {
@@ -25,7 +41,11 @@ describe('npm run demo', () => {
 
   it('runs against the local sandbox on the embedded database and leaves a workbook whose Breaks sheet lists the planted discrepancies', async () => {
     // Run from an empty folder: the demo's data/demo and reports/ land there, not in the checkout.
-    const child = spawn(process.execPath, [join(ROOT, 'dist', 'sandbox', 'demo', 'main.js')], { cwd, env: childEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [join(ROOT, 'dist', 'sandbox', 'demo', 'main.js')], {
+      cwd,
+      env: childEnv({}),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -53,11 +73,17 @@ describe('npm run demo', () => {
       if (n > 1) codes.push((row.values as unknown[]).map((v) => String(v ?? '')).join('|'));
     });
     expect(codes).toHaveLength(open);
-    for (const code of ['P_FEE_USD', 'X_DEPOSIT_MISSING', 'E_FILL_QTY', 'E_BALANCE_ROLL', 'E_WITHDRAWAL_BENEFICIARY']) expect(codes.some((c) => c.includes(code)), code).toBe(true);
+    for (const code of ['P_FEE_USD', 'X_DEPOSIT_MISSING', 'E_FILL_QTY', 'E_BALANCE_ROLL', 'E_WITHDRAWAL_BENEFICIARY'])
+      expect(
+        codes.some((c) => c.includes(code)),
+        code,
+      ).toBe(true);
 
     // Issue 15 "Must show", on the demo's own workbook and JSON summary.
     const jsonPrinted = /^summary: +(.+\.summary\.json)$/m.exec(stdout)?.[1] ?? '';
-    const json = JSON.parse(readFileSync(isAbsolute(jsonPrinted) ? jsonPrinted : join(cwd, jsonPrinted), 'utf8')) as DemoSummary;
+    const json = JSON.parse(
+      readFileSync(isAbsolute(jsonPrinted) ? jsonPrinted : join(cwd, jsonPrinted), 'utf8'),
+    ) as DemoSummary;
     expect(json.breaks).toHaveLength(open);
 
     // 1. Every Balances amount and every Summary total / balance-table amount is a number cell.
@@ -79,7 +105,9 @@ describe('npm run demo', () => {
     const summary = workbook.getWorksheet('Summary')!;
     const rows: unknown[][] = [];
     summary.eachRow({ includeEmpty: true }, (row, n) => (rows[n - 1] = (row.values as unknown[]).slice(1)));
-    const tables = rows.flatMap((r, i) => (typeof r?.[0] === 'string' && /^(Totals: |Balances per currency)/.test(r[0]) ? [i] : []));
+    const tables = rows.flatMap((r, i) =>
+      typeof r?.[0] === 'string' && /^(Totals: |Balances per currency)/.test(r[0]) ? [i] : [],
+    );
     expect(tables.length).toBe(4);
     let totalNumbers = 0;
     for (const start of tables) {
@@ -87,7 +115,10 @@ describe('npm run demo', () => {
         // A label or a currency code may be text; an amount never is.
         for (const v of rows[i]!.slice(1)) {
           if (typeof v === 'number') totalNumbers++;
-          else if (typeof v === 'string') expect(v, `${String(rows[start]![0])}: "${v}" is an amount written as text`).not.toMatch(/^-?[\d,]+(\.\d+)?$/);
+          else if (typeof v === 'string')
+            expect(v, `${String(rows[start]![0])}: "${v}" is an amount written as text`).not.toMatch(
+              /^-?[\d,]+(\.\d+)?$/,
+            );
         }
       }
     }
@@ -116,7 +147,12 @@ describe('npm run demo', () => {
     const bySeverity = new Map(rows.slice(at + 2, at + 6).map((r) => [String(r[0]), r.slice(1, 5)]));
     const c = json.breakCounts;
     expect(bySeverity.get('total')).toEqual([c.total, c.inPeriod, c.carriedOver, c.explained]);
-    for (const sev of ['high', 'medium', 'low'] as const) expect(bySeverity.get(sev)?.slice(0, 3)).toEqual([c.severity[sev].total, c.severity[sev].inPeriod, c.severity[sev].carriedOver]);
+    for (const sev of ['high', 'medium', 'low'] as const)
+      expect(bySeverity.get(sev)?.slice(0, 3)).toEqual([
+        c.severity[sev].total,
+        c.severity[sev].inPeriod,
+        c.severity[sev].carriedOver,
+      ]);
     const ruleAt = rows.findIndex((r) => r?.[0] === 'Open breaks by rule');
     const ruleRows = rows.slice(ruleAt + 2, ruleAt + 2 + c.rules.length).map((r) => [r[0], r[2], r[3], r[4]]);
     expect(ruleRows).toEqual(c.rules.map((r) => [r.code, r.total, r.inPeriod, r.carriedOver]));

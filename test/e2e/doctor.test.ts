@@ -27,14 +27,25 @@ describe.each(storeKinds)('ramp-recon doctor [%s]', (kind) => {
   let env: NodeJS.ProcessEnv;
 
   beforeAll(async () => {
-    sandbox = await startSandbox({ seed: 3, days: 1, ordersPerDay: 2, fillsPerOrder: 1, discrepancies: false, live: false, faults: 'none' });
+    sandbox = await startSandbox({
+      seed: 3,
+      days: 1,
+      ordersPerDay: 2,
+      fillsPerOrder: 1,
+      discrepancies: false,
+      live: false,
+      faults: 'none',
+    });
     if (kind === 'postgres') pg = await createTestStore('postgres');
     smtpPort = await freePort();
     // The test SMTP server wants a login, as a real relay does: doctor must authenticate without sending.
     smtp = new SMTPServer({
       authOptional: false,
       disabledCommands: ['STARTTLS'],
-      onAuth: (auth, _session, cb) => (auth.username === 'recon' && auth.password === 'mail-secret-42' ? cb(null, { user: 'recon' }) : cb(new Error('invalid login'))),
+      onAuth: (auth, _session, cb) =>
+        auth.username === 'recon' && auth.password === 'mail-secret-42'
+          ? cb(null, { user: 'recon' })
+          : cb(new Error('invalid login')),
       onData: (_stream, _session, cb) => cb(new Error('doctor must not send mail')),
     });
     await new Promise<void>((r) => smtp.listen(smtpPort, '127.0.0.1', r));
@@ -65,24 +76,48 @@ describe.each(storeKinds)('ramp-recon doctor [%s]', (kind) => {
     writeFileSync(path, JSON.stringify(body));
     return path;
   };
-  const doctor = async (extraEnv: Record<string, string | undefined>, body: unknown = { email: { from: 'recon@example.com', to: ['finance@example.com'] } }) => {
-    const result = await runCli(['doctor', '--json', '--timeout-ms', '3000'], { ...env, ...extraEnv, RAMP_RECON_CONFIG: config(body) });
+  const doctor = async (
+    extraEnv: Record<string, string | undefined>,
+    body: unknown = { email: { from: 'recon@example.com', to: ['finance@example.com'] } },
+  ) => {
+    const result = await runCli(['doctor', '--json', '--timeout-ms', '3000'], {
+      ...env,
+      ...extraEnv,
+      RAMP_RECON_CONFIG: config(body),
+    });
     const parsed = JSON.parse(result.stdout || '{}') as { ok: boolean; checks: Check[] };
     return { ...result, ...parsed, part: (name: string) => parsed.checks.find((c) => c.part === name) };
   };
 
   it('says ok for the database, both APIs (their keys accepted), SMTP (authenticated, no mail sent) and a free webhook port', async () => {
     const port = await freePort();
-    const r = await doctor({}, { email: { from: 'recon@example.com', to: ['finance@example.com'] }, webhooks: { port, host: '127.0.0.1' } });
+    const r = await doctor(
+      {},
+      { email: { from: 'recon@example.com', to: ['finance@example.com'] }, webhooks: { port, host: '127.0.0.1' } },
+    );
     expect(r.code, brief(r.stderr)).toBe(0);
     expect(r.ok).toBe(true);
     expect(r.checks.map((c) => `${c.part}:${c.status}`)).toEqual(
-      expect.arrayContaining(['config:ok', 'reports folder:ok', 'database:ok', 'partner API:ok', 'exchange API:ok', 'SMTP:ok', 'webhook port:ok']),
+      expect.arrayContaining([
+        'config:ok',
+        'reports folder:ok',
+        'database:ok',
+        'partner API:ok',
+        'exchange API:ok',
+        'SMTP:ok',
+        'webhook port:ok',
+      ]),
     );
     // The server TEST_DATABASE_URL names, wherever it listens.
     const server = kind === 'postgres' ? new URL(process.env.TEST_DATABASE_URL!) : null;
-    const at = server ? `${server.hostname}${server.port ? `:${server.port}` : ''}`.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') : '';
-    expect(r.part('database')?.text).toMatch(server ? new RegExp(`PostgreSQL at ${at}.*connected, \\d+ migrations applied, run lock free`) : /embedded database .*connected/);
+    const at = server
+      ? `${server.hostname}${server.port ? `:${server.port}` : ''}`.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+      : '';
+    expect(r.part('database')?.text).toMatch(
+      server
+        ? new RegExp(`PostgreSQL at ${at}.*connected, \\d+ migrations applied, run lock free`)
+        : /embedded database .*connected/,
+    );
     expect(r.part('partner API')?.text).toMatch(/public key accepted .*private key accepted/);
     expect(r.part('SMTP')?.text).toMatch(/connected and authenticated \(no mail sent\)/);
     expect(r.stdout).not.toContain('mail-secret-42');
@@ -97,28 +132,49 @@ describe.each(storeKinds)('ramp-recon doctor [%s]', (kind) => {
         PARTNER_API_URL: `http://127.0.0.1:${closed}`,
         SMTP_URL: `smtp://recon:wrong-pass-77@127.0.0.1:${smtpPort}`,
       },
-      { email: { from: 'recon@example.com', to: ['finance@example.com'] }, webhooks: { port: busyPort, host: '127.0.0.1' } },
+      {
+        email: { from: 'recon@example.com', to: ['finance@example.com'] },
+        webhooks: { port: busyPort, host: '127.0.0.1' },
+      },
     );
     expect(r.code).toBe(2);
     expect(r.ok).toBe(false);
     expect(r.part('database')).toMatchObject({ status: 'fail', fix: expect.stringContaining('DATABASE_URL') });
-    expect(r.part('database')?.text).toMatch(new RegExp(`PostgreSQL at 127\\.0\\.0\\.1:${closed}/x as nobody: connection refused`));
-    expect(r.part('exchange API')).toMatchObject({ status: 'fail', fix: expect.stringContaining('EXCHANGE_API_TOKEN') });
+    expect(r.part('database')?.text).toMatch(
+      new RegExp(`PostgreSQL at 127\\.0\\.0\\.1:${closed}/x as nobody: connection refused`),
+    );
+    expect(r.part('exchange API')).toMatchObject({
+      status: 'fail',
+      fix: expect.stringContaining('EXCHANGE_API_TOKEN'),
+    });
     expect(r.part('exchange API')?.text).toMatch(/Exchange API rejected the X-API-Token header/i);
     expect(r.part('partner API')).toMatchObject({ status: 'fail', fix: expect.stringContaining('PARTNER_API_URL') });
-    expect(r.part('partner API')?.text).toMatch(new RegExp(`^Partner API at http://127\\.0\\.0\\.1:${closed} unreachable on GET /currencies`));
+    expect(r.part('partner API')?.text).toMatch(
+      new RegExp(`^Partner API at http://127\\.0\\.0\\.1:${closed} unreachable on GET /currencies`),
+    );
     expect(r.part('SMTP')).toMatchObject({ status: 'fail', fix: expect.stringContaining('SMTP_URL') });
     expect(r.part('webhook port')).toMatchObject({ status: 'warn', text: `127.0.0.1:${busyPort} is in use` });
-    for (const secret of ['db-secret-99', 'wrong-token-123', 'wrong-pass-77']) expect(r.stdout + r.stderr).not.toContain(secret);
+    for (const secret of ['db-secret-99', 'wrong-token-123', 'wrong-pass-77'])
+      expect(r.stdout + r.stderr).not.toContain(secret);
 
-    const text = await runCli(['doctor', '--timeout-ms', '3000'], { ...env, DATABASE_URL: `postgres://nobody@127.0.0.1:${closed}/x`, SMTP_URL: undefined, RAMP_RECON_CONFIG: config({}) });
+    const text = await runCli(['doctor', '--timeout-ms', '3000'], {
+      ...env,
+      DATABASE_URL: `postgres://nobody@127.0.0.1:${closed}/x`,
+      SMTP_URL: undefined,
+      RAMP_RECON_CONFIG: config({}),
+    });
     expect(text.code).toBe(2);
-    expect(text.stdout).toMatch(/^fail\s+database\s+PostgreSQL at 127\.0\.0\.1:\d+\/x as nobody: connection refused .*; fix: check DATABASE_URL/m);
+    expect(text.stdout).toMatch(
+      /^fail\s+database\s+PostgreSQL at 127\.0\.0\.1:\d+\/x as nobody: connection refused .*; fix: check DATABASE_URL/m,
+    );
     expect(text.stdout).toMatch(/problems?: .*database/);
   }, 60_000);
 
   it('`config check --connect` runs the same checks', async () => {
-    const r = await runCli(['config', 'check', '--connect', '--timeout-ms', '3000'], { ...env, RAMP_RECON_CONFIG: config({ email: { from: 'recon@example.com', to: ['finance@example.com'] } }) });
+    const r = await runCli(['config', 'check', '--connect', '--timeout-ms', '3000'], {
+      ...env,
+      RAMP_RECON_CONFIG: config({ email: { from: 'recon@example.com', to: ['finance@example.com'] } }),
+    });
     expect(r.code, brief(r.stderr)).toBe(0);
     expect(r.stdout).toMatch(/^ok\s+database\s/m);
     expect(r.stdout).toMatch(/^ok\s+exchange API\s/m);

@@ -13,18 +13,29 @@ const CLI = join(root, 'dist', 'src', 'cli', 'main.js');
  */
 export default function setup(): void {
   const built = mtime(CLI);
-  const newest = Math.max(newestUnder(join(root, 'src')), newestUnder(join(root, 'sandbox')), mtime(join(root, 'tsconfig.json')), mtime(join(root, 'package.json')));
+  const newest = Math.max(
+    newestUnder(join(root, 'src')),
+    newestUnder(join(root, 'sandbox')),
+    mtime(join(root, 'tsconfig.json')),
+    mtime(join(root, 'package.json')),
+  );
   if (built !== 0 && built >= newest) return;
   try {
-    execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.json')], {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    execFileSync(
+      process.execPath,
+      [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.json')],
+      {
+        cwd: root,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
   } catch (err) {
     // tsc still emits on type errors; the tests then show what is broken. No output at all is fatal.
     if (mtime(CLI) === 0) throw err;
     const out = String((err as { stdout?: Buffer }).stdout ?? '');
-    process.stderr.write(`e2e global setup: tsc reported type errors (dist was still emitted):\n${out.split('\n').slice(0, 20).join('\n')}\n`);
+    process.stderr.write(
+      `e2e global setup: tsc reported type errors (dist was still emitted):\n${out.split('\n').slice(0, 20).join('\n')}\n`,
+    );
   }
 }
 

@@ -53,7 +53,11 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv, cwd = ROOT, scrip
   return startCli(args, env, cwd, script).done;
 }
 
-export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+export async function waitFor(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 60_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -68,7 +72,12 @@ export function brief(stderr: string): string {
     .map((line) => {
       if (!line.startsWith('{')) return line;
       try {
-        const l = JSON.parse(line) as { level?: string; msg?: string; err?: { message?: string }; failedStage?: string };
+        const l = JSON.parse(line) as {
+          level?: string;
+          msg?: string;
+          err?: { message?: string };
+          failedStage?: string;
+        };
         if (l.level !== 'warn' && l.level !== 'error' && l.level !== 'fatal') return '';
         return `[${l.level}] ${l.msg ?? ''}${l.failedStage ? ` (${l.failedStage})` : ''}${l.err?.message ? `: ${l.err.message.slice(0, 500)}` : ''}`;
       } catch {
@@ -119,7 +128,13 @@ export async function startGateProxy(target: string): Promise<GateProxy> {
     requests += 1;
     const forward = () => {
       const upstream = request(
-        { host: targetUrl.hostname, port: targetUrl.port, method: req.method, path: req.url, headers: { ...req.headers, host: targetUrl.host } },
+        {
+          host: targetUrl.hostname,
+          port: targetUrl.port,
+          method: req.method,
+          path: req.url,
+          headers: { ...req.headers, host: targetUrl.host },
+        },
         (up) => {
           res.writeHead(up.statusCode ?? 502, up.headers);
           up.pipe(res);
@@ -215,7 +230,12 @@ export interface CliWorld {
   close(): Promise<void>;
 }
 
-export async function openCliWorld(kind: StoreKind, name: string, sandboxEnv: Record<string, string>, config: unknown): Promise<CliWorld> {
+export async function openCliWorld(
+  kind: StoreKind,
+  name: string,
+  sandboxEnv: Record<string, string>,
+  config: unknown,
+): Promise<CliWorld> {
   const gates = await gateSandboxEnv(sandboxEnv);
   const dir = mkdtempSync(join(tmpdir(), `rr-e2e-${name}-${kind}-`));
   writeFileSync(join(dir, 'config.json'), JSON.stringify(config));

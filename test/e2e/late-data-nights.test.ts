@@ -1,6 +1,12 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type ExpectedBreak, type LateEvent, type LateRelease, type Sandbox } from '../../sandbox/index.js';
+import {
+  startSandbox,
+  type ExpectedBreak,
+  type LateEvent,
+  type LateRelease,
+  type Sandbox,
+} from '../../sandbox/index.js';
 import { storeKinds } from '../helpers/db.js';
 import { brief, openCliWorld, ROOT, runCli, type CliWorld } from './helpers.js';
 import { MS_PER_DAY } from '../../src/util/dates.js';
@@ -17,14 +23,28 @@ const CLOCKED_CLI = join(ROOT, 'test', 'e2e', 'clocked-cli.mjs');
 const NIGHT_MS = MS_PER_DAY;
 /** Night 1 at 02:00 UTC ten days ago: every night lies in the past, on a calendar of its own. */
 const NIGHT_1 = new Date(Math.floor(Date.now() / MS_PER_DAY) * MS_PER_DAY - 10 * MS_PER_DAY + 2 * 3_600_000);
-const SANDBOX = { seed: 23, days: 4, ordersPerDay: 20, exchangeOrdersPerDay: 16, fillsPerOrder: 2, depositsPerDay: 3, withdrawalsPerDay: 2 };
+const SANDBOX = {
+  seed: 23,
+  days: 4,
+  ordersPerDay: 20,
+  exchangeOrdersPerDay: 16,
+  fillsPerOrder: 2,
+  depositsPerDay: 3,
+  withdrawalsPerDay: 2,
+};
 
 interface Summary {
   runId: string;
   status: string;
   period: { from: string; to: string };
   breaks: Array<{ code: string; key: string; firstSeenRun: string; inPeriod: boolean }>;
-  lateData: { total: number; opened: number; reopened: number; resolved: number; breaks: Array<{ code: string; key: string; day: string; event: string }> };
+  lateData: {
+    total: number;
+    opened: number;
+    reopened: number;
+    resolved: number;
+    breaks: Array<{ code: string; key: string; day: string; event: string }>;
+  };
 }
 
 const key = (b: { code: string; key: string }) => `${b.code} ${b.key}`;
@@ -36,7 +56,15 @@ for (const kind of storeKinds) {
 
     beforeAll(async () => {
       // Live: the clock runs on from NIGHT_1 (and elapse() jumps it a night ahead), as the CLI's does.
-      sandbox = await startSandbox({ ...SANDBOX, discrepancies: true, lateEvents: true, lateEventsAgeDays: 2, live: true, faults: 'none', now: NIGHT_1 });
+      sandbox = await startSandbox({
+        ...SANDBOX,
+        discrepancies: true,
+        lateEvents: true,
+        lateEventsAgeDays: 2,
+        live: true,
+        faults: 'none',
+        now: NIGHT_1,
+      });
       world = await openCliWorld(kind, 'late-nights', sandbox.env, { partner: { feeRate: sandbox.partnerFeeRate } });
     });
 
@@ -57,7 +85,12 @@ for (const kind of storeKinds) {
     const truth = (now: number, snapshots: number): string[] =>
       sandbox
         .expectedBreaks()
-        .filter((b: ExpectedBreak) => b.requires !== 'webhooks' && (!b.dueAt || Date.parse(b.dueAt) <= now) && (b.code !== 'E_BALANCE_ROLL' || snapshots >= 2))
+        .filter(
+          (b: ExpectedBreak) =>
+            b.requires !== 'webhooks' &&
+            (!b.dueAt || Date.parse(b.dueAt) <= now) &&
+            (b.code !== 'E_BALANCE_ROLL' || snapshots >= 2),
+        )
         .map(key)
         .sort();
     const release = (...events: LateEvent[]): LateRelease[] =>
@@ -67,15 +100,28 @@ for (const kind of storeKinds) {
         return r!;
       });
     const lateOf = (s: Summary) => s.lateData.breaks.map((b) => `${b.event} ${b.code} ${b.key}`).sort();
-    const releasedBreaks = (rs: LateRelease[]) => rs.flatMap((r) => [...r.opened.map((b) => `opened ${key(b)}`), ...r.resolved.map((b) => `resolved ${key(b)}`)]).sort();
+    const releasedBreaks = (rs: LateRelease[]) =>
+      rs
+        .flatMap((r) => [...r.opened.map((b) => `opened ${key(b)}`), ...r.resolved.map((b) => `resolved ${key(b)}`)])
+        .sort();
 
     it('after each night the open breaks are the truth of that night, first-seen runs kept; late data is named', async () => {
       // Night 1: the account's first judgement takes every stored record (the held late cases too).
       const n1 = await night();
       expect(n1.period.from).toBe(new Date(NIGHT_1.getTime() - MS_PER_DAY).toISOString().slice(0, 10));
       expect(n1.breaks.map(key).sort()).toEqual(truth(n1.now, 1));
-      for (const c of ['publish-fill', 'list-deposit', 'complete-order', 'reject-deposit', 'confirm-deposit', 'refund-withdrawal'])
-        expect(sandbox.expectedBreaks().some((b) => b.case === c), c).toBe(true);
+      for (const c of [
+        'publish-fill',
+        'list-deposit',
+        'complete-order',
+        'reject-deposit',
+        'confirm-deposit',
+        'refund-withdrawal',
+      ])
+        expect(
+          sandbox.expectedBreaks().some((b) => b.case === c),
+          c,
+        ).toBe(true);
       expect(n1.lateData.total).toBe(0);
       const firstSeen = new Map(n1.breaks.map((b) => [key(b), b.firstSeenRun]));
 

@@ -39,7 +39,13 @@ for (const kind of storeKinds) {
       const webhooks = { port: 0, host: '127.0.0.1', allowedIps: WEBHOOK_SENDER_IPS, trustProxy: true };
       const receiverConfig = loadConfig({ env: {}, configPath: writeJson('receiver.json', { webhooks }) });
       receiver = await startWebhookServer({ store: test.store, config: receiverConfig, logger });
-      sandbox = await startSandbox({ ...SANDBOX, discrepancies: true, live: false, faults: 'none', webhookUrl: receiver.url });
+      sandbox = await startSandbox({
+        ...SANDBOX,
+        discrepancies: true,
+        live: false,
+        faults: 'none',
+        webhookUrl: receiver.url,
+      });
       await sandbox.webhooksIdle();
       config = loadConfig({
         env: { ...sandbox.env, REPORTS_DIR: join(dir, 'reports') },
@@ -70,7 +76,12 @@ for (const kind of storeKinds) {
       const first = await run();
       expect(first.status, first.error).toBe('succeeded');
       // One balance snapshot so far: the roll-forward opens its series and is "not checked".
-      expect(first.summary.breaks.map(key).sort()).toEqual(planted.filter((b) => b.code !== 'E_BALANCE_ROLL').map(key).sort());
+      expect(first.summary.breaks.map(key).sort()).toEqual(
+        planted
+          .filter((b) => b.code !== 'E_BALANCE_ROLL')
+          .map(key)
+          .sort(),
+      );
       // The real-world cases of issue 14 are planted and each is found under its own code.
       const cases = planted.filter((b) => b.case);
       expect(cases.map((b) => `${b.case} ${b.code}`).sort()).toEqual([
@@ -96,18 +107,27 @@ for (const kind of storeKinds) {
       sandbox.fixDiscrepancy('P_FEE_USD');
       // The correction is to a completed order of a past day, and a past day is read once: the
       // operator lists the period again (`sync --source partner --relist`) before re-running.
-      const relisted = await syncPartner({ store: test.store, config, logger, runId: null, now: new Date() }, period, { relist: true });
+      const relisted = await syncPartner({ store: test.store, config, logger, runId: null, now: new Date() }, period, {
+        relist: true,
+      });
       expect(relisted.skippedDays).toEqual([]);
       const third = await run();
       expect(third.status, third.error).toBe('succeeded');
       const fixed = planted.filter((b) => b.code === 'P_FEE_USD');
-      expect(third.summary.breaks.map(key).sort()).toEqual(planted.filter((b) => b.code !== 'P_FEE_USD').map(key).sort());
+      expect(third.summary.breaks.map(key).sort()).toEqual(
+        planted
+          .filter((b) => b.code !== 'P_FEE_USD')
+          .map(key)
+          .sort(),
+      );
       const resolved = await test.store.db
         .selectFrom('break')
         .select(['key', 'status', 'resolved_run', 'first_seen_run'])
         .where('code', '=', 'P_FEE_USD')
         .execute();
-      expect(resolved).toEqual(fixed.map((b) => ({ key: b.key, status: 'resolved', resolved_run: third.runId, first_seen_run: first.runId })));
+      expect(resolved).toEqual(
+        fixed.map((b) => ({ key: b.key, status: 'resolved', resolved_run: third.runId, first_seen_run: first.runId })),
+      );
     });
   });
 }

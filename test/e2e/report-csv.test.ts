@@ -16,7 +16,17 @@ import { type CliWorld, brief, openCliWorld, runCli } from './helpers.js';
  */
 const SANDBOX = { seed: 15, days: 2, ordersPerDay: 8, fillsPerOrder: 2 };
 const kind = storeKinds.includes('postgres') ? 'postgres' : 'embedded';
-const TABLE_SHEETS = ['Breaks', 'Partner daily', 'Partner orders', 'Exchange orders vs fills', 'Fills', 'Balances', 'Deposits', 'Withdrawals', 'Coverage'];
+const TABLE_SHEETS = [
+  'Breaks',
+  'Partner daily',
+  'Partner orders',
+  'Exchange orders vs fills',
+  'Fills',
+  'Balances',
+  'Deposits',
+  'Withdrawals',
+  'Coverage',
+];
 const EXACT = 'Exact values';
 
 interface ReportJson {
@@ -39,7 +49,8 @@ function sheetRows(wb: ExcelJS.Workbook, name: string): { headers: string[]; row
   return { headers, rows };
 }
 
-const significantDigits = (text: string) => text.replace(/^-/, '').replace('.', '').replace(/^0+/, '').replace(/0+$/, '').length;
+const significantDigits = (text: string) =>
+  text.replace(/^-/, '').replace('.', '').replace(/^0+/, '').replace(/0+$/, '').length;
 
 describe(`report --csv [${kind}]`, { timeout: 300_000 }, () => {
   let sandbox: Sandbox;
@@ -50,7 +61,10 @@ describe(`report --csv [${kind}]`, { timeout: 300_000 }, () => {
   beforeAll(async () => {
     sandbox = await startSandbox({ ...SANDBOX, discrepancies: true, live: false, faults: 'none' });
     world = await openCliWorld(kind, 'csv', sandbox.env, { partner: { feeRate: sandbox.partnerFeeRate } });
-    const run = await runCli(['run', '--from', addDays(today, -SANDBOX.days), '--to', addDays(today, 1), '--json', '--no-email'], { ...world.env, LOG_LEVEL: 'warn' });
+    const run = await runCli(
+      ['run', '--from', addDays(today, -SANDBOX.days), '--to', addDays(today, 1), '--json', '--no-email'],
+      { ...world.env, LOG_LEVEL: 'warn' },
+    );
     expect(run.code, brief(run.stderr)).toBe(0);
     runId = (JSON.parse(run.stdout) as { runId: string }).runId;
   });
@@ -112,7 +126,8 @@ describe(`report --csv [${kind}]`, { timeout: 300_000 }, () => {
           if (h === EXACT || exact.some((e) => e.startsWith(`${h} = `))) return;
           const field = rec[csvHeaders.indexOf(h)]!;
           if (typeof v === 'number') expect(Number(field), `${name} row ${r + 2} ${h}`).toBe(v);
-          if (v instanceof Date) expect(field, `${name} row ${r + 2} ${h}`).toMatch(/^\d{4}-\d\d-\d\d(T\d\d:\d\d:\d\d\.\d{3}Z)?$/);
+          if (v instanceof Date)
+            expect(field, `${name} row ${r + 2} ${h}`).toMatch(/^\d{4}-\d\d-\d\d(T\d\d:\d\d:\d\d\.\d{3}Z)?$/);
         });
       });
     });

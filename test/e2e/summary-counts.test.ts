@@ -28,9 +28,19 @@ interface Summary {
   status: string;
   report: string;
   breaks: Array<{ code: string; key: string; severity: string; inPeriod: boolean }>;
-  breakCounts: Split & { explained: number; severity: Record<'high' | 'medium' | 'low', Split>; rules: Array<Split & { code: string; severity: string; explained: number }> };
+  breakCounts: Split & {
+    explained: number;
+    severity: Record<'high' | 'medium' | 'low', Split>;
+    rules: Array<Split & { code: string; severity: string; explained: number }>;
+  };
   webhooks: { events: number; duplicates: number; conflicts: number; drifted: number; driftFields: string[] };
-  lateData: { total: number; opened: number; reopened: number; resolved: number; breaks: Array<{ code: string; key: string; day: string; event: string }> };
+  lateData: {
+    total: number;
+    opened: number;
+    reopened: number;
+    resolved: number;
+    breaks: Array<{ code: string; key: string; day: string; event: string }>;
+  };
 }
 
 /**
@@ -40,13 +50,24 @@ interface Summary {
  * the next reconcile judges them as changes (docs/rules.md "What a run judges").
  */
 async function receiveWebhooks(store: Store, receivedAt: Date): Promise<void> {
-  const old = { createdAt: '2020-01-01T00:00:00.000000001Z', orderStateUpdatedAt: '2020-01-01T00:00:00.000000001Z', orderState: 'FAILED' };
+  const old = {
+    createdAt: '2020-01-01T00:00:00.000000001Z',
+    orderStateUpdatedAt: '2020-01-01T00:00:00.000000001Z',
+    orderState: 'FAILED',
+  };
   const first = validEvent(old, 'summary');
   const drifted = validEvent({ ...old, driftField: 'x' }, 'summary');
   const bodies = [first, first, { ...first, userId: 'someone-else' }, drifted];
   const outcomes: string[] = [];
   for (const body of bodies) {
-    const outcome = await handleEventBody({ db: store.db, account: 'default', now: receivedAt, endpoint: '/webhooks', remoteAddr: '127.0.0.1', body: JSON.stringify(body) });
+    const outcome = await handleEventBody({
+      db: store.db,
+      account: 'default',
+      now: receivedAt,
+      endpoint: '/webhooks',
+      remoteAddr: '127.0.0.1',
+      body: JSON.stringify(body),
+    });
     outcomes.push(outcome.kind);
   }
   expect(outcomes).toEqual(['stored', 'duplicate', 'conflict', 'stored']);
@@ -58,7 +79,9 @@ async function summaryRows(path: string): Promise<unknown[][]> {
   await wb.xlsx.readFile(path);
   const rows: unknown[][] = [];
   wb.getWorksheet('Summary')!.eachRow({ includeEmpty: true }, (row, n) => {
-    rows[n - 1] = (row.values as unknown[]).slice(1).map((v) => (v && typeof v === 'object' && 'result' in v ? (v as { result: unknown }).result : v));
+    rows[n - 1] = (row.values as unknown[])
+      .slice(1)
+      .map((v) => (v && typeof v === 'object' && 'result' in v ? (v as { result: unknown }).result : v));
   });
   return Array.from(rows, (r) => r ?? []);
 }
@@ -87,7 +110,10 @@ describe(`Summary counts equal the JSON's, and the e-mail's, end to end [${kind}
   beforeAll(async () => {
     sandbox = await startSandbox({ ...SANDBOX, discrepancies: true, live: false, faults: 'none' });
     const port = await freePort();
-    world = await openCliWorld(kind, 'summary', sandbox.env, { partner: { feeRate: sandbox.partnerFeeRate }, email: { from: 'recon@example.com', to: ['finance@example.com'] } });
+    world = await openCliWorld(kind, 'summary', sandbox.env, {
+      partner: { feeRate: sandbox.partnerFeeRate },
+      email: { from: 'recon@example.com', to: ['finance@example.com'] },
+    });
     env = { ...world.env, SMTP_URL: `smtp://127.0.0.1:${port}`, LOG_LEVEL: 'warn' };
     smtp = new SMTPServer({
       authOptional: true,
@@ -139,29 +165,56 @@ describe(`Summary counts equal the JSON's, and the e-mail's, end to end [${kind}
 
     // Banner and Status agree (planted breaks are unexplained: red on both).
     expect(String(rows[0]![0])).toMatch(/^NOT RECONCILED: \d+ open breaks/);
-    expect(String(rows.find((r) => r[0] === 'Status')?.[1])).toBe(`not reconciled: ${c.total} open breaks (${c.total - c.explained} unexplained, ${c.explained} explained)`);
+    expect(String(rows.find((r) => r[0] === 'Status')?.[1])).toBe(
+      `not reconciled: ${c.total} open breaks (${c.total - c.explained} unexplained, ${c.explained} explained)`,
+    );
 
     // Open breaks per severity: open, of this period, carried over, explained.
     const severity = table(rows, 'Open breaks');
     expect(severity[0]).toEqual(['Severity', 'Open', 'Of this period', 'Carried over', 'Explained']);
     const row = (label: string) => severity.find((r) => r[0] === label)!.slice(1, 5);
-    for (const sev of ['high', 'medium', 'low'] as const) expect(row(sev).slice(0, 3), sev).toEqual([c.severity[sev].total, c.severity[sev].inPeriod, c.severity[sev].carriedOver]);
+    for (const sev of ['high', 'medium', 'low'] as const)
+      expect(row(sev).slice(0, 3), sev).toEqual([
+        c.severity[sev].total,
+        c.severity[sev].inPeriod,
+        c.severity[sev].carriedOver,
+      ]);
     expect(row('total')).toEqual([c.total, c.inPeriod, c.carriedOver, c.explained]);
 
     // Per rule: every rule with an open break, the same four counts.
     const byRule = table(rows, 'Open breaks by rule');
     expect(byRule[0]!.slice(0, 6)).toEqual(['Rule', 'Severity', 'Open', 'Of this period', 'Carried over', 'Explained']);
-    const sheetRules = byRule.slice(1).map((r) => ({ code: r[0], severity: r[1], total: r[2], inPeriod: r[3], carriedOver: r[4], explained: r[5] }));
-    expect(sheetRules).toEqual(c.rules.map((r) => ({ code: r.code, severity: r.severity, total: r.total, inPeriod: r.inPeriod, carriedOver: r.carriedOver, explained: r.explained })));
+    const sheetRules = byRule
+      .slice(1)
+      .map((r) => ({ code: r[0], severity: r[1], total: r[2], inPeriod: r[3], carriedOver: r[4], explained: r[5] }));
+    expect(sheetRules).toEqual(
+      c.rules.map((r) => ({
+        code: r.code,
+        severity: r.severity,
+        total: r.total,
+        inPeriod: r.inPeriod,
+        carriedOver: r.carriedOver,
+        explained: r.explained,
+      })),
+    );
 
     // The balance table: a column per currency, an actual closing and a USD value, a grand total in USD.
     const balances = table(rows, 'Balances per currency (roll-forward over the period)');
-    const currencies = balances.find((r) => r[0] === 'Currency')!.slice(1).filter(Boolean);
+    const currencies = balances
+      .find((r) => r[0] === 'Currency')!
+      .slice(1)
+      .filter(Boolean);
     expect(currencies.length).toBeGreaterThan(1);
     // every amount a number cell (an exact value beyond 15 digits is in the cell's note, not instead of the number)
     const amountCell = (v: unknown) => typeof v === 'number';
     for (const label of ['Opening', 'Deposits', 'Expected closing', 'Actual closing', 'Residual (actual - expected)'])
-      expect(balances.find((r) => r[0] === label)!.slice(1, 1 + currencies.length).every(amountCell), label).toBe(true);
+      expect(
+        balances
+          .find((r) => r[0] === label)!
+          .slice(1, 1 + currencies.length)
+          .every(amountCell),
+        label,
+      ).toBe(true);
     expect(typeof balances.find((r) => r[0] === 'Total closing USD (all currencies)')?.[1]).toBe('number');
     expect(table(rows, 'Partner fees earned and exchange fees paid per day').length).toBeGreaterThan(2);
 
@@ -176,20 +229,39 @@ describe(`Summary counts equal the JSON's, and the e-mail's, end to end [${kind}
     // The e-mail of that run: sent by the run, built from the counts and digest stored with the workbook.
     const raw = mails[mails.length - 1]!;
     const subject = header(raw, 'Subject');
-    expect(subject).toBe(`ramp-recon ${label}: ${c.total} open breaks (${c.inPeriod} this period, ${c.carriedOver} carried over)${c.explained ? `, ${c.explained} explained` : ''}`);
+    expect(subject).toBe(
+      `ramp-recon ${label}: ${c.total} open breaks (${c.inPeriod} this period, ${c.carriedOver} carried over)${c.explained ? `, ${c.explained} explained` : ''}`,
+    );
     const text = textPart(raw, 'text/plain');
-    expect(text).toContain(`Open breaks: ${c.total} (high ${c.severity.high.total}, medium ${c.severity.medium.total}, low ${c.severity.low.total})`);
+    expect(text).toContain(
+      `Open breaks: ${c.total} (high ${c.severity.high.total}, medium ${c.severity.medium.total}, low ${c.severity.low.total})`,
+    );
     expect(text).toContain(`  of this period: ${c.inPeriod} (`);
     expect(text).toContain(`  carried over: ${c.carriedOver} (`);
     expect(text).toContain(`  explained: ${c.explained}`);
     expect(text).toContain(`Status: ${String(rows.find((r) => r[0] === 'Status')?.[1])}`);
     expect(text.split(/\r?\n/)[0]).toBe(rows[0]![0]);
-    const mailRules = [...text.matchAll(/^ {2}([A-Z][A-Z_]+): (\d+) \((\d+) \/ (\d+);/gm)].map((m) => ({ code: m[1], total: Number(m[2]), inPeriod: Number(m[3]), carriedOver: Number(m[4]) }));
-    expect(mailRules).toEqual(c.rules.map((r) => ({ code: r.code, total: r.total, inPeriod: r.inPeriod, carriedOver: r.carriedOver })));
+    const mailRules = [...text.matchAll(/^ {2}([A-Z][A-Z_]+): (\d+) \((\d+) \/ (\d+);/gm)].map((m) => ({
+      code: m[1],
+      total: Number(m[2]),
+      inPeriod: Number(m[3]),
+      carriedOver: Number(m[4]),
+    }));
+    expect(mailRules).toEqual(
+      c.rules.map((r) => ({ code: r.code, total: r.total, inPeriod: r.inPeriod, carriedOver: r.carriedOver })),
+    );
     // Five open breaks in words, each one of the JSON's open breaks, with its age and USD impact.
-    const listed = [...text.matchAll(/^ {2}\d\. \[(high|medium|low)\] .* \(([A-Z_]+) (\S+); (\d+) days? old; (?:USD impact [\d.]+|no USD impact); (?:this period|carried over)/gm)];
+    const listed = [
+      ...text.matchAll(
+        /^ {2}\d\. \[(high|medium|low)\] .* \(([A-Z_]+) (\S+); (\d+) days? old; (?:USD impact [\d.]+|no USD impact); (?:this period|carried over)/gm,
+      ),
+    ];
     expect(listed).toHaveLength(5);
-    for (const m of listed) expect(json.breaks.some((b) => b.code === m[2] && b.key === m[3] && b.severity === m[1]), `${m[2]} ${m[3]}`).toBe(true);
+    for (const m of listed)
+      expect(
+        json.breaks.some((b) => b.code === m[2] && b.key === m[3] && b.severity === m[1]),
+        `${m[2]} ${m[3]}`,
+      ).toBe(true);
     const html = textPart(raw, 'text/html');
     expect(html.match(/<ol>[\s\S]*?<\/ol>/)![0].match(/<li>/g)).toHaveLength(5);
     // The webhook events between the runs brought orders of 2020-01-01 (never listed): judged as changes,
@@ -197,16 +269,27 @@ describe(`Summary counts equal the JSON's, and the e-mail's, end to end [${kind}
     expect(json.lateData.total).toBe(json.lateData.breaks.length);
     expect(json.lateData.breaks.every((b) => b.day === '2020-01-01' && b.event === 'opened')).toBe(true);
     expect(json.lateData.total).toBeGreaterThan(0);
-    expect(text).toContain(`${json.lateData.total} breaks of earlier days changed by late data: ${json.lateData.opened} opened:`);
+    expect(text).toContain(
+      `${json.lateData.total} breaks of earlier days changed by late data: ${json.lateData.opened} opened:`,
+    );
     for (const b of json.lateData.breaks) {
       expect(text).toContain(`  ${b.day}: ${b.code} ${b.key} ${b.event} (`);
       expect(html).toContain(`<li>${b.day}: ${b.code} ${b.key} ${b.event} (`);
     }
     expect(rows.find((r) => r[0] === 'Earlier days changed by late data')).toBeDefined();
     const lateTable = table(rows, 'Earlier days changed by late data');
-    expect(lateTable[0]![0]).toBe(`${json.lateData.total} breaks of earlier days changed by late data: ${json.lateData.opened} opened`);
-    expect(lateTable.slice(2, 2 + json.lateData.total).map((r) => `${r[2]} ${r[3]} ${r[1]}`).sort()).toEqual(json.lateData.breaks.map((b) => `${b.code} ${b.key} ${b.event}`).sort());
-    expect(html).toContain(`<tr style="font-weight:bold"><td>total</td><td style="text-align:right">${c.total}</td><td style="text-align:right">${c.inPeriod}</td><td style="text-align:right">${c.carriedOver}</td></tr>`);
+    expect(lateTable[0]![0]).toBe(
+      `${json.lateData.total} breaks of earlier days changed by late data: ${json.lateData.opened} opened`,
+    );
+    expect(
+      lateTable
+        .slice(2, 2 + json.lateData.total)
+        .map((r) => `${r[2]} ${r[3]} ${r[1]}`)
+        .sort(),
+    ).toEqual(json.lateData.breaks.map((b) => `${b.code} ${b.key} ${b.event}`).sort());
+    expect(html).toContain(
+      `<tr style="font-weight:bold"><td>total</td><td style="text-align:right">${c.total}</td><td style="text-align:right">${c.inPeriod}</td><td style="text-align:right">${c.carriedOver}</td></tr>`,
+    );
     expect(attachment(raw, basename(json.report)).bytes.length).toBeGreaterThan(0);
 
     // `deliver <runId>` later sends the same message again: the stored digest, not a recount.

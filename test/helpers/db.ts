@@ -63,7 +63,10 @@ export function withSearchPath(url: string, schema: string): string {
  * Runs a suite once per store kind, each with its own migrated store, e.g.
  * `describeEachStore('fills', (ctx) => it('...', async () => ctx.store.db...))`.
  */
-export function describeEachStore(title: string, fn: (ctx: { readonly store: Store; readonly kind: StoreKind; readonly test: TestStore }) => void): void {
+export function describeEachStore(
+  title: string,
+  fn: (ctx: { readonly store: Store; readonly kind: StoreKind; readonly test: TestStore }) => void,
+): void {
   for (const kind of storeKinds) {
     describe(`${title} [${kind}]`, () => {
       let test: TestStore | undefined;
@@ -90,7 +93,14 @@ export function describeEachStore(title: string, fn: (ctx: { readonly store: Sto
 }
 
 /** Tables whose rows record the transaction that last changed them (sql/0017 change tracking). */
-const TRACKED = ['partner_order', 'exchange_order', 'exchange_fill', 'exchange_deposit', 'exchange_withdrawal', 'webhook_event'] as const;
+const TRACKED = [
+  'partner_order',
+  'exchange_order',
+  'exchange_fill',
+  'exchange_deposit',
+  'exchange_withdrawal',
+  'webhook_event',
+] as const;
 
 /**
  * The newest change recorded in each tracked table: equal before and after a re-run means the
@@ -98,7 +108,10 @@ const TRACKED = ['partner_order', 'exchange_order', 'exchange_fill', 'exchange_d
  */
 export async function latestChanges(db: Store['db']): Promise<Record<string, string | null>> {
   const out: Record<string, string | null> = {};
-  for (const t of TRACKED) out[t] = (await sql<{ x: string | null }>`select max(change_xid)::text as x from ${sql.table(t)}`.execute(db)).rows[0]?.x ?? null;
+  for (const t of TRACKED)
+    out[t] =
+      (await sql<{ x: string | null }>`select max(change_xid)::text as x from ${sql.table(t)}`.execute(db)).rows[0]
+        ?.x ?? null;
   return out;
 }
 

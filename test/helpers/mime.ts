@@ -33,11 +33,19 @@ export function attachment(raw: string, name: string): { bytes: Buffer; headers:
 
 /** The decoded text of the first part of this content type (text/plain, text/html), quoted-printable or base64 or plain. */
 export function textPart(raw: string, contentType: string): string {
-  const part = parts(raw).find((p) => new RegExp(`Content-Type: ${contentType}`, 'i').test(p.headers) && !/Content-Disposition: attachment/i.test(p.headers));
+  const part = parts(raw).find(
+    (p) =>
+      new RegExp(`Content-Type: ${contentType}`, 'i').test(p.headers) &&
+      !/Content-Disposition: attachment/i.test(p.headers),
+  );
   if (!part) throw new Error(`no ${contentType} part in the message`);
   const body = part.body.replace(/\r\n$/, '');
   if (/Content-Transfer-Encoding: quoted-printable/i.test(part.headers))
-    return Buffer.from(body.replace(/=\r\n/g, '').replace(/=([0-9A-F]{2})/gi, (_m, h: string) => String.fromCharCode(parseInt(h, 16))), 'latin1').toString('utf8');
-  if (/Content-Transfer-Encoding: base64/i.test(part.headers)) return Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8');
+    return Buffer.from(
+      body.replace(/=\r\n/g, '').replace(/=([0-9A-F]{2})/gi, (_m, h: string) => String.fromCharCode(parseInt(h, 16))),
+      'latin1',
+    ).toString('utf8');
+  if (/Content-Transfer-Encoding: base64/i.test(part.headers))
+    return Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8');
   return body;
 }

@@ -13,12 +13,21 @@ const config = makeConfig({ partner: { wallets: ['0xWALLET'] } });
 describeEachStore('open breaks of a run: this period or carried over', (ctx) => {
   const db = () => ctx.store.db;
   const flags = async (run: { id: string; periodFrom: string | null; periodTo: string | null }) =>
-    Object.fromEntries((await openBreaksOfRun(db(), { account: 'default', ...run }, 'severity')).map((b) => [`${b.code} ${b.key}`, b.inPeriod]));
+    Object.fromEntries(
+      (await openBreaksOfRun(db(), { account: 'default', ...run }, 'severity')).map((b) => [
+        `${b.code} ${b.key}`,
+        b.inPeriod,
+      ]),
+    );
 
   it('marks each break by its record: order, fill, exchange order, withdrawal, coverage day, divergent day; else new in the run', async () => {
     await seedWorld(db());
     await reconcilePeriod(await newContext(ctx.store, config, 'run1', PERIOD), PERIOD);
-    const roll = await db().selectFrom('break').select('detail').where('code', '=', 'E_BALANCE_ROLL').executeTakeFirstOrThrow();
+    const roll = await db()
+      .selectFrom('break')
+      .select('detail')
+      .where('code', '=', 'E_BALANCE_ROLL')
+      .executeTakeFirstOrThrow();
     const rollDay = String((roll.detail as { latestPairFirstDivergentDay: string }).latestPairFirstDivergentDay);
 
     const ofPeriod = await flags({ id: 'run1', periodFrom: PERIOD.from, periodTo: PERIOD.to });
@@ -39,16 +48,35 @@ describeEachStore('open breaks of a run: this period or carried over', (ctx) => 
     });
 
     // The same breaks reported for a run of 2026-11-01 (which opened none of them).
-    await createRun(db(), { account: 'default', command: 'reconcile', id: 'run-nov1', periodFrom: '2026-11-01', periodTo: '2026-11-02', startedAt: new Date('2026-11-12T04:00:00Z') });
+    await createRun(db(), {
+      account: 'default',
+      command: 'reconcile',
+      id: 'run-nov1',
+      periodFrom: '2026-11-01',
+      periodTo: '2026-11-02',
+      startedAt: new Date('2026-11-12T04:00:00Z'),
+    });
     const other = await flags({ id: 'run-nov1', periodFrom: '2026-11-01', periodTo: '2026-11-02' });
-    expect(Object.entries(other).filter(([, v]) => v).map(([k]) => k).sort()).toEqual(['P_FEE_USD o-old', 'P_STALE o-pend']);
+    expect(
+      Object.entries(other)
+        .filter(([, v]) => v)
+        .map(([k]) => k)
+        .sort(),
+    ).toEqual(['P_FEE_USD o-old', 'P_STALE o-pend']);
     // The roll-forward break belongs to the day its most recent failing pair diverged.
     const next = new Date(Date.parse(`${rollDay}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
     expect((await flags({ id: 'run-nov1', periodFrom: rollDay, periodTo: next }))['E_BALANCE_ROLL USD']).toBe(true);
     // A run without a period has no break of its period.
     expect(Object.values(await flags({ id: 'run1', periodFrom: null, periodTo: null })).some(Boolean)).toBe(false);
 
-    const counts = openBreakCounts(await openBreaksOfRun(db(), { id: 'run-nov1', account: 'default', periodFrom: '2026-11-01', periodTo: '2026-11-02' }));
+    const counts = openBreakCounts(
+      await openBreaksOfRun(db(), {
+        id: 'run-nov1',
+        account: 'default',
+        periodFrom: '2026-11-01',
+        periodTo: '2026-11-02',
+      }),
+    );
     expect(counts).toMatchObject({ total: PLANTED.length, inPeriod: 2, carriedOver: PLANTED.length - 2 });
     expect(counts.severity.low).toEqual({ total: 1, inPeriod: 1, carriedOver: 0 });
     expect(counts.severity.medium).toMatchObject({ inPeriod: 1 });

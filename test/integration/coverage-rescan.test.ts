@@ -20,7 +20,9 @@ type Figures = Map<string, { pages: number; rows: number; quarantined: number }>
 
 async function coverage(store: Store): Promise<Figures> {
   const rows = await coverageOfDays(store.db, 'default', PERIOD);
-  return new Map(rows.map((r) => [`${r.source}:${r.stream}:${r.day}`, { pages: r.pages, rows: r.rows, quarantined: r.quarantined }]));
+  return new Map(
+    rows.map((r) => [`${r.source}:${r.stream}:${r.day}`, { pages: r.pages, rows: r.rows, quarantined: r.quarantined }]),
+  );
 }
 
 describeEachStore('coverage over repeated exchange syncs', (ctx) => {
@@ -32,7 +34,19 @@ describeEachStore('coverage over repeated exchange syncs', (ctx) => {
     for (const o of data.orders) if (o.ordStatus !== 'FILLED' && o.ordStatus !== 'PART_FILLED') o.cumQty = '0';
     // A FILLED order without fills that fails validation in both listings that return it.
     const bad = data.orders[300]!;
-    data.malformed.set(bad.exOrdId, JSON.stringify({ exOrdId: bad.exOrdId, clOrdId: bad.clOrdId, ordType: 'LIMIT', ordStatus: 'FILLED', side: bad.side, symbol: bad.symbol, price: 'abc', timestamp: bad.timestamp }));
+    data.malformed.set(
+      bad.exOrdId,
+      JSON.stringify({
+        exOrdId: bad.exOrdId,
+        clOrdId: bad.clOrdId,
+        ordType: 'LIMIT',
+        ordStatus: 'FILLED',
+        side: bad.side,
+        symbol: bad.symbol,
+        price: 'abc',
+        timestamp: bad.timestamp,
+      }),
+    );
     api = await startFakeExchange(data, { fillsOrder: 'newest-first', inclusive: true });
     // "Now" just after the last order: the next sync's overlap re-reads the last orders of their day.
     now = new Date(Math.max(...data.orders.map((o) => o.timestamp)) + 1);
@@ -41,7 +55,10 @@ describeEachStore('coverage over repeated exchange syncs', (ctx) => {
 
   const sync = (runId: string, backfill?: { from: Date; to: Date }) => {
     const config = loadConfig({ env: { EXCHANGE_API_URL: api.url, EXCHANGE_API_TOKEN: api.token }, configPath });
-    return syncExchange({ store: ctx.store, config, logger: silentLogger(), runId, now }, { progress: 'off', backfill });
+    return syncExchange(
+      { store: ctx.store, config, logger: silentLogger(), runId, now },
+      { progress: 'off', backfill },
+    );
   };
 
   it("a rescan leaves every day's rows and quarantined as stored, and adds its pages", async () => {
@@ -53,14 +70,19 @@ describeEachStore('coverage over repeated exchange syncs', (ctx) => {
     for (const o of api.data.orders) {
       if (o === bad) continue;
       const day = dayOf(o.timestamp);
-      for (const stream of [`orders.${o.ordStatus}`, ...(o.ordStatus === 'FILLED' || o.ordStatus === 'PART_FILLED' ? ['trades'] : [])])
+      for (const stream of [
+        `orders.${o.ordStatus}`,
+        ...(o.ordStatus === 'FILLED' || o.ordStatus === 'PART_FILLED' ? ['trades'] : []),
+      ])
         want.set(`exchange:${stream}:${day}`, (want.get(`exchange:${stream}:${day}`) ?? 0) + 1);
     }
     for (const [key, n] of want) expect(first.get(key)?.rows, key).toBe(n);
     expect(first.get(`exchange:orders.FILLED:${dayOf(bad.timestamp)}`)?.quarantined).toBe(1);
     expect(first.get(`exchange:trades:${dayOf(bad.timestamp)}`)?.quarantined).toBe(1);
     const lastDay = dayOf(now.getTime() - 1);
-    const listings = [...first.keys()].filter((k) => /^exchange:(orders\.[A-Z_]+|trades):/.test(k) && k.endsWith(`:${lastDay}`));
+    const listings = [...first.keys()].filter(
+      (k) => /^exchange:(orders\.[A-Z_]+|trades):/.test(k) && k.endsWith(`:${lastDay}`),
+    );
     expect(listings.length).toBeGreaterThanOrEqual(5);
 
     // Run 2 reads from its cursors: only the overlap, the last orders of their day.
@@ -71,7 +93,10 @@ describeEachStore('coverage over repeated exchange syncs', (ctx) => {
     const third = await coverage(ctx.store);
     for (const [key, f] of first) {
       if (key.includes(':cursor:')) continue;
-      for (const [name, later] of [['second', second.get(key)], ['third', third.get(key)]] as const) {
+      for (const [name, later] of [
+        ['second', second.get(key)],
+        ['third', third.get(key)],
+      ] as const) {
         expect(later?.rows, `${name} ${key}`).toBe(f.rows);
         expect(later?.quarantined, `${name} ${key}`).toBe(f.quarantined);
       }

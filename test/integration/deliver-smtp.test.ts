@@ -23,7 +23,12 @@ interface Received {
 }
 
 /** A real SMTP server on a free port; `refuse` makes it reject every message with 550. */
-async function startServer(): Promise<{ port: number; received: Received[]; state: { refuse: boolean }; close(): Promise<void> }> {
+async function startServer(): Promise<{
+  port: number;
+  received: Received[];
+  state: { refuse: boolean };
+  close(): Promise<void>;
+}> {
   const received: Received[] = [];
   const state = { refuse: false };
   const server = new SMTPServer({
@@ -80,7 +85,11 @@ describeEachStore('deliver over SMTP', (t) => {
   });
   const configFor = (port: number): Config => {
     const base = loadConfig({ env: { REPORTS_DIR: reportsDir } });
-    return { ...base, smtpUrl: `smtp://recon:${PASSWORD}@127.0.0.1:${port}`, email: { from: 'recon@example.com', to: ['finance@example.com', 'treasury@example.com'] } };
+    return {
+      ...base,
+      smtpUrl: `smtp://recon:${PASSWORD}@127.0.0.1:${port}`,
+      email: { from: 'recon@example.com', to: ['finance@example.com', 'treasury@example.com'] },
+    };
   };
 
   async function seedRun(id: string): Promise<void> {
@@ -93,8 +102,18 @@ describeEachStore('deliver over SMTP', (t) => {
         period_to: '2026-11-02',
         started_at: NOW,
         status: 'running',
-        counts: JSON.stringify({ partnerOrders: 2, fills: 0, exchangeOrders: 0, deposits: 0, withdrawals: 0, balanceSnapshots: 0, quarantined: 0 }),
-        rule_results: JSON.stringify([{ code: 'P_FEE_USD', severity: 'medium', description: 'USD fee', status: 'breaks', checked: 2, breaks: 2 }]),
+        counts: JSON.stringify({
+          partnerOrders: 2,
+          fills: 0,
+          exchangeOrders: 0,
+          deposits: 0,
+          withdrawals: 0,
+          balanceSnapshots: 0,
+          quarantined: 0,
+        }),
+        rule_results: JSON.stringify([
+          { code: 'P_FEE_USD', severity: 'medium', description: 'USD fee', status: 'breaks', checked: 2, breaks: 2 },
+        ]),
       })
       .execute();
   }
@@ -143,7 +162,11 @@ describeEachStore('deliver over SMTP', (t) => {
     expect(att.headers).toContain('spreadsheetml');
     expect(att.bytes.equals(readFileSync(path))).toBe(true);
 
-    const run = await t.store.db.selectFrom('run').selectAll().where('id', '=', 'r-deliver-1').executeTakeFirstOrThrow();
+    const run = await t.store.db
+      .selectFrom('run')
+      .selectAll()
+      .where('id', '=', 'r-deliver-1')
+      .executeTakeFirstOrThrow();
     expect(run.delivered).toBe(true);
     expect(run.delivered_at).toBeInstanceOf(Date);
     expect(run.delivery_error).toBeNull();
@@ -178,7 +201,11 @@ describeEachStore('deliver over SMTP', (t) => {
 
   it('writes the workbook again when the file is gone', async () => {
     const ctx = ctxWith(configFor(smtp.port), 'r-deliver-1');
-    const row = await t.store.db.selectFrom('run').select('report_path').where('id', '=', 'r-deliver-1').executeTakeFirstOrThrow();
+    const row = await t.store.db
+      .selectFrom('run')
+      .select('report_path')
+      .where('id', '=', 'r-deliver-1')
+      .executeTakeFirstOrThrow();
     rmSync(row.report_path!);
     const result = await deliverRun(ctx, 'r-deliver-1');
     expect(result.status).toBe('sent');
@@ -191,7 +218,11 @@ describeEachStore('deliver over SMTP', (t) => {
     const result = await deliverRun(ctx, 'r-deliver-2');
     expect(result.status).toBe('failed');
     expect(result.error).not.toContain(PASSWORD);
-    const run = await t.store.db.selectFrom('run').selectAll().where('id', '=', 'r-deliver-2').executeTakeFirstOrThrow();
+    const run = await t.store.db
+      .selectFrom('run')
+      .selectAll()
+      .where('id', '=', 'r-deliver-2')
+      .executeTakeFirstOrThrow();
     expect(run.delivered).toBe(false);
     expect(run.delivery_error ?? '').not.toContain(PASSWORD);
     expect(logText).not.toContain(PASSWORD);

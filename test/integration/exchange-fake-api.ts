@@ -157,13 +157,21 @@ export function makeData(nFills: number, nOrders = Math.ceil(nFills / 3)): FakeD
 export const FAKE_NOW = new Date(T0 + 40 * 86_400_000);
 
 function encode(record: object, asNumbers: boolean): string {
-  return JSON.stringify(record, (k, v: unknown) => v).replace(/"(price|qty|fee|amount|cumQty|leavesQty|avgPx|execId|exOrdId|tradeId)":"([0-9.E-]+)"/g, (m, key: string, val: string) =>
-    asNumbers ? `"${key}":${val}` : m,
+  return JSON.stringify(record, (k, v: unknown) => v).replace(
+    /"(price|qty|fee|amount|cumQty|leavesQty|avgPx|execId|exOrdId|tradeId)":"([0-9.E-]+)"/g,
+    (m, key: string, val: string) => (asNumbers ? `"${key}":${val}` : m),
   );
 }
 
 export async function startFakeExchange(data: FakeData, opts: Partial<FakeOptions> = {}): Promise<FakeExchange> {
-  const options: FakeOptions = { fillsOrder: 'newest-first', inclusive: true, faultEvery: 0, numbersAsNumbers: true, paymentsCut: 0, ...opts };
+  const options: FakeOptions = {
+    fillsOrder: 'newest-first',
+    inclusive: true,
+    faultEvery: 0,
+    numbersAsNumbers: true,
+    paymentsCut: 0,
+    ...opts,
+  };
   const token = 'fake-token-abcdef';
   const requests: string[] = [];
   let n = 0;
@@ -178,7 +186,8 @@ export async function startFakeExchange(data: FakeData, opts: Partial<FakeOption
     if (req.headers['x-api-token'] !== token) return send(401, '{"error":"API key is missing or invalid"}');
     if (options.faultEvery && n % options.faultEvery === 0) {
       const kind = (n / options.faultEvery) % 3;
-      if (kind === 0) return send(500, '{"timestamp":1,"status":500,"error":"Internal Server Error","message":"x","path":"/"}');
+      if (kind === 0)
+        return send(500, '{"timestamp":1,"status":500,"error":"Internal Server Error","message":"x","path":"/"}');
       if (kind === 1) {
         res.writeHead(429, { 'retry-after': '0', 'content-type': 'application/json' });
         return res.end('{}');
@@ -189,7 +198,8 @@ export async function startFakeExchange(data: FakeData, opts: Partial<FakeOption
     const q = url.searchParams;
     const num = (k: string) => (q.has(k) ? Number(q.get(k)) : undefined);
     const inRange = (t: number, from?: number, to?: number) =>
-      (from === undefined || (options.inclusive ? t >= from : t > from)) && (to === undefined || (options.inclusive ? t <= to : t < to));
+      (from === undefined || (options.inclusive ? t >= from : t > from)) &&
+      (to === undefined || (options.inclusive ? t <= to : t < to));
     const list = <T extends object>(items: T[], key: (x: T) => string) =>
       '[' + items.map((x) => data.malformed.get(key(x)) ?? encode(x, options.numbersAsNumbers)).join(',') + ']';
     const limit = Math.min(num('limit') ?? 100, path === '/fills' ? 1000 : 100);
@@ -204,15 +214,23 @@ export async function startFakeExchange(data: FakeData, opts: Partial<FakeOption
         return inRange(f.timestamp, num('from'), num('to'));
       });
       set = options.fillsOrder === 'oldest-first' ? set.slice(0, limit) : set.slice(-limit).reverse();
-      return send(200, list(set, (f) => f.execId));
+      return send(
+        200,
+        list(set, (f) => f.execId),
+      );
     }
     if (path === '/orders' || path === '/trades') {
       const status = q.get('status');
-      let set = data.orders.filter((o) => !data.hiddenOrders.has(o.exOrdId) && inRange(o.timestamp, num('from'), num('to')));
+      let set = data.orders.filter(
+        (o) => !data.hiddenOrders.has(o.exOrdId) && inRange(o.timestamp, num('from'), num('to')),
+      );
       if (path === '/orders') set = set.filter((o) => (status ? o.ordStatus === status : o.ordStatus === 'OPEN'));
       else set = set.filter((o) => o.ordStatus === 'FILLED' || o.ordStatus === 'PART_FILLED');
       if (q.get('symbol')) set = set.filter((o) => o.symbol === q.get('symbol'));
-      return send(200, list(set.slice(-limit).reverse(), (o) => o.exOrdId));
+      return send(
+        200,
+        list(set.slice(-limit).reverse(), (o) => o.exOrdId),
+      );
     }
     const byId = path.match(/^\/(orders|deposits|withdrawals)\/(.+)$/);
     if (byId) {
@@ -223,14 +241,22 @@ export async function startFakeExchange(data: FakeData, opts: Partial<FakeOption
           : byId[1] === 'deposits'
             ? data.deposits.find((d) => d.depositId === id)
             : data.withdrawals.find((w) => w.withdrawalId === id);
-      if (!rec) return send(404, `{"timestamp":1,"status":404,"error":"Not Found","message":"not found","path":"${path}"}`);
+      if (!rec)
+        return send(404, `{"timestamp":1,"status":404,"error":"Not Found","message":"not found","path":"${path}"}`);
       return send(200, encode(rec, options.numbersAsNumbers));
     }
     // Oldest first, as the data is kept; a cut keeps the head of that list.
     const cut = <T>(items: T[]) => (options.paymentsCut ? items.slice(0, options.paymentsCut) : items);
-    if (path === '/deposits') return send(200, list(cut(data.deposits.filter((d) => inRange(d.timestamp, num('from'), num('to')))), (d) => d.depositId));
+    if (path === '/deposits')
+      return send(
+        200,
+        list(cut(data.deposits.filter((d) => inRange(d.timestamp, num('from'), num('to')))), (d) => d.depositId),
+      );
     if (path === '/withdrawals')
-      return send(200, list(cut(data.withdrawals.filter((w) => inRange(w.timestamp, num('from'), num('to')))), (w) => w.withdrawalId));
+      return send(
+        200,
+        list(cut(data.withdrawals.filter((w) => inRange(w.timestamp, num('from'), num('to')))), (w) => w.withdrawalId),
+      );
     if (path === '/accounts')
       return send(
         200,
@@ -244,8 +270,13 @@ export async function startFakeExchange(data: FakeData, opts: Partial<FakeOption
         '{"BTC-USD":{"base_currency":"BTC","base_currency_scale":8,"counter_currency":"USD","counter_currency_scale":2,"min_price_increment":1,"min_price_increment_scale":1,"min_order_size":50,"min_order_size_scale":8,"max_order_size":0,"max_order_size_scale":8,"lot_size":1,"lot_size_scale":8,"status":"open","id":1},' +
           '"ETH-USD":{"base_currency":"ETH","base_currency_scale":8,"counter_currency":"USD","counter_currency_scale":2,"min_price_increment":1,"min_price_increment_scale":2,"min_order_size":1,"min_order_size_scale":3,"max_order_size":100,"max_order_size_scale":0,"lot_size":1,"lot_size_scale":8,"status":"open","id":2}}',
       );
-    if (path === '/whitelist') return send(200, '[{"whitelistId":"wl-0","name":"cold","currency":"BTC"},{"whitelistId":"wl-1","name":"ops","currency":"BTC"}]');
-    if (path === '/tickers') return send(200, '[{"symbol":"BTC-USD","price_24h":"20000.1","volume_24h":"12.5","last_trade_price":"20001"}]');
+    if (path === '/whitelist')
+      return send(
+        200,
+        '[{"whitelistId":"wl-0","name":"cold","currency":"BTC"},{"whitelistId":"wl-1","name":"ops","currency":"BTC"}]',
+      );
+    if (path === '/tickers')
+      return send(200, '[{"symbol":"BTC-USD","price_24h":"20000.1","volume_24h":"12.5","last_trade_price":"20001"}]');
     return send(404, '{"error":"no route"}');
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

@@ -44,8 +44,16 @@ describeEachStore('exchange page commit', (ctx) => {
   it('writes a window page, its coverage and its cursor in one statement that commits asynchronously', async () => {
     const db = ctx.store.db;
     const at = new Date('2026-11-21T00:00:00Z');
-    expect(await syncCommitAfter(db, (trx) => upsertOrders(trx, 'default', [order('7', 'FILLED', '1.5'), order('5', 'OPEN', '0')], at, bookkeeping('1000')))).toBe('off');
-    const orders = await db.selectFrom('exchange_order').select(['ex_ord_id', 'ord_status', 'cum_qty', 'last_seen_at']).orderBy('ex_ord_id').execute();
+    expect(
+      await syncCommitAfter(db, (trx) =>
+        upsertOrders(trx, 'default', [order('7', 'FILLED', '1.5'), order('5', 'OPEN', '0')], at, bookkeeping('1000')),
+      ),
+    ).toBe('off');
+    const orders = await db
+      .selectFrom('exchange_order')
+      .select(['ex_ord_id', 'ord_status', 'cum_qty', 'last_seen_at'])
+      .orderBy('ex_ord_id')
+      .execute();
     expect(orders.map((o) => [o.ex_ord_id, o.ord_status, o.cum_qty.toString()])).toEqual([
       ['5', 'OPEN', '0'],
       ['7', 'FILLED', '1.5'],
@@ -56,14 +64,36 @@ describeEachStore('exchange page commit', (ctx) => {
     expect(cur).toEqual([{ name: 'orders.FILLED.time', value: '1000' }]);
 
     // The same page again in the same run: rows not rewritten, coverage adds up, cursor moves.
-    await upsertOrders(db, 'default', [order('7', 'FILLED', '1.5'), order('5', 'FILLED', '2')], at, bookkeeping('2000'));
-    const states = await db.selectFrom('exchange_order_state').select(['ex_ord_id', 'ord_status']).orderBy('ex_ord_id').orderBy('ord_status').execute();
+    await upsertOrders(
+      db,
+      'default',
+      [order('7', 'FILLED', '1.5'), order('5', 'FILLED', '2')],
+      at,
+      bookkeeping('2000'),
+    );
+    const states = await db
+      .selectFrom('exchange_order_state')
+      .select(['ex_ord_id', 'ord_status'])
+      .orderBy('ex_ord_id')
+      .orderBy('ord_status')
+      .execute();
     expect(states.map((s) => `${s.ex_ord_id}:${s.ord_status}`)).toEqual(['5:FILLED', '5:OPEN', '7:FILLED']);
-    expect((await db.selectFrom('sync_coverage').select(['pages', 'rows']).executeTakeFirstOrThrow())).toEqual({ pages: 2, rows: 4 });
+    expect(await db.selectFrom('sync_coverage').select(['pages', 'rows']).executeTakeFirstOrThrow()).toEqual({
+      pages: 2,
+      rows: 4,
+    });
     expect((await db.selectFrom('sync_cursor').select('value').executeTakeFirstOrThrow()).value).toBe('2000');
 
     // An empty window still records its coverage and cursor, asynchronously too.
-    expect(await syncCommitAfter(db, (trx) => upsertDeposits(trx, 'default', [], at, { ...bookkeeping('3000'), coverageStream: 'deposits', cursors: [{ name: 'deposits.time', value: '3000' }] }))).toBe('off');
+    expect(
+      await syncCommitAfter(db, (trx) =>
+        upsertDeposits(trx, 'default', [], at, {
+          ...bookkeeping('3000'),
+          coverageStream: 'deposits',
+          cursors: [{ name: 'deposits.time', value: '3000' }],
+        }),
+      ),
+    ).toBe('off');
     expect(await syncCommitAfter(db, (trx) => recordPage(trx, bookkeeping('4000')))).toBe('off');
     const cursors = await db.selectFrom('sync_cursor').select(['name', 'value']).orderBy('name').execute();
     expect(cursors).toEqual([

@@ -21,7 +21,15 @@ writeFileSync(configPath, JSON.stringify({ exchange: { rateLimitPerSecond: 1000 
 let sb: Sandbox;
 beforeAll(async () => {
   // stateChanges lists a deposit and a withdrawal stamped at the sandbox's `now`.
-  sb = await startSandbox({ seed: 3, days: 1, ordersPerDay: 2, exchangeOrdersPerDay: 3, depositsPerDay: 1, withdrawalsPerDay: 1, stateChanges: true });
+  sb = await startSandbox({
+    seed: 3,
+    days: 1,
+    ordersPerDay: 2,
+    exchangeOrdersPerDay: 3,
+    depositsPerDay: 1,
+    withdrawalsPerDay: 1,
+    stateChanges: true,
+  });
 });
 afterAll(() => sb.close());
 
@@ -29,12 +37,23 @@ describeEachStore('exchange sync: payments up to the balance snapshot', (ctx) =>
   it('stores a deposit and a withdrawal stamped between the run start and the snapshot', async () => {
     const config = loadConfig({ env: { ...sb.env }, configPath });
     // The run started a minute before the records' time; the snapshot is taken after it.
-    const result = await syncExchange({ store: ctx.store, config, logger: silentLogger(), runId: null, now: new Date(sb.data.clock() - 60_000) }, { progress: 'off' });
+    const result = await syncExchange(
+      { store: ctx.store, config, logger: silentLogger(), runId: null, now: new Date(sb.data.clock() - 60_000) },
+      { progress: 'off' },
+    );
     expect(result.settled).toBe(true);
     const deposit = sb.data.deposits().find((d) => d.amount === '0.04200000')!;
     const withdrawal = sb.data.withdrawals().find((w) => w.amount === '1500.00')!;
-    const deposits = await ctx.store.db.selectFrom('exchange_deposit').select('deposit_id').where('deposit_id', '=', deposit.depositId).execute();
-    const withdrawals = await ctx.store.db.selectFrom('exchange_withdrawal').select('withdrawal_id').where('withdrawal_id', '=', withdrawal.withdrawalId).execute();
+    const deposits = await ctx.store.db
+      .selectFrom('exchange_deposit')
+      .select('deposit_id')
+      .where('deposit_id', '=', deposit.depositId)
+      .execute();
+    const withdrawals = await ctx.store.db
+      .selectFrom('exchange_withdrawal')
+      .select('withdrawal_id')
+      .where('withdrawal_id', '=', withdrawal.withdrawalId)
+      .execute();
     expect(deposits.length).toBe(1);
     expect(withdrawals.length).toBe(1);
   });

@@ -16,15 +16,27 @@ import { Decimal } from '../../src/decimal/decimal.js';
  */
 const dir = mkdtempSync(join(tmpdir(), 'rr-exchange-cost-'));
 const configPath = join(dir, 'config.json');
-writeFileSync(configPath, JSON.stringify({ exchange: { rateLimitPerSecond: 1000, historyStart: '2020-01-01' }, http: { retryBaseMs: 5, retryMaxMs: 50 } }));
+writeFileSync(
+  configPath,
+  JSON.stringify({
+    exchange: { rateLimitPerSecond: 1000, historyStart: '2020-01-01' },
+    http: { retryBaseMs: 5, retryMaxMs: 50 },
+  }),
+);
 
 async function sync(store: Store, sb: Sandbox) {
   const config = loadConfig({ env: { ...sb.env }, configPath });
-  return syncExchange({ store, config, logger: silentLogger(), runId: null, now: new Date(sb.data.clock()), signal: undefined }, { progress: 'off' });
+  return syncExchange(
+    { store, config, logger: silentLogger(), runId: null, now: new Date(sb.data.clock()), signal: undefined },
+    { progress: 'off' },
+  );
 }
 
 /** Counts the exchange requests of `fn` by "METHOD /path" (ids folded into {id}), with their queries. */
-async function counting<T>(sb: Sandbox, fn: () => Promise<T>): Promise<{ result: T; count: (key: string) => number; queries: (key: string) => URLSearchParams[] }> {
+async function counting<T>(
+  sb: Sandbox,
+  fn: () => Promise<T>,
+): Promise<{ result: T; count: (key: string) => number; queries: (key: string) => URLSearchParams[] }> {
   const seen: Array<{ key: string; query: URLSearchParams }> = [];
   const off = sb.onRequest(({ api, method, path, query }) => {
     if (api !== 'exchange') return;
@@ -33,7 +45,11 @@ async function counting<T>(sb: Sandbox, fn: () => Promise<T>): Promise<{ result:
   });
   try {
     const result = await fn();
-    return { result, count: (k) => seen.filter((s) => s.key === k).length, queries: (k) => seen.filter((s) => s.key === k).map((s) => s.query) };
+    return {
+      result,
+      count: (k) => seen.filter((s) => s.key === k).length,
+      queries: (k) => seen.filter((s) => s.key === k).map((s) => s.query),
+    };
   } finally {
     off();
   }
@@ -53,7 +69,13 @@ const base: Partial<SandboxOptions> = { seed: 31, ordersPerDay: 2, fillsPerOrder
 describe('deposits and withdrawals: an answer is verified, not split per record', () => {
   let sb: Sandbox;
   beforeAll(async () => {
-    sb = await startSandbox({ ...base, days: 10, exchangeOrdersPerDay: 5, depositsPerDay: 300, withdrawalsPerDay: 100 });
+    sb = await startSandbox({
+      ...base,
+      days: 10,
+      exchangeOrdersPerDay: 5,
+      depositsPerDay: 300,
+      withdrawalsPerDay: 100,
+    });
   });
   afterAll(() => sb.close());
 
@@ -64,10 +86,16 @@ describe('deposits and withdrawals: an answer is verified, not split per record'
         await withStore(kind, async (store) => {
           const first = await counting(sb, () => sync(store, sb));
           expect(first.result.settled).toBe(true);
-          const deposits = await store.db.selectFrom('exchange_deposit').select(['deposit_id', 'state']).orderBy('deposit_id').execute();
+          const deposits = await store.db
+            .selectFrom('exchange_deposit')
+            .select(['deposit_id', 'state'])
+            .orderBy('deposit_id')
+            .execute();
           const want = sb.data.deposits();
           expect(want.length).toBeGreaterThan(3000);
-          expect(deposits.map((d) => [d.deposit_id, d.state])).toEqual(want.map((d) => [d.depositId, d.state]).sort((a, b) => (a[0]! < b[0]! ? -1 : 1)));
+          expect(deposits.map((d) => [d.deposit_id, d.state])).toEqual(
+            want.map((d) => [d.depositId, d.state]).sort((a, b) => (a[0]! < b[0]! ? -1 : 1)),
+          );
           const withdrawals = await store.db.selectFrom('exchange_withdrawal').select('withdrawal_id').execute();
           expect(withdrawals.length).toBe(sb.data.withdrawals().length);
           expect(first.count('GET /deposits')).toBeLessThanOrEqual(10);
@@ -88,7 +116,14 @@ describe('deposits and withdrawals: an answer is verified, not split per record'
           const pages = (n: number) => (cut === undefined ? 1 : Math.floor(n / cut) + 1);
           expect(nightly.count('GET /deposits')).toBe(pages(inThreeDays));
           expect(nightly.count('GET /withdrawals')).toBe(pages(wdInThreeDays));
-          if (process.env.COST_LOG) console.log({ cut, first: ['/deposits', '/withdrawals'].map((p) => first.count(`GET ${p}`)), nightly: ['/deposits', '/withdrawals'].map((p) => nightly.count(`GET ${p}`)), inThreeDays, wdInThreeDays });
+          if (process.env.COST_LOG)
+            console.log({
+              cut,
+              first: ['/deposits', '/withdrawals'].map((p) => first.count(`GET ${p}`)),
+              nightly: ['/deposits', '/withdrawals'].map((p) => nightly.count(`GET ${p}`)),
+              inThreeDays,
+              wdInThreeDays,
+            });
           expect(nightly.count('GET /deposits/{id}')).toBe(0);
         });
       });
@@ -101,7 +136,14 @@ describe('orders and trades: limit 1000 asked, the real cap learned, one request
     let sb: Sandbox;
     describe(`a server capped at ${cap}`, () => {
       beforeAll(async () => {
-        sb = await startSandbox({ ...base, days: 2, exchangeOrdersPerDay: 2500, depositsPerDay: 1, withdrawalsPerDay: 1, exchangeOrdersCap: cap });
+        sb = await startSandbox({
+          ...base,
+          days: 2,
+          exchangeOrdersPerDay: 2500,
+          depositsPerDay: 1,
+          withdrawalsPerDay: 1,
+          exchangeOrdersCap: cap,
+        });
       });
       afterAll(() => sb.close());
 
@@ -111,9 +153,15 @@ describe('orders and trades: limit 1000 asked, the real cap learned, one request
             const { result, count, queries } = await counting(sb, () => sync(store, sb));
             expect(result.settled).toBe(true);
             const want = sb.data.exchangeOrders();
-            const rows = await store.db.selectFrom('exchange_order').select(['ex_ord_id', 'ord_status', 'cum_qty']).orderBy('ex_ord_id').execute();
+            const rows = await store.db
+              .selectFrom('exchange_order')
+              .select(['ex_ord_id', 'ord_status', 'cum_qty'])
+              .orderBy('ex_ord_id')
+              .execute();
             expect(rows.map((r) => [r.ex_ord_id, r.ord_status, r.cum_qty?.toString()])).toEqual(
-              want.map((o) => [o.exOrdId, o.ordStatus, o.cumQty]).sort((a, b) => (BigInt(a[0]!) < BigInt(b[0]!) ? -1 : 1)),
+              want
+                .map((o) => [o.exOrdId, o.ordStatus, o.cumQty])
+                .sort((a, b) => (BigInt(a[0]!) < BigInt(b[0]!) ? -1 : 1)),
             );
             expect(queries('GET /orders').every((q) => q.get('limit') === '1000')).toBe(true);
             expect(result.cursors['orders.maxPage']).toBe(String(cap));
@@ -128,7 +176,15 @@ describe('orders and trades: limit 1000 asked, the real cap learned, one request
             expect(count('GET /orders')).toBeLessThanOrEqual(Math.ceil(orderPages * 1.1) + 2 * 7 + (cap > 100 ? 3 : 0));
             expect(count('GET /trades')).toBeLessThanOrEqual(Math.ceil(tradePages * 1.1) + 2 + (cap > 100 ? 3 : 0));
             if (cap === 100) expect(count('GET /trades')).toBeGreaterThanOrEqual(tradePages);
-            if (process.env.COST_LOG) console.log({ cap, orders: count('GET /orders'), orderPages, trades: count('GET /trades'), tradePages, n: want.length });
+            if (process.env.COST_LOG)
+              console.log({
+                cap,
+                orders: count('GET /orders'),
+                orderPages,
+                trades: count('GET /trades'),
+                tradePages,
+                n: want.length,
+              });
           });
         });
       }
@@ -142,14 +198,23 @@ describe('open exchange orders: learned from the status listings, asked by id on
     // A fixed clock: the sandbox keeps a tenth of the orders of its last 6 hours live (OPEN /
     // PART_FILLED), so with the wall clock their number depends on the hour the suite runs (at 07:30
     // UTC this seed has 4 open orders, too few for the two tests per database; at this time 11).
-    sb = await startSandbox({ ...base, days: 2, exchangeOrdersPerDay: 600, depositsPerDay: 1, withdrawalsPerDay: 1, now: new Date('2026-11-20T15:00:00Z') });
+    sb = await startSandbox({
+      ...base,
+      days: 2,
+      exchangeOrdersPerDay: 600,
+      depositsPerDay: 1,
+      withdrawalsPerDay: 1,
+      now: new Date('2026-11-20T15:00:00Z'),
+    });
   });
   afterAll(() => sb.close());
 
   for (const kind of storeKinds) {
     it(`an old part-filled order that fills between syncs 2 and 3 lands with its fill; one request by id that night, none the next [${kind}]`, async () => {
       const clock = sb.data.clock();
-      const target = sb.data.exchangeOrders().find((o) => o.ordStatus === 'PART_FILLED' && o.timestamp < clock - 3_600_000);
+      const target = sb.data
+        .exchangeOrders()
+        .find((o) => o.ordStatus === 'PART_FILLED' && o.timestamp < clock - 3_600_000);
       expect(target).toBeDefined();
       await withStore(kind, async (store) => {
         await sync(store, sb);
@@ -162,13 +227,32 @@ describe('open exchange orders: learned from the status listings, asked by id on
         const third = await counting(sb, () => sync(store, sb));
         // The order left the open set: asked by id once, as the windowed listings never show it again.
         expect(third.queries('GET /orders/{id}')).toHaveLength(1);
-        const row = await store.db.selectFrom('exchange_order').select(['ord_status', 'cum_qty', 'leaves_qty', 'avg_px']).where('ex_ord_id', '=', target!.exOrdId).executeTakeFirstOrThrow();
-        expect([row.ord_status, row.cum_qty?.toString(), row.leaves_qty?.toString(), row.avg_px?.toString()]).toEqual(['FILLED', filled.cumQty, '0', filled.avgPx]);
-        const fills = await store.db.selectFrom('exchange_fill').select(['exec_id', 'qty']).where('ex_ord_id', '=', target!.exOrdId).orderBy('exec_id').execute();
+        const row = await store.db
+          .selectFrom('exchange_order')
+          .select(['ord_status', 'cum_qty', 'leaves_qty', 'avg_px'])
+          .where('ex_ord_id', '=', target!.exOrdId)
+          .executeTakeFirstOrThrow();
+        expect([row.ord_status, row.cum_qty?.toString(), row.leaves_qty?.toString(), row.avg_px?.toString()]).toEqual([
+          'FILLED',
+          filled.cumQty,
+          '0',
+          filled.avgPx,
+        ]);
+        const fills = await store.db
+          .selectFrom('exchange_fill')
+          .select(['exec_id', 'qty'])
+          .where('ex_ord_id', '=', target!.exOrdId)
+          .orderBy('exec_id')
+          .execute();
         expect(fills.map((f) => f.exec_id)).toContain(execId);
         const sum = fills.reduce((acc, f) => acc.plus(f.qty.toString()), new Decimal(0));
         expect(sum.toString()).toBe(filled.cumQty);
-        const states = await store.db.selectFrom('exchange_order_state').select('ord_status').where('ex_ord_id', '=', target!.exOrdId).orderBy('ord_status').execute();
+        const states = await store.db
+          .selectFrom('exchange_order_state')
+          .select('ord_status')
+          .where('ex_ord_id', '=', target!.exOrdId)
+          .orderBy('ord_status')
+          .execute();
         expect(states.map((s) => s.ord_status)).toEqual(['FILLED', 'PART_FILLED']);
 
         const fourth = await counting(sb, () => sync(store, sb));
@@ -190,13 +274,25 @@ describe('open exchange orders: learned from the status listings, asked by id on
         const listings = second.queries('GET /orders').filter((q) => !q.has('from'));
         expect(listings.map((q) => q.get('status')).sort()).toEqual(['OPEN', 'PART_FILLED', 'PENDING']);
 
-        const del = await fetch(`${sb.env.EXCHANGE_API_URL}/orders/${target!.exOrdId}`, { method: 'DELETE', headers: { 'X-API-Token': sb.env.EXCHANGE_API_TOKEN! } });
+        const del = await fetch(`${sb.env.EXCHANGE_API_URL}/orders/${target!.exOrdId}`, {
+          method: 'DELETE',
+          headers: { 'X-API-Token': sb.env.EXCHANGE_API_TOKEN! },
+        });
         expect(del.status).toBe(200);
         const third = await counting(sb, () => sync(store, sb));
         expect(third.count('GET /orders/{id}')).toBe(1);
-        const row = await store.db.selectFrom('exchange_order').select(['ord_status', 'cum_qty']).where('ex_ord_id', '=', target!.exOrdId).executeTakeFirstOrThrow();
+        const row = await store.db
+          .selectFrom('exchange_order')
+          .select(['ord_status', 'cum_qty'])
+          .where('ex_ord_id', '=', target!.exOrdId)
+          .executeTakeFirstOrThrow();
         expect([row.ord_status, row.cum_qty?.toString()]).toEqual(['CANCELED', target!.cumQty]);
-        const states = await store.db.selectFrom('exchange_order_state').select('ord_status').where('ex_ord_id', '=', target!.exOrdId).orderBy('ord_status').execute();
+        const states = await store.db
+          .selectFrom('exchange_order_state')
+          .select('ord_status')
+          .where('ex_ord_id', '=', target!.exOrdId)
+          .orderBy('ord_status')
+          .execute();
         expect(states.map((s) => s.ord_status)).toEqual(['CANCELED', 'PART_FILLED']);
       });
     });

@@ -6,7 +6,15 @@ import { Decimal } from '../../src/decimal/decimal.js';
 import type { Store } from '../../src/store/database.js';
 import type { StageContext } from '../../src/stages/context.js';
 import { syncExchange, SyncAbortedError } from '../../src/stages/sync-exchange.js';
-import { FAKE_NOW, makeData, startFakeExchange, type FakeData, type FakeExchange, type FakeOptions, fakeExchangeConfigFile } from './exchange-fake-api.js';
+import {
+  FAKE_NOW,
+  makeData,
+  startFakeExchange,
+  type FakeData,
+  type FakeExchange,
+  type FakeOptions,
+  fakeExchangeConfigFile,
+} from './exchange-fake-api.js';
 
 const configPath = fakeExchangeConfigFile('rr-exchange-');
 
@@ -21,22 +29,67 @@ const canon = (v: string) => new Decimal(v).toString();
 async function dump(store: Store) {
   const db = store.db;
   const fills = withoutChangeXid(await db.selectFrom('exchange_fill').selectAll().orderBy('exec_id').execute());
-  const orders = await db.selectFrom('exchange_order').select(['ex_ord_id', 'ord_status', 'cum_qty', 'price', 'timestamp', 'raw']).orderBy('ex_ord_id').execute();
-  const states = await db.selectFrom('exchange_order_state').select(['ex_ord_id', 'ord_status', 'cum_qty']).orderBy('ex_ord_id').orderBy('ord_status').execute();
-  const deposits = await db.selectFrom('exchange_deposit').select(['deposit_id', 'amount', 'state', 'address', 'tx_hash', 'timestamp']).orderBy('deposit_id').execute();
-  const depositStates = await db.selectFrom('exchange_deposit_state').select(['deposit_id', 'state']).orderBy('deposit_id').orderBy('state').execute();
-  const withdrawals = await db.selectFrom('exchange_withdrawal').select(['withdrawal_id', 'amount', 'fee', 'state']).orderBy('withdrawal_id').execute();
-  const withdrawalStates = await db.selectFrom('exchange_withdrawal_state').select(['withdrawal_id', 'state']).orderBy('withdrawal_id').orderBy('state').execute();
+  const orders = await db
+    .selectFrom('exchange_order')
+    .select(['ex_ord_id', 'ord_status', 'cum_qty', 'price', 'timestamp', 'raw'])
+    .orderBy('ex_ord_id')
+    .execute();
+  const states = await db
+    .selectFrom('exchange_order_state')
+    .select(['ex_ord_id', 'ord_status', 'cum_qty'])
+    .orderBy('ex_ord_id')
+    .orderBy('ord_status')
+    .execute();
+  const deposits = await db
+    .selectFrom('exchange_deposit')
+    .select(['deposit_id', 'amount', 'state', 'address', 'tx_hash', 'timestamp'])
+    .orderBy('deposit_id')
+    .execute();
+  const depositStates = await db
+    .selectFrom('exchange_deposit_state')
+    .select(['deposit_id', 'state'])
+    .orderBy('deposit_id')
+    .orderBy('state')
+    .execute();
+  const withdrawals = await db
+    .selectFrom('exchange_withdrawal')
+    .select(['withdrawal_id', 'amount', 'fee', 'state'])
+    .orderBy('withdrawal_id')
+    .execute();
+  const withdrawalStates = await db
+    .selectFrom('exchange_withdrawal_state')
+    .select(['withdrawal_id', 'state'])
+    .orderBy('withdrawal_id')
+    .orderBy('state')
+    .execute();
   const notFound = await db.selectFrom('exchange_order_not_found').select('ex_ord_id').orderBy('ex_ord_id').execute();
-  const quarantine = await db.selectFrom('quarantine').select(['entity', 'record_key', 'reason', 'resolved_at']).orderBy('id').execute();
+  const quarantine = await db
+    .selectFrom('quarantine')
+    .select(['entity', 'record_key', 'reason', 'resolved_at'])
+    .orderBy('id')
+    .execute();
   const refs = await db.selectFrom('reference_snapshot').select(['kind', 'content_hash']).orderBy('id').execute();
-  const stringify = (x: unknown) => JSON.parse(JSON.stringify(x, (_k, v: unknown) => (v instanceof Decimal ? `D:${v.toString()}` : v))) as unknown;
-  return stringify({ fills, orders, states, deposits, depositStates, withdrawals, withdrawalStates, notFound, quarantine: quarantine.map((q) => ({ ...q, resolved_at: q.resolved_at !== null })), refs });
+  const stringify = (x: unknown) =>
+    JSON.parse(JSON.stringify(x, (_k, v: unknown) => (v instanceof Decimal ? `D:${v.toString()}` : v))) as unknown;
+  return stringify({
+    fills,
+    orders,
+    states,
+    deposits,
+    depositStates,
+    withdrawals,
+    withdrawalStates,
+    notFound,
+    quarantine: quarantine.map((q) => ({ ...q, resolved_at: q.resolved_at !== null })),
+    refs,
+  });
 }
 
 async function expectMatches(store: Store, data: FakeData) {
   const fills = await store.db.selectFrom('exchange_fill').selectAll().orderBy('exec_id').execute();
-  const expected = [...data.fills].filter((f) => !data.malformed.has(f.execId)).sort((a, b) => (BigInt(a.execId) < BigInt(b.execId) ? -1 : 1));
+  const expected = [...data.fills]
+    .filter((f) => !data.malformed.has(f.execId))
+    .sort((a, b) => (BigInt(a.execId) < BigInt(b.execId) ? -1 : 1));
   expect(fills.length).toBe(expected.length);
   fills.forEach((row, i) => {
     const f = expected[i]!;
@@ -61,7 +114,9 @@ async function expectMatches(store: Store, data: FakeData) {
   }
   const deposits = await store.db.selectFrom('exchange_deposit').selectAll().orderBy('deposit_id').execute();
   expect(deposits.map((d) => [d.deposit_id, d.amount.toString(), d.state, d.address])).toEqual(
-    [...data.deposits].sort((a, b) => a.depositId.localeCompare(b.depositId)).map((d) => [d.depositId, canon(d.amount), d.state, d.address]),
+    [...data.deposits]
+      .sort((a, b) => a.depositId.localeCompare(b.depositId))
+      .map((d) => [d.depositId, canon(d.amount), d.state, d.address]),
   );
   const withdrawals = await store.db.selectFrom('exchange_withdrawal').selectAll().execute();
   expect(withdrawals.length).toBe(data.withdrawals.length);
@@ -69,7 +124,10 @@ async function expectMatches(store: Store, data: FakeData) {
 
 const variants: Array<[string, Partial<FakeOptions>]> = [
   ['newest-first, inclusive bounds', { fillsOrder: 'newest-first', inclusive: true }],
-  ['oldest-first, exclusive bounds, faults, numbers as strings', { fillsOrder: 'oldest-first', inclusive: false, faultEvery: 7, numbersAsNumbers: false }],
+  [
+    'oldest-first, exclusive bounds, faults, numbers as strings',
+    { fillsOrder: 'oldest-first', inclusive: false, faultEvery: 7, numbersAsNumbers: false },
+  ],
 ];
 
 for (const [title, options] of variants) {
@@ -98,7 +156,14 @@ for (const [title, options] of variants) {
         ['ETH', '10.000000000000000001', '30000'],
       ]);
       const symbols = await ctx.store.db.selectFrom('exchange_symbol').selectAll().orderBy('symbol').execute();
-      expect(symbols.map((s) => [s.symbol, s.price_increment?.toString(), s.lot_size?.toString(), s.min_order_size?.toString()])).toEqual([
+      expect(
+        symbols.map((s) => [
+          s.symbol,
+          s.price_increment?.toString(),
+          s.lot_size?.toString(),
+          s.min_order_size?.toString(),
+        ]),
+      ).toEqual([
         ['BTC-USD', '0.1', '0.00000001', '0.0000005'],
         ['ETH-USD', '0.01', '0.00000001', '0.001'],
       ]);
@@ -123,16 +188,39 @@ for (const [title, options] of variants) {
       api.data.orders.push({ ...api.data.orders[0]!, exOrdId: '123456789', clOrdId: 'late' });
       api.data.hiddenOrders.add('123456789');
       await syncExchange(ctxFor(ctx.store, api), { progress: 'off' });
-      const depStates = await ctx.store.db.selectFrom('exchange_deposit_state').select('state').where('deposit_id', '=', dep.depositId).orderBy('state').execute();
+      const depStates = await ctx.store.db
+        .selectFrom('exchange_deposit_state')
+        .select('state')
+        .where('deposit_id', '=', dep.depositId)
+        .orderBy('state')
+        .execute();
       expect(depStates.map((s) => s.state)).toEqual(['COMPLETED', 'UNCONFIRMED']);
-      const wdStates = await ctx.store.db.selectFrom('exchange_withdrawal_state').select('state').where('withdrawal_id', '=', wd.withdrawalId).orderBy('state').execute();
+      const wdStates = await ctx.store.db
+        .selectFrom('exchange_withdrawal_state')
+        .select('state')
+        .where('withdrawal_id', '=', wd.withdrawalId)
+        .orderBy('state')
+        .execute();
       expect(wdStates.map((s) => s.state)).toEqual(['COMPLETED', 'PENDING']);
-      const o = await ctx.store.db.selectFrom('exchange_order').select('ord_status').where('ex_ord_id', '=', ord.exOrdId).executeTakeFirstOrThrow();
+      const o = await ctx.store.db
+        .selectFrom('exchange_order')
+        .select('ord_status')
+        .where('ex_ord_id', '=', ord.exOrdId)
+        .executeTakeFirstOrThrow();
       expect(o.ord_status).toBe('FILLED');
-      const ordStates = await ctx.store.db.selectFrom('exchange_order_state').select('ord_status').where('ex_ord_id', '=', ord.exOrdId).orderBy('ord_status').execute();
+      const ordStates = await ctx.store.db
+        .selectFrom('exchange_order_state')
+        .select('ord_status')
+        .where('ex_ord_id', '=', ord.exOrdId)
+        .orderBy('ord_status')
+        .execute();
       expect(ordStates.map((s) => s.ord_status)).toEqual(['FILLED', 'OPEN']);
       expect(await ctx.store.db.selectFrom('exchange_order_not_found').selectAll().execute()).toEqual([]);
-      const late = await ctx.store.db.selectFrom('exchange_order').select('cl_ord_id').where('ex_ord_id', '=', '123456789').executeTakeFirstOrThrow();
+      const late = await ctx.store.db
+        .selectFrom('exchange_order')
+        .select('cl_ord_id')
+        .where('ex_ord_id', '=', '123456789')
+        .executeTakeFirstOrThrow();
       expect(late.cl_ord_id).toBe('late');
     });
   });
@@ -183,13 +271,22 @@ describeEachStore('exchange sync: malformed records', (ctx) => {
   beforeAll(async () => {
     const data = makeData(1_200, 400);
     const bad = data.fills[600]!;
-    data.malformed.set(bad.execId, `{"exOrdId":${bad.exOrdId},"tradeId":"7","execId":${bad.execId},"side":"BUY","symbol":"BTC-USD","price":"abc","qty":"0.1","fee":"0","timestamp":${bad.timestamp},"extra":{"x":1}}`);
+    data.malformed.set(
+      bad.execId,
+      `{"exOrdId":${bad.exOrdId},"tradeId":"7","execId":${bad.execId},"side":"BUY","symbol":"BTC-USD","price":"abc","qty":"0.1","fee":"0","timestamp":${bad.timestamp},"extra":{"x":1}}`,
+    );
     // Valid for the schema, but \u0000 is JSON that Postgres jsonb refuses: quarantined, and the
     // page still lands around it.
     const nul = data.fills[605]!;
-    data.malformed.set(nul.execId, `{"exOrdId":${nul.exOrdId},"tradeId":"8","execId":${nul.execId},"side":"BUY","symbol":"BTC-USD","price":"1","qty":"0.1","fee":"0","timestamp":${nul.timestamp},"extra":{"note":"nul \\u0000 byte"}}`);
+    data.malformed.set(
+      nul.execId,
+      `{"exOrdId":${nul.exOrdId},"tradeId":"8","execId":${nul.execId},"side":"BUY","symbol":"BTC-USD","price":"1","qty":"0.1","fee":"0","timestamp":${nul.timestamp},"extra":{"note":"nul \\u0000 byte"}}`,
+    );
     const badDeposit = data.deposits[3]!;
-    data.malformed.set(badDeposit.depositId, `{"depositId":"${badDeposit.depositId}","currency":"BTC","address":"x","state":"WEIRD"}`);
+    data.malformed.set(
+      badDeposit.depositId,
+      `{"depositId":"${badDeposit.depositId}","currency":"BTC","address":"x","state":"WEIRD"}`,
+    );
     api = await startFakeExchange(data, { fillsOrder: 'oldest-first', inclusive: true });
   });
   afterAll(() => api.close());
@@ -210,7 +307,9 @@ describeEachStore('exchange sync: malformed records', (ctx) => {
     const byKey = new Map(q.map((r) => [r.record_key, r]));
     expect(byKey.get(bad.execId)!.reason).toBe('price: must be a decimal number (got "abc")');
     expect(byKey.get(bad.execId)!.raw_text).toContain(`"execId":${bad.execId}`);
-    expect(byKey.get(nul.execId)!.reason).toBe('extra.note: holds the character \\u0000, which the database cannot store');
+    expect(byKey.get(nul.execId)!.reason).toBe(
+      'extra.note: holds the character \\u0000, which the database cannot store',
+    );
     expect(byKey.get(nul.execId)!.raw_text).toContain('nul \\u0000 byte');
     const dep = byKey.get(api.data.deposits[3]!.depositId)!;
     expect(dep.reason).toContain('amount: must be a decimal number (got nothing)');
@@ -218,9 +317,17 @@ describeEachStore('exchange sync: malformed records', (ctx) => {
     const neighbours = await ctx.store.db
       .selectFrom('exchange_fill')
       .select('exec_id')
-      .where('exec_id', 'in', [api.data.fills[599]!.execId, api.data.fills[601]!.execId, bad.execId, api.data.fills[604]!.execId, nul.execId])
+      .where('exec_id', 'in', [
+        api.data.fills[599]!.execId,
+        api.data.fills[601]!.execId,
+        bad.execId,
+        api.data.fills[604]!.execId,
+        nul.execId,
+      ])
       .execute();
-    expect(neighbours.map((r) => r.exec_id).sort()).toEqual([api.data.fills[599]!.execId, api.data.fills[601]!.execId, api.data.fills[604]!.execId].sort());
+    expect(neighbours.map((r) => r.exec_id).sort()).toEqual(
+      [api.data.fills[599]!.execId, api.data.fills[601]!.execId, api.data.fills[604]!.execId].sort(),
+    );
 
     // The deposit is fixed upstream: the next sync's overlap does not reach it, a backfill does.
     api.data.malformed.delete(api.data.deposits[3]!.depositId);
@@ -228,7 +335,11 @@ describeEachStore('exchange sync: malformed records', (ctx) => {
       progress: 'off',
       backfill: { from: new Date(api.data.deposits[0]!.timestamp), to: new Date(api.data.deposits[10]!.timestamp) },
     });
-    const open = await ctx.store.db.selectFrom('quarantine').select(['entity']).where('resolved_at', 'is', null).execute();
+    const open = await ctx.store.db
+      .selectFrom('quarantine')
+      .select(['entity'])
+      .where('resolved_at', 'is', null)
+      .execute();
     expect(open.map((r) => r.entity)).toEqual(['fill', 'fill']);
   });
 });

@@ -24,20 +24,73 @@ async function dump(store: Store) {
   const db = store.db;
   const out = {
     // Every stored column but change_xid: which transaction wrote a row differs between two syncs by design.
-    fills: await db.selectFrom('exchange_fill').select(['account', 'exec_id', 'ex_ord_id', 'trade_id', 'side', 'symbol', 'price', 'qty', 'fee', 'timestamp', 'raw']).orderBy('exec_id').execute(),
-    orders: await db.selectFrom('exchange_order').select(['ex_ord_id', 'ord_status', 'cum_qty', 'avg_px', 'price', 'timestamp', 'raw']).orderBy('ex_ord_id').execute(),
-    orderStates: await db.selectFrom('exchange_order_state').select(['ex_ord_id', 'ord_status', 'cum_qty']).orderBy('ex_ord_id').orderBy('ord_status').execute(),
-    deposits: await db.selectFrom('exchange_deposit').select(['deposit_id', 'amount', 'state', 'raw']).orderBy('deposit_id').execute(),
-    depositStates: await db.selectFrom('exchange_deposit_state').select(['deposit_id', 'state']).orderBy('deposit_id').orderBy('state').execute(),
-    withdrawals: await db.selectFrom('exchange_withdrawal').select(['withdrawal_id', 'amount', 'fee', 'state', 'raw']).orderBy('withdrawal_id').execute(),
+    fills: await db
+      .selectFrom('exchange_fill')
+      .select([
+        'account',
+        'exec_id',
+        'ex_ord_id',
+        'trade_id',
+        'side',
+        'symbol',
+        'price',
+        'qty',
+        'fee',
+        'timestamp',
+        'raw',
+      ])
+      .orderBy('exec_id')
+      .execute(),
+    orders: await db
+      .selectFrom('exchange_order')
+      .select(['ex_ord_id', 'ord_status', 'cum_qty', 'avg_px', 'price', 'timestamp', 'raw'])
+      .orderBy('ex_ord_id')
+      .execute(),
+    orderStates: await db
+      .selectFrom('exchange_order_state')
+      .select(['ex_ord_id', 'ord_status', 'cum_qty'])
+      .orderBy('ex_ord_id')
+      .orderBy('ord_status')
+      .execute(),
+    deposits: await db
+      .selectFrom('exchange_deposit')
+      .select(['deposit_id', 'amount', 'state', 'raw'])
+      .orderBy('deposit_id')
+      .execute(),
+    depositStates: await db
+      .selectFrom('exchange_deposit_state')
+      .select(['deposit_id', 'state'])
+      .orderBy('deposit_id')
+      .orderBy('state')
+      .execute(),
+    withdrawals: await db
+      .selectFrom('exchange_withdrawal')
+      .select(['withdrawal_id', 'amount', 'fee', 'state', 'raw'])
+      .orderBy('withdrawal_id')
+      .execute(),
     notFound: await db.selectFrom('exchange_order_not_found').select('ex_ord_id').orderBy('ex_ord_id').execute(),
-    cursor: await db.selectFrom('sync_cursor').select(['name', 'value']).where('name', 'in', ['fills.execId', 'fills.pending']).orderBy('name').execute(),
+    cursor: await db
+      .selectFrom('sync_cursor')
+      .select(['name', 'value'])
+      .where('name', 'in', ['fills.execId', 'fills.pending'])
+      .orderBy('name')
+      .execute(),
   };
-  return JSON.parse(JSON.stringify(out, (_k, v: unknown) => (v instanceof Decimal ? `D:${v.toString()}` : v))) as unknown;
+  return JSON.parse(
+    JSON.stringify(out, (_k, v: unknown) => (v instanceof Decimal ? `D:${v.toString()}` : v)),
+  ) as unknown;
 }
 
-function runCli(env: NodeJS.ProcessEnv, killAfterRequests: number | null, sb: Sandbox): Promise<{ code: number | null; signal: string | null; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, 'sync', '--source', 'exchange'], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+function runCli(
+  env: NodeJS.ProcessEnv,
+  killAfterRequests: number | null,
+  sb: Sandbox,
+): Promise<{ code: number | null; signal: string | null; stderr: string }> {
+  const child = spawn(process.execPath, [CLI, 'sync', '--source', 'exchange'], {
+    env,
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   child.stdout.resume();
@@ -67,7 +120,10 @@ describe.skipIf(!existsSync(CLI))('exchange sync killed with SIGKILL', () => {
       let reference: unknown;
       try {
         const config = loadConfig({ env: { ...sb.env } });
-        await syncExchange({ store: ref.store, config, logger: silentLogger(), runId: null, now: new Date(), signal: undefined }, { progress: 'off' });
+        await syncExchange(
+          { store: ref.store, config, logger: silentLogger(), runId: null, now: new Date(), signal: undefined },
+          { progress: 'off' },
+        );
         reference = await dump(ref.store);
       } finally {
         await ref.drop();
@@ -77,12 +133,27 @@ describe.skipIf(!existsSync(CLI))('exchange sync killed with SIGKILL', () => {
       if (kind === 'postgres') {
         const t = await createTestStore('postgres');
         await t.store.close();
-        target = { env: { DATABASE_URL: t.url! }, open: () => openStore({ url: t.url!, schema: t.schema }), drop: () => t.drop().catch(() => {}) };
+        target = {
+          env: { DATABASE_URL: t.url! },
+          open: () => openStore({ url: t.url!, schema: t.schema }),
+          drop: () => t.drop().catch(() => {}),
+        };
       } else {
         const dir = mkdtempSync(join(tmpdir(), 'rr-kill-'));
-        target = { env: { RAMP_RECON_DATA_DIR: dir }, open: () => openStore({ dataDir: join(dir) }), drop: async () => {} };
+        target = {
+          env: { RAMP_RECON_DATA_DIR: dir },
+          open: () => openStore({ dataDir: join(dir) }),
+          drop: async () => {},
+        };
       }
-      const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, TZ: 'UTC', LOG_LEVEL: 'warn', ...sb.env, ...target.env };
+      const env: NodeJS.ProcessEnv = {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        TZ: 'UTC',
+        LOG_LEVEL: 'warn',
+        ...sb.env,
+        ...target.env,
+      };
       delete env.PARTNER_API_URL;
       try {
         for (const killAt of [8, 15]) {

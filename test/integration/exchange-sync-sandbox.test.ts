@@ -37,7 +37,17 @@ async function compareWithSandbox(store: Store, sb: Sandbox, malformedDeposits: 
   expect(fills.length).toBe(expected.length);
   fills.forEach((row, i) => {
     const f = expected[i]!;
-    expect([row.exec_id, row.ex_ord_id, row.trade_id, row.side, row.symbol, row.price.toString(), row.qty.toString(), row.fee.toString(), row.timestamp.getTime()]).toEqual([
+    expect([
+      row.exec_id,
+      row.ex_ord_id,
+      row.trade_id,
+      row.side,
+      row.symbol,
+      row.price.toString(),
+      row.qty.toString(),
+      row.fee.toString(),
+      row.timestamp.getTime(),
+    ]).toEqual([
       f.execId,
       f.exOrdId,
       f.tradeId,
@@ -57,7 +67,18 @@ async function compareWithSandbox(store: Store, sb: Sandbox, malformedDeposits: 
   for (const o of expectedOrders) {
     const row = byId.get(o.exOrdId);
     expect(row, `order ${o.exOrdId}`).toBeDefined();
-    expect([row!.cl_ord_id, row!.ord_type, row!.ord_status, row!.side, row!.symbol, text(row!.price), text(row!.cum_qty), text(row!.leaves_qty), text(row!.avg_px), row!.timestamp?.getTime()]).toEqual([
+    expect([
+      row!.cl_ord_id,
+      row!.ord_type,
+      row!.ord_status,
+      row!.side,
+      row!.symbol,
+      text(row!.price),
+      text(row!.cum_qty),
+      text(row!.leaves_qty),
+      text(row!.avg_px),
+      row!.timestamp?.getTime(),
+    ]).toEqual([
       o.clOrdId,
       o.ordType,
       o.ordStatus,
@@ -77,14 +98,14 @@ async function compareWithSandbox(store: Store, sb: Sandbox, malformedDeposits: 
   const depById = new Map(deposits.map((d) => [d.deposit_id, d]));
   for (const d of expectedDeposits) {
     const row = depById.get(d.depositId)!;
-    expect([row.amount.toString(), row.currency, row.address, row.tx_hash, row.state, row.timestamp?.getTime()]).toEqual([
-      canon(d.amount),
-      d.currency,
-      d.address,
-      d.txHash ?? null,
-      d.state,
-      d.timestamp,
-    ]);
+    expect([
+      row.amount.toString(),
+      row.currency,
+      row.address,
+      row.tx_hash,
+      row.state,
+      row.timestamp?.getTime(),
+    ]).toEqual([canon(d.amount), d.currency, d.address, d.txHash ?? null, d.state, d.timestamp]);
   }
 
   const withdrawals = await db.selectFrom('exchange_withdrawal').selectAll().execute();
@@ -93,27 +114,55 @@ async function compareWithSandbox(store: Store, sb: Sandbox, malformedDeposits: 
   const wdById = new Map(withdrawals.map((w) => [w.withdrawal_id, w]));
   for (const w of expectedWithdrawals) {
     const row = wdById.get(w.withdrawalId)!;
-    expect([row.amount.toString(), text(row.fee), row.currency, row.beneficiary, row.state, row.timestamp?.getTime()]).toEqual([
-      canon(w.amount),
-      canon(w.fee),
-      w.currency,
-      w.beneficiary,
-      w.state,
-      w.timestamp,
-    ]);
+    expect([
+      row.amount.toString(),
+      text(row.fee),
+      row.currency,
+      row.beneficiary,
+      row.state,
+      row.timestamp?.getTime(),
+    ]).toEqual([canon(w.amount), canon(w.fee), w.currency, w.beneficiary, w.state, w.timestamp]);
   }
 
-  const snapshot = await db.selectFrom('balance_snapshot').select('id').orderBy('id', 'desc').limit(1).executeTakeFirstOrThrow();
-  const balances = await db.selectFrom('balance').selectAll().where('snapshot_id', '=', snapshot.id).orderBy('currency').execute();
-  expect(balances.map((b) => [b.currency, b.balance.toString(), b.available.toString(), b.balance_local.toString(), b.rate.toString()])).toEqual(
+  const snapshot = await db
+    .selectFrom('balance_snapshot')
+    .select('id')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirstOrThrow();
+  const balances = await db
+    .selectFrom('balance')
+    .selectAll()
+    .where('snapshot_id', '=', snapshot.id)
+    .orderBy('currency')
+    .execute();
+  expect(
+    balances.map((b) => [
+      b.currency,
+      b.balance.toString(),
+      b.available.toString(),
+      b.balance_local.toString(),
+      b.rate.toString(),
+    ]),
+  ).toEqual(
     [...sb.data.balances()]
       .sort((a, b) => (a.currency < b.currency ? -1 : 1))
       .map((b) => [b.currency, canon(b.balance), canon(b.available), canon(b.balance_local), canon(b.rate)]),
   );
   const whitelist = await db.selectFrom('exchange_whitelist_entry').select('whitelist_id').execute();
-  expect(whitelist.map((w) => w.whitelist_id).sort()).toEqual(sb.data.whitelist().map((w) => w.whitelistId).sort());
+  expect(whitelist.map((w) => w.whitelist_id).sort()).toEqual(
+    sb.data
+      .whitelist()
+      .map((w) => w.whitelistId)
+      .sort(),
+  );
   const symbols = await db.selectFrom('exchange_symbol').select('symbol').execute();
-  expect(symbols.map((s) => s.symbol).sort()).toEqual(sb.data.symbols().map((s) => s.symbol).sort());
+  expect(symbols.map((s) => s.symbol).sort()).toEqual(
+    sb.data
+      .symbols()
+      .map((s) => s.symbol)
+      .sort(),
+  );
 }
 
 /** Everything a re-run must leave identical (observation times excluded). */
@@ -121,26 +170,82 @@ async function dump(store: Store) {
   const db = store.db;
   const out = {
     fills: withoutChangeXid(await db.selectFrom('exchange_fill').selectAll().orderBy('exec_id').execute()),
-    orders: await db.selectFrom('exchange_order').select(['ex_ord_id', 'ord_status', 'cum_qty', 'avg_px', 'price', 'timestamp', 'raw']).orderBy('ex_ord_id').execute(),
-    orderStates: await db.selectFrom('exchange_order_state').select(['ex_ord_id', 'ord_status', 'cum_qty']).orderBy('ex_ord_id').orderBy('ord_status').execute(),
-    deposits: await db.selectFrom('exchange_deposit').select(['deposit_id', 'amount', 'state', 'raw']).orderBy('deposit_id').execute(),
-    depositStates: await db.selectFrom('exchange_deposit_state').select(['deposit_id', 'state']).orderBy('deposit_id').orderBy('state').execute(),
-    withdrawals: await db.selectFrom('exchange_withdrawal').select(['withdrawal_id', 'amount', 'fee', 'state', 'raw']).orderBy('withdrawal_id').execute(),
-    withdrawalStates: await db.selectFrom('exchange_withdrawal_state').select(['withdrawal_id', 'state']).orderBy('withdrawal_id').orderBy('state').execute(),
+    orders: await db
+      .selectFrom('exchange_order')
+      .select(['ex_ord_id', 'ord_status', 'cum_qty', 'avg_px', 'price', 'timestamp', 'raw'])
+      .orderBy('ex_ord_id')
+      .execute(),
+    orderStates: await db
+      .selectFrom('exchange_order_state')
+      .select(['ex_ord_id', 'ord_status', 'cum_qty'])
+      .orderBy('ex_ord_id')
+      .orderBy('ord_status')
+      .execute(),
+    deposits: await db
+      .selectFrom('exchange_deposit')
+      .select(['deposit_id', 'amount', 'state', 'raw'])
+      .orderBy('deposit_id')
+      .execute(),
+    depositStates: await db
+      .selectFrom('exchange_deposit_state')
+      .select(['deposit_id', 'state'])
+      .orderBy('deposit_id')
+      .orderBy('state')
+      .execute(),
+    withdrawals: await db
+      .selectFrom('exchange_withdrawal')
+      .select(['withdrawal_id', 'amount', 'fee', 'state', 'raw'])
+      .orderBy('withdrawal_id')
+      .execute(),
+    withdrawalStates: await db
+      .selectFrom('exchange_withdrawal_state')
+      .select(['withdrawal_id', 'state'])
+      .orderBy('withdrawal_id')
+      .orderBy('state')
+      .execute(),
     notFound: await db.selectFrom('exchange_order_not_found').select('ex_ord_id').orderBy('ex_ord_id').execute(),
-    quarantine: await db.selectFrom('quarantine').select(['entity', 'record_key', 'reason', 'raw_hash']).where('resolved_at', 'is', null).orderBy('raw_hash').execute(),
-    references: await db.selectFrom('reference_snapshot').select(['kind', 'content_hash']).orderBy('kind').orderBy('content_hash').execute(),
+    quarantine: await db
+      .selectFrom('quarantine')
+      .select(['entity', 'record_key', 'reason', 'raw_hash'])
+      .where('resolved_at', 'is', null)
+      .orderBy('raw_hash')
+      .execute(),
+    references: await db
+      .selectFrom('reference_snapshot')
+      .select(['kind', 'content_hash'])
+      .orderBy('kind')
+      .orderBy('content_hash')
+      .execute(),
   };
-  return JSON.parse(JSON.stringify(out, (_k, v: unknown) => (v instanceof Decimal ? `D:${v.toString()}` : v))) as unknown;
+  return JSON.parse(
+    JSON.stringify(out, (_k, v: unknown) => (v instanceof Decimal ? `D:${v.toString()}` : v)),
+  ) as unknown;
 }
 
-const small: Partial<SandboxOptions> = { seed: 11, days: 3, exchangeOrdersPerDay: 250, fillsPerOrder: 3, ordersPerDay: 20, depositsPerDay: 6, withdrawalsPerDay: 4 };
+const small: Partial<SandboxOptions> = {
+  seed: 11,
+  days: 3,
+  exchangeOrdersPerDay: 250,
+  fillsPerOrder: 3,
+  ordersPerDay: 20,
+  depositsPerDay: 6,
+  withdrawalsPerDay: 4,
+};
 
 const variants: Array<[string, Partial<SandboxOptions>]> = [
-  ['newest-first fills, inclusive execId bounds, faults on', { fillsOrder: 'newest-first', execIdBound: 'inclusive', faults: 'default' }],
+  [
+    'newest-first fills, inclusive execId bounds, faults on',
+    { fillsOrder: 'newest-first', execIdBound: 'inclusive', faults: 'default' },
+  ],
   [
     'oldest-first fills, exclusive execId and from bounds, inclusive to, ids ascending within a millisecond',
-    { fillsOrder: 'oldest-first', execIdBound: 'exclusive', exchangeFromBound: 'exclusive', exchangeToBound: 'inclusive', sameMsOrder: 'id-asc' },
+    {
+      fillsOrder: 'oldest-first',
+      execIdBound: 'exclusive',
+      exchangeFromBound: 'exclusive',
+      exchangeToBound: 'inclusive',
+      sameMsOrder: 'id-asc',
+    },
   ],
 ];
 
@@ -154,7 +259,12 @@ for (const [title, options] of variants) {
 
     it('stores the sandbox history row for row and digit for digit; a re-run changes nothing', async () => {
       const faults = options.faults === 'default';
-      const malformed = faults ? sb.expectedBreaks().filter((b) => b.code === 'S_QUARANTINE').map((b) => b.key) : [];
+      const malformed = faults
+        ? sb
+            .expectedBreaks()
+            .filter((b) => b.code === 'S_QUARANTINE')
+            .map((b) => b.key)
+        : [];
       const result = await syncExchange(ctxFor(ctx.store, sb), { progress: 'off' });
       expect(result.settled).toBe(true);
       expect(result.counts.fills).toBe(sb.data.fills().length);
@@ -181,8 +291,16 @@ for (const [title, options] of variants) {
       const fills = sb.data.fills();
       const from = new Date(fills[Math.floor(fills.length / 3)]!.timestamp);
       const to = new Date(from.getTime() + 6 * 3_600_000);
-      await ctx.store.db.deleteFrom('exchange_fill').where('timestamp', '>=', from).where('timestamp', '<', to).execute();
-      await ctx.store.db.deleteFrom('exchange_order').where('timestamp', '>=', from).where('timestamp', '<', to).execute();
+      await ctx.store.db
+        .deleteFrom('exchange_fill')
+        .where('timestamp', '>=', from)
+        .where('timestamp', '<', to)
+        .execute();
+      await ctx.store.db
+        .deleteFrom('exchange_order')
+        .where('timestamp', '>=', from)
+        .where('timestamp', '<', to)
+        .execute();
       const backfilled = await syncExchange(ctxFor(ctx.store, sb), { progress: 'off', backfill: { from, to } });
       expect(backfilled.counts.fills).toBeGreaterThan(0);
       expect(await dump(ctx.store)).toEqual(before);

@@ -18,7 +18,11 @@ for (const kind of storeKinds) {
       await markStageStarted(db, inStage, 'sync.exchange');
       await recordStage(db, inStage, 'sync.exchange', { startedAt: at, finishedAt: at, status: 'succeeded' });
       await markStageStarted(db, inStage, 'report');
-      const between = await createRun(db, { account: 'default', command: 'sync', startedAt: new Date('2026-11-21T02:00:00Z') });
+      const between = await createRun(db, {
+        account: 'default',
+        command: 'sync',
+        startedAt: new Date('2026-11-21T02:00:00Z'),
+      });
       await markStageStarted(db, between, 'sync.partner');
       await recordStage(db, between, 'sync.partner', { startedAt: at, finishedAt: at, status: 'succeeded' });
 

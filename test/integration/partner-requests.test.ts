@@ -25,7 +25,8 @@ function requestKey(path: string, q: URLSearchParams): string {
   if (path.startsWith('/orders/')) return '/orders/{id}';
   if (path !== '/orders') return path;
   const wallet = q.get('walletAddress');
-  if (wallet !== null) return q.get('from') === null ? `wallet ${wallet}` : `wallet ${wallet} ${q.get('from')}..${q.get('to')}`;
+  if (wallet !== null)
+    return q.get('from') === null ? `wallet ${wallet}` : `wallet ${wallet} ${q.get('from')}..${q.get('to')}`;
   return `day ${q.get('from')}`;
 }
 
@@ -35,10 +36,26 @@ describeEachStore('partner sync request counts against the sandbox', (ctx) => {
   let wallets: string[];
 
   beforeAll(async () => {
-    sandbox = await startSandbox({ seed: 11, days: PAST.length, ordersPerDay: 120, exchangeOrdersPerDay: 1, depositsPerDay: 0, withdrawalsPerDay: 0, now: NOW });
+    sandbox = await startSandbox({
+      seed: 11,
+      days: PAST.length,
+      ordersPerDay: 120,
+      exchangeOrdersPerDay: 1,
+      depositsPerDay: 0,
+      withdrawalsPerDay: 0,
+      now: NOW,
+    });
     const base = loadConfig({ env: { ...sandbox.env } });
     const configured = Object.values(sandbox.data.depositAddresses());
-    config = { ...base, partner: { ...base.partner, wallets: configured, publicRateLimitPerSecond: 1000, privateRateLimitPerSecond: 1000 } } as Config;
+    config = {
+      ...base,
+      partner: {
+        ...base.partner,
+        wallets: configured,
+        publicRateLimitPerSecond: 1000,
+        privateRateLimitPerSecond: 1000,
+      },
+    } as Config;
     // What the sync lists: each configured address, and without its :tag.
     wallets = [...new Set(configured.flatMap((a) => [a, walletWithoutTag(a)]))].sort();
   });
@@ -47,9 +64,17 @@ describeEachStore('partner sync request counts against the sandbox', (ctx) => {
   });
 
   const ordersOn = (day: string) => sandbox.data.partnerOrders().filter((o) => o.createdAt.startsWith(day));
-  const walletOrders = (wallet: string, day?: string) => sandbox.data.partnerOrders().filter((o) => o.targetWalletAddress === wallet && (!day || o.createdAt.startsWith(day)));
+  const walletOrders = (wallet: string, day?: string) =>
+    sandbox.data
+      .partnerOrders()
+      .filter((o) => o.targetWalletAddress === wallet && (!day || o.createdAt.startsWith(day)));
 
-  async function counted(now: Date, runId: string, period: Period | null, options: PartnerSyncOptions = {}): Promise<{ result: PartnerSyncResult; counts: Record<string, number> }> {
+  async function counted(
+    now: Date,
+    runId: string,
+    period: Period | null,
+    options: PartnerSyncOptions = {},
+  ): Promise<{ result: PartnerSyncResult; counts: Record<string, number> }> {
     const counts: Record<string, number> = {};
     const off = sandbox.onRequest((info) => {
       if (info.api !== 'partner') return;
@@ -65,7 +90,11 @@ describeEachStore('partner sync request counts against the sandbox', (ctx) => {
   }
 
   async function storedState(ids: string[]): Promise<Record<string, string>> {
-    const rows = await ctx.store.db.selectFrom('partner_order').select(['order_id', 'order_state', 'order_state_updated_at_text']).where('order_id', 'in', ids).execute();
+    const rows = await ctx.store.db
+      .selectFrom('partner_order')
+      .select(['order_id', 'order_state', 'order_state_updated_at_text'])
+      .where('order_id', 'in', ids)
+      .execute();
     return Object.fromEntries(rows.map((r) => [r.order_id, `${r.order_state} ${r.order_state_updated_at_text}`]));
   }
 
@@ -81,10 +110,18 @@ describeEachStore('partner sync request counts against the sandbox', (ctx) => {
     for (const w of wallets) expected[`wallet ${w}`] = listingCost(walletOrders(w).length);
     expect(counts).toEqual(expected);
     expect(wallets.some((w) => walletOrders(w).length > 0)).toBe(true);
-    expect(result.coverage.map((c) => [c.day, c.passes.length, c.settled, c.closed])).toEqual([...PAST.map((d) => [d, 1, true, true]), [TODAY, 2, true, false]]);
+    expect(result.coverage.map((c) => [c.day, c.passes.length, c.settled, c.closed])).toEqual([
+      ...PAST.map((d) => [d, 1, true, true]),
+      [TODAY, 2, true, false],
+    ]);
     expect(result.walletHistories).toBe(wallets.length);
     const all = sandbox.data.partnerOrders();
-    expect(await ctx.store.db.selectFrom('partner_order').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).toEqual({ n: String(all.length) });
+    expect(
+      await ctx.store.db
+        .selectFrom('partner_order')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .executeTakeFirstOrThrow(),
+    ).toEqual({ n: String(all.length) });
     const stored = await storedState(all.map((o) => o.orderId));
     expect(all.filter((o) => stored[o.orderId] !== `${o.orderState} ${o.orderStateUpdatedAt}`)).toEqual([]);
   });
@@ -93,10 +130,21 @@ describeEachStore('partner sync request counts against the sandbox', (ctx) => {
     const before = ordersOn(TODAY).length;
     // Orders keep arriving while today is paged: no two passes agree.
     const off = sandbox.onPartnerOrdersPage((info) => {
-      if (info.query.get('from') === TODAY && info.query.get('walletAddress') === null && info.query.get('offset') === '0') sandbox.addPartnerOrders(1);
+      if (
+        info.query.get('from') === TODAY &&
+        info.query.get('walletAddress') === null &&
+        info.query.get('offset') === '0'
+      )
+        sandbox.addPartnerOrders(1);
     });
-    const { result, counts } = await counted(new Date(sandbox.data.clock()), 'r-today', { from: TODAY, to: '2026-11-22' }).finally(off);
-    const expected: Record<string, number> = { ...REFERENCE_DATA, [`day ${TODAY}`]: [0, 1, 2, 3].reduce((sum, k) => sum + listingCost(before + k), 0) };
+    const { result, counts } = await counted(new Date(sandbox.data.clock()), 'r-today', {
+      from: TODAY,
+      to: '2026-11-22',
+    }).finally(off);
+    const expected: Record<string, number> = {
+      ...REFERENCE_DATA,
+      [`day ${TODAY}`]: [0, 1, 2, 3].reduce((sum, k) => sum + listingCost(before + k), 0),
+    };
     for (const w of wallets) expected[`wallet ${w} ${TODAY}..2026-11-22`] = listingCost(walletOrders(w, TODAY).length);
     expect(counts).toEqual(expected);
     expect(result.coverage.map((c) => [c.day, c.passes.length, c.settled])).toEqual([[TODAY, 4, false]]);
@@ -105,18 +153,36 @@ describeEachStore('partner sync request counts against the sandbox', (ctx) => {
 
   it('nightly with a look-back of 3 days: no past day listed again, yesterday once, wallets bounded by it, nothing by id', async () => {
     sandbox.addPartnerOrders(3); // the rest of yesterday's orders, created after the day-time syncs
-    const open = await ctx.store.db.selectFrom('partner_order').select(['order_id', 'created_at_text']).where('order_state', 'in', ['PENDING', 'WITHDRAWING']).execute();
+    const open = await ctx.store.db
+      .selectFrom('partner_order')
+      .select(['order_id', 'created_at_text'])
+      .where('order_state', 'in', ['PENDING', 'WITHDRAWING'])
+      .execute();
     expect(open.filter((o) => !o.created_at_text.startsWith(TODAY))).toEqual([]);
-    const { result, counts } = await counted(new Date('2026-11-22T02:00:00Z'), 'r-night-1', { from: '2026-11-18', to: '2026-11-22' });
-    const expected: Record<string, number> = { ...REFERENCE_DATA, [`day ${TODAY}`]: listingCost(ordersOn(TODAY).length) };
+    const { result, counts } = await counted(new Date('2026-11-22T02:00:00Z'), 'r-night-1', {
+      from: '2026-11-18',
+      to: '2026-11-22',
+    });
+    const expected: Record<string, number> = {
+      ...REFERENCE_DATA,
+      [`day ${TODAY}`]: listingCost(ordersOn(TODAY).length),
+    };
     for (const w of wallets) expected[`wallet ${w} ${TODAY}..2026-11-22`] = listingCost(walletOrders(w, TODAY).length);
     expect(counts).toEqual(expected);
     expect(result.walletHistories).toBe(0);
     expect(result.skippedDays).toEqual(['2026-11-18', '2026-11-19', '2026-11-20']);
     expect(result.coverage.map((c) => [c.day, c.passes.length, c.settled, c.closed])).toEqual([[TODAY, 1, true, true]]);
     // Skipped days keep the coverage of the run that read them: settled, so S_COVERAGE sees no gap.
-    const rows = await ctx.store.db.selectFrom('sync_coverage').select(['day', 'settled', 'run_id']).where('source', '=', 'partner').orderBy('day').execute();
-    expect(rows.map((r) => [String(r.day), r.settled, r.run_id])).toEqual([...PAST.map((d) => [d, true, 'r-first']), [TODAY, true, 'r-night-1']]);
+    const rows = await ctx.store.db
+      .selectFrom('sync_coverage')
+      .select(['day', 'settled', 'run_id'])
+      .where('source', '=', 'partner')
+      .orderBy('day')
+      .execute();
+    expect(rows.map((r) => [String(r.day), r.settled, r.run_id])).toEqual([
+      ...PAST.map((d) => [d, true, 'r-first']),
+      [TODAY, true, 'r-night-1'],
+    ]);
     expect((await loadCoverageRows(ctx.store.db, config.account)).unsettled).toEqual([]);
     const today = ordersOn(TODAY);
     const stored = await storedState(today.map((o) => o.orderId));
@@ -132,17 +198,35 @@ describeEachStore('partner sync request counts against the sandbox', (ctx) => {
     const ids = [...day18, ...day19].map((o) => o.orderId);
     await ctx.store.db
       .updateTable('partner_order')
-      .set({ order_state: 'PENDING', order_state_updated_key: '2000-01-01T00:00:00.000000000Z', transaction_hash: null })
+      .set({
+        order_state: 'PENDING',
+        order_state_updated_key: '2000-01-01T00:00:00.000000000Z',
+        transaction_hash: null,
+      })
       .where('order_id', 'in', ids)
       .execute();
     // The sandbox clock stays at 15:30 on the 21st: that day's last orders stay PENDING, more of them than its listing costs.
-    const openOn21 = await ctx.store.db.selectFrom('partner_order').select(['order_id', 'created_at_text']).where('order_state', 'in', ['PENDING', 'WITHDRAWING']).where('created_at_text', 'like', `${TODAY}%`).execute();
+    const openOn21 = await ctx.store.db
+      .selectFrom('partner_order')
+      .select(['order_id', 'created_at_text'])
+      .where('order_state', 'in', ['PENDING', 'WITHDRAWING'])
+      .where('created_at_text', 'like', `${TODAY}%`)
+      .execute();
     // Listed newest first, the day is read only until the page that passes its oldest open order.
     const oldestOpen = openOn21.map((o) => requireTimestampKey(o.created_at_text)).sort()[0]!;
     const sinceOldestOpen = ordersOn(TODAY).filter((o) => requireTimestampKey(o.createdAt) >= oldestOpen).length;
     expect(listingCost(sinceOldestOpen)).toBeLessThan(openOn21.length);
-    const { result, counts } = await counted(new Date('2026-11-23T02:00:00Z'), 'r-night-2', { from: '2026-11-19', to: '2026-11-23' });
-    const expected: Record<string, number> = { ...REFERENCE_DATA, 'day 2026-11-22': 1, 'day 2026-11-19': listingCost(n19), [`day ${TODAY}`]: listingCost(sinceOldestOpen), '/orders/{id}': 1 };
+    const { result, counts } = await counted(new Date('2026-11-23T02:00:00Z'), 'r-night-2', {
+      from: '2026-11-19',
+      to: '2026-11-23',
+    });
+    const expected: Record<string, number> = {
+      ...REFERENCE_DATA,
+      'day 2026-11-22': 1,
+      'day 2026-11-19': listingCost(n19),
+      [`day ${TODAY}`]: listingCost(sinceOldestOpen),
+      '/orders/{id}': 1,
+    };
     for (const w of wallets) expected[`wallet ${w} 2026-11-22..2026-11-23`] = 1;
     expect(counts).toEqual(expected);
     expect(result.skippedDays).toEqual(['2026-11-19', '2026-11-20', TODAY]);
@@ -150,7 +234,9 @@ describeEachStore('partner sync request counts against the sandbox', (ctx) => {
     expect(result.refreshed).toBe(1);
     const stored = await storedState(ids);
     expect(Object.values(stored)).toEqual(ids.map(() => expect.stringMatching(/^(COMPLETED|FAILED) /)));
-    expect([...day18, ...day19].filter((o) => stored[o.orderId] !== `${o.orderState} ${o.orderStateUpdatedAt}`)).toEqual([]);
+    expect(
+      [...day18, ...day19].filter((o) => stored[o.orderId] !== `${o.orderState} ${o.orderStateUpdatedAt}`),
+    ).toEqual([]);
   });
 
   it('open orders that are the newest of a past day: the day is read newest first only until it passes them', async () => {
@@ -161,10 +247,17 @@ describeEachStore('partner sync request counts against the sandbox', (ctx) => {
     const newest = all.slice(-5).map((o) => o.orderId);
     await ctx.store.db
       .updateTable('partner_order')
-      .set({ order_state: 'PENDING', order_state_updated_key: '2000-01-01T00:00:00.000000000Z', transaction_hash: null })
+      .set({
+        order_state: 'PENDING',
+        order_state_updated_key: '2000-01-01T00:00:00.000000000Z',
+        transaction_hash: null,
+      })
       .where('order_id', 'in', newest)
       .execute();
-    const { result, counts } = await counted(new Date('2026-11-23T02:10:00Z'), 'r-night-3', { from: '2026-11-22', to: '2026-11-23' });
+    const { result, counts } = await counted(new Date('2026-11-23T02:10:00Z'), 'r-night-3', {
+      from: '2026-11-22',
+      to: '2026-11-23',
+    });
     // (The 21st, whose last orders the sandbox keeps PENDING, is read again in part as well.)
     expect(counts[`day ${day}`]).toBe(1);
     expect(counts['/orders/{id}']).toBeUndefined();
@@ -175,7 +268,10 @@ describeEachStore('partner sync request counts against the sandbox', (ctx) => {
 
   it('--relist and --wallet-history read the period and every wallet again, once each', async () => {
     const period = { from: '2026-11-19', to: '2026-11-23' };
-    const { result, counts } = await counted(new Date('2026-11-23T03:00:00Z'), 'r-relist', period, { relist: true, walletHistory: true });
+    const { result, counts } = await counted(new Date('2026-11-23T03:00:00Z'), 'r-relist', period, {
+      relist: true,
+      walletHistory: true,
+    });
     const expected: Record<string, number> = { ...REFERENCE_DATA, 'day 2026-11-22': 1 };
     for (const day of ['2026-11-19', '2026-11-20', TODAY]) expected[`day ${day}`] = listingCost(ordersOn(day).length);
     for (const w of wallets) expected[`wallet ${w}`] = listingCost(walletOrders(w).length);

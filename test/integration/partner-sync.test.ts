@@ -25,7 +25,10 @@ function respond(body: unknown, status = 200): HttpResponse {
   return { status, body: parseJsonLossless(text), text, url: 'fake', ms: 0, attempts: 1 };
 }
 
-function fakePartner(orders: FakeOrder[], hooks: { onList?: (query: Record<string, QueryValue>) => void; currenciesBody?: string } = {}) {
+function fakePartner(
+  orders: FakeOrder[],
+  hooks: { onList?: (query: Record<string, QueryValue>) => void; currenciesBody?: string } = {},
+) {
   const calls: Array<Record<string, QueryValue>> = [];
   const api: PartnerClient = {
     async currencies() {
@@ -35,7 +38,10 @@ function fakePartner(orders: FakeOrder[], hooks: { onList?: (query: Record<strin
       );
     },
     async regions(): Promise<HttpResponse> {
-      return respond({ countries: [{ alpha2: 'DE', alpha3: 'DEU', isBuyAllowed: true, name: 'Germany' }], usStates: [] });
+      return respond({
+        countries: [{ alpha2: 'DE', alpha3: 'DEU', isBuyAllowed: true, name: 'Germany' }],
+        usStates: [],
+      });
     },
     async paymentMethods() {
       return respond([{ type: 'CARD', supportedCurrencies: ['EUR'] }]);
@@ -49,9 +55,13 @@ function fakePartner(orders: FakeOrder[], hooks: { onList?: (query: Record<strin
       calls.push(query);
       hooks.onList?.(query);
       let list = [...orders].sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0));
-      if (query.externalReference !== undefined) return respond(list.filter((o) => o.externalReference === query.externalReference));
+      if (query.externalReference !== undefined)
+        return respond(list.filter((o) => o.externalReference === query.externalReference));
       if (query.walletAddress !== undefined) list = list.filter((o) => o.targetWalletAddress === query.walletAddress);
-      if (query.from !== undefined) list = list.filter((o) => o.createdAt.slice(0, 10) >= String(query.from) && o.createdAt.slice(0, 10) < String(query.to));
+      if (query.from !== undefined)
+        list = list.filter(
+          (o) => o.createdAt.slice(0, 10) >= String(query.from) && o.createdAt.slice(0, 10) < String(query.to),
+        );
       const offset = Number(query.offset ?? 0);
       const limit = Math.min(50, Number(query.limit ?? 50));
       return respond(list.slice(offset, offset + limit));
@@ -98,7 +108,11 @@ function makeOrder(day: string, overrides: Record<string, unknown> = {}): FakeOr
 }
 
 const baseConfig = loadConfig({ env: {} });
-function contextFor(store: StageContext['store'], partner: Partial<Config['partner']> = {}, runId = 'r-test'): StageContext {
+function contextFor(
+  store: StageContext['store'],
+  partner: Partial<Config['partner']> = {},
+  runId = 'r-test',
+): StageContext {
   const config = { ...baseConfig, partner: { ...baseConfig.partner, ...partner } } as Config;
   return { store, config, logger: silentLogger(), runId, now: new Date('2026-11-22T02:00:00Z') };
 }
@@ -107,10 +121,19 @@ async function dump(ctx: StageContext) {
   const db = ctx.store.db;
   return {
     orders: await db.selectFrom('partner_order').selectAll().orderBy('order_id').execute(),
-    states: await db.selectFrom('partner_order_state').select(['order_id', 'order_state', 'order_state_updated_at_text', 'source']).orderBy('order_id').orderBy('order_state').execute(),
+    states: await db
+      .selectFrom('partner_order_state')
+      .select(['order_id', 'order_state', 'order_state_updated_at_text', 'source'])
+      .orderBy('order_id')
+      .orderBy('order_state')
+      .execute(),
     snapshots: await db.selectFrom('reference_snapshot').select(['id', 'kind', 'content_hash']).orderBy('id').execute(),
     currencies: await db.selectFrom('partner_currency').selectAll().orderBy('code').execute(),
-    quarantine: await db.selectFrom('quarantine').select(['id', 'record_key', 'seen_count', 'resolved_at']).orderBy('id').execute(),
+    quarantine: await db
+      .selectFrom('quarantine')
+      .select(['id', 'record_key', 'seen_count', 'resolved_at'])
+      .orderBy('id')
+      .execute(),
   };
 }
 
@@ -120,12 +143,18 @@ describeEachStore('partner sync against a shifting list', (ctx) => {
   const orders: FakeOrder[] = [];
   for (let i = 0; i < 120; i++) orders.push(makeOrder(day1));
   for (let i = 0; i < 7; i++) orders.push(makeOrder(day2, { targetWalletAddress: 'wallet-ours' }));
-  orders.push(makeOrder(day2, { externalReference: 'shared-ref' }), makeOrder(day2, { externalReference: 'shared-ref' }));
+  orders.push(
+    makeOrder(day2, { externalReference: 'shared-ref' }),
+    makeOrder(day2, { externalReference: 'shared-ref' }),
+  );
   orders.push(makeOrder(day2, { orderState: 'PENDING', transactionHash: undefined, orderId: 'o-pending' }));
 
   let stage: StageContext;
   beforeAll(() => {
-    stage = contextFor(ctx.store, { wallets: ['wallet-ours'], quotes: [{ quoteCurrencyCode: 'EUR', baseCurrencyCode: 'BTC', quoteCurrencyAmount: '100.00' }] });
+    stage = contextFor(ctx.store, {
+      wallets: ['wallet-ours'],
+      quotes: [{ quoteCurrencyCode: 'EUR', baseCurrencyCode: 'BTC', quoteCurrencyAmount: '100.00' }],
+    });
   });
 
   it('stores every order of the period digit for digit while orders arrive during the scan', async () => {
@@ -134,7 +163,12 @@ describeEachStore('partner sync against a shifting list', (ctx) => {
       onList: (q) => {
         // New orders of day 1 arrive while its first pass pages: each pushes the list down by one.
         if (q.from === day1 && Number(q.offset) > 0 && inserted < 3) {
-          orders.push(makeOrder(day1, { createdAt: `${day1}T23:59:5${inserted}.000000001Z`, orderStateUpdatedAt: `${day1}T23:59:5${inserted}.000000001Z` }));
+          orders.push(
+            makeOrder(day1, {
+              createdAt: `${day1}T23:59:5${inserted}.000000001Z`,
+              orderStateUpdatedAt: `${day1}T23:59:5${inserted}.000000001Z`,
+            }),
+          );
           inserted++;
         }
       },
@@ -153,7 +187,12 @@ describeEachStore('partner sync against a shifting list', (ctx) => {
       const row = stored.find((r) => r.order_id === o.orderId);
       expect(row, o.orderId).toBeDefined();
       // numeric reads back as Decimal (trailing zeros dropped): compare values, and the raw text for every digit.
-      for (const [col, field] of [['input_amount', 'inputAmount'], ['output_amount', 'outputAmount'], ['amount_usd', 'amountUsd'], ['processing_fee', 'processingFee']] as const)
+      for (const [col, field] of [
+        ['input_amount', 'inputAmount'],
+        ['output_amount', 'outputAmount'],
+        ['amount_usd', 'amountUsd'],
+        ['processing_fee', 'processingFee'],
+      ] as const)
         expect(row?.[col]?.toString(), `${o.orderId} ${field}`).toBe(toDecimal(o[field]).toString());
       expect((row?.raw as Record<string, unknown>).outputAmount).toBe(o.outputAmount);
       expect(row?.created_at_text).toBe(o.createdAt);
@@ -161,7 +200,9 @@ describeEachStore('partner sync against a shifting list', (ctx) => {
     }
     expect(result.snapshots).toEqual({ currencies: true, regions: true, paymentMethods: true });
     const cur = await ctx.store.db.selectFrom('partner_currency').selectAll().orderBy('code').execute();
-    expect(cur.map((c) => [c.code, c.precision, c.min_buy_amount?.toString() ?? null, c.max_buy_amount?.toString() ?? null])).toEqual([
+    expect(
+      cur.map((c) => [c.code, c.precision, c.min_buy_amount?.toString() ?? null, c.max_buy_amount?.toString() ?? null]),
+    ).toEqual([
       ['BTC', 8, null, null],
       ['EUR', 2, '20', '10000'],
     ]);
@@ -188,7 +229,14 @@ describeEachStore('partner sync against a shifting list', (ctx) => {
   it('lists by wallet (configured and exchange deposit addresses, with and without :tag)', async () => {
     await ctx.store.db
       .insertInto('exchange_deposit')
-      .values({ deposit_id: 'd1', amount: '1', currency: 'XRP', address: 'rXRPaddr:12345', state: 'COMPLETED', raw: '{}' })
+      .values({
+        deposit_id: 'd1',
+        amount: '1',
+        currency: 'XRP',
+        address: 'rXRPaddr:12345',
+        state: 'COMPLETED',
+        raw: '{}',
+      })
       .execute();
     const xrp = makeOrder('2026-10-01', { targetWalletAddress: 'rXRPaddr', outputCurrency: 'XRP' });
     orders.push(xrp);
@@ -197,14 +245,23 @@ describeEachStore('partner sync against a shifting list', (ctx) => {
     expect(calls.map((q) => q.walletAddress)).toEqual(['rXRPaddr', 'rXRPaddr:12345', 'wallet-ours']);
     expect(result.wallets).toBe(3);
     expect(result.inserted).toBe(1);
-    const row = await ctx.store.db.selectFrom('partner_order').select('order_id').where('order_id', '=', xrp.orderId).executeTakeFirst();
+    const row = await ctx.store.db
+      .selectFrom('partner_order')
+      .select('order_id')
+      .where('order_id', '=', xrp.orderId)
+      .executeTakeFirst();
     expect(row).toBeDefined();
   });
 
   it('fetches by external reference, several orders per reference', async () => {
     await ctx.store.db.deleteFrom('partner_order').where('external_reference', '=', 'shared-ref').execute();
     const { api, calls } = fakePartner(orders);
-    const result = await syncPartner(stage, null, { externalReferences: ['shared-ref', 'no-such-ref'] }, { client: api });
+    const result = await syncPartner(
+      stage,
+      null,
+      { externalReferences: ['shared-ref', 'no-such-ref'] },
+      { client: api },
+    );
     expect(calls).toEqual([{ externalReference: 'shared-ref' }, { externalReference: 'no-such-ref' }]);
     expect(result.inserted).toBe(2);
     expect(result.references).toBe(2);
@@ -223,14 +280,31 @@ describeEachStore('partner sync against a shifting list', (ctx) => {
     const result = await syncPartner(stage, null, {}, { client: api });
     expect(result.refreshed).toBe(2);
     expect(result.notFound).toBe(1);
-    const row = await ctx.store.db.selectFrom('partner_order').selectAll().where('order_id', '=', 'o-pending').executeTakeFirstOrThrow();
-    expect([row.order_state, row.transaction_hash, row.order_state_updated_at_text]).toEqual(['COMPLETED', '0xlate', '2026-11-21T12:00:00.123456789Z']);
-    const history = await ctx.store.db.selectFrom('partner_order_state').select(['order_state', 'source']).where('order_id', '=', 'o-pending').orderBy('order_state').execute();
+    const row = await ctx.store.db
+      .selectFrom('partner_order')
+      .selectAll()
+      .where('order_id', '=', 'o-pending')
+      .executeTakeFirstOrThrow();
+    expect([row.order_state, row.transaction_hash, row.order_state_updated_at_text]).toEqual([
+      'COMPLETED',
+      '0xlate',
+      '2026-11-21T12:00:00.123456789Z',
+    ]);
+    const history = await ctx.store.db
+      .selectFrom('partner_order_state')
+      .select(['order_state', 'source'])
+      .where('order_id', '=', 'o-pending')
+      .orderBy('order_state')
+      .execute();
     expect(history).toEqual([
       { order_state: 'COMPLETED', source: 'refresh' },
       { order_state: 'PENDING', source: 'poll' },
     ]);
-    const goneRow = await ctx.store.db.selectFrom('partner_order').select('not_found_at').where('order_id', '=', 'o-gone').executeTakeFirstOrThrow();
+    const goneRow = await ctx.store.db
+      .selectFrom('partner_order')
+      .select('not_found_at')
+      .where('order_id', '=', 'o-gone')
+      .executeTakeFirstOrThrow();
     expect(goneRow.not_found_at).not.toBeNull();
     // Nothing left to refresh but o-gone (still WITHDRAWING); its 404 is not recorded twice.
     const again = await syncPartner(stage, null, {}, { client: api });
@@ -245,7 +319,8 @@ describeEachStore('partner sync: invalid records and unsettled days', (ctx) => {
     const orders = [good, bad];
     const stage = contextFor(ctx.store);
     const { api } = fakePartner(orders, {
-      currenciesBody: '[{"type":"FIAT","code":"USD","precision":2,"minBuyAmount":"10","maxBuyAmount":"5000"},{"type":"WEIRD","code":"XXX","precision":2}]',
+      currenciesBody:
+        '[{"type":"FIAT","code":"USD","precision":2,"minBuyAmount":"10","maxBuyAmount":"5000"},{"type":"WEIRD","code":"XXX","precision":2}]',
     });
     const result = await syncPartner(stage, { from: '2026-11-10', to: '2026-11-11' }, {}, { client: api });
     // One currency and one order (counted once however often it is seen).
@@ -258,11 +333,17 @@ describeEachStore('partner sync: invalid records and unsettled days', (ctx) => {
     expect(q[1]?.reason).toContain('inputAmount: must be a decimal number (got "twelve")');
     const cur = await ctx.store.db.selectFrom('partner_currency').select('code').execute();
     expect(cur.map((c) => c.code)).toEqual(['USD']);
-    expect(await ctx.store.db.selectFrom('partner_order').select('order_id').execute()).toEqual([{ order_id: good.orderId }]);
+    expect(await ctx.store.db.selectFrom('partner_order').select('order_id').execute()).toEqual([
+      { order_id: good.orderId },
+    ]);
 
     bad.inputAmount = '12.00';
     await syncPartner(stage, { from: '2026-11-10', to: '2026-11-11' }, {}, { client: api });
-    const resolved = await ctx.store.db.selectFrom('quarantine').select('resolved_at').where('record_key', '=', 'o-bad').executeTakeFirstOrThrow();
+    const resolved = await ctx.store.db
+      .selectFrom('quarantine')
+      .select('resolved_at')
+      .where('record_key', '=', 'o-bad')
+      .executeTakeFirstOrThrow();
     expect(resolved.resolved_at).not.toBeNull();
   });
 
@@ -273,13 +354,18 @@ describeEachStore('partner sync: invalid records and unsettled days', (ctx) => {
     let k = 0;
     const { api } = fakePartner(orders, {
       onList: (q) => {
-        if (q.from === '2026-11-12' && Number(q.offset) === 0) orders.push(makeOrder('2026-11-12', { createdAt: `2026-11-12T23:00:${String(k++).padStart(2, '0')}Z` }));
+        if (q.from === '2026-11-12' && Number(q.offset) === 0)
+          orders.push(makeOrder('2026-11-12', { createdAt: `2026-11-12T23:00:${String(k++).padStart(2, '0')}Z` }));
       },
     });
     const result = await syncPartner(today, { from: '2026-11-12', to: '2026-11-13' }, {}, { client: api });
     expect(result.coverage[0]?.settled).toBe(false);
     expect(result.coverage[0]?.passes).toHaveLength(4);
-    const row = await ctx.store.db.selectFrom('sync_coverage').selectAll().where('day', '=', '2026-11-12').executeTakeFirstOrThrow();
+    const row = await ctx.store.db
+      .selectFrom('sync_coverage')
+      .selectAll()
+      .where('day', '=', '2026-11-12')
+      .executeTakeFirstOrThrow();
     expect(row.settled).toBe(false);
   });
 });
@@ -289,7 +375,9 @@ describeEachStore('partner sync: configured wire names', (ctx) => {
     const orders = Array.from({ length: 55 }, () => makeOrder('2026-11-14'));
     orders.push(makeOrder('2026-11-15'));
     const { api, calls } = fakePartner(orders);
-    const stage = contextFor(ctx.store, { params: { offset: 'offset', from: 'since', to: 'until', outputCurrency: 'cur' } });
+    const stage = contextFor(ctx.store, {
+      params: { offset: 'offset', from: 'since', to: 'until', outputCurrency: 'cur' },
+    });
     const result = await syncPartner(stage, { from: '2026-11-14', to: '2026-11-15' }, {}, { client: api });
     expect(calls[0]).toEqual({ since: '2026-11-14', until: '2026-11-15', limit: 50, offset: 0 });
     // The fake knows only "from"/"to": it ignores these filters, so the other day's order shows up.
@@ -299,7 +387,9 @@ describeEachStore('partner sync: configured wire names', (ctx) => {
   it('stops on a repeated full page (offset parameter ignored) and leaves the day unsettled', async () => {
     const orders = Array.from({ length: 120 }, () => makeOrder('2026-11-16'));
     const { api, calls } = fakePartner(orders);
-    const stage = contextFor(ctx.store, { params: { offset: 'skip', from: 'from', to: 'to', outputCurrency: 'outputCurrency' } });
+    const stage = contextFor(ctx.store, {
+      params: { offset: 'skip', from: 'from', to: 'to', outputCurrency: 'outputCurrency' },
+    });
     const result = await syncPartner(stage, { from: '2026-11-16', to: '2026-11-17' }, {}, { client: api });
     expect(calls.filter((q) => q.from === '2026-11-16')).toHaveLength(2);
     expect(result.coverage[0]?.settled).toBe(false);

@@ -20,19 +20,64 @@ const config = makeConfig({ partner: { wallets: ['0xWALLET'], feeRate: '0.01' } 
 describeEachStore('reconcile judges what changed since the account was last judged', (ctx) => {
   const db = () => ctx.store.db;
   let n = 0;
-  const reconcile = async (period = LATER): Promise<ReconcileResult> => reconcilePeriod(await newContext(ctx.store, config, `chg-${++n}`, period), period);
-  const breakOf = (code: string, key: string) => db().selectFrom('break').select(['status', 'first_seen_run', 'last_seen_run', 'resolved_run', 'message']).where('code', '=', code).where('key', '=', key).executeTakeFirst();
+  const reconcile = async (period = LATER): Promise<ReconcileResult> =>
+    reconcilePeriod(await newContext(ctx.store, config, `chg-${++n}`, period), period);
+  const breakOf = (code: string, key: string) =>
+    db()
+      .selectFrom('break')
+      .select(['status', 'first_seen_run', 'last_seen_run', 'resolved_run', 'message'])
+      .where('code', '=', code)
+      .where('key', '=', key)
+      .executeTakeFirst();
   const late = (r: ReconcileResult) => r.late.map((b) => `${b.event} ${b.code} ${b.key} ${b.day}`).sort();
 
   it('the first judgement takes every stored record; a run with nothing changed judges only its period', async () => {
     await seedWorld(db());
     // Records of 2026-11-11, after the period, each to change later.
-    await db().insertInto('exchange_order').values({ ex_ord_id: '200', ord_status: 'FILLED', side: 'BUY', symbol: 'ETH-USD', cum_qty: '1', leaves_qty: '0', avg_px: '2000', timestamp: '2026-11-11T05:00:00Z', raw: '{}' }).execute();
-    await insertFill(db(), { execId: '10', exOrdId: '200', price: '2000', qty: '0.5', fee: '1', at: '2026-11-11T05:00:00Z' });
-    await insertOrder(db(), { id: 'o-late', created: '2026-11-11T06:00:00Z', state: 'PENDING', tx: null, wallet: '0xelse' });
+    await db()
+      .insertInto('exchange_order')
+      .values({
+        ex_ord_id: '200',
+        ord_status: 'FILLED',
+        side: 'BUY',
+        symbol: 'ETH-USD',
+        cum_qty: '1',
+        leaves_qty: '0',
+        avg_px: '2000',
+        timestamp: '2026-11-11T05:00:00Z',
+        raw: '{}',
+      })
+      .execute();
+    await insertFill(db(), {
+      execId: '10',
+      exOrdId: '200',
+      price: '2000',
+      qty: '0.5',
+      fee: '1',
+      at: '2026-11-11T05:00:00Z',
+    });
+    await insertOrder(db(), {
+      id: 'o-late',
+      created: '2026-11-11T06:00:00Z',
+      state: 'PENDING',
+      tx: null,
+      wallet: '0xelse',
+    });
     await insertOrder(db(), { id: 'o-dep', created: '2026-11-11T07:00:00Z', wallet: '0xWALLET' });
     await insertOrder(db(), { id: 'o-rej', created: '2026-11-11T08:00:00Z', wallet: '0xWALLET' });
-    await db().insertInto('exchange_deposit').values({ deposit_id: 'dep-rej', amount: '0.031234567890123456', currency: 'ETH', address: '0xWALLET', tx_hash: '0xo-rej', state: 'UNCONFIRMED', timestamp: '2026-11-11T08:05:00Z', raw: '{}' }).execute();
+    await db()
+      .insertInto('exchange_deposit')
+      .values({
+        deposit_id: 'dep-rej',
+        amount: '0.031234567890123456',
+        currency: 'ETH',
+        address: '0xWALLET',
+        tx_hash: '0xo-rej',
+        state: 'UNCONFIRMED',
+        timestamp: '2026-11-11T08:05:00Z',
+        raw: '{}',
+      })
+      .execute();
 
     const first = await reconcile(PERIOD);
     expect(first.judged.since).toBeNull();
@@ -53,7 +98,23 @@ describeEachStore('reconcile judges what changed since the account was last judg
 
   it('a re-seen record is no change: an upsert that only moves last_seen_at keeps its change_xid', async () => {
     const before = await changeXid(db(), 'exchange_order', 'ex_ord_id', '200');
-    const row = { ex_ord_id: '200', cl_ord_id: null, ord_type: null, ord_status: 'FILLED', side: 'BUY', price: null, text: null, symbol: 'ETH-USD', last_shares: null, last_px: null, leaves_qty: '0', cum_qty: '1', avg_px: '2000', timestamp: '2026-11-11T05:00:00Z', raw: '{"a":1}' };
+    const row = {
+      ex_ord_id: '200',
+      cl_ord_id: null,
+      ord_type: null,
+      ord_status: 'FILLED',
+      side: 'BUY',
+      price: null,
+      text: null,
+      symbol: 'ETH-USD',
+      last_shares: null,
+      last_px: null,
+      leaves_qty: '0',
+      cum_qty: '1',
+      avg_px: '2000',
+      timestamp: '2026-11-11T05:00:00Z',
+      raw: '{"a":1}',
+    };
     await upsertOrders(db(), 'default', [row], new Date('2026-11-13T00:00:00Z'));
     await upsertOrders(db(), 'default', [row], new Date('2026-11-14T00:00:00Z'));
     expect(await changeXid(db(), 'exchange_order', 'ex_ord_id', '200')).toBe(before);
@@ -61,9 +122,39 @@ describeEachStore('reconcile judges what changed since the account was last judg
   });
 
   it('late fill, late completion at another fee, late listing, late rejection: judged by the next run of any period', async () => {
-    await insertFill(db(), { execId: '11', exOrdId: '200', price: '2000', qty: '0.5', fee: '1', at: '2026-11-11T05:00:01Z' });
-    await db().updateTable('partner_order').set({ order_state: 'COMPLETED', order_state_updated_at: '2026-11-13T10:00:00Z', order_state_updated_at_text: '2026-11-13T10:00:00Z', partner_fee: '1.25', partner_fee_usd: '1.35', transaction_hash: '0xo-late' }).where('order_id', '=', 'o-late').execute();
-    await db().insertInto('exchange_deposit').values({ deposit_id: 'dep-late', amount: '0.031234567890123456', currency: 'ETH', address: '0xWALLET', tx_hash: '0xo-dep', state: 'COMPLETED', timestamp: '2026-11-11T07:05:00Z', raw: '{}' }).execute();
+    await insertFill(db(), {
+      execId: '11',
+      exOrdId: '200',
+      price: '2000',
+      qty: '0.5',
+      fee: '1',
+      at: '2026-11-11T05:00:01Z',
+    });
+    await db()
+      .updateTable('partner_order')
+      .set({
+        order_state: 'COMPLETED',
+        order_state_updated_at: '2026-11-13T10:00:00Z',
+        order_state_updated_at_text: '2026-11-13T10:00:00Z',
+        partner_fee: '1.25',
+        partner_fee_usd: '1.35',
+        transaction_hash: '0xo-late',
+      })
+      .where('order_id', '=', 'o-late')
+      .execute();
+    await db()
+      .insertInto('exchange_deposit')
+      .values({
+        deposit_id: 'dep-late',
+        amount: '0.031234567890123456',
+        currency: 'ETH',
+        address: '0xWALLET',
+        tx_hash: '0xo-dep',
+        state: 'COMPLETED',
+        timestamp: '2026-11-11T07:05:00Z',
+        raw: '{}',
+      })
+      .execute();
     await db().updateTable('exchange_deposit').set({ state: 'REJECTED' }).where('deposit_id', '=', 'dep-rej').execute();
 
     const r = await reconcile();
@@ -73,10 +164,18 @@ describeEachStore('reconcile judges what changed since the account was last judg
       'resolved E_FILL_QTY 200 2026-11-11',
       'resolved X_DEPOSIT_MISSING o-dep 2026-11-11',
     ]);
-    expect(await breakOf('E_FILL_QTY', '200')).toMatchObject({ status: 'resolved', resolved_run: r.runId, first_seen_run: 'chg-1' });
+    expect(await breakOf('E_FILL_QTY', '200')).toMatchObject({
+      status: 'resolved',
+      resolved_run: r.runId,
+      first_seen_run: 'chg-1',
+    });
     expect(await breakOf('P_PARTNER_FEE_RATE', 'o-late')).toMatchObject({ status: 'open', first_seen_run: r.runId });
     expect(r.judged.outsidePeriod.partnerOrders).toBe(3);
-    const stored = await db().selectFrom('run').select('late_breaks').where('id', '=', r.runId).executeTakeFirstOrThrow();
+    const stored = await db()
+      .selectFrom('run')
+      .select('late_breaks')
+      .where('id', '=', r.runId)
+      .executeTakeFirstOrThrow();
     expect(JSON.parse(JSON.stringify(stored.late_breaks))).toHaveLength(4);
 
     // Nothing changed since: the same run again judges nothing of those days, the breaks stay as they are.
@@ -92,9 +191,17 @@ describeEachStore('reconcile judges what changed since the account was last judg
     // The exchange answers 404 for the orphan fill's order: the fill is judged again, with the new reason.
     await db().insertInto('exchange_order_not_found').values({ ex_ord_id: '999' }).execute();
     // The withdrawal's beneficiary is corrected to one on the whitelist.
-    await db().updateTable('exchange_withdrawal').set({ beneficiary: 'wl-1' }).where('withdrawal_id', '=', 'wd-1').execute();
+    await db()
+      .updateTable('exchange_withdrawal')
+      .set({ beneficiary: 'wl-1' })
+      .where('withdrawal_id', '=', 'wd-1')
+      .execute();
     // The partner corrects the fee back.
-    await db().updateTable('partner_order').set({ partner_fee: '1', partner_fee_usd: '1.08' }).where('order_id', '=', 'o-late').execute();
+    await db()
+      .updateTable('partner_order')
+      .set({ partner_fee: '1', partner_fee_usd: '1.08' })
+      .where('order_id', '=', 'o-late')
+      .execute();
 
     const r = await reconcile();
     expect(late(r)).toEqual([
@@ -102,51 +209,97 @@ describeEachStore('reconcile judges what changed since the account was last judg
       'resolved E_WITHDRAWAL_BENEFICIARY wd-1 2026-11-10',
       'resolved P_PARTNER_FEE_RATE o-late 2026-11-11',
     ]);
-    expect(await breakOf('E_FILL_ORPHAN', '900')).toMatchObject({ status: 'open', last_seen_run: r.runId, message: expect.stringContaining('404') });
+    expect(await breakOf('E_FILL_ORPHAN', '900')).toMatchObject({
+      status: 'open',
+      last_seen_run: r.runId,
+      message: expect.stringContaining('404'),
+    });
     // The notes the changes left (the hash given up, the 404) are pruned once judged.
     expect(await db().selectFrom('recon_change').select(['kind', 'key']).execute()).toEqual([]);
 
     // The fee changes again to the contract's: resolved breaks reopen as if their day were reconciled.
-    await db().updateTable('partner_order').set({ partner_fee: '1.25', partner_fee_usd: '1.35' }).where('order_id', '=', 'o-late').execute();
+    await db()
+      .updateTable('partner_order')
+      .set({ partner_fee: '1.25', partner_fee_usd: '1.35' })
+      .where('order_id', '=', 'o-late')
+      .execute();
     const again = await reconcile();
     expect(late(again)).toEqual(['reopened P_PARTNER_FEE_RATE o-late 2026-11-11']);
   });
 });
 
-describeEachStore('reconcile judges every balance pair a late flow falls into, and a failing pair until it balances', (ctx) => {
-  const db = () => ctx.store.db;
-  const cfg = makeConfig({ account: 'default' });
-  let n = 0;
-  const reconcile = async (): Promise<ReconcileResult> => reconcilePeriod(await newContext(ctx.store, cfg, `bal-${++n}`, LATER), LATER);
-  const eth = () => db().selectFrom('break').select(['status', 'last_seen_run', 'resolved_run', 'reopened_count']).where('code', '=', 'E_BALANCE_ROLL').where('key', '=', 'ETH').executeTakeFirst();
+describeEachStore(
+  'reconcile judges every balance pair a late flow falls into, and a failing pair until it balances',
+  (ctx) => {
+    const db = () => ctx.store.db;
+    const cfg = makeConfig({ account: 'default' });
+    let n = 0;
+    const reconcile = async (): Promise<ReconcileResult> =>
+      reconcilePeriod(await newContext(ctx.store, cfg, `bal-${++n}`, LATER), LATER);
+    const eth = () =>
+      db()
+        .selectFrom('break')
+        .select(['status', 'last_seen_run', 'resolved_run', 'reopened_count'])
+        .where('code', '=', 'E_BALANCE_ROLL')
+        .where('key', '=', 'ETH')
+        .executeTakeFirst();
 
-  it('opens on the pair a late deposit falls into, stays open while that pair fails, resolves when the flows add up', async () => {
-    // Four nightly snapshots, ETH unchanged: every pair balances.
-    for (const day of ['2026-11-09', '2026-11-10', '2026-11-11', '2026-11-12']) await insertBalanceSnapshot(db(), `${day}T02:00:00Z`, { ETH: '1' });
-    const first = await reconcile();
-    expect(first.judged.outsidePeriod.balancePairs).toBe(2);
-    expect(await eth()).toBeUndefined();
+    it('opens on the pair a late deposit falls into, stays open while that pair fails, resolves when the flows add up', async () => {
+      // Four nightly snapshots, ETH unchanged: every pair balances.
+      for (const day of ['2026-11-09', '2026-11-10', '2026-11-11', '2026-11-12'])
+        await insertBalanceSnapshot(db(), `${day}T02:00:00Z`, { ETH: '1' });
+      const first = await reconcile();
+      expect(first.judged.outsidePeriod.balancePairs).toBe(2);
+      expect(await eth()).toBeUndefined();
 
-    // A deposit listed late, stamped inside the first pair (the exchange's balances do not show it).
-    await db().insertInto('exchange_deposit').values({ deposit_id: 'dep-x', amount: '0.5', currency: 'ETH', address: '0xWALLET', state: 'COMPLETED', timestamp: '2026-11-09T12:00:00Z', raw: '{}' }).execute();
-    const opened = await reconcile();
-    expect(await eth()).toMatchObject({ status: 'open' });
-    expect(opened.late.map((b) => `${b.event} ${b.code} ${b.key} ${b.day}`)).toEqual(['opened E_BALANCE_ROLL ETH 2026-11-09']);
-    // The failing pair is not the latest and nothing changed: it is judged again all the same.
-    const held = await reconcile();
-    expect(await eth()).toMatchObject({ status: 'open', last_seen_run: held.runId });
+      // A deposit listed late, stamped inside the first pair (the exchange's balances do not show it).
+      await db()
+        .insertInto('exchange_deposit')
+        .values({
+          deposit_id: 'dep-x',
+          amount: '0.5',
+          currency: 'ETH',
+          address: '0xWALLET',
+          state: 'COMPLETED',
+          timestamp: '2026-11-09T12:00:00Z',
+          raw: '{}',
+        })
+        .execute();
+      const opened = await reconcile();
+      expect(await eth()).toMatchObject({ status: 'open' });
+      expect(opened.late.map((b) => `${b.event} ${b.code} ${b.key} ${b.day}`)).toEqual([
+        'opened E_BALANCE_ROLL ETH 2026-11-09',
+      ]);
+      // The failing pair is not the latest and nothing changed: it is judged again all the same.
+      const held = await reconcile();
+      expect(await eth()).toMatchObject({ status: 'open', last_seen_run: held.runId });
 
-    // The matching withdrawal arrives late too: the pair balances, the break resolves.
-    await db().insertInto('exchange_withdrawal').values({ withdrawal_id: 'wd-x', amount: '0.5', fee: '0', currency: 'ETH', beneficiary: 'wl-1', state: 'COMPLETED', timestamp: '2026-11-09T13:00:00Z', raw: '{}' }).execute();
-    const resolved = await reconcile();
-    expect(await eth()).toMatchObject({ status: 'resolved', resolved_run: resolved.runId });
-    expect(resolved.late.map((b) => `${b.event} ${b.code} ${b.key}`)).toEqual(['resolved E_BALANCE_ROLL ETH']);
-  });
-});
+      // The matching withdrawal arrives late too: the pair balances, the break resolves.
+      await db()
+        .insertInto('exchange_withdrawal')
+        .values({
+          withdrawal_id: 'wd-x',
+          amount: '0.5',
+          fee: '0',
+          currency: 'ETH',
+          beneficiary: 'wl-1',
+          state: 'COMPLETED',
+          timestamp: '2026-11-09T13:00:00Z',
+          raw: '{}',
+        })
+        .execute();
+      const resolved = await reconcile();
+      expect(await eth()).toMatchObject({ status: 'resolved', resolved_run: resolved.runId });
+      expect(resolved.late.map((b) => `${b.event} ${b.code} ${b.key}`)).toEqual(['resolved E_BALANCE_ROLL ETH']);
+    });
+  },
+);
 
 async function changeXid(db: Db, table: string, idColumn: string, id: string): Promise<string> {
   const { sql } = await import('kysely');
-  const r = await sql<{ x: string }>`select change_xid::text as x from ${sql.table(table)} where ${sql.ref(idColumn)} = ${id}`.execute(db);
+  const r = await sql<{
+    x: string;
+  }>`select change_xid::text as x from ${sql.table(table)} where ${sql.ref(idColumn)} = ${id}`.execute(db);
   return r.rows[0]!.x;
 }
 
@@ -173,7 +326,13 @@ if (storeKinds.includes('postgres'))
         await other.query('commit');
         const after = await reconcilePeriod(await newContext(ctx, cfg, 'race-3', LATER), LATER);
         expect(after.ruleResults.find((r) => r.code === 'E_FILL_QTY')).toMatchObject({ checked: 1, breaks: 1 });
-        const b = await ctx.db.selectFrom('break').select(['status', 'first_seen_run']).where('account', '=', 'race').where('code', '=', 'E_FILL_QTY').where('key', '=', '300').executeTakeFirstOrThrow();
+        const b = await ctx.db
+          .selectFrom('break')
+          .select(['status', 'first_seen_run'])
+          .where('account', '=', 'race')
+          .where('code', '=', 'E_FILL_QTY')
+          .where('key', '=', '300')
+          .executeTakeFirstOrThrow();
         expect(b).toEqual({ status: 'open', first_seen_run: 'race-3' });
       } finally {
         await other.end();

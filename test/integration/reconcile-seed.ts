@@ -10,13 +10,32 @@ import { EXCHANGE_STREAM_CURSORS } from '../../src/sources/exchange/sync-common.
 
 /** A config as loadConfig would build it, from a file-config object. */
 export function makeConfig(file: Record<string, unknown> = {}): Config {
-  return { ...fileConfigSchema.parse(file), configFile: null, database: { dataDir: 'memory://' }, reportsDir: 'reports', logLevel: 'silent' } as unknown as Config;
+  return {
+    ...fileConfigSchema.parse(file),
+    configFile: null,
+    database: { dataDir: 'memory://' },
+    reportsDir: 'reports',
+    logLevel: 'silent',
+  } as unknown as Config;
 }
 
 export const NOW = new Date('2026-11-12T03:00:00Z');
 
-export async function newContext(store: Store, config: Config, id: string, period: { from: string; to: string }, now = NOW): Promise<StageContext> {
-  await createRun(store.db, { account: config.account, command: 'reconcile', id, periodFrom: period.from, periodTo: period.to, startedAt: now });
+export async function newContext(
+  store: Store,
+  config: Config,
+  id: string,
+  period: { from: string; to: string },
+  now = NOW,
+): Promise<StageContext> {
+  await createRun(store.db, {
+    account: config.account,
+    command: 'reconcile',
+    id,
+    periodFrom: period.from,
+    periodTo: period.to,
+    startedAt: now,
+  });
   return { store, config, logger: silentLogger(), runId: id, now };
 }
 
@@ -31,7 +50,20 @@ export async function markJudged(store: Store, account: string): Promise<void> {
     values (${account}, pg_current_snapshot(), ${id}, now())`.execute(store.db);
 }
 
-type OrderInput = { id: string; created: string; state?: string; updated?: string; type?: string; inputCurrency?: string; inputAmount?: string; outputAmount?: string; amountUsd?: string | null; processingFeeUsd?: string; wallet?: string; tx?: string | null };
+type OrderInput = {
+  id: string;
+  created: string;
+  state?: string;
+  updated?: string;
+  type?: string;
+  inputCurrency?: string;
+  inputAmount?: string;
+  outputAmount?: string;
+  amountUsd?: string | null;
+  processingFeeUsd?: string;
+  wallet?: string;
+  tx?: string | null;
+};
 
 export async function insertOrder(db: Db, o: OrderInput): Promise<void> {
   const updated = o.updated ?? o.created.replace('00:00Z', '05:00Z');
@@ -64,19 +96,54 @@ export async function insertOrder(db: Db, o: OrderInput): Promise<void> {
 }
 
 async function snapshot(db: Db, kind: string, source: 'partner' | 'exchange', at: string): Promise<string> {
-  const row = await db.insertInto('reference_snapshot').values({ source, kind, fetched_at: at, content_hash: `${kind}-${at}`, body: '{}' }).returning('id').executeTakeFirstOrThrow();
+  const row = await db
+    .insertInto('reference_snapshot')
+    .values({ source, kind, fetched_at: at, content_hash: `${kind}-${at}`, body: '{}' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   return row.id;
 }
 
 export async function insertBalanceSnapshot(db: Db, at: string, lines: Record<string, string>): Promise<string> {
-  const { id } = await db.insertInto('balance_snapshot').values({ exchange_account: 'primary', fetched_at: at, raw: '{}' }).returning('id').executeTakeFirstOrThrow();
+  const { id } = await db
+    .insertInto('balance_snapshot')
+    .values({ exchange_account: 'primary', fetched_at: at, raw: '{}' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   for (const [currency, balance] of Object.entries(lines))
-    await db.insertInto('balance').values({ snapshot_id: id, currency, balance, available: balance, balance_local: balance, available_local: balance, rate: '1' }).execute();
+    await db
+      .insertInto('balance')
+      .values({
+        snapshot_id: id,
+        currency,
+        balance,
+        available: balance,
+        balance_local: balance,
+        available_local: balance,
+        rate: '1',
+      })
+      .execute();
   return id;
 }
 
-export async function insertFill(db: Db, f: { execId: string; exOrdId: string; side?: string; price: string; qty: string; fee: string; at: string }): Promise<void> {
-  await db.insertInto('exchange_fill').values({ exec_id: f.execId, ex_ord_id: f.exOrdId, side: f.side ?? 'BUY', symbol: 'ETH-USD', price: f.price, qty: f.qty, fee: f.fee, timestamp: f.at, raw: '{}' }).execute();
+export async function insertFill(
+  db: Db,
+  f: { execId: string; exOrdId: string; side?: string; price: string; qty: string; fee: string; at: string },
+): Promise<void> {
+  await db
+    .insertInto('exchange_fill')
+    .values({
+      exec_id: f.execId,
+      ex_ord_id: f.exOrdId,
+      side: f.side ?? 'BUY',
+      symbol: 'ETH-USD',
+      price: f.price,
+      qty: f.qty,
+      fee: f.fee,
+      timestamp: f.at,
+      raw: '{}',
+    })
+    .execute();
 }
 
 /**
@@ -87,16 +154,39 @@ export async function insertFill(db: Db, f: { execId: string; exOrdId: string; s
  */
 export async function seedWorld(db: Db): Promise<void> {
   const cur = await snapshot(db, 'currencies', 'partner', '2026-11-01T00:00:00Z');
-  await db.insertInto('partner_currency').values([
-    { snapshot_id: cur, code: 'EUR', type: 'FIAT', precision: 2, min_buy_amount: '20', max_buy_amount: '5000' },
-    { snapshot_id: cur, code: 'ETH', type: 'CRYPTO', precision: 18 },
-  ]).execute();
+  await db
+    .insertInto('partner_currency')
+    .values([
+      { snapshot_id: cur, code: 'EUR', type: 'FIAT', precision: 2, min_buy_amount: '20', max_buy_amount: '5000' },
+      { snapshot_id: cur, code: 'ETH', type: 'CRYPTO', precision: 18 },
+    ])
+    .execute();
   const sym = await snapshot(db, 'symbols', 'exchange', '2026-11-01T00:00:00Z');
-  await db.insertInto('exchange_symbol').values({ snapshot_id: sym, symbol: 'ETH-USD', base_currency: 'ETH', base_currency_scale: 8, counter_currency: 'USD', counter_currency_scale: 2, price_increment: '0.01', lot_size: '0.0001', min_order_size: '0.001', max_order_size: '1000' }).execute();
+  await db
+    .insertInto('exchange_symbol')
+    .values({
+      snapshot_id: sym,
+      symbol: 'ETH-USD',
+      base_currency: 'ETH',
+      base_currency_scale: 8,
+      counter_currency: 'USD',
+      counter_currency_scale: 2,
+      price_increment: '0.01',
+      lot_size: '0.0001',
+      min_order_size: '0.001',
+      max_order_size: '1000',
+    })
+    .execute();
   const fees = await snapshot(db, 'fees', 'exchange', '2026-11-01T00:00:00Z');
-  await db.insertInto('exchange_fee_rate').values({ snapshot_id: fees, maker_rate: '0.0008', taker_rate: '0.001' }).execute();
+  await db
+    .insertInto('exchange_fee_rate')
+    .values({ snapshot_id: fees, maker_rate: '0.0008', taker_rate: '0.001' })
+    .execute();
   const wl = await snapshot(db, 'whitelist', 'exchange', '2026-11-01T00:00:00Z');
-  await db.insertInto('exchange_whitelist_entry').values({ snapshot_id: wl, whitelist_id: 'wl-1', currency: 'ETH' }).execute();
+  await db
+    .insertInto('exchange_whitelist_entry')
+    .values({ snapshot_id: wl, whitelist_id: 'wl-1', currency: 'ETH' })
+    .execute();
 
   await insertOrder(db, { id: 'o-ok', created: '2026-11-10T10:00:00Z', tx: '0xhash1' });
   await insertOrder(db, { id: 'o-feeusd', created: '2026-11-10T11:00:00Z', processingFeeUsd: '2.8', wallet: '0xelse' }); // P_FEE_USD
@@ -105,29 +195,111 @@ export async function seedWorld(db: Db): Promise<void> {
   await insertOrder(db, { id: 'o-old', created: '2026-11-01T10:00:00Z', processingFeeUsd: '2.8', wallet: '0xelse' });
   await insertOrder(db, { id: 'o-pend', created: '2026-11-01T10:00:00Z', state: 'PENDING', tx: null }); // P_STALE
 
-  await db.insertInto('exchange_deposit').values({ deposit_id: 'dep-1', amount: '0.031234567890123456', currency: 'ETH', address: '0xOURS:memo', tx_hash: '0xhash1', state: 'COMPLETED', timestamp: '2026-11-10T10:10:00Z', raw: '{}' }).execute();
-  await db.insertInto('exchange_withdrawal').values({ withdrawal_id: 'wd-1', amount: '0.1', fee: '0.001', currency: 'ETH', beneficiary: 'wl-9', state: 'COMPLETED', timestamp: '2026-11-10T15:00:00Z', raw: '{}' }).execute(); // E_WITHDRAWAL_BENEFICIARY
+  await db
+    .insertInto('exchange_deposit')
+    .values({
+      deposit_id: 'dep-1',
+      amount: '0.031234567890123456',
+      currency: 'ETH',
+      address: '0xOURS:memo',
+      tx_hash: '0xhash1',
+      state: 'COMPLETED',
+      timestamp: '2026-11-10T10:10:00Z',
+      raw: '{}',
+    })
+    .execute();
+  await db
+    .insertInto('exchange_withdrawal')
+    .values({
+      withdrawal_id: 'wd-1',
+      amount: '0.1',
+      fee: '0.001',
+      currency: 'ETH',
+      beneficiary: 'wl-9',
+      state: 'COMPLETED',
+      timestamp: '2026-11-10T15:00:00Z',
+      raw: '{}',
+    })
+    .execute(); // E_WITHDRAWAL_BENEFICIARY
 
   const order = (id: string, side: string, cum: string, avg: string) =>
-    db.insertInto('exchange_order').values({ ex_ord_id: id, ord_status: 'FILLED', side, symbol: 'ETH-USD', cum_qty: cum, leaves_qty: '0', avg_px: avg, timestamp: '2026-11-10T09:00:00Z', raw: '{}' }).execute();
+    db
+      .insertInto('exchange_order')
+      .values({
+        ex_ord_id: id,
+        ord_status: 'FILLED',
+        side,
+        symbol: 'ETH-USD',
+        cum_qty: cum,
+        leaves_qty: '0',
+        avg_px: avg,
+        timestamp: '2026-11-10T09:00:00Z',
+        raw: '{}',
+      })
+      .execute();
   await order('100', 'BUY', '1', '2000'); // E_FILL_QTY: fills sum to 0.75
   await order('101', 'SELL', '0.1', '2100');
-  await insertFill(db, { execId: '1', exOrdId: '100', price: '2000', qty: '0.5', fee: '1', at: '2026-11-10T09:00:01Z' });
-  await insertFill(db, { execId: '2', exOrdId: '100', price: '2000', qty: '0.25', fee: '0.5', at: '2026-11-10T09:00:02Z' });
-  await insertFill(db, { execId: '3', exOrdId: '101', side: 'SELL', price: '2100', qty: '0.1', fee: '0.21', at: '2026-11-10T09:30:00Z' });
-  await insertFill(db, { execId: '900', exOrdId: '999', price: '2000', qty: '0.01', fee: '0.02', at: '2026-11-10T10:00:00Z' }); // E_FILL_ORPHAN
+  await insertFill(db, {
+    execId: '1',
+    exOrdId: '100',
+    price: '2000',
+    qty: '0.5',
+    fee: '1',
+    at: '2026-11-10T09:00:01Z',
+  });
+  await insertFill(db, {
+    execId: '2',
+    exOrdId: '100',
+    price: '2000',
+    qty: '0.25',
+    fee: '0.5',
+    at: '2026-11-10T09:00:02Z',
+  });
+  await insertFill(db, {
+    execId: '3',
+    exOrdId: '101',
+    side: 'SELL',
+    price: '2100',
+    qty: '0.1',
+    fee: '0.21',
+    at: '2026-11-10T09:30:00Z',
+  });
+  await insertFill(db, {
+    execId: '900',
+    exOrdId: '999',
+    price: '2000',
+    qty: '0.01',
+    fee: '0.02',
+    at: '2026-11-10T10:00:00Z',
+  }); // E_FILL_ORPHAN
 
   // ETH: 1 + 0.5 + 0.25 - 0.1 + 0.01 + 0.031234567890123456 - 0.101 = 1.590234567890123456 (consistent)
   // USD: 10000 - 1000 - 1 - 500 - 0.5 + 210 - 0.21 - 20 - 0.02 = 8688.27; 8688.28 closes it: E_BALANCE_ROLL USD 0.01
   await insertBalanceSnapshot(db, '2026-11-09T00:00:00Z', { ETH: '1', USD: '10000' });
   await insertBalanceSnapshot(db, '2026-11-11T00:00:00Z', { ETH: '1.590234567890123456', USD: '8688.28' });
 
-  await db.insertInto('quarantine').values({ source: 'exchange', endpoint: '/fills', entity: 'fill', record_key: 'q-1', position: 0, raw_text: '{"execId":"q-1"}', raw_hash: 'h1', reason: 'qty: expected a number' }).execute();
-  await db.insertInto('sync_coverage').values({ source: 'partner', stream: 'orders', day: '2026-11-10', pages: 3, rows: 120, settled: false }).execute();
+  await db
+    .insertInto('quarantine')
+    .values({
+      source: 'exchange',
+      endpoint: '/fills',
+      entity: 'fill',
+      record_key: 'q-1',
+      position: 0,
+      raw_text: '{"execId":"q-1"}',
+      raw_hash: 'h1',
+      reason: 'qty: expected a number',
+    })
+    .execute();
+  await db
+    .insertInto('sync_coverage')
+    .values({ source: 'partner', stream: 'orders', day: '2026-11-10', pages: 3, rows: 120, settled: false })
+    .execute();
   // The exchange was synced up to the closing snapshot: every exchange stream's cursor is past the period.
   const syncedTo = String(Date.parse('2026-11-11T00:00:00Z'));
   for (const names of Object.values(EXCHANGE_STREAM_CURSORS))
-    for (const name of names) await db.insertInto('sync_cursor').values({ source: 'exchange', name, value: syncedTo }).execute();
+    for (const name of names)
+      await db.insertInto('sync_cursor').values({ source: 'exchange', name, value: syncedTo }).execute();
 }
 
 export const PLANTED = [

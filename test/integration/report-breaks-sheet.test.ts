@@ -52,7 +52,8 @@ function keyAt(wb: ExcelJS.Workbook, sheet: string, row: number): string | null 
   const base = sheet.replace(/ \(\d+\)$/, '');
   const h = headers(ws);
   const r = ws.getRow(row);
-  if (base === 'Coverage') return ['Source', 'Stream', 'Day (UTC)'].map((name) => cellText(r.getCell(h.indexOf(name) + 1).value)).join(':');
+  if (base === 'Coverage')
+    return ['Source', 'Stream', 'Day (UTC)'].map((name) => cellText(r.getCell(h.indexOf(name) + 1).value)).join(':');
   const col = h.indexOf(KEY_COLUMN[base] ?? '');
   return col < 0 ? null : cellText(r.getCell(col + 1).value);
 }
@@ -143,7 +144,13 @@ for (const kind of storeKinds) {
 
     it('keeps the links right when the data sheets continue on "<name> (2)"', async () => {
       // Another folder: the same run's workbook name would replace the one the other tests read.
-      const ctx = { store: test.store, config: { ...config, reportsDir: join(dir, 'split') }, logger, runId, now: new Date() };
+      const ctx = {
+        store: test.store,
+        config: { ...config, reportsDir: join(dir, 'split') },
+        logger,
+        runId,
+        now: new Date(),
+      };
       const small = await writeReport(ctx, runId, { maxRowsPerSheet: 4 });
       const wb = new ExcelJS.Workbook();
       await wb.xlsx.readFile(small.path);
@@ -151,7 +158,8 @@ for (const kind of storeKinds) {
       const links = checkLinks(wb);
       expect(links.some((l) => l.target && / \(\d+\)$/.test(l.target))).toBe(true);
       // Breaks continue too: every part has the contract headers.
-      for (const ws of wb.worksheets.filter((w) => w.name.startsWith('Breaks'))) expect(headers(ws)).toEqual(expect.arrayContaining(CONTRACT));
+      for (const ws of wb.worksheets.filter((w) => w.name.startsWith('Breaks')))
+        expect(headers(ws)).toEqual(expect.arrayContaining(CONTRACT));
     });
 
     it('colours the severity cell only, has the contract headers, unlocked fill-in columns with the drop-down, and prints one page wide', async () => {
@@ -160,7 +168,11 @@ for (const kind of storeKinds) {
       const ws = wb.getWorksheet('Breaks')!;
       const h = headers(ws);
       expect(h).toEqual(expect.arrayContaining(Object.values(BREAKS_HEADER)));
-      for (const name of CONTRACT) expect(h.filter((x) => x === name), name).toHaveLength(1);
+      for (const name of CONTRACT)
+        expect(
+          h.filter((x) => x === name),
+          name,
+        ).toHaveLength(1);
       expect(ws.pageSetup).toMatchObject({ orientation: 'landscape', fitToWidth: 1, fitToHeight: 0 });
       expect(ws.getColumn(h.indexOf('Amounts as reported') + 1).hidden).toBe(true);
       expect(ws.getColumn(h.indexOf('Detail') + 1).hidden).toBe(false);
@@ -183,7 +195,10 @@ for (const kind of storeKinds) {
           }
         }
         const explained = row.getCell(h.indexOf('Explained?') + 1);
-        expect(explained.dataValidation, `Explained? of row ${r}`).toMatchObject({ type: 'list', formulae: ['"yes,no"'] });
+        expect(explained.dataValidation, `Explained? of row ${r}`).toMatchObject({
+          type: 'list',
+          formulae: ['"yes,no"'],
+        });
         const status = String(row.getCell(h.indexOf('Status') + 1).value);
         expect(['open', 'explained']).toContain(status);
         // Amounts as reported: expected | actual | difference | currency, as the JSON summary has them
@@ -194,7 +209,10 @@ for (const kind of storeKinds) {
       const tones = new Map<string, string>();
       for (let r = 2; r <= ws.rowCount; r++) {
         const row = ws.getRow(r);
-        tones.set(String(row.getCell(severity).value), (row.getCell(severity).fill as ExcelJS.FillPattern).fgColor!.argb!);
+        tones.set(
+          String(row.getCell(severity).value),
+          (row.getCell(severity).fill as ExcelJS.FillPattern).fgColor!.argb!,
+        );
       }
       expect(tones.get('high')).toBe('FFC00000');
       expect(new Set(tones.values()).size).toBe(tones.size);
@@ -220,7 +238,9 @@ for (const kind of storeKinds) {
       const stale = rows.find((r) => r['Rule code'] === 'E_STALE')!;
       expect(stale.Unit).toBe('hours');
       expect(stale['USD impact']).toBeNull();
-      expect(String(stale['What happened'])).toMatch(/^(Deposit|Withdrawal) \S+ \(\w+\) (UNCONFIRMED|PENDING) for \d+(\.\d)? hours \(limit 24\)/);
+      expect(String(stale['What happened'])).toMatch(
+        /^(Deposit|Withdrawal) \S+ \(\w+\) (UNCONFIRMED|PENDING) for \d+(\.\d)? hours \(limit 24\)/,
+      );
       for (const r of rows) {
         expect(String(r['What happened']), String(r['Rule code'])).toContain(cellText(r.Key as ExcelJS.CellValue));
         expect(String(r.Detail ?? '')).not.toMatch(/^\{/);

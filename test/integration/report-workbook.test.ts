@@ -22,12 +22,49 @@ const LONG_ETH = '1234567.123456789012345678'; // 25 significant digits, 18 deci
 
 async function seed(store: Store): Promise<void> {
   const { db } = store;
-  const counts = JSON.stringify({ partnerOrders: 3, fills: 4, exchangeOrders: 2, deposits: 1, withdrawals: 1, balanceSnapshots: 2, quarantined: 0 });
+  const counts = JSON.stringify({
+    partnerOrders: 3,
+    fills: 4,
+    exchangeOrders: 2,
+    deposits: 1,
+    withdrawals: 1,
+    balanceSnapshots: 2,
+    quarantined: 0,
+  });
   const rules = JSON.stringify([
-    { code: 'P_FEE_USD', severity: 'medium', description: 'USD fee equals fee x rate', status: 'breaks', checked: 3, breaks: 1 },
-    { code: 'E_FEE_RATE', severity: 'medium', description: 'fill fee equals notional x rate', status: 'breaks', checked: 4, breaks: 1 },
-    { code: 'P_PARTNER_FEE_RATE', severity: 'medium', description: 'partner fee rate', status: 'not_checked', checked: 0, breaks: 0, reason: 'partner.feeRate not configured' },
-    { code: 'E_FILL_QTY', severity: 'high', description: 'sum of fills equals cumQty', status: 'passed', checked: 2, breaks: 0 },
+    {
+      code: 'P_FEE_USD',
+      severity: 'medium',
+      description: 'USD fee equals fee x rate',
+      status: 'breaks',
+      checked: 3,
+      breaks: 1,
+    },
+    {
+      code: 'E_FEE_RATE',
+      severity: 'medium',
+      description: 'fill fee equals notional x rate',
+      status: 'breaks',
+      checked: 4,
+      breaks: 1,
+    },
+    {
+      code: 'P_PARTNER_FEE_RATE',
+      severity: 'medium',
+      description: 'partner fee rate',
+      status: 'not_checked',
+      checked: 0,
+      breaks: 0,
+      reason: 'partner.feeRate not configured',
+    },
+    {
+      code: 'E_FILL_QTY',
+      severity: 'high',
+      description: 'sum of fills equals cumQty',
+      status: 'passed',
+      checked: 2,
+      breaks: 0,
+    },
   ]);
   for (const [id, startedAt, from, to] of [
     [OLD, '2026-10-20T02:00:00Z', '2026-10-19', '2026-10-20'],
@@ -48,14 +85,24 @@ async function seed(store: Store): Promise<void> {
         stages: JSON.stringify({ sync: { status: 'succeeded', ms: 1234, startedAt, finishedAt: startedAt } }),
         requests: JSON.stringify({
           exchange: { 'GET /fills': { requests: 41, retries: 0, perSecond: 20 } },
-          partner: { 'GET /orders': { requests: 412, retries: 1, perSecond: 100 }, 'GET /currencies': { requests: 1, retries: 0, perSecond: 10 } },
+          partner: {
+            'GET /orders': { requests: 412, retries: 1, perSecond: 100 },
+            'GET /currencies': { requests: 1, retries: 0, perSecond: 10 },
+          },
         }),
         ruleset_version: '1',
         config_hash: 'abc',
       })
       .execute();
   }
-  const brk = (code: string, key: string, severity: string, first: string, firstAt: string, extra: Record<string, unknown> = {}) => ({
+  const brk = (
+    code: string,
+    key: string,
+    severity: string,
+    first: string,
+    firstAt: string,
+    extra: Record<string, unknown> = {},
+  ) => ({
     code,
     key,
     severity,
@@ -76,18 +123,46 @@ async function seed(store: Store): Promise<void> {
     .insertInto('break')
     .values([
       brk('P_FEE_USD', 'ord-1', 'medium', OLD, '2026-10-20T02:00:00Z'),
-      brk('E_FEE_RATE', '1000000000002', 'medium', RUN, '2026-11-02T02:00:00Z', { currency: 'EUR', expected: '0.012345678901234567891', actual: '0.02', difference: '0.007654321098765432109' }),
-      brk('E_BALANCE_ROLL', 'BTC', 'high', PREV, '2026-11-02T01:00:00Z', { currency: 'BTC', expected: '1.5', actual: '1.49', difference: '-0.01' }),
+      brk('E_FEE_RATE', '1000000000002', 'medium', RUN, '2026-11-02T02:00:00Z', {
+        currency: 'EUR',
+        expected: '0.012345678901234567891',
+        actual: '0.02',
+        difference: '0.007654321098765432109',
+      }),
+      brk('E_BALANCE_ROLL', 'BTC', 'high', PREV, '2026-11-02T01:00:00Z', {
+        currency: 'BTC',
+        expected: '1.5',
+        actual: '1.49',
+        difference: '-0.01',
+      }),
       brk('P_STALE', 'ord-old', 'low', OLD, '2026-10-20T02:00:00Z'),
-      brk('X_DEPOSIT_MISSING', 'ord-2', 'high', OLD, '2026-10-20T02:00:00Z', { currency: 'BTC', expected: '0.01', actual: null, difference: null }),
-      brk('P_STATE', 'ord-3', 'medium', PREV, '2026-11-02T01:00:00Z', { status: 'resolved', resolved_run: RUN, resolved_at: NOW }),
+      brk('X_DEPOSIT_MISSING', 'ord-2', 'high', OLD, '2026-10-20T02:00:00Z', {
+        currency: 'BTC',
+        expected: '0.01',
+        actual: null,
+        difference: null,
+      }),
+      brk('P_STATE', 'ord-3', 'medium', PREV, '2026-11-02T01:00:00Z', {
+        status: 'resolved',
+        resolved_run: RUN,
+        resolved_at: NOW,
+      }),
     ])
     .execute();
-  await db.insertInto('break_event').values({ code: 'X_DEPOSIT_MISSING', key: 'ord-2', run_id: RUN, event: 'reopened' }).execute();
+  await db
+    .insertInto('break_event')
+    .values({ code: 'X_DEPOSIT_MISSING', key: 'ord-2', run_id: RUN, event: 'reopened' })
+    .execute();
 
   const pc = await db
     .insertInto('reference_snapshot')
-    .values({ source: 'partner', kind: 'currencies', fetched_at: '2026-11-01T00:00:00Z', content_hash: 'h1', body: '[]' })
+    .values({
+      source: 'partner',
+      kind: 'currencies',
+      fetched_at: '2026-11-01T00:00:00Z',
+      content_hash: 'h1',
+      body: '[]',
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   await db
@@ -104,7 +179,16 @@ async function seed(store: Store): Promise<void> {
     .executeTakeFirstOrThrow();
   await db
     .insertInto('exchange_symbol')
-    .values({ snapshot_id: sym.id, symbol: 'BTC-EUR', base_currency: 'BTC', base_currency_scale: 8, counter_currency: 'EUR', counter_currency_scale: 2, price_increment: '0.01', lot_size: '0.00000001' })
+    .values({
+      snapshot_id: sym.id,
+      symbol: 'BTC-EUR',
+      base_currency: 'BTC',
+      base_currency_scale: 8,
+      counter_currency: 'EUR',
+      counter_currency_scale: 2,
+      price_increment: '0.01',
+      lot_size: '0.00000001',
+    })
     .execute();
 
   const order = (id: string, createdAt: string, input: string, fee: string) => ({
@@ -142,8 +226,24 @@ async function seed(store: Store): Promise<void> {
   await db
     .insertInto('exchange_order')
     .values([
-      { ex_ord_id: '1000000000001', ord_status: 'FILLED', side: 'BUY', symbol: 'BTC-EUR', cum_qty: '0.3', avg_px: '43210.12', raw: '{}' },
-      { ex_ord_id: '1000000000002', ord_status: 'FILLED', side: 'BUY', symbol: 'BTC-EUR', cum_qty: '0.2', avg_px: '43000', raw: '{}' },
+      {
+        ex_ord_id: '1000000000001',
+        ord_status: 'FILLED',
+        side: 'BUY',
+        symbol: 'BTC-EUR',
+        cum_qty: '0.3',
+        avg_px: '43210.12',
+        raw: '{}',
+      },
+      {
+        ex_ord_id: '1000000000002',
+        ord_status: 'FILLED',
+        side: 'BUY',
+        symbol: 'BTC-EUR',
+        cum_qty: '0.2',
+        avg_px: '43000',
+        raw: '{}',
+      },
     ])
     .execute();
   const fill = (exec: string, ord: string, ts: string, price: string, qty: string, fee: string) => ({
@@ -170,34 +270,83 @@ async function seed(store: Store): Promise<void> {
     .execute();
   await db
     .insertInto('exchange_deposit')
-    .values({ deposit_id: 'dep-1', amount: '0.01000000', currency: 'BTC', address: 'bc1q', tx_hash: '0xord-1', state: 'COMPLETED', timestamp: '2026-11-01T09:30:00Z', raw: '{}' })
+    .values({
+      deposit_id: 'dep-1',
+      amount: '0.01000000',
+      currency: 'BTC',
+      address: 'bc1q',
+      tx_hash: '0xord-1',
+      state: 'COMPLETED',
+      timestamp: '2026-11-01T09:30:00Z',
+      raw: '{}',
+    })
     .execute();
   await db
     .insertInto('exchange_deposit')
-    .values({ deposit_id: 'dep-eth', amount: LONG_ETH, currency: 'ETH', address: '0xeth', tx_hash: '0xeth-1', state: 'COMPLETED', timestamp: '2026-11-01T18:00:00Z', raw: '{}' })
+    .values({
+      deposit_id: 'dep-eth',
+      amount: LONG_ETH,
+      currency: 'ETH',
+      address: '0xeth',
+      tx_hash: '0xeth-1',
+      state: 'COMPLETED',
+      timestamp: '2026-11-01T18:00:00Z',
+      raw: '{}',
+    })
     .execute();
   await db
     .insertInto('exchange_withdrawal')
-    .values({ withdrawal_id: 'wd-1', amount: '1000.00', fee: '1.50', currency: 'EUR', beneficiary: 'bank-1', state: 'COMPLETED', timestamp: '2026-11-01T15:00:00Z', raw: '{}' })
+    .values({
+      withdrawal_id: 'wd-1',
+      amount: '1000.00',
+      fee: '1.50',
+      currency: 'EUR',
+      beneficiary: 'bank-1',
+      state: 'COMPLETED',
+      timestamp: '2026-11-01T15:00:00Z',
+      raw: '{}',
+    })
     .execute();
   const snaps: string[] = [];
   for (const [at, btc] of [
     ['2026-11-01T00:00:00Z', '1.2'],
     ['2026-11-02T00:00:00Z', '1.49'],
   ] as const) {
-    const snap = await db.insertInto('balance_snapshot').values({ exchange_account: 'primary', fetched_at: at, raw: '{}' }).returning('id').executeTakeFirstOrThrow();
+    const snap = await db
+      .insertInto('balance_snapshot')
+      .values({ exchange_account: 'primary', fetched_at: at, raw: '{}' })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     snaps.push(snap.id);
     await db
       .insertInto('balance')
       .values([
-        { snapshot_id: snap.id, currency: 'BTC', balance: btc, available: btc, balance_local: '64000.00', available_local: '64000.00', rate: '43000.00' },
-        { snapshot_id: snap.id, currency: 'EUR', balance: '5000.00', available: '5000.00', balance_local: '5400.00', available_local: '5400.00', rate: '1.08' },
+        {
+          snapshot_id: snap.id,
+          currency: 'BTC',
+          balance: btc,
+          available: btc,
+          balance_local: '64000.00',
+          available_local: '64000.00',
+          rate: '43000.00',
+        },
+        {
+          snapshot_id: snap.id,
+          currency: 'EUR',
+          balance: '5000.00',
+          available: '5000.00',
+          balance_local: '5400.00',
+          available_local: '5400.00',
+          rate: '1.08',
+        },
       ])
       .execute();
   }
   await sql`insert into balance_roll (run_id, currency, opening_snapshot_id, closing_snapshot_id, opening_at, closing_at, opening, deposits,
       withdrawals, bought, sold, fees, expected_closing, actual_closing, residual, first_divergent_day)
-    values (${RUN}, 'BTC', ${snaps[0]}, ${snaps[1]}, '2026-11-01T00:00:00Z', '2026-11-02T00:00:00Z', 1.2, 0.01, 0, 0.29, 0, 0, 1.5, 1.49, -0.01, '2026-11-01')`.execute(db);
+    values (${RUN}, 'BTC', ${snaps[0]}, ${snaps[1]}, '2026-11-01T00:00:00Z', '2026-11-02T00:00:00Z', 1.2, 0.01, 0, 0.29, 0, 0, 1.5, 1.49, -0.01, '2026-11-01')`.execute(
+    db,
+  );
   // a treasury balance with more digits than Excel keeps: the opening of issue 15 that could not be summed
   await sql`insert into balance_roll (run_id, currency, opening_snapshot_id, closing_snapshot_id, opening_at, closing_at, opening, deposits,
       withdrawals, bought, sold, fees, expected_closing, actual_closing, residual, first_divergent_day)
@@ -214,7 +363,16 @@ async function seed(store: Store): Promise<void> {
   // The fill that scan quarantined, still open: the Coverage sheet counts quarantined records from the store.
   await db
     .insertInto('quarantine')
-    .values({ source: 'exchange', endpoint: 'GET /fills', entity: 'fill', record_key: '9001', position: null, raw_text: JSON.stringify({ execId: 9001, timestamp: Date.parse('2026-11-01T12:00:00Z'), qty: 'x' }), raw_hash: 'fill-9001', reason: 'qty: must be a decimal number (got "x")' })
+    .values({
+      source: 'exchange',
+      endpoint: 'GET /fills',
+      entity: 'fill',
+      record_key: '9001',
+      position: null,
+      raw_text: JSON.stringify({ execId: 9001, timestamp: Date.parse('2026-11-01T12:00:00Z'), qty: 'x' }),
+      raw_hash: 'fill-9001',
+      reason: 'qty: must be a decimal number (got "x")',
+    })
     .execute();
 }
 
@@ -230,10 +388,15 @@ async function seedWebhooks(store: Store): Promise<void> {
     extra_fields: extra,
     raw: '{}',
   });
-  await store.db.insertInto('webhook_event').values([event('e1', [], 2), event('e2', ['riskScore'])]).execute();
+  await store.db
+    .insertInto('webhook_event')
+    .values([event('e1', [], 2), event('e2', ['riskScore'])])
+    .execute();
   // e1 delivered again with another body (issue 17): a conflict the Summary counts.
   await sql`insert into webhook_event_conflict (event_id, body_hash, raw_bytes, raw_text, first_seen_at, last_seen_at)
-    values ('e1', 'other', ${Buffer.from('{"eventId":"e1"}')}, '{"eventId":"e1"}', '2026-11-01T09:00:00Z', '2026-11-01T09:00:00Z')`.execute(store.db);
+    values ('e1', 'other', ${Buffer.from('{"eventId":"e1"}')}, '{"eventId":"e1"}', '2026-11-01T09:00:00Z', '2026-11-01T09:00:00Z')`.execute(
+    store.db,
+  );
 }
 
 async function readBack(path: string): Promise<ExcelJS.Workbook> {
@@ -265,14 +428,24 @@ describeEachStore('report workbook', (t) => {
     await seed(t.store);
     await seedWebhooks(t.store);
     reportsDir = mkdtempSync(join(tmpdir(), 'rr-report-'));
-    ctx = { store: t.store, config: loadConfig({ env: { REPORTS_DIR: reportsDir } }), logger: silentLogger(), runId: RUN, now: NOW };
+    ctx = {
+      store: t.store,
+      config: loadConfig({ env: { REPORTS_DIR: reportsDir } }),
+      logger: silentLogger(),
+      runId: RUN,
+      now: NOW,
+    };
   });
 
   it('writes every sheet, readable back, with the figures of the period', async () => {
     const { path, sheets } = await writeReport(ctx, RUN);
     expect(basename(path)).toBe(`ramp-recon_2026-11-01_${RUN}.xlsx`);
     expect(path.startsWith(reportsDir)).toBe(true);
-    const run = await t.store.db.selectFrom('run').select('report_path').where('id', '=', RUN).executeTakeFirstOrThrow();
+    const run = await t.store.db
+      .selectFrom('run')
+      .select('report_path')
+      .where('id', '=', RUN)
+      .executeTakeFirstOrThrow();
     expect(run.report_path).toBe(path);
 
     const wb = await readBack(path);
@@ -288,7 +461,13 @@ describeEachStore('report workbook', (t) => {
       'Withdrawals',
       'Coverage',
     ]);
-    expect(sheets).toMatchObject({ [SHEET.breaks]: 5, [SHEET.partnerOrders]: 3, [SHEET.fills]: 4, [SHEET.ordersVsFills]: 2, [SHEET.coverage]: 2 });
+    expect(sheets).toMatchObject({
+      [SHEET.breaks]: 5,
+      [SHEET.partnerOrders]: 3,
+      [SHEET.fills]: 4,
+      [SHEET.ordersVsFills]: 2,
+      [SHEET.coverage]: 2,
+    });
 
     // Summary: headline first, red, with the severities
     const summary = wb.getWorksheet('Summary')!;
@@ -336,11 +515,16 @@ describeEachStore('report workbook', (t) => {
     const notes: string[] = [];
     summary.eachRow((row) => {
       const first = row.getCell(1).value;
-      if (typeof first === 'string' && (row.getCell(1).fill as ExcelJS.FillPattern | undefined)?.fgColor?.argb === 'FFD9E1F2') section = first;
+      if (
+        typeof first === 'string' &&
+        (row.getCell(1).fill as ExcelJS.FillPattern | undefined)?.fgColor?.argb === 'FFD9E1F2'
+      )
+        section = first;
       if (!section.startsWith('Totals') || row.font?.bold || first === section) return;
       row.eachCell((cell, col) => {
         if (col === 1) return;
-        if (typeof cell.value === 'string') expect(cell.value, `${section} ${String(first)} column ${col}`).not.toMatch(/^[-+]?\d[\d,]*(\.\d+)?$/);
+        if (typeof cell.value === 'string')
+          expect(cell.value, `${section} ${String(first)} column ${col}`).not.toMatch(/^[-+]?\d[\d,]*(\.\d+)?$/);
         if (typeof cell.value === 'number' && cell.numFmt?.startsWith('#,##0.')) {
           totalsAmounts += 1;
           expect(cell.type).toBe(ExcelJS.ValueType.Number);
@@ -355,7 +539,21 @@ describeEachStore('report workbook', (t) => {
 
     // Breaks: every open break, high first then the oldest
     const breaks = wb.getWorksheet('Breaks')!;
-    expect(headers(breaks)).toEqual(expect.arrayContaining(['Severity', 'Rule', 'Rule code', 'Key', 'What happened', 'Unit', 'Expected', 'Actual', 'Difference', 'USD impact', 'Age (days)']));
+    expect(headers(breaks)).toEqual(
+      expect.arrayContaining([
+        'Severity',
+        'Rule',
+        'Rule code',
+        'Key',
+        'What happened',
+        'Unit',
+        'Expected',
+        'Actual',
+        'Difference',
+        'USD impact',
+        'Age (days)',
+      ]),
+    );
     expect(breaks.views[0]).toMatchObject({ state: 'frozen', ySplit: 1 });
     expect(breaks.autoFilter).toBeTruthy();
     const br = records(breaks);
@@ -390,10 +588,27 @@ describeEachStore('report workbook', (t) => {
     // Fills: a known amount to the last digit, ids exact, the 18-digit quantity kept in full
     const fills = wb.getWorksheet('Fills')!;
     expect(headers(fills)).toEqual([
-      'Time (UTC)', 'Exec id', 'Exchange order id', 'Trade id', 'Symbol', 'Side', 'Price', 'Qty', 'Notional', 'Fee', 'Fee currency', 'Open breaks', EXACT_VALUES_HEADER,
+      'Time (UTC)',
+      'Exec id',
+      'Exchange order id',
+      'Trade id',
+      'Symbol',
+      'Side',
+      'Price',
+      'Qty',
+      'Notional',
+      'Fee',
+      'Fee currency',
+      'Open breaks',
+      EXACT_VALUES_HEADER,
     ]);
     const fr = records(fills);
-    expect(fr.map((r) => r['Exec id']!.value)).toEqual(['9007199254740993', '9007199254740994', '1000000000002', '1000000000003']);
+    expect(fr.map((r) => r['Exec id']!.value)).toEqual([
+      '9007199254740993',
+      '9007199254740994',
+      '1000000000002',
+      '1000000000003',
+    ]);
     expect(fr[0]!.Price!.value).toBe(43210.12);
     expect(fr[0]!.Price!.numFmt).toBe(numberFormat(2));
     expect(fr[0]!.Qty!.value).toBe(0.12345678);
@@ -412,7 +627,8 @@ describeEachStore('report workbook', (t) => {
     expect(fr[2]!.Notional!.value).toBe(5308.64192753086);
     expect(fr[2]![EXACT_VALUES_HEADER]!.value).toBe(`Qty = ${LONG_QTY}; Notional = 5308.641927530864154`);
     // every amount of the sheet is a number: the same format down each column of one symbol
-    for (const r of fr) for (const h of ['Price', 'Qty', 'Notional', 'Fee']) expect(r[h]!.type).toBe(ExcelJS.ValueType.Number);
+    for (const r of fr)
+      for (const h of ['Price', 'Qty', 'Notional', 'Fee']) expect(r[h]!.type).toBe(ExcelJS.ValueType.Number);
     expect(new Set(fr.map((r) => r.Qty!.numFmt))).toEqual(new Set([numberFormat(8)]));
     expect(fr[2]!['Open breaks']!.value).toBe('E_FEE_RATE');
 
@@ -427,7 +643,20 @@ describeEachStore('report workbook', (t) => {
     const bal = records(wb.getWorksheet('Balances')!);
     expect(bal.map((r) => r.Currency!.value)).toEqual(['BTC', 'ETH', 'EUR']);
     // issue 15's Must show: every Balances amount cell is a number at its currency's format, so treasury can sum them
-    const balanceAmounts = ['Opening', 'Deposits', 'Withdrawals', 'Bought', 'Sold', 'Fees', 'Expected closing', 'Actual closing', 'Residual', 'Available', 'Rate', 'USD value'];
+    const balanceAmounts = [
+      'Opening',
+      'Deposits',
+      'Withdrawals',
+      'Bought',
+      'Sold',
+      'Fees',
+      'Expected closing',
+      'Actual closing',
+      'Residual',
+      'Available',
+      'Rate',
+      'USD value',
+    ];
     let amountCells = 0;
     for (const r of bal) {
       const dp = r.Currency!.value === 'EUR' ? 2 : 8;
@@ -436,7 +665,9 @@ describeEachStore('report workbook', (t) => {
         if (cell.value === null) continue;
         amountCells += 1;
         expect(cell.type, `${String(r.Currency!.value)} ${h}`).toBe(ExcelJS.ValueType.Number);
-        expect(cell.numFmt, `${String(r.Currency!.value)} ${h}`).toBe(numberFormat(h === 'USD value' ? 2 : h === 'Rate' ? 8 : dp));
+        expect(cell.numFmt, `${String(r.Currency!.value)} ${h}`).toBe(
+          numberFormat(h === 'USD value' ? 2 : h === 'Rate' ? 8 : dp),
+        );
       }
     }
     expect(amountCells).toBeGreaterThanOrEqual(20);
@@ -459,13 +690,18 @@ describeEachStore('report workbook', (t) => {
     expect(dep[1]!.Amount!.value).toBe(1234567.12345679);
     expect(dep[1]![EXACT_VALUES_HEADER]!.value).toBe(`Amount = ${LONG_ETH}`);
     // "COMPLETED" is not cut: capitals count wider than digits
-    expect(wb.getWorksheet('Deposits')!.getColumn(5).width).toBeGreaterThanOrEqual(Math.ceil('COMPLETED'.length * 1.2) + 1);
+    expect(wb.getWorksheet('Deposits')!.getColumn(5).width).toBeGreaterThanOrEqual(
+      Math.ceil('COMPLETED'.length * 1.2) + 1,
+    );
     const wd = records(wb.getWorksheet('Withdrawals')!);
     expect(wd[0]!.Fee!.value).toBe(1.5);
     expect(wd[0]!['Debits balance']!.value).toBe('yes');
 
     const cov = records(wb.getWorksheet('Coverage')!);
-    expect(cov.map((r) => [r.Source!.value, r.Stream!.value, r.Rows!.value, r.Quarantined!.value])).toEqual([['exchange', 'fills', 4, 1], ['partner', 'orders', 3, 0]]);
+    expect(cov.map((r) => [r.Source!.value, r.Stream!.value, r.Rows!.value, r.Quarantined!.value])).toEqual([
+      ['exchange', 'fills', 4, 1],
+      ['partner', 'orders', 3, 0],
+    ]);
 
     const daily = wb.getWorksheet('Partner daily')!;
     expect(records(daily)[0]!.Orders!.value).toBe(3);

@@ -43,7 +43,12 @@ for (const kind of storeKinds) {
       dir = mkdtempSync(join(tmpdir(), 'rr-requests-'));
       // Some 503s, so that retries are counted as requests and shown apart; the planted cases
       // leave partner orders open and fills without their order (exchange /orders/{id}).
-      sandbox = await startSandbox({ ...SANDBOX, discrepancies: true, live: false, faults: { ...NO_FAULTS, serverError503: 0.04 } });
+      sandbox = await startSandbox({
+        ...SANDBOX,
+        discrepancies: true,
+        live: false,
+        faults: { ...NO_FAULTS, serverError503: 0.04 },
+      });
       sandbox.onRequest(({ api, method, path }) => {
         const endpoint = `${method} ${template(api, path)}`;
         const byApi = (seen[api] ??= {});
@@ -69,7 +74,10 @@ for (const kind of storeKinds) {
 
     const run = async (p = period) => {
       seen = {};
-      const result = await runPipeline({ store: test.store, config, logger: silentLogger() }, { period: p, trigger: 'cli', email: false });
+      const result = await runPipeline(
+        { store: test.store, config, logger: silentLogger() },
+        { period: p, trigger: 'cli', email: false },
+      );
       expect(result.status, result.error).toBe('succeeded');
       return { result, seen };
     };
@@ -82,13 +90,18 @@ for (const kind of storeKinds) {
       const [listing] = await listRuns(test.store.db, config.account, 1);
       expect(listing!.runId).toBe(result.runId);
       const recorded: Counts = Object.fromEntries(
-        Object.entries(listing!.requests).map(([api, endpoints]) => [api, Object.fromEntries(Object.entries(endpoints).map(([e, c]) => [e, c.requests]))]),
+        Object.entries(listing!.requests).map(([api, endpoints]) => [
+          api,
+          Object.fromEntries(Object.entries(endpoints).map(([e, c]) => [e, c.requests])),
+        ]),
       );
       expect(recorded).toEqual(served);
       // (The partner's open orders of past days are refreshed by listing their day when that is
       // cheaper, as here; test/unit/partner-api.test.ts checks that GET /orders/{id} is metered.)
       expect(Object.keys(served.partner ?? {})).toEqual(expect.arrayContaining(['GET /currencies', 'GET /orders']));
-      expect(Object.keys(served.exchange ?? {})).toEqual(expect.arrayContaining(['GET /fills', 'GET /orders', 'GET /orders/{id}', 'GET /accounts']));
+      expect(Object.keys(served.exchange ?? {})).toEqual(
+        expect.arrayContaining(['GET /fills', 'GET /orders', 'GET /orders/{id}', 'GET /accounts']),
+      );
 
       // Each endpoint at the rate of its class; the time is requests / rate, summed per API.
       const partner = listing!.requests.partner!;
@@ -98,30 +111,48 @@ for (const kind of storeKinds) {
       for (const e of Object.values(exchange)) expect(e.perSecond).toBe(RATES.exchange);
       const orders = partner['GET /orders']!;
       expect(orders.seconds).toBe(Math.round((orders.requests / RATES.partnerPrivate) * 1000) / 1000);
-      const publicRequests = Object.values(partner).filter((e) => e.perSecond === RATES.partnerPublic).reduce((n, e) => n + e.requests, 0);
-      const privateRequests = Object.values(partner).filter((e) => e.perSecond === RATES.partnerPrivate).reduce((n, e) => n + e.requests, 0);
+      const publicRequests = Object.values(partner)
+        .filter((e) => e.perSecond === RATES.partnerPublic)
+        .reduce((n, e) => n + e.requests, 0);
+      const privateRequests = Object.values(partner)
+        .filter((e) => e.perSecond === RATES.partnerPrivate)
+        .reduce((n, e) => n + e.requests, 0);
       const exchangeRequests = Object.values(served.exchange!).reduce((n, c) => n + c, 0);
       const t = listing!.requestTotals;
       expect(t.apis.partner!.requests).toBe(publicRequests + privateRequests);
-      expect(t.apis.partner!.seconds).toBeCloseTo(publicRequests / RATES.partnerPublic + privateRequests / RATES.partnerPrivate, 3);
+      expect(t.apis.partner!.seconds).toBeCloseTo(
+        publicRequests / RATES.partnerPublic + privateRequests / RATES.partnerPrivate,
+        3,
+      );
       expect(t.apis.exchange!.requests).toBe(exchangeRequests);
       expect(t.apis.exchange!.seconds).toBeCloseTo(exchangeRequests / RATES.exchange, 3);
       expect(t.all.requests).toBe(publicRequests + privateRequests + exchangeRequests);
       // Retries are requests too (the sandbox saw them), and shown apart.
       expect(t.all.retries).toBeGreaterThan(0);
-      expect(t.all.retries).toBe(Object.values(listing!.requests).flatMap((e) => Object.values(e)).reduce((n, e) => n + e.retries, 0));
+      expect(t.all.retries).toBe(
+        Object.values(listing!.requests)
+          .flatMap((e) => Object.values(e))
+          .reduce((n, e) => n + e.retries, 0),
+      );
 
       // `runs --json` prints the listing as JSON; the text has one requests line per run.
-      const json = JSON.parse(JSON.stringify([listing])) as Array<{ requests: Record<string, Record<string, { requests: number }>> }>;
+      const json = JSON.parse(JSON.stringify([listing])) as Array<{
+        requests: Record<string, Record<string, { requests: number }>>;
+      }>;
       expect(json[0]!.requests.exchange!['GET /fills']!.requests).toBe(served.exchange!['GET /fills']);
       const text = formatRuns([listing!]);
       expect(text).toContain(
-        `    requests  partner ${t.apis.partner!.requests}${retriesText(t.apis.partner!.retries)} ${(t.apis.partner!.seconds).toFixed(1)}s at ${RATES.partnerPublic}/s+${RATES.partnerPrivate}/s; exchange ${t.apis.exchange!.requests}${retriesText(t.apis.exchange!.retries)} ${t.apis.exchange!.seconds.toFixed(1)}s at ${RATES.exchange}/s; total ${t.all.requests}`,
+        `    requests  partner ${t.apis.partner!.requests}${retriesText(t.apis.partner!.retries)} ${t.apis.partner!.seconds.toFixed(1)}s at ${RATES.partnerPublic}/s+${RATES.partnerPrivate}/s; exchange ${t.apis.exchange!.requests}${retriesText(t.apis.exchange!.retries)} ${t.apis.exchange!.seconds.toFixed(1)}s at ${RATES.exchange}/s; total ${t.all.requests}`,
       );
 
       // The JSON summary of the run carries the same record.
       expect(result.summary.requests).toEqual(
-        Object.fromEntries(Object.entries(listing!.requests).map(([api, es]) => [api, Object.fromEntries(Object.entries(es).map(([e, { seconds: _s, ...c }]) => [e, c]))])),
+        Object.fromEntries(
+          Object.entries(listing!.requests).map(([api, es]) => [
+            api,
+            Object.fromEntries(Object.entries(es).map(([e, { seconds: _s, ...c }]) => [e, c])),
+          ]),
+        ),
       );
 
       // The workbook's Summary: the "API requests" table, row for row.
@@ -130,7 +161,14 @@ for (const kind of storeKinds) {
       const rows: unknown[][] = [];
       wb.getWorksheet('Summary')!.eachRow((row) => rows.push((row.values as unknown[]).slice(1, 7)));
       const start = rows.findIndex((r) => r[0] === 'API requests');
-      expect(rows[start + 1]).toEqual(['API', 'Endpoint', 'Requests', 'Retries', 'Rate limit (/s)', 'Time at that rate (s)']);
+      expect(rows[start + 1]).toEqual([
+        'API',
+        'Endpoint',
+        'Requests',
+        'Retries',
+        'Rate limit (/s)',
+        'Time at that rate (s)',
+      ]);
       const table = rows.slice(start + 2).filter((r) => r[1] !== 'total');
       const expected = [
         ...Object.entries(partner).map(([e, c]) => ['Partner API', e, c.requests, c.retries, c.perSecond, c.seconds]),

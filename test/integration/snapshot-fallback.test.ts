@@ -35,7 +35,8 @@ writeFileSync(
 );
 
 /** The fake sends one ticker: two, so that a refused one has a neighbour. */
-const TICKERS = '[{"symbol":"BTC-USD","price_24h":"20000.1","volume_24h":"12.5","last_trade_price":"20001"},{"symbol":"ETH-USD","price_24h":"3000.5","volume_24h":"40","last_trade_price":"3001"}]';
+const TICKERS =
+  '[{"symbol":"BTC-USD","price_24h":"20000.1","volume_24h":"12.5","last_trade_price":"20001"},{"symbol":"ETH-USD","price_24h":"3000.5","volume_24h":"40","last_trade_price":"3001"}]';
 
 function withTwoTickers(client: ExchangeClient): ExchangeClient {
   return {
@@ -61,11 +62,21 @@ async function syncExchangeOnce(store: Store, api: FakeExchange) {
 const REFUSED = /^the database refused the record.*snapshot_test_refuses.*\(SQLSTATE 23514\)$/;
 
 async function quarantined(db: Db, entity: string) {
-  return db.selectFrom('quarantine').select(['record_key', 'reason', 'raw_text', 'resolved_at']).where('entity', '=', entity).orderBy('id').execute();
+  return db
+    .selectFrom('quarantine')
+    .select(['record_key', 'reason', 'raw_text', 'resolved_at'])
+    .where('entity', '=', entity)
+    .orderBy('id')
+    .execute();
 }
 
 /** The rows of the latest snapshot of a kind, by key. */
-async function latestKeys(db: Db, kind: string, table: 'exchange_fee_rate' | 'exchange_symbol' | 'exchange_whitelist_entry' | 'exchange_ticker' | 'partner_currency', key: string): Promise<string[]> {
+async function latestKeys(
+  db: Db,
+  kind: string,
+  table: 'exchange_fee_rate' | 'exchange_symbol' | 'exchange_whitelist_entry' | 'exchange_ticker' | 'partner_currency',
+  key: string,
+): Promise<string[]> {
   const rows = await sql<{ k: string }>`
     select ${sql.ref(`r.${key}`)}::text as k from ${sql.table(table)} r
     where r.snapshot_id = (select id from reference_snapshot where kind = ${kind} order by fetched_at desc, id desc limit 1)
@@ -89,11 +100,61 @@ interface ExchangeCase {
 }
 
 const EXCHANGE_CASES: ExchangeCase[] = [
-  { kind: 'balances', entity: 'balance', table: 'balance', check: `currency <> 'ETH'`, key: 'ETH', raw: '"currency":"ETH"', stored: ['BTC'], after: ['BTC', 'ETH'], keyColumn: 'currency' },
-  { kind: 'fees', entity: 'fees', table: 'exchange_fee_rate', check: 'maker_rate <> 0.001', key: 'fees', raw: '"makerRate":"0.001"', stored: [], after: ['0.001'], keyColumn: 'maker_rate' },
-  { kind: 'symbols', entity: 'symbol', table: 'exchange_symbol', check: `symbol <> 'ETH-USD'`, key: 'ETH-USD', raw: '"base_currency":"ETH"', stored: ['BTC-USD'], after: ['BTC-USD', 'ETH-USD'], keyColumn: 'symbol' },
-  { kind: 'whitelist', entity: 'whitelist', table: 'exchange_whitelist_entry', check: `whitelist_id <> 'wl-1'`, key: 'wl-1', raw: '"whitelistId":"wl-1"', stored: ['wl-0'], after: ['wl-0', 'wl-1'], keyColumn: 'whitelist_id' },
-  { kind: 'tickers', entity: 'ticker', table: 'exchange_ticker', check: `symbol <> 'ETH-USD'`, key: 'ETH-USD', raw: '"last_trade_price":"3001"', stored: ['BTC-USD'], after: ['BTC-USD', 'ETH-USD'], keyColumn: 'symbol' },
+  {
+    kind: 'balances',
+    entity: 'balance',
+    table: 'balance',
+    check: `currency <> 'ETH'`,
+    key: 'ETH',
+    raw: '"currency":"ETH"',
+    stored: ['BTC'],
+    after: ['BTC', 'ETH'],
+    keyColumn: 'currency',
+  },
+  {
+    kind: 'fees',
+    entity: 'fees',
+    table: 'exchange_fee_rate',
+    check: 'maker_rate <> 0.001',
+    key: 'fees',
+    raw: '"makerRate":"0.001"',
+    stored: [],
+    after: ['0.001'],
+    keyColumn: 'maker_rate',
+  },
+  {
+    kind: 'symbols',
+    entity: 'symbol',
+    table: 'exchange_symbol',
+    check: `symbol <> 'ETH-USD'`,
+    key: 'ETH-USD',
+    raw: '"base_currency":"ETH"',
+    stored: ['BTC-USD'],
+    after: ['BTC-USD', 'ETH-USD'],
+    keyColumn: 'symbol',
+  },
+  {
+    kind: 'whitelist',
+    entity: 'whitelist',
+    table: 'exchange_whitelist_entry',
+    check: `whitelist_id <> 'wl-1'`,
+    key: 'wl-1',
+    raw: '"whitelistId":"wl-1"',
+    stored: ['wl-0'],
+    after: ['wl-0', 'wl-1'],
+    keyColumn: 'whitelist_id',
+  },
+  {
+    kind: 'tickers',
+    entity: 'ticker',
+    table: 'exchange_ticker',
+    check: `symbol <> 'ETH-USD'`,
+    key: 'ETH-USD',
+    raw: '"last_trade_price":"3001"',
+    stored: ['BTC-USD'],
+    after: ['BTC-USD', 'ETH-USD'],
+    keyColumn: 'symbol',
+  },
 ];
 
 for (const c of EXCHANGE_CASES) {
@@ -106,7 +167,9 @@ for (const c of EXCHANGE_CASES) {
 
     it('is quarantined with the reason and its raw record, its neighbours are stored, the sync completes; stored and resolved once accepted', async () => {
       const db = ctx.store.db;
-      await sql`alter table ${sql.table(c.table)} add constraint snapshot_test_refuses check (${sql.raw(c.check)})`.execute(db);
+      await sql`alter table ${sql.table(c.table)} add constraint snapshot_test_refuses check (${sql.raw(c.check)})`.execute(
+        db,
+      );
       const result = await syncExchangeOnce(ctx.store, api);
       // The sync went on past the snapshots: every fill stored.
       expect((await db.selectFrom('exchange_fill').select('exec_id').execute()).length).toBe(api.data.fills.length);
@@ -119,26 +182,44 @@ for (const c of EXCHANGE_CASES) {
         // The header is written (the roll-forward needs the other currencies) and is the sync's snapshot.
         const snapshots = await db.selectFrom('balance_snapshot').select('id').execute();
         expect(snapshots.map((s) => s.id)).toEqual([result.balanceSnapshotId]);
-        const rows = await db.selectFrom('balance').select(['currency', 'balance']).where('snapshot_id', '=', result.balanceSnapshotId!).execute();
+        const rows = await db
+          .selectFrom('balance')
+          .select(['currency', 'balance'])
+          .where('snapshot_id', '=', result.balanceSnapshotId!)
+          .execute();
         expect(rows.map((r) => [r.currency, r.balance.toString()])).toEqual([['BTC', '1.5']]);
       } else {
-        expect(await latestKeys(db, c.kind, c.table as Exclude<ExchangeCase['table'], 'balance'>, c.keyColumn)).toEqual(c.stored);
+        expect(await latestKeys(db, c.kind, c.table as Exclude<ExchangeCase['table'], 'balance'>, c.keyColumn)).toEqual(
+          c.stored,
+        );
       }
       // Every other snapshot kind is complete.
-      expect(await latestKeys(db, 'symbols', 'exchange_symbol', 'symbol')).toEqual(c.kind === 'symbols' ? ['BTC-USD'] : ['BTC-USD', 'ETH-USD']);
-      expect(await latestKeys(db, 'whitelist', 'exchange_whitelist_entry', 'whitelist_id')).toEqual(c.kind === 'whitelist' ? ['wl-0'] : ['wl-0', 'wl-1']);
+      expect(await latestKeys(db, 'symbols', 'exchange_symbol', 'symbol')).toEqual(
+        c.kind === 'symbols' ? ['BTC-USD'] : ['BTC-USD', 'ETH-USD'],
+      );
+      expect(await latestKeys(db, 'whitelist', 'exchange_whitelist_entry', 'whitelist_id')).toEqual(
+        c.kind === 'whitelist' ? ['wl-0'] : ['wl-0', 'wl-1'],
+      );
 
       // The database takes it now: the same content is written again (the snapshot was marked
       // incomplete), the row stored, the entry resolved.
       await sql`alter table ${sql.table(c.table)} drop constraint snapshot_test_refuses`.execute(db);
       const again = await syncExchangeOnce(ctx.store, api);
       if (c.kind === 'balances') {
-        const rows = await db.selectFrom('balance').select('currency').where('snapshot_id', '=', again.balanceSnapshotId!).orderBy('currency').execute();
+        const rows = await db
+          .selectFrom('balance')
+          .select('currency')
+          .where('snapshot_id', '=', again.balanceSnapshotId!)
+          .orderBy('currency')
+          .execute();
         expect(rows.map((r) => r.currency)).toEqual(c.after);
       } else {
-        expect(await latestKeys(db, c.kind, c.table as Exclude<ExchangeCase['table'], 'balance'>, c.keyColumn)).toEqual(c.after);
+        expect(await latestKeys(db, c.kind, c.table as Exclude<ExchangeCase['table'], 'balance'>, c.keyColumn)).toEqual(
+          c.after,
+        );
         // A third sync of the same content adds no snapshot: the complete one reads "unchanged".
-        const count = async () => (await db.selectFrom('reference_snapshot').select('id').where('kind', '=', c.kind).execute()).length;
+        const count = async () =>
+          (await db.selectFrom('reference_snapshot').select('id').where('kind', '=', c.kind).execute()).length;
         const before = await count();
         await syncExchangeOnce(ctx.store, api);
         expect(await count()).toBe(before);
@@ -155,8 +236,12 @@ function respond(text: string, status = 200): HttpResponse {
 /** A Partner API with reference data and no orders. */
 function fakePartner(): PartnerClient {
   return {
-    currencies: async () => respond('[{"type":"FIAT","name":"Euro","code":"EUR","precision":2},{"type":"CRYPTO","name":"Ether","code":"ETH","precision":18}]'),
-    regions: async () => respond('{"countries":[{"alpha2":"DE","alpha3":"DEU","isBuyAllowed":true,"name":"Germany"}],"usStates":[]}'),
+    currencies: async () =>
+      respond(
+        '[{"type":"FIAT","name":"Euro","code":"EUR","precision":2},{"type":"CRYPTO","name":"Ether","code":"ETH","precision":18}]',
+      ),
+    regions: async () =>
+      respond('{"countries":[{"alpha2":"DE","alpha3":"DEU","isBuyAllowed":true,"name":"Germany"}],"usStates":[]}'),
     paymentMethods: async () => respond('[{"type":"CARD","supportedCurrencies":["EUR"]}]'),
     quoteBuy: async () => respond('{}', 404),
     listOrders: async () => respond('[]'),
@@ -166,10 +251,17 @@ function fakePartner(): PartnerClient {
 }
 
 function partnerStage(store: Store): StageContext {
-  return { store, config: loadConfig({ env: {} }), logger: silentLogger(), runId: 'r-snapshot', now: new Date('2026-11-22T02:00:00Z') };
+  return {
+    store,
+    config: loadConfig({ env: {} }),
+    logger: silentLogger(),
+    runId: 'r-snapshot',
+    now: new Date('2026-11-22T02:00:00Z'),
+  };
 }
 
-const syncPartnerOnce = (store: Store) => syncPartner(partnerStage(store), { from: '2026-11-20', to: '2026-11-21' }, {}, { client: fakePartner() });
+const syncPartnerOnce = (store: Store) =>
+  syncPartner(partnerStage(store), { from: '2026-11-20', to: '2026-11-21' }, {}, { client: fakePartner() });
 
 describeEachStore('snapshot fallback: partner currency refused by the database', (ctx) => {
   it('is quarantined with the reason and its raw record, the other currency is stored, the sync completes; stored and resolved once accepted', async () => {
@@ -183,7 +275,11 @@ describeEachStore('snapshot fallback: partner currency refused by the database',
     expect(q[0]!.raw_text).toContain('"name":"Ether"');
     expect(await latestKeys(db, 'currencies', 'partner_currency', 'code')).toEqual(['EUR']);
     // The regions and payment methods after it are stored.
-    expect((await db.selectFrom('reference_snapshot').select('kind').where('source', '=', 'partner').orderBy('id').execute()).map((r) => r.kind)).toEqual(['currencies', 'regions', 'payment_methods']);
+    expect(
+      (
+        await db.selectFrom('reference_snapshot').select('kind').where('source', '=', 'partner').orderBy('id').execute()
+      ).map((r) => r.kind),
+    ).toEqual(['currencies', 'regions', 'payment_methods']);
 
     await sql`alter table partner_currency drop constraint snapshot_test_refuses`.execute(db);
     await syncPartnerOnce(ctx.store);
@@ -194,15 +290,27 @@ describeEachStore('snapshot fallback: partner currency refused by the database',
   it('a snapshot body the database refuses (regions) is quarantined whole with the reason, the next kind is stored', async () => {
     const db = ctx.store.db;
     await db.deleteFrom('reference_snapshot').where('kind', 'in', ['regions', 'payment_methods']).execute();
-    await sql`alter table reference_snapshot add constraint snapshot_test_refuses check (kind <> 'regions')`.execute(db);
+    await sql`alter table reference_snapshot add constraint snapshot_test_refuses check (kind <> 'regions')`.execute(
+      db,
+    );
     try {
       const result = await syncPartnerOnce(ctx.store);
       expect(result.quarantined).toBe(1);
       const q = await quarantined(db, 'partner_regions');
       expect(q.map((r) => r.record_key)).toEqual([null]);
-      expect(q[0]!.reason).toMatch(/^regions: the database refused the record.*snapshot_test_refuses.*\(SQLSTATE 23514\)$/);
+      expect(q[0]!.reason).toMatch(
+        /^regions: the database refused the record.*snapshot_test_refuses.*\(SQLSTATE 23514\)$/,
+      );
       expect(q[0]!.raw_text).toContain('"alpha3":"DEU"');
-      expect((await db.selectFrom('reference_snapshot').select('kind').where('kind', 'in', ['regions', 'payment_methods']).execute()).map((r) => r.kind)).toEqual(['payment_methods']);
+      expect(
+        (
+          await db
+            .selectFrom('reference_snapshot')
+            .select('kind')
+            .where('kind', 'in', ['regions', 'payment_methods'])
+            .execute()
+        ).map((r) => r.kind),
+      ).toEqual(['payment_methods']);
     } finally {
       await sql`alter table reference_snapshot drop constraint snapshot_test_refuses`.execute(db);
     }
@@ -222,7 +330,10 @@ describeEachStore('snapshot fallback: writeOrSplit in savepoints mode', (ctx) =>
         throw refusal;
       },
       async (trx, item) => {
-        await trx.insertInto('sync_cursor').values({ account: 'split-test', source: 'exchange', name: item, value: item }).execute();
+        await trx
+          .insertInto('sync_cursor')
+          .values({ account: 'split-test', source: 'exchange', name: item, value: item })
+          .execute();
         if (item === 'b') throw lost;
       },
       async () => {
@@ -243,16 +354,25 @@ describeEachStore('snapshot fallback: a record that failed validation holds what
   });
   afterAll(() => api.close());
 
-  const ACCOUNTS = '{"primary":[{"currency":"BTC","balance":"1.5","available":"1.25","balance_local":"30000.12","available_local":"25000.10","rate":"20000.08"},{"currency":"E\\u0000TH","balance":"1","available":"1","balance_local":"1","available_local":"1","rate":"1"}]}';
-  const WHITELIST = '[{"whitelistId":"wl-0","name":"cold","currency":"BTC"},{"whitelistId":"wl-\\u0000","name":"ops","currency":"BTC"}]';
+  const ACCOUNTS =
+    '{"primary":[{"currency":"BTC","balance":"1.5","available":"1.25","balance_local":"30000.12","available_local":"25000.10","rate":"20000.08"},{"currency":"E\\u0000TH","balance":"1","available":"1","balance_local":"1","available_local":"1","rate":"1"}]}';
+  const WHITELIST =
+    '[{"whitelistId":"wl-0","name":"cold","currency":"BTC"},{"whitelistId":"wl-\\u0000","name":"ops","currency":"BTC"}]';
 
   async function sync() {
     const config = loadConfig({ env: { EXCHANGE_API_URL: api.url, EXCHANGE_API_TOKEN: api.token }, configPath });
     const base = exchangeClientFromConfig(config, silentLogger());
-    const answer = (text: string) => async (signal?: AbortSignal) => ({ ...(await base.fees(signal)), body: parseJsonMarked(text), text });
+    const answer = (text: string) => async (signal?: AbortSignal) => ({
+      ...(await base.fees(signal)),
+      body: parseJsonMarked(text),
+      text,
+    });
     const client: ExchangeClient = { ...base, accounts: answer(ACCOUNTS), whitelist: answer(WHITELIST) };
     try {
-      return await syncExchange({ store: ctx.store, config, logger: silentLogger(), runId: null, now: FAKE_NOW }, { progress: 'off', client });
+      return await syncExchange(
+        { store: ctx.store, config, logger: silentLogger(), runId: null, now: FAKE_NOW },
+        { progress: 'off', client },
+      );
     } finally {
       await base.close();
     }
@@ -262,9 +382,17 @@ describeEachStore('snapshot fallback: a record that failed validation holds what
     const db = ctx.store.db;
     const result = await sync();
     expect(result.balanceSnapshotId).not.toBeNull();
-    const balances = await db.selectFrom('balance').select('currency').where('snapshot_id', '=', result.balanceSnapshotId!).execute();
+    const balances = await db
+      .selectFrom('balance')
+      .select('currency')
+      .where('snapshot_id', '=', result.balanceSnapshotId!)
+      .execute();
     expect(balances.map((b) => b.currency)).toEqual(['BTC']);
-    const header = await db.selectFrom('balance_snapshot').select(sql<string>`raw::text`.as('raw')).where('id', '=', result.balanceSnapshotId!).executeTakeFirstOrThrow();
+    const header = await db
+      .selectFrom('balance_snapshot')
+      .select(sql<string>`raw::text`.as('raw'))
+      .where('id', '=', result.balanceSnapshotId!)
+      .executeTakeFirstOrThrow();
     expect(header.raw).toContain('"currency": "BTC"');
     expect(header.raw).not.toContain('ETH');
     expect(await latestKeys(db, 'whitelist', 'exchange_whitelist_entry', 'whitelist_id')).toEqual(['wl-0']);
@@ -276,7 +404,9 @@ describeEachStore('snapshot fallback: a record that failed validation holds what
     }
     // The same content again: no new whitelist snapshot (the stored body is the same), no new entry.
     await sync();
-    expect((await db.selectFrom('reference_snapshot').select('id').where('kind', '=', 'whitelist').execute()).length).toBe(1);
+    expect(
+      (await db.selectFrom('reference_snapshot').select('id').where('kind', '=', 'whitelist').execute()).length,
+    ).toBe(1);
     expect((await db.selectFrom('quarantine').select('id').execute()).length).toBe(2);
   });
 });
@@ -301,7 +431,9 @@ describeEachStore('snapshot fallback: a lost database during the row-by-row writ
         end if;
         raise exception 'terminating connection due to administrator command' using errcode = '57P01';
       end $$`.execute(db);
-    await sql`create trigger snapshot_test_fail before insert on balance for each row execute function snapshot_test_fail()`.execute(db);
+    await sql`create trigger snapshot_test_fail before insert on balance for each row execute function snapshot_test_fail()`.execute(
+      db,
+    );
     await expect(syncExchangeOnce(ctx.store, api)).rejects.toMatchObject({ code: '57P01' });
     expect(await db.selectFrom('balance_snapshot').select('id').execute()).toEqual([]);
     expect(await db.selectFrom('quarantine').select('id').execute()).toEqual([]);

@@ -25,7 +25,11 @@ describeEachStore('store round-trip', (ctx) => {
         raw: stringifyJsonLossless(body),
       })
       .execute();
-    const row = await ctx.store.db.selectFrom('exchange_fill').selectAll().where('exec_id', '=', '9007199254740993').executeTakeFirstOrThrow();
+    const row = await ctx.store.db
+      .selectFrom('exchange_fill')
+      .selectAll()
+      .where('exec_id', '=', '9007199254740993')
+      .executeTakeFirstOrThrow();
     // 2^53 + 1: a JS number would read 9007199254740992.
     expect(row.exec_id).toBe('9007199254740993');
     expect(row.ex_ord_id).toBe('11223344556677');
@@ -43,7 +47,17 @@ describeEachStore('store round-trip', (ctx) => {
     for (const [i, qty] of values.entries()) {
       await ctx.store.db
         .insertInto('exchange_fill')
-        .values({ exec_id: String(100 + i), ex_ord_id: '7', side: 'SELL', symbol: 'ETH-USD', price: '1', qty, fee: '0', timestamp: new Date(), raw: '{}' })
+        .values({
+          exec_id: String(100 + i),
+          ex_ord_id: '7',
+          side: 'SELL',
+          symbol: 'ETH-USD',
+          price: '1',
+          qty,
+          fee: '0',
+          timestamp: new Date(),
+          raw: '{}',
+        })
         .execute();
     }
     const { total } = await ctx.store.db

@@ -41,8 +41,14 @@ describeEachStore('webhook bodies that validate but did not store', (ctx) => {
     const res = await postBytes(server.url, utf8(JSON.stringify(ev)));
     expect(res.status).toBe(400);
     // refused by the event schema (src/sources/common/storable.ts), naming the field and the value
-    expect((JSON.parse(res.text) as { error: string }).error).toContain('orderStateUpdatedAt: must be a real date-time: 2026-02-30 is not a calendar date (month 02 of 2026 has 28 days) (got "2026-02-30T10:00:00Z")');
-    const order = await ctx.store.db.selectFrom('partner_order').select('order_id').where('order_id', '=', ev.orderId as string).execute();
+    expect((JSON.parse(res.text) as { error: string }).error).toContain(
+      'orderStateUpdatedAt: must be a real date-time: 2026-02-30 is not a calendar date (month 02 of 2026 has 28 days) (got "2026-02-30T10:00:00Z")',
+    );
+    const order = await ctx.store.db
+      .selectFrom('partner_order')
+      .select('order_id')
+      .where('order_id', '=', ev.orderId as string)
+      .execute();
     expect(order).toEqual([]);
   });
 
@@ -59,7 +65,9 @@ describeEachStore('webhook bodies that validate but did not store', (ctx) => {
     expect(qb?.rawBytes?.equals(b)).toBe(true);
     expect(qa?.reason).toContain('not valid UTF-8');
     // Nothing was rewritten to U+FFFD anywhere.
-    const fffd = await sql<{ n: string }>`select count(*) as n from quarantine where raw_text like ${'%\uFFFD%'}`.execute(ctx.store.db);
+    const fffd = await sql<{
+      n: string;
+    }>`select count(*) as n from quarantine where raw_text like ${'%\uFFFD%'}`.execute(ctx.store.db);
     expect(Number(fffd.rows[0]?.n)).toBe(0);
   });
 
@@ -78,12 +86,18 @@ describeEachStore('webhook bodies that validate but did not store', (ctx) => {
     expect(res.text).toContain('conflict');
     expect((await postBytes(server.url, other)).status).toBe(200);
     const conflicts = await sql<{ event_id: string; seen_count: number; raw_bytes: Uint8Array }>`
-      select event_id, seen_count, raw_bytes from webhook_event_conflict where event_id = ${ev.eventId as string}`.execute(ctx.store.db);
+      select event_id, seen_count, raw_bytes from webhook_event_conflict where event_id = ${ev.eventId as string}`.execute(
+      ctx.store.db,
+    );
     expect(conflicts.rows).toHaveLength(1);
     expect(conflicts.rows[0]?.seen_count).toBe(2);
     expect(Buffer.from(conflicts.rows[0]!.raw_bytes).equals(other)).toBe(true);
     expect((await storedEventBytes(ctx.store, ev.eventId as string))?.equals(first)).toBe(true);
-    const order = await ctx.store.db.selectFrom('partner_order').select('input_amount').where('order_id', '=', ev.orderId as string).executeTakeFirstOrThrow();
+    const order = await ctx.store.db
+      .selectFrom('partner_order')
+      .select('input_amount')
+      .where('order_id', '=', ev.orderId as string)
+      .executeTakeFirstOrThrow();
     expect(order.input_amount.toString()).toBe('100');
     expect(server.stats().conflicts).toBe(2);
   });
@@ -96,22 +110,67 @@ describeEachStore('webhook group commit', (ctx) => {
       const parsed = parseJsonLossless(bytes.toString('utf8'));
       const e = orderEventSchema.parse(parsed);
       return {
-        event: { eventId: e.eventId, orderId: e.orderId, orderState: e.orderState, orderStateUpdatedAt: e.orderStateUpdatedAt, orderStateUpdatedKey: requireTimestampKey(e.orderStateUpdatedAt), createdAtText: e.createdAt, remoteAddr: null, extraFields: [], raw: bytes.toString('utf8'), rawBytes: bytes, bodyHash: canonicalHash(parsed) },
+        event: {
+          eventId: e.eventId,
+          orderId: e.orderId,
+          orderState: e.orderState,
+          orderStateUpdatedAt: e.orderStateUpdatedAt,
+          orderStateUpdatedKey: requireTimestampKey(e.orderStateUpdatedAt),
+          createdAtText: e.createdAt,
+          remoteAddr: null,
+          extraFields: [],
+          raw: bytes.toString('utf8'),
+          rawBytes: bytes,
+          bodyHash: canonicalHash(parsed),
+        },
         order: orderToRow(e, parsed),
       };
     };
     const stored = validEvent({ eventId: 'gc-stored' });
     await writeWebhookEvents(ctx.store.db, 'default', [item(stored)], new Date());
-    const a = validEvent({ eventId: 'gc-a', orderId: 'gc-ord', orderState: 'PENDING', orderStateUpdatedAt: '2026-11-20T10:00:00Z' });
-    const b = validEvent({ eventId: 'gc-b', orderId: 'gc-ord', orderState: 'COMPLETED', orderStateUpdatedAt: '2026-11-20T10:00:02Z', transactionHash: '0x1' });
-    const results = await writeWebhookEvents(ctx.store.db, 'default', [item(b), item(a), item(a), item({ ...a, inputAmount: '5' }), item(stored), item({ ...stored, userId: 'other' })], new Date());
+    const a = validEvent({
+      eventId: 'gc-a',
+      orderId: 'gc-ord',
+      orderState: 'PENDING',
+      orderStateUpdatedAt: '2026-11-20T10:00:00Z',
+    });
+    const b = validEvent({
+      eventId: 'gc-b',
+      orderId: 'gc-ord',
+      orderState: 'COMPLETED',
+      orderStateUpdatedAt: '2026-11-20T10:00:02Z',
+      transactionHash: '0x1',
+    });
+    const results = await writeWebhookEvents(
+      ctx.store.db,
+      'default',
+      [item(b), item(a), item(a), item({ ...a, inputAmount: '5' }), item(stored), item({ ...stored, userId: 'other' })],
+      new Date(),
+    );
     expect(results.map((r) => r.kind)).toEqual(['stored', 'stored', 'duplicate', 'conflict', 'duplicate', 'conflict']);
-    expect(results.slice(0, 2)).toEqual([{ kind: 'stored', applied: true }, { kind: 'stored', applied: false }]);
-    const order = await ctx.store.db.selectFrom('partner_order').select(['order_state']).where('order_id', '=', 'gc-ord').executeTakeFirstOrThrow();
+    expect(results.slice(0, 2)).toEqual([
+      { kind: 'stored', applied: true },
+      { kind: 'stored', applied: false },
+    ]);
+    const order = await ctx.store.db
+      .selectFrom('partner_order')
+      .select(['order_state'])
+      .where('order_id', '=', 'gc-ord')
+      .executeTakeFirstOrThrow();
     expect(order.order_state).toBe('COMPLETED');
-    const dups = await ctx.store.db.selectFrom('webhook_event').select(['event_id', 'duplicate_count']).where('event_id', 'in', ['gc-a', 'gc-stored']).orderBy('event_id').execute();
-    expect(dups).toEqual([{ event_id: 'gc-a', duplicate_count: 1 }, { event_id: 'gc-stored', duplicate_count: 1 }]);
-    const conflicts = await sql<{ n: string }>`select count(*) as n from webhook_event_conflict where event_id in ('gc-a', 'gc-stored')`.execute(ctx.store.db);
+    const dups = await ctx.store.db
+      .selectFrom('webhook_event')
+      .select(['event_id', 'duplicate_count'])
+      .where('event_id', 'in', ['gc-a', 'gc-stored'])
+      .orderBy('event_id')
+      .execute();
+    expect(dups).toEqual([
+      { event_id: 'gc-a', duplicate_count: 1 },
+      { event_id: 'gc-stored', duplicate_count: 1 },
+    ]);
+    const conflicts = await sql<{
+      n: string;
+    }>`select count(*) as n from webhook_event_conflict where event_id in ('gc-a', 'gc-stored')`.execute(ctx.store.db);
     expect(Number(conflicts.rows[0]?.n)).toBe(2);
   });
 });

@@ -13,7 +13,9 @@ import { describeEachStore } from '../helpers/db.js';
  * a 503 before the receiver sees the request, and a connection cut after the receiver stored
  * the event (the acknowledgement is lost, so the sender delivers it again).
  */
-async function faultyProxy(target: string): Promise<{ url: string; faults: () => { refused: number; cut: number }; close: () => Promise<void> }> {
+async function faultyProxy(
+  target: string,
+): Promise<{ url: string; faults: () => { refused: number; cut: number }; close: () => Promise<void> }> {
   let n = 0;
   const counts = { refused: 0, cut: 0 };
   const server = http.createServer(async (req, res) => {
@@ -27,7 +29,10 @@ async function faultyProxy(target: string): Promise<{ url: string; faults: () =>
     }
     const forwarded = await request(target + (req.url ?? '/'), {
       method: 'POST',
-      headers: { 'content-type': String(req.headers['content-type'] ?? 'application/json'), 'x-forwarded-for': String(req.headers['x-forwarded-for'] ?? '') },
+      headers: {
+        'content-type': String(req.headers['content-type'] ?? 'application/json'),
+        'x-forwarded-for': String(req.headers['x-forwarded-for'] ?? ''),
+      },
       body: Buffer.concat(chunks),
     });
     const body = await forwarded.body.text();
@@ -54,10 +59,33 @@ describeEachStore('webhook receiver fed by the sandbox sender', (ctx) => {
   it('stores every event of a day once and ends each order in its latest state, despite faults', async () => {
     const base = loadConfig({ env: {} });
     // Behind our (test) proxy: the sender's address arrives in X-Forwarded-For, trusted explicitly.
-    const config = { ...base, webhooks: { port: 0, host: '127.0.0.1', allowedIps: base.webhooks?.allowedIps ?? ['34.76.54.194', '34.77.167.89', '35.187.43.203', '35.241.153.74', '35.241.224.80'], trustProxy: true, bodyLimitBytes: 65536 } } as Config;
+    const config = {
+      ...base,
+      webhooks: {
+        port: 0,
+        host: '127.0.0.1',
+        allowedIps: base.webhooks?.allowedIps ?? [
+          '34.76.54.194',
+          '34.77.167.89',
+          '35.187.43.203',
+          '35.241.153.74',
+          '35.241.224.80',
+        ],
+        trustProxy: true,
+        bodyLimitBytes: 65536,
+      },
+    } as Config;
     const receiver = await startWebhookServer({ store: ctx.store, config, logger: silentLogger() });
     const proxy = await faultyProxy(receiver.url);
-    const sandbox = await startSandbox({ seed: 11, days: 1, ordersPerDay: 30, exchangeOrdersPerDay: 1, depositsPerDay: 0, withdrawalsPerDay: 0, webhookUrl: proxy.url });
+    const sandbox = await startSandbox({
+      seed: 11,
+      days: 1,
+      ordersPerDay: 30,
+      exchangeOrdersPerDay: 1,
+      depositsPerDay: 0,
+      withdrawalsPerDay: 0,
+      webhookUrl: proxy.url,
+    });
     try {
       await sandbox.webhooksIdle();
       const deliveries = sandbox.webhookDeliveries();
@@ -84,18 +112,28 @@ describeEachStore('webhook receiver fed by the sandbox sender', (ctx) => {
       });
       const late = [...new Set(deliveries.map((d) => d.orderId))].filter((id) => {
         const pending = firstOk.get(`${id}:PENDING`);
-        return pending !== undefined && ['WITHDRAWING', 'COMPLETED', 'FAILED'].some((st) => (firstOk.get(`${id}:${st}`) ?? Infinity) < pending);
+        return (
+          pending !== undefined &&
+          ['WITHDRAWING', 'COMPLETED', 'FAILED'].some((st) => (firstOk.get(`${id}:${st}`) ?? Infinity) < pending)
+        );
       });
       expect(late.length).toBeGreaterThan(0);
 
       // Each order ends in its latest state (late earlier states and duplicates included).
-      const orders = await ctx.store.db.selectFrom('partner_order').select(['order_id', 'order_state', 'order_state_updated_at_text']).execute();
+      const orders = await ctx.store.db
+        .selectFrom('partner_order')
+        .select(['order_id', 'order_state', 'order_state_updated_at_text'])
+        .execute();
       const views = new Map(sandbox.data.partnerOrders().map((o) => [o.orderId, o]));
       const deliveredOrders = new Set(deliveries.map((d) => d.orderId));
       expect(orders.length).toBe(deliveredOrders.size);
       for (const o of orders) {
         const v = views.get(o.order_id);
-        expect([o.order_id, o.order_state, o.order_state_updated_at_text]).toEqual([o.order_id, v?.orderState, v?.orderStateUpdatedAt]);
+        expect([o.order_id, o.order_state, o.order_state_updated_at_text]).toEqual([
+          o.order_id,
+          v?.orderState,
+          v?.orderStateUpdatedAt,
+        ]);
       }
     } finally {
       await sandbox.close();

@@ -14,7 +14,14 @@ const base = loadConfig({ env: {} });
 function configWith(webhooks: Partial<NonNullable<Config['webhooks']>>): Config {
   return {
     ...base,
-    webhooks: { port: 0, host: '127.0.0.1', allowedIps: ['127.0.0.1'], trustProxy: false, bodyLimitBytes: 4096, ...webhooks },
+    webhooks: {
+      port: 0,
+      host: '127.0.0.1',
+      allowedIps: ['127.0.0.1'],
+      trustProxy: false,
+      bodyLimitBytes: 4096,
+      ...webhooks,
+    },
   } as Config;
 }
 
@@ -46,12 +53,20 @@ describeEachStore('webhook receiver', (ctx) => {
     const res = await post(server.url, ev);
     expect(res.status).toBe(200);
     expect(Date.now() - started).toBeLessThan(1000);
-    const order = await ctx.store.db.selectFrom('partner_order').selectAll().where('order_id', '=', ev.orderId as string).executeTakeFirstOrThrow();
+    const order = await ctx.store.db
+      .selectFrom('partner_order')
+      .selectAll()
+      .where('order_id', '=', ev.orderId as string)
+      .executeTakeFirstOrThrow();
     expect(order.input_amount.toString()).toBe('123.450000000000000001');
     expect(order.output_amount?.toString()).toBe('0.001234567890123456');
     expect(order.order_state_updated_at_text).toBe('2026-11-20T10:00:00.123456789Z');
     expect(order.order_state_updated_key).toBe('2026-11-20T10:00:00.123456789Z');
-    const stored = await ctx.store.db.selectFrom('webhook_event').selectAll().where('event_id', '=', ev.eventId as string).executeTakeFirstOrThrow();
+    const stored = await ctx.store.db
+      .selectFrom('webhook_event')
+      .selectAll()
+      .where('event_id', '=', ev.eventId as string)
+      .executeTakeFirstOrThrow();
     expect(stored.applied).toBe(true);
     expect(stored.remote_addr).toBe('127.0.0.1');
   });
@@ -60,7 +75,11 @@ describeEachStore('webhook receiver', (ctx) => {
     const ev = makeEvent();
     const before = server.stats();
     for (let i = 0; i < 3; i++) expect((await post(server.url, ev)).status).toBe(200);
-    const rows = await ctx.store.db.selectFrom('webhook_event').selectAll().where('event_id', '=', ev.eventId as string).execute();
+    const rows = await ctx.store.db
+      .selectFrom('webhook_event')
+      .selectAll()
+      .where('event_id', '=', ev.eventId as string)
+      .execute();
     expect(rows).toHaveLength(1);
     expect(rows[0]?.duplicate_count).toBe(2);
     const after = server.stats();
@@ -71,22 +90,48 @@ describeEachStore('webhook receiver', (ctx) => {
   it('ends in the latest state whatever the arrival order, comparing nanoseconds', async () => {
     const orderId = 'ord-ooo';
     const common = { orderId, createdAt: '2026-11-20T10:00:00Z' };
-    const pending = makeEvent({ ...common, orderState: 'PENDING', orderStateUpdatedAt: '2026-11-20T10:00:00.000000001Z' });
-    const withdrawing = makeEvent({ ...common, orderState: 'WITHDRAWING', orderStateUpdatedAt: '2026-11-20T10:00:00.000000900Z' });
+    const pending = makeEvent({
+      ...common,
+      orderState: 'PENDING',
+      orderStateUpdatedAt: '2026-11-20T10:00:00.000000001Z',
+    });
+    const withdrawing = makeEvent({
+      ...common,
+      orderState: 'WITHDRAWING',
+      orderStateUpdatedAt: '2026-11-20T10:00:00.000000900Z',
+    });
     // Same microsecond as WITHDRAWING: only the nanosecond digits order them.
-    const completed = makeEvent({ ...common, orderState: 'COMPLETED', orderStateUpdatedAt: '2026-11-20T10:00:00.000000901Z', transactionHash: '0xabc' });
+    const completed = makeEvent({
+      ...common,
+      orderState: 'COMPLETED',
+      orderStateUpdatedAt: '2026-11-20T10:00:00.000000901Z',
+      transactionHash: '0xabc',
+    });
     for (const ev of [completed, pending, withdrawing]) expect((await post(server.url, ev)).status).toBe(200);
-    const order = await ctx.store.db.selectFrom('partner_order').selectAll().where('order_id', '=', orderId).executeTakeFirstOrThrow();
+    const order = await ctx.store.db
+      .selectFrom('partner_order')
+      .selectAll()
+      .where('order_id', '=', orderId)
+      .executeTakeFirstOrThrow();
     expect(order.order_state).toBe('COMPLETED');
     expect(order.transaction_hash).toBe('0xabc');
     expect(order.order_state_updated_at_text).toBe('2026-11-20T10:00:00.000000901Z');
-    const events = await ctx.store.db.selectFrom('webhook_event').select(['order_state', 'applied']).where('order_id', '=', orderId).orderBy('order_state').execute();
+    const events = await ctx.store.db
+      .selectFrom('webhook_event')
+      .select(['order_state', 'applied'])
+      .where('order_id', '=', orderId)
+      .orderBy('order_state')
+      .execute();
     expect(events).toEqual([
       { order_state: 'COMPLETED', applied: true },
       { order_state: 'PENDING', applied: false },
       { order_state: 'WITHDRAWING', applied: false },
     ]);
-    const history = await ctx.store.db.selectFrom('partner_order_state').select('order_state').where('order_id', '=', orderId).execute();
+    const history = await ctx.store.db
+      .selectFrom('partner_order_state')
+      .select('order_state')
+      .where('order_id', '=', orderId)
+      .execute();
     expect(history.map((h) => h.order_state).sort()).toEqual(['COMPLETED', 'PENDING', 'WITHDRAWING']);
   });
 
@@ -102,11 +147,20 @@ describeEachStore('webhook receiver', (ctx) => {
     const bad = await post(server.url, makeEvent({ eventId: 'evt-bad-amount', inputAmount: 'abc' }));
     expect(bad.status).toBe(400);
     expect(bad.text).toContain('inputAmount: must be a decimal number (got \\"abc\\")');
-    const q = await ctx.store.db.selectFrom('quarantine').selectAll().where('entity', '=', 'webhook_event').orderBy('id').execute();
+    const q = await ctx.store.db
+      .selectFrom('quarantine')
+      .selectAll()
+      .where('entity', '=', 'webhook_event')
+      .orderBy('id')
+      .execute();
     expect(q.map((r) => r.record_key)).toEqual([null, 'evt-missing', 'evt-bad-amount']);
     expect(q[0]?.raw_text).toBe('{"eventId": "evt-broken", ');
     expect(server.stats().invalid - before.invalid).toBe(3);
-    const stored = await ctx.store.db.selectFrom('webhook_event').select('event_id').where('event_id', 'in', ['evt-missing', 'evt-bad-amount']).execute();
+    const stored = await ctx.store.db
+      .selectFrom('webhook_event')
+      .select('event_id')
+      .where('event_id', 'in', ['evt-missing', 'evt-bad-amount'])
+      .execute();
     expect(stored).toEqual([]);
   });
 
@@ -114,7 +168,11 @@ describeEachStore('webhook receiver', (ctx) => {
     const before = server.stats().drift;
     const ev = makeEvent({ riskScore: 0.123456789, newThing: { a: 1 } });
     expect((await post(server.url, ev)).status).toBe(200);
-    const row = await ctx.store.db.selectFrom('webhook_event').selectAll().where('event_id', '=', ev.eventId as string).executeTakeFirstOrThrow();
+    const row = await ctx.store.db
+      .selectFrom('webhook_event')
+      .selectAll()
+      .where('event_id', '=', ev.eventId as string)
+      .executeTakeFirstOrThrow();
     expect(row.extra_fields).toEqual(['newThing', 'riskScore']);
     expect(JSON.stringify(row.raw)).toContain('newThing');
     expect(server.stats().drift - before).toBe(1);
@@ -128,7 +186,11 @@ describeEachStore('webhook receiver', (ctx) => {
 
 describeEachStore('webhook sender addresses', (ctx) => {
   it('rejects an address that is not a documented sender, and X-Forwarded-For without trustProxy', async () => {
-    const server = await startWebhookServer({ store: ctx.store, config: configWith({ allowedIps: ['34.76.54.194'] }), logger: silentLogger() });
+    const server = await startWebhookServer({
+      store: ctx.store,
+      config: configWith({ allowedIps: ['34.76.54.194'] }),
+      logger: silentLogger(),
+    });
     try {
       expect((await post(server.url, makeEvent())).status).toBe(403);
       expect((await post(server.url, makeEvent(), { 'x-forwarded-for': '34.76.54.194' })).status).toBe(403);
@@ -137,12 +199,19 @@ describeEachStore('webhook sender addresses', (ctx) => {
     } finally {
       await server.close();
     }
-    const n = await ctx.store.db.selectFrom('webhook_event').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+    const n = await ctx.store.db
+      .selectFrom('webhook_event')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirstOrThrow();
     expect(Number(n.n)).toBe(0);
   });
 
   it('honours X-Forwarded-For behind a trusted proxy (right-most entry)', async () => {
-    const server = await startWebhookServer({ store: ctx.store, config: configWith({ allowedIps: ['34.76.54.194'], trustProxy: true }), logger: silentLogger() });
+    const server = await startWebhookServer({
+      store: ctx.store,
+      config: configWith({ allowedIps: ['34.76.54.194'], trustProxy: true }),
+      logger: silentLogger(),
+    });
     try {
       expect((await post(server.url, makeEvent(), { 'x-forwarded-for': '34.76.54.194' })).status).toBe(200);
       // A client-written left entry does not help: the proxy appended the real peer.
@@ -162,7 +231,11 @@ describeEachStore('webhook sender addresses', (ctx) => {
     const results = await Promise.all(sends);
     const acked = events.filter((_, i) => results[i]?.status === 200).map((e) => e.eventId as string);
     expect(acked.length).toBeGreaterThan(0);
-    const rows = await ctx.store.db.selectFrom('webhook_event').select('event_id').where('event_id', 'in', acked).execute();
+    const rows = await ctx.store.db
+      .selectFrom('webhook_event')
+      .select('event_id')
+      .where('event_id', 'in', acked)
+      .execute();
     expect(rows).toHaveLength(acked.length);
     // The others were refused (503 or connection closed): the sender retries them, nothing acknowledged is lost.
     expect(results.every((r) => r.status === 200 || r.status === 503 || r.status === 0)).toBe(true);
@@ -175,14 +248,41 @@ describeEachStore('webhook receiver over HTTPS', (ctx) => {
     const dir = mkdtempSync(join(tmpdir(), 'rr-tls-'));
     const cert = join(dir, 'cert.pem');
     const key = join(dir, 'key.pem');
-    const made = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost'], { stdio: 'ignore' });
+    const made = spawnSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+      ],
+      { stdio: 'ignore' },
+    );
     expect(made.status).toBe(0);
-    const server = await startWebhookServer({ store: ctx.store, config: configWith({ tlsCertFile: cert, tlsKeyFile: key }), logger: silentLogger() });
+    const server = await startWebhookServer({
+      store: ctx.store,
+      config: configWith({ tlsCertFile: cert, tlsKeyFile: key }),
+      logger: silentLogger(),
+    });
     try {
       expect(server.url.startsWith('https://')).toBe(true);
       const agent = new Agent({ connect: { rejectUnauthorized: false } });
       const ev = makeEvent();
-      const res = await request(`${server.url}/`, { method: 'POST', body: JSON.stringify(ev), headers: { 'content-type': 'application/json' }, dispatcher: agent });
+      const res = await request(`${server.url}/`, {
+        method: 'POST',
+        body: JSON.stringify(ev),
+        headers: { 'content-type': 'application/json' },
+        dispatcher: agent,
+      });
       expect(res.statusCode).toBe(200);
       await res.body.text();
       await agent.close();

@@ -55,16 +55,22 @@ ${Object.entries(HOOKS)
 async function dump(admin: pg.Client, schema: string): Promise<Record<string, unknown[]>> {
   const q = async (sql: string) => (await admin.query(sql.replaceAll('S.', `${schema}.`))).rows;
   return {
-    partnerOrders: await q(`select order_id, order_state, order_state_updated_at_text from S.partner_order order by order_id`),
+    partnerOrders: await q(
+      `select order_id, order_state, order_state_updated_at_text from S.partner_order order by order_id`,
+    ),
     fills: await q(`select exec_id::text, qty::text, price::text, fee::text from S.exchange_fill order by exec_id`),
     orders: await q(`select ex_ord_id::text, ord_status, cum_qty::text from S.exchange_order order by ex_ord_id`),
     deposits: await q(`select deposit_id::text, amount::text, state from S.exchange_deposit order by deposit_id`),
-    withdrawals: await q(`select withdrawal_id::text, amount::text, state from S.exchange_withdrawal order by withdrawal_id`),
+    withdrawals: await q(
+      `select withdrawal_id::text, amount::text, state from S.exchange_withdrawal order by withdrawal_id`,
+    ),
     // a stale record's age (hours) moves with the clock: only its break, not its figures, must be equal
     breaks: await q(`select code, key, status, case when code like '%STALE' then null else expected end as expected,
                             case when code like '%STALE' then null else actual end as actual,
                             case when code like '%STALE' then null else difference end as difference from S.break order by code, key`),
-    quarantine: await q(`select source, endpoint, record_key, reason from S.quarantine order by source, endpoint, record_key`),
+    quarantine: await q(
+      `select source, endpoint, record_key, reason from S.quarantine order by source, endpoint, record_key`,
+    ),
   };
 }
 
@@ -93,14 +99,21 @@ describe.skipIf(!BASE_URL)('a database that goes away during a run [postgres]', 
   async function terminateWhenHeld(app: string, mode: Mode): Promise<number> {
     await waitFor(
       'a statement held in the hook',
-      async () => (await admin.query(`select 1 from pg_stat_activity where application_name = $1 and wait_event = 'PgSleep'`, [app])).rowCount! > 0,
+      async () =>
+        (
+          await admin.query(`select 1 from pg_stat_activity where application_name = $1 and wait_event = 'PgSleep'`, [
+            app,
+          ])
+        ).rowCount! > 0,
       60_000,
     );
-    const sessions = (await admin.query<{ pid: number; lock: boolean }>(
-      `select a.pid, exists (select 1 from pg_locks l where l.pid = a.pid and l.locktype = 'advisory' and l.granted) as lock
+    const sessions = (
+      await admin.query<{ pid: number; lock: boolean }>(
+        `select a.pid, exists (select 1 from pg_locks l where l.pid = a.pid and l.locktype = 'advisory' and l.granted) as lock
          from pg_stat_activity a where a.application_name = $1`,
-      [app],
-    )).rows;
+        [app],
+      )
+    ).rows;
     const targets = sessions.filter((s) => (mode === 'all' ? true : mode === 'lock' ? s.lock : !s.lock));
     expect(targets.length, `sessions to terminate (${mode})`).toBeGreaterThan(0);
     for (const s of targets) await admin.query('select pg_terminate_backend($1)', [s.pid]);
@@ -108,7 +121,17 @@ describe.skipIf(!BASE_URL)('a database that goes away during a run [postgres]', 
   }
 
   beforeAll(async () => {
-    sb = await startSandbox({ seed: 17, days: 2, ordersPerDay: 8, exchangeOrdersPerDay: 40, fillsPerOrder: 2, discrepancies: true, stateChanges: false, live: false, faults: 'none' });
+    sb = await startSandbox({
+      seed: 17,
+      days: 2,
+      ordersPerDay: 8,
+      exchangeOrdersPerDay: 40,
+      fillsPerOrder: 2,
+      discrepancies: true,
+      stateChanges: false,
+      live: false,
+      faults: 'none',
+    });
     admin = new pg.Client({ connectionString: BASE_URL });
     await admin.connect();
     reports = mkdtempSync(join(tmpdir(), 'rr-dbgone-'));
@@ -128,7 +151,8 @@ describe.skipIf(!BASE_URL)('a database that goes away during a run [postgres]', 
   });
 
   const cases: Array<[Mode, Stage]> = [];
-  for (const stage of ['sync.exchange', 'reconcile', 'report'] as Stage[]) for (const mode of ['all', 'lock', 'workers'] as Mode[]) cases.push([mode, stage]);
+  for (const stage of ['sync.exchange', 'reconcile', 'report'] as Stage[])
+    for (const mode of ['all', 'lock', 'workers'] as Mode[]) cases.push([mode, stage]);
 
   for (const [mode, stage] of cases) {
     it(`terminating ${mode === 'all' ? 'all its sessions' : mode === 'lock' ? 'the run lock session' : 'its workers'} during ${stage}: exit 1, JSON summary, run failed in ${stage}; the next run restores everything`, async () => {
@@ -149,7 +173,9 @@ describe.skipIf(!BASE_URL)('a database that goes away during a run [postgres]', 
       const summary = JSON.parse(result.stdout) as { runId: string; status: string };
       expect(summary.status).toBe('failed');
 
-      const row = (await admin.query(`select status, failed_stage, error from ${w.schema}.run where id = $1`, [summary.runId])).rows[0] as Record<string, string | null>;
+      const row = (
+        await admin.query(`select status, failed_stage, error from ${w.schema}.run where id = $1`, [summary.runId])
+      ).rows[0] as Record<string, string | null>;
       expect(row.status).toBe('failed');
       expect(row.failed_stage).toBe(stage);
       expect(row.error).toMatch(/^database: /);
@@ -158,7 +184,10 @@ describe.skipIf(!BASE_URL)('a database that goes away during a run [postgres]', 
       if (mode === 'lock') expect(row.error).toMatch(/run lock/);
       if (mode === 'all') expect(row.error).toMatch(/run lock|connection was lost|terminat/i);
       // The session lock died with its session, or was released: nobody holds it now.
-      const held = await admin.query(`select 1 from pg_stat_activity a join pg_locks l on l.pid = a.pid where a.application_name = $1 and l.locktype = 'advisory'`, [w.app]);
+      const held = await admin.query(
+        `select 1 from pg_stat_activity a join pg_locks l on l.pid = a.pid where a.application_name = $1 and l.locktype = 'advisory'`,
+        [w.app],
+      );
       expect(held.rowCount).toBe(0);
 
       // A transaction cut in the hook rolled its delete back: the next run must not be held again.
@@ -166,7 +195,14 @@ describe.skipIf(!BASE_URL)('a database that goes away during a run [postgres]', 
       const next = await runCli(['run', '--json', '--no-email'], w.env);
       expect(next.code, brief(next.stderr)).toBe(0);
       expect(await dump(admin, w.schema)).toEqual(reference);
-      recordFigure({ kind: 'fault', name: `db: terminate ${mode === 'all' ? 'all sessions' : mode === 'lock' ? 'the lock session' : 'the workers'} during ${stage}`, db: 'postgres', terminated, lost: 0, duplicated: 0 });
+      recordFigure({
+        kind: 'fault',
+        name: `db: terminate ${mode === 'all' ? 'all sessions' : mode === 'lock' ? 'the lock session' : 'the workers'} during ${stage}`,
+        db: 'postgres',
+        terminated,
+        lost: 0,
+        duplicated: 0,
+      });
     });
   }
 
@@ -182,18 +218,34 @@ describe.skipIf(!BASE_URL)('a database that goes away during a run [postgres]', 
       await migrate(store);
       return store;
     };
-    const schedule = runSchedule({ config, logger: silentLogger(), openStore: openMigrated }, { trigger, signalTarget: stopTarget as never });
+    const schedule = runSchedule(
+      { config, logger: silentLogger(), openStore: openMigrated },
+      { trigger, signalTarget: stopTarget as never },
+    );
     await waitFor('the scheduler to start', () => fire !== undefined, 10_000);
-    const runs = async () => (await admin.query<{ status: string; failed_stage: string | null; trigger: string }>(`select status, failed_stage, trigger from ${w.schema}.run order by started_at`)).rows;
+    const runs = async () =>
+      (
+        await admin.query<{ status: string; failed_stage: string | null; trigger: string }>(
+          `select status, failed_stage, trigger from ${w.schema}.run order by started_at`,
+        )
+      ).rows;
 
     fire!(new Date());
     await terminateWhenHeld(w.app, 'all');
-    await waitFor('the first firing to be recorded as failed', async () => (await runs()).some((r) => r.status === 'failed'), 60_000);
+    await waitFor(
+      'the first firing to be recorded as failed',
+      async () => (await runs()).some((r) => r.status === 'failed'),
+      60_000,
+    );
     await admin.query(`delete from ${w.schema}.rr_pause`);
     // the scheduler is free again once the failed firing has closed its store
     await new Promise((r) => setTimeout(r, 500));
     fire!(new Date());
-    await waitFor('the second firing to succeed', async () => (await runs()).some((r) => r.status === 'succeeded'), 120_000);
+    await waitFor(
+      'the second firing to succeed',
+      async () => (await runs()).some((r) => r.status === 'succeeded'),
+      120_000,
+    );
     stopTarget.emit('SIGTERM', 'SIGTERM');
     await schedule;
     const all = await runs();
@@ -201,6 +253,12 @@ describe.skipIf(!BASE_URL)('a database that goes away during a run [postgres]', 
       ['failed', 'reconcile', 'schedule'], // the firing was cut in its reconcile (paused there)
       ['succeeded', null, 'schedule'],
     ]);
-    recordFigure({ kind: 'fault', name: 'db: schedule survives terminated sessions and fires again', db: 'postgres', lost: 0, duplicated: 0 });
+    recordFigure({
+      kind: 'fault',
+      name: 'db: schedule survives terminated sessions and fires again',
+      db: 'postgres',
+      lost: 0,
+      duplicated: 0,
+    });
   });
 });

@@ -25,7 +25,13 @@ const ALL_FAULTS: FaultProfile = {
   publicRateLimitPerSecond: 10,
 };
 // The client gives up on an answer after 1.5 s (slow answers take 2.5 s) and retries quickly.
-const CONFIG_HTTP = { bodyTimeoutMs: 1_500, connectTimeoutMs: 1_500, retryBaseMs: 50, retryMaxMs: 1_000, maxRetries: 8 };
+const CONFIG_HTTP = {
+  bodyTimeoutMs: 1_500,
+  connectTimeoutMs: 1_500,
+  retryBaseMs: 50,
+  retryMaxMs: 1_000,
+  maxRetries: 8,
+};
 const RUN = ['run', '--no-email', '--json', '--wait'];
 
 interface Summary {
@@ -45,7 +51,15 @@ for (const kind of storeKinds) {
     let sb: Sandbox;
     beforeAll(async () => {
       // The malformed record is planted when the sandbox starts: both runs see it.
-      sb = await startSandbox({ seed: 23, days: 3, ordersPerDay: 20, fillsPerOrder: 2, discrepancies: true, live: false, faults: ALL_FAULTS });
+      sb = await startSandbox({
+        seed: 23,
+        days: 3,
+        ordersPerDay: 20,
+        fillsPerOrder: 2,
+        discrepancies: true,
+        live: false,
+        faults: ALL_FAULTS,
+      });
     });
     afterAll(async () => {
       await sb?.close();
@@ -67,7 +81,9 @@ for (const kind of storeKinds) {
         expect(b.code, brief(b.stderr)).toBe(0);
         const summary = JSON.parse(b.stdout) as Summary;
         expect(summary.status).toBe('succeeded');
-        const retries = Object.values(summary.requests).flatMap((es) => Object.values(es)).reduce((n, e) => n + e.retries, 0);
+        const retries = Object.values(summary.requests)
+          .flatMap((es) => Object.values(es))
+          .reduce((n, e) => n + e.retries, 0);
         // Faults did fire: the client retried.
         expect(retries).toBeGreaterThanOrEqual(5);
 

@@ -36,7 +36,10 @@ export function figuresDir(): string {
 export function recordFigure(figure: Figure): void {
   const dir = figuresDir();
   mkdirSync(dir, { recursive: true });
-  appendFileSync(join(dir, `figures-${process.pid}.jsonl`), `${JSON.stringify({ ...figure, at: new Date().toISOString() })}\n`);
+  appendFileSync(
+    join(dir, `figures-${process.pid}.jsonl`),
+    `${JSON.stringify({ ...figure, at: new Date().toISOString() })}\n`,
+  );
 }
 
 export function readFigures(dir = figuresDir()): Figure[] {

@@ -9,7 +9,15 @@ import { compare, dropTemplate, openTarget, seeded, type Dump } from './world.js
 /** The stages a kill lands in; sync counts twice (exchange and partner are separate stages). */
 export const KILL_STAGES = ['sync.exchange', 'sync.partner', 'reconcile', 'report'] as const;
 
-const SANDBOX = { seed: 17, days: 3, ordersPerDay: 20, fillsPerOrder: 2, discrepancies: true, live: false, faults: 'none' as const };
+const SANDBOX = {
+  seed: 17,
+  days: 3,
+  ordersPerDay: 20,
+  fillsPerOrder: 2,
+  discrepancies: true,
+  live: false,
+  faults: 'none' as const,
+};
 const RUN = ['run', '--no-email', '--json', '--wait'];
 
 interface Summary {
@@ -74,7 +82,10 @@ export function killSuite(kind: StoreKind, points: number, seed: number): void {
     });
 
     const rng = seeded(seed);
-    const plan = Array.from({ length: points }, (_, i) => ({ stage: KILL_STAGES[i % KILL_STAGES.length]!, fraction: rng() }));
+    const plan = Array.from({ length: points }, (_, i) => ({
+      stage: KILL_STAGES[i % KILL_STAGES.length]!,
+      fraction: rng(),
+    }));
 
     for (const [i, p] of plan.entries()) {
       it(`kill ${i + 1}: in ${p.stage} at ${(p.fraction * 100).toFixed(0)}% of its length`, async () => {
@@ -98,7 +109,18 @@ export function killSuite(kind: StoreKind, points: number, seed: number): void {
           const { lost, duplicated, diff } = compare(reference, await t.dump());
           // Named by the stage the kill landed in (a short stage may have ended before the moment).
           const name = `${killedIn ?? p.stage} (aimed at ${p.stage} +${used} ms) #${i + 1} [${kind}]`;
-          if (wasKilled) recordFigure({ kind: 'kill', name, db: kind, stage: p.stage, killedIn, delayMs: used, seed, lost, duplicated });
+          if (wasKilled)
+            recordFigure({
+              kind: 'kill',
+              name,
+              db: kind,
+              stage: p.stage,
+              killedIn,
+              delayMs: used,
+              seed,
+              lost,
+              duplicated,
+            });
           else recordFigure({ kind: 'lost', name: `not killed: ${name}`, count: lost, db: kind });
           expect(diff).toEqual([]);
           expect(lost).toBe(0);
@@ -113,7 +135,11 @@ export function killSuite(kind: StoreKind, points: number, seed: number): void {
 }
 
 /** Runs the CLI and kills it with SIGKILL `delay` ms after `stage` starts; killedIn is the stage it was in, or null when the run ended first. */
-async function killAt(env: NodeJS.ProcessEnv, stage: string, delay: number): Promise<{ killedIn: string | null; used: number }> {
+async function killAt(
+  env: NodeJS.ProcessEnv,
+  stage: string,
+  delay: number,
+): Promise<{ killedIn: string | null; used: number }> {
   const child = startCli(RUN, env);
   let killedIn: string | null = null;
   let seen = 0;
@@ -123,7 +149,9 @@ async function killAt(env: NodeJS.ProcessEnv, stage: string, delay: number): Pro
     for (const l of lines.slice(seen)) {
       if (l.msg === 'stage started' && l.stage === stage && !timer)
         timer = setTimeout(() => {
-          const current = logLines(child.stderr()).filter((x) => x.msg === 'stage started').at(-1);
+          const current = logLines(child.stderr())
+            .filter((x) => x.msg === 'stage started')
+            .at(-1);
           killedIn = String(current?.stage ?? stage);
           child.child.kill('SIGKILL');
         }, delay);

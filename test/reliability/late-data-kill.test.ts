@@ -3,7 +3,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../sandbox/index.js';
 import { MS_PER_DAY } from '../../src/util/dates.js';
 import { storeKinds } from '../helpers/db.js';
-import { brief, logLines, openCliWorld, ROOT, runCli, startCli, startGateProxy, waitFor, type CliWorld, type GateProxy } from '../e2e/helpers.js';
+import {
+  brief,
+  logLines,
+  openCliWorld,
+  ROOT,
+  runCli,
+  startCli,
+  startGateProxy,
+  waitFor,
+  type CliWorld,
+  type GateProxy,
+} from '../e2e/helpers.js';
 import { recordFigure } from './figures.js';
 
 /**
@@ -29,7 +40,18 @@ for (const kind of storeKinds) {
     const env = () => ({ ...world!.env, RAMP_RECON_TEST_CLOCK_OFFSET_MS: String(sandbox.data.clock() - Date.now()) });
 
     beforeAll(async () => {
-      sandbox = await startSandbox({ seed: 29, days: 4, ordersPerDay: 20, exchangeOrdersPerDay: 16, fillsPerOrder: 2, lateEvents: true, lateEventsAgeDays: 2, live: true, faults: 'none', now: NIGHT_1 });
+      sandbox = await startSandbox({
+        seed: 29,
+        days: 4,
+        ordersPerDay: 20,
+        exchangeOrdersPerDay: 16,
+        fillsPerOrder: 2,
+        lateEvents: true,
+        lateEventsAgeDays: 2,
+        live: true,
+        faults: 'none',
+        now: NIGHT_1,
+      });
       world = await openCliWorld(kind, 'late-kill', sandbox.env, { partner: { feeRate: sandbox.partnerFeeRate } });
     });
 
@@ -42,7 +64,9 @@ for (const kind of storeKinds) {
       const first = await runCli(RUN, env(), ROOT, CLOCKED_CLI);
       expect(first.code, brief(first.stderr)).toBe(0);
       const held = sandbox.expectedBreaks().find((b) => b.case === 'publish-fill')!;
-      expect((JSON.parse(first.stdout) as Summary).breaks.map((b) => `${b.code} ${b.key}`)).toContain(`${held.code} ${held.key}`);
+      expect((JSON.parse(first.stdout) as Summary).breaks.map((b) => `${b.code} ${b.key}`)).toContain(
+        `${held.code} ${held.key}`,
+      );
 
       sandbox.elapse(MS_PER_DAY);
       sandbox.releaseLate('publish-fill');
@@ -52,8 +76,18 @@ for (const kind of storeKinds) {
       const partnerGate: GateProxy = await startGateProxy(new URL(sandbox.env.PARTNER_API_URL!).origin);
       try {
         partnerGate.close();
-        const child = startCli(RUN, { ...env(), PARTNER_API_URL: partnerGate.via(sandbox.env.PARTNER_API_URL!) }, ROOT, CLOCKED_CLI);
-        await waitFor('the partner sync to wait at the gate', () => partnerGate.requests > 0 && logLines(child.stderr()).some((l) => l.msg === 'stage finished' && l.stage === 'sync.exchange'));
+        const child = startCli(
+          RUN,
+          { ...env(), PARTNER_API_URL: partnerGate.via(sandbox.env.PARTNER_API_URL!) },
+          ROOT,
+          CLOCKED_CLI,
+        );
+        await waitFor(
+          'the partner sync to wait at the gate',
+          () =>
+            partnerGate.requests > 0 &&
+            logLines(child.stderr()).some((l) => l.msg === 'stage finished' && l.stage === 'sync.exchange'),
+        );
         child.child.kill('SIGKILL');
         const killed = await child.done;
         expect(killed.signal, brief(killed.stderr)).toBe('SIGKILL');
@@ -69,8 +103,16 @@ for (const kind of storeKinds) {
       expect(summary.status).toBe('succeeded');
       // Judged by the next run, whose sync fetched nothing of it: the break of two days back resolves.
       expect(summary.breaks.map((b) => `${b.code} ${b.key}`)).not.toContain(`${held.code} ${held.key}`);
-      expect(summary.lateData.breaks).toContainEqual(expect.objectContaining({ code: held.code, key: held.key, event: 'resolved' }));
-      recordFigure({ kind: 'kill', name: `after sync, before reconcile, with a late fill [${kind}]`, db: kind, lost: 0, duplicated: 0 });
+      expect(summary.lateData.breaks).toContainEqual(
+        expect.objectContaining({ code: held.code, key: held.key, event: 'resolved' }),
+      );
+      recordFigure({
+        kind: 'kill',
+        name: `after sync, before reconcile, with a late fill [${kind}]`,
+        db: kind,
+        lost: 0,
+        duplicated: 0,
+      });
     });
   });
 }

@@ -18,7 +18,10 @@ if (!url || !file || !(rate > 0) || !(seconds > 0) || !(maxInFlight > 0)) {
   process.stderr.write('usage: load-generator.mjs <receiverUrl> <bodiesFile> <rate> <seconds> <maxInFlight>\n');
   process.exit(2);
 }
-const bodies = readFileSync(file, 'utf8').split('\n').filter((line) => line.length > 0).map((line) => Buffer.from(line, 'utf8'));
+const bodies = readFileSync(file, 'utf8')
+  .split('\n')
+  .filter((line) => line.length > 0)
+  .map((line) => Buffer.from(line, 'utf8'));
 const total = Math.min(bodies.length, Math.floor(rate * seconds));
 const pool = new Pool(url, { connections: Math.min(maxInFlight, 128), pipelining: 1, keepAliveTimeout: 30_000 });
 const latencies = new Float64Array(total);
@@ -36,7 +39,12 @@ async function send(i) {
   const t0 = performance.now();
   let status;
   try {
-    const res = await pool.request({ path: '/webhooks/orders', method: 'POST', headers: { 'content-type': 'application/json' }, body: bodies[i] });
+    const res = await pool.request({
+      path: '/webhooks/orders',
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: bodies[i],
+    });
     await res.body.text();
     status = res.statusCode;
   } catch {
@@ -65,7 +73,8 @@ await new Promise((resolve) => {
     }
     // All sent, or a receiver so slow that three times the planned span passed: stop sending.
     if (next >= total || elapsed >= seconds * 3) {
-      if (next < total) process.stderr.write(`sender stopped after ${next} of ${total}: the receiver did not keep up\n`);
+      if (next < total)
+        process.stderr.write(`sender stopped after ${next} of ${total}: the receiver did not keep up\n`);
       stopped = true;
       sendSeconds = elapsed;
       done();
@@ -77,4 +86,6 @@ const elapsed = (performance.now() - started) / 1000;
 await pool.close();
 const sorted = Array.from(latencies.subarray(0, answered)).sort((a, b) => a - b);
 const pct = (p) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : 0);
-process.stdout.write(`${JSON.stringify({ sent: answered, seconds: elapsed, sendSeconds, statuses, p50Ms: pct(50), p99Ms: pct(99), maxMs: sorted.at(-1) ?? 0, worstLagMs })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ sent: answered, seconds: elapsed, sendSeconds, statuses, p50Ms: pct(50), p99Ms: pct(99), maxMs: sorted.at(-1) ?? 0, worstLagMs })}\n`,
+);

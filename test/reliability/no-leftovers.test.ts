@@ -16,7 +16,17 @@ import { recordFigure } from './figures.js';
 describe.skipIf(!existsSync(CLI))('no leftovers after a kill -9 during report', () => {
   let sb: Sandbox;
   beforeAll(async () => {
-    sb = await startSandbox({ seed: 5, days: 2, ordersPerDay: 20, exchangeOrdersPerDay: 300, fillsPerOrder: 3, discrepancies: true, stateChanges: false, live: false, faults: 'none' });
+    sb = await startSandbox({
+      seed: 5,
+      days: 2,
+      ordersPerDay: 20,
+      exchangeOrdersPerDay: 300,
+      fillsPerOrder: 3,
+      discrepancies: true,
+      stateChanges: false,
+      live: false,
+      faults: 'none',
+    });
   });
   afterAll(() => sb?.close());
 
@@ -30,8 +40,15 @@ describe.skipIf(!existsSync(CLI))('no leftovers after a kill -9 during report', 
           pg = await createTestStore('postgres');
           await pg.store.close();
         }
-        const env = childEnv({ ...sb.env, DATABASE_URL: pg?.url, RAMP_RECON_DATA_DIR: join(dir, 'data'), REPORTS_DIR: reports, LOG_LEVEL: 'warn' });
-        const open = (): Promise<Store> => (pg ? openStore({ url: pg.url, schema: pg.schema }) : openStore({ dataDir: join(dir, 'data') }));
+        const env = childEnv({
+          ...sb.env,
+          DATABASE_URL: pg?.url,
+          RAMP_RECON_DATA_DIR: join(dir, 'data'),
+          REPORTS_DIR: reports,
+          LOG_LEVEL: 'warn',
+        });
+        const open = (): Promise<Store> =>
+          pg ? openStore({ url: pg.url, schema: pg.schema }) : openStore({ dataDir: join(dir, 'data') });
 
         // The reports folder exists before the run, so it can be watched from the start.
         mkdirSync(reports, { recursive: true });
@@ -60,7 +77,11 @@ describe.skipIf(!existsSync(CLI))('no leftovers after a kill -9 during report', 
 
         const store = await open();
         try {
-          const rows = await store.db.selectFrom('run').select(['id', 'status', 'failed_stage', 'error', 'period_from']).orderBy('started_at').execute();
+          const rows = await store.db
+            .selectFrom('run')
+            .select(['id', 'status', 'failed_stage', 'error', 'period_from'])
+            .orderBy('started_at')
+            .execute();
           expect(rows).toHaveLength(2);
           expect(rows[0]).toMatchObject({ status: 'failed', failed_stage: 'report', period_from: day(3) });
           expect(rows[0]!.error).toMatch(/^interrupted in stage report: /);
@@ -68,7 +89,13 @@ describe.skipIf(!existsSync(CLI))('no leftovers after a kill -9 during report', 
         } finally {
           await store.close();
         }
-        recordFigure({ kind: 'kill', name: `report: kill -9 while the workbook is written [${kind}]`, db: kind, lost: 0, duplicated: 0 });
+        recordFigure({
+          kind: 'kill',
+          name: `report: kill -9 while the workbook is written [${kind}]`,
+          db: kind,
+          lost: 0,
+          duplicated: 0,
+        });
       } finally {
         await pg?.drop().catch(() => {});
         rmSync(dir, { recursive: true, force: true });

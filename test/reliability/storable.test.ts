@@ -11,7 +11,14 @@ import type { HttpResponse } from '../../src/http/client.js';
 import type { PartnerClient } from '../../src/sources/partner/client.js';
 import { syncExchange } from '../../src/stages/sync-exchange.js';
 import { syncPartner } from '../../src/stages/sync-partner.js';
-import { FAKE_NOW, makeData, startFakeExchange, type FakeData, type FakeExchange, fakeExchangeConfigFile } from '../integration/exchange-fake-api.js';
+import {
+  FAKE_NOW,
+  makeData,
+  startFakeExchange,
+  type FakeData,
+  type FakeExchange,
+  fakeExchangeConfigFile,
+} from '../integration/exchange-fake-api.js';
 import { recordFigure } from './figures.js';
 import { calendarIssue, fitsBigint, numericRangeIssue } from '../../src/sources/common/storable.js';
 
@@ -49,67 +56,309 @@ const LONG = /longer than 200 characters/;
 const CASES: Case[] = [
   // fills
   { name: 'fill: exOrdId of 20 digits', entity: 'fill', patch: `"exOrdId":${DIG20}`, field: 'exOrdId', reason: BIGINT },
-  { name: 'fill: tradeId of 20 digits', entity: 'fill', patch: `"tradeId":"${DIG20}"`, field: 'tradeId', reason: BIGINT },
-  { name: 'fill: exOrdId 2^63', entity: 'fill', patch: '"exOrdId":"9223372036854775808"', field: 'exOrdId', reason: BIGINT },
+  {
+    name: 'fill: tradeId of 20 digits',
+    entity: 'fill',
+    patch: `"tradeId":"${DIG20}"`,
+    field: 'tradeId',
+    reason: BIGINT,
+  },
+  {
+    name: 'fill: exOrdId 2^63',
+    entity: 'fill',
+    patch: '"exOrdId":"9223372036854775808"',
+    field: 'exOrdId',
+    reason: BIGINT,
+  },
   { name: 'fill: qty 1e200000', entity: 'fill', patch: '"qty":"1e200000"', field: 'qty', reason: TOO_BIG },
   { name: 'fill: price 1e-20000', entity: 'fill', patch: '"price":1e-20000', field: 'price', reason: TOO_FINE },
   { name: 'fill: fee 1e131072', entity: 'fill', patch: '"fee":"1E131072"', field: 'fee', reason: TOO_BIG },
-  { name: 'fill: qty with 16384 decimals', entity: 'fill', patch: `"qty":"0.${'0'.repeat(16383)}1"`, field: 'qty', reason: TOO_FINE },
+  {
+    name: 'fill: qty with 16384 decimals',
+    entity: 'fill',
+    patch: `"qty":"0.${'0'.repeat(16383)}1"`,
+    field: 'qty',
+    reason: TOO_FINE,
+  },
   { name: 'fill: NUL in symbol', entity: 'fill', patch: '"symbol":"BTC\\u0000USD"', field: 'symbol', reason: NUL },
-  { name: 'fill: lone high surrogate in symbol', entity: 'fill', patch: '"symbol":"BTC\\ud800"', field: 'symbol', reason: SURROGATE },
+  {
+    name: 'fill: lone high surrogate in symbol',
+    entity: 'fill',
+    patch: '"symbol":"BTC\\ud800"',
+    field: 'symbol',
+    reason: SURROGATE,
+  },
   { name: 'fill: NUL in a key', entity: 'fill', patch: '"no\\u0000te":1', field: 'no\\u0000te', reason: NUL },
-  { name: 'fill: lone low surrogate nested', entity: 'fill', patch: '"extra":{"a":["ok","\\udc00"]}', field: 'extra.a.1', reason: SURROGATE },
-  { name: 'fill: symbol of 201 characters', entity: 'fill', patch: `"symbol":"${'S'.repeat(201)}"`, field: 'symbol', reason: LONG },
-  { name: 'fill: timestamp in microseconds', entity: 'fill', patch: '"timestamp":1762000000000000', field: 'timestamp', reason: /epoch milliseconds/ },
-  { name: 'fill: price not a number', entity: 'fill', patch: '"price":"abc"', field: 'price', reason: /decimal number/ },
+  {
+    name: 'fill: lone low surrogate nested',
+    entity: 'fill',
+    patch: '"extra":{"a":["ok","\\udc00"]}',
+    field: 'extra.a.1',
+    reason: SURROGATE,
+  },
+  {
+    name: 'fill: symbol of 201 characters',
+    entity: 'fill',
+    patch: `"symbol":"${'S'.repeat(201)}"`,
+    field: 'symbol',
+    reason: LONG,
+  },
+  {
+    name: 'fill: timestamp in microseconds',
+    entity: 'fill',
+    patch: '"timestamp":1762000000000000',
+    field: 'timestamp',
+    reason: /epoch milliseconds/,
+  },
+  {
+    name: 'fill: price not a number',
+    entity: 'fill',
+    patch: '"price":"abc"',
+    field: 'price',
+    reason: /decimal number/,
+  },
   { name: 'fill: unknown side', entity: 'fill', patch: '"side":"HOLD"', field: 'side', reason: /one of BUY, SELL/ },
-  { name: 'fill: negative exOrdId', entity: 'fill', patch: '"exOrdId":-5', field: 'exOrdId', reason: /non-negative integer id/ },
+  {
+    name: 'fill: negative exOrdId',
+    entity: 'fill',
+    patch: '"exOrdId":-5',
+    field: 'exOrdId',
+    reason: /non-negative integer id/,
+  },
   { name: 'fill: fee missing', entity: 'fill', patch: '', drop: ['fee'], field: 'fee', reason: /got nothing/ },
   { name: 'fill: execId 1e200000', entity: 'fill', patch: '"execId":1e200000', field: 'execId', reason: BIGINT },
   { name: 'fill: symbol a number', entity: 'fill', patch: '"symbol":5', field: 'symbol', reason: /must be a string/ },
   // exchange orders
-  { name: 'order: exOrdId of 20 digits', entity: 'exchange_order', patch: `"exOrdId":"${DIG20}"`, field: 'exOrdId', reason: BIGINT },
-  { name: 'order: cumQty 1e200000', entity: 'exchange_order', patch: '"cumQty":1e200000', field: 'cumQty', reason: TOO_BIG },
-  { name: 'order: avgPx 1e-20000', entity: 'exchange_order', patch: '"avgPx":"1e-20000"', field: 'avgPx', reason: TOO_FINE },
+  {
+    name: 'order: exOrdId of 20 digits',
+    entity: 'exchange_order',
+    patch: `"exOrdId":"${DIG20}"`,
+    field: 'exOrdId',
+    reason: BIGINT,
+  },
+  {
+    name: 'order: cumQty 1e200000',
+    entity: 'exchange_order',
+    patch: '"cumQty":1e200000',
+    field: 'cumQty',
+    reason: TOO_BIG,
+  },
+  {
+    name: 'order: avgPx 1e-20000',
+    entity: 'exchange_order',
+    patch: '"avgPx":"1e-20000"',
+    field: 'avgPx',
+    reason: TOO_FINE,
+  },
   { name: 'order: NUL in text', entity: 'exchange_order', patch: '"text":"a\\u0000b"', field: 'text', reason: NUL },
-  { name: 'order: lone surrogate in clOrdId', entity: 'exchange_order', patch: '"clOrdId":"c\\udbff"', field: 'clOrdId', reason: SURROGATE },
-  { name: 'order: symbol of 300 characters', entity: 'exchange_order', patch: `"symbol":"${'x'.repeat(300)}"`, field: 'symbol', reason: LONG },
-  { name: 'order: unknown status', entity: 'exchange_order', patch: '"ordStatus":"WEIRD"', field: 'ordStatus', reason: /one of OPEN/ },
-  { name: 'order: price 1e131072', entity: 'exchange_order', patch: '"price":"1e131072"', field: 'price', reason: TOO_BIG },
+  {
+    name: 'order: lone surrogate in clOrdId',
+    entity: 'exchange_order',
+    patch: '"clOrdId":"c\\udbff"',
+    field: 'clOrdId',
+    reason: SURROGATE,
+  },
+  {
+    name: 'order: symbol of 300 characters',
+    entity: 'exchange_order',
+    patch: `"symbol":"${'x'.repeat(300)}"`,
+    field: 'symbol',
+    reason: LONG,
+  },
+  {
+    name: 'order: unknown status',
+    entity: 'exchange_order',
+    patch: '"ordStatus":"WEIRD"',
+    field: 'ordStatus',
+    reason: /one of OPEN/,
+  },
+  {
+    name: 'order: price 1e131072',
+    entity: 'exchange_order',
+    patch: '"price":"1e131072"',
+    field: 'price',
+    reason: TOO_BIG,
+  },
   // deposits
-  { name: 'deposit: amount 1e200000', entity: 'deposit', patch: '"amount":"1e200000"', field: 'amount', reason: TOO_BIG },
-  { name: 'deposit: amount 1e-20000', entity: 'deposit', patch: '"amount":1e-20000', field: 'amount', reason: TOO_FINE },
-  { name: 'deposit: depositId of 201 characters', entity: 'deposit', patch: `"depositId":"${'d'.repeat(201)}"`, field: 'depositId', reason: LONG },
+  {
+    name: 'deposit: amount 1e200000',
+    entity: 'deposit',
+    patch: '"amount":"1e200000"',
+    field: 'amount',
+    reason: TOO_BIG,
+  },
+  {
+    name: 'deposit: amount 1e-20000',
+    entity: 'deposit',
+    patch: '"amount":1e-20000',
+    field: 'amount',
+    reason: TOO_FINE,
+  },
+  {
+    name: 'deposit: depositId of 201 characters',
+    entity: 'deposit',
+    patch: `"depositId":"${'d'.repeat(201)}"`,
+    field: 'depositId',
+    reason: LONG,
+  },
   { name: 'deposit: NUL in txHash', entity: 'deposit', patch: '"txHash":"0x\\u0000"', field: 'txHash', reason: NUL },
-  { name: 'deposit: lone surrogate in address', entity: 'deposit', patch: '"address":"\\ud834addr"', field: 'address', reason: SURROGATE },
-  { name: 'deposit: currency of 250 characters', entity: 'deposit', patch: `"currency":"${'C'.repeat(250)}"`, field: 'currency', reason: LONG },
-  { name: 'deposit: txHash of 300 characters', entity: 'deposit', patch: `"txHash":"0x${'f'.repeat(298)}"`, field: 'txHash', reason: LONG },
-  { name: 'deposit: unknown state', entity: 'deposit', patch: '"state":"X"', field: 'state', reason: /one of REJECTED/ },
-  { name: 'deposit: negative timestamp', entity: 'deposit', patch: '"timestamp":-1', field: 'timestamp', reason: /epoch milliseconds/ },
+  {
+    name: 'deposit: lone surrogate in address',
+    entity: 'deposit',
+    patch: '"address":"\\ud834addr"',
+    field: 'address',
+    reason: SURROGATE,
+  },
+  {
+    name: 'deposit: currency of 250 characters',
+    entity: 'deposit',
+    patch: `"currency":"${'C'.repeat(250)}"`,
+    field: 'currency',
+    reason: LONG,
+  },
+  {
+    name: 'deposit: txHash of 300 characters',
+    entity: 'deposit',
+    patch: `"txHash":"0x${'f'.repeat(298)}"`,
+    field: 'txHash',
+    reason: LONG,
+  },
+  {
+    name: 'deposit: unknown state',
+    entity: 'deposit',
+    patch: '"state":"X"',
+    field: 'state',
+    reason: /one of REJECTED/,
+  },
+  {
+    name: 'deposit: negative timestamp',
+    entity: 'deposit',
+    patch: '"timestamp":-1',
+    field: 'timestamp',
+    reason: /epoch milliseconds/,
+  },
   // withdrawals
-  { name: 'withdrawal: amount 1e200000', entity: 'withdrawal', patch: '"amount":1e200000', field: 'amount', reason: TOO_BIG },
+  {
+    name: 'withdrawal: amount 1e200000',
+    entity: 'withdrawal',
+    patch: '"amount":1e200000',
+    field: 'amount',
+    reason: TOO_BIG,
+  },
   { name: 'withdrawal: fee 1e-16384', entity: 'withdrawal', patch: '"fee":"1e-16384"', field: 'fee', reason: TOO_FINE },
-  { name: 'withdrawal: NUL in beneficiary', entity: 'withdrawal', patch: '"beneficiary":"\\u0000"', field: 'beneficiary', reason: NUL },
-  { name: 'withdrawal: withdrawalId of 20000 characters', entity: 'withdrawal', patch: `"withdrawalId":"${'w'.repeat(20_000)}"`, field: 'withdrawalId', reason: LONG },
-  { name: 'withdrawal: lone surrogate in currency', entity: 'withdrawal', patch: '"currency":"\\udfff"', field: 'currency', reason: SURROGATE },
-  { name: 'withdrawal: unknown state', entity: 'withdrawal', patch: '"state":"DONE"', field: 'state', reason: /one of REJECTED/ },
+  {
+    name: 'withdrawal: NUL in beneficiary',
+    entity: 'withdrawal',
+    patch: '"beneficiary":"\\u0000"',
+    field: 'beneficiary',
+    reason: NUL,
+  },
+  {
+    name: 'withdrawal: withdrawalId of 20000 characters',
+    entity: 'withdrawal',
+    patch: `"withdrawalId":"${'w'.repeat(20_000)}"`,
+    field: 'withdrawalId',
+    reason: LONG,
+  },
+  {
+    name: 'withdrawal: lone surrogate in currency',
+    entity: 'withdrawal',
+    patch: '"currency":"\\udfff"',
+    field: 'currency',
+    reason: SURROGATE,
+  },
+  {
+    name: 'withdrawal: unknown state',
+    entity: 'withdrawal',
+    patch: '"state":"DONE"',
+    field: 'state',
+    reason: /one of REJECTED/,
+  },
   // partner orders
-  { name: 'partner order: networkFee 1e-20000', entity: 'partner_order', patch: '"networkFee":"1e-20000"', field: 'networkFee', reason: TOO_FINE },
-  { name: 'partner order: inputAmount 1e200000', entity: 'partner_order', patch: '"inputAmount":1e200000', field: 'inputAmount', reason: TOO_BIG },
-  { name: 'partner order: createdAt 2026-02-30', entity: 'partner_order', patch: '"createdAt":"2026-02-30T10:00:00Z"', field: 'createdAt', reason: /2026-02-30 is not a calendar date/ },
-  { name: 'partner order: orderStateUpdatedAt in year 0000', entity: 'partner_order', patch: '"orderStateUpdatedAt":"0000-01-01T00:00:00Z"', field: 'orderStateUpdatedAt', reason: /year 0000/ },
-  { name: 'partner order: 25:00 o\'clock', entity: 'partner_order', patch: '"orderStateUpdatedAt":"2026-11-20T25:00:00Z"', field: 'orderStateUpdatedAt', reason: /not a time of day/ },
-  { name: 'partner order: orderId of 20000 characters', entity: 'partner_order', patch: `"orderId":"${'o'.repeat(20_000)}"`, field: 'orderId', reason: LONG },
-  { name: 'partner order: orderId a number of 20000 digits', entity: 'partner_order', patch: `"orderId":${'7'.repeat(20_000)}`, field: 'orderId', reason: /must be a non-empty string/ },
-  { name: 'partner order: NUL in userId', entity: 'partner_order', patch: '"userId":"u\\u0000"', field: 'userId', reason: NUL },
-  { name: 'partner order: lone surrogate in a key', entity: 'partner_order', patch: '"x\\ud800":1', field: 'x\\ud800', reason: SURROGATE },
-  { name: 'partner order: transactionHash of 300 characters', entity: 'partner_order', patch: `"transactionHash":"${'h'.repeat(300)}"`, field: 'transactionHash', reason: LONG },
-  { name: 'partner order: networkFee not a number', entity: 'partner_order', patch: '"networkFee":"1,5"', field: 'networkFee', reason: /decimal number/ },
+  {
+    name: 'partner order: networkFee 1e-20000',
+    entity: 'partner_order',
+    patch: '"networkFee":"1e-20000"',
+    field: 'networkFee',
+    reason: TOO_FINE,
+  },
+  {
+    name: 'partner order: inputAmount 1e200000',
+    entity: 'partner_order',
+    patch: '"inputAmount":1e200000',
+    field: 'inputAmount',
+    reason: TOO_BIG,
+  },
+  {
+    name: 'partner order: createdAt 2026-02-30',
+    entity: 'partner_order',
+    patch: '"createdAt":"2026-02-30T10:00:00Z"',
+    field: 'createdAt',
+    reason: /2026-02-30 is not a calendar date/,
+  },
+  {
+    name: 'partner order: orderStateUpdatedAt in year 0000',
+    entity: 'partner_order',
+    patch: '"orderStateUpdatedAt":"0000-01-01T00:00:00Z"',
+    field: 'orderStateUpdatedAt',
+    reason: /year 0000/,
+  },
+  {
+    name: "partner order: 25:00 o'clock",
+    entity: 'partner_order',
+    patch: '"orderStateUpdatedAt":"2026-11-20T25:00:00Z"',
+    field: 'orderStateUpdatedAt',
+    reason: /not a time of day/,
+  },
+  {
+    name: 'partner order: orderId of 20000 characters',
+    entity: 'partner_order',
+    patch: `"orderId":"${'o'.repeat(20_000)}"`,
+    field: 'orderId',
+    reason: LONG,
+  },
+  {
+    name: 'partner order: orderId a number of 20000 digits',
+    entity: 'partner_order',
+    patch: `"orderId":${'7'.repeat(20_000)}`,
+    field: 'orderId',
+    reason: /must be a non-empty string/,
+  },
+  {
+    name: 'partner order: NUL in userId',
+    entity: 'partner_order',
+    patch: '"userId":"u\\u0000"',
+    field: 'userId',
+    reason: NUL,
+  },
+  {
+    name: 'partner order: lone surrogate in a key',
+    entity: 'partner_order',
+    patch: '"x\\ud800":1',
+    field: 'x\\ud800',
+    reason: SURROGATE,
+  },
+  {
+    name: 'partner order: transactionHash of 300 characters',
+    entity: 'partner_order',
+    patch: `"transactionHash":"${'h'.repeat(300)}"`,
+    field: 'transactionHash',
+    reason: LONG,
+  },
+  {
+    name: 'partner order: networkFee not a number',
+    entity: 'partner_order',
+    patch: '"networkFee":"1,5"',
+    field: 'networkFee',
+    reason: /decimal number/,
+  },
 ];
 
 /** The good record's JSON with the case's fields dropped and its patch and a marker spliced in. */
 function malformedText(good: Record<string, unknown>, c: Case, marker: string): string {
-  const kept = Object.fromEntries(Object.entries(good).filter(([k]) => !(c.drop ?? []).includes(k) && !new RegExp(`^"${k}":`).test(c.patch)));
+  const kept = Object.fromEntries(
+    Object.entries(good).filter(([k]) => !(c.drop ?? []).includes(k) && !new RegExp(`^"${k}":`).test(c.patch)),
+  );
   const base = JSON.stringify(kept);
   return `${base.slice(0, -1)},"case":"${marker}"${c.patch ? `,${c.patch}` : ''}}`;
 }
@@ -147,7 +396,11 @@ function plantExchange(data: FakeData): Map<number, string> {
 }
 
 async function quarantineOf(store: Store) {
-  return store.db.selectFrom('quarantine').select(['entity', 'record_key', 'reason', 'raw_text', 'resolved_at']).orderBy('id').execute();
+  return store.db
+    .selectFrom('quarantine')
+    .select(['entity', 'record_key', 'reason', 'raw_text', 'resolved_at'])
+    .orderBy('id')
+    .execute();
 }
 
 /** Each planted case has a quarantine entry of its entity whose reason names its field first. */
@@ -157,7 +410,10 @@ function expectCasesQuarantined(q: Awaited<ReturnType<typeof quarantineOf>>, ent
     const entry = q.find((r) => r.raw_text.includes(`"case":"${marker(i)}"`));
     expect(entry, c.name).toBeDefined();
     expect(entry!.entity, c.name).toBe(c.entity);
-    expect(entry!.reason.startsWith(`${c.field}: `) || entry!.reason.includes(`; ${c.field}: `), `${c.name}: ${entry!.reason}`).toBe(true);
+    expect(
+      entry!.reason.startsWith(`${c.field}: `) || entry!.reason.includes(`; ${c.field}: `),
+      `${c.name}: ${entry!.reason}`,
+    ).toBe(true);
     expect(entry!.reason, c.name).toMatch(c.reason);
   });
 }
@@ -190,7 +446,12 @@ describeEachStore('storable: exchange records the database cannot hold', (ctx) =
     const fills = await db.selectFrom('exchange_fill').select('exec_id').execute();
     expect(fills.length).toBe(api.data.fills.filter((f) => !plantedKeys.has(f.execId)).length);
     const deposits = await db.selectFrom('exchange_deposit').select('deposit_id').execute();
-    expect(deposits.map((d) => d.deposit_id).sort()).toEqual(api.data.deposits.map((d) => d.depositId).filter((k) => !plantedKeys.has(k)).sort());
+    expect(deposits.map((d) => d.deposit_id).sort()).toEqual(
+      api.data.deposits
+        .map((d) => d.depositId)
+        .filter((k) => !plantedKeys.has(k))
+        .sort(),
+    );
     const withdrawals = await db.selectFrom('exchange_withdrawal').select('withdrawal_id').execute();
     expect(withdrawals.length).toBe(api.data.withdrawals.filter((w) => !plantedKeys.has(w.withdrawalId)).length);
     const orders = await db.selectFrom('exchange_order').select('ex_ord_id').execute();
@@ -213,8 +474,12 @@ describeEachStore('storable: exchange records the database cannot hold', (ctx) =
     await ctx.store.db.deleteFrom('exchange_deposit_state').where('deposit_id', '=', victimDeposit.depositId).execute();
     await ctx.store.db.deleteFrom('exchange_deposit').where('deposit_id', '=', victimDeposit.depositId).execute();
     await ctx.store.db.deleteFrom('exchange_fill').where('exec_id', '=', victimFill.execId).execute();
-    await sql`alter table exchange_deposit add constraint storable_test_refuses check (deposit_id <> ${sql.lit(victimDeposit.depositId)})`.execute(ctx.store.db);
-    await sql`alter table exchange_fill add constraint storable_test_refuses_fill check (exec_id <> ${sql.lit(victimFill.execId)}::bigint)`.execute(ctx.store.db);
+    await sql`alter table exchange_deposit add constraint storable_test_refuses check (deposit_id <> ${sql.lit(victimDeposit.depositId)})`.execute(
+      ctx.store.db,
+    );
+    await sql`alter table exchange_fill add constraint storable_test_refuses_fill check (exec_id <> ${sql.lit(victimFill.execId)}::bigint)`.execute(
+      ctx.store.db,
+    );
     try {
       const before = await ctx.store.db.selectFrom('exchange_deposit').select('deposit_id').execute();
       const fillsBefore = await ctx.store.db.selectFrom('exchange_fill').select('exec_id').execute();
@@ -233,7 +498,12 @@ describeEachStore('storable: exchange records the database cannot hold', (ctx) =
       expect(after.length).toBe(before.length);
       const fillsAfter = await ctx.store.db.selectFrom('exchange_fill').select('exec_id').execute();
       expect(fillsAfter.length).toBe(fillsBefore.length);
-      recordFigure({ kind: 'badInput', name: 'api: deposit and fill refused by the database (per-record fallback)', db: ctx.kind, lost: 0 });
+      recordFigure({
+        kind: 'badInput',
+        name: 'api: deposit and fill refused by the database (per-record fallback)',
+        db: ctx.kind,
+        lost: 0,
+      });
     } finally {
       await sql`alter table exchange_deposit drop constraint storable_test_refuses`.execute(ctx.store.db);
       await sql`alter table exchange_fill drop constraint storable_test_refuses_fill`.execute(ctx.store.db);
@@ -250,10 +520,14 @@ function fakePartner(orders: Array<Record<string, unknown>>, raw: Map<string, st
   const text = (o: Record<string, unknown>) => raw.get(o.orderId as string) ?? JSON.stringify(o);
   return {
     async currencies() {
-      return respond('[{"type":"FIAT","name":"Euro","code":"EUR","precision":2},{"type":"CRYPTO","name":"Ether","code":"ETH","precision":18}]');
+      return respond(
+        '[{"type":"FIAT","name":"Euro","code":"EUR","precision":2},{"type":"CRYPTO","name":"Ether","code":"ETH","precision":18}]',
+      );
     },
     async regions() {
-      return respond('{"countries":[{"alpha2":"DE","alpha3":"DEU","isBuyAllowed":true,"name":"Germany"}],"usStates":[]}');
+      return respond(
+        '{"countries":[{"alpha2":"DE","alpha3":"DEU","isBuyAllowed":true,"name":"Germany"}],"usStates":[]}',
+      );
     },
     async paymentMethods() {
       return respond('[{"type":"CARD","supportedCurrencies":["EUR"]}]');
@@ -263,9 +537,19 @@ function fakePartner(orders: Array<Record<string, unknown>>, raw: Map<string, st
     },
     async listOrders(query) {
       if (query.walletAddress !== undefined || query.externalReference !== undefined) return respond('[]');
-      const list = orders.filter((o) => query.from === undefined || (String(o.createdAt).slice(0, 10) >= String(query.from) && String(o.createdAt).slice(0, 10) < String(query.to)));
+      const list = orders.filter(
+        (o) =>
+          query.from === undefined ||
+          (String(o.createdAt).slice(0, 10) >= String(query.from) &&
+            String(o.createdAt).slice(0, 10) < String(query.to)),
+      );
       const offset = Number(query.offset ?? 0);
-      return respond(`[${list.slice(offset, offset + 50).map(text).join(',')}]`);
+      return respond(
+        `[${list
+          .slice(offset, offset + 50)
+          .map(text)
+          .join(',')}]`,
+      );
     },
     async getOrder(id) {
       const o = orders.find((x) => x.orderId === id);
@@ -329,23 +613,42 @@ describeEachStore('storable: partner orders the database cannot hold', (ctx) => 
     const q = (await quarantineOf(ctx.store)).filter((r) => r.entity === 'partner_order');
     expectCasesQuarantined(q, ['partner_order']);
     const stored = await ctx.store.db.selectFrom('partner_order').select('order_id').execute();
-    expect(stored.map((r) => r.order_id).sort()).toEqual(orders.map((o) => o.orderId as string).filter((id) => !planted.has(id)).sort());
+    expect(stored.map((r) => r.order_id).sort()).toEqual(
+      orders
+        .map((o) => o.orderId as string)
+        .filter((id) => !planted.has(id))
+        .sort(),
+    );
     await syncPartner(stage(ctx.store), { from: '2026-11-20', to: '2026-11-21' }, {}, { client: api });
     expect((await quarantineOf(ctx.store)).filter((r) => r.entity === 'partner_order').length).toBe(planted.size);
     CASES.forEach((c) => {
-      if (c.entity === 'partner_order') recordFigure({ kind: 'badInput', name: `api ${c.name}`, db: ctx.kind, lost: 0 });
+      if (c.entity === 'partner_order')
+        recordFigure({ kind: 'badInput', name: `api ${c.name}`, db: ctx.kind, lost: 0 });
     });
   });
 
   it('an order the database refuses for a reason the schema did not foresee is quarantined, its page lands', async () => {
     const victim = orders.find((o) => !planted.has(o.orderId as string) && o.orderId !== orders[0]!.orderId)!;
-    await ctx.store.db.deleteFrom('partner_order_state').where('order_id', '=', victim.orderId as string).execute();
-    await ctx.store.db.deleteFrom('partner_order').where('order_id', '=', victim.orderId as string).execute();
-    await sql`alter table partner_order add constraint storable_test_refuses check (order_id <> ${sql.lit(victim.orderId as string)})`.execute(ctx.store.db);
+    await ctx.store.db
+      .deleteFrom('partner_order_state')
+      .where('order_id', '=', victim.orderId as string)
+      .execute();
+    await ctx.store.db
+      .deleteFrom('partner_order')
+      .where('order_id', '=', victim.orderId as string)
+      .execute();
+    await sql`alter table partner_order add constraint storable_test_refuses check (order_id <> ${sql.lit(victim.orderId as string)})`.execute(
+      ctx.store.db,
+    );
     try {
       // A changed body of every order: the whole listing is written again.
       const changed = orders.map((o) => ({ ...o, userId: `${o.userId as string}-v2` }));
-      const result = await syncPartner(stage(ctx.store), { from: '2026-11-20', to: '2026-11-21' }, {}, { client: fakePartner(changed, raw) });
+      const result = await syncPartner(
+        stage(ctx.store),
+        { from: '2026-11-20', to: '2026-11-21' },
+        {},
+        { client: fakePartner(changed, raw) },
+      );
       expect(result.quarantined).toBe(planted.size + 1);
       const q = await quarantineOf(ctx.store);
       const entry = q.find((r) => r.record_key === victim.orderId);
@@ -354,7 +657,12 @@ describeEachStore('storable: partner orders the database cannot hold', (ctx) => 
       const updated = await ctx.store.db.selectFrom('partner_order').select(['order_id', 'user_id']).execute();
       expect(updated.length).toBe(orders.length - planted.size - 1);
       expect(updated.every((r) => r.user_id!.endsWith('-v2'))).toBe(true);
-      recordFigure({ kind: 'badInput', name: 'api: partner order refused by the database (per-record fallback)', db: ctx.kind, lost: 0 });
+      recordFigure({
+        kind: 'badInput',
+        name: 'api: partner order refused by the database (per-record fallback)',
+        db: ctx.kind,
+        lost: 0,
+      });
     } finally {
       await sql`alter table partner_order drop constraint storable_test_refuses`.execute(ctx.store.db);
     }
@@ -365,7 +673,12 @@ describeEachStore('storable: partner orders the database cannot hold', (ctx) => 
 const WHAT_FAILED: Array<{ name: string; entity: 'fill' | 'partner_order'; patch: string; field: string }> = [
   { name: 'an exchange id of 20 digits', entity: 'fill', patch: `"execId":"${DIG20}"`, field: 'execId' },
   { name: 'qty 1e200000', entity: 'fill', patch: '"qty":"1e200000"', field: 'qty' },
-  { name: 'a partner networkFee of 1e-20000', entity: 'partner_order', patch: '"networkFee":"1e-20000"', field: 'networkFee' },
+  {
+    name: 'a partner networkFee of 1e-20000',
+    entity: 'partner_order',
+    patch: '"networkFee":"1e-20000"',
+    field: 'networkFee',
+  },
 ];
 
 for (const wf of WHAT_FAILED) {
@@ -388,8 +701,15 @@ for (const wf of WHAT_FAILED) {
         const orders = Array.from({ length: 70 }, (_, i) => partnerOrder(i)).reverse();
         const raw = new Map([[orders[20]!.orderId as string, malformedText(orders[20]!, c, 'what-failed')]]);
         const base = loadConfig({ env: {} });
-        const stage: StageContext = { store: ctx.store, config: base, logger: silentLogger(), runId: 'r-wf', now: new Date('2026-11-22T02:00:00Z') };
-        for (let run = 0; run < 2; run++) await syncPartner(stage, { from: '2026-11-20', to: '2026-11-21' }, {}, { client: fakePartner(orders, raw) });
+        const stage: StageContext = {
+          store: ctx.store,
+          config: base,
+          logger: silentLogger(),
+          runId: 'r-wf',
+          now: new Date('2026-11-22T02:00:00Z'),
+        };
+        for (let run = 0; run < 2; run++)
+          await syncPartner(stage, { from: '2026-11-20', to: '2026-11-21' }, {}, { client: fakePartner(orders, raw) });
         const stored = await ctx.store.db.selectFrom('partner_order').select('order_id').execute();
         expect(stored.length).toBe(orders.length - 1);
       }
@@ -411,11 +731,40 @@ describeEachStore('storable: the validation limits are the database limits', (ct
         return false;
       }
     };
-    const numerics = ['1e131071', '9.99e131071', '1e131072', '1e-16383', '1.5e-16382', '1e-16384', '1e-20000', '1e200000', `0.${'0'.repeat(16382)}1`, `0.${'0'.repeat(16383)}1`, `${'9'.repeat(131072)}`, `${'9'.repeat(131073)}`, '-1e131072', '123.456'];
-    for (const t of numerics) expect(`${t.slice(0, 20)}: ${numericRangeIssue(t) === null}`).toBe(`${t.slice(0, 20)}: ${await accepts(t, 'numeric')}`);
+    const numerics = [
+      '1e131071',
+      '9.99e131071',
+      '1e131072',
+      '1e-16383',
+      '1.5e-16382',
+      '1e-16384',
+      '1e-20000',
+      '1e200000',
+      `0.${'0'.repeat(16382)}1`,
+      `0.${'0'.repeat(16383)}1`,
+      `${'9'.repeat(131072)}`,
+      `${'9'.repeat(131073)}`,
+      '-1e131072',
+      '123.456',
+    ];
+    for (const t of numerics)
+      expect(`${t.slice(0, 20)}: ${numericRangeIssue(t) === null}`).toBe(
+        `${t.slice(0, 20)}: ${await accepts(t, 'numeric')}`,
+      );
     for (const t of ['9223372036854775807', '9223372036854775808', '99999999999999999999', '0', '1'])
       expect(`${t}: ${fitsBigint(t)}`).toBe(`${t}: ${await accepts(t, 'bigint')}`);
-    const times = ['2026-02-28T10:00:00Z', '2026-02-29T10:00:00Z', '2024-02-29T10:00:00Z', '2026-02-30T10:00:00Z', '2026-04-31T00:00:00Z', '0000-01-01T00:00:00Z', '0001-01-01T00:00:00Z', '9999-12-31T23:59:59Z', '2026-13-01T00:00:00Z', '2026-01-01T24:00:01Z'];
+    const times = [
+      '2026-02-28T10:00:00Z',
+      '2026-02-29T10:00:00Z',
+      '2024-02-29T10:00:00Z',
+      '2026-02-30T10:00:00Z',
+      '2026-04-31T00:00:00Z',
+      '0000-01-01T00:00:00Z',
+      '0001-01-01T00:00:00Z',
+      '9999-12-31T23:59:59Z',
+      '2026-13-01T00:00:00Z',
+      '2026-01-01T24:00:01Z',
+    ];
     for (const t of times) {
       const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})/.exec(t)!;
       expect(`${t}: ${calendarIssue(m[1]!, m[2]!, 'Z') === null}`).toBe(`${t}: ${await accepts(t, 'timestamptz')}`);

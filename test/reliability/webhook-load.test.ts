@@ -30,7 +30,8 @@ const MAX_IN_FLIGHT = Number(process.env.WEBHOOK_LOAD_IN_FLIGHT ?? 256);
 const STRICT = process.env.WEBHOOK_LOAD_STRICT === '1';
 const STATES = ['PENDING', 'WITHDRAWING', 'COMPLETED'] as const;
 /** The database the load runs on: Postgres when the suite has one (see the README: the embedded one holds less). */
-const LOAD_DB: StoreKind = (process.env.WEBHOOK_LOAD_DB as StoreKind | undefined) ?? (storeKinds.includes('postgres') ? 'postgres' : 'embedded');
+const LOAD_DB: StoreKind =
+  (process.env.WEBHOOK_LOAD_DB as StoreKind | undefined) ?? (storeKinds.includes('postgres') ? 'postgres' : 'embedded');
 
 interface Delivery {
   eventId: string;
@@ -45,7 +46,7 @@ interface Delivery {
  */
 function plan(total: number): { deliveries: Delivery[]; orders: Map<string, string> } {
   let seed = 17;
-  const rand = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+  const rand = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
   const deliveries: Delivery[] = [];
   const orders = new Map<string, string>();
   const sent: Delivery[] = [];
@@ -60,7 +61,16 @@ function plan(total: number): { deliveries: Delivery[]; orders: Map<string, stri
     if (fresh.length === 0) {
       const orderId = `load-ord-${++n}`;
       fresh = STATES.map((state, i) => {
-        const ev = validEvent({ eventId: `load-${n}-${state}`, orderId, orderState: state, orderStateUpdatedAt: `2026-11-20T10:00:0${i}.00000000${i}Z`, transactionHash: state === 'COMPLETED' ? `0x${n}` : null }, 'load');
+        const ev = validEvent(
+          {
+            eventId: `load-${n}-${state}`,
+            orderId,
+            orderState: state,
+            orderStateUpdatedAt: `2026-11-20T10:00:0${i}.00000000${i}Z`,
+            transactionHash: state === 'COMPLETED' ? `0x${n}` : null,
+          },
+          'load',
+        );
         return { eventId: ev.eventId as string, body: Buffer.from(JSON.stringify(ev)), duplicate: false };
       });
       // Out of order: the three states of an order in a random order.
@@ -89,10 +99,18 @@ interface GeneratorResult {
 }
 
 /** Runs load-generator.mjs in a child process and returns its figures. */
-function runGenerator(url: string, bodiesFile: string, rate: number, seconds: number, inFlight: number): Promise<GeneratorResult> {
+function runGenerator(
+  url: string,
+  bodiesFile: string,
+  rate: number,
+  seconds: number,
+  inFlight: number,
+): Promise<GeneratorResult> {
   const script = fileURLToPath(new URL('./load-generator.mjs', import.meta.url));
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, url, bodiesFile, String(rate), String(seconds), String(inFlight)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [script, url, bodiesFile, String(rate), String(seconds), String(inFlight)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
@@ -117,7 +135,10 @@ describe(`webhook load [${LOAD_DB}]`, () => {
     // The suite's other files leave dirty pages behind, in the OS's cache (database folders, workbooks)
     // and in the server's: flushed now, their write-back does not slow the commits measured.
     spawnSync('sync');
-    if (test.url) await sql`checkpoint`.execute(test.store.db).catch((err: Error) => console.log(`webhook load: no checkpoint before the load (${err.message})`));
+    if (test.url)
+      await sql`checkpoint`
+        .execute(test.store.db)
+        .catch((err: Error) => console.log(`webhook load: no checkpoint before the load (${err.message})`));
     server = await startWebhookServer({ store: test.store, config: receiverConfig(), logger: silentLogger() });
   });
   afterAll(async () => {
@@ -150,20 +171,41 @@ describe(`webhook load [${LOAD_DB}]`, () => {
 
     const db = test.store.db;
     const counts = await sql<{ rows: string; distinct_ids: string; duplicates: string | null }>`
-      select count(*) as rows, count(distinct event_id) as distinct_ids, sum(duplicate_count) as duplicates from webhook_event where event_id like 'load-%'`.execute(db);
-    const storedIds = new Set((await sql<{ event_id: string }>`select event_id from webhook_event where event_id like 'load-%'`.execute(db)).rows.map((r) => r.event_id));
+      select count(*) as rows, count(distinct event_id) as distinct_ids, sum(duplicate_count) as duplicates from webhook_event where event_id like 'load-%'`.execute(
+      db,
+    );
+    const storedIds = new Set(
+      (
+        await sql<{ event_id: string }>`select event_id from webhook_event where event_id like 'load-%'`.execute(db)
+      ).rows.map((r) => r.event_id),
+    );
     const lost = [...unique].filter((id) => !storedIds.has(id)).length;
     const row = counts.rows[0]!;
-    const duplicated = Number(row.rows) - Number(row.distinct_ids) + [...storedIds].filter((id) => !unique.has(id)).length;
+    const duplicated =
+      Number(row.rows) - Number(row.distinct_ids) + [...storedIds].filter((id) => !unique.has(id)).length;
     const notLatest = await sql<{ n: string }>`
-      select count(*) as n from partner_order where order_id like 'load-ord-%' and order_id in (select order_id from webhook_event where order_state = 'COMPLETED' and event_id like 'load-%') and order_state <> 'COMPLETED'`.execute(db);
+      select count(*) as n from partner_order where order_id like 'load-ord-%' and order_id in (select order_id from webhook_event where order_state = 'COMPLETED' and event_id like 'load-%') and order_state <> 'COMPLETED'`.execute(
+      db,
+    );
 
     console.log(
       `webhook load [${LOAD_DB}]: target ${RATE}/s x ${SECONDS} s, sent ${next} (${unique.size} events, ${duplicatesSent} duplicates) in ${load.sendSeconds.toFixed(1)} s, all answered in ${seconds.toFixed(1)} s, ` +
         `acknowledged ${eventsPerSecond.toFixed(0)}/s, p50 ${load.p50Ms.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, ` +
         `max ${load.maxMs.toFixed(1)} ms, sender behind by at most ${load.worstLagMs.toFixed(0)} ms, statuses ${JSON.stringify(Object.fromEntries(statuses))}, stored ${storedIds.size}, lost ${lost}, duplicated ${duplicated}`,
     );
-    recordFigure({ kind: 'webhookLoad', name: `partner webhooks ${RATE}/s x ${SECONDS} s [${LOAD_DB}]`, db: LOAD_DB, eventsPerSecond: Number(eventsPerSecond.toFixed(1)), p99Ms: Number(p99.toFixed(1)), target: RATE, sent: next, stored: storedIds.size, duplicatesSent, lost, duplicated });
+    recordFigure({
+      kind: 'webhookLoad',
+      name: `partner webhooks ${RATE}/s x ${SECONDS} s [${LOAD_DB}]`,
+      db: LOAD_DB,
+      eventsPerSecond: Number(eventsPerSecond.toFixed(1)),
+      p99Ms: Number(p99.toFixed(1)),
+      target: RATE,
+      sent: next,
+      stored: storedIds.size,
+      duplicatesSent,
+      lost,
+      duplicated,
+    });
 
     expect(statuses.get(200)).toBe(next);
     expect(lost).toBe(0);

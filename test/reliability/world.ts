@@ -24,7 +24,18 @@ export const DATA_TABLES = [
 ] as const;
 
 /** Columns that say when, how often or by which run a row was written, not what it holds. */
-const VOLATILE = new Set(['id', 'first_seen_at', 'last_seen_at', 'observed_at', 'checked_at', 'not_found_at', 'seen_count', 'run_id', 'resolved_at', 'change_xid']);
+const VOLATILE = new Set([
+  'id',
+  'first_seen_at',
+  'last_seen_at',
+  'observed_at',
+  'checked_at',
+  'not_found_at',
+  'seen_count',
+  'run_id',
+  'resolved_at',
+  'change_xid',
+]);
 
 function keep(column: string): boolean {
   return !VOLATILE.has(column);
@@ -36,15 +47,27 @@ export type Dump = Record<string, string[]>;
 export async function dump(store: Store): Promise<Dump> {
   const out: Dump = {};
   for (const table of DATA_TABLES) {
-    const { rows } = await sql<{ j: string }>`select to_jsonb(t)::text as j from ${sql.table(table)} t`.execute(store.db);
+    const { rows } = await sql<{ j: string }>`select to_jsonb(t)::text as j from ${sql.table(table)} t`.execute(
+      store.db,
+    );
     out[table] = rows
       .map((r) => {
         const o = parseJsonLossless(r.j) as Record<string, unknown>;
-        return stringifyJsonLossless(Object.fromEntries(Object.entries(o).filter(([k]) => keep(k)).sort(([a], [b]) => (a < b ? -1 : 1))));
+        return stringifyJsonLossless(
+          Object.fromEntries(
+            Object.entries(o)
+              .filter(([k]) => keep(k))
+              .sort(([a], [b]) => (a < b ? -1 : 1)),
+          ),
+        );
       })
       .sort();
   }
-  const { rows } = await sql<{ j: string }>`select code || ' ' || key || ' ' || severity || ' ' || status as j from break where code <> 'E_BALANCE_ROLL'`.execute(store.db);
+  const { rows } = await sql<{
+    j: string;
+  }>`select code || ' ' || key || ' ' || severity || ' ' || status as j from break where code <> 'E_BALANCE_ROLL'`.execute(
+    store.db,
+  );
   out.break = rows.map((r) => r.j).sort();
   return out;
 }
@@ -98,10 +121,19 @@ function embeddedTemplate(): Promise<string> {
   return template;
 }
 
-export async function openTarget(kind: StoreKind, sandboxEnv: Record<string, string>, config: unknown): Promise<Target> {
+export async function openTarget(
+  kind: StoreKind,
+  sandboxEnv: Record<string, string>,
+  config: unknown,
+): Promise<Target> {
   const dir = mkdtempSync(join(tmpdir(), `rr-rel-${kind}-`));
   writeFileSync(join(dir, 'config.json'), JSON.stringify(config));
-  const base = { ...sandboxEnv, REPORTS_DIR: join(dir, 'reports'), RAMP_RECON_CONFIG: join(dir, 'config.json'), LOG_LEVEL: 'info' };
+  const base = {
+    ...sandboxEnv,
+    REPORTS_DIR: join(dir, 'reports'),
+    RAMP_RECON_CONFIG: join(dir, 'config.json'),
+    LOG_LEVEL: 'info',
+  };
   if (kind === 'embedded') {
     cpSync(join(await embeddedTemplate(), 'data'), join(dir, 'data'), { recursive: true });
     const dataDir = join(dir, 'data');

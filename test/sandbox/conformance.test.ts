@@ -12,7 +12,15 @@ let priv: Record<string, string>;
 let tok: Record<string, string>;
 
 beforeAll(async () => {
-  sb = await startSandbox({ seed: 5, days: 4, ordersPerDay: 70, exchangeOrdersPerDay: 120, fillsPerOrder: 3, discrepancies: true, now: NOW });
+  sb = await startSandbox({
+    seed: 5,
+    days: 4,
+    ordersPerDay: 70,
+    exchangeOrdersPerDay: 120,
+    fillsPerOrder: 3,
+    discrepancies: true,
+    now: NOW,
+  });
   P = `${sb.env.PARTNER_API_URL}/partner-gateway/partner-api/v1`;
   X = sb.env.EXCHANGE_API_URL!;
   pub = { 'X-Public-API-Key': sb.env.PARTNER_PUBLIC_KEY! };
@@ -22,7 +30,11 @@ beforeAll(async () => {
 });
 afterAll(async () => sb?.close());
 
-async function get(url: string, headers: Record<string, string> = {}, init: RequestInit = {}): Promise<{ status: number; body: any; text: string; headers: Headers }> {
+async function get(
+  url: string,
+  headers: Record<string, string> = {},
+  init: RequestInit = {},
+): Promise<{ status: number; body: any; text: string; headers: Headers }> {
   const res = await fetch(url, { headers, ...init });
   const text = await res.text();
   return { status: res.status, body: text ? parseJsonLossless(text) : undefined, text, headers: res.headers };
@@ -49,7 +61,9 @@ describe('partner API', () => {
     for (const path of ['/orders', `/orders/${id}`]) {
       const alone = await get(`${P}${path}`, privateOnly);
       expect(alone.status, path).toBe(401);
-      expect(alone.body.errors).toEqual([{ type: 'UNAUTHORIZED', message: expect.stringContaining('X-Public-API-Key') }]);
+      expect(alone.body.errors).toEqual([
+        { type: 'UNAUTHORIZED', message: expect.stringContaining('X-Public-API-Key') },
+      ]);
       expect((await get(`${P}${path}`, { ...privateOnly, 'X-Public-API-Key': 'nope' })).status, path).toBe(401);
       expect((await get(`${P}${path}`, priv)).status, path).toBe(200);
     }
@@ -82,9 +96,19 @@ describe('partner API', () => {
   it('buy quote and its validation', async () => {
     const q = await get(`${P}/quote/buy?quoteCurrencyCode=EUR&baseCurrencyCode=BTC&quoteCurrencyAmount=100`, pub);
     expect(q.status).toBe(200);
-    expect(q.body).toMatchObject({ quoteCurrencyCode: 'EUR', baseCurrencyCode: 'BTC', partnerFeeAmount: '1.00', totalAmount: '100.00' });
+    expect(q.body).toMatchObject({
+      quoteCurrencyCode: 'EUR',
+      baseCurrencyCode: 'BTC',
+      partnerFeeAmount: '1.00',
+      totalAmount: '100.00',
+    });
     expect(Array.isArray(q.body.quoteCurrency)).toBe(true);
-    for (const bad of ['quoteCurrencyCode=BTC&baseCurrencyCode=ETH&quoteCurrencyAmount=100', 'quoteCurrencyCode=EUR&baseCurrencyCode=BTC&quoteCurrencyAmount=100.001', 'quoteCurrencyCode=EUR&baseCurrencyCode=BTC&quoteCurrencyAmount=5', 'quoteCurrencyCode=EUR&baseCurrencyCode=BTC']) {
+    for (const bad of [
+      'quoteCurrencyCode=BTC&baseCurrencyCode=ETH&quoteCurrencyAmount=100',
+      'quoteCurrencyCode=EUR&baseCurrencyCode=BTC&quoteCurrencyAmount=100.001',
+      'quoteCurrencyCode=EUR&baseCurrencyCode=BTC&quoteCurrencyAmount=5',
+      'quoteCurrencyCode=EUR&baseCurrencyCode=BTC',
+    ]) {
       const r = await get(`${P}/quote/buy?${bad}`, pub);
       expect(r.status, bad).toBe(400);
       expect(r.body.errors).toHaveLength(1);
@@ -113,7 +137,10 @@ describe('partner API', () => {
       for (const o of page.body) expect(o.createdAt.slice(0, 10)).toBe(day);
       if (page.body.length < 50) break;
     }
-    const expected = sb.data.partnerOrders().filter((o) => o.createdAt.startsWith(day)).map((o) => o.orderId);
+    const expected = sb.data
+      .partnerOrders()
+      .filter((o) => o.createdAt.startsWith(day))
+      .map((o) => o.orderId);
     expect(seen.length).toBe(70);
     expect(new Set(seen)).toEqual(new Set(expected));
     expect((await get(`${P}/orders?from=2026-11-19&to=2026-11-19`, priv)).body).toHaveLength(0);
@@ -125,13 +152,20 @@ describe('partner API', () => {
 
   it('filters by walletAddress, externalReference, outputCurrency', async () => {
     const all = sb.data.partnerOrders();
-    const wallet = all.find((o) => all.filter((x) => x.targetWalletAddress === o.targetWalletAddress).length > 1)!.targetWalletAddress;
+    const wallet = all.find(
+      (o) => all.filter((x) => x.targetWalletAddress === o.targetWalletAddress).length > 1,
+    )!.targetWalletAddress;
     const byWallet = await get(`${P}/orders?walletAddress=${encodeURIComponent(wallet)}&limit=50`, priv);
     expect(byWallet.body.length).toBe(Math.min(50, all.filter((o) => o.targetWalletAddress === wallet).length));
     expect(byWallet.body.every((o: any) => o.targetWalletAddress === wallet)).toBe(true);
     const ref = all[3]!.externalReference;
     const byRef = await get(`${P}/orders?externalReference=${ref}&limit=1&offset=5`, priv);
-    expect(byRef.body.map((o: any) => o.orderId)).toEqual(all.filter((o) => o.externalReference === ref).map((o) => o.orderId).reverse());
+    expect(byRef.body.map((o: any) => o.orderId)).toEqual(
+      all
+        .filter((o) => o.externalReference === ref)
+        .map((o) => o.orderId)
+        .reverse(),
+    );
     const usdc = await get(`${P}/orders?outputCurrency=USDC`, priv);
     expect(usdc.body.length).toBeGreaterThan(0);
     expect(usdc.body.every((o: any) => o.outputCurrency === 'USDC')).toBe(true);
@@ -162,7 +196,8 @@ describe('partner API', () => {
     const off = sb.onPartnerOrdersPage(({ page }) => {
       if (page % 2 === 0) sb.addPartnerOrders(3);
     });
-    for (let offset = 0; offset < 150; offset += 50) seen.push(...(await get(`${P}/orders?offset=${offset}`, priv)).body.map((o: any) => o.orderId));
+    for (let offset = 0; offset < 150; offset += 50)
+      seen.push(...(await get(`${P}/orders?offset=${offset}`, priv)).body.map((o: any) => o.orderId));
     off();
     expect(new Set(seen).size).toBeLessThan(seen.length);
   });
@@ -238,11 +273,26 @@ describe('exchange API', () => {
     try {
       const cut = await get(`${X}/deposits`, tok);
       expect(cut.status).toBe(200);
-      expect(cut.body.map((d: any) => d.depositId)).toEqual(deps.slice(-5).reverse().map((d) => d.depositId));
-      expect((await get(`${X}/withdrawals`, tok)).body.map((d: any) => d.withdrawalId)).toEqual(wds.slice(-5).reverse().map((d) => d.withdrawalId));
+      expect(cut.body.map((d: any) => d.depositId)).toEqual(
+        deps
+          .slice(-5)
+          .reverse()
+          .map((d) => d.depositId),
+      );
+      expect((await get(`${X}/withdrawals`, tok)).body.map((d: any) => d.withdrawalId)).toEqual(
+        wds
+          .slice(-5)
+          .reverse()
+          .map((d) => d.withdrawalId),
+      );
       const t = deps[20]!.timestamp;
       const upTo = deps.filter((d) => d.timestamp <= t);
-      expect((await get(`${X}/deposits?from=0&to=${t + 1}`, tok)).body.map((d: any) => d.depositId)).toEqual(upTo.slice(-5).reverse().map((d) => d.depositId));
+      expect((await get(`${X}/deposits?from=0&to=${t + 1}`, tok)).body.map((d: any) => d.depositId)).toEqual(
+        upTo
+          .slice(-5)
+          .reverse()
+          .map((d) => d.depositId),
+      );
     } finally {
       sb.setOption('paymentsAnswerCap', undefined);
     }
@@ -250,7 +300,10 @@ describe('exchange API', () => {
   });
 
   it('/orders paged by timestamp windows recovers every historic order, under each bound option', async () => {
-    const want = sb.data.exchangeOrders().filter((o) => o.ordStatus === 'FILLED').map((o) => o.exOrdId);
+    const want = sb.data
+      .exchangeOrders()
+      .filter((o) => o.ordStatus === 'FILLED')
+      .map((o) => o.exOrdId);
     for (const toBound of ['exclusive', 'inclusive'] as const) {
       sb.setOption('exchangeToBound', toBound);
       const got = new Set<string>();
@@ -288,7 +341,12 @@ describe('exchange API', () => {
     expect((await get(`${X}/fills`, tok)).body).toHaveLength(100);
     const start = fills[10]!.execId;
     const fwd = await get(`${X}/fills?fromExecId=${start}&limit=5`, tok);
-    expect(fwd.body.map((f: any) => s(f.execId))).toEqual(fills.slice(10, 15).map((f) => f.execId).reverse());
+    expect(fwd.body.map((f: any) => s(f.execId))).toEqual(
+      fills
+        .slice(10, 15)
+        .map((f) => f.execId)
+        .reverse(),
+    );
     sb.setOption('fillsOrder', 'oldest-first');
     const asc = await get(`${X}/fills?fromExecId=${start}&limit=5`, tok);
     expect(asc.body.map((f: any) => s(f.execId))).toEqual(fills.slice(10, 15).map((f) => f.execId));
@@ -306,12 +364,20 @@ describe('exchange API', () => {
       const ids = p.body.map((f: any) => s(f.execId)).filter((x: string) => !got.includes(x));
       got.push(...ids);
       if (p.body.length < 1000) break;
-      from = p.body.map((f: any) => s(f.execId)).sort().pop();
+      from = p.body
+        .map((f: any) => s(f.execId))
+        .sort()
+        .pop();
     }
     expect(got.length).toBe(fills.length);
     const t = fills[30]!.timestamp;
     const win = await get(`${X}/fills?from=${t}&to=${t + 1}&limit=1000`, tok);
-    expect(win.body.map((f: any) => s(f.execId)).sort()).toEqual(fills.filter((f) => f.timestamp === t).map((f) => f.execId).sort());
+    expect(win.body.map((f: any) => s(f.execId)).sort()).toEqual(
+      fills
+        .filter((f) => f.timestamp === t)
+        .map((f) => f.execId)
+        .sort(),
+    );
   });
 
   it('wire quirks: ids and decimals as numbers and strings, exponent notation, extra fields, many fills per millisecond', async () => {
@@ -354,23 +420,64 @@ describe('exchange API', () => {
     expect(wds.body.length).toBe(sb.data.withdrawals().length);
     const wid = sb.data.withdrawals()[0]!.withdrawalId;
     expect((await get(`${X}/withdrawals/${wid}`, tok)).body.withdrawalId).toBe(wid);
-    const post = (body: unknown): Promise<{ status: number; body: any }> => get(`${X}/withdrawals`, { ...tok, 'content-type': 'application/json' }, { method: 'POST', body: JSON.stringify(body) });
+    const post = (body: unknown): Promise<{ status: number; body: any }> =>
+      get(
+        `${X}/withdrawals`,
+        { ...tok, 'content-type': 'application/json' },
+        { method: 'POST', body: JSON.stringify(body) },
+      );
     const created = await post({ amount: '0.01', currency: 'BTC', beneficiary: btcWl.body[0].whitelistId });
     expect(created.status).toBe(200);
     expect(created.body.state).toBe('PENDING');
     expect((await post({ amount: '0.01', currency: 'BTC', beneficiary: 'nope' })).status).toBe(400);
-    expect((await post({ amount: '0.01', sendMax: true, currency: 'BTC', beneficiary: btcWl.body[0].whitelistId })).status).toBe(400);
+    expect(
+      (await post({ amount: '0.01', sendMax: true, currency: 'BTC', beneficiary: btcWl.body[0].whitelistId })).status,
+    ).toBe(400);
   });
 
   it('POST, DELETE orders', async () => {
-    const post = (body: unknown): Promise<{ status: number; body: any }> => get(`${X}/orders`, { ...tok, 'content-type': 'application/json' }, { method: 'POST', body: JSON.stringify(body) });
-    const limit = await post({ clOrdId: 'abc123', ordType: 'LIMIT', symbol: 'BTC-USD', side: 'BUY', orderQty: '0.01', price: '50000.5' });
+    const post = (body: unknown): Promise<{ status: number; body: any }> =>
+      get(
+        `${X}/orders`,
+        { ...tok, 'content-type': 'application/json' },
+        { method: 'POST', body: JSON.stringify(body) },
+      );
+    const limit = await post({
+      clOrdId: 'abc123',
+      ordType: 'LIMIT',
+      symbol: 'BTC-USD',
+      side: 'BUY',
+      orderQty: '0.01',
+      price: '50000.5',
+    });
     expect(limit.status).toBe(200);
     expect(limit.body.ordStatus).toBe('OPEN');
     const mkt = await post({ clOrdId: 'm1', ordType: 'MARKET', symbol: 'ETH-USD', side: 'SELL', orderQty: '0.5' });
     expect(mkt.body.ordStatus).toBe('FILLED');
-    expect((await post({ clOrdId: 'bad-id!', ordType: 'LIMIT', symbol: 'BTC-USD', side: 'BUY', orderQty: '0.01', price: '50000' })).status).toBe(400);
-    expect((await post({ clOrdId: 'x', ordType: 'LIMIT', symbol: 'BTC-USD', side: 'BUY', orderQty: '0.01', price: '50000.2' })).status).toBe(400);
+    expect(
+      (
+        await post({
+          clOrdId: 'bad-id!',
+          ordType: 'LIMIT',
+          symbol: 'BTC-USD',
+          side: 'BUY',
+          orderQty: '0.01',
+          price: '50000',
+        })
+      ).status,
+    ).toBe(400);
+    expect(
+      (
+        await post({
+          clOrdId: 'x',
+          ordType: 'LIMIT',
+          symbol: 'BTC-USD',
+          side: 'BUY',
+          orderQty: '0.01',
+          price: '50000.2',
+        })
+      ).status,
+    ).toBe(400);
     const id = s(limit.body.exOrdId);
     expect((await get(`${X}/orders/${id}`, tok, { method: 'DELETE' })).status).toBe(200);
     expect((await get(`${X}/orders/${id}`, tok)).body.ordStatus).toBe('CANCELED');

@@ -4,7 +4,14 @@ import { LATE_EVENTS, startSandbox, type Sandbox } from '../../sandbox/index.js'
 import { flowsBetween, reconcile, snapshot, sortBreaks } from './recon-oracle.js';
 
 const NOW = new Date('2026-11-21T15:30:00Z');
-const small = { days: 6, ordersPerDay: 30, exchangeOrdersPerDay: 30, depositsPerDay: 4, withdrawalsPerDay: 3, now: NOW };
+const small = {
+  days: 6,
+  ordersPerDay: 30,
+  exchangeOrdersPerDay: 30,
+  depositsPerDay: 4,
+  withdrawalsPerDay: 3,
+  now: NOW,
+};
 let sb: Sandbox | undefined;
 afterEach(async () => {
   await sb?.close();
@@ -27,21 +34,51 @@ describe('generated data is consistent to the last digit', () => {
     }
   });
 
-  it.each([3, 5, 8])('planted discrepancies (seed %i): exactly the expected breaks, each code at least once', async (seed) => {
-    sb = await startSandbox({ ...small, seed, discrepancies: true });
-    const s1 = await snapshot(sb);
-    await sleep(5);
-    const s2 = await snapshot(sb);
-    const found = reconcile(sb, { feeRate: sb.partnerFeeRate, webhooks: true, snapshots: [s1, s2] });
-    expect(sortBreaks(found)).toEqual(sortBreaks(sb.expectedBreaks()));
-    const codes = new Set(sb.expectedBreaks().map((b) => b.code));
-    for (const code of ['P_FEE_USD', 'P_AMOUNT_USD', 'P_PARTNER_FEE_RATE', 'P_FEE_BOUNDS', 'P_PRECISION', 'P_STATE', 'P_STALE', 'P_WEBHOOK_GAP', 'X_DEPOSIT_MISSING', 'X_DEPOSIT_AMOUNT', 'E_FILL_QTY', 'E_FILL_AVGPX', 'E_FILL_ORPHAN', 'E_FEE_RATE', 'E_SYMBOL_RULES', 'E_BALANCE_ROLL', 'E_BALANCE_SANITY', 'E_STALE', 'E_WITHDRAWAL_BENEFICIARY']) {
-      expect(codes.has(code), code).toBe(true);
-    }
-  });
+  it.each([3, 5, 8])(
+    'planted discrepancies (seed %i): exactly the expected breaks, each code at least once',
+    async (seed) => {
+      sb = await startSandbox({ ...small, seed, discrepancies: true });
+      const s1 = await snapshot(sb);
+      await sleep(5);
+      const s2 = await snapshot(sb);
+      const found = reconcile(sb, { feeRate: sb.partnerFeeRate, webhooks: true, snapshots: [s1, s2] });
+      expect(sortBreaks(found)).toEqual(sortBreaks(sb.expectedBreaks()));
+      const codes = new Set(sb.expectedBreaks().map((b) => b.code));
+      for (const code of [
+        'P_FEE_USD',
+        'P_AMOUNT_USD',
+        'P_PARTNER_FEE_RATE',
+        'P_FEE_BOUNDS',
+        'P_PRECISION',
+        'P_STATE',
+        'P_STALE',
+        'P_WEBHOOK_GAP',
+        'X_DEPOSIT_MISSING',
+        'X_DEPOSIT_AMOUNT',
+        'E_FILL_QTY',
+        'E_FILL_AVGPX',
+        'E_FILL_ORPHAN',
+        'E_FEE_RATE',
+        'E_SYMBOL_RULES',
+        'E_BALANCE_ROLL',
+        'E_BALANCE_SANITY',
+        'E_STALE',
+        'E_WITHDRAWAL_BENEFICIARY',
+      ]) {
+        expect(codes.has(code), code).toBe(true);
+      }
+    },
+  );
 
   it('every code is planted with narrower catalogs too (no USD orders, no BTC)', async () => {
-    sb = await startSandbox({ ...small, seed: 6, discrepancies: true, fiatCurrencies: ['EUR', 'GBP'], cryptoCurrencies: ['ETH', 'USDC', 'XRP'], symbols: ['ETH-USD', 'USDC-USD'] });
+    sb = await startSandbox({
+      ...small,
+      seed: 6,
+      discrepancies: true,
+      fiatCurrencies: ['EUR', 'GBP'],
+      cryptoCurrencies: ['ETH', 'USDC', 'XRP'],
+      symbols: ['ETH-USD', 'USDC-USD'],
+    });
     const s1 = await snapshot(sb);
     await sleep(5);
     const s2 = await snapshot(sb);
@@ -67,15 +104,20 @@ describe('generated data is consistent to the last digit', () => {
     }
   });
 
-  it('late events: exactly the expected breaks before and after each release, whatever the records\' age', async () => {
+  it("late events: exactly the expected breaks before and after each release, whatever the records' age", async () => {
     sb = await startSandbox({ ...small, seed: 12, discrepancies: true, lateEvents: true, lateEventsAgeDays: 4 });
     const s1 = await snapshot(sb);
     await sleep(5);
     const s2 = await snapshot(sb);
-    const truth = () => sortBreaks(sb!.expectedBreaks().filter((b) => !b.dueAt || Date.parse(b.dueAt) <= sb!.data.clock()));
-    const found = () => sortBreaks(reconcile(sb!, { feeRate: sb!.partnerFeeRate, webhooks: true, snapshots: [s1, s2] }));
+    const truth = () =>
+      sortBreaks(sb!.expectedBreaks().filter((b) => !b.dueAt || Date.parse(b.dueAt) <= sb!.data.clock()));
+    const found = () =>
+      sortBreaks(reconcile(sb!, { feeRate: sb!.partnerFeeRate, webhooks: true, snapshots: [s1, s2] }));
     expect(found()).toEqual(truth());
-    expect(sb.expectedBreaks().filter((b) => b.case !== undefined && (LATE_EVENTS as readonly string[]).includes(b.case)).length).toBe(LATE_EVENTS.length);
+    expect(
+      sb.expectedBreaks().filter((b) => b.case !== undefined && (LATE_EVENTS as readonly string[]).includes(b.case))
+        .length,
+    ).toBe(LATE_EVENTS.length);
     const fillsBefore = sb.data.fills().length;
     for (const event of LATE_EVENTS) {
       const released = sb.releaseLate(event)!;
@@ -92,7 +134,11 @@ describe('generated data is consistent to the last digit', () => {
 
   it('same seed and day: same data', async () => {
     sb = await startSandbox({ ...small, seed: 21, discrepancies: true });
-    const a = { fills: JSON.stringify(sb.data.fills()), orders: JSON.stringify(sb.data.partnerOrders()), breaks: sb.expectedBreaks() };
+    const a = {
+      fills: JSON.stringify(sb.data.fills()),
+      orders: JSON.stringify(sb.data.partnerOrders()),
+      breaks: sb.expectedBreaks(),
+    };
     await sb.close();
     sb = await startSandbox({ ...small, seed: 21, discrepancies: true });
     expect(JSON.stringify(sb.data.fills())).toBe(a.fills);
@@ -131,7 +177,12 @@ describe('generated data is consistent to the last digit', () => {
     const s2 = await snapshot(sb);
     const found = reconcile(sb, { feeRate: sb.partnerFeeRate, webhooks: false, snapshots: [s1, s2] });
     expect(found).toEqual([]);
-    expect(sb.data.partnerOrders().slice(-5).every((o) => o.orderState === 'COMPLETED' || o.orderState === 'FAILED')).toBe(true);
+    expect(
+      sb.data
+        .partnerOrders()
+        .slice(-5)
+        .every((o) => o.orderState === 'COMPLETED' || o.orderState === 'FAILED'),
+    ).toBe(true);
   });
 
   it('live mode: advance() adds activity and two snapshots roll forward exactly', async () => {

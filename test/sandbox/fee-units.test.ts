@@ -15,7 +15,9 @@ it('integer fee arithmetic equals Decimal half-up rounding of qty x price x rate
         const qty = new Decimal(lots * def.lot[0]).times(new Decimal(10).pow(-def.lot[1]));
         const price = new Decimal(ticks * def.priceInc[0]).times(new Decimal(10).pow(-def.priceInc[1]));
         const expected = qty.times(price).times(rate).toDecimalPlaces(def.counterScale, Decimal.ROUND_HALF_UP);
-        const got = new Decimal(feeUnits(def, lots, ticks, parseFx(rate))).times(new Decimal(10).pow(-def.counterScale));
+        const got = new Decimal(feeUnits(def, lots, ticks, parseFx(rate))).times(
+          new Decimal(10).pow(-def.counterScale),
+        );
         expect(got.toString(), `${def.symbol} ${lots} ${ticks} ${rate}`).toBe(expected.toString());
       }
     }

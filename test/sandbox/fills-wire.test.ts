@@ -11,7 +11,18 @@ import { writeJson } from '../../sandbox/wire.js';
 describe('fills pages = the straightforward formatter', () => {
   let sb: Sandbox;
   beforeAll(async () => {
-    sb = await startSandbox({ seed: 11, days: 3, exchangeOrdersPerDay: 300, fillsPerOrder: 3, ordersPerDay: 5, depositsPerDay: 2, withdrawalsPerDay: 2, discrepancies: true, faults: 'none', now: new Date('2026-03-04T10:00:00Z') });
+    sb = await startSandbox({
+      seed: 11,
+      days: 3,
+      exchangeOrdersPerDay: 300,
+      fillsPerOrder: 3,
+      ordersPerDay: 5,
+      depositsPerDay: 2,
+      withdrawalsPerDay: 2,
+      discrepancies: true,
+      faults: 'none',
+      now: new Date('2026-03-04T10:00:00Z'),
+    });
   });
   afterAll(() => sb?.close());
 
@@ -20,7 +31,9 @@ describe('fills pages = the straightforward formatter', () => {
     let from = '0';
     let n = 0;
     for (;;) {
-      const res = await fetch(`${sb.env.EXCHANGE_API_URL}/fills?${query(from)}`, { headers: { 'X-API-Token': sb.env.EXCHANGE_API_TOKEN! } });
+      const res = await fetch(`${sb.env.EXCHANGE_API_URL}/fills?${query(from)}`, {
+        headers: { 'X-API-Token': sb.env.EXCHANGE_API_TOKEN! },
+      });
       const body = await res.text();
       const ids = (JSON.parse(body) as Array<{ execId: string | number }>).map((x) => String(x.execId));
       expect(body).toBe(writeJson(ids.map((id) => fillJson(byId.get(id)!))));
@@ -39,7 +52,9 @@ describe('fills pages = the straightforward formatter', () => {
     sb.fixDiscrepancy('E_FEE_RATE');
     sb.fixDiscrepancy('E_SYMBOL_RULES');
     expect(await checkAllPages((from) => `limit=200&fromExecId=${from}`)).toBe(total);
-    const res = await fetch(`${sb.env.EXCHANGE_API_URL}/fills?limit=1000&symbol=BTC-USD`, { headers: { 'X-API-Token': sb.env.EXCHANGE_API_TOKEN! } });
+    const res = await fetch(`${sb.env.EXCHANGE_API_URL}/fills?limit=1000&symbol=BTC-USD`, {
+      headers: { 'X-API-Token': sb.env.EXCHANGE_API_TOKEN! },
+    });
     const body = await res.text();
     const byId = new Map<string, FillRecord>(sb.data.fills().map((f) => [f.execId, f]));
     const ids = (JSON.parse(body) as Array<{ execId: string | number }>).map((x) => String(x.execId));
@@ -48,8 +63,21 @@ describe('fills pages = the straightforward formatter', () => {
   });
 
   it('plainOf = toPlain of the BigInt product', () => {
-    const cases: Array<[number, number, number]> = [[0, 1, 2], [5, 1, 0], [-5, 1, 0], [-50, 1, 2], [1, 1, 8], [123456789, 5, 1], [100, 1, 2], [2 ** 52, 3, 4], [9007199254740991, 1, 18], [-1, 1, 3], [10, 10, 0]];
+    const cases: Array<[number, number, number]> = [
+      [0, 1, 2],
+      [5, 1, 0],
+      [-5, 1, 0],
+      [-50, 1, 2],
+      [1, 1, 8],
+      [123456789, 5, 1],
+      [100, 1, 2],
+      [2 ** 52, 3, 4],
+      [9007199254740991, 1, 18],
+      [-1, 1, 3],
+      [10, 10, 0],
+    ];
     for (let k = 0; k < 2000; k++) cases.push([Math.floor(Math.sin(k) * 1e9), 1 + (k % 7), k % 12]);
-    for (const [a, b, s] of cases) expect(plainOf(a, b, s), `${a} ${b} ${s}`).toBe(toPlain({ v: BigInt(a) * BigInt(b), s }));
+    for (const [a, b, s] of cases)
+      expect(plainOf(a, b, s), `${a} ${b} ${s}`).toBe(toPlain({ v: BigInt(a) * BigInt(b), s }));
   });
 });

@@ -37,11 +37,29 @@ export function reconcile(sb: Sandbox, opts: { feeRate: string; webhooks: boolea
   const claimed = new Set<string>();
   const settled = new Map<string, (typeof deposits)[number]>();
   const paidToUs = (o: ReturnType<typeof sb.data.partnerOrders>[number]): boolean =>
-    o.orderType === 'BUY' && o.orderState === 'COMPLETED' && !!o.transactionHash && ours.has(stripTag(o.targetWalletAddress));
-  const claimants = sb.data.partnerOrders().filter(paidToUs).sort((a, b) => (timeKey(a.createdAt) < timeKey(b.createdAt) ? -1 : timeKey(a.createdAt) > timeKey(b.createdAt) ? 1 : a.orderId < b.orderId ? -1 : 1));
+    o.orderType === 'BUY' &&
+    o.orderState === 'COMPLETED' &&
+    !!o.transactionHash &&
+    ours.has(stripTag(o.targetWalletAddress));
+  const claimants = sb.data
+    .partnerOrders()
+    .filter(paidToUs)
+    .sort((a, b) =>
+      timeKey(a.createdAt) < timeKey(b.createdAt)
+        ? -1
+        : timeKey(a.createdAt) > timeKey(b.createdAt)
+          ? 1
+          : a.orderId < b.orderId
+            ? -1
+            : 1,
+    );
   for (const o of claimants) {
-    const open = deposits.filter((x) => x.txHash === o.transactionHash && x.state !== 'REJECTED' && !claimed.has(x.depositId));
-    const d = open.find((x) => x.currency === o.outputCurrency && new Decimal(x.amount).eq(o.outputAmount)) ?? open.sort((a, b) => (a.depositId < b.depositId ? -1 : 1))[0];
+    const open = deposits.filter(
+      (x) => x.txHash === o.transactionHash && x.state !== 'REJECTED' && !claimed.has(x.depositId),
+    );
+    const d =
+      open.find((x) => x.currency === o.outputCurrency && new Decimal(x.amount).eq(o.outputAmount)) ??
+      open.sort((a, b) => (a.depositId < b.depositId ? -1 : 1))[0];
     if (d) {
       claimed.add(d.depositId);
       settled.set(o.orderId, d);
@@ -57,14 +75,20 @@ export function reconcile(sb: Sandbox, opts: { feeRate: string; webhooks: boolea
     if (o.amountUsd !== undefined && !input.isZero()) {
       for (const [, fee, usd] of fees) {
         if (o.inputCurrency === 'USD') {
-          if (!new Decimal(usd).eq(new Decimal(fee).toDecimalPlaces(2, Decimal.ROUND_HALF_UP))) add('P_FEE_USD', o.orderId);
+          if (!new Decimal(usd).eq(new Decimal(fee).toDecimalPlaces(2, Decimal.ROUND_HALF_UP)))
+            add('P_FEE_USD', o.orderId);
         } else {
           const expected = new Decimal(fee).times(o.amountUsd).div(input);
           if (new Decimal(usd).minus(expected).abs().gt('0.01')) add('P_FEE_USD', o.orderId);
         }
       }
     }
-    if (o.inputCurrency === 'USD' ? o.amountUsd === undefined || !new Decimal(o.amountUsd).eq(input) : o.amountUsd === undefined) add('P_AMOUNT_USD', o.orderId);
+    if (
+      o.inputCurrency === 'USD'
+        ? o.amountUsd === undefined || !new Decimal(o.amountUsd).eq(input)
+        : o.amountUsd === undefined
+    )
+      add('P_AMOUNT_USD', o.orderId);
     const inCur = currencies.get(o.inputCurrency);
     const outCur = currencies.get(o.outputCurrency);
     if (inCur) {
@@ -74,24 +98,33 @@ export function reconcile(sb: Sandbox, opts: { feeRate: string; webhooks: boolea
     const feeSum = fees.reduce((s, [, f]) => s.plus(f), new Decimal(0));
     if (fees.some(([, f]) => new Decimal(f).isNeg()) || !feeSum.lt(input)) add('P_FEE_BOUNDS', o.orderId);
     if (inCur && outCur) {
-      const bad = [o.inputAmount, ...fees.map(([, f]) => f)].some((v) => new Decimal(v).decimalPlaces() > inCur.precision) || new Decimal(o.outputAmount).decimalPlaces() > outCur.precision;
-      const range = o.orderType === 'BUY' && inCur.type === 'FIAT' && ((inCur.minBuyAmount && input.lt(inCur.minBuyAmount)) || (inCur.maxBuyAmount && input.gt(inCur.maxBuyAmount)));
+      const bad =
+        [o.inputAmount, ...fees.map(([, f]) => f)].some((v) => new Decimal(v).decimalPlaces() > inCur.precision) ||
+        new Decimal(o.outputAmount).decimalPlaces() > outCur.precision;
+      const range =
+        o.orderType === 'BUY' &&
+        inCur.type === 'FIAT' &&
+        ((inCur.minBuyAmount && input.lt(inCur.minBuyAmount)) || (inCur.maxBuyAmount && input.gt(inCur.maxBuyAmount)));
       if (bad || range) add('P_PRECISION', o.orderId);
     }
     const hasHash = o.transactionHash !== undefined && o.transactionHash !== '';
     const rec = records.get(o.orderId)!;
-    if ((o.orderState === 'COMPLETED') !== hasHash || timeKey(o.orderStateUpdatedAt) < timeKey(o.createdAt)) add('P_STATE', o.orderId);
+    if ((o.orderState === 'COMPLETED') !== hasHash || timeKey(o.orderStateUpdatedAt) < timeKey(o.createdAt))
+      add('P_STATE', o.orderId);
     const updatedMs = rec.timeline.find((s) => s.at === o.orderStateUpdatedAt)!.atMs;
-    if ((o.orderState === 'PENDING' || o.orderState === 'WITHDRAWING') && now - updatedMs > 24 * HOUR) add('P_STALE', o.orderId);
+    if ((o.orderState === 'PENDING' || o.orderState === 'WITHDRAWING') && now - updatedMs > 24 * HOUR)
+      add('P_STALE', o.orderId);
     if (opts.webhooks && (o.orderState === 'COMPLETED' || o.orderState === 'FAILED') && updatedMs < now - 72 * HOUR) {
       const events = rec.timeline.filter((s) => s.atMs <= now && !rec.undeliveredStates?.includes(s.state));
       const latest = [...events].sort((a, b) => (timeKey(a.at) < timeKey(b.at) ? -1 : 1)).pop();
-      if (!events.some((e) => e.state === o.orderState) || latest?.state !== o.orderState) add('P_WEBHOOK_GAP', o.orderId);
+      if (!events.some((e) => e.state === o.orderState) || latest?.state !== o.orderState)
+        add('P_WEBHOOK_GAP', o.orderId);
     }
     if (paidToUs(o)) {
       const d = settled.get(o.orderId);
       if (!d) add('X_DEPOSIT_MISSING', o.orderId);
-      else if (!new Decimal(d.amount).eq(o.outputAmount) || d.currency !== o.outputCurrency) add('X_DEPOSIT_AMOUNT', o.orderId);
+      else if (!new Decimal(d.amount).eq(o.outputAmount) || d.currency !== o.outputCurrency)
+        add('X_DEPOSIT_AMOUNT', o.orderId);
     }
   }
 
@@ -99,7 +132,7 @@ export function reconcile(sb: Sandbox, opts: { feeRate: string; webhooks: boolea
   const symbols = new Map(sb.data.symbols().map((s) => [s.symbol, s]));
   const orders = new Map(sb.data.exchangeOrders().map((o) => [o.exOrdId, o]));
   const fills = sb.data.fills();
-  const byOrder = new Map<string, typeof fills[number][]>();
+  const byOrder = new Map<string, (typeof fills)[number][]>();
   for (const f of fills) byOrder.set(f.exOrdId, [...(byOrder.get(f.exOrdId) ?? []), f]);
   const { makerRate, takerRate } = sb.data.fees();
   for (const f of fills) {
@@ -109,14 +142,20 @@ export function reconcile(sb: Sandbox, opts: { feeRate: string; webhooks: boolea
     const tol = new Decimal(10).pow(-def.counterScale).div(2);
     // A MARKET or STOP order took liquidity: the taker rate alone applies.
     const ordType = orders.get(f.exOrdId)?.ordType as string | undefined;
-    const okMaker = ordType !== 'MARKET' && ordType !== 'STOP' && new Decimal(f.fee).minus(notional.times(makerRate)).abs().lte(tol);
+    const okMaker =
+      ordType !== 'MARKET' && ordType !== 'STOP' && new Decimal(f.fee).minus(notional.times(makerRate)).abs().lte(tol);
     const okTaker = new Decimal(f.fee).minus(notional.times(takerRate)).abs().lte(tol);
     if (!okMaker && !okTaker) add('E_FEE_RATE', f.execId);
     const price = new Decimal(f.price);
-    if ((!price.isZero() && !price.mod(unit(...def.priceInc)).isZero()) || !new Decimal(f.qty).mod(unit(...def.lot)).isZero()) add('E_SYMBOL_RULES', f.execId);
+    if (
+      (!price.isZero() && !price.mod(unit(...def.priceInc)).isZero()) ||
+      !new Decimal(f.qty).mod(unit(...def.lot)).isZero()
+    )
+      add('E_SYMBOL_RULES', f.execId);
   }
   // Every order with a fill, and every order with cumQty > 0 even without one (its fills never arrived).
-  for (const o of orders.values()) if (!byOrder.has(o.exOrdId) && new Decimal(o.cumQty ?? '0').gt(0)) byOrder.set(o.exOrdId, []);
+  for (const o of orders.values())
+    if (!byOrder.has(o.exOrdId) && new Decimal(o.cumQty ?? '0').gt(0)) byOrder.set(o.exOrdId, []);
   for (const [exOrdId, list] of byOrder) {
     const o = orders.get(exOrdId);
     if (!o) continue;
@@ -125,18 +164,30 @@ export function reconcile(sb: Sandbox, opts: { feeRate: string; webhooks: boolea
     if (!qty.eq(o.cumQty ?? '0')) add('E_FILL_QTY', exOrdId);
     if (o.avgPx !== undefined && !qty.isZero()) {
       const vwap = list.reduce((s, f) => s.plus(new Decimal(f.qty).times(f.price)), new Decimal(0)).div(qty);
-      if (vwap.minus(o.avgPx).abs().gt(unit(...def.priceInc).div(2))) add('E_FILL_AVGPX', exOrdId);
+      if (
+        vwap
+          .minus(o.avgPx)
+          .abs()
+          .gt(unit(...def.priceInc).div(2))
+      )
+        add('E_FILL_AVGPX', exOrdId);
     }
     const size = new Decimal(o.cumQty).plus(o.leavesQty);
-    if (size.lt(unit(...def.minSize)) || (def.maxSize[0] > 0 && size.gt(unit(...def.maxSize)))) add('E_SYMBOL_RULES', exOrdId);
+    if (size.lt(unit(...def.minSize)) || (def.maxSize[0] > 0 && size.gt(unit(...def.maxSize))))
+      add('E_SYMBOL_RULES', exOrdId);
   }
   for (const d of deposits) if (d.state === 'UNCONFIRMED' && now - d.timestamp > 24 * HOUR) add('E_STALE', d.depositId);
   const withdrawals = sb.data.withdrawals();
-  for (const w of withdrawals) if (w.state === 'PENDING' && now - w.timestamp > 24 * HOUR) add('E_STALE', w.withdrawalId);
+  for (const w of withdrawals)
+    if (w.state === 'PENDING' && now - w.timestamp > 24 * HOUR) add('E_STALE', w.withdrawalId);
   const whitelist = new Set(sb.data.whitelist().map((e) => e.whitelistId));
   for (const w of withdrawals) if (!whitelist.has(w.beneficiary)) add('E_WITHDRAWAL_BENEFICIARY', w.withdrawalId);
   for (const b of sb.data.balances()) {
-    if (new Decimal(b.available).gt(b.balance) || new Decimal(b.balance_local).minus(new Decimal(b.balance).times(b.rate)).abs().gt('0.01')) add('E_BALANCE_SANITY', b.currency);
+    if (
+      new Decimal(b.available).gt(b.balance) ||
+      new Decimal(b.balance_local).minus(new Decimal(b.balance).times(b.rate)).abs().gt('0.01')
+    )
+      add('E_BALANCE_SANITY', b.currency);
   }
   // E_BALANCE_ROLL over consecutive snapshot pairs, flows in (s1, s2].
   const snaps = opts.snapshots ?? [];
@@ -164,19 +215,26 @@ export function flowsBetween(sb: Sandbox, from: number, to: number): Map<string,
     add(base, new Decimal(f.qty).times(sign));
     add(counter, new Decimal(f.qty).times(f.price).times(-sign).minus(f.fee));
   }
-  for (const d of sb.data.deposits()) if (inside(d.timestamp) && d.state === 'COMPLETED') add(d.currency, new Decimal(d.amount));
-  for (const w of sb.data.withdrawals()) if (inside(w.timestamp) && (w.state === 'PENDING' || w.state === 'COMPLETED')) add(w.currency, new Decimal(w.amount).plus(w.fee).neg());
+  for (const d of sb.data.deposits())
+    if (inside(d.timestamp) && d.state === 'COMPLETED') add(d.currency, new Decimal(d.amount));
+  for (const w of sb.data.withdrawals())
+    if (inside(w.timestamp) && (w.state === 'PENDING' || w.state === 'COMPLETED'))
+      add(w.currency, new Decimal(w.amount).plus(w.fee).neg());
   return m;
 }
 
 export async function snapshot(sb: Sandbox): Promise<Snapshot> {
   const fetchedAt = Date.now();
-  const res = await fetch(`${sb.env.EXCHANGE_API_URL}/accounts`, { headers: { 'X-API-Token': sb.env.EXCHANGE_API_TOKEN! } });
+  const res = await fetch(`${sb.env.EXCHANGE_API_URL}/accounts`, {
+    headers: { 'X-API-Token': sb.env.EXCHANGE_API_TOKEN! },
+  });
   const text = await res.text();
   // Balances can be bare JSON numbers with more digits than a double: read them as text.
   const balances = new Map<string, Decimal>();
-  for (const m of text.matchAll(/"currency":"([A-Z]+)","balance":"?([-0-9.Ee]+)"?/g)) balances.set(m[1]!, new Decimal(m[2]!));
+  for (const m of text.matchAll(/"currency":"([A-Z]+)","balance":"?([-0-9.Ee]+)"?/g))
+    balances.set(m[1]!, new Decimal(m[2]!));
   return { fetchedAt, balances };
 }
 
-export const sortBreaks = (b: Array<{ code: string; key: string }>): string[] => b.map((x) => `${x.code}:${x.key}`).sort();
+export const sortBreaks = (b: Array<{ code: string; key: string }>): string[] =>
+  b.map((x) => `${x.code}:${x.key}`).sort();

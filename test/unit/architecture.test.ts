@@ -34,7 +34,23 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
   schedule: ['decimal', 'errors', 'domain', 'log', 'util', 'config', 'store', 'stages', 'pipeline'],
   webhooks: ['decimal', 'errors', 'domain', 'log', 'util', 'config', 'http', 'store', 'sources'],
   // the commands
-  cli: ['decimal', 'errors', 'domain', 'log', 'util', 'config', 'http', 'rules', 'report', 'store', 'sources', 'stages', 'pipeline', 'schedule', 'webhooks'],
+  cli: [
+    'decimal',
+    'errors',
+    'domain',
+    'log',
+    'util',
+    'config',
+    'http',
+    'rules',
+    'report',
+    'store',
+    'sources',
+    'stages',
+    'pipeline',
+    'schedule',
+    'webhooks',
+  ],
 };
 
 function filesUnder(dir: string): string[] {
@@ -53,7 +69,8 @@ function partOf(path: string): string {
 /** Relative import specifiers of a file, static and dynamic, with whether each is type-only. */
 function importsOf(text: string): { spec: string; typeOnly: boolean }[] {
   const found: { spec: string; typeOnly: boolean }[] = [];
-  for (const m of text.matchAll(/^\s*(import|export)\s+(type\s+)?[^'";]*?from\s+'([^']+)'/gm)) found.push({ spec: m[3]!, typeOnly: Boolean(m[2]) });
+  for (const m of text.matchAll(/^\s*(import|export)\s+(type\s+)?[^'";]*?from\s+'([^']+)'/gm))
+    found.push({ spec: m[3]!, typeOnly: Boolean(m[2]) });
   for (const m of text.matchAll(/import\(\s*'([^']+)'\s*\)/g)) found.push({ spec: m[1]!, typeOnly: false });
   return found;
 }
@@ -76,11 +93,13 @@ describe('architecture (docs/architecture.md)', () => {
         const target = resolve(dirname(file), spec);
         if (!target.startsWith(SRC + '/')) {
           // Outside src/: only the CLI's on-demand loader of the simulator (absent from the production image).
-          if (!(relative(SRC, file) === 'cli/commands/sandbox.ts' && relative(ROOT, target).startsWith('sandbox/'))) wrong.push(`${relative(ROOT, file)} -> ${relative(ROOT, target)}`);
+          if (!(relative(SRC, file) === 'cli/commands/sandbox.ts' && relative(ROOT, target).startsWith('sandbox/')))
+            wrong.push(`${relative(ROOT, file)} -> ${relative(ROOT, target)}`);
           continue;
         }
         const to = partOf(target);
-        if (to !== from && !(MAY_IMPORT[from] ?? []).includes(to)) wrong.push(`${relative(ROOT, file)} (${from}) -> ${relative(ROOT, target)} (${to})`);
+        if (to !== from && !(MAY_IMPORT[from] ?? []).includes(to))
+          wrong.push(`${relative(ROOT, file)} (${from}) -> ${relative(ROOT, target)} (${to})`);
       }
     }
     expect(wrong).toEqual([]);
@@ -89,29 +108,58 @@ describe('architecture (docs/architecture.md)', () => {
   it('the domain imports nothing of the project but decimal/', () => {
     const wrong = files
       .filter((f) => partOf(f) === 'domain')
-      .flatMap((f) => importsOf(sources.get(f)!).map(({ spec }) => ({ f, spec, to: spec.startsWith('.') ? partOf(resolve(dirname(f), spec)) : null })))
+      .flatMap((f) =>
+        importsOf(sources.get(f)!).map(({ spec }) => ({
+          f,
+          spec,
+          to: spec.startsWith('.') ? partOf(resolve(dirname(f), spec)) : null,
+        })),
+      )
       .filter(({ to }) => to !== null && to !== 'domain' && to !== 'decimal')
       .map(({ f, spec }) => `${relative(ROOT, f)} -> ${spec}`);
     expect(wrong).toEqual([]);
   });
 
   it('SQL (Kysely or sql templates) is written only under src/store/', () => {
-    const SQL = [/from 'kysely'/, /\.transaction\(\)/, /\bsql`/, /\.selectFrom\(/, /\.insertInto\(/, /\.updateTable\(/, /\.deleteFrom\(/, /\.with\(\s*'/, /\.query\(\s*['`]/];
-    const wrong = files.filter((f) => partOf(f) !== 'store' && SQL.some((re) => re.test(sources.get(f)!))).map((f) => relative(ROOT, f));
+    const SQL = [
+      /from 'kysely'/,
+      /\.transaction\(\)/,
+      /\bsql`/,
+      /\.selectFrom\(/,
+      /\.insertInto\(/,
+      /\.updateTable\(/,
+      /\.deleteFrom\(/,
+      /\.with\(\s*'/,
+      /\.query\(\s*['`]/,
+    ];
+    const wrong = files
+      .filter((f) => partOf(f) !== 'store' && SQL.some((re) => re.test(sources.get(f)!)))
+      .map((f) => relative(ROOT, f));
     expect(wrong).toEqual([]);
   });
 
   it('index.ts files only re-export', () => {
     const wrong = files
       .filter((f) => f.endsWith('/index.ts'))
-      .filter((f) => sources.get(f)!.split('\n').some((line) => line.trim() !== '' && !/^(export \* from|export (type )?\{[^}]*\} from|\/\/|\/\*\*|\*|\s*\*)/.test(line.trim())))
+      .filter((f) =>
+        sources
+          .get(f)!
+          .split('\n')
+          .some(
+            (line) =>
+              line.trim() !== '' &&
+              !/^(export \* from|export (type )?\{[^}]*\} from|\/\/|\/\*\*|\*|\s*\*)/.test(line.trim()),
+          ),
+      )
       .map((f) => relative(ROOT, f));
     expect(wrong).toEqual([]);
   });
 
   it("each file's first line is a comment saying what it holds", () => {
     // A shebang, where there is one, comes first.
-    const wrong = files.filter((f) => !/^(#!.*\n)?(\/\*\*|\/\/)[ \t]*\S/.test(sources.get(f)!)).map((f) => relative(ROOT, f));
+    const wrong = files
+      .filter((f) => !/^(#!.*\n)?(\/\*\*|\/\/)[ \t]*\S/.test(sources.get(f)!))
+      .map((f) => relative(ROOT, f));
     expect(wrong).toEqual([]);
   });
 

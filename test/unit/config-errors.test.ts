@@ -33,11 +33,15 @@ describe('config errors a person can act on', () => {
 
   it('a fee rate written as a JSON number is asked for in quotes, with the value', () => {
     const problems = problemsFor(JSON.stringify({ partner: { feeRate: 0.01 } }));
-    expect(problems).toEqual(['config key partner.feeRate: must be a decimal string in quotes, such as "0.01" (a JSON number can lose digits) (got 0.01)']);
+    expect(problems).toEqual([
+      'config key partner.feeRate: must be a decimal string in quotes, such as "0.01" (a JSON number can lose digits) (got 0.01)',
+    ]);
   });
 
   it('an unknown key gets the closest known key, at its own level', () => {
-    const problems = problemsFor(JSON.stringify({ tolerance: {}, partner: { walets: [] }, schedule: { cronn: '0 2 * * *' } }));
+    const problems = problemsFor(
+      JSON.stringify({ tolerance: {}, partner: { walets: [] }, schedule: { cronn: '0 2 * * *' } }),
+    );
     expect(problems).toContain('config key tolerance: unknown key (did you mean tolerances?)');
     expect(problems).toContain('config key partner.walets: unknown key (did you mean partner.wallets?)');
     expect(problems).toContain('config key schedule.cronn: unknown key (did you mean schedule.cron?)');
@@ -51,8 +55,12 @@ describe('config errors a person can act on', () => {
   it('rejects the cron expression and time zone that `schedule` would reject, so `config check` agrees with it', () => {
     const problems = problemsFor(JSON.stringify({ schedule: { cron: '0 25 * * *', timezone: 'Mars/Olympus' } }));
     expect(problems).toHaveLength(2);
-    expect(problems[0]).toMatch(/^config key schedule\.cron: not a valid cron expression .*hour 25.* \(got "0 25 \* \* \*"\)$/);
-    expect(problems[1]).toBe('config key schedule.timezone: not an IANA time zone such as "UTC" or "Europe/Berlin" (got "Mars/Olympus")');
+    expect(problems[0]).toMatch(
+      /^config key schedule\.cron: not a valid cron expression .*hour 25.* \(got "0 25 \* \* \*"\)$/,
+    );
+    expect(problems[1]).toBe(
+      'config key schedule.timezone: not an IANA time zone such as "UTC" or "Europe/Berlin" (got "Mars/Olympus")',
+    );
   });
 
   it('accepts a valid six-field cron in a real time zone', () => {

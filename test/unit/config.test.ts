@@ -26,7 +26,12 @@ describe('loadConfig', () => {
   it('applies the documented defaults with an empty environment', () => {
     const config = loadConfig({ env: {}, cwd: '/srv/rr' });
     expect(config.account).toBe('default');
-    expect(config.partner.params).toEqual({ offset: 'offset', from: 'from', to: 'to', outputCurrency: 'outputCurrency' });
+    expect(config.partner.params).toEqual({
+      offset: 'offset',
+      from: 'from',
+      to: 'to',
+      outputCurrency: 'outputCurrency',
+    });
     expect(config.exchange.withdrawalDebitStates).toEqual(['PENDING', 'COMPLETED']);
     expect(config.exchange.feeCurrency).toBe('counter');
     expect(config.exchange.account).toBe('primary');
@@ -42,7 +47,9 @@ describe('loadConfig', () => {
   it('reports a bad key, a bad URL and a missing secret together, naming key and value', () => {
     const path = writeConfig({ partner: { feeRate: '1%', walets: [] } });
     const problems = problemsOf(() =>
-      loadConfig({ env: { RAMP_RECON_CONFIG: path, PARTNER_API_URL: 'not a url', EXCHANGE_API_URL: 'http://x/v3/exchange' } }),
+      loadConfig({
+        env: { RAMP_RECON_CONFIG: path, PARTNER_API_URL: 'not a url', EXCHANGE_API_URL: 'http://x/v3/exchange' },
+      }),
     );
     expect(problems).toEqual([
       'environment variable PARTNER_API_URL: must be an http(s) URL (got "not a url")',
@@ -65,7 +72,8 @@ describe('loadConfig', () => {
       configPath: writeConfig({ email: { from: 'recon@example.com', to: ['finance@example.com'] } }),
     });
     const text = JSON.stringify(maskedConfig(config));
-    for (const secret of ['pub-secret-1', 'priv-secret-2', 'tok-secret-3', 'smtp-secret-4']) expect(text).not.toContain(secret);
+    for (const secret of ['pub-secret-1', 'priv-secret-2', 'tok-secret-3', 'smtp-secret-4'])
+      expect(text).not.toContain(secret);
     expect(text).toContain('smtp://user:********@localhost:2525');
     expect(configHash(config)).toMatch(/^[0-9a-f]{16}$/);
   });

@@ -7,7 +7,9 @@ describe('toDecimal', () => {
     expect(toDecimal('0.123456789012345678').toString()).toBe('0.123456789012345678');
     expect(toDecimal('5.4044E-4').toString()).toBe('0.00054044');
     expect(toDecimal('9.0E-4').toString()).toBe('0.0009');
-    const body = parseJsonLossless('{"qty": 1.000000000000000001, "id": 9223372036854775807, "small": 5.4044E-4}') as Record<string, unknown>;
+    const body = parseJsonLossless(
+      '{"qty": 1.000000000000000001, "id": 9223372036854775807, "small": 5.4044E-4}',
+    ) as Record<string, unknown>;
     expect(toDecimal(body.qty).toString()).toBe('1.000000000000000001');
     expect(toDecimal(body.id).toString()).toBe('9223372036854775807');
     expect(toDecimal(body.small).toString()).toBe('0.00054044');

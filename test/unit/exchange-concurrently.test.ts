@@ -32,15 +32,39 @@ describe('runConcurrently', () => {
     const log: string[] = [];
     const running = { now: 0, max: 0 };
     const e = env();
-    await runConcurrently(e, ['a', 'b', 'c', 'd', 'e'].map((n) => listing(n, 3, log, running)), 2);
+    await runConcurrently(
+      e,
+      ['a', 'b', 'c', 'd', 'e'].map((n) => listing(n, 3, log, running)),
+      2,
+    );
     expect(running.max).toBe(2);
-    expect(log.sort()).toEqual(['a0', 'a1', 'a2', 'b0', 'b1', 'b2', 'c0', 'c1', 'c2', 'd0', 'd1', 'd2', 'e0', 'e1', 'e2']);
+    expect(log.sort()).toEqual([
+      'a0',
+      'a1',
+      'a2',
+      'b0',
+      'b1',
+      'b2',
+      'c0',
+      'c1',
+      'c2',
+      'd0',
+      'd1',
+      'd2',
+      'e0',
+      'e1',
+      'e2',
+    ]);
   });
 
   it('runs one after another when concurrency is 1 (one database session)', async () => {
     const log: string[] = [];
     const running = { now: 0, max: 0 };
-    await runConcurrently(env(), ['a', 'b'].map((n) => listing(n, 2, log, running)), 1);
+    await runConcurrently(
+      env(),
+      ['a', 'b'].map((n) => listing(n, 2, log, running)),
+      1,
+    );
     expect(running.max).toBe(1);
     expect(log).toEqual(['a0', 'a1', 'b0', 'b1']);
   });
@@ -59,7 +83,11 @@ describe('runConcurrently', () => {
     const log: string[] = [];
     const running = { now: 0, max: 0 };
     const ctl = new AbortController();
-    const p = runConcurrently(env(ctl.signal), ['a', 'b', 'c'].map((n) => listing(n, 1000, log, running)), 3);
+    const p = runConcurrently(
+      env(ctl.signal),
+      ['a', 'b', 'c'].map((n) => listing(n, 1000, log, running)),
+      3,
+    );
     await tick();
     ctl.abort(new Error('stop'));
     await expect(p).rejects.toBeInstanceOf(SyncAbortedError);

@@ -18,8 +18,10 @@ type Order = 'newest-first' | 'oldest-first';
 function fakeFills(ids: bigint[], order: Order, inclusive: boolean, limit: number) {
   return (req: FillsRequest): string[] => {
     let set = ids.filter((id) => {
-      if (req.fromExecId !== undefined && (inclusive ? id < BigInt(req.fromExecId) : id <= BigInt(req.fromExecId))) return false;
-      if (req.toExecId !== undefined && (inclusive ? id > BigInt(req.toExecId) : id >= BigInt(req.toExecId))) return false;
+      if (req.fromExecId !== undefined && (inclusive ? id < BigInt(req.fromExecId) : id <= BigInt(req.fromExecId)))
+        return false;
+      if (req.toExecId !== undefined && (inclusive ? id > BigInt(req.toExecId) : id >= BigInt(req.toExecId)))
+        return false;
       return true;
     });
     set = order === 'oldest-first' ? set.slice(0, limit) : set.slice(-limit).reverse();
@@ -39,7 +41,14 @@ function makeIds(n: number, seed = 7): bigint[] {
   return out;
 }
 
-function run(ids: bigint[], order: Order, inclusive: boolean, limit: number, start: FillsPlanState, stopAfter = Infinity) {
+function run(
+  ids: bigint[],
+  order: Order,
+  inclusive: boolean,
+  limit: number,
+  start: FillsPlanState,
+  stopAfter = Infinity,
+) {
   const server = fakeFills(ids, order, inclusive, limit);
   let state = start;
   const seen = new Set<string>();
@@ -144,7 +153,15 @@ interface RunOptions {
  * learned from every page; full pages are kept unless the plan splits them). Checks at every
  * cursor move that every record before the cursor was seen.
  */
-function runWindows(times: number[], order: Order, inclusive: boolean, serverCap: number, start: number, end: number, o: RunOptions = {}) {
+function runWindows(
+  times: number[],
+  order: Order,
+  inclusive: boolean,
+  serverCap: number,
+  start: number,
+  end: number,
+  o: RunOptions = {},
+) {
   const asked = o.asked ?? serverCap;
   const server = fakeWindows(times, order, inclusive, Math.min(asked, serverCap));
   const cap: PageCap = { asked, floor: o.floor ?? Math.min(asked, 100), learned: o.learned ?? 0 };
@@ -161,14 +178,18 @@ function runWindows(times: number[], order: Order, inclusive: boolean, serverCap
     });
   };
   for (let w = plan.next(); w; w = plan.next()) {
-    if (o.stopAfter !== undefined && requests >= o.stopAfter) return { seen, cursors, requests, walk: plan.walk, done: false };
+    if (o.stopAfter !== undefined && requests >= o.stopAfter)
+      return { seen, cursors, requests, walk: plan.walk, done: false };
     const page = server(Math.max(0, w.start - 1), w.end + 1);
     requests++;
     if (requests > 100_000) throw new Error('loop');
     const full = page.length >= fullAt(cap);
     learnPage(cap, page.length);
     if (full) {
-      const verdict = plan.full(w, page.map((i) => times[i]!));
+      const verdict = plan.full(
+        w,
+        page.map((i) => times[i]!),
+      );
       expect(verdict).not.toBe(false);
       if (verdict && verdict.kind === 'split') continue;
       page.forEach((i) => seen.add(i));
@@ -237,12 +258,23 @@ describe('window plan', () => {
         it(`resumes a killed walk from what it stored: ${label}`, () => {
           const { times, start, end } = makeTimes(4);
           for (const stopAfter of [1, 3, 20]) {
-            const first = runWindows(times, order, inclusive, serverCap, start, end, { asked: 1000, learned: serverCap, stopAfter });
+            const first = runWindows(times, order, inclusive, serverCap, start, end, {
+              asked: 1000,
+              learned: serverCap,
+              stopAfter,
+            });
             const from = first.cursors.length ? first.cursors[first.cursors.length - 1]! : start;
-            const second = runWindows(times, order, inclusive, serverCap, from, end, { asked: 1000, learned: serverCap, resume: first.walk, stored: first.seen });
+            const second = runWindows(times, order, inclusive, serverCap, from, end, {
+              asked: 1000,
+              learned: serverCap,
+              resume: first.walk,
+              stored: first.seen,
+            });
             expect(second.seen.size).toBe(times.length);
             // The resumed sync does not fetch again what the killed one stored.
-            expect(first.requests + second.requests).toBeLessThanOrEqual(Math.ceil((1.15 * times.length) / serverCap) + 8);
+            expect(first.requests + second.requests).toBeLessThanOrEqual(
+              Math.ceil((1.15 * times.length) / serverCap) + 8,
+            );
           }
         });
       }

@@ -11,7 +11,13 @@ import {
   validateRecords,
   withdrawalSchema,
 } from '../../src/sources/exchange/schemas.js';
-import { toDepositRow, toFillRow, toOrderRow, toSymbolRow, toWithdrawalRow } from '../../src/sources/exchange/transform.js';
+import {
+  toDepositRow,
+  toFillRow,
+  toOrderRow,
+  toSymbolRow,
+  toWithdrawalRow,
+} from '../../src/sources/exchange/transform.js';
 
 /** Captured shapes (DESIGN.md "Facts"): numbers and strings mixed, exponent notation, extra fields. */
 const FILLS_PAGE = `[
@@ -28,7 +34,9 @@ describe('exact-number JSON reading', () => {
   it('keeps every digit of every number, leaves strings alone, and writes numbers back as numbers', () => {
     const text = '{"a": 9007199254740993, "b": "123", "c": -1.50E-7, "d": [0.1, "x\\"1\\\\"], "e": null, "f": true}';
     const v = parseJsonMarked(text) as Record<string, unknown>;
-    expect(stringifyMarked(v)).toBe('{"a":9007199254740993,"b":"123","c":-1.50E-7,"d":[0.1,"x\\"1\\\\"],"e":null,"f":true}');
+    expect(stringifyMarked(v)).toBe(
+      '{"a":9007199254740993,"b":"123","c":-1.50E-7,"d":[0.1,"x\\"1\\\\"],"e":null,"f":true}',
+    );
     expect(v.b).toBe('123');
   });
 
@@ -67,7 +75,11 @@ describe('exchange schemas and transforms', () => {
 
   it('rejects bad records with reasons naming field and value, keeping the id when readable', () => {
     expect(invalid).toHaveLength(2);
-    expect(invalid[0]).toMatchObject({ index: 2, key: '9007199254740995', reason: 'price: must be a decimal number (got "abc")' });
+    expect(invalid[0]).toMatchObject({
+      index: 2,
+      key: '9007199254740995',
+      reason: 'price: must be a decimal number (got "abc")',
+    });
     expect(invalid[1]!.key).toBeNull();
     const reason = invalid[1]!.reason;
     expect(reason).toContain('exOrdId: must be a non-negative integer id (got nothing)');
@@ -81,15 +93,35 @@ describe('exchange schemas and transforms', () => {
     const o = parseJsonMarked(
       '{"exOrdId": 11234560004191, "clOrdId": "abc1", "ordType": "MARKET", "ordStatus": "FILLED", "side": "BUY", "price": "0.0", "symbol": "BTC-USD", "lastShares": null, "cumQty": "1.5E-3", "avgPx": 20123.5, "timestamp": 1700000000123, "mktOrdId": 5}',
     );
-    const { valid: [v], invalid: bad } = validateRecords(orderSchema, [o], 'exOrdId', true);
+    const {
+      valid: [v],
+      invalid: bad,
+    } = validateRecords(orderSchema, [o], 'exOrdId', true);
     expect(bad).toEqual([]);
-    expect(toOrderRow(v!)).toMatchObject({ ex_ord_id: '11234560004191', ord_status: 'FILLED', price: '0.0', last_shares: null, leaves_qty: null, cum_qty: '0.0015', avg_px: '20123.5' });
-    const { invalid } = validateRecords(orderSchema, [parseJsonMarked('{"clOrdId":"x","ordType":"LIMIT","ordStatus":"DONE","side":"BUY","symbol":"BTC-USD"}')], 'exOrdId', true);
-    expect(invalid[0]!.reason).toContain('ordStatus: must be one of OPEN, REJECTED, CANCELED, FILLED, PART_FILLED, EXPIRED, PENDING (got "DONE")');
+    expect(toOrderRow(v!)).toMatchObject({
+      ex_ord_id: '11234560004191',
+      ord_status: 'FILLED',
+      price: '0.0',
+      last_shares: null,
+      leaves_qty: null,
+      cum_qty: '0.0015',
+      avg_px: '20123.5',
+    });
+    const { invalid } = validateRecords(
+      orderSchema,
+      [parseJsonMarked('{"clOrdId":"x","ordType":"LIMIT","ordStatus":"DONE","side":"BUY","symbol":"BTC-USD"}')],
+      'exOrdId',
+      true,
+    );
+    expect(invalid[0]!.reason).toContain(
+      'ordStatus: must be one of OPEN, REJECTED, CANCELED, FILLED, PART_FILLED, EXPIRED, PENDING (got "DONE")',
+    );
   });
 
   it('maps deposits (tag after a colon kept) and withdrawals', () => {
-    const d = parseJsonMarked('{"depositId": "D17", "amount": 1.000000000000000001, "currency": "XRP", "address": "rEb8TK3gBgk5auZkwc6sHnwrGVJH8DuaLh:12345", "state": "UNCONFIRMED", "timestamp": 1700000000123}');
+    const d = parseJsonMarked(
+      '{"depositId": "D17", "amount": 1.000000000000000001, "currency": "XRP", "address": "rEb8TK3gBgk5auZkwc6sHnwrGVJH8DuaLh:12345", "state": "UNCONFIRMED", "timestamp": 1700000000123}',
+    );
     expect(toDepositRow(validateRecords(depositSchema, [d], 'depositId').valid[0]!)).toMatchObject({
       deposit_id: 'D17',
       amount: '1.000000000000000001',
@@ -97,12 +129,21 @@ describe('exchange schemas and transforms', () => {
       tx_hash: null,
       state: 'UNCONFIRMED',
     });
-    const w = parseJsonMarked('{"withdrawalId": 42, "amount": "0.5", "fee": "5.0E-4", "currency": "BTC", "beneficiary": "wl-1"}');
-    expect(toWithdrawalRow(validateRecords(withdrawalSchema, [w], 'withdrawalId').valid[0]!)).toMatchObject({ withdrawal_id: '42', fee: '0.0005', state: null, timestamp: null });
+    const w = parseJsonMarked(
+      '{"withdrawalId": 42, "amount": "0.5", "fee": "5.0E-4", "currency": "BTC", "beneficiary": "wl-1"}',
+    );
+    expect(toWithdrawalRow(validateRecords(withdrawalSchema, [w], 'withdrawalId').valid[0]!)).toMatchObject({
+      withdrawal_id: '42',
+      fee: '0.0005',
+      state: null,
+      timestamp: null,
+    });
   });
 
   it('validates balances and derives symbol increments exactly', () => {
-    const b = parseJsonMarked('{"currency":"BTC","balance":"1.5","available":1.25,"balance_local":30000.12,"available_local":"25000.10","rate":"20000.08"}');
+    const b = parseJsonMarked(
+      '{"currency":"BTC","balance":"1.5","available":1.25,"balance_local":30000.12,"available_local":"25000.10","rate":"20000.08"}',
+    );
     expect(validateRecords(balanceSchema, [b], 'currency').valid[0]!.value.available).toBe('1.25');
     const s = parseJsonMarked(
       '{"base_currency":"BTC","base_currency_scale":8,"counter_currency":"USD","counter_currency_scale":2,"min_price_increment":1,"min_price_increment_scale":2,"min_order_size":50,"min_order_size_scale":8,"max_order_size":0,"max_order_size_scale":8,"lot_size":1,"lot_size_scale":8,"status":"open","id":1,"auction_price":0,"auction_time":""}',
@@ -126,20 +167,50 @@ describe('exchange schemas and transforms', () => {
 describe('fills fast path (fastFill)', () => {
   // Shapes of every field: accepted ones (numbers, strings, padding zeros, exponents, spaces) and
   // rejected ones (wrong types, marked numbers as text, negatives, fractions, missing fields).
-  const base = '{"exOrdId": 11234560004191, "tradeId": "1", "execId": 9007199254740993, "side": "BUY", "symbol": "BTC-USD", "price": "0.0", "qty": "5.4044E-4", "fee": 0.000000000000000001, "timestamp": 1700000000123, "liquidity": "MAKER"}';
+  const base =
+    '{"exOrdId": 11234560004191, "tradeId": "1", "execId": 9007199254740993, "side": "BUY", "symbol": "BTC-USD", "price": "0.0", "qty": "5.4044E-4", "fee": 0.000000000000000001, "timestamp": 1700000000123, "liquidity": "MAKER"}';
   const variants: Array<[string, string]> = [
-    ['exOrdId', '"0007"'], ['exOrdId', '" 12 "'], ['exOrdId', '1.23E2'], ['exOrdId', '"1.5"'], ['exOrdId', '-1'], ['exOrdId', 'null'], ['exOrdId', '""'],
-    ['execId', '"00"'], ['execId', '1e3'], ['tradeId', 'true'], ['tradeId', '{}'],
-    ['side', '"SELL"'], ['side', '"buy"'], ['side', '1'],
-    ['symbol', '""'], ['symbol', '5'], ['symbol', '"ETH-USD"'], ['symbol', 'null'],
-    ['price', '2034.123456789012345678'], ['price', '"  12.5 "'], ['price', '"1.2E+1"'], ['price', '"abc"'], ['price', '-0.5'], ['price', '"."'], ['price', '[]'],
-    ['qty', '9.0E-4'], ['qty', '"9.0e-4"'], ['fee', '"0"'], ['fee', 'null'],
-    ['timestamp', '"1700000000124"'], ['timestamp', '1.7E12'], ['timestamp', '17000000001250000'], ['timestamp', '-5'], ['timestamp', '1.5'],
+    ['exOrdId', '"0007"'],
+    ['exOrdId', '" 12 "'],
+    ['exOrdId', '1.23E2'],
+    ['exOrdId', '"1.5"'],
+    ['exOrdId', '-1'],
+    ['exOrdId', 'null'],
+    ['exOrdId', '""'],
+    ['execId', '"00"'],
+    ['execId', '1e3'],
+    ['tradeId', 'true'],
+    ['tradeId', '{}'],
+    ['side', '"SELL"'],
+    ['side', '"buy"'],
+    ['side', '1'],
+    ['symbol', '""'],
+    ['symbol', '5'],
+    ['symbol', '"ETH-USD"'],
+    ['symbol', 'null'],
+    ['price', '2034.123456789012345678'],
+    ['price', '"  12.5 "'],
+    ['price', '"1.2E+1"'],
+    ['price', '"abc"'],
+    ['price', '-0.5'],
+    ['price', '"."'],
+    ['price', '[]'],
+    ['qty', '9.0E-4'],
+    ['qty', '"9.0e-4"'],
+    ['fee', '"0"'],
+    ['fee', 'null'],
+    ['timestamp', '"1700000000124"'],
+    ['timestamp', '1.7E12'],
+    ['timestamp', '17000000001250000'],
+    ['timestamp', '-5'],
+    ['timestamp', '1.5'],
   ];
   const records: unknown[] = [
     base,
     ...variants.map(([k, v]) => base.replace(new RegExp(`"${k}": [^,]+,`), `"${k}": ${v},`)),
-    ...['exOrdId', 'execId', 'side', 'symbol', 'fee', 'timestamp'].map((k) => base.replace(new RegExp(`"${k}": [^,]+, ?`), '')),
+    ...['exOrdId', 'execId', 'side', 'symbol', 'fee', 'timestamp'].map((k) =>
+      base.replace(new RegExp(`"${k}": [^,]+, ?`), ''),
+    ),
   ].flatMap((text) => [parseJsonMarked(text), parseJsonLossless(text)]);
   records.push(null, 5, 'x', [], parseJsonLossless('[1]'));
 
@@ -165,14 +236,31 @@ describe('fills fast path (fastFill)', () => {
 });
 
 describe('records holding U+0000', () => {
-  const fill = { exOrdId: '1', tradeId: '2', execId: '3', side: 'BUY', symbol: 'BTC-USD', price: '1', qty: '2', fee: '0', timestamp: 1700000000000 };
+  const fill = {
+    exOrdId: '1',
+    tradeId: '2',
+    execId: '3',
+    side: 'BUY',
+    symbol: 'BTC-USD',
+    price: '1',
+    qty: '2',
+    fee: '0',
+    timestamp: 1700000000000,
+  };
   it('are quarantined with the field named, alone or beside schema issues', () => {
-    const records = [fill, { ...fill, execId: '4', extra: { 'k\u0000': 1 } }, { ...fill, execId: '5', price: 'x', tags: ['a', 'b\u0000'] }];
+    const records = [
+      fill,
+      { ...fill, execId: '4', extra: { 'k\u0000': 1 } },
+      { ...fill, execId: '5', price: 'x', tags: ['a', 'b\u0000'] },
+    ];
     const page = validateRecords(fillSchema, records, 'execId', true, fastFill, '[... "k\\u0000" ...]');
     expect(page.valid.map((v) => v.value.execId)).toEqual(['3']);
     expect(page.invalid.map((r) => [r.key, r.reason])).toEqual([
       ['4', 'extra.k\\u0000: the key holds the character \\u0000, which the database cannot store'],
-      ['5', 'price: must be a decimal number (got "x"); tags.1: holds the character \\u0000, which the database cannot store'],
+      [
+        '5',
+        'price: must be a decimal number (got "x"); tags.1: holds the character \\u0000, which the database cannot store',
+      ],
     ]);
   });
 });

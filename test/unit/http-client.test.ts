@@ -77,7 +77,8 @@ function client(overrides: Partial<HttpClientOptions> = {}) {
 
 describe('http client', () => {
   it('sends the auth header, keeps the base path, builds the query and parses losslessly', async () => {
-    handler = (_req, res) => res.end('[{"execId": 9007199254740993, "qty": "5.4044E-4", "price": 0.10000000000000000001}]');
+    handler = (_req, res) =>
+      res.end('[{"execId": 9007199254740993, "qty": "5.4044E-4", "price": 0.10000000000000000001}]');
     const { c, lines } = client();
     const res = await c.get('/fills', { query: { fromExecId: '9007199254740993', limit: 1000, to: undefined } });
     expect(res.status).toBe(200);
@@ -194,8 +195,12 @@ describe('http client', () => {
       retryMaxMs: 1,
       logger: pino({ level: 'silent' }),
     });
-    const err = await c.get('/partner-gateway/partner-api/v1/orders', { headers: { 'X-Private-API-Key': 'pk-secret' } }).catch((e: unknown) => e);
-    expect((err as Error).message).toBe('Partner API rejected the X-Private-API-Key header (403) on GET /partner-gateway/partner-api/v1/orders; check the key in the environment');
+    const err = await c
+      .get('/partner-gateway/partner-api/v1/orders', { headers: { 'X-Private-API-Key': 'pk-secret' } })
+      .catch((e: unknown) => e);
+    expect((err as Error).message).toBe(
+      'Partner API rejected the X-Private-API-Key header (403) on GET /partner-gateway/partner-api/v1/orders; check the key in the environment',
+    );
     await c.close();
   });
 

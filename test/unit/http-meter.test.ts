@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { parseJsonLossless } from '../../src/decimal/json.js';
-import { createRequestMeter, endpointName, endpointSeconds, parseRunRequests, requestTotals, roundSeconds, sortedRequests } from '../../src/http/meter.js';
+import {
+  createRequestMeter,
+  endpointName,
+  endpointSeconds,
+  parseRunRequests,
+  requestTotals,
+  roundSeconds,
+  sortedRequests,
+} from '../../src/http/meter.js';
 
 describe('request meter', () => {
   it('counts attempts per API and endpoint, retries apart, keeping the rate of each class', () => {
@@ -11,7 +19,10 @@ describe('request meter', () => {
     meter.count('exchange', 'GET /orders', 20, false);
     const snap = meter.snapshot();
     expect(snap).toEqual({
-      partner: { 'GET /currencies': { requests: 3, retries: 0, perSecond: 10 }, 'GET /orders': { requests: 2, retries: 1, perSecond: 100 } },
+      partner: {
+        'GET /currencies': { requests: 3, retries: 0, perSecond: 10 },
+        'GET /orders': { requests: 2, retries: 1, perSecond: 100 },
+      },
       exchange: { 'GET /orders': { requests: 1, retries: 0, perSecond: 20 } },
     });
     // A snapshot is a copy: later counts do not change what was saved.
@@ -43,7 +54,12 @@ describe('request meter', () => {
     expect(t.apis.exchange).toEqual({ requests: 41, retries: 0, seconds: 2.05 });
     expect({ ...t.all, seconds: roundSeconds(t.all.seconds) }).toEqual({ requests: 471, retries: 3, seconds: 9.05 });
     expect(roundSeconds(1 / 3)).toBe(0.333);
-    expect(sortedRequests({ exchange: requests.exchange, partner: requests.partner }).map(([api, e]) => [api, e.map(([name]) => name)])).toEqual([
+    expect(
+      sortedRequests({ exchange: requests.exchange, partner: requests.partner }).map(([api, e]) => [
+        api,
+        e.map(([name]) => name),
+      ]),
+    ).toEqual([
       ['partner', ['GET /currencies', 'GET /orders', 'GET /orders/{id}', 'GET /quote/buy']],
       ['exchange', ['GET /fills']],
     ]);

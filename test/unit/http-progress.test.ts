@@ -8,14 +8,23 @@ describe('progress reporter', () => {
     const lines: string[] = [];
     const logger = pino({ level: 'info' }, new Writable({ write: (c, _e, cb) => (lines.push(String(c)), cb()) }));
     let t = 0;
-    const p = createProgress({ logger, label: 'exchange fills', total: 4000, mode: 'log', intervalMs: 1000, now: () => t });
+    const p = createProgress({
+      logger,
+      label: 'exchange fills',
+      total: 4000,
+      mode: 'log',
+      intervalMs: 1000,
+      now: () => t,
+    });
     t = 500;
     p.tick(1000);
     expect(lines).toHaveLength(0);
     t = 1000;
     p.tick(1000);
     expect(lines).toHaveLength(1);
-    const line = JSON.parse(lines[0]!) as { progress: { rows: number; pages: number; rowsPerSecond: number; etaSeconds: number } };
+    const line = JSON.parse(lines[0]!) as {
+      progress: { rows: number; pages: number; rowsPerSecond: number; etaSeconds: number };
+    };
     expect(line.progress).toMatchObject({ rows: 2000, pages: 2, rowsPerSecond: 2000, etaSeconds: 1 });
     const final = p.stop();
     expect(final.rows).toBe(2000);
@@ -35,7 +44,12 @@ describe('progress reporter', () => {
 describe('progress lines', () => {
   const capture = () => {
     const lines: Array<{ level: number; msg: string }> = [];
-    const logger = pino({ level: 'info' }, new Writable({ write: (c, _e, cb) => (lines.push(JSON.parse(String(c)) as { level: number; msg: string }), cb()) }));
+    const logger = pino(
+      { level: 'info' },
+      new Writable({
+        write: (c, _e, cb) => (lines.push(JSON.parse(String(c)) as { level: number; msg: string }), cb()),
+      }),
+    );
     return { lines, logger };
   };
 

@@ -33,8 +33,18 @@ describe('Partner API client', () => {
   it('sends the public key on every call and both keys on private calls; each class of call has its own rate limit', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'rr-partner-api-'));
     const configPath = join(dir, 'config.json');
-    writeFileSync(configPath, JSON.stringify({ partner: { publicRateLimitPerSecond: 2, privateRateLimitPerSecond: 3 } }));
-    const config = loadConfig({ env: { PARTNER_API_URL: url, PARTNER_PUBLIC_KEY: 'pub-key', PARTNER_PRIVATE_KEY: 'priv-key', RAMP_RECON_CONFIG: configPath } });
+    writeFileSync(
+      configPath,
+      JSON.stringify({ partner: { publicRateLimitPerSecond: 2, privateRateLimitPerSecond: 3 } }),
+    );
+    const config = loadConfig({
+      env: {
+        PARTNER_API_URL: url,
+        PARTNER_PUBLIC_KEY: 'pub-key',
+        PARTNER_PRIVATE_KEY: 'priv-key',
+        RAMP_RECON_CONFIG: configPath,
+      },
+    });
     expect(config.partner.publicRateLimitPerSecond).toBe(2);
     expect(config.partner.privateRateLimitPerSecond).toBe(3);
     const sleeps: number[] = [];
@@ -64,7 +74,9 @@ describe('Partner API client', () => {
     } finally {
       await api.close();
     }
-    expect(hits.map((h) => [h[PUBLIC_KEY_HEADER.toLowerCase()] ?? null, h[PRIVATE_KEY_HEADER.toLowerCase()] ?? null])).toEqual([
+    expect(
+      hits.map((h) => [h[PUBLIC_KEY_HEADER.toLowerCase()] ?? null, h[PRIVATE_KEY_HEADER.toLowerCase()] ?? null]),
+    ).toEqual([
       ['pub-key', null],
       ['pub-key', null],
       ['pub-key', 'priv-key'],
@@ -76,7 +88,14 @@ describe('Partner API client', () => {
   });
 
   it('a private call the server refuses names the Partner API and both headers, never a key', async () => {
-    const sb = await startSandbox({ days: 1, ordersPerDay: 3, exchangeOrdersPerDay: 1, depositsPerDay: 0, withdrawalsPerDay: 0, now: new Date('2026-11-21T12:00:00Z') });
+    const sb = await startSandbox({
+      days: 1,
+      ordersPerDay: 3,
+      exchangeOrdersPerDay: 1,
+      depositsPerDay: 0,
+      withdrawalsPerDay: 0,
+      now: new Date('2026-11-21T12:00:00Z'),
+    });
     const wrongPublic = 'pk_wrong_public_9876';
     const config = loadConfig({ env: { ...sb.env, PARTNER_PUBLIC_KEY: wrongPublic } });
     const api = createPartnerClient(config, pino({ level: 'silent' }));
@@ -87,9 +106,12 @@ describe('Partner API client', () => {
         expect(err).toBeInstanceOf(HttpAuthError);
         const e = err as HttpAuthError;
         expect([e.api, e.status, e.headerNames]).toEqual(['partner', 401, [PUBLIC_KEY_HEADER, PRIVATE_KEY_HEADER]]);
-        expect(e.message).toMatch(/^Partner API rejected the X-Public-API-Key \/ X-Private-API-Key headers \(401\) on GET \/orders.*; check the key in the environment$/);
+        expect(e.message).toMatch(
+          /^Partner API rejected the X-Public-API-Key \/ X-Private-API-Key headers \(401\) on GET \/orders.*; check the key in the environment$/,
+        );
         const text = `${e.message} ${JSON.stringify(e)} ${e.stack ?? ''}`;
-        for (const secret of [wrongPublic, sb.env.PARTNER_PRIVATE_KEY!, sb.env.PARTNER_PUBLIC_KEY!]) expect(text).not.toContain(secret);
+        for (const secret of [wrongPublic, sb.env.PARTNER_PRIVATE_KEY!, sb.env.PARTNER_PUBLIC_KEY!])
+          expect(text).not.toContain(secret);
       }
     } finally {
       await api.close();
@@ -98,7 +120,9 @@ describe('Partner API client', () => {
   });
 
   it('meters each call under its endpoint template at its class rate', async () => {
-    const config = loadConfig({ env: { PARTNER_API_URL: url, PARTNER_PUBLIC_KEY: 'pub-key', PARTNER_PRIVATE_KEY: 'priv-key' } });
+    const config = loadConfig({
+      env: { PARTNER_API_URL: url, PARTNER_PUBLIC_KEY: 'pub-key', PARTNER_PRIVATE_KEY: 'priv-key' },
+    });
     const meter = createRequestMeter();
     const api = createPartnerClient(config, pino({ level: 'silent' }), { meter });
     try {

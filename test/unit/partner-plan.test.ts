@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { CLOCK_SKEW_MARGIN_MS, cheapestRefresh, consecutivePeriods, dayIsOver, listingCost } from '../../src/sources/partner/plan.js';
+import {
+  CLOCK_SKEW_MARGIN_MS,
+  cheapestRefresh,
+  consecutivePeriods,
+  dayIsOver,
+  listingCost,
+} from '../../src/sources/partner/plan.js';
 
 describe('partner sync plan', () => {
   it('a day is over only once the clock-skew margin after its midnight has passed', () => {

@@ -1,7 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { parseJsonLossless } from '../../src/decimal/json.js';
-import { compareTimestamps, flattenCurrencies, numericText, orderToRow, timestampKey, walletWithoutTag } from '../../src/sources/partner/transform.js';
-import { extraEventFields, formatPartnerIssues, orderEventSchema, partnerOrderSchema } from '../../src/sources/partner/schemas.js';
+import {
+  compareTimestamps,
+  flattenCurrencies,
+  numericText,
+  orderToRow,
+  timestampKey,
+  walletWithoutTag,
+} from '../../src/sources/partner/transform.js';
+import {
+  extraEventFields,
+  formatPartnerIssues,
+  orderEventSchema,
+  partnerOrderSchema,
+} from '../../src/sources/partner/schemas.js';
 import { parseReferencesCsv } from '../../src/sources/partner/references-csv.js';
 
 function makeOrder(overrides: Record<string, unknown> = {}): Record<string, unknown> {
@@ -41,7 +53,10 @@ describe('timestampKey', () => {
 describe('partner order schema and row', () => {
   it('keeps every digit of string, number and exponent amounts', () => {
     const raw = parseJsonLossless(
-      JSON.stringify(makeOrder({ outputAmount: 'X', amountUsd: '5.4044E-4' })).replace('"X"', '0.123456789012345678901'),
+      JSON.stringify(makeOrder({ outputAmount: 'X', amountUsd: '5.4044E-4' })).replace(
+        '"X"',
+        '0.123456789012345678901',
+      ),
     );
     const parsed = partnerOrderSchema.parse(raw);
     const row = orderToRow(parsed, raw);

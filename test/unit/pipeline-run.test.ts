@@ -31,14 +31,15 @@ function fakeStages(calls: string[], overrides: Partial<Stages> = {}): Stages {
     syncExchange: async () => void calls.push('syncExchange'),
     syncPartner: async (_ctx, period) => void calls.push(`syncPartner ${period?.from}..${period?.to}`),
     reconcilePeriod: async (_ctx, period) => void calls.push(`reconcile ${period.from}..${period.to}`),
-    jsonSummary: async (_db, _account, runId) => ({
-      runId,
-      status: 'x',
-      period: { from: '', to: '' },
-      counts: {},
-      breaks: [],
-      report: null,
-    }) as never,
+    jsonSummary: async (_db, _account, runId) =>
+      ({
+        runId,
+        status: 'x',
+        period: { from: '', to: '' },
+        counts: {},
+        breaks: [],
+        report: null,
+      }) as never,
     writeReport: async (_ctx, runId) => {
       calls.push('writeReport');
       return { path: `/tmp/reports/${runId}.xlsx`, sheets: { Summary: 1 } };
@@ -70,12 +71,20 @@ for (const kind of storeKinds) {
 
     it('runs the stages in order and records each on the run row', async () => {
       const calls: string[] = [];
-      const result = await runPipeline({ store, config, logger, stages: fakeStages(calls) }, { period, trigger: 'cli', email: true });
+      const result = await runPipeline(
+        { store, config, logger, stages: fakeStages(calls) },
+        { period, trigger: 'cli', email: true },
+      );
       expect(result.status).toBe('succeeded');
       expect(result.reportPath).toBe(`/tmp/reports/${result.runId}.xlsx`);
       // No SMTP configured: delivery is skipped, not attempted.
       // The partner sync reads the look-back days too (partner.lookbackDays, 3); reconcile takes the period.
-      expect(calls).toEqual(['syncExchange', 'syncPartner 2026-10-29..2026-11-02', 'reconcile 2026-11-01..2026-11-02', 'writeReport']);
+      expect(calls).toEqual([
+        'syncExchange',
+        'syncPartner 2026-10-29..2026-11-02',
+        'reconcile 2026-11-01..2026-11-02',
+        'writeReport',
+      ]);
       const run = await getRun(store.db, result.runId);
       expect(run?.status).toBe('succeeded');
       expect(run?.command).toBe('run');
@@ -88,7 +97,9 @@ for (const kind of storeKinds) {
         .sort((a, b) => a[1].startedAt.localeCompare(b[1].startedAt) || Number(a[1].seq) - Number(b[1].seq))
         .map(([name]) => name);
       expect(order).toEqual(['sync.exchange', 'sync.partner', 'reconcile', 'report', 'deliver']);
-      expect(order.map((name) => Number((stages as unknown as Record<string, { seq: unknown }>)[name]?.seq))).toEqual([0, 1, 2, 3, 4]);
+      expect(order.map((name) => Number((stages as unknown as Record<string, { seq: unknown }>)[name]?.seq))).toEqual([
+        0, 1, 2, 3, 4,
+      ]);
       expect(stages.deliver?.status).toBe('skipped');
       // jsonb numbers come back as exact LosslessNumbers; each stage's timing survives the later stages' writes.
       expect(Number(stages.reconcile?.detail?.openBreaks)).toBe(0);
@@ -98,11 +109,27 @@ for (const kind of storeKinds) {
 
     it('the look-back is a sync setting: the partner sync reads those days, reconcile judges the period alone (and what changed)', async () => {
       const calls: string[] = [];
-      await runPipeline({ store, config, logger, stages: fakeStages(calls) }, { period, trigger: 'schedule', email: false, lookbackDays: 5 });
-      expect(calls).toEqual(['syncExchange', 'syncPartner 2026-10-27..2026-11-02', 'reconcile 2026-11-01..2026-11-02', 'writeReport']);
+      await runPipeline(
+        { store, config, logger, stages: fakeStages(calls) },
+        { period, trigger: 'schedule', email: false, lookbackDays: 5 },
+      );
+      expect(calls).toEqual([
+        'syncExchange',
+        'syncPartner 2026-10-27..2026-11-02',
+        'reconcile 2026-11-01..2026-11-02',
+        'writeReport',
+      ]);
       const none: string[] = [];
-      await runPipeline({ store, config, logger, stages: fakeStages(none) }, { period, trigger: 'cli', email: false, lookbackDays: 0 });
-      expect(none).toEqual(['syncExchange', 'syncPartner 2026-11-01..2026-11-02', 'reconcile 2026-11-01..2026-11-02', 'writeReport']);
+      await runPipeline(
+        { store, config, logger, stages: fakeStages(none) },
+        { period, trigger: 'cli', email: false, lookbackDays: 0 },
+      );
+      expect(none).toEqual([
+        'syncExchange',
+        'syncPartner 2026-11-01..2026-11-02',
+        'reconcile 2026-11-01..2026-11-02',
+        'writeReport',
+      ]);
     });
 
     it('records the failing stage and its error, keeps going no further, and never prints a secret', async () => {
@@ -144,10 +171,16 @@ for (const kind of storeKinds) {
       });
       const result = await runPipeline({ store, config, logger, stages }, { period, trigger: 'cli', email: false });
       expect(result.status).toBe('failed');
-      const exchange = { 'GET /fills': { requests: 2, retries: 1, perSecond: 20 }, 'GET /orders/{id}': { requests: 1, retries: 0, perSecond: 20 } };
+      const exchange = {
+        'GET /fills': { requests: 2, retries: 1, perSecond: 20 },
+        'GET /orders/{id}': { requests: 1, retries: 0, perSecond: 20 },
+      };
       expect(savedAfterExchange).toEqual({ exchange });
       const run = await getRun(store.db, result.runId);
-      expect(parseRunRequests(run?.requests)).toEqual({ partner: { 'GET /orders': { requests: 1, retries: 0, perSecond: 100 } }, exchange });
+      expect(parseRunRequests(run?.requests)).toEqual({
+        partner: { 'GET /orders': { requests: 1, retries: 0, perSecond: 100 } },
+        exchange,
+      });
     });
 
     it('keeps a huge error text bounded in run.error', async () => {
@@ -177,7 +210,10 @@ for (const kind of storeKinds) {
         cwd: await writeEmailConfig(),
       });
       const stages = fakeStages(calls, { deliverRun: async () => ({ status: 'failed', error: 'connection refused' }) });
-      const result = await runPipeline({ store, config: smtpConfig, logger, stages }, { period, trigger: 'cli', email: true });
+      const result = await runPipeline(
+        { store, config: smtpConfig, logger, stages },
+        { period, trigger: 'cli', email: true },
+      );
       expect(result.status).toBe('failed');
       expect(result.failedStage).toBe('deliver');
       expect(result.error).toContain('connection refused');
@@ -198,11 +234,17 @@ for (const kind of storeKinds) {
       });
       const first = runPipeline({ store, config, logger, stages: slow }, { period, trigger: 'schedule', email: false });
       await isStarted;
-      const refused = runPipeline({ store, config, logger, stages: fakeStages([]) }, { period, trigger: 'cli', email: false });
+      const refused = runPipeline(
+        { store, config, logger, stages: fakeStages([]) },
+        { period, trigger: 'cli', email: false },
+      );
       await expect(refused).rejects.toBeInstanceOf(RunLockedError);
       await expect(refused).rejects.toThrow(/another run is in progress \(started at \d{4}-\d\d-\d\dT.*run id r\d{8}T/);
 
-      const waiting = runPipeline({ store, config, logger, stages: fakeStages([]) }, { period, trigger: 'cli', email: false, wait: true });
+      const waiting = runPipeline(
+        { store, config, logger, stages: fakeStages([]) },
+        { period, trigger: 'cli', email: false, wait: true },
+      );
       let waitedDone = false;
       void waiting.then(() => (waitedDone = true));
       await new Promise((r) => setTimeout(r, 300));
@@ -216,7 +258,13 @@ for (const kind of storeKinds) {
     it('marks a run left running by a dead process as failed when the next run starts', async () => {
       await store.db
         .insertInto('run')
-        .values({ id: 'r-dead', account: config.account, command: 'run', status: 'running', started_at: new Date('2026-11-01T02:00:00Z') })
+        .values({
+          id: 'r-dead',
+          account: config.account,
+          command: 'run',
+          status: 'running',
+          started_at: new Date('2026-11-01T02:00:00Z'),
+        })
         .execute();
       await runPipeline({ store, config, logger, stages: fakeStages([]) }, { period, trigger: 'cli', email: false });
       const dead = await getRun(store.db, 'r-dead');
@@ -237,20 +285,37 @@ for (const kind of storeKinds) {
             { period, trigger: 'cli', email: false },
           );
           await isStarted;
-          await expect(runPipeline({ store: other, config, logger, stages: fakeStages([]) }, { period, trigger: 'cli', email: false })).rejects.toThrow(
-            /another run is in progress \(started at/,
-          );
+          await expect(
+            runPipeline(
+              { store: other, config, logger, stages: fakeStages([]) },
+              { period, trigger: 'cli', email: false },
+            ),
+          ).rejects.toThrow(/another run is in progress \(started at/);
           release();
           expect((await first).status).toBe('succeeded');
           // Another schema of the same database is another deployment: not blocked.
           const elsewhere = await createTestStore('postgres');
           try {
-            expect((await runPipeline({ store: elsewhere.store, config, logger, stages: fakeStages([]) }, { period, trigger: 'cli', email: false })).status).toBe('succeeded');
+            expect(
+              (
+                await runPipeline(
+                  { store: elsewhere.store, config, logger, stages: fakeStages([]) },
+                  { period, trigger: 'cli', email: false },
+                )
+              ).status,
+            ).toBe('succeeded');
           } finally {
             await elsewhere.drop();
           }
           // Released: the other pool can run now.
-          expect((await runPipeline({ store: other, config, logger, stages: fakeStages([]) }, { period, trigger: 'cli', email: false })).status).toBe('succeeded');
+          expect(
+            (
+              await runPipeline(
+                { store: other, config, logger, stages: fakeStages([]) },
+                { period, trigger: 'cli', email: false },
+              )
+            ).status,
+          ).toBe('succeeded');
         } finally {
           await other.close();
         }
@@ -264,6 +329,9 @@ async function writeEmailConfig(): Promise<string> {
   const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
   const dir = mkdtempSync(join(tmpdir(), 'rr-pipeline-'));
-  writeFileSync(join(dir, 'email.json'), JSON.stringify({ email: { from: 'recon@example.com', to: ['ops@example.com'] } }));
+  writeFileSync(
+    join(dir, 'email.json'),
+    JSON.stringify({ email: { from: 'recon@example.com', to: ['ops@example.com'] } }),
+  );
   return dir;
 }

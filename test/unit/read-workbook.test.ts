@@ -12,7 +12,12 @@ const dir = mkdtempSync(join(tmpdir(), 'rr-read-workbook-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** A returned workbook as finance might send it back: columns by header (any order), a linked key, a numeric key, rich text. */
-async function returned(name: string, headers: string[], rows: ExcelJS.CellValue[][], runId: string | null = 'r20261121T020000Z-abc123'): Promise<string> {
+async function returned(
+  name: string,
+  headers: string[],
+  rows: ExcelJS.CellValue[][],
+  runId: string | null = 'r20261121T020000Z-abc123',
+): Promise<string> {
   const wb = new ExcelJS.Workbook();
   const summary = wb.addWorksheet('Summary');
   summary.addRow(['ramp-recon reconciliation']);
@@ -26,11 +31,29 @@ async function returned(name: string, headers: string[], rows: ExcelJS.CellValue
 }
 
 describe('reading a returned workbook (src/report/read-workbook.ts)', () => {
-  const headers = ['Severity', 'Explained?', 'Key', 'Rule code', 'Owner', 'Amounts as reported', 'Explanation', 'Status'];
+  const headers = [
+    'Severity',
+    'Explained?',
+    'Key',
+    'Rule code',
+    'Owner',
+    'Amounts as reported',
+    'Explanation',
+    'Status',
+  ];
 
   it('finds the contract columns by header, reads run id, links, numbers and rich text, and hashes the file', async () => {
     const path = await returned('ok.xlsx', headers, [
-      ['high', 'yes', { text: 'o-1', hyperlink: "#'Partner orders'!A7" }, 'P_FEE_USD', ' alice ', '1.00 | 1.50 | 0.50 | EUR', { richText: [{ text: 'rounding ' }, { text: 'agreed' }] }, 'open'],
+      [
+        'high',
+        'yes',
+        { text: 'o-1', hyperlink: "#'Partner orders'!A7" },
+        'P_FEE_USD',
+        ' alice ',
+        '1.00 | 1.50 | 0.50 | EUR',
+        { richText: [{ text: 'rounding ' }, { text: 'agreed' }] },
+        'open',
+      ],
       ['high', null, 900, 'E_FILL_ORPHAN', null, ' | 0.5 |  | BTC', null, 'open'],
       [null, null, null, null, 'nobody'],
     ]);
@@ -38,8 +61,24 @@ describe('reading a returned workbook (src/report/read-workbook.ts)', () => {
     expect(book.runId).toBe('r20261121T020000Z-abc123');
     expect(book.sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(book.rows).toEqual([
-      { row: 2, code: 'P_FEE_USD', key: 'o-1', amounts: '1.00 | 1.50 | 0.50 | EUR', owner: 'alice', explanation: 'rounding agreed', explained: 'yes' },
-      { row: 3, code: 'E_FILL_ORPHAN', key: '900', amounts: ' | 0.5 |  | BTC', owner: null, explanation: null, explained: null },
+      {
+        row: 2,
+        code: 'P_FEE_USD',
+        key: 'o-1',
+        amounts: '1.00 | 1.50 | 0.50 | EUR',
+        owner: 'alice',
+        explanation: 'rounding agreed',
+        explained: 'yes',
+      },
+      {
+        row: 3,
+        code: 'E_FILL_ORPHAN',
+        key: '900',
+        amounts: ' | 0.5 |  | BTC',
+        owner: null,
+        explanation: null,
+        explained: null,
+      },
     ]);
     // The same bytes, the same hash: the import applies a file once.
     expect((await readReturnedWorkbook(path)).sha256).toBe(book.sha256);
@@ -48,7 +87,11 @@ describe('reading a returned workbook (src/report/read-workbook.ts)', () => {
   it('refuses what is not a ramp-recon workbook, saying why (exit 2)', async () => {
     const noRun = await returned('norun.xlsx', headers, [], null);
     await expect(readReturnedWorkbook(noRun)).rejects.toThrow(/Summary sheet has no "Run id" row/);
-    const noColumn = await returned('nocol.xlsx', headers.filter((h) => h !== 'Explained?'), []);
+    const noColumn = await returned(
+      'nocol.xlsx',
+      headers.filter((h) => h !== 'Explained?'),
+      [],
+    );
     await expect(readReturnedWorkbook(noColumn)).rejects.toThrow(/has no column "Explained\?"/);
     const text = join(dir, 'text.xlsx');
     writeFileSync(text, 'not a zip');
@@ -60,19 +103,49 @@ describe('reading a returned workbook (src/report/read-workbook.ts)', () => {
 });
 
 describe('what a returned row asks for (planRow)', () => {
-  const row = { row: 2, code: 'P_FEE_USD', key: 'o-1', amounts: '1 | 2 | 1 | EUR', owner: null, explanation: null, explained: null };
-  const explained = { ...NO_WORKFLOW, status: 'explained' as const, owner: 'alice', explanation: 'agreed', lastNote: 'agreed' };
+  const row = {
+    row: 2,
+    code: 'P_FEE_USD',
+    key: 'o-1',
+    amounts: '1 | 2 | 1 | EUR',
+    owner: null,
+    explanation: null,
+    explained: null,
+  };
+  const explained = {
+    ...NO_WORKFLOW,
+    status: 'explained' as const,
+    owner: 'alice',
+    explanation: 'agreed',
+    lastNote: 'agreed',
+  };
 
   it('records only what changes state', () => {
-    expect(planRow({ ...row, owner: 'alice', explanation: 'agreed', explained: 'yes' }, explained)).toEqual({ actions: [] });
-    expect(planRow({ ...row, owner: 'bob', explanation: 'agreed', explained: 'YES' }, explained)).toEqual({ actions: [{ kind: 'assigned', owner: 'bob' }] });
-    expect(planRow({ ...row, explanation: 'new reason', explained: 'yes' }, explained)).toEqual({ actions: [{ kind: 'acknowledged', reason: 'new reason' }] });
-    expect(planRow({ ...row, explanation: 'agreed', explained: 'no' }, explained)).toEqual({ actions: [{ kind: 'unacknowledged' }] });
-    expect(planRow({ ...row, explanation: 'checking with the partner' }, NO_WORKFLOW)).toEqual({ actions: [{ kind: 'noted', text: 'checking with the partner' }] });
+    expect(planRow({ ...row, owner: 'alice', explanation: 'agreed', explained: 'yes' }, explained)).toEqual({
+      actions: [],
+    });
+    expect(planRow({ ...row, owner: 'bob', explanation: 'agreed', explained: 'YES' }, explained)).toEqual({
+      actions: [{ kind: 'assigned', owner: 'bob' }],
+    });
+    expect(planRow({ ...row, explanation: 'new reason', explained: 'yes' }, explained)).toEqual({
+      actions: [{ kind: 'acknowledged', reason: 'new reason' }],
+    });
+    expect(planRow({ ...row, explanation: 'agreed', explained: 'no' }, explained)).toEqual({
+      actions: [{ kind: 'unacknowledged' }],
+    });
+    expect(planRow({ ...row, explanation: 'checking with the partner' }, NO_WORKFLOW)).toEqual({
+      actions: [{ kind: 'noted', text: 'checking with the partner' }],
+    });
     // The pre-filled explanation of a reopened break is not news.
-    expect(planRow({ ...row, explanation: 'agreed' }, { ...explained, status: 'unexplained', lastNote: 'later note' })).toEqual({ actions: [] });
-    expect(planRow({ ...row, explained: 'yes' }, NO_WORKFLOW)).toEqual({ skip: 'Explained? is yes but the Explanation is empty' });
-    expect(planRow({ ...row, explained: 'ok' }, NO_WORKFLOW)).toEqual({ skip: 'Explained? must be yes or no (got "ok")' });
+    expect(
+      planRow({ ...row, explanation: 'agreed' }, { ...explained, status: 'unexplained', lastNote: 'later note' }),
+    ).toEqual({ actions: [] });
+    expect(planRow({ ...row, explained: 'yes' }, NO_WORKFLOW)).toEqual({
+      skip: 'Explained? is yes but the Explanation is empty',
+    });
+    expect(planRow({ ...row, explained: 'ok' }, NO_WORKFLOW)).toEqual({
+      skip: 'Explained? must be yes or no (got "ok")',
+    });
   });
 
   it('compares amounts as reported, ages of stale breaks aside', () => {

@@ -3,7 +3,11 @@ import { balanceRollBreaks, checkBalanceSanity, rollForward, type DayFlows } fro
 import { coverageBreaks, quarantineBreaks } from '../../src/rules/sync-rules.js';
 import { d, makeSnapshot } from './recon-factories.js';
 
-const flow = (currency: string, day: string, f: Partial<Record<'deposits' | 'withdrawals' | 'bought' | 'sold' | 'fees', string>>): DayFlows => ({
+const flow = (
+  currency: string,
+  day: string,
+  f: Partial<Record<'deposits' | 'withdrawals' | 'bought' | 'sold' | 'fees', string>>,
+): DayFlows => ({
   currency,
   day,
   deposits: d(f.deposits ?? '0'),
@@ -23,7 +27,9 @@ describe('E_BALANCE_ROLL', () => {
   it('rolls opening + deposits - withdrawals + bought - sold - fees to the closing', () => {
     const s2 = makeSnapshot('2', '2026-11-03T02:00:00Z', { ETH: '1.65', USD: '4499.5' });
     const figs = rollForward(s1, s2, flows, d(0));
-    expect(figs.map((f) => [f.currency, f.expectedClosing.toString(), f.residual.toString(), f.firstDivergentDay])).toEqual([
+    expect(
+      figs.map((f) => [f.currency, f.expectedClosing.toString(), f.residual.toString(), f.firstDivergentDay]),
+    ).toEqual([
       ['ETH', '1.65', '0', null],
       ['USD', '4499.5', '0', null],
     ]);
@@ -33,8 +39,17 @@ describe('E_BALANCE_ROLL', () => {
     const s2 = makeSnapshot('2', '2026-11-03T02:00:00Z', { ETH: '1.650000000000000001', USD: '4499.5' });
     const figs = rollForward(s1, s2, flows, d(0));
     const [b] = balanceRollBreaks([figs], d(0));
-    expect(b).toMatchObject({ code: 'E_BALANCE_ROLL', key: 'ETH', currency: 'ETH', expected: '1.65', actual: '1.650000000000000001', difference: '0.000000000000000001' });
-    expect(balanceRollBreaks([rollForward(s1, s2, flows, d('0.000000000000000001'))], d('0.000000000000000001'))).toEqual([]);
+    expect(b).toMatchObject({
+      code: 'E_BALANCE_ROLL',
+      key: 'ETH',
+      currency: 'ETH',
+      expected: '1.65',
+      actual: '1.650000000000000001',
+      difference: '0.000000000000000001',
+    });
+    expect(
+      balanceRollBreaks([rollForward(s1, s2, flows, d('0.000000000000000001'))], d('0.000000000000000001')),
+    ).toEqual([]);
   });
   it('a currency absent from one snapshot is 0 there', () => {
     const s2 = makeSnapshot('2', '2026-11-03T02:00:00Z', { ETH: '1.65', USD: '4499.5', BTC: '0.1' });
@@ -65,7 +80,9 @@ describe('E_BALANCE_SANITY', () => {
     expect(checkBalanceSanity(line, d('0.01'))).toBeInstanceOf(Array);
     expect(checkBalanceSanity({ ...line, balanceLocal: d('4000.01') }, d('0.01'))).toEqual([]);
     expect(checkBalanceSanity(line, d('0.01'))).toHaveLength(1);
-    expect(checkBalanceSanity({ ...line, balanceLocal: d('4000'), available: d('2.000000000000000001') }, d('0.01'))).toHaveLength(1);
+    expect(
+      checkBalanceSanity({ ...line, balanceLocal: d('4000'), available: d('2.000000000000000001') }, d('0.01')),
+    ).toHaveLength(1);
   });
 });
 
@@ -74,7 +91,15 @@ describe('S_COVERAGE and S_QUARANTINE', () => {
     const rows = [
       { source: 'partner', stream: 'orders', day: '2026-11-01', settled: false, pages: 3, rows: 120, detail: null },
       { source: 'partner', stream: 'orders', day: '2026-11-02', settled: true, pages: 1, rows: 10, detail: null },
-      { source: 'exchange', stream: 'cursor:fills', day: '2026-11-02', settled: false, pages: 0, rows: 0, detail: null },
+      {
+        source: 'exchange',
+        stream: 'cursor:fills',
+        day: '2026-11-02',
+        settled: false,
+        pages: 0,
+        rows: 0,
+        detail: null,
+      },
     ];
     expect(coverageBreaks(rows).map((b) => [b.key, b.severity])).toEqual([
       ['partner:orders:2026-11-01', 'high'],

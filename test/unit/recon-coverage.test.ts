@@ -30,14 +30,22 @@ describe('S_COVERAGE for days no sync covered', () => {
   });
 
   it('a cursor one millisecond short of the day end leaves the day open; at the end it is covered', () => {
-    const reach = (ms: number): StreamReach[] => [{ source: 'exchange', stream: 'trades', kind: 'cursor', syncedTo: ms }];
+    const reach = (ms: number): StreamReach[] => [
+      { source: 'exchange', stream: 'trades', kind: 'cursor', syncedTo: ms },
+    ];
     expect(unsyncedDayBreaks(['2026-11-11'], NOW, reach(at('2026-11-12T00:00:00Z') - 1)).breaks).toHaveLength(1);
     expect(unsyncedDayBreaks(['2026-11-11'], NOW, reach(at('2026-11-12T00:00:00Z'))).breaks).toHaveLength(0);
   });
 
   it('whole days inside a backfill range', () => {
-    expect(wholeDays(at('2026-11-10T00:00:00Z'), at('2026-11-12T00:00:00Z'))).toEqual({ from: '2026-11-10', to: '2026-11-12' });
-    expect(wholeDays(at('2026-11-10T00:00:00.001Z'), at('2026-11-12T05:00:00Z'))).toEqual({ from: '2026-11-11', to: '2026-11-12' });
+    expect(wholeDays(at('2026-11-10T00:00:00Z'), at('2026-11-12T00:00:00Z'))).toEqual({
+      from: '2026-11-10',
+      to: '2026-11-12',
+    });
+    expect(wholeDays(at('2026-11-10T00:00:00.001Z'), at('2026-11-12T05:00:00Z'))).toEqual({
+      from: '2026-11-11',
+      to: '2026-11-12',
+    });
     expect(wholeDays(at('2026-11-10T01:00:00Z'), at('2026-11-10T23:00:00Z'))).toBeNull();
   });
 });
@@ -48,10 +56,22 @@ describe('P_WEBHOOK_GAP judged once past the retry window', () => {
 
   it('judges the orders past the window and returns their ids; a younger one is not judged', () => {
     const tally = new RuleTally();
-    const judged = checkWebhookGaps(tally, cfg, [makeOrder({ orderId: 'a', orderStateUpdatedAt: old }), makeOrder({ orderId: 'b', orderStateUpdatedAt: new Date(NOW.getTime() - 86_400_000) })], new Map());
+    const judged = checkWebhookGaps(
+      tally,
+      cfg,
+      [
+        makeOrder({ orderId: 'a', orderStateUpdatedAt: old }),
+        makeOrder({ orderId: 'b', orderStateUpdatedAt: new Date(NOW.getTime() - 86_400_000) }),
+      ],
+      new Map(),
+    );
     expect(judged).toEqual(['a']);
     finishWebhookGaps(tally, cfg, judged.length);
-    expect(tally.results().find((r) => r.code === 'P_WEBHOOK_GAP')).toMatchObject({ status: 'breaks', checked: 1, breaks: 1 });
+    expect(tally.results().find((r) => r.code === 'P_WEBHOOK_GAP')).toMatchObject({
+      status: 'breaks',
+      checked: 1,
+      breaks: 1,
+    });
   });
 
   it('says not checked, never passed, when it judged nothing', () => {

@@ -1,10 +1,34 @@
 import { describe, expect, it } from 'vitest';
-import { checkDepositAmount, checkDepositMissing, matchDeposit, ourAddresses, settleDeposits } from '../../src/rules/cross-rules.js';
-import { checkFeeRate, checkFillAvgPx, checkFillOrphan, checkFillQty, checkFillSymbolRules, checkOrderSize, ratesForDay, takesLiquidity } from '../../src/rules/fill-rules.js';
+import {
+  checkDepositAmount,
+  checkDepositMissing,
+  matchDeposit,
+  ourAddresses,
+  settleDeposits,
+} from '../../src/rules/cross-rules.js';
+import {
+  checkFeeRate,
+  checkFillAvgPx,
+  checkFillOrphan,
+  checkFillQty,
+  checkFillSymbolRules,
+  checkOrderSize,
+  ratesForDay,
+  takesLiquidity,
+} from '../../src/rules/fill-rules.js';
 import { checkPartnerBatch, type EngineConfig, type ReferenceData } from '../../src/rules/engine.js';
 import { RuleTally } from '../../src/rules/tally.js';
 import { checkBeneficiary, checkDepositStale, checkWithdrawalStale } from '../../src/rules/payment-rules.js';
-import { d, makeDeposit, makeFill, makeOrder, makeOrderAgg, makeSymbol, makeWithdrawal, NOW } from './recon-factories.js';
+import {
+  d,
+  makeDeposit,
+  makeFill,
+  makeOrder,
+  makeOrderAgg,
+  makeSymbol,
+  makeWithdrawal,
+  NOW,
+} from './recon-factories.js';
 
 const failures = (v: unknown) => (Array.isArray(v) ? v : []);
 
@@ -19,12 +43,24 @@ describe('X_DEPOSIT_MISSING / X_DEPOSIT_AMOUNT', () => {
     expect(checkDepositMissing(o, ours, dep)).toEqual([]);
     expect(checkDepositAmount(o, ours, dep)).toEqual([]);
     const off = makeDeposit({ amount: d('0.031234567890123457') });
-    expect(failures(checkDepositAmount(o, ours, off))[0]).toMatchObject({ expected: '0.031234567890123456', actual: '0.031234567890123457', difference: '0.000000000000000001', currency: 'ETH' });
-    expect(failures(checkDepositAmount(o, ours, makeDeposit({ currency: 'USDT' })))[0]).toMatchObject({ expected: 'ETH', actual: 'USDT' });
+    expect(failures(checkDepositAmount(o, ours, off))[0]).toMatchObject({
+      expected: '0.031234567890123456',
+      actual: '0.031234567890123457',
+      difference: '0.000000000000000001',
+      currency: 'ETH',
+    });
+    expect(failures(checkDepositAmount(o, ours, makeDeposit({ currency: 'USDT' })))[0]).toMatchObject({
+      expected: 'ETH',
+      actual: 'USDT',
+    });
   });
   it('a COMPLETED BUY to our tagged address without a deposit is missing', () => {
     const o = makeOrder({ targetWalletAddress: '0xWALLET:999' });
-    expect(failures(checkDepositMissing(o, ours, matchDeposit(o, [])))[0]).toMatchObject({ expected: '0.031234567890123456', actual: null, currency: 'ETH' });
+    expect(failures(checkDepositMissing(o, ours, matchDeposit(o, [])))[0]).toMatchObject({
+      expected: '0.031234567890123456',
+      actual: null,
+      currency: 'ETH',
+    });
   });
   it('does not apply to other wallets, SELL, unsettled or hashless orders', () => {
     expect(checkDepositMissing(makeOrder({ targetWalletAddress: '0xsomeoneelse' }), ours, undefined)).toBe('n/a');
@@ -35,14 +71,20 @@ describe('X_DEPOSIT_MISSING / X_DEPOSIT_AMOUNT', () => {
   });
   it('prefers the deposit that agrees when a hash credits several', () => {
     const o = makeOrder();
-    expect(matchDeposit(o, [makeDeposit({ depositId: 'a', amount: d('1') }), makeDeposit({ depositId: 'b' })])?.depositId).toBe('b');
+    expect(
+      matchDeposit(o, [makeDeposit({ depositId: 'a', amount: d('1') }), makeDeposit({ depositId: 'b' })])?.depositId,
+    ).toBe('b');
   });
 });
 
 describe('E_FILL_QTY', () => {
   it('sum of fills equals cumQty exactly', () => {
     expect(checkFillQty(makeOrderAgg())).toEqual([]);
-    expect(failures(checkFillQty(makeOrderAgg({ fillQty: d('1.500000000000000001') })))[0]).toMatchObject({ expected: '1.5', actual: '1.500000000000000001', difference: '0.000000000000000001' });
+    expect(failures(checkFillQty(makeOrderAgg({ fillQty: d('1.500000000000000001') })))[0]).toMatchObject({
+      expected: '1.5',
+      actual: '1.500000000000000001',
+      difference: '0.000000000000000001',
+    });
     expect(failures(checkFillQty(makeOrderAgg({ cumQty: null })))[0]).toMatchObject({ expected: '0' });
   });
   it('leaves orphans to E_FILL_ORPHAN', () => expect(checkFillQty(makeOrderAgg({ found: false }))).toBe('n/a'));
@@ -53,13 +95,25 @@ describe('E_FILL_AVGPX', () => {
   it('passes exactly at half an increment and fails one unit over', () => {
     expect(checkFillAvgPx(makeOrderAgg({ avgPx: d('2000.015') }), sym)).toEqual([]);
     expect(checkFillAvgPx(makeOrderAgg({ avgPx: d('2000.005') }), sym)).toEqual([]);
-    expect(failures(checkFillAvgPx(makeOrderAgg({ avgPx: d('2000.015000000000000001') }), sym))[0]).toMatchObject({ actual: '2000.01', difference: '-0.005000000000000001' });
+    expect(failures(checkFillAvgPx(makeOrderAgg({ avgPx: d('2000.015000000000000001') }), sym))[0]).toMatchObject({
+      actual: '2000.01',
+      difference: '-0.005000000000000001',
+    });
   });
   it('decides on the exact quotient and reports the VWAP to 6 decimals beyond the increment', () => {
     // 6000.1 / 3 = 2000.0333...: a non-terminating quotient
     const agg = makeOrderAgg({ fillQty: d('3'), cumQty: d('3'), fillNotional: d('6000.1'), avgPx: d('2000.02') });
-    expect(failures(checkFillAvgPx(agg, sym))[0]).toMatchObject({ expected: '2000.02', actual: '2000.03333333', difference: '0.01333333' });
-    expect(checkFillAvgPx(makeOrderAgg({ fillQty: d('3'), cumQty: d('3'), fillNotional: d('6000.1'), avgPx: d('2000.03') }), sym)).toEqual([]);
+    expect(failures(checkFillAvgPx(agg, sym))[0]).toMatchObject({
+      expected: '2000.02',
+      actual: '2000.03333333',
+      difference: '0.01333333',
+    });
+    expect(
+      checkFillAvgPx(
+        makeOrderAgg({ fillQty: d('3'), cumQty: d('3'), fillNotional: d('6000.1'), avgPx: d('2000.03') }),
+        sym,
+      ),
+    ).toEqual([]);
   });
   it('skipped when the symbol is unknown; n/a without avgPx or fills', () => {
     expect(checkFillAvgPx(makeOrderAgg(), undefined)).toBe('skipped');
@@ -71,7 +125,12 @@ describe('E_FILL_AVGPX', () => {
 describe('E_FILL_ORPHAN', () => {
   it('a fill whose order is not stored', () => {
     expect(checkFillOrphan(makeFill())).toEqual([]);
-    expect(failures(checkFillOrphan(makeFill({ orderFound: false, orderNotFound: true })))[0]).toMatchObject({ check: 'order 11223344556677 of the fill is not stored', expected: null, actual: null, note: 'GET /orders/{id} answered 404' });
+    expect(failures(checkFillOrphan(makeFill({ orderFound: false, orderNotFound: true })))[0]).toMatchObject({
+      check: 'order 11223344556677 of the fill is not stored',
+      expected: null,
+      actual: null,
+      note: 'GET /orders/{id} answered 404',
+    });
   });
 });
 
@@ -97,12 +156,23 @@ describe('E_FEE_RATE', () => {
   });
   it('base fee currency and a configured tolerance', () => {
     const rates = schedule[0]!;
-    expect(checkFeeRate(makeFill({ fee: d('0.0005') }), rates, makeSymbol(), { feeCurrency: 'base', tolerance: d('0') })).toEqual([]);
-    expect(failures(checkFeeRate(makeFill({ fee: d('0.000500000000000001') }), rates, makeSymbol(), { feeCurrency: 'base', tolerance: d('0') }))[0]).toMatchObject({ currency: 'ETH' });
+    expect(
+      checkFeeRate(makeFill({ fee: d('0.0005') }), rates, makeSymbol(), { feeCurrency: 'base', tolerance: d('0') }),
+    ).toEqual([]);
+    expect(
+      failures(
+        checkFeeRate(makeFill({ fee: d('0.000500000000000001') }), rates, makeSymbol(), {
+          feeCurrency: 'base',
+          tolerance: d('0'),
+        }),
+      )[0],
+    ).toMatchObject({ currency: 'ETH' });
   });
   it('unknown symbol: scale 8', () => {
     expect(checkFeeRate(makeFill({ fee: d('1.000005005') }), schedule[0]!, undefined, cfg)).toEqual([]);
-    expect(failures(checkFeeRate(makeFill({ fee: d('1.000005006') }), schedule[0]!, undefined, cfg))[0]).toMatchObject({ currency: 'USD' });
+    expect(failures(checkFeeRate(makeFill({ fee: d('1.000005006') }), schedule[0]!, undefined, cfg))[0]).toMatchObject({
+      currency: 'USD',
+    });
   });
 });
 
@@ -115,7 +185,11 @@ describe('E_SYMBOL_RULES', () => {
   });
   it('order size within min/max (inclusive); max 0 means no limit', () => {
     expect(checkOrderSize(makeOrderAgg({ cumQty: d('0.0005'), leavesQty: d('0.0005') }), makeSymbol())).toEqual([]);
-    expect(failures(checkOrderSize(makeOrderAgg({ cumQty: d('0.0005'), leavesQty: d('0.000499999999999999') }), makeSymbol()))).toHaveLength(1);
+    expect(
+      failures(
+        checkOrderSize(makeOrderAgg({ cumQty: d('0.0005'), leavesQty: d('0.000499999999999999') }), makeSymbol()),
+      ),
+    ).toHaveLength(1);
     expect(checkOrderSize(makeOrderAgg({ cumQty: d('1000') }), makeSymbol())).toEqual([]);
     expect(failures(checkOrderSize(makeOrderAgg({ cumQty: d('1000.0001') }), makeSymbol()))).toHaveLength(1);
     expect(checkOrderSize(makeOrderAgg({ cumQty: d('1000000') }), makeSymbol({ maxOrderSize: d(0) }))).toEqual([]);
@@ -126,14 +200,22 @@ describe('E_STALE and E_WITHDRAWAL_BENEFICIARY', () => {
   const ago = (h: number) => new Date(NOW.getTime() - h * 3_600_000);
   it('UNCONFIRMED deposit / PENDING withdrawal past the configured age', () => {
     expect(checkDepositStale(makeDeposit({ state: 'UNCONFIRMED', timestamp: ago(24) }), NOW, 24)).toEqual([]);
-    expect(failures(checkDepositStale(makeDeposit({ state: 'UNCONFIRMED', timestamp: new Date(ago(24).getTime() - 1) }), NOW, 24))).toHaveLength(1);
+    expect(
+      failures(
+        checkDepositStale(makeDeposit({ state: 'UNCONFIRMED', timestamp: new Date(ago(24).getTime() - 1) }), NOW, 24),
+      ),
+    ).toHaveLength(1);
     expect(checkDepositStale(makeDeposit({ timestamp: ago(100) }), NOW, 24)).toBe('n/a');
-    expect(failures(checkWithdrawalStale(makeWithdrawal({ state: 'PENDING', timestamp: ago(49) }), NOW, 48))).toHaveLength(1);
+    expect(
+      failures(checkWithdrawalStale(makeWithdrawal({ state: 'PENDING', timestamp: ago(49) }), NOW, 48)),
+    ).toHaveLength(1);
     expect(checkWithdrawalStale(makeWithdrawal({ state: 'PENDING', timestamp: ago(47) }), NOW, 48)).toEqual([]);
   });
   it('beneficiary must be on the whitelist', () => {
     expect(checkBeneficiary(makeWithdrawal(), new Set(['wl-1']))).toEqual([]);
-    expect(failures(checkBeneficiary(makeWithdrawal({ beneficiary: 'wl-9' }), new Set(['wl-1'])))[0]).toMatchObject({ actual: 'wl-9' });
+    expect(failures(checkBeneficiary(makeWithdrawal({ beneficiary: 'wl-9' }), new Set(['wl-1'])))[0]).toMatchObject({
+      actual: 'wl-9',
+    });
   });
 });
 
@@ -145,17 +227,30 @@ describe('issue 14: the fee that applies, orders without fills, one deposit per 
     for (const ordType of ['MARKET', 'STOP']) {
       expect(checkFeeRate(makeFill({ ordType }), rates, makeSymbol(), cfg)).toEqual([]);
       const v = failures(checkFeeRate(makeFill({ ordType, fee: d('0.800004') }), rates, makeSymbol(), cfg));
-      expect(v[0]).toMatchObject({ expected: '1.000005', actual: '0.800004', difference: '-0.200001', currency: 'USD' });
+      expect(v[0]).toMatchObject({
+        expected: '1.000005',
+        actual: '0.800004',
+        difference: '-0.200001',
+        currency: 'USD',
+      });
       expect(v[0].check).toContain(`a ${ordType} order takes liquidity`);
     }
   });
   it('E_FEE_RATE: LIMIT, STOPLIMIT, an unknown type and an orphan fill keep either rate', () => {
-    for (const ordType of ['LIMIT', 'STOPLIMIT', 'ICEBERG', null]) expect(checkFeeRate(makeFill({ ordType, fee: d('0.800004') }), rates, makeSymbol(), cfg), String(ordType)).toEqual([]);
-    expect(checkFeeRate(makeFill({ ordType: null, orderFound: false, fee: d('0.800004') }), rates, makeSymbol(), cfg)).toEqual([]);
+    for (const ordType of ['LIMIT', 'STOPLIMIT', 'ICEBERG', null])
+      expect(
+        checkFeeRate(makeFill({ ordType, fee: d('0.800004') }), rates, makeSymbol(), cfg),
+        String(ordType),
+      ).toEqual([]);
+    expect(
+      checkFeeRate(makeFill({ ordType: null, orderFound: false, fee: d('0.800004') }), rates, makeSymbol(), cfg),
+    ).toEqual([]);
     expect(takesLiquidity('market')).toBe(false); // the exchange spells its enums in capitals
   });
   it('E_FILL_QTY: an order with cumQty > 0 and no stored fill is a break (sum 0)', () => {
-    const v = failures(checkFillQty(makeOrderAgg({ fillCount: 0, fillQty: d(0), fillNotional: d(0), cumQty: d('1.5') })));
+    const v = failures(
+      checkFillQty(makeOrderAgg({ fillCount: 0, fillQty: d(0), fillNotional: d(0), cumQty: d('1.5') })),
+    );
     expect(v[0]).toMatchObject({ expected: '1.5', actual: '0', difference: '-1.5' });
     expect(v[0].check).toContain('no fill stored');
   });
@@ -163,10 +258,17 @@ describe('issue 14: the fee that applies, orders without fills, one deposit per 
     const ours = new Set(['0xOURS']);
     const o = makeOrder();
     expect(matchDeposit(o, [makeDeposit({ state: 'REJECTED' })])).toBeUndefined();
-    expect(failures(checkDepositMissing(o, ours, matchDeposit(o, [makeDeposit({ state: 'REJECTED' })])))[0]).toMatchObject({ expected: '0.031234567890123456', actual: null });
+    expect(
+      failures(checkDepositMissing(o, ours, matchDeposit(o, [makeDeposit({ state: 'REJECTED' })])))[0],
+    ).toMatchObject({ expected: '0.031234567890123456', actual: null });
     expect(checkDepositMissing(o, ours, matchDeposit(o, [makeDeposit({ state: 'UNCONFIRMED' })]))).toEqual([]);
     // A rejected deposit that agrees does not win over a credited one that does not.
-    expect(matchDeposit(o, [makeDeposit({ depositId: 'a', state: 'REJECTED' }), makeDeposit({ depositId: 'b', amount: d('1') })])?.depositId).toBe('b');
+    expect(
+      matchDeposit(o, [
+        makeDeposit({ depositId: 'a', state: 'REJECTED' }),
+        makeDeposit({ depositId: 'b', amount: d('1') }),
+      ])?.depositId,
+    ).toBe('b');
   });
   it('X_DEPOSIT_MISSING: one deposit settles one order, the earliest created (then orderId) first', () => {
     const ours = new Set(['0xOURS']);
@@ -178,20 +280,55 @@ describe('issue 14: the fee that applies, orders without fills, one deposit per 
     expect([...tie.keys()]).toEqual(['o-1']);
     // Two deposits on the hash: each order gets one, the agreeing one to the order it agrees with.
     const other = makeOrder({ orderId: 'o-c', createdAtText: '2026-11-09T00:00:00Z', outputAmount: d('2') });
-    const two = settleDeposits([early, other], [makeDeposit({ depositId: 'd1' }), makeDeposit({ depositId: 'd2', amount: d('2') })], ours);
+    const two = settleDeposits(
+      [early, other],
+      [makeDeposit({ depositId: 'd1' }), makeDeposit({ depositId: 'd2', amount: d('2') })],
+      ours,
+    );
     expect(Object.fromEntries([...two].map(([k, v]) => [k, v.depositId]))).toEqual({ 'o-c': 'd2', 'o-b': 'd1' });
     // An order not paid to us claims nothing.
-    expect([...settleDeposits([makeOrder({ orderId: 'o-0', createdAtText: '2026-11-01T00:00:00Z', targetWalletAddress: '0xelse' }), late], [makeDeposit()], ours).keys()]).toEqual(['o-a']);
+    expect([
+      ...settleDeposits(
+        [makeOrder({ orderId: 'o-0', createdAtText: '2026-11-01T00:00:00Z', targetWalletAddress: '0xelse' }), late],
+        [makeDeposit()],
+        ours,
+      ).keys(),
+    ]).toEqual(['o-a']);
   });
   it('X_DEPOSIT_MISSING in the engine: the claimant of another period takes the deposit first', () => {
-    const cfg = { now: NOW, usdTolerance: d('0.01'), partnerFeeRate: null, webhooksEnabled: false, staleAfterHours: { partnerOrder: 24, deposit: 24, withdrawal: 24 }, feeCurrency: 'counter', exchangeFeeTolerance: null, balanceTolerance: d(0), balanceLocalTolerance: d('0.01') } as EngineConfig;
-    const ref: ReferenceData = { currencies: null, symbols: null, fees: null, whitelist: null, balanceSnapshotCount: 0 };
+    const cfg = {
+      now: NOW,
+      usdTolerance: d('0.01'),
+      partnerFeeRate: null,
+      webhooksEnabled: false,
+      staleAfterHours: { partnerOrder: 24, deposit: 24, withdrawal: 24 },
+      feeCurrency: 'counter',
+      exchangeFeeTolerance: null,
+      balanceTolerance: d(0),
+      balanceLocalTolerance: d('0.01'),
+    } as EngineConfig;
+    const ref: ReferenceData = {
+      currencies: null,
+      symbols: null,
+      fees: null,
+      whitelist: null,
+      balanceSnapshotCount: 0,
+    };
     const mine = makeOrder({ orderId: 'o-now', createdAtText: '2026-11-10T10:00:00Z' });
     const earlier = makeOrder({ orderId: 'o-then', createdAtText: '2026-11-01T10:00:00Z' });
-    const run = (claimants?: Map<string, typeof mine[]>) => {
+    const run = (claimants?: Map<string, (typeof mine)[]>) => {
       const tally = new RuleTally();
-      checkPartnerBatch(tally, cfg, ref, { orders: [mine], depositsByTx: new Map([['0xhash1', [makeDeposit()]]]), eventsByOrder: new Map(), ourAddresses: new Set(['0xOURS']), claimantsByTx: claimants });
-      return tally.breaks().filter((b) => b.code.startsWith('X_')).map((b) => `${b.code} ${b.key}`);
+      checkPartnerBatch(tally, cfg, ref, {
+        orders: [mine],
+        depositsByTx: new Map([['0xhash1', [makeDeposit()]]]),
+        eventsByOrder: new Map(),
+        ourAddresses: new Set(['0xOURS']),
+        claimantsByTx: claimants,
+      });
+      return tally
+        .breaks()
+        .filter((b) => b.code.startsWith('X_'))
+        .map((b) => `${b.code} ${b.key}`);
     };
     expect(run()).toEqual([]);
     expect(run(new Map([['0xhash1', [earlier, mine]]]))).toEqual(['X_DEPOSIT_MISSING o-now']);

@@ -1,6 +1,15 @@
 import { Decimal } from '../../src/decimal/decimal.js';
 import type { EngineConfig, ReferenceData } from '../../src/rules/engine.js';
-import type { BalanceSnapshot, Deposit, ExchangeOrderAgg, Fill, PartnerCurrency, PartnerOrder, SymbolRules, Withdrawal } from '../../src/domain/index.js';
+import type {
+  BalanceSnapshot,
+  Deposit,
+  ExchangeOrderAgg,
+  Fill,
+  PartnerCurrency,
+  PartnerOrder,
+  SymbolRules,
+  Withdrawal,
+} from '../../src/domain/index.js';
 
 export const d = (v: string | number) => new Decimal(v);
 
@@ -39,7 +48,13 @@ export function makeCurrency(overrides: Partial<PartnerCurrency> = {}): PartnerC
 }
 
 export function currencies(...list: PartnerCurrency[]): Map<string, PartnerCurrency> {
-  const all = list.length ? list : [makeCurrency(), makeCurrency({ code: 'ETH', type: 'CRYPTO', precision: 18, minBuyAmount: null, maxBuyAmount: null }), makeCurrency({ code: 'USD', precision: 2 })];
+  const all = list.length
+    ? list
+    : [
+        makeCurrency(),
+        makeCurrency({ code: 'ETH', type: 'CRYPTO', precision: 18, minBuyAmount: null, maxBuyAmount: null }),
+        makeCurrency({ code: 'USD', precision: 2 }),
+      ];
   return new Map(all.map((c) => [c.code, c]));
 }
 
@@ -123,7 +138,13 @@ export function makeSnapshot(id: string, at: string, lines: Record<string, strin
   return {
     id,
     fetchedAt: new Date(at),
-    balances: Object.entries(lines).map(([currency, balance]) => ({ currency, balance: d(balance), available: d(balance), balanceLocal: d(balance), rate: d(1) })),
+    balances: Object.entries(lines).map(([currency, balance]) => ({
+      currency,
+      balance: d(balance),
+      available: d(balance),
+      balanceLocal: d(balance),
+      rate: d(1),
+    })),
   };
 }
 
@@ -143,5 +164,12 @@ export function makeEngineConfig(overrides: Partial<EngineConfig> = {}): EngineC
 }
 
 export function makeReference(overrides: Partial<ReferenceData> = {}): ReferenceData {
-  return { currencies: currencies(), symbols: new Map([['ETH-USD', makeSymbol()]]), fees: [{ fetchedAt: new Date('2026-11-01T00:00:00Z'), makerRate: d('0.0008'), takerRate: d('0.001') }], whitelist: new Set(['wl-1']), balanceSnapshotCount: 2, ...overrides };
+  return {
+    currencies: currencies(),
+    symbols: new Map([['ETH-USD', makeSymbol()]]),
+    fees: [{ fetchedAt: new Date('2026-11-01T00:00:00Z'), makerRate: d('0.0008'), takerRate: d('0.001') }],
+    whitelist: new Set(['wl-1']),
+    balanceSnapshotCount: 2,
+    ...overrides,
+  };
 }

@@ -2,7 +2,17 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Decimal } from '../../src/decimal/decimal.js';
-import { amount, day, digitsOf, displayWidth, excelAmount, fitWidth, numberFormat, textWidth, type Cell } from '../../src/report/cells.js';
+import {
+  amount,
+  day,
+  digitsOf,
+  displayWidth,
+  excelAmount,
+  fitWidth,
+  numberFormat,
+  textWidth,
+  type Cell,
+} from '../../src/report/cells.js';
 import { csvField, csvFileName, csvLine, csvText } from '../../src/report/csv.js';
 
 const ex = (value: string, dp: number) => excelAmount({ kind: 'amount', value: new Decimal(value), dp });
@@ -10,11 +20,22 @@ const ex = (value: string, dp: number) => excelAmount({ kind: 'amount', value: n
 describe('excelAmount', () => {
   it('counts digits and decimals on the text as Decimal does (sd(false), decimalPlaces())', () => {
     const decimal = fc
-      .tuple(fc.boolean(), fc.stringMatching(/^[0-9]{1,25}$/), fc.stringMatching(/^[0-9]{0,25}$/), fc.integer({ min: -40, max: 40 }))
-      .map(([negative, int, fraction, exp]) => new Decimal(`${negative ? '-' : ''}${int}${fraction ? `.${fraction}` : ''}e${exp}`));
+      .tuple(
+        fc.boolean(),
+        fc.stringMatching(/^[0-9]{1,25}$/),
+        fc.stringMatching(/^[0-9]{0,25}$/),
+        fc.integer({ min: -40, max: 40 }),
+      )
+      .map(
+        ([negative, int, fraction, exp]) =>
+          new Decimal(`${negative ? '-' : ''}${int}${fraction ? `.${fraction}` : ''}e${exp}`),
+      );
     fc.assert(
       fc.property(decimal, (v) => {
-        expect(digitsOf(v.toFixed())).toEqual({ significant: v.isZero() ? 1 : v.sd(false), decimals: v.decimalPlaces() });
+        expect(digitsOf(v.toFixed())).toEqual({
+          significant: v.isZero() ? 1 : v.sd(false),
+          decimals: v.decimalPlaces(),
+        });
       }),
       { numRuns: 5000 },
     );
@@ -41,10 +62,22 @@ describe('excelAmount', () => {
   });
 
   it('writes an amount of more than 15 significant digits as the number rounded to 15, with the exact text', () => {
-    expect(ex('1.234567890123456789', 18)).toEqual({ value: 1.23456789012346, numFmt: numberFormat(18), exact: '1.234567890123456789' });
-    expect(ex('1234567.123456789012345678', 8)).toEqual({ value: 1234567.12345679, numFmt: numberFormat(8), exact: '1234567.123456789012345678' });
+    expect(ex('1.234567890123456789', 18)).toEqual({
+      value: 1.23456789012346,
+      numFmt: numberFormat(18),
+      exact: '1.234567890123456789',
+    });
+    expect(ex('1234567.123456789012345678', 8)).toEqual({
+      value: 1234567.12345679,
+      numFmt: numberFormat(8),
+      exact: '1234567.123456789012345678',
+    });
     // integers too: 20 digits is a number Excel rounds, so the exact text is kept
-    expect(ex('12345678901234567890', 0)).toEqual({ value: 12345678901234600000, numFmt: numberFormat(0), exact: '12345678901234567890' });
+    expect(ex('12345678901234567890', 0)).toEqual({
+      value: 12345678901234600000,
+      numFmt: numberFormat(0),
+      exact: '12345678901234567890',
+    });
     expect(ex('-0.00000000000000000123456789012345678', 18).value).toBe(-1.23456789012346e-18);
   });
 
@@ -90,7 +123,9 @@ describe('column widths', () => {
 
   it('fits a column to its widest value plus padding, its bold header plus the filter button, within bounds', () => {
     expect(fitWidth('Id', 30)).toBeGreaterThanOrEqual(31);
-    expect(fitWidth('A header that is long', 1)).toBeGreaterThanOrEqual(Math.ceil(textWidth('A header that is long')) + 2);
+    expect(fitWidth('A header that is long', 1)).toBeGreaterThanOrEqual(
+      Math.ceil(textWidth('A header that is long')) + 2,
+    );
     expect(fitWidth('x', 500)).toBe(60);
     expect(fitWidth('x', 0)).toBe(6);
   });

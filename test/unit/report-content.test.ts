@@ -11,7 +11,17 @@ import { BreakIndex, fillRow } from '../../src/report/sheets.js';
 import { ageDays, breakRow, breaksSpec, sortBreaks } from '../../src/report/breaks-sheet.js';
 import { LATE_LISTED_IN_MAIL } from '../../src/report/late-data.js';
 import { lateData } from '../../src/store/run-summary.js';
-import { balanceTotals, feeDays, finishedTime, headline, periodLabel, reportFileNameOf, stagesInRunOrder, summaryRows, type SummaryInput } from '../../src/report/summary.js';
+import {
+  balanceTotals,
+  feeDays,
+  finishedTime,
+  headline,
+  periodLabel,
+  reportFileNameOf,
+  stagesInRunOrder,
+  summaryRows,
+  type SummaryInput,
+} from '../../src/report/summary.js';
 import { reportFileName } from '../../src/stages/report.js';
 
 const makeRun = (overrides: Partial<RunInfo> = {}): RunInfo => ({
@@ -61,12 +71,22 @@ const NONE = openBreakCounts([]);
 
 describe('headline', () => {
   it('is green only with results and nothing open', () => {
-    expect(headline(makeRun(), NONE)).toMatchObject({ reconciled: true, text: 'RECONCILED: 2026-11-01, no open breaks' });
+    expect(headline(makeRun(), NONE)).toMatchObject({
+      reconciled: true,
+      text: 'RECONCILED: 2026-11-01, no open breaks',
+    });
     expect(headline(makeRun({ ruleResults: [] }), NONE).reconciled).toBe(false);
-    expect(headline(makeRun({ status: 'failed', failedStage: 'sync' }), NONE).text).toBe('NOT RECONCILED: the run failed at sync');
+    expect(headline(makeRun({ status: 'failed', failedStage: 'sync' }), NONE).text).toBe(
+      'NOT RECONCILED: the run failed at sync',
+    );
   });
   it('counts open breaks by severity', () => {
-    const open = openBreakCounts([makeBreak({ severity: 'high' }), makeBreak(), makeBreak({ severity: 'low', inPeriod: false }), makeBreak({ severity: 'high' })]);
+    const open = openBreakCounts([
+      makeBreak({ severity: 'high' }),
+      makeBreak(),
+      makeBreak({ severity: 'low', inPeriod: false }),
+      makeBreak({ severity: 'high' }),
+    ]);
     expect(headline(makeRun(), open).text).toBe('NOT RECONCILED: 4 open breaks (2 high, 1 medium, 1 low)');
     expect(headline(makeRun(), open).detail).toBe('Period 2026-11-01: 3 of this period, 1 carried over');
   });
@@ -88,7 +108,10 @@ describe('breaks', () => {
     expect(ageDays(new Date('2026-10-30T02:00:00Z'), new Date('2026-11-02T01:59:59Z'))).toBe(2);
   });
   it('index highlights rows by the rules of their sheet only', () => {
-    const index = new BreakIndex([makeBreak({ code: 'E_FEE_RATE', key: '42' }), makeBreak({ code: 'E_FILL_QTY', key: '42' })]);
+    const index = new BreakIndex([
+      makeBreak({ code: 'E_FEE_RATE', key: '42' }),
+      makeBreak({ code: 'E_FILL_QTY', key: '42' }),
+    ]);
     expect(index.codes('42', ['E_FILL_ORPHAN', 'E_FEE_RATE'])).toEqual(['E_FEE_RATE']);
     expect(index.codes('42', ['E_'])).toEqual(['E_FEE_RATE', 'E_FILL_QTY']);
     expect(index.codes('43', ['E_'])).toEqual([]);
@@ -123,7 +146,17 @@ describe('precision', () => {
   });
   it('formats a fill at the symbol scales and names the fee currency', () => {
     const row = fillRow(
-      { execId: '1', exOrdId: '2', tradeId: '1', side: 'BUY', symbol: 'ETH-EUR', price: new Decimal('2000.5'), qty: new Decimal('1.000000000000000001'), fee: new Decimal('0.1'), timestamp: new Date(0) },
+      {
+        execId: '1',
+        exOrdId: '2',
+        tradeId: '1',
+        side: 'BUY',
+        symbol: 'ETH-EUR',
+        price: new Decimal('2000.5'),
+        qty: new Decimal('1.000000000000000001'),
+        fee: new Decimal('0.1'),
+        timestamp: new Date(0),
+      },
       precision,
       new BreakIndex([]),
       'counter',
@@ -138,9 +171,25 @@ describe('precision', () => {
 describe('summary rows', () => {
   it('put the headline first and state every rule and assumption', () => {
     const rows = summaryRows(
-      summaryInput(makeRun({ ruleResults: [{ code: 'P_WEBHOOK_GAP', severity: 'low', description: 'webhook gap', status: 'not_checked', checked: 0, breaks: 0, reason: 'webhooks not configured' }] }), [], {
-        assumptions: [['Fill fee currency', 'counter']],
-      }),
+      summaryInput(
+        makeRun({
+          ruleResults: [
+            {
+              code: 'P_WEBHOOK_GAP',
+              severity: 'low',
+              description: 'webhook gap',
+              status: 'not_checked',
+              checked: 0,
+              breaks: 0,
+              reason: 'webhooks not configured',
+            },
+          ],
+        }),
+        [],
+        {
+          assumptions: [['Fill fee currency', 'counter']],
+        },
+      ),
     );
     expect(rows[0]).toMatchObject({ tone: 'ok' });
     expect(rows[0]!.cells[0]).toBe('RECONCILED: 2026-11-01, no open breaks');
@@ -173,8 +222,14 @@ describe('summary: API requests', () => {
 
   it('lists each endpoint with its rate limit and time at it, totals per API and over all', () => {
     const requests = {
-      exchange: { 'GET /fills': { requests: 41, retries: 0, perSecond: 20 }, 'GET /deposits/{id}': { requests: 3, retries: 1, perSecond: 20 } },
-      partner: { 'GET /orders': { requests: 400, retries: 1, perSecond: 100 }, 'GET /currencies': { requests: 3, retries: 0, perSecond: 10 } },
+      exchange: {
+        'GET /fills': { requests: 41, retries: 0, perSecond: 20 },
+        'GET /deposits/{id}': { requests: 3, retries: 1, perSecond: 20 },
+      },
+      partner: {
+        'GET /orders': { requests: 400, retries: 1, perSecond: 100 },
+        'GET /currencies': { requests: 3, retries: 0, perSecond: 10 },
+      },
     };
     expect(table(makeRun({ requests }))).toEqual([
       ['API', 'Endpoint', 'Requests', 'Retries', 'Rate limit (/s)', 'Time at that rate (s)'],
@@ -189,7 +244,10 @@ describe('summary: API requests', () => {
   });
 
   it('says so when the run made no request', () => {
-    expect(table(makeRun())).toEqual([['API', 'Endpoint', 'Requests', 'Retries', 'Rate limit (/s)', 'Time at that rate (s)'], ['(no API requests recorded for this run)']]);
+    expect(table(makeRun())).toEqual([
+      ['API', 'Endpoint', 'Requests', 'Retries', 'Rate limit (/s)', 'Time at that rate (s)'],
+      ['(no API requests recorded for this run)'],
+    ]);
   });
 });
 
@@ -207,7 +265,11 @@ describe('open break counts', () => {
       inPeriod: 3,
       carriedOver: 2,
       explained: 0,
-      severity: { high: { total: 2, inPeriod: 1, carriedOver: 1 }, medium: { total: 2, inPeriod: 1, carriedOver: 1 }, low: { total: 0, inPeriod: 0, carriedOver: 0 } },
+      severity: {
+        high: { total: 2, inPeriod: 1, carriedOver: 1 },
+        medium: { total: 2, inPeriod: 1, carriedOver: 1 },
+        low: { total: 0, inPeriod: 0, carriedOver: 0 },
+      },
       rules: [
         { code: 'E_FEE_RATE', severity: 'medium', total: 2, inPeriod: 1, carriedOver: 1, explained: 0 },
         { code: 'E_BALANCE_ROLL', severity: 'high', total: 1, inPeriod: 0, carriedOver: 1, explained: 0 },
@@ -218,7 +280,12 @@ describe('open break counts', () => {
   });
 });
 
-const RATES = new UsdRates({ balances: [{ currency: 'BTC', rate: new Decimal('50000') }, { currency: 'EUR', rate: new Decimal('1.1') }] });
+const RATES = new UsdRates({
+  balances: [
+    { currency: 'BTC', rate: new Decimal('50000') },
+    { currency: 'EUR', rate: new Decimal('1.1') },
+  ],
+});
 const NOW = new Date('2026-11-02T03:00:00Z');
 /** The message as deliver builds it: from the counts and the digest stored with the workbook. */
 const message = (run: RunInfo, breaks: ReportedBreak[], attachmentName = 'x.xlsx') => {
@@ -233,28 +300,40 @@ describe('message', () => {
     expect(m.subject).toBe('ramp-recon 2026-11-01: 2 open breaks (1 this period, 1 carried over)');
     expect(m.text).toContain('NOT RECONCILED: 2 open breaks (1 high, 1 medium, 0 low)');
     expect(m.text).toContain('Status: not reconciled: 2 open breaks (2 unexplained, 0 explained)');
-    expect(m.text).toContain('Open breaks: 2 (high 1, medium 1, low 0)\n  of this period: 1 (high 1, medium 0, low 0)\n  carried over: 1 (high 0, medium 1, low 0)\n  explained: 0');
+    expect(m.text).toContain(
+      'Open breaks: 2 (high 1, medium 1, low 0)\n  of this period: 1 (high 1, medium 0, low 0)\n  carried over: 1 (high 0, medium 1, low 0)\n  explained: 0',
+    );
     expect(m.text).toContain('  P_FEE_USD: 2 (1 / 1; passed in this run (3 checked))');
     expect(m.html).toContain('NOT RECONCILED');
     expect(m.html).toContain('x.xlsx');
     expect(message(makeRun(), []).subject).toBe('ramp-recon 2026-11-01: reconciled, no open breaks');
-    expect(message(makeRun({ periodTo: '2026-11-05' }), []).subject).toBe('ramp-recon 2026-11-01 to 2026-11-04: reconciled, no open breaks');
+    expect(message(makeRun({ periodTo: '2026-11-05' }), []).subject).toBe(
+      'ramp-recon 2026-11-01 to 2026-11-04: reconciled, no open breaks',
+    );
   });
   it('says when breaks are explained, all of them or some, and when the run failed', () => {
-    const all = message(makeRun(), [makeBreak({ workflow: explained }), makeBreak({ key: 'o2', inPeriod: false, workflow: explained })]);
+    const all = message(makeRun(), [
+      makeBreak({ workflow: explained }),
+      makeBreak({ key: 'o2', inPeriod: false, workflow: explained }),
+    ]);
     expect(all.subject).toBe('ramp-recon 2026-11-01: 2 open breaks (1 this period, 1 carried over), all explained');
     expect(all.text).toContain('RECONCILED WITH EXPLANATIONS: 2 open breaks, all explained');
     expect(all.html).toContain('#FFEB9C');
     const some = message(makeRun(), [makeBreak({ workflow: explained }), makeBreak({ key: 'o2' })]);
     expect(some.subject).toBe('ramp-recon 2026-11-01: 2 open breaks (2 this period, 0 carried over), 1 explained');
     expect(some.text).toContain('  P_FEE_USD: 2 (2 / 0; 1 explained; passed');
-    const failed = message(makeRun({ status: 'failed', failedStage: 'sync.exchange', error: 'HTTP 500' }), [makeBreak()]);
+    const failed = message(makeRun({ status: 'failed', failedStage: 'sync.exchange', error: 'HTTP 500' }), [
+      makeBreak(),
+    ]);
     expect(failed.subject).toBe('ramp-recon 2026-11-01: 1 open break (1 this period, 0 carried over), run failed');
     expect(failed.text).toContain('Status: failed at sync.exchange: HTTP 500');
   });
   it('lists every rule with open breaks, none cut', () => {
     const codes = Array.from({ length: 14 }, (_, i) => `R_${String(i).padStart(2, '0')}`);
-    const m = message(makeRun(), codes.map((code) => makeBreak({ code })));
+    const m = message(
+      makeRun(),
+      codes.map((code) => makeBreak({ code })),
+    );
     for (const code of codes) {
       expect(m.text).toContain(`  ${code}: 1 (1 / 0;`);
       expect(m.html).toContain(`<td>${code}</td>`);
@@ -266,8 +345,23 @@ describe('message', () => {
       makeBreak({ key: 'big', currency: 'BTC', difference: '-0.01', firstSeenAt: new Date('2026-11-01T02:00:00Z') }),
       makeBreak({ key: 'mid', currency: 'EUR', difference: '100', firstSeenAt: new Date('2026-11-01T02:00:00Z') }),
       makeBreak({ key: 'eur2', currency: 'EUR', difference: '1', firstSeenAt: new Date('2026-11-01T02:00:00Z') }),
-      makeBreak({ code: 'E_STALE', key: 'old', currency: 'BTC', expected: '24', actual: '500', difference: '476', firstSeenAt: new Date('2026-10-01T02:00:00Z') }),
-      makeBreak({ code: 'E_STALE', key: 'older-but-explained', currency: 'BTC', difference: '9', firstSeenAt: new Date('2026-09-01T02:00:00Z'), workflow: explained }),
+      makeBreak({
+        code: 'E_STALE',
+        key: 'old',
+        currency: 'BTC',
+        expected: '24',
+        actual: '500',
+        difference: '476',
+        firstSeenAt: new Date('2026-10-01T02:00:00Z'),
+      }),
+      makeBreak({
+        code: 'E_STALE',
+        key: 'older-but-explained',
+        currency: 'BTC',
+        difference: '9',
+        firstSeenAt: new Date('2026-09-01T02:00:00Z'),
+        workflow: explained,
+      }),
       makeBreak({ key: 'new', currency: 'XYZ', difference: '5', firstSeenAt: new Date('2026-11-02T01:00:00Z') }),
     ];
     const top = topBreaks(breaks, RATES, NOW);
@@ -282,15 +376,31 @@ describe('message', () => {
     const m = message(makeRun(), breaks);
     for (const b of top) {
       expect(m.text).toContain(b.sentence);
-      expect(m.html).toContain(b.sentence.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;'));
+      expect(m.html).toContain(
+        b.sentence.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;'),
+      );
     }
     expect(m.text).toMatch(/ {2}1\. \[medium\] .*\(P_FEE_USD big; 1 day old; USD impact 500\.00; this period\)/);
     expect(m.text).toMatch(/ {2}4\. \[medium\] .*\(E_STALE old; 32 days old; no USD impact; this period\)/);
   });
   it('says that a rule not checked in this run keeps the breaks earlier runs left open, instead of contradicting itself', () => {
-    const run = makeRun({ ruleResults: [{ code: 'E_BALANCE_ROLL', severity: 'high', description: 'roll', status: 'not_checked', checked: 0, breaks: 0, reason: 'fewer than two balance snapshots' }] });
+    const run = makeRun({
+      ruleResults: [
+        {
+          code: 'E_BALANCE_ROLL',
+          severity: 'high',
+          description: 'roll',
+          status: 'not_checked',
+          checked: 0,
+          breaks: 0,
+          reason: 'fewer than two balance snapshots',
+        },
+      ],
+    });
     const m = message(run, [makeBreak({ code: 'E_BALANCE_ROLL', severity: 'high', inPeriod: false })]);
-    expect(m.text).toContain('  E_BALANCE_ROLL: 1 (0 / 1; not checked in this run (fewer than two balance snapshots): its open breaks are as earlier runs left them)');
+    expect(m.text).toContain(
+      '  E_BALANCE_ROLL: 1 (0 / 1; not checked in this run (fewer than two balance snapshots): its open breaks are as earlier runs left them)',
+    );
     expect(m.text).toContain('Not checked in this run: E_BALANCE_ROLL (fewer than two balance snapshots)');
   });
   it('escapes HTML', () => {
@@ -298,12 +408,24 @@ describe('message', () => {
     expect(m.html).toContain('&lt;b&gt;');
     expect(m.html).toContain('a&amp;b.xlsx');
   });
-  it('the subject is the digest\'s period with the stored counts, whatever the run row says later', () => {
+  it("the subject is the digest's period with the stored counts, whatever the run row says later", () => {
     const breaks = [makeBreak()];
     const counts = openBreakCounts(breaks);
-    const digest = buildDigest({ run: makeRun({ status: 'running' }), openBreaks: breaks, counts, rates: RATES, now: NOW, attachmentName: 'x.xlsx' });
+    const digest = buildDigest({
+      run: makeRun({ status: 'running' }),
+      openBreaks: breaks,
+      counts,
+      rates: RATES,
+      now: NOW,
+      attachmentName: 'x.xlsx',
+    });
     // delivery failed then retried: the run row now says failed at deliver; the mail still describes its attachment
-    const later = buildMessage({ run: makeRun({ status: 'failed', failedStage: 'deliver' }), counts, digest, attachmentName: 'x.xlsx' });
+    const later = buildMessage({
+      run: makeRun({ status: 'failed', failedStage: 'deliver' }),
+      counts,
+      digest,
+      attachmentName: 'x.xlsx',
+    });
     expect(later.subject).toBe(messageSubject(digest, counts));
     expect(later.text).toContain(`Status: ${digest.headline.status}`);
   });
@@ -316,8 +438,12 @@ describe('period label and file name', () => {
     expect(periodLabel('2026-11-30', '2026-12-01')).toBe('2026-11-30');
   });
   it('the file name carries the same label', () => {
-    expect(reportFileName({ periodFrom: '2026-11-21', periodTo: '2026-11-22', id: 'r1' })).toBe('ramp-recon_2026-11-21_r1.xlsx');
-    expect(reportFileNameOf({ periodFrom: '2026-11-18', periodTo: '2026-11-22', id: 'r1' })).toBe('ramp-recon_2026-11-18_to_2026-11-21_r1.xlsx');
+    expect(reportFileName({ periodFrom: '2026-11-21', periodTo: '2026-11-22', id: 'r1' })).toBe(
+      'ramp-recon_2026-11-21_r1.xlsx',
+    );
+    expect(reportFileNameOf({ periodFrom: '2026-11-18', periodTo: '2026-11-22', id: 'r1' })).toBe(
+      'ramp-recon_2026-11-18_to_2026-11-21_r1.xlsx',
+    );
   });
   it('the Summary shows Period with that label and no exclusive "to"', () => {
     const rows = summaryRows(summaryInput(makeRun({ periodFrom: '2026-11-18', periodTo: '2026-11-22' })));
@@ -348,9 +474,15 @@ describe('banner and status', () => {
   };
   it('agree: red with an unexplained break, amber when all are explained, green with none, red on a failure', () => {
     const red = status(makeRun({ status: 'running' }), [makeBreak(), makeBreak({ key: 'o2', workflow: explained })]);
-    expect(red.banner).toMatchObject({ tone: 'bad', cells: expect.arrayContaining(['NOT RECONCILED: 2 open breaks (0 high, 2 medium, 0 low; 1 explained)']) });
+    expect(red.banner).toMatchObject({
+      tone: 'bad',
+      cells: expect.arrayContaining(['NOT RECONCILED: 2 open breaks (0 high, 2 medium, 0 low; 1 explained)']),
+    });
     expect(red.status).toBe('not reconciled: 2 open breaks (1 unexplained, 1 explained)');
-    const amber = status(makeRun({ status: 'running' }), [makeBreak({ workflow: explained }), makeBreak({ key: 'o2', workflow: explained })]);
+    const amber = status(makeRun({ status: 'running' }), [
+      makeBreak({ workflow: explained }),
+      makeBreak({ key: 'o2', workflow: explained }),
+    ]);
     expect(amber.banner.tone).toBe('medium');
     expect(amber.banner.cells[0]).toBe('RECONCILED WITH EXPLANATIONS: 2 open breaks, all explained');
     expect(amber.status).toBe('reconciled with explanations: 2 open breaks, all explained');
@@ -361,8 +493,14 @@ describe('banner and status', () => {
     expect(failed.banner.cells[0]).toBe('NOT RECONCILED: the run failed at sync.exchange');
     expect(failed.status).toBe('failed at sync.exchange: HTTP 503');
     // only the e-mail failed: the verdict is the breaks', the status adds the e-mail
-    const mail = headline(makeRun({ status: 'failed', failedStage: 'deliver', error: 'ECONNREFUSED' }), openBreakCounts([]));
-    expect(mail).toMatchObject({ tone: 'ok', status: 'reconciled: no open breaks; e-mail not sent (failed at deliver: ECONNREFUSED)' });
+    const mail = headline(
+      makeRun({ status: 'failed', failedStage: 'deliver', error: 'ECONNREFUSED' }),
+      openBreakCounts([]),
+    );
+    expect(mail).toMatchObject({
+      tone: 'ok',
+      status: 'reconciled: no open breaks; e-mail not sent (failed at deliver: ECONNREFUSED)',
+    });
   });
   it('every banner verdict is its status verdict', () => {
     const cases: Array<[RunInfo, ReportedBreak[]]> = [
@@ -380,11 +518,30 @@ describe('banner and status', () => {
     }
   });
   it('shows explained next to open counts, per severity and per rule', () => {
-    const rows = summaryRows(summaryInput(makeRun(), [makeBreak({ workflow: explained }), makeBreak({ key: 'o2' }), makeBreak({ code: 'E_FEE_RATE', key: '9', severity: 'high' })]));
-    expect(rows.find((r) => r.cells[0] === 'Severity')?.cells).toEqual(['Severity', 'Open', 'Of this period', 'Carried over', 'Explained']);
+    const rows = summaryRows(
+      summaryInput(makeRun(), [
+        makeBreak({ workflow: explained }),
+        makeBreak({ key: 'o2' }),
+        makeBreak({ code: 'E_FEE_RATE', key: '9', severity: 'high' }),
+      ]),
+    );
+    expect(rows.find((r) => r.cells[0] === 'Severity')?.cells).toEqual([
+      'Severity',
+      'Open',
+      'Of this period',
+      'Carried over',
+      'Explained',
+    ]);
     expect(rows.find((r) => r.cells[0] === 'medium')?.cells).toEqual(['medium', 2, 2, 0, 1]);
     expect(rows.find((r) => r.cells[0] === 'total')?.cells).toEqual(['total', 3, 3, 0, 1]);
-    expect(rows.find((r) => r.cells[0] === 'P_FEE_USD')?.cells.slice(0, 6)).toEqual(['P_FEE_USD', 'medium', 2, 2, 0, 1]);
+    expect(rows.find((r) => r.cells[0] === 'P_FEE_USD')?.cells.slice(0, 6)).toEqual([
+      'P_FEE_USD',
+      'medium',
+      2,
+      2,
+      0,
+      1,
+    ]);
   });
 });
 
@@ -393,16 +550,35 @@ describe('run times and stages', () => {
     const stages = {
       report: { seq: 3, startedAt: '2026-11-02T02:05:00.000Z', status: 'succeeded' },
       'sync.exchange': { seq: 0, startedAt: '2026-11-02T02:00:00.000Z', status: 'succeeded', ms: 1500 },
-      reconcile: { seq: 2, startedAt: '2026-11-02T02:03:00.000Z', finishedAt: '2026-11-02T02:04:00.000Z', status: 'succeeded' },
+      reconcile: {
+        seq: 2,
+        startedAt: '2026-11-02T02:03:00.000Z',
+        finishedAt: '2026-11-02T02:04:00.000Z',
+        status: 'succeeded',
+      },
       'sync.partner': { seq: 1, startedAt: '2026-11-02T02:00:00.000Z', status: 'succeeded', ms: 2500 },
       deliver: { startedAt: '2026-11-02T02:06:00.000Z', status: 'skipped' },
     };
-    expect(stagesInRunOrder(stages).map(([n]) => n)).toEqual(['sync.exchange', 'sync.partner', 'reconcile', 'report', 'deliver']);
+    expect(stagesInRunOrder(stages).map(([n]) => n)).toEqual([
+      'sync.exchange',
+      'sync.partner',
+      'reconcile',
+      'report',
+      'deliver',
+    ]);
     const rows = summaryRows(summaryInput(makeRun({ stages, finishedAt: null })));
     const at = rows.findIndex((r) => r.cells[0] === 'Stage (in run order)');
-    expect(rows.slice(at + 1, at + 6).map((r) => r.cells[0])).toEqual(['sync.exchange', 'sync.partner', 'reconcile', 'report', 'deliver']);
+    expect(rows.slice(at + 1, at + 6).map((r) => r.cells[0])).toEqual([
+      'sync.exchange',
+      'sync.partner',
+      'reconcile',
+      'report',
+      'deliver',
+    ]);
     // written inside the run: the reconcile's end, labelled so
-    expect(rows.find((r) => r.cells[0] === 'Reconcile finished (UTC)')?.cells[1]).toEqual(new Date('2026-11-02T02:04:00.000Z'));
+    expect(rows.find((r) => r.cells[0] === 'Reconcile finished (UTC)')?.cells[1]).toEqual(
+      new Date('2026-11-02T02:04:00.000Z'),
+    );
     const sync = rows.find((r) => r.cells[0] === 'All sync stages');
     expect(sync?.cells[1]).toBe(4);
   });
@@ -415,10 +591,33 @@ describe('run times and stages', () => {
 
 describe('balance table', () => {
   const d = (v: string) => new Decimal(v);
-  const roll = (currency: string, o: string, c: string, flows: Partial<Record<'deposits' | 'withdrawals' | 'bought' | 'sold' | 'fees', string>>, openingAt: string, closingAt: string): BalanceRollRec => {
-    const f = { deposits: d(flows.deposits ?? '0'), withdrawals: d(flows.withdrawals ?? '0'), bought: d(flows.bought ?? '0'), sold: d(flows.sold ?? '0'), fees: d(flows.fees ?? '0') };
+  const roll = (
+    currency: string,
+    o: string,
+    c: string,
+    flows: Partial<Record<'deposits' | 'withdrawals' | 'bought' | 'sold' | 'fees', string>>,
+    openingAt: string,
+    closingAt: string,
+  ): BalanceRollRec => {
+    const f = {
+      deposits: d(flows.deposits ?? '0'),
+      withdrawals: d(flows.withdrawals ?? '0'),
+      bought: d(flows.bought ?? '0'),
+      sold: d(flows.sold ?? '0'),
+      fees: d(flows.fees ?? '0'),
+    };
     const expected = d(o).plus(f.deposits).minus(f.withdrawals).plus(f.bought).minus(f.sold).minus(f.fees);
-    return { currency, opening: d(o), ...f, expectedClosing: expected, actualClosing: d(c), residual: d(c).minus(expected), firstDivergentDay: null, openingAt: new Date(openingAt), closingAt: new Date(closingAt) };
+    return {
+      currency,
+      opening: d(o),
+      ...f,
+      expectedClosing: expected,
+      actualClosing: d(c),
+      residual: d(c).minus(expected),
+      firstDivergentDay: null,
+      openingAt: new Date(openingAt),
+      closingAt: new Date(closingAt),
+    };
   };
   const rolls = [
     // listed latest first, as balanceRollOfRun reads them
@@ -429,7 +628,19 @@ describe('balance table', () => {
   it('opens with the first pair, sums each flow, closes with the last pair, residual = actual - expected', () => {
     const [btc, eur] = balanceTotals(rolls);
     expect(btc).toMatchObject({ currency: 'BTC', pairs: 2 });
-    expect([btc!.opening, btc!.deposits, btc!.withdrawals, btc!.bought, btc!.sold, btc!.fees, btc!.expectedClosing, btc!.actualClosing, btc!.residual].map(String)).toEqual(['1', '0.7', '0.2', '0', '0.1', '0.001', '1.399', '1.4', '0.001']);
+    expect(
+      [
+        btc!.opening,
+        btc!.deposits,
+        btc!.withdrawals,
+        btc!.bought,
+        btc!.sold,
+        btc!.fees,
+        btc!.expectedClosing,
+        btc!.actualClosing,
+        btc!.residual,
+      ].map(String),
+    ).toEqual(['1', '0.7', '0.2', '0', '0.1', '0.001', '1.399', '1.4', '0.001']);
     // chained pairs: the period's residual is the sum of the pairs' residuals
     expect(btc!.residual.equals(rolls[0]!.residual!.plus(rolls[1]!.residual!))).toBe(true);
     expect(String(eur!.residual)).toBe('0');
@@ -438,22 +649,45 @@ describe('balance table', () => {
     const withXyz = [...rolls, roll('XYZ', '1', '1', {}, '2026-11-01T02:00:00Z', '2026-11-02T02:00:00Z')];
     const rows = summaryRows(summaryInput(makeRun(), [], { balanceRolls: withXyz, rates: RATES }));
     const usd = rows.find((r) => r.cells[0] === 'Actual closing USD')!;
-    expect(usd.cells.slice(1).map((c) => (c && typeof c === 'object' && 'value' in c ? String(c.value) : c))).toEqual(['70000', '99', null]);
+    expect(usd.cells.slice(1).map((c) => (c && typeof c === 'object' && 'value' in c ? String(c.value) : c))).toEqual([
+      '70000',
+      '99',
+      null,
+    ]);
     const total = rows.find((r) => r.cells[0] === 'Total closing USD (all currencies)')!;
     expect(String((total.cells[1] as { value: Decimal }).value)).toBe('70099');
     expect(rows.some((r) => r.cells[0] === 'not included (no USD rate): XYZ')).toBe(true);
-    expect(rows.find((r) => r.cells[0] === 'Currency' && r.cells[1] === 'BTC')?.cells).toEqual(['Currency', 'BTC', 'EUR', 'XYZ']);
+    expect(rows.find((r) => r.cells[0] === 'Currency' && r.cells[1] === 'BTC')?.cells).toEqual([
+      'Currency',
+      'BTC',
+      'EUR',
+      'XYZ',
+    ]);
   });
 });
 
 describe('totals and fees with the currency named', () => {
-  const precision = new Precision({ partner: new Map([['EUR', { precision: 2, type: 'FIAT' }]]), symbols: new Map([['ETH-EUR', { base: 'ETH', counter: 'EUR', baseScale: 8, counterScale: 2, priceScale: 2 }]]) });
+  const precision = new Precision({
+    partner: new Map([['EUR', { precision: 2, type: 'FIAT' }]]),
+    symbols: new Map([['ETH-EUR', { base: 'ETH', counter: 'EUR', baseScale: 8, counterScale: 2, priceScale: 2 }]]),
+  });
   it('fills by symbol carry their fee currency in a column of its own', () => {
-    const totals: Totals = { partner: [], fills: [{ symbol: 'ETH-EUR', fills: 2, qty: new Decimal('1.5'), notional: new Decimal('3000'), fees: new Decimal('3') }], deposits: [], withdrawals: [] };
-    const counter = summaryRows({ ...summaryInput(makeRun()), totals, precision }).find((r) => r.cells[0] === 'ETH-EUR')!;
+    const totals: Totals = {
+      partner: [],
+      fills: [
+        { symbol: 'ETH-EUR', fills: 2, qty: new Decimal('1.5'), notional: new Decimal('3000'), fees: new Decimal('3') },
+      ],
+      deposits: [],
+      withdrawals: [],
+    };
+    const counter = summaryRows({ ...summaryInput(makeRun()), totals, precision }).find(
+      (r) => r.cells[0] === 'ETH-EUR',
+    )!;
     expect(counter.cells[5]).toBe('EUR');
     expect(counter.cells[4]).toMatchObject({ dp: 2 });
-    const base = summaryRows({ ...summaryInput(makeRun(), [], { feeCurrency: 'base' }), totals, precision }).find((r) => r.cells[0] === 'ETH-EUR')!;
+    const base = summaryRows({ ...summaryInput(makeRun(), [], { feeCurrency: 'base' }), totals, precision }).find(
+      (r) => r.cells[0] === 'ETH-EUR',
+    )!;
     expect(base.cells[5]).toBe('ETH');
     expect(base.cells[4]).toMatchObject({ dp: 8 });
   });
@@ -471,7 +705,9 @@ describe('totals and fees with the currency named', () => {
       precision,
       'counter',
     );
-    expect(days.map((x) => [x.day, x.currency, x.partnerFee?.toString() ?? null, x.exchangeFee?.toString() ?? null])).toEqual([
+    expect(
+      days.map((x) => [x.day, x.currency, x.partnerFee?.toString() ?? null, x.exchangeFee?.toString() ?? null]),
+    ).toEqual([
       ['2026-11-01', 'EUR', '2.5', '3'],
       ['2026-11-01', 'USD', '1', '0.5'],
       ['2026-11-01', 'XYZ', null, '7'],
@@ -504,14 +740,20 @@ describe('late data: breaks of earlier days the run opened or resolved', () => {
       ['opened', 'P_PARTNER_FEE_RATE', 'o7'],
     ]);
     const none = summaryRows(input(makeRun()));
-    expect(none[none.findIndex((r) => r.cells[0] === 'Earlier days changed by late data') + 1]!.cells[0]).toBe('no break of an earlier day changed');
+    expect(none[none.findIndex((r) => r.cells[0] === 'Earlier days changed by late data') + 1]!.cells[0]).toBe(
+      'no break of an earlier day changed',
+    );
   });
 
   it('the e-mail names them in text and html, from the digest stored with the workbook', () => {
     const m = message(makeRun({ lateBreaks: late }), [makeBreak()]);
-    expect(m.text).toContain('3 breaks of earlier days changed by late data: 1 opened, 2 resolved:\n  2026-10-28: E_FILL_QTY 1234 resolved (');
+    expect(m.text).toContain(
+      '3 breaks of earlier days changed by late data: 1 opened, 2 resolved:\n  2026-10-28: E_FILL_QTY 1234 resolved (',
+    );
     expect(m.text).toContain('  2026-10-30: P_PARTNER_FEE_RATE o7 opened (Partner fee rate)');
-    expect(m.html).toContain('<li>2026-10-29: X_DEPOSIT_MISSING o9 resolved (Exchange deposit missing for a paid order)</li>');
+    expect(m.html).toContain(
+      '<li>2026-10-29: X_DEPOSIT_MISSING o9 resolved (Exchange deposit missing for a paid order)</li>',
+    );
     expect(message(makeRun(), [makeBreak()]).text).not.toContain('late data');
     // More than the e-mail lists: the rest is counted, the Summary has them all.
     const many = Array.from({ length: LATE_LISTED_IN_MAIL + 2 }, (_, i) => ({ ...late[0]!, key: `o${i}` }));
@@ -524,7 +766,9 @@ describe('late data: breaks of earlier days the run opened or resolved', () => {
     const b = makeBreak({ code: 'P_PARTNER_FEE_RATE', key: 'o7', inPeriod: false });
     const ctx = { now: NOW, precision: Precision.empty() };
     const column = breaksSpec.columns.findIndex((c) => c.header === 'This period?');
-    expect(breakRow(b, { ...ctx, late: new Map(late.map((l) => [breakId(l.code, l.key), l])) }).cells[column]).toBe('no: opened by late data of 2026-10-30');
+    expect(breakRow(b, { ...ctx, late: new Map(late.map((l) => [breakId(l.code, l.key), l])) }).cells[column]).toBe(
+      'no: opened by late data of 2026-10-30',
+    );
     expect(breakRow(b, ctx).cells[column]).toBe('no');
     expect(breakRow(makeBreak(), ctx).cells[column]).toBe('yes');
   });

@@ -7,7 +7,12 @@ import { describe, expect, it } from 'vitest';
 import { Decimal } from '../../src/decimal/decimal.js';
 import { DATETIME_FORMAT, amount, day, numberFormat, type Row, type SheetSpec } from '../../src/report/cells.js';
 import { CsvExport } from '../../src/report/csv.js';
-import { EXACT_NOTE_PREFIX, EXACT_VALUES_HEADER, drainOrTimeout, writeWorkbook } from '../../src/report/write-workbook.js';
+import {
+  EXACT_NOTE_PREFIX,
+  EXACT_VALUES_HEADER,
+  drainOrTimeout,
+  writeWorkbook,
+} from '../../src/report/write-workbook.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rr-report-writer-'));
 
@@ -120,12 +125,20 @@ describe('CsvExport', () => {
       yield { cells: [day('2026-11-01'), amount(new Decimal('1234567.123456789012345678'), 2)] };
       yield { cells: [day('2026-11-02'), null] };
     }
-    const counts = await writeWorkbook(join(dir, 'with-csv.xlsx'), csv.tee([{ spec: summary, rows: [{ cells: ['x'] }] }, { spec: table, rows: rows() }]));
+    const counts = await writeWorkbook(
+      join(dir, 'with-csv.xlsx'),
+      csv.tee([
+        { spec: summary, rows: [{ cells: ['x'] }] },
+        { spec: table, rows: rows() },
+      ]),
+    );
     expect(counts['Partner daily']).toBe(2);
     const files = await csv.finish();
     expect(files).toEqual([{ sheet: 'Partner daily', path: join(out, 'partner-daily.csv'), rows: 2 }]);
     expect(readdirSync(out)).toEqual(['partner-daily.csv']);
-    expect(readFileSync(join(out, 'partner-daily.csv'), 'utf8')).toBe('Day (UTC),"Amount, EUR"\r\n2026-11-01,1234567.123456789012345678\r\n2026-11-02,\r\n');
+    expect(readFileSync(join(out, 'partner-daily.csv'), 'utf8')).toBe(
+      'Day (UTC),"Amount, EUR"\r\n2026-11-01,1234567.123456789012345678\r\n2026-11-02,\r\n',
+    );
   });
 
   it('leaves no CSV file behind when the workbook cannot be written', async () => {
@@ -135,7 +148,9 @@ describe('CsvExport', () => {
       yield { cells: [day('2026-11-01'), null] };
       throw new Error('database gone');
     }
-    await expect(writeWorkbook(join(dir, 'failed.xlsx'), csv.tee([{ spec: table, rows: failing() }]))).rejects.toThrow('database gone');
+    await expect(writeWorkbook(join(dir, 'failed.xlsx'), csv.tee([{ spec: table, rows: failing() }]))).rejects.toThrow(
+      'database gone',
+    );
     await csv.abort();
     expect(readdirSync(out)).toEqual([]);
   });
@@ -162,6 +177,9 @@ describe('drainOrTimeout', () => {
     const waited = drainOrTimeout(stream, 60_000);
     stream.read();
     await waited;
-    expect({ drain: stream.listenerCount('drain'), error: stream.listenerCount('error') }).toEqual({ drain: 0, error: 0 });
+    expect({ drain: stream.listenerCount('drain'), error: stream.listenerCount('error') }).toEqual({
+      drain: 0,
+      error: 0,
+    });
   });
 });

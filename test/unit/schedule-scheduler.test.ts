@@ -215,6 +215,8 @@ describe('runSchedule', () => {
 
   it('refuses a bad cron at start-up (exit 2), before any firing', async () => {
     const bad = { ...config, schedule: { ...config.schedule, cron: 'nightly' } } as typeof config;
-    await expect(runSchedule({ config: bad, logger: silentLogger(), openStore: async () => fakeStore })).rejects.toBeInstanceOf(ConfigError);
+    await expect(
+      runSchedule({ config: bad, logger: silentLogger(), openStore: async () => fakeStore }),
+    ).rejects.toBeInstanceOf(ConfigError);
   });
 });

@@ -9,7 +9,7 @@ describe('removeStalePartials', () => {
   let dir = '';
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('removes those of dead processes, old-style ones from before this process, and any idle for an hour; keeps a live writer\'s', async () => {
+  it("removes those of dead processes, old-style ones from before this process, and any idle for an hour; keeps a live writer's", async () => {
     dir = mkdtempSync(join(tmpdir(), 'rr-partials-'));
     const now = Date.now();
     const file = (name: string, ageMs = 0) => {
@@ -27,7 +27,12 @@ describe('removeStalePartials', () => {
     file('f.csv.partial'); // not a workbook (CSV exports finish or abort their own)
     file(`g.xlsx.${process.pid}.partial`); // this process, not writing it
     const removed = (await removeStalePartials(dir, now)).map((p) => p.slice(dir.length + 1)).sort();
-    expect(removed).toEqual([`a.xlsx.${deadPid}.partial`, `c.xlsx.${process.ppid}.partial`, 'd.xlsx.partial', `g.xlsx.${process.pid}.partial`]);
+    expect(removed).toEqual([
+      `a.xlsx.${deadPid}.partial`,
+      `c.xlsx.${process.ppid}.partial`,
+      'd.xlsx.partial',
+      `g.xlsx.${process.pid}.partial`,
+    ]);
     expect(readdirSync(dir).sort()).toEqual([`b.xlsx.${process.ppid}.partial`, 'e.xlsx', 'f.csv.partial']);
   });
 

@@ -4,7 +4,17 @@ import { fillSchema, depositSchema, validateRecords } from '../../src/sources/ex
 import { formatPartnerIssues, partnerOrderSchema } from '../../src/sources/partner/schemas.js';
 import { calendarIssue, numericRangeIssue, unstorableText } from '../../src/sources/common/storable.js';
 
-const fill = { exOrdId: '1', tradeId: '1', execId: '5', side: 'BUY', symbol: 'BTC-USD', price: '1', qty: '1', fee: '0', timestamp: 1 };
+const fill = {
+  exOrdId: '1',
+  tradeId: '1',
+  execId: '5',
+  side: 'BUY',
+  symbol: 'BTC-USD',
+  price: '1',
+  qty: '1',
+  fee: '0',
+  timestamp: 1,
+};
 const order = {
   orderId: 'o1',
   orderType: 'BUY',
@@ -62,22 +72,34 @@ describe('storable values', () => {
     const v = validateRecords(fillSchema, page, 'execId', true);
     expect(v.valid.map((r) => r.value.execId)).toEqual(['9223372036854775807']);
     const reasons = v.invalid.map((r) => r.reason);
-    expect(reasons[0]).toMatch(/^execId: is beyond the largest id the database holds \(bigint, at most 9223372036854775807\)/);
+    expect(reasons[0]).toMatch(
+      /^execId: is beyond the largest id the database holds \(bigint, at most 9223372036854775807\)/,
+    );
     expect(reasons[1]).toMatch(/^execId: is beyond the largest id/);
     expect(reasons[2]).toMatch(/^qty: is too large for the database: 200001 digits before the decimal point/);
     expect(reasons[3]).toMatch(/^fee: has too many decimals for the database: 20000 digits after/);
     expect(reasons[4]).toMatch(/^symbol: holds the character \\u0000/);
     expect(reasons[5]).toMatch(/^extra: holds a lone UTF-16 surrogate/);
     expect(reasons[6]).toMatch(/^execId: is beyond the largest id/);
-    const d = validateRecords(depositSchema, [{ depositId: 'd'.repeat(201), amount: '1', currency: 'BTC', address: 'a', state: 'COMPLETED' }], 'depositId');
+    const d = validateRecords(
+      depositSchema,
+      [{ depositId: 'd'.repeat(201), amount: '1', currency: 'BTC', address: 'a', state: 'COMPLETED' }],
+      'depositId',
+    );
     expect(d.invalid[0]!.reason).toMatch(/^depositId: is longer than 200 characters/);
   });
 
   it('partner: networkFee 1e-20000, an impossible date, year 0000, a long orderId, NUL', () => {
     expect(partnerReason(order)).toBeNull();
-    expect(partnerReason({ ...order, networkFee: '1e-20000' })).toMatch(/^networkFee: has too many decimals for the database/);
-    expect(partnerReason({ ...order, createdAt: '2026-02-30T10:00:00Z' })).toMatch(/^createdAt: must be a real date-time: 2026-02-30 is not a calendar date/);
-    expect(partnerReason({ ...order, orderStateUpdatedAt: '0000-01-01T00:00:00Z' })).toMatch(/^orderStateUpdatedAt: must be a real date-time: year 0000/);
+    expect(partnerReason({ ...order, networkFee: '1e-20000' })).toMatch(
+      /^networkFee: has too many decimals for the database/,
+    );
+    expect(partnerReason({ ...order, createdAt: '2026-02-30T10:00:00Z' })).toMatch(
+      /^createdAt: must be a real date-time: 2026-02-30 is not a calendar date/,
+    );
+    expect(partnerReason({ ...order, orderStateUpdatedAt: '0000-01-01T00:00:00Z' })).toMatch(
+      /^orderStateUpdatedAt: must be a real date-time: year 0000/,
+    );
     expect(partnerReason({ ...order, orderId: 'x'.repeat(20_000) })).toMatch(/^orderId: is longer than 200 characters/);
     expect(partnerReason({ ...order, inputAmount: '1e200000' })).toMatch(/^inputAmount: is too large/);
   });

@@ -3,7 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { clientAddress, normalizeIp } from '../../src/webhooks/server.js';
 
 function req(peer: string, xff?: string | string[]): IncomingMessage {
-  return { socket: { remoteAddress: peer }, headers: xff === undefined ? {} : { 'x-forwarded-for': xff } } as unknown as IncomingMessage;
+  return {
+    socket: { remoteAddress: peer },
+    headers: xff === undefined ? {} : { 'x-forwarded-for': xff },
+  } as unknown as IncomingMessage;
 }
 
 describe('webhook sender address', () => {

@@ -9,7 +9,25 @@ import type { Config } from '../../config/load.js';
 import type { Logger } from '../../log/logger.js';
 import type { Store } from '../../store/database.js';
 import { isLosslessNumber, type LosslessNumber } from '../../decimal/json.js';
-import { ack, amountsWords, assign, importReturnedRows, LIST_STATUSES, listBreaks, note, showBreak, unack, type Actor, type BreakHistory, type Change, type HistoryEntry, type ImportAction, type ImportResult, type ListStatus, type WorkedBreak } from '../../store/break-workflow.js';
+import {
+  ack,
+  amountsWords,
+  assign,
+  importReturnedRows,
+  LIST_STATUSES,
+  listBreaks,
+  note,
+  showBreak,
+  unack,
+  type Actor,
+  type BreakHistory,
+  type Change,
+  type HistoryEntry,
+  type ImportAction,
+  type ImportResult,
+  type ListStatus,
+  type WorkedBreak,
+} from '../../store/break-workflow.js';
 import { readReturnedWorkbook } from '../../report/read-workbook.js';
 import { breakSentence } from '../../report/break-text.js';
 import { action, createContext } from '../context.js';
@@ -17,7 +35,12 @@ import { usageLine } from '../usage.js';
 import { openRunStore } from './run.js';
 
 /** What a change says it did. */
-const DONE: Record<string, string> = { ack: 'acknowledged', unack: 'acknowledgement taken back:', note: 'noted', assign: 'assigned' };
+const DONE: Record<string, string> = {
+  ack: 'acknowledged',
+  unack: 'acknowledgement taken back:',
+  note: 'noted',
+  assign: 'assigned',
+};
 
 const limitSchema = z.coerce.number().int().min(1).max(10_000);
 
@@ -34,12 +57,16 @@ export function whoIs(by: string | undefined): string {
   } catch {
     name = (process.env.USER ?? process.env.LOGNAME ?? '').trim();
   }
-  if (!name) throw new ConfigError(['--by: the OS user name is unknown here; say who records the change with --by NAME']);
+  if (!name)
+    throw new ConfigError(['--by: the OS user name is unknown here; say who records the change with --by NAME']);
   return name;
 }
 
 /** Opens the store, runs fn, closes it. The embedded database refuses a second process while a run holds it: "another run is in progress". */
-async function withStore<T>(command: Command, fn: (store: Store, config: Config, logger: Logger) => Promise<T>): Promise<T> {
+async function withStore<T>(
+  command: Command,
+  fn: (store: Store, config: Config, logger: Logger) => Promise<T>,
+): Promise<T> {
   const { config, logger } = createContext(command);
   const store = await openRunStore(config, logger);
   try {
@@ -60,9 +87,7 @@ function printJson(value: unknown): void {
 }
 
 export function register(program: Command): void {
-  const breaks = program
-    .command('breaks')
-    .description(COMMAND_INFO['breaks'].description);
+  const breaks = program.command('breaks').description(COMMAND_INFO['breaks'].description);
 
   breaks
     .command('list')
@@ -73,23 +98,42 @@ export function register(program: Command): void {
     .option('--limit <n>', 'at most this many breaks', '200')
     .option('--json', 'print a JSON document on stdout')
     .action(
-      action(async (opts: { status: string; rule?: string; owner?: string; limit: string; json?: boolean }, command: Command) => {
-        if (!LIST_STATUSES.includes(opts.status as ListStatus)) throw new ConfigError([`--status: must be one of ${LIST_STATUSES.join(', ')} (got ${JSON.stringify(opts.status)})`]);
-        const limit = limitSchema.safeParse(opts.limit);
-        if (!limit.success) throw new ConfigError([`--limit: must be a whole number from 1 to 10000 (got ${JSON.stringify(opts.limit)})`]);
-        return withStore(command, async (store, config) => {
-          const found = await listBreaks(store.db, config.account, { status: opts.status as ListStatus, rule: opts.rule, owner: opts.owner, limit: limit.data });
-          const now = new Date();
-          if (opts.json) printJson({ status: opts.status, breaks: found.breaks.map((b) => listed(b, now)), more: found.more });
-          else process.stdout.write(formatList(found.breaks, found.more, now));
-          return EXIT.ok;
-        });
-      }),
+      action(
+        async (
+          opts: { status: string; rule?: string; owner?: string; limit: string; json?: boolean },
+          command: Command,
+        ) => {
+          if (!LIST_STATUSES.includes(opts.status as ListStatus))
+            throw new ConfigError([
+              `--status: must be one of ${LIST_STATUSES.join(', ')} (got ${JSON.stringify(opts.status)})`,
+            ]);
+          const limit = limitSchema.safeParse(opts.limit);
+          if (!limit.success)
+            throw new ConfigError([
+              `--limit: must be a whole number from 1 to 10000 (got ${JSON.stringify(opts.limit)})`,
+            ]);
+          return withStore(command, async (store, config) => {
+            const found = await listBreaks(store.db, config.account, {
+              status: opts.status as ListStatus,
+              rule: opts.rule,
+              owner: opts.owner,
+              limit: limit.data,
+            });
+            const now = new Date();
+            if (opts.json)
+              printJson({ status: opts.status, breaks: found.breaks.map((b) => listed(b, now)), more: found.more });
+            else process.stdout.write(formatList(found.breaks, found.more, now));
+            return EXIT.ok;
+          });
+        },
+      ),
     );
 
   breaks
     .command('show')
-    .description('a break, where people stand on it, and its whole history: runs (opened, seen, resolved, reopened) and people (who, when, why)')
+    .description(
+      'a break, where people stand on it, and its whole history: runs (opened, seen, resolved, reopened) and people (who, when, why)',
+    )
     .argument('<code>', 'rule code, e.g. P_FEE_USD')
     .argument('<key>', "the break's key, e.g. an order id")
     .option('--json', 'print a JSON document on stdout')
@@ -104,10 +148,24 @@ export function register(program: Command): void {
       ),
     );
 
-  const change = (name: string, description: string, args: Array<[string, string]>, run: (store: Store, account: string, args: string[], actor: Actor, opts: Record<string, unknown>) => Promise<Change>, extra?: (c: Command) => Command) => {
+  const change = (
+    name: string,
+    description: string,
+    args: Array<[string, string]>,
+    run: (
+      store: Store,
+      account: string,
+      args: string[],
+      actor: Actor,
+      opts: Record<string, unknown>,
+    ) => Promise<Change>,
+    extra?: (c: Command) => Command,
+  ) => {
     let c = breaks.command(name).description(description);
     for (const [arg, help] of args) c = c.argument(arg, help);
-    c = c.option('--by <name>', 'who records it (default: the OS user name)').option('--json', 'print the result as JSON');
+    c = c
+      .option('--by <name>', 'who records it (default: the OS user name)')
+      .option('--json', 'print the result as JSON');
     if (extra) c = extra(c);
     c.action(
       action(async (...all: unknown[]) => {
@@ -118,7 +176,10 @@ export function register(program: Command): void {
         return withStore(command, async (store, config) => {
           const result = await run(store, config.account, values, { by, source: 'cli' }, opts);
           if (opts.json) printJson({ ...result, by });
-          else process.stdout.write(`${result.changed ? DONE[name] : 'nothing to do:'} ${result.code} ${result.key} (by ${by}): ${describeWorkflow(result.workflow)}\n`);
+          else
+            process.stdout.write(
+              `${result.changed ? DONE[name] : 'nothing to do:'} ${result.code} ${result.key} (by ${by}): ${describeWorkflow(result.workflow)}\n`,
+            );
           return EXIT.ok;
         });
       }),
@@ -165,7 +226,8 @@ export function register(program: Command): void {
     ],
     (store, account, [code, key, owner], actor, opts) => {
       if (opts.clear === true && owner) throw new ConfigError(['give an owner or --clear, not both']);
-      if (opts.clear !== true && !owner?.trim()) throw new ConfigError(['the owner must not be empty (or pass --clear to remove the owner)']);
+      if (opts.clear !== true && !owner?.trim())
+        throw new ConfigError(['the owner must not be empty (or pass --clear to remove the owner)']);
       return assign(store.db, account, code!, key!, opts.clear === true ? null : owner!, actor);
     },
     (c) => c.option('--clear', 'remove the owner'),
@@ -173,7 +235,9 @@ export function register(program: Command): void {
 
   breaks
     .command('import')
-    .description("record a returned workbook's filled-in Owner / Explanation / Explained? cells: only what changes; rows whose break is gone or whose amounts changed are skipped, saying why; a file is applied once")
+    .description(
+      "record a returned workbook's filled-in Owner / Explanation / Explained? cells: only what changes; rows whose break is gone or whose amounts changed are skipped, saying why; a file is applied once",
+    )
     .argument('<workbook>', 'the .xlsx file, as finance returned it')
     .option('--by <name>', 'who filled it in (default: the OS user name)')
     .option('--json', 'print the result as JSON')
@@ -182,7 +246,12 @@ export function register(program: Command): void {
         const by = whoIs(opts.by);
         const book = await readReturnedWorkbook(file);
         return withStore(command, async (store, config) => {
-          const result = await importReturnedRows(store.db, config.account, { runId: book.runId, sha256: book.sha256, rows: book.rows, by });
+          const result = await importReturnedRows(store.db, config.account, {
+            runId: book.runId,
+            sha256: book.sha256,
+            rows: book.rows,
+            by,
+          });
           if (opts.json) printJson({ file, ...result });
           else process.stdout.write(formatImport(basename(file), result));
           return EXIT.ok;
@@ -191,7 +260,8 @@ export function register(program: Command): void {
     );
 
   // Bad usage of a subcommand in one line, pointing at its own --help.
-  for (const sub of breaks.commands) sub.configureOutput({ outputError: (text, write) => write(usageLine(text, `breaks ${sub.name()}`)) });
+  for (const sub of breaks.commands)
+    sub.configureOutput({ outputError: (text, write) => write(usageLine(text, `breaks ${sub.name()}`)) });
 }
 
 function describeWorkflow(w: Change['workflow']): string {
@@ -199,7 +269,8 @@ function describeWorkflow(w: Change['workflow']): string {
 }
 
 /** Whole days since the break was first seen. */
-const ageDays = (b: WorkedBreak, now: Date) => Math.max(0, Math.floor((now.getTime() - b.firstSeenAt.getTime()) / 86_400_000));
+const ageDays = (b: WorkedBreak, now: Date) =>
+  Math.max(0, Math.floor((now.getTime() - b.firstSeenAt.getTime()) / 86_400_000));
 const statusOf = (b: WorkedBreak) => (b.status === 'resolved' ? 'resolved' : b.workflow.status);
 
 function listed(b: WorkedBreak, now: Date) {
@@ -224,9 +295,22 @@ function listed(b: WorkedBreak, now: Date) {
 export function formatList(list: WorkedBreak[], more: boolean, now: Date): string {
   if (list.length === 0) return 'no breaks match\n';
   const width = (f: (b: WorkedBreak) => string) => Math.max(...list.map((b) => f(b).length));
-  const [wc, wk, ws, wo] = [width((b) => b.code), width((b) => b.key), width(statusOf), width((b) => b.workflow.owner ?? '-')];
+  const [wc, wk, ws, wo] = [
+    width((b) => b.code),
+    width((b) => b.key),
+    width(statusOf),
+    width((b) => b.workflow.owner ?? '-'),
+  ];
   const lines = list.map((b) =>
-    [b.severity.padEnd(6), b.code.padEnd(wc), b.key.padEnd(wk), statusOf(b).padEnd(ws), (b.workflow.owner ?? '-').padEnd(wo), `${ageDays(b, now)}d`.padStart(4), breakSentence(b)].join('  '),
+    [
+      b.severity.padEnd(6),
+      b.code.padEnd(wc),
+      b.key.padEnd(wk),
+      statusOf(b).padEnd(ws),
+      (b.workflow.owner ?? '-').padEnd(wo),
+      `${ageDays(b, now)}d`.padStart(4),
+      breakSentence(b),
+    ].join('  '),
   );
   if (more) lines.push(`... more breaks match: raise --limit (${list.length} shown)`);
   return `${lines.join('\n')}\n`;
@@ -255,23 +339,41 @@ export function formatShow(h: BreakHistory, now: Date): string {
   for (let i = 0; i < h.events.length; i++) {
     const e = h.events[i]!;
     let j = i;
-    const same = (x: HistoryEntry | undefined) => x?.type === 'lifecycle' && x.event === 'seen' && x.expected === e.expected && x.actual === e.actual && x.difference === e.difference;
+    const same = (x: HistoryEntry | undefined) =>
+      x?.type === 'lifecycle' &&
+      x.event === 'seen' &&
+      x.expected === e.expected &&
+      x.actual === e.actual &&
+      x.difference === e.difference;
     if (e.type === 'lifecycle' && e.event === 'seen') while (same(h.events[j + 1])) j++;
     if (j > i + 1) {
       const last = h.events[j]! as Extract<HistoryEntry, { type: 'lifecycle' }>;
-      lines.push(`${entryLine(e)}  (and ${j - i} more runs with the same amounts, to run ${last.runId} at ${last.at.toISOString()})`);
+      lines.push(
+        `${entryLine(e)}  (and ${j - i} more runs with the same amounts, to run ${last.runId} at ${last.at.toISOString()})`,
+      );
       i = j;
     } else lines.push(entryLine(e));
   }
   return `${lines.join('\n')}\n`;
 }
 
-const actionWords = (a: ImportAction) => (a.kind === 'assigned' ? `owner ${a.owner}` : a.kind === 'acknowledged' ? `explained: "${a.reason}"` : a.kind === 'noted' ? `note: "${a.text}"` : 'not explained any more');
+const actionWords = (a: ImportAction) =>
+  a.kind === 'assigned'
+    ? `owner ${a.owner}`
+    : a.kind === 'acknowledged'
+      ? `explained: "${a.reason}"`
+      : a.kind === 'noted'
+        ? `note: "${a.text}"`
+        : 'not explained any more';
 
 export function formatImport(file: string, r: ImportResult): string {
-  if (r.alreadyImported) return `${file} (workbook of run ${r.runId}) already imported on ${r.alreadyImported.at.toISOString()} by ${r.alreadyImported.by}: nothing done\n`;
-  const lines = [`${file} (workbook of run ${r.runId}), by ${r.by}: applied ${r.applied.length}, skipped ${r.skipped.length}${r.unchanged ? `, unchanged ${r.unchanged}` : ''}`];
-  for (const a of r.applied) lines.push(`  applied  row ${a.row}  ${a.code} ${a.key}: ${a.actions.map(actionWords).join('; ')}`);
+  if (r.alreadyImported)
+    return `${file} (workbook of run ${r.runId}) already imported on ${r.alreadyImported.at.toISOString()} by ${r.alreadyImported.by}: nothing done\n`;
+  const lines = [
+    `${file} (workbook of run ${r.runId}), by ${r.by}: applied ${r.applied.length}, skipped ${r.skipped.length}${r.unchanged ? `, unchanged ${r.unchanged}` : ''}`,
+  ];
+  for (const a of r.applied)
+    lines.push(`  applied  row ${a.row}  ${a.code} ${a.key}: ${a.actions.map(actionWords).join('; ')}`);
   for (const s of r.skipped) lines.push(`  skipped  row ${s.row}  ${s.code} ${s.key}: ${s.reason}`);
   return `${lines.join('\n')}\n`;
 }

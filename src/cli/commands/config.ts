@@ -10,8 +10,13 @@ export function register(program: Command): void {
   const config = program.command('config').description(COMMAND_INFO['config'].description);
   config
     .command('check')
-    .description('validate environment and config file; print the effective config with secrets masked (exit 2 when invalid or incomplete for `run`); --connect also tries every part, as `doctor`')
-    .option('--connect', 'also try the database, both APIs, SMTP and the webhook port (the checks of `ramp-recon doctor`)')
+    .description(
+      'validate environment and config file; print the effective config with secrets masked (exit 2 when invalid or incomplete for `run`); --connect also tries every part, as `doctor`',
+    )
+    .option(
+      '--connect',
+      'also try the database, both APIs, SMTP and the webhook port (the checks of `ramp-recon doctor`)',
+    )
     .option('--timeout-ms <ms>', 'with --connect: time allowed to each check (default 5000)', timeoutOption)
     .action(
       action(async (opts: { connect?: boolean; timeoutMs?: number }, command: Command) => {
@@ -20,9 +25,13 @@ export function register(program: Command): void {
         const effective = loadConfig({ configPath: globals.config });
         const missing: string[] = [];
         if (!effective.partner.apiUrl)
-          missing.push('environment variable PARTNER_API_URL: not set (with PARTNER_PUBLIC_KEY and PARTNER_PRIVATE_KEY), needed by `run` and `sync --source partner`');
+          missing.push(
+            'environment variable PARTNER_API_URL: not set (with PARTNER_PUBLIC_KEY and PARTNER_PRIVATE_KEY), needed by `run` and `sync --source partner`',
+          );
         if (!effective.exchange.apiUrl)
-          missing.push('environment variable EXCHANGE_API_URL: not set (with EXCHANGE_API_TOKEN), needed by `run` and `sync --source exchange`');
+          missing.push(
+            'environment variable EXCHANGE_API_URL: not set (with EXCHANGE_API_TOKEN), needed by `run` and `sync --source exchange`',
+          );
         process.stdout.write(`${JSON.stringify(maskedConfig(effective), null, 2)}\n`);
         if (missing.length) throw new ConfigError(missing);
         process.stderr.write('config ok\n');

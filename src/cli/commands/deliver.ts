@@ -12,17 +12,26 @@ export function register(program: Command): void {
     .command('deliver')
     .description(COMMAND_INFO['deliver'].description)
     .argument('<runId>', 'run id, as `ramp-recon runs` lists it')
-    .addHelpText('after', '\nExit codes: 0 sent, 1 the send failed (the run stays undelivered), 2 bad usage, SMTP not configured or unknown run id')
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 sent, 1 the send failed (the run stays undelivered), 2 bad usage, SMTP not configured or unknown run id',
+    )
     .action(
       action(async (runId: string, _opts: unknown, command: Command) => {
         const { config, logger } = createContext(command);
-        if (!config.smtpUrl) throw new ConfigError(['environment variable SMTP_URL: required to deliver (with email.from and email.to in the config file)']);
+        if (!config.smtpUrl)
+          throw new ConfigError([
+            'environment variable SMTP_URL: required to deliver (with email.from and email.to in the config file)',
+          ]);
         const store = await openMigratedStore(config, logger);
         try {
           await requireRun(store.db, config.account, runId);
           const { deliverRun } = await loadStages();
           const started = new Date();
-          const result = await deliverRun({ store, config, logger: logger.child({ runId }), runId, now: new Date() }, runId);
+          const result = await deliverRun(
+            { store, config, logger: logger.child({ runId }), runId, now: new Date() },
+            runId,
+          );
           if (result.status === 'sent') {
             await completeRedeliveredRun(store.db, runId, started);
             process.stdout.write(`run ${runId} delivered to ${config.email.to.join(', ')}\n`);

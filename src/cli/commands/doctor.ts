@@ -9,17 +9,24 @@ import { formatChecks, runDoctor } from '../doctor.js';
 /** Parses --timeout-ms: a whole number of milliseconds, 100 to 120000. */
 export function timeoutOption(value: string): number {
   const n = Number(value);
-  if (!/^\d+$/.test(value) || n < 100 || n > 120_000) throw new Error(`--timeout-ms: expected whole milliseconds from 100 to 120000 (got ${JSON.stringify(value)})`);
+  if (!/^\d+$/.test(value) || n < 100 || n > 120_000)
+    throw new Error(`--timeout-ms: expected whole milliseconds from 100 to 120000 (got ${JSON.stringify(value)})`);
   return n;
 }
 
 /** Runs every check and prints them; shared by `doctor` and `config check --connect`. */
-export async function doctorAction(globals: GlobalOptions, opts: { json?: boolean; timeoutMs?: number }): Promise<number> {
+export async function doctorAction(
+  globals: GlobalOptions,
+  opts: { json?: boolean; timeoutMs?: number },
+): Promise<number> {
   const config = loadConfig({ configPath: globals.config });
   const results = await runDoctor(config, { timeoutMs: opts.timeoutMs });
   const failed = results.filter((r) => r.status === 'fail');
   if (opts.json) process.stdout.write(`${JSON.stringify({ ok: failed.length === 0, checks: results }, null, 2)}\n`);
-  else process.stdout.write(`${formatChecks(results)}\n${failed.length ? `${failed.length} problem${failed.length > 1 ? 's' : ''}: ${failed.map((f) => f.part).join(', ')}` : 'all checks passed'}\n`);
+  else
+    process.stdout.write(
+      `${formatChecks(results)}\n${failed.length ? `${failed.length} problem${failed.length > 1 ? 's' : ''}: ${failed.map((f) => f.part).join(', ')}` : 'all checks passed'}\n`,
+    );
   return failed.length ? EXIT.usage : EXIT.ok;
 }
 

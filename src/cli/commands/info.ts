@@ -8,20 +8,63 @@ export interface CommandInfo {
 
 /** In the order `--help` lists them; each command module takes its description from here. */
 export const COMMAND_INFO = {
-  run: { args: '', description: 'sync both sources, reconcile, write the workbook and e-mail it, for a period of UTC days (default: yesterday)' },
-  sync: { args: '', description: 'fetch from the Partner and/or Exchange API into the database, without reconciling (a run record is kept)' },
-  reconcile: { args: '', description: 'check the stored data of a period against every rule and update the breaks, without syncing (a run record is kept)' },
-  report: { args: '[runId]', description: 'write the Excel workbook of a run to REPORTS_DIR (default: the latest run that reconciled) and print its path' },
-  deliver: { args: '<runId>', description: "e-mail a run's workbook (retries a failed delivery); needs SMTP_URL, email.from and email.to" },
-  schedule: { args: '', description: 'stay up and fire `run` for the previous UTC day by schedule.cron in schedule.timezone (default 02:00 UTC daily), exactly as `run` does' },
-  runs: { args: '', description: 'list past runs, newest first: period, status, stage timings, counts, open breaks, workbook, delivery' },
-  breaks: { args: '', description: 'work the breaks: list and show them with their history, acknowledge (explain) one with a reason, note, assign an owner, import a returned workbook' },
-  'serve-webhooks': { args: '', description: 'receive partner order events over HTTP(S) (HTTPS when webhooks.tlsCertFile/tlsKeyFile are set); accepts only the configured sender addresses; stops cleanly on SIGTERM/SIGINT' },
-  migrate: { args: '', description: 'create or update the database schema (embedded under ./data when DATABASE_URL is not set)' },
+  run: {
+    args: '',
+    description:
+      'sync both sources, reconcile, write the workbook and e-mail it, for a period of UTC days (default: yesterday)',
+  },
+  sync: {
+    args: '',
+    description:
+      'fetch from the Partner and/or Exchange API into the database, without reconciling (a run record is kept)',
+  },
+  reconcile: {
+    args: '',
+    description:
+      'check the stored data of a period against every rule and update the breaks, without syncing (a run record is kept)',
+  },
+  report: {
+    args: '[runId]',
+    description:
+      'write the Excel workbook of a run to REPORTS_DIR (default: the latest run that reconciled) and print its path',
+  },
+  deliver: {
+    args: '<runId>',
+    description: "e-mail a run's workbook (retries a failed delivery); needs SMTP_URL, email.from and email.to",
+  },
+  schedule: {
+    args: '',
+    description:
+      'stay up and fire `run` for the previous UTC day by schedule.cron in schedule.timezone (default 02:00 UTC daily), exactly as `run` does',
+  },
+  runs: {
+    args: '',
+    description: 'list past runs, newest first: period, status, stage timings, counts, open breaks, workbook, delivery',
+  },
+  breaks: {
+    args: '',
+    description:
+      'work the breaks: list and show them with their history, acknowledge (explain) one with a reason, note, assign an owner, import a returned workbook',
+  },
+  'serve-webhooks': {
+    args: '',
+    description:
+      'receive partner order events over HTTP(S) (HTTPS when webhooks.tlsCertFile/tlsKeyFile are set); accepts only the configured sender addresses; stops cleanly on SIGTERM/SIGINT',
+  },
+  migrate: {
+    args: '',
+    description: 'create or update the database schema (embedded under ./data when DATABASE_URL is not set)',
+  },
   config: { args: '', description: 'inspect the configuration' },
-  doctor: { args: '', description: 'prove the set-up: validate the config, then try the database, both APIs, SMTP and the webhook port for real (exit 2 on a problem)' },
-  sandbox: { args: '', description: 'serve a simulated Partner API and Exchange API on localhost from deterministic generated data' },
+  doctor: {
+    args: '',
+    description:
+      'prove the set-up: validate the config, then try the database, both APIs, SMTP and the webhook port for real (exit 2 on a problem)',
+  },
+  sandbox: {
+    args: '',
+    description: 'serve a simulated Partner API and Exchange API on localhost from deterministic generated data',
+  },
 } as const satisfies Record<string, CommandInfo>;
 
 export type CommandName = keyof typeof COMMAND_INFO;
-

@@ -40,7 +40,9 @@ export function register(program: Command): void {
             { command: 'reconcile', trigger: 'cli', period, wait: opts.wait, signal },
             async (ctx, stage) => {
               await stage('reconcile', () => reconcilePeriod(ctx, period));
-              await mergeStageDetail(store.db, ctx.runId as string, 'reconcile', { openBreaks: await countOpenBreaks(store.db, config.account) });
+              await mergeStageDetail(store.db, ctx.runId as string, 'reconcile', {
+                openBreaks: await countOpenBreaks(store.db, config.account),
+              });
             },
           );
           const summary = await jsonSummary(store.db, config.account, outcome.runId);
@@ -51,7 +53,10 @@ export function register(program: Command): void {
                 ? `reconcile ${outcome.runId} succeeded: period ${periodLabel(period.from, period.to)}, ${summary.breaks.length} open break(s)${summary.lateData.total ? `; ${lateSentence(summary.lateData)}` : ''}\n  \`ramp-recon report ${outcome.runId}\` writes its workbook\n`
                 : `reconcile ${outcome.runId} failed: ${outcome.error}\n`,
             );
-          return exitCodeOf({ status: outcome.status, openBreaks: summary.breaks.length, explained: summary.breakCounts.explained }, opts.failOnBreaks === true);
+          return exitCodeOf(
+            { status: outcome.status, openBreaks: summary.breaks.length, explained: summary.breakCounts.explained },
+            opts.failOnBreaks === true,
+          );
         });
       }),
     );

@@ -11,7 +11,10 @@ export function register(program: Command): void {
     .command('report')
     .description(COMMAND_INFO['report'].description)
     .argument('[runId]', 'run id, as `ramp-recon runs` lists it (default: the latest finished run or reconcile)')
-    .option('--csv <dir>', 'also write one CSV file per sheet but the Summary into <dir> (created if needed): same rows as the workbook, exact amounts, ISO 8601 UTC times')
+    .option(
+      '--csv <dir>',
+      'also write one CSV file per sheet but the Summary into <dir> (created if needed): same rows as the workbook, exact amounts, ISO 8601 UTC times',
+    )
     .option('--json', 'print {"runId","path","sheets"} (and "csv": the CSV paths) on stdout instead of the paths')
     .action(
       action(async (runIdArg: string | undefined, opts: { json?: boolean; csv?: string }, command: Command) => {
@@ -26,7 +29,10 @@ export function register(program: Command): void {
           const { writeReport } = await import('../../stages/report.js');
           const result = await writeReport(ctx, runId, opts.csv === undefined ? {} : { csvDir: opts.csv });
           const csv = result.csv?.map((f) => f.path);
-          if (opts.json) process.stdout.write(`${JSON.stringify({ runId, path: result.path, sheets: result.sheets, ...(csv ? { csv } : {}) })}\n`);
+          if (opts.json)
+            process.stdout.write(
+              `${JSON.stringify({ runId, path: result.path, sheets: result.sheets, ...(csv ? { csv } : {}) })}\n`,
+            );
           else process.stdout.write([result.path, ...(csv ?? [])].map((p) => `${p}\n`).join(''));
           return EXIT.ok;
         } finally {
@@ -39,12 +45,15 @@ export function register(program: Command): void {
 /** The newest run or reconcile that is no longer running: what "the report" means without an id. */
 export async function latestReconciledRun(db: Db, account: string): Promise<string> {
   const runId = await latestFinishedReconcile(db, account);
-  if (runId === null) throw new ConfigError(['no run or reconcile has finished yet: `ramp-recon run` first (or give a run id)']);
+  if (runId === null)
+    throw new ConfigError(['no run or reconcile has finished yet: `ramp-recon run` first (or give a run id)']);
   return runId;
 }
 
 export async function requireRun(db: Db, account: string, runId: string): Promise<void> {
   const run = await getRun(db, runId);
   if (!run || run.account !== account)
-    throw new ConfigError([`run id ${JSON.stringify(runId)}: no such run${run ? ` for account ${account}` : ''} (\`ramp-recon runs\` lists them)`]);
+    throw new ConfigError([
+      `run id ${JSON.stringify(runId)}: no such run${run ? ` for account ${account}` : ''} (\`ramp-recon runs\` lists them)`,
+    ]);
 }

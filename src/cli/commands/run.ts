@@ -36,7 +36,10 @@ export function register(program: Command): void {
     .option('--from <date>', 'first day of the period, YYYY-MM-DD UTC, inclusive (default: yesterday)')
     .option('--to <date>', 'day after the last day, YYYY-MM-DD UTC, exclusive (default: the day after --from)')
     .option('--json', 'print the JSON summary of the run on stdout (logs stay on stderr)')
-    .option('--fail-on-breaks', 'exit 3 when the run succeeds but unexplained open breaks remain (`breaks ack` explains one)')
+    .option(
+      '--fail-on-breaks',
+      'exit 3 when the run succeeds but unexplained open breaks remain (`breaks ack` explains one)',
+    )
     .option('--no-email', 'do not send the workbook by e-mail, even when SMTP_URL is set')
     .option('--wait', 'wait for a run in progress to finish instead of exiting 1')
     .addHelpText('after', EXIT_CODES_HELP)
@@ -46,14 +49,23 @@ export function register(program: Command): void {
         const period = parsePeriod({ from: opts.from, to: opts.to }, new Date());
         requireSources(config, ['partner', 'exchange']);
         const result: PipelineResult = await withRunStore(config, logger, { wait: opts.wait }, (store, signal) =>
-          runPipeline({ store, config, logger }, { period, trigger: 'cli', email: opts.email, wait: opts.wait, signal }),
+          runPipeline(
+            { store, config, logger },
+            { period, trigger: 'cli', email: opts.email, wait: opts.wait, signal },
+          ),
         );
         if (opts.json) {
           process.stdout.write(`${JSON.stringify(result.summary, null, 2)}\n`);
           // stdout carries only the JSON document; the reason of a failure goes to stderr, readable.
-          if (result.status === 'failed') process.stderr.write(`ramp-recon: failed:\n  run ${result.runId} failed in stage ${result.failedStage}: ${result.error}\n`);
+          if (result.status === 'failed')
+            process.stderr.write(
+              `ramp-recon: failed:\n  run ${result.runId} failed in stage ${result.failedStage}: ${result.error}\n`,
+            );
         } else process.stdout.write(`${describeResult(result)}\n`);
-        return exitCodeOf({ status: result.status, openBreaks: result.openBreaks, explained: result.summary.breakCounts.explained }, opts.failOnBreaks === true);
+        return exitCodeOf(
+          { status: result.status, openBreaks: result.openBreaks, explained: result.summary.breakCounts.explained },
+          opts.failOnBreaks === true,
+        );
       }),
     );
 }
@@ -62,7 +74,10 @@ export function register(program: Command): void {
  * The exit code of a run-like command. With --fail-on-breaks, 3 only while an unexplained open
  * break remains: an explained one was accepted by a person (`breaks ack`). `explained` absent: none.
  */
-export function exitCodeOf(result: { status: string; openBreaks: number; explained?: number }, failOnBreaks: boolean): number {
+export function exitCodeOf(
+  result: { status: string; openBreaks: number; explained?: number },
+  failOnBreaks: boolean,
+): number {
   if (result.status !== 'succeeded') return EXIT.failed;
   if (failOnBreaks && result.openBreaks - (result.explained ?? 0) > 0) return EXIT.breaks;
   return EXIT.ok;
@@ -118,7 +133,11 @@ export async function withRunStore<T>(
  * out by the data-folder lock: said as "another run is in progress" (exit 1), or, with --wait,
  * retried until the holder has finished.
  */
-export async function openRunStore(config: Config, logger: Logger, options: { wait?: boolean; signal?: AbortSignal } = {}): Promise<Store> {
+export async function openRunStore(
+  config: Config,
+  logger: Logger,
+  options: { wait?: boolean; signal?: AbortSignal } = {},
+): Promise<Store> {
   let logged = false;
   for (;;) {
     try {

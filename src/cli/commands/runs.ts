@@ -7,7 +7,15 @@ import type { Db } from '../../store/database.js';
 import { recentRuns } from '../../store/runs.js';
 import { jsonNumber, stringifyJsonLossless } from '../../decimal/json.js';
 import type { ApiName } from '../../http/errors.js';
-import { endpointSeconds, parseRunRequests, requestTotals, roundSeconds, sortedRequests, type EndpointRequests, type RequestTotals } from '../../http/meter.js';
+import {
+  endpointSeconds,
+  parseRunRequests,
+  requestTotals,
+  roundSeconds,
+  sortedRequests,
+  type EndpointRequests,
+  type RequestTotals,
+} from '../../http/meter.js';
 import { action, createContext, openMigratedStore } from '../context.js';
 import { periodLabel } from '../../report/summary.js';
 
@@ -47,7 +55,9 @@ export interface RunListing {
 }
 
 /** What became of a run's e-mail, from its deliver stage: a run never meant to be e-mailed is not "not delivered". */
-export function deliveryOf(r: Pick<RunListing, 'delivered' | 'deliveryError' | 'status' | 'command' | 'stages'>): RunListing['delivery'] {
+export function deliveryOf(
+  r: Pick<RunListing, 'delivered' | 'deliveryError' | 'status' | 'command' | 'stages'>,
+): RunListing['delivery'] {
   if (r.delivered) return 'delivered';
   const stage = r.stages.deliver?.status;
   if (r.deliveryError || stage === 'failed') return 'failed';
@@ -66,7 +76,10 @@ export function register(program: Command): void {
     .action(
       action(async (opts: { json?: boolean; limit: string }, command: Command) => {
         const limit = limitSchema.safeParse(opts.limit);
-        if (!limit.success) throw new ConfigError([`--limit: must be a whole number from 1 to 10000 (got ${JSON.stringify(opts.limit)})`]);
+        if (!limit.success)
+          throw new ConfigError([
+            `--limit: must be a whole number from 1 to 10000 (got ${JSON.stringify(opts.limit)})`,
+          ]);
         const { config, logger } = createContext(command);
         const store = await openMigratedStore(config, logger);
         try {
@@ -82,50 +95,64 @@ export function register(program: Command): void {
 
 export async function listRuns(db: Db, account: string, limit: number): Promise<RunListing[]> {
   const rows = await recentRuns(db, account, limit);
-  return rows.map((r): RunListing => {
-    const stages = (r.stages ?? {}) as Record<string, StageRecord>;
-    const startedAt = new Date(r.started_at as unknown as string);
-    const finishedAt = r.finished_at ? new Date(r.finished_at as unknown as string) : null;
-    const openBreaks = jsonNumber(stages.reconcile?.detail?.openBreaks);
-    const requests = parseRunRequests(r.requests);
-    return {
-      runId: r.id,
-      command: r.command,
-      trigger: r.trigger,
-      period: r.period_from && r.period_to ? { from: String(r.period_from).slice(0, 10), to: String(r.period_to).slice(0, 10) } : null,
-      status: r.status,
-      startedAt: startedAt.toISOString(),
-      finishedAt: finishedAt?.toISOString() ?? null,
-      ms: finishedAt ? finishedAt.getTime() - startedAt.getTime() : null,
-      stages: Object.fromEntries(
-        // jsonb keeps no key order: list stages in the order they ran.
-        Object.entries(stages)
-          .sort((a, b) => (a[1].startedAt ?? '').localeCompare(b[1].startedAt ?? '') || (jsonNumber(a[1].seq) ?? 0) - (jsonNumber(b[1].seq) ?? 0))
-          .map(([name, s]) => [
-            name,
-            {
-              ms: jsonNumber(s.ms),
-              status: s.status ?? null,
-              ...(s.error ? { error: s.error } : {}),
-              ...(s.status === 'skipped' && typeof s.detail?.reason === 'string' ? { reason: s.detail.reason } : {}),
-            },
+  return rows
+    .map((r): RunListing => {
+      const stages = (r.stages ?? {}) as Record<string, StageRecord>;
+      const startedAt = new Date(r.started_at as unknown as string);
+      const finishedAt = r.finished_at ? new Date(r.finished_at as unknown as string) : null;
+      const openBreaks = jsonNumber(stages.reconcile?.detail?.openBreaks);
+      const requests = parseRunRequests(r.requests);
+      return {
+        runId: r.id,
+        command: r.command,
+        trigger: r.trigger,
+        period:
+          r.period_from && r.period_to
+            ? { from: String(r.period_from).slice(0, 10), to: String(r.period_to).slice(0, 10) }
+            : null,
+        status: r.status,
+        startedAt: startedAt.toISOString(),
+        finishedAt: finishedAt?.toISOString() ?? null,
+        ms: finishedAt ? finishedAt.getTime() - startedAt.getTime() : null,
+        stages: Object.fromEntries(
+          // jsonb keeps no key order: list stages in the order they ran.
+          Object.entries(stages)
+            .sort(
+              (a, b) =>
+                (a[1].startedAt ?? '').localeCompare(b[1].startedAt ?? '') ||
+                (jsonNumber(a[1].seq) ?? 0) - (jsonNumber(b[1].seq) ?? 0),
+            )
+            .map(([name, s]) => [
+              name,
+              {
+                ms: jsonNumber(s.ms),
+                status: s.status ?? null,
+                ...(s.error ? { error: s.error } : {}),
+                ...(s.status === 'skipped' && typeof s.detail?.reason === 'string' ? { reason: s.detail.reason } : {}),
+              },
+            ]),
+        ),
+        // jsonb comes back with LosslessNumber objects; plain JSON for the listing.
+        counts: orderCounts(JSON.parse(stringifyJsonLossless(r.counts ?? {})) as Record<string, unknown>),
+        requests: Object.fromEntries(
+          sortedRequests(requests).map(([api, endpoints]) => [
+            api,
+            Object.fromEntries(
+              endpoints.map(([name, e]) => [name, { ...e, seconds: roundSeconds(endpointSeconds(e)) }]),
+            ),
           ]),
-      ),
-      // jsonb comes back with LosslessNumber objects; plain JSON for the listing.
-      counts: orderCounts(JSON.parse(stringifyJsonLossless(r.counts ?? {})) as Record<string, unknown>),
-      requests: Object.fromEntries(
-        sortedRequests(requests).map(([api, endpoints]) => [api, Object.fromEntries(endpoints.map(([name, e]) => [name, { ...e, seconds: roundSeconds(endpointSeconds(e)) }]))]),
-      ),
-      requestTotals: roundTotals(requestTotals(requests)),
-      openBreaks,
-      failedStage: r.failed_stage,
-      error: r.error,
-      report: r.report_path,
-      delivered: r.delivered === true,
-      delivery: 'pending',
-      deliveryError: r.delivery_error,
-    };
-  }).map((listing) => ({ ...listing, delivery: deliveryOf(listing) }));
+        ),
+        requestTotals: roundTotals(requestTotals(requests)),
+        openBreaks,
+        failedStage: r.failed_stage,
+        error: r.error,
+        report: r.report_path,
+        delivered: r.delivered === true,
+        delivery: 'pending',
+        deliveryError: r.delivery_error,
+      };
+    })
+    .map((listing) => ({ ...listing, delivery: deliveryOf(listing) }));
 }
 
 export function formatRuns(runs: RunListing[]): string {
@@ -138,7 +165,10 @@ export function formatRuns(runs: RunListing[]): string {
       `${r.runId}  ${r.command.padEnd(9)} ${r.trigger.padEnd(8)} ${period.padEnd(24)} ${r.status.padEnd(9)} ${r.startedAt}  ${seconds(r.ms).padStart(7)}  breaks ${r.openBreaks ?? '-'}  ${r.delivery === 'failed' ? 'delivery failed' : r.delivery === 'not requested' ? 'no e-mail requested' : r.delivery}`,
     );
     const stageText = Object.entries(r.stages)
-      .map(([name, s]) => `${name} ${s.status === 'succeeded' ? seconds(s.ms) : `${s.status ?? '?'}${s.reason ? ` (${s.reason})` : ''}`}`)
+      .map(
+        ([name, s]) =>
+          `${name} ${s.status === 'succeeded' ? seconds(s.ms) : `${s.status ?? '?'}${s.reason ? ` (${s.reason})` : ''}`}`,
+      )
       .join(', ');
     if (stageText) out.push(`    stages  ${stageText}`);
     const counts = Object.entries(r.counts)
@@ -157,7 +187,9 @@ export function formatRuns(runs: RunListing[]): string {
 /** "partner 430 (1 retry) 5.9s at 10/s+100/s; exchange 1234 61.7s at 20/s; total 1664 67.6s": time at the configured rates. */
 export function formatRequests(r: Pick<RunListing, 'requests' | 'requestTotals'>): string {
   const apis = Object.entries(r.requestTotals.apis).map(([api, t]) => {
-    const rates = [...new Set(Object.values(r.requests[api as ApiName] ?? {}).map((e) => e.perSecond))].sort((a, b) => a - b);
+    const rates = [...new Set(Object.values(r.requests[api as ApiName] ?? {}).map((e) => e.perSecond))].sort(
+      (a, b) => a - b,
+    );
     return `${api} ${t.requests}${retries(t.retries)} ${duration(t.seconds)} at ${rates.map((p) => `${p}/s`).join('+')}`;
   });
   if (apis.length === 0) return '';
@@ -183,7 +215,15 @@ function roundTotals(t: ReturnType<typeof requestTotals>): RunListing['requestTo
 }
 
 /** jsonb keeps no key order: the JSON summary's order, then anything else. */
-const COUNT_ORDER = ['partnerOrders', 'fills', 'exchangeOrders', 'deposits', 'withdrawals', 'balanceSnapshots', 'quarantined'];
+const COUNT_ORDER = [
+  'partnerOrders',
+  'fills',
+  'exchangeOrders',
+  'deposits',
+  'withdrawals',
+  'balanceSnapshots',
+  'quarantined',
+];
 function orderCounts(counts: Record<string, unknown>): Record<string, unknown> {
   const keys = Object.keys(counts).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
   return Object.fromEntries(keys.map((k) => [k, counts[k]]));

@@ -14,7 +14,12 @@ async function loadSandbox(): Promise<typeof import('../../../sandbox/index.js')
     return await import('../../../sandbox/index.js');
   } catch (err) {
     if ((err as { code?: string }).code !== 'ERR_MODULE_NOT_FOUND') throw err;
-    throw new AppError('SANDBOX_MISSING', 'the sandbox is not part of this installation (the production image ships without it); run `npx ramp-recon sandbox` from a checkout', 2, { cause: err });
+    throw new AppError(
+      'SANDBOX_MISSING',
+      'the sandbox is not part of this installation (the production image ships without it); run `npx ramp-recon sandbox` from a checkout',
+      2,
+      { cause: err },
+    );
   }
 }
 
@@ -45,12 +50,14 @@ interface SandboxFlags {
 
 function int(name: string, v: string, min: number, problems: string[]): number {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < min) problems.push(`--${name}: must be an integer >= ${min} (got ${JSON.stringify(v)})`);
+  if (!Number.isInteger(n) || n < min)
+    problems.push(`--${name}: must be an integer >= ${min} (got ${JSON.stringify(v)})`);
   return n;
 }
 
 function oneOf<T extends string>(name: string, v: string, allowed: readonly T[], problems: string[]): T {
-  if (!allowed.includes(v as T)) problems.push(`--${name}: must be one of ${allowed.join(', ')} (got ${JSON.stringify(v)})`);
+  if (!allowed.includes(v as T))
+    problems.push(`--${name}: must be one of ${allowed.join(', ')} (got ${JSON.stringify(v)})`);
   return v as T;
 }
 
@@ -68,17 +75,27 @@ export function register(program: Command): void {
     .option('--deposits-per-day <n>', 'exchange deposits per day (besides partner orders paid to us)', '4')
     .option('--withdrawals-per-day <n>', 'exchange withdrawals per day', '3')
     .option('--discrepancies', 'plant one case of every rule code (GET /_sandbox/expected-breaks lists them)')
-    .option('--state-changes', 'a deposit UNCONFIRMED and a withdrawal PENDING at the first GET /accounts, COMPLETED and REFUNDED (credited back) at the second')
+    .option(
+      '--state-changes',
+      'a deposit UNCONFIRMED and a withdrawal PENDING at the first GET /accounts, COMPLETED and REFUNDED (credited back) at the second',
+    )
     .option('--faults <profile>', 'fault injection: none | default', 'none')
     .option('--live', 'keep trading, depositing and withdrawing as wall-clock time passes')
     .option('--webhook-url <url>', 'deliver partner order events to this URL')
-    .option('--fills-order <order>', 'order of a /fills page requested with fromExecId: newest-first | oldest-first', 'newest-first')
+    .option(
+      '--fills-order <order>',
+      'order of a /fills page requested with fromExecId: newest-first | oldest-first',
+      'newest-first',
+    )
     .option('--exec-id-bound <bound>', 'fromExecId/toExecId: inclusive | exclusive', 'inclusive')
     .option('--from-bound <bound>', 'exchange from=: inclusive | exclusive', 'inclusive')
     .option('--to-bound <bound>', 'exchange to=: inclusive | exclusive', 'exclusive')
     .option('--partner-to-bound <bound>', 'partner to date: exclusive | inclusive', 'exclusive')
     .option('--same-ms-order <order>', 'records of one millisecond in newest-first lists: id-desc | id-asc', 'id-desc')
-    .option('--webhook-gap-due-in <ms>', 'plant a partner order without its COMPLETED webhook whose 3-day retry window passes this many ms from now (negative: already past)')
+    .option(
+      '--webhook-gap-due-in <ms>',
+      'plant a partner order without its COMPLETED webhook whose 3-day retry window passes this many ms from now (negative: already past)',
+    )
     .option('--now <iso>', 'anchor of the history instead of the wall clock (ISO date-time)')
     .action(
       action(async (flags: SandboxFlags) => {
@@ -106,12 +123,16 @@ export function register(program: Command): void {
           sameMsOrder: oneOf('same-ms-order', flags.sameMsOrder, ['id-desc', 'id-asc'] as const, problems),
         };
         if (flags.webhookUrl !== undefined) {
-          if (!/^https?:\/\//.test(flags.webhookUrl)) problems.push('--webhook-url: must be an http:// or https:// URL');
+          if (!/^https?:\/\//.test(flags.webhookUrl))
+            problems.push('--webhook-url: must be an http:// or https:// URL');
           options.webhookUrl = flags.webhookUrl;
         }
         if (flags.webhookGapDueIn !== undefined) {
           const ms = Number(flags.webhookGapDueIn);
-          if (!Number.isInteger(ms)) problems.push(`--webhook-gap-due-in: must be an integer number of ms (got ${JSON.stringify(flags.webhookGapDueIn)})`);
+          if (!Number.isInteger(ms))
+            problems.push(
+              `--webhook-gap-due-in: must be an integer number of ms (got ${JSON.stringify(flags.webhookGapDueIn)})`,
+            );
           options.webhookGapDueInMs = ms;
         }
         if (flags.now !== undefined) {
@@ -128,7 +149,9 @@ export function register(program: Command): void {
         out.write(`# ramp-recon sandbox listening on ${sandbox.url} (generated in ${Date.now() - started} ms)\n`);
         for (const [k, v] of Object.entries(sandbox.env)) out.write(`export ${k}=${v}\n`);
         out.write(`# suggested config: {"partner": {"feeRate": "${sandbox.partnerFeeRate}"}}\n`);
-        out.write(`# fills: ${sandbox.data.fills().length}, partner orders: ${sandbox.data.partnerOrderRecords().length}, expected breaks: ${sandbox.expectedBreaks().length} (GET ${sandbox.url}/_sandbox/expected-breaks)\n`);
+        out.write(
+          `# fills: ${sandbox.data.fills().length}, partner orders: ${sandbox.data.partnerOrderRecords().length}, expected breaks: ${sandbox.expectedBreaks().length} (GET ${sandbox.url}/_sandbox/expected-breaks)\n`,
+        );
         await new Promise<void>((resolve) => {
           const stop = (): void => resolve();
           process.once('SIGINT', stop);

@@ -22,7 +22,8 @@ export function register(program: Command): void {
         let port: number | undefined;
         if (opts.port !== undefined) {
           port = Number(opts.port);
-          if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError([`--port: must be a port number 0-65535 (got ${JSON.stringify(opts.port)})`]);
+          if (!Number.isInteger(port) || port < 0 || port > 65535)
+            throw new ConfigError([`--port: must be a port number 0-65535 (got ${JSON.stringify(opts.port)})`]);
         }
         const store = await openMigratedStore(config, logger);
         let server;

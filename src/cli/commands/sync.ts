@@ -26,7 +26,9 @@ export function register(program: Command): void {
   program
     .command('sync')
     .description(COMMAND_INFO['sync'].description)
-    .addOption(new Option('--source <source>', 'which API to sync').choices(['partner', 'exchange', 'all']).default('all'))
+    .addOption(
+      new Option('--source <source>', 'which API to sync').choices(['partner', 'exchange', 'all']).default('all'),
+    )
     .option('--from <date>', 'partner orders: first day, YYYY-MM-DD UTC, inclusive (default: yesterday)')
     .option('--to <date>', 'partner orders: day after the last, YYYY-MM-DD UTC, exclusive')
     .option(
@@ -36,9 +38,18 @@ export function register(program: Command): void {
       [] as string[],
     )
     .option('--references-csv <file>', 'partner: fetch the orders whose externalReference is listed in this CSV file')
-    .option('--relist', 'partner: list every day of the period again, also the past days already read completely (by default a day read after it ended is not listed again)')
-    .option('--wallet-history', "partner: read every wallet's whole order history again (by default once per wallet, on its first sync)")
-    .option('--backfill-from <date>', 'exchange: also re-read fills, trades, orders, deposits and withdrawals from this day (YYYY-MM-DD UTC, inclusive)')
+    .option(
+      '--relist',
+      'partner: list every day of the period again, also the past days already read completely (by default a day read after it ended is not listed again)',
+    )
+    .option(
+      '--wallet-history',
+      "partner: read every wallet's whole order history again (by default once per wallet, on its first sync)",
+    )
+    .option(
+      '--backfill-from <date>',
+      'exchange: also re-read fills, trades, orders, deposits and withdrawals from this day (YYYY-MM-DD UTC, inclusive)',
+    )
     .option('--backfill-to <date>', 'exchange: end of the backfill, YYYY-MM-DD UTC, exclusive (default: today)')
     .option('--wait', 'wait for a run in progress to finish instead of exiting 1')
     .addHelpText('after', EXIT_CODES_HELP.replace(/\n {2}3 .*$/, ''))
@@ -51,9 +62,15 @@ export function register(program: Command): void {
         const wantsPartner = opts.source !== 'exchange';
         const wantsExchange = opts.source !== 'partner';
         if (!wantsPartner && (opts.externalReference.length || opts.referencesCsv || opts.relist || opts.walletHistory))
-          throw new ConfigError(['--external-reference / --references-csv / --relist / --wallet-history: only with --source partner or all']);
-        if (!wantsExchange && backfill) throw new ConfigError(['--backfill-from / --backfill-to: only with --source exchange or all']);
-        requireSources(config, [...(wantsPartner ? (['partner'] as const) : []), ...(wantsExchange ? (['exchange'] as const) : [])]);
+          throw new ConfigError([
+            '--external-reference / --references-csv / --relist / --wallet-history: only with --source partner or all',
+          ]);
+        if (!wantsExchange && backfill)
+          throw new ConfigError(['--backfill-from / --backfill-to: only with --source exchange or all']);
+        requireSources(config, [
+          ...(wantsPartner ? (['partner'] as const) : []),
+          ...(wantsExchange ? (['exchange'] as const) : []),
+        ]);
 
         const references = [...opts.externalReference];
         if (opts.referencesCsv) {
@@ -61,21 +78,35 @@ export function register(program: Command): void {
           references.push(...(await readReferencesCsv(opts.referencesCsv)));
         }
         const byReference = opts.externalReference.length > 0 || opts.referencesCsv !== undefined;
-        if (byReference && references.length === 0) throw new ConfigError([`--references-csv ${opts.referencesCsv}: no external references found in the file`]);
-        if (byReference && (opts.relist || opts.walletHistory)) throw new ConfigError(['--relist / --wallet-history: not with --external-reference / --references-csv (no day or wallet listing)']);
+        if (byReference && references.length === 0)
+          throw new ConfigError([`--references-csv ${opts.referencesCsv}: no external references found in the file`]);
+        if (byReference && (opts.relist || opts.walletHistory))
+          throw new ConfigError([
+            '--relist / --wallet-history: not with --external-reference / --references-csv (no day or wallet listing)',
+          ]);
 
         const { syncExchange, syncPartner } = await loadStages();
         return withRunStore(config, logger, { wait: opts.wait }, async (store, signal) => {
           const outcome = await executeRun(
             { store, config, logger },
-            { command: 'sync', trigger: 'cli', period: wantsPartner && !byReference ? period : null, wait: opts.wait, signal },
+            {
+              command: 'sync',
+              trigger: 'cli',
+              period: wantsPartner && !byReference ? period : null,
+              wait: opts.wait,
+              signal,
+            },
             async (ctx, stage) => {
-              if (wantsExchange) await stage('sync.exchange', () => syncExchange(ctx, backfill ? { backfill } : undefined));
+              if (wantsExchange)
+                await stage('sync.exchange', () => syncExchange(ctx, backfill ? { backfill } : undefined));
               if (wantsPartner)
                 await stage('sync.partner', () =>
                   byReference
                     ? syncPartner(ctx, null, { externalReferences: references })
-                    : syncPartner(ctx, period, { relist: opts.relist ?? false, walletHistory: opts.walletHistory ?? false }),
+                    : syncPartner(ctx, period, {
+                        relist: opts.relist ?? false,
+                        walletHistory: opts.walletHistory ?? false,
+                      }),
                 );
             },
           );
@@ -97,12 +128,16 @@ function parseBackfill(opts: SyncOptions, now: Date): { from: Date; to: Date } |
     ['--backfill-from', opts.backfillFrom],
     ['--backfill-to', opts.backfillTo],
   ] as const) {
-    if (value !== undefined && !dayString.safeParse(value).success) problems.push(`${flag}: must be a date YYYY-MM-DD (got ${JSON.stringify(value)})`);
+    if (value !== undefined && !dayString.safeParse(value).success)
+      problems.push(`${flag}: must be a date YYYY-MM-DD (got ${JSON.stringify(value)})`);
   }
   if (opts.backfillFrom === undefined) problems.push('--backfill-from: required with --backfill-to');
   if (problems.length) throw new ConfigError(problems);
   const from = dayStart(opts.backfillFrom as string);
   const to = opts.backfillTo ? dayStart(opts.backfillTo) : now;
-  if (from >= to) throw new ConfigError([`--backfill-from ${opts.backfillFrom} must be before --backfill-to ${opts.backfillTo ?? 'now'} (--backfill-to is exclusive)`]);
+  if (from >= to)
+    throw new ConfigError([
+      `--backfill-from ${opts.backfillFrom} must be before --backfill-to ${opts.backfillTo ?? 'now'} (--backfill-to is exclusive)`,
+    ]);
   return { from, to };
 }

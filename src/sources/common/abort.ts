@@ -3,7 +3,9 @@ import { AppError } from '../../errors.js';
 
 export class SyncAbortedError extends AppError {
   constructor(cause?: unknown, source = 'exchange') {
-    super('SYNC_ABORTED', `${source} sync aborted; committed pages are kept and the next sync resumes from them`, 1, { cause });
+    super('SYNC_ABORTED', `${source} sync aborted; committed pages are kept and the next sync resumes from them`, 1, {
+      cause,
+    });
   }
 }
 

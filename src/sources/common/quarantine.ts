@@ -27,7 +27,12 @@ export interface BadRecord {
  * of `resolvedKeys`, records of the same entity that validate now. Call it with the transaction
  * that stores the response's valid records, so that both land together.
  */
-export async function quarantineResponse(db: Db, origin: RecordOrigin, bad: BadRecord[], resolvedKeys: string[] = []): Promise<void> {
+export async function quarantineResponse(
+  db: Db,
+  origin: RecordOrigin,
+  bad: BadRecord[],
+  resolvedKeys: string[] = [],
+): Promise<void> {
   await quarantineRecords(
     db,
     bad.map((r) => ({ ...origin, ...r })),

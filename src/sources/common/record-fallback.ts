@@ -123,7 +123,12 @@ async function refusedInSavepoint(trx: Db, write: () => Promise<unknown>): Promi
  * given (the body without those records, each kept in quarantine as received), with that one
  * instead: the valid rows then still have their header.
  */
-export async function headWithStorableBody<R>(trx: Db, body: string, storable: string | undefined, write: (bodyText: string) => Promise<R>): Promise<R> {
+export async function headWithStorableBody<R>(
+  trx: Db,
+  body: string,
+  storable: string | undefined,
+  write: (bodyText: string) => Promise<R>,
+): Promise<R> {
   if (storable === undefined || storable === body) return write(body);
   try {
     return await inSavepoint(trx, () => write(body));
@@ -156,7 +161,9 @@ export async function writeSnapshot<T>(
   let snap: SnapshotResult | null = null;
   const head = async (trx: Db) => {
     snap = null;
-    snap = await headWithStorableBody(trx, input.snapshot.bodyText, input.storableBodyText, (bodyText) => saveReferenceSnapshot(trx, { ...input.snapshot, bodyText }));
+    snap = await headWithStorableBody(trx, input.snapshot.bodyText, input.storableBodyText, (bodyText) =>
+      saveReferenceSnapshot(trx, { ...input.snapshot, bodyText }),
+    );
   };
   const split = await writeOrSplit(
     db,
@@ -171,7 +178,8 @@ export async function writeSnapshot<T>(
       if (snap!.changed) await input.insert(trx, snap!.id, [item]);
     },
     async (trx, _kept, refused, headRefused) => {
-      if (snap && refused.length && headRefused === null) await markSnapshotIncomplete(trx, (snap as SnapshotResult).id);
+      if (snap && refused.length && headRefused === null)
+        await markSnapshotIncomplete(trx, (snap as SnapshotResult).id);
       await input.quarantine(trx, refused, headRefused);
     },
     { savepoints: { head } },

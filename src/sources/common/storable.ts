@@ -68,7 +68,8 @@ export function calendarIssue(day: string, time: string, zone?: string): string 
   if (mo < 1 || mo > 12) return `month ${day.slice(5, 7)} does not exist`;
   const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
   const days = mo === 2 && leap ? 29 : DAYS_IN_MONTH[mo - 1]!;
-  if (d < 1 || d > days) return `${day} is not a calendar date (month ${day.slice(5, 7)} of ${day.slice(0, 4)} has ${days} days)`;
+  if (d < 1 || d > days)
+    return `${day} is not a calendar date (month ${day.slice(5, 7)} of ${day.slice(0, 4)} has ${days} days)`;
   if (h > 23 || mi > 59 || s > 59) return `${time} is not a time of day`;
   if (zone && zone.toUpperCase() !== 'Z') {
     const zm = /^[+-](\d{2}):?(\d{2})$/.exec(zone);

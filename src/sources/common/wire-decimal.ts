@@ -19,7 +19,8 @@ export function showWireValue(value: unknown): string {
   const marked = markedNumber(value);
   const digits = marked ?? (isLosslessNumber(value) ? (value as { value: string }).value : null);
   if (digits !== null) return digits.length > 60 ? `${digits.slice(0, 60)}... (${digits.length} characters)` : digits;
-  if (typeof value === 'string' && value.length > 60) return `${JSON.stringify(value.slice(0, 60))}... (${value.length} characters)`;
+  if (typeof value === 'string' && value.length > 60)
+    return `${JSON.stringify(value.slice(0, 60))}... (${value.length} characters)`;
   if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}...` : value);
   if (value === undefined) return NOTHING;
   try {

@@ -11,7 +11,8 @@ export function formatZodIssues(error: z.ZodError, options: { missing?: 'as-repo
   return error.issues
     .map((i) => {
       const path = i.path.map(String).join('.') || '(record)';
-      if (required && (i.message.endsWith(`(got ${NOTHING})`) || i.message.includes('received undefined'))) return `${path}: required`;
+      if (required && (i.message.endsWith(`(got ${NOTHING})`) || i.message.includes('received undefined')))
+        return `${path}: required`;
       return `${path}: ${i.message.replace(/^Invalid input: /, '')}`;
     })
     .join('; ');

@@ -21,8 +21,15 @@ export const AUTH_HEADER = 'X-API-Token';
 
 /** A list endpoint answered something other than a JSON array (or object where one is due). */
 export class ExchangeShapeError extends AppError {
-  constructor(readonly endpoint: string, readonly expected: string, readonly bodyExcerpt: string) {
-    super('EXCHANGE_SHAPE', `Exchange API ${endpoint} answered ${bodyExcerpt.slice(0, 120)} where ${expected} was expected`);
+  constructor(
+    readonly endpoint: string,
+    readonly expected: string,
+    readonly bodyExcerpt: string,
+  ) {
+    super(
+      'EXCHANGE_SHAPE',
+      `Exchange API ${endpoint} answered ${bodyExcerpt.slice(0, 120)} where ${expected} was expected`,
+    );
   }
 }
 
@@ -76,7 +83,12 @@ export interface ExchangeClient {
 }
 
 export function createExchangeClient(http: HttpClient): ExchangeClient {
-  async function list(path: string, query: Record<string, QueryValue>, signal?: AbortSignal, parse: (text: string) => unknown = parseJsonMarked): Promise<Page> {
+  async function list(
+    path: string,
+    query: Record<string, QueryValue>,
+    signal?: AbortSignal,
+    parse: (text: string) => unknown = parseJsonMarked,
+  ): Promise<Page> {
     const response = await http.get(path, { query, signal, parse });
     if (!Array.isArray(response.body)) throw new ExchangeShapeError(`GET ${path}`, 'a JSON array', response.text);
     return { endpoint: `GET ${path}`, records: response.body, response };
@@ -94,7 +106,13 @@ export function createExchangeClient(http: HttpClient): ExchangeClient {
     http,
     // Fills pages keep their raw records in the page text (stored from it by position), so the
     // plain lossless parser, the faster one when nothing is re-serialized, reads them.
-    fills: (q, signal) => list('/fills', { fromExecId: q.fromExecId, toExecId: q.toExecId, from: q.from, to: q.to, limit: q.limit }, signal, parseJsonLossless),
+    fills: (q, signal) =>
+      list(
+        '/fills',
+        { fromExecId: q.fromExecId, toExecId: q.toExecId, from: q.from, to: q.to, limit: q.limit },
+        signal,
+        parseJsonLossless,
+      ),
     orders: (q, signal) => list('/orders', window(q), signal),
     trades: (q, signal) => list('/trades', window(q), signal),
     deposits: (q, signal) => list('/deposits', { from: q.from, to: q.to }, signal),
@@ -112,9 +130,17 @@ export function createExchangeClient(http: HttpClient): ExchangeClient {
 }
 
 /** The client the sync uses, built from the config. */
-export function exchangeClientFromConfig(config: Config, logger: Logger, overrides: { sleep?: (ms: number, signal?: AbortSignal) => Promise<void>; meter?: RequestMeter } = {}): ExchangeClient {
+export function exchangeClientFromConfig(
+  config: Config,
+  logger: Logger,
+  overrides: { sleep?: (ms: number, signal?: AbortSignal) => Promise<void>; meter?: RequestMeter } = {},
+): ExchangeClient {
   if (!config.exchange.apiUrl || !config.exchange.token) {
-    throw new AppError('EXCHANGE_NOT_CONFIGURED', 'EXCHANGE_API_URL and EXCHANGE_API_TOKEN are required to sync the Exchange API', 2);
+    throw new AppError(
+      'EXCHANGE_NOT_CONFIGURED',
+      'EXCHANGE_API_URL and EXCHANGE_API_TOKEN are required to sync the Exchange API',
+      2,
+    );
   }
   return createExchangeClient(
     createHttpClient({

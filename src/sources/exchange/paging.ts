@@ -45,7 +45,12 @@ const minOf = (a: string, b: string) => (big(a) <= big(b) ? a : b);
  * Folds a page into the plan. `ids` are the readable execIds of the page, `full` whether it
  * came back with as many records as the limit.
  */
-export function applyFillsPage(state: FillsPlanState, request: FillsRequest, ids: string[], full: boolean): FillsOutcome {
+export function applyFillsPage(
+  state: FillsPlanState,
+  request: FillsRequest,
+  ids: string[],
+  full: boolean,
+): FillsOutcome {
   const blocks = state.blocks.map((b) => [...b] as [string, string]);
   let watermark = state.watermark;
   const first = blocks[0];
@@ -75,7 +80,8 @@ export function applyFillsPage(state: FillsPlanState, request: FillsRequest, ids
     blocks.push([lo, hi]);
   }
   const next = normalizeFillsState({ watermark, blocks: mergeBlocks(blocks) });
-  if (sameState(next, state)) return { kind: 'stuck', state, reason: `a full fills page (${lo}..${hi}) added nothing to what was known` };
+  if (sameState(next, state))
+    return { kind: 'stuck', state, reason: `a full fills page (${lo}..${hi}) added nothing to what was known` };
   return { kind: 'advanced', state: next, done: false };
 }
 

@@ -2,7 +2,13 @@
 import { z } from 'zod';
 import { isLosslessNumber } from '../../decimal/json.js';
 import { Decimal, isDecimalText } from '../../decimal/decimal.js';
-import { decimalText, markedNumber, readStorableDecimal, showWireValue, wireNumberText } from '../common/wire-decimal.js';
+import {
+  decimalText,
+  markedNumber,
+  readStorableDecimal,
+  showWireValue,
+  wireNumberText,
+} from '../common/wire-decimal.js';
 import { BIGINT_MAX, fitsBigint, MAX_KEY_LENGTH, printable, unstorableText } from '../common/storable.js';
 import { formatZodIssues } from '../common/zod-issues.js';
 
@@ -52,7 +58,10 @@ export const int64Id = z.unknown().transform((v, ctx) => {
   if (id === null) {
     const t = wireNumberText(v);
     // Digits, or an integer in another form ("1e200000"), that readInt64Id refused: too large.
-    const tooLarge = t !== null && (/^\d+$/.test(t) || (t.length <= 100 && isDecimalText(t) && new Decimal(t).isInteger() && !new Decimal(t).isNegative()));
+    const tooLarge =
+      t !== null &&
+      (/^\d+$/.test(t) ||
+        (t.length <= 100 && isDecimalText(t) && new Decimal(t).isInteger() && !new Decimal(t).isNegative()));
     ctx.addIssue({
       code: 'custom',
       message: tooLarge
@@ -87,24 +96,38 @@ export const smallInt = z.unknown().transform((v, ctx) => {
 
 const text = z
   .string({ error: (issue) => `must be a string (got ${showWireValue(issue.input)})` })
-  .refine((v) => markedNumber(v) === null, { error: (issue) => `must be a string (got the number ${showWireValue(issue.input)})` });
+  .refine((v) => markedNumber(v) === null, {
+    error: (issue) => `must be a string (got the number ${showWireValue(issue.input)})`,
+  });
 const nonEmpty = text.min(1, { error: (issue) => `must not be empty (got ${showWireValue(issue.input)})` });
 /** A key of its table (symbol, currency): within the index limit. */
 const keyText = nonEmpty.max(MAX_KEY_LENGTH, {
-  error: (issue) => `is longer than ${MAX_KEY_LENGTH} characters, the longest key stored (got ${showWireValue(issue.input)})`,
+  error: (issue) =>
+    `is longer than ${MAX_KEY_LENGTH} characters, the longest key stored (got ${showWireValue(issue.input)})`,
 });
 /** Optional on the wire; null is treated like absent. */
-const opt = <T extends z.ZodTypeAny>(schema: T) => schema.nullish().transform((v) => (v === undefined ? null : v) as z.output<T> | null);
+const opt = <T extends z.ZodTypeAny>(schema: T) =>
+  schema.nullish().transform((v) => (v === undefined ? null : v) as z.output<T> | null);
 /** Ids that the contract types as string but that could arrive as numbers. */
 const idText = z.unknown().transform((v, ctx) => {
   const marked = markedNumber(v);
-  const id = marked !== null && marked.length > 0 ? marked : typeof v === 'string' && v.length > 0 ? v : isLosslessNumber(v) ? (v as { value: string }).value : null;
+  const id =
+    marked !== null && marked.length > 0
+      ? marked
+      : typeof v === 'string' && v.length > 0
+        ? v
+        : isLosslessNumber(v)
+          ? (v as { value: string }).value
+          : null;
   if (id === null) {
     ctx.addIssue({ code: 'custom', message: `must be a non-empty id (got ${showWireValue(v)})` });
     return z.NEVER;
   }
   if (id.length > MAX_KEY_LENGTH) {
-    ctx.addIssue({ code: 'custom', message: `is longer than ${MAX_KEY_LENGTH} characters, the longest id stored (got ${showWireValue(v)})` });
+    ctx.addIssue({
+      code: 'custom',
+      message: `is longer than ${MAX_KEY_LENGTH} characters, the longest id stored (got ${showWireValue(v)})`,
+    });
     return z.NEVER;
   }
   return id;
@@ -154,7 +177,13 @@ export function fastFill(raw: unknown): Fill | null {
   if (side !== 'BUY' && side !== 'SELL') return null;
   const symbol = r.symbol;
   // nonEmpty: a string, not a number kept as marked text, at least one character.
-  if (typeof symbol !== 'string' || symbol.length === 0 || symbol.length > MAX_KEY_LENGTH || markedNumber(symbol) !== null) return null;
+  if (
+    typeof symbol !== 'string' ||
+    symbol.length === 0 ||
+    symbol.length > MAX_KEY_LENGTH ||
+    markedNumber(symbol) !== null
+  )
+    return null;
   const price = readStorableDecimal(r.price);
   if (price === null) return null;
   const qty = readStorableDecimal(r.qty);
@@ -193,7 +222,12 @@ export const depositSchema = z.object({
   amount: decimalText,
   currency: keyText,
   address: nonEmpty,
-  txHash: opt(text.max(MAX_KEY_LENGTH, { error: (issue) => `is longer than ${MAX_KEY_LENGTH} characters, the longest key stored (got ${showWireValue(issue.input)})` })),
+  txHash: opt(
+    text.max(MAX_KEY_LENGTH, {
+      error: (issue) =>
+        `is longer than ${MAX_KEY_LENGTH} characters, the longest key stored (got ${showWireValue(issue.input)})`,
+    }),
+  ),
   state: oneOf(DEPOSIT_STATES),
   timestamp: opt(epochMs),
 });
@@ -310,7 +344,9 @@ export function validateRecords<T>(
     const parsed = schema.safeParse(raw);
     if (parsed.success && textIssue === null) valid.push({ index, value: parsed.data, raw });
     else {
-      const reason = [parsed.success ? null : formatZodIssues(parsed.error), textIssue].filter((r) => r !== null).join('; ');
+      const reason = [parsed.success ? null : formatZodIssues(parsed.error), textIssue]
+        .filter((r) => r !== null)
+        .join('; ');
       invalid.push({ index, raw, reason: printable(reason), key: readKey(raw, keyField, int64Key) });
     }
   });

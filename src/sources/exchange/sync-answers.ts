@@ -33,7 +33,11 @@ interface Answer<T> {
  * The lower tail is tried first: lists are newest first, so a cut drops the oldest records.
  * The cursor moves to the window's end with the last answer, once everything is stored.
  */
-export async function syncAnswers<T, R extends { raw: string }>(env: SyncEnv, s: WindowStream<T, R>, range?: { from: number; to: number }): Promise<void> {
+export async function syncAnswers<T, R extends { raw: string }>(
+  env: SyncEnv,
+  s: WindowStream<T, R>,
+  range?: { from: number; to: number },
+): Promise<void> {
   const persist = range === undefined;
   const { start, end } = range ? { start: range.from, end: range.to } : await streamRange(env, s);
   const cov = streamCoverage(env, s.stream);
@@ -60,7 +64,10 @@ export async function syncAnswers<T, R extends { raw: string }>(env: SyncEnv, s:
       hi = Math.max(hi, t);
     }
     // A quarantined record without a readable id cannot be told apart from others: it is left out.
-    const keys = [...validated.valid.map((v) => s.key(s.toRow(v))), ...validated.invalid.flatMap((r) => (r.key === null ? [] : [r.key]))];
+    const keys = [
+      ...validated.valid.map((v) => s.key(s.toRow(v))),
+      ...validated.invalid.flatMap((r) => (r.key === null ? [] : [r.key])),
+    ];
     return { leaf, size: page.records.length, keys, lo, hi };
   };
   const unsettled = (a: Answer<T>, reason: string) => {
@@ -74,14 +81,17 @@ export async function syncAnswers<T, R extends { raw: string }>(env: SyncEnv, s:
   learnPage(s.cap, answer.size);
   if (maybeCut) {
     const known = new Set(answer.keys);
-    if (answer.lo > answer.hi) unsettled(answer, 'an answer as large as the largest ever seen, without one readable timestamp to check it by');
+    if (answer.lo > answer.hi)
+      unsettled(answer, 'an answer as large as the largest ever seen, without one readable timestamp to check it by');
     else {
       // Returns true when the tail showed the answer cut (and walked on).
       const walk = async (side: 'lower' | 'upper'): Promise<boolean> => {
         let bound = side === 'lower' ? answer.lo : answer.hi;
         let cut = false;
         for (;;) {
-          const tail = await fetch(side === 'lower' ? { start: window.start, end: bound } : { start: bound, end: window.end });
+          const tail = await fetch(
+            side === 'lower' ? { start: window.start, end: bound } : { start: bound, end: window.end },
+          );
           learnPage(s.cap, tail.size);
           const fresh = tail.keys.filter((k) => !known.has(k));
           tail.keys.forEach((k) => known.add(k));
@@ -104,6 +114,10 @@ export async function syncAnswers<T, R extends { raw: string }>(env: SyncEnv, s:
     }
   }
   const last = held as LeafResult<T> | null;
-  if (last) await commitLeaf(env, s, last, [...(persist ? [{ name: s.cursor, value: String(end) }] : []), ...learnedCapCursors(s)]);
+  if (last)
+    await commitLeaf(env, s, last, [
+      ...(persist ? [{ name: s.cursor, value: String(end) }] : []),
+      ...learnedCapCursors(s),
+    ]);
   if (persist) cov.cursor = String(end);
 }

@@ -87,11 +87,19 @@ export async function handleQuarantine(
   validKeys: string[],
 ): Promise<void> {
   const origin = { account: env.account, source: SOURCE, endpoint, entity, runId: env.runId } as const;
-  const bad = invalid.map((r) => ({ recordKey: r.key, position: r.key === null ? r.index : null, rawText: safeRaw(r.raw), reason: r.reason }));
+  const bad = invalid.map((r) => ({
+    recordKey: r.key,
+    position: r.key === null ? r.index : null,
+    rawText: safeRaw(r.raw),
+    reason: r.reason,
+  }));
   if (invalid.length) {
     env.counters.quarantined += invalid.length;
     env.openQuarantine.add(entity);
-    env.logger.warn({ endpoint, entity, records: invalid.map((r) => ({ key: r.key, position: r.index, reason: r.reason })) }, 'exchange records quarantined');
+    env.logger.warn(
+      { endpoint, entity, records: invalid.map((r) => ({ key: r.key, position: r.index, reason: r.reason })) },
+      'exchange records quarantined',
+    );
   }
   // Only an entity with open entries pays for the resolve. A key can be both valid and
   // quarantined in one page only if sent twice; it stays quarantined then.
@@ -126,7 +134,11 @@ export const dayOfMs = (ms: number): string => new Date(ms).toISOString().slice(
  * `concurrency` at once, so that one listing's round trips overlap another's. The first failure
  * stops the others at their next page (they share an abort signal) and is the one thrown.
  */
-export async function runConcurrently(env: SyncEnv, tasks: Array<(env: SyncEnv) => Promise<void>>, concurrency: number): Promise<void> {
+export async function runConcurrently(
+  env: SyncEnv,
+  tasks: Array<(env: SyncEnv) => Promise<void>>,
+  concurrency: number,
+): Promise<void> {
   if (concurrency <= 1 || tasks.length <= 1) {
     for (const task of tasks) await task(env);
     return;

@@ -2,7 +2,13 @@
 import { getCursor, saveCursorCheck, setCursor, settleCoverage } from '../../store/cursors.js';
 import { inTransaction, type Db } from '../../store/database.js';
 import { FILLS_PAGE_LIMIT, type Page } from './client.js';
-import { applyFillsPage, nextFillsRequest, normalizeFillsState, type FillsPlanState, type FillsRequest } from './paging.js';
+import {
+  applyFillsPage,
+  nextFillsRequest,
+  normalizeFillsState,
+  type FillsPlanState,
+  type FillsRequest,
+} from './paging.js';
 import { fastFill, fillSchema, validateRecords, type Fill, type ValidatedPage } from './schemas.js';
 import { toFillRow, utcDay } from './transform.js';
 import { markedNumber } from '../common/wire-decimal.js';
@@ -42,7 +48,16 @@ export async function* fillPages(
   let state = start;
   const fetchPage = (request: FillsRequest) => {
     const p = env.client
-      .fills({ fromExecId: request.fromExecId, toExecId: request.toExecId, from: extra.from, to: extra.to, limit: FILLS_PAGE_LIMIT }, env.signal)
+      .fills(
+        {
+          fromExecId: request.fromExecId,
+          toExecId: request.toExecId,
+          from: extra.from,
+          to: extra.to,
+          limit: FILLS_PAGE_LIMIT,
+        },
+        env.signal,
+      )
       .then((page) => ({ request, page }));
     // Rejections are observed when awaited; this keeps an abandoned prefetch from crashing the process.
     p.catch(() => {});
@@ -102,7 +117,12 @@ export async function backfillFills(env: SyncEnv, range: { from: number; to: num
   await runFills(env, { watermark: null, blocks: [] }, padded({ start: range.from, end: range.to }), false);
 }
 
-async function runFills(env: SyncEnv, start: FillsPlanState, extra: { from?: number; to?: number }, persist: boolean): Promise<void> {
+async function runFills(
+  env: SyncEnv,
+  start: FillsPlanState,
+  extra: { from?: number; to?: number },
+  persist: boolean,
+): Promise<void> {
   const cov = streamCoverage(env, 'fills');
   env.progress.setStage('fills');
   let last = start;
@@ -132,8 +152,14 @@ async function runFills(env: SyncEnv, start: FillsPlanState, extra: { from?: num
       const pageDay = rows.length ? utcDay(rows[0]!.timestamp) : null;
       if (pageDay) bump(byDay, pageDay, { pages: 1, quarantined: validated.invalid.length });
       if (step.stuck) {
-        bump(byDay, pageDay ?? new Date(env.nowMs).toISOString().slice(0, 10), { settled: false, detail: { reason: step.stuck } });
-        env.logger.error({ reason: step.stuck, request: step.page.request }, 'exchange fills paging made no progress; stopping fills for this run');
+        bump(byDay, pageDay ?? new Date(env.nowMs).toISOString().slice(0, 10), {
+          settled: false,
+          detail: { reason: step.stuck },
+        });
+        env.logger.error(
+          { reason: step.stuck, request: step.page.request },
+          'exchange fills paging made no progress; stopping fills for this run',
+        );
         cov.settled = false;
         stuck = step.stuck;
       }
@@ -152,7 +178,14 @@ async function runFills(env: SyncEnv, start: FillsPlanState, extra: { from?: num
           ? commitFillsPage(env.db, { ...bookkeeping, rows, pageText: page.response.text })
           : inTransaction(env.db, async (trx) => {
               await upsertFills(trx, env.account, rows, page.response.text, validated.invalid.length === 0);
-              await handleQuarantine(env, trx, page.endpoint, 'fill', validated.invalid, rows.map((r) => r.exec_id));
+              await handleQuarantine(
+                env,
+                trx,
+                page.endpoint,
+                'fill',
+                validated.invalid,
+                rows.map((r) => r.exec_id),
+              );
               // A failed predecessor fails (rolls back) this page too: nothing commits past a gap.
               await before;
               await recordPage(trx, bookkeeping);
@@ -163,8 +196,20 @@ async function runFills(env: SyncEnv, start: FillsPlanState, extra: { from?: num
       const finish = async (trx: Db, kept: typeof fallback, refused: Array<Refused<(typeof fallback)[number]>>) => {
         for (const r of refused) bump(byDay, utcDay(toFillRow(r.item, { raw: false }).timestamp), { rows: -1 });
         if (pageDay) bump(byDay, pageDay, { quarantined: refused.length });
-        const dbRefused = refused.map((r) => ({ index: r.item.index, raw: r.item.raw, reason: r.reason, key: r.item.value.execId }));
-        await handleQuarantine(env, trx, page.endpoint, 'fill', [...validated.invalid, ...dbRefused], kept.map((k) => k.value.execId));
+        const dbRefused = refused.map((r) => ({
+          index: r.item.index,
+          raw: r.item.raw,
+          reason: r.reason,
+          key: r.item.value.execId,
+        }));
+        await handleQuarantine(
+          env,
+          trx,
+          page.endpoint,
+          'fill',
+          [...validated.invalid, ...dbRefused],
+          kept.map((k) => k.value.execId),
+        );
         await before;
         await recordPage(trx, bookkeeping);
       };
@@ -173,11 +218,20 @@ async function runFills(env: SyncEnv, start: FillsPlanState, extra: { from?: num
       const state = step.state;
       let written = rows.length;
       let quarantined = validated.invalid.length;
-      const commit = writeOrSplit(env.db, fallback, whole, (trx, v) => upsertFills(trx, env.account, [toFillRow(v)]), finish).then((split) => {
+      const commit = writeOrSplit(
+        env.db,
+        fallback,
+        whole,
+        (trx, v) => upsertFills(trx, env.account, [toFillRow(v)]),
+        finish,
+      ).then((split) => {
         if (!split) return;
         written = split.kept.length;
         quarantined += split.refused.length;
-        env.logger.warn({ stream: 'fills', refused: split.refused.map((r) => ({ key: r.item.value.execId, reason: r.reason })) }, 'exchange fills page refused by the database; written record by record, the refused records quarantined');
+        env.logger.warn(
+          { stream: 'fills', refused: split.refused.map((r) => ({ key: r.item.value.execId, reason: r.reason })) },
+          'exchange fills page refused by the database; written record by record, the refused records quarantined',
+        );
       });
       const done = commit.then(() => {
         last = state;
@@ -211,7 +265,18 @@ async function runFills(env: SyncEnv, start: FillsPlanState, extra: { from?: num
  */
 async function recordWalk(env: SyncEnv, stuck: string | null, watermark: string | null): Promise<void> {
   const now = new Date(env.nowMs);
-  await saveCursorCheck(env.db, env.account, env.runId, { source: SOURCE, name: FILLS_CURSOR, settled: stuck === null, detail: stuck ? { reason: stuck, watermark } : { watermark } }, now);
+  await saveCursorCheck(
+    env.db,
+    env.account,
+    env.runId,
+    {
+      source: SOURCE,
+      name: FILLS_CURSOR,
+      settled: stuck === null,
+      detail: stuck ? { reason: stuck, watermark } : { watermark },
+    },
+    now,
+  );
   if (stuck !== null) return;
   await settleCoverage(env.db, env.account, env.runId, SOURCE, 'fills', null);
   await setCursor(env.db, env.account, SOURCE, FILLS_SYNCED_CURSOR, String(env.nowMs));

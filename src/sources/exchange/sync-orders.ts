@@ -5,13 +5,26 @@ import { ORDERS_CONTRACT_LIMIT, ORDERS_PAGE_LIMIT, type Page } from './client.js
 import { ORD_STATUSES, ORDER_NON_FINAL, orderSchema, validateRecords, type Order } from './schemas.js';
 import { toOrderRow } from './transform.js';
 import type { NewExchangeOrder } from '../../store/schema.js';
-import { markOrdersNotFound, nonFinalIds, orderIdsMissingForFills, ordersNotFoundBefore, upsertOrders } from '../../store/exchange-records.js';
+import {
+  markOrdersNotFound,
+  nonFinalIds,
+  orderIdsMissingForFills,
+  ordersNotFoundBefore,
+  upsertOrders,
+} from '../../store/exchange-records.js';
 import type { Window } from './paging.js';
 import { handleQuarantine, runConcurrently, type SyncEnv } from './sync-common.js';
 import { checkAbort } from '../common/abort.js';
 import { loadPageCap, padded, syncWindows, type StreamCap, type WindowStream } from './sync-windows.js';
 
-function orderStream(env: SyncEnv, kind: 'orders' | 'trades', status: string | undefined, symbols: string[], cap: StreamCap, stream = status ? `${kind}.${status}` : kind): WindowStream<Order, NewExchangeOrder> {
+function orderStream(
+  env: SyncEnv,
+  kind: 'orders' | 'trades',
+  status: string | undefined,
+  symbols: string[],
+  cap: StreamCap,
+  stream = status ? `${kind}.${status}` : kind,
+): WindowStream<Order, NewExchangeOrder> {
   return {
     stream,
     cursor: `${stream}.time`,
@@ -22,7 +35,10 @@ function orderStream(env: SyncEnv, kind: 'orders' | 'trades', status: string | u
     cap,
     symbols,
     fetch: (w, symbol, signal) =>
-      (kind === 'orders' ? env.client.orders : env.client.trades)({ ...(isWholeList(env, w) ? {} : padded(w)), status, symbol, limit: ORDERS_PAGE_LIMIT }, signal),
+      (kind === 'orders' ? env.client.orders : env.client.trades)(
+        { ...(isWholeList(env, w) ? {} : padded(w)), status, symbol, limit: ORDERS_PAGE_LIMIT },
+        signal,
+      ),
     toRow: toOrderRow,
     key: (r) => r.ex_ord_id,
     timestampOf: (o) => o.timestamp,
@@ -53,7 +69,10 @@ export async function syncOrders(env: SyncEnv, symbols: string[], range?: { from
   // One learned cap per endpoint, shared by its listings.
   const ordersCap = await loadPageCap(env, 'orders.maxPage', ORDERS_PAGE_LIMIT, ORDERS_CONTRACT_LIMIT);
   const tradesCap = await loadPageCap(env, 'trades.maxPage', ORDERS_PAGE_LIMIT, ORDERS_CONTRACT_LIMIT);
-  const streams = [...ORD_STATUSES.map((status) => orderStream(env, 'orders', status, symbols, ordersCap)), orderStream(env, 'trades', undefined, symbols, tradesCap)];
+  const streams = [
+    ...ORD_STATUSES.map((status) => orderStream(env, 'orders', status, symbols, ordersCap)),
+    orderStream(env, 'trades', undefined, symbols, tradesCap),
+  ];
   await runConcurrently(
     env,
     streams.map((stream) => (e: SyncEnv) => syncWindows(e, stream, range)),
@@ -85,13 +104,32 @@ async function fetchOrdersById(env: SyncEnv, ids: string[], onMissing: 'record' 
       () =>
         inTransaction(env.db, async (trx) => {
           await upsertOrders(trx, env.account, rows, env.startedAt);
-          await handleQuarantine(env, trx, 'GET /orders/{id}', 'exchange_order', validated.invalid, rows.map((r) => r.ex_ord_id));
+          await handleQuarantine(
+            env,
+            trx,
+            'GET /orders/{id}',
+            'exchange_order',
+            validated.invalid,
+            rows.map((r) => r.ex_ord_id),
+          );
           if (onMissing === 'record') await markOrdersNotFound(trx, env.account, missing, env.startedAt);
         }),
       (trx, it) => upsertOrders(trx, env.account, [it.row], env.startedAt),
       async (trx, kept, refused) => {
-        const dbRefused = refused.map((r) => ({ index: r.item.v.index, raw: r.item.v.raw, reason: r.reason, key: r.item.row.ex_ord_id }));
-        await handleQuarantine(env, trx, 'GET /orders/{id}', 'exchange_order', [...validated.invalid, ...dbRefused], kept.map((k) => k.row.ex_ord_id));
+        const dbRefused = refused.map((r) => ({
+          index: r.item.v.index,
+          raw: r.item.v.raw,
+          reason: r.reason,
+          key: r.item.row.ex_ord_id,
+        }));
+        await handleQuarantine(
+          env,
+          trx,
+          'GET /orders/{id}',
+          'exchange_order',
+          [...validated.invalid, ...dbRefused],
+          kept.map((k) => k.row.ex_ord_id),
+        );
         if (onMissing === 'record') await markOrdersNotFound(trx, env.account, missing, env.startedAt);
       },
     );
@@ -99,7 +137,8 @@ async function fetchOrdersById(env: SyncEnv, ids: string[], onMissing: 'record' 
     env.counters.ordersNotFound += onMissing === 'record' ? missing.length : 0;
     env.counters.pages += batch.length;
     env.progress.tick(rows.length, batch.length);
-    if (missing.length && onMissing === 'ignore') env.logger.warn({ ids: missing }, 'stored exchange orders answered 404 on refresh');
+    if (missing.length && onMissing === 'ignore')
+      env.logger.warn({ ids: missing }, 'stored exchange orders answered 404 on refresh');
   }
 }
 
@@ -115,7 +154,9 @@ export async function syncOrderLookups(env: SyncEnv, symbols: string[] = []): Pr
   // An order that answers but fails validation is neither stored nor 404: ask once per run.
   const asked = new Set<string>();
   for (;;) {
-    const missing = (await orderIdsMissingForFills(env.db, env.account, 500 + asked.size)).filter((id) => !asked.has(id));
+    const missing = (await orderIdsMissingForFills(env.db, env.account, 500 + asked.size)).filter(
+      (id) => !asked.has(id),
+    );
     if (missing.length === 0) break;
     missing.forEach((id) => asked.add(id));
     await fetchOrdersById(env, missing, 'record');
@@ -126,7 +167,11 @@ export async function syncOrderLookups(env: SyncEnv, symbols: string[] = []): Pr
   if ((await nonFinalIds(env.db, 'exchange_order', env.account, ORDER_NON_FINAL, env.startedAt)).length === 0) return;
   const cap = await loadPageCap(env, 'orders.maxPage', ORDERS_PAGE_LIMIT, ORDERS_CONTRACT_LIMIT);
   for (const status of ORDER_NON_FINAL) {
-    await syncWindows(env, { ...orderStream(env, 'orders', status, symbols, cap, 'orders.open'), bestEffort: true }, { from: 0, to: env.nowMs });
+    await syncWindows(
+      env,
+      { ...orderStream(env, 'orders', status, symbols, cap, 'orders.open'), bestEffort: true },
+      { from: 0, to: env.nowMs },
+    );
   }
   env.progress.setStage('orders by id');
   const left = await nonFinalIds(env.db, 'exchange_order', env.account, ORDER_NON_FINAL, env.startedAt);

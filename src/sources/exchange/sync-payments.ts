@@ -149,7 +149,11 @@ interface PaymentsById<R, Row> {
 async function refreshPaymentsById<R, Row>(env: SyncEnv, p: PaymentsById<R, Row>): Promise<void> {
   const ids = await nonFinalIds(env.db, p.table, env.account, p.nonFinal, env.startedAt);
   await refreshById(env, ids, p.get, async (pages) => {
-    const validated = validateRecords(p.schema, pages.flatMap((page) => page.records), p.idField);
+    const validated = validateRecords(
+      p.schema,
+      pages.flatMap((page) => page.records),
+      p.idField,
+    );
     const rows = validated.valid.map((v) => p.toRow(v));
     const items = validated.valid.map((v, i) => ({ v, row: rows[i]! }));
     const split = await writeOrSplit(
@@ -162,15 +166,32 @@ async function refreshPaymentsById<R, Row>(env: SyncEnv, p: PaymentsById<R, Row>
         }),
       (trx, it) => p.upsert(trx, env.account, [it.row], env.startedAt),
       async (trx, kept, refused) => {
-        const dbRefused = refused.map((r) => ({ index: r.item.v.index, raw: r.item.v.raw, reason: r.reason, key: p.keyOf(r.item.row) }));
-        await handleQuarantine(env, trx, p.endpoint, p.entity, [...validated.invalid, ...dbRefused], kept.map((k) => p.keyOf(k.row)));
+        const dbRefused = refused.map((r) => ({
+          index: r.item.v.index,
+          raw: r.item.v.raw,
+          reason: r.reason,
+          key: p.keyOf(r.item.row),
+        }));
+        await handleQuarantine(
+          env,
+          trx,
+          p.endpoint,
+          p.entity,
+          [...validated.invalid, ...dbRefused],
+          kept.map((k) => p.keyOf(k.row)),
+        );
       },
     );
     return split ? split.kept.length : rows.length;
   });
 }
 
-async function refreshById(env: SyncEnv, ids: string[], get: (id: string) => Promise<Page | null>, store: (pages: Page[]) => Promise<number>): Promise<void> {
+async function refreshById(
+  env: SyncEnv,
+  ids: string[],
+  get: (id: string) => Promise<Page | null>,
+  store: (pages: Page[]) => Promise<number>,
+): Promise<void> {
   for (let i = 0; i < ids.length; i += BY_ID_BATCH) {
     checkAbort(env.signal);
     const batch = ids.slice(i, i + BY_ID_BATCH);

@@ -10,7 +10,14 @@ import {
   type Rejected,
 } from './schemas.js';
 import { rawText, toBalanceRow, toFeeRateRow, toSymbolRow, toTickerRow, toWhitelistRow } from './transform.js';
-import { insertBalances, insertBalanceSnapshot, insertFeeRate, insertSymbols, insertTickers, insertWhitelist } from '../../store/exchange-records.js';
+import {
+  insertBalances,
+  insertBalanceSnapshot,
+  insertFeeRate,
+  insertSymbols,
+  insertTickers,
+  insertWhitelist,
+} from '../../store/exchange-records.js';
 import type { NewBalance } from '../../store/schema.js';
 import { handleQuarantine, SOURCE, type SyncEnv } from './sync-common.js';
 import { checkAbort } from '../common/abort.js';
@@ -46,9 +53,15 @@ interface Item<Row> {
 }
 
 /** One item per key, the later occurrence winning (as the store's own dedupe does). */
-function itemsOf<Row>(valid: Array<{ index: number; raw: unknown }>, rows: Row[], keyOf: (row: Row) => string): Array<Item<Row>> {
+function itemsOf<Row>(
+  valid: Array<{ index: number; raw: unknown }>,
+  rows: Row[],
+  keyOf: (row: Row) => string,
+): Array<Item<Row>> {
   const byKey = new Map<string, Item<Row>>();
-  valid.forEach((v, i) => byKey.set(keyOf(rows[i]!), { key: keyOf(rows[i]!), index: v.index, raw: v.raw, row: rows[i]! }));
+  valid.forEach((v, i) =>
+    byKey.set(keyOf(rows[i]!), { key: keyOf(rows[i]!), index: v.index, raw: v.raw, row: rows[i]! }),
+  );
   return [...byKey.values()];
 }
 
@@ -57,7 +70,14 @@ function itemsOf<Row>(valid: Array<{ index: number; raw: unknown }>, rows: Row[]
  * or the whole body when the database refused the snapshot itself; the rows kept resolve earlier
  * entries of theirs.
  */
-function quarantineOf<Row>(env: SyncEnv, endpoint: string, entity: string, body: unknown, invalid: Rejected[], items: Array<Item<Row>>) {
+function quarantineOf<Row>(
+  env: SyncEnv,
+  endpoint: string,
+  entity: string,
+  body: unknown,
+  invalid: Rejected[],
+  items: Array<Item<Row>>,
+) {
   return async (trx: SyncEnv['db'], refused: Array<Refused<Item<Row>>>, headRefused: string | null): Promise<void> => {
     const refusedKeys = new Set(refused.map((r) => r.item.key));
     const dbRefused: Rejected[] =
@@ -65,7 +85,11 @@ function quarantineOf<Row>(env: SyncEnv, endpoint: string, entity: string, body:
         ? [wholeRecordRejected(body, `${endpoint}: ${headRefused}`)]
         : refused.map((r) => ({ index: r.item.index, raw: r.item.raw, reason: r.reason, key: r.item.key }));
     const kept = items.filter((it) => !refusedKeys.has(it.key)).map((it) => it.key);
-    if (refused.length) env.logger.warn({ endpoint, refused: refused.map((r) => ({ key: r.item.key, reason: r.reason })) }, 'exchange snapshot refused by the database; written row by row, the refused rows quarantined');
+    if (refused.length)
+      env.logger.warn(
+        { endpoint, refused: refused.map((r) => ({ key: r.item.key, reason: r.reason })) },
+        'exchange snapshot refused by the database; written row by row, the refused rows quarantined',
+      );
     await handleQuarantine(env, trx, endpoint, entity, [...invalid, ...dbRefused], kept);
   };
 }
@@ -73,14 +97,27 @@ function quarantineOf<Row>(env: SyncEnv, endpoint: string, entity: string, body:
 /** A reference snapshot of the exchange (fees, symbols, whitelist, tickers) with its rows and its response's quarantine. */
 async function storeReference<Row>(
   env: SyncEnv,
-  r: { kind: string; endpoint: string; entity: string; body: unknown; invalid: Rejected[]; items: Array<Item<Row>>; insert: (trx: SyncEnv['db'], snapshotId: string, rows: Row[]) => Promise<void> },
+  r: {
+    kind: string;
+    endpoint: string;
+    entity: string;
+    body: unknown;
+    invalid: Rejected[];
+    items: Array<Item<Row>>;
+    insert: (trx: SyncEnv['db'], snapshotId: string, rows: Row[]) => Promise<void>;
+  },
 ): Promise<void> {
   const storable = storableBody(r.body, r.invalid);
   await writeSnapshot(env.db, {
     snapshot: { account: env.account, source: SOURCE, kind: r.kind, fetchedAt: new Date(), bodyText: rawText(r.body) },
     storableBodyText: storable === undefined ? undefined : rawText(storable),
     items: r.items,
-    insert: (trx, snapshotId, items) => r.insert(trx, snapshotId, items.map((it) => it.row)),
+    insert: (trx, snapshotId, items) =>
+      r.insert(
+        trx,
+        snapshotId,
+        items.map((it) => it.row),
+      ),
     quarantine: quarantineOf(env, r.endpoint, r.entity, r.body, r.invalid, r.items),
   });
 }
@@ -105,7 +142,19 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
   const list = map && typeof map === 'object' && !Array.isArray(map) ? map[exchangeAccount] : undefined;
   if (!Array.isArray(list)) {
     await inTransaction(env.db, (trx) =>
-      handleQuarantine(env, trx, 'GET /accounts', 'balance', [wholeRecordRejected(accounts.body, `${exchangeAccount}: the configured exchange.account is not a balance list in /accounts`)], []),
+      handleQuarantine(
+        env,
+        trx,
+        'GET /accounts',
+        'balance',
+        [
+          wholeRecordRejected(
+            accounts.body,
+            `${exchangeAccount}: the configured exchange.account is not a balance list in /accounts`,
+          ),
+        ],
+        [],
+      ),
     );
   } else {
     const validated = validateRecords(balanceSchema, list, 'currency');
@@ -114,7 +163,9 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
     const header = { account: env.account, exchangeAccount, fetchedAt, runId: env.runId, rawText: rawText(list) };
     const storable = storableBody(list, validated.invalid);
     const insertHeader = (trx: SyncEnv['db'], rows: NewBalance[]) =>
-      headWithStorableBody(trx, header.rawText, storable === undefined ? undefined : rawText(storable), (raw) => insertBalanceSnapshot(trx, { ...header, rawText: raw, rows }));
+      headWithStorableBody(trx, header.rawText, storable === undefined ? undefined : rawText(storable), (raw) =>
+        insertBalanceSnapshot(trx, { ...header, rawText: raw, rows }),
+      );
     const quarantine = quarantineOf(env, 'GET /accounts', 'balance', list, validated.invalid, items);
     let snapshotId: string | null = null;
     const split = await writeOrSplit(
@@ -143,7 +194,16 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
   env.counters.pages++;
   const parsedFees = feesSchema.safeParse(fees.body);
   if (!parsedFees.success) {
-    await inTransaction(env.db, (trx) => handleQuarantine(env, trx, 'GET /fees', 'fees', [wholeRecordRejected(fees.body, formatZodIssues(parsedFees.error))], []));
+    await inTransaction(env.db, (trx) =>
+      handleQuarantine(
+        env,
+        trx,
+        'GET /fees',
+        'fees',
+        [wholeRecordRejected(fees.body, formatZodIssues(parsedFees.error))],
+        [],
+      ),
+    );
   } else {
     await storeReference(env, {
       kind: 'fees',
@@ -168,11 +228,28 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
     : symbols.body && typeof symbols.body === 'object'
       ? Object.entries(symbols.body as Record<string, unknown>)
       : [];
-  const validatedSymbols = validateRecords(symbolSchema, entries.map(([, v]) => v), 'id', true);
-  const symbolItems = itemsOf(validatedSymbols.valid, validatedSymbols.valid.map((v) => toSymbolRow(entries[v.index]![0], v.value)), (r) => r.symbol);
+  const validatedSymbols = validateRecords(
+    symbolSchema,
+    entries.map(([, v]) => v),
+    'id',
+    true,
+  );
+  const symbolItems = itemsOf(
+    validatedSymbols.valid,
+    validatedSymbols.valid.map((v) => toSymbolRow(entries[v.index]![0], v.value)),
+    (r) => r.symbol,
+  );
   // The key names a rejected symbol better than its numeric id.
   for (const r of validatedSymbols.invalid) r.key = entries[r.index]![0];
-  await storeReference(env, { kind: 'symbols', endpoint: 'GET /symbols', entity: 'symbol', body: symbols.body, invalid: validatedSymbols.invalid, items: symbolItems, insert: insertSymbols });
+  await storeReference(env, {
+    kind: 'symbols',
+    endpoint: 'GET /symbols',
+    entity: 'symbol',
+    body: symbols.body,
+    invalid: validatedSymbols.invalid,
+    items: symbolItems,
+    insert: insertSymbols,
+  });
   // A symbol the database refused is still one the exchange lists: order windows are split by it all the same.
   result.symbols = symbolItems.map((it) => it.row.symbol);
   checkAbort(env.signal);
@@ -182,8 +259,20 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
   env.counters.pages++;
   const wl = Array.isArray(whitelist.body) ? whitelist.body : [];
   const validatedWl = validateRecords(whitelistSchema, wl, 'whitelistId');
-  const wlItems = itemsOf(validatedWl.valid, validatedWl.valid.map((v) => toWhitelistRow(v.value)), (r) => r.whitelist_id);
-  await storeReference(env, { kind: 'whitelist', endpoint: 'GET /whitelist', entity: 'whitelist', body: whitelist.body, invalid: validatedWl.invalid, items: wlItems, insert: insertWhitelist });
+  const wlItems = itemsOf(
+    validatedWl.valid,
+    validatedWl.valid.map((v) => toWhitelistRow(v.value)),
+    (r) => r.whitelist_id,
+  );
+  await storeReference(env, {
+    kind: 'whitelist',
+    endpoint: 'GET /whitelist',
+    entity: 'whitelist',
+    body: whitelist.body,
+    invalid: validatedWl.invalid,
+    items: wlItems,
+    insert: insertWhitelist,
+  });
   checkAbort(env.signal);
 
   // ---- tickers
@@ -191,8 +280,20 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
   env.counters.pages++;
   const tk = Array.isArray(tickers.body) ? tickers.body : [];
   const validatedTk = validateRecords(tickerSchema, tk, 'symbol');
-  const tkItems = itemsOf(validatedTk.valid, validatedTk.valid.map((v) => toTickerRow(v.value)), (r) => r.symbol);
-  await storeReference(env, { kind: 'tickers', endpoint: 'GET /tickers', entity: 'ticker', body: tickers.body, invalid: validatedTk.invalid, items: tkItems, insert: insertTickers });
+  const tkItems = itemsOf(
+    validatedTk.valid,
+    validatedTk.valid.map((v) => toTickerRow(v.value)),
+    (r) => r.symbol,
+  );
+  await storeReference(env, {
+    kind: 'tickers',
+    endpoint: 'GET /tickers',
+    entity: 'ticker',
+    body: tickers.body,
+    invalid: validatedTk.invalid,
+    items: tkItems,
+    insert: insertTickers,
+  });
   checkAbort(env.signal);
   return result;
 }

@@ -186,14 +186,22 @@ export function wholeDays(start: number, end: number): { from: string; to: strin
 }
 
 /** What a sync reads of a stream without a range: from its cursor (less the overlap) or historyStart, up to now. */
-export async function streamRange<T, R extends { raw: string }>(env: SyncEnv, s: WindowStream<T, R>): Promise<{ start: number; end: number }> {
+export async function streamRange<T, R extends { raw: string }>(
+  env: SyncEnv,
+  s: WindowStream<T, R>,
+): Promise<{ start: number; end: number }> {
   const stored = await getCursor(env.db, env.account, SOURCE, s.cursor);
-  const start = stored === null ? env.historyStartMs : Math.max(env.historyStartMs, Number(stored) - (s.overlapMs ?? WINDOW_OVERLAP_MS));
+  const start =
+    stored === null
+      ? env.historyStartMs
+      : Math.max(env.historyStartMs, Number(stored) - (s.overlapMs ?? WINDOW_OVERLAP_MS));
   return { start, end: Math.max(env.nowMs, s.endAtLeastMs ?? 0) };
 }
 
 /** The learned-cap cursor row when this page raised it (a lower value written by a concurrent listing only costs requests). */
-export function learnedCapCursors<T, R extends { raw: string }>(s: WindowStream<T, R>): Array<{ name: string; value: string }> {
+export function learnedCapCursors<T, R extends { raw: string }>(
+  s: WindowStream<T, R>,
+): Array<{ name: string; value: string }> {
   const c = s.cap;
   if (c.learned <= c.persisted) return [];
   c.persisted = c.learned;
@@ -222,11 +230,18 @@ export async function commitLeaf<T, R extends { raw: string }>(
   // on the day of its newest record, or on the last day it covers when it is empty.
   const pageDay = dayOfMs(latest ?? Math.max(w.start, Math.min(w.end, env.nowMs) - 1));
   bump(byDay, pageDay, { pages: leaf.pages.length, quarantined: leaf.validated.invalid.length });
-  if (!leaf.settled && s.bestEffort) env.logger.warn({ stream: s.stream, window: w, detail: leaf.detail }, 'exchange listing still full at one millisecond; what it misses is asked by id');
+  if (!leaf.settled && s.bestEffort)
+    env.logger.warn(
+      { stream: s.stream, window: w, detail: leaf.detail },
+      'exchange listing still full at one millisecond; what it misses is asked by id',
+    );
   else if (!leaf.settled) {
     bump(byDay, pageDay, { settled: false, detail: leaf.detail });
     cov.settled = false;
-    env.logger.warn({ stream: s.stream, window: w, detail: leaf.detail }, 'exchange window still full at one millisecond; some records may be missing');
+    env.logger.warn(
+      { stream: s.stream, window: w, detail: leaf.detail },
+      'exchange window still full at one millisecond; some records may be missing',
+    );
   }
   const bookkeeping: PageBookkeeping = {
     account: env.account,
@@ -256,8 +271,20 @@ export async function commitLeaf<T, R extends { raw: string }>(
       if (ts !== null) bump(byDay, dayOfMs(ts), { rows: -1 });
     }
     bump(byDay, pageDay, { quarantined: refused.length });
-    const dbRefused: Rejected[] = refused.map((r) => ({ index: r.item.v.index, raw: r.item.v.raw, reason: r.reason, key: s.key(r.item.row) }));
-    await handleQuarantine(env, trx, endpoint, s.entity, [...leaf.validated.invalid, ...dbRefused], kept.map((k) => s.key(k.row)));
+    const dbRefused: Rejected[] = refused.map((r) => ({
+      index: r.item.v.index,
+      raw: r.item.v.raw,
+      reason: r.reason,
+      key: s.key(r.item.row),
+    }));
+    await handleQuarantine(
+      env,
+      trx,
+      endpoint,
+      s.entity,
+      [...leaf.validated.invalid, ...dbRefused],
+      kept.map((k) => s.key(k.row)),
+    );
     await recordPage(trx, bookkeeping);
   };
   // Listings written side by side lock shared rows in key order, so a deadlock should not
@@ -269,12 +296,22 @@ export async function commitLeaf<T, R extends { raw: string }>(
       if (split) {
         written = split.kept.length;
         quarantined += split.refused.length;
-        env.logger.warn({ stream: s.stream, window: w, refused: split.refused.map((r) => ({ key: s.key(r.item.row), reason: r.reason })) }, 'exchange page refused by the database; written record by record, the refused records quarantined');
+        env.logger.warn(
+          {
+            stream: s.stream,
+            window: w,
+            refused: split.refused.map((r) => ({ key: s.key(r.item.row), reason: r.reason })),
+          },
+          'exchange page refused by the database; written record by record, the refused records quarantined',
+        );
       }
       break;
     } catch (err) {
       if ((err as { code?: string }).code !== DEADLOCK || attempt >= 3) throw err;
-      env.logger.warn({ stream: s.stream, window: w, attempt }, 'exchange page chosen as deadlock victim; writing it again');
+      env.logger.warn(
+        { stream: s.stream, window: w, attempt },
+        'exchange page chosen as deadlock victim; writing it again',
+      );
     }
   }
   cov.pages += leaf.pages.length;
@@ -285,19 +322,30 @@ export async function commitLeaf<T, R extends { raw: string }>(
 }
 
 /** Fetches a window's page and tells whether it may have been cut (fullAt), learning the cap from it. */
-async function fetchPage<T, R extends { raw: string }>(env: SyncEnv, s: WindowStream<T, R>, w: Window): Promise<Fetched<T>> {
+async function fetchPage<T, R extends { raw: string }>(
+  env: SyncEnv,
+  s: WindowStream<T, R>,
+  w: Window,
+): Promise<Fetched<T>> {
   const page = await s.fetch(w, undefined, env.signal);
   const validated = validateRecords(s.schema, page.records, s.keyField, s.int64Key, undefined, page.response.text);
   const full = page.records.length >= fullAt(s.cap);
   learnPage(s.cap, page.records.length);
-  const timestamps = full ? validated.valid.map((v) => s.timestampOf(v.value)).filter((t): t is number => t !== null) : [];
+  const timestamps = full
+    ? validated.valid.map((v) => s.timestampOf(v.value)).filter((t): t is number => t !== null)
+    : [];
   return { window: w, pages: [page], validated, settled: true, full, timestamps };
 }
 
 /** A full page within one millisecond: the window again, once per symbol (where the endpoint takes one). */
-async function splitBySymbol<T, R extends { raw: string }>(env: SyncEnv, s: WindowStream<T, R>, leaf: Fetched<T>): Promise<LeafResult<T>> {
+async function splitBySymbol<T, R extends { raw: string }>(
+  env: SyncEnv,
+  s: WindowStream<T, R>,
+  leaf: Fetched<T>,
+): Promise<LeafResult<T>> {
   const w = leaf.window;
-  if (!s.symbols?.length) return { ...leaf, settled: false, detail: { window: w, reason: 'full page within one millisecond' } };
+  if (!s.symbols?.length)
+    return { ...leaf, settled: false, detail: { window: w, reason: 'full page within one millisecond' } };
   const pages: Page[] = [...leaf.pages];
   const merged: ValidatedPage<T> = { valid: [], invalid: [] };
   const stillFull: string[] = [];
@@ -313,6 +361,12 @@ async function splitBySymbol<T, R extends { raw: string }>(env: SyncEnv, s: Wind
     if (full) stillFull.push(symbol);
   }
   return stillFull.length
-    ? { window: w, pages, validated: merged, settled: false, detail: { window: w, reason: 'full page within one millisecond and one symbol', symbols: stillFull } }
+    ? {
+        window: w,
+        pages,
+        validated: merged,
+        settled: false,
+        detail: { window: w, reason: 'full page within one millisecond and one symbol', symbols: stillFull },
+      }
     : { window: w, pages, validated: merged, settled: true };
 }

@@ -12,7 +12,18 @@ import type {
   NewExchangeWhitelistEntry,
   NewExchangeWithdrawal,
 } from '../../store/schema.js';
-import type { Balance, Deposit, Fees, Fill, Order, SymbolStatus, Ticker, Validated, WhitelistEntry, Withdrawal } from './schemas.js';
+import type {
+  Balance,
+  Deposit,
+  Fees,
+  Fill,
+  Order,
+  SymbolStatus,
+  Ticker,
+  Validated,
+  WhitelistEntry,
+  Withdrawal,
+} from './schemas.js';
 
 /**
  * Pure mapping from validated wire records to the rows the store writes (typed from its schema). Amounts
@@ -143,7 +154,12 @@ export function toWhitelistRow(w: WhitelistEntry): NewExchangeWhitelistEntry {
 }
 
 export function toTickerRow(t: Ticker): NewExchangeTicker {
-  return { symbol: t.symbol, price_24h: decOrNull(t.price_24h), volume_24h: decOrNull(t.volume_24h), last_trade_price: decOrNull(t.last_trade_price) };
+  return {
+    symbol: t.symbol,
+    price_24h: decOrNull(t.price_24h),
+    volume_24h: decOrNull(t.volume_24h),
+    last_trade_price: decOrNull(t.last_trade_price),
+  };
 }
 
 /** UTC day (YYYY-MM-DD) of an ISO time, for coverage rows. */

@@ -41,7 +41,9 @@ export function createPartnerClient(
 ): PartnerClient {
   const { apiUrl, publicKey, privateKey } = config.partner;
   if (!apiUrl || !publicKey || !privateKey)
-    throw new ConfigError(['environment variables PARTNER_API_URL, PARTNER_PUBLIC_KEY and PARTNER_PRIVATE_KEY: required to sync the Partner API']);
+    throw new ConfigError([
+      'environment variables PARTNER_API_URL, PARTNER_PUBLIC_KEY and PARTNER_PRIVATE_KEY: required to sync the Partner API',
+    ]);
   const common = {
     api: 'partner' as const,
     baseUrl: `${apiUrl}${PARTNER_PREFIX}`,
@@ -76,7 +78,8 @@ export function createPartnerClient(
     paymentMethods: (signal) => pub.get('/payment-methods', { signal }),
     quoteBuy: (query, signal) => pub.get('/quote/buy', { query, signal }),
     listOrders: (query, signal) => priv.get('/orders', { query, signal }),
-    getOrder: (orderId, signal) => priv.get(`/orders/${encodeURIComponent(orderId)}`, { signal, allowStatus: [404], endpoint: '/orders/{id}' }),
+    getOrder: (orderId, signal) =>
+      priv.get(`/orders/${encodeURIComponent(orderId)}`, { signal, allowStatus: [404], endpoint: '/orders/{id}' }),
     async close() {
       await Promise.all([pub.close(), priv.close()]);
     },

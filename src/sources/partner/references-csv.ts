@@ -12,7 +12,9 @@ export function parseReferencesCsv(text: string): string[] {
   const rows = parse(text, { bom: true, skip_empty_lines: true, relax_column_count: true, trim: true }) as string[][];
   if (rows.length === 0) return [];
   const header = rows[0] ?? [];
-  const column = header.findIndex((h) => h.toLowerCase() === 'externalreference' || h.toLowerCase() === 'external_reference');
+  const column = header.findIndex(
+    (h) => h.toLowerCase() === 'externalreference' || h.toLowerCase() === 'external_reference',
+  );
   const body = column >= 0 ? rows.slice(1) : rows;
   const index = column >= 0 ? column : 0;
   const seen = new Set<string>();
@@ -28,7 +30,9 @@ export async function readReferencesCsv(path: string): Promise<string[]> {
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
-    throw new ConfigError([`--references-csv ${path}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (err as Error).message}`]);
+    throw new ConfigError([
+      `--references-csv ${path}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (err as Error).message}`,
+    ]);
   }
   try {
     return parseReferencesCsv(text);

@@ -15,23 +15,36 @@ import { calendarIssue, MAX_KEY_LENGTH } from '../common/storable.js';
 /** ISO 8601 date-time with up to nanosecond fraction and a Z or an offset. */
 export const ISO_TIMESTAMP = /^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?([Zz]|[+-]\d{2}:?\d{2})$/;
 
-export const wireTimestamp = z.string({ error: (issue) => `must be an ISO 8601 date-time string (got ${showWireValue(issue.input)})` }).superRefine((v, ctx) => {
-  const m = ISO_TIMESTAMP.exec(v);
-  // Date.parse rolls 2026-02-30 over to March 2; the database refuses year 0000.
-  const issue = m ? calendarIssue(m[1]!, m[2]!, m[4]) : null;
-  if (issue !== null) ctx.addIssue({ code: 'custom', message: `must be a real date-time: ${issue} (got ${showWireValue(v)})` });
-  else if (!m || Number.isNaN(Date.parse(v.replace(/\.\d+/, ''))))
-    ctx.addIssue({ code: 'custom', message: `must be an ISO 8601 date-time such as 2023-11-15T14:43:06.894070237Z (got ${showWireValue(v)})` });
-});
+export const wireTimestamp = z
+  .string({ error: (issue) => `must be an ISO 8601 date-time string (got ${showWireValue(issue.input)})` })
+  .superRefine((v, ctx) => {
+    const m = ISO_TIMESTAMP.exec(v);
+    // Date.parse rolls 2026-02-30 over to March 2; the database refuses year 0000.
+    const issue = m ? calendarIssue(m[1]!, m[2]!, m[4]) : null;
+    if (issue !== null)
+      ctx.addIssue({ code: 'custom', message: `must be a real date-time: ${issue} (got ${showWireValue(v)})` });
+    else if (!m || Number.isNaN(Date.parse(v.replace(/\.\d+/, ''))))
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be an ISO 8601 date-time such as 2023-11-15T14:43:06.894070237Z (got ${showWireValue(v)})`,
+      });
+  });
 
-const text = (what = 'a string') => z.string({ error: (issue) => `must be ${what} (got ${showWireValue(issue.input)})` });
-const nonEmpty = text('a non-empty string').min(1, { error: (issue) => `must not be empty (got ${showWireValue(issue.input)})` });
+const text = (what = 'a string') =>
+  z.string({ error: (issue) => `must be ${what} (got ${showWireValue(issue.input)})` });
+const nonEmpty = text('a non-empty string').min(1, {
+  error: (issue) => `must not be empty (got ${showWireValue(issue.input)})`,
+});
 /** An id or key that is stored in a unique index: within its size limit. */
 const keyText = nonEmpty.max(MAX_KEY_LENGTH, {
-  error: (issue) => `is longer than ${MAX_KEY_LENGTH} characters, the longest id stored (got ${showWireValue(issue.input)})`,
+  error: (issue) =>
+    `is longer than ${MAX_KEY_LENGTH} characters, the longest id stored (got ${showWireValue(issue.input)})`,
 });
 const optionalKeyText = text()
-  .max(MAX_KEY_LENGTH, { error: (issue) => `is longer than ${MAX_KEY_LENGTH} characters, the longest key stored (got ${showWireValue(issue.input)})` })
+  .max(MAX_KEY_LENGTH, {
+    error: (issue) =>
+      `is longer than ${MAX_KEY_LENGTH} characters, the longest key stored (got ${showWireValue(issue.input)})`,
+  })
   .nullish();
 const optionalText = text().nullish();
 const optionalDecimal = wireDecimal.nullish();
@@ -39,8 +52,12 @@ const optionalDecimal = wireDecimal.nullish();
 export const ORDER_STATES = ['PENDING', 'WITHDRAWING', 'COMPLETED', 'FAILED'] as const;
 export type OrderState = (typeof ORDER_STATES)[number];
 export const NON_FINAL_STATES: readonly OrderState[] = ['PENDING', 'WITHDRAWING'];
-const orderState = z.enum(ORDER_STATES, { error: (issue) => `must be one of ${ORDER_STATES.join(', ')} (got ${showWireValue(issue.input)})` });
-const orderType = z.enum(['BUY', 'SELL'], { error: (issue) => `must be BUY or SELL (got ${showWireValue(issue.input)})` });
+const orderState = z.enum(ORDER_STATES, {
+  error: (issue) => `must be one of ${ORDER_STATES.join(', ')} (got ${showWireValue(issue.input)})`,
+});
+const orderType = z.enum(['BUY', 'SELL'], {
+  error: (issue) => `must be BUY or SELL (got ${showWireValue(issue.input)})`,
+});
 
 /**
  * An order in a polling response. The contract does not say which fields are required there:
@@ -142,12 +159,16 @@ export type OrderEvent = z.infer<typeof orderEventSchema>;
 
 export function extraEventFields(record: Record<string, unknown>): string[] {
   const allowed = new Set<string>(EVENT_FIELDS);
-  return Object.keys(record).filter((k) => !allowed.has(k)).sort();
+  return Object.keys(record)
+    .filter((k) => !allowed.has(k))
+    .sort();
 }
 
 export const currencySchema = z
   .object({
-    type: z.enum(['FIAT', 'CRYPTO'], { error: (issue) => `must be FIAT or CRYPTO (got ${showWireValue(issue.input)})` }),
+    type: z.enum(['FIAT', 'CRYPTO'], {
+      error: (issue) => `must be FIAT or CRYPTO (got ${showWireValue(issue.input)})`,
+    }),
     name: optionalText,
     code: nonEmpty,
     precision: wireInteger,
@@ -161,11 +182,15 @@ export const currencySchema = z
   .loose();
 export type Currency = z.infer<typeof currencySchema>;
 
-const country = z.object({ alpha2: text(), alpha3: text().nullish(), isBuyAllowed: z.boolean().nullish(), name: optionalText }).loose();
+const country = z
+  .object({ alpha2: text(), alpha3: text().nullish(), isBuyAllowed: z.boolean().nullish(), name: optionalText })
+  .loose();
 const usState = z.object({ alpha2: text(), isBuyAllowed: z.boolean().nullish(), name: optionalText }).loose();
 export const regionsSchema = z.object({ countries: z.array(country), usStates: z.array(usState).nullish() }).loose();
 
-export const paymentMethodSchema = z.object({ type: nonEmpty, supportedCurrencies: z.array(z.string()).nullish() }).loose();
+export const paymentMethodSchema = z
+  .object({ type: nonEmpty, supportedCurrencies: z.array(z.string()).nullish() })
+  .loose();
 export const paymentMethodsSchema = z.array(paymentMethodSchema);
 
 export const quoteSchema = z

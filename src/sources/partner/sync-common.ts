@@ -138,8 +138,15 @@ export function validateOrders(records: unknown[]): ValidatedOrders {
     if (!parsed.success || textIssue !== null) {
       const key = readableKey(record, 'orderId');
       out.ids.push(key ?? `#${position}`);
-      const reason = [parsed.success ? null : formatPartnerIssues(parsed.error), textIssue].filter((r) => r !== null).join('; ');
-      out.invalid.push({ recordKey: key === null ? null : printable(key), position, rawText, reason: printable(reason) });
+      const reason = [parsed.success ? null : formatPartnerIssues(parsed.error), textIssue]
+        .filter((r) => r !== null)
+        .join('; ');
+      out.invalid.push({
+        recordKey: key === null ? null : printable(key),
+        position,
+        rawText,
+        reason: printable(reason),
+      });
       continue;
     }
     const order = parsed.data;
@@ -158,7 +165,12 @@ export function validateOrders(records: unknown[]): ValidatedOrders {
  * (with state history), invalid ones quarantined with their raw text, the rest of the page still
  * lands. A record that validates resolves its earlier quarantine entries.
  */
-export async function storeOrders(env: SyncEnv, validated: ValidatedOrders, source: OrderSource, endpoint: string): Promise<number> {
+export async function storeOrders(
+  env: SyncEnv,
+  validated: ValidatedOrders,
+  source: OrderSource,
+  endpoint: string,
+): Promise<number> {
   const rows: NewPartnerOrder[] = [];
   const items: Array<{ row: NewPartnerOrder; rawText: string; position: number }> = [];
   for (const { order, record, rawText } of validated.valid) {
@@ -193,19 +205,36 @@ export async function storeOrders(env: SyncEnv, validated: ValidatedOrders, sour
       },
       async (trx, _kept, refused) => {
         const refusedIds = new Set(refused.map((r) => r.item.row.order_id));
-        bad = [...bad, ...refused.map((r) => ({ recordKey: r.item.row.order_id, position: r.item.position, rawText: r.item.rawText, reason: r.reason }))];
-        await quarantineResponse(trx, origin(env, endpoint, 'partner_order'), bad, validIds.filter((id) => !refusedIds.has(id)));
+        bad = [
+          ...bad,
+          ...refused.map((r) => ({
+            recordKey: r.item.row.order_id,
+            position: r.item.position,
+            rawText: r.item.rawText,
+            reason: r.reason,
+          })),
+        ];
+        await quarantineResponse(
+          trx,
+          origin(env, endpoint, 'partner_order'),
+          bad,
+          validIds.filter((id) => !refusedIds.has(id)),
+        );
       },
     );
     if (split) {
       refusedCount = split.refused.length;
       // A refused order is written again by the next pass or run: it is not "written" yet.
       for (const r of split.refused) env.written.delete(r.item.row.order_id);
-      env.logger.warn({ endpoint, refused: split.refused.map((r) => ({ orderId: r.item.row.order_id, reason: r.reason })) }, 'partner orders page refused by the database; written order by order, the refused orders quarantined');
+      env.logger.warn(
+        { endpoint, refused: split.refused.map((r) => ({ orderId: r.item.row.order_id, reason: r.reason })) },
+        'partner orders page refused by the database; written order by order, the refused orders quarantined',
+      );
     }
   }
   countQuarantined(env, endpoint, bad);
-  if (bad.length) env.logger.warn({ endpoint, quarantined: bad.length, first: bad[0]?.reason }, 'invalid partner orders quarantined');
+  if (bad.length)
+    env.logger.warn({ endpoint, quarantined: bad.length, first: bad[0]?.reason }, 'invalid partner orders quarantined');
   return refusedCount;
 }
 
@@ -225,8 +254,18 @@ export async function quarantineBody(env: SyncEnv, endpoint: string, entity: str
   countQuarantined(env, endpoint, [bad]);
 }
 
-export async function quarantinePage(env: SyncEnv, endpoint: string, response: HttpResponse, reason: string): Promise<void> {
-  await quarantineBody(env, endpoint, 'partner_order_page', { recordKey: null, position: null, rawText: response.text, reason });
+export async function quarantinePage(
+  env: SyncEnv,
+  endpoint: string,
+  response: HttpResponse,
+  reason: string,
+): Promise<void> {
+  await quarantineBody(env, endpoint, 'partner_order_page', {
+    recordKey: null,
+    position: null,
+    rawText: response.text,
+    reason,
+  });
 }
 
 export interface OrdersPage {
@@ -244,13 +283,20 @@ export interface OrdersPage {
  * next, so nothing buffers the history, and stops early by leaving the loop: no further request
  * is made.
  */
-export async function* orderPages(env: SyncEnv, query: Record<string, QueryValue>, label: string): AsyncGenerator<OrdersPage> {
+export async function* orderPages(
+  env: SyncEnv,
+  query: Record<string, QueryValue>,
+  label: string,
+): AsyncGenerator<OrdersPage> {
   const offsetName = env.config.params.offset;
   let previousPage = '';
   let pages = 0;
   for (let offset = 0; pages < MAX_PAGES_PER_LISTING; offset += ORDERS_PAGE_LIMIT) {
     checkAbort(env.signal, SOURCE);
-    const response = await env.client.listOrders({ ...query, limit: ORDERS_PAGE_LIMIT, [offsetName]: offset }, env.signal);
+    const response = await env.client.listOrders(
+      { ...query, limit: ORDERS_PAGE_LIMIT, [offsetName]: offset },
+      env.signal,
+    );
     pages++;
     env.result.pages++;
     const records = asArray(response.body);
@@ -267,12 +313,18 @@ export async function* orderPages(env: SyncEnv, query: Record<string, QueryValue
     // (wrong partner.params.offset). Paging on would loop forever and find nothing new.
     const pageIds = orders.ids.join('\n');
     if (pageIds === previousPage) {
-      env.logger.warn({ label, offsetParam: offsetName, offset }, 'the same full page came back for the next offset: check partner.params.offset (the wire name of the offset parameter)');
+      env.logger.warn(
+        { label, offsetParam: offsetName, offset },
+        'the same full page came back for the next offset: check partner.params.offset (the wire name of the offset parameter)',
+      );
       return;
     }
     previousPage = pageIds;
   }
-  env.logger.warn({ label, pages }, 'order listing stopped at the page guard: the offset parameter may be ignored by the server');
+  env.logger.warn(
+    { label, pages },
+    'order listing stopped at the page guard: the offset parameter may be ignored by the server',
+  );
 }
 
 export interface Listing {
@@ -298,7 +350,15 @@ export async function readListing(
   label: string,
   options: { day?: string; stopAfter?: (page: ValidatedOrders) => boolean } = {},
 ): Promise<Listing> {
-  const listing: Listing = { pages: 0, rows: 0, ids: new Set(), duplicates: 0, quarantined: 0, outsideDay: 0, complete: false };
+  const listing: Listing = {
+    pages: 0,
+    rows: 0,
+    ids: new Set(),
+    duplicates: 0,
+    quarantined: 0,
+    outsideDay: 0,
+    complete: false,
+  };
   for await (const page of orderPages(env, query, label)) {
     listing.pages++;
     if (page.orders === null) break;

@@ -46,7 +46,11 @@ export async function syncDays(env: SyncEnv, days: string[], relist: boolean): P
   const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
   if (failure) throw failure.reason;
   env.result.coverage.sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0));
-  if (env.result.skippedDays.length) env.logger.debug({ days: env.result.skippedDays }, 'partner days already read completely after they ended: not listed again');
+  if (env.result.skippedDays.length)
+    env.logger.debug(
+      { days: env.result.skippedDays },
+      'partner days already read completely after they ended: not listed again',
+    );
   return listed;
 }
 
@@ -83,7 +87,13 @@ async function syncDay(env: SyncEnv, day: string): Promise<DayCoverage> {
     quarantined = listing.quarantined;
     outsideDay = listing.outsideDay;
     for (const id of listing.ids) seen.add(id);
-    passes.push({ pages: listing.pages, rows: listing.rows, distinct: listing.ids.size, duplicates: listing.duplicates, outsideDay: listing.outsideDay });
+    passes.push({
+      pages: listing.pages,
+      rows: listing.rows,
+      distinct: listing.ids.size,
+      duplicates: listing.duplicates,
+      outsideDay: listing.outsideDay,
+    });
     if (!listing.complete) break;
     if (over && pass === 1 && listing.duplicates === 0 && listing.outsideDay === 0) {
       settled = true;
@@ -99,8 +109,18 @@ async function syncDay(env: SyncEnv, day: string): Promise<DayCoverage> {
   const closed = settled && over && quarantined === 0 && outsideDay === 0;
   const coverage: DayCoverage = { day, pages, rows: seen.size, quarantined, settled, closed, passes };
   const detail = { passes, maxPasses: MAX_DAY_PASSES, ...(closed ? { closedAt: env.now.toISOString() } : {}) };
-  await saveCoverage(env.db, env.account, env.runId, { day, stream: ORDERS_STREAM, pages, rows: seen.size, quarantined, settled, detail }, env.now);
-  if (!settled) env.logger.warn({ day, passes }, 'partner orders of the day did not settle: the count kept changing between passes');
+  await saveCoverage(
+    env.db,
+    env.account,
+    env.runId,
+    { day, stream: ORDERS_STREAM, pages, rows: seen.size, quarantined, settled, detail },
+    env.now,
+  );
+  if (!settled)
+    env.logger.warn(
+      { day, passes },
+      'partner orders of the day did not settle: the count kept changing between passes',
+    );
   else env.logger.debug({ day, rows: seen.size, pages, passes: passes.length, closed }, 'partner day synced');
   return coverage;
 }

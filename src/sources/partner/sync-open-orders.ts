@@ -28,10 +28,15 @@ export async function refreshOpenOrders(env: SyncEnv): Promise<void> {
     if (plan.listThrough > 0) {
       env.progress.setStage(`refresh of ${group.day}`);
       const through = requireTimestampKey(open[plan.listThrough - 1]!.createdAt);
-      await readListing(env, { [params.from]: group.day, [params.to]: addDays(group.day, 1) }, `open orders of ${group.day}`, {
-        day: group.day,
-        stopAfter: (page) => page.oldestCreatedKey !== null && page.oldestCreatedKey < through,
-      });
+      await readListing(
+        env,
+        { [params.from]: group.day, [params.to]: addDays(group.day, 1) },
+        `open orders of ${group.day}`,
+        {
+          day: group.day,
+          stopAfter: (page) => page.oldestCreatedKey !== null && page.oldestCreatedKey < through,
+        },
+      );
       env.result.relistedForRefresh.push(group.day);
     }
     ids.push(...open.filter((o) => !env.written.has(o.orderId)).map((o) => o.orderId));
@@ -58,6 +63,9 @@ export async function refreshOpenOrders(env: SyncEnv): Promise<void> {
   if (missing.length) {
     await markOrdersNotFound(env.db, env.account, missing, env.now);
     env.result.notFound += missing.length;
-    env.logger.warn({ count: missing.length, orderIds: missing.slice(0, 20) }, 'open partner orders not found on refresh (404)');
+    env.logger.warn(
+      { count: missing.length, orderIds: missing.slice(0, 20) },
+      'open partner orders not found on refresh (404)',
+    );
   }
 }

@@ -24,13 +24,21 @@ export async function syncQuotes(env: SyncEnv): Promise<void> {
       // A quote is a sample for fee tracking: a refused pair must not fail the run; bad keys must.
       if (err instanceof HttpAuthError || !(err instanceof HttpStatusError)) throw err;
       env.result.quoteErrors++;
-      env.logger.warn({ quote: query, status: err.status, err: { message: err.message } }, 'buy quote refused; skipped');
+      env.logger.warn(
+        { quote: query, status: err.status, err: { message: err.message } },
+        'buy quote refused; skipped',
+      );
       continue;
     }
     const parsed = quoteSchema.safeParse(response.body);
     if (!parsed.success) {
       const recordKey = `${sample.quoteCurrencyCode}-${sample.baseCurrencyCode}-${sample.quoteCurrencyAmount}`;
-      await quarantineBody(env, '/quote/buy', 'partner_quote', { recordKey, position: null, rawText: response.text, reason: formatPartnerIssues(parsed.error) });
+      await quarantineBody(env, '/quote/buy', 'partner_quote', {
+        recordKey,
+        position: null,
+        rawText: response.text,
+        reason: formatPartnerIssues(parsed.error),
+      });
       continue;
     }
     const row = quoteToRow(parsed.data, response.body, { paymentMethod: sample.paymentMethod });

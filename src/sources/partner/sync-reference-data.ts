@@ -23,36 +23,75 @@ export async function syncReferenceData(env: SyncEnv): Promise<void> {
   const currencies = await client.currencies(env.signal);
   const list = flattenCurrencies(currencies.body);
   if (!list) {
-    await quarantineBody(env, '/currencies', 'partner_currency', { recordKey: null, position: null, rawText: currencies.text, reason: 'currencies: not a JSON array' });
+    await quarantineBody(env, '/currencies', 'partner_currency', {
+      recordKey: null,
+      position: null,
+      rawText: currencies.text,
+      reason: 'currencies: not a JSON array',
+    });
   } else {
     // One row per code, the later occurrence winning (as saveCurrencies keeps it).
     const byCode = new Map<string, { row: NewPartnerCurrency; position: number; rawText: string }>();
     const bad: BadRecord[] = [];
     for (const [position, c] of list.entries()) {
       const parsed = currencySchema.safeParse(c);
-      if (parsed.success) byCode.set(parsed.data.code, { row: currencyToRow(parsed.data), position, rawText: stringifyJsonLossless(c) });
-      else bad.push({ recordKey: readableKey(c, 'code'), position, rawText: stringifyJsonLossless(c), reason: formatPartnerIssues(parsed.error) });
+      if (parsed.success)
+        byCode.set(parsed.data.code, { row: currencyToRow(parsed.data), position, rawText: stringifyJsonLossless(c) });
+      else
+        bad.push({
+          recordKey: readableKey(c, 'code'),
+          position,
+          rawText: stringifyJsonLossless(c),
+          reason: formatPartnerIssues(parsed.error),
+        });
     }
     const items = [...byCode.values()];
     const snap = await writeSnapshot(db, {
-      snapshot: { account, source: SOURCE, kind: 'currencies', fetchedAt, bodyText: stringifyJsonLossless(currencies.body) },
+      snapshot: {
+        account,
+        source: SOURCE,
+        kind: 'currencies',
+        fetchedAt,
+        bodyText: stringifyJsonLossless(currencies.body),
+      },
       // Without the invalid currencies, should the database refuse the body they are part of.
-      storableBodyText: bad.length ? stringifyJsonLossless(list.filter((_, i) => !bad.some((b) => b.position === i))) : undefined,
+      storableBodyText: bad.length
+        ? stringifyJsonLossless(list.filter((_, i) => !bad.some((b) => b.position === i)))
+        : undefined,
       items,
-      insert: (trx, snapshotId, rows) => saveCurrencies(trx, snapshotId, rows.map((r) => r.row)),
+      insert: (trx, snapshotId, rows) =>
+        saveCurrencies(
+          trx,
+          snapshotId,
+          rows.map((r) => r.row),
+        ),
       quarantine: async (trx, refused, headRefused) => {
         const refusedCodes = new Set(refused.map((r) => r.item.row.code));
         const dbRefused: BadRecord[] =
           headRefused !== null
             ? [{ recordKey: null, position: null, rawText: currencies.text, reason: `currencies: ${headRefused}` }]
-            : refused.map((r) => ({ recordKey: r.item.row.code, position: r.item.position, rawText: r.item.rawText, reason: r.reason }));
-        await quarantineResponse(trx, origin(env, '/currencies', 'partner_currency'), [...bad, ...dbRefused], items.map((it) => it.row.code).filter((code) => !refusedCodes.has(code)));
+            : refused.map((r) => ({
+                recordKey: r.item.row.code,
+                position: r.item.position,
+                rawText: r.item.rawText,
+                reason: r.reason,
+              }));
+        await quarantineResponse(
+          trx,
+          origin(env, '/currencies', 'partner_currency'),
+          [...bad, ...dbRefused],
+          items.map((it) => it.row.code).filter((code) => !refusedCodes.has(code)),
+        );
         bad.push(...dbRefused);
       },
     });
     env.result.snapshots.currencies = snap.changed;
     countQuarantined(env, '/currencies', bad);
-    if (snap.refused.length) env.logger.warn({ refused: snap.refused.map((r) => ({ code: r.item.row.code, reason: r.reason })) }, 'partner currencies refused by the database; written one by one, the refused ones quarantined');
+    if (snap.refused.length)
+      env.logger.warn(
+        { refused: snap.refused.map((r) => ({ code: r.item.row.code, reason: r.reason })) },
+        'partner currencies refused by the database; written one by one, the refused ones quarantined',
+      );
   }
 
   for (const [kind, fetch, schema, key] of [
@@ -64,7 +103,12 @@ export async function syncReferenceData(env: SyncEnv): Promise<void> {
     const response = await fetch();
     const parsed = schema.safeParse(response.body);
     if (!parsed.success) {
-      await quarantineBody(env, endpoint, `partner_${kind}`, { recordKey: null, position: null, rawText: response.text, reason: formatPartnerIssues(parsed.error) });
+      await quarantineBody(env, endpoint, `partner_${kind}`, {
+        recordKey: null,
+        position: null,
+        rawText: response.text,
+        reason: formatPartnerIssues(parsed.error),
+      });
       continue;
     }
     // A body-only snapshot: the one thing the database can refuse is the body, then quarantined whole.
@@ -75,7 +119,12 @@ export async function syncReferenceData(env: SyncEnv): Promise<void> {
       insert: async () => {},
       quarantine: async (trx, _refused, headRefused) => {
         if (headRefused === null) return;
-        refusedBody.push({ recordKey: null, position: null, rawText: response.text, reason: `${kind}: ${headRefused}` });
+        refusedBody.push({
+          recordKey: null,
+          position: null,
+          rawText: response.text,
+          reason: `${kind}: ${headRefused}`,
+        });
         await quarantineResponse(trx, origin(env, endpoint, `partner_${kind}`), refusedBody);
       },
     });

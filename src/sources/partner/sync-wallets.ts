@@ -41,7 +41,11 @@ export async function syncWallets(env: SyncEnv, plan: { wholeHistory: boolean; d
     }
     for (const p of bounded) {
       env.progress.setStage(`wallet ${wallet} ${p.from}..${p.to}`);
-      await readListing(env, { walletAddress: wallet, [params.from]: p.from, [params.to]: p.to }, `orders of wallet ${wallet} from ${p.from} to ${p.to}`);
+      await readListing(
+        env,
+        { walletAddress: wallet, [params.from]: p.from, [params.to]: p.to },
+        `orders of wallet ${wallet} from ${p.from} to ${p.to}`,
+      );
       env.result.wallets++;
     }
   }

@@ -10,7 +10,17 @@ const NUMERIC_MAX_INT_DIGITS = 131_072;
 const NUMERIC_MAX_SCALE = 16_383;
 const ID_FIELDS = ['eventId', 'orderId'] as const;
 const TIMESTAMP_FIELDS = ['createdAt', 'orderStateUpdatedAt'] as const;
-const DECIMAL_FIELDS = ['inputAmount', 'outputAmount', 'amountUsd', 'processingFee', 'processingFeeUsd', 'partnerFee', 'partnerFeeUsd', 'networkFee', 'networkFeeUsd'] as const;
+const DECIMAL_FIELDS = [
+  'inputAmount',
+  'outputAmount',
+  'amountUsd',
+  'processingFee',
+  'processingFeeUsd',
+  'partnerFee',
+  'partnerFeeUsd',
+  'networkFee',
+  'networkFeeUsd',
+] as const;
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:[Zz]|([+-])(\d{2}):?(\d{2}))$/;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -26,7 +36,12 @@ export function decodeUtf8(bytes: Uint8Array): string | null {
 
 /** A value for a reason: JSON-quoted (NUL and lone surrogates escaped), long ones cut with their length. */
 export function showValue(value: unknown): string {
-  const text = typeof value === 'string' ? value : isLosslessNumber(value) ? (value as LosslessNumber).value : JSON.stringify(value) ?? String(value);
+  const text =
+    typeof value === 'string'
+      ? value
+      : isLosslessNumber(value)
+        ? (value as LosslessNumber).value
+        : (JSON.stringify(value) ?? String(value));
   const cut = text.length > 60 ? `${text.slice(0, 40)}… (${text.length} characters)` : text;
   return JSON.stringify(cut);
 }
@@ -96,8 +111,10 @@ export function isWellFormed(text: string): boolean {
 }
 
 function badText(text: string, where: string): string | null {
-  if (text.includes('\u0000')) return `${where}: contains the NUL character \\u0000, which Postgres text cannot hold (got ${showValue(text)})`;
-  if (!isWellFormed(text)) return `${where}: contains a lone UTF-16 surrogate, which is not a character (got ${showValue(text)})`;
+  if (text.includes('\u0000'))
+    return `${where}: contains the NUL character \\u0000, which Postgres text cannot hold (got ${showValue(text)})`;
+  if (!isWellFormed(text))
+    return `${where}: contains a lone UTF-16 surrogate, which is not a character (got ${showValue(text)})`;
   return null;
 }
 
@@ -111,8 +128,10 @@ export function numericOutOfRange(text: string): string | null {
   }
   if (!d.isFinite()) return 'is not a finite number';
   if (d.isZero()) return null;
-  if (d.e >= NUMERIC_MAX_INT_DIGITS) return `has ${d.e + 1} digits before the decimal point, more than the ${NUMERIC_MAX_INT_DIGITS} Postgres numeric holds`;
-  if (d.decimalPlaces() > NUMERIC_MAX_SCALE) return `has ${d.decimalPlaces()} decimal places, more than the ${NUMERIC_MAX_SCALE} Postgres numeric holds`;
+  if (d.e >= NUMERIC_MAX_INT_DIGITS)
+    return `has ${d.e + 1} digits before the decimal point, more than the ${NUMERIC_MAX_INT_DIGITS} Postgres numeric holds`;
+  if (d.decimalPlaces() > NUMERIC_MAX_SCALE)
+    return `has ${d.decimalPlaces()} decimal places, more than the ${NUMERIC_MAX_SCALE} Postgres numeric holds`;
   return null;
 }
 
@@ -120,7 +139,14 @@ export function numericOutOfRange(text: string): string | null {
 export function invalidDateTime(text: string): string | null {
   const m = DATE_TIME.exec(text.trim());
   if (!m) return 'not an ISO 8601 date-time';
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   if (year < 1) return 'year 0000 does not exist (the year before 0001 is 1 BC)';
   if (month < 1 || month > 12) return `month ${m[2]} does not exist`;
   const days = new Date(Date.UTC(year, month, 0)).getUTCDate();

@@ -4,8 +4,22 @@ import { asDatabaseUnavailable } from '../../store/database-errors.js';
 import { parseJsonLossless, stringifyJsonLossless } from '../../decimal/json.js';
 import { extraEventFields, formatPartnerIssues, orderEventSchema, readableKey } from './schemas.js';
 import { orderToRow, requireTimestampKey } from './transform.js';
-import { quarantineWebhookBody, setLegacyBodyHash, writeWebhookEvent, writeWebhookEvents, type WebhookBatchItem, type WebhookWriteResult } from '../../store/webhook-events.js';
-import { canonicalHash, canonicalHashOfText, decodeUtf8, isWellFormed, MAX_ID_BYTES, unstorableReason } from './webhook-body.js';
+import {
+  quarantineWebhookBody,
+  setLegacyBodyHash,
+  writeWebhookEvent,
+  writeWebhookEvents,
+  type WebhookBatchItem,
+  type WebhookWriteResult,
+} from '../../store/webhook-events.js';
+import {
+  canonicalHash,
+  canonicalHashOfText,
+  decodeUtf8,
+  isWellFormed,
+  MAX_ID_BYTES,
+  unstorableReason,
+} from './webhook-body.js';
 
 setLegacyBodyHash(canonicalHashOfText);
 
@@ -40,7 +54,11 @@ export interface EventInput {
  * its own is written again event by event, so one bad event never holds back the others.
  */
 export class WebhookBatcher {
-  private queue: Array<{ item: WebhookBatchItem; resolve: (r: WebhookWriteResult) => void; reject: (e: unknown) => void }> = [];
+  private queue: Array<{
+    item: WebhookBatchItem;
+    resolve: (r: WebhookWriteResult) => void;
+    reject: (e: unknown) => void;
+  }> = [];
   private running = 0;
   private scheduled = false;
 
@@ -76,7 +94,12 @@ export class WebhookBatcher {
       let results: WebhookWriteResult[] | null = null;
       let settled = false;
       try {
-        results = await writeWebhookEvents(this.db, this.account, batch.map((b) => b.item), now);
+        results = await writeWebhookEvents(
+          this.db,
+          this.account,
+          batch.map((b) => b.item),
+          now,
+        );
       } catch (err) {
         if (asDatabaseUnavailable(err, this.options.databaseTarget ?? 'the database') || batch.length === 1) {
           for (const b of batch) b.reject(err);
@@ -108,12 +131,19 @@ export class WebhookBatcher {
  */
 export async function handleEventBody(input: EventInput): Promise<EventOutcome> {
   const { db, account, now, endpoint } = input;
-  const bytes = typeof input.body === 'string' ? Buffer.from(input.body, 'utf8') : Buffer.from(input.body.buffer, input.body.byteOffset, input.body.byteLength);
+  const bytes =
+    typeof input.body === 'string'
+      ? Buffer.from(input.body, 'utf8')
+      : Buffer.from(input.body.buffer, input.body.byteOffset, input.body.byteLength);
   const text = decodeUtf8(bytes);
   const printable = text !== null && !text.includes('\u0000') ? text : `base64:${bytes.toString('base64')}`;
   const quarantine = async (reason: string, eventId: string | null) => {
     const recordKey = eventId !== null && storableKey(eventId) ? eventId : null;
-    await quarantineWebhookBody(db, { account, endpoint, recordKey, rawBytes: bytes, rawText: printable, reason: storableText(reason) }, now);
+    await quarantineWebhookBody(
+      db,
+      { account, endpoint, recordKey, rawBytes: bytes, rawText: printable, reason: storableText(reason) },
+      now,
+    );
   };
 
   let parsed: unknown;
@@ -161,10 +191,19 @@ export async function handleEventBody(input: EventInput): Promise<EventOutcome> 
       },
       order: orderToRow(event, parsed),
     };
-    const written = input.write ? await input.write(item) : await writeWebhookEvent(db, account, item.event, item.order, now);
+    const written = input.write
+      ? await input.write(item)
+      : await writeWebhookEvent(db, account, item.event, item.order, now);
     if (written.kind === 'duplicate') return { kind: 'duplicate', eventId: event.eventId };
     if (written.kind === 'conflict') return { kind: 'conflict', eventId: event.eventId };
-    return { kind: 'stored', eventId: event.eventId, orderId: event.orderId, orderState: event.orderState, applied: written.applied, extraFields };
+    return {
+      kind: 'stored',
+      eventId: event.eventId,
+      orderId: event.orderId,
+      orderState: event.orderState,
+      applied: written.applied,
+      extraFields,
+    };
   } catch (err) {
     // The last line of defence: a database that is away is the sender's to retry; anything it
     // refuses (a value the checks above did not foresee) is quarantined with its words.
