@@ -668,15 +668,13 @@ export async function balanceSnapshots(
     )
     .execute();
   for (const r of rows)
-    map
-      .get(r.snapshot_id)
-      ?.balances.push({
-        currency: r.currency,
-        balance: r.balance,
-        available: r.available,
-        balanceLocal: r.balance_local,
-        rate: r.rate,
-      });
+    map.get(r.snapshot_id)?.balances.push({
+      currency: r.currency,
+      balance: r.balance,
+      available: r.available,
+      balanceLocal: r.balance_local,
+      rate: r.rate,
+    });
   return map;
 }
 
