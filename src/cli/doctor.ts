@@ -1,4 +1,6 @@
-/** `doctor`: proves the set-up before the first night, one line per part (config, folders, database, APIs, SMTP, webhook port). */
+/** `doctor`: proves the set-up before the first night, one line per part (config, folders, database, APIs, SMTP,
+ * webhook port).
+ */
 import { mkdirSync, rmSync, writeFileSync, accessSync, constants } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';

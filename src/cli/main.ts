@@ -27,7 +27,8 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
 
 const program = new Command('ramp-recon')
   .description(
-    'Reconcile partner on-ramp orders with exchange fills, deposits, withdrawals and balances; report to Excel and e-mail.',
+    'Reconcile partner on-ramp orders with exchange fills, deposits, withdrawals and balances; report to Excel and ' +
+      'e-mail.',
   )
   .version(packageVersion(), '-V, --version', 'print the version and exit')
   .option('-c, --config <file>', 'JSON config file (default: $RAMP_RECON_CONFIG)')

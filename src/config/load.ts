@@ -83,7 +83,8 @@ export function loadConfig(options: LoadOptions = {}): Config {
     );
   if (envConfig.PARTNER_API_URL && !envConfig.PARTNER_PUBLIC_KEY)
     problems.push(
-      'environment variable PARTNER_PUBLIC_KEY: required when PARTNER_API_URL is set (reference data and quotes need the public key)',
+      'environment variable PARTNER_PUBLIC_KEY: required when PARTNER_API_URL is set (reference data and quotes need ' +
+        'the public key)',
     );
   if (envConfig.EXCHANGE_API_URL && !envConfig.EXCHANGE_API_TOKEN)
     problems.push('environment variable EXCHANGE_API_TOKEN: required when EXCHANGE_API_URL is set');
@@ -141,7 +142,8 @@ export function requireSources(config: Config, sources: Array<'partner' | 'excha
   const problems: string[] = [];
   if (sources.includes('partner') && !config.partner.apiUrl)
     problems.push(
-      'environment variable PARTNER_API_URL: required (with PARTNER_PUBLIC_KEY and PARTNER_PRIVATE_KEY) to sync the Partner API',
+      'environment variable PARTNER_API_URL: required (with PARTNER_PUBLIC_KEY and PARTNER_PRIVATE_KEY) to sync the ' +
+        'Partner API',
     );
   if (sources.includes('exchange') && !config.exchange.apiUrl)
     problems.push('environment variable EXCHANGE_API_URL: required (with EXCHANGE_API_TOKEN) to sync the Exchange API');

@@ -1,4 +1,6 @@
-/** The one Break: a rule's finding on one entity, as a rule reports it, as stored with its history, and its lifecycle events. */
+/** The one Break: a rule's finding on one entity, as a rule reports it, as stored with its history, and its lifecycle
+ * events.
+ */
 
 export type Severity = 'high' | 'medium' | 'low';
 export type BreakStatus = 'open' | 'resolved';
@@ -6,7 +8,9 @@ export type BreakStatus = 'open' | 'resolved';
 /** Most severe first; a reader ranks a severity it does not know after these. */
 export const SEVERITY_RANK: Readonly<Record<Severity, number>> = { high: 0, medium: 1, low: 2 };
 
-/** A break as stored (the `break` table): its latest figures and its history across runs; amounts are decimal strings. */
+/**
+ * A break as stored (the `break` table): its latest figures and its history across runs; amounts are decimal strings.
+ */
 export interface Break {
   code: string;
   /** The entity the rule judged (an order id, an exec id, a currency...; docs/rules.md "Keys"). */
@@ -73,7 +77,10 @@ export function lateCounts(late: readonly Pick<LateBreak, 'event'>[]): LateCount
   return { total: late.length, opened: n('opened'), reopened: n('reopened'), resolved: n('resolved') };
 }
 
-/** The late breaks by day (oldest first), then opened before reopened before resolved, then code and key: the order every list shows. */
+/**
+ * The late breaks by day (oldest first), then opened before reopened before resolved, then code and key: the order
+ * every list shows.
+ */
 export function sortLate<T extends Pick<LateBreak, 'day' | 'event' | 'code' | 'key'>>(late: readonly T[]): T[] {
   const rank = { opened: 0, reopened: 1, resolved: 2 } as const;
   return [...late].sort(

@@ -1,4 +1,6 @@
-/** Exchange records the rules and the report work on: order (with its fills' sums), fill, deposit, withdrawal, balance snapshot. */
+/** Exchange records the rules and the report work on: order (with its fills' sums), fill, deposit, withdrawal, balance
+ * snapshot.
+ */
 import type { Decimal } from '../decimal/decimal.js';
 
 /** An exchange order with the set-based sums of *all* its stored fills. */

@@ -1,4 +1,6 @@
-/** What the syncs record about their own completeness: a stream's coverage of a day, and a record set aside as invalid. */
+/** What the syncs record about their own completeness: a stream's coverage of a day, and a record set aside as invalid.
+ *
+ */
 
 export interface CoverageRow {
   source: string;

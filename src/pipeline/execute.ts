@@ -79,7 +79,8 @@ export async function executeRun<T>(
       if (interrupted.length)
         deps.logger.warn(
           { runs: interrupted },
-          'marked runs left running by a process that ended (killed, or cut off from the database) as failed, in the stage each was in',
+          'marked runs left running by a process that ended (killed, or cut off from the database) as failed, in the ' +
+            'stage each was in',
         );
 
       const runId = await createRun(store.db, {

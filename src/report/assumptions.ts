@@ -19,7 +19,8 @@ export function assumptions(config: Config): Array<[string, string]> {
     ['Withdrawal states that debit the balance', `${config.exchange.withdrawalDebitStates.join(', ')} (amount + fee)`],
     [
       'Deposits and withdrawals in the roll-forward',
-      'counted in the pair of balance snapshots where their state change was first observed (a withdrawal leaving the debit states is credited back there); one first seen already final by its timestamp',
+      'counted in the pair of balance snapshots where their state change was first observed (a withdrawal leaving ' +
+        'the debit states is credited back there); one first seen already final by its timestamp',
     ],
     ['Exchange account', config.exchange.account],
     ['Tolerance, USD amounts', t.usd],

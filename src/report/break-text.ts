@@ -1,4 +1,6 @@
-/** A break in words: the rule's plain-English title, a one-sentence explanation, the unit of its figures, its readable detail and its amounts as reported. */
+/** A break in words: the rule's plain-English title, a one-sentence explanation, the unit of its figures, its readable
+ * detail and its amounts as reported.
+ */
 import { Decimal } from '../decimal/decimal.js';
 import { findRule } from '../rules/catalog.js';
 import type { Break } from '../domain/index.js';
@@ -23,7 +25,9 @@ export function isNumericText(text: string | null | undefined): text is string {
   return typeof text === 'string' && NUMERIC.test(text.trim());
 }
 
-/** The rule's name in plain English ("Partner fee USD twin"), or the code itself for a code the catalog does not know. */
+/**
+ * The rule's name in plain English ("Partner fee USD twin"), or the code itself for a code the catalog does not know.
+ */
 export function ruleTitle(code: string): string {
   return findRule(code)?.title ?? code;
 }
@@ -203,7 +207,9 @@ function isLossless(v: unknown): v is { value: string } {
   return typeof v === 'object' && v !== null && 'isLosslessNumber' in v;
 }
 
-/** One value in words: exact numbers (LosslessNumber, bigint), ISO times, lists joined, objects as "name: value, ...". */
+/**
+ * One value in words: exact numbers (LosslessNumber, bigint), ISO times, lists joined, objects as "name: value, ...".
+ */
 export function valueText(v: unknown): string {
   if (v === null || v === undefined) return '';
   if (isLossless(v)) return String(v.value);

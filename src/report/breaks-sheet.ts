@@ -1,4 +1,6 @@
-/** The Breaks sheet: its columns (the workflow contract among them), its rows in words with links to the data sheets, USD impact and the fill-in columns. */
+/** The Breaks sheet: its columns (the workflow contract among them), its rows in words with links to the data sheets,
+ * USD impact and the fill-in columns.
+ */
 import { Decimal } from '../decimal/decimal.js';
 import { amountOrText, link, rowPlace, type Cell, type Row, type SheetSpec, type Tone } from './cells.js';
 import { breakId, SEVERITY_RANK, type Break, type LateBreak, type ReportedBreak } from '../domain/index.js';
@@ -83,7 +85,8 @@ export const breaksSpec: SheetSpec = {
     { header: H.actual, kind: 'amount', width: 22, wrap: true },
     { header: H.difference, kind: 'amount', width: 22, wrap: true },
     { header: H.usd, kind: 'amount' },
-    // yes: the break's record belongs to the period reported; no: carried over (docs/rules.md "This period or carried over");
+    // yes: the break's record belongs to the period reported; no: carried over (docs/rules.md "This period or carried
+    // over");
     // "no: opened by late data of <day>": a break of an earlier day this run opened because its record changed late
     { header: H.inPeriod, kind: 'text' },
     { header: H.age, kind: 'int' },

@@ -118,7 +118,9 @@ export function isDay(cell: Cell): cell is DayCell {
   return typeof cell === 'object' && cell !== null && !(cell instanceof Date) && cell.kind === 'day';
 }
 
-/** `#,##0.00` style format with `dp` decimals (at most 30, Excel's limit); negatives in red so differences stand out. */
+/**
+ * `#,##0.00` style format with `dp` decimals (at most 30, Excel's limit); negatives in red so differences stand out.
+ */
 export function numberFormat(dp: number): string {
   const d = shownDecimals(dp);
   return (NUMBER_FORMATS[d] ??= formatWith(d));

@@ -1,4 +1,6 @@
-/** The CSV edge (`report --csv DIR`): one RFC 4180 file per table sheet, written from the very rows the workbook gets. */
+/** The CSV edge (`report --csv DIR`): one RFC 4180 file per table sheet, written from the very rows the workbook gets.
+ *
+ */
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';

@@ -1,4 +1,6 @@
-/** The e-mail's digest of a run's workbook (banner, status, the five oldest or largest open breaks in words), computed when the workbook is written. */
+/** The e-mail's digest of a run's workbook (banner, status, the five oldest or largest open breaks in words), computed
+ * when the workbook is written.
+ */
 import { Decimal } from '../decimal/decimal.js';
 import { MS_PER_DAY } from '../util/dates.js';
 import type { OpenBreakCounts, ReportedBreak } from '../domain/index.js';

@@ -1,4 +1,6 @@
-/** The report e-mail (subject, text, html) built from the run, the counts and the digest stored with its workbook: pure, no I/O. */
+/** The report e-mail (subject, text, html) built from the run, the counts and the digest stored with its workbook:
+ * pure, no I/O.
+ */
 import type { OpenBreakCounts, PeriodSplit } from '../domain/index.js';
 import { ruleTitle } from './break-text.js';
 import type { DigestBreak, ReportDigest, RunInfo } from './model.js';
@@ -43,7 +45,10 @@ export function messageSubject(digest: ReportDigest, counts: OpenBreakCounts): s
   return `${period}: ${plural(counts.total, 'open break')} (${counts.inPeriod} this period, ${counts.carriedOver} carried over)${explained}${failed}`;
 }
 
-/** A break in words, one line: "[high] Fill fee rate off by ... (E_FEE_RATE 123; 3 days old; USD impact 12.50; carried over)". */
+/**
+ * A break in words, one line: "[high] Fill fee rate off by ... (E_FEE_RATE 123; 3 days old; USD impact 12.50; carried
+ * over)".
+ */
 export function breakLine(b: DigestBreak): string {
   const facts = [
     `${b.code} ${b.key}`,

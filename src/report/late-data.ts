@@ -1,4 +1,6 @@
-/** What late data changed about earlier days, in words: the Summary's section, the e-mail's lines and the Breaks sheet's mark. */
+/** What late data changed about earlier days, in words: the Summary's section, the e-mail's lines and the Breaks
+ * sheet's mark.
+ */
 import { lateCounts, sortLate, type LateBreak, type LateCounts } from '../domain/index.js';
 import { ruleTitle } from './break-text.js';
 
@@ -7,7 +9,8 @@ export const LATE_LISTED_IN_MAIL = 10;
 
 /** What "late data" means, wherever the figure is shown. */
 export const LATE_MEANING =
-  'breaks of days before this period that this run opened, reopened or resolved because their records changed after those days were reconciled (a fill published late, a deposit listed late, a state or fee changed days later)';
+  'breaks of days before this period that this run opened, reopened or resolved because their records changed after ' +
+  'those days were reconciled (a fill published late, a deposit listed late, a state or fee changed days later)';
 
 /** "3 breaks of earlier days changed by late data: 2 opened, 1 resolved"; "none" when nothing changed. */
 export function lateSentence(c: LateCounts): string {
@@ -33,7 +36,9 @@ export function lateDigest(
   return { ...lateCounts(late), breaks: sortLate(late).slice(0, limit) };
 }
 
-/** The Breaks sheet's "This period?" for a break the run opened or reopened on late data: "no: late data of 2026-11-20". */
+/**
+ * The Breaks sheet's "This period?" for a break the run opened or reopened on late data: "no: late data of 2026-11-20".
+ */
 export function latePeriodMark(b: LateBreak): string {
   return `no: ${b.event} by late data of ${b.day}`;
 }

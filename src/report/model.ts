@@ -1,4 +1,6 @@
-/** The report's plain data (the run, its breaks, the period's records as the sheets show them): loaders fill it from the store, tests by hand. */
+/** The report's plain data (the run, its breaks, the period's records as the sheets show them): loaders fill it from
+ * the store, tests by hand.
+ */
 import type { Decimal } from '../decimal/decimal.js';
 import type {
   Break,

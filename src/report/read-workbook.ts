@@ -1,4 +1,6 @@
-/** The exceljs edge back in: reads a returned workbook's run id and the filled-in columns of its Breaks sheet into plain rows. */
+/** The exceljs edge back in: reads a returned workbook's run id and the filled-in columns of its Breaks sheet into
+ * plain rows.
+ */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import ExcelJS from 'exceljs';

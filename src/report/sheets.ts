@@ -1,4 +1,6 @@
-/** The data sheets: their names, column specs and the pure builders of their rows (partner, exchange, balances, coverage); the Breaks sheet is in breaks-sheet.ts. */
+/** The data sheets: their names, column specs and the pure builders of their rows (partner, exchange, balances,
+ * coverage); the Breaks sheet is in breaks-sheet.ts.
+ */
 import { Decimal } from '../decimal/decimal.js';
 import { EXCEL_MAX_DECIMALS, amount, day, type Cell, type Row, type SheetSpec } from './cells.js';
 import type { Break } from '../domain/index.js';
@@ -268,7 +270,10 @@ export const fillsSpec: SheetSpec = {
   ],
 };
 
-/** Decimals of a notional (sum of qty x price): the quantity's scale plus the price's, so no notional needs its exact text beside it. */
+/**
+ * Decimals of a notional (sum of qty x price): the quantity's scale plus the price's, so no notional needs its exact
+ * text beside it.
+ */
 export function notionalDp(p: { qty: number; price: number }): number {
   return Math.min(p.qty + p.price, EXCEL_MAX_DECIMALS);
 }

@@ -107,7 +107,10 @@ export function periodLabel(from: string, toExclusive: string): string {
   return last <= from ? from : `${from} to ${last}`;
 }
 
-/** `ramp-recon_2026-11-21_<runId>.xlsx`, `ramp-recon_2026-11-18_to_2026-11-21_<runId>.xlsx`: the period label, no spaces. */
+/**
+ * `ramp-recon_2026-11-21_<runId>.xlsx`, `ramp-recon_2026-11-18_to_2026-11-21_<runId>.xlsx`: the period label, no
+ * spaces.
+ */
 export function reportFileNameOf(run: { periodFrom: string; periodTo: string; id: string }): string {
   return `ramp-recon_${periodLabel(run.periodFrom, run.periodTo).replace(' to ', '_to_')}_${run.id}.xlsx`;
 }
@@ -301,7 +304,9 @@ export function usdSum(
   return { usd, unvalued: [...unvalued].sort() };
 }
 
-/** The currency a fill's fee is charged in: the symbol's counter currency, or its base with exchange.feeCurrency = base. */
+/**
+ * The currency a fill's fee is charged in: the symbol's counter currency, or its base with exchange.feeCurrency = base.
+ */
 export function feeCurrencyOf(
   symbol: string,
   precision: Precision,
@@ -312,7 +317,10 @@ export function feeCurrencyOf(
   return { code, dp: feeCurrency === 'base' ? p.qty : p.counter };
 }
 
-/** Partner fees (per input currency) and fill fees (per fee currency) of each day, merged into one row per day and currency. */
+/**
+ * Partner fees (per input currency) and fill fees (per fee currency) of each day, merged into one row per day and
+ * currency.
+ */
 export function feeDays(
   partner: ReadonlyArray<{ day: string; currency: string; fee: Decimal; feeUsd: Decimal }>,
   fills: ReadonlyArray<{ day: string; symbol: string; fee: Decimal }>,
@@ -676,7 +684,8 @@ export function summaryRows(input: SummaryInput): Row[] {
   rows.push(
     pair(
       'Breaks sheet',
-      'fill in Owner, Explanation and Explained? (yes/no) and return the file: `ramp-recon breaks import <file>` records them',
+      'fill in Owner, Explanation and Explained? (yes/no) and return the file: `ramp-recon breaks import <file>` ' +
+        'records them',
     ),
   );
   rows.push(pair('Sheets over 1,048,576 rows', 'continue on a sheet of the same name with (2), (3)...'));
@@ -753,7 +762,10 @@ function syncTimeRows(stages: Array<[string, StageInfo]>): Row[] {
   return rows;
 }
 
-/** The balance table: one column per currency (six a block), rows opening, each flow, expected and actual closing, residual and USD. */
+/**
+ * The balance table: one column per currency (six a block), rows opening, each flow, expected and actual closing,
+ * residual and USD.
+ */
 function balanceTableRows(
   rolls: BalanceRollRec[],
   latest: BalanceRec[],
@@ -822,7 +834,8 @@ function balanceTableRows(
   }
   rows.push({
     cells: [
-      'expected closing = opening + deposits - withdrawals + bought - sold - fees; opening of the first snapshot pair, actual closing of the last',
+      'expected closing = opening + deposits - withdrawals + bought - sold - fees; opening of the first snapshot ' +
+        'pair, actual closing of the last',
     ],
     tone: 'muted',
   });
@@ -845,7 +858,10 @@ function grandTotal(sum: { usd: Decimal; unvalued: string[] }): Row[] {
   return rows;
 }
 
-/** "Partner fees earned and exchange fees paid per day": one row per day and currency, a USD total per day and for the period. */
+/**
+ * "Partner fees earned and exchange fees paid per day": one row per day and currency, a USD total per day and for the
+ * period.
+ */
 function feeDayRows(days: FeeDayRec[], precision: Precision, rates: UsdRates | undefined): Row[] {
   const rows: Row[] = [
     section('Partner fees earned and exchange fees paid per day'),
@@ -899,7 +915,9 @@ function feeDayRows(days: FeeDayRec[], precision: Precision, rates: UsdRates | u
   return rows;
 }
 
-/** "2026-11-23 03:26:54": a time as text that fits the Summary's narrower columns (a date cell of that width shows ###). */
+/**
+ * "2026-11-23 03:26:54": a time as text that fits the Summary's narrower columns (a date cell of that width shows ###).
+ */
 function utcText(at: Date | string | null | undefined): string | null {
   if (!at) return null;
   return new Date(at).toISOString().slice(0, 19).replace('T', ' ');

@@ -1,4 +1,6 @@
-/** Where each deposit and withdrawal moves the balance: its state history placed into the pairs of balance snapshots (E_BALANCE_ROLL). */
+/** Where each deposit and withdrawal moves the balance: its state history placed into the pairs of balance snapshots
+ * (E_BALANCE_ROLL).
+ */
 import { ZERO, type Decimal } from '../decimal/decimal.js';
 import type { DayFlows } from './balance-roll.js';
 

@@ -1,4 +1,6 @@
-/** The balance roll-forward: each currency's opening balance plus the period's flows against the closing snapshot (E_BALANCE_ROLL, E_BALANCE_SANITY). */
+/** The balance roll-forward: each currency's opening balance plus the period's flows against the closing snapshot
+ * (E_BALANCE_ROLL, E_BALANCE_SANITY).
+ */
 import { Decimal, ZERO, decimalText } from '../decimal/decimal.js';
 import type { BalanceLine, BalanceSnapshot, DetectedBreak } from '../domain/index.js';
 import type { Failure } from './types.js';

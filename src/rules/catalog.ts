@@ -1,4 +1,6 @@
-/** The rule catalog: every rule's code, plain-English title, severity, description and scope, and the ruleset version. */
+/** The rule catalog: every rule's code, plain-English title, severity, description and scope, and the ruleset version.
+ *
+ */
 import type { Severity } from '../domain/index.js';
 
 /**
@@ -92,7 +94,8 @@ export const RULES: readonly RuleDef[] = [
     severity: 'low',
     description: "Settled order's polled state has no matching webhook event, or the latest event's state differs",
     scope:
-      'settled partner orders whose last state change just passed the 3-day retry window (any creation day), and those with an open break',
+      'settled partner orders whose last state change just passed the 3-day retry window (any creation day), and ' +
+      'those with an open break',
     scopeIndependent: false,
   },
   {
@@ -100,7 +103,8 @@ export const RULES: readonly RuleDef[] = [
     title: 'Exchange deposit missing for a paid order',
     severity: 'high',
     description:
-      'COMPLETED BUY order paid to our deposit address has no non-REJECTED exchange deposit with its transaction hash (one deposit settles one order)',
+      'COMPLETED BUY order paid to our deposit address has no non-REJECTED exchange deposit with its transaction ' +
+      'hash (one deposit settles one order)',
     scope: PERIOD_ORDERS,
     scopeIndependent: false,
   },
@@ -190,7 +194,8 @@ export const RULES: readonly RuleDef[] = [
     title: 'Data not fully synced',
     severity: 'high',
     description:
-      'A day and stream of the period no sync covered or settled, or a cursor that did not advance while the API had newer records',
+      'A day and stream of the period no sync covered or settled, or a cursor that did not advance while the API had ' +
+      'newer records',
     scope: 'stored sync coverage and cursor checks; every day and stream of the period',
     scopeIndependent: true,
   },

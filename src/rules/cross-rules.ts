@@ -1,4 +1,6 @@
-/** Partner-to-exchange rules: a paid partner order matched to its exchange deposit (X_DEPOSIT_MISSING, X_DEPOSIT_AMOUNT). */
+/** Partner-to-exchange rules: a paid partner order matched to its exchange deposit (X_DEPOSIT_MISSING,
+ * X_DEPOSIT_AMOUNT).
+ */
 import { decimalText } from '../decimal/decimal.js';
 import type { Verdict } from './tally.js';
 import type { Deposit, PartnerOrder } from '../domain/index.js';

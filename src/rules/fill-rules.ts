@@ -1,4 +1,6 @@
-/** Exchange order and fill rules: fills against their order, fee rates, symbol increments and sizes (E_FILL_*, E_FEE_RATE, E_SYMBOL_RULES). */
+/** Exchange order and fill rules: fills against their order, fee rates, symbol increments and sizes (E_FILL_*,
+ * E_FEE_RATE, E_SYMBOL_RULES).
+ */
 import { Decimal, ZERO, decimalText } from '../decimal/decimal.js';
 import type { Verdict } from './tally.js';
 import type { ExchangeOrderAgg, FeeRates, FeeSchedule, Fill, SymbolRules } from '../domain/index.js';

@@ -1,4 +1,6 @@
-/** Exchange deposit and withdrawal rules: stale records (E_STALE) and beneficiaries off the whitelist (E_WITHDRAWAL_BENEFICIARY). */
+/** Exchange deposit and withdrawal rules: stale records (E_STALE) and beneficiaries off the whitelist
+ * (E_WITHDRAWAL_BENEFICIARY).
+ */
 import type { Verdict } from './tally.js';
 import type { Deposit, Withdrawal } from '../domain/index.js';
 import { HOUR_MS, hoursText } from './util.js';

@@ -15,7 +15,10 @@ export interface SignalHandlerOptions {
   logger: Logger;
   /** Called once, on the first signal: stop taking new work and let the current work finish. */
   onGraceful: (signal: StopSignal) => void;
-  /** Called on the second signal: leave at once. Default: exit 1 (the interrupted run stays 'running' and the next run marks it failed). */
+  /**
+   * Called on the second signal: leave at once. Default: exit 1 (the interrupted run stays 'running' and the next run
+   * marks it failed).
+   */
   onForceful?: (signal: StopSignal) => void;
   /** What the first signal does, for the log line (default: finishing the current work). */
   graceful?: string;

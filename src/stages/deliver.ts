@@ -104,7 +104,10 @@ export async function deliverRun(ctx: StageContext, runId: string): Promise<Deli
   }
 }
 
-/** "SMTP smtps://host:465: <what the server or the socket said>; check SMTP_URL ...": the part, the server tried, the fix. */
+/**
+ * "SMTP smtps://host:465: <what the server or the socket said>; check SMTP_URL ...": the part, the server tried, the
+ * fix.
+ */
 function describe(err: unknown, smtpUrl: string): string {
   let server = 'SMTP';
   try {

@@ -1,4 +1,6 @@
-/** The reconcile stage: reads the period's stored records in pages, runs the rules, and records breaks and results on the run. */
+/** The reconcile stage: reads the period's stored records in pages, runs the rules, and records breaks and results on
+ * the run.
+ */
 import { toDecimal } from '../decimal/decimal.js';
 import type { StageContext } from './context.js';
 import type { Period } from '../domain/period.js';
@@ -67,7 +69,8 @@ import type { LateBreak, PartnerOrder, Withdrawal } from '../domain/index.js';
 import { addDays, dayStart } from '../util/dates.js';
 
 /**
- * Rows per page of the period's orders and withdrawals: the rules drop a page as soon as they have checked it, so reconcile
+ * Rows per page of the period's orders and withdrawals: the rules drop a page as soon as they have checked it, so
+ * reconcile
  * reads bigger pages than the workbook (keyset.ts PAGE_SIZE).
  */
 const RECONCILE_PAGE_SIZE = 5_000;
@@ -429,7 +432,10 @@ async function lateBreaks(
   });
 }
 
-/** The time (epoch ms) up to which every listing of a stream is read: the least of their cursors; null when one never ran. */
+/**
+ * The time (epoch ms) up to which every listing of a stream is read: the least of their cursors; null when one never
+ * ran.
+ */
 function slowest(values: ReadonlyArray<string | undefined>): number | null {
   let least: number | null = null;
   for (const v of values) {

@@ -67,7 +67,10 @@ export { SHEET } from '../report/sheets.js';
 export { headline, periodLabel } from '../report/summary.js';
 export { writeWorkbook } from '../report/write-workbook.js';
 
-/** `ramp-recon_<period label, ' to ' as '_to_'>_<runId>.xlsx`: ramp-recon_2026-11-21_<runId>.xlsx, ramp-recon_2026-11-18_to_2026-11-21_<runId>.xlsx. */
+/**
+ * `ramp-recon_<period label, ' to ' as '_to_'>_<runId>.xlsx`: ramp-recon_2026-11-21_<runId>.xlsx,
+ * ramp-recon_2026-11-18_to_2026-11-21_<runId>.xlsx.
+ */
 export function reportFileName(run: { periodFrom: string; periodTo: string; id: string }): string {
   return reportFileNameOf(run);
 }

@@ -1,4 +1,6 @@
-/** The exchange sync stage: builds the client and the progress from the stage context, runs the steps, returns the result. */
+/** The exchange sync stage: builds the client and the progress from the stage context, runs the steps, returns the
+ * result.
+ */
 import type { StageContext } from './context.js';
 import { listCursors } from '../store/cursors.js';
 import { createProgress } from '../util/progress.js';

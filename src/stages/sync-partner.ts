@@ -1,4 +1,6 @@
-/** The partner sync stage: builds the client and the progress from the stage context, runs the steps, returns the result. */
+/** The partner sync stage: builds the client and the progress from the stage context, runs the steps, returns the
+ * result.
+ */
 import type { StageContext } from './context.js';
 import type { Period } from '../domain/period.js';
 import { daysOf } from '../util/dates.js';

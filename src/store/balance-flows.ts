@@ -1,4 +1,6 @@
-/** The balance roll-forward in the store: daily flows between two balance snapshots, and each run's roll figures (balance_roll). */
+/** The balance roll-forward in the store: daily flows between two balance snapshots, and each run's roll figures
+ * (balance_roll).
+ */
 import { sql } from 'kysely';
 import type { Db } from './database.js';
 import { numericOrNull } from './type-parsers.js';

@@ -1,4 +1,6 @@
-/** The break workflow's store (README "Working breaks"): ack, unack, note, assign, list, show, reopen on changed amounts, and the import of a returned workbook. */
+/** The break workflow's store (README "Working breaks"): ack, unack, note, assign, list, show, reopen on changed
+ * amounts, and the import of a returned workbook.
+ */
 import { sql, type ColumnType, type Generated, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Db } from './database.js';
 import type { BreakRow, DB } from './schema.js';
@@ -106,7 +108,10 @@ export function sameAmounts(code: string, a: Amounts, b: Amounts): boolean {
   return AGE_RULES.has(code) || (same(a.actual, b.actual) && same(a.difference, b.difference));
 }
 
-/** The figures of an "Amounts as reported" cell (amountsAsReported in src/report/break-text.ts); null when the text is not four ` | `-separated parts. */
+/**
+ * The figures of an "Amounts as reported" cell (amountsAsReported in src/report/break-text.ts); null when the text is
+ * not four ` | `-separated parts.
+ */
 export function parseAmountsText(text: string): Amounts | null {
   // The cell may come back trimmed (a leading empty expected): split on the bars and their spaces.
   const parts = text.split(/\s*\|\s*/);
@@ -182,7 +187,10 @@ export async function workflowsOf(
 
 type Trx = Transaction<WorkflowDB>;
 
-/** The break, locked for this transaction (so a concurrent reconcile waits, then compares against this ack), and its workflow row. */
+/**
+ * The break, locked for this transaction (so a concurrent reconcile waits, then compares against this ack), and its
+ * workflow row.
+ */
 async function lockBreak(
   trx: Trx,
   account: string,

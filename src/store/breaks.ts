@@ -1,4 +1,6 @@
-/** The break repository: the one row -> Break mapper, open breaks (for a run, each with inPeriod), a run's changes, the lifecycle's reads and writes. */
+/** The break repository: the one row -> Break mapper, open breaks (for a run, each with inPeriod), a run's changes, the
+ * lifecycle's reads and writes.
+ */
 import { sql, type RawBuilder, type SqlBool, type Transaction } from 'kysely';
 import { EXCHANGE_ID, judgedForChange } from './changes.js';
 import type { Db } from './database.js';
@@ -222,7 +224,10 @@ export async function openBreaksOfRun(
   });
 }
 
-/** A lifecycle event of a run whose break's record lies on an earlier day and was judged for a change: late data moved that day's answer. */
+/**
+ * A lifecycle event of a run whose break's record lies on an earlier day and was judged for a change: late data moved
+ * that day's answer.
+ */
 export interface LateBreakFact {
   code: string;
   key: string;

@@ -1,4 +1,6 @@
-/** Change tracking (sql/0017): the records changed since an account was last judged, as SQL conditions the reads share, and the watermark. */
+/** Change tracking (sql/0017): the records changed since an account was last judged, as SQL conditions the reads share,
+ * and the watermark.
+ */
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import type { Db } from './database.js';
 import type { Span } from './keyset.js';
@@ -49,7 +51,10 @@ export async function openJudgement(db: Db, account: string): Promise<Judgement>
   return { since: mark.snapshot, until: snapshot };
 }
 
-/** Marks the judged changes (inside the transaction that writes the reconcile's breaks) and prunes the notes they covered. */
+/**
+ * Marks the judged changes (inside the transaction that writes the reconcile's breaks) and prunes the notes they
+ * covered.
+ */
 export async function closeJudgement(
   trx: Db,
   account: string,

@@ -147,7 +147,9 @@ export async function partnerFeesByDay(
   }));
 }
 
-/** Fill fees of the period per UTC day and symbol (the fee's currency follows from the symbol and exchange.feeCurrency). */
+/**
+ * Fill fees of the period per UTC day and symbol (the fee's currency follows from the symbol and exchange.feeCurrency).
+ */
 export async function fillFeesByDay(
   db: Db,
   account: string,

@@ -241,12 +241,18 @@ async function openQuarantineOfDays(
   return { open, unplaced };
 }
 
-/** The UTC day of a quarantined record from its raw time field (ISO text or epoch milliseconds), or null when unreadable. */
+/**
+ * The UTC day of a quarantined record from its raw time field (ISO text or epoch milliseconds), or null when
+ * unreadable.
+ */
 export function rawRecordDay(rawText: string, field: string): string | null {
   return recordDay(parseRecord(rawText), field);
 }
 
-/** A quarantined record's raw text as an object, or null (a quarantined body need not be JSON). Lossless: its amounts stay text. */
+/**
+ * A quarantined record's raw text as an object, or null (a quarantined body need not be JSON). Lossless: its amounts
+ * stay text.
+ */
 function parseRecord(rawText: string): Record<string, unknown> | null {
   let record: unknown;
   try {

@@ -1,4 +1,6 @@
-/** Reads of the exchange's records for reconcile and report: fills, orders against their fills, deposits, withdrawals, balance snapshots. */
+/** Reads of the exchange's records for reconcile and report: fills, orders against their fills, deposits, withdrawals,
+ * balance snapshots.
+ */
 import { sql, type Selectable } from 'kysely';
 import type { Db } from './database.js';
 import type { ExchangeFillTable } from './schema.js';
@@ -10,7 +12,9 @@ import type { BalanceRec, FillRec, OrderVsFillsRec } from '../report/model.js';
 import { keysetPages, keysetScan, PAGE_SIZE, spanPage, type Span, type TimeKey } from './keyset.js';
 import { changedFillIds, changedOrderIds, changedRow } from './changes.js';
 
-/** Fills per scan page of fillCandidatesIn (orders: half as many): only the candidates among them travel to the client. */
+/**
+ * Fills per scan page of fillCandidatesIn (orders: half as many): only the candidates among them travel to the client.
+ */
 export const SCAN_SIZE = 50_000;
 
 // ------------------------------------------------------------------ deposits and withdrawals
@@ -187,7 +191,10 @@ export async function* withdrawalsChangedOutside(
 
 // ------------------------------------------------------------------ exchange orders against their fills
 
-/** An exchange order in scope of the order rules (a fill in the span, or created in it with cumQty > 0), against *all* its stored fills; orderSymbol is the order's own (null when not stored). */
+/**
+ * An exchange order in scope of the order rules (a fill in the span, or created in it with cumQty > 0), against *all*
+ * its stored fills; orderSymbol is the order's own (null when not stored).
+ */
 export type OrderWithFills = OrderVsFillsRec & { orderSymbol: string | null };
 
 /**
@@ -432,7 +439,10 @@ interface OrderAggRow {
 
 // ------------------------------------------------------------------ fills
 
-/** Fills in the span with whether their order is stored / answered 404, by keyset on exec_id (the pages the per-fill rules would read without the prefilter). */
+/**
+ * Fills in the span with whether their order is stored / answered 404, by keyset on exec_id (the pages the per-fill
+ * rules would read without the prefilter).
+ */
 export async function* fillsIn(db: Db, account: string, span: Span, pageSize = PAGE_SIZE): AsyncGenerator<Fill[]> {
   const fetch = (after: string | null) => {
     let q = db

@@ -1,4 +1,6 @@
-/** Store functions of the exchange records (fills, orders, payments, snapshots), with the benchmarked one-statement page writes. */
+/** Store functions of the exchange records (fills, orders, payments, snapshots), with the benchmarked one-statement
+ * page writes.
+ */
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from './database.js';
 import type {

@@ -1,4 +1,6 @@
-/** Reads of the partner's records for reconcile and report: orders of a period (keyset pages), open orders, webhook events, daily sums. */
+/** Reads of the partner's records for reconcile and report: orders of a period (keyset pages), open orders, webhook
+ * events, daily sums.
+ */
 import { sql } from 'kysely';
 import type { Db } from './database.js';
 import { numericOrZero } from './type-parsers.js';

@@ -1,4 +1,6 @@
-/** The `--json` run summary (DESIGN.md "JSON summary"): the run's counts and requests, every open break as a projection of Break, and their counts. */
+/** The `--json` run summary (DESIGN.md "JSON summary"): the run's counts and requests, every open break as a projection
+ * of Break, and their counts.
+ */
 import type { Db } from './database.js';
 import {
   lateCounts,
@@ -57,10 +59,16 @@ export interface JsonSummary {
   counts: RunCounts;
   /** The API requests the run made, per API and endpoint (run.requests, src/http/meter.ts). */
   requests: RunRequests;
-  /** Every open break of the account, whatever run found it first; inPeriod: its record belongs to the period; workflow: explained or not, owner, explanation, last note. */
+  /**
+   * Every open break of the account, whatever run found it first; inPeriod: its record belongs to the period; workflow:
+   * explained or not, owner, explanation, last note.
+   */
   breaks: JsonSummaryBreak[];
   report: string | null;
-  /** openBreakCounts(breaks): the counts the workbook's Summary and the e-mail show (added after the documented keys); `explained`: open breaks acknowledged with a reason. */
+  /**
+   * openBreakCounts(breaks): the counts the workbook's Summary and the e-mail show (added after the documented keys);
+   * `explained`: open breaks acknowledged with a reason.
+   */
   breakCounts: OpenBreakCounts;
   /**
    * The period's webhook figures, as the workbook's Summary shows them (webhookStatsIn): events

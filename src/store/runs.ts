@@ -59,7 +59,8 @@ export async function createRun(
 }
 
 /**
- * Merges one stage's timing into run.stages: { "sync.exchange": { startedAt, finishedAt, ms, status, error?, detail?, seq } }.
+ * Merges one stage's timing into run.stages: { "sync.exchange": { startedAt, finishedAt, ms, status, error?, detail?,
+ * seq } }.
  * One jsonb `||` in SQL rather than read-modify-write: nothing read back (jsonb numbers come back as
  * LosslessNumber objects) is re-serialized, and two writers cannot lose each other's stage.
  * `requests`, the run's requests so far, replaces run.requests in the same statement: a run
@@ -299,7 +300,10 @@ export async function recordReconcile(
   });
 }
 
-/** The workbook written for the run, with the counts of open breaks it shows and its e-mail's digest (the e-mail sends these with it). */
+/**
+ * The workbook written for the run, with the counts of open breaks it shows and its e-mail's digest (the e-mail sends
+ * these with it).
+ */
 export async function setReportPath(
   db: Db,
   runId: string,
@@ -356,7 +360,10 @@ export async function completeRedeliveredRun(db: Db, runId: string, startedAt: D
     });
 }
 
-/** The run as the report and the e-mail show it (jsonb numbers as plain numbers); only a run of a period can be reported. */
+/**
+ * The run as the report and the e-mail show it (jsonb numbers as plain numbers); only a run of a period can be
+ * reported.
+ */
 export async function loadRun(db: Db, runId: string): Promise<RunInfo> {
   const row = await getRun(db, runId);
   if (!row) throw new ReportError(`run ${runId} not found; list runs with \`ramp-recon runs\``);
@@ -422,7 +429,10 @@ function plainCounts(value: unknown): Record<string, number> {
   return out;
 }
 
-/** run.break_counts as written by setReportPath (jsonb numbers come back as LosslessNumber); null when absent or not that shape. */
+/**
+ * run.break_counts as written by setReportPath (jsonb numbers come back as LosslessNumber); null when absent or not
+ * that shape.
+ */
 function plainBreakCounts(value: unknown): OpenBreakCounts | null {
   const obj = value as Record<string, unknown> | null;
   if (!obj || typeof obj !== 'object' || !obj.severity || !Array.isArray(obj.rules)) return null;
@@ -448,7 +458,10 @@ function plainBreakCounts(value: unknown): OpenBreakCounts | null {
   };
 }
 
-/** run.report_digest as written by setReportPath (its numbers come back as LosslessNumber); null when absent or not that shape. */
+/**
+ * run.report_digest as written by setReportPath (its numbers come back as LosslessNumber); null when absent or not that
+ * shape.
+ */
 function plainDigest(value: unknown): ReportDigest | null {
   const o = value as Record<string, unknown> | null;
   if (!o || typeof o !== 'object' || typeof o.period !== 'string' || !o.headline || !Array.isArray(o.topBreaks))

@@ -290,7 +290,9 @@ export interface SyncCoverageTable {
   updated_at: TimeDefault;
 }
 
-/** 0008_webhook_judgement.sql: which state change of each settled partner order P_WEBHOOK_GAP judged, and in which run. */
+/**
+ * 0008_webhook_judgement.sql: which state change of each settled partner order P_WEBHOOK_GAP judged, and in which run.
+ */
 export interface WebhookJudgementTable {
   account: Account;
   order_id: string;
@@ -407,7 +409,9 @@ export interface BalanceRollTable {
   days: ColumnType<unknown, string | undefined, string>;
 }
 
-/** 0017_change_tracking.sql: what a change left behind on other records (a hash given up, an order a fill left, a 404). */
+/**
+ * 0017_change_tracking.sql: what a change left behind on other records (a hash given up, an order a fill left, a 404).
+ */
 export interface ReconChangeTable {
   account: Account;
   kind: string;
@@ -479,7 +483,10 @@ export type NewPartnerOrder = Written<PartnerOrderTable, SeenColumns | 'not_foun
 };
 export type NewPartnerCurrency = Written<PartnerCurrencyTable, 'snapshot_id'>;
 export type NewPartnerQuote = Written<PartnerQuoteTable, 'id' | 'account' | 'run_id' | 'fetched_at'>;
-/** trade_id is always present on the wire; page_index: 1-based position of the record in its page (the store can take its raw JSON from the page text). */
+/**
+ * trade_id is always present on the wire; page_index: 1-based position of the record in its page (the store can take
+ * its raw JSON from the page text).
+ */
 export type NewExchangeFill = Written<ExchangeFillTable, 'account'> & { trade_id: string; page_index: number };
 export type NewExchangeOrder = Written<ExchangeOrderTable, SeenColumns>;
 export type NewExchangeDeposit = Written<ExchangeDepositTable, SeenColumns>;

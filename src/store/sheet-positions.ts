@@ -1,4 +1,6 @@
-/** Where the breaks' keys have their rows on the workbook's data sheets: each key's position in the sheet's own query order, one query per sheet. */
+/** Where the breaks' keys have their rows on the workbook's data sheets: each key's position in the sheet's own query
+ * order, one query per sheet.
+ */
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from './database.js';
 import type { Span } from './keyset.js';

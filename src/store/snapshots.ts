@@ -1,4 +1,6 @@
-/** Reference snapshots (currencies, symbols, fees, whitelist, ...): stored only when changed, and the latest of each kind read back. */
+/** Reference snapshots (currencies, symbols, fees, whitelist, ...): stored only when changed, and the latest of each
+ * kind read back.
+ */
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from './database.js';

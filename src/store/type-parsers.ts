@@ -1,4 +1,6 @@
-/** How the store reads values back: pinned type parsers for pg and PGlite, and numeric results of raw SQL as Decimal. */
+/** How the store reads values back: pinned type parsers for pg and PGlite, and numeric results of raw SQL as Decimal.
+ *
+ */
 import { Decimal, toDecimal } from '../decimal/decimal.js';
 import { parseJsonLossless } from '../decimal/json.js';
 

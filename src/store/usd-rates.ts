@@ -1,4 +1,6 @@
-/** Reads the USD rates of a run's report: the latest balance snapshot's rates and the period's partner orders per input currency. */
+/** Reads the USD rates of a run's report: the latest balance snapshot's rates and the period's partner orders per input
+ * currency.
+ */
 import { sql } from 'kysely';
 import type { Db } from './database.js';
 import type { Span } from './keyset.js';

@@ -1,4 +1,6 @@
-/** Webhook events stored by eventId with their exact bytes, repeated eventIds told apart (duplicate or conflict), and quarantined bodies kept byte for byte. */
+/** Webhook events stored by eventId with their exact bytes, repeated eventIds told apart (duplicate or conflict), and
+ * quarantined bodies kept byte for byte.
+ */
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from './database.js';
@@ -71,7 +73,10 @@ export async function writeWebhookEvent(
   });
 }
 
-/** Hook for events stored before migration 0013 (no body_hash): set by the webhook module to hash their jsonb text canonically. */
+/**
+ * Hook for events stored before migration 0013 (no body_hash): set by the webhook module to hash their jsonb text
+ * canonically.
+ */
 let legacyHash: (jsonText: string) => string = (text) => createHash('sha256').update(text).digest('hex');
 export function setLegacyBodyHash(fn: (jsonText: string) => string): void {
   legacyHash = fn;

@@ -1,4 +1,6 @@
-/** P_WEBHOOK_GAP's memory: the settled partner orders past the webhook retry window not yet judged, and the record of each judgement. */
+/** P_WEBHOOK_GAP's memory: the settled partner orders past the webhook retry window not yet judged, and the record of
+ * each judgement.
+ */
 import { sql, type SqlBool } from 'kysely';
 import type { Db } from './database.js';
 import { changedRow } from './changes.js';

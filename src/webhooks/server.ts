@@ -228,7 +228,8 @@ export async function startWebhookServer(
   );
   if (!tls && !settings.trustProxy)
     logger.warn(
-      'the partner delivers webhooks over HTTPS only: set webhooks.tlsCertFile/tlsKeyFile, or run behind a TLS-terminating proxy with webhooks.trustProxy',
+      'the partner delivers webhooks over HTTPS only: set webhooks.tlsCertFile/tlsKeyFile, or run behind a ' +
+        'TLS-terminating proxy with webhooks.trustProxy',
     );
 
   let closed: Promise<void> | null = null;
@@ -266,7 +267,10 @@ function reply(res: ServerResponse, status: number, body: unknown, closeConnecti
   res.end(text);
 }
 
-/** Reads the body's bytes up to limit; null when it is larger (the rest is not read). Never decoded here: invalid UTF-8 must reach the quarantine as sent. */
+/**
+ * Reads the body's bytes up to limit; null when it is larger (the rest is not read). Never decoded here: invalid UTF-8
+ * must reach the quarantine as sent.
+ */
 async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) {

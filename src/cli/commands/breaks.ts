@@ -1,4 +1,6 @@
-/** `ramp-recon breaks list|show|ack|unack|note|assign|import`: working breaks from the terminal, or from a returned workbook (README "Working breaks"). */
+/** `ramp-recon breaks list|show|ack|unack|note|assign|import`: working breaks from the terminal, or from a returned
+ * workbook (README "Working breaks").
+ */
 import { COMMAND_INFO } from './info.js';
 import { userInfo } from 'node:os';
 import { basename } from 'node:path';
@@ -62,7 +64,10 @@ export function whoIs(by: string | undefined): string {
   return name;
 }
 
-/** Opens the store, runs fn, closes it. The embedded database refuses a second process while a run holds it: "another run is in progress". */
+/**
+ * Opens the store, runs fn, closes it. The embedded database refuses a second process while a run holds it: "another
+ * run is in progress".
+ */
 async function withStore<T>(
   command: Command,
   fn: (store: Store, config: Config, logger: Logger) => Promise<T>,
@@ -76,7 +81,10 @@ async function withStore<T>(
   }
 }
 
-/** JSON on stdout: dates as ISO text, lossless numbers (a break's detail) exact (as text when a double would change them). */
+/**
+ * JSON on stdout: dates as ISO text, lossless numbers (a break's detail) exact (as text when a double would change
+ * them).
+ */
 function printJson(value: unknown): void {
   const replacer = (_key: string, v: unknown) => {
     if (!isLosslessNumber(v)) return v;
@@ -132,7 +140,8 @@ export function register(program: Command): void {
   breaks
     .command('show')
     .description(
-      'a break, where people stand on it, and its whole history: runs (opened, seen, resolved, reopened) and people (who, when, why)',
+      'a break, where people stand on it, and its whole history: runs (opened, seen, resolved, reopened) and people ' +
+        '(who, when, why)',
     )
     .argument('<code>', 'rule code, e.g. P_FEE_USD')
     .argument('<key>', "the break's key, e.g. an order id")

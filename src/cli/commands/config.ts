@@ -11,7 +11,8 @@ export function register(program: Command): void {
   config
     .command('check')
     .description(
-      'validate environment and config file; print the effective config with secrets masked (exit 2 when invalid or incomplete for `run`); --connect also tries every part, as `doctor`',
+      'validate environment and config file; print the effective config with secrets masked (exit 2 when invalid or ' +
+        'incomplete for `run`); --connect also tries every part, as `doctor`',
     )
     .option(
       '--connect',
@@ -26,11 +27,13 @@ export function register(program: Command): void {
         const missing: string[] = [];
         if (!effective.partner.apiUrl)
           missing.push(
-            'environment variable PARTNER_API_URL: not set (with PARTNER_PUBLIC_KEY and PARTNER_PRIVATE_KEY), needed by `run` and `sync --source partner`',
+            'environment variable PARTNER_API_URL: not set (with PARTNER_PUBLIC_KEY and PARTNER_PRIVATE_KEY), needed ' +
+              'by `run` and `sync --source partner`',
           );
         if (!effective.exchange.apiUrl)
           missing.push(
-            'environment variable EXCHANGE_API_URL: not set (with EXCHANGE_API_TOKEN), needed by `run` and `sync --source exchange`',
+            'environment variable EXCHANGE_API_URL: not set (with EXCHANGE_API_TOKEN), needed by `run` and `sync ' +
+              '--source exchange`',
           );
         process.stdout.write(`${JSON.stringify(maskedConfig(effective), null, 2)}\n`);
         if (missing.length) throw new ConfigError(missing);

@@ -14,7 +14,8 @@ export function register(program: Command): void {
     .argument('<runId>', 'run id, as `ramp-recon runs` lists it')
     .addHelpText(
       'after',
-      '\nExit codes: 0 sent, 1 the send failed (the run stays undelivered), 2 bad usage, SMTP not configured or unknown run id',
+      '\nExit codes: 0 sent, 1 the send failed (the run stays undelivered), 2 bad usage, SMTP not configured or ' +
+        'unknown run id',
     )
     .action(
       action(async (runId: string, _opts: unknown, command: Command) => {

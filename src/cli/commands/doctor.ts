@@ -1,4 +1,6 @@
-/** `ramp-recon doctor`: validates what `run` and `schedule` use, then tries each part for real, one line per check (exit 0 / 2). */
+/** `ramp-recon doctor`: validates what `run` and `schedule` use, then tries each part for real, one line per check
+ * (exit 0 / 2).
+ */
 import { COMMAND_INFO } from './info.js';
 import type { Command } from 'commander';
 import { EXIT } from '../../errors.js';

@@ -1,4 +1,6 @@
-/** Every command's name, arguments and description: the root --help lists them without loading any command (a fast start). */
+/** Every command's name, arguments and description: the root --help lists them without loading any command (a fast
+ * start).
+ */
 
 export interface CommandInfo {
   /** Arguments as commander declares them ('[runId]', '<runId>'), '' for none. */
@@ -21,7 +23,8 @@ export const COMMAND_INFO = {
   reconcile: {
     args: '',
     description:
-      'check the stored data of a period against every rule and update the breaks, without syncing (a run record is kept)',
+      'check the stored data of a period against every rule and update the breaks, without syncing (a run record is ' +
+      'kept)',
   },
   report: {
     args: '[runId]',
@@ -35,7 +38,8 @@ export const COMMAND_INFO = {
   schedule: {
     args: '',
     description:
-      'stay up and fire `run` for the previous UTC day by schedule.cron in schedule.timezone (default 02:00 UTC daily), exactly as `run` does',
+      'stay up and fire `run` for the previous UTC day by schedule.cron in schedule.timezone (default 02:00 UTC ' +
+      'daily), exactly as `run` does',
   },
   runs: {
     args: '',
@@ -44,12 +48,14 @@ export const COMMAND_INFO = {
   breaks: {
     args: '',
     description:
-      'work the breaks: list and show them with their history, acknowledge (explain) one with a reason, note, assign an owner, import a returned workbook',
+      'work the breaks: list and show them with their history, acknowledge (explain) one with a reason, note, assign ' +
+      'an owner, import a returned workbook',
   },
   'serve-webhooks': {
     args: '',
     description:
-      'receive partner order events over HTTP(S) (HTTPS when webhooks.tlsCertFile/tlsKeyFile are set); accepts only the configured sender addresses; stops cleanly on SIGTERM/SIGINT',
+      'receive partner order events over HTTP(S) (HTTPS when webhooks.tlsCertFile/tlsKeyFile are set); accepts only ' +
+      'the configured sender addresses; stops cleanly on SIGTERM/SIGINT',
   },
   migrate: {
     args: '',
@@ -59,7 +65,8 @@ export const COMMAND_INFO = {
   doctor: {
     args: '',
     description:
-      'prove the set-up: validate the config, then try the database, both APIs, SMTP and the webhook port for real (exit 2 on a problem)',
+      'prove the set-up: validate the config, then try the database, both APIs, SMTP and the webhook port for real ' +
+      '(exit 2 on a problem)',
   },
   sandbox: {
     args: '',

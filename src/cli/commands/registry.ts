@@ -1,4 +1,6 @@
-/** Every CLI command's module, loaded on demand: only the command being run is imported (the root --help imports none). */
+/** Every CLI command's module, loaded on demand: only the command being run is imported (the root --help imports none).
+ *
+ */
 import type { Command } from 'commander';
 import type { CommandName } from './info.js';
 

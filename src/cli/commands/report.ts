@@ -1,4 +1,6 @@
-/** `ramp-recon report [runId] [--csv DIR]`: writes a run's workbook (default: the latest finished run or reconcile), and its CSV files if asked, and prints their paths. */
+/** `ramp-recon report [runId] [--csv DIR]`: writes a run's workbook (default: the latest finished run or reconcile),
+ * and its CSV files if asked, and prints their paths.
+ */
 import { COMMAND_INFO } from './info.js';
 import type { Command } from 'commander';
 import { ConfigError, EXIT } from '../../errors.js';
@@ -13,7 +15,8 @@ export function register(program: Command): void {
     .argument('[runId]', 'run id, as `ramp-recon runs` lists it (default: the latest finished run or reconcile)')
     .option(
       '--csv <dir>',
-      'also write one CSV file per sheet but the Summary into <dir> (created if needed): same rows as the workbook, exact amounts, ISO 8601 UTC times',
+      'also write one CSV file per sheet but the Summary into <dir> (created if needed): same rows as the workbook, ' +
+        'exact amounts, ISO 8601 UTC times',
     )
     .option('--json', 'print {"runId","path","sheets"} (and "csv": the CSV paths) on stdout instead of the paths')
     .action(

@@ -1,4 +1,6 @@
-/** `ramp-recon run`: the whole pipeline for a period, and the frame (signals, store, exit codes) every run-like command shares. */
+/** `ramp-recon run`: the whole pipeline for a period, and the frame (signals, store, exit codes) every run-like command
+ * shares.
+ */
 import { COMMAND_INFO } from './info.js';
 import { periodLabel } from '../../report/summary.js';
 import { lateSentence } from '../../report/late-data.js';

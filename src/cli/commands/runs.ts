@@ -49,7 +49,10 @@ export interface RunListing {
   error: string | null;
   report: string | null;
   delivered: boolean;
-  /** delivered; failed (deliveryError says why; `deliver <runId>` retries); not requested (a sync or reconcile, --no-email, no SMTP_URL); pending (a run still going). */
+  /**
+   * delivered; failed (deliveryError says why; `deliver <runId>` retries); not requested (a sync or reconcile,
+   * --no-email, no SMTP_URL); pending (a run still going).
+   */
   delivery: 'delivered' | 'failed' | 'not requested' | 'pending';
   deliveryError: string | null;
 }
@@ -184,7 +187,10 @@ export function formatRuns(runs: RunListing[]): string {
   return `${out.join('\n')}\n`;
 }
 
-/** "partner 430 (1 retry) 5.9s at 10/s+100/s; exchange 1234 61.7s at 20/s; total 1664 67.6s": time at the configured rates. */
+/**
+ * "partner 430 (1 retry) 5.9s at 10/s+100/s; exchange 1234 61.7s at 20/s; total 1664 67.6s": time at the configured
+ * rates.
+ */
 export function formatRequests(r: Pick<RunListing, 'requests' | 'requestTotals'>): string {
   const apis = Object.entries(r.requestTotals.apis).map(([api, t]) => {
     const rates = [...new Set(Object.values(r.requests[api as ApiName] ?? {}).map((e) => e.perSecond))].sort(

@@ -16,7 +16,8 @@ async function loadSandbox(): Promise<typeof import('../../../sandbox/index.js')
     if ((err as { code?: string }).code !== 'ERR_MODULE_NOT_FOUND') throw err;
     throw new AppError(
       'SANDBOX_MISSING',
-      'the sandbox is not part of this installation (the production image ships without it); run `npx ramp-recon sandbox` from a checkout',
+      'the sandbox is not part of this installation (the production image ships without it); run `npx ramp-recon ' +
+        'sandbox` from a checkout',
       2,
       { cause: err },
     );
@@ -77,7 +78,8 @@ export function register(program: Command): void {
     .option('--discrepancies', 'plant one case of every rule code (GET /_sandbox/expected-breaks lists them)')
     .option(
       '--state-changes',
-      'a deposit UNCONFIRMED and a withdrawal PENDING at the first GET /accounts, COMPLETED and REFUNDED (credited back) at the second',
+      'a deposit UNCONFIRMED and a withdrawal PENDING at the first GET /accounts, COMPLETED and REFUNDED (credited ' +
+        'back) at the second',
     )
     .option('--faults <profile>', 'fault injection: none | default', 'none')
     .option('--live', 'keep trading, depositing and withdrawing as wall-clock time passes')
@@ -94,7 +96,8 @@ export function register(program: Command): void {
     .option('--same-ms-order <order>', 'records of one millisecond in newest-first lists: id-desc | id-asc', 'id-desc')
     .option(
       '--webhook-gap-due-in <ms>',
-      'plant a partner order without its COMPLETED webhook whose 3-day retry window passes this many ms from now (negative: already past)',
+      'plant a partner order without its COMPLETED webhook whose 3-day retry window passes this many ms from now ' +
+        '(negative: already past)',
     )
     .option('--now <iso>', 'anchor of the history instead of the wall clock (ISO date-time)')
     .action(

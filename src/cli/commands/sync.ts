@@ -40,7 +40,8 @@ export function register(program: Command): void {
     .option('--references-csv <file>', 'partner: fetch the orders whose externalReference is listed in this CSV file')
     .option(
       '--relist',
-      'partner: list every day of the period again, also the past days already read completely (by default a day read after it ended is not listed again)',
+      'partner: list every day of the period again, also the past days already read completely (by default a day ' +
+        'read after it ended is not listed again)',
     )
     .option(
       '--wallet-history',
@@ -48,7 +49,8 @@ export function register(program: Command): void {
     )
     .option(
       '--backfill-from <date>',
-      'exchange: also re-read fills, trades, orders, deposits and withdrawals from this day (YYYY-MM-DD UTC, inclusive)',
+      'exchange: also re-read fills, trades, orders, deposits and withdrawals from this day (YYYY-MM-DD UTC, ' +
+        'inclusive)',
     )
     .option('--backfill-to <date>', 'exchange: end of the backfill, YYYY-MM-DD UTC, exclusive (default: today)')
     .option('--wait', 'wait for a run in progress to finish instead of exiting 1')

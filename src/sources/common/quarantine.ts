@@ -1,4 +1,6 @@
-/** Quarantine of the records an API sent that failed validation, in the transaction that stores the rest of their response. */
+/** Quarantine of the records an API sent that failed validation, in the transaction that stores the rest of their
+ * response.
+ */
 import type { Db } from '../../store/database.js';
 import { quarantineRecords, resolveQuarantined, type QuarantineInput } from '../../store/quarantine.js';
 

@@ -1,4 +1,6 @@
-/** The last line of defence of a page write: a page the database refuses is written again record by record, each refused record quarantined with the database's reason. */
+/** The last line of defence of a page write: a page the database refuses is written again record by record, each
+ * refused record quarantined with the database's reason.
+ */
 import { inTransaction, type Db } from '../../store/database.js';
 import { inSavepoint } from '../../store/savepoints.js';
 import { markSnapshotIncomplete, saveReferenceSnapshot, type SnapshotResult } from '../../store/snapshots.js';
@@ -32,7 +34,9 @@ export interface Refused<T> {
 export interface Split<T> {
   kept: T[];
   refused: Array<Refused<T>>;
-  /** The database's reason for refusing the head (savepoints mode): then no item was written and all are in `refused`. */
+  /**
+   * The database's reason for refusing the head (savepoints mode): then no item was written and all are in `refused`.
+   */
   headRefused: string | null;
 }
 

@@ -1,4 +1,6 @@
-/** What the database can hold, checked at validation: numeric range, bigint ids, real calendar dates, text without NUL or lone surrogates, keys within the index limit. */
+/** What the database can hold, checked at validation: numeric range, bigint ids, real calendar dates, text without NUL
+ * or lone surrogates, keys within the index limit.
+ */
 import { Decimal, isDecimalText } from '../../decimal/decimal.js';
 import { isLosslessNumber } from '../../decimal/json.js';
 

@@ -1,4 +1,6 @@
-/** Decimals and integers as both APIs send them (JSON string, JSON number kept exact), their zod schemas and how a bad value is shown. */
+/** Decimals and integers as both APIs send them (JSON string, JSON number kept exact), their zod schemas and how a bad
+ * value is shown.
+ */
 import { z } from 'zod';
 import { isLosslessNumber } from '../../decimal/json.js';
 import { Decimal, isDecimalText } from '../../decimal/decimal.js';

@@ -1,4 +1,6 @@
-/** Exchange sync step: balances, fees, symbols, whitelist and tickers as dated snapshots, each row the database refuses quarantined with its reason. */
+/** Exchange sync step: balances, fees, symbols, whitelist and tickers as dated snapshots, each row the database refuses
+ * quarantined with its reason.
+ */
 import { inTransaction } from '../../store/database.js';
 import {
   balanceSchema,
@@ -94,7 +96,9 @@ function quarantineOf<Row>(
   };
 }
 
-/** A reference snapshot of the exchange (fees, symbols, whitelist, tickers) with its rows and its response's quarantine. */
+/**
+ * A reference snapshot of the exchange (fees, symbols, whitelist, tickers) with its rows and its response's quarantine.
+ */
 async function storeReference<Row>(
   env: SyncEnv,
   r: {

@@ -1,4 +1,6 @@
-/** Exchange sync of a listing by time windows (orders, trades, deposits, withdrawals): split, paged, stored with its cursor. */
+/** Exchange sync of a listing by time windows (orders, trades, deposits, withdrawals): split, paged, stored with its
+ * cursor.
+ */
 import type { z } from 'zod';
 import { inTransaction, type Db } from '../../store/database.js';
 import { getCursor, settleCoverage } from '../../store/cursors.js';
@@ -198,7 +200,10 @@ export async function streamRange<T, R extends { raw: string }>(
   return { start, end: Math.max(env.nowMs, s.endAtLeastMs ?? 0) };
 }
 
-/** The learned-cap cursor row when this page raised it (a lower value written by a concurrent listing only costs requests). */
+/**
+ * The learned-cap cursor row when this page raised it (a lower value written by a concurrent listing only costs
+ * requests).
+ */
 export function learnedCapCursors<T, R extends { raw: string }>(
   s: WindowStream<T, R>,
 ): Array<{ name: string; value: string }> {

@@ -42,7 +42,8 @@ export function createPartnerClient(
   const { apiUrl, publicKey, privateKey } = config.partner;
   if (!apiUrl || !publicKey || !privateKey)
     throw new ConfigError([
-      'environment variables PARTNER_API_URL, PARTNER_PUBLIC_KEY and PARTNER_PRIVATE_KEY: required to sync the Partner API',
+      'environment variables PARTNER_API_URL, PARTNER_PUBLIC_KEY and PARTNER_PRIVATE_KEY: required to sync the ' +
+        'Partner API',
     ]);
   const common = {
     api: 'partner' as const,

@@ -1,4 +1,6 @@
-/** Pure planning of the partner sync: whether a day is over, runs of consecutive days, the cheapest refresh of open orders. */
+/** Pure planning of the partner sync: whether a day is over, runs of consecutive days, the cheapest refresh of open
+ * orders.
+ */
 import type { Period } from '../../domain/period.js';
 import { addDays, dayStart } from '../../util/dates.js';
 import { ORDERS_PAGE_LIMIT } from './client.js';

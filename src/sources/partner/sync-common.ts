@@ -1,4 +1,6 @@
-/** What every step of the partner sync shares: its environment and result, order validation and storage, and the order listing as an async generator of pages. */
+/** What every step of the partner sync shares: its environment and result, order validation and storage, and the order
+ * listing as an async generator of pages.
+ */
 import { createHash } from 'node:crypto';
 import type { Config } from '../../config/load.js';
 import { inTransaction, type Db } from '../../store/database.js';
@@ -315,7 +317,8 @@ export async function* orderPages(
     if (pageIds === previousPage) {
       env.logger.warn(
         { label, offsetParam: offsetName, offset },
-        'the same full page came back for the next offset: check partner.params.offset (the wire name of the offset parameter)',
+        'the same full page came back for the next offset: check partner.params.offset (the wire name of the offset ' +
+          'parameter)',
       );
       return;
     }

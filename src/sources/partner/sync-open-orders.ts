@@ -1,4 +1,6 @@
-/** Partner sync step: stored orders still PENDING or WITHDRAWING read again, by a short day listing or by id, whichever costs fewer requests. */
+/** Partner sync step: stored orders still PENDING or WITHDRAWING read again, by a short day listing or by id, whichever
+ * costs fewer requests.
+ */
 import { addDays } from '../../util/dates.js';
 import { listOpenOrdersByDay, markOrdersNotFound } from '../../store/partner-orders.js';
 import { checkAbort } from '../common/abort.js';

@@ -1,4 +1,6 @@
-/** Partner sync step: currencies, regions and payment methods as dated reference snapshots, each row the database refuses quarantined with its reason. */
+/** Partner sync step: currencies, regions and payment methods as dated reference snapshots, each row the database
+ * refuses quarantined with its reason.
+ */
 import { stringifyJsonLossless } from '../../decimal/json.js';
 import { saveCurrencies } from '../../store/partner-orders.js';
 import type { NewPartnerCurrency } from '../../store/schema.js';

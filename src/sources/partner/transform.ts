@@ -52,7 +52,8 @@ function textOrNull(value: string | null | undefined): string | null {
 }
 
 /**
- * Order (polled) or order event (webhook) to a partner_order row (before the store's account and bookkeeping columns). Timestamps go to timestamptz
+ * Order (polled) or order event (webhook) to a partner_order row (before the store's account and bookkeeping columns).
+ * Timestamps go to timestamptz
  * as their fixed-width UTC text (Postgres keeps microseconds from it; a JS Date would keep only
  * milliseconds), and to the _text columns exactly as sent.
  */

@@ -1,9 +1,13 @@
-/** What a webhook body must be before it is stored: exact UTF-8, text Postgres can hold, numbers within numeric, real dates, ids within the index limit; and its canonical hash. */
+/** What a webhook body must be before it is stored: exact UTF-8, text Postgres can hold, numbers within numeric, real
+ * dates, ids within the index limit; and its canonical hash.
+ */
 import { createHash } from 'node:crypto';
 import { Decimal } from '../../decimal/decimal.js';
 import { isLosslessNumber, parseJsonLossless, type LosslessNumber } from '../../decimal/json.js';
 
-/** Longest eventId / orderId kept, in UTF-8 bytes: they are btree keys (Postgres refuses index rows over ~2,700 bytes). */
+/**
+ * Longest eventId / orderId kept, in UTF-8 bytes: they are btree keys (Postgres refuses index rows over ~2,700 bytes).
+ */
 export const MAX_ID_BYTES = 512;
 /** Postgres numeric: at most 131,072 digits before the decimal point and 16,383 after. */
 const NUMERIC_MAX_INT_DIGITS = 131_072;
@@ -77,7 +81,10 @@ export function unstorableReason(parsed: unknown): string | null {
   return null;
 }
 
-/** Every key and value of the body: text without NUL or lone surrogates, numbers within numeric (jsonb stores them as numeric). */
+/**
+ * Every key and value of the body: text without NUL or lone surrogates, numbers within numeric (jsonb stores them as
+ * numeric).
+ */
 function walk(value: unknown, path: string): string | null {
   if (typeof value === 'string') return badText(value, path || 'body');
   if (isLosslessNumber(value)) {
@@ -118,7 +125,10 @@ function badText(text: string, where: string): string | null {
   return null;
 }
 
-/** Why a decimal text is outside Postgres numeric, or null (also null for text that is not a number: the schema judges that). */
+/**
+ * Why a decimal text is outside Postgres numeric, or null (also null for text that is not a number: the schema judges
+ * that).
+ */
 export function numericOutOfRange(text: string): string | null {
   let d: Decimal;
   try {

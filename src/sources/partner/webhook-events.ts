@@ -1,4 +1,6 @@
-/** Webhook ingestion of partner order events: one delivered body validated, then stored and applied, or quarantined with its exact bytes. */
+/** Webhook ingestion of partner order events: one delivered body validated, then stored and applied, or quarantined
+ * with its exact bytes.
+ */
 import type { Db } from '../../store/database.js';
 import { asDatabaseUnavailable } from '../../store/database-errors.js';
 import { parseJsonLossless, stringifyJsonLossless } from '../../decimal/json.js';
@@ -43,7 +45,9 @@ export interface EventInput {
   body: Uint8Array | string;
   /** Names the database in errors (DATABASE_URL without password, or the embedded one). */
   databaseTarget?: string;
-  /** Writes the validated event (a WebhookBatcher's submit groups concurrent ones); default: one transaction of its own. */
+  /**
+   * Writes the validated event (a WebhookBatcher's submit groups concurrent ones); default: one transaction of its own.
+   */
   write?: (item: WebhookBatchItem) => Promise<WebhookWriteResult>;
 }
 
