@@ -22,3 +22,33 @@ export type { PartnerOrder, WebhookEventLite } from './partner.js';
 export type { Period } from './period.js';
 export type { PartnerCurrency, FeeRates, FeeSchedule, SymbolRules } from './reference.js';
 export type { CoverageRow, QuarantinedRecord } from './sync.js';
+export type {
+  ApiName,
+  EndpointRequests,
+  RunRequests,
+  RuleStatus,
+  RuleResult,
+  StoredRuleResult,
+  StageInfo,
+  RunInfo,
+  DigestBreak,
+  ReportDigest,
+  BreakRef,
+  Changes,
+} from './run.js';
+export type {
+  FeeDayRec,
+  PartnerOrderRec,
+  PartnerDailyRec,
+  OrderVsFillsRec,
+  FillRec,
+  DepositRec,
+  WithdrawalRec,
+  BalanceRollRec,
+  BalanceRec,
+  CoverageRec,
+  Totals,
+  WebhookStats,
+} from './report-rows.js';
+export type { DayFlows, DerivedDay, RollFigures, PaymentHistory } from './balance.js';
+export type { FillPrefilter, OrderPrefilter } from './prefilter.js';

@@ -1,7 +1,9 @@
 /** HTTP failures as named errors: auth refused, an error status, a timeout, the network, a body that is not JSON. */
 import { AppError } from '../errors.js';
 
-export type ApiName = 'partner' | 'exchange';
+import type { ApiName } from '../domain/index.js';
+
+export type { ApiName } from '../domain/index.js';
 
 export const API_LABEL: Record<ApiName, string> = { partner: 'Partner API', exchange: 'Exchange API' };
 

@@ -1,28 +1,13 @@
 /** Counts the requests of a run per API and endpoint template. */
-import type { ApiName } from './errors.js';
+import type { ApiName, EndpointRequests, RunRequests } from '../domain/index.js';
+
+export type { EndpointRequests, RunRequests } from '../domain/index.js';
 import { jsonNumber } from '../decimal/json.js';
 
 /**
  * The requests of one run, per API and endpoint: what the run cost the services, and what it
  * would take at their published limits (DESIGN.md: "at real rates requests are the bottleneck").
  */
-
-/** One endpoint's attempts in a run. */
-export interface EndpointRequests {
-  /** Every attempt, retries included: each one spends the rate limit. */
-  requests: number;
-  /** The attempts after the first of a request (429, 5xx, network faults). */
-  retries: number;
-  /** The configured rate limit its class of call is paced at (partner public 10/s, private 100/s; exchange). */
-  perSecond: number;
-}
-
-/**
- * run.requests: API -> endpoint -> counts, e.g.
- * {"partner":{"GET /orders":{"requests":412,"retries":1,"perSecond":100}},"exchange":{"GET /fills":{...}}}.
- * An endpoint is the method and the path template: no query, ids as {id} ("GET /orders/{id}").
- */
-export type RunRequests = Partial<Record<ApiName, Record<string, EndpointRequests>>>;
 
 export interface RequestTotals {
   requests: number;

@@ -5,7 +5,7 @@ import { Decimal } from '../decimal/decimal.js';
 import { MS_PER_DAY } from '../util/dates.js';
 import type { OpenBreakCounts, ReportedBreak } from '../domain/index.js';
 import { breakSentence, impactAmount } from './break-text.js';
-import type { DigestBreak, ReportDigest, RunInfo } from './model.js';
+import type { DigestBreak, ReportDigest, RunInfo } from '../domain/index.js';
 import { headline, periodLabel } from './summary.js';
 import { lateDigest } from './late-data.js';
 import type { UsdRates } from './usd-rates.js';

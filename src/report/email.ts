@@ -3,7 +3,7 @@
  */
 import type { OpenBreakCounts, PeriodSplit } from '../domain/index.js';
 import { ruleTitle } from './break-text.js';
-import type { DigestBreak, ReportDigest, RunInfo } from './model.js';
+import type { DigestBreak, ReportDigest, RunInfo } from '../domain/index.js';
 import { CARRIED_OVER_MEANING, COUNT_LABELS, EXPLAINED_MEANING, ruleStatusNote } from './summary.js';
 import { LATE_MEANING, lateLine, lateSentence } from './late-data.js';
 

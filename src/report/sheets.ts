@@ -14,7 +14,7 @@ import type {
   PartnerDailyRec,
   PartnerOrderRec,
   WithdrawalRec,
-} from './model.js';
+} from '../domain/index.js';
 import type { Precision } from './precision.js';
 
 /** Sheet names, in workbook order. */

@@ -27,12 +27,12 @@ import type {
   BreakRef,
   Changes,
   FeeDayRec,
-  RuleResult,
+  StoredRuleResult,
   RunInfo,
   StageInfo,
   Totals,
   WebhookStats,
-} from './model.js';
+} from '../domain/index.js';
 import type { Precision } from './precision.js';
 import type { UsdRates } from './usd-rates.js';
 import { SHEET } from './sheets.js';
@@ -88,7 +88,7 @@ export const CARRIED_OVER_MEANING =
  * What this run says about a rule that has open breaks, so that a count and a rule status never
  * read as a contradiction: a rule not checked in this run keeps the breaks earlier runs left open.
  */
-export function ruleStatusNote(results: readonly RuleResult[], code: string): string {
+export function ruleStatusNote(results: readonly StoredRuleResult[], code: string): string {
   const r = results.find((x) => x.code === code);
   if (!r) return 'not run in this run: its open breaks are as earlier runs left them';
   if (r.status === 'not_checked')

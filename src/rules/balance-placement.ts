@@ -2,22 +2,9 @@
  * (E_BALANCE_ROLL).
  */
 import { ZERO, type Decimal } from '../decimal/decimal.js';
-import type { DayFlows } from './balance-roll.js';
+import type { DayFlows, PaymentHistory } from '../domain/index.js';
 
-/** One deposit or withdrawal with the first observation of each state it has shown (exchange_*_state). */
-export interface PaymentHistory {
-  kind: 'deposit' | 'withdrawal';
-  id: string;
-  currency: string;
-  /** What the balance moves by: a deposit's amount; a withdrawal's amount + fee. */
-  amount: Decimal;
-  /** The record's creation time on the exchange (may be missing on the wire). */
-  timestamp: Date | null;
-  /** The record's current state: among states first observed at the same instant, it is the latest. */
-  current: string | null;
-  /** Each state's first observation, in any order. */
-  states: ReadonlyArray<{ state: string; observedAt: Date }>;
-}
+export type { PaymentHistory } from '../domain/index.js';
 
 /** One balance movement of a payment: signed (credit > 0), placed at `at`, and how it was placed. */
 export interface PaymentMove {

@@ -2,60 +2,12 @@
  * (E_BALANCE_ROLL, E_BALANCE_SANITY).
  */
 import { Decimal, ZERO, decimalText } from '../decimal/decimal.js';
-import type { BalanceLine, BalanceSnapshot, DetectedBreak } from '../domain/index.js';
+import type { BalanceLine, BalanceSnapshot, DayFlows, DetectedBreak, RollFigures } from '../domain/index.js';
+
+export type { DayFlows, DerivedDay, RollFigures } from '../domain/index.js';
 import type { Failure } from './types.js';
 import type { Verdict } from './tally.js';
 import { toBreak } from './tally.js';
-
-/**
- * Flows of one currency on one UTC day between two snapshots, all positive amounts:
- * bought = what fills added to the currency (base of a BUY, counter of a SELL),
- * sold = what fills took from it, fees = fill fees charged in it,
- * withdrawals = amount + fee debited by withdrawals less what was credited back;
- * depositsByState / withdrawalsByState = the part of deposits / withdrawals placed by an observed
- * state change, not by the record's timestamp (balance-placement.ts).
- */
-export interface DayFlows {
-  currency: string;
-  day: string;
-  deposits: Decimal;
-  withdrawals: Decimal;
-  bought: Decimal;
-  sold: Decimal;
-  fees: Decimal;
-  depositsByState?: Decimal;
-  withdrawalsByState?: Decimal;
-}
-
-export interface DerivedDay {
-  day: string;
-  net: string;
-  /** End-of-day balance derived backwards from the closing snapshot. */
-  derivedClosing: string;
-}
-
-/** One row of the balance_roll table: the roll-forward of one currency over one snapshot pair. */
-export interface RollFigures {
-  currency: string;
-  openingSnapshotId: string;
-  closingSnapshotId: string;
-  openingAt: Date;
-  closingAt: Date;
-  opening: Decimal;
-  deposits: Decimal;
-  withdrawals: Decimal;
-  bought: Decimal;
-  sold: Decimal;
-  fees: Decimal;
-  /** Parts of deposits / withdrawals placed by an observed state change (the rest by timestamp). */
-  depositsByState: Decimal;
-  withdrawalsByState: Decimal;
-  expectedClosing: Decimal;
-  actualClosing: Decimal;
-  residual: Decimal;
-  firstDivergentDay: string | null;
-  days: DerivedDay[];
-}
 
 const net = (f: Pick<DayFlows, 'deposits' | 'withdrawals' | 'bought' | 'sold' | 'fees'>) =>
   f.deposits.minus(f.withdrawals).plus(f.bought).minus(f.sold).minus(f.fees);

@@ -28,6 +28,9 @@ import {
 import { checkBeneficiary, checkDepositStale, checkWithdrawalStale } from './payment-rules.js';
 import { coverageBreaks, quarantineBreaks, unsyncedDayBreaks, type StreamReach } from './sync-rules.js';
 import type { RuleTally } from './tally.js';
+import type { FillPrefilter, OrderPrefilter } from '../domain/index.js';
+
+export type { FillPrefilter, OrderPrefilter } from '../domain/index.js';
 import type {
   BalanceSnapshot,
   CoverageRow,
@@ -215,23 +218,6 @@ export function checkFills(tally: RuleTally, cfg: EngineConfig, ref: ReferenceDa
   }
 }
 
-/**
- * What SQL needs to pre-select the fills that could fail a per-fill rule (E_FILL_ORPHAN,
- * E_FEE_RATE, the fill part of E_SYMBOL_RULES), built from the very reference data and config
- * the pure rules use. The filter is conservative: it may pass extra fills to the rules, never
- * drop one they would flag; the fills it leaves out passed all three rules (addPassedFills).
- */
-export interface FillPrefilter {
-  /** Symbols of the latest snapshot; a fill whose symbol is not listed is always loaded. */
-  symbols: { symbol: string; priceIncrement: string | null; lotSize: string | null; feeTolerance: string }[];
-  /** E_FEE_RATE rates of each UTC day of the span (`YYYY-MM-DD`); null: the rule is not checked. */
-  rates: { day: string; makerRate: string; takerRate: string }[] | null;
-  /** feeCurrency counter: expected fee = qty x price x rate; base: qty x rate. */
-  feeBasis: 'notional' | 'qty';
-  /** Order types whose fills E_FEE_RATE judges on the taker rate alone (fill-rules TAKER_ONLY_ORDER_TYPES). */
-  takerOnlyTypes: readonly string[];
-}
-
 export function fillPrefilter(cfg: EngineConfig, ref: ReferenceData, span: { from: Date; to: Date }): FillPrefilter {
   const feeCfg = { feeCurrency: cfg.feeCurrency, tolerance: cfg.exchangeFeeTolerance };
   const text = (d: Decimal | null) => (d === null ? null : decimalText(d));
@@ -270,15 +256,6 @@ export function addPassedFills(tally: RuleTally, ref: ReferenceData, n: number):
   tally.addChecked('E_FILL_ORPHAN', n);
   if (ref.fees && ref.fees.length > 0) tally.addChecked('E_FEE_RATE', n);
   if (ref.symbols) tally.addChecked('E_SYMBOL_RULES', n);
-}
-
-/**
- * What SQL needs to pre-select the exchange orders that could fail E_FILL_QTY, E_FILL_AVGPX or
- * the order-size part of E_SYMBOL_RULES (conservative, like FillPrefilter). Symbols without a
- * price increment are not listed: their orders are loaded (E_FILL_AVGPX counts them skipped).
- */
-export interface OrderPrefilter {
-  symbols: { symbol: string; halfIncrement: string; minOrderSize: string | null; maxOrderSize: string | null }[];
 }
 
 export function orderPrefilter(ref: ReferenceData): OrderPrefilter {

@@ -1,6 +1,8 @@
 /** The rule tally: collects verdicts across batches into each rule's counts, breaks and result. */
 import { ruleDef, RULES } from './catalog.js';
-import type { DetectedBreak } from '../domain/index.js';
+import type { DetectedBreak, RuleResult } from '../domain/index.js';
+
+export type { RuleResult, RuleStatus } from '../domain/index.js';
 import type { Failure } from './types.js';
 
 /**
@@ -9,21 +11,6 @@ import type { Failure } from './types.js';
  * they are); 'n/a' when the check does not apply to it (not counted at all).
  */
 export type Verdict = Failure[] | 'skipped' | 'n/a';
-
-export type RuleStatus = 'passed' | 'breaks' | 'not_checked';
-
-/** One element of run.rule_results. */
-export interface RuleResult {
-  code: string;
-  severity: string;
-  description: string;
-  status: RuleStatus;
-  checked: number;
-  breaks: number;
-  /** Entities in scope the rule could not judge (unknown currency, symbol...). */
-  skipped?: number;
-  reason?: string;
-}
 
 interface Entry {
   checked: number;

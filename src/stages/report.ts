@@ -53,7 +53,7 @@ import { dataSheetPositions } from '../store/sheet-positions.js';
 import { usdRatesOf } from '../store/usd-rates.js';
 import { feeDays, reportFileNameOf, summaryRows, summarySpec } from '../report/summary.js';
 import { buildDigest } from '../report/digest.js';
-import type { ReportDigest } from '../report/model.js';
+import type { ReportDigest } from '../domain/index.js';
 import { fillFeesByDay, partnerFeesByDay } from '../store/counts.js';
 import {
   removeStalePartials,

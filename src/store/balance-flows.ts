@@ -7,7 +7,7 @@ import { numericOrNull } from './type-parsers.js';
 import { decimalText, toDecimal, type Decimal } from '../decimal/decimal.js';
 import type { DayFlows, RollFigures } from '../rules/balance-roll.js';
 import type { PaymentHistory } from '../rules/balance-placement.js';
-import type { BalanceRollRec } from '../report/model.js';
+import type { BalanceRollRec } from '../domain/index.js';
 
 export interface FlowOptions {
   account: string;

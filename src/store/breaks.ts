@@ -14,7 +14,7 @@ import {
   type ReportedBreak,
   type Severity,
 } from '../domain/index.js';
-import type { BreakRef, Changes, RunInfo } from '../report/model.js';
+import type { BreakRef, Changes, RunInfo } from '../domain/index.js';
 import { spanOf, type Span } from './keyset.js';
 import { previousRunOfPeriod } from './runs.js';
 import { stringifyJsonLossless } from '../decimal/json.js';

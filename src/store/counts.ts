@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { Db } from './database.js';
 import { numericOrZero } from './type-parsers.js';
 import type { Span } from './keyset.js';
-import type { Totals } from '../report/model.js';
+import type { Totals } from '../domain/index.js';
 import type { Decimal } from '../decimal/decimal.js';
 
 /** run.counts: the records of the period (DESIGN.md "JSON summary"). */

@@ -2,7 +2,7 @@
 import { sql } from 'kysely';
 import type { Db } from './database.js';
 import type { CoverageRow } from '../domain/index.js';
-import type { CoverageRec } from '../report/model.js';
+import type { CoverageRec } from '../domain/index.js';
 import { isLosslessNumber, parseJsonLossless, type LosslessNumber } from '../decimal/json.js';
 
 /** Reads a sync cursor; null when the stream has never been synced. */

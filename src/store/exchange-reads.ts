@@ -6,9 +6,16 @@ import type { Db } from './database.js';
 import type { ExchangeFillTable } from './schema.js';
 import { numericOrZero, numericOrNull } from './type-parsers.js';
 import { toDecimal, type Decimal } from '../decimal/decimal.js';
-import type { FillPrefilter, OrderPrefilter } from '../rules/engine.js';
-import type { BalanceSnapshot, Deposit, ExchangeOrderAgg, Fill, Withdrawal } from '../domain/index.js';
-import type { BalanceRec, FillRec, OrderVsFillsRec } from '../report/model.js';
+import type {
+  BalanceSnapshot,
+  Deposit,
+  ExchangeOrderAgg,
+  Fill,
+  FillPrefilter,
+  OrderPrefilter,
+  Withdrawal,
+} from '../domain/index.js';
+import type { BalanceRec, FillRec, OrderVsFillsRec } from '../domain/index.js';
 import { keysetPages, keysetScan, PAGE_SIZE, spanPage, type Span, type TimeKey } from './keyset.js';
 import { changedFillIds, changedOrderIds, changedRow } from './changes.js';
 

@@ -6,7 +6,7 @@ import type { Db } from './database.js';
 import { numericOrZero } from './type-parsers.js';
 import type { PartnerOrderRow } from './schema.js';
 import type { PartnerOrder, WebhookEventLite } from '../domain/index.js';
-import type { PartnerDailyRec, PartnerOrderRec, WebhookStats } from '../report/model.js';
+import type { PartnerDailyRec, PartnerOrderRec, WebhookStats } from '../domain/index.js';
 import { keysetPages, PAGE_SIZE, spanPage, type Span, type TimeKey } from './keyset.js';
 import { changedHashes, changedRow } from './changes.js';
 

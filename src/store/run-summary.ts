@@ -19,7 +19,7 @@ import { getRun, readLateBreaks } from './runs.js';
 import type { RunCounts } from './counts.js';
 import { webhookStatsIn } from './partner-reads.js';
 import { spanOf } from './keyset.js';
-import type { WebhookStats } from '../report/model.js';
+import type { WebhookStats } from '../domain/index.js';
 
 /** The fields of a Break the summary shows, in the documented order (the JSON keys keep it; inPeriod came last). */
 const SUMMARY_FIELDS = [

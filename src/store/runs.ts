@@ -8,12 +8,18 @@ import type { RunRow } from './schema.js';
 import type { LateBreak, OpenBreakCounts, PeriodSplit, Severity } from '../domain/index.js';
 import { closeJudgement, type Judgement } from './changes.js';
 import { parseRunRequests, type RunRequests } from '../http/meter.js';
-import type { DigestBreak, ReportDigest, RuleResult, RunInfo, StageInfo } from '../report/model.js';
+import type {
+  DigestBreak,
+  ReportDigest,
+  RollFigures,
+  RuleResult,
+  StoredRuleResult,
+  RunInfo,
+  StageInfo,
+} from '../domain/index.js';
 import { writeBreaks } from './breaks.js';
 import { replaceBalanceRoll } from './balance-flows.js';
 import { recordWebhookJudgements } from './webhook-judgements.js';
-import type { RollFigures } from '../rules/balance-roll.js';
-import type { RuleResult as TallyResult } from '../rules/tally.js';
 import type { RunCounts } from './counts.js';
 
 export type RunCommand = 'run' | 'sync' | 'reconcile' | 'report' | 'deliver';
@@ -264,7 +270,7 @@ export async function recordReconcile(
     events: Parameters<typeof writeBreaks>[3];
     balanceRoll: readonly RollFigures[];
     counts: RunCounts;
-    ruleResults: readonly TallyResult[];
+    ruleResults: readonly RuleResult[];
     rulesetVersion: string;
     cursors: Record<string, string>;
     /** P_WEBHOOK_GAP ran: record the orders it judged (those settled before `cutoff`). */
@@ -516,7 +522,7 @@ function plainStages(value: unknown): Record<string, StageInfo> {
   return out;
 }
 
-function plainRules(value: unknown): RuleResult[] {
+function plainRules(value: unknown): StoredRuleResult[] {
   if (!Array.isArray(value)) return [];
   return value
     .filter((r): r is Record<string, unknown> => !!r && typeof r === 'object')
