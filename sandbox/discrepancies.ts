@@ -8,7 +8,7 @@ import { createRng, uuidFrom, type Rng } from './prng.js';
 import { DAY_MS, HOUR_MS } from './time.js';
 import type { OrderRow, World } from './world.js';
 
-/** Every rule code of DESIGN.md's table that the sandbox plants (S_* come from faults). */
+/** Every rule code of the catalog that the sandbox plants (S_* come from faults). */
 export const RULE_CODES = [
   'P_FEE_USD',
   'P_AMOUNT_USD',

@@ -229,7 +229,7 @@ export class World {
   // ---- balances ------------------------------------------------------------------------
 
   /**
-   * Balances at the current clock: opening + every flow up to now (DESIGN.md "Balance flows").
+   * Balances at the current clock: opening + every flow up to now (docs/apis.md "Balance flows").
    * Generated deposit and withdrawal states never change whether they move the balance
    * (UNCONFIRMED only ever becomes REJECTED, PENDING only COMPLETED), so a flow counts from its
    * timestamp; the stateChanges option's records move the balance again when their state

@@ -1,4 +1,4 @@
-/** Exit codes of the CLI (DESIGN.md "Schedule and CLI"). */
+/** Exit codes of the CLI (docs/apis.md "Exit codes"). */
 export const EXIT = { ok: 0, failed: 1, usage: 2, breaks: 3 } as const;
 
 /** Base of the project's named errors: a stable code, an exit code, and the I/O cause if any. */

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import cron from 'node-cron';
 import { isDecimalText } from '../decimal/decimal.js';
 
-/** Wire names and the contract's five webhook sender addresses (partner interface, Authentication). */
+/** Wire names and the contract's five webhook sender addresses (docs/apis.md "Partner webhooks"). */
 export const WEBHOOK_SENDER_IPS = ['34.76.54.194', '34.77.167.89', '35.187.43.203', '35.241.153.74', '35.241.224.80'];
 
 const decimalString = z
@@ -176,7 +176,7 @@ const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
 const optionalEnv = <T extends z.ZodTypeAny>(schema: T) =>
   z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), schema.optional());
 
-/** Environment variables (DESIGN.md "Interfaces"). */
+/** Environment variables (docs/apis.md "Environment"). */
 export const envSchema = z.object({
   PARTNER_API_URL: optionalEnv(httpUrl),
   PARTNER_PUBLIC_KEY: optionalEnv(z.string()),

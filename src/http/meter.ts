@@ -6,7 +6,7 @@ import { jsonNumber } from '../decimal/json.js';
 
 /**
  * The requests of one run, per API and endpoint: what the run cost the services, and what it
- * would take at their published limits (DESIGN.md: "at real rates requests are the bottleneck").
+ * would take at their published limits (docs/performance.md: at real rates requests are the bottleneck).
  */
 
 export interface RequestTotals {

@@ -2,8 +2,8 @@
 import type { Config } from '../config/load.js';
 
 /**
- * What the report assumes where the contracts are silent (DESIGN.md: "the report states the
- * assumption used"), as label/value pairs for the Summary.
+ * What the report assumes where the contracts are silent (the Summary states the
+ * assumption used: docs/reports.md), as label/value pairs for the Summary.
  */
 export function assumptions(config: Config): Array<[string, string]> {
   const t = config.tolerances;

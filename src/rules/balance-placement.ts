@@ -20,7 +20,7 @@ export interface PaymentMove {
 const NON_FINAL = new Set(['UNCONFIRMED', 'PENDING']);
 
 /**
- * The balance movements of one payment (DESIGN.md "Balance flows"). A state's effect: a deposit
+ * The balance movements of one payment (docs/apis.md "Balance flows"). A state's effect: a deposit
  * COMPLETED credits `amount`; a withdrawal in a debit state debits `amount` (amount + fee). The
  * first observed state's effect is placed at the record's timestamp (its creation: a record first
  * seen already final is placed by its timestamp; a withdrawal first seen PENDING was debited when

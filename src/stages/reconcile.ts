@@ -120,7 +120,7 @@ export function engineConfig(ctx: StageContext): EngineConfig {
 }
 
 /**
- * Checks the stored data for a period and records breaks (DESIGN.md "Reconcile",
+ * Checks the stored data for a period and records breaks (docs/rules.md,
  * docs/rules.md). ctx.runId must be an existing `run` row; its counts, rule_results,
  * ruleset_version and cursors are written, and the roll-forward figures go to balance_roll.
  * Re-running it (same run or a later one) never duplicates a break.

@@ -49,7 +49,7 @@ export interface ExchangeSyncResult {
 
 /**
  * Pulls the exchange account's whole history into the store, from the cursors up to now
- * (DESIGN.md "Sync"): snapshots first (their fetch time bounds the flows a later roll-forward
+ * (docs/operations.md "What a sync asks the APIs"): snapshots first (their fetch time bounds the flows a later roll-forward
  * needs), then payments (at once, so that a state change they show belongs to the pair this
  * snapshot closes), fills, orders of every status, trades, and orders referenced by fills.
  * Each page is stored with its cursor in one transaction, so an interrupted sync resumes where

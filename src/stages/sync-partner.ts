@@ -28,7 +28,7 @@ export interface PartnerSyncOptions {
 }
 
 /**
- * Partner sync (DESIGN.md "Sync"): reference snapshots, orders of each UTC day of the period
+ * Partner sync (docs/operations.md "What a sync asks the APIs"): reference snapshots, orders of each UTC day of the period
  * (a past day once), orders of every wallet we own (a wallet's whole history once), re-fetch of
  * stored non-final orders, and quotes. With externalReferences only those orders are fetched;
  * with walletsOnly only the wallet listings. Every write is an idempotent upsert, so a re-run

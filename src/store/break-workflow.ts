@@ -1,4 +1,4 @@
-/** The break workflow's store (README "Working breaks"): ack, unack, note, assign, list, show, reopen on changed
+/** The break workflow's store (docs/working-breaks.md): ack, unack, note, assign, list, show, reopen on changed
  * amounts, and the import of a returned workbook.
  */
 import { sql, type ColumnType, type Generated, type Kysely, type Selectable, type Transaction } from 'kysely';
@@ -152,8 +152,7 @@ function toWorkflow(
 
 /**
  * The workflow of breaks of the account: of its open breaks (`open`), or of the given ones.
- * lastNote is the newest note or acknowledgement reason, whichever came last (README "Working
- * breaks"). Breaks nobody worked on are absent (NO_WORKFLOW).
+ * lastNote is the newest note or acknowledgement reason, whichever came last (docs/working-breaks.md). Breaks nobody worked on are absent (NO_WORKFLOW).
  */
 export async function workflowsOf(
   db: Db | Transaction<DB>,
@@ -706,7 +705,7 @@ export function planRow(
 }
 
 /**
- * Records the filled-in rows of a returned workbook of run `runId` (README "Working breaks"), in
+ * Records the filled-in rows of a returned workbook of run `runId` (docs/working-breaks.md), in
  * one transaction: per row only what changes state; rows whose break is gone or whose amounts
  * changed since that workbook are skipped with the reason. A file (by sha256) is applied once.
  */

@@ -178,7 +178,7 @@ export async function openBreaksOfRun(
   run: ReportedRun,
   order: 'none' | 'severity' = 'none',
 ): Promise<ReportedBreak[]> {
-  // Where people stand on them (README "Working breaks"): only breaks someone worked on have a row.
+  // Where people stand on them (docs/working-breaks.md): only breaks someone worked on have a row.
   const workflows = await workflowsOf(db, run.account, 'open');
   const workflow = (b: Break) => workflows.get(breakId(b.code, b.key)) ?? { ...NO_WORKFLOW };
   if (!run.periodFrom || !run.periodTo)

@@ -6,7 +6,7 @@ import type { Span } from './keyset.js';
 import type { Totals } from '../domain/index.js';
 import type { Decimal } from '../decimal/decimal.js';
 
-/** run.counts: the records of the period (DESIGN.md "JSON summary"). */
+/** run.counts: the records of the period (docs/apis.md "JSON summary"). */
 export interface RunCounts {
   partnerOrders: number;
   fills: number;

@@ -202,7 +202,7 @@ export async function webhookEventsByOrder(
   return map;
 }
 
-/** Webhook events received in the span, with the schema drift DESIGN.md asks the report to count. */
+/** Webhook events received in the span, with the schema drift the report counts (docs/apis.md "Partner webhooks"). */
 export async function webhookStatsIn(db: Db, account: string, span: Span): Promise<WebhookStats> {
   const res = await sql<{ events: string; duplicates: string | null; drifted: string }>`
     select count(*) as events, sum(duplicate_count) as duplicates, count(*) filter (where cardinality(extra_fields) > 0) as drifted

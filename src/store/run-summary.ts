@@ -1,4 +1,4 @@
-/** The `--json` run summary (DESIGN.md "JSON summary"): the run's counts and requests, every open break as a projection
+/** The `--json` run summary (docs/apis.md "JSON summary"): the run's counts and requests, every open break as a projection
  * of Break, and their counts.
  */
 import type { Db } from './database.js';
@@ -36,7 +36,7 @@ const SUMMARY_FIELDS = [
   'inPeriod',
 ] as const satisfies readonly (keyof ReportedBreak)[];
 
-/** Where people stand on the break (README "Working breaks"); lastNote: the newest note or acknowledgement reason. */
+/** Where people stand on the break (docs/working-breaks.md); lastNote: the newest note or acknowledgement reason. */
 export type JsonSummaryWorkflow = Pick<BreakWorkflow, 'status' | 'owner' | 'explanation' | 'lastNote'>;
 
 export type JsonSummaryBreak = Pick<ReportedBreak, (typeof SUMMARY_FIELDS)[number]> & { workflow: JsonSummaryWorkflow };
@@ -51,7 +51,7 @@ const summaryBreak = (b: ReportedBreak): JsonSummaryBreak => ({
   },
 });
 
-/** The `--json` document (DESIGN.md "JSON summary"). */
+/** The `--json` document (docs/apis.md "JSON summary"). */
 export interface JsonSummary {
   runId: string;
   status: string;

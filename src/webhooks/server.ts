@@ -74,7 +74,7 @@ export class WebhookServerError extends AppError {
 }
 
 /**
- * The order-event receiver (DESIGN.md "Sync", webhooks). Each POST: sender address check, body
+ * The order-event receiver (docs/apis.md "Partner webhooks"). Each POST: sender address check, body
  * size limit, JSON and schema validation, then one short transaction that stores the event by
  * eventId and applies it to its order; the 2xx goes out only after that commit, so an
  * acknowledged event is never lost, and well inside the sender's 5 s.

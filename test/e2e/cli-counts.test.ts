@@ -165,7 +165,7 @@ describe(
       await sandbox?.close();
     });
 
-    /** The day of a break's record, by the key of its rule (DESIGN.md "JSON summary"); undefined for a currency. */
+    /** The day of a break's record, by the key of its rule (docs/apis.md "JSON summary"); undefined for a currency. */
     function entityDay(code: string, key: string): string | undefined {
       if (code.startsWith('P_') || code.startsWith('X_')) return dayOf.get(`P:${key}`);
       if (code === 'E_FILL_QTY' || code === 'E_FILL_AVGPX') return dayOf.get(`O:${key}`);

@@ -70,7 +70,7 @@ for (const kind of storeKinds) {
 
     it('finds exactly the planted breaks, keeps first-seen runs, and resolves a fixed case', async () => {
       const planted = sandbox.expectedBreaks();
-      // Every rule of DESIGN.md's table is planted (P_WEBHOOK_GAP included: webhooks are on).
+      // Every rule of the catalog is planted (P_WEBHOOK_GAP included: webhooks are on).
       expect(new Set(planted.map((b) => b.code)).size).toBe(19);
 
       const first = await run();

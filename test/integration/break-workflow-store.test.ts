@@ -51,7 +51,7 @@ const stale = (hours: string): DetectedBreak => ({
   message: 'deposit UNCONFIRMED',
 });
 
-/** The break workflow's store on both databases: README "Working breaks". */
+/** The break workflow's store on both databases: docs/working-breaks.md. */
 describeEachStore('break workflow store', (ctx) => {
   const db = () => ctx.store.db;
   let runNo = 0;

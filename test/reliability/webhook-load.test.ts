@@ -29,7 +29,7 @@ const DUPLICATE_SHARE = 0.1;
 const MAX_IN_FLIGHT = Number(process.env.WEBHOOK_LOAD_IN_FLIGHT ?? 256);
 const STRICT = process.env.WEBHOOK_LOAD_STRICT === '1';
 const STATES = ['PENDING', 'WITHDRAWING', 'COMPLETED'] as const;
-/** The database the load runs on: Postgres when the suite has one (see the README: the embedded one holds less). */
+/** The database the load runs on: Postgres when the suite has one (docs/operations.md "Embedded database or Postgres": the embedded one holds less). */
 const LOAD_DB: StoreKind =
   (process.env.WEBHOOK_LOAD_DB as StoreKind | undefined) ?? (storeKinds.includes('postgres') ? 'postgres' : 'embedded');
 

@@ -203,7 +203,7 @@ export function reconcile(sb: Sandbox, opts: { feeRate: string; webhooks: boolea
   return found;
 }
 
-/** Net balance movement per currency of every visible flow with from < t <= to (DESIGN.md "Balance flows"). */
+/** Net balance movement per currency of every visible flow with from < t <= to (docs/apis.md "Balance flows"). */
 export function flowsBetween(sb: Sandbox, from: number, to: number): Map<string, Decimal> {
   const m = new Map<string, Decimal>();
   const add = (c: string, d: Decimal): void => void m.set(c, (m.get(c) ?? new Decimal(0)).plus(d));

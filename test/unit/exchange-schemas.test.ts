@@ -19,7 +19,7 @@ import {
   toWithdrawalRow,
 } from '../../src/sources/exchange/transform.js';
 
-/** Captured shapes (DESIGN.md "Facts"): numbers and strings mixed, exponent notation, extra fields. */
+/** Captured shapes (docs/apis.md): numbers and strings mixed, exponent notation, extra fields. */
 const FILLS_PAGE = `[
   {"exOrdId": 11234560004191, "tradeId": "1", "execId": 9007199254740993, "side": "BUY", "symbol": "BTC-USD",
    "price": "0.0", "qty": "5.4044E-4", "fee": 0.000000000000000001, "timestamp": 1700000000123, "liquidity": "MAKER"},

@@ -6,7 +6,7 @@ import { pairOf, paymentMoves, placePayments, type PaymentHistory } from '../../
 import { rollForward, type DayFlows } from '../../src/rules/balance-roll.js';
 
 /**
- * The roll-forward against an exchange simulated by its own semantics (DESIGN.md "Balance flows"):
+ * The roll-forward against an exchange simulated by its own semantics (docs/apis.md "Balance flows"):
  * a fill moves the balance at its time, a deposit is credited when it turns COMPLETED, a withdrawal
  * debited while in a debit state and credited back when it leaves them. Each sync takes its balance
  * snapshot first and then reads every record's state, stamping the observation with the sync's

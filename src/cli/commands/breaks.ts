@@ -1,5 +1,5 @@
 /** `ramp-recon breaks list|show|ack|unack|note|assign|import`: working breaks from the terminal, or from a returned
- * workbook (README "Working breaks").
+ * workbook (docs/working-breaks.md).
  */
 import { COMMAND_INFO } from './info.js';
 import { userInfo } from 'node:os';

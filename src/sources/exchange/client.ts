@@ -7,7 +7,7 @@ import { AppError } from '../../errors.js';
 import { parseJsonMarked } from './wire.js';
 import { parseJsonLossless } from '../../decimal/json.js';
 
-/** The contract's limits (seeds/001, "Limits"). */
+/** The contract's limits (docs/apis.md "Exchange API"). */
 export const FILLS_PAGE_LIMIT = 1000;
 /**
  * What /orders and /trades pages ask for: the operator's published spec allows 1..1000, the

@@ -13,7 +13,7 @@ import { BIGINT_MAX, fitsBigint, MAX_KEY_LENGTH, printable, unstorableText } fro
 import { formatZodIssues } from '../common/zod-issues.js';
 
 /**
- * Zod schemas of the Exchange API (seeds/001). The wire sends decimals and int64 ids as JSON
+ * Zod schemas of the Exchange API (docs/apis.md "Exchange API"). The wire sends decimals and int64 ids as JSON
  * strings or JSON numbers, quantities sometimes in exponent notation ("5.4044E-4"); the lossless
  * parser hands numbers over as LosslessNumber, so no digit is lost before these schemas turn
  * them into plain decimal text (amounts, exact, ready for numeric) and canonical digit strings (ids). Unknown extra

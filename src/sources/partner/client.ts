@@ -5,7 +5,7 @@ import { createHttpClient, type HttpClient, type HttpResponse, type QueryValue }
 import type { RequestMeter } from '../../http/meter.js';
 import { ConfigError } from '../../errors.js';
 
-/** Paths of the Partner API are appended to PARTNER_API_URL (DESIGN.md "Interfaces"). */
+/** Paths of the Partner API are appended to PARTNER_API_URL (docs/apis.md). */
 export const PARTNER_PREFIX = '/partner-gateway/partner-api/v1';
 export const PUBLIC_KEY_HEADER = 'X-Public-API-Key';
 export const PRIVATE_KEY_HEADER = 'X-Private-API-Key';
@@ -20,7 +20,7 @@ export interface GetOptions {
 
 /**
  * The Partner API's HTTP client as the sync uses it. Eligibility and quotes take the public key; orders take
- * the public and the private key together (DESIGN.md, "Facts from the operator's public
+ * the public and the private key together (docs/apis.md "Partner API", facts from the operator's public
  * documentation"). Tests inject their own implementation.
  */
 export interface PartnerClient {

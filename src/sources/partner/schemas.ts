@@ -6,7 +6,7 @@ import { formatZodIssues } from '../common/zod-issues.js';
 import { calendarIssue, MAX_KEY_LENGTH } from '../common/storable.js';
 
 /**
- * Zod schemas of the Partner API (seeds/000: currencies, regions, payment methods, quote,
+ * Zod schemas of the Partner API (docs/apis.md "Partner API": currencies, regions, payment methods, quote,
  * orders, order events). Decimals arrive as strings in samples and as numbers per the event
  * schema; the lossless parser turns numbers into LosslessNumber, so both keep every digit.
  * Messages name the value; the issue path names the field (see formatPartnerIssues).

@@ -17,7 +17,7 @@ async function ourWallets(env: SyncEnv): Promise<string[]> {
 }
 
 /**
- * Orders paid to our wallets (DESIGN.md "Sync"). A wallet's whole history is read once: the
+ * Orders paid to our wallets (docs/operations.md "What a sync asks the APIs"). A wallet's whole history is read once: the
  * first time the wallet is synced (a cursor records it once the listing is complete), or when
  * asked (--wallet-history, walletsOnly). After that each wallet is listed with the date filters
  * of the days this sync listed, one listing per run of consecutive days: a request or so per
