@@ -2,6 +2,9 @@
  * events.
  */
 
+import { Decimal, decimalText } from '../decimal/decimal.js';
+import type { RecordKindName } from './record-kinds.js';
+
 export type Severity = 'high' | 'medium' | 'low';
 export type BreakStatus = 'open' | 'resolved';
 
@@ -9,19 +12,35 @@ export type BreakStatus = 'open' | 'resolved';
 export const SEVERITY_RANK: Readonly<Record<Severity, number>> = { high: 0, medium: 1, low: 2 };
 
 /**
- * A break as stored (the `break` table): its latest figures and its history across runs; amounts are decimal strings.
+ * What a break's figures (expected, actual, difference) are: an amount or a quantity of the break's
+ * currency, a price (in the counter currency), an age in hours, or text (states, hashes, times, or
+ * no figure at all). Said by the rule, stored with the break: nothing reads it from the words.
+ */
+export type FigureUnit = 'amount' | 'price' | 'hours' | 'text';
+
+/** One figure as a rule reports it: an exact Decimal, a text (a state, a hash), or none. */
+export type Figure = Decimal | string | null;
+
+/**
+ * A break as stored (the `break` table): its latest figures and its history across runs; the figures are exact text
+ * (decimal text when `unit` is not 'text').
  */
 export interface Break {
   code: string;
   /** The entity the rule judged (an order id, an exec id, a currency...; docs/rules.md "Keys"). */
   key: string;
+  /** The kind of record the key names. */
+  entity: RecordKindName;
   severity: Severity;
   currency: string | null;
+  unit: FigureUnit;
   expected: string | null;
   actual: string | null;
   difference: string | null;
   message: string | null;
   detail: unknown;
+  /** The break's own UTC day, for a kind without a record of its own (a roll-forward's divergent day, a coverage day). */
+  day: string | null;
   status: BreakStatus;
   firstSeenRun: string;
   firstSeenAt: Date;
@@ -32,14 +51,39 @@ export interface Break {
   reopenedCount: number;
 }
 
-/** A break as a rule reports it in one run: the figures only, always with a message. */
-export type DetectedBreak = Pick<
-  Break,
-  'code' | 'key' | 'severity' | 'currency' | 'expected' | 'actual' | 'difference'
-> & {
+/** A break as a rule reports it in one run: what it is about, its figures as Decimals (or text), always with a message. */
+export type DetectedBreak = Pick<Break, 'code' | 'key' | 'entity' | 'severity' | 'currency' | 'unit' | 'day'> & {
+  expected: Figure;
+  actual: Figure;
+  difference: Figure;
   message: string;
   detail?: unknown;
 };
+
+/** A figure as the break table stores it: exact decimal text, or the text itself. */
+export function figureText(f: Figure): string | null {
+  return f === null ? null : typeof f === 'string' ? f : decimalText(f);
+}
+
+/** A stored figure as a Decimal, when the break's unit says its figures are numbers; null otherwise. */
+export function figureValue(b: Pick<Break, 'unit'>, text: string | null): Decimal | null {
+  if (b.unit === 'text' || text === null || text === '') return null;
+  try {
+    return new Decimal(text);
+  } catch {
+    // A figure of a numeric unit that is not a number (a missing fee reported as "present"): no value.
+    return null;
+  }
+}
+
+/**
+ * The break's figures as the store holds them, `expected | actual | difference | currency` (each empty when null): the
+ * Breaks sheet's hidden "Amounts as reported" column, which the workbook import compares to tell whether a break's
+ * amounts changed since the workbook was written.
+ */
+export function amountsAsReported(b: Pick<Break, 'expected' | 'actual' | 'difference' | 'currency'>): string {
+  return [b.expected, b.actual, b.difference, b.currency].map((x) => x ?? '').join(' | ');
+}
 
 export type BreakEventKind = 'opened' | 'seen' | 'resolved' | 'reopened';
 
@@ -103,7 +147,7 @@ export const breakId = (code: string, key: string) => `${code}\u0000${key}`;
 export type ReportedBreak = Break & { inPeriod: boolean; workflow: BreakWorkflow };
 
 /**
- * Where a person stands on a break (the `break_workflow` table; docs: README "Working breaks").
+ * Where a person stands on a break (the `break_workflow` table; docs: docs/working-breaks.md).
  * explained: acknowledged with a reason while its amounts still equal those acknowledged; a
  * change of amounts reopens it (unexplained) with an event saying so.
  */

@@ -16,7 +16,20 @@ export type {
   WorkflowEventKind,
   WorkflowEvent,
 } from './break.js';
-export { breakId, SEVERITY_RANK, openBreakCounts, NO_WORKFLOW, lateCounts, sortLate } from './break.js';
+export {
+  breakId,
+  SEVERITY_RANK,
+  openBreakCounts,
+  NO_WORKFLOW,
+  lateCounts,
+  sortLate,
+  figureText,
+  figureValue,
+  amountsAsReported,
+} from './break.js';
+export type { Figure, FigureUnit } from './break.js';
+export type { RecordKindName, RecordKind, DataSheet } from './record-kinds.js';
+export { RECORD_KINDS, DATED_KINDS } from './record-kinds.js';
 export type { ExchangeOrderAgg, Fill, Deposit, Withdrawal, BalanceLine, BalanceSnapshot } from './exchange.js';
 export type { PartnerOrder, WebhookEventLite } from './partner.js';
 export type { Period } from './period.js';

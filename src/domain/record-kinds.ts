@@ -7,17 +7,11 @@
  * and needs nothing else.
  */
 export type RecordKindName =
-  | 'partnerOrder'
-  | 'exchangeOrder'
-  | 'fill'
-  | 'deposit'
-  | 'withdrawal'
-  | 'balance'
-  | 'coverage'
-  | 'quarantine';
+  'partnerOrder' | 'exchangeOrder' | 'fill' | 'deposit' | 'withdrawal' | 'balance' | 'coverage' | 'quarantine';
 
 /** The workbook's data sheets a record kind's rows are on. */
-export type DataSheet = 'partnerOrders' | 'ordersVsFills' | 'fills' | 'deposits' | 'withdrawals' | 'balances' | 'coverage';
+export type DataSheet =
+  'partnerOrders' | 'ordersVsFills' | 'fills' | 'deposits' | 'withdrawals' | 'balances' | 'coverage';
 
 export interface RecordKind {
   name: RecordKindName;
@@ -28,10 +22,10 @@ export interface RecordKind {
   key: string | null;
   keyType: 'text' | 'bigint';
   /**
-   * What places a record on a UTC day (SQL over the table aliased r), or null: a break of such a kind
-   * carries its own day (a roll-forward's divergent day, a coverage row's day), or none.
+   * The columns whose first non-null value places a record on a UTC day, or null: a break of such a kind carries its
+   * own day (a roll-forward's divergent day, a coverage row's day), or none.
    */
-  time: string | null;
+  time: readonly string[] | null;
   /** Records of another table that also place it on their days: an exchange order belongs to each day it was filled. */
   alsoOnDaysOf?: { table: string; foreignKey: string; time: string };
   /** The data sheet its rows are on (the Breaks sheet links a key there); null: none. */
@@ -40,6 +34,11 @@ export interface RecordKind {
   streams: readonly string[];
   /** Its rows record the transaction that last changed them (sql/0017): a change is judged whatever its day. */
   tracked: boolean;
+  /**
+   * A break of this kind carries its own day, and one before the period is judged again only because late data
+   * reached it (a roll-forward pair whose flows changed): its events then say what late data changed.
+   */
+  ownDayJudgedForChanges?: boolean;
 }
 
 export const RECORD_KINDS: Readonly<Record<RecordKindName, RecordKind>> = {
@@ -49,7 +48,7 @@ export const RECORD_KINDS: Readonly<Record<RecordKindName, RecordKind>> = {
     table: 'partner_order',
     key: 'order_id',
     keyType: 'text',
-    time: 'r.created_at',
+    time: ['created_at'],
     sheet: 'partnerOrders',
     streams: ['partner:orders'],
     tracked: true,
@@ -60,7 +59,7 @@ export const RECORD_KINDS: Readonly<Record<RecordKindName, RecordKind>> = {
     table: 'exchange_order',
     key: 'ex_ord_id',
     keyType: 'bigint',
-    time: 'r.timestamp',
+    time: ['timestamp'],
     alsoOnDaysOf: { table: 'exchange_fill', foreignKey: 'ex_ord_id', time: 'timestamp' },
     sheet: 'ordersVsFills',
     streams: ['exchange:orders', 'exchange:trades'],
@@ -72,7 +71,7 @@ export const RECORD_KINDS: Readonly<Record<RecordKindName, RecordKind>> = {
     table: 'exchange_fill',
     key: 'exec_id',
     keyType: 'bigint',
-    time: 'r.timestamp',
+    time: ['timestamp'],
     sheet: 'fills',
     streams: ['exchange:fills'],
     tracked: true,
@@ -84,7 +83,7 @@ export const RECORD_KINDS: Readonly<Record<RecordKindName, RecordKind>> = {
     key: 'deposit_id',
     keyType: 'text',
     // A record without a timestamp is placed where staleness ages it from: when it was first stored.
-    time: 'coalesce(r.timestamp, r.first_seen_at)',
+    time: ['timestamp', 'first_seen_at'],
     sheet: 'deposits',
     streams: ['exchange:deposits'],
     tracked: true,
@@ -95,7 +94,7 @@ export const RECORD_KINDS: Readonly<Record<RecordKindName, RecordKind>> = {
     table: 'exchange_withdrawal',
     key: 'withdrawal_id',
     keyType: 'text',
-    time: 'coalesce(r.timestamp, r.first_seen_at)',
+    time: ['timestamp', 'first_seen_at'],
     sheet: 'withdrawals',
     streams: ['exchange:withdrawals'],
     tracked: true,
@@ -110,6 +109,7 @@ export const RECORD_KINDS: Readonly<Record<RecordKindName, RecordKind>> = {
     sheet: 'balances',
     streams: [],
     tracked: false,
+    ownDayJudgedForChanges: true,
   },
   coverage: {
     name: 'coverage',

@@ -1,6 +1,8 @@
 /** The period's records and figures as the workbook's sheets show them, read by the store. */
 import type { Decimal } from '../decimal/decimal.js';
-import type { CoverageRow, Deposit, ExchangeOrderAgg, Fill, PartnerOrder, BalanceLine, Withdrawal } from './index.js';
+import type { BalanceLine, Deposit, ExchangeOrderAgg, Fill, Withdrawal } from './exchange.js';
+import type { PartnerOrder } from './partner.js';
+import type { CoverageRow } from './sync.js';
 
 /** One day's fees: what partner orders earned (partner fee) and what fills paid the exchange, per currency. */
 export interface FeeDayRec {

@@ -3,19 +3,22 @@
  */
 import { Decimal } from '../decimal/decimal.js';
 import { amountOrText, link, rowPlace, type Cell, type Row, type SheetSpec, type Tone } from './cells.js';
-import { breakId, SEVERITY_RANK, type Break, type LateBreak, type ReportedBreak } from '../domain/index.js';
-import { latePeriodMark } from './late-data.js';
 import {
   amountsAsReported,
-  breakSentence,
-  detailText,
-  impactAmount,
-  isCurrencyUnit,
-  ruleTitle,
-  unitOf,
-} from './break-text.js';
+  breakId,
+  RECORD_KINDS,
+  SEVERITY_RANK,
+  type Break,
+  type DataSheet,
+  type LateBreak,
+  type ReportedBreak,
+} from '../domain/index.js';
+import { latePeriodMark } from './late-data.js';
+import { detailText } from './break-text.js';
+import { amountAtStake, breakSentence, ruleTitle } from '../rules/describe.js';
+import { unitWord } from '../rules/words.js';
 import type { Precision } from './precision.js';
-import { BreakIndex, SHEET } from './sheets.js';
+import { SHEET } from './sheets.js';
 import type { UsdRates } from './usd-rates.js';
 
 const MS_PER_DAY = 86_400_000;
@@ -102,28 +105,15 @@ export const breaksSpec: SheetSpec = {
   fitToWidth: true,
 };
 
-/** The data sheets a break's key can have a row on. */
-export type DataSheet =
-  'partnerOrders' | 'ordersVsFills' | 'fills' | 'deposits' | 'withdrawals' | 'balances' | 'coverage';
+export type { DataSheet } from '../domain/index.js';
 
 /**
- * The data sheet whose key column holds the break's key: Partner orders (orderId) for P_/X_ rules,
- * Exchange orders vs fills (exOrdId) for E_FILL_QTY, E_FILL_AVGPX and E_SYMBOL_RULES's order-size
- * check, Fills (execId) for E_FILL_ORPHAN, E_FEE_RATE and E_SYMBOL_RULES's fill checks, Deposits or
- * Withdrawals for E_STALE and E_WITHDRAWAL_BENEFICIARY, Balances (currency), Coverage
- * (source:stream:day). null: no data sheet lists the entity (S_QUARANTINE, cursor checks).
+ * The data sheet whose key column holds the break's key: the sheet of the record kind its key names
+ * (src/domain/record-kinds.ts). null: no data sheet lists the kind (a quarantined record); a key the sheet has no
+ * row for (a cursor check on Coverage) gets no link.
  */
-export function dataSheetOf(b: Pick<Break, 'code' | 'message'>): DataSheet | null {
-  const { code } = b;
-  if (code.startsWith('P_') || code.startsWith('X_')) return 'partnerOrders';
-  if (code === 'E_FILL_QTY' || code === 'E_FILL_AVGPX') return 'ordersVsFills';
-  if (code === 'E_FILL_ORPHAN' || code === 'E_FEE_RATE') return 'fills';
-  if (code === 'E_SYMBOL_RULES') return BreakIndex.scopeOf(b) === 'order' ? 'ordersVsFills' : 'fills';
-  if (code === 'E_STALE') return /^withdrawal/i.test(b.message ?? '') ? 'withdrawals' : 'deposits';
-  if (code === 'E_WITHDRAWAL_BENEFICIARY') return 'withdrawals';
-  if (code === 'E_BALANCE_ROLL' || code === 'E_BALANCE_SANITY') return 'balances';
-  if (code === 'S_COVERAGE') return 'coverage';
-  return null;
+export function dataSheetOf(b: Pick<Break, 'entity'>): DataSheet | null {
+  return RECORD_KINDS[b.entity]?.sheet ?? null;
 }
 
 /** Data sheet names, by DataSheet. */
@@ -138,7 +128,7 @@ export const DATA_SHEET_NAME: Readonly<Record<DataSheet, string>> = {
 };
 
 /** The keys of the breaks per data sheet they can link to: what the positions are asked for. */
-export function keysBySheet(breaks: Iterable<Pick<Break, 'code' | 'key' | 'message'>>): Map<DataSheet, string[]> {
+export function keysBySheet(breaks: Iterable<Pick<Break, 'entity' | 'key'>>): Map<DataSheet, string[]> {
   const sets = new Map<DataSheet, Set<string>>();
   for (const b of breaks) {
     const sheet = dataSheetOf(b);
@@ -171,7 +161,7 @@ export class BreakLinks {
     private readonly maxRowsPerSheet?: number,
   ) {}
 
-  targetOf(b: Pick<Break, 'code' | 'key' | 'message'>): { sheet: string; row: number } | null {
+  targetOf(b: Pick<Break, 'entity' | 'key'>): { sheet: string; row: number } | null {
     const sheet = dataSheetOf(b);
     const n = sheet ? this.positions.get(sheet)?.get(b.key) : undefined;
     return sheet && n ? rowPlace(DATA_SHEET_NAME[sheet], n, this.maxRowsPerSheet) : null;
@@ -193,16 +183,16 @@ const DETAIL_MAX = 1000;
 /** Decimals of ages in hours (rules report them to the hundredth). */
 const HOURS_DP = 2;
 
-function decimalsOf(b: ReportedBreak, unit: string, precision: Precision): number {
-  if (!isCurrencyUnit(unit)) return HOURS_DP;
-  if (unit === 'USD' && b.code === 'E_BALANCE_SANITY') return 2;
-  return b.code.startsWith('P_') || b.code.startsWith('X_') ? precision.partner(unit) : precision.exchange(unit);
+/** Decimals of a break's figures: ages to the hundredth; amounts and prices at their currency's scale. */
+function decimalsOf(b: ReportedBreak, precision: Precision): number {
+  if (b.unit === 'hours' || b.unit === 'text' || !b.currency) return HOURS_DP;
+  return b.entity === 'partnerOrder' ? precision.partner(b.currency) : precision.exchange(b.currency);
 }
 
-function figureCell(text: string | null, unit: string, dp: number): Cell {
+function figureCell(text: string | null, b: ReportedBreak, dp: number): Cell {
   if (text === null || text === '') return null;
-  // Text units (states, hashes, timestamps) stay text; numbers only where the unit is a currency or a quantity.
-  return unit === 'text' ? text : amountOrText(text, dp);
+  // Text figures (states, hashes, timestamps) stay text; numbers only where the rule says they are.
+  return b.unit === 'text' ? text : amountOrText(text, dp);
 }
 
 function lastNoteText(w: ReportedBreak['workflow']): string | null {
@@ -217,11 +207,11 @@ function lateMark(b: ReportedBreak, late: BreakRowContext['late']): string {
 }
 
 export function breakRow(b: ReportedBreak, ctx: BreakRowContext): Row {
-  const unit = unitOf(b);
-  const dp = decimalsOf(b, unit, ctx.precision);
+  const unit = unitWord(b);
+  const dp = decimalsOf(b, ctx.precision);
   let detail: string | null = detailText(b.detail) || null;
   if (detail && detail.length > DETAIL_MAX) detail = `${detail.slice(0, DETAIL_MAX)}... (truncated)`;
-  const impact = impactAmount(b);
+  const impact = amountAtStake(b);
   const usd: Decimal | null = impact && ctx.usd ? ctx.usd.usd(impact.value, impact.currency) : null;
   const tone = (['high', 'medium', 'low'].includes(b.severity) ? b.severity : undefined) as Tone | undefined;
   const w = b.workflow;
@@ -234,9 +224,9 @@ export function breakRow(b: ReportedBreak, ctx: BreakRowContext): Row {
       link(b.key, ctx.links?.targetOf(b)),
       breakSentence(b),
       unit,
-      figureCell(b.expected, unit, dp),
-      figureCell(b.actual, unit, dp),
-      figureCell(b.difference, unit, dp),
+      figureCell(b.expected, b, dp),
+      figureCell(b.actual, b, dp),
+      figureCell(b.difference, b, dp),
       usd === null ? null : { kind: 'amount', value: usd, dp: 2 },
       b.inPeriod ? 'yes' : lateMark(b, ctx.late),
       ageDays(b.firstSeenAt, ctx.now),

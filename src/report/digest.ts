@@ -4,7 +4,7 @@
 import { Decimal } from '../decimal/decimal.js';
 import { MS_PER_DAY } from '../util/dates.js';
 import type { OpenBreakCounts, ReportedBreak } from '../domain/index.js';
-import { breakSentence, impactAmount } from './break-text.js';
+import { amountAtStake, breakSentence } from '../rules/describe.js';
 import type { DigestBreak, ReportDigest, RunInfo } from '../domain/index.js';
 import { headline, periodLabel } from './summary.js';
 import { lateDigest } from './late-data.js';
@@ -16,16 +16,16 @@ export const DIGEST_BREAKS = 5;
 const LARGEST = 3;
 
 /**
- * The amount a break costs, valued in USD: |difference| in the break's currency (for
- * X_DEPOSIT_MISSING, which has no deposit, the whole expected deposit); null when its figures are
- * not money (ages, text, prices) or the currency has no rate: the Breaks sheet's "USD impact".
+ * The amount a break costs, valued in USD: |difference| in the break's currency (or the whole
+ * expected amount of a rule that says so, a missing deposit); null when its figures are not money
+ * (ages, text, prices) or the currency has no rate: the Breaks sheet's "USD impact".
  */
 export function usdImpact(
-  b: Pick<ReportedBreak, 'code' | 'currency' | 'expected' | 'actual' | 'difference' | 'message'>,
+  b: Pick<ReportedBreak, 'code' | 'unit' | 'currency' | 'expected' | 'actual' | 'difference'>,
   rates: UsdRates,
 ): Decimal | null {
-  // The Breaks sheet's own rule (break-text.ts impactAmount), so the e-mail and the sheet never differ.
-  const impact = impactAmount(b);
+  // The Breaks sheet's own rule (rules/describe.ts amountAtStake), so the e-mail and the sheet never differ.
+  const impact = amountAtStake(b);
   return impact ? rates.usd(impact.value, impact.currency) : null;
 }
 

@@ -2,7 +2,7 @@
  * pure, no I/O.
  */
 import type { OpenBreakCounts, PeriodSplit } from '../domain/index.js';
-import { ruleTitle } from './break-text.js';
+import { ruleTitle } from '../rules/describe.js';
 import type { DigestBreak, ReportDigest, RunInfo } from '../domain/index.js';
 import { CARRIED_OVER_MEANING, COUNT_LABELS, EXPLAINED_MEANING, ruleStatusNote } from './summary.js';
 import { LATE_MEANING, lateLine, lateSentence } from './late-data.js';

@@ -2,7 +2,7 @@
  * sheet's mark.
  */
 import { lateCounts, sortLate, type LateBreak, type LateCounts } from '../domain/index.js';
-import { ruleTitle } from './break-text.js';
+import { ruleTitle } from '../rules/describe.js';
 
 /** Late breaks the e-mail names one by one; the workbook's Summary lists up to CHANGES_LISTED. */
 export const LATE_LISTED_IN_MAIL = 10;

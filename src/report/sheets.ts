@@ -3,7 +3,7 @@
  */
 import { Decimal } from '../decimal/decimal.js';
 import { EXCEL_MAX_DECIMALS, amount, day, type Cell, type Row, type SheetSpec } from './cells.js';
-import type { Break } from '../domain/index.js';
+import type { Break, RecordKindName } from '../domain/index.js';
 import type {
   BalanceRec,
   BalanceRollRec,
@@ -31,56 +31,24 @@ export const SHEET = {
   coverage: 'Coverage',
 } as const;
 
-/** Which entity a break's key names, where one rule keys two kinds (E_SYMBOL_RULES: execId or exOrdId). */
-export type KeyScope = 'order' | 'fill';
-
 /**
- * Open breaks by entity, so data sheets can highlight the rows that carry one. Keys are
- * per rule family (an orderId, an execId, a currency...), see docs/rules.md "Keys".
+ * Open breaks by the record they name (its kind and key), so data sheets can highlight the rows that carry one.
+ * Keys are per record kind (an orderId, an execId, a currency...), see docs/rules.md "Keys".
  */
 export class BreakIndex {
-  private readonly byKey = new Map<string, Array<{ code: string; scope: KeyScope | null }>>();
-  constructor(breaks: Array<Pick<Break, 'code' | 'key'> & { message?: string | null }>) {
+  private readonly byRecord = new Map<string, string[]>();
+  constructor(breaks: Iterable<Pick<Break, 'code' | 'key' | 'entity'>>) {
     for (const b of breaks) {
-      const list = this.byKey.get(b.key) ?? [];
-      list.push({ code: b.code, scope: BreakIndex.scopeOf(b) });
-      this.byKey.set(b.key, list);
+      const id = `${b.entity}\u0000${b.key}`;
+      this.byRecord.set(id, [...(this.byRecord.get(id) ?? []), b.code]);
     }
   }
 
-  /**
-   * E_SYMBOL_RULES is keyed by execId for fill checks and by exOrdId for the order-size check;
-   * exchange ids of both kinds share one number space, so the check named in the message decides
-   * (src/rules/fill-rules.ts: "order quantity below/above ...").
-   */
-  static scopeOf(b: { code: string; message?: string | null }): KeyScope | null {
-    if (b.code !== 'E_SYMBOL_RULES') return null;
-    return /order quantity|order size/i.test(b.message ?? '') ? 'order' : 'fill';
-  }
-
-  /** Codes of open breaks on `key` among the rules `codes` (prefixes ending in '_' match a family). */
-  codes(key: string | null | undefined, codes: readonly string[], scope?: KeyScope): string[] {
-    if (!key) return [];
-    const found = this.byKey.get(key);
-    if (!found) return [];
-    return found
-      .filter(
-        (e) =>
-          (e.scope === null || scope === undefined || e.scope === scope) &&
-          codes.some((x) => (x.endsWith('_') ? e.code.startsWith(x) : e.code === x)),
-      )
-      .map((e) => e.code);
+  /** Codes of the open breaks on the record of this kind and key. */
+  codes(entity: RecordKindName, key: string | null | undefined): string[] {
+    return key ? (this.byRecord.get(`${entity}\u0000${key}`) ?? []) : [];
   }
 }
-
-const PARTNER_CODES = ['P_', 'X_'] as const;
-const ORDER_CODES = ['E_FILL_QTY', 'E_FILL_AVGPX', 'E_SYMBOL_RULES'] as const;
-const FILL_CODES = ['E_FILL_ORPHAN', 'E_FEE_RATE', 'E_SYMBOL_RULES'] as const;
-const BALANCE_CODES = ['E_BALANCE_ROLL', 'E_BALANCE_SANITY'] as const;
-// X_DEPOSIT_* breaks are keyed by orderId, so they show on Partner orders, not here.
-const DEPOSIT_CODES = ['E_STALE'] as const;
-const WITHDRAWAL_CODES = ['E_STALE', 'E_WITHDRAWAL_BENEFICIARY'] as const;
-const COVERAGE_CODES = ['S_COVERAGE'] as const;
 
 function withBreaks(cells: Cell[], codes: string[]): Row {
   cells.push(codes.length ? codes.join(', ') : null);
@@ -186,7 +154,7 @@ export function partnerOrderRow(o: PartnerOrderRec, precision: Precision, breaks
       o.transactionHash,
       o.externalReference,
     ],
-    breaks.codes(o.orderId, PARTNER_CODES),
+    breaks.codes('partnerOrder', o.orderId),
   );
 }
 
@@ -246,7 +214,7 @@ export function orderVsFillsRow(o: OrderVsFillsRec, precision: Precision, breaks
       o.firstFill,
       o.lastFill,
     ],
-    breaks.codes(o.exOrdId, ORDER_CODES, 'order'),
+    breaks.codes('exchangeOrder', o.exOrdId),
   );
 }
 
@@ -297,7 +265,7 @@ export function fillRow(f: FillRec, precision: Precision, breaks: BreakIndex, fe
       amount(f.fee, feeDp),
       feeCode,
     ],
-    breaks.codes(f.execId, FILL_CODES, 'fill'),
+    breaks.codes('fill', f.execId),
   );
 }
 
@@ -356,7 +324,7 @@ export function balanceRows(
       .sort((x, y) => (y.closingAt?.getTime() ?? 0) - (x.closingAt?.getTime() ?? 0));
     const b = latest.find((x) => x.currency === currency);
     const dp = precision.exchange(currency);
-    const codes = breaks.codes(currency, BALANCE_CODES);
+    const codes = breaks.codes('balance', currency);
     (pairs.length ? pairs : [undefined]).forEach((r, i) => {
       const snap = i === 0 ? b : undefined;
       const closing = r?.actualClosing ?? snap?.balance ?? null;
@@ -435,7 +403,7 @@ export function depositRow(d: DepositRec, precision: Precision, breaks: BreakInd
       d.address,
       d.txHash,
     ],
-    breaks.codes(d.depositId, DEPOSIT_CODES),
+    breaks.codes('deposit', d.depositId),
   );
 }
 
@@ -472,7 +440,7 @@ export function withdrawalRow(
       w.state && debitStates.includes(w.state) ? 'yes' : 'no',
       w.beneficiary,
     ],
-    breaks.codes(w.withdrawalId, WITHDRAWAL_CODES),
+    breaks.codes('withdrawal', w.withdrawalId),
   );
 }
 
@@ -497,7 +465,7 @@ export const coverageSpec: SheetSpec = {
 export function coverageRow(c: CoverageRec, breaks: BreakIndex): Row {
   const row = withBreaks(
     [c.source, c.stream, day(c.day), c.pages, c.rows, c.quarantined, c.settled ? 'yes' : 'NO', c.runId],
-    breaks.codes(`${c.source}:${c.stream}:${c.day}`, COVERAGE_CODES),
+    breaks.codes('coverage', `${c.source}:${c.stream}:${c.day}`),
   );
   if (!row.tone && c.quarantined > 0) row.cellTones = { 5: 'medium' };
   return row;

@@ -19,7 +19,7 @@ import {
   type PeriodSplit,
   type ReportedBreak,
 } from '../domain/index.js';
-import { ruleTitle } from './break-text.js';
+import { ruleTitle } from '../rules/describe.js';
 import { LATE_MEANING, lateSentence } from './late-data.js';
 import type {
   BalanceRec,

@@ -120,6 +120,9 @@ export function firstDivergentDay(
   return days[0] ?? null;
 }
 
+/** The roll-forward's rule: the stage reads its open breaks' failing pairs back (failingPairsOf). */
+export const BALANCE_ROLL = 'E_BALANCE_ROLL';
+
 /**
  * One E_BALANCE_ROLL break per currency: the most recent failing pair's figures, every failing
  * pair in detail (its words in `checks`, its snapshots in `pairs`: failingPairsOf reads them back).
@@ -135,23 +138,24 @@ export function balanceRollBreaks(pairs: readonly RollFigures[][], tolerance: De
     const last = list[list.length - 1]!;
     const failures: Failure[] = [...list].reverse().map((f) => ({
       check: `residual ${decimalText(f.residual)} between snapshots ${f.openingSnapshotId} (${f.openingAt.toISOString()}) and ${f.closingSnapshotId} (${f.closingAt.toISOString()}), first divergent day ${f.firstDivergentDay}`,
-      expected: decimalText(f.expectedClosing),
-      actual: decimalText(f.actualClosing),
-      difference: decimalText(f.residual),
+      expected: f.expectedClosing,
+      actual: f.actualClosing,
+      difference: f.residual,
       currency,
     }));
-    const b = toBreak('E_BALANCE_ROLL', currency, failures, currency);
     // pairs: the failing pairs by their snapshots, so that later runs judge them again until they balance.
     const pairs = list.map((f) => ({ opening: f.openingSnapshotId, closing: f.closingSnapshotId }));
-    breaks.push({
-      ...b,
-      detail: {
-        checks: failures,
-        firstDivergentDay: list[0]!.firstDivergentDay,
-        latestPairFirstDivergentDay: last.firstDivergentDay,
-        pairs,
-      },
-    });
+    // The break's day: where its latest failing pair went wrong (docs/rules.md "This period or carried over").
+    breaks.push(
+      toBreak(BALANCE_ROLL, currency, failures, currency, {
+        day: last.firstDivergentDay,
+        detail: {
+          firstDivergentDay: list[0]!.firstDivergentDay,
+          latestPairFirstDivergentDay: last.firstDivergentDay,
+          pairs,
+        },
+      }),
+    );
   }
   return breaks;
 }
@@ -162,17 +166,19 @@ export function checkBalanceSanity(b: BalanceLine, localTolerance: Decimal): Ver
   if (b.available.gt(b.balance))
     failures.push({
       check: 'available above balance',
-      expected: decimalText(b.balance),
-      actual: decimalText(b.available),
-      difference: decimalText(b.available.minus(b.balance)),
+      expected: b.balance,
+      actual: b.available,
+      difference: b.available.minus(b.balance),
     });
   const local = b.balance.times(b.rate);
   if (b.balanceLocal.minus(local).abs().gt(localTolerance))
     failures.push({
       check: 'balance_local != balance x rate',
-      expected: decimalText(local),
-      actual: decimalText(b.balanceLocal),
-      difference: decimalText(b.balanceLocal.minus(local)),
+      expected: local,
+      actual: b.balanceLocal,
+      difference: b.balanceLocal.minus(local),
+      // The exchange's local currency, assumed USD (the Summary states the assumption).
+      currency: 'USD',
       note: 'local currency',
     });
   return failures;

@@ -1,13 +1,33 @@
-/** The rule catalog: every rule's code, plain-English title, severity, description and scope, and the ruleset version.
- *
+/** The rule catalog: every rule's descriptor (code, title, severity, what its key names, the unit of its figures, what
+ * an acknowledgement holds, its scope and its sentence) and the ruleset version.
  */
-import type { Severity } from '../domain/index.js';
+import type { FigureUnit, RecordKindName, Severity } from '../domain/index.js';
+import {
+  balanceRollSentence,
+  coverageSentence,
+  depositMissingSentence,
+  orphanSentence,
+  staleSentence,
+} from './sentences.js';
+import type { BreakWords } from './words.js';
 
 /**
  * Bump when a rule's semantics change, so a run's results can be told apart from runs
  * made under other semantics (stored in run.ruleset_version).
  */
-export const RULESET_VERSION = '2026-11-23.1';
+export const RULESET_VERSION = '2026-11-25.1';
+
+/**
+ * Which of a rule's open breaks a run that checked it may resolve when it no longer detects them:
+ * - 'records': those whose record is in the run's scope (the period's records and every record changed since the
+ *   account was last judged: docs/rules.md "What a run judges");
+ * - 'everything': any (the rule looks at everything still relevant: stale records, balances, quarantine, coverage);
+ * - 'judged': only those whose record the rule judged in this run (the engine returns their keys).
+ */
+export type RuleReach = 'records' | 'everything' | 'judged';
+
+/** The figures of a break an acknowledgement accepts: it is reopened when one of them changes. */
+export type HeldFigure = 'expected' | 'actual' | 'difference' | 'currency';
 
 export interface RuleDef {
   code: string;
@@ -16,15 +36,32 @@ export interface RuleDef {
   severity: Severity;
   /** One line, printed by the report. */
   description: string;
-  /** Which records the rule looks at (docs/rules.md "Keys, severities, scopes"). */
+  /** Which records the rule looks at, in words (docs/rules.md "Keys, severities, scopes"). */
   scope: string;
+  reach: RuleReach;
+  /** The kind of record its key names; a rule judging two kinds says which on each check (Failure.entity). */
+  entity: RecordKindName;
+  /** The unit of its numeric figures (a check of text figures, a state or a hash, is 'text' whatever this says). */
+  unit: FigureUnit;
+  /** The figures an acknowledgement holds; ages grow at every run, so an age rule holds only its limit. */
+  holds: readonly HeldFigure[];
   /**
-   * true: the rule looks at everything still relevant (stale, balances, quarantine, coverage),
-   * so a run that checked it may resolve any of its breaks. false: only breaks whose entity is
-   * in this run's scope can be resolved.
+   * The amount at stake, whose USD value is the break's impact, for an 'amount' unit: |difference|, or the whole
+   * expected amount when nothing arrived (a missing deposit has no difference).
    */
-  scopeIndependent: boolean;
+  atStake: 'difference' | 'expected';
+  /** The figures read "<subject> off by <difference> on <record>" (else "<title> on <record>: <check>"). */
+  subject?: string;
+  /** The rule's own sentence, where the generic one would not read well. */
+  sentence?: (w: BreakWords) => string;
 }
+
+const ALL_FIGURES: readonly HeldFigure[] = ['expected', 'actual', 'difference', 'currency'];
+/** The limit and the currency: the age (actual, difference) grows at every run. */
+const LIMIT_ONLY: readonly HeldFigure[] = ['expected', 'currency'];
+
+/** The fields most rules share: override what differs. */
+const base = { reach: 'records', unit: 'amount', holds: ALL_FIGURES, atStake: 'difference' } as const;
 
 const PERIOD_ORDERS = 'partner orders created in the period';
 const ORDERS_WITH_FILLS = 'exchange orders with at least one fill in the period, or created in it with cumQty > 0';
@@ -37,7 +74,9 @@ export const RULES: readonly RuleDef[] = [
     severity: 'medium',
     description: 'Fee USD amounts equal fee x amountUsd / inputAmount (exact to the cent for USD orders)',
     scope: PERIOD_ORDERS,
-    scopeIndependent: false,
+    ...base,
+    entity: 'partnerOrder',
+    subject: 'Partner fee USD twin',
   },
   {
     code: 'P_AMOUNT_USD',
@@ -45,7 +84,9 @@ export const RULES: readonly RuleDef[] = [
     severity: 'medium',
     description: 'amountUsd equals inputAmount on USD orders and is present on the others',
     scope: PERIOD_ORDERS,
-    scopeIndependent: false,
+    ...base,
+    entity: 'partnerOrder',
+    subject: 'USD amount',
   },
   {
     code: 'P_PARTNER_FEE_RATE',
@@ -53,7 +94,9 @@ export const RULES: readonly RuleDef[] = [
     severity: 'medium',
     description: 'partnerFee equals inputAmount x the contract partner fee rate, rounded to the currency precision',
     scope: PERIOD_ORDERS,
-    scopeIndependent: false,
+    ...base,
+    entity: 'partnerOrder',
+    subject: 'Partner fee',
   },
   {
     code: 'P_FEE_BOUNDS',
@@ -61,7 +104,8 @@ export const RULES: readonly RuleDef[] = [
     severity: 'high',
     description: 'Fees are non-negative and their sum is below inputAmount',
     scope: PERIOD_ORDERS,
-    scopeIndependent: false,
+    ...base,
+    entity: 'partnerOrder',
   },
   {
     code: 'P_PRECISION',
@@ -70,7 +114,8 @@ export const RULES: readonly RuleDef[] = [
     description:
       "Amounts have no more decimals than their currency's precision; BUY amounts within the currency's min/max",
     scope: PERIOD_ORDERS,
-    scopeIndependent: false,
+    ...base,
+    entity: 'partnerOrder',
   },
   {
     code: 'P_STATE',
@@ -78,7 +123,9 @@ export const RULES: readonly RuleDef[] = [
     severity: 'medium',
     description: 'COMPLETED orders have a transaction hash, other states none; state time not before creation',
     scope: PERIOD_ORDERS,
-    scopeIndependent: false,
+    ...base,
+    entity: 'partnerOrder',
+    unit: 'text',
   },
   {
     code: 'P_STALE',
@@ -86,7 +133,12 @@ export const RULES: readonly RuleDef[] = [
     severity: 'low',
     description: 'Order PENDING or WITHDRAWING longer than the configured age (or no longer found)',
     scope: 'every stored partner order still PENDING / WITHDRAWING',
-    scopeIndependent: true,
+    ...base,
+    reach: 'everything',
+    entity: 'partnerOrder',
+    unit: 'hours',
+    holds: LIMIT_ONLY,
+    sentence: staleSentence,
   },
   {
     code: 'P_WEBHOOK_GAP',
@@ -96,7 +148,10 @@ export const RULES: readonly RuleDef[] = [
     scope:
       'settled partner orders whose last state change just passed the 3-day retry window (any creation day), and ' +
       'those with an open break',
-    scopeIndependent: false,
+    ...base,
+    reach: 'judged',
+    entity: 'partnerOrder',
+    unit: 'text',
   },
   {
     code: 'X_DEPOSIT_MISSING',
@@ -106,7 +161,10 @@ export const RULES: readonly RuleDef[] = [
       'COMPLETED BUY order paid to our deposit address has no non-REJECTED exchange deposit with its transaction ' +
       'hash (one deposit settles one order)',
     scope: PERIOD_ORDERS,
-    scopeIndependent: false,
+    ...base,
+    entity: 'partnerOrder',
+    atStake: 'expected',
+    sentence: depositMissingSentence,
   },
   {
     code: 'X_DEPOSIT_AMOUNT',
@@ -114,7 +172,9 @@ export const RULES: readonly RuleDef[] = [
     severity: 'high',
     description: "Matched exchange deposit's amount or currency differs from the order's output",
     scope: PERIOD_ORDERS,
-    scopeIndependent: false,
+    ...base,
+    entity: 'partnerOrder',
+    subject: 'Exchange deposit',
   },
   {
     code: 'E_FILL_QTY',
@@ -122,7 +182,9 @@ export const RULES: readonly RuleDef[] = [
     severity: 'high',
     description: "Sum of an order's fill quantities equals its cumQty (an order with cumQty > 0 and no fill: sum 0)",
     scope: ORDERS_WITH_FILLS,
-    scopeIndependent: false,
+    ...base,
+    entity: 'exchangeOrder',
+    subject: 'Sum of fill quantities',
   },
   {
     code: 'E_FILL_AVGPX',
@@ -130,7 +192,10 @@ export const RULES: readonly RuleDef[] = [
     severity: 'medium',
     description: "Volume-weighted fill price equals the order's avgPx within half a price increment",
     scope: ORDERS_WITH_FILLS,
-    scopeIndependent: false,
+    ...base,
+    entity: 'exchangeOrder',
+    unit: 'price',
+    subject: 'Fill average price',
   },
   {
     code: 'E_FILL_ORPHAN',
@@ -138,7 +203,10 @@ export const RULES: readonly RuleDef[] = [
     severity: 'high',
     description: 'Fill whose exchange order cannot be found',
     scope: FILLS,
-    scopeIndependent: false,
+    ...base,
+    entity: 'fill',
+    unit: 'text',
+    sentence: orphanSentence,
   },
   {
     code: 'E_FEE_RATE',
@@ -147,7 +215,9 @@ export const RULES: readonly RuleDef[] = [
     description:
       'Fill fee equals notional x the rate of its day that applies, within tolerance (MARKET/STOP: taker only)',
     scope: FILLS,
-    scopeIndependent: false,
+    ...base,
+    entity: 'fill',
+    subject: 'Fill fee',
   },
   {
     code: 'E_SYMBOL_RULES',
@@ -155,7 +225,8 @@ export const RULES: readonly RuleDef[] = [
     severity: 'low',
     description: "Fill price/quantity on the symbol's increments; order quantity within the symbol's size limits",
     scope: `${FILLS}; ${ORDERS_WITH_FILLS}`,
-    scopeIndependent: false,
+    ...base,
+    entity: 'fill',
   },
   {
     code: 'E_BALANCE_ROLL',
@@ -163,7 +234,10 @@ export const RULES: readonly RuleDef[] = [
     severity: 'high',
     description: 'Closing balance equals opening balance plus deposits, fills, minus fees and withdrawals',
     scope: 'consecutive balance-snapshot pairs whose closing snapshot is after the period start',
-    scopeIndependent: true,
+    ...base,
+    reach: 'everything',
+    entity: 'balance',
+    sentence: balanceRollSentence,
   },
   {
     code: 'E_BALANCE_SANITY',
@@ -171,7 +245,9 @@ export const RULES: readonly RuleDef[] = [
     severity: 'medium',
     description: 'Available not above balance; balance_local equals balance x rate within tolerance',
     scope: 'the latest balance snapshot',
-    scopeIndependent: true,
+    ...base,
+    reach: 'everything',
+    entity: 'balance',
   },
   {
     code: 'E_STALE',
@@ -179,7 +255,12 @@ export const RULES: readonly RuleDef[] = [
     severity: 'low',
     description: 'Deposit UNCONFIRMED or withdrawal PENDING longer than the configured age',
     scope: 'every stored deposit UNCONFIRMED / withdrawal PENDING',
-    scopeIndependent: true,
+    ...base,
+    reach: 'everything',
+    entity: 'deposit',
+    unit: 'hours',
+    holds: LIMIT_ONLY,
+    sentence: staleSentence,
   },
   {
     code: 'E_WITHDRAWAL_BENEFICIARY',
@@ -187,7 +268,9 @@ export const RULES: readonly RuleDef[] = [
     severity: 'high',
     description: 'Withdrawal to a beneficiary not on the whitelist snapshot',
     scope: 'withdrawals in the period',
-    scopeIndependent: false,
+    ...base,
+    entity: 'withdrawal',
+    unit: 'text',
   },
   {
     code: 'S_COVERAGE',
@@ -197,7 +280,11 @@ export const RULES: readonly RuleDef[] = [
       'A day and stream of the period no sync covered or settled, or a cursor that did not advance while the API had ' +
       'newer records',
     scope: 'stored sync coverage and cursor checks; every day and stream of the period',
-    scopeIndependent: true,
+    ...base,
+    reach: 'everything',
+    entity: 'coverage',
+    unit: 'text',
+    sentence: coverageSentence,
   },
   {
     code: 'S_QUARANTINE',
@@ -205,7 +292,10 @@ export const RULES: readonly RuleDef[] = [
     severity: 'medium',
     description: 'Record that failed validation is in quarantine and not yet fetched valid',
     scope: 'every unresolved quarantined record',
-    scopeIndependent: true,
+    ...base,
+    reach: 'everything',
+    entity: 'quarantine',
+    unit: 'text',
   },
 ];
 

@@ -1,10 +1,9 @@
 /** Partner-to-exchange rules: a paid partner order matched to its exchange deposit (X_DEPOSIT_MISSING,
  * X_DEPOSIT_AMOUNT).
  */
-import { decimalText } from '../decimal/decimal.js';
 import type { Verdict } from './tally.js';
 import type { Deposit, PartnerOrder } from '../domain/index.js';
-import { compareTimestampText, diff, stripTag, text } from './util.js';
+import { compareTimestampText, diff, stripTag } from './util.js';
 
 /** Our deposit addresses: partner.wallets and every stored deposit address, without `:tag`. */
 export function ourAddresses(wallets: readonly string[], depositAddresses: Iterable<string>): Set<string> {
@@ -74,10 +73,11 @@ export function checkDepositMissing(o: PartnerOrder, ours: ReadonlySet<string>, 
   return [
     {
       check: `no exchange deposit with txHash ${o.transactionHash}`,
-      expected: text(o.outputAmount),
+      expected: o.outputAmount,
       actual: null,
       difference: null,
       currency: o.outputCurrency,
+      facts: { txHash: o.transactionHash ?? '' },
     },
   ];
 }
@@ -88,8 +88,8 @@ export function checkDepositAmount(o: PartnerOrder, ours: ReadonlySet<string>, d
   if (o.outputAmount === null || !deposit.amount.eq(o.outputAmount))
     failures.push({
       check: `deposit ${deposit.depositId} amount != outputAmount`,
-      expected: text(o.outputAmount),
-      actual: decimalText(deposit.amount),
+      expected: o.outputAmount,
+      actual: deposit.amount,
       difference: diff(deposit.amount, o.outputAmount),
       currency: o.outputCurrency,
     });

@@ -16,7 +16,7 @@ export function checkFillQty(o: ExchangeOrderAgg): Verdict {
     o.fillCount === 0
       ? 'no fill stored for an order with cumQty > 0 (sum of fills 0)'
       : `sum of ${o.fillCount} fill quantities != cumQty`;
-  return [{ check, expected: decimalText(cum), actual: decimalText(o.fillQty), difference: diff(o.fillQty, cum) }];
+  return [{ check, expected: cum, actual: o.fillQty, difference: diff(o.fillQty, cum) }];
 }
 
 export function checkFillAvgPx(o: ExchangeOrderAgg, symbol: SymbolRules | undefined): Verdict {
@@ -31,8 +31,8 @@ export function checkFillAvgPx(o: ExchangeOrderAgg, symbol: SymbolRules | undefi
   return [
     {
       check: `VWAP of fills != avgPx beyond half a price increment (${decimalText(tolerance)})`,
-      expected: decimalText(o.avgPx),
-      actual: decimalText(shown),
+      expected: o.avgPx,
+      actual: shown,
       difference: diff(shown, o.avgPx),
     },
   ];
@@ -122,8 +122,8 @@ export function checkFeeRate(f: Fill, rates: FeeRates, symbol: SymbolRules | und
       check: takerOnly
         ? `fee != ${of} x taker rate (${decimalText(rates.takerRate)}): a ${f.ordType} order takes liquidity`
         : `fee != ${of} x maker (${decimalText(rates.makerRate)}) or taker (${decimalText(rates.takerRate)}) rate`,
-      expected: decimalText(taker),
-      actual: decimalText(f.fee),
+      expected: taker,
+      actual: f.fee,
       difference: diff(f.fee, taker),
       currency: feeCurrencyOf(f, symbol, cfg.feeCurrency),
       note: takerOnly
@@ -142,10 +142,11 @@ export function checkFillSymbolRules(f: Fill, symbol: SymbolRules | undefined): 
     const expected = f.price.toNearest(inc, Decimal.ROUND_HALF_UP);
     failures.push({
       check: `price not a multiple of the price increment ${decimalText(inc)}`,
-      expected: decimalText(expected),
-      actual: decimalText(f.price),
+      expected,
+      actual: f.price,
       difference: diff(f.price, expected),
       currency: symbol.counterCurrency,
+      unit: 'price',
     });
   }
   const lot = symbol.lotSize;
@@ -153,8 +154,8 @@ export function checkFillSymbolRules(f: Fill, symbol: SymbolRules | undefined): 
     const expected = f.qty.toNearest(lot, Decimal.ROUND_HALF_UP);
     failures.push({
       check: `qty not a multiple of the lot size ${decimalText(lot)}`,
-      expected: decimalText(expected),
-      actual: decimalText(f.qty),
+      expected,
+      actual: f.qty,
       difference: diff(f.qty, expected),
       currency: symbol.baseCurrency,
     });
@@ -171,20 +172,22 @@ export function checkOrderSize(o: ExchangeOrderAgg, symbol: SymbolRules | undefi
     return [
       {
         check: 'order quantity below the minimum order size',
-        expected: decimalText(symbol.minOrderSize),
-        actual: decimalText(qty),
+        expected: symbol.minOrderSize,
+        actual: qty,
         difference: diff(qty, symbol.minOrderSize),
         currency: symbol.baseCurrency,
+        entity: 'exchangeOrder',
       },
     ];
   if (symbol.maxOrderSize && !symbol.maxOrderSize.isZero() && qty.gt(symbol.maxOrderSize))
     return [
       {
         check: 'order quantity above the maximum order size',
-        expected: decimalText(symbol.maxOrderSize),
-        actual: decimalText(qty),
+        expected: symbol.maxOrderSize,
+        actual: qty,
         difference: diff(qty, symbol.maxOrderSize),
         currency: symbol.baseCurrency,
+        entity: 'exchangeOrder',
       },
     ];
   return [];

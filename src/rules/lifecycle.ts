@@ -1,5 +1,12 @@
 /** The break lifecycle: applies one run's detections to the stored breaks (opened, seen, resolved, reopened). */
-import { breakId, type Break, type BreakEvent, type BreakEventKind, type DetectedBreak } from '../domain/index.js';
+import {
+  breakId,
+  figureText,
+  type Break,
+  type BreakEvent,
+  type BreakEventKind,
+  type DetectedBreak,
+} from '../domain/index.js';
 import { findRule } from './catalog.js';
 
 /** What this run knows about each rule, to decide whether an undetected break may be resolved. */
@@ -8,8 +15,10 @@ export interface ResolvePolicy {
   checked(code: string): boolean;
   /** The entity was in scope but the rule could not judge it (unknown currency/symbol). */
   skipped(code: string, key: string): boolean;
-  /** The entity is in this run's scope (only asked for scoped rules). */
+  /** The break's record is in this run's scope (asked for a rule of reach 'records'). */
   inScope(code: string, key: string): boolean;
+  /** The rule judged the break's record in this run (asked for a rule of reach 'judged'). */
+  judged(code: string, key: string): boolean;
 }
 
 export interface LifecycleResult {
@@ -55,12 +64,16 @@ export function applyLifecycle(input: {
     const id = breakId(d.code, d.key);
     if (seenNow.has(id)) continue; // a rule reports one break per key; guard against a double
     seenNow.add(id);
+    // Stored as exact text: the figures a later run compares with, whatever representation the rule used.
     const figures = {
+      entity: d.entity,
       severity: d.severity,
       currency: d.currency,
-      expected: d.expected,
-      actual: d.actual,
-      difference: d.difference,
+      unit: d.unit,
+      day: d.day,
+      expected: figureText(d.expected),
+      actual: figureText(d.actual),
+      difference: figureText(d.difference),
       message: d.message,
       detail: d.detail ?? null,
     };
@@ -108,7 +121,8 @@ export function applyLifecycle(input: {
     const def = findRule(old.code);
     // A code no longer in the catalog (older rule set): nothing checks it any more, left as is.
     if (!def) continue;
-    if (!def.scopeIndependent && !policy.inScope(old.code, old.key)) continue;
+    if (def.reach === 'records' && !policy.inScope(old.code, old.key)) continue;
+    if (def.reach === 'judged' && !policy.judged(old.code, old.key)) continue;
     const b: Break = { ...old, status: 'resolved', resolvedRun: runId, resolvedAt: now };
     upserts.push(b);
     event(b, 'resolved');

@@ -1,9 +1,9 @@
 /** Partner order rules: fees, USD amounts, precision, states and webhook gaps (P_* rules). */
-import { Decimal, ZERO, decimalText } from '../decimal/decimal.js';
+import { Decimal, ZERO } from '../decimal/decimal.js';
 import type { Verdict } from './tally.js';
 import type { PartnerCurrency, PartnerOrder, WebhookEventLite } from '../domain/index.js';
 import type { Failure } from './types.js';
-import { compareTimestampText, diff, HOUR_MS, hoursText, text } from './util.js';
+import { compareTimestampText, diff, HOUR_MS, hoursOf } from './util.js';
 
 /** Inputs of the partner rules, from config and reference data (docs/rules.md "Partner rules"). */
 export interface PartnerRuleConfig {
@@ -37,7 +37,7 @@ export function checkFeeUsd(o: PartnerOrder, cfg: Pick<PartnerRuleConfig, 'usdTo
       failures.push({
         check: fee === null ? `${usdField} without ${feeField}` : `${feeField} without ${usdField}`,
         expected: fee === null ? null : 'present',
-        actual: text(usd),
+        actual: usd,
         difference: null,
       });
       continue;
@@ -47,8 +47,8 @@ export function checkFeeUsd(o: PartnerOrder, cfg: Pick<PartnerRuleConfig, 'usdTo
       if (!usd.eq(expected))
         failures.push({
           check: `${usdField} != ${feeField} to the cent`,
-          expected: decimalText(expected),
-          actual: decimalText(usd),
+          expected,
+          actual: usd,
           difference: diff(usd, expected),
         });
     } else {
@@ -57,8 +57,8 @@ export function checkFeeUsd(o: PartnerOrder, cfg: Pick<PartnerRuleConfig, 'usdTo
         const shown = exact.toDecimalPlaces(8, Decimal.ROUND_HALF_UP);
         failures.push({
           check: `${usdField} != ${feeField} x amountUsd / inputAmount`,
-          expected: decimalText(shown),
-          actual: decimalText(usd),
+          expected: shown,
+          actual: usd,
           difference: diff(usd, shown),
         });
       }
@@ -73,7 +73,7 @@ export function checkAmountUsd(o: PartnerOrder): Verdict {
       return [
         {
           check: 'amountUsd missing on a USD order',
-          expected: decimalText(o.inputAmount),
+          expected: o.inputAmount,
           actual: null,
           difference: null,
         },
@@ -82,8 +82,8 @@ export function checkAmountUsd(o: PartnerOrder): Verdict {
       return [
         {
           check: 'amountUsd != inputAmount on a USD order',
-          expected: decimalText(o.inputAmount),
-          actual: decimalText(o.amountUsd),
+          expected: o.inputAmount,
+          actual: o.amountUsd,
           difference: diff(o.amountUsd, o.inputAmount),
         },
       ];
@@ -102,14 +102,13 @@ export function checkPartnerFeeRate(
   const currency = currencies?.get(o.inputCurrency);
   if (!currency) return 'skipped';
   const expected = o.inputAmount.times(feeRate).toDecimalPlaces(currency.precision, Decimal.ROUND_HALF_UP);
-  if (o.partnerFee === null)
-    return [{ check: 'partnerFee missing', expected: decimalText(expected), actual: null, difference: null }];
+  if (o.partnerFee === null) return [{ check: 'partnerFee missing', expected, actual: null, difference: null }];
   if (!o.partnerFee.eq(expected))
     return [
       {
         check: 'partnerFee != inputAmount x partner.feeRate',
-        expected: decimalText(expected),
-        actual: decimalText(o.partnerFee),
+        expected,
+        actual: o.partnerFee,
         difference: diff(o.partnerFee, expected),
       },
     ];
@@ -124,17 +123,17 @@ export function checkFeeBounds(o: PartnerOrder): Verdict {
     if (fee.isNegative() && !fee.isZero())
       failures.push({
         check: `${field} is negative`,
-        expected: '0',
-        actual: decimalText(fee),
-        difference: decimalText(fee),
+        expected: ZERO,
+        actual: fee,
+        difference: fee,
       });
     sum = sum.plus(fee);
   }
   if (sum.gte(o.inputAmount))
     failures.push({
       check: 'fees sum to inputAmount or more',
-      expected: decimalText(o.inputAmount),
-      actual: decimalText(sum),
+      expected: o.inputAmount,
+      actual: sum,
       difference: diff(sum, o.inputAmount),
     });
   return failures;
@@ -151,8 +150,8 @@ export function checkPrecision(o: PartnerOrder, currencies: ReadonlyMap<string, 
     const expected = value.toDecimalPlaces(c.precision, Decimal.ROUND_HALF_UP);
     failures.push({
       check: `${field} has ${value.decimalPlaces()} decimals, ${c.code} allows ${c.precision}`,
-      expected: decimalText(expected),
-      actual: decimalText(value),
+      expected,
+      actual: value,
       difference: diff(value, expected),
       currency: c.code,
     });
@@ -164,16 +163,16 @@ export function checkPrecision(o: PartnerOrder, currencies: ReadonlyMap<string, 
     if (input.minBuyAmount !== null && o.inputAmount.lt(input.minBuyAmount))
       failures.push({
         check: 'inputAmount below minBuyAmount',
-        expected: decimalText(input.minBuyAmount),
-        actual: decimalText(o.inputAmount),
+        expected: input.minBuyAmount,
+        actual: o.inputAmount,
         difference: diff(o.inputAmount, input.minBuyAmount),
         currency: input.code,
       });
     if (input.maxBuyAmount !== null && o.inputAmount.gt(input.maxBuyAmount))
       failures.push({
         check: 'inputAmount above maxBuyAmount',
-        expected: decimalText(input.maxBuyAmount),
-        actual: decimalText(o.inputAmount),
+        expected: input.maxBuyAmount,
+        actual: o.inputAmount,
         difference: diff(o.inputAmount, input.maxBuyAmount),
         currency: input.code,
       });
@@ -210,19 +209,27 @@ export function checkStale(o: PartnerOrder, now: Date, staleAfterHours: number):
   const ageMs = now.getTime() - o.orderStateUpdatedAt.getTime();
   const limitMs = staleAfterHours * HOUR_MS;
   const figures = {
-    expected: `${staleAfterHours}`,
-    actual: hoursText(ageMs),
-    difference: hoursText(ageMs - limitMs),
+    expected: new Decimal(staleAfterHours),
+    actual: hoursOf(ageMs),
+    difference: hoursOf(ageMs - limitMs),
     currency: null,
+    note: 'age in hours',
   };
   if (o.notFound)
     return [
-      { check: `${o.orderState} and no longer found by the partner API (404)`, ...figures, note: 'age in hours' },
+      {
+        check: `${o.orderState} and no longer found by the partner API (404)`,
+        ...figures,
+        facts: { state: o.orderState, gone: 'yes' },
+      },
     ];
   if (ageMs > limitMs)
-    return [{ check: `${o.orderState} for more than ${staleAfterHours}h`, ...figures, note: 'age in hours' }];
+    return [{ check: `${o.orderState} for more than ${staleAfterHours}h`, ...figures, facts: { state: o.orderState } }];
   return [];
 }
+
+/** The rule of settled orders without their webhook: the stage reads its open breaks' orders again. */
+export const WEBHOOK_GAP = 'P_WEBHOOK_GAP';
 
 /** The sender retries for 3 days: before that an event may still arrive. */
 export const WEBHOOK_RETRY_MS = 3 * 24 * HOUR_MS;

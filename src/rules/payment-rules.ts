@@ -1,9 +1,10 @@
 /** Exchange deposit and withdrawal rules: stale records (E_STALE) and beneficiaries off the whitelist
  * (E_WITHDRAWAL_BENEFICIARY).
  */
+import { Decimal } from '../decimal/decimal.js';
 import type { Verdict } from './tally.js';
 import type { Deposit, Withdrawal } from '../domain/index.js';
-import { HOUR_MS, hoursText } from './util.js';
+import { HOUR_MS, hoursOf } from './util.js';
 
 /** A record without an exchange timestamp ages from when we first saw it. */
 function ageMs(now: Date, timestamp: Date | null, firstSeenAt: Date): number {
@@ -18,11 +19,12 @@ export function checkDepositStale(d: Deposit, now: Date, staleAfterHours: number
   return [
     {
       check: `deposit UNCONFIRMED for more than ${staleAfterHours}h`,
-      expected: `${staleAfterHours}`,
-      actual: hoursText(age),
-      difference: hoursText(age - limit),
+      expected: new Decimal(staleAfterHours),
+      actual: hoursOf(age),
+      difference: hoursOf(age - limit),
       currency: d.currency,
       note: 'age in hours',
+      facts: { state: d.state },
     },
   ];
 }
@@ -35,11 +37,13 @@ export function checkWithdrawalStale(w: Withdrawal, now: Date, staleAfterHours: 
   return [
     {
       check: `withdrawal PENDING for more than ${staleAfterHours}h`,
-      expected: `${staleAfterHours}`,
-      actual: hoursText(age),
-      difference: hoursText(age - limit),
+      expected: new Decimal(staleAfterHours),
+      actual: hoursOf(age),
+      difference: hoursOf(age - limit),
       currency: w.currency,
+      entity: 'withdrawal',
       note: 'age in hours',
+      facts: { state: w.state },
     },
   ];
 }

@@ -20,7 +20,7 @@ export function coverageBreaks(rows: readonly CoverageRow[]): DetectedBreak[] {
   return [...byKey].map(([key, list]) => {
     const r = list[0]!;
     const isCursor = r.stream.startsWith(CURSOR_STREAM_PREFIX);
-    const b = toBreak(
+    return toBreak(
       'S_COVERAGE',
       key,
       list.map((row) => ({
@@ -33,14 +33,15 @@ export function coverageBreaks(rows: readonly CoverageRow[]): DetectedBreak[] {
         currency: null,
       })),
       null,
-    );
-    return {
-      ...b,
-      detail: {
-        checks: (b.detail as { checks: unknown }).checks,
-        coverage: list.map((row) => ({ day: row.day, pages: row.pages, rows: row.rows, detail: row.detail })),
+      {
+        day: isCursor ? null : r.day,
+        detail: {
+          source: r.source,
+          stream: r.stream,
+          coverage: list.map((row) => ({ day: row.day, pages: row.pages, rows: row.rows, detail: row.detail })),
+        },
       },
-    };
+    );
   });
 }
 
@@ -85,22 +86,23 @@ export function unsyncedDayBreaks(
           problem = `the ${s.source} ${s.stream} are read only up to ${new Date(s.syncedTo).toISOString()}, before the end of ${day}`;
       }
       if (problem === null) continue;
-      const b = toBreak(
-        'S_COVERAGE',
-        `${s.source}:${s.stream}:${day}`,
-        [{ check: problem, expected: 'synced', actual: 'not synced', difference: null, currency: null }],
-        null,
+      breaks.push(
+        toBreak(
+          'S_COVERAGE',
+          `${s.source}:${s.stream}:${day}`,
+          [{ check: problem, expected: 'synced', actual: 'not synced', difference: null, currency: null }],
+          null,
+          {
+            day,
+            detail: {
+              day,
+              source: s.source,
+              stream: s.stream,
+              syncedTo: s.kind === 'cursor' && s.syncedTo !== null ? new Date(s.syncedTo).toISOString() : null,
+            },
+          },
+        ),
       );
-      breaks.push({
-        ...b,
-        detail: {
-          checks: (b.detail as { checks: unknown }).checks,
-          day,
-          source: s.source,
-          stream: s.stream,
-          syncedTo: s.kind === 'cursor' && s.syncedTo !== null ? new Date(s.syncedTo).toISOString() : null,
-        },
-      });
     }
   }
   return { breaks, checked };
@@ -117,7 +119,7 @@ export function quarantineBreaks(records: readonly QuarantinedRecord[]): Detecte
   for (const q of records) byKey.set(quarantineKey(q), [...(byKey.get(quarantineKey(q)) ?? []), q]);
   return [...byKey].map(([key, list]) => {
     const q = list[0]!;
-    const b = toBreak(
+    return toBreak(
       'S_QUARANTINE',
       key,
       list.map((r) => ({
@@ -128,16 +130,14 @@ export function quarantineBreaks(records: readonly QuarantinedRecord[]): Detecte
         currency: null,
       })),
       null,
-    );
-    return {
-      ...b,
-      detail: {
-        checks: (b.detail as { checks: unknown }).checks,
-        quarantineIds: list.map((r) => r.id),
-        entity: q.entity,
-        source: q.source,
-        firstSeenAt: q.firstSeenAt.toISOString(),
+      {
+        detail: {
+          quarantineIds: list.map((r) => r.id),
+          entity: q.entity,
+          source: q.source,
+          firstSeenAt: q.firstSeenAt.toISOString(),
+        },
       },
-    };
+    );
   });
 }

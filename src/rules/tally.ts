@@ -1,6 +1,7 @@
 /** The rule tally: collects verdicts across batches into each rule's counts, breaks and result. */
 import { ruleDef, RULES } from './catalog.js';
-import type { DetectedBreak, RuleResult } from '../domain/index.js';
+import { Decimal } from '../decimal/decimal.js';
+import { figureText, type DetectedBreak, type RuleResult } from '../domain/index.js';
 
 export type { RuleResult, RuleStatus } from '../domain/index.js';
 import type { Failure } from './types.js';
@@ -16,6 +17,10 @@ interface Entry {
   checked: number;
   skippedKeys: Set<string>;
   breaks: Map<string, DetectedBreak>;
+  /** The keys judged (passed or not) of a rule of reach 'judged': only those of its breaks may resolve. */
+  judgedKeys: Set<string>;
+  /** The failures of each broken key, as the rules reported them (a second verdict on the key adds to them). */
+  failures: Map<string, Failure[]>;
   notChecked: string | null;
 }
 
@@ -31,7 +36,14 @@ export class RuleTally {
     let e = this.entries.get(code);
     if (!e) {
       ruleDef(code);
-      e = { checked: 0, skippedKeys: new Set(), breaks: new Map(), notChecked: null };
+      e = {
+        checked: 0,
+        skippedKeys: new Set(),
+        breaks: new Map(),
+        failures: new Map(),
+        judgedKeys: new Set(),
+        notChecked: null,
+      };
       this.entries.set(code, e);
     }
     return e;
@@ -54,12 +66,13 @@ export class RuleTally {
       return;
     }
     e.checked += 1;
+    if (ruleDef(code).reach === 'judged') e.judgedKeys.add(key);
     if (verdict.length === 0) return;
     // One break per (code, key): a second verdict on the same key (e.g. E_SYMBOL_RULES of two
     // checks) adds its failures to the same break.
-    const previous = e.breaks.get(key);
-    const failures = previous ? [...((previous.detail as { checks: Failure[] }).checks ?? []), ...verdict] : verdict;
-    e.breaks.set(key, toBreak(code, key, failures, previous?.currency ?? currency));
+    const failures = [...(e.failures.get(key) ?? []), ...verdict];
+    e.failures.set(key, failures);
+    e.breaks.set(key, toBreak(code, key, failures, e.breaks.get(key)?.currency ?? currency));
   }
 
   /** Adds a break built elsewhere (balance roll-forward carries its own detail). */
@@ -79,6 +92,11 @@ export class RuleTally {
 
   skippedKeys(code: string): ReadonlySet<string> {
     return this.entries.get(code)?.skippedKeys ?? new Set();
+  }
+
+  /** The rule (of reach 'judged') judged this key in this run. */
+  wasJudged(code: string, key: string): boolean {
+    return this.entries.get(code)?.judgedKeys.has(key) ?? false;
   }
 
   /** The rule ran (possibly over zero entities): its undetected breaks may be resolved. */
@@ -107,20 +125,55 @@ export class RuleTally {
   }
 }
 
-/** One break from an entity's failures: the first one in the figures, all of them in detail. */
-export function toBreak(code: string, key: string, failures: Failure[], currency: string | null): DetectedBreak {
+/** What a break says beyond its failures: its own day (a kind without a record of its own), more detail. */
+export interface BreakExtras {
+  day?: string | null;
+  detail?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * One break from an entity's failures: the first one in the figures, all of them in detail (as exact text). The
+ * entity and the unit come from the rule's descriptor unless the check says otherwise; a check whose figures are all
+ * text (a state, a hash) has the unit 'text'.
+ */
+export function toBreak(
+  code: string,
+  key: string,
+  failures: readonly Failure[],
+  currency: string | null,
+  extras: BreakExtras = {},
+): DetectedBreak {
   const def = ruleDef(code);
   const first = failures[0];
   if (!first) throw new Error(`no failure for ${code} ${key}`);
+  const numeric = [first.expected, first.actual, first.difference].some((f) => Decimal.isDecimal(f));
+  const more = failures.length > 1 ? ` (+${failures.length - 1} more)` : '';
   return {
     code,
     key,
+    entity: first.entity ?? def.entity,
     severity: def.severity,
     currency: first.currency !== undefined ? first.currency : currency,
+    unit: first.unit ?? (numeric ? def.unit : 'text'),
+    day: extras.day ?? null,
     expected: first.expected,
     actual: first.actual,
     difference: first.difference,
-    message: `${first.check}${first.note ? ` (${first.note})` : ''}${failures.length > 1 ? ` (+${failures.length - 1} more)` : ''}`,
-    detail: { checks: failures },
+    message: `${first.check}${first.note ? ` (${first.note})` : ''}${more}`,
+    detail: { checks: failures.map(checkText), ...extras.detail },
   };
+}
+
+/** A failure as the break's detail keeps it: its figures as exact text, what it is about left to the break. */
+function checkText(f: Failure): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    check: f.check,
+    expected: figureText(f.expected),
+    actual: figureText(f.actual),
+    difference: figureText(f.difference),
+  };
+  if (f.currency !== undefined) out.currency = f.currency;
+  if (f.note !== undefined) out.note = f.note;
+  if (f.facts !== undefined) out.facts = f.facts;
+  return out;
 }

@@ -1,11 +1,18 @@
 /** Rule-engine internals: one failed check of a rule on one entity (the records and the Break are in src/domain). */
+import type { Figure, FigureUnit, RecordKindName } from '../domain/index.js';
 
-/** One failed check of a rule on one entity. */
+/** One failed check of a rule on one entity: its figures exact (Decimals), or text where they are not numbers. */
 export interface Failure {
   check: string;
-  expected: string | null;
-  actual: string | null;
-  difference: string | null;
+  expected: Figure;
+  actual: Figure;
+  difference: Figure;
   currency?: string | null;
+  /** The unit of this check's figures, where it is not the rule's (a price check of a rule about quantities). */
+  unit?: FigureUnit;
+  /** The kind of record the key names, where the rule judges more than one kind (an order, or a fill). */
+  entity?: RecordKindName;
   note?: string;
+  /** Facts the rule's sentence names (a state, a transaction hash), so that no reader parses the check's words. */
+  facts?: Readonly<Record<string, string>>;
 }

@@ -1,7 +1,7 @@
 /** Small helpers of the rules: timestamp texts to the nanosecond, decimal texts and differences, increments, address
  * tags.
  */
-import { Decimal, decimalText } from '../decimal/decimal.js';
+import { Decimal } from '../decimal/decimal.js';
 
 const TS = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:?\d{2})?$/i;
 
@@ -28,13 +28,9 @@ export function compareTimestampText(a: string, b: string): number {
   return na < nb ? -1 : na > nb ? 1 : 0;
 }
 
-export function text(value: Decimal | null | undefined): string | null {
-  return value === null || value === undefined ? null : decimalText(value);
-}
-
-/** actual - expected as text, or null when either side is missing. */
-export function diff(actual: Decimal | null | undefined, expected: Decimal | null | undefined): string | null {
-  return actual == null || expected == null ? null : decimalText(actual.minus(expected));
+/** actual - expected, or null when either side is missing. */
+export function diff(actual: Decimal | null | undefined, expected: Decimal | null | undefined): Decimal | null {
+  return actual == null || expected == null ? null : actual.minus(expected);
 }
 
 /** value is an integer multiple of step (step > 0). */
@@ -54,7 +50,7 @@ export function stripTag(address: string): string {
 
 export const HOUR_MS = 3_600_000;
 
-/** Hours between two instants, as a 2-decimal string for reports. */
-export function hoursText(ms: number): string {
-  return new Decimal(ms).div(HOUR_MS).toDecimalPlaces(2).toFixed(2);
+/** Hours between two instants, to 2 decimals (an age the report shows). */
+export function hoursOf(ms: number): Decimal {
+  return new Decimal(ms).div(HOUR_MS).toDecimalPlaces(2);
 }

@@ -10,7 +10,8 @@ import { openBreakCounts } from '../domain/index.js';
 import { buildMessage } from '../report/email.js';
 import { buildDigest } from '../report/digest.js';
 import { spanOf } from '../store/keyset.js';
-import { usdRatesOf } from '../store/usd-rates.js';
+import { usdRateInputs } from '../store/usd-rates.js';
+import { UsdRates } from '../report/usd-rates.js';
 
 export { buildMessage } from '../report/email.js';
 
@@ -58,11 +59,13 @@ export async function deliverRun(ctx: StageContext, runId: string): Promise<Deli
       run,
       openBreaks: breaks,
       counts,
-      rates: await usdRatesOf(
-        db,
-        run.account,
-        ctx.config.exchange.account,
-        spanOf({ from: run.periodFrom, to: run.periodTo }),
+      rates: new UsdRates(
+        await usdRateInputs(
+          db,
+          run.account,
+          ctx.config.exchange.account,
+          spanOf({ from: run.periodFrom, to: run.periodTo }),
+        ),
       ),
       now: ctx.now,
       attachmentName,

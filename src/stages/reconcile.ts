@@ -9,10 +9,10 @@ import { ORDERS_STREAM } from '../store/partner-orders.js';
 import { EXCHANGE_STREAM_CURSORS } from '../sources/exchange/sync-common.js';
 import { daysOf } from '../util/dates.js';
 import type { RollFigures } from '../rules/balance-roll.js';
-import { RULESET_VERSION } from '../rules/catalog.js';
-import { failingPairsOf } from '../rules/balance-roll.js';
+import { findRule, RULESET_VERSION } from '../rules/catalog.js';
+import { BALANCE_ROLL, failingPairsOf } from '../rules/balance-roll.js';
 import { ourAddresses } from '../rules/cross-rules.js';
-import { WEBHOOK_RETRY_MS } from '../rules/partner-rules.js';
+import { WEBHOOK_GAP, WEBHOOK_RETRY_MS } from '../rules/partner-rules.js';
 import {
   addPassedFills,
   addPassedOrders,
@@ -33,7 +33,7 @@ import {
   type ReferenceData,
   type SnapshotPair,
 } from '../rules/engine.js';
-import { breakId, type BreakEventKind } from '../domain/index.js';
+import { breakId, type Break, type BreakEventKind } from '../domain/index.js';
 import { applyLifecycle } from '../rules/lifecycle.js';
 import { RuleTally, type RuleResult } from '../rules/tally.js';
 import { dailyFlows, paymentHistories } from '../store/balance-flows.js';
@@ -188,20 +188,23 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
   // P_WEBHOOK_GAP: every settled order once its last state change is past the retry window, in
   // the first run where that holds, whatever its creation day (and again while its break is open).
   const webhookCutoff = new Date(cfg.now.getTime() - WEBHOOK_RETRY_MS);
-  const webhookJudged = new Set<string>();
   if (cfg.webhooksEnabled) {
     let judged = 0;
-    for await (const orders of webhookGapCandidates(db, account, webhookCutoff, runId, RECONCILE_PAGE_SIZE, since)) {
+    for await (const orders of webhookGapCandidates(
+      db,
+      account,
+      WEBHOOK_GAP,
+      webhookCutoff,
+      runId,
+      RECONCILE_PAGE_SIZE,
+      since,
+    )) {
       const events = await webhookEventsByOrder(
         db,
         account,
         orders.map((o) => o.orderId),
       );
-      const ids = checkWebhookGaps(tally, cfg, orders, events);
-      judged += ids.length;
-      // Only an open break's order can be resolved by the lifecycle: keep just those in memory.
-      const open = new Set(orders.filter((o) => o.openBreak).map((o) => o.orderId));
-      for (const id of ids) if (open.has(id)) webhookJudged.add(id);
+      judged += checkWebhookGaps(tally, cfg, orders, events).length;
     }
     finishWebhookGaps(tally, cfg, judged);
   }
@@ -235,7 +238,7 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
   // changed flow falls into (a late fill or deposit, by its time), and every pair that failed when
   // last judged (it stays judged until it balances: its break never resolves unseen).
   const changedClosings = await closingsOfChangedFlows(db, account, ctx.config.exchange.account, since);
-  const failing = new Set(failingPairsOf(await openBreakDetails(db, account, 'E_BALANCE_ROLL')));
+  const failing = new Set(failingPairsOf(await openBreakDetails(db, account, BALANCE_ROLL)));
   const regular = (h: { fetchedAt: Date }, i: number) =>
     h.fetchedAt.getTime() > span.from.getTime() || i === headers.length - 1;
   const pairHeaders = headers.flatMap((h, i) => {
@@ -320,7 +323,9 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
     db,
     account,
     span,
-    previous.filter((b) => b.status === 'open' && !detectedIds.has(breakId(b.code, b.key))),
+    previous.filter(
+      (b) => b.status === 'open' && !detectedIds.has(breakId(b.code, b.key)) && findRule(b.code)?.reach === 'records',
+    ),
     since,
   );
   const lifecycle = applyLifecycle({
@@ -331,8 +336,9 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
     policy: {
       checked: (code) => tally.wasChecked(code),
       skipped: (code, key) => tally.skippedKeys(code).has(key),
-      // P_WEBHOOK_GAP's scope is the orders it judged in this run, not the period's.
-      inScope: (code, key) => (code === 'P_WEBHOOK_GAP' ? webhookJudged.has(key) : scoped.has(breakId(code, key))),
+      inScope: (code, key) => scoped.has(breakId(code, key)),
+      // A rule of reach 'judged' (P_WEBHOOK_GAP): the orders it judged in this run, not the period's.
+      judged: (code, key) => tally.wasJudged(code, key),
     },
   });
 
@@ -397,28 +403,14 @@ async function lateBreaks(
   ctx: StageContext,
   span: { from: Date; to: Date },
   judgement: Judgement,
-  upserts: readonly { code: string; key: string; severity: string; message: string | null; detail: unknown }[],
+  upserts: readonly Pick<Break, 'code' | 'key' | 'entity' | 'day' | 'severity' | 'message'>[],
   events: readonly { code: string; key: string; event: BreakEventKind }[],
 ): Promise<LateBreak[]> {
   if (judgement.since === null) return [];
-  const moved = events.filter((e) => e.event !== 'seen');
-  const eventOf = new Map(moved.map((e) => [breakId(e.code, e.key), e.event]));
-  const breakOf = new Map(upserts.map((b) => [breakId(b.code, b.key), b]));
-  const facts = await lateBreakFacts(
-    ctx.store.db,
-    ctx.config.account,
-    span,
-    judgement.since,
-    moved.filter((e) => e.code !== 'E_BALANCE_ROLL'),
-  );
-  // A roll-forward breaks or heals on a day before the period only through flows that arrived late
-  // (or a pair judged again because it failed): its day is its latest failing pair's first divergent day.
-  const fromDay = span.from.toISOString().slice(0, 10);
-  for (const e of moved.filter((x) => x.code === 'E_BALANCE_ROLL')) {
-    const day = (breakOf.get(breakId(e.code, e.key))?.detail as { latestPairFirstDivergentDay?: unknown } | null)
-      ?.latestPairFirstDivergentDay;
-    if (typeof day === 'string' && day < fromDay) facts.push({ code: e.code, key: e.key, day });
-  }
+  const eventOf = new Map(events.filter((e) => e.event !== 'seen').map((e) => [breakId(e.code, e.key), e.event]));
+  const moved = upserts.filter((b) => eventOf.has(breakId(b.code, b.key)));
+  const breakOf = new Map(moved.map((b) => [breakId(b.code, b.key), b]));
+  const facts = await lateBreakFacts(ctx.store.db, ctx.config.account, span, judgement.since, moved);
   return facts.map((f) => {
     const b = breakOf.get(breakId(f.code, f.key));
     return {

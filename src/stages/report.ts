@@ -4,7 +4,8 @@ import type { StageContext } from './context.js';
 import { assumptions } from '../report/assumptions.js';
 import type { Row } from '../report/cells.js';
 import { Precision, type SymbolScales } from '../report/precision.js';
-import { loadChanges, openBreaksOfRun } from '../store/breaks.js';
+import { openBreaksOfRun } from '../store/breaks.js';
+import { loadChanges } from '../store/run-changes.js';
 import { balanceRollOfRun } from '../store/balance-flows.js';
 import { periodTotals } from '../store/counts.js';
 import { coverageOfDays } from '../store/cursors.js';
@@ -50,7 +51,8 @@ import {
   type DataSheet,
 } from '../report/breaks-sheet.js';
 import { dataSheetPositions } from '../store/sheet-positions.js';
-import { usdRatesOf } from '../store/usd-rates.js';
+import { usdRateInputs } from '../store/usd-rates.js';
+import { UsdRates } from '../report/usd-rates.js';
 import { feeDays, reportFileNameOf, summaryRows, summarySpec } from '../report/summary.js';
 import { buildDigest } from '../report/digest.js';
 import type { ReportDigest } from '../domain/index.js';
@@ -126,7 +128,7 @@ export async function writeReport(
   const balances = { rolls: await balanceRollOfRun(db, runId), latest };
   const coverage = await coverageOfDays(db, account, period);
   const webhooks = await webhookStatsIn(db, account, span);
-  const rates = await usdRatesOf(db, account, ctx.config.exchange.account, span);
+  const rates = new UsdRates(await usdRateInputs(db, account, ctx.config.exchange.account, span));
   const fees = feeDays(
     await partnerFeesByDay(db, account, span),
     await fillFeesByDay(db, account, span),

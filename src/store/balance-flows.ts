@@ -5,8 +5,7 @@ import { sql } from 'kysely';
 import type { Db } from './database.js';
 import { numericOrNull } from './type-parsers.js';
 import { decimalText, toDecimal, type Decimal } from '../decimal/decimal.js';
-import type { DayFlows, RollFigures } from '../rules/balance-roll.js';
-import type { PaymentHistory } from '../rules/balance-placement.js';
+import type { DayFlows, PaymentHistory, RollFigures } from '../domain/index.js';
 import type { BalanceRollRec } from '../domain/index.js';
 
 export interface FlowOptions {

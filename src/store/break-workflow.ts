@@ -6,6 +6,7 @@ import type { Db } from './database.js';
 import type { BreakRow, DB } from './schema.js';
 import { AppError, EXIT } from '../errors.js';
 import {
+  amountsAsReported,
   breakId,
   NO_WORKFLOW,
   type Break,
@@ -14,9 +15,8 @@ import {
   type WorkflowEventKind,
   type WorkflowStatus,
 } from '../domain/index.js';
-import { toBreak } from './breaks.js';
+import { toBreak } from './break-rows.js';
 import type { ReturnedRow } from '../report/read-workbook.js';
-import { amountsAsReported } from '../report/break-text.js';
 
 export type { ReturnedRow };
 

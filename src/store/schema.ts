@@ -356,8 +356,14 @@ export interface BreakTable {
   account: Account;
   code: string;
   key: string;
+  /** The kind of record the key names (src/domain/record-kinds.ts). */
+  entity: string;
   severity: string;
   currency: string | null;
+  /** amount | price | hours | text: what the figures are. */
+  unit: string;
+  /** A break without a record of its own: its UTC day (YYYY-MM-DD). */
+  day: string | null;
   expected: string | null;
   actual: string | null;
   difference: string | null;

@@ -6,10 +6,20 @@ import type { Db } from './database.js';
 import type { Span } from './keyset.js';
 import { latestBalances } from './exchange-reads.js';
 import { Decimal } from '../decimal/decimal.js';
-import { UsdRates } from '../report/usd-rates.js';
 
-/** Rates for valuing the run's amounts in USD (UsdRates says which source wins). */
-export async function usdRatesOf(db: Db, account: string, exchangeAccount: string, span: Span): Promise<UsdRates> {
+/** What a run's amounts are valued in USD from (report/usd-rates.ts UsdRates says which source wins). */
+export interface UsdRateInputs {
+  balances: Array<{ currency: string; rate: Decimal }>;
+  partner: Array<{ currency: string; inputAmount: Decimal; amountUsd: Decimal }>;
+}
+
+/** The latest balance snapshot's rates and the period's partner orders per input currency. */
+export async function usdRateInputs(
+  db: Db,
+  account: string,
+  exchangeAccount: string,
+  span: Span,
+): Promise<UsdRateInputs> {
   const balances = await latestBalances(db, account, exchangeAccount);
   // numeric sums come back as Decimal through the type parsers (type-parsers.ts).
   const partner = await sql<{ currency: string; input: Decimal; usd: Decimal }>`
@@ -17,12 +27,12 @@ export async function usdRatesOf(db: Db, account: string, exchangeAccount: strin
     from partner_order
     where account = ${account} and created_at >= ${span.from} and created_at < ${span.to} and amount_usd is not null
     group by input_currency`.execute(db);
-  return new UsdRates({
+  return {
     balances,
     partner: partner.rows.map((p) => ({
       currency: p.currency,
       inputAmount: new Decimal(p.input),
       amountUsd: new Decimal(p.usd),
     })),
-  });
+  };
 }

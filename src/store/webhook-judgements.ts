@@ -13,7 +13,7 @@ const SETTLED_STATES = ['COMPLETED', 'FAILED'];
 
 export interface WebhookGapPage {
   orders: PartnerOrder[];
-  /** Orders of the page that have an open P_WEBHOOK_GAP break (judged again each run while it stays open). */
+  /** Orders of the page that have an open webhook gap break (judged again each run while it stays open). */
   openBreaks: Set<string>;
 }
 
@@ -27,6 +27,8 @@ export interface WebhookGapPage {
 export function webhookGapCandidates(
   db: Db,
   account: string,
+  /** The webhook gap rule's code: its open breaks are judged again. */
+  rule: string,
   cutoff: Date,
   runId: string,
   pageSize = PAGE_SIZE,
@@ -46,7 +48,7 @@ export function webhookGapCandidates(
               .selectFrom('break as b')
               .select('b.key')
               .whereRef('b.account', '=', 'o.account')
-              .where('b.code', '=', 'P_WEBHOOK_GAP')
+              .where('b.code', '=', rule)
               .whereRef('b.key', '=', 'o.order_id')
               .where('b.status', '=', 'open'),
           )
@@ -71,7 +73,7 @@ export function webhookGapCandidates(
               .selectFrom('break as b')
               .select('b.key')
               .whereRef('b.account', '=', 'o.account')
-              .where('b.code', '=', 'P_WEBHOOK_GAP')
+              .where('b.code', '=', rule)
               .whereRef('b.key', '=', 'o.order_id')
               .where('b.status', '=', 'open'),
           ),

@@ -98,7 +98,7 @@ describeEachStore('coverage settlement and webhook judgements', (ctx) => {
     const cutoff = new Date('2026-11-07T00:00:00Z');
     const ids = async (runId: string) => {
       const out: string[] = [];
-      for await (const page of webhookGapCandidates(db(), 'default', cutoff, runId, 1))
+      for await (const page of webhookGapCandidates(db(), 'default', 'P_WEBHOOK_GAP', cutoff, runId, 1))
         out.push(...page.map((o) => `${o.orderId}${o.openBreak ? '*' : ''}`));
       return out;
     };
@@ -119,6 +119,8 @@ describeEachStore('coverage settlement and webhook judgements', (ctx) => {
       .values({
         code: 'P_WEBHOOK_GAP',
         key: 'o-old',
+        entity: 'partnerOrder',
+        unit: 'text',
         severity: 'low',
         status: 'open',
         first_seen_run: 'run-1',

@@ -129,6 +129,8 @@ describeEachStore('deliver over SMTP', (t) => {
         .values({
           code: 'P_FEE_USD',
           key,
+          entity: 'partnerOrder',
+          unit: 'amount',
           severity: key === 'ord-a' ? 'high' : 'medium',
           status: 'open',
           first_seen_run: 'r-deliver-1',

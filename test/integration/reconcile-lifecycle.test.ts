@@ -40,6 +40,8 @@ describeEachStore('reconcilePeriod', (ctx) => {
       .values({
         code: 'P_FEE_USD',
         key: 'o-old',
+        entity: 'partnerOrder',
+        unit: 'amount',
         severity: 'medium',
         status: 'open',
         first_seen_run: 'r-old',

@@ -1,3 +1,4 @@
+import { figureText } from '../../src/domain/index.js';
 import { expect, it } from 'vitest';
 import type { Db } from '../../src/store/database.js';
 import { Decimal } from '../../src/decimal/decimal.js';
@@ -390,9 +391,9 @@ describeEachStore('reconcilePeriod fill prefilter', (ctx) => {
         code: b.code,
         key: b.key,
         currency: b.currency,
-        expected: b.expected,
-        actual: b.actual,
-        difference: b.difference,
+        expected: figureText(b.expected),
+        actual: figureText(b.actual),
+        difference: figureText(b.difference),
         message: b.message,
       }))
       .sort((a, b) => (a.code + a.key < b.code + b.key ? -1 : 1));

@@ -105,6 +105,10 @@ async function seed(store: Store): Promise<void> {
   ) => ({
     code,
     key,
+    // what the rule's descriptor says its key names and its figures are
+    entity:
+      code.startsWith('P_') || code.startsWith('X_') ? 'partnerOrder' : code === 'E_FEE_RATE' ? 'fill' : 'balance',
+    unit: code === 'P_STALE' ? 'hours' : 'amount',
     severity,
     currency: 'EUR',
     expected: '1.23',

@@ -1,32 +1,51 @@
 import { parse } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
 import { Decimal } from '../../src/decimal/decimal.js';
-import {
-  amountsAsReported,
-  breakSentence,
-  detailText,
-  impactAmount,
-  ruleTitle,
-  unitOf,
-  type BreakForWords,
-} from '../../src/report/break-text.js';
+import { detailText } from '../../src/report/break-text.js';
+import { amountAtStake, breakSentence, ruleTitle } from '../../src/rules/describe.js';
+import { unitWord } from '../../src/rules/words.js';
 import { RULES } from '../../src/rules/catalog.js';
+import { toBreak, type BreakExtras } from '../../src/rules/tally.js';
+import type { Failure } from '../../src/rules/types.js';
+import { checkBalanceSanity } from '../../src/rules/balance-roll.js';
+import { checkDepositStale, checkWithdrawalStale } from '../../src/rules/payment-rules.js';
+import { checkFillSymbolRules, checkOrderSize } from '../../src/rules/fill-rules.js';
+import { checkStale } from '../../src/rules/partner-rules.js';
 import { BreakLinks, breakRow, dataSheetOf, keysBySheet, positionsIn } from '../../src/report/breaks-sheet.js';
 import { rowPlace } from '../../src/report/cells.js';
 import { Precision } from '../../src/report/precision.js';
 import { UsdRates } from '../../src/report/usd-rates.js';
-import { NO_WORKFLOW, type ReportedBreak } from '../../src/domain/index.js';
+import { amountsAsReported, figureText, NO_WORKFLOW, type ReportedBreak } from '../../src/domain/index.js';
+import {
+  d,
+  makeDeposit,
+  makeFill,
+  makeOrder,
+  makeOrderAgg,
+  makeSymbol,
+  makeWithdrawal,
+  NOW,
+} from './recon-factories.js';
 
-const b = (over: Partial<BreakForWords>): BreakForWords => ({
-  code: 'P_FEE_USD',
-  key: 'ord_123',
-  currency: 'USD',
-  expected: '1.23',
-  actual: '1.73',
-  difference: '0.50',
-  message: null,
+/** A break as a rule detects it and the break table stores it (figures as exact text). */
+function stored(code: string, key: string, failures: Failure[], currency: string | null = null, extras?: BreakExtras) {
+  const b = toBreak(code, key, failures, currency, extras);
+  return {
+    ...b,
+    expected: figureText(b.expected),
+    actual: figureText(b.actual),
+    difference: figureText(b.difference),
+  };
+}
+const fee = (over: Partial<Failure> = {}): Failure => ({
+  check: 'partnerFeeUsd != partnerFee x amountUsd / inputAmount',
+  expected: d('1.23'),
+  actual: d('1.73'),
+  difference: d('0.50'),
   ...over,
 });
+const verdict = (v: unknown) => v as Failure[];
+const hoursAgo = (h: number) => new Date(NOW.getTime() - h * 3_600_000);
 
 describe('rule titles', () => {
   it('every rule has a plain-English title, none the code itself, all different', () => {
@@ -41,238 +60,192 @@ describe('rule titles', () => {
   });
 });
 
-describe('unitOf', () => {
-  it('is the currency for amounts, hours for ages whatever the record currency, text for states and hashes', () => {
-    expect(unitOf(b({}))).toBe('USD');
-    expect(unitOf(b({ code: 'E_FILL_QTY', currency: 'BTC', expected: '0.3', actual: '0.2', difference: '-0.1' }))).toBe(
-      'BTC',
+describe('what a detected break is about (its rule says it, nothing reads its words)', () => {
+  it('the unit: amounts, hours for ages whatever the record currency, prices, text for states and hashes', () => {
+    expect(stored('P_FEE_USD', 'o', [fee()], 'USD')).toMatchObject({ unit: 'amount', entity: 'partnerOrder' });
+    const stale = stored(
+      'E_STALE',
+      '1',
+      verdict(
+        checkDepositStale(makeDeposit({ state: 'UNCONFIRMED', currency: 'BTC', timestamp: hoursAgo(50) }), NOW, 24),
+      ),
     );
-    expect(unitOf(b({ code: 'E_STALE', currency: 'BTC', expected: '24', actual: '50.92', difference: '26.92' }))).toBe(
-      'hours',
+    expect(stale).toMatchObject({ unit: 'hours', entity: 'deposit', currency: 'BTC', expected: '24', actual: '50' });
+    expect(unitWord(stale)).toBe('hours');
+    const partnerStale = stored(
+      'P_STALE',
+      'o',
+      verdict(checkStale(makeOrder({ orderState: 'PENDING', orderStateUpdatedAt: hoursAgo(30) }), NOW, 24)),
     );
-    expect(unitOf(b({ code: 'P_STALE', currency: null, expected: '24', actual: '30.00', difference: '6.00' }))).toBe(
-      'hours',
-    );
-    expect(
-      unitOf(b({ code: 'P_WEBHOOK_GAP', currency: null, expected: 'COMPLETED', actual: 'FAILED', difference: null })),
-    ).toBe('text');
-    expect(
-      unitOf(b({ code: 'P_STATE', currency: null, expected: 'transactionHash', actual: null, difference: null })),
-    ).toBe('text');
-    expect(unitOf(b({ code: 'E_FILL_ORPHAN', currency: null, expected: null, actual: null, difference: null }))).toBe(
-      'text',
-    );
+    expect(partnerStale).toMatchObject({ unit: 'hours', entity: 'partnerOrder' });
+    const gap = { check: 'no webhook event', expected: 'COMPLETED', actual: 'FAILED', difference: null };
+    expect(stored('P_WEBHOOK_GAP', 'o', [gap]).unit).toBe('text');
     // a currency mismatch compares codes, not amounts
-    expect(
-      unitOf(b({ code: 'X_DEPOSIT_AMOUNT', currency: 'BTC', expected: 'BTC', actual: 'ETH', difference: null })),
-    ).toBe('text');
-    // "present" against an amount still has a currency
-    expect(unitOf(b({ expected: 'present', actual: '1.2', difference: null }))).toBe('USD');
+    const mismatch = { check: 'currency', expected: 'BTC', actual: 'ETH', difference: null, currency: 'BTC' };
+    expect(stored('X_DEPOSIT_AMOUNT', 'o', [mismatch]).unit).toBe('text');
+    // "present" against an amount is still an amount
+    expect(stored('P_FEE_USD', 'o', [fee({ expected: 'present', difference: null })], 'USD').unit).toBe('amount');
+    // a withdrawal's age names a withdrawal; an order's size check an exchange order; a price check a price
+    const w = stored(
+      'E_STALE',
+      'W1',
+      verdict(checkWithdrawalStale(makeWithdrawal({ state: 'PENDING', timestamp: hoursAgo(25) }), NOW, 24)),
+    );
+    expect(w.entity).toBe('withdrawal');
+    const symbol = makeSymbol({ minOrderSize: d('1') });
+    const size = verdict(checkOrderSize(makeOrderAgg({ cumQty: d('0.1'), leavesQty: d('0') }), symbol));
+    expect(stored('E_SYMBOL_RULES', '5', size).entity).toBe('exchangeOrder');
+    const price = verdict(checkFillSymbolRules(makeFill({ price: d('100.00005') }), makeSymbol()));
+    expect(stored('E_SYMBOL_RULES', '6', price)).toMatchObject({ entity: 'fill', unit: 'price' });
     // balance_local is in the exchange's local currency (assumed USD), not the line's
-    expect(
-      unitOf(
-        b({
-          code: 'E_BALANCE_SANITY',
-          currency: 'GBP',
-          expected: '635500',
-          actual: '635500.05',
-          difference: '0.05',
-          message: 'balance_local != balance x rate (local currency)',
-        }),
-      ),
-    ).toBe('USD');
-    expect(
-      unitOf(
-        b({
-          code: 'E_BALANCE_SANITY',
-          currency: 'GBP',
-          expected: '1',
-          actual: '2',
-          difference: '1',
-          message: 'available above balance',
-        }),
-      ),
-    ).toBe('GBP');
+    const line = {
+      currency: 'GBP',
+      balance: d('1'),
+      available: d('1'),
+      rate: d('635500'),
+      balanceLocal: d('635500.05'),
+    };
+    const local = stored('E_BALANCE_SANITY', 'GBP', verdict(checkBalanceSanity(line, d('0.01'))), 'GBP');
+    expect(local).toMatchObject({ currency: 'USD', unit: 'amount', entity: 'balance', difference: '0.05' });
   });
 });
 
-describe('impactAmount', () => {
-  it('is |difference| in the unit for money, the missing deposit for X_DEPOSIT_MISSING, nothing for ages, prices and text', () => {
-    expect(impactAmount(b({ difference: '-0.50' }))).toEqual({ value: new Decimal('0.50'), currency: 'USD' });
+describe('amountAtStake', () => {
+  it('is |difference| for amounts, the missing deposit for a rule that says so, nothing for ages, prices and text', () => {
+    expect(amountAtStake(stored('P_FEE_USD', 'o', [fee({ difference: d('-0.50') })], 'USD'))).toEqual({
+      value: new Decimal('0.50'),
+      currency: 'USD',
+    });
+    const missing = { check: 'no deposit', expected: d('0.01'), actual: null, difference: null, currency: 'BTC' };
+    expect(amountAtStake(stored('X_DEPOSIT_MISSING', 'o', [missing]))).toEqual({
+      value: new Decimal('0.01'),
+      currency: 'BTC',
+    });
+    expect(amountAtStake(stored('P_FEE_USD', 'o', [{ ...missing }], 'USD'))).toBeNull();
     expect(
-      impactAmount(b({ code: 'X_DEPOSIT_MISSING', currency: 'BTC', expected: '0.01', actual: null, difference: null })),
-    ).toEqual({ value: new Decimal('0.01'), currency: 'BTC' });
-    expect(
-      impactAmount(b({ code: 'E_STALE', currency: 'BTC', expected: '24', actual: '50', difference: '26' })),
-    ).toBeNull();
-    expect(
-      impactAmount(b({ code: 'E_FILL_AVGPX', currency: 'USD', expected: '100', actual: '101', difference: '1' })),
-    ).toBeNull();
-    expect(
-      impactAmount(
-        b({
-          code: 'E_SYMBOL_RULES',
-          currency: 'USD',
-          difference: '-0.00005',
-          message: 'price not a multiple of the price increment 0.0001',
-        }),
+      amountAtStake(
+        stored(
+          'E_STALE',
+          '1',
+          verdict(
+            checkDepositStale(makeDeposit({ state: 'UNCONFIRMED', currency: 'BTC', timestamp: hoursAgo(50) }), NOW, 24),
+          ),
+        ),
       ),
     ).toBeNull();
-    expect(
-      impactAmount(
-        b({
-          code: 'E_SYMBOL_RULES',
-          currency: 'BTC',
-          difference: '-0.00005',
-          message: 'qty not a multiple of the lot size 0.0001',
-        }),
-      ),
-    ).toEqual({ value: new Decimal('0.00005'), currency: 'BTC' });
-    expect(
-      impactAmount(b({ code: 'P_WEBHOOK_GAP', currency: null, expected: 'COMPLETED', actual: null, difference: null })),
-    ).toBeNull();
+    const avg = { check: 'vwap', expected: d('100'), actual: d('101'), difference: d('1'), currency: 'USD' };
+    expect(amountAtStake(stored('E_FILL_AVGPX', '1', [avg]))).toBeNull();
+    const price = verdict(checkFillSymbolRules(makeFill({ price: d('100.00005') }), makeSymbol()));
+    expect(amountAtStake(stored('E_SYMBOL_RULES', '6', price))).toBeNull();
+    const lot = verdict(checkFillSymbolRules(makeFill({ qty: d('0.10005') }), makeSymbol({ lotSize: d('0.0001') })));
+    expect(amountAtStake(stored('E_SYMBOL_RULES', '6', lot))).toEqual({
+      value: new Decimal('0.00005'),
+      currency: 'ETH',
+    });
+    const gap = { check: 'no webhook event', expected: 'COMPLETED', actual: null, difference: null };
+    expect(amountAtStake(stored('P_WEBHOOK_GAP', 'o', [gap]))).toBeNull();
   });
 });
 
 describe('amountsAsReported', () => {
   it('is expected | actual | difference | currency, empty for null', () => {
-    expect(amountsAsReported(b({}))).toBe('1.23 | 1.73 | 0.50 | USD');
-    expect(amountsAsReported(b({ actual: null, difference: null, currency: null }))).toBe('1.23 |  |  | ');
+    const b = { expected: '1.23', actual: '1.73', difference: '0.50', currency: 'USD' };
+    expect(amountsAsReported(b)).toBe('1.23 | 1.73 | 0.50 | USD');
+    expect(amountsAsReported({ ...b, actual: null, difference: null, currency: null })).toBe('1.23 |  |  | ');
   });
 });
 
 describe('breakSentence', () => {
   it('says what happened in words, always naming the key', () => {
-    expect(breakSentence(b({ message: 'partnerFeeUsd != partnerFee x amountUsd / inputAmount' }))).toBe(
-      'Partner fee USD twin off by 0.50 USD on order ord_123: expected 1.23, actual 1.73 (partnerFeeUsd != partnerFee x amountUsd / inputAmount).',
+    expect(breakSentence(stored('P_FEE_USD', 'ord_123', [fee()], 'USD'))).toBe(
+      'Partner fee USD twin off by 0.5 USD on order ord_123: expected 1.23, actual 1.73 (partnerFeeUsd != partnerFee x amountUsd / inputAmount).',
     );
-    expect(
-      breakSentence(
-        b({
-          code: 'E_STALE',
-          key: '123',
-          currency: 'BTC',
-          expected: '24',
-          actual: '50.92',
-          difference: '26.92',
-          message: 'deposit UNCONFIRMED for more than 24h (age in hours)',
-        }),
-      ),
-    ).toBe('Deposit 123 (BTC) UNCONFIRMED for 50.9 hours (limit 24).');
-    expect(
-      breakSentence(
-        b({
-          code: 'E_STALE',
-          key: 'W1',
-          currency: 'EUR',
-          expected: '24',
-          actual: '25.00',
-          difference: '1.00',
-          message: 'withdrawal PENDING for more than 24h (age in hours)',
-        }),
-      ),
-    ).toBe('Withdrawal W1 (EUR) PENDING for 25 hours (limit 24).');
-    expect(
-      breakSentence(
-        b({
-          code: 'P_STALE',
-          key: 'o1',
-          currency: null,
-          expected: '24',
-          actual: '30.04',
-          difference: '6.04',
-          message: 'PENDING and no longer found by the partner API (404) (age in hours)',
-        }),
-      ),
-    ).toBe('Partner order o1 PENDING for 30 hours (limit 24) and no longer found by the partner API.');
-    expect(
-      breakSentence(
-        b({
-          code: 'X_DEPOSIT_MISSING',
-          key: 'o2',
-          currency: 'BTC',
-          expected: '0.01',
-          actual: null,
-          difference: null,
-          message: 'no exchange deposit with txHash 0xabc',
-        }),
-      ),
-    ).toBe('No exchange deposit of 0.01 BTC for paid order o2 (transaction hash 0xabc).');
-    expect(
-      breakSentence(
-        b({
-          code: 'E_BALANCE_ROLL',
-          key: 'BTC',
-          currency: 'BTC',
-          expected: '1.5',
-          actual: '1.49',
-          difference: '-0.01',
-          message: 'residual -0.01 ...',
-          detail: { firstDivergentDay: '2026-11-01' },
-        }),
-      ),
-    ).toBe(
+    const deposit = makeDeposit({
+      depositId: '123',
+      state: 'UNCONFIRMED',
+      currency: 'BTC',
+      timestamp: hoursAgo(50.92),
+    });
+    expect(breakSentence(stored('E_STALE', '123', verdict(checkDepositStale(deposit, NOW, 24))))).toBe(
+      'Deposit 123 (BTC) UNCONFIRMED for 50.9 hours (limit 24).',
+    );
+    const withdrawal = makeWithdrawal({
+      withdrawalId: 'W1',
+      state: 'PENDING',
+      currency: 'EUR',
+      timestamp: hoursAgo(25),
+    });
+    expect(breakSentence(stored('E_STALE', 'W1', verdict(checkWithdrawalStale(withdrawal, NOW, 24))))).toBe(
+      'Withdrawal W1 (EUR) PENDING for 25 hours (limit 24).',
+    );
+    const gone = makeOrder({
+      orderId: 'o1',
+      orderState: 'PENDING',
+      orderStateUpdatedAt: hoursAgo(30.04),
+      notFound: true,
+    });
+    expect(breakSentence(stored('P_STALE', 'o1', verdict(checkStale(gone, NOW, 24))))).toBe(
+      'Partner order o1 PENDING for 30 hours (limit 24) and no longer found by the partner API.',
+    );
+    const missing = {
+      check: 'no exchange deposit with txHash 0xabc',
+      expected: d('0.01'),
+      actual: null,
+      difference: null,
+      currency: 'BTC',
+      facts: { txHash: '0xabc' },
+    };
+    expect(breakSentence(stored('X_DEPOSIT_MISSING', 'o2', [missing]))).toBe(
+      'No exchange deposit of 0.01 BTC for paid order o2 (transaction hash 0xabc).',
+    );
+    const residual = { check: 'residual -0.01 ...', expected: d('1.5'), actual: d('1.49'), difference: d('-0.01') };
+    const roll = stored('E_BALANCE_ROLL', 'BTC', [residual], 'BTC', {
+      day: '2026-11-01',
+      detail: { firstDivergentDay: '2026-11-01' },
+    });
+    expect(breakSentence(roll)).toBe(
       'BTC balance does not roll forward off by -0.01 BTC: expected closing 1.5, actual 1.49 (first divergent day 2026-11-01).',
     );
-    expect(
-      breakSentence(
-        b({
-          code: 'S_COVERAGE',
-          key: 'exchange:fills:2026-11-01',
-          currency: null,
-          expected: 'synced',
-          actual: 'not synced',
-          difference: null,
-          message: 'no sync covered the day',
-        }),
-      ),
-    ).toBe('exchange fills of 2026-11-01 not fully synced (exchange:fills:2026-11-01): no sync covered the day.');
-    expect(
-      breakSentence(
-        b({
-          code: 'P_WEBHOOK_GAP',
-          key: 'o3',
-          currency: null,
-          expected: 'COMPLETED',
-          actual: null,
-          difference: null,
-          message: 'no webhook event with state COMPLETED',
-        }),
-      ),
-    ).toBe('Partner webhook missing or different on order o3: no webhook event with state COMPLETED.');
-    expect(
-      breakSentence(
-        b({
-          code: 'P_FEE_BOUNDS',
-          key: 'o4',
-          currency: 'GBP',
-          expected: '0',
-          actual: '-0.5',
-          difference: '-0.5',
-          message: 'networkFee is negative (+1 more)',
-        }),
-      ),
-    ).toBe(
+    const unsynced = { check: 'no sync covered the day', expected: 'synced', actual: 'not synced', difference: null };
+    expect(breakSentence(stored('S_COVERAGE', 'exchange:fills:2026-11-01', [unsynced]))).toBe(
+      'exchange fills of 2026-11-01 not fully synced (exchange:fills:2026-11-01): no sync covered the day.',
+    );
+    const gap = {
+      check: 'no webhook event with state COMPLETED',
+      expected: 'COMPLETED',
+      actual: null,
+      difference: null,
+    };
+    expect(breakSentence(stored('P_WEBHOOK_GAP', 'o3', [gap]))).toBe(
+      'Partner webhook missing or different on order o3: no webhook event with state COMPLETED.',
+    );
+    const negative = { check: 'networkFee is negative', expected: d(0), actual: d('-0.5'), difference: d('-0.5') };
+    const sum = { check: 'fees sum to inputAmount or more', expected: d(1), actual: d(2), difference: d(1) };
+    expect(breakSentence(stored('P_FEE_BOUNDS', 'o4', [negative, sum], 'GBP'))).toBe(
       'Partner fees out of bounds on order o4: networkFee is negative (expected 0, actual -0.5, difference -0.5 GBP) (and 1 more check, see Detail).',
     );
-    expect(
-      breakSentence(
-        b({
-          code: 'E_FILL_ORPHAN',
-          key: '52',
-          currency: null,
-          expected: null,
-          actual: null,
-          difference: null,
-          message: 'order 11 of the fill is not stored (GET /orders/{id} answered 404)',
-        }),
-      ),
-    ).toBe('Fill 52: order 11 of the fill is not stored (GET /orders/{id} answered 404).');
-    expect(
-      breakSentence(
-        b({ code: 'Z_NEW', key: 'k', currency: null, expected: null, actual: null, difference: null, message: null }),
-      ),
-    ).toBe('Z_NEW on k.');
+    const orphan = {
+      check: 'order 11 of the fill is not stored',
+      expected: null,
+      actual: null,
+      difference: null,
+      note: 'GET /orders/{id} answered 404',
+    };
+    expect(breakSentence(stored('E_FILL_ORPHAN', '52', [orphan]))).toBe(
+      'Fill 52: order 11 of the fill is not stored (GET /orders/{id} answered 404).',
+    );
+    const unknown = {
+      code: 'Z_NEW',
+      key: 'k',
+      entity: 'balance' as const,
+      unit: 'text' as const,
+      currency: null,
+      expected: null,
+      actual: null,
+      difference: null,
+      message: null,
+    };
+    expect(breakSentence(unknown)).toBe('Z_NEW on k.');
   });
 });
 
@@ -295,8 +268,11 @@ describe('Breaks rows', () => {
   const reported = (over: Partial<ReportedBreak>): ReportedBreak => ({
     code: 'P_FEE_USD',
     key: 'ord_123',
+    entity: 'partnerOrder',
     severity: 'medium',
     currency: 'USD',
+    unit: 'amount',
+    day: null,
     expected: '1.23',
     actual: '1.73',
     difference: '-0.50',
@@ -394,6 +370,7 @@ describe('Breaks rows', () => {
       reported({
         code: 'P_WEBHOOK_GAP',
         severity: 'low',
+        unit: 'text',
         currency: null,
         expected: 'COMPLETED',
         actual: 'FAILED',
@@ -407,23 +384,20 @@ describe('Breaks rows', () => {
     expect(row.cells[17]).toBeNull();
   });
 
-  it('names the data sheet of each rule family', () => {
-    expect(dataSheetOf({ code: 'X_DEPOSIT_MISSING', message: null })).toBe('partnerOrders');
-    expect(dataSheetOf({ code: 'E_FILL_AVGPX', message: null })).toBe('ordersVsFills');
-    expect(dataSheetOf({ code: 'E_SYMBOL_RULES', message: 'order quantity below the minimum order size' })).toBe(
-      'ordersVsFills',
-    );
-    expect(dataSheetOf({ code: 'E_SYMBOL_RULES', message: 'qty not a multiple of the lot size 0.1' })).toBe('fills');
-    expect(dataSheetOf({ code: 'E_STALE', message: 'withdrawal PENDING for more than 24h' })).toBe('withdrawals');
-    expect(dataSheetOf({ code: 'E_STALE', message: 'deposit UNCONFIRMED for more than 24h' })).toBe('deposits');
-    expect(dataSheetOf({ code: 'E_BALANCE_SANITY', message: null })).toBe('balances');
-    expect(dataSheetOf({ code: 'S_COVERAGE', message: null })).toBe('coverage');
-    expect(dataSheetOf({ code: 'S_QUARANTINE', message: null })).toBeNull();
+  it('names the data sheet of each record kind', () => {
+    expect(dataSheetOf({ entity: 'partnerOrder' })).toBe('partnerOrders');
+    expect(dataSheetOf({ entity: 'exchangeOrder' })).toBe('ordersVsFills');
+    expect(dataSheetOf({ entity: 'fill' })).toBe('fills');
+    expect(dataSheetOf({ entity: 'withdrawal' })).toBe('withdrawals');
+    expect(dataSheetOf({ entity: 'deposit' })).toBe('deposits');
+    expect(dataSheetOf({ entity: 'balance' })).toBe('balances');
+    expect(dataSheetOf({ entity: 'coverage' })).toBe('coverage');
+    expect(dataSheetOf({ entity: 'quarantine' })).toBeNull();
     expect(
       keysBySheet([
-        { code: 'P_FEE_USD', key: 'a', message: null },
-        { code: 'P_STATE', key: 'a', message: null },
-        { code: 'E_FEE_RATE', key: '9', message: null },
+        { entity: 'partnerOrder', key: 'a' },
+        { entity: 'partnerOrder', key: 'a' },
+        { entity: 'fill', key: '9' },
       ]),
     ).toEqual(
       new Map([

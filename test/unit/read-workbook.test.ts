@@ -5,7 +5,7 @@ import ExcelJS from 'exceljs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readReturnedWorkbook, WorkbookImportError } from '../../src/report/read-workbook.js';
 import { parseAmountsText, planRow, sameAmounts } from '../../src/store/break-workflow.js';
-import { amountsAsReported } from '../../src/report/break-text.js';
+import { amountsAsReported } from '../../src/domain/index.js';
 import { NO_WORKFLOW } from '../../src/domain/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rr-read-workbook-'));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { balanceRollBreaks, checkBalanceSanity, rollForward, type DayFlows } from '../../src/rules/balance-roll.js';
 import { coverageBreaks, quarantineBreaks } from '../../src/rules/sync-rules.js';
-import { d, makeSnapshot } from './recon-factories.js';
+import { asText, d, makeSnapshot } from './recon-factories.js';
 
 const flow = (
   currency: string,
@@ -39,8 +39,10 @@ describe('E_BALANCE_ROLL', () => {
     const s2 = makeSnapshot('2', '2026-11-03T02:00:00Z', { ETH: '1.650000000000000001', USD: '4499.5' });
     const figs = rollForward(s1, s2, flows, d(0));
     const [b] = balanceRollBreaks([figs], d(0));
-    expect(b).toMatchObject({
+    expect(asText(b!)).toMatchObject({
       code: 'E_BALANCE_ROLL',
+      entity: 'balance',
+      unit: 'amount',
       key: 'ETH',
       currency: 'ETH',
       expected: '1.65',
@@ -54,7 +56,7 @@ describe('E_BALANCE_ROLL', () => {
   it('a currency absent from one snapshot is 0 there', () => {
     const s2 = makeSnapshot('2', '2026-11-03T02:00:00Z', { ETH: '1.65', USD: '4499.5', BTC: '0.1' });
     const [b] = balanceRollBreaks([rollForward(s1, s2, flows, d(0))], d(0));
-    expect(b).toMatchObject({ key: 'BTC', expected: '0', actual: '0.1', difference: '0.1' });
+    expect(asText(b!)).toMatchObject({ key: 'BTC', expected: '0', actual: '0.1', difference: '0.1' });
   });
   it('locates the first divergent day where the rolled balance goes negative', () => {
     const a = makeSnapshot('1', '2026-11-01T02:00:00Z', { BTC: '0' });
@@ -69,7 +71,8 @@ describe('E_BALANCE_ROLL', () => {
     const b = makeSnapshot('2', '2026-11-02T02:00:00Z', { BTC: '2' });
     const c = makeSnapshot('3', '2026-11-03T02:00:00Z', { BTC: '2.5' });
     const [br] = balanceRollBreaks([rollForward(a, b, [], d(0)), rollForward(b, c, [], d(0))], d(0));
-    expect(br).toMatchObject({ expected: '2', actual: '2.5', difference: '0.5' });
+    // The break's day is where its latest failing pair went wrong.
+    expect(asText(br!)).toMatchObject({ expected: '2', actual: '2.5', difference: '0.5', day: '2026-11-02' });
     expect((br!.detail as { checks: unknown[] }).checks).toHaveLength(2);
   });
 });

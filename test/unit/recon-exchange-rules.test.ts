@@ -21,6 +21,7 @@ import { RuleTally } from '../../src/rules/tally.js';
 import { checkBeneficiary, checkDepositStale, checkWithdrawalStale } from '../../src/rules/payment-rules.js';
 import {
   d,
+  failures,
   makeDeposit,
   makeFill,
   makeOrder,
@@ -29,8 +30,6 @@ import {
   makeWithdrawal,
   NOW,
 } from './recon-factories.js';
-
-const failures = (v: unknown) => (Array.isArray(v) ? v : []);
 
 describe('X_DEPOSIT_MISSING / X_DEPOSIT_AMOUNT', () => {
   const ours = ourAddresses(['0xWALLET:tag'], ['0xOURS:memo']);

@@ -1,4 +1,5 @@
 import { Decimal } from '../../src/decimal/decimal.js';
+import { figureText, type Figure } from '../../src/domain/index.js';
 import type { EngineConfig, ReferenceData } from '../../src/rules/engine.js';
 import type {
   BalanceSnapshot,
@@ -172,4 +173,18 @@ export function makeReference(overrides: Partial<ReferenceData> = {}): Reference
     balanceSnapshotCount: 2,
     ...overrides,
   };
+}
+
+/**
+ * A verdict's failures (or a break) with its figures as exact text, as the break table stores them: the rules report
+ * Decimals, the tests compare the text.
+ */
+export function failures(v: unknown): Array<Record<string, unknown>> {
+  return Array.isArray(v) ? v.map(asText) : [];
+}
+
+export function asText<T extends object>(f: T): T {
+  const out: Record<string, unknown> = { ...f };
+  for (const k of ['expected', 'actual', 'difference']) if (k in out) out[k] = figureText((out[k] ?? null) as Figure);
+  return out as T;
 }

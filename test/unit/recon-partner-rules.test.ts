@@ -10,10 +10,9 @@ import {
   checkWebhookGap,
 } from '../../src/rules/partner-rules.js';
 import { compareTimestampText } from '../../src/rules/util.js';
-import { currencies, d, makeCurrency, makeOrder, NOW } from './recon-factories.js';
+import { currencies, d, failures, makeCurrency, makeOrder, NOW } from './recon-factories.js';
 
 const tol = { usdTolerance: d('0.01') };
-const failures = (v: unknown) => (Array.isArray(v) ? v : []);
 
 describe('P_FEE_USD', () => {
   it('passes a consistent order', () => expect(checkFeeUsd(makeOrder(), tol)).toEqual([]));
@@ -216,7 +215,7 @@ describe('P_STALE', () => {
         24,
       ),
     );
-    expect(v[0]).toMatchObject({ expected: '24', actual: '24.00' });
+    expect(v[0]).toMatchObject({ expected: '24', actual: '24', facts: { state: 'WITHDRAWING' } });
   });
   it('a 404 on refresh is stale whatever its age; settled orders do not apply', () => {
     expect(

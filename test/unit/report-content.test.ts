@@ -47,8 +47,11 @@ const makeRun = (overrides: Partial<RunInfo> = {}): RunInfo => ({
 const makeBreak = (overrides: Partial<ReportedBreak> = {}): ReportedBreak => ({
   code: 'P_FEE_USD',
   key: 'o1',
+  entity: 'partnerOrder',
   severity: 'medium',
   currency: 'USD',
+  unit: 'amount',
+  day: null,
   expected: '1.00',
   actual: '1.10',
   difference: '0.10',
@@ -107,23 +110,16 @@ describe('breaks', () => {
     expect(sorted.map((b) => b.key)).toEqual(['high', 'med-old', 'med-new', 'low']);
     expect(ageDays(new Date('2026-10-30T02:00:00Z'), new Date('2026-11-02T01:59:59Z'))).toBe(2);
   });
-  it('index highlights rows by the rules of their sheet only', () => {
+  it('index highlights the rows of the record a break names, by its kind and key', () => {
     const index = new BreakIndex([
-      makeBreak({ code: 'E_FEE_RATE', key: '42' }),
-      makeBreak({ code: 'E_FILL_QTY', key: '42' }),
+      makeBreak({ code: 'E_FEE_RATE', key: '42', entity: 'fill' }),
+      makeBreak({ code: 'E_FILL_QTY', key: '42', entity: 'exchangeOrder' }),
+      makeBreak({ code: 'E_SYMBOL_RULES', key: '42', entity: 'fill' }),
     ]);
-    expect(index.codes('42', ['E_FILL_ORPHAN', 'E_FEE_RATE'])).toEqual(['E_FEE_RATE']);
-    expect(index.codes('42', ['E_'])).toEqual(['E_FEE_RATE', 'E_FILL_QTY']);
-    expect(index.codes('43', ['E_'])).toEqual([]);
-    // one rule, two kinds of key: the check in the message says which entity the id names
-    const symbolRules = new BreakIndex([
-      makeBreak({ code: 'E_SYMBOL_RULES', key: '7', message: 'order quantity below the minimum order size' }),
-      makeBreak({ code: 'E_SYMBOL_RULES', key: '8', message: 'qty not a multiple of the lot size 0.0001' }),
-    ]);
-    expect(symbolRules.codes('7', ['E_SYMBOL_RULES'], 'order')).toEqual(['E_SYMBOL_RULES']);
-    expect(symbolRules.codes('7', ['E_SYMBOL_RULES'], 'fill')).toEqual([]);
-    expect(symbolRules.codes('8', ['E_SYMBOL_RULES'], 'fill')).toEqual(['E_SYMBOL_RULES']);
-    expect(symbolRules.codes('8', ['E_SYMBOL_RULES'], 'order')).toEqual([]);
+    expect(index.codes('fill', '42')).toEqual(['E_FEE_RATE', 'E_SYMBOL_RULES']);
+    expect(index.codes('exchangeOrder', '42')).toEqual(['E_FILL_QTY']);
+    expect(index.codes('fill', '43')).toEqual([]);
+    expect(index.codes('fill', null)).toEqual([]);
   });
   it('keeps non-numeric expectations as text', () => {
     expect(amountOrText('present', 2)).toBe('present');
@@ -347,6 +343,8 @@ describe('message', () => {
       makeBreak({ key: 'eur2', currency: 'EUR', difference: '1', firstSeenAt: new Date('2026-11-01T02:00:00Z') }),
       makeBreak({
         code: 'E_STALE',
+        entity: 'deposit',
+        unit: 'hours',
         key: 'old',
         currency: 'BTC',
         expected: '24',
@@ -356,6 +354,8 @@ describe('message', () => {
       }),
       makeBreak({
         code: 'E_STALE',
+        entity: 'deposit',
+        unit: 'hours',
         key: 'older-but-explained',
         currency: 'BTC',
         difference: '9',
@@ -372,7 +372,12 @@ describe('message', () => {
       ['old', 'oldest', null, 32],
       ['small', 'oldest', '0.11', 1],
     ]);
-    expect(usdImpact(makeBreak({ code: 'E_STALE', currency: 'BTC', difference: '5' }), RATES)).toBeNull();
+    expect(
+      usdImpact(
+        makeBreak({ code: 'E_STALE', entity: 'deposit', unit: 'hours', currency: 'BTC', difference: '5' }),
+        RATES,
+      ),
+    ).toBeNull();
     const m = message(makeRun(), breaks);
     for (const b of top) {
       expect(m.text).toContain(b.sentence);

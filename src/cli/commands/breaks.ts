@@ -31,7 +31,7 @@ import {
   type WorkedBreak,
 } from '../../store/break-workflow.js';
 import { readReturnedWorkbook } from '../../report/read-workbook.js';
-import { breakSentence } from '../../report/break-text.js';
+import { breakSentence } from '../../rules/describe.js';
 import { action, createContext } from '../context.js';
 import { usageLine } from '../usage.js';
 import { openRunStore } from './run.js';
