@@ -10,6 +10,8 @@ export interface ExchangeOrderAgg {
   found: boolean;
   symbol: string | null;
   side: string | null;
+  /** ordStatus as the exchange reports it (OPEN, FILLED, REJECTED...); null for an order not stored. */
+  ordStatus: string | null;
   cumQty: Decimal | null;
   leavesQty: Decimal | null;
   avgPx: Decimal | null;

@@ -64,4 +64,4 @@ export type {
   WebhookStats,
 } from './report-rows.js';
 export type { DayFlows, DerivedDay, RollFigures, PaymentHistory } from './balance.js';
-export type { FillPrefilter, OrderPrefilter } from './prefilter.js';
+export type { FillPrefilter, OrderPrefilter, OrderSuspect } from './prefilter.js';

@@ -18,10 +18,22 @@ export interface FillPrefilter {
 }
 
 /**
- * What SQL needs to pre-select the exchange orders that could fail E_FILL_QTY, E_FILL_AVGPX or
- * the order-size part of E_SYMBOL_RULES (conservative, like FillPrefilter). Symbols without a
- * price increment are not listed: their orders are loaded (E_FILL_AVGPX counts them skipped).
+ * An order a status rule could flag: its ordStatus is one of `statuses` and each quantity of
+ * `nonZero` is not zero (fillQty: the sum of its stored fills). The rules say these as data, so a
+ * new rule over an order's status and quantities needs no new SQL.
+ */
+export interface OrderSuspect {
+  statuses: readonly string[];
+  nonZero: readonly ('cumQty' | 'leavesQty' | 'fillQty')[];
+}
+
+/**
+ * What SQL needs to pre-select the exchange orders that could fail an order rule: E_FILL_QTY,
+ * E_FILL_AVGPX, the order-size part of E_SYMBOL_RULES, and whatever the `suspects` describe
+ * (conservative, like FillPrefilter). Symbols without a price increment are not listed: their
+ * orders are loaded (E_FILL_AVGPX counts them skipped).
  */
 export interface OrderPrefilter {
   symbols: { symbol: string; halfIncrement: string; minOrderSize: string | null; maxOrderSize: string | null }[];
+  suspects: readonly OrderSuspect[];
 }

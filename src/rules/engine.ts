@@ -271,7 +271,8 @@ export function orderPrefilter(ref: ReferenceData): OrderPrefilter {
         ]
       : [],
   );
-  return { symbols };
+  // Orders a status rule could flag, whatever their symbol (none yet besides the rules above).
+  return { symbols, suspects: [] };
 }
 
 /**

@@ -1,7 +1,7 @@
 /** Reads of the exchange's records for reconcile and report: fills, orders against their fills, deposits, withdrawals,
  * balance snapshots.
  */
-import { sql, type Selectable } from 'kysely';
+import { sql, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
 import type { Db } from './database.js';
 import type { ExchangeFillTable } from './schema.js';
 import { numericOrZero, numericOrNull } from './type-parsers.js';
@@ -13,6 +13,7 @@ import type {
   Fill,
   FillPrefilter,
   OrderPrefilter,
+  OrderSuspect,
   Withdrawal,
 } from '../domain/index.js';
 import type { BalanceRec, FillRec, OrderVsFillsRec } from '../domain/index.js';
@@ -291,6 +292,7 @@ export async function* exchangeOrdersWithFillsIn(
       found: r.found,
       symbol: r.orderSymbol,
       side: r.side,
+      ordStatus: r.status,
       cumQty: r.cumQty,
       leavesQty: r.leavesQty,
       avgPx: r.avgPx,
@@ -337,7 +339,7 @@ export async function* exchangeOrderCandidatesIn(
       with ids as (${orderScopeIds(account, span, changedSince, after, scanSize)}),
       sym as (select * from jsonb_to_recordset(${symbolsJson}::jsonb) as x(symbol text, half_inc numeric, min_size numeric, max_size numeric)),
       agg as materialized (
-        select ids.ex_ord_id, (o.ex_ord_id is not null) as found, o.symbol, o.side, o.cum_qty, o.leaves_qty, o.avg_px,
+        select ids.ex_ord_id, (o.ex_ord_id is not null) as found, o.symbol, o.side, o.ord_status, o.cum_qty, o.leaves_qty, o.avg_px,
                a.fill_count, a.fill_qty, a.fill_notional,
                -- an order judged for a change is in the rules' scope when it has a fill or cumQty > 0
                (ids.in_span or a.fill_count > 0 or coalesce(o.cum_qty > 0, false)) as in_scope,
@@ -348,6 +350,7 @@ export async function* exchangeOrderCandidatesIn(
                     and abs(a.fill_notional - o.avg_px * a.fill_qty) > s.half_inc * abs(a.fill_qty) - (abs(a.fill_notional) + abs(o.avg_px * a.fill_qty)) * 1e-50
                  or s.min_size is not null and q.qty < s.min_size + abs(q.qty) * 1e-50
                  or s.max_size is not null and s.max_size <> 0 and q.qty > s.max_size - abs(q.qty) * 1e-50
+                 or ${suspectOf(filter.suspects)}
                ), true) as candidate
         from ids
         cross join lateral (
@@ -416,12 +419,24 @@ function orderScopeIds(
     ) u group by ex_ord_id order by ex_ord_id limit ${limit}`;
 }
 
+/** The order rows of the candidates query (agg: o, its fills' sums a) that a status rule's suspects name. */
+function suspectOf(suspects: readonly OrderSuspect[]): RawBuilder<SqlBool> {
+  const quantity = { cumQty: sql`o.cum_qty`, leavesQty: sql`o.leaves_qty`, fillQty: sql`a.fill_qty` } as const;
+  const one = (s: OrderSuspect) =>
+    sql<SqlBool>`(o.ord_status = any(${[...s.statuses]}::text[])${sql.join(
+      s.nonZero.map((q) => sql` and coalesce(${quantity[q]}, 0) <> 0`),
+      sql``,
+    )})`;
+  return suspects.length ? sql<SqlBool>`(${sql.join(suspects.map(one), sql` or `)})` : sql<SqlBool>`false`;
+}
+
 function toOrderAgg(r: OrderAggRow): ExchangeOrderAgg {
   return {
     exOrdId: r.ex_ord_id,
     found: r.found,
     symbol: r.symbol,
     side: r.side,
+    ordStatus: r.ord_status,
     cumQty: r.cum_qty,
     leavesQty: r.leaves_qty,
     avgPx: r.avg_px,
@@ -436,6 +451,7 @@ interface OrderAggRow {
   found: boolean;
   symbol: string | null;
   side: string | null;
+  ord_status: string | null;
   cum_qty: Decimal | null;
   leaves_qty: Decimal | null;
   avg_px: Decimal | null;

@@ -65,6 +65,7 @@ export function makeOrderAgg(overrides: Partial<ExchangeOrderAgg> = {}): Exchang
     found: true,
     symbol: 'ETH-USD',
     side: 'BUY',
+    ordStatus: 'FILLED',
     cumQty: d('1.5'),
     leavesQty: d('0'),
     avgPx: d('2000.01'),
