@@ -69,8 +69,9 @@ describeEachStore('break workflow store', (ctx) => {
   /** One reconcile run that detects exactly `detected` (every rule checked, every entity in scope). */
   async function runWith(detected: DetectedBreak[]): Promise<string> {
     runNo += 1;
-    // Real time (a run's events and a person's share one clock, as in production), strictly increasing.
-    clock = Math.max(Date.now(), clock + 1);
+    // Real time (a run's events and a person's share one clock, as in production), strictly increasing; one ms on,
+    // since the database stamps a person's event to the microsecond within the millisecond Date.now() truncates to.
+    clock = Math.max(Date.now() + 1, clock + 1);
     const runId = `run${runNo}`;
     const now = new Date(clock);
     await createRun(db(), {
