@@ -4,6 +4,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from './database.js';
 import type { Span } from './keyset.js';
+import { RECORD_KINDS } from '../domain/index.js';
 
 /** The streamed data sheets whose row order comes from a query (Balances and Coverage are built in memory). */
 export type QueriedSheet = 'partnerOrders' | 'ordersVsFills' | 'fills' | 'deposits' | 'withdrawals';
@@ -11,31 +12,27 @@ export type QueriedSheet = 'partnerOrders' | 'ordersVsFills' | 'fills' | 'deposi
 /**
  * The ranking query of each sheet: the SAME rows and order as the reader that streams the sheet
  * (src/store/partner-reads.ts partnerOrdersCreatedIn, src/store/exchange-reads.ts ordersWithFillsIn,
- * fillsByTimeIn, depositsIn, withdrawalsIn): the period span on the same time column, ordered by the
- * keyset (time, id), or by ex_ord_id for Exchange orders vs fills. The keyset orders are total (the
- * id breaks ties of time), so a row's position is deterministic and equals its place on the sheet.
+ * fillsByTimeIn, depositsIn, withdrawalsIn): the records of the kind whose sheet it is (the registry,
+ * src/domain/record-kinds.ts) with their own time (the first of the kind's time columns) in the span,
+ * ordered by the keyset (time, key); Exchange orders vs fills by ex_ord_id, its orders those filled in
+ * the span or placed in it with cumQty > 0. The keyset orders are total (the key breaks ties of
+ * time), so a row's position is deterministic and equals its place on the sheet.
  */
 function ranked(sheet: QueriedSheet, account: string, span: Span): RawBuilder<unknown> {
-  switch (sheet) {
-    case 'partnerOrders':
-      return sql`select order_id as key, row_number() over (order by created_at, order_id) as pos
-        from partner_order where account = ${account} and created_at >= ${span.from} and created_at < ${span.to}`;
-    case 'fills':
-      return sql`select exec_id::text as key, row_number() over (order by timestamp, exec_id) as pos
-        from exchange_fill where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to}`;
-    case 'deposits':
-      return sql`select deposit_id as key, row_number() over (order by timestamp, deposit_id) as pos
-        from exchange_deposit where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to}`;
-    case 'withdrawals':
-      return sql`select withdrawal_id as key, row_number() over (order by timestamp, withdrawal_id) as pos
-        from exchange_withdrawal where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to}`;
-    case 'ordersVsFills':
-      return sql`select ex_ord_id::text as key, row_number() over (order by ex_ord_id) as pos from (
-          select ex_ord_id from exchange_fill where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to}
-          union
-          select ex_ord_id from exchange_order where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to} and cum_qty > 0
-        ) ids`;
+  const kind = Object.values(RECORD_KINDS).find((k) => k.sheet === sheet && k.table && k.key && k.time)!;
+  const [table, key, time] = [sql.table(kind.table!), sql.ref(kind.key!), sql.ref(kind.time![0]!)];
+  if (kind.alsoOnDaysOf) {
+    const also = kind.alsoOnDaysOf;
+    return sql`select ${key}::text as key, row_number() over (order by ${key}) as pos from (
+        select ${sql.ref(also.foreignKey)} as ${key} from ${sql.table(also.table)}
+          where account = ${account} and ${sql.ref(also.time)} >= ${span.from} and ${sql.ref(also.time)} < ${span.to}
+        union
+        select ${key} from ${table}
+          where account = ${account} and ${time} >= ${span.from} and ${time} < ${span.to} and cum_qty > 0
+      ) ids`;
   }
+  return sql`select ${key}::text as key, row_number() over (order by ${time}, ${key}) as pos
+    from ${table} where account = ${account} and ${time} >= ${span.from} and ${time} < ${span.to}`;
 }
 
 /** Keys asked per query: an IN list of parameters stays well below the protocol's 65,535. */
