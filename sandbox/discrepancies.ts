@@ -21,6 +21,7 @@ export const RULE_CODES = [
   'X_DEPOSIT_MISSING',
   'X_DEPOSIT_AMOUNT',
   'E_FILL_QTY',
+  'E_ORDER_STATUS',
   'E_FILL_AVGPX',
   'E_FILL_ORPHAN',
   'E_FEE_RATE',
@@ -192,6 +193,20 @@ export function plantDiscrepancies(w: World): Fixes {
     t.cumQty = new Decimal(before).plus(unit(w.symbol(t.symbol)!.lot)).toString();
     markOrder(t);
     plant('E_FILL_QTY', t.exOrdId, () => (t.cumQty = before));
+  }
+  // E_ORDER_STATUS: a FILLED order reported with one lot still open (leavesQty); its fills and cumQty
+  // agree, and its size (cumQty + leavesQty) stays inside the symbol's limits.
+  eo = orders((x) => {
+    const s = w.symbol(x.symbol)!;
+    const size = new Decimal(x.cumQty).plus(x.leavesQty).plus(unit(s.lot));
+    return x.ordStatus === 'FILLED' && (s.maxSize[0] === 0 || size.lte(unit(s.maxSize)));
+  });
+  if (eo) {
+    const t = eo;
+    const before = t.leavesQty;
+    t.leavesQty = new Decimal(before).plus(unit(w.symbol(t.symbol)!.lot)).toString();
+    markOrder(t);
+    plant('E_ORDER_STATUS', t.exOrdId, () => (t.leavesQty = before));
   }
   // E_FILL_AVGPX: avgPx three increments away from the VWAP (still on the increment).
   eo = orders(() => true);

@@ -15,7 +15,7 @@ import type { BreakWords } from './words.js';
  * Bump when a rule's semantics change, so a run's results can be told apart from runs
  * made under other semantics (stored in run.ruleset_version).
  */
-export const RULESET_VERSION = '2026-11-25.1';
+export const RULESET_VERSION = '2026-11-25.2';
 
 /**
  * Which of a rule's open breaks a run that checked it may resolve when it no longer detects them:
@@ -196,6 +196,15 @@ export const RULES: readonly RuleDef[] = [
     entity: 'exchangeOrder',
     unit: 'price',
     subject: 'Fill average price',
+  },
+  {
+    code: 'E_ORDER_STATUS',
+    title: 'Order status contradicts its quantities',
+    severity: 'medium',
+    description: 'A REJECTED order has no filled quantity and no fill; a FILLED order has no quantity left open',
+    scope: ORDERS_WITH_FILLS,
+    ...base,
+    entity: 'exchangeOrder',
   },
   {
     code: 'E_FILL_ORPHAN',

@@ -26,6 +26,7 @@ import {
   WEBHOOK_RETRY_MS,
 } from './partner-rules.js';
 import { checkBeneficiary, checkDepositStale, checkWithdrawalStale } from './payment-rules.js';
+import { checkOrderStatus, ORDER_STATUS_SUSPECTS } from './order-status-rules.js';
 import { coverageBreaks, quarantineBreaks, unsyncedDayBreaks, type StreamReach } from './sync-rules.js';
 import type { RuleTally } from './tally.js';
 import type { FillPrefilter, OrderPrefilter } from '../domain/index.js';
@@ -184,11 +185,15 @@ export function checkOpenOrders(tally: RuleTally, cfg: EngineConfig, orders: rea
     tally.record('P_STALE', o.orderId, checkStale(o, cfg.now, cfg.staleAfterHours.partnerOrder), null);
 }
 
-/** E_FILL_QTY, E_FILL_AVGPX and the order-size part of E_SYMBOL_RULES over orders with fills in the period. */
+/**
+ * E_FILL_QTY, E_FILL_AVGPX, E_ORDER_STATUS and the order-size part of E_SYMBOL_RULES over orders with fills in the
+ * period.
+ */
 export function checkExchangeOrders(tally: RuleTally, ref: ReferenceData, orders: readonly ExchangeOrderAgg[]): void {
   for (const o of orders) {
     const symbol = o.symbol ? ref.symbols?.get(o.symbol) : undefined;
     tally.record('E_FILL_QTY', o.exOrdId, checkFillQty(o), symbol?.baseCurrency ?? null);
+    tally.record('E_ORDER_STATUS', o.exOrdId, checkOrderStatus(o), symbol?.baseCurrency ?? null);
     if (ref.symbols) {
       tally.record('E_FILL_AVGPX', o.exOrdId, checkFillAvgPx(o, symbol), symbol?.counterCurrency ?? null);
       tally.record('E_SYMBOL_RULES', o.exOrdId, checkOrderSize(o, symbol), symbol?.baseCurrency ?? null);
@@ -271,17 +276,18 @@ export function orderPrefilter(ref: ReferenceData): OrderPrefilter {
         ]
       : [],
   );
-  // Orders a status rule could flag, whatever their symbol (none yet besides the rules above).
-  return { symbols, suspects: [] };
+  // Orders a status rule could flag, whatever their symbol.
+  return { symbols, suspects: ORDER_STATUS_SUSPECTS };
 }
 
 /**
  * Orders the SQL prefilter left out: each is stored, of a listed symbol, and passed E_FILL_QTY,
- * the order-size check and (`withAvgPx` of them, those with an avgPx and a non-zero fill qty)
+ * E_ORDER_STATUS, the order-size check and (`withAvgPx` of them, those with an avgPx and a non-zero fill qty)
  * E_FILL_AVGPX, so each counts as checked exactly as checkExchangeOrders would have counted it.
  */
 export function addPassedOrders(tally: RuleTally, ref: ReferenceData, n: number, withAvgPx: number): void {
   tally.addChecked('E_FILL_QTY', n);
+  tally.addChecked('E_ORDER_STATUS', n);
   if (ref.symbols) {
     tally.addChecked('E_FILL_AVGPX', withAvgPx);
     tally.addChecked('E_SYMBOL_RULES', n);

@@ -71,7 +71,7 @@ for (const kind of storeKinds) {
     it('finds exactly the planted breaks, keeps first-seen runs, and resolves a fixed case', async () => {
       const planted = sandbox.expectedBreaks();
       // Every rule of the catalog is planted (P_WEBHOOK_GAP included: webhooks are on).
-      expect(new Set(planted.map((b) => b.code)).size).toBe(19);
+      expect(new Set(planted.map((b) => b.code)).size).toBe(20);
 
       const first = await run();
       expect(first.status, first.error).toBe('succeeded');

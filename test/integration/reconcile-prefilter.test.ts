@@ -33,7 +33,7 @@ import { makeConfig, markJudged, newContext } from './reconcile-seed.js';
  */
 const PERIOD = { from: '2026-11-09', to: '2026-11-11' };
 const SPAN: Span = { from: new Date('2026-11-09T00:00:00Z'), to: new Date('2026-11-11T00:00:00Z') };
-const FILL_CODES = ['E_FILL_QTY', 'E_FILL_AVGPX', 'E_FILL_ORPHAN', 'E_FEE_RATE', 'E_SYMBOL_RULES'];
+const FILL_CODES = ['E_FILL_QTY', 'E_FILL_AVGPX', 'E_ORDER_STATUS', 'E_FILL_ORPHAN', 'E_FEE_RATE', 'E_SYMBOL_RULES'];
 const EPS = new Decimal('1e-20');
 
 const VARIANTS = [
@@ -260,6 +260,7 @@ async function seed(db: Db, account: string, tolerance: Decimal, base: boolean):
     avgPx: string | null;
     cumQty: string | null;
     leavesQty?: string;
+    ordStatus?: string;
     fills?: [string, string][];
   }) => {
     ordId += 1;
@@ -291,7 +292,7 @@ async function seed(db: Db, account: string, tolerance: Decimal, base: boolean):
       .values({
         account,
         ex_ord_id: String(ordId),
-        ord_status: 'FILLED',
+        ord_status: o.ordStatus ?? 'FILLED',
         side: 'BUY',
         symbol,
         cum_qty: o.cumQty,
@@ -310,6 +311,13 @@ async function seed(db: Db, account: string, tolerance: Decimal, base: boolean):
     await order({ avgPx: '2000.005', cumQty: '1', leavesQty });
   for (const q of ['0.0001', '0.00009999999999999999']) await order({ avgPx: '2000', cumQty: q, fills: [['2000', q]] });
   await order({ symbol: 'ZRO-USD', avgPx: '2000.005', cumQty: '1', leavesQty: '1e30' }); // max 0: no limit
+  // E_ORDER_STATUS: a rejected order with fills or a filled quantity, one filled with a quantity left open; cancelled
+  // and expired orders filled in part are fine.
+  await order({ ordStatus: 'REJECTED', avgPx: '2000.005', cumQty: '1', leavesQty: '1' });
+  await order({ ordStatus: 'REJECTED', avgPx: null, cumQty: '0', leavesQty: '1', fills: [['2000', '1e-20']] });
+  await order({ ordStatus: 'FILLED', avgPx: '2000.005', cumQty: '1', leavesQty: '1e-20' });
+  await order({ ordStatus: 'CANCELED', avgPx: '2000.005', cumQty: '1', leavesQty: '3' });
+  await order({ ordStatus: 'EXPIRED', avgPx: '2000.005', cumQty: '1', leavesQty: '3' });
   await order({ symbol: 'NUL-USD', avgPx: '2000.2', cumQty: '1' }); // no increment: E_FILL_AVGPX skipped
   await order({ symbol: 'DOGE-XYZ', avgPx: '2000.005', cumQty: '1' }); // unknown symbol: skipped
   // Orders without any stored fill: created in the period with cumQty > 0 (their fills never
@@ -419,7 +427,11 @@ describeEachStore('reconcilePeriod fill prefilter', (ctx) => {
     expect(byCode('E_FILL_AVGPX')).toBe(2);
     // Orders created outside the period with cumQty 0.5 and no fill: breaks of their own days, judged on a first judgement.
     const outside = judged === SPAN ? [] : ['0.5', '0.5'];
-    expect(byCode('E_FILL_QTY')).toBe(5 + outside.length);
+    // (the rejected order with a fill of 1e-20 and cumQty 0 fails E_FILL_QTY too)
+    expect(byCode('E_FILL_QTY')).toBe(6 + outside.length);
+    // Two rejected orders with a fill or a filled quantity; FILLED with a quantity left open: the 1e-20 one, the two
+    // at the size limit (999) and the one without a size limit (1e30).
+    expect(byCode('E_ORDER_STATUS')).toBe(6);
     expect(
       expected
         .filter((b) => b.code === 'E_FILL_QTY' && b.actual === '0')

@@ -162,6 +162,10 @@ export function reconcile(sb: Sandbox, opts: { feeRate: string; webhooks: boolea
     const def = symbols.get(o.symbol)!;
     const qty = list.reduce((s, f) => s.plus(f.qty), new Decimal(0));
     if (!qty.eq(o.cumQty ?? '0')) add('E_FILL_QTY', exOrdId);
+    // The contract's leavesQty: REJECTED never executed; FILLED has nothing left open.
+    if (o.ordStatus === 'REJECTED' && (!new Decimal(o.cumQty ?? '0').isZero() || !qty.isZero()))
+      add('E_ORDER_STATUS', exOrdId);
+    if (o.ordStatus === 'FILLED' && !new Decimal(o.leavesQty ?? '0').isZero()) add('E_ORDER_STATUS', exOrdId);
     if (o.avgPx !== undefined && !qty.isZero()) {
       const vwap = list.reduce((s, f) => s.plus(new Decimal(f.qty).times(f.price)), new Decimal(0)).div(qty);
       if (

@@ -16,7 +16,14 @@ import {
   ratesForDay,
   takesLiquidity,
 } from '../../src/rules/fill-rules.js';
-import { checkPartnerBatch, type EngineConfig, type ReferenceData } from '../../src/rules/engine.js';
+import {
+  checkExchangeOrders,
+  checkPartnerBatch,
+  orderPrefilter,
+  type EngineConfig,
+  type ReferenceData,
+} from '../../src/rules/engine.js';
+import { checkOrderStatus, ORDER_STATUS_SUSPECTS } from '../../src/rules/order-status-rules.js';
 import { RuleTally } from '../../src/rules/tally.js';
 import { checkBeneficiary, checkDepositStale, checkWithdrawalStale } from '../../src/rules/payment-rules.js';
 import {
@@ -87,6 +94,39 @@ describe('E_FILL_QTY', () => {
     expect(failures(checkFillQty(makeOrderAgg({ cumQty: null })))[0]).toMatchObject({ expected: '0' });
   });
   it('leaves orphans to E_FILL_ORPHAN', () => expect(checkFillQty(makeOrderAgg({ found: false }))).toBe('n/a'));
+});
+
+describe('E_ORDER_STATUS', () => {
+  it('a REJECTED order has no filled quantity and no fill; a FILLED one nothing left open', () => {
+    expect(checkOrderStatus(makeOrderAgg())).toEqual([]);
+    const none = { cumQty: d('0'), fillQty: d('0'), fillCount: 0, fillNotional: d('0'), avgPx: null };
+    expect(checkOrderStatus(makeOrderAgg({ ordStatus: 'REJECTED', leavesQty: d('1.5'), ...none }))).toEqual([]);
+    const rejected = failures(checkOrderStatus(makeOrderAgg({ ordStatus: 'REJECTED', leavesQty: d('1.5') })));
+    expect(rejected).toMatchObject([
+      { check: 'REJECTED with a filled quantity (cumQty)', expected: '0', actual: '1.5', difference: '1.5' },
+      { check: 'REJECTED with 2 stored fills', expected: '0', actual: '1.5', facts: { state: 'REJECTED' } },
+    ]);
+    const open = failures(checkOrderStatus(makeOrderAgg({ leavesQty: d('0.000000000000000001') })));
+    expect(open).toMatchObject([{ expected: '0', actual: '0.000000000000000001', facts: { state: 'FILLED' } }]);
+  });
+  it('CANCELED and EXPIRED orders may be filled in part; an order not stored is an orphan', () => {
+    for (const ordStatus of ['CANCELED', 'EXPIRED', 'PART_FILLED', 'OPEN'])
+      expect(checkOrderStatus(makeOrderAgg({ ordStatus, leavesQty: d('1') }))).toEqual([]);
+    expect(checkOrderStatus(makeOrderAgg({ found: false }))).toBe('n/a');
+  });
+  it('is one break per order naming the exchange order, its figures a quantity of the base currency', () => {
+    const tally = new RuleTally();
+    const ref = { currencies: null, symbols: new Map([['ETH-USD', makeSymbol()]]), fees: null, whitelist: null };
+    checkExchangeOrders(tally, { ...ref, balanceSnapshotCount: 0 }, [
+      makeOrderAgg({ exOrdId: '7', leavesQty: d('0.1') }),
+      makeOrderAgg({ exOrdId: '8' }),
+    ]);
+    const [b] = tally.breaks().filter((x) => x.code === 'E_ORDER_STATUS');
+    expect(b).toMatchObject({ key: '7', entity: 'exchangeOrder', unit: 'amount', currency: 'ETH', severity: 'medium' });
+    expect(tally.results().find((r) => r.code === 'E_ORDER_STATUS')).toMatchObject({ checked: 2, breaks: 1 });
+    // The SQL prefilter loads exactly the orders the rule could flag.
+    expect(orderPrefilter({ ...ref, balanceSnapshotCount: 0 }).suspects).toBe(ORDER_STATUS_SUSPECTS);
+  });
 });
 
 describe('E_FILL_AVGPX', () => {
