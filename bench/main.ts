@@ -11,7 +11,8 @@
  * requests per endpoint. BENCH_SCALE (default 1) scales every volume; develop at 0.02.
  * BENCH_ROUNDS (default 1: at scale 1 a round takes minutes, mostly the first run) repeats the
  * whole round; with more than one, the medians are printed last. BENCH_KEEP_SCHEMA=1 keeps each
- * round's schema (printed) instead of dropping it, to inspect what a run stored.
+ * round's schema (printed) instead of dropping it, to inspect what a run stored. At scale 1 (or with
+ * BENCH_WRITE_DOCS=1) the figures are written into docs/performance.md (bench/figures-doc.ts).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,6 +22,7 @@ import pg from 'pg';
 import { runPipelineChild, startSandboxChild } from './children.js';
 import { copyInto, copyMerge, copyOut } from './copy-fills.js';
 import { printHeader, printRound, printSummary, type RoundResult } from './print.js';
+import { figuresBlock, writeFigures } from './figures-doc.js';
 import type { SandboxCounts } from './sandbox-child.js';
 import { DEFAULT_OPTIONS } from '../sandbox/options.js';
 import { addDays, MS_PER_DAY, toDay } from '../src/util/dates.js';
@@ -199,6 +201,13 @@ async function main(): Promise<void> {
     await admin.end();
   }
   printSummary(results, scale);
+  // The documented figures are the bench's own: at scale 1 (what the page describes), or when asked.
+  const write = process.env.BENCH_WRITE_DOCS ?? (scale === 1 ? '1' : '0');
+  if (write === '1') {
+    const path = new URL('../../docs/performance.md', import.meta.url);
+    const done = writeFigures(path.pathname, figuresBlock(results, scale));
+    console.log(done ? `\nfigures written to ${path.pathname}` : `\n${path.pathname} has no figures markers`);
+  }
 }
 
 main().catch((err: unknown) => {

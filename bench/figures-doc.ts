@@ -1,0 +1,91 @@
+/**
+ * The bench writes its own figures into docs/performance.md, between the `<!-- bench figures -->` markers, so the
+ * measured figures are the bench's output and never a hand edit.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { newDayPages, type RoundResult, type RunFigures } from './print.js';
+
+const START = '<!-- bench figures -->';
+const END = '<!-- /bench figures -->';
+
+const int = (n: number): string => Math.round(n).toLocaleString('en-US');
+const secs = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+const mib = (kb: number): string => `${int(kb / 1024)} MiB`;
+const total = (requests: Record<string, number>): number => Object.values(requests).reduce((a, b) => a + b, 0);
+
+function median(values: number[]): number {
+  const s = values.slice().sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+/** The round whose figure is the median: its stages and requests are shown whole. */
+function medianRound(results: readonly RoundResult[], of: (r: RoundResult) => number): RoundResult {
+  const m = median(results.map(of));
+  return results.reduce((best, r) => (Math.abs(of(r) - m) < Math.abs(of(best) - m) ? r : best));
+}
+
+const STAGE_WORDS: Record<string, string> = {
+  'sync.exchange': 'exchange sync',
+  'sync.partner': 'partner sync',
+  reconcile: 'reconcile',
+  report: 'report',
+  deliver: 'deliver',
+};
+
+function stagesText(f: RunFigures): string {
+  return f.run.stages
+    .filter((s) => s.status !== 'skipped' && STAGE_WORDS[s.name])
+    .map((s) => `${STAGE_WORDS[s.name]} ${secs(s.ms)}`)
+    .join(', ');
+}
+
+function topRequests(requests: Record<string, number>): string {
+  return Object.entries(requests)
+    .sort(([a, x], [b, y]) => y - x || a.localeCompare(b))
+    .slice(0, 3)
+    .map(([endpoint, n]) => `${endpoint} ${int(n)}`)
+    .join(', ');
+}
+
+/** The figures block: the machine and the set-up, then one row per run and the fills ingest ratio. */
+export function figuresBlock(results: readonly RoundResult[], scale: number, now = new Date()): string {
+  const first = medianRound(results, (r) => r.first.run.wallMs);
+  const nightly = medianRound(results, (r) => r.nightly.run.wallMs);
+  const cpus = os.cpus();
+  const ratio = median(
+    results.map((r) => {
+      const ex = r.first.run.exchange!;
+      return ex.fills / ex.stageMs.fills! / (r.copy.rows / r.copy.mergeMs);
+    }),
+  );
+  const pages = newDayPages(nightly.newDay);
+  const nightlyRequests = total(nightly.nightly.requests);
+  return [
+    START,
+    `Written by \`npm run bench\` on ${now.toISOString().slice(0, 10)}: scale ${scale}, ${results.length} round(s)` +
+      `${results.length > 1 ? ' (medians)' : ''}, ${cpus.length} x ${cpus[0]?.model ?? 'unknown CPU'}, ` +
+      `${int(os.totalmem() / 2 ** 30)} GiB, node ${process.version}.`,
+    '',
+    '| | wall | peak RSS | requests | target |',
+    '|---|---|---|---|---|',
+    `| (a) first run | ${secs(first.first.run.wallMs)} (${stagesText(first.first)}) | ${mib(first.first.run.maxRssKb)} | ` +
+      `${int(total(first.first.requests))} (${topRequests(first.first.requests)}) | 180 s, 512 MiB, 4,000 |`,
+    `| (b) nightly run | ${secs(nightly.nightly.run.wallMs)} (${stagesText(nightly.nightly)}) | ` +
+      `${mib(nightly.nightly.run.maxRssKb)} | ${int(nightlyRequests)}: ${int(nightlyRequests - pages)} beyond the ` +
+      `${int(pages)} pages of the new day | 15 s, 100 beyond |`,
+    `| (c) fills stage / COPY + merge | | | | ${ratio.toFixed(2)}x (target 0.5x) |`,
+    END,
+  ].join('\n');
+}
+
+/** Replaces the figures block of the document at `path`; false when it has no markers (nothing written). */
+export function writeFigures(path: string, block: string): boolean {
+  const text = readFileSync(path, 'utf8');
+  const start = text.indexOf(START);
+  const end = text.indexOf(END);
+  if (start < 0 || end < start) return false;
+  writeFileSync(path, `${text.slice(0, start)}${block}${text.slice(end + END.length)}`);
+  return true;
+}
