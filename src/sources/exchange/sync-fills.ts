@@ -1,7 +1,8 @@
 /** Exchange sync step: fills, paged by execId as an async generator and stored page by page with their cursor. */
 import { getCursor, saveCursorCheck, setCursor, settleCoverage } from '../../store/cursors.js';
 import { inTransaction, type Db } from '../../store/database.js';
-import { FILLS_PAGE_LIMIT, type Page } from './client.js';
+import { FILLS_PAGE_LIMIT } from './client.js';
+import type { Page } from '../common/page.js';
 import {
   applyFillsPage,
   nextFillsRequest,

@@ -1,7 +1,8 @@
 /** Exchange sync step: orders of every status and trades by time windows, then orders asked by id. */
 import { inTransaction } from '../../store/database.js';
 import { writeOrSplit } from '../common/record-fallback.js';
-import { ORDERS_CONTRACT_LIMIT, ORDERS_PAGE_LIMIT, type Page } from './client.js';
+import { ORDERS_CONTRACT_LIMIT, ORDERS_PAGE_LIMIT } from './client.js';
+import type { Page } from '../common/page.js';
 import { ORD_STATUSES, ORDER_NON_FINAL, orderSchema, validateRecords, type Order } from './schemas.js';
 import { toOrderRow } from './transform.js';
 import type { NewExchangeOrder } from '../../store/schema.js';

@@ -1,7 +1,7 @@
 /** Exchange sync step: deposits and withdrawals by time windows, then the non-final ones by id. */
 import { inTransaction, type Db } from '../../store/database.js';
 import { writeOrSplit } from '../common/record-fallback.js';
-import type { Page } from './client.js';
+import type { Page } from '../common/page.js';
 import {
   DEPOSIT_NON_FINAL,
   depositSchema,
