@@ -2,7 +2,8 @@
 import { addDays } from '../../util/dates.js';
 import { listClosedDays, ORDERS_STREAM, saveCoverage } from '../../store/partner-orders.js';
 import { dayIsOver } from './plan.js';
-import { readListing, type DayCoverage, type SyncEnv } from './sync-common.js';
+import type { DayCoverage, SyncEnv } from './sync-common.js';
+import { readListing } from './sync-listing.js';
 
 /** A day that can still drift is scanned until two consecutive passes agree, at most this often. */
 const MAX_DAY_PASSES = 4;

@@ -6,7 +6,8 @@ import { listOpenOrdersByDay, markOrdersNotFound } from '../../store/partner-ord
 import { checkAbort } from '../common/abort.js';
 import { cheapestRefresh, dayIsOver } from './plan.js';
 import { requireTimestampKey } from './transform.js';
-import { readListing, SOURCE, storeOrders, validateOrders, type SyncEnv } from './sync-common.js';
+import { SOURCE, storeOrders, validateOrders, type SyncEnv } from './sync-common.js';
+import { readListing } from './sync-listing.js';
 
 /** Refresh by id: requests in flight at once (the client's rate limit still applies). */
 const REFRESH_CONCURRENCY = 4;

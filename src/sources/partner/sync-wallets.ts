@@ -3,7 +3,8 @@ import { getCursor, setCursor } from '../../store/cursors.js';
 import { listExchangeDepositAddresses, walletHistoryCursor } from '../../store/partner-orders.js';
 import { consecutivePeriods } from './plan.js';
 import { walletWithoutTag } from './transform.js';
-import { readListing, SOURCE, type SyncEnv } from './sync-common.js';
+import { SOURCE, type SyncEnv } from './sync-common.js';
+import { readListing } from './sync-listing.js';
 
 /**
  * Our wallets: configured addresses plus every address seen on exchange deposits. The API matches
