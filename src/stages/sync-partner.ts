@@ -5,7 +5,7 @@ import type { StageContext } from './context.js';
 import type { Period } from '../domain/period.js';
 import { daysOf } from '../util/dates.js';
 import { createProgress } from '../util/progress.js';
-import { createPartnerClient, type PartnerClient } from '../sources/partner/client.js';
+import { partnerClientFromConfig, type PartnerClient } from '../sources/partner/client.js';
 import { emptyPartnerSyncResult, type PartnerSyncResult, type SyncEnv } from '../sources/partner/sync-common.js';
 import { syncDays } from '../sources/partner/sync-days.js';
 import { syncExternalReference } from '../sources/partner/sync-external-references.js';
@@ -41,7 +41,7 @@ export async function syncPartner(
   deps: { client?: PartnerClient } = {},
 ): Promise<PartnerSyncResult> {
   const logger = ctx.logger.child({ source: 'partner' });
-  const client = deps.client ?? createPartnerClient(ctx.config, logger, { meter: ctx.meter });
+  const client = deps.client ?? partnerClientFromConfig(ctx.config, logger, { meter: ctx.meter });
   const progress = createProgress({ logger, label: 'partner orders' });
   const env: SyncEnv = {
     db: ctx.store.db,

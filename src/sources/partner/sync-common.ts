@@ -107,11 +107,6 @@ export interface SyncEnv {
   quarantined: Set<string>;
 }
 
-/** A list body is an array of orders; anything else is quarantined whole. */
-export function asArray(body: unknown): unknown[] | null {
-  return Array.isArray(body) ? body : null;
-}
-
 /** The orders of one response, validated record by record. */
 export interface ValidatedOrders {
   /** Order ids of the response (valid and, when readable, invalid records), in response order. */

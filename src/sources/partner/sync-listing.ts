@@ -1,9 +1,9 @@
 /** An order listing of the partner sync: paged by offset as an async generator of validated pages, stored page by page. */
 import type { QueryValue } from '../../http/client.js';
 import { checkAbort } from '../common/abort.js';
-import { ORDERS_PAGE_LIMIT } from './client.js';
+import type { Page } from '../common/page.js';
+import { ORDERS_PAGE_LIMIT, PartnerShapeError } from './client.js';
 import {
-  asArray,
   ORDERS_ENDPOINT,
   quarantinePage,
   SOURCE,
@@ -15,6 +15,28 @@ import {
 
 /** Guard against a server that ignores the offset parameter and returns full pages forever. */
 const MAX_PAGES_PER_LISTING = 2_000;
+
+/**
+ * One answer of the order listing: its records, or null when the body was not a JSON array. That
+ * body is quarantined whole, as the page of `what`, and the listing ends there.
+ */
+export async function fetchOrders(
+  env: SyncEnv,
+  query: Record<string, QueryValue>,
+  what: string,
+): Promise<unknown[] | null> {
+  let page: Page;
+  try {
+    page = await env.client.listOrders(query, env.signal);
+  } catch (err) {
+    if (!(err instanceof PartnerShapeError)) throw err;
+    env.result.pages++;
+    await quarantinePage(env, ORDERS_ENDPOINT, err.response, `${what}: the orders list is not a JSON array`);
+    return null;
+  }
+  env.result.pages++;
+  return page.records;
+}
 
 export interface OrdersPage {
   /** The page's orders, validated; null when the body was not a list (quarantined whole: the listing ends there). */
@@ -41,15 +63,9 @@ export async function* orderPages(
   let pages = 0;
   for (let offset = 0; pages < MAX_PAGES_PER_LISTING; offset += ORDERS_PAGE_LIMIT) {
     checkAbort(env.signal, SOURCE);
-    const response = await env.client.listOrders(
-      { ...query, limit: ORDERS_PAGE_LIMIT, [offsetName]: offset },
-      env.signal,
-    );
+    const records = await fetchOrders(env, { ...query, limit: ORDERS_PAGE_LIMIT, [offsetName]: offset }, label);
     pages++;
-    env.result.pages++;
-    const records = asArray(response.body);
     if (!records) {
-      await quarantinePage(env, ORDERS_ENDPOINT, response, `${label}: the orders list is not a JSON array`);
       yield { orders: null, size: 0, last: false };
       return;
     }
