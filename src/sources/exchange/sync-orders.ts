@@ -15,6 +15,7 @@ import {
 } from '../../store/exchange-records.js';
 import type { Window } from './paging.js';
 import { handleQuarantine, runConcurrently, type SyncEnv } from './sync-common.js';
+import { timeCursor } from './streams.js';
 import { checkAbort } from '../common/abort.js';
 import { loadPageCap, padded, syncWindows, type StreamCap, type WindowStream } from './sync-windows.js';
 
@@ -28,7 +29,7 @@ function orderStream(
 ): WindowStream<Order, NewExchangeOrder> {
   return {
     stream,
-    cursor: `${stream}.time`,
+    cursor: timeCursor(stream),
     entity: 'exchange_order',
     keyField: 'exOrdId',
     int64Key: true,

@@ -1,0 +1,2 @@
+/** The Exchange API as the rest of the product sees it: how far its streams are read. */
+export { exchangeStreamReach } from './streams.js';
