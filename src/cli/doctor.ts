@@ -11,8 +11,8 @@ import { openStore, type Store } from '../store/database.js';
 import { asDatabaseUnavailable, databaseTarget } from '../store/database-errors.js';
 import { migrationStatus } from '../store/migrate.js';
 import { advisoryUnlock, tryAdvisoryLock } from '../store/run-lock.js';
-import { partnerClientFromConfig } from '../sources/partner/client.js';
-import { exchangeClientFromConfig } from '../sources/exchange/client.js';
+import { partnerClientFromConfig } from '../sources/partner/index.js';
+import { exchangeClientFromConfig } from '../sources/exchange/index.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 
