@@ -9,7 +9,7 @@ import {
   normalizeFillsState,
   type FillsPlanState,
   type FillsRequest,
-} from './paging.js';
+} from './plan.js';
 import { fastFill, fillSchema, validateRecords, type Fill, type ValidatedPage } from './schemas.js';
 import { toFillRow, utcDay } from './transform.js';
 import { markedNumber } from '../common/wire-decimal.js';
@@ -36,7 +36,7 @@ export interface FillsPage {
 }
 
 /**
- * Pages of fills as an async generator of validated pages, driven by the plan in paging.ts.
+ * Pages of fills as an async generator of validated pages, driven by the plan in plan.ts.
  * The next page is requested while the caller stores the current one (the plan needs only the
  * page's ids, known before it is stored), which keeps the API and the database both busy.
  * `commit` is called with each page and the plan state it establishes; it must store both in

@@ -13,7 +13,7 @@ import {
   ordersNotFoundBefore,
   upsertOrders,
 } from '../../store/exchange-records.js';
-import type { Window } from './paging.js';
+import type { Window } from './plan.js';
 import { handleQuarantine, runConcurrently, type SyncEnv } from './sync-common.js';
 import { timeCursor } from './streams.js';
 import { checkAbort } from '../common/abort.js';
