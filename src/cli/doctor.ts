@@ -169,7 +169,9 @@ async function partnerCheck(config: Config, timeoutMs: number): Promise<Omit<Che
       return {
         part,
         status: 'ok' as const,
-        text: `${config.partner.apiUrl}: public key accepted (GET /currencies ${currencies.status}), private key accepted (GET /orders/{id} ${order?.response.status ?? 404})`,
+        text:
+          `${config.partner.apiUrl}: public key accepted (GET /currencies ${currencies.status}), ` +
+          `private key accepted (GET /orders/{id} ${order?.response.status ?? 404})`,
       };
     });
   } catch (err) {

@@ -1,4 +1,4 @@
-/** The Exchange API as the rest of the product sees it: its client, the steps of its sync, how far its streams are read. */
+/** The Exchange API as the rest of the product sees it: its client, its sync's steps, how far its streams are read. */
 export { exchangeClientFromConfig, type ExchangeClient } from './client.js';
 export type { StreamCoverage, SyncCounters, SyncEnv } from './sync-common.js';
 export { backfillFills, syncFills } from './sync-fills.js';

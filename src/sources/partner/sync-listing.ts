@@ -1,4 +1,4 @@
-/** An order listing of the partner sync: paged by offset as an async generator of validated pages, stored page by page. */
+/** An order listing of the partner sync: offset pages as an async generator of validated pages, stored page by page. */
 import type { QueryValue } from '../../http/client.js';
 import { checkAbort } from '../common/abort.js';
 import type { Page } from '../common/page.js';
