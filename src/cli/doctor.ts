@@ -11,8 +11,8 @@ import { openStore, type Store } from '../store/database.js';
 import { asDatabaseUnavailable, databaseTarget } from '../store/database-errors.js';
 import { migrationStatus } from '../store/migrate.js';
 import { advisoryUnlock, tryAdvisoryLock } from '../store/run-lock.js';
-import { createPartnerClient } from '../sources/partner/client.js';
-import { exchangeClientFromConfig } from '../sources/exchange/client.js';
+import { partnerClientFromConfig } from '../sources/partner/index.js';
+import { exchangeClientFromConfig } from '../sources/exchange/index.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 
@@ -160,7 +160,7 @@ async function partnerCheck(config: Config, timeoutMs: number): Promise<Omit<Che
       text: 'PARTNER_API_URL is not set (`run` syncs partner orders)',
       fix: 'set PARTNER_API_URL, PARTNER_PUBLIC_KEY and PARTNER_PRIVATE_KEY',
     };
-  const client = createPartnerClient(probeConfig(config, timeoutMs), silentLogger());
+  const client = partnerClientFromConfig(probeConfig(config, timeoutMs), silentLogger());
   try {
     return await withTimeout(timeoutMs * 2 + 1000, async () => {
       // One public-key call and one private call (both keys): a 404 for an order id that cannot exist proves the keys.
@@ -169,7 +169,9 @@ async function partnerCheck(config: Config, timeoutMs: number): Promise<Omit<Che
       return {
         part,
         status: 'ok' as const,
-        text: `${config.partner.apiUrl}: public key accepted (GET /currencies ${currencies.status}), private key accepted (GET /orders/{id} ${order.status})`,
+        text:
+          `${config.partner.apiUrl}: public key accepted (GET /currencies ${currencies.status}), ` +
+          `private key accepted (GET /orders/{id} ${order?.response.status ?? 404})`,
       };
     });
   } catch (err) {

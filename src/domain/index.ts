@@ -34,7 +34,7 @@ export type { ExchangeOrderAgg, Fill, Deposit, Withdrawal, BalanceLine, BalanceS
 export type { PartnerOrder, WebhookEventLite } from './partner.js';
 export type { Period } from './period.js';
 export type { PartnerCurrency, FeeRates, FeeSchedule, SymbolRules } from './reference.js';
-export type { CoverageRow, QuarantinedRecord } from './sync.js';
+export type { CoverageRow, QuarantinedRecord, StreamReach } from './sync.js';
 export type {
   ApiName,
   EndpointRequests,

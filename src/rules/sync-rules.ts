@@ -1,5 +1,5 @@
 /** Sync rules: unsettled coverage days, stuck cursors and quarantined records as breaks (S_COVERAGE, S_QUARANTINE). */
-import type { CoverageRow, DetectedBreak, QuarantinedRecord } from '../domain/index.js';
+import type { CoverageRow, DetectedBreak, QuarantinedRecord, StreamReach } from '../domain/index.js';
 import { toBreak } from './tally.js';
 
 /**
@@ -45,15 +45,8 @@ export function coverageBreaks(rows: readonly CoverageRow[]): DetectedBreak[] {
   });
 }
 
-/**
- * How far one stream of a source is known to be read, for the days of a period that no coverage
- * row settles by itself (docs/rules.md "Sync completeness"): a listing by day (partner orders)
- * settles the days it has a row for; a stream synced from its cursor up to the sync's start
- * (exchange fills, orders, trades, deposits, withdrawals) settles every day its cursor has passed.
- */
-export type StreamReach =
-  | { source: string; stream: string; kind: 'days'; days: ReadonlySet<string> }
-  | { source: string; stream: string; kind: 'cursor'; syncedTo: number | null };
+// Each source's streams.ts says how far its streams are read; the type is the domain's, so the sources need no rules.
+export type { StreamReach } from '../domain/index.js';
 
 const DAY_MS = 86_400_000;
 

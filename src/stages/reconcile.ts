@@ -4,9 +4,9 @@
 import { toDecimal } from '../decimal/decimal.js';
 import type { StageContext } from './context.js';
 import type { Period } from '../domain/period.js';
-import { listCursors, listedDays, unsettledCoverage } from '../store/cursors.js';
-import { ORDERS_STREAM } from '../store/partner-orders.js';
-import { EXCHANGE_STREAM_CURSORS } from '../sources/exchange/sync-common.js';
+import { listCursors, unsettledCoverage } from '../store/cursors.js';
+import { exchangeStreamReach } from '../sources/exchange/index.js';
+import { partnerStreamReach } from '../sources/partner/index.js';
 import { daysOf } from '../util/dates.js';
 import type { RollFigures } from '../rules/balance-roll.js';
 import { findRule, RULESET_VERSION } from '../rules/catalog.js';
@@ -300,18 +300,8 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
   // Days of the period no sync covered have no row to be unsettled: each stream is asked how far it was read.
   const cursors = await listCursors(db, account);
   checkUnsyncedDays(tally, cfg.now, daysOf(period), [
-    {
-      source: 'partner',
-      stream: ORDERS_STREAM,
-      kind: 'days',
-      days: await listedDays(db, account, 'partner', ORDERS_STREAM, period),
-    },
-    ...Object.entries(EXCHANGE_STREAM_CURSORS).map(([stream, names]) => ({
-      source: 'exchange',
-      stream,
-      kind: 'cursor' as const,
-      syncedTo: slowest(names.map((n) => cursors[`exchange.${n}`])),
-    })),
+    ...(await partnerStreamReach(db, account, period)),
+    ...(await exchangeStreamReach(db, account)),
   ]);
   phase('balancesPaymentsSync');
 
@@ -422,18 +412,4 @@ async function lateBreaks(
       message: b?.message ?? null,
     };
   });
-}
-
-/**
- * The time (epoch ms) up to which every listing of a stream is read: the least of their cursors; null when one never
- * ran.
- */
-function slowest(values: ReadonlyArray<string | undefined>): number | null {
-  let least: number | null = null;
-  for (const v of values) {
-    const n = v === undefined ? NaN : Number(v);
-    if (!Number.isFinite(n)) return null;
-    least = least === null ? n : Math.min(least, n);
-  }
-  return least;
 }

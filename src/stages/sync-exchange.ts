@@ -4,17 +4,24 @@
 import type { StageContext } from './context.js';
 import { listCursors } from '../store/cursors.js';
 import { createProgress } from '../util/progress.js';
-import { exchangeClientFromConfig, type ExchangeClient } from '../sources/exchange/client.js';
-import { backfillFills, syncFills } from '../sources/exchange/sync-fills.js';
-import { syncOrderLookups, syncOrders } from '../sources/exchange/sync-orders.js';
-import { syncPayments } from '../sources/exchange/sync-payments.js';
-import { syncSnapshots } from '../sources/exchange/sync-snapshots.js';
-import type { StreamCoverage, SyncCounters, SyncEnv } from '../sources/exchange/sync-common.js';
+import {
+  backfillFills,
+  exchangeClientFromConfig,
+  syncFills,
+  syncOrderLookups,
+  syncOrders,
+  syncPayments,
+  syncSnapshots,
+  type ExchangeClient,
+  type StreamCoverage,
+  type SyncCounters,
+  type SyncEnv,
+} from '../sources/exchange/index.js';
 import { isAbort, SyncAbortedError } from '../sources/common/abort.js';
 import { exchangeEntitiesInQuarantine } from '../store/exchange-records.js';
 
 export { SyncAbortedError } from '../sources/common/abort.js';
-export type { StreamCoverage } from '../sources/exchange/sync-common.js';
+export type { StreamCoverage } from '../sources/exchange/index.js';
 
 export interface ExchangeSyncOptions {
   /** Also re-read this time range (fills by from/to and execId, the other streams by windows); no cursor moves. */

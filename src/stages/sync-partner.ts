@@ -5,16 +5,21 @@ import type { StageContext } from './context.js';
 import type { Period } from '../domain/period.js';
 import { daysOf } from '../util/dates.js';
 import { createProgress } from '../util/progress.js';
-import { createPartnerClient, type PartnerClient } from '../sources/partner/client.js';
-import { emptyPartnerSyncResult, type PartnerSyncResult, type SyncEnv } from '../sources/partner/sync-common.js';
-import { syncDays } from '../sources/partner/sync-days.js';
-import { syncExternalReference } from '../sources/partner/sync-external-references.js';
-import { refreshOpenOrders } from '../sources/partner/sync-open-orders.js';
-import { syncQuotes } from '../sources/partner/sync-quotes.js';
-import { syncReferenceData } from '../sources/partner/sync-reference-data.js';
-import { syncWallets } from '../sources/partner/sync-wallets.js';
+import {
+  emptyPartnerSyncResult,
+  partnerClientFromConfig,
+  refreshOpenOrders,
+  syncDays,
+  syncExternalReference,
+  syncQuotes,
+  syncReferenceData,
+  syncWallets,
+  type PartnerClient,
+  type PartnerSyncResult,
+  type SyncEnv,
+} from '../sources/partner/index.js';
 
-export type { PartnerSyncResult } from '../sources/partner/sync-common.js';
+export type { PartnerSyncResult } from '../sources/partner/index.js';
 
 export interface PartnerSyncOptions {
   /** Fetch only the orders with these external references (no day listing). */
@@ -41,7 +46,7 @@ export async function syncPartner(
   deps: { client?: PartnerClient } = {},
 ): Promise<PartnerSyncResult> {
   const logger = ctx.logger.child({ source: 'partner' });
-  const client = deps.client ?? createPartnerClient(ctx.config, logger, { meter: ctx.meter });
+  const client = deps.client ?? partnerClientFromConfig(ctx.config, logger, { meter: ctx.meter });
   const progress = createProgress({ logger, label: 'partner orders' });
   const env: SyncEnv = {
     db: ctx.store.db,

@@ -6,14 +6,6 @@ import type { NewPartnerCurrency, NewPartnerOrder, NewPartnerQuote } from './sch
 
 export type OrderSource = 'poll' | 'refresh' | 'webhook';
 
-/** The coverage stream of the day listings of partner orders. */
-export const ORDERS_STREAM = 'orders';
-
-/** Cursor name recording when a wallet's whole order history was read (value: ISO time). */
-export function walletHistoryCursor(wallet: string): string {
-  return `wallet-history:${wallet}`;
-}
-
 export interface UpsertOrdersResult {
   inserted: string[];
   updated: string[];
@@ -292,18 +284,19 @@ export async function saveCoverage(
 }
 
 /**
- * Days of `days` whose stored order listing is final: settled by a complete pass that began after
+ * Days of `days` whose stored order listing (the coverage rows of `stream`, the partner's day
+ * listings of orders) is final: settled by a complete pass that began after
  * the day was over (detail.closedAt, written by the day sync) and with nothing quarantined (a
  * later read may find the record fixed). Later runs do not list such a day again.
  */
-export async function listClosedDays(db: Db, account: string, days: string[]): Promise<Set<string>> {
+export async function listClosedDays(db: Db, account: string, stream: string, days: string[]): Promise<Set<string>> {
   if (days.length === 0) return new Set();
   const rows = await db
     .selectFrom('sync_coverage')
     .select('day')
     .where('account', '=', account)
     .where('source', '=', 'partner')
-    .where('stream', '=', ORDERS_STREAM)
+    .where('stream', '=', stream)
     .where('day', 'in', days)
     .where('settled', '=', true)
     .where('quarantined', '=', 0)

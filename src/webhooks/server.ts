@@ -8,7 +8,7 @@ import { WEBHOOK_SENDER_IPS } from '../config/schema.js';
 import type { Store } from '../store/database.js';
 import type { Logger } from '../log/logger.js';
 import { AppError } from '../errors.js';
-import { handleEventBody, WebhookBatcher, type EventOutcome } from '../sources/partner/webhook-events.js';
+import { handleEventBody, WebhookBatcher, type EventOutcome } from '../sources/partner/index.js';
 
 export interface WebhookServerDeps {
   store: Store;

@@ -4,7 +4,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { parseJsonLossless } from '../../src/decimal/json.js';
 import { toDecimal } from '../../src/decimal/decimal.js';
 import type { HttpResponse, QueryValue } from '../../src/http/client.js';
-import type { PartnerClient } from '../../src/sources/partner/client.js';
+import { orderPage, ordersPage, type PartnerClient } from '../../src/sources/partner/client.js';
 import { syncPartner } from '../../src/stages/sync-partner.js';
 import type { StageContext } from '../../src/stages/context.js';
 import { describeEachStore } from '../helpers/db.js';
@@ -56,7 +56,7 @@ function fakePartner(
       hooks.onList?.(query);
       let list = [...orders].sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0));
       if (query.externalReference !== undefined)
-        return respond(list.filter((o) => o.externalReference === query.externalReference));
+        return ordersPage(respond(list.filter((o) => o.externalReference === query.externalReference)));
       if (query.walletAddress !== undefined) list = list.filter((o) => o.targetWalletAddress === query.walletAddress);
       if (query.from !== undefined)
         list = list.filter(
@@ -64,11 +64,11 @@ function fakePartner(
         );
       const offset = Number(query.offset ?? 0);
       const limit = Math.min(50, Number(query.limit ?? 50));
-      return respond(list.slice(offset, offset + limit));
+      return ordersPage(respond(list.slice(offset, offset + limit)));
     },
     async getOrder(id) {
       const o = orders.find((x) => x.orderId === id);
-      return o ? respond(o) : respond({ errors: [{ type: 'NOT_FOUND', message: 'order not found' }] }, 404);
+      return orderPage(o ? respond(o) : respond({ errors: [{ type: 'NOT_FOUND', message: 'order not found' }] }, 404));
     },
     async close() {},
   };
@@ -367,6 +367,47 @@ describeEachStore('partner sync: invalid records and unsettled days', (ctx) => {
       .where('day', '=', '2026-11-12')
       .executeTakeFirstOrThrow();
     expect(row.settled).toBe(false);
+  });
+
+  it('quarantines an order listing answer that is not a JSON array whole and ends that listing', async () => {
+    const day = '2026-11-18';
+    const orders = Array.from({ length: 60 }, () => makeOrder(day));
+    const { api } = fakePartner(orders);
+    // The day's second page and a reference's listing answer with something other than a list.
+    const client: PartnerClient = {
+      ...api,
+      listOrders: async (query, signal) =>
+        query.externalReference !== undefined
+          ? ordersPage(respond('"maintenance"'))
+          : Number(query.offset) === 50
+            ? ordersPage(respond({ message: 'busy' }))
+            : api.listOrders(query, signal),
+    };
+    const stage = contextFor(ctx.store);
+    const result = await syncPartner(stage, { from: day, to: '2026-11-19' }, {}, { client });
+    expect([result.pages, result.coverage[0]?.passes.length, result.coverage[0]?.settled]).toEqual([2, 1, false]);
+    const refs = await syncPartner(stage, null, { externalReferences: ['ref-x'] }, { client });
+    expect([refs.pages, refs.references]).toEqual([1, 0]);
+    const q = await ctx.store.db
+      .selectFrom('quarantine')
+      .select(['endpoint', 'reason', 'raw_text'])
+      .where('entity', '=', 'partner_order_page')
+      .orderBy('id')
+      .execute();
+    expect(q.map((r) => [r.endpoint, r.reason, r.raw_text])).toEqual([
+      ['/orders', `orders of ${day}: the orders list is not a JSON array`, '{"message":"busy"}'],
+      ['/orders', 'orders of externalReference ref-x: the orders list is not a JSON array', '"maintenance"'],
+    ]);
+    const stored = await ctx.store.db
+      .selectFrom('partner_order')
+      .select('order_id')
+      .where(
+        'order_id',
+        'in',
+        orders.map((o) => o.orderId),
+      )
+      .execute();
+    expect(stored).toHaveLength(50);
   });
 });
 

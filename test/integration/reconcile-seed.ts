@@ -6,7 +6,7 @@ import type { Store } from '../../src/store/database.js';
 import { silentLogger } from '../../src/log/logger.js';
 import type { StageContext } from '../../src/stages/context.js';
 import { createRun } from '../../src/store/runs.js';
-import { EXCHANGE_STREAM_CURSORS } from '../../src/sources/exchange/sync-common.js';
+import { EXCHANGE_STREAM_CURSORS } from '../../src/sources/exchange/streams.js';
 
 /** A config as loadConfig would build it, from a file-config object. */
 export function makeConfig(file: Record<string, unknown> = {}): Config {

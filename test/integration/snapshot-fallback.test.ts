@@ -16,7 +16,7 @@ import { parseJsonLossless } from '../../src/decimal/json.js';
 import type { Db, Store } from '../../src/store/database.js';
 import type { StageContext } from '../../src/stages/context.js';
 import type { HttpResponse } from '../../src/http/client.js';
-import type { PartnerClient } from '../../src/sources/partner/client.js';
+import { orderPage, ordersPage, type PartnerClient } from '../../src/sources/partner/client.js';
 import { exchangeClientFromConfig, type ExchangeClient } from '../../src/sources/exchange/client.js';
 import { parseJsonMarked } from '../../src/sources/exchange/wire.js';
 import { writeOrSplit } from '../../src/sources/common/record-fallback.js';
@@ -244,8 +244,8 @@ function fakePartner(): PartnerClient {
       respond('{"countries":[{"alpha2":"DE","alpha3":"DEU","isBuyAllowed":true,"name":"Germany"}],"usStates":[]}'),
     paymentMethods: async () => respond('[{"type":"CARD","supportedCurrencies":["EUR"]}]'),
     quoteBuy: async () => respond('{}', 404),
-    listOrders: async () => respond('[]'),
-    getOrder: async () => respond('{"errors":[{"type":"NOT_FOUND","message":"order not found"}]}', 404),
+    listOrders: async () => ordersPage(respond('[]')),
+    getOrder: async () => orderPage(respond('{"errors":[{"type":"NOT_FOUND","message":"order not found"}]}', 404)),
     close: async () => {},
   };
 }

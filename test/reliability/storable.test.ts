@@ -8,7 +8,7 @@ import { parseJsonLossless } from '../../src/decimal/json.js';
 import type { Store } from '../../src/store/database.js';
 import type { StageContext } from '../../src/stages/context.js';
 import type { HttpResponse } from '../../src/http/client.js';
-import type { PartnerClient } from '../../src/sources/partner/client.js';
+import { orderPage, ordersPage, type PartnerClient } from '../../src/sources/partner/client.js';
 import { syncExchange } from '../../src/stages/sync-exchange.js';
 import { syncPartner } from '../../src/stages/sync-partner.js';
 import {
@@ -536,7 +536,7 @@ function fakePartner(orders: Array<Record<string, unknown>>, raw: Map<string, st
       return respond('{}', 404);
     },
     async listOrders(query) {
-      if (query.walletAddress !== undefined || query.externalReference !== undefined) return respond('[]');
+      if (query.walletAddress !== undefined || query.externalReference !== undefined) return ordersPage(respond('[]'));
       const list = orders.filter(
         (o) =>
           query.from === undefined ||
@@ -544,16 +544,20 @@ function fakePartner(orders: Array<Record<string, unknown>>, raw: Map<string, st
             String(o.createdAt).slice(0, 10) < String(query.to)),
       );
       const offset = Number(query.offset ?? 0);
-      return respond(
-        `[${list
-          .slice(offset, offset + 50)
-          .map(text)
-          .join(',')}]`,
+      return ordersPage(
+        respond(
+          `[${list
+            .slice(offset, offset + 50)
+            .map(text)
+            .join(',')}]`,
+        ),
       );
     },
     async getOrder(id) {
       const o = orders.find((x) => x.orderId === id);
-      return o ? respond(text(o)) : respond('{"errors":[{"type":"NOT_FOUND","message":"order not found"}]}', 404);
+      return orderPage(
+        o ? respond(text(o)) : respond('{"errors":[{"type":"NOT_FOUND","message":"order not found"}]}', 404),
+      );
     },
     async close() {},
   };

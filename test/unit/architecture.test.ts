@@ -66,12 +66,13 @@ function partOf(path: string): string {
   return (rel.split('/')[0] ?? rel).replace(/\.[jt]s$/, '');
 }
 
-/** Relative import specifiers of a file, static and dynamic, with whether each is type-only. */
-function importsOf(text: string): { spec: string; typeOnly: boolean }[] {
-  const found: { spec: string; typeOnly: boolean }[] = [];
+/** Relative import specifiers of a file, static and dynamic, with whether each is type-only or dynamic. */
+function importsOf(text: string): { spec: string; typeOnly: boolean; dynamic: boolean }[] {
+  const found: { spec: string; typeOnly: boolean; dynamic: boolean }[] = [];
   for (const m of text.matchAll(/^\s*(import|export)\s+(type\s+)?[^'";]*?from\s+'([^']+)'/gm))
-    found.push({ spec: m[3]!, typeOnly: Boolean(m[2]) });
-  for (const m of text.matchAll(/import\(\s*'([^']+)'\s*\)/g)) found.push({ spec: m[1]!, typeOnly: false });
+    found.push({ spec: m[3]!, typeOnly: Boolean(m[2]), dynamic: false });
+  for (const m of text.matchAll(/import\(\s*'([^']+)'\s*\)/g))
+    found.push({ spec: m[1]!, typeOnly: false, dynamic: true });
   return found;
 }
 
@@ -135,6 +136,22 @@ describe('architecture (docs/architecture.md)', () => {
     const wrong = files
       .filter((f) => partOf(f) !== 'store' && SQL.some((re) => re.test(sources.get(f)!)))
       .map((f) => relative(ROOT, f));
+    expect(wrong).toEqual([]);
+  });
+
+  it("outside src/sources/, an API's folder is imported only through its index.ts", () => {
+    // common/ is no API. A module loaded on demand (import()) may be named itself: `sync --references-csv` so
+    // loads the CSV reader, which no other command needs.
+    const wrong: string[] = [];
+    for (const [file, text] of sources) {
+      if (partOf(file) === 'sources') continue;
+      for (const { spec, dynamic } of importsOf(text)) {
+        if (dynamic || !spec.startsWith('.')) continue;
+        const target = relative(SRC, resolve(dirname(file), spec));
+        const api = /^sources\/([^/]+)\/(.+)\.[jt]s$/.exec(target);
+        if (api && api[1] !== 'common' && api[2] !== 'index') wrong.push(`${relative(ROOT, file)} -> src/${target}`);
+      }
+    }
     expect(wrong).toEqual([]);
   });
 

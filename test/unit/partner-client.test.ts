@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
-import { createPartnerClient, PRIVATE_KEY_HEADER, PUBLIC_KEY_HEADER } from '../../src/sources/partner/client.js';
+import { partnerClientFromConfig, PRIVATE_KEY_HEADER, PUBLIC_KEY_HEADER } from '../../src/sources/partner/client.js';
 import { createRequestMeter } from '../../src/http/meter.js';
 import { HttpAuthError } from '../../src/http/errors.js';
 import { startSandbox } from '../../sandbox/index.js';
@@ -48,7 +48,7 @@ describe('Partner API client', () => {
     expect(config.partner.publicRateLimitPerSecond).toBe(2);
     expect(config.partner.privateRateLimitPerSecond).toBe(3);
     const sleeps: number[] = [];
-    const api = createPartnerClient(config, pino({ level: 'silent' }), {
+    const api = partnerClientFromConfig(config, pino({ level: 'silent' }), {
       sleep: async (ms) => {
         sleeps.push(ms);
       },
@@ -98,7 +98,7 @@ describe('Partner API client', () => {
     });
     const wrongPublic = 'pk_wrong_public_9876';
     const config = loadConfig({ env: { ...sb.env, PARTNER_PUBLIC_KEY: wrongPublic } });
-    const api = createPartnerClient(config, pino({ level: 'silent' }));
+    const api = partnerClientFromConfig(config, pino({ level: 'silent' }));
     try {
       const listed = await api.listOrders({ limit: 50 }).catch((e: unknown) => e);
       const byId = await api.getOrder(sb.data.partnerOrders()[0]!.orderId).catch((e: unknown) => e);
@@ -124,7 +124,7 @@ describe('Partner API client', () => {
       env: { PARTNER_API_URL: url, PARTNER_PUBLIC_KEY: 'pub-key', PARTNER_PRIVATE_KEY: 'priv-key' },
     });
     const meter = createRequestMeter();
-    const api = createPartnerClient(config, pino({ level: 'silent' }), { meter });
+    const api = partnerClientFromConfig(config, pino({ level: 'silent' }), { meter });
     try {
       await api.getOrder('42');
       await api.getOrder('43');

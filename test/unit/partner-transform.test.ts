@@ -3,7 +3,6 @@ import { parseJsonLossless } from '../../src/decimal/json.js';
 import {
   compareTimestamps,
   flattenCurrencies,
-  numericText,
   orderToRow,
   timestampKey,
   walletWithoutTag,
@@ -15,6 +14,7 @@ import {
   partnerOrderSchema,
 } from '../../src/sources/partner/schemas.js';
 import { parseReferencesCsv } from '../../src/sources/partner/references-csv.js';
+import { requireDecimal } from '../../src/sources/common/wire-decimal.js';
 
 function makeOrder(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -100,10 +100,13 @@ describe('small helpers', () => {
     expect(flattenCurrencies({ code: 'EUR' })).toBeNull();
   });
 
-  it('writes plain decimals as sent and exponent forms exactly', () => {
-    expect(numericText('10.50')).toBe('10.50');
-    expect(numericText('9.0E-4')).toBe('0.0009');
-    expect(numericText(parseJsonLossless('1e2'))).toBe('100');
+  it('writes plain decimals as sent and exponent forms exactly (the one canonicaliser, common/wire-decimal.ts)', () => {
+    expect(requireDecimal('10.50')).toBe('10.50');
+    expect(requireDecimal('9.0E-4')).toBe('0.0009');
+    expect(requireDecimal(parseJsonLossless('1e2'))).toBe('100');
+    // A JSON number keeps its scale too.
+    expect(requireDecimal(parseJsonLossless('10.50'))).toBe('10.50');
+    expect(() => requireDecimal('1,5')).toThrow('not a decimal number: "1,5"');
   });
 
   it('strips a :tag from a wallet address', () => {

@@ -3,7 +3,7 @@
  */
 import { z } from 'zod';
 import { isLosslessNumber } from '../../decimal/json.js';
-import { Decimal, isDecimalText } from '../../decimal/decimal.js';
+import { Decimal, InvalidDecimalError, isDecimalText } from '../../decimal/decimal.js';
 import { NOTHING } from './zod-issues.js';
 import { numericRangeIssue } from './storable.js';
 
@@ -58,6 +58,16 @@ export function canonicalDecimal(t: string): string | null {
 export function readDecimal(v: unknown): string | null {
   const t = wireNumberText(v);
   return t === null ? null : canonicalDecimal(t);
+}
+
+/**
+ * readDecimal of a value its schema already accepted (wireDecimal: the partner's records keep their wire
+ * values until the transform writes them to numeric); throws on anything else.
+ */
+export function requireDecimal(v: unknown): string {
+  const c = readDecimal(v);
+  if (c === null) throw new InvalidDecimalError(v);
+  return c;
 }
 
 /** A decimal amount or price: "12.50", 12.50, "9.0E-4" -> its plain decimal text (exchange records). */

@@ -4,6 +4,7 @@ import type { Logger } from '../../log/logger.js';
 import { createHttpClient, type HttpClient, type HttpResponse, type QueryValue } from '../../http/client.js';
 import type { RequestMeter } from '../../http/meter.js';
 import { AppError } from '../../errors.js';
+import type { Page } from '../common/page.js';
 import { parseJsonMarked } from './wire.js';
 import { parseJsonLossless } from '../../decimal/json.js';
 
@@ -31,13 +32,6 @@ export class ExchangeShapeError extends AppError {
       `Exchange API ${endpoint} answered ${bodyExcerpt.slice(0, 120)} where ${expected} was expected`,
     );
   }
-}
-
-export interface Page {
-  endpoint: string;
-  /** The records of the page as received (lossless values), one per element. */
-  records: unknown[];
-  response: HttpResponse;
 }
 
 export interface FillsQuery {

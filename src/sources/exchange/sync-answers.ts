@@ -1,6 +1,6 @@
 /** Exchange sync of a listing without page limit (deposits, withdrawals), checked that no answer was cut. */
-import type { Window } from './paging.js';
-import { fullAt, learnPage } from './paging.js';
+import type { Window } from './plan.js';
+import { fullAt, learnPage } from './plan.js';
 import { validateRecords } from './schemas.js';
 import { streamCoverage, type SyncEnv } from './sync-common.js';
 import { checkAbort } from '../common/abort.js';
@@ -25,7 +25,7 @@ interface Answer<T> {
  *   A tail that brings only records of the answer shows that nothing is missing on its side;
  * - a tail that brings a record the answer lacked shows that the answer was cut: its size is the
  *   server's cap, and the answer is a contiguous run of the sorted records (the premise of
- *   paging.ts), so what is missing lies on that side only. The window is walked on that way,
+ *   plan.ts), so what is missing lies on that side only. The window is walked on that way,
  *   each tail answer being the next page, until an answer smaller than the cap. A walk that
  *   reaches a full answer bringing nothing new (a millisecond holding more than the cap) is
  *   recorded as unsettled.

@@ -4,7 +4,7 @@ import type { Logger } from '../../log/logger.js';
 import { quarantineResponse } from '../common/quarantine.js';
 import type { Progress } from '../../util/progress.js';
 import type { ExchangeClient } from './client.js';
-import { ORD_STATUSES, type Rejected } from './schemas.js';
+import type { Rejected } from './schemas.js';
 import { stringifyJsonLossless } from '../../decimal/json.js';
 import type { CoverageDelta } from '../../store/exchange-records.js';
 
@@ -57,21 +57,6 @@ export interface SyncEnv {
   /** Two page transactions may insert at once (a pooled server; PGlite has one session). */
   parallelWrites: boolean;
 }
-
-/** Epoch ms of the start of the last sync whose fills walk completed: every fill stamped before it is stored. */
-export const FILLS_SYNCED_CURSOR = 'fills.syncedTo';
-
-/**
- * The time cursors (epoch ms) up to which each exchange stream is read completely, as S_COVERAGE
- * asks of each day of a period: a stream of several listings is read as far as its slowest one.
- */
-export const EXCHANGE_STREAM_CURSORS: Record<string, string[]> = {
-  fills: [FILLS_SYNCED_CURSOR],
-  orders: ORD_STATUSES.map((status) => `orders.${status}.time`),
-  trades: ['trades.time'],
-  deposits: ['deposits.time'],
-  withdrawals: ['withdrawals.time'],
-};
 
 export function streamCoverage(env: SyncEnv, stream: string): StreamCoverage {
   return (env.coverage[stream] ??= { pages: 0, rows: 0, quarantined: 0, settled: true });

@@ -1,21 +1,23 @@
 /** Exchange sync step: fills, paged by execId as an async generator and stored page by page with their cursor. */
 import { getCursor, saveCursorCheck, setCursor, settleCoverage } from '../../store/cursors.js';
 import { inTransaction, type Db } from '../../store/database.js';
-import { FILLS_PAGE_LIMIT, type Page } from './client.js';
+import { FILLS_PAGE_LIMIT } from './client.js';
+import type { Page } from '../common/page.js';
 import {
   applyFillsPage,
   nextFillsRequest,
   normalizeFillsState,
   type FillsPlanState,
   type FillsRequest,
-} from './paging.js';
+} from './plan.js';
 import { fastFill, fillSchema, validateRecords, type Fill, type ValidatedPage } from './schemas.js';
 import { toFillRow, utcDay } from './transform.js';
 import { markedNumber } from '../common/wire-decimal.js';
 import { isLosslessNumber, type LosslessNumber } from '../../decimal/json.js';
 import { padded } from './sync-windows.js';
 import { commitFillsPage, recordPage, upsertFills } from '../../store/exchange-records.js';
-import { bump, FILLS_SYNCED_CURSOR, handleQuarantine, SOURCE, streamCoverage, type SyncEnv } from './sync-common.js';
+import { bump, handleQuarantine, SOURCE, streamCoverage, type SyncEnv } from './sync-common.js';
+import { FILLS_SYNCED_CURSOR } from './streams.js';
 import { writeOrSplit, type Refused } from '../common/record-fallback.js';
 import { checkAbort } from '../common/abort.js';
 import type { CoverageDelta } from '../../store/exchange-records.js';
@@ -34,7 +36,7 @@ export interface FillsPage {
 }
 
 /**
- * Pages of fills as an async generator of validated pages, driven by the plan in paging.ts.
+ * Pages of fills as an async generator of validated pages, driven by the plan in plan.ts.
  * The next page is requested while the caller stores the current one (the plan needs only the
  * page's ids, known before it is stored), which keeps the API and the database both busy.
  * `commit` is called with each page and the plan state it establishes; it must store both in

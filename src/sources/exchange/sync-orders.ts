@@ -1,7 +1,8 @@
 /** Exchange sync step: orders of every status and trades by time windows, then orders asked by id. */
 import { inTransaction } from '../../store/database.js';
 import { writeOrSplit } from '../common/record-fallback.js';
-import { ORDERS_CONTRACT_LIMIT, ORDERS_PAGE_LIMIT, type Page } from './client.js';
+import { ORDERS_CONTRACT_LIMIT, ORDERS_PAGE_LIMIT } from './client.js';
+import type { Page } from '../common/page.js';
 import { ORD_STATUSES, ORDER_NON_FINAL, orderSchema, validateRecords, type Order } from './schemas.js';
 import { toOrderRow } from './transform.js';
 import type { NewExchangeOrder } from '../../store/schema.js';
@@ -12,8 +13,9 @@ import {
   ordersNotFoundBefore,
   upsertOrders,
 } from '../../store/exchange-records.js';
-import type { Window } from './paging.js';
+import type { Window } from './plan.js';
 import { handleQuarantine, runConcurrently, type SyncEnv } from './sync-common.js';
+import { timeCursor } from './streams.js';
 import { checkAbort } from '../common/abort.js';
 import { loadPageCap, padded, syncWindows, type StreamCap, type WindowStream } from './sync-windows.js';
 
@@ -27,7 +29,7 @@ function orderStream(
 ): WindowStream<Order, NewExchangeOrder> {
   return {
     stream,
-    cursor: `${stream}.time`,
+    cursor: timeCursor(stream),
     entity: 'exchange_order',
     keyField: 'exOrdId',
     int64Key: true,

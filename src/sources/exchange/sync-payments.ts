@@ -1,7 +1,7 @@
 /** Exchange sync step: deposits and withdrawals by time windows, then the non-final ones by id. */
 import { inTransaction, type Db } from '../../store/database.js';
 import { writeOrSplit } from '../common/record-fallback.js';
-import type { Page } from './client.js';
+import type { Page } from '../common/page.js';
 import {
   DEPOSIT_NON_FINAL,
   depositSchema,
@@ -16,6 +16,7 @@ import { toDepositRow, toWithdrawalRow } from './transform.js';
 import type { NewExchangeDeposit, NewExchangeWithdrawal } from '../../store/schema.js';
 import { nonFinalIds, upsertDeposits, upsertWithdrawals } from '../../store/exchange-records.js';
 import { handleQuarantine, type SyncEnv } from './sync-common.js';
+import { timeCursor } from './streams.js';
 import { checkAbort } from '../common/abort.js';
 import { syncAnswers } from './sync-answers.js';
 import { loadPageCap, padded, type StreamCap, type WindowStream } from './sync-windows.js';
@@ -23,7 +24,7 @@ import { loadPageCap, padded, type StreamCap, type WindowStream } from './sync-w
 function depositStream(env: SyncEnv, cap: StreamCap): WindowStream<Deposit, NewExchangeDeposit> {
   return {
     stream: 'deposits',
-    cursor: 'deposits.time',
+    cursor: timeCursor('deposits'),
     entity: 'deposit',
     keyField: 'depositId',
     int64Key: false,
@@ -46,7 +47,7 @@ function depositStream(env: SyncEnv, cap: StreamCap): WindowStream<Deposit, NewE
 function withdrawalStream(env: SyncEnv, cap: StreamCap): WindowStream<Withdrawal, NewExchangeWithdrawal> {
   return {
     stream: 'withdrawals',
-    cursor: 'withdrawals.time',
+    cursor: timeCursor('withdrawals'),
     entity: 'withdrawal',
     keyField: 'withdrawalId',
     int64Key: false,

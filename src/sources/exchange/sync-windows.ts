@@ -4,8 +4,8 @@
 import type { z } from 'zod';
 import { inTransaction, type Db } from '../../store/database.js';
 import { getCursor, settleCoverage } from '../../store/cursors.js';
-import type { Page } from './client.js';
-import { fullAt, learnPage, WindowPlan, type PageCap, type WalkState, type Window } from './paging.js';
+import type { Page } from '../common/page.js';
+import { fullAt, learnPage, WindowPlan, type PageCap, type WalkState, type Window } from './plan.js';
 import { validateRecords, type Rejected, type Validated, type ValidatedPage } from './schemas.js';
 import { recordPage, type CoverageDelta, type PageBookkeeping } from '../../store/exchange-records.js';
 import { bump, dayOfMs, handleQuarantine, SOURCE, streamCoverage, type SyncEnv } from './sync-common.js';

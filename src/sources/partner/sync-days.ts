@@ -1,8 +1,10 @@
 /** Partner sync step: the orders of each UTC day of the period, each day listed until its passes settle. */
 import { addDays } from '../../util/dates.js';
-import { listClosedDays, ORDERS_STREAM, saveCoverage } from '../../store/partner-orders.js';
+import { listClosedDays, saveCoverage } from '../../store/partner-orders.js';
+import { ORDERS_STREAM } from './streams.js';
 import { dayIsOver } from './plan.js';
-import { readListing, type DayCoverage, type SyncEnv } from './sync-common.js';
+import type { DayCoverage, SyncEnv } from './sync-common.js';
+import { readListing } from './sync-listing.js';
 
 /** A day that can still drift is scanned until two consecutive passes agree, at most this often. */
 const MAX_DAY_PASSES = 4;
@@ -22,7 +24,7 @@ function sameSet(a: Set<string>, b: Set<string>): boolean {
  * days this sync listed.
  */
 export async function syncDays(env: SyncEnv, days: string[], relist: boolean): Promise<string[]> {
-  const closed = relist ? new Set<string>() : await listClosedDays(env.db, env.account, days);
+  const closed = relist ? new Set<string>() : await listClosedDays(env.db, env.account, ORDERS_STREAM, days);
   const listed = days.filter((day) => !closed.has(day));
   env.result.skippedDays.push(...days.filter((day) => closed.has(day)));
   // Days are independent listings: on a Postgres server a few run side by side (each page

@@ -1,30 +1,13 @@
 /** Partner sync step: the orders of given external references (`sync --ref`, a references CSV). */
 import { checkAbort } from '../common/abort.js';
-import {
-  asArray,
-  ORDERS_ENDPOINT,
-  quarantinePage,
-  SOURCE,
-  storeOrders,
-  validateOrders,
-  type SyncEnv,
-} from './sync-common.js';
+import { ORDERS_ENDPOINT, SOURCE, storeOrders, validateOrders, type SyncEnv } from './sync-common.js';
+import { fetchOrders } from './sync-listing.js';
 
 /** Several orders per reference are normal; the limit does not apply to this listing. */
 export async function syncExternalReference(env: SyncEnv, reference: string): Promise<void> {
   checkAbort(env.signal, SOURCE);
-  const response = await env.client.listOrders({ externalReference: reference }, env.signal);
-  env.result.pages++;
-  const records = asArray(response.body);
-  if (!records) {
-    await quarantinePage(
-      env,
-      ORDERS_ENDPOINT,
-      response,
-      `orders of externalReference ${reference}: the orders list is not a JSON array`,
-    );
-    return;
-  }
+  const records = await fetchOrders(env, { externalReference: reference }, `orders of externalReference ${reference}`);
+  if (!records) return;
   await storeOrders(env, validateOrders(records), 'poll', ORDERS_ENDPOINT);
   env.progress.tick(records.length);
   env.result.references++;

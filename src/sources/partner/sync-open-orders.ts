@@ -6,7 +6,8 @@ import { listOpenOrdersByDay, markOrdersNotFound } from '../../store/partner-ord
 import { checkAbort } from '../common/abort.js';
 import { cheapestRefresh, dayIsOver } from './plan.js';
 import { requireTimestampKey } from './transform.js';
-import { readListing, SOURCE, storeOrders, validateOrders, type SyncEnv } from './sync-common.js';
+import { SOURCE, storeOrders, validateOrders, type SyncEnv } from './sync-common.js';
+import { readListing } from './sync-listing.js';
 
 /** Refresh by id: requests in flight at once (the client's rate limit still applies). */
 const REFRESH_CONCURRENCY = 4;
@@ -51,13 +52,13 @@ export async function refreshOpenOrders(env: SyncEnv): Promise<void> {
     while (next < ids.length) {
       const id = ids[next++] as string;
       checkAbort(env.signal, SOURCE);
-      const response = await env.client.getOrder(id, env.signal);
+      const page = await env.client.getOrder(id, env.signal);
       env.result.refreshed++;
-      if (response.status === 404) {
+      if (page === null) {
         missing.push(id);
         continue;
       }
-      await storeOrders(env, validateOrders([response.body]), 'refresh', '/orders/{id}');
+      await storeOrders(env, validateOrders(page.records), 'refresh', '/orders/{id}');
       env.progress.tick(1);
     }
   };

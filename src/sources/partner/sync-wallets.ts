@@ -1,9 +1,11 @@
 /** Partner sync step: the orders paid to our wallets, a wallet's whole history once, then the days this sync listed. */
 import { getCursor, setCursor } from '../../store/cursors.js';
-import { listExchangeDepositAddresses, walletHistoryCursor } from '../../store/partner-orders.js';
+import { listExchangeDepositAddresses } from '../../store/partner-orders.js';
 import { consecutivePeriods } from './plan.js';
 import { walletWithoutTag } from './transform.js';
-import { readListing, SOURCE, type SyncEnv } from './sync-common.js';
+import { SOURCE, type SyncEnv } from './sync-common.js';
+import { readListing } from './sync-listing.js';
+import { walletHistoryCursor } from './streams.js';
 
 /**
  * Our wallets: configured addresses plus every address seen on exchange deposits. The API matches

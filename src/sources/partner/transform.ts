@@ -1,7 +1,8 @@
 /** Pure mapping of validated Partner API records to the rows the store writes, and wire timestamp keys. */
-import { decimalText, toDecimal } from '../../decimal/decimal.js';
+import { toDecimal } from '../../decimal/decimal.js';
 import { stringifyJsonLossless } from '../../decimal/json.js';
 import type { NewPartnerCurrency, NewPartnerOrder, NewPartnerQuote } from '../../store/schema.js';
+import { requireDecimal } from '../common/wire-decimal.js';
 import { ISO_TIMESTAMP, type Currency, type OrderEvent, type PartnerOrder, type Quote } from './schemas.js';
 
 /**
@@ -35,16 +36,11 @@ export function compareTimestamps(a: string, b: string): number {
 }
 
 /**
- * Decimal text for a numeric column. A plain decimal string goes as sent (numeric keeps its
- * scale, "10.50" stays "10.50"); numbers and exponent forms go through Decimal, exactly.
+ * Decimal text for a numeric column, by the sources' one canonicaliser (common/wire-decimal.ts): plain
+ * decimals go as sent (numeric keeps its scale, "10.50" stays "10.50"), exponent forms through Decimal.
  */
-export function numericText(value: unknown): string {
-  if (typeof value === 'string' && /^[+-]?\d+(\.\d+)?$/.test(value.trim())) return value.trim();
-  return decimalText(toDecimal(value));
-}
-
 function numericOrNull(value: unknown): string | null {
-  return value === null || value === undefined ? null : numericText(value);
+  return value === null || value === undefined ? null : requireDecimal(value);
 }
 
 function textOrNull(value: string | null | undefined): string | null {
@@ -73,7 +69,7 @@ export function orderToRow(order: PartnerOrder | OrderEvent, raw: unknown): NewP
     order_state_updated_key: updatedKey,
     payment_method: textOrNull(order.paymentMethod),
     input_currency: order.inputCurrency,
-    input_amount: numericText(order.inputAmount),
+    input_amount: requireDecimal(order.inputAmount),
     output_currency: order.outputCurrency,
     output_amount: numericOrNull(order.outputAmount),
     amount_usd: numericOrNull(order.amountUsd),
@@ -114,7 +110,7 @@ export function quoteToRow(q: Quote, raw: unknown, requested: { paymentMethod?: 
     quote_currency_code: q.quoteCurrencyCode,
     base_currency_code: q.baseCurrencyCode,
     payment_method: textOrNull(q.paymentMethod) ?? requested.paymentMethod ?? null,
-    quote_currency_amount: numericText(q.quoteCurrencyAmount),
+    quote_currency_amount: requireDecimal(q.quoteCurrencyAmount),
     base_currency_amount: numericOrNull(q.baseCurrencyAmount),
     price: numericOrNull(q.price),
     processing_fee_amount: numericOrNull(q.processingFeeAmount),

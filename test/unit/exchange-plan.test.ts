@@ -10,7 +10,7 @@ import {
   type FillsRequest,
   type PageCap,
   type WalkState,
-} from '../../src/sources/exchange/paging.js';
+} from '../../src/sources/exchange/plan.js';
 
 type Order = 'newest-first' | 'oldest-first';
 

@@ -1,0 +1,146 @@
+/** An order listing of the partner sync: offset pages as an async generator of validated pages, stored page by page. */
+import type { QueryValue } from '../../http/client.js';
+import { checkAbort } from '../common/abort.js';
+import type { Page } from '../common/page.js';
+import { ORDERS_PAGE_LIMIT, PartnerShapeError } from './client.js';
+import {
+  ORDERS_ENDPOINT,
+  quarantinePage,
+  SOURCE,
+  storeOrders,
+  validateOrders,
+  type SyncEnv,
+  type ValidatedOrders,
+} from './sync-common.js';
+
+/** Guard against a server that ignores the offset parameter and returns full pages forever. */
+const MAX_PAGES_PER_LISTING = 2_000;
+
+/**
+ * One answer of the order listing: its records, or null when the body was not a JSON array. That
+ * body is quarantined whole, as the page of `what`, and the listing ends there.
+ */
+export async function fetchOrders(
+  env: SyncEnv,
+  query: Record<string, QueryValue>,
+  what: string,
+): Promise<unknown[] | null> {
+  let page: Page;
+  try {
+    page = await env.client.listOrders(query, env.signal);
+  } catch (err) {
+    if (!(err instanceof PartnerShapeError)) throw err;
+    env.result.pages++;
+    await quarantinePage(env, ORDERS_ENDPOINT, err.response, `${what}: the orders list is not a JSON array`);
+    return null;
+  }
+  env.result.pages++;
+  return page.records;
+}
+
+export interface OrdersPage {
+  /** The page's orders, validated; null when the body was not a list (quarantined whole: the listing ends there). */
+  orders: ValidatedOrders | null;
+  /** Records in the page. */
+  size: number;
+  /** A short page: the listing ended normally with it. */
+  last: boolean;
+}
+
+/**
+ * Pages of one order listing (limit 50, the configured offset parameter) as an async generator
+ * of validated pages, until a short page. The caller stores each page before asking for the
+ * next, so nothing buffers the history, and stops early by leaving the loop: no further request
+ * is made.
+ */
+export async function* orderPages(
+  env: SyncEnv,
+  query: Record<string, QueryValue>,
+  label: string,
+): AsyncGenerator<OrdersPage> {
+  const offsetName = env.config.params.offset;
+  let previousPage = '';
+  let pages = 0;
+  for (let offset = 0; pages < MAX_PAGES_PER_LISTING; offset += ORDERS_PAGE_LIMIT) {
+    checkAbort(env.signal, SOURCE);
+    const records = await fetchOrders(env, { ...query, limit: ORDERS_PAGE_LIMIT, [offsetName]: offset }, label);
+    pages++;
+    if (!records) {
+      yield { orders: null, size: 0, last: false };
+      return;
+    }
+    const orders = validateOrders(records);
+    const last = records.length < ORDERS_PAGE_LIMIT;
+    yield { orders, size: records.length, last };
+    if (last) return;
+    // A full page identical to the previous one: the server ignores the offset parameter
+    // (wrong partner.params.offset). Paging on would loop forever and find nothing new.
+    const pageIds = orders.ids.join('\n');
+    if (pageIds === previousPage) {
+      env.logger.warn(
+        { label, offsetParam: offsetName, offset },
+        'the same full page came back for the next offset: check partner.params.offset (the wire name of the offset ' +
+          'parameter)',
+      );
+      return;
+    }
+    previousPage = pageIds;
+  }
+  env.logger.warn(
+    { label, pages },
+    'order listing stopped at the page guard: the offset parameter may be ignored by the server',
+  );
+}
+
+export interface Listing {
+  pages: number;
+  rows: number;
+  ids: Set<string>;
+  duplicates: number;
+  quarantined: number;
+  /** Day listings: orders created outside the requested day (a date filter name or bound mismatch). */
+  outsideDay: number;
+  /** The listing ended normally on a short page. */
+  complete: boolean;
+}
+
+/**
+ * Reads one order listing, storing each page as it arrives, and sums it up. `day`: the UTC day a
+ * day listing asked for (orders of other days are counted); `stopAfter`: a stored page after
+ * which the listing has read enough.
+ */
+export async function readListing(
+  env: SyncEnv,
+  query: Record<string, QueryValue>,
+  label: string,
+  options: { day?: string; stopAfter?: (page: ValidatedOrders) => boolean } = {},
+): Promise<Listing> {
+  const listing: Listing = {
+    pages: 0,
+    rows: 0,
+    ids: new Set(),
+    duplicates: 0,
+    quarantined: 0,
+    outsideDay: 0,
+    complete: false,
+  };
+  for await (const page of orderPages(env, query, label)) {
+    listing.pages++;
+    if (page.orders === null) break;
+    const refused = await storeOrders(env, page.orders, 'poll', ORDERS_ENDPOINT);
+    listing.rows += page.size;
+    listing.quarantined += page.orders.invalid.length + refused;
+    if (options.day) listing.outsideDay += page.orders.createdDays.filter((d) => d !== options.day).length;
+    for (const id of page.orders.ids) {
+      if (listing.ids.has(id)) listing.duplicates++;
+      else listing.ids.add(id);
+    }
+    env.progress.tick(page.size);
+    if (page.last) {
+      listing.complete = true;
+      break;
+    }
+    if (options.stopAfter?.(page.orders)) break;
+  }
+  return listing;
+}
