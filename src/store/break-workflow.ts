@@ -12,13 +12,11 @@ import {
   type Break,
   type BreakEventKind,
   type BreakWorkflow,
+  type ReturnedRow,
   type WorkflowEventKind,
   type WorkflowStatus,
 } from '../domain/index.js';
 import { toBreak } from './break-rows.js';
-import type { ReturnedRow } from '../report/read-workbook.js';
-
-export type { ReturnedRow };
 
 // ------------------------------------------------------------------ tables (sql/0011_break_workflow.sql)
 

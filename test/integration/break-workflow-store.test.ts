@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import type { DetectedBreak } from '../../src/domain/index.js';
+import type { DetectedBreak, ReturnedRow } from '../../src/domain/index.js';
 import { applyLifecycle } from '../../src/rules/lifecycle.js';
 import { openBreaksOfRun, previousBreaks, writeBreaks } from '../../src/store/breaks.js';
 import {
@@ -11,7 +11,6 @@ import {
   note,
   showBreak,
   unack,
-  type ReturnedRow,
 } from '../../src/store/break-workflow.js';
 import { createRun } from '../../src/store/runs.js';
 import { openBreakCounts } from '../../src/domain/break.js';
