@@ -65,4 +65,4 @@ export type {
 } from './report-rows.js';
 export type { DayFlows, DerivedDay, RollFigures, PaymentHistory } from './balance.js';
 export type { FillPrefilter, OrderPrefilter } from './prefilter.js';
-export type { ReturnedRow } from './workflow.js';
+export type { Amounts, Actor, WorkflowRecord, WorkflowWrite, ReturnedRow } from './workflow.js';
