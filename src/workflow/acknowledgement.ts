@@ -2,22 +2,24 @@
  * figures do to a break's workflow (docs/working-breaks.md "Acknowledged while the amounts stay").
  */
 import type { Amounts, Break, WorkflowRecord, WorkflowWrite } from '../domain/index.js';
+import { findRule, type HeldFigure } from '../rules/catalog.js';
 import { amountsWords } from './amounts.js';
 import { changeOf, type Decision } from './decision.js';
 import { BreakWorkflowError, describeBreak } from './workflow-error.js';
 
-/**
- * Rules whose actual and difference are ages (hours since a state began): they grow at every run,
- * so only the limit (expected) and the currency are the "amounts" an acknowledgement holds to.
- * Otherwise an acknowledged stuck deposit would be reopened by every run.
- */
-export const AGE_RULES: ReadonlySet<string> = new Set(['P_STALE', 'E_STALE']);
+const EVERY_FIGURE: readonly HeldFigure[] = ['expected', 'actual', 'difference', 'currency'];
 
-/** Whether two sets of a break's figures are the same for its acknowledgement (exact text; ages aside, AGE_RULES). */
+/**
+ * The figures an acknowledgement of this rule's breaks holds to: the rule's descriptor says (src/rules/catalog.ts; an
+ * age rule holds only its limit and currency, since its age grows at every run). An unknown code holds every figure.
+ */
+export function heldFigures(code: string): readonly HeldFigure[] {
+  return findRule(code)?.holds ?? EVERY_FIGURE;
+}
+
+/** Whether two sets of a break's figures are the same for its acknowledgement: the held ones, as exact text. */
 export function sameAmounts(code: string, a: Amounts, b: Amounts): boolean {
-  const same = (x: string | null, y: string | null) => (x ?? '') === (y ?? '');
-  if (!same(a.expected, b.expected) || !same(a.currency, b.currency)) return false;
-  return AGE_RULES.has(code) || (same(a.actual, b.actual) && same(a.difference, b.difference));
+  return heldFigures(code).every((f) => (a[f] ?? '') === (b[f] ?? ''));
 }
 
 const figuresOf = (b: Amounts): Amounts => ({

@@ -4,7 +4,7 @@
 export { BreakWorkflowError } from './workflow-error.js';
 export type { Change, Decision } from './decision.js';
 export { amountsWords, parseAmountsText } from './amounts.js';
-export { AGE_RULES, sameAmounts, acknowledge, unacknowledge, reopening } from './acknowledgement.js';
+export { heldFigures, sameAmounts, acknowledge, unacknowledge, reopening } from './acknowledgement.js';
 export { addNote, assignOwner } from './owner-and-notes.js';
 export type { ImportAction, RowOutcome } from './returned-row.js';
 export { planRow, rowOutcome, actionDecision, filledIn } from './returned-row.js';

@@ -1,13 +1,16 @@
 /** The workflow's decisions on one break (src/workflow/): acknowledge, take back, reopen, note, assign, refusals. */
 import { describe, expect, it } from 'vitest';
 import type { Break, WorkflowRecord } from '../../src/domain/index.js';
+import { RULES } from '../../src/rules/catalog.js';
 import {
   acknowledge,
   addNote,
   amountsWords,
   assignOwner,
   BreakWorkflowError,
+  heldFigures,
   reopening,
+  sameAmounts,
   unacknowledge,
 } from '../../src/workflow/index.js';
 import { required, unknownBreak } from '../../src/workflow/workflow-error.js';
@@ -61,6 +64,30 @@ const explained = (b: Break, over: Partial<WorkflowRecord> = {}): WorkflowRecord
   ...over,
 });
 const NONE = { expected: null, actual: null, difference: null, currency: null };
+
+describe('what an acknowledgement holds to', () => {
+  it("is the rule's descriptor: an age rule holds its limit and currency, the others every figure", () => {
+    for (const rule of RULES) expect(heldFigures(rule.code)).toEqual(rule.holds);
+    expect(heldFigures('E_STALE')).toEqual(['expected', 'currency']);
+    expect(heldFigures('P_STALE')).toEqual(['expected', 'currency']);
+    expect(heldFigures('P_FEE_USD')).toEqual(['expected', 'actual', 'difference', 'currency']);
+  });
+
+  it('holds every figure for a code the catalog does not know (a rule since retired)', () => {
+    expect(heldFigures('X_RETIRED')).toEqual(['expected', 'actual', 'difference', 'currency']);
+    const then = { expected: '24', actual: '30', difference: '6', currency: 'BTC' };
+    expect(sameAmounts('X_RETIRED', then, { ...then, actual: '31' })).toBe(false);
+    expect(sameAmounts('X_RETIRED', then, { ...then })).toBe(true);
+  });
+
+  it('compares the held figures as exact text, a missing one as empty', () => {
+    const then = { expected: '1.00', actual: null, difference: null, currency: 'EUR' };
+    expect(sameAmounts('P_FEE_USD', then, { ...then, expected: '1.0' })).toBe(false);
+    expect(sameAmounts('P_FEE_USD', then, { ...then, actual: '' })).toBe(true);
+    expect(sameAmounts('E_STALE', then, { ...then, actual: '99', difference: '98' })).toBe(true);
+    expect(sameAmounts('E_STALE', then, { ...then, currency: 'USD' })).toBe(false);
+  });
+});
 
 describe('acknowledging a break', () => {
   it("records the reason and the break's figures of now, keeping the owner", () => {
