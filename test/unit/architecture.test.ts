@@ -241,6 +241,16 @@ describe('architecture (docs/architecture.md)', () => {
     expect(wrong).toEqual([]);
   });
 
+  it("the workflow's decisions are pure: only its transactions import the store (docs/architecture.md)", () => {
+    const TRANSACTIONS = ['break-changes.ts', 'import-workbook.ts', 'reopen.ts'].map((f) => join(SRC, 'workflow', f));
+    const wrong = files
+      .filter((f) => partOf(f) === 'workflow' && !f.endsWith('/index.ts') && !TRANSACTIONS.includes(f))
+      .flatMap((f) => importedFiles(f, sources.get(f)!).map((to) => [f, to] as const))
+      .filter(([, to]) => partOf(to) === 'store' || TRANSACTIONS.includes(to))
+      .map(([f, to]) => `${relative(ROOT, f)} -> ${relative(ROOT, to)}`);
+    expect(wrong).toEqual([]);
+  });
+
   it('no import loop anywhere in src/', () => {
     const graph = new Map(files.map((f) => [f, importedFiles(f, sources.get(f)!)]));
     expect(importLoops(graph).map((loop) => loop.map((f) => relative(ROOT, f)))).toEqual([]);
