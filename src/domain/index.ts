@@ -65,3 +65,4 @@ export type {
 } from './report-rows.js';
 export type { DayFlows, DerivedDay, RollFigures, PaymentHistory } from './balance.js';
 export type { FillPrefilter, OrderPrefilter, OrderSuspect } from './prefilter.js';
+export type { Amounts, Actor, WorkflowRecord, WorkflowWrite, ReturnedRow } from './workflow.js';

@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import ExcelJS from 'exceljs';
 import { AppError, EXIT } from '../errors.js';
+import type { ReturnedRow } from '../domain/index.js';
 import { BREAKS_HEADER } from './breaks-sheet.js';
 
 /** A returned workbook that cannot be imported (not an .xlsx, not ours, a column missing): exit 2, saying which. */
@@ -12,20 +13,6 @@ export class WorkbookImportError extends AppError {
   constructor(message: string) {
     super('WORKBOOK_IMPORT', message, EXIT.usage);
   }
-}
-
-/** One row of a returned Breaks sheet (cells as trimmed text, null when empty). */
-export interface ReturnedRow {
-  /** The sheet's row number, for messages ("row 12"). */
-  row: number;
-  code: string;
-  key: string;
-  /** "Amounts as reported": `expected | actual | difference | currency` when the workbook was written. */
-  amounts: string | null;
-  owner: string | null;
-  explanation: string | null;
-  /** "Explained?": yes / no as typed (the import checks the value). */
-  explained: string | null;
 }
 
 export interface ReturnedWorkbook {

@@ -65,6 +65,8 @@ import { feeSchedule, latestCurrencies, latestSymbols, latestWhitelist } from '.
 import { unresolvedQuarantine } from '../store/quarantine.js';
 import { webhookGapCandidates } from '../store/webhook-judgements.js';
 import { recordReconcile } from '../store/runs.js';
+import { inTransaction } from '../store/database.js';
+import { reopenChangedAcknowledgements } from '../workflow/index.js';
 import type { LateBreak, PartnerOrder, Withdrawal } from '../domain/index.js';
 import { addDays, dayStart } from '../util/dates.js';
 
@@ -339,19 +341,25 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
   });
   const ruleResults = tally.results();
   const late = await lateBreaks(ctx, span, judgement, lifecycle.upserts, lifecycle.events);
-  await recordReconcile(db, {
-    runId,
-    account,
-    upserts: lifecycle.upserts,
-    events: lifecycle.events,
-    balanceRoll,
-    counts,
-    ruleResults,
-    rulesetVersion: RULESET_VERSION,
-    cursors,
-    webhookJudgement: cfg.webhooksEnabled ? { cutoff: webhookCutoff, now: ctx.now } : null,
-    judgement,
-    late,
+  await inTransaction(db, async (trx) => {
+    await recordReconcile(trx, {
+      runId,
+      account,
+      upserts: lifecycle.upserts,
+      events: lifecycle.events,
+      balanceRoll,
+      counts,
+      ruleResults,
+      rulesetVersion: RULESET_VERSION,
+      cursors,
+      webhookJudgement: cfg.webhooksEnabled ? { cutoff: webhookCutoff, now: ctx.now } : null,
+      judgement,
+      late,
+    });
+    // In the same transaction: no run can show a break as explained on amounts nobody accepted. Every written break
+    // has its event, all of this run: amounts change only through them.
+    const first = lifecycle.events[0];
+    if (first) await reopenChangedAcknowledgements(trx, account, first.runId, first.at);
   });
 
   phase('lifecycleAndWrite');

@@ -1,10 +1,10 @@
 /** The break repository: open breaks (for a run, each with inPeriod and the days late data moved), the lifecycle's
  * reads and writes.
  */
-import { sql, type SqlBool, type Transaction } from 'kysely';
+import { sql, type SqlBool } from 'kysely';
 import { byEntity, changedRecord, placedIn, recordDay } from './record-sql.js';
 import type { Db } from './database.js';
-import type { BreakRow, DB } from './schema.js';
+import type { BreakRow } from './schema.js';
 import { toBreak } from './break-rows.js';
 import {
   breakId,
@@ -18,7 +18,7 @@ import {
 } from '../domain/index.js';
 import { spanOf, type Span } from './keyset.js';
 import { stringifyJsonLossless } from '../decimal/json.js';
-import { reopenChangedAcknowledgements, workflowsOf } from './break-workflow.js';
+import { workflowsOf } from './break-workflow.js';
 
 /** Rows per multi-row statement: well below Postgres' 65535 parameters (~19 per break). */
 const WRITE_CHUNK = 500;
@@ -221,12 +221,12 @@ export async function inScopeKeys(
 }
 
 /**
- * Writes the lifecycle's rows and events (inside the caller's transaction), then, in the same
- * transaction, makes every acknowledged break whose amounts changed unexplained again
- * (reopenChangedAcknowledgements): no run can show a break as explained on amounts nobody accepted.
+ * Writes the lifecycle's rows and events (inside the caller's transaction). The caller then reopens, in the same
+ * transaction, every acknowledged break whose amounts changed (reopenChangedAcknowledgements in
+ * src/workflow/reopen.ts): no run can show a break as explained on amounts nobody accepted.
  */
 export async function writeBreaks(
-  trx: Transaction<DB>,
+  trx: Db,
   account: string,
   upserts: readonly Break[],
   events: readonly BreakEvent[],
@@ -300,7 +300,4 @@ export async function writeBreaks(
       )
       .execute();
   }
-  // Every written break has its event, all of the one run: amounts change only through them.
-  const run = events[0];
-  if (run) await reopenChangedAcknowledgements(trx, account, run.runId, run.at);
 }

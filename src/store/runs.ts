@@ -257,12 +257,12 @@ export async function mergeStageDetail(
 }
 
 /**
- * The reconcile's writes, in one transaction so a failed run leaves the breaks as they were:
- * the breaks and their events, the run's balance roll, and its counts, rule results, ruleset
- * version and cursors.
+ * The reconcile's writes, inside the caller's transaction (`trx`) so a failed run leaves the breaks as they were:
+ * the breaks and their events, the run's balance roll, and its counts, rule results, ruleset version and cursors.
+ * src/stages/reconcile.ts opens the transaction, and reopens in it the acknowledgements whose amounts changed.
  */
 export async function recordReconcile(
-  db: Db,
+  trx: Db,
   input: {
     runId: string;
     account: string;
@@ -280,30 +280,28 @@ export async function recordReconcile(
     late: readonly LateBreak[];
   },
 ): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await writeBreaks(trx, input.account, input.upserts, input.events);
-    if (input.webhookJudgement)
-      await recordWebhookJudgements(
-        trx,
-        input.account,
-        input.runId,
-        input.webhookJudgement.cutoff,
-        input.webhookJudgement.now,
-      );
-    await replaceBalanceRoll(trx, input.runId, input.account, input.balanceRoll);
-    await closeJudgement(trx, input.account, input.runId, input.judgement, new Date());
-    await trx
-      .updateTable('run')
-      .set({
-        counts: JSON.stringify(input.counts),
-        rule_results: JSON.stringify(input.ruleResults),
-        ruleset_version: input.rulesetVersion,
-        cursors: stringifyJsonLossless(input.cursors),
-        late_breaks: JSON.stringify(input.late),
-      })
-      .where('id', '=', input.runId)
-      .execute();
-  });
+  await writeBreaks(trx, input.account, input.upserts, input.events);
+  if (input.webhookJudgement)
+    await recordWebhookJudgements(
+      trx,
+      input.account,
+      input.runId,
+      input.webhookJudgement.cutoff,
+      input.webhookJudgement.now,
+    );
+  await replaceBalanceRoll(trx, input.runId, input.account, input.balanceRoll);
+  await closeJudgement(trx, input.account, input.runId, input.judgement, new Date());
+  await trx
+    .updateTable('run')
+    .set({
+      counts: JSON.stringify(input.counts),
+      rule_results: JSON.stringify(input.ruleResults),
+      ruleset_version: input.rulesetVersion,
+      cursors: stringifyJsonLossless(input.cursors),
+      late_breaks: JSON.stringify(input.late),
+    })
+    .where('id', '=', input.runId)
+    .execute();
 }
 
 /**

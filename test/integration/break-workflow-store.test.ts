@@ -1,18 +1,18 @@
 import { expect, it } from 'vitest';
-import type { DetectedBreak } from '../../src/domain/index.js';
+import type { DetectedBreak, ReturnedRow } from '../../src/domain/index.js';
 import { applyLifecycle } from '../../src/rules/lifecycle.js';
 import { openBreaksOfRun, previousBreaks, writeBreaks } from '../../src/store/breaks.js';
+import { listBreaks } from '../../src/store/break-workflow.js';
 import {
   ack,
   assign,
   BreakWorkflowError,
   importReturnedRows,
-  listBreaks,
   note,
+  reopenChangedAcknowledgements,
   showBreak,
   unack,
-  type ReturnedRow,
-} from '../../src/store/break-workflow.js';
+} from '../../src/workflow/index.js';
 import { createRun } from '../../src/store/runs.js';
 import { openBreakCounts } from '../../src/domain/break.js';
 import { describeEachStore } from '../helpers/db.js';
@@ -90,9 +90,14 @@ describeEachStore('break workflow store', (ctx) => {
       detected,
       policy: { checked: () => true, skipped: () => false, inScope: () => true },
     });
+    // As the reconcile stage writes them: the breaks, then in the same transaction the reopen of changed
+    // acknowledgements.
     await db()
       .transaction()
-      .execute((trx) => writeBreaks(trx, ACCOUNT, lifecycle.upserts, lifecycle.events));
+      .execute(async (trx) => {
+        await writeBreaks(trx, ACCOUNT, lifecycle.upserts, lifecycle.events);
+        await reopenChangedAcknowledgements(trx, ACCOUNT, runId, now);
+      });
     return runId;
   }
   const reported = async (runId: string) =>

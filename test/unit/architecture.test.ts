@@ -23,12 +23,28 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
   http: ['decimal', 'errors', 'domain', 'log', 'util', 'config'],
   rules: ['decimal', 'domain', 'util'],
   report: ['decimal', 'errors', 'domain', 'log', 'util', 'config', 'http', 'rules'],
-  // the only SQL: reads into the domain's, the rules' and the workbook's types
-  store: ['decimal', 'errors', 'domain', 'log', 'util', 'config', 'http', 'rules', 'report'],
+  // the only SQL, and nothing else: reads into and writes from the domain's types
+  store: ['decimal', 'errors', 'domain', 'log', 'util', 'config', 'http'],
   // the two APIs
   sources: ['decimal', 'errors', 'domain', 'log', 'util', 'config', 'http', 'store'],
+  // the break workflow: pure decisions (what an acknowledgement holds: the rules' descriptors), and the transactions
+  // that read through the store, decide and write through it; the store never imports it
+  workflow: ['decimal', 'errors', 'domain', 'util', 'rules', 'store'],
   // what the orchestrator calls
-  stages: ['decimal', 'errors', 'domain', 'log', 'util', 'config', 'http', 'rules', 'report', 'store', 'sources'],
+  stages: [
+    'decimal',
+    'errors',
+    'domain',
+    'log',
+    'util',
+    'config',
+    'http',
+    'rules',
+    'report',
+    'store',
+    'sources',
+    'workflow',
+  ],
   // the orchestrator, the scheduler, the webhook server
   pipeline: ['decimal', 'errors', 'domain', 'log', 'util', 'config', 'http', 'store', 'stages'],
   schedule: ['decimal', 'errors', 'domain', 'log', 'util', 'config', 'store', 'stages', 'pipeline'],
@@ -46,12 +62,78 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
     'report',
     'store',
     'sources',
+    'workflow',
     'stages',
     'pipeline',
     'schedule',
     'webhooks',
   ],
 };
+
+/** Relative import specifiers of a file resolved to the .ts files they name. */
+function importedFiles(file: string, text: string): string[] {
+  return importsOf(text)
+    .filter(({ spec }) => spec.startsWith('.'))
+    .map(({ spec }) => resolve(dirname(file), spec).replace(/\.js$/, '.ts'));
+}
+
+/** The import loops among `graph`'s files (strongly connected components of more than one file, or a self-import). */
+export function importLoops(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const loops: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, next);
+    low.set(v, next);
+    next += 1;
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const loop: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      loop.push(w);
+    } while (w !== v);
+    if (loop.length > 1 || (graph.get(v) ?? []).includes(v)) loops.push(loop.sort());
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return loops;
+}
+
+/** Source text without its comments (a rule code or a regex named in a comment is documentation). */
+export function withoutComments(text: string): string {
+  return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`])\/\/.*$/gm, '$1');
+}
+
+/** A rule code as a string literal: 'P_FEE_USD', "E_STALE", `S_COVERAGE`. */
+export const RULE_LITERAL = /(['"`])[PXES]_[A-Z][A-Z0-9]*(_[A-Z0-9]+)*\1/;
+
+/**
+ * A regular expression run over a break's message (its words), in a file that handles breaks: what a break is about
+ * is said by its rule and stored with it (an error's message is another matter).
+ */
+export const MESSAGE_REGEX = [
+  /\.(test|exec)\([^)]*\.message\b/,
+  /\.message\b[^;\n]*\.(match|matchAll|replace|replaceAll|search|split)\(\s*\//,
+];
+export const HANDLES_BREAKS = /\b(Break|ReportedBreak|DetectedBreak|BreakRow|StoredBreak|LateBreak)\b/;
+
+export function readsBreakMessage(text: string): boolean {
+  const code = withoutComments(text);
+  return HANDLES_BREAKS.test(code) && MESSAGE_REGEX.some((re) => re.test(code));
+}
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -153,6 +235,70 @@ describe('architecture (docs/architecture.md)', () => {
       }
     }
     expect(wrong).toEqual([]);
+  });
+
+  it('no rule code is written outside src/rules (the store, the report and the workflow read the descriptor)', () => {
+    const wrong = files
+      .filter((f) => partOf(f) !== 'rules' && RULE_LITERAL.test(withoutComments(sources.get(f)!)))
+      .map((f) => `${relative(ROOT, f)}: ${RULE_LITERAL.exec(withoutComments(sources.get(f)!))![0]}`);
+    expect(wrong).toEqual([]);
+  });
+
+  it("no regular expression reads a break's message", () => {
+    const wrong = files.filter((f) => readsBreakMessage(sources.get(f)!)).map((f) => relative(ROOT, f));
+    expect(wrong).toEqual([]);
+  });
+
+  it('no store file imports report or rules', () => {
+    const wrong = files
+      .filter((f) => partOf(f) === 'store')
+      .flatMap((f) => importedFiles(f, sources.get(f)!).map((to) => [f, to] as const))
+      .filter(([, to]) => ['report', 'rules'].includes(partOf(to)))
+      .map(([f, to]) => `${relative(ROOT, f)} -> ${relative(ROOT, to)}`);
+    expect(wrong).toEqual([]);
+  });
+
+  it("the workflow's decisions are pure: only its transactions import the store (docs/architecture.md)", () => {
+    const TRANSACTIONS = ['break-changes.ts', 'import-workbook.ts', 'reopen.ts'].map((f) => join(SRC, 'workflow', f));
+    const wrong = files
+      .filter((f) => partOf(f) === 'workflow' && !f.endsWith('/index.ts') && !TRANSACTIONS.includes(f))
+      .flatMap((f) => importedFiles(f, sources.get(f)!).map((to) => [f, to] as const))
+      .filter(([, to]) => partOf(to) === 'store' || TRANSACTIONS.includes(to))
+      .map(([f, to]) => `${relative(ROOT, f)} -> ${relative(ROOT, to)}`);
+    expect(wrong).toEqual([]);
+  });
+
+  it('no import loop anywhere in src/', () => {
+    const graph = new Map(files.map((f) => [f, importedFiles(f, sources.get(f)!)]));
+    expect(importLoops(graph).map((loop) => loop.map((f) => relative(ROOT, f)))).toEqual([]);
+  });
+
+  it('the checks above catch what they are for', () => {
+    expect(RULE_LITERAL.test(withoutComments("if (b.code === 'E_STALE') return 1;"))).toBe(true);
+    expect(RULE_LITERAL.test(withoutComments("// the E_STALE rule, or 'E_STALE' in a comment"))).toBe(false);
+    expect(RULE_LITERAL.test("const x = 'EUR_USD';")).toBe(false);
+    const handler = 'function f(b: Break) {\n  return X;\n}';
+    expect(readsBreakMessage(handler.replace('X', "/^withdrawal/i.test(b.message ?? '')"))).toBe(true);
+    expect(readsBreakMessage(handler.replace('X', "(b.message ?? '').replace(/ more$/, '')"))).toBe(true);
+    expect(readsBreakMessage(handler.replace('X', "err.message.replace(/^x/, '')").replace('Break', 'Error'))).toBe(
+      false,
+    );
+    expect(readsBreakMessage(handler.replace('X', '`${b.message} ${b.key}`'))).toBe(false);
+    const loop = new Map([
+      ['a', ['b']],
+      ['b', ['c']],
+      ['c', ['a']],
+      ['d', ['a']],
+    ]);
+    expect(importLoops(loop)).toEqual([['a', 'b', 'c']]);
+    expect(
+      importLoops(
+        new Map([
+          ['a', ['b']],
+          ['b', []],
+        ]),
+      ),
+    ).toEqual([]);
   });
 
   it('index.ts files only re-export', () => {

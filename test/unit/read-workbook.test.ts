@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readReturnedWorkbook, WorkbookImportError } from '../../src/report/read-workbook.js';
-import { parseAmountsText, planRow, sameAmounts } from '../../src/store/break-workflow.js';
+import { parseAmountsText, planRow, sameAmounts } from '../../src/workflow/index.js';
 import { amountsAsReported } from '../../src/domain/index.js';
 import { NO_WORKFLOW } from '../../src/domain/index.js';
 

@@ -11,25 +11,27 @@ import type { Config } from '../../config/load.js';
 import type { Logger } from '../../log/logger.js';
 import type { Store } from '../../store/database.js';
 import { isLosslessNumber, type LosslessNumber } from '../../decimal/json.js';
+import type { Actor } from '../../domain/index.js';
+import {
+  LIST_STATUSES,
+  listBreaks,
+  type BreakHistory,
+  type HistoryEntry,
+  type ListStatus,
+  type WorkedBreak,
+} from '../../store/break-workflow.js';
 import {
   ack,
   amountsWords,
   assign,
   importReturnedRows,
-  LIST_STATUSES,
-  listBreaks,
   note,
   showBreak,
   unack,
-  type Actor,
-  type BreakHistory,
   type Change,
-  type HistoryEntry,
   type ImportAction,
   type ImportResult,
-  type ListStatus,
-  type WorkedBreak,
-} from '../../store/break-workflow.js';
+} from '../../workflow/index.js';
 import { readReturnedWorkbook } from '../../report/read-workbook.js';
 import { breakSentence } from '../../rules/describe.js';
 import { action, createContext } from '../context.js';
