@@ -88,7 +88,7 @@ describeEachStore('break workflow store', (ctx) => {
       now,
       previous,
       detected,
-      policy: { checked: () => true, skipped: () => false, inScope: () => true },
+      policy: { checked: () => true, skipped: () => false, inScope: () => true, judged: () => true },
     });
     // As the reconcile stage writes them: the breaks, then in the same transaction the reopen of changed
     // acknowledgements.

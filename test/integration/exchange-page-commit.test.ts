@@ -54,7 +54,7 @@ describeEachStore('exchange page commit', (ctx) => {
       .select(['ex_ord_id', 'ord_status', 'cum_qty', 'last_seen_at'])
       .orderBy('ex_ord_id')
       .execute();
-    expect(orders.map((o) => [o.ex_ord_id, o.ord_status, o.cum_qty.toString()])).toEqual([
+    expect(orders.map((o) => [o.ex_ord_id, o.ord_status, String(o.cum_qty)])).toEqual([
       ['5', 'OPEN', '0'],
       ['7', 'FILLED', '1.5'],
     ]);

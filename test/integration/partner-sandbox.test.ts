@@ -268,6 +268,7 @@ describeEachStore('partner sync against a faulty sandbox', (ctx) => {
         slowMs: 0,
         truncated: 0.1,
         malformedRecord: false,
+        publicRateLimitPerSecond: 0,
       },
     });
     try {

@@ -62,7 +62,7 @@ describeEachStore('store round-trip', (ctx) => {
     }
     const { total } = await ctx.store.db
       .selectFrom('exchange_fill')
-      .select((eb) => eb.fn.sum<unknown>('qty').as('total'))
+      .select((eb) => eb.fn.sum<string>('qty').as('total'))
       .where('ex_ord_id', '=', '7')
       .executeTakeFirstOrThrow();
     expect(toDecimal(total).toString()).toBe('0.30000000000000001');

@@ -139,8 +139,8 @@ describe.skipIf(!BASE_URL)('a database that goes away during a run [postgres]', 
     const r = await runCli(['run', '--json', '--no-email'], ref.env);
     expect(r.code, brief(r.stderr)).toBe(0);
     reference = await dump(admin, ref.schema);
-    expect(reference.fills.length).toBeGreaterThan(0);
-    expect(reference.breaks.length).toBeGreaterThan(0);
+    expect(reference.fills!.length).toBeGreaterThan(0);
+    expect(reference.breaks!.length).toBeGreaterThan(0);
   });
 
   afterAll(async () => {

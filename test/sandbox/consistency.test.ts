@@ -153,7 +153,7 @@ describe('generated data is consistent to the last digit', () => {
     const partnerTx = new Set(sb.data.partnerOrderRecords().map((o) => o.txHash));
     const others = sb.data
       .deposits()
-      .filter((d) => !partnerTx.has(d.txHash))
+      .filter((d) => !partnerTx.has(d.txHash ?? ''))
       .map((d) => `${d.txHash} ${d.amount} ${d.timestamp}`);
     await sb.close();
 

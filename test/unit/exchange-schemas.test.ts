@@ -52,7 +52,7 @@ describe('exchange schemas and transforms', () => {
 
   it('accepts numbers or strings for ids and decimals, exponent notation and unknown fields', () => {
     expect(valid.map((v) => v.index)).toEqual([0, 1]);
-    const [a, b] = valid.map(toFillRow);
+    const [a, b] = valid.map((v) => toFillRow(v));
     expect(a).toEqual({
       page_index: 1,
       exec_id: '9007199254740993',

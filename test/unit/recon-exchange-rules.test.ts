@@ -272,7 +272,7 @@ describe('issue 14: the fee that applies, orders without fills, one deposit per 
         difference: '-0.200001',
         currency: 'USD',
       });
-      expect(v[0].check).toContain(`a ${ordType} order takes liquidity`);
+      expect(v[0]!.check).toContain(`a ${ordType} order takes liquidity`);
     }
   });
   it('E_FEE_RATE: LIMIT, STOPLIMIT, an unknown type and an orphan fill keep either rate', () => {
@@ -291,7 +291,7 @@ describe('issue 14: the fee that applies, orders without fills, one deposit per 
       checkFillQty(makeOrderAgg({ fillCount: 0, fillQty: d(0), fillNotional: d(0), cumQty: d('1.5') })),
     );
     expect(v[0]).toMatchObject({ expected: '1.5', actual: '0', difference: '-1.5' });
-    expect(v[0].check).toContain('no fill stored');
+    expect(v[0]!.check).toContain('no fill stored');
   });
   it('X_DEPOSIT_MISSING: a REJECTED deposit settles nothing; an UNCONFIRMED one does', () => {
     const ours = new Set(['0xOURS']);
@@ -360,7 +360,6 @@ describe('issue 14: the fee that applies, orders without fills, one deposit per 
       checkPartnerBatch(tally, cfg, ref, {
         orders: [mine],
         depositsByTx: new Map([['0xhash1', [makeDeposit()]]]),
-        eventsByOrder: new Map(),
         ourAddresses: new Set(['0xOURS']),
         claimantsByTx: claimants,
       });

@@ -185,7 +185,7 @@ export function failures(v: unknown): Array<Record<string, unknown>> {
 }
 
 export function asText<T extends object>(f: T): T {
-  const out: Record<string, unknown> = { ...f };
+  const out: Record<string, unknown> = { ...(f as Record<string, unknown>) };
   for (const k of ['expected', 'actual', 'difference']) if (k in out) out[k] = figureText((out[k] ?? null) as Figure);
   return out as T;
 }

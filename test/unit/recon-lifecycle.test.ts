@@ -10,8 +10,11 @@ const t1 = new Date('2026-11-21T00:00:00Z');
 const detected = (code: string, key: string, actual = '1'): DetectedBreak => ({
   code,
   key,
+  entity: 'partnerOrder',
   severity: 'medium',
   currency: 'USD',
+  unit: 'amount',
+  day: null,
   expected: '0',
   actual,
   difference: actual,
@@ -20,8 +23,11 @@ const detected = (code: string, key: string, actual = '1'): DetectedBreak => ({
 const stored = (code: string, key: string, status: 'open' | 'resolved', over: Partial<Break> = {}): Break => ({
   code,
   key,
+  entity: 'partnerOrder',
   severity: 'medium',
   currency: 'USD',
+  unit: 'amount',
+  day: null,
   expected: '0',
   actual: '1',
   difference: '1',
@@ -37,7 +43,7 @@ const stored = (code: string, key: string, status: 'open' | 'resolved', over: Pa
   reopenedCount: 0,
   ...over,
 });
-const all: ResolvePolicy = { checked: () => true, skipped: () => false, inScope: () => true };
+const all: ResolvePolicy = { checked: () => true, skipped: () => false, inScope: () => true, judged: () => true };
 
 describe('break lifecycle', () => {
   it('opens, keeps first-seen when seen again, resolves, reopens', () => {
@@ -92,12 +98,18 @@ describe('break lifecycle', () => {
       checked: (c) => c !== 'P_PARTNER_FEE_RATE',
       skipped: (c, k) => c === 'E_FILL_AVGPX' && k === '55',
       inScope: (_c, k) => k !== 'old',
+      judged: () => true,
     };
     expect(applyLifecycle({ runId: 'r1', now: t1, previous, detected: [], policy }).upserts).toEqual([]);
   });
 
   it('scope-independent rules resolve on any run that checked them', () => {
-    const policy: ResolvePolicy = { checked: () => true, skipped: () => false, inScope: () => false };
+    const policy: ResolvePolicy = {
+      checked: () => true,
+      skipped: () => false,
+      inScope: () => false,
+      judged: () => false,
+    };
     const r = applyLifecycle({
       runId: 'r1',
       now: t1,

@@ -5,7 +5,7 @@ import { buildDigest, topBreaks, usdImpact } from '../../src/report/digest.js';
 import { UsdRates } from '../../src/report/usd-rates.js';
 import { amountOrText, isAmount, numberFormat } from '../../src/report/cells.js';
 import { breakId, NO_WORKFLOW, openBreakCounts, type LateBreak, type ReportedBreak } from '../../src/domain/index.js';
-import type { BalanceRollRec, RunInfo, Totals } from '../../src/report/model.js';
+import type { BalanceRollRec, RunInfo, Totals } from '../../src/domain/index.js';
 import { Precision, splitSymbol } from '../../src/report/precision.js';
 import { BreakIndex, fillRow } from '../../src/report/sheets.js';
 import { ageDays, breakRow, breaksSpec, sortBreaks } from '../../src/report/breaks-sheet.js';
