@@ -11,6 +11,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { openStore } from '../../src/store/database.js';
 import { migrate } from '../../src/store/migrate.js';
 import { runSchedule, type Trigger } from '../../src/schedule/nightly.js';
+import { yesterday } from '../../src/util/dates.js';
 import { recordFigure } from './figures.js';
 
 /**
@@ -25,6 +26,8 @@ import { recordFigure } from './figures.js';
  * Postgres only: the embedded database runs in the process and has no backends to terminate.
  */
 const BASE_URL = process.env.TEST_DATABASE_URL;
+// Fixed when the suite loads: a rerun after midnight UTC must judge the same day as the reference run.
+const PERIOD_FROM = yesterday(new Date()).from;
 
 type Mode = 'all' | 'lock' | 'workers';
 type Stage = 'sync.exchange' | 'reconcile' | 'report';
@@ -136,7 +139,7 @@ describe.skipIf(!BASE_URL)('a database that goes away during a run [postgres]', 
     await admin.connect();
     reports = mkdtempSync(join(tmpdir(), 'rr-dbgone-'));
     const ref = await world();
-    const r = await runCli(['run', '--json', '--no-email'], ref.env);
+    const r = await runCli(['run', '--from', PERIOD_FROM, '--json', '--no-email'], ref.env);
     expect(r.code, brief(r.stderr)).toBe(0);
     reference = await dump(admin, ref.schema);
     expect(reference.fills!.length).toBeGreaterThan(0);
@@ -158,7 +161,7 @@ describe.skipIf(!BASE_URL)('a database that goes away during a run [postgres]', 
     it(`terminating ${mode === 'all' ? 'all its sessions' : mode === 'lock' ? 'the run lock session' : 'its workers'} during ${stage}: exit 1, JSON summary, run failed in ${stage}; the next run restores everything`, async () => {
       const w = await world();
       await admin.query(`insert into ${w.schema}.rr_pause (name) values ($1)`, [stage]);
-      const cli = startCli(['run', '--json', '--no-email'], w.env);
+      const cli = startCli(['run', '--from', PERIOD_FROM, '--json', '--no-email'], w.env);
       let terminated: number;
       let result: CliResult;
       try {
@@ -192,7 +195,7 @@ describe.skipIf(!BASE_URL)('a database that goes away during a run [postgres]', 
 
       // A transaction cut in the hook rolled its delete back: the next run must not be held again.
       await admin.query(`delete from ${w.schema}.rr_pause`);
-      const next = await runCli(['run', '--json', '--no-email'], w.env);
+      const next = await runCli(['run', '--from', PERIOD_FROM, '--json', '--no-email'], w.env);
       expect(next.code, brief(next.stderr)).toBe(0);
       expect(await dump(admin, w.schema)).toEqual(reference);
       recordFigure({
