@@ -151,70 +151,60 @@ function probeConfig(config: Config, timeoutMs: number): Config {
   } as Config;
 }
 
-async function partnerCheck(config: Config, timeoutMs: number): Promise<Omit<CheckResult, 'ms'>> {
-  const part = 'partner API';
-  if (!config.partner.apiUrl)
-    return {
-      part,
-      status: 'fail',
-      text: 'PARTNER_API_URL is not set (`run` syncs partner orders)',
-      fix: 'set PARTNER_API_URL, PARTNER_PUBLIC_KEY and PARTNER_PRIVATE_KEY',
-    };
-  const client = partnerClientFromConfig(probeConfig(config, timeoutMs), silentLogger());
+/** One API's check: fails without its URL; otherwise asks once through a client of its own and says what it got. */
+async function apiCheck<C extends { close(): Promise<void> }>(check: {
+  part: string;
+  url: string | undefined;
+  unset: string;
+  /** The settings a user sets when unset, or checks when refused. */
+  settings: string;
+  timeoutMs: number;
+  open: () => C;
+  probe: (client: C) => Promise<string>;
+}): Promise<Omit<CheckResult, 'ms'>> {
+  const { part, settings } = check;
+  if (!check.url) return { part, status: 'fail', text: check.unset, fix: `set ${settings}` };
+  const client = check.open();
   try {
-    return await withTimeout(timeoutMs * 2 + 1000, async () => {
-      // One public-key call and one private call (both keys): a 404 for an order id that cannot exist proves the keys.
-      const currencies = await client.currencies();
-      const order = await client.getOrder('ramp-recon-doctor-probe');
-      return {
-        part,
-        status: 'ok' as const,
-        text:
-          `${config.partner.apiUrl}: public key accepted (GET /currencies ${currencies.status}), ` +
-          `private key accepted (GET /orders/{id} ${order?.response.status ?? 404})`,
-      };
-    });
+    const text = await withTimeout(check.timeoutMs, () => check.probe(client));
+    return { part, status: 'ok', text: `${check.url}: ${text}` };
   } catch (err) {
-    return {
-      part,
-      status: 'fail',
-      text: message(err).replace(/; check .*$/, ''),
-      fix: 'check PARTNER_API_URL, PARTNER_PUBLIC_KEY and PARTNER_PRIVATE_KEY',
-    };
+    return { part, status: 'fail', text: message(err).replace(/; check .*$/, ''), fix: `check ${settings}` };
   } finally {
     await client.close();
   }
 }
 
-async function exchangeCheck(config: Config, timeoutMs: number): Promise<Omit<CheckResult, 'ms'>> {
-  const part = 'exchange API';
-  if (!config.exchange.apiUrl)
-    return {
-      part,
-      status: 'fail',
-      text: 'EXCHANGE_API_URL is not set (`run` syncs the exchange)',
-      fix: 'set EXCHANGE_API_URL and EXCHANGE_API_TOKEN',
-    };
-  const client = exchangeClientFromConfig(probeConfig(config, timeoutMs), silentLogger());
-  try {
-    return await withTimeout(timeoutMs + 1000, async () => {
-      const accounts = await client.accounts();
-      return {
-        part,
-        status: 'ok' as const,
-        text: `${config.exchange.apiUrl}: token accepted (GET /accounts ${accounts.status})`,
-      };
-    });
-  } catch (err) {
-    return {
-      part,
-      status: 'fail',
-      text: message(err).replace(/; check .*$/, ''),
-      fix: 'check EXCHANGE_API_URL and EXCHANGE_API_TOKEN',
-    };
-  } finally {
-    await client.close();
-  }
+function partnerCheck(config: Config, timeoutMs: number): Promise<Omit<CheckResult, 'ms'>> {
+  return apiCheck({
+    part: 'partner API',
+    url: config.partner.apiUrl,
+    unset: 'PARTNER_API_URL is not set (`run` syncs partner orders)',
+    settings: 'PARTNER_API_URL, PARTNER_PUBLIC_KEY and PARTNER_PRIVATE_KEY',
+    timeoutMs: timeoutMs * 2 + 1000,
+    open: () => partnerClientFromConfig(probeConfig(config, timeoutMs), silentLogger()),
+    // One public-key call and one private call (both keys): a 404 for an order id that cannot exist proves the keys.
+    probe: async (client) => {
+      const currencies = await client.currencies();
+      const order = await client.getOrder('ramp-recon-doctor-probe');
+      return (
+        `public key accepted (GET /currencies ${currencies.status}), ` +
+        `private key accepted (GET /orders/{id} ${order?.response.status ?? 404})`
+      );
+    },
+  });
+}
+
+function exchangeCheck(config: Config, timeoutMs: number): Promise<Omit<CheckResult, 'ms'>> {
+  return apiCheck({
+    part: 'exchange API',
+    url: config.exchange.apiUrl,
+    unset: 'EXCHANGE_API_URL is not set (`run` syncs the exchange)',
+    settings: 'EXCHANGE_API_URL and EXCHANGE_API_TOKEN',
+    timeoutMs: timeoutMs + 1000,
+    open: () => exchangeClientFromConfig(probeConfig(config, timeoutMs), silentLogger()),
+    probe: async (client) => `token accepted (GET /accounts ${(await client.accounts()).status})`,
+  });
 }
 
 async function smtpCheck(config: Config, timeoutMs: number): Promise<Omit<CheckResult, 'ms'>> {

@@ -27,6 +27,7 @@ import type {
   BreakRef,
   Changes,
   FeeDayRec,
+  RollFigures,
   StoredRuleResult,
   RunInfo,
   StageInfo,
@@ -222,24 +223,23 @@ export function finishedTime(run: Pick<RunInfo, 'finishedAt' | 'stages'>): {
   return { label: 'Finished (UTC)', at: null, note: 'not finished when this workbook was written' };
 }
 
-/** One currency's roll-forward over the whole period (the run's snapshot pairs chained). */
-export interface BalanceTotal {
-  currency: string;
-  opening: Decimal;
-  deposits: Decimal;
-  withdrawals: Decimal;
-  bought: Decimal;
-  sold: Decimal;
-  fees: Decimal;
-  /** opening + deposits - withdrawals + bought - sold - fees */
-  expectedClosing: Decimal;
-  actualClosing: Decimal;
-  /** actual - expected (the sum of the pairs' residuals when they chain) */
-  residual: Decimal;
-  openingAt: Date | null;
-  closingAt: Date | null;
-  pairs: number;
-}
+/**
+ * One currency's roll-forward over the whole period (the run's snapshot pairs chained): the figures of a
+ * pair's roll, the residual being the sum of the pairs' residuals when they chain.
+ */
+export type BalanceTotal = Pick<
+  RollFigures,
+  | 'currency'
+  | 'opening'
+  | 'deposits'
+  | 'withdrawals'
+  | 'bought'
+  | 'sold'
+  | 'fees'
+  | 'expectedClosing'
+  | 'actualClosing'
+  | 'residual'
+> & { openingAt: Date | null; closingAt: Date | null; pairs: number };
 
 /**
  * Per currency over the run's balance_roll rows: the opening of its first pair, each flow kind
@@ -792,15 +792,7 @@ function balanceTableRows(
         ],
       });
     if (!items.length) rows.push({ cells: ['(no balance snapshot)'], tone: 'muted' });
-    if (rates && items.length)
-      rows.push(
-        ...grandTotal(
-          usdSum(
-            items.map((b) => ({ currency: b.currency, value: b.balance })),
-            rates,
-          ),
-        ),
-      );
+    if (rates && items.length) rows.push(...grandTotal(items, (b) => b.balance, rates));
     return rows;
   }
   const PER_BLOCK = SUMMARY_COLUMNS - 1;
@@ -839,19 +831,16 @@ function balanceTableRows(
     ],
     tone: 'muted',
   });
-  if (rates)
-    rows.push(
-      ...grandTotal(
-        usdSum(
-          table.map((t) => ({ currency: t.currency, value: t.actualClosing })),
-          rates,
-        ),
-      ),
-    );
+  if (rates) rows.push(...grandTotal(table, (t) => t.actualClosing, rates));
   return rows;
 }
 
-function grandTotal(sum: { usd: Decimal; unvalued: string[] }): Row[] {
+/** The USD total of each currency's closing figure, naming the currencies without a rate. */
+function grandTotal<T extends { currency: string }>(items: T[], closing: (item: T) => Decimal, rates: UsdRates): Row[] {
+  const sum = usdSum(
+    items.map((item) => ({ currency: item.currency, value: closing(item) })),
+    rates,
+  );
   const rows: Row[] = [{ cells: ['Total closing USD (all currencies)', amount(sum.usd, 2)], tone: 'bold' }];
   if (sum.unvalued.length)
     rows.push({ cells: [`not included (no USD rate): ${sum.unvalued.join(', ')}`], tone: 'muted' });
