@@ -5,6 +5,8 @@ import { mkdirSync, rmSync, writeFileSync, accessSync, constants } from 'node:fs
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import nodemailer from 'nodemailer';
+import SMTPConnection from 'nodemailer/lib/smtp-connection/index.js';
+import { parseConnectionUrl } from 'nodemailer/lib/shared/index.js';
 import type { Config } from '../config/load.js';
 import { silentLogger } from '../log/logger.js';
 import { openStore, type Store } from '../store/database.js';
@@ -221,17 +223,52 @@ async function smtpCheck(config: Config, timeoutMs: number): Promise<Omit<CheckR
   });
   try {
     await withTimeout(timeoutMs + 1000, () => transport.verify());
-    return {
-      part,
-      status: 'ok',
-      text: `${where}: connected${url.username ? ' and authenticated' : ''} (no mail sent); mail goes from ${config.email.from ?? '?'} to ${config.email.to.join(', ')}`,
-    };
+    const size = await withTimeout(timeoutMs + 1000, () => relaySize(config.smtpUrl!, timeoutMs));
+    const limit = config.email.maxMessageBytes;
+    const sizeText =
+      size === null
+        ? `the relay states no size limit (SIZE); email.maxMessageBytes ${limit}`
+        : `the relay accepts messages up to ${size} bytes (SIZE); email.maxMessageBytes ${limit}`;
+    const connected =
+      `${where}: connected${url.username ? ' and authenticated' : ''} (no mail sent); ` +
+      `mail goes from ${config.email.from ?? '?'} to ${config.email.to.join(', ')}; ${sizeText}`;
+    if (size !== null && size < limit)
+      return {
+        part,
+        status: 'warn',
+        text: connected,
+        fix:
+          `set email.maxMessageBytes to at most ${size}: a larger message is refused by the relay and then sent ` +
+          'again without the workbook',
+      };
+    return { part, status: 'ok', text: connected };
   } catch (err) {
     const secrets = [url.password, decodeURIComponent(url.password)].filter((s) => s.length >= 4);
     const text = secrets.reduce((t, s) => t.split(s).join('********'), message(err));
     return { part, status: 'fail', text: `${where}: ${text}`, fix: 'check SMTP_URL (host, port, user and password)' };
   } finally {
     transport.close();
+  }
+}
+
+/** The relay's SIZE (RFC 1870) from its EHLO answer: the largest message it says it takes, or null without one. */
+async function relaySize(smtpUrl: string, timeoutMs: number): Promise<number | null> {
+  const connection = new SMTPConnection({
+    ...parseConnectionUrl(smtpUrl),
+    connectionTimeout: timeoutMs,
+    greetingTimeout: timeoutMs,
+    socketTimeout: timeoutMs,
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      connection.once('error', reject);
+      connection.connect(() => resolve());
+    });
+    // nodemailer keeps the EHLO answer's SIZE here (and refuses a larger envelope with it); 0 when none was stated.
+    const size = (connection as unknown as { _maxAllowedSize?: number })._maxAllowedSize;
+    return size ? size : null;
+  } finally {
+    connection.close();
   }
 }
 

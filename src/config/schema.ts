@@ -128,6 +128,9 @@ const emailSection = z
   .object({
     from: z.string().min(3).optional(),
     to: z.array(z.string().min(3)).default([]),
+    // What common relays accept (Postfix's default limit is 10,240,000 bytes): a message over it goes without the
+    // workbook instead of bouncing. The whole message counts, base64 attachment and both bodies.
+    maxMessageBytes: z.number().int().min(10_000).max(1_000_000_000).default(10_000_000),
   })
   .strict()
   .prefault({});

@@ -107,6 +107,8 @@ export interface DigestBreak {
  */
 export interface ReportDigest {
   period: string;
+  /** The period was not over when its run started (absent in digests written before this was said). */
+  partial?: boolean;
   attachmentName: string;
   headline: { tone: 'ok' | 'explained' | 'bad'; text: string; detail: string; status: string };
   topBreaks: DigestBreak[];

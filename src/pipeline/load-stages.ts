@@ -2,6 +2,7 @@
 import type { Db } from '../store/database.js';
 import type { JsonSummary } from '../store/run-summary.js';
 import type { StageContext } from '../stages/context.js';
+import type { DeliveryOptions, DeliveryResult } from '../stages/deliver.js';
 import type { Period } from '../domain/period.js';
 
 export type { JsonSummary } from '../store/run-summary.js';
@@ -21,7 +22,7 @@ export interface Stages {
   reconcilePeriod(ctx: StageContext, period: Period): Promise<unknown>;
   jsonSummary(db: Db, account: string, runId: string): Promise<JsonSummary>;
   writeReport(ctx: StageContext, runId: string): Promise<{ path: string; sheets: Record<string, number> }>;
-  deliverRun(ctx: StageContext, runId: string): Promise<{ status: 'sent' | 'skipped' | 'failed'; error?: string }>;
+  deliverRun(ctx: StageContext, runId: string, options?: DeliveryOptions): Promise<DeliveryResult>;
 }
 
 let loaded: Promise<Stages> | undefined;

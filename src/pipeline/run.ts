@@ -4,7 +4,7 @@ import { countOpenBreaks } from '../store/counts.js';
 import { retryOnLostConnection } from '../store/database.js';
 import { mergeStageDetail } from '../store/runs.js';
 import { AppError } from '../errors.js';
-import { addDays } from '../util/dates.js';
+import { addDays, isPartial } from '../util/dates.js';
 import { openBreakCounts } from '../domain/index.js';
 import type { Period } from '../domain/period.js';
 import { executeRun, skipStage, type RunDeps } from './execute.js';
@@ -105,7 +105,10 @@ export async function runPipeline(
               );
             return sent;
           },
-          (sent) => ({ status: sent.status }),
+          (sent) => ({
+            status: sent.status,
+            ...(sent.withoutWorkbook ? { withoutWorkbook: sent.withoutWorkbook } : {}),
+          }),
         );
     },
   );
@@ -120,7 +123,7 @@ export async function runPipeline(
       { error: err instanceof Error ? err.message : String(err) },
       'could not read the run back for its summary; printing what the run knows',
     );
-    return fallbackSummary(outcome.runId, period);
+    return fallbackSummary(outcome.runId, period, options.now ?? new Date());
   });
   return {
     runId: outcome.runId,
@@ -134,11 +137,12 @@ export async function runPipeline(
 }
 
 /** The JSON summary of a failed run whose row cannot be read (the database is gone): no counts, no breaks. */
-export function fallbackSummary(runId: string, period: Period): JsonSummary {
+export function fallbackSummary(runId: string, period: Period, startedAt: Date): JsonSummary {
   return {
     runId,
     status: 'failed',
     period: { from: period.from, to: period.to },
+    partial: isPartial(period, startedAt),
     counts: {
       partnerOrders: 0,
       fills: 0,

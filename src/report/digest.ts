@@ -6,7 +6,7 @@ import { MS_PER_DAY } from '../util/dates.js';
 import type { OpenBreakCounts, ReportedBreak } from '../domain/index.js';
 import { amountAtStake, breakSentence } from '../rules/describe.js';
 import type { DigestBreak, ReportDigest, RunInfo } from '../domain/index.js';
-import { headline, periodLabel } from './summary.js';
+import { headline, partialRun, periodLabel } from './summary.js';
 import { lateDigest } from './late-data.js';
 import type { UsdRates } from './usd-rates.js';
 
@@ -80,7 +80,10 @@ export function topBreaks(
 
 /** The digest stored with the workbook (run.report_digest): what `deliver` sends, now or later. */
 export function buildDigest(input: {
-  run: Pick<RunInfo, 'periodFrom' | 'periodTo' | 'status' | 'failedStage' | 'ruleResults' | 'error' | 'lateBreaks'>;
+  run: Pick<
+    RunInfo,
+    'periodFrom' | 'periodTo' | 'startedAt' | 'status' | 'failedStage' | 'ruleResults' | 'error' | 'lateBreaks'
+  >;
   openBreaks: readonly ReportedBreak[];
   counts: OpenBreakCounts;
   rates: UsdRates;
@@ -90,6 +93,7 @@ export function buildDigest(input: {
   const head = headline(input.run, input.counts);
   return {
     period: periodLabel(input.run.periodFrom, input.run.periodTo),
+    partial: partialRun(input.run),
     attachmentName: input.attachmentName,
     headline: { tone: head.tone, text: head.text, detail: head.detail, status: head.status },
     topBreaks: topBreaks(input.openBreaks, input.rates, input.now),

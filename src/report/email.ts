@@ -4,7 +4,7 @@
 import type { OpenBreakCounts, PeriodSplit } from '../domain/index.js';
 import { ruleTitle } from '../rules/describe.js';
 import type { DigestBreak, ReportDigest, RunInfo } from '../domain/index.js';
-import { CARRIED_OVER_MEANING, COUNT_LABELS, EXPLAINED_MEANING, ruleStatusNote } from './summary.js';
+import { CARRIED_OVER_MEANING, COUNT_LABELS, EXPLAINED_MEANING, PARTIAL_MEANING, ruleStatusNote } from './summary.js';
 import { LATE_MEANING, lateLine, lateSentence } from './late-data.js';
 
 export interface MessageInput {
@@ -14,6 +14,8 @@ export interface MessageInput {
   /** The banner, status and breaks in words of the attached workbook (run.report_digest, buildDigest). */
   digest: ReportDigest;
   attachmentName: string;
+  /** Set when the workbook does not go with the message: why, and where it is. */
+  notAttached?: { reason: string; path: string; host: string };
 }
 
 export interface Message {
@@ -32,7 +34,7 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
  */
 export function messageSubject(digest: ReportDigest, counts: OpenBreakCounts): string {
   const failed = digest.headline.status.startsWith('failed') ? ', run failed' : '';
-  const period = `ramp-recon ${digest.period}`;
+  const period = `ramp-recon ${digest.period}${digest.partial ? ' (partial)' : ''}`;
   if (counts.total === 0)
     return digest.headline.tone === 'ok'
       ? `${period}: reconciled, no open breaks`
@@ -88,6 +90,8 @@ export function buildMessage(input: MessageInput): Message {
   const lines = [
     head.text,
     head.detail,
+    ...(digest.partial ? [`Period ${digest.period}: ${PARTIAL_MEANING}`] : []),
+    ...(input.notAttached ? ['', notAttachedSentence(input.attachmentName, input.notAttached)] : []),
     `Status: ${head.status}`,
     '',
     `Open breaks: ${counts.total} (${bySeverity(counts, 'total')})`,
@@ -111,7 +115,7 @@ export function buildMessage(input: MessageInput): Message {
     ...figures.map(([label, value]) => `${label}: ${value}`),
     ...(notChecked.length ? ['', `Not checked in this run: ${notChecked.join('; ')}`] : []),
     '',
-    `Run ${run.id}, period ${digest.period}. The workbook ${input.attachmentName} is attached; its Summary sheet has the balances, totals, rules and assumptions, its Breaks sheet every open break ("This period?" tells them apart).`,
+    `Run ${run.id}, period ${digest.period}. ${workbookSentence(input)}`,
   ];
   const text = `${lines.join('\n')}\n`;
 
@@ -126,6 +130,7 @@ export function buildMessage(input: MessageInput): Message {
     '<!doctype html><html><body style="font-family:Arial,Helvetica,sans-serif;font-size:14px">',
     `<p style="font-size:18px;font-weight:bold;color:${colour};background:${background};padding:8px">${esc(head.text)}</p>`,
     `<p>${esc(head.detail)}</p>`,
+    digest.partial ? `<p style="color:#7F4F00">Period ${esc(digest.period)}: ${esc(PARTIAL_MEANING)}</p>` : '',
     `<p>Status: ${esc(head.status)}</p>`,
     table,
     row(['Open breaks', 'Open', 'Of this period', 'Carried over'], true),
@@ -158,10 +163,32 @@ export function buildMessage(input: MessageInput): Message {
     ...figures.map(([label, value]) => row([label, value])),
     '</table>',
     notChecked.length ? `<p>Not checked in this run: ${esc(notChecked.join('; '))}</p>` : '',
-    `<p style="color:#555">Run ${esc(run.id)}, period ${esc(digest.period)}. The workbook <b>${esc(input.attachmentName)}</b> is attached; its Summary sheet has the balances, totals, rules and assumptions, its Breaks sheet every open break ("This period?" tells them apart).</p>`,
+    input.notAttached
+      ? `<p style="font-weight:bold;color:#7F4F00;background:#FFEB9C;padding:8px">${esc(notAttachedSentence(input.attachmentName, input.notAttached))}</p>`
+      : '',
+    `<p style="color:#555">Run ${esc(run.id)}, period ${esc(digest.period)}. ${esc(workbookSentence(input))}</p>`,
     '</body></html>',
   ].join('\n');
   return { subject, text, html };
+}
+
+const SHEETS_SENTENCE =
+  'its Summary sheet has the balances, totals, rules and assumptions, its Breaks sheet every open break ' +
+  '("This period?" tells them apart).';
+
+/** The closing sentence about the workbook: attached, or where it is. */
+function workbookSentence(input: MessageInput): string {
+  return input.notAttached
+    ? `The workbook ${input.attachmentName} is not attached (see above); ${SHEETS_SENTENCE}`
+    : `The workbook ${input.attachmentName} is attached; ${SHEETS_SENTENCE}`;
+}
+
+/** "The workbook X is not attached: <reason>. It is on <host> at <path>; ..." */
+export function notAttachedSentence(name: string, why: { reason: string; path: string; host: string }): string {
+  return (
+    `The workbook ${name} is not attached: ${why.reason}. It is on ${why.host} at ${why.path}; ` +
+    'everything in this message is taken from it.'
+  );
 }
 
 const splitCells = (s: PeriodSplit) => [String(s.total), String(s.inPeriod), String(s.carriedOver)];

@@ -8,7 +8,7 @@ import {
   type RequestTotals,
   type RunRequests,
 } from '../http/meter.js';
-import { addDays } from '../util/dates.js';
+import { addDays, isPartial } from '../util/dates.js';
 import { Decimal, ZERO } from '../decimal/decimal.js';
 import { amount, day, type Cell, type Row, type SheetSpec, type Tone } from './cells.js';
 import {
@@ -107,6 +107,15 @@ export function periodLabel(from: string, toExclusive: string): string {
   const last = addDays(toExclusive, -1);
   return last <= from ? from : `${from} to ${last}`;
 }
+
+/** A run whose period was not over when it started (the period includes that UTC day): its records were still arriving. */
+export function partialRun(run: { periodFrom: string; periodTo: string; startedAt: Date }): boolean {
+  return isPartial({ from: run.periodFrom, to: run.periodTo }, run.startedAt);
+}
+
+/** What the Summary, the e-mail and the CLI say of a partial period. */
+export const PARTIAL_MEANING =
+  'partial: the period was not over when the run started (it includes that UTC day); its records were still arriving';
 
 /**
  * `ramp-recon_2026-11-21_<runId>.xlsx`, `ramp-recon_2026-11-18_to_2026-11-21_<runId>.xlsx`: the period label, no
@@ -405,6 +414,7 @@ export function summaryRows(input: SummaryInput): Row[] {
       run.periodTo > addDays(run.periodFrom, 1) ? 'both days included' : 'one UTC day',
     ),
   );
+  if (partialRun(run)) rows.push({ cells: ['', PARTIAL_MEANING], cellTones: { 1: 'medium' } });
   rows.push(pair('Run id', run.id));
   rows.push({
     cells: ['Status', head.status],

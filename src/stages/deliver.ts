@@ -1,7 +1,10 @@
 /** The deliver stage: e-mails the run's workbook (writing it first if missing) and records the outcome on the run. */
-import { access } from 'node:fs/promises';
+import { access, stat } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { basename } from 'node:path';
 import nodemailer from 'nodemailer';
+import type Mail from 'nodemailer/lib/mailer/index.js';
+import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import type { StageContext } from './context.js';
 import { writeReport } from './report.js';
 import { openBreaksOfRun } from '../store/breaks.js';
@@ -19,7 +22,16 @@ export interface DeliveryResult {
   status: 'sent' | 'skipped' | 'failed';
   error?: string;
   messageId?: string;
+  /** Sent without the workbook: why (over email.maxMessageBytes, refused by the relay for its size, or asked). */
+  withoutWorkbook?: string;
 }
+
+export interface DeliveryOptions {
+  /** false: send the message without the workbook (`deliver --no-attachment`). */
+  attach?: boolean;
+}
+
+const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 
 /** SMTP timeouts: a hung server must fail the delivery (and leave the run undelivered), not the night. */
 const SMTP_TIMEOUTS = { connectionTimeout: 30_000, greetingTimeout: 30_000, socketTimeout: 60_000 };
@@ -29,7 +41,11 @@ const SMTP_TIMEOUTS = { connectionTimeout: 30_000, greetingTimeout: 30_000, sock
  * the file, so `ramp-recon deliver <runId>` can send it again; a missing file is written again
  * first. Without SMTP_URL delivery is skipped with one log line.
  */
-export async function deliverRun(ctx: StageContext, runId: string): Promise<DeliveryResult> {
+export async function deliverRun(
+  ctx: StageContext,
+  runId: string,
+  options: DeliveryOptions = {},
+): Promise<DeliveryResult> {
   const log = ctx.logger.child({ stage: 'deliver', runId });
   const { smtpUrl } = ctx.config;
   if (!smtpUrl) {
@@ -71,31 +87,59 @@ export async function deliverRun(ctx: StageContext, runId: string): Promise<Deli
       attachmentName,
     });
   }
-  const message = buildMessage({ run, counts, digest, attachmentName });
-
+  const where = { path, host: hostname() };
   const from = ctx.config.email.from;
   const to = ctx.config.email.to;
+  const limit = ctx.config.email.maxMessageBytes;
   try {
     if (!from || to.length === 0) throw new Error('email.from and email.to must be configured to deliver');
-    const transport = nodemailer.createTransport({ url: smtpUrl, ...SMTP_TIMEOUTS });
-    try {
-      const info = await transport.sendMail({
+    const mailOf = (notAttached?: string): Mail.Options => {
+      const message = buildMessage({
+        run,
+        counts,
+        digest,
+        attachmentName,
+        ...(notAttached ? { notAttached: { reason: notAttached, ...where } } : {}),
+      });
+      return {
         from,
         to,
         subject: message.subject,
         text: message.text,
         html: message.html,
-        attachments: [
-          {
-            filename: attachmentName,
-            path,
-            contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
-          },
-        ],
-      });
+        attachments: notAttached ? [] : [{ filename: attachmentName, path: where.path, contentType: XLSX_TYPE }],
+      };
+    };
+    // Measured before it is sent: a message a relay would refuse goes without the workbook, never bounces.
+    let withoutWorkbook =
+      options.attach === false
+        ? 'sent without it on request (`ramp-recon deliver --no-attachment`)'
+        : await overLimit(mailOf(), where.path, limit);
+    const transport = nodemailer.createTransport({ url: smtpUrl, ...SMTP_TIMEOUTS });
+    try {
+      let info;
+      try {
+        info = await transport.sendMail(mailOf(withoutWorkbook));
+      } catch (err) {
+        if (withoutWorkbook || !isSizeRefusal(err)) throw err;
+        // The relay's own limit is below email.maxMessageBytes: say so and send the message without the workbook.
+        withoutWorkbook =
+          `the mail relay refused the message with it (${megabytes(await messageBytes(mailOf()))}) as too large: ` +
+          `${scrub(refusalText(err))}; set email.maxMessageBytes below the relay's limit (\`ramp-recon doctor\` shows it)`;
+        log.warn(
+          { reason: withoutWorkbook },
+          'the relay refused the message for its size: sending it without the workbook',
+        );
+        info = await transport.sendMail(mailOf(withoutWorkbook));
+      }
       await recordDelivery(db, runId, { delivered: true });
-      log.info({ to, subject: message.subject, messageId: info.messageId }, 'report delivered');
-      return { status: 'sent', messageId: info.messageId };
+      if (withoutWorkbook)
+        log.warn(
+          { to, messageId: info.messageId, reason: withoutWorkbook, path: where.path },
+          'report delivered without the workbook',
+        );
+      else log.info({ to, messageId: info.messageId }, 'report delivered');
+      return { status: 'sent', messageId: info.messageId, ...(withoutWorkbook ? { withoutWorkbook } : {}) };
     } finally {
       transport.close();
     }
@@ -105,6 +149,47 @@ export async function deliverRun(ctx: StageContext, runId: string): Promise<Deli
     log.warn({ error, path }, `delivery failed; the report is kept, retry with \`ramp-recon deliver ${runId}\``);
     return { status: 'failed', error };
   }
+}
+
+/**
+ * Why the message with the workbook may not be sent (it would be over `limit` bytes), or undefined when it fits. The
+ * workbook's base64 alone is a lower bound, so a workbook far over the limit is never encoded to be measured.
+ */
+async function overLimit(mail: Mail.Options, path: string, limit: number): Promise<string | undefined> {
+  const base64 = Math.ceil((await stat(path)).size / 3) * 4;
+  const bytes = base64 > limit ? base64 : await messageBytes(mail);
+  if (bytes <= limit) return undefined;
+  const size =
+    base64 > limit
+      ? `the workbook alone takes ${megabytes(bytes)} in a message`
+      : `the message with it would be ${megabytes(bytes)}`;
+  return `${size}, over email.maxMessageBytes (${megabytes(limit)}, what the mail relay is taken to accept)`;
+}
+
+/** The message's size on the wire (MIME, base64 attachment), counted as it streams, never held whole. */
+async function messageBytes(mail: Mail.Options): Promise<number> {
+  let bytes = 0;
+  for await (const chunk of new MailComposer(mail).compile().createReadStream()) bytes += (chunk as Buffer).length;
+  return bytes;
+}
+
+/** "12.3 MB", "85 kB": decimal units, as relays state their limits. */
+const megabytes = (bytes: number) =>
+  bytes >= 1_000_000 ? `${(bytes / 1_000_000).toFixed(1)} MB` : `${Math.ceil(bytes / 1_000)} kB`;
+
+/** 552 (RFC 5321: exceeded storage allocation), 5.3.4 (RFC 3463: message too big), or nodemailer's SIZE check. */
+function isSizeRefusal(err: unknown): boolean {
+  const e = err as { responseCode?: number; response?: string; code?: string; message?: string };
+  return (
+    e.responseCode === 552 ||
+    /\b5\.3\.4\b/.test(e.response ?? '') ||
+    (e.code === 'EMESSAGE' && /size/i.test(e.message ?? ''))
+  );
+}
+
+function refusalText(err: unknown): string {
+  const e = err as { response?: string; message?: string };
+  return (e.response ?? e.message ?? String(err)).trim();
 }
 
 /**

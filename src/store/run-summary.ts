@@ -1,6 +1,7 @@
 /** The `--json` run summary (docs/apis.md "JSON summary"): the run's counts and requests, every open break as a projection
  * of Break, and their counts.
  */
+import { isPartial } from '../util/dates.js';
 import type { Db } from './database.js';
 import {
   lateCounts,
@@ -56,6 +57,8 @@ export interface JsonSummary {
   runId: string;
   status: string;
   period: { from: string | null; to: string | null };
+  /** The period was not over when the run started (it includes that day, UTC): its records were still arriving. */
+  partial: boolean;
   counts: RunCounts;
   /** The API requests the run made, per API and endpoint (run.requests, src/http/meter.ts). */
   requests: RunRequests;
@@ -124,6 +127,9 @@ export async function jsonSummary(db: Db, account: string, runId: string): Promi
     runId: run.id,
     status: run.status,
     period: { from: run.period_from, to: run.period_to },
+    partial:
+      run.period_to !== null &&
+      isPartial({ from: run.period_from ?? run.period_to, to: run.period_to }, run.started_at),
     counts: readCounts(run.counts),
     requests: parseRunRequests(run.requests),
     breaks: breaks.map(summaryBreak),

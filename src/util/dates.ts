@@ -55,7 +55,21 @@ export function parsePeriod(input: { from?: string; to?: string }, now: Date): P
   const from = input.from ?? (input.to ? addDays(input.to, -1) : fallback.from);
   const to = input.to ?? (input.from ? addDays(input.from, 1) : fallback.to);
   if (from >= to) throw new PeriodError([`--from ${from} must be before --to ${to} (--to is exclusive)`]);
+  // A period that has not begun has nothing to reconcile: a clean report about it would be a false one.
+  const today = toDay(now);
+  if (from > today)
+    throw new PeriodError([
+      `--from ${from} is after today (${today} UTC): that period has not begun, nothing to reconcile`,
+    ]);
   return { from, to };
+}
+
+/**
+ * Whether the period is not over at `now`: it includes today (UTC) or a later day, so its records are still arriving
+ * and its report says so (partial).
+ */
+export function isPartial(period: Period, now: Date): boolean {
+  return period.to > toDay(now);
 }
 
 /** A bad --from/--to: a usage error (exit 2). */

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { childEnv, freePort, runCli } from './helpers.js';
+import { addDays, toDay } from '../../src/util/dates.js';
 
 describe('CLI conventions: one-line errors that say what to do', () => {
   const dir = mkdtempSync(join(tmpdir(), 'rr-cli-conv-'));
@@ -35,6 +36,19 @@ describe('CLI conventions: one-line errors that say what to do', () => {
     expect(command.stderr).toBe(
       "ramp-recon: error: unknown command 'reconcle' (did you mean reconcile?); see ramp-recon --help\n",
     );
+  });
+
+  it('a period that has not begun is refused in one line, exit 2, by every command that takes one', async () => {
+    const tomorrow = addDays(toDay(new Date()), 1);
+    for (const command of ['run', 'sync', 'reconcile']) {
+      const r = await runCli([command, '--from', tomorrow], env);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(
+        new RegExp(
+          `^ramp-recon: error: --from ${tomorrow} is after today \\(\\d{4}-\\d{2}-\\d{2} UTC\\): that period has not begun, nothing to reconcile\n$`,
+        ),
+      );
+    }
   });
 
   it('a bad cron, a fee rate as a number and a JSON syntax error name the key, the value and the fix (line and column for JSON)', async () => {

@@ -40,6 +40,8 @@ describe.each(storeKinds)('ramp-recon doctor [%s]', (kind) => {
     smtpPort = await freePort();
     // The test SMTP server wants a login, as a real relay does: doctor must authenticate without sending.
     smtp = new SMTPServer({
+      // Its EHLO states SIZE 5000000, as a relay with a limit does: doctor reports it.
+      size: 5_000_000,
       authOptional: false,
       disabledCommands: ['STARTTLS'],
       onAuth: (auth, _session, cb) =>
@@ -93,7 +95,10 @@ describe.each(storeKinds)('ramp-recon doctor [%s]', (kind) => {
     const port = await freePort();
     const r = await doctor(
       {},
-      { email: { from: 'recon@example.com', to: ['finance@example.com'] }, webhooks: { port, host: '127.0.0.1' } },
+      {
+        email: { from: 'recon@example.com', to: ['finance@example.com'], maxMessageBytes: 4_000_000 },
+        webhooks: { port, host: '127.0.0.1' },
+      },
     );
     expect(r.code, brief(r.stderr)).toBe(0);
     expect(r.ok).toBe(true);
@@ -120,8 +125,19 @@ describe.each(storeKinds)('ramp-recon doctor [%s]', (kind) => {
     );
     expect(r.part('partner API')?.text).toMatch(/public key accepted .*private key accepted/);
     expect(r.part('SMTP')?.text).toMatch(/connected and authenticated \(no mail sent\)/);
+    expect(r.part('SMTP')?.text).toMatch(
+      /the relay accepts messages up to 5000000 bytes \(SIZE\); email\.maxMessageBytes 4000000$/,
+    );
     expect(r.stdout).not.toContain('mail-secret-42');
-  }, 60_000);
+
+    // The default limit (10 MB) is above the relay's: a warning with the value to set, not a failure.
+    const over = await doctor({}, { email: { from: 'recon@example.com', to: ['finance@example.com'] } });
+    expect(over.code, brief(over.stderr)).toBe(0);
+    expect(over.part('SMTP')).toMatchObject({
+      status: 'warn',
+      fix: expect.stringMatching(/^set email\.maxMessageBytes to at most 5000000/),
+    });
+  }, 90_000);
 
   it('names the part that fails and what to do: a closed database port, a closed API port, a refused API key, a wrong SMTP password, a port in use; exit 2', async () => {
     const closed = await freePort();

@@ -88,7 +88,11 @@ describeEachStore('deliver over SMTP', (t) => {
     return {
       ...base,
       smtpUrl: `smtp://recon:${PASSWORD}@127.0.0.1:${port}`,
-      email: { from: 'recon@example.com', to: ['finance@example.com', 'treasury@example.com'] },
+      email: {
+        from: 'recon@example.com',
+        to: ['finance@example.com', 'treasury@example.com'],
+        maxMessageBytes: 10_000_000,
+      },
     };
   };
 

@@ -49,7 +49,7 @@ describe('config errors a person can act on', () => {
 
   it('an unknown key with nothing close lists the known keys', () => {
     const [problem] = problemsFor(JSON.stringify({ email: { zzzzzz: 1 } }));
-    expect(problem).toBe('config key email.zzzzzz: unknown key (known keys of email: from, to)');
+    expect(problem).toBe('config key email.zzzzzz: unknown key (known keys of email: from, to, maxMessageBytes)');
   });
 
   it('rejects the cron expression and time zone that `schedule` would reject, so `config check` agrees with it', () => {

@@ -16,6 +16,7 @@ import {
   feeDays,
   finishedTime,
   headline,
+  PARTIAL_MEANING,
   periodLabel,
   reportFileNameOf,
   stagesInRunOrder,
@@ -303,9 +304,41 @@ describe('message', () => {
     expect(m.html).toContain('NOT RECONCILED');
     expect(m.html).toContain('x.xlsx');
     expect(message(makeRun(), []).subject).toBe('ramp-recon 2026-11-01: reconciled, no open breaks');
-    expect(message(makeRun({ periodTo: '2026-11-05' }), []).subject).toBe(
+    expect(message(makeRun({ periodTo: '2026-11-05', startedAt: new Date('2026-11-05T02:00:00Z') }), []).subject).toBe(
       'ramp-recon 2026-11-01 to 2026-11-04: reconciled, no open breaks',
     );
+  });
+  it('marks a period that was not over when its run started as partial, in the subject, both bodies and the Summary', () => {
+    // started on the period's own day: its records were still arriving
+    const partial = makeRun({ startedAt: new Date('2026-11-01T18:00:00Z') });
+    const m = message(partial, [makeBreak({ severity: 'high' })]);
+    expect(m.subject).toBe('ramp-recon 2026-11-01 (partial): 1 open break (1 this period, 0 carried over)');
+    expect(m.text).toContain(`Period 2026-11-01: ${PARTIAL_MEANING}`);
+    expect(m.html).toContain('its records were still arriving');
+    const rows = summaryRows(summaryInput(partial, []));
+    expect(rows.find((r) => r.cells[1] === PARTIAL_MEANING)?.cellTones).toEqual({ 1: 'medium' });
+    // started the next day: complete
+    const complete = makeRun({ startedAt: new Date('2026-11-02T00:00:00Z') });
+    expect(message(complete, []).subject).toBe('ramp-recon 2026-11-01: reconciled, no open breaks');
+    expect(summaryRows(summaryInput(complete, [])).some((r) => r.cells[1] === PARTIAL_MEANING)).toBe(false);
+  });
+  it('without the workbook says why and where it is, in both bodies, instead of "attached"', () => {
+    const run = makeRun();
+    const counts = openBreakCounts([]);
+    const digest = buildDigest({ run, openBreaks: [], counts, rates: RATES, now: NOW, attachmentName: 'w.xlsx' });
+    const why = {
+      reason: 'the message with it would be 12.3 MB, over email.maxMessageBytes',
+      path: '/r/w.xlsx',
+      host: 'h1',
+    };
+    const m = buildMessage({ run, counts, digest, attachmentName: 'w.xlsx', notAttached: why });
+    const sentence =
+      'The workbook w.xlsx is not attached: the message with it would be 12.3 MB, over email.maxMessageBytes. ' +
+      'It is on h1 at /r/w.xlsx; everything in this message is taken from it.';
+    expect(m.text).toContain(sentence);
+    expect(m.html).toContain(sentence);
+    expect(m.text).not.toContain('is attached');
+    expect(message(run, [], 'w.xlsx').text).toContain('The workbook w.xlsx is attached;');
   });
   it('says when breaks are explained, all of them or some, and when the run failed', () => {
     const all = message(makeRun(), [

@@ -12,13 +12,14 @@ export function register(program: Command): void {
     .command('deliver')
     .description(COMMAND_INFO['deliver'].description)
     .argument('<runId>', 'run id, as `ramp-recon runs` lists it')
+    .option('--no-attachment', 'send the message without the workbook (it says where the workbook is)')
     .addHelpText(
       'after',
       '\nExit codes: 0 sent, 1 the send failed (the run stays undelivered), 2 bad usage, SMTP not configured or ' +
         'unknown run id',
     )
     .action(
-      action(async (runId: string, _opts: unknown, command: Command) => {
+      action(async (runId: string, opts: { attachment: boolean }, command: Command) => {
         const { config, logger } = createContext(command);
         if (!config.smtpUrl)
           throw new ConfigError([
@@ -32,10 +33,12 @@ export function register(program: Command): void {
           const result = await deliverRun(
             { store, config, logger: logger.child({ runId }), runId, now: new Date() },
             runId,
+            { attach: opts.attachment },
           );
           if (result.status === 'sent') {
             await completeRedeliveredRun(store.db, runId, started);
-            process.stdout.write(`run ${runId} delivered to ${config.email.to.join(', ')}\n`);
+            const without = result.withoutWorkbook ? ` without the workbook: ${result.withoutWorkbook}` : '';
+            process.stdout.write(`run ${runId} delivered to ${config.email.to.join(', ')}${without}\n`);
             return EXIT.ok;
           }
           process.stderr.write(`ramp-recon: failed:\n  run ${runId} not delivered: ${result.error ?? result.status}\n`);

@@ -2,7 +2,7 @@
  * shares.
  */
 import { COMMAND_INFO } from './info.js';
-import { periodLabel } from '../../report/summary.js';
+import { PARTIAL_MEANING, periodLabel } from '../../report/summary.js';
 import { lateSentence } from '../../report/late-data.js';
 import { Command } from 'commander';
 import { requireSources, type Config } from '../../config/load.js';
@@ -89,7 +89,8 @@ export function describeResult(result: PipelineResult): string {
   const s = result.summary;
   const lines = [
     `run ${result.runId} ${result.status}${result.failedStage ? ` in stage ${result.failedStage}: ${result.error ?? ''}` : ''}`,
-    `  period      ${s.period.from && s.period.to ? periodLabel(s.period.from, s.period.to) : 'none'}`,
+    `  period      ${s.period.from && s.period.to ? periodLabel(s.period.from, s.period.to) : 'none'}` +
+      (s.partial ? ` (${PARTIAL_MEANING})` : ''),
     `  open breaks ${result.openBreaks}${s.breakCounts ? ` (${s.breakCounts.inPeriod} of this period, ${s.breakCounts.carriedOver} carried over)` : ''}`,
     `  counts      ${Object.entries(s.counts)
       .map(([k, v]) => `${k} ${String(v)}`)

@@ -1,0 +1,181 @@
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SMTPServer } from 'smtp-server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox } from '../../sandbox/index.js';
+import { addDays, toDay } from '../../src/util/dates.js';
+import { createTestStore, storeKinds, type TestStore } from '../helpers/db.js';
+import { attachment, header, textPart } from '../helpers/mime.js';
+import { brief, childEnv, freePort, runCli } from './helpers.js';
+
+type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
+
+/** The small relay's limit, as its EHLO states it (SIZE) and as it enforces it: 552 5.3.4 after DATA, as Postfix does. */
+const RELAY_LIMIT = 60_000;
+/** A relay that takes this workbook. */
+const LARGE_RELAY_LIMIT = 5_000_000;
+
+interface Mail {
+  raw: string;
+  bytes: number;
+}
+
+/** A relay with a size limit: it takes what fits and refuses the rest after DATA, counting both. */
+async function startRelay(port: number, limit: number) {
+  const accepted: Mail[] = [];
+  const refused: number[] = [];
+  const server = new SMTPServer({
+    size: limit,
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
+    onData(stream, _session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (d: Buffer) => chunks.push(d));
+      stream.on('end', () => {
+        const bytes = chunks.reduce((n, c) => n + c.length, 0);
+        if ((stream as unknown as { sizeExceeded?: boolean }).sizeExceeded) {
+          refused.push(bytes);
+          const err = new Error('5.3.4 Message size exceeds fixed limit') as Error & { responseCode: number };
+          err.responseCode = 552;
+          callback(err);
+          return;
+        }
+        accepted.push({ raw: Buffer.concat(chunks).toString('latin1'), bytes });
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+  return { accepted, refused, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+for (const kind of storeKinds)
+  describe(`a mailed report that never bounces: a relay with a size limit [${kind}]`, { timeout: 240_000 }, () => {
+    let sandbox: Sandbox;
+    let pg: TestStore | undefined;
+    let dir: string;
+    let env: NodeJS.ProcessEnv;
+    let relay: Awaited<ReturnType<typeof startRelay>>;
+    let largeRelay: Awaited<ReturnType<typeof startRelay>>;
+    let largePort: number;
+    const today = toDay(new Date());
+    const periodArgs = ['--from', addDays(today, -2), '--to', today];
+    const configWith = (maxMessageBytes?: number) => {
+      const file = join(dir, `config-${maxMessageBytes ?? 'default'}.json`);
+      writeFileSync(
+        file,
+        JSON.stringify({
+          partner: { feeRate: sandbox.partnerFeeRate ?? '0.01' },
+          email: { from: 'recon@example.com', to: ['finance-ops@example.com'], maxMessageBytes },
+        }),
+      );
+      return { ...env, RAMP_RECON_CONFIG: file };
+    };
+
+    beforeAll(async () => {
+      sandbox = await startSandbox({
+        seed: 5,
+        days: 2,
+        ordersPerDay: 40,
+        fillsPerOrder: 2,
+        discrepancies: true,
+        live: false,
+        faults: 'none',
+      });
+      dir = mkdtempSync(join(tmpdir(), 'rr-e2e-size-'));
+      if (kind === 'postgres') pg = await createTestStore('postgres');
+      const port = await freePort();
+      relay = await startRelay(port, RELAY_LIMIT);
+      largePort = await freePort();
+      largeRelay = await startRelay(largePort, LARGE_RELAY_LIMIT);
+      env = childEnv({
+        ...sandbox.env,
+        RAMP_RECON_DATA_DIR: join(dir, 'data'),
+        REPORTS_DIR: join(dir, 'reports'),
+        DATABASE_URL: pg?.url,
+        SMTP_URL: `smtp://127.0.0.1:${port}`,
+        LOG_LEVEL: 'warn',
+      });
+    });
+
+    afterAll(async () => {
+      await relay?.close();
+      await largeRelay?.close();
+      await sandbox?.close();
+      await pg?.drop();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('over the relay limit: refused with 552, sent again without the workbook, saying why and where it is; `deliver` attaches it when it fits; email.maxMessageBytes keeps it off before sending', async () => {
+      // The default email.maxMessageBytes (10 MB) is above this relay's limit: the relay refuses, the run still delivers.
+      const run = await runCli(['run', ...periodArgs, '--json'], configWith());
+      expect(run.code, brief(run.stderr)).toBe(0);
+      const summary = JSON.parse(run.stdout) as { runId: string; status: string; report: string; partial: boolean };
+      expect(summary.status).toBe('succeeded');
+      expect(summary.partial).toBe(false);
+      const workbookBytes = statSync(summary.report).size;
+      // Base64 makes the message about 4/3 of the workbook: it cannot fit this relay.
+      expect(workbookBytes * (4 / 3)).toBeGreaterThan(RELAY_LIMIT);
+      expect(relay.refused).toHaveLength(1);
+      expect(relay.refused[0]).toBeGreaterThan(RELAY_LIMIT);
+      expect(relay.accepted).toHaveLength(1);
+      const name = summary.report.split('/').pop()!;
+      const first = relay.accepted[0]!;
+      expect(first.bytes).toBeLessThanOrEqual(RELAY_LIMIT);
+      expect(first.raw).not.toMatch(/Content-Disposition: attachment/i);
+      expect(header(first.raw, 'Subject')).toMatch(/open break/);
+      const text = textPart(first.raw, 'text/plain');
+      const refusal = new RegExp(
+        `The workbook ${name.replace(/\./g, '\\.')} is not attached: the mail relay refused the message with it ` +
+          '\\((\\d+) kB\\) as too large: 552 5\\.3\\.4 Message size exceeds fixed limit;',
+      ).exec(text);
+      expect(refusal, text).not.toBeNull();
+      // The size it states is the message's, within the relay's counting of line ends.
+      expect(Math.abs(Number(refusal![1]) - relay.refused[0]! / 1_000)).toBeLessThan(2);
+      expect(text).toContain(`It is on ${hostname()} at ${summary.report};`);
+      expect(textPart(first.raw, 'text/html')).toContain(`It is on ${hostname()} at ${summary.report};`);
+      expect(run.stderr).toMatch(/report delivered without the workbook/);
+
+      // email.maxMessageBytes below the message: measured before sending, so the relay refuses nothing.
+      const small = await runCli(['deliver', summary.runId], configWith(RELAY_LIMIT - 10_000));
+      expect(small.code, small.stderr).toBe(0);
+      expect(small.stdout).toMatch(
+        new RegExp(
+          `^run ${summary.runId} delivered to finance-ops@example.com without the workbook: (the message with it ` +
+            `would be \\d+ kB|the workbook alone takes \\d+ kB in a message), over email\\.maxMessageBytes \\(50 kB, what the mail relay is taken to accept\\)\\n$`,
+        ),
+      );
+      expect(relay.refused).toHaveLength(1);
+      expect(relay.accepted).toHaveLength(2);
+      expect(relay.accepted[1]!.raw).not.toMatch(/Content-Disposition: attachment/i);
+      expect(textPart(relay.accepted[1]!.raw, 'text/plain')).toContain(`It is on ${hostname()} at ${summary.report};`);
+
+      // Asked for: without the workbook whatever its size.
+      const asked = await runCli(['deliver', summary.runId, '--no-attachment'], configWith());
+      expect(asked.code, asked.stderr).toBe(0);
+      expect(asked.stdout).toContain('without the workbook: sent without it on request');
+      expect(relay.accepted).toHaveLength(3);
+      expect(relay.accepted[2]!.raw).not.toMatch(/Content-Disposition: attachment/i);
+
+      const runs = JSON.parse((await runCli(['runs', '--json', '--limit', '1'], configWith())).stdout) as Array<{
+        delivered: boolean;
+      }>;
+      expect(runs[0]).toMatchObject({ delivered: true });
+
+      // A relay that takes it: the same run's workbook is attached, byte for byte.
+      const fits = await runCli(['deliver', summary.runId], {
+        ...configWith(),
+        SMTP_URL: `smtp://127.0.0.1:${largePort}`,
+      });
+      expect(fits.code, fits.stderr).toBe(0);
+      expect(fits.stdout).toBe(`run ${summary.runId} delivered to finance-ops@example.com\n`);
+      expect(largeRelay.refused).toEqual([]);
+      expect(largeRelay.accepted).toHaveLength(1);
+      const mail = largeRelay.accepted[0]!.raw;
+      expect(attachment(mail, name).bytes.equals(readFileSync(summary.report))).toBe(true);
+      expect(textPart(mail, 'text/plain')).toContain(`The workbook ${name} is attached;`);
+      expect(textPart(mail, 'text/plain')).not.toContain('is not attached');
+    });
+  });
