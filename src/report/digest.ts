@@ -12,13 +12,11 @@ import type { UsdRates } from './usd-rates.js';
 
 /** Breaks the e-mail lists in words. */
 export const DIGEST_BREAKS = 5;
-/** Of those, at most this many are chosen by USD impact; the rest are the oldest. */
-const LARGEST = 3;
 
 /**
- * The amount a break costs, valued in USD: |difference| in the break's currency (or the whole
- * expected amount of a rule that says so, a missing deposit); null when its figures are not money
- * (ages, text, prices) or the currency has no rate: the Breaks sheet's "USD impact".
+ * The amount a break costs, valued in USD and signed like its difference (or minus the whole expected amount of a
+ * rule that says so, a missing deposit); null when its figures are not money (ages, text, prices) or the currency has
+ * no rate: the Breaks sheet's "USD impact".
  */
 export function usdImpact(
   b: Pick<ReportedBreak, 'code' | 'unit' | 'currency' | 'expected' | 'actual' | 'difference'>,
@@ -35,9 +33,10 @@ export function breakAgeDays(firstSeenAt: Date, now: Date): number {
 }
 
 /**
- * The five open breaks the e-mail names: unexplained ones first (an explained one only when fewer
- * than five are unexplained); among them up to three with the largest USD impact, then the oldest
- * (first seen earliest; ties by severity, code and key).
+ * The five open breaks the e-mail names: unexplained ones first (an explained one only when fewer than five are
+ * unexplained); within each, the largest absolute USD impact first, then (no impact, or the same) the oldest (first
+ * seen earliest; ties by severity, code and key). A break of no money (zero or no USD impact) never goes before one
+ * that has some.
  */
 export function topBreaks(
   breaks: readonly ReportedBreak[],
@@ -46,25 +45,22 @@ export function topBreaks(
   limit = DIGEST_BREAKS,
 ): DigestBreak[] {
   const rank = { high: 0, medium: 1, low: 2 } as Record<string, number>;
-  const valued = breaks.map((b) => ({ b, usd: usdImpact(b, rates), explained: b.workflow?.status === 'explained' }));
-  const oldestFirst = (x: (typeof valued)[number], y: (typeof valued)[number]) =>
+  const valued = breaks.map((b) => {
+    const usd = usdImpact(b, rates);
+    return { b, usd, size: usd ? usd.abs() : new Decimal(0), explained: b.workflow?.status === 'explained' };
+  });
+  type Valued = (typeof valued)[number];
+  const order = (x: Valued, y: Valued) =>
+    Number(x.explained) - Number(y.explained) ||
+    y.size.comparedTo(x.size) ||
     x.b.firstSeenAt.getTime() - y.b.firstSeenAt.getTime() ||
     (rank[x.b.severity] ?? 9) - (rank[y.b.severity] ?? 9) ||
     x.b.code.localeCompare(y.b.code) ||
     x.b.key.localeCompare(y.b.key);
-  const chosen: Array<{ v: (typeof valued)[number]; why: DigestBreak['why'] }> = [];
-  for (const pool of [valued.filter((v) => !v.explained), valued.filter((v) => v.explained)]) {
-    const largest = pool
-      .filter((v) => v.usd && v.usd.gt(0))
-      .sort((x, y) => y.usd!.comparedTo(x.usd!) || oldestFirst(x, y));
-    for (const v of largest.slice(0, Math.max(0, Math.min(LARGEST, limit - chosen.length))))
-      chosen.push({ v, why: 'largest' });
-    for (const v of [...pool].sort(oldestFirst)) {
-      if (chosen.length >= limit) break;
-      if (!chosen.some((c) => c.v === v)) chosen.push({ v, why: 'oldest' });
-    }
-    if (chosen.length >= limit) break;
-  }
+  const chosen = [...valued]
+    .sort(order)
+    .slice(0, limit)
+    .map((v): { v: Valued; why: DigestBreak['why'] } => ({ v, why: v.size.gt(0) ? 'largest' : 'oldest' }));
   return chosen.map(({ v, why }) => ({
     code: v.b.code,
     key: v.b.key,

@@ -26,18 +26,19 @@ export function breakSentence(b: Described): string {
 }
 
 /**
- * The amount whose USD value is the break's impact, in its currency: |difference|, or for a rule whose whole expected
- * amount is at stake when nothing arrived (a missing deposit) that amount. null when the figures are not an amount
- * of a known currency (ages, prices, text).
+ * The amount whose USD value is the break's impact, in its currency, signed like the difference (actual - expected:
+ * negative when less arrived or was charged than expected): the difference, or for a rule whose whole expected amount
+ * is at stake when nothing arrived (a missing deposit) minus that amount. null when the figures are not an amount of a
+ * known currency (ages, prices, text).
  */
 export function amountAtStake(
   b: Pick<Break, 'code' | 'unit' | 'currency' | 'expected' | 'actual' | 'difference'>,
 ): { value: Decimal; currency: string } | null {
   if (b.unit !== 'amount' || !b.currency) return null;
   const difference = figureValue(b, b.difference);
-  if (difference) return { value: difference.abs(), currency: b.currency };
+  if (difference) return { value: difference, currency: b.currency };
   const expected = figureValue(b, b.expected);
   if (findRule(b.code)?.atStake === 'expected' && expected && b.actual === null)
-    return { value: expected.abs(), currency: b.currency };
+    return { value: expected.neg(), currency: b.currency };
   return null;
 }

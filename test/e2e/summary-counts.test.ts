@@ -253,7 +253,7 @@ describe(`Summary counts equal the JSON's, and the e-mail's, end to end [${kind}
     // Five open breaks in words, each one of the JSON's open breaks, with its age and USD impact.
     const listed = [
       ...text.matchAll(
-        /^ {2}\d\. \[(high|medium|low)\] .* \(([A-Z_]+) (\S+); (\d+) days? old; (?:USD impact [\d.]+|no USD impact); (?:this period|carried over)/gm,
+        /^ {2}\d\. \[(high|medium|low)\] .* \(([A-Z_]+) (\S+); (\d+) days? old; (?:USD impact -?[\d.]+|no USD impact); (?:this period|carried over)/gm,
       ),
     ];
     expect(listed).toHaveLength(5);

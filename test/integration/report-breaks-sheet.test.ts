@@ -233,8 +233,9 @@ for (const kind of storeKinds) {
       expect(fee.Rule).toBe('Partner fee USD twin');
       expect(fee.Unit).toBe('USD');
       expect(String(fee['What happened'])).toMatch(/^Partner fee USD twin off by -?\d+\.\d+ USD on order \S+/);
-      // USD 1:1, rounded to the cent
-      expect(fee['USD impact']).toBe(Math.round(Math.abs(Number(fee.Difference)) * 100) / 100);
+      // USD 1:1, rounded to the cent, signed like the difference
+      expect(fee['USD impact']).toBeCloseTo(Number(fee.Difference), 2);
+      expect(Math.sign(Number(fee['USD impact']))).toBe(Math.sign(Number(fee.Difference)));
       const stale = rows.find((r) => r['Rule code'] === 'E_STALE')!;
       expect(stale.Unit).toBe('hours');
       expect(stale['USD impact']).toBeNull();

@@ -111,14 +111,14 @@ describe('what a detected break is about (its rule says it, nothing reads its wo
 });
 
 describe('amountAtStake', () => {
-  it('is |difference| for amounts, the missing deposit for a rule that says so, nothing for ages, prices and text', () => {
+  it('is the signed difference for amounts, minus the missing deposit for a rule that says so, nothing for ages, prices and text', () => {
     expect(amountAtStake(stored('P_FEE_USD', 'o', [fee({ difference: d('-0.50') })], 'USD'))).toEqual({
-      value: new Decimal('0.50'),
+      value: new Decimal('-0.50'),
       currency: 'USD',
     });
     const missing = { check: 'no deposit', expected: d('0.01'), actual: null, difference: null, currency: 'BTC' };
     expect(amountAtStake(stored('X_DEPOSIT_MISSING', 'o', [missing]))).toEqual({
-      value: new Decimal('0.01'),
+      value: new Decimal('-0.01'),
       currency: 'BTC',
     });
     expect(amountAtStake(stored('P_FEE_USD', 'o', [{ ...missing }], 'USD'))).toBeNull();
@@ -139,7 +139,7 @@ describe('amountAtStake', () => {
     expect(amountAtStake(stored('E_SYMBOL_RULES', '6', price))).toBeNull();
     const lot = verdict(checkFillSymbolRules(makeFill({ qty: d('0.10005') }), makeSymbol({ lotSize: d('0.0001') })));
     expect(amountAtStake(stored('E_SYMBOL_RULES', '6', lot))).toEqual({
-      value: new Decimal('0.00005'),
+      value: new Decimal('-0.00005'),
       currency: 'ETH',
     });
     const gap = { check: 'no webhook event', expected: 'COMPLETED', actual: null, difference: null };
@@ -362,7 +362,8 @@ describe('Breaks rows', () => {
     expect(key).toEqual({ kind: 'link', text: 'ord_123', sheet: 'Partner orders (2)', row: 4 });
     expect(sentence).toContain('ord_123');
     expect(difference).toEqual({ kind: 'amount', value: new Decimal('-0.50'), dp: 2 });
-    expect(impact).toEqual({ kind: 'amount', value: new Decimal('0.5'), dp: 2 });
+    // signed like the difference: less charged than expected is negative
+    expect(impact).toEqual({ kind: 'amount', value: new Decimal('-0.5'), dp: 2 });
   });
 
   it('keeps the key as text without a row, and text figures as text', () => {

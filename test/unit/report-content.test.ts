@@ -396,15 +396,18 @@ describe('message', () => {
         workflow: explained,
       }),
       makeBreak({ key: 'new', currency: 'XYZ', difference: '5', firstSeenAt: new Date('2026-11-02T01:00:00Z') }),
+      // no money at stake: never before a break that has some, however old
+      makeBreak({ key: 'zero', currency: 'EUR', difference: '0', firstSeenAt: new Date('2026-08-01T02:00:00Z') }),
     ];
     const top = topBreaks(breaks, RATES, NOW);
     expect(top.map((b) => [b.key, b.why, b.usdImpact, b.ageDays])).toEqual([
-      ['big', 'largest', '500.00', 1],
+      ['big', 'largest', '-500.00', 1],
       ['mid', 'largest', '110.00', 1],
       ['eur2', 'largest', '1.10', 1],
-      ['old', 'oldest', null, 32],
-      ['small', 'oldest', '0.11', 1],
+      ['small', 'largest', '0.11', 1],
+      ['zero', 'oldest', '0.00', 93],
     ]);
+    expect(topBreaks(breaks, RATES, NOW, 6).map((b) => b.key)).toEqual(['big', 'mid', 'eur2', 'small', 'zero', 'old']);
     expect(
       usdImpact(
         makeBreak({ code: 'E_STALE', entity: 'deposit', unit: 'hours', currency: 'BTC', difference: '5' }),
@@ -418,8 +421,8 @@ describe('message', () => {
         b.sentence.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;'),
       );
     }
-    expect(m.text).toMatch(/ {2}1\. \[medium\] .*\(P_FEE_USD big; 1 day old; USD impact 500\.00; this period\)/);
-    expect(m.text).toMatch(/ {2}4\. \[medium\] .*\(E_STALE old; 32 days old; no USD impact; this period\)/);
+    expect(m.text).toMatch(/ {2}1\. \[medium\] .*\(P_FEE_USD big; 1 day old; USD impact -500\.00; this period\)/);
+    expect(m.text).toMatch(/ {2}5\. \[medium\] .*\(P_FEE_USD zero; 93 days old; USD impact 0\.00; this period\)/);
   });
   it('says that a rule not checked in this run keeps the breaks earlier runs left open, instead of contradicting itself', () => {
     const run = makeRun({
