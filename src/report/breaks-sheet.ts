@@ -2,7 +2,16 @@
  * USD impact and the fill-in columns.
  */
 import { Decimal } from '../decimal/decimal.js';
-import { amountOrText, link, rowPlace, type Cell, type Row, type SheetSpec, type Tone } from './cells.js';
+import {
+  amountOrText,
+  isDecimalText,
+  link,
+  rowPlace,
+  type Cell,
+  type Row,
+  type SheetSpec,
+  type Tone,
+} from './cells.js';
 import {
   amountsAsReported,
   breakId,
@@ -71,38 +80,43 @@ export const EXPLAINED_CHOICES = ['yes', 'no'];
 const H = BREAKS_HEADER;
 
 /**
- * Widths keep the sheet narrow enough to read when printed one page wide: the long texts (rule,
- * key, sentence, figures that are text, notes, detail) wrap at a maximum width (22 for the
- * figures: any number Excel holds fits it); the other columns fit their content.
+ * Fourteen visible columns, so the sheet reads on screen and prints one page wide at a legible size: what a person
+ * acts on (severity, code, key, what happened, the figures, USD impact, this period?, age) and the workflow with its
+ * fill-in columns. The rest stays in the file, hidden (Excel: select the columns around them, Unhide), for the
+ * workflow import and for filters: the rule's name (the sentence says it), the unit (the sentence says it), first
+ * seen (age says it), the stored status (Explained? says it), the exact figures and the rule's detail. Rule codes and
+ * keys fit their content (never cut); the long texts wrap at a maximum width (18 for the figures).
  */
 export const breaksSpec: SheetSpec = {
   name: SHEET.breaks,
   columns: [
     { header: H.severity, kind: 'text' },
-    { header: H.rule, kind: 'text', width: 18, wrap: true },
-    { header: H.code, kind: 'text', width: 14, wrap: true },
-    { header: H.key, kind: 'id', width: 20, wrap: true },
+    { header: H.rule, kind: 'text', width: 18, wrap: true, hidden: true },
+    { header: H.code, kind: 'text' },
+    { header: H.key, kind: 'id' },
     { header: H.sentence, kind: 'text', width: 40, wrap: true },
-    { header: H.unit, kind: 'text' },
-    { header: H.expected, kind: 'amount', width: 22, wrap: true },
-    { header: H.actual, kind: 'amount', width: 22, wrap: true },
-    { header: H.difference, kind: 'amount', width: 22, wrap: true },
+    { header: H.unit, kind: 'text', hidden: true },
+    { header: H.expected, kind: 'amount', width: 18, wrap: true },
+    { header: H.actual, kind: 'amount', width: 18, wrap: true },
+    { header: H.difference, kind: 'amount', width: 18, wrap: true },
     { header: H.usd, kind: 'amount' },
     // yes: the break's record belongs to the period reported; no: carried over (docs/rules.md "This period or carried
     // over");
     // "no: opened by late data of <day>": a break of an earlier day this run opened because its record changed late
     { header: H.inPeriod, kind: 'text' },
     { header: H.age, kind: 'int' },
-    { header: H.firstSeen, kind: 'datetime' },
-    { header: H.status, kind: 'text' },
+    { header: H.firstSeen, kind: 'datetime', hidden: true },
+    { header: H.status, kind: 'text', hidden: true },
     { header: H.owner, kind: 'text', width: 12, editable: true },
     { header: H.lastNote, kind: 'text', width: 20, wrap: true },
     { header: H.explanation, kind: 'text', width: 24, wrap: true, editable: true },
     { header: H.explained, kind: 'text', editable: true, choices: EXPLAINED_CHOICES },
     { header: H.amounts, kind: 'text', hidden: true },
-    { header: H.detail, kind: 'text', width: 40, wrap: true },
+    { header: H.detail, kind: 'text', width: 40, wrap: true, hidden: true },
   ],
   fitToWidth: true,
+  // "Amounts as reported" holds the exact figures of this sheet (the import reads them back).
+  exactValuesHidden: true,
 };
 
 export type { DataSheet } from '../domain/index.js';
@@ -183,10 +197,24 @@ const DETAIL_MAX = 1000;
 /** Decimals of ages in hours (rules report them to the hundredth). */
 const HOURS_DP = 2;
 
-/** Decimals of a break's figures: ages to the hundredth; amounts and prices at their currency's scale. */
+/** Most decimals a figure is shown with (beyond it Excel's 15 significant digits hold nothing more). */
+const MAX_FIGURE_DP = 18;
+
+/**
+ * Decimals of a break's figures: ages to the hundredth, amounts and prices at their currency's scale, and never fewer
+ * than the figures' own (trailing zeros aside), so a difference of -0.0003 never shows as -0.00 and a precision break
+ * never as 0.000000. The three figures of a row share them, so they line up.
+ */
 function decimalsOf(b: ReportedBreak, precision: Precision): number {
-  if (b.unit === 'hours' || b.unit === 'text' || !b.currency) return HOURS_DP;
-  return b.entity === 'partnerOrder' ? precision.partner(b.currency) : precision.exchange(b.currency);
+  const scale =
+    b.unit === 'hours' || b.unit === 'text' || !b.currency
+      ? HOURS_DP
+      : b.entity === 'partnerOrder'
+        ? precision.partner(b.currency)
+        : precision.exchange(b.currency);
+  if (b.unit === 'text') return scale;
+  const own = [b.expected, b.actual, b.difference].map((f) => (f && isDecimalText(f) ? new Decimal(f).dp() : 0));
+  return Math.min(MAX_FIGURE_DP, Math.max(scale, ...own));
 }
 
 function figureCell(text: string | null, b: ReportedBreak, dp: number): Cell {
@@ -212,7 +240,7 @@ export function breakRow(b: ReportedBreak, ctx: BreakRowContext): Row {
   let detail: string | null = detailText(b.detail) || null;
   if (detail && detail.length > DETAIL_MAX) detail = `${detail.slice(0, DETAIL_MAX)}... (truncated)`;
   const impact = amountAtStake(b);
-  const usd: Decimal | null = impact && ctx.usd ? ctx.usd.usd(impact.value, impact.currency) : null;
+  const usd = impact && ctx.usd ? ctx.usd.impact(impact.value, impact.currency) : null;
   const tone = (['high', 'medium', 'low'].includes(b.severity) ? b.severity : undefined) as Tone | undefined;
   const w = b.workflow;
   const explained = w.status === 'explained';
@@ -227,7 +255,7 @@ export function breakRow(b: ReportedBreak, ctx: BreakRowContext): Row {
       figureCell(b.expected, b, dp),
       figureCell(b.actual, b, dp),
       figureCell(b.difference, b, dp),
-      usd === null ? null : { kind: 'amount', value: usd, dp: 2 },
+      usd === null ? null : { kind: 'amount', value: usd.usd, dp: usd.dp },
       b.inPeriod ? 'yes' : lateMark(b, ctx.late),
       ageDays(b.firstSeenAt, ctx.now),
       b.firstSeenAt,

@@ -71,6 +71,8 @@ export interface SheetSpec {
   layout?: 'table' | 'report';
   /** Printed landscape, scaled to one page wide (as many pages tall as needed). */
   fitToWidth?: boolean;
+  /** The "Exact values" column is written hidden (the sheet keeps its exact figures in a column of its own). */
+  exactValuesHidden?: boolean;
 }
 
 /** Excel keeps 15 significant digits of a number; anything longer would be silently rounded. */
@@ -105,9 +107,12 @@ export function day(value: string | null | undefined): DayCell | null {
 /** Amount, or the text of a non-numeric expectation ('present', '') kept as it is. */
 export function amountOrText(text: string | null | undefined, dp: number): Cell {
   if (text === null || text === undefined || text === '') return null;
-  const trimmed = text.trim();
-  if (/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(trimmed)) return amount(new Decimal(trimmed), dp);
-  return text;
+  return isDecimalText(text) ? amount(new Decimal(text.trim()), dp) : text;
+}
+
+/** A figure's text that is a decimal number (the figures a rule stores as text: amounts, hours, or states). */
+export function isDecimalText(text: string): boolean {
+  return /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text.trim());
 }
 
 export function isAmount(cell: Cell): cell is AmountCell {

@@ -24,7 +24,7 @@ export function usdImpact(
 ): Decimal | null {
   // The Breaks sheet's own rule (rules/describe.ts amountAtStake), so the e-mail and the sheet never differ.
   const impact = amountAtStake(b);
-  return impact ? rates.usd(impact.value, impact.currency) : null;
+  return impact ? (rates.impact(impact.value, impact.currency)?.usd ?? null) : null;
 }
 
 /** Whole days a break has been open (first seen to now). */
@@ -67,7 +67,7 @@ export function topBreaks(
     severity: v.b.severity,
     sentence: breakSentence(v.b),
     ageDays: breakAgeDays(v.b.firstSeenAt, now),
-    usdImpact: v.usd ? v.usd.toFixed(2) : null,
+    usdImpact: v.usd ? v.usd.toFixed(Math.max(2, v.usd.dp())) : null,
     inPeriod: v.b.inPeriod,
     explained: v.explained,
     why,

@@ -40,4 +40,22 @@ export class UsdRates {
     if (!r || value === null || value === undefined) return null;
     return value.times(r.rate).toDecimalPlaces(2, Decimal.ROUND_HALF_UP);
   }
+
+  /**
+   * A break's impact in USD as it is shown: to the cent, or, under half a cent, to its first significant digit, so a
+   * difference that is not zero never shows as 0.00. dp: the decimals to show it with.
+   */
+  impact(value: Decimal | null | undefined, currency: string | null | undefined): { usd: Decimal; dp: number } | null {
+    const r = this.rateOf(currency);
+    if (!r || value === null || value === undefined) return null;
+    const exact = value.times(r.rate);
+    const cents = exact.toDecimalPlaces(2, Decimal.ROUND_HALF_UP);
+    if (!cents.isZero() || exact.isZero()) return { usd: cents, dp: 2 };
+    // decimal.js's exponent: 0.0003 is 3e-4, shown with 4 decimals
+    const dp = Math.min(MAX_IMPACT_DP, -exact.e);
+    return { usd: exact.toDecimalPlaces(dp, Decimal.ROUND_HALF_UP), dp };
+  }
 }
+
+/** Most decimals a sub-cent impact is shown with. */
+const MAX_IMPACT_DP = 18;

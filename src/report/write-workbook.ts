@@ -320,7 +320,11 @@ class SheetWriter {
           : { orientation: 'landscape', printTitlesRow: '1:1' },
     });
     const widths = this.widths ?? this.spec.columns.map((c) => c.width ?? 12);
-    ws.columns = widths.map((width, i) => ({ width, hidden: this.spec.columns[i]?.hidden === true }));
+    ws.columns = widths.map((width, i) => ({
+      width,
+      hidden:
+        i < this.spec.columns.length ? this.spec.columns[i]!.hidden === true : this.spec.exactValuesHidden === true,
+    }));
     this.ws = ws;
     this.rowsInPart = 0;
     this.partKey = name;

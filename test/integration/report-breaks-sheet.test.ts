@@ -174,8 +174,41 @@ for (const kind of storeKinds) {
           name,
         ).toHaveLength(1);
       expect(ws.pageSetup).toMatchObject({ orientation: 'landscape', fitToWidth: 1, fitToHeight: 0 });
-      expect(ws.getColumn(h.indexOf('Amounts as reported') + 1).hidden).toBe(true);
-      expect(ws.getColumn(h.indexOf('Detail') + 1).hidden).toBe(false);
+      // Fourteen visible columns: what a person acts on and the workflow; the rest hidden, in the file.
+      const visible = h.filter((_, i) => !ws.getColumn(i + 1).hidden);
+      expect(visible).toEqual([
+        'Severity',
+        'Rule code',
+        'Key',
+        'What happened',
+        'Expected',
+        'Actual',
+        'Difference',
+        'USD impact',
+        'This period?',
+        'Age (days)',
+        'Owner',
+        'Last note',
+        'Explanation',
+        'Explained?',
+      ]);
+      expect(h.filter((_, i) => ws.getColumn(i + 1).hidden)).toEqual([
+        'Rule',
+        'Unit',
+        'First seen (UTC)',
+        'Status',
+        'Amounts as reported',
+        'Detail',
+        'Exact values',
+      ]);
+      // Codes and keys never cut: each column is at least as wide as its longest value.
+      for (const name of ['Rule code', 'Key']) {
+        const col = h.indexOf(name) + 1;
+        let longest = 0;
+        for (let r = 2; r <= ws.rowCount; r++)
+          longest = Math.max(longest, cellText(ws.getRow(r).getCell(col).value).length);
+        expect(ws.getColumn(col).width!, name).toBeGreaterThanOrEqual(longest);
+      }
 
       const severity = h.indexOf('Severity') + 1;
       const editable = EDITABLE.map((name) => h.indexOf(name) + 1);

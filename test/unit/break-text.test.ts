@@ -291,6 +291,21 @@ describe('Breaks rows', () => {
     ...over,
   });
 
+  it('shows a figure with at least its own decimals, so a difference is never shown as zero when it is not', () => {
+    const ctx = { now: new Date('2026-11-03T00:00:00Z'), precision, usd: new UsdRates({}) };
+    const cells = (over: Partial<ReportedBreak>) => {
+      const row = breakRow(reported(over), ctx);
+      return { difference: row.cells[8], usd: row.cells[9] };
+    };
+    // USD at 2 decimals: -0.0003 keeps its 4, and so does the row's USD impact
+    expect(cells({ expected: '1.2300', actual: '1.2297', difference: '-0.0003' })).toEqual({
+      difference: { kind: 'amount', value: new Decimal('-0.0003'), dp: 4 },
+      usd: { kind: 'amount', value: new Decimal('-0.0003'), dp: 4 },
+    });
+    // trailing zeros are not decimals of the figure: the currency's 2 hold
+    expect(cells({ expected: '1.2300', actual: '1.7300', difference: '-0.5000' }).difference).toMatchObject({ dp: 2 });
+  });
+
   it('links the key to its row, values the impact in USD, shows the workflow, colours the severity cell only', () => {
     const links = new BreakLinks(new Map([['partnerOrders', new Map([['ord_123', 7]])]]), 5);
     const usd = new UsdRates({});
