@@ -19,7 +19,7 @@ import {
   type PeriodSplit,
   type ReportedBreak,
 } from '../domain/index.js';
-import { ruleTitle } from '../rules/describe.js';
+import { amountAtStake, ruleTitle } from '../rules/describe.js';
 import { LATE_MEANING, lateSentence } from './late-data.js';
 import type {
   BalanceRec,
@@ -398,12 +398,46 @@ const section = (title: string): Row => ({ cells: [title, null, null, null, null
 const header = (...titles: string[]): Row => ({ cells: titles, tone: 'bold' });
 const pair = (label: string, value: Cell, ...rest: Cell[]): Row => ({ cells: [label, value, ...rest] });
 
+/**
+ * The money at stake: the sum of the open breaks' absolute USD impacts (a shortfall and a surplus both count), split
+ * into this period and carried over; `unvalued` counts the breaks of an amount that has no USD rate.
+ */
+export function moneyAtStake(
+  breaks: readonly ReportedBreak[],
+  rates: UsdRates | undefined,
+): { total: Decimal; inPeriod: Decimal; carriedOver: Decimal; unvalued: number } {
+  let inPeriod = ZERO;
+  let carriedOver = ZERO;
+  let unvalued = 0;
+  for (const b of breaks) {
+    const at = amountAtStake(b);
+    if (!at) continue;
+    const usd = rates?.impact(at.value, at.currency)?.usd;
+    if (!usd) unvalued += 1;
+    else if (b.inPeriod) inPeriod = inPeriod.plus(usd.abs());
+    else carriedOver = carriedOver.plus(usd.abs());
+  }
+  return { total: inPeriod.plus(carriedOver), inPeriod, carriedOver, unvalued };
+}
+
 export function summaryRows(input: SummaryInput): Row[] {
   const { run, counts, changes, totals, precision } = input;
   const head = headline(run, counts);
   const rows: Row[] = [];
   rows.push({ cells: [head.text, ...pad(SUMMARY_COLUMNS - 1)], tone: HEADLINE_ROW_TONE[head.tone] });
   rows.push({ cells: [head.detail] });
+  if (input.rates) {
+    const stake = moneyAtStake(input.openBreaks, input.rates);
+    rows.push({
+      cells: [
+        'Money at stake (USD)',
+        amount(stake.total, 2),
+        `${stake.inPeriod.toFixed(2)} this period, ${stake.carriedOver.toFixed(2)} carried over: the open breaks' ` +
+          `USD impacts, shortfalls and surpluses alike${stake.unvalued ? `; ${stake.unvalued} without a USD rate not included` : ''}`,
+      ],
+      tone: 'bold',
+    });
+  }
   rows.push(blank());
 
   rows.push(section('Run'));

@@ -16,6 +16,7 @@ import {
   feeDays,
   finishedTime,
   headline,
+  moneyAtStake,
   PARTIAL_MEANING,
   periodLabel,
   reportFileNameOf,
@@ -507,6 +508,28 @@ function summaryInput(run: RunInfo, breaks: ReportedBreak[] = [], extra: Partial
     ...extra,
   };
 }
+
+describe('money at stake', () => {
+  it("is the open breaks' absolute USD impacts, this period and carried over, on the Summary's first lines", () => {
+    const breaks = [
+      makeBreak({ key: 'a', currency: 'EUR', difference: '-100' }),
+      makeBreak({ key: 'b', currency: 'BTC', difference: '0.001', inPeriod: false }),
+      makeBreak({ key: 'c', currency: 'XYZ', difference: '5' }),
+      makeBreak({ key: 'd', code: 'E_STALE', entity: 'deposit', unit: 'hours', currency: 'BTC', difference: '30' }),
+    ];
+    const stake = moneyAtStake(breaks, RATES);
+    expect([stake.total, stake.inPeriod, stake.carriedOver].map(String)).toEqual(['160', '110', '50']);
+    expect(stake.unvalued).toBe(1);
+    const rows = summaryRows(summaryInput(makeRun(), breaks, { rates: RATES }));
+    const at = rows.findIndex((r) => r.cells[0] === 'Money at stake (USD)');
+    expect(at).toBe(2);
+    expect(rows[at]!.cells[1]).toEqual({ kind: 'amount', value: new Decimal('160'), dp: 2 });
+    expect(rows[at]!.cells[2]).toBe(
+      "110.00 this period, 50.00 carried over: the open breaks' USD impacts, shortfalls and surpluses alike; " +
+        '1 without a USD rate not included',
+    );
+  });
+});
 
 describe('banner and status', () => {
   const status = (run: RunInfo, breaks: ReportedBreak[]) => {
