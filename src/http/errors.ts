@@ -50,9 +50,15 @@ export class HttpStatusError extends AppError {
   }
 }
 
-/** Connect or body timeout (or another network failure) that outlived the retries. */
-export class HttpTimeoutError extends AppError {
+/** A request that got no answer: its API, method and path, the attempts made, the last failure, the server. */
+type Unanswered = [api: ApiName, method: string, path: string, attempts: number, cause: unknown, origin?: string];
+
+/** A request that got no answer (a timeout or another network failure) after the retries. */
+export abstract class HttpUnansweredError extends AppError {
   constructor(
+    code: string,
+    /** What happened to the request, given as "METHOD path". */
+    failed: (request: string) => string,
     readonly api: ApiName,
     readonly method: string,
     readonly path: string,
@@ -61,30 +67,25 @@ export class HttpTimeoutError extends AppError {
     readonly origin?: string,
   ) {
     super(
-      'HTTP_TIMEOUT',
-      `${API_LABEL[api]}${at(origin)} did not answer ${method} ${path} in time after ${attempts} attempts: ${(cause as Error)?.message ?? cause}; check ${API_URL_ENV[api]} and the network (\`ramp-recon doctor\` tries it)`,
+      code,
+      `${API_LABEL[api]}${at(origin)} ${failed(`${method} ${path}`)} after ${attempts} attempts: ${(cause as Error)?.message ?? cause}; check ${API_URL_ENV[api]} and the network (\`ramp-recon doctor\` tries it)`,
       1,
       { cause },
     );
   }
 }
 
+/** Connect or body timeout (or another network failure) that outlived the retries. */
+export class HttpTimeoutError extends HttpUnansweredError {
+  constructor(...request: Unanswered) {
+    super('HTTP_TIMEOUT', (r) => `did not answer ${r} in time`, ...request);
+  }
+}
+
 /** A network failure other than a timeout (connection refused or reset) that outlived the retries. */
-export class HttpNetworkError extends AppError {
-  constructor(
-    readonly api: ApiName,
-    readonly method: string,
-    readonly path: string,
-    readonly attempts: number,
-    cause: unknown,
-    readonly origin?: string,
-  ) {
-    super(
-      'HTTP_NETWORK',
-      `${API_LABEL[api]}${at(origin)} unreachable on ${method} ${path} after ${attempts} attempts: ${(cause as Error)?.message ?? cause}; check ${API_URL_ENV[api]} and the network (\`ramp-recon doctor\` tries it)`,
-      1,
-      { cause },
-    );
+export class HttpNetworkError extends HttpUnansweredError {
+  constructor(...request: Unanswered) {
+    super('HTTP_NETWORK', (r) => `unreachable on ${r}`, ...request);
   }
 }
 

@@ -2,7 +2,16 @@
  * coverage); the Breaks sheet is in breaks-sheet.ts.
  */
 import { Decimal } from '../decimal/decimal.js';
-import { EXCEL_MAX_DECIMALS, amount, day, type Cell, type Row, type SheetSpec } from './cells.js';
+import {
+  EXCEL_MAX_DECIMALS,
+  amount,
+  day,
+  type Cell,
+  type ColumnKind,
+  type ColumnSpec,
+  type Row,
+  type SheetSpec,
+} from './cells.js';
 import type { Break, RecordKindName } from '../domain/index.js';
 import type {
   BalanceRec,
@@ -16,6 +25,9 @@ import type {
   WithdrawalRec,
 } from '../domain/index.js';
 import type { Precision } from './precision.js';
+
+/** A symbol's decimals (quantity, price, counter currency) and its currencies. */
+type SymbolPrecision = ReturnType<Precision['symbol']>;
 
 /** Sheet names, in workbook order. */
 export const SHEET = {
@@ -57,135 +69,153 @@ function withBreaks(cells: Cell[], codes: string[]): Row {
 
 const BREAKS_COLUMN = { header: 'Open breaks', kind: 'text' } as const;
 
-// ------------------------------------------------------------------ Partner daily
+/**
+ * A data sheet's column: its spec and the cell it shows of a row's record `r`, given what the row worked out once for
+ * the record (`x`: its decimals, a computed figure).
+ */
+interface Column<T, X> extends ColumnSpec {
+  cell: (r: T, x: X) => Cell;
+}
 
-export const partnerDailySpec: SheetSpec = {
-  name: SHEET.partnerDaily,
-  columns: [
-    { header: 'Day (UTC)', kind: 'day' },
-    { header: 'Input currency', kind: 'text' },
-    { header: 'Orders', kind: 'int' },
-    { header: 'Completed', kind: 'int' },
-    { header: 'Pending', kind: 'int' },
-    { header: 'Withdrawing', kind: 'int' },
-    { header: 'Failed', kind: 'int' },
-    { header: 'Volume (input)', kind: 'amount' },
-    { header: 'Processing fee', kind: 'amount' },
-    { header: 'Partner fee', kind: 'amount' },
-    { header: 'Network fee', kind: 'amount' },
-    { header: 'Amount USD', kind: 'amount' },
-    { header: 'Fees USD', kind: 'amount' },
-  ],
+function columnOf(kind: ColumnKind) {
+  return <T, X>(header: string, cell: (r: T, x: X) => Cell): Column<T, X> => ({ header, kind, cell });
+}
+
+/** Column constructors, one per kind. */
+const col = {
+  text: columnOf('text'),
+  id: columnOf('id'),
+  int: columnOf('int'),
+  amount: columnOf('amount'),
+  datetime: columnOf('datetime'),
+  day: columnOf('day'),
 };
 
+/** Columns several sheets show alike: the same header, kind and field. */
+const SHARED = {
+  time: col.datetime('Time (UTC)', (r: { timestamp: Date | null }) => r.timestamp),
+  exOrdId: col.id('Exchange order id', (r: { exOrdId: string | null }) => r.exOrdId),
+  symbol: col.text('Symbol', (r: { symbol: string | null }) => r.symbol),
+  side: col.text('Side', (r: { side: string | null }) => r.side),
+  currency: col.text('Currency', (r: { currency: string }) => r.currency),
+  state: col.text('State', (r: { state: string | null }) => r.state),
+};
+
+/** A data sheet: its spec, and the cells of a record's row (the "Open breaks" cell is added by withBreaks). */
+interface DataSheetDef<T, X> {
+  spec: SheetSpec;
+  cells: (r: T, x: X) => Cell[];
+}
+
+/** A data sheet defined by its columns, each header beside its cell; "Open breaks" last unless `breaks` is false. */
+function dataSheet<T, X>(
+  name: string,
+  columns: Array<Column<T, X>>,
+  options: { fitToWidth?: boolean; breaks?: boolean } = {},
+): DataSheetDef<T, X> {
+  const specs: ColumnSpec[] = columns.map(({ header, kind }) => ({ header, kind }));
+  if (options.breaks !== false) specs.push(BREAKS_COLUMN);
+  const spec: SheetSpec = { name, ...(options.fitToWidth ? { fitToWidth: true } : {}), columns: specs };
+  return { spec, cells: (r, x) => columns.map((c) => c.cell(r, x)) };
+}
+
+// ------------------------------------------------------------------ Partner daily
+
+/** x: the decimals of the day's input currency. */
+const partnerDaily = dataSheet<PartnerDailyRec, number>(
+  SHEET.partnerDaily,
+  [
+    col.day('Day (UTC)', (r) => day(r.day)),
+    col.text('Input currency', (r) => r.currency),
+    col.int('Orders', (r) => r.orders),
+    col.int('Completed', (r) => r.completed),
+    col.int('Pending', (r) => r.pending),
+    col.int('Withdrawing', (r) => r.withdrawing),
+    col.int('Failed', (r) => r.failed),
+    col.amount('Volume (input)', (r, dp) => amount(r.volume, dp)),
+    col.amount('Processing fee', (r, dp) => amount(r.processingFee, dp)),
+    col.amount('Partner fee', (r, dp) => amount(r.partnerFee, dp)),
+    col.amount('Network fee', (r, dp) => amount(r.networkFee, dp)),
+    col.amount('Amount USD', (r) => amount(r.amountUsd, 2)),
+    col.amount('Fees USD', (r) => amount(r.feesUsd, 2)),
+  ],
+  { breaks: false },
+);
+
+export const partnerDailySpec: SheetSpec = partnerDaily.spec;
+
 export function partnerDailyRow(r: PartnerDailyRec, precision: Precision): Row {
-  const dp = precision.partner(r.currency);
-  return {
-    cells: [
-      day(r.day),
-      r.currency,
-      r.orders,
-      r.completed,
-      r.pending,
-      r.withdrawing,
-      r.failed,
-      amount(r.volume, dp),
-      amount(r.processingFee, dp),
-      amount(r.partnerFee, dp),
-      amount(r.networkFee, dp),
-      amount(r.amountUsd, 2),
-      amount(r.feesUsd, 2),
-    ],
-  };
+  return { cells: partnerDaily.cells(r, precision.partner(r.currency)) };
 }
 
 // ------------------------------------------------------------------ Partner orders
 
-export const partnerOrdersSpec: SheetSpec = {
-  name: SHEET.partnerOrders,
-  columns: [
-    { header: 'Created (UTC)', kind: 'datetime' },
-    { header: 'Order id', kind: 'id' },
-    { header: 'Type', kind: 'text' },
-    { header: 'State', kind: 'text' },
-    { header: 'State updated (UTC)', kind: 'datetime' },
-    { header: 'Input currency', kind: 'text' },
-    { header: 'Input amount', kind: 'amount' },
-    { header: 'Output currency', kind: 'text' },
-    { header: 'Output amount', kind: 'amount' },
-    { header: 'Amount USD', kind: 'amount' },
-    { header: 'Processing fee', kind: 'amount' },
-    { header: 'Processing fee USD', kind: 'amount' },
-    { header: 'Partner fee', kind: 'amount' },
-    { header: 'Partner fee USD', kind: 'amount' },
-    { header: 'Network fee', kind: 'amount' },
-    { header: 'Network fee USD', kind: 'amount' },
-    { header: 'Payment method', kind: 'text' },
-    { header: 'Wallet', kind: 'id' },
-    { header: 'Transaction hash', kind: 'id' },
-    { header: 'External reference', kind: 'id' },
-    BREAKS_COLUMN,
-  ],
-};
+/** x: the decimals of the input and of the output currency. */
+const partnerOrders = dataSheet<PartnerOrderRec, { inDp: number; outDp: number }>(SHEET.partnerOrders, [
+  col.datetime('Created (UTC)', (o) => o.createdAt),
+  col.id('Order id', (o) => o.orderId),
+  col.text('Type', (o) => o.orderType),
+  col.text('State', (o) => o.orderState),
+  col.datetime('State updated (UTC)', (o) => o.orderStateUpdatedAt),
+  col.text('Input currency', (o) => o.inputCurrency),
+  col.amount('Input amount', (o, x) => amount(o.inputAmount, x.inDp)),
+  col.text('Output currency', (o) => o.outputCurrency),
+  col.amount('Output amount', (o, x) => amount(o.outputAmount, x.outDp)),
+  col.amount('Amount USD', (o) => amount(o.amountUsd, 2)),
+  col.amount('Processing fee', (o, x) => amount(o.processingFee, x.inDp)),
+  col.amount('Processing fee USD', (o) => amount(o.processingFeeUsd, 2)),
+  col.amount('Partner fee', (o, x) => amount(o.partnerFee, x.inDp)),
+  col.amount('Partner fee USD', (o) => amount(o.partnerFeeUsd, 2)),
+  col.amount('Network fee', (o, x) => amount(o.networkFee, x.inDp)),
+  col.amount('Network fee USD', (o) => amount(o.networkFeeUsd, 2)),
+  col.text('Payment method', (o) => o.paymentMethod),
+  col.id('Wallet', (o) => o.targetWalletAddress),
+  col.id('Transaction hash', (o) => o.transactionHash),
+  col.id('External reference', (o) => o.externalReference),
+]);
+
+export const partnerOrdersSpec: SheetSpec = partnerOrders.spec;
 
 export function partnerOrderRow(o: PartnerOrderRec, precision: Precision, breaks: BreakIndex): Row {
-  const inDp = precision.partner(o.inputCurrency);
-  const outDp = precision.partner(o.outputCurrency);
-  return withBreaks(
-    [
-      o.createdAt,
-      o.orderId,
-      o.orderType,
-      o.orderState,
-      o.orderStateUpdatedAt,
-      o.inputCurrency,
-      amount(o.inputAmount, inDp),
-      o.outputCurrency,
-      amount(o.outputAmount, outDp),
-      amount(o.amountUsd, 2),
-      amount(o.processingFee, inDp),
-      amount(o.processingFeeUsd, 2),
-      amount(o.partnerFee, inDp),
-      amount(o.partnerFeeUsd, 2),
-      amount(o.networkFee, inDp),
-      amount(o.networkFeeUsd, 2),
-      o.paymentMethod,
-      o.targetWalletAddress,
-      o.transactionHash,
-      o.externalReference,
-    ],
-    breaks.codes('partnerOrder', o.orderId),
-  );
+  const dps = { inDp: precision.partner(o.inputCurrency), outDp: precision.partner(o.outputCurrency) };
+  return withBreaks(partnerOrders.cells(o, dps), breaks.codes('partnerOrder', o.orderId));
 }
 
 // ------------------------------------------------------------------ Exchange orders vs fills
 
-export const ordersVsFillsSpec: SheetSpec = {
-  name: SHEET.ordersVsFills,
-  columns: [
-    { header: 'Exchange order id', kind: 'id' },
-    { header: 'Order found', kind: 'text' },
-    { header: 'Symbol', kind: 'text' },
-    { header: 'Side', kind: 'text' },
-    { header: 'Type', kind: 'text' },
-    { header: 'Status', kind: 'text' },
-    { header: 'Fills', kind: 'int' },
-    { header: 'cumQty', kind: 'amount' },
-    { header: 'Sum of fill qty', kind: 'amount' },
-    { header: 'Qty difference', kind: 'amount' },
-    { header: 'avgPx', kind: 'amount' },
-    { header: 'Fill VWAP', kind: 'amount' },
-    { header: 'Price difference', kind: 'amount' },
-    { header: 'Notional', kind: 'amount' },
-    { header: 'Fees', kind: 'amount' },
-    { header: 'First fill (UTC)', kind: 'datetime' },
-    { header: 'Last fill (UTC)', kind: 'datetime' },
-    BREAKS_COLUMN,
-  ],
-};
-
 /** VWAP decimals beyond the price's own: a quotient is rounded, so keep enough to judge half an increment. */
 const VWAP_EXTRA_DECIMALS = 4;
+
+/** What a row of the sheet works out once: the symbol's decimals, the fills' VWAP and the differences. */
+interface OrderVsFillsFigures {
+  p: SymbolPrecision;
+  vwapDp: number;
+  vwap: Decimal | null;
+  qtyDiff: Decimal | null;
+  pxDiff: Decimal | null;
+}
+
+const ordersVsFills = dataSheet<OrderVsFillsRec, OrderVsFillsFigures>(SHEET.ordersVsFills, [
+  SHARED.exOrdId,
+  col.text('Order found', (o) => (o.found ? 'yes' : 'NO (orphan)')),
+  SHARED.symbol,
+  SHARED.side,
+  col.text('Type', (o) => o.ordType),
+  col.text('Status', (o) => o.status),
+  col.int('Fills', (o) => o.fills),
+  col.amount('cumQty', (o, x) => amount(o.cumQty, x.p.qty)),
+  col.amount('Sum of fill qty', (o, x) => amount(o.fillQty, x.p.qty)),
+  col.amount('Qty difference', (_o, x) => amount(x.qtyDiff, x.p.qty)),
+  col.amount('avgPx', (o, x) => amount(o.avgPx, x.p.price)),
+  col.amount('Fill VWAP', (_o, x) => amount(x.vwap, x.vwapDp)),
+  col.amount('Price difference', (_o, x) => amount(x.pxDiff, x.vwapDp)),
+  col.amount('Notional', (o, x) => amount(o.notional, notionalDp(x.p))),
+  col.amount('Fees', (o, x) => amount(o.fees, x.p.counter)),
+  col.datetime('First fill (UTC)', (o) => o.firstFill),
+  col.datetime('Last fill (UTC)', (o) => o.lastFill),
+]);
+
+export const ordersVsFillsSpec: SheetSpec = ordersVsFills.spec;
 
 export function orderVsFillsRow(o: OrderVsFillsRec, precision: Precision, breaks: BreakIndex): Row {
   const p = precision.symbol(o.symbol);
@@ -195,48 +225,12 @@ export function orderVsFillsRow(o: OrderVsFillsRec, precision: Precision, breaks
   const qtyDiff = o.cumQty ? o.fillQty.minus(o.cumQty) : null;
   const pxDiff = vwap && o.avgPx ? vwap.minus(o.avgPx) : null;
   return withBreaks(
-    [
-      o.exOrdId,
-      o.found ? 'yes' : 'NO (orphan)',
-      o.symbol,
-      o.side,
-      o.ordType,
-      o.status,
-      o.fills,
-      amount(o.cumQty, p.qty),
-      amount(o.fillQty, p.qty),
-      amount(qtyDiff, p.qty),
-      amount(o.avgPx, p.price),
-      amount(vwap, vwapDp),
-      amount(pxDiff, vwapDp),
-      amount(o.notional, notionalDp(p)),
-      amount(o.fees, p.counter),
-      o.firstFill,
-      o.lastFill,
-    ],
+    ordersVsFills.cells(o, { p, vwapDp, vwap, qtyDiff, pxDiff }),
     breaks.codes('exchangeOrder', o.exOrdId),
   );
 }
 
 // ------------------------------------------------------------------ Fills
-
-export const fillsSpec: SheetSpec = {
-  name: SHEET.fills,
-  columns: [
-    { header: 'Time (UTC)', kind: 'datetime' },
-    { header: 'Exec id', kind: 'id' },
-    { header: 'Exchange order id', kind: 'id' },
-    { header: 'Trade id', kind: 'id' },
-    { header: 'Symbol', kind: 'text' },
-    { header: 'Side', kind: 'text' },
-    { header: 'Price', kind: 'amount' },
-    { header: 'Qty', kind: 'amount' },
-    { header: 'Notional', kind: 'amount' },
-    { header: 'Fee', kind: 'amount' },
-    { header: 'Fee currency', kind: 'text' },
-    BREAKS_COLUMN,
-  ],
-};
 
 /**
  * Decimals of a notional (sum of qty x price): the quantity's scale plus the price's, so no notional needs its exact
@@ -246,61 +240,78 @@ export function notionalDp(p: { qty: number; price: number }): number {
   return Math.min(p.qty + p.price, EXCEL_MAX_DECIMALS);
 }
 
+/** x: the symbol's decimals, and the fee's currency and decimals. */
+const fills = dataSheet<FillRec, { p: SymbolPrecision; feeCode: string | null; feeDp: number }>(SHEET.fills, [
+  SHARED.time,
+  col.id('Exec id', (f) => f.execId),
+  SHARED.exOrdId,
+  col.id('Trade id', (f) => f.tradeId),
+  SHARED.symbol,
+  SHARED.side,
+  col.amount('Price', (f, x) => amount(f.price, x.p.price)),
+  col.amount('Qty', (f, x) => amount(f.qty, x.p.qty)),
+  // qty x price has exactly the decimals of both: every notional of a symbol shown whole, at one format
+  col.amount('Notional', (f, x) => amount(f.qty.times(f.price), notionalDp(x.p))),
+  col.amount('Fee', (f, x) => amount(f.fee, x.feeDp)),
+  col.text('Fee currency', (_f, x) => x.feeCode),
+]);
+
+export const fillsSpec: SheetSpec = fills.spec;
+
 export function fillRow(f: FillRec, precision: Precision, breaks: BreakIndex, feeCurrency: 'counter' | 'base'): Row {
   const p = precision.symbol(f.symbol);
   const feeCode = feeCurrency === 'base' ? p.base : p.counterCode;
   const feeDp = feeCurrency === 'base' ? p.qty : p.counter;
-  return withBreaks(
-    [
-      f.timestamp,
-      f.execId,
-      f.exOrdId,
-      f.tradeId,
-      f.symbol,
-      f.side,
-      amount(f.price, p.price),
-      amount(f.qty, p.qty),
-      // qty x price has exactly the decimals of both: every notional of a symbol shown whole, at one format
-      amount(f.qty.times(f.price), notionalDp(p)),
-      amount(f.fee, feeDp),
-      feeCode,
-    ],
-    breaks.codes('fill', f.execId),
-  );
+  return withBreaks(fills.cells(f, { p, feeCode, feeDp }), breaks.codes('fill', f.execId));
 }
 
 // ------------------------------------------------------------------ Balances
 
-export const balancesSpec: SheetSpec = {
-  name: SHEET.balances,
-  // A small sheet treasury prints: one page wide (landscape), like the Summary and the Breaks sheet.
-  fitToWidth: true,
-  columns: [
-    { header: 'Currency', kind: 'text' },
-    { header: 'Opening', kind: 'amount' },
-    { header: 'Deposits', kind: 'amount' },
-    { header: 'Withdrawals', kind: 'amount' },
-    { header: 'Bought', kind: 'amount' },
-    { header: 'Sold', kind: 'amount' },
-    { header: 'Fees', kind: 'amount' },
-    { header: 'Expected closing', kind: 'amount' },
-    { header: 'Actual closing', kind: 'amount' },
-    { header: 'Residual', kind: 'amount' },
+/**
+ * What a row of a currency works out once: its decimals, the latest snapshot (on the currency's first row only), the
+ * actual closing balance, its USD value, and the pair's deposits and withdrawals by placement.
+ */
+interface BalanceFigures {
+  currency: string;
+  dp: number;
+  snap: BalanceRec | undefined;
+  closing: Decimal | null;
+  usd: Decimal | null;
+  placed: Cell[];
+}
+
+/** A row per pair of the roll-forward (r), or one without a pair for a currency only in the snapshot. */
+const balances = dataSheet<BalanceRollRec | undefined, BalanceFigures>(
+  SHEET.balances,
+  [
+    col.text('Currency', (_r, x) => x.currency),
+    col.amount('Opening', (r, x) => amount(r?.opening, x.dp)),
+    col.amount('Deposits', (r, x) => amount(r?.deposits, x.dp)),
+    col.amount('Withdrawals', (r, x) => amount(r?.withdrawals, x.dp)),
+    col.amount('Bought', (r, x) => amount(r?.bought, x.dp)),
+    col.amount('Sold', (r, x) => amount(r?.sold, x.dp)),
+    col.amount('Fees', (r, x) => amount(r?.fees, x.dp)),
+    col.amount('Expected closing', (r, x) => amount(r?.expectedClosing, x.dp)),
+    col.amount('Actual closing', (_r, x) => amount(x.closing, x.dp)),
+    col.amount('Residual', (r, x) => amount(r?.residual, x.dp)),
     // Deposits and withdrawals move a balance when their state changes (docs/rules.md E_BALANCE_ROLL):
     // what of them was placed by a state change observed between the two snapshots, what by timestamp.
-    { header: 'Deposits placed by state change', kind: 'amount' },
-    { header: 'Deposits placed by timestamp', kind: 'amount' },
-    { header: 'Withdrawals placed by state change', kind: 'amount' },
-    { header: 'Withdrawals placed by timestamp', kind: 'amount' },
-    { header: 'First divergent day', kind: 'day' },
-    { header: 'Opening snapshot (UTC)', kind: 'datetime' },
-    { header: 'Closing snapshot (UTC)', kind: 'datetime' },
-    { header: 'Available', kind: 'amount' },
-    { header: 'Rate', kind: 'amount' },
-    { header: 'USD value', kind: 'amount' },
-    BREAKS_COLUMN,
+    col.amount('Deposits placed by state change', (_r, x) => x.placed[0]!),
+    col.amount('Deposits placed by timestamp', (_r, x) => x.placed[1]!),
+    col.amount('Withdrawals placed by state change', (_r, x) => x.placed[2]!),
+    col.amount('Withdrawals placed by timestamp', (_r, x) => x.placed[3]!),
+    col.day('First divergent day', (r) => day(r?.firstDivergentDay)),
+    col.datetime('Opening snapshot (UTC)', (r) => r?.openingAt ?? null),
+    col.datetime('Closing snapshot (UTC)', (r, x) => r?.closingAt ?? x.snap?.fetchedAt ?? null),
+    col.amount('Available', (_r, x) => amount(x.snap?.available, x.dp)),
+    col.amount('Rate', (_r, x) => amount(x.snap?.rate, RATE_DECIMALS)),
+    col.amount('USD value', (_r, x) => amount(x.usd, 2)),
   ],
-};
+  // A small sheet treasury prints: one page wide (landscape), like the Summary and the Breaks sheet.
+  { fitToWidth: true },
+);
+
+export const balancesSpec: SheetSpec = balances.spec;
 
 /** Decimals of the Balances "Rate" column (USD per unit: a small coin's rate has many). */
 export const RATE_DECIMALS = 8;
@@ -331,25 +342,7 @@ export function balanceRows(
       // balance x rate of the latest snapshot (the exchange's local currency, assumed USD: see Summary, Assumptions)
       const usd = snap && closing ? closing.times(snap.rate).toDecimalPlaces(2, Decimal.ROUND_HALF_UP) : null;
       const row = withBreaks(
-        [
-          currency,
-          amount(r?.opening, dp),
-          amount(r?.deposits, dp),
-          amount(r?.withdrawals, dp),
-          amount(r?.bought, dp),
-          amount(r?.sold, dp),
-          amount(r?.fees, dp),
-          amount(r?.expectedClosing, dp),
-          amount(closing, dp),
-          amount(r?.residual, dp),
-          ...placement(r, dp),
-          day(r?.firstDivergentDay),
-          r?.openingAt ?? null,
-          r?.closingAt ?? snap?.fetchedAt ?? null,
-          amount(snap?.available, dp),
-          amount(snap?.rate, RATE_DECIMALS),
-          amount(usd, 2),
-        ],
+        balances.cells(r, { currency, dp, snap, closing, usd, placed: placement(r, dp) }),
         // the break belongs to the currency; only pairs that diverge are marked
         i === 0 || (r?.residual && !r.residual.isZero()) ? codes : [],
       );
@@ -378,49 +371,36 @@ function placement(r: BalanceRollRec | undefined, dp: number) {
 
 // ------------------------------------------------------------------ Deposits / withdrawals
 
-export const depositsSpec: SheetSpec = {
-  name: SHEET.deposits,
-  columns: [
-    { header: 'Time (UTC)', kind: 'datetime' },
-    { header: 'Deposit id', kind: 'id' },
-    { header: 'Currency', kind: 'text' },
-    { header: 'Amount', kind: 'amount' },
-    { header: 'State', kind: 'text' },
-    { header: 'Address', kind: 'id' },
-    { header: 'Transaction hash', kind: 'id' },
-    BREAKS_COLUMN,
-  ],
-};
+/** x: the decimals of the deposit's currency. */
+const deposits = dataSheet<DepositRec, number>(SHEET.deposits, [
+  SHARED.time,
+  col.id('Deposit id', (d) => d.depositId),
+  SHARED.currency,
+  col.amount('Amount', (d, dp) => amount(d.amount, dp)),
+  SHARED.state,
+  col.id('Address', (d) => d.address),
+  col.id('Transaction hash', (d) => d.txHash),
+]);
+
+export const depositsSpec: SheetSpec = deposits.spec;
 
 export function depositRow(d: DepositRec, precision: Precision, breaks: BreakIndex): Row {
-  return withBreaks(
-    [
-      d.timestamp,
-      d.depositId,
-      d.currency,
-      amount(d.amount, precision.exchange(d.currency)),
-      d.state,
-      d.address,
-      d.txHash,
-    ],
-    breaks.codes('deposit', d.depositId),
-  );
+  return withBreaks(deposits.cells(d, precision.exchange(d.currency)), breaks.codes('deposit', d.depositId));
 }
 
-export const withdrawalsSpec: SheetSpec = {
-  name: SHEET.withdrawals,
-  columns: [
-    { header: 'Time (UTC)', kind: 'datetime' },
-    { header: 'Withdrawal id', kind: 'id' },
-    { header: 'Currency', kind: 'text' },
-    { header: 'Amount', kind: 'amount' },
-    { header: 'Fee', kind: 'amount' },
-    { header: 'State', kind: 'text' },
-    { header: 'Debits balance', kind: 'text' },
-    { header: 'Beneficiary', kind: 'id' },
-    BREAKS_COLUMN,
-  ],
-};
+/** x: the decimals of the withdrawal's currency, and the states in which a withdrawal debits the balance. */
+const withdrawals = dataSheet<WithdrawalRec, { dp: number; debitStates: readonly string[] }>(SHEET.withdrawals, [
+  SHARED.time,
+  col.id('Withdrawal id', (w) => w.withdrawalId),
+  SHARED.currency,
+  col.amount('Amount', (w, x) => amount(w.amount, x.dp)),
+  col.amount('Fee', (w, x) => amount(w.fee, x.dp)),
+  SHARED.state,
+  col.text('Debits balance', (w, x) => (w.state && x.debitStates.includes(w.state) ? 'yes' : 'no')),
+  col.id('Beneficiary', (w) => w.beneficiary),
+]);
+
+export const withdrawalsSpec: SheetSpec = withdrawals.spec;
 
 export function withdrawalRow(
   w: WithdrawalRec,
@@ -428,45 +408,28 @@ export function withdrawalRow(
   breaks: BreakIndex,
   debitStates: readonly string[],
 ): Row {
-  const dp = precision.exchange(w.currency);
-  return withBreaks(
-    [
-      w.timestamp,
-      w.withdrawalId,
-      w.currency,
-      amount(w.amount, dp),
-      amount(w.fee, dp),
-      w.state,
-      w.state && debitStates.includes(w.state) ? 'yes' : 'no',
-      w.beneficiary,
-    ],
-    breaks.codes('withdrawal', w.withdrawalId),
-  );
+  const x = { dp: precision.exchange(w.currency), debitStates };
+  return withBreaks(withdrawals.cells(w, x), breaks.codes('withdrawal', w.withdrawalId));
 }
 
 // ------------------------------------------------------------------ Coverage
 
-export const coverageSpec: SheetSpec = {
-  name: SHEET.coverage,
-  columns: [
-    { header: 'Source', kind: 'text' },
-    { header: 'Stream', kind: 'text' },
-    { header: 'Day (UTC)', kind: 'day' },
-    // Requests made for the day by every run (a rescan adds its pages); rows and quarantined are what the store holds.
-    { header: 'Pages read (all runs)', kind: 'int' },
-    { header: 'Rows', kind: 'int' },
-    { header: 'Quarantined', kind: 'int' },
-    { header: 'Settled', kind: 'text' },
-    { header: 'Synced by run', kind: 'id' },
-    BREAKS_COLUMN,
-  ],
-};
+const coverage = dataSheet<CoverageRec, void>(SHEET.coverage, [
+  col.text('Source', (c) => c.source),
+  col.text('Stream', (c) => c.stream),
+  col.day('Day (UTC)', (c) => day(c.day)),
+  // Requests made for the day by every run (a rescan adds its pages); rows and quarantined are what the store holds.
+  col.int('Pages read (all runs)', (c) => c.pages),
+  col.int('Rows', (c) => c.rows),
+  col.int('Quarantined', (c) => c.quarantined),
+  col.text('Settled', (c) => (c.settled ? 'yes' : 'NO')),
+  col.id('Synced by run', (c) => c.runId),
+]);
+
+export const coverageSpec: SheetSpec = coverage.spec;
 
 export function coverageRow(c: CoverageRec, breaks: BreakIndex): Row {
-  const row = withBreaks(
-    [c.source, c.stream, day(c.day), c.pages, c.rows, c.quarantined, c.settled ? 'yes' : 'NO', c.runId],
-    breaks.codes('coverage', `${c.source}:${c.stream}:${c.day}`),
-  );
+  const row = withBreaks(coverage.cells(c), breaks.codes('coverage', `${c.source}:${c.stream}:${c.day}`));
   if (!row.tone && c.quarantined > 0) row.cellTones = { 5: 'medium' };
   return row;
 }

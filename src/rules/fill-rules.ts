@@ -136,31 +136,27 @@ export function checkFeeRate(f: Fill, rates: FeeRates, symbol: SymbolRules | und
 export function checkFillSymbolRules(f: Fill, symbol: SymbolRules | undefined): Verdict {
   if (!symbol) return 'skipped';
   const failures: Failure[] = [];
-  const inc = symbol.priceIncrement;
   // Market orders report a price of "0.0": nothing to check.
-  if (inc && !inc.isZero() && !f.price.isZero() && !isMultiple(f.price, inc)) {
-    const expected = f.price.toNearest(inc, Decimal.ROUND_HALF_UP);
-    failures.push({
-      check: `price not a multiple of the price increment ${decimalText(inc)}`,
-      expected,
-      actual: f.price,
-      difference: diff(f.price, expected),
-      currency: symbol.counterCurrency,
-      unit: 'price',
-    });
-  }
-  const lot = symbol.lotSize;
-  if (lot && !lot.isZero() && !isMultiple(f.qty, lot)) {
-    const expected = f.qty.toNearest(lot, Decimal.ROUND_HALF_UP);
-    failures.push({
-      check: `qty not a multiple of the lot size ${decimalText(lot)}`,
-      expected,
-      actual: f.qty,
-      difference: diff(f.qty, expected),
-      currency: symbol.baseCurrency,
-    });
-  }
+  const price = f.price.isZero()
+    ? null
+    : offStep(f.price, symbol.priceIncrement, 'price not a multiple of the price increment', symbol.counterCurrency);
+  if (price) failures.push({ ...price, unit: 'price' });
+  const qty = offStep(f.qty, symbol.lotSize, 'qty not a multiple of the lot size', symbol.baseCurrency);
+  if (qty) failures.push(qty);
   return failures;
+}
+
+/** The failure of a figure that is not a whole number of its step (none without a step): its nearest multiple. */
+function offStep(value: Decimal, step: Decimal | null, check: string, currency: string | null): Failure | null {
+  if (!step || step.isZero() || isMultiple(value, step)) return null;
+  const expected = value.toNearest(step, Decimal.ROUND_HALF_UP);
+  return {
+    check: `${check} ${decimalText(step)}`,
+    expected,
+    actual: value,
+    difference: diff(value, expected),
+    currency,
+  };
 }
 
 /** Order quantity = cumQty + leavesQty within min/max order size (never a single partial fill). */

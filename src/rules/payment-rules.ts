@@ -12,38 +12,35 @@ function ageMs(now: Date, timestamp: Date | null, firstSeenAt: Date): number {
 }
 
 export function checkDepositStale(d: Deposit, now: Date, staleAfterHours: number): Verdict {
-  if (d.state !== 'UNCONFIRMED') return 'n/a';
-  const age = ageMs(now, d.timestamp, d.firstSeenAt);
-  const limit = staleAfterHours * HOUR_MS;
-  if (age <= limit) return [];
-  return [
-    {
-      check: `deposit UNCONFIRMED for more than ${staleAfterHours}h`,
-      expected: new Decimal(staleAfterHours),
-      actual: hoursOf(age),
-      difference: hoursOf(age - limit),
-      currency: d.currency,
-      note: 'age in hours',
-      facts: { state: d.state },
-    },
-  ];
+  return d.state === 'UNCONFIRMED' ? stale('deposit', d.state, d, now, staleAfterHours) : 'n/a';
 }
 
 export function checkWithdrawalStale(w: Withdrawal, now: Date, staleAfterHours: number): Verdict {
-  if (w.state !== 'PENDING') return 'n/a';
-  const age = ageMs(now, w.timestamp, w.firstSeenAt);
+  return w.state === 'PENDING' ? stale('withdrawal', w.state, w, now, staleAfterHours) : 'n/a';
+}
+
+/** A deposit or withdrawal in its waiting state for longer than staleAfterHours: one failure, its age in hours. */
+function stale(
+  kind: 'deposit' | 'withdrawal',
+  state: string,
+  r: Deposit | Withdrawal,
+  now: Date,
+  staleAfterHours: number,
+): Verdict {
+  const age = ageMs(now, r.timestamp, r.firstSeenAt);
   const limit = staleAfterHours * HOUR_MS;
   if (age <= limit) return [];
   return [
     {
-      check: `withdrawal PENDING for more than ${staleAfterHours}h`,
+      check: `${kind} ${state} for more than ${staleAfterHours}h`,
       expected: new Decimal(staleAfterHours),
       actual: hoursOf(age),
       difference: hoursOf(age - limit),
-      currency: w.currency,
-      entity: 'withdrawal',
+      currency: r.currency,
+      // E_STALE's records are deposits: a withdrawal names its kind
+      ...(kind === 'withdrawal' && { entity: kind }),
       note: 'age in hours',
-      facts: { state: w.state },
+      facts: { state },
     },
   ];
 }

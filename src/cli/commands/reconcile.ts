@@ -1,5 +1,4 @@
 /** `ramp-recon reconcile`: checks the stored data of a period as a recorded run, without syncing. */
-import { COMMAND_INFO } from './info.js';
 import { periodLabel } from '../../report/summary.js';
 import { lateSentence } from '../../report/late-data.js';
 import type { Command } from 'commander';
@@ -7,9 +6,7 @@ import { executeRun } from '../../pipeline/execute.js';
 import { countOpenBreaks } from '../../store/counts.js';
 import { mergeStageDetail } from '../../store/runs.js';
 import { loadStages } from '../../pipeline/load-stages.js';
-import { parsePeriod } from '../../util/dates.js';
-import { action, createContext } from '../context.js';
-import { EXIT_CODES_HELP, exitCodeOf, withRunStore } from './run.js';
+import { EXIT_CODES_HELP, exitCodeOf, periodAction, periodCommand, WAIT_HELP, withRunStore } from './run.js';
 
 interface ReconcileOptions {
   from?: string;
@@ -20,19 +17,13 @@ interface ReconcileOptions {
 }
 
 export function register(program: Command): void {
-  program
-    .command('reconcile')
-    .description(COMMAND_INFO['reconcile'].description)
-    .option('--from <date>', 'first day of the period, YYYY-MM-DD UTC, inclusive (default: yesterday)')
-    .option('--to <date>', 'day after the last day, YYYY-MM-DD UTC, exclusive (default: the day after --from)')
+  periodCommand(program, 'reconcile')
     .option('--json', 'print the JSON summary on stdout (logs stay on stderr)')
     .option('--fail-on-breaks', 'exit 3 when open breaks remain')
-    .option('--wait', 'wait for a run in progress to finish instead of exiting 1')
+    .option('--wait', WAIT_HELP)
     .addHelpText('after', EXIT_CODES_HELP)
     .action(
-      action(async (opts: ReconcileOptions, command: Command) => {
-        const { config, logger } = createContext(command);
-        const period = parsePeriod({ from: opts.from, to: opts.to }, new Date());
+      periodAction(async (opts: ReconcileOptions, { config, logger, period }) => {
         const { reconcilePeriod, jsonSummary } = await loadStages();
         return withRunStore(config, logger, { wait: opts.wait }, async (store, signal) => {
           const outcome = await executeRun(

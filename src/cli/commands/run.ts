@@ -13,7 +13,8 @@ import { RunLockedError } from '../../pipeline/lock.js';
 import { runPipeline, type PipelineResult } from '../../pipeline/run.js';
 import { installSignalHandlers } from '../../schedule/signals.js';
 import { parsePeriod } from '../../util/dates.js';
-import { action, createContext, openMigratedStore } from '../context.js';
+import { action, createContext, openMigratedStore, type CommandContext } from '../context.js';
+import type { Period } from '../../domain/index.js';
 
 interface RunOptions {
   from?: string;
@@ -31,24 +32,39 @@ Exit codes:
   2  bad usage or configuration
   3  with --fail-on-breaks: the run succeeded but unexplained open breaks remain (explained ones were accepted by a person)`;
 
-export function register(program: Command): void {
-  program
-    .command('run')
-    .description(COMMAND_INFO['run'].description)
+/** A run-like command over a period (run, reconcile): its name, its description and the --from / --to options. */
+export function periodCommand(program: Command, name: 'run' | 'reconcile'): Command {
+  return program
+    .command(name)
+    .description(COMMAND_INFO[name].description)
     .option('--from <date>', 'first day of the period, YYYY-MM-DD UTC, inclusive (default: yesterday)')
-    .option('--to <date>', 'day after the last day, YYYY-MM-DD UTC, exclusive (default: the day after --from)')
+    .option('--to <date>', 'day after the last day, YYYY-MM-DD UTC, exclusive (default: the day after --from)');
+}
+
+export const WAIT_HELP = 'wait for a run in progress to finish instead of exiting 1';
+
+/** The action of a period command: `run` gets the options, the context and the period of --from / --to. */
+export function periodAction<O extends { from?: string; to?: string }>(
+  run: (opts: O, ctx: CommandContext & { period: Period }) => Promise<number | void>,
+) {
+  return action(async (opts: O, command: Command) => {
+    const context = createContext(command);
+    return run(opts, { ...context, period: parsePeriod({ from: opts.from, to: opts.to }, new Date()) });
+  });
+}
+
+export function register(program: Command): void {
+  periodCommand(program, 'run')
     .option('--json', 'print the JSON summary of the run on stdout (logs stay on stderr)')
     .option(
       '--fail-on-breaks',
       'exit 3 when the run succeeds but unexplained open breaks remain (`breaks ack` explains one)',
     )
     .option('--no-email', 'do not send the workbook by e-mail, even when SMTP_URL is set')
-    .option('--wait', 'wait for a run in progress to finish instead of exiting 1')
+    .option('--wait', WAIT_HELP)
     .addHelpText('after', EXIT_CODES_HELP)
     .action(
-      action(async (opts: RunOptions, command: Command) => {
-        const { config, logger } = createContext(command);
-        const period = parsePeriod({ from: opts.from, to: opts.to }, new Date());
+      periodAction(async (opts: RunOptions, { config, logger, period }) => {
         requireSources(config, ['partner', 'exchange']);
         const result: PipelineResult = await withRunStore(config, logger, { wait: opts.wait }, (store, signal) =>
           runPipeline(

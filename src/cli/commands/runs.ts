@@ -17,7 +17,7 @@ import {
   type RequestTotals,
 } from '../../http/meter.js';
 import { action, createContext, openMigratedStore } from '../context.js';
-import { periodLabel } from '../../report/summary.js';
+import { COUNT_LABELS, periodLabel } from '../../report/summary.js';
 
 interface StageRecord {
   startedAt?: string;
@@ -220,16 +220,8 @@ function roundTotals(t: ReturnType<typeof requestTotals>): RunListing['requestTo
   return { apis: Object.fromEntries(Object.entries(t.apis).map(([api, x]) => [api, round(x)])), all: round(t.all) };
 }
 
-/** jsonb keeps no key order: the JSON summary's order, then anything else. */
-const COUNT_ORDER = [
-  'partnerOrders',
-  'fills',
-  'exchangeOrders',
-  'deposits',
-  'withdrawals',
-  'balanceSnapshots',
-  'quarantined',
-];
+/** jsonb keeps no key order: the JSON summary's order, which the Summary sheet's counts follow, then anything else. */
+const COUNT_ORDER = COUNT_LABELS.map(([key]) => key);
 function orderCounts(counts: Record<string, unknown>): Record<string, unknown> {
   const keys = Object.keys(counts).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
   return Object.fromEntries(keys.map((k) => [k, counts[k]]));

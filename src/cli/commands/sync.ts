@@ -7,7 +7,7 @@ import { executeRun } from '../../pipeline/execute.js';
 import { loadStages } from '../../pipeline/load-stages.js';
 import { dayStart, parsePeriod, dayString } from '../../util/dates.js';
 import { action, createContext } from '../context.js';
-import { EXIT_CODES_HELP, withRunStore } from './run.js';
+import { EXIT_CODES_HELP, WAIT_HELP, withRunStore } from './run.js';
 
 interface SyncOptions {
   source: 'partner' | 'exchange' | 'all';
@@ -53,7 +53,7 @@ export function register(program: Command): void {
         'inclusive)',
     )
     .option('--backfill-to <date>', 'exchange: end of the backfill, YYYY-MM-DD UTC, exclusive (default: today)')
-    .option('--wait', 'wait for a run in progress to finish instead of exiting 1')
+    .option('--wait', WAIT_HELP)
     .addHelpText('after', EXIT_CODES_HELP.replace(/\n {2}3 .*$/, ''))
     .action(
       action(async (opts: SyncOptions, command: Command) => {

@@ -2,9 +2,9 @@
 import type { Window } from './plan.js';
 import { fullAt, learnPage } from './plan.js';
 import { validateRecords } from './schemas.js';
-import { streamCoverage, type SyncEnv } from './sync-common.js';
+import type { SyncEnv } from './sync-common.js';
 import { checkAbort } from '../common/abort.js';
-import { commitLeaf, learnedCapCursors, streamRange, type LeafResult, type WindowStream } from './sync-windows.js';
+import { commitLeaf, learnedCapCursors, openStream, type LeafResult, type WindowStream } from './sync-windows.js';
 
 /** One answer of a list without a limit, with what the verification needs. */
 interface Answer<T> {
@@ -38,14 +38,9 @@ export async function syncAnswers<T, R extends { raw: string }>(
   s: WindowStream<T, R>,
   range?: { from: number; to: number },
 ): Promise<void> {
-  const persist = range === undefined;
-  const { start, end } = range ? { start: range.from, end: range.to } : await streamRange(env, s);
-  const cov = streamCoverage(env, s.stream);
-  if (start >= end) {
-    if (persist) cov.cursor = String(end);
-    return;
-  }
-  env.progress.setStage(s.stream);
+  const opened = await openStream(env, s, range);
+  if (!opened) return;
+  const { persist, start, end, cov } = opened;
   // Each answer is written before the next is asked; the last one carries the cursor.
   let held: LeafResult<T> | null = null;
   const fetch = async (w: Window): Promise<Answer<T>> => {

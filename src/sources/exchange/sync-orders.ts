@@ -1,9 +1,7 @@
 /** Exchange sync step: orders of every status and trades by time windows, then orders asked by id. */
-import { inTransaction } from '../../store/database.js';
-import { writeOrSplit } from '../common/record-fallback.js';
 import { ORDERS_CONTRACT_LIMIT, ORDERS_PAGE_LIMIT } from './client.js';
 import type { Page } from '../common/page.js';
-import { ORD_STATUSES, ORDER_NON_FINAL, orderSchema, validateRecords, type Order } from './schemas.js';
+import { ORD_STATUSES, ORDER_NON_FINAL, orderSchema, type Order } from './schemas.js';
 import { toOrderRow } from './transform.js';
 import type { NewExchangeOrder } from '../../store/schema.js';
 import {
@@ -14,9 +12,9 @@ import {
   upsertOrders,
 } from '../../store/exchange-records.js';
 import type { Window } from './plan.js';
-import { handleQuarantine, runConcurrently, type SyncEnv } from './sync-common.js';
+import { runConcurrently, type SyncEnv } from './sync-common.js';
+import { fetchByIdInBatches, storeFetchedById, type ByIdRecords } from './sync-by-id.js';
 import { timeCursor } from './streams.js';
-import { checkAbort } from '../common/abort.js';
 import { loadPageCap, padded, syncWindows, type StreamCap, type WindowStream } from './sync-windows.js';
 
 function orderStream(
@@ -82,65 +80,31 @@ export async function syncOrders(env: SyncEnv, symbols: string[], range?: { from
   );
 }
 
-/** Writes orders fetched one by one in small batches: a kill loses at most a batch of lookups. */
-const BY_ID_BATCH = 50;
+/** How orders fetched by id are stored. */
+const ORDERS_BY_ID: ByIdRecords<Order, NewExchangeOrder> = {
+  schema: orderSchema,
+  idField: 'exOrdId',
+  int64Key: true,
+  toRow: toOrderRow,
+  keyOf: (r) => r.ex_ord_id,
+  upsert: upsertOrders,
+  endpoint: 'GET /orders/{id}',
+  entity: 'exchange_order',
+};
 
+/** Writes orders fetched one by one in small batches; the ids answered 404 are recorded as not found, or ignored. */
 async function fetchOrdersById(env: SyncEnv, ids: string[], onMissing: 'record' | 'ignore'): Promise<void> {
-  for (let i = 0; i < ids.length; i += BY_ID_BATCH) {
-    checkAbort(env.signal);
-    const batch = ids.slice(i, i + BY_ID_BATCH);
-    const pages: Page[] = [];
-    const missing: string[] = [];
-    for (const id of batch) {
-      const page = await env.client.orderById(id, env.signal);
-      if (page) pages.push(page);
-      else missing.push(id);
-    }
-    const records = pages.flatMap((p) => p.records);
-    const validated = validateRecords(orderSchema, records, 'exOrdId', true);
-    const rows = validated.valid.map(toOrderRow);
-    const items = validated.valid.map((v, i) => ({ v, row: rows[i]! }));
-    const split = await writeOrSplit(
-      env.db,
-      items,
-      () =>
-        inTransaction(env.db, async (trx) => {
-          await upsertOrders(trx, env.account, rows, env.startedAt);
-          await handleQuarantine(
-            env,
-            trx,
-            'GET /orders/{id}',
-            'exchange_order',
-            validated.invalid,
-            rows.map((r) => r.ex_ord_id),
-          );
-          if (onMissing === 'record') await markOrdersNotFound(trx, env.account, missing, env.startedAt);
-        }),
-      (trx, it) => upsertOrders(trx, env.account, [it.row], env.startedAt),
-      async (trx, kept, refused) => {
-        const dbRefused = refused.map((r) => ({
-          index: r.item.v.index,
-          raw: r.item.v.raw,
-          reason: r.reason,
-          key: r.item.row.ex_ord_id,
-        }));
-        await handleQuarantine(
-          env,
-          trx,
-          'GET /orders/{id}',
-          'exchange_order',
-          [...validated.invalid, ...dbRefused],
-          kept.map((k) => k.row.ex_ord_id),
-        );
-        if (onMissing === 'record') await markOrdersNotFound(trx, env.account, missing, env.startedAt);
-      },
+  const warning = onMissing === 'ignore' ? 'stored exchange orders answered 404 on refresh' : null;
+  await fetchByIdInBatches(env, ids, (id) => env.client.orderById(id, env.signal), storeBatch, warning);
+
+  async function storeBatch(pages: Page[], missing: string[]): Promise<number> {
+    const notFound = onMissing === 'record' ? missing : [];
+    const { rows, stored } = await storeFetchedById(env, ORDERS_BY_ID, pages, (trx) =>
+      markOrdersNotFound(trx, env.account, notFound, env.startedAt),
     );
-    env.counters.ordersById += split ? split.kept.length : rows.length;
-    env.counters.ordersNotFound += onMissing === 'record' ? missing.length : 0;
-    env.counters.pages += batch.length;
-    env.progress.tick(rows.length, batch.length);
-    if (missing.length && onMissing === 'ignore')
-      env.logger.warn({ ids: missing }, 'stored exchange orders answered 404 on refresh');
+    env.counters.ordersById += stored;
+    env.counters.ordersNotFound += notFound.length;
+    return rows;
   }
 }
 

@@ -1,6 +1,7 @@
 /** Exchange sync step: balances, fees, symbols, whitelist and tickers as dated snapshots, each row the database refuses
  * quarantined with its reason.
  */
+import type { z } from 'zod';
 import { inTransaction } from '../../store/database.js';
 import {
   balanceSchema,
@@ -259,45 +260,56 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
   checkAbort(env.signal);
 
   // ---- whitelist
-  const whitelist = await env.client.whitelist(env.signal);
-  env.counters.pages++;
-  const wl = Array.isArray(whitelist.body) ? whitelist.body : [];
-  const validatedWl = validateRecords(whitelistSchema, wl, 'whitelistId');
-  const wlItems = itemsOf(
-    validatedWl.valid,
-    validatedWl.valid.map((v) => toWhitelistRow(v.value)),
-    (r) => r.whitelist_id,
-  );
-  await storeReference(env, {
-    kind: 'whitelist',
-    endpoint: 'GET /whitelist',
-    entity: 'whitelist',
-    body: whitelist.body,
-    invalid: validatedWl.invalid,
-    items: wlItems,
+  await syncReferenceList(env, 'whitelist', 'whitelist', {
+    schema: whitelistSchema,
+    keyField: 'whitelistId',
+    toRow: toWhitelistRow,
+    keyOf: (r) => r.whitelist_id,
     insert: insertWhitelist,
   });
   checkAbort(env.signal);
 
   // ---- tickers
-  const tickers = await env.client.tickers(env.signal);
-  env.counters.pages++;
-  const tk = Array.isArray(tickers.body) ? tickers.body : [];
-  const validatedTk = validateRecords(tickerSchema, tk, 'symbol');
-  const tkItems = itemsOf(
-    validatedTk.valid,
-    validatedTk.valid.map((v) => toTickerRow(v.value)),
-    (r) => r.symbol,
-  );
-  await storeReference(env, {
-    kind: 'tickers',
-    endpoint: 'GET /tickers',
-    entity: 'ticker',
-    body: tickers.body,
-    invalid: validatedTk.invalid,
-    items: tkItems,
+  await syncReferenceList(env, 'tickers', 'ticker', {
+    schema: tickerSchema,
+    keyField: 'symbol',
+    toRow: toTickerRow,
+    keyOf: (r) => r.symbol,
     insert: insertTickers,
   });
   checkAbort(env.signal);
   return result;
+}
+
+/** A reference list the exchange answers as an array of records (the whitelist, the tickers): validated and stored. */
+async function syncReferenceList<T, Row>(
+  env: SyncEnv,
+  kind: 'whitelist' | 'tickers',
+  entity: string,
+  list: {
+    schema: z.ZodType<T, unknown>;
+    keyField: string;
+    toRow: (value: T) => Row;
+    keyOf: (row: Row) => string;
+    insert: (trx: SyncEnv['db'], snapshotId: string, rows: Row[]) => Promise<void>;
+  },
+): Promise<void> {
+  const answer = await env.client[kind](env.signal);
+  env.counters.pages++;
+  const records = Array.isArray(answer.body) ? answer.body : [];
+  const validated = validateRecords(list.schema, records, list.keyField);
+  const items = itemsOf(
+    validated.valid,
+    validated.valid.map((v) => list.toRow(v.value)),
+    list.keyOf,
+  );
+  await storeReference(env, {
+    kind,
+    endpoint: `GET /${kind}`,
+    entity,
+    body: answer.body,
+    invalid: validated.invalid,
+    items,
+    insert: list.insert,
+  });
 }

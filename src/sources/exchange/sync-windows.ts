@@ -8,7 +8,15 @@ import type { Page } from '../common/page.js';
 import { fullAt, learnPage, WindowPlan, type PageCap, type WalkState, type Window } from './plan.js';
 import { validateRecords, type Rejected, type Validated, type ValidatedPage } from './schemas.js';
 import { recordPage, type CoverageDelta, type PageBookkeeping } from '../../store/exchange-records.js';
-import { bump, dayOfMs, handleQuarantine, SOURCE, streamCoverage, type SyncEnv } from './sync-common.js';
+import {
+  bump,
+  dayOfMs,
+  handleQuarantine,
+  SOURCE,
+  streamCoverage,
+  type StreamCoverage,
+  type SyncEnv,
+} from './sync-common.js';
 import { checkAbort } from '../common/abort.js';
 import { writeOrSplit, type Refused } from '../common/record-fallback.js';
 
@@ -115,15 +123,10 @@ export async function syncWindows<T, R extends { raw: string }>(
   s: WindowStream<T, R>,
   range?: { from: number; to: number },
 ): Promise<void> {
-  const persist = range === undefined;
-  const { start, end } = range ? { start: range.from, end: range.to } : await streamRange(env, s);
+  const opened = await openStream(env, s, range);
+  if (!opened) return;
+  const { persist, start, end, cov } = opened;
   const resume = persist ? parseWalk(await getCursor(env.db, env.account, SOURCE, walkCursorName(s.stream))) : null;
-  const cov = streamCoverage(env, s.stream);
-  if (start >= end) {
-    if (persist) cov.cursor = String(end);
-    return;
-  }
-  env.progress.setStage(s.stream);
   const plan = new WindowPlan(start, end, resume);
   let walkStored = walkText(plan.walk);
   const fetchNext = () => {
@@ -187,8 +190,28 @@ export function wholeDays(start: number, end: number): { from: string; to: strin
   return first < last ? { from: dayOfMs(first), to: dayOfMs(last) } : null;
 }
 
+/**
+ * Starts a sync of a stream over `range`, or without one from its cursor (streamRange), when there is anything to read:
+ * null when the range is empty (without a range, the cursor moves to its end). `persist`: the cursor is to move.
+ */
+export async function openStream<T, R extends { raw: string }>(
+  env: SyncEnv,
+  s: WindowStream<T, R>,
+  range: { from: number; to: number } | undefined,
+): Promise<{ persist: boolean; start: number; end: number; cov: StreamCoverage } | null> {
+  const persist = range === undefined;
+  const { start, end } = range ? { start: range.from, end: range.to } : await streamRange(env, s);
+  const cov = streamCoverage(env, s.stream);
+  if (start >= end) {
+    if (persist) cov.cursor = String(end);
+    return null;
+  }
+  env.progress.setStage(s.stream);
+  return { persist, start, end, cov };
+}
+
 /** What a sync reads of a stream without a range: from its cursor (less the overlap) or historyStart, up to now. */
-export async function streamRange<T, R extends { raw: string }>(
+async function streamRange<T, R extends { raw: string }>(
   env: SyncEnv,
   s: WindowStream<T, R>,
 ): Promise<{ start: number; end: number }> {

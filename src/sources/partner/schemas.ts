@@ -92,35 +92,6 @@ export const partnerOrderSchema = z
   .loose();
 export type PartnerOrder = z.infer<typeof partnerOrderSchema>;
 
-/** Every property the event schema allows (additionalProperties false): anything else is drift. */
-export const EVENT_FIELDS = [
-  'eventId',
-  'orderId',
-  'externalReference',
-  'subPartnerId',
-  'orderType',
-  'createdAt',
-  'orderState',
-  'orderStateUpdatedAt',
-  'paymentMethod',
-  'inputCurrency',
-  'inputAmount',
-  'outputCurrency',
-  'outputAmount',
-  'amountUsd',
-  'processingFee',
-  'processingFeeUsd',
-  'partnerFee',
-  'partnerFeeUsd',
-  'networkFee',
-  'networkFeeUsd',
-  'userId',
-  'userCountry',
-  'userState',
-  'targetWalletAddress',
-  'transactionHash',
-] as const;
-
 /**
  * The webhook event with the contract's required fields. Extra fields are accepted (loose) and
  * reported by extraEventFields(): rejecting them would make the sender retry for 3 days and lose
@@ -157,10 +128,17 @@ export const orderEventSchema = z
   .loose();
 export type OrderEvent = z.infer<typeof orderEventSchema>;
 
+/** Every property the event schema allows (additionalProperties false): anything else is drift. */
+const EVENT_FIELDS: ReadonlySet<string> = new Set(Object.keys(orderEventSchema.shape));
+
+/** The event's amounts: the fields whose values are decimals. */
+export const EVENT_DECIMAL_FIELDS: readonly string[] = Object.entries(orderEventSchema.shape)
+  .filter(([, schema]) => schema === wireDecimal || schema === optionalDecimal)
+  .map(([field]) => field);
+
 export function extraEventFields(record: Record<string, unknown>): string[] {
-  const allowed = new Set<string>(EVENT_FIELDS);
   return Object.keys(record)
-    .filter((k) => !allowed.has(k))
+    .filter((k) => !EVENT_FIELDS.has(k))
     .sort();
 }
 

@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import { Decimal } from '../../decimal/decimal.js';
 import { isLosslessNumber, parseJsonLossless, type LosslessNumber } from '../../decimal/json.js';
+import { EVENT_DECIMAL_FIELDS } from './schemas.js';
 
 /**
  * Longest eventId / orderId kept, in UTF-8 bytes: they are btree keys (Postgres refuses index rows over ~2,700 bytes).
@@ -14,17 +15,6 @@ const NUMERIC_MAX_INT_DIGITS = 131_072;
 const NUMERIC_MAX_SCALE = 16_383;
 const ID_FIELDS = ['eventId', 'orderId'] as const;
 const TIMESTAMP_FIELDS = ['createdAt', 'orderStateUpdatedAt'] as const;
-const DECIMAL_FIELDS = [
-  'inputAmount',
-  'outputAmount',
-  'amountUsd',
-  'processingFee',
-  'processingFeeUsd',
-  'partnerFee',
-  'partnerFeeUsd',
-  'networkFee',
-  'networkFeeUsd',
-] as const;
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:[Zz]|([+-])(\d{2}):?(\d{2}))$/;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -71,7 +61,7 @@ export function unstorableReason(parsed: unknown): string | null {
       if (why) return `${field}: ${why} (got ${showValue(v)})`;
     }
   }
-  for (const field of DECIMAL_FIELDS) {
+  for (const field of EVENT_DECIMAL_FIELDS) {
     const v = record[field];
     if (typeof v === 'string' && v.trim() !== '') {
       const why = numericOutOfRange(v.trim());
