@@ -17,7 +17,7 @@ import type {
   Withdrawal,
 } from '../domain/index.js';
 import type { BalanceRec, FillRec, OrderVsFillsRec } from '../domain/index.js';
-import { keysetPages, keysetScan, PAGE_SIZE, spanPage, type Span, type TimeKey } from './keyset.js';
+import { idPages, keysetScan, PAGE_SIZE, spanPages, timeKey, type Span } from './keyset.js';
 import { changedFillIds, changedOrderIds, changedRow } from './changes.js';
 
 /**
@@ -99,15 +99,12 @@ export async function* depositsIn(
   span: Span,
   pageSize = PAGE_SIZE,
 ): AsyncGenerator<Deposit[]> {
-  const fetch = (after: TimeKey | null) =>
-    db
-      .selectFrom('exchange_deposit')
-      .select([...DEPOSIT_COLUMNS, sql<string>`timestamp::text`.as('ts_key')])
-      .where('account', '=', account)
-      .$call((q) => spanPage(q, { time: 'timestamp', id: 'deposit_id', idType: 'text' }, span, after, pageSize))
-      .execute();
-  for await (const rows of keysetPages(fetch, (r) => ({ at: r.ts_key, id: r.deposit_id }), pageSize))
-    yield rows.map(toDeposit);
+  const query = db
+    .selectFrom('exchange_deposit')
+    .select([...DEPOSIT_COLUMNS, timeKey('timestamp')])
+    .where('account', '=', account);
+  const columns = { time: 'timestamp', id: 'deposit_id', idType: 'text' } as const;
+  for await (const rows of spanPages(query, columns, span, pageSize)) yield rows.map(toDeposit);
 }
 
 const WITHDRAWAL_COLUMNS = [
@@ -159,15 +156,12 @@ export async function* withdrawalsIn(
   span: Span,
   pageSize = PAGE_SIZE,
 ): AsyncGenerator<Withdrawal[]> {
-  const fetch = (after: TimeKey | null) =>
-    db
-      .selectFrom('exchange_withdrawal')
-      .select([...WITHDRAWAL_COLUMNS, sql<string>`timestamp::text`.as('ts_key')])
-      .where('account', '=', account)
-      .$call((q) => spanPage(q, { time: 'timestamp', id: 'withdrawal_id', idType: 'text' }, span, after, pageSize))
-      .execute();
-  for await (const rows of keysetPages(fetch, (r) => ({ at: r.ts_key, id: r.withdrawal_id }), pageSize))
-    yield rows.map(toWithdrawal);
+  const query = db
+    .selectFrom('exchange_withdrawal')
+    .select([...WITHDRAWAL_COLUMNS, timeKey('timestamp')])
+    .where('account', '=', account);
+  const columns = { time: 'timestamp', id: 'withdrawal_id', idType: 'text' } as const;
+  for await (const rows of spanPages(query, columns, span, pageSize)) yield rows.map(toWithdrawal);
 }
 
 /**
@@ -181,20 +175,16 @@ export async function* withdrawalsChangedOutside(
   since: string | null,
   pageSize = PAGE_SIZE,
 ): AsyncGenerator<Withdrawal[]> {
-  const fetch = (after: string | null) =>
-    db
-      .selectFrom('exchange_withdrawal as w')
-      .select(WITHDRAWAL_COLUMNS.map((c) => `w.${c}` as const))
-      .where('w.account', '=', account)
-      .where(changedRow('w', since))
-      .where((eb) =>
-        eb.or([eb('w.timestamp', 'is', null), eb('w.timestamp', '<', span.from), eb('w.timestamp', '>=', span.to)]),
-      )
-      .$if(after !== null, (q) => q.where('w.withdrawal_id', '>', after!))
-      .orderBy('w.withdrawal_id')
-      .limit(pageSize)
-      .execute();
-  for await (const rows of keysetPages(fetch, (r) => r.withdrawal_id, pageSize)) yield rows.map(toWithdrawal);
+  const query = db
+    .selectFrom('exchange_withdrawal as w')
+    .select(WITHDRAWAL_COLUMNS.map((c) => `w.${c}` as const))
+    .where('w.account', '=', account)
+    .where(changedRow('w', since))
+    .where((eb) =>
+      eb.or([eb('w.timestamp', 'is', null), eb('w.timestamp', '<', span.from), eb('w.timestamp', '>=', span.to)]),
+    );
+  for await (const rows of idPages(query, 'w.withdrawal_id', (r) => r.withdrawal_id, pageSize))
+    yield rows.map(toWithdrawal);
 }
 
 // ------------------------------------------------------------------ exchange orders against their fills
@@ -467,35 +457,31 @@ interface OrderAggRow {
  * rules would read without the prefilter).
  */
 export async function* fillsIn(db: Db, account: string, span: Span, pageSize = PAGE_SIZE): AsyncGenerator<Fill[]> {
-  const fetch = (after: string | null) => {
-    let q = db
-      .selectFrom('exchange_fill as f')
-      .leftJoin('exchange_order as o', (j) =>
-        j.onRef('o.account', '=', 'f.account').onRef('o.ex_ord_id', '=', 'f.ex_ord_id'),
-      )
-      .leftJoin('exchange_order_not_found as n', (j) =>
-        j.onRef('n.account', '=', 'f.account').onRef('n.ex_ord_id', '=', 'f.ex_ord_id'),
-      )
-      .select([
-        'f.exec_id',
-        'f.ex_ord_id',
-        'f.side',
-        'f.symbol',
-        'f.price',
-        'f.qty',
-        'f.fee',
-        'f.timestamp',
-        'o.ex_ord_id as order_id',
-        'o.ord_type',
-        'n.ex_ord_id as not_found_id',
-      ])
-      .where('f.account', '=', account)
-      .where('f.timestamp', '>=', span.from)
-      .where('f.timestamp', '<', span.to);
-    if (after !== null) q = q.where('f.exec_id', '>', after);
-    return q.orderBy('f.exec_id').limit(pageSize).execute();
-  };
-  for await (const rows of keysetPages(fetch, (r) => r.exec_id, pageSize)) yield rows.map(toFill);
+  const query = db
+    .selectFrom('exchange_fill as f')
+    .leftJoin('exchange_order as o', (j) =>
+      j.onRef('o.account', '=', 'f.account').onRef('o.ex_ord_id', '=', 'f.ex_ord_id'),
+    )
+    .leftJoin('exchange_order_not_found as n', (j) =>
+      j.onRef('n.account', '=', 'f.account').onRef('n.ex_ord_id', '=', 'f.ex_ord_id'),
+    )
+    .select([
+      'f.exec_id',
+      'f.ex_ord_id',
+      'f.side',
+      'f.symbol',
+      'f.price',
+      'f.qty',
+      'f.fee',
+      'f.timestamp',
+      'o.ex_ord_id as order_id',
+      'o.ord_type',
+      'n.ex_ord_id as not_found_id',
+    ])
+    .where('f.account', '=', account)
+    .where('f.timestamp', '>=', span.from)
+    .where('f.timestamp', '<', span.to);
+  for await (const rows of idPages(query, 'f.exec_id', (r) => r.exec_id, pageSize)) yield rows.map(toFill);
 }
 
 /** A fill as the rules' queries select it: the stored columns, and whether its order is stored or known missing. */
@@ -632,25 +618,23 @@ export async function* fillsByTimeIn(
   span: Span,
   pageSize = PAGE_SIZE,
 ): AsyncGenerator<FillRec[]> {
-  const fetch = (after: TimeKey | null) =>
-    db
-      .selectFrom('exchange_fill')
-      .select([
-        'exec_id',
-        'ex_ord_id',
-        'trade_id',
-        'side',
-        'symbol',
-        'price',
-        'qty',
-        'fee',
-        'timestamp',
-        sql<string>`timestamp::text`.as('ts_key'),
-      ])
-      .where('account', '=', account)
-      .$call((q) => spanPage(q, { time: 'timestamp', id: 'exec_id', idType: 'bigint' }, span, after, pageSize))
-      .execute();
-  for await (const rows of keysetPages(fetch, (r) => ({ at: r.ts_key, id: r.exec_id }), pageSize))
+  const query = db
+    .selectFrom('exchange_fill')
+    .select([
+      'exec_id',
+      'ex_ord_id',
+      'trade_id',
+      'side',
+      'symbol',
+      'price',
+      'qty',
+      'fee',
+      'timestamp',
+      timeKey('timestamp'),
+    ])
+    .where('account', '=', account);
+  const columns = { time: 'timestamp', id: 'exec_id', idType: 'bigint' } as const;
+  for await (const rows of spanPages(query, columns, span, pageSize))
     yield rows.map((r) => ({
       execId: r.exec_id,
       exOrdId: r.ex_ord_id,

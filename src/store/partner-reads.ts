@@ -7,7 +7,7 @@ import { numericOrZero } from './type-parsers.js';
 import type { PartnerOrderRow } from './schema.js';
 import type { PartnerOrder, WebhookEventLite } from '../domain/index.js';
 import type { PartnerDailyRec, PartnerOrderRec, WebhookStats } from '../domain/index.js';
-import { keysetPages, PAGE_SIZE, spanPage, type Span, type TimeKey } from './keyset.js';
+import { idPages, PAGE_SIZE, spanPages, timeKey, type Span } from './keyset.js';
 import { changedHashes, changedRow } from './changes.js';
 
 export function toPartnerOrder(
@@ -95,19 +95,12 @@ export async function* partnerOrdersCreatedIn(
   span: Span,
   pageSize = PAGE_SIZE,
 ): AsyncGenerator<PartnerOrderRec[]> {
-  const fetch = (after: TimeKey | null) =>
-    db
-      .selectFrom('partner_order')
-      .select([
-        ...ORDER_COLUMNS,
-        'payment_method',
-        'external_reference',
-        sql<string>`created_at::text`.as('created_key'),
-      ])
-      .where('account', '=', account)
-      .$call((q) => spanPage(q, { time: 'created_at', id: 'order_id', idType: 'text' }, span, after, pageSize))
-      .execute();
-  for await (const rows of keysetPages(fetch, (r) => ({ at: r.created_key, id: r.order_id }), pageSize))
+  const query = db
+    .selectFrom('partner_order')
+    .select([...ORDER_COLUMNS, 'payment_method', 'external_reference', timeKey('created_at')])
+    .where('account', '=', account);
+  const columns = { time: 'created_at', id: 'order_id', idType: 'text' } as const;
+  for await (const rows of spanPages(query, columns, span, pageSize))
     yield rows.map((r) => ({
       ...toPartnerOrder(r),
       paymentMethod: r.payment_method,
@@ -135,18 +128,13 @@ export async function* partnerOrdersChangedOutside(
           order_id: string;
         }>`select order_id from partner_order c where account = ${account} and ${changedRow('c', since)}
           union select order_id from partner_order where account = ${account} and transaction_hash in (${changedHashes(account, since)})`;
-  const fetch = (after: string | null) =>
-    db
-      .selectFrom('partner_order')
-      .select(ORDER_COLUMNS)
-      .where('account', '=', account)
-      .where((eb) => eb.or([eb('created_at', '<', span.from), eb('created_at', '>=', span.to)]))
-      .$if(changed !== null, (q) => q.where(sql<boolean>`order_id in (${changed})`))
-      .$if(after !== null, (q) => q.where('order_id', '>', after!))
-      .orderBy('order_id')
-      .limit(pageSize)
-      .execute();
-  for await (const rows of keysetPages(fetch, (r) => r.order_id, pageSize)) yield rows.map(toPartnerOrder);
+  const query = db
+    .selectFrom('partner_order')
+    .select(ORDER_COLUMNS)
+    .where('account', '=', account)
+    .where((eb) => eb.or([eb('created_at', '<', span.from), eb('created_at', '>=', span.to)]))
+    .$if(changed !== null, (q) => q.where(sql<boolean>`order_id in (${changed})`));
+  for await (const rows of idPages(query, 'order_id', (r) => r.order_id, pageSize)) yield rows.map(toPartnerOrder);
 }
 
 /** Every stored order still PENDING or WITHDRAWING (P_STALE), whatever its creation date. */
