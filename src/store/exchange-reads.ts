@@ -3,7 +3,7 @@
  */
 import { sql, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
 import type { Db } from './database.js';
-import type { ExchangeFillTable } from './schema.js';
+import type { ExchangeDepositTable, ExchangeFillTable, ExchangeWithdrawalTable } from './schema.js';
 import { numericOrZero, numericOrNull } from './type-parsers.js';
 import { toDecimal, type Decimal } from '../decimal/decimal.js';
 import type {
@@ -37,16 +37,7 @@ const DEPOSIT_COLUMNS = [
   'timestamp',
   'first_seen_at',
 ] as const;
-function toDeposit(r: {
-  deposit_id: string;
-  amount: Decimal;
-  currency: string;
-  address: string;
-  tx_hash: string | null;
-  state: string;
-  timestamp: Date | null;
-  first_seen_at: Date;
-}): Deposit {
+function toDeposit(r: Pick<Selectable<ExchangeDepositTable>, (typeof DEPOSIT_COLUMNS)[number]>): Deposit {
   return {
     depositId: r.deposit_id,
     amount: r.amount,
@@ -72,6 +63,7 @@ export async function depositsByTxHash(db: Db, account: string, hashes: string[]
   return map;
 }
 
+/** Every distinct address seen on exchange deposits. */
 export async function depositAddresses(db: Db, account: string): Promise<string[]> {
   const rows = await db
     .selectFrom('exchange_deposit')
@@ -117,16 +109,7 @@ const WITHDRAWAL_COLUMNS = [
   'timestamp',
   'first_seen_at',
 ] as const;
-function toWithdrawal(r: {
-  withdrawal_id: string;
-  amount: Decimal;
-  fee: Decimal | null;
-  currency: string;
-  beneficiary: string;
-  state: string | null;
-  timestamp: Date | null;
-  first_seen_at: Date;
-}): Withdrawal {
+function toWithdrawal(r: Pick<Selectable<ExchangeWithdrawalTable>, (typeof WITHDRAWAL_COLUMNS)[number]>): Withdrawal {
   return {
     withdrawalId: r.withdrawal_id,
     amount: r.amount,
