@@ -34,25 +34,16 @@ export function webhookGapCandidates(
   pageSize = PAGE_SIZE,
   changedSince?: string | null,
 ): AsyncGenerator<Array<PartnerOrder & { openBreak: boolean }>> {
+  // The order's open break of the rule.
+  const openBreak = sql<SqlBool>`exists (
+    select 1 from break b where b.account = o.account and b.code = ${rule} and b.key = o.order_id and b.status = 'open')`;
   const query = db
     .selectFrom('partner_order as o')
     .leftJoin('webhook_judgement as j', (join) =>
       join.onRef('j.account', '=', 'o.account').onRef('j.order_id', '=', 'o.order_id'),
     )
     .select(ORDER_COLUMNS.map((c) => `o.${c}` as const))
-    .select((eb) =>
-      eb
-        .exists(
-          eb
-            .selectFrom('break as b')
-            .select('b.key')
-            .whereRef('b.account', '=', 'o.account')
-            .where('b.code', '=', rule)
-            .whereRef('b.key', '=', 'o.order_id')
-            .where('b.status', '=', 'open'),
-        )
-        .as('open_break'),
-    )
+    .select(openBreak.as('open_break'))
     .where('o.account', '=', account)
     .where('o.order_state', 'in', SETTLED_STATES)
     .where('o.order_state_updated_at', '<', cutoff)
@@ -67,15 +58,7 @@ export function webhookGapCandidates(
               sql<SqlBool>`exists (select 1 from webhook_event e where e.account = o.account and e.order_id = o.order_id and ${changedRow('e', changedSince)})`,
             ]
           : []),
-        eb.exists(
-          eb
-            .selectFrom('break as b')
-            .select('b.key')
-            .whereRef('b.account', '=', 'o.account')
-            .where('b.code', '=', rule)
-            .whereRef('b.key', '=', 'o.order_id')
-            .where('b.status', '=', 'open'),
-        ),
+        openBreak,
       ]),
     );
   return (async function* () {
