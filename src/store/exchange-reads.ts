@@ -18,6 +18,7 @@ import type {
 } from '../domain/index.js';
 import type { BalanceRec, FillRec, OrderVsFillsRec } from '../domain/index.js';
 import { idPages, keysetScan, PAGE_SIZE, spanPages, timeKey, type Span } from './keyset.js';
+import { newestSnapshot } from './snapshots.js';
 import { changedFillIds, changedOrderIds, changedRow } from './changes.js';
 
 /**
@@ -680,15 +681,13 @@ export async function balanceSnapshots(
 
 /** The balances of the newest snapshot of one exchange account, by currency (none: empty). */
 export async function latestBalances(db: Db, account: string, exchangeAccount: string): Promise<BalanceRec[]> {
-  const latestSnap = await db
-    .selectFrom('balance_snapshot')
-    .select(['id', 'fetched_at'])
-    .where('account', '=', account)
-    .where('exchange_account', '=', exchangeAccount)
-    .orderBy('fetched_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+  const latestSnap = await newestSnapshot(
+    db
+      .selectFrom('balance_snapshot')
+      .select(['id', 'fetched_at'])
+      .where('account', '=', account)
+      .where('exchange_account', '=', exchangeAccount),
+  );
   if (!latestSnap) return [];
   return (
     await db.selectFrom('balance').selectAll().where('snapshot_id', '=', latestSnap.id).orderBy('currency').execute()
