@@ -36,7 +36,8 @@ export function webhookGapCandidates(
 ): AsyncGenerator<Array<PartnerOrder & { openBreak: boolean }>> {
   // The order's open break of the rule.
   const openBreak = sql<SqlBool>`exists (
-    select 1 from break b where b.account = o.account and b.code = ${rule} and b.key = o.order_id and b.status = 'open')`;
+    select 1 from break b
+    where b.account = o.account and b.code = ${rule} and b.key = o.order_id and b.status = 'open')`;
   const query = db
     .selectFrom('partner_order as o')
     .leftJoin('webhook_judgement as j', (join) =>
@@ -55,7 +56,8 @@ export function webhookGapCandidates(
         // a webhook event stored since the last judgement (a late or retried delivery) can change the verdict
         ...(changedSince
           ? [
-              sql<SqlBool>`exists (select 1 from webhook_event e where e.account = o.account and e.order_id = o.order_id and ${changedRow('e', changedSince)})`,
+              sql<SqlBool>`exists (select 1 from webhook_event e
+                where e.account = o.account and e.order_id = o.order_id and ${changedRow('e', changedSince)})`,
             ]
           : []),
         openBreak,
