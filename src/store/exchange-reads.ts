@@ -19,6 +19,7 @@ import type {
 import type { BalanceRec, FillRec, OrderVsFillsRec } from '../domain/index.js';
 import { idPages, keysetScan, PAGE_SIZE, spanPages, timeKey, type Span } from './keyset.js';
 import { newestSnapshot } from './snapshots.js';
+import { rowsByKey } from './rows-by-key.js';
 import { changedFillIds, changedOrderIds, changedRow } from './changes.js';
 
 /**
@@ -52,16 +53,8 @@ function toDeposit(r: Pick<Selectable<ExchangeDepositTable>, (typeof DEPOSIT_COL
 }
 
 export async function depositsByTxHash(db: Db, account: string, hashes: string[]): Promise<Map<string, Deposit[]>> {
-  const map = new Map<string, Deposit[]>();
-  if (hashes.length === 0) return map;
-  const rows = await db
-    .selectFrom('exchange_deposit')
-    .select(DEPOSIT_COLUMNS)
-    .where('account', '=', account)
-    .where('tx_hash', 'in', hashes)
-    .execute();
-  for (const r of rows) map.set(r.tx_hash!, [...(map.get(r.tx_hash!) ?? []), toDeposit(r)]);
-  return map;
+  const deposits = db.selectFrom('exchange_deposit').select(DEPOSIT_COLUMNS).where('account', '=', account);
+  return rowsByKey(deposits, 'tx_hash', hashes, toDeposit);
 }
 
 /** Every distinct address seen on exchange deposits. */

@@ -9,6 +9,7 @@ import type { PartnerOrder, WebhookEventLite } from '../domain/index.js';
 import type { PartnerDailyRec, PartnerOrderRec, WebhookStats } from '../domain/index.js';
 import { idPages, PAGE_SIZE, spanPages, timeKey, type Span } from './keyset.js';
 import { changedHashes, changedRow } from './changes.js';
+import { rowsByKey } from './rows-by-key.js';
 
 export function toPartnerOrder(
   r: Pick<
@@ -157,16 +158,8 @@ export async function partnerOrdersByTxHash(
   account: string,
   hashes: string[],
 ): Promise<Map<string, PartnerOrder[]>> {
-  const map = new Map<string, PartnerOrder[]>();
-  if (hashes.length === 0) return map;
-  const rows = await db
-    .selectFrom('partner_order')
-    .select(ORDER_COLUMNS)
-    .where('account', '=', account)
-    .where('transaction_hash', 'in', hashes)
-    .execute();
-  for (const r of rows) map.set(r.transaction_hash!, [...(map.get(r.transaction_hash!) ?? []), toPartnerOrder(r)]);
-  return map;
+  const orders = db.selectFrom('partner_order').select(ORDER_COLUMNS).where('account', '=', account);
+  return rowsByKey(orders, 'transaction_hash', hashes, toPartnerOrder);
 }
 
 export async function webhookEventsByOrder(
@@ -174,20 +167,14 @@ export async function webhookEventsByOrder(
   account: string,
   orderIds: string[],
 ): Promise<Map<string, WebhookEventLite[]>> {
-  const map = new Map<string, WebhookEventLite[]>();
-  if (orderIds.length === 0) return map;
-  const rows = await db
+  const events = db
     .selectFrom('webhook_event')
     .select(['order_id', 'order_state', 'order_state_updated_at_text'])
-    .where('account', '=', account)
-    .where('order_id', 'in', orderIds)
-    .execute();
-  for (const r of rows)
-    map.set(r.order_id, [
-      ...(map.get(r.order_id) ?? []),
-      { orderState: r.order_state, orderStateUpdatedAtText: r.order_state_updated_at_text },
-    ]);
-  return map;
+    .where('account', '=', account);
+  return rowsByKey(events, 'order_id', orderIds, (r) => ({
+    orderState: r.order_state,
+    orderStateUpdatedAtText: r.order_state_updated_at_text,
+  }));
 }
 
 /** Webhook events received in the span, with the schema drift the report counts (docs/apis.md "Partner webhooks"). */
