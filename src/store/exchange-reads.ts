@@ -429,6 +429,22 @@ interface OrderAggRow {
 
 // ------------------------------------------------------------------ fills
 
+/** The stored columns of a fill that the rules and the workbook read (the workbook adds trade_id). */
+const FILL_COLUMNS = ['exec_id', 'ex_ord_id', 'side', 'symbol', 'price', 'qty', 'fee', 'timestamp'] as const;
+
+function toStoredFill(r: Pick<Selectable<ExchangeFillTable>, (typeof FILL_COLUMNS)[number]>) {
+  return {
+    execId: r.exec_id,
+    exOrdId: r.ex_ord_id,
+    side: r.side,
+    symbol: r.symbol,
+    price: r.price,
+    qty: r.qty,
+    fee: r.fee,
+    timestamp: r.timestamp,
+  };
+}
+
 /**
  * Fills in the span with whether their order is stored / answered 404, by keyset on exec_id (the pages the per-fill
  * rules would read without the prefilter).
@@ -442,19 +458,8 @@ export async function* fillsIn(db: Db, account: string, span: Span, pageSize = P
     .leftJoin('exchange_order_not_found as n', (j) =>
       j.onRef('n.account', '=', 'f.account').onRef('n.ex_ord_id', '=', 'f.ex_ord_id'),
     )
-    .select([
-      'f.exec_id',
-      'f.ex_ord_id',
-      'f.side',
-      'f.symbol',
-      'f.price',
-      'f.qty',
-      'f.fee',
-      'f.timestamp',
-      'o.ex_ord_id as order_id',
-      'o.ord_type',
-      'n.ex_ord_id as not_found_id',
-    ])
+    .select(FILL_COLUMNS.map((c) => `f.${c}` as const))
+    .select(['o.ex_ord_id as order_id', 'o.ord_type', 'n.ex_ord_id as not_found_id'])
     .where('f.account', '=', account)
     .where('f.timestamp', '>=', span.from)
     .where('f.timestamp', '<', span.to);
@@ -462,10 +467,7 @@ export async function* fillsIn(db: Db, account: string, span: Span, pageSize = P
 }
 
 /** A fill as the rules' queries select it: the stored columns, and whether its order is stored or known missing. */
-type FillRow = Pick<
-  Selectable<ExchangeFillTable>,
-  'exec_id' | 'ex_ord_id' | 'side' | 'symbol' | 'price' | 'qty' | 'fee' | 'timestamp'
-> & {
+type FillRow = Pick<Selectable<ExchangeFillTable>, (typeof FILL_COLUMNS)[number]> & {
   order_id: string | null;
   ord_type: string | null;
   not_found_id: string | null;
@@ -574,14 +576,7 @@ function fillScope(
 
 function toFill(r: FillRow): Fill {
   return {
-    execId: r.exec_id,
-    exOrdId: r.ex_ord_id,
-    side: r.side,
-    symbol: r.symbol,
-    price: r.price,
-    qty: r.qty,
-    fee: r.fee,
-    timestamp: r.timestamp,
+    ...toStoredFill(r),
     orderFound: r.order_id !== null,
     orderNotFound: r.not_found_id !== null,
     ordType: r.ord_type ?? null,
@@ -597,32 +592,11 @@ export async function* fillsByTimeIn(
 ): AsyncGenerator<FillRec[]> {
   const query = db
     .selectFrom('exchange_fill')
-    .select([
-      'exec_id',
-      'ex_ord_id',
-      'trade_id',
-      'side',
-      'symbol',
-      'price',
-      'qty',
-      'fee',
-      'timestamp',
-      timeKey('timestamp'),
-    ])
+    .select([...FILL_COLUMNS, 'trade_id', timeKey('timestamp')])
     .where('account', '=', account);
   const columns = { time: 'timestamp', id: 'exec_id', idType: 'bigint' } as const;
   for await (const rows of spanPages(query, columns, span, pageSize))
-    yield rows.map((r) => ({
-      execId: r.exec_id,
-      exOrdId: r.ex_ord_id,
-      tradeId: r.trade_id,
-      side: r.side,
-      symbol: r.symbol,
-      price: r.price,
-      qty: r.qty,
-      fee: r.fee,
-      timestamp: r.timestamp,
-    }));
+    yield rows.map((r) => ({ ...toStoredFill(r), tradeId: r.trade_id }));
 }
 
 // ------------------------------------------------------------------ balance snapshots
