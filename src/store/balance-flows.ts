@@ -24,15 +24,7 @@ export interface FlowOptions {
  */
 export async function dailyFlows(db: Db, openingId: string, closingId: string, o: FlowOptions): Promise<DayFlows[]> {
   const feeBase = o.feeCurrency === 'base';
-  const result = await sql<{
-    currency: string;
-    day: string;
-    deposits: Decimal;
-    withdrawals: Decimal;
-    bought: Decimal;
-    sold: Decimal;
-    fees: Decimal;
-  }>`
+  const result = await sql<Omit<DayFlows, 'depositsByState' | 'withdrawalsByState'>>`
     with bounds as (
       select (select fetched_at from balance_snapshot where id = ${openingId}::bigint) as t1,
              (select fetched_at from balance_snapshot where id = ${closingId}::bigint) as t2
@@ -83,16 +75,8 @@ export async function dailyFlows(db: Db, openingId: string, closingId: string, o
  * state when it was first stored.
  */
 export async function paymentHistories(db: Db, account: string, from: Date, to: Date): Promise<PaymentHistory[]> {
-  const rows = await sql<{
-    kind: 'deposit' | 'withdrawal';
-    id: string;
-    currency: string;
-    amount: Decimal;
-    timestamp: Date | null;
-    current: string | null;
-    state: string;
-    observed_at: Date;
-  }>`
+  // One row per record and state: the record's own fields, and one state with its first observation.
+  const rows = await sql<Omit<PaymentHistory, 'states'> & { state: string; observed_at: Date }>`
     select 'deposit' as kind, d.deposit_id as id, d.currency, d.amount, d."timestamp", d.state as current,
       coalesce(s.state, d.state) as state, coalesce(s.observed_at, d.first_seen_at) as observed_at
     from exchange_deposit d

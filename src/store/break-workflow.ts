@@ -129,17 +129,26 @@ export async function workflowsOf(
 
 // ------------------------------------------------------------------ changes
 
-/** The break, locked for the caller's transaction (a concurrent reconcile waits, then compares against this change). */
-export async function lockBreak(db: Db, account: string, code: string, key: string): Promise<Break | undefined> {
+/** The stored break, locked for the caller's transaction when `lock`; undefined when there is none. */
+async function storedBreak(
+  db: Db,
+  account: string,
+  code: string,
+  key: string,
+  lock: boolean,
+): Promise<Break | undefined> {
   const row = await db
     .selectFrom('break')
     .selectAll()
-    .where('account', '=', account)
-    .where('code', '=', code)
-    .where('key', '=', key)
-    .forUpdate()
+    .where((eb) => eb.and({ account, code, key }))
+    .$if(lock, (q) => q.forUpdate())
     .executeTakeFirst();
   return row ? toBreak(row) : undefined;
+}
+
+/** The break, locked for the caller's transaction (a concurrent reconcile waits, then compares against this change). */
+export async function lockBreak(db: Db, account: string, code: string, key: string): Promise<Break | undefined> {
+  return storedBreak(db, account, code, key, true);
 }
 
 const recordOf = (r: WorkflowRow): WorkflowRecord => ({
@@ -164,9 +173,7 @@ export async function workflowRecordOf(
   const r = await wdb(db)
     .selectFrom('break_workflow')
     .selectAll()
-    .where('account', '=', account)
-    .where('code', '=', code)
-    .where('key', '=', key)
+    .where((eb) => eb.and({ account, code, key }))
     .executeTakeFirst();
   return r ? recordOf(r) : undefined;
 }
@@ -354,31 +361,20 @@ export async function breakHistory(
   code: string,
   key: string,
 ): Promise<BreakHistory | undefined> {
-  const row = await db
-    .selectFrom('break')
-    .selectAll()
-    .where('account', '=', account)
-    .where('code', '=', code)
-    .where('key', '=', key)
-    .executeTakeFirst();
-  if (!row) return undefined;
-  const b = toBreak(row);
+  const b = await storedBreak(db, account, code, key, false);
+  if (!b) return undefined;
   const workflow = (await workflowsOf(db, account, [b])).get(breakId(code, key)) ?? { ...NO_WORKFLOW };
   const lifecycle = await db
     .selectFrom('break_event')
     .selectAll()
-    .where('account', '=', account)
-    .where('code', '=', code)
-    .where('key', '=', key)
+    .where((eb) => eb.and({ account, code, key }))
     .orderBy('at')
     .orderBy('id')
     .execute();
   const flow = await wdb(db)
     .selectFrom('break_workflow_event')
     .selectAll()
-    .where('account', '=', account)
-    .where('code', '=', code)
-    .where('key', '=', key)
+    .where((eb) => eb.and({ account, code, key }))
     .orderBy('id')
     .execute();
   const entries: Array<HistoryEntry & { order: number }> = [

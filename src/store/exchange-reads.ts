@@ -3,7 +3,7 @@
  */
 import { sql, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
 import type { Db } from './database.js';
-import type { ExchangeFillTable } from './schema.js';
+import type { ExchangeDepositTable, ExchangeFillTable, ExchangeWithdrawalTable } from './schema.js';
 import { numericOrZero, numericOrNull } from './type-parsers.js';
 import { toDecimal, type Decimal } from '../decimal/decimal.js';
 import type {
@@ -17,7 +17,9 @@ import type {
   Withdrawal,
 } from '../domain/index.js';
 import type { BalanceRec, FillRec, OrderVsFillsRec } from '../domain/index.js';
-import { keysetPages, keysetScan, PAGE_SIZE, spanPage, type Span, type TimeKey } from './keyset.js';
+import { idPages, keysetScan, PAGE_SIZE, spanPages, timeKey, type Span } from './keyset.js';
+import { newestSnapshot } from './snapshots.js';
+import { rowsByKey } from './rows-by-key.js';
 import { changedFillIds, changedOrderIds, changedRow } from './changes.js';
 
 /**
@@ -37,16 +39,7 @@ const DEPOSIT_COLUMNS = [
   'timestamp',
   'first_seen_at',
 ] as const;
-function toDeposit(r: {
-  deposit_id: string;
-  amount: Decimal;
-  currency: string;
-  address: string;
-  tx_hash: string | null;
-  state: string;
-  timestamp: Date | null;
-  first_seen_at: Date;
-}): Deposit {
+function toDeposit(r: Pick<Selectable<ExchangeDepositTable>, (typeof DEPOSIT_COLUMNS)[number]>): Deposit {
   return {
     depositId: r.deposit_id,
     amount: r.amount,
@@ -60,18 +53,11 @@ function toDeposit(r: {
 }
 
 export async function depositsByTxHash(db: Db, account: string, hashes: string[]): Promise<Map<string, Deposit[]>> {
-  const map = new Map<string, Deposit[]>();
-  if (hashes.length === 0) return map;
-  const rows = await db
-    .selectFrom('exchange_deposit')
-    .select(DEPOSIT_COLUMNS)
-    .where('account', '=', account)
-    .where('tx_hash', 'in', hashes)
-    .execute();
-  for (const r of rows) map.set(r.tx_hash!, [...(map.get(r.tx_hash!) ?? []), toDeposit(r)]);
-  return map;
+  const deposits = db.selectFrom('exchange_deposit').select(DEPOSIT_COLUMNS).where('account', '=', account);
+  return rowsByKey(deposits, 'tx_hash', hashes, toDeposit);
 }
 
+/** Every distinct address seen on exchange deposits. */
 export async function depositAddresses(db: Db, account: string): Promise<string[]> {
   const rows = await db
     .selectFrom('exchange_deposit')
@@ -99,15 +85,12 @@ export async function* depositsIn(
   span: Span,
   pageSize = PAGE_SIZE,
 ): AsyncGenerator<Deposit[]> {
-  const fetch = (after: TimeKey | null) =>
-    db
-      .selectFrom('exchange_deposit')
-      .select([...DEPOSIT_COLUMNS, sql<string>`timestamp::text`.as('ts_key')])
-      .where('account', '=', account)
-      .$call((q) => spanPage(q, { time: 'timestamp', id: 'deposit_id', idType: 'text' }, span, after, pageSize))
-      .execute();
-  for await (const rows of keysetPages(fetch, (r) => ({ at: r.ts_key, id: r.deposit_id }), pageSize))
-    yield rows.map(toDeposit);
+  const query = db
+    .selectFrom('exchange_deposit')
+    .select([...DEPOSIT_COLUMNS, timeKey('timestamp')])
+    .where('account', '=', account);
+  const columns = { time: 'timestamp', id: 'deposit_id', idType: 'text' } as const;
+  for await (const rows of spanPages(query, columns, span, pageSize)) yield rows.map(toDeposit);
 }
 
 const WITHDRAWAL_COLUMNS = [
@@ -120,16 +103,7 @@ const WITHDRAWAL_COLUMNS = [
   'timestamp',
   'first_seen_at',
 ] as const;
-function toWithdrawal(r: {
-  withdrawal_id: string;
-  amount: Decimal;
-  fee: Decimal | null;
-  currency: string;
-  beneficiary: string;
-  state: string | null;
-  timestamp: Date | null;
-  first_seen_at: Date;
-}): Withdrawal {
+function toWithdrawal(r: Pick<Selectable<ExchangeWithdrawalTable>, (typeof WITHDRAWAL_COLUMNS)[number]>): Withdrawal {
   return {
     withdrawalId: r.withdrawal_id,
     amount: r.amount,
@@ -159,15 +133,12 @@ export async function* withdrawalsIn(
   span: Span,
   pageSize = PAGE_SIZE,
 ): AsyncGenerator<Withdrawal[]> {
-  const fetch = (after: TimeKey | null) =>
-    db
-      .selectFrom('exchange_withdrawal')
-      .select([...WITHDRAWAL_COLUMNS, sql<string>`timestamp::text`.as('ts_key')])
-      .where('account', '=', account)
-      .$call((q) => spanPage(q, { time: 'timestamp', id: 'withdrawal_id', idType: 'text' }, span, after, pageSize))
-      .execute();
-  for await (const rows of keysetPages(fetch, (r) => ({ at: r.ts_key, id: r.withdrawal_id }), pageSize))
-    yield rows.map(toWithdrawal);
+  const query = db
+    .selectFrom('exchange_withdrawal')
+    .select([...WITHDRAWAL_COLUMNS, timeKey('timestamp')])
+    .where('account', '=', account);
+  const columns = { time: 'timestamp', id: 'withdrawal_id', idType: 'text' } as const;
+  for await (const rows of spanPages(query, columns, span, pageSize)) yield rows.map(toWithdrawal);
 }
 
 /**
@@ -181,20 +152,16 @@ export async function* withdrawalsChangedOutside(
   since: string | null,
   pageSize = PAGE_SIZE,
 ): AsyncGenerator<Withdrawal[]> {
-  const fetch = (after: string | null) =>
-    db
-      .selectFrom('exchange_withdrawal as w')
-      .select(WITHDRAWAL_COLUMNS.map((c) => `w.${c}` as const))
-      .where('w.account', '=', account)
-      .where(changedRow('w', since))
-      .where((eb) =>
-        eb.or([eb('w.timestamp', 'is', null), eb('w.timestamp', '<', span.from), eb('w.timestamp', '>=', span.to)]),
-      )
-      .$if(after !== null, (q) => q.where('w.withdrawal_id', '>', after!))
-      .orderBy('w.withdrawal_id')
-      .limit(pageSize)
-      .execute();
-  for await (const rows of keysetPages(fetch, (r) => r.withdrawal_id, pageSize)) yield rows.map(toWithdrawal);
+  const query = db
+    .selectFrom('exchange_withdrawal as w')
+    .select(WITHDRAWAL_COLUMNS.map((c) => `w.${c}` as const))
+    .where('w.account', '=', account)
+    .where(changedRow('w', since))
+    .where((eb) =>
+      eb.or([eb('w.timestamp', 'is', null), eb('w.timestamp', '<', span.from), eb('w.timestamp', '>=', span.to)]),
+    );
+  for await (const rows of idPages(query, 'w.withdrawal_id', (r) => r.withdrawal_id, pageSize))
+    yield rows.map(toWithdrawal);
 }
 
 // ------------------------------------------------------------------ exchange orders against their fills
@@ -462,47 +429,45 @@ interface OrderAggRow {
 
 // ------------------------------------------------------------------ fills
 
+/** The stored columns of a fill that the rules and the workbook read (the workbook adds trade_id). */
+const FILL_COLUMNS = ['exec_id', 'ex_ord_id', 'side', 'symbol', 'price', 'qty', 'fee', 'timestamp'] as const;
+
+function toStoredFill(r: Pick<Selectable<ExchangeFillTable>, (typeof FILL_COLUMNS)[number]>) {
+  return {
+    execId: r.exec_id,
+    exOrdId: r.ex_ord_id,
+    side: r.side,
+    symbol: r.symbol,
+    price: r.price,
+    qty: r.qty,
+    fee: r.fee,
+    timestamp: r.timestamp,
+  };
+}
+
 /**
  * Fills in the span with whether their order is stored / answered 404, by keyset on exec_id (the pages the per-fill
  * rules would read without the prefilter).
  */
 export async function* fillsIn(db: Db, account: string, span: Span, pageSize = PAGE_SIZE): AsyncGenerator<Fill[]> {
-  const fetch = (after: string | null) => {
-    let q = db
-      .selectFrom('exchange_fill as f')
-      .leftJoin('exchange_order as o', (j) =>
-        j.onRef('o.account', '=', 'f.account').onRef('o.ex_ord_id', '=', 'f.ex_ord_id'),
-      )
-      .leftJoin('exchange_order_not_found as n', (j) =>
-        j.onRef('n.account', '=', 'f.account').onRef('n.ex_ord_id', '=', 'f.ex_ord_id'),
-      )
-      .select([
-        'f.exec_id',
-        'f.ex_ord_id',
-        'f.side',
-        'f.symbol',
-        'f.price',
-        'f.qty',
-        'f.fee',
-        'f.timestamp',
-        'o.ex_ord_id as order_id',
-        'o.ord_type',
-        'n.ex_ord_id as not_found_id',
-      ])
-      .where('f.account', '=', account)
-      .where('f.timestamp', '>=', span.from)
-      .where('f.timestamp', '<', span.to);
-    if (after !== null) q = q.where('f.exec_id', '>', after);
-    return q.orderBy('f.exec_id').limit(pageSize).execute();
-  };
-  for await (const rows of keysetPages(fetch, (r) => r.exec_id, pageSize)) yield rows.map(toFill);
+  const query = db
+    .selectFrom('exchange_fill as f')
+    .leftJoin('exchange_order as o', (j) =>
+      j.onRef('o.account', '=', 'f.account').onRef('o.ex_ord_id', '=', 'f.ex_ord_id'),
+    )
+    .leftJoin('exchange_order_not_found as n', (j) =>
+      j.onRef('n.account', '=', 'f.account').onRef('n.ex_ord_id', '=', 'f.ex_ord_id'),
+    )
+    .select(FILL_COLUMNS.map((c) => `f.${c}` as const))
+    .select(['o.ex_ord_id as order_id', 'o.ord_type', 'n.ex_ord_id as not_found_id'])
+    .where('f.account', '=', account)
+    .where('f.timestamp', '>=', span.from)
+    .where('f.timestamp', '<', span.to);
+  for await (const rows of idPages(query, 'f.exec_id', (r) => r.exec_id, pageSize)) yield rows.map(toFill);
 }
 
 /** A fill as the rules' queries select it: the stored columns, and whether its order is stored or known missing. */
-type FillRow = Pick<
-  Selectable<ExchangeFillTable>,
-  'exec_id' | 'ex_ord_id' | 'side' | 'symbol' | 'price' | 'qty' | 'fee' | 'timestamp'
-> & {
+type FillRow = Pick<Selectable<ExchangeFillTable>, (typeof FILL_COLUMNS)[number]> & {
   order_id: string | null;
   ord_type: string | null;
   not_found_id: string | null;
@@ -611,14 +576,7 @@ function fillScope(
 
 function toFill(r: FillRow): Fill {
   return {
-    execId: r.exec_id,
-    exOrdId: r.ex_ord_id,
-    side: r.side,
-    symbol: r.symbol,
-    price: r.price,
-    qty: r.qty,
-    fee: r.fee,
-    timestamp: r.timestamp,
+    ...toStoredFill(r),
     orderFound: r.order_id !== null,
     orderNotFound: r.not_found_id !== null,
     ordType: r.ord_type ?? null,
@@ -632,36 +590,13 @@ export async function* fillsByTimeIn(
   span: Span,
   pageSize = PAGE_SIZE,
 ): AsyncGenerator<FillRec[]> {
-  const fetch = (after: TimeKey | null) =>
-    db
-      .selectFrom('exchange_fill')
-      .select([
-        'exec_id',
-        'ex_ord_id',
-        'trade_id',
-        'side',
-        'symbol',
-        'price',
-        'qty',
-        'fee',
-        'timestamp',
-        sql<string>`timestamp::text`.as('ts_key'),
-      ])
-      .where('account', '=', account)
-      .$call((q) => spanPage(q, { time: 'timestamp', id: 'exec_id', idType: 'bigint' }, span, after, pageSize))
-      .execute();
-  for await (const rows of keysetPages(fetch, (r) => ({ at: r.ts_key, id: r.exec_id }), pageSize))
-    yield rows.map((r) => ({
-      execId: r.exec_id,
-      exOrdId: r.ex_ord_id,
-      tradeId: r.trade_id,
-      side: r.side,
-      symbol: r.symbol,
-      price: r.price,
-      qty: r.qty,
-      fee: r.fee,
-      timestamp: r.timestamp,
-    }));
+  const query = db
+    .selectFrom('exchange_fill')
+    .select([...FILL_COLUMNS, 'trade_id', timeKey('timestamp')])
+    .where('account', '=', account);
+  const columns = { time: 'timestamp', id: 'exec_id', idType: 'bigint' } as const;
+  for await (const rows of spanPages(query, columns, span, pageSize))
+    yield rows.map((r) => ({ ...toStoredFill(r), tradeId: r.trade_id }));
 }
 
 // ------------------------------------------------------------------ balance snapshots
@@ -713,15 +648,13 @@ export async function balanceSnapshots(
 
 /** The balances of the newest snapshot of one exchange account, by currency (none: empty). */
 export async function latestBalances(db: Db, account: string, exchangeAccount: string): Promise<BalanceRec[]> {
-  const latestSnap = await db
-    .selectFrom('balance_snapshot')
-    .select(['id', 'fetched_at'])
-    .where('account', '=', account)
-    .where('exchange_account', '=', exchangeAccount)
-    .orderBy('fetched_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+  const latestSnap = await newestSnapshot(
+    db
+      .selectFrom('balance_snapshot')
+      .select(['id', 'fetched_at'])
+      .where('account', '=', account)
+      .where('exchange_account', '=', exchangeAccount),
+  );
   if (!latestSnap) return [];
   return (
     await db.selectFrom('balance').selectAll().where('snapshot_id', '=', latestSnap.id).orderBy('currency').execute()

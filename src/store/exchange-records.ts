@@ -276,66 +276,79 @@ export async function markOrdersNotFound(db: Db, account: string, ids: string[],
     .execute();
 }
 
-/** Deposits and their state history, as upsertOrders. */
-export async function upsertDeposits(
-  db: Db,
-  account: string,
-  rows: NewExchangeDeposit[],
-  observedAt: Date,
-  c?: PageBookkeeping,
-): Promise<number> {
-  const at = observedAt.toISOString();
-  return writePage(
-    db,
-    dedupe(rows, (r) => r.deposit_id),
-    sql`deposit_id text, amount numeric, currency text, address text, tx_hash text, state text, "timestamp" timestamptz, raw jsonb`,
-    sql`dep as (
-      insert into exchange_deposit (account, deposit_id, amount, currency, address, tx_hash, state, "timestamp", raw, first_seen_at, last_seen_at)
-      select ${account}, x.deposit_id, x.amount, x.currency, x.address, x.tx_hash, x.state, x."timestamp", x.raw, ${at}::timestamptz, ${at}::timestamptz
-      from x
-      on conflict (account, deposit_id) do update set
-        amount = excluded.amount, currency = excluded.currency, address = excluded.address, tx_hash = excluded.tx_hash,
-        state = excluded.state, "timestamp" = excluded."timestamp", raw = excluded.raw, last_seen_at = excluded.last_seen_at
-      where exchange_deposit.raw is distinct from excluded.raw or exchange_deposit.last_seen_at < excluded.last_seen_at
-    ), state as (
-      insert into exchange_deposit_state (account, deposit_id, state, observed_at)
-      select ${account}, x.deposit_id, x.state, ${at}::timestamptz from x
-      on conflict do nothing
-    )`,
-    c,
-  );
+/** The SQL type of each column of the payment tables (json_to_recordset reads the rows with them). */
+const PAYMENT_COLUMN_TYPES = {
+  amount: 'numeric',
+  fee: 'numeric',
+  currency: 'text',
+  address: 'text',
+  tx_hash: 'text',
+  beneficiary: 'text',
+  state: 'text',
+  timestamp: 'timestamptz',
+  raw: 'jsonb',
+} as const;
+
+/** A payment table: its id (text), the key of a row, and its other columns in table order. */
+interface PaymentTable<R> {
+  table: 'exchange_deposit' | 'exchange_withdrawal';
+  id: 'deposit_id' | 'withdrawal_id';
+  key: (row: R) => string;
+  columns: ReadonlyArray<keyof R & keyof typeof PAYMENT_COLUMN_TYPES>;
 }
 
-/** Withdrawals and their state history (when they carry one), as upsertOrders. */
-export async function upsertWithdrawals(
-  db: Db,
-  account: string,
-  rows: NewExchangeWithdrawal[],
-  observedAt: Date,
-  c?: PageBookkeeping,
-): Promise<number> {
-  const at = observedAt.toISOString();
-  return writePage(
-    db,
-    dedupe(rows, (r) => r.withdrawal_id),
-    sql`withdrawal_id text, amount numeric, fee numeric, currency text, beneficiary text, state text, "timestamp" timestamptz, raw jsonb`,
-    sql`wd as (
-      insert into exchange_withdrawal (account, withdrawal_id, amount, fee, currency, beneficiary, state, "timestamp", raw, first_seen_at, last_seen_at)
-      select ${account}, x.withdrawal_id, x.amount, x.fee, x.currency, x.beneficiary, x.state, x."timestamp", x.raw, ${at}::timestamptz, ${at}::timestamptz
-      from x
-      on conflict (account, withdrawal_id) do update set
-        amount = excluded.amount, fee = excluded.fee, currency = excluded.currency, beneficiary = excluded.beneficiary,
-        state = excluded.state, "timestamp" = excluded."timestamp", raw = excluded.raw, last_seen_at = excluded.last_seen_at
-      where exchange_withdrawal.raw is distinct from excluded.raw or exchange_withdrawal.last_seen_at < excluded.last_seen_at
-    ), state as (
-      insert into exchange_withdrawal_state (account, withdrawal_id, state, observed_at)
-      select ${account}, x.withdrawal_id, x.state, ${at}::timestamptz from x
-      where x.state is not null
-      on conflict do nothing
-    )`,
-    c,
-  );
+/**
+ * The upsert of a page of deposits or withdrawals and their state history (one row per observed
+ * state; a record without a state adds none), as upsertOrders: a row is rewritten only when its
+ * content changed or a later sync saw it. `c`: the page's bookkeeping, written by the same statement.
+ */
+function paymentUpsert<R extends { raw?: string }>(p: PaymentTable<R>) {
+  const table = sql.table(p.table);
+  const id = sql.ref(p.id);
+  const xId = sql.ref(`x.${p.id}`);
+  const typed = p.columns.map((name) => sql`${sql.ref(name)} ${sql.raw(PAYMENT_COLUMN_TYPES[name])}`);
+  const recordset = sql.join([sql`${id} text`, ...typed]);
+  const names = sql.join(p.columns.map((name) => sql.ref(name)));
+  const xNames = sql.join(p.columns.map((name) => sql.ref(`x.${name}`)));
+  const updates = sql.join(p.columns.map((name) => sql`${sql.ref(name)} = ${sql.ref(`excluded.${name}`)}`));
+  return async (db: Db, account: string, rows: R[], observedAt: Date, c?: PageBookkeeping): Promise<number> => {
+    const at = observedAt.toISOString();
+    return writePage(
+      db,
+      dedupe(rows, p.key),
+      recordset,
+      sql`rec as (
+        insert into ${table} (account, ${id}, ${names}, first_seen_at, last_seen_at)
+        select ${account}, ${xId}, ${xNames}, ${at}::timestamptz, ${at}::timestamptz
+        from x
+        on conflict (account, ${id}) do update set ${updates}, last_seen_at = excluded.last_seen_at
+        where ${table}.raw is distinct from excluded.raw or ${table}.last_seen_at < excluded.last_seen_at
+      ), state as (
+        insert into ${sql.table(`${p.table}_state`)} (account, ${id}, state, observed_at)
+        select ${account}, ${xId}, x.state, ${at}::timestamptz from x
+        where x.state is not null
+        on conflict do nothing
+      )`,
+      c,
+    );
+  };
 }
+
+/** Deposits and their state history (paymentUpsert). */
+export const upsertDeposits = paymentUpsert<NewExchangeDeposit>({
+  table: 'exchange_deposit',
+  id: 'deposit_id',
+  key: (r) => r.deposit_id,
+  columns: ['amount', 'currency', 'address', 'tx_hash', 'state', 'timestamp', 'raw'],
+});
+
+/** Withdrawals and their state history, when they carry one (paymentUpsert). */
+export const upsertWithdrawals = paymentUpsert<NewExchangeWithdrawal>({
+  table: 'exchange_withdrawal',
+  id: 'withdrawal_id',
+  key: (r) => r.withdrawal_id,
+  columns: ['amount', 'fee', 'currency', 'beneficiary', 'state', 'timestamp', 'raw'],
+});
 
 /**
  * Balance snapshots are always inserted: each one is an anchor of the roll-forward. `rows`
@@ -385,34 +398,44 @@ export async function insertFeeRate(db: Db, snapshotId: string, row: NewExchange
     .execute();
 }
 
-export async function insertSymbols(db: Db, snapshotId: string, rows: NewExchangeSymbol[]): Promise<void> {
-  const unique = dedupe(rows, (r) => r.symbol);
+/** The row each table of a snapshot's reference rows takes. */
+interface SnapshotRows {
+  exchange_symbol: NewExchangeSymbol;
+  exchange_whitelist_entry: NewExchangeWhitelistEntry;
+  exchange_ticker: NewExchangeTicker;
+}
+
+/**
+ * A snapshot's reference rows, once each by `key` (the later occurrence); a row the snapshot holds
+ * already stays as stored.
+ */
+async function insertSnapshotRows<T extends keyof SnapshotRows>(
+  db: Db,
+  table: T,
+  snapshotId: string,
+  rows: SnapshotRows[T][],
+  key: (r: SnapshotRows[T]) => string,
+): Promise<void> {
+  const unique = dedupe(rows, key);
+  const into: keyof SnapshotRows = table;
   if (unique.length)
     await db
-      .insertInto('exchange_symbol')
+      .insertInto(into)
       .values(unique.map((r) => ({ snapshot_id: snapshotId, ...r })))
       .onConflict((oc) => oc.doNothing())
       .execute();
+}
+
+export async function insertSymbols(db: Db, snapshotId: string, rows: NewExchangeSymbol[]): Promise<void> {
+  await insertSnapshotRows(db, 'exchange_symbol', snapshotId, rows, (r) => r.symbol);
 }
 
 export async function insertWhitelist(db: Db, snapshotId: string, rows: NewExchangeWhitelistEntry[]): Promise<void> {
-  const unique = dedupe(rows, (r) => r.whitelist_id);
-  if (unique.length)
-    await db
-      .insertInto('exchange_whitelist_entry')
-      .values(unique.map((r) => ({ snapshot_id: snapshotId, ...r })))
-      .onConflict((oc) => oc.doNothing())
-      .execute();
+  await insertSnapshotRows(db, 'exchange_whitelist_entry', snapshotId, rows, (r) => r.whitelist_id);
 }
 
 export async function insertTickers(db: Db, snapshotId: string, rows: NewExchangeTicker[]): Promise<void> {
-  const unique = dedupe(rows, (r) => r.symbol);
-  if (unique.length)
-    await db
-      .insertInto('exchange_ticker')
-      .values(unique.map((r) => ({ snapshot_id: snapshotId, ...r })))
-      .onConflict((oc) => oc.doNothing())
-      .execute();
+  await insertSnapshotRows(db, 'exchange_ticker', snapshotId, rows, (r) => r.symbol);
 }
 
 export interface CoverageDelta {

@@ -93,6 +93,49 @@ export function keysetPages<R, K>(
   );
 }
 
+/** The time column as the stored text (`time_key`), for spanPages to build the next key from. */
+export function timeKey(column: string) {
+  return sql<string>`${sql.ref(column)}::text`.as('time_key');
+}
+
+/**
+ * Keyset pages of the rows of `query` whose time column is in the span, in (time, id) order
+ * (spanPage). The query selects the id column and timeKey(time).
+ */
+export function spanPages<
+  DB,
+  TB extends keyof DB,
+  O extends Record<I, string> & { time_key: string },
+  I extends string,
+>(
+  query: SelectQueryBuilder<DB, TB, O>,
+  columns: { time: string; id: I; idType: 'text' | 'bigint' },
+  span: Span,
+  pageSize: number,
+): AsyncGenerator<O[]> {
+  const fetch = (after: TimeKey | null) => spanPage(query, columns, span, after, pageSize).execute();
+  return keysetPages(fetch, (r) => ({ at: r.time_key, id: r[columns.id] }), pageSize);
+}
+
+/**
+ * Keyset pages of the rows of `query` in the order of its id column `id` (a reference such as
+ * `w.withdrawal_id`), each page after the id of the previous page's last row (keyOf).
+ */
+export function idPages<DB, TB extends keyof DB, O>(
+  query: SelectQueryBuilder<DB, TB, O>,
+  id: string,
+  keyOf: (row: O) => string,
+  pageSize: number,
+): AsyncGenerator<O[]> {
+  const fetch = (after: string | null) =>
+    query
+      .$if(after !== null, (q) => q.where(sql<boolean>`${sql.ref(id)} > ${after}`))
+      .orderBy(sql.ref(id))
+      .limit(pageSize)
+      .execute();
+  return keysetPages(fetch, keyOf, pageSize);
+}
+
 /** The rows of keyset pages, one at a time. */
 export async function* eachRow<R>(pages: AsyncIterable<R[]>): AsyncGenerator<R> {
   for await (const rows of pages) yield* rows;

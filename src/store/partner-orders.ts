@@ -209,15 +209,7 @@ export async function listOpenOrdersByDay(db: Db, account: string): Promise<Open
 }
 
 /** Every distinct address seen on exchange deposits (the rules compare them without a :tag). */
-export async function listExchangeDepositAddresses(db: Db, account: string): Promise<string[]> {
-  const rows = await db
-    .selectFrom('exchange_deposit')
-    .select('address')
-    .distinct()
-    .where('account', '=', account)
-    .execute();
-  return rows.map((r) => r.address);
-}
+export { depositAddresses as listExchangeDepositAddresses } from './exchange-reads.js';
 
 export interface WebhookEventInput {
   eventId: string;
@@ -253,32 +245,22 @@ export async function saveCoverage(
   c: CoverageInput,
   now: Date,
 ): Promise<void> {
-  const detail = JSON.stringify(c.detail);
+  // What the latest listing says replaces the stored figures; only pages add up.
+  const latest = {
+    rows: c.rows,
+    quarantined: c.quarantined,
+    settled: c.settled,
+    detail: JSON.stringify(c.detail),
+    run_id: runId,
+    updated_at: now,
+  };
   await db
     .insertInto('sync_coverage')
-    .values({
-      account,
-      source: 'partner',
-      stream: c.stream,
-      day: c.day,
-      pages: c.pages,
-      rows: c.rows,
-      quarantined: c.quarantined,
-      settled: c.settled,
-      detail,
-      run_id: runId,
-      updated_at: now,
-    })
+    .values({ account, source: 'partner', stream: c.stream, day: c.day, pages: c.pages, ...latest })
     .onConflict((oc) =>
-      oc.columns(['account', 'source', 'stream', 'day']).doUpdateSet((eb) => ({
-        pages: eb('sync_coverage.pages', '+', c.pages),
-        rows: c.rows,
-        quarantined: c.quarantined,
-        settled: c.settled,
-        detail,
-        run_id: runId,
-        updated_at: now,
-      })),
+      oc
+        .columns(['account', 'source', 'stream', 'day'])
+        .doUpdateSet((eb) => ({ pages: eb('sync_coverage.pages', '+', c.pages), ...latest })),
     )
     .execute();
 }

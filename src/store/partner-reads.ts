@@ -7,8 +7,9 @@ import { numericOrZero } from './type-parsers.js';
 import type { PartnerOrderRow } from './schema.js';
 import type { PartnerOrder, WebhookEventLite } from '../domain/index.js';
 import type { PartnerDailyRec, PartnerOrderRec, WebhookStats } from '../domain/index.js';
-import { keysetPages, PAGE_SIZE, spanPage, type Span, type TimeKey } from './keyset.js';
+import { idPages, PAGE_SIZE, spanPages, timeKey, type Span } from './keyset.js';
 import { changedHashes, changedRow } from './changes.js';
+import { rowsByKey } from './rows-by-key.js';
 
 export function toPartnerOrder(
   r: Pick<
@@ -95,19 +96,12 @@ export async function* partnerOrdersCreatedIn(
   span: Span,
   pageSize = PAGE_SIZE,
 ): AsyncGenerator<PartnerOrderRec[]> {
-  const fetch = (after: TimeKey | null) =>
-    db
-      .selectFrom('partner_order')
-      .select([
-        ...ORDER_COLUMNS,
-        'payment_method',
-        'external_reference',
-        sql<string>`created_at::text`.as('created_key'),
-      ])
-      .where('account', '=', account)
-      .$call((q) => spanPage(q, { time: 'created_at', id: 'order_id', idType: 'text' }, span, after, pageSize))
-      .execute();
-  for await (const rows of keysetPages(fetch, (r) => ({ at: r.created_key, id: r.order_id }), pageSize))
+  const query = db
+    .selectFrom('partner_order')
+    .select([...ORDER_COLUMNS, 'payment_method', 'external_reference', timeKey('created_at')])
+    .where('account', '=', account);
+  const columns = { time: 'created_at', id: 'order_id', idType: 'text' } as const;
+  for await (const rows of spanPages(query, columns, span, pageSize))
     yield rows.map((r) => ({
       ...toPartnerOrder(r),
       paymentMethod: r.payment_method,
@@ -135,18 +129,13 @@ export async function* partnerOrdersChangedOutside(
           order_id: string;
         }>`select order_id from partner_order c where account = ${account} and ${changedRow('c', since)}
           union select order_id from partner_order where account = ${account} and transaction_hash in (${changedHashes(account, since)})`;
-  const fetch = (after: string | null) =>
-    db
-      .selectFrom('partner_order')
-      .select(ORDER_COLUMNS)
-      .where('account', '=', account)
-      .where((eb) => eb.or([eb('created_at', '<', span.from), eb('created_at', '>=', span.to)]))
-      .$if(changed !== null, (q) => q.where(sql<boolean>`order_id in (${changed})`))
-      .$if(after !== null, (q) => q.where('order_id', '>', after!))
-      .orderBy('order_id')
-      .limit(pageSize)
-      .execute();
-  for await (const rows of keysetPages(fetch, (r) => r.order_id, pageSize)) yield rows.map(toPartnerOrder);
+  const query = db
+    .selectFrom('partner_order')
+    .select(ORDER_COLUMNS)
+    .where('account', '=', account)
+    .where((eb) => eb.or([eb('created_at', '<', span.from), eb('created_at', '>=', span.to)]))
+    .$if(changed !== null, (q) => q.where(sql<boolean>`order_id in (${changed})`));
+  for await (const rows of idPages(query, 'order_id', (r) => r.order_id, pageSize)) yield rows.map(toPartnerOrder);
 }
 
 /** Every stored order still PENDING or WITHDRAWING (P_STALE), whatever its creation date. */
@@ -169,16 +158,8 @@ export async function partnerOrdersByTxHash(
   account: string,
   hashes: string[],
 ): Promise<Map<string, PartnerOrder[]>> {
-  const map = new Map<string, PartnerOrder[]>();
-  if (hashes.length === 0) return map;
-  const rows = await db
-    .selectFrom('partner_order')
-    .select(ORDER_COLUMNS)
-    .where('account', '=', account)
-    .where('transaction_hash', 'in', hashes)
-    .execute();
-  for (const r of rows) map.set(r.transaction_hash!, [...(map.get(r.transaction_hash!) ?? []), toPartnerOrder(r)]);
-  return map;
+  const orders = db.selectFrom('partner_order').select(ORDER_COLUMNS).where('account', '=', account);
+  return rowsByKey(orders, 'transaction_hash', hashes, toPartnerOrder);
 }
 
 export async function webhookEventsByOrder(
@@ -186,20 +167,14 @@ export async function webhookEventsByOrder(
   account: string,
   orderIds: string[],
 ): Promise<Map<string, WebhookEventLite[]>> {
-  const map = new Map<string, WebhookEventLite[]>();
-  if (orderIds.length === 0) return map;
-  const rows = await db
+  const events = db
     .selectFrom('webhook_event')
     .select(['order_id', 'order_state', 'order_state_updated_at_text'])
-    .where('account', '=', account)
-    .where('order_id', 'in', orderIds)
-    .execute();
-  for (const r of rows)
-    map.set(r.order_id, [
-      ...(map.get(r.order_id) ?? []),
-      { orderState: r.order_state, orderStateUpdatedAtText: r.order_state_updated_at_text },
-    ]);
-  return map;
+    .where('account', '=', account);
+  return rowsByKey(events, 'order_id', orderIds, (r) => ({
+    orderState: r.order_state,
+    orderStateUpdatedAtText: r.order_state_updated_at_text,
+  }));
 }
 
 /** Webhook events received in the span, with the schema drift the report counts (docs/apis.md "Partner webhooks"). */

@@ -2,7 +2,7 @@
  * kind read back.
  */
 import { createHash } from 'node:crypto';
-import { sql } from 'kysely';
+import { sql, type SelectQueryBuilder } from 'kysely';
 import type { Db } from './database.js';
 import type { FeeSchedule, PartnerCurrency, SymbolRules } from '../domain/index.js';
 
@@ -56,23 +56,26 @@ export async function markSnapshotIncomplete(db: Db, id: string): Promise<void> 
     .execute();
 }
 
-/** The newest snapshot of a kind (the newest id among equal fetch times). */
+/** The newest of the snapshots `query` selects (by fetched_at, then the newest id among equal fetch times). */
+export function newestSnapshot<DB, TB extends keyof DB, O>(query: SelectQueryBuilder<DB, TB, O>) {
+  return query.orderBy(sql.ref('fetched_at'), 'desc').orderBy(sql.ref('id'), 'desc').limit(1).executeTakeFirst();
+}
+
+/** The newest snapshot of a kind. */
 async function latestSnapshot(
   db: Db,
   account: string,
   source: string,
   kind: string,
 ): Promise<{ id: string; content_hash: string } | undefined> {
-  return db
-    .selectFrom('reference_snapshot')
-    .select(['id', 'content_hash'])
-    .where('account', '=', account)
-    .where('source', '=', source)
-    .where('kind', '=', kind)
-    .orderBy('fetched_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+  return newestSnapshot(
+    db
+      .selectFrom('reference_snapshot')
+      .select(['id', 'content_hash'])
+      .where('account', '=', account)
+      .where('source', '=', source)
+      .where('kind', '=', kind),
+  );
 }
 
 async function latestSnapshotId(db: Db, account: string, source: string, kind: string): Promise<string | null> {

@@ -6,7 +6,7 @@ import type { Db } from './database.js';
 import { changedRow } from './changes.js';
 import type { PartnerOrder } from '../domain/index.js';
 import { ORDER_COLUMNS, toPartnerOrder } from './partner-reads.js';
-import { keysetPages, PAGE_SIZE } from './keyset.js';
+import { idPages, PAGE_SIZE } from './keyset.js';
 
 /** States after which the sender sends no further event for the order. */
 const SETTLED_STATES = ['COMPLETED', 'FAILED'];
@@ -34,57 +34,37 @@ export function webhookGapCandidates(
   pageSize = PAGE_SIZE,
   changedSince?: string | null,
 ): AsyncGenerator<Array<PartnerOrder & { openBreak: boolean }>> {
-  const fetch = (after: string | null) =>
-    db
-      .selectFrom('partner_order as o')
-      .leftJoin('webhook_judgement as j', (join) =>
-        join.onRef('j.account', '=', 'o.account').onRef('j.order_id', '=', 'o.order_id'),
-      )
-      .select(ORDER_COLUMNS.map((c) => `o.${c}` as const))
-      .select((eb) =>
-        eb
-          .exists(
-            eb
-              .selectFrom('break as b')
-              .select('b.key')
-              .whereRef('b.account', '=', 'o.account')
-              .where('b.code', '=', rule)
-              .whereRef('b.key', '=', 'o.order_id')
-              .where('b.status', '=', 'open'),
-          )
-          .as('open_break'),
-      )
-      .where('o.account', '=', account)
-      .where('o.order_state', 'in', SETTLED_STATES)
-      .where('o.order_state_updated_at', '<', cutoff)
-      .where((eb) =>
-        eb.or([
-          eb('j.order_id', 'is', null),
-          eb('j.order_state_updated_at_text', '<>', eb.ref('o.order_state_updated_at_text')),
-          eb('j.run_id', '=', runId),
-          // a webhook event stored since the last judgement (a late or retried delivery) can change the verdict
-          ...(changedSince
-            ? [
-                sql<SqlBool>`exists (select 1 from webhook_event e where e.account = o.account and e.order_id = o.order_id and ${changedRow('e', changedSince)})`,
-              ]
-            : []),
-          eb.exists(
-            eb
-              .selectFrom('break as b')
-              .select('b.key')
-              .whereRef('b.account', '=', 'o.account')
-              .where('b.code', '=', rule)
-              .whereRef('b.key', '=', 'o.order_id')
-              .where('b.status', '=', 'open'),
-          ),
-        ]),
-      )
-      .$if(after !== null, (q) => q.where('o.order_id', '>', after!))
-      .orderBy('o.order_id')
-      .limit(pageSize)
-      .execute();
+  // The order's open break of the rule.
+  const openBreak = sql<SqlBool>`exists (
+    select 1 from break b
+    where b.account = o.account and b.code = ${rule} and b.key = o.order_id and b.status = 'open')`;
+  const query = db
+    .selectFrom('partner_order as o')
+    .leftJoin('webhook_judgement as j', (join) =>
+      join.onRef('j.account', '=', 'o.account').onRef('j.order_id', '=', 'o.order_id'),
+    )
+    .select(ORDER_COLUMNS.map((c) => `o.${c}` as const))
+    .select(openBreak.as('open_break'))
+    .where('o.account', '=', account)
+    .where('o.order_state', 'in', SETTLED_STATES)
+    .where('o.order_state_updated_at', '<', cutoff)
+    .where((eb) =>
+      eb.or([
+        eb('j.order_id', 'is', null),
+        eb('j.order_state_updated_at_text', '<>', eb.ref('o.order_state_updated_at_text')),
+        eb('j.run_id', '=', runId),
+        // a webhook event stored since the last judgement (a late or retried delivery) can change the verdict
+        ...(changedSince
+          ? [
+              sql<SqlBool>`exists (select 1 from webhook_event e
+                where e.account = o.account and e.order_id = o.order_id and ${changedRow('e', changedSince)})`,
+            ]
+          : []),
+        openBreak,
+      ]),
+    );
   return (async function* () {
-    for await (const rows of keysetPages(fetch, (r) => r.order_id, pageSize))
+    for await (const rows of idPages(query, 'o.order_id', (r) => r.order_id, pageSize))
       yield rows.map((r) => ({ ...toPartnerOrder(r), openBreak: Boolean(r.open_break) }));
   })();
 }
