@@ -55,9 +55,7 @@ export async function openBreakDetails(db: Db, account: string, code: string): P
   const rows = await db
     .selectFrom('break')
     .select('detail')
-    .where('account', '=', account)
-    .where('code', '=', code)
-    .where('status', '=', 'open')
+    .where((eb) => eb.and({ account, code, status: 'open' }))
     .execute();
   return rows.map((r) => r.detail);
 }

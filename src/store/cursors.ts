@@ -10,9 +10,7 @@ export async function getCursor(db: Db, account: string, source: string, name: s
   const row = await db
     .selectFrom('sync_cursor')
     .select('value')
-    .where('account', '=', account)
-    .where('source', '=', source)
-    .where('name', '=', name)
+    .where((eb) => eb.and({ account, source, name }))
     .executeTakeFirst();
   return row?.value ?? null;
 }
@@ -310,9 +308,7 @@ export async function listedDays(
   const rows = await db
     .selectFrom('sync_coverage')
     .select('day')
-    .where('account', '=', account)
-    .where('source', '=', source)
-    .where('stream', '=', stream)
+    .where((eb) => eb.and({ account, source, stream }))
     .where('day', '>=', period.from)
     .where('day', '<', period.to)
     .execute();
