@@ -48,21 +48,25 @@ export const SHEET = {
  * Keys are per record kind (an orderId, an execId, a currency...), see docs/rules.md "Keys".
  */
 export class BreakIndex {
-  private readonly byRecord = new Map<string, string[]>();
+  // By kind, then key: asked once per data row (a million fills), so no key string is built per row.
+  private readonly byRecord = new Map<string, Map<string, string[]>>();
   constructor(breaks: Iterable<Pick<Break, 'code' | 'key' | 'entity'>>) {
     for (const b of breaks) {
-      const id = `${b.entity}\u0000${b.key}`;
-      this.byRecord.set(id, [...(this.byRecord.get(id) ?? []), b.code]);
+      let keys = this.byRecord.get(b.entity);
+      if (!keys) this.byRecord.set(b.entity, (keys = new Map()));
+      keys.set(b.key, [...(keys.get(b.key) ?? []), b.code]);
     }
   }
 
   /** Codes of the open breaks on the record of this kind and key. */
-  codes(entity: RecordKindName, key: string | null | undefined): string[] {
-    return key ? (this.byRecord.get(`${entity}\u0000${key}`) ?? []) : [];
+  codes(entity: RecordKindName, key: string | null | undefined): readonly string[] {
+    return (key && this.byRecord.get(entity)?.get(key)) || NO_CODES;
   }
 }
 
-function withBreaks(cells: Cell[], codes: string[]): Row {
+const NO_CODES: readonly string[] = [];
+
+function withBreaks(cells: Cell[], codes: readonly string[]): Row {
   cells.push(codes.length ? codes.join(', ') : null);
   return codes.length ? { cells, tone: 'break' } : { cells };
 }
@@ -116,7 +120,16 @@ function dataSheet<T, X>(
   const specs: ColumnSpec[] = columns.map(({ header, kind }) => ({ header, kind }));
   if (options.breaks !== false) specs.push(BREAKS_COLUMN);
   const spec: SheetSpec = { name, ...(options.fitToWidth ? { fitToWidth: true } : {}), columns: specs };
-  return { spec, cells: (r, x) => columns.map((c) => c.cell(r, x)) };
+  // A plain loop into an array sized for the "Open breaks" cell too: run once per data row.
+  const n = columns.length;
+  return {
+    spec,
+    cells: (r, x) => {
+      const cells = new Array<Cell>(n);
+      for (let i = 0; i < n; i++) cells[i] = columns[i]!.cell(r, x);
+      return cells;
+    },
+  };
 }
 
 // ------------------------------------------------------------------ Partner daily

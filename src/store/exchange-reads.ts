@@ -596,7 +596,8 @@ export async function* fillsByTimeIn(
     .where('account', '=', account);
   const columns = { time: 'timestamp', id: 'exec_id', idType: 'bigint' } as const;
   for await (const rows of spanPages(query, columns, span, pageSize))
-    yield rows.map((r) => ({ ...toStoredFill(r), tradeId: r.trade_id }));
+    // tradeId set on the fill as built, not spread into a copy: a million rows per report
+    yield rows.map((r) => Object.assign(toStoredFill(r), { tradeId: r.trade_id }));
 }
 
 // ------------------------------------------------------------------ balance snapshots
