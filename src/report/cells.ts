@@ -45,6 +45,8 @@ export interface Row {
   tone?: Tone;
   /** Per-cell emphasis (e.g. the severity cell of a break). */
   cellTones?: Record<number, Tone>;
+  /** The Summary's table headers: every cell but the first right-aligned, over the figures it names. */
+  alignRight?: boolean;
 }
 
 export type ColumnKind = 'text' | 'id' | 'int' | 'amount' | 'datetime' | 'day';
@@ -274,7 +276,7 @@ const PADDING = 1.5;
 /** The autofilter button on a header cell. */
 const FILTER_BUTTON = 2.5;
 /** Header text is bold: a little wider than the same text in the regular face. */
-const BOLD = 1.08;
+export const BOLD = 1.08;
 
 /** A table column's width: its header (bold, with the filter button), the widest value seen, the spec's minimum. */
 export function fitWidth(header: string, seen: number, minimum = 0): number {

@@ -395,7 +395,8 @@ export const CHANGES_LISTED = 50;
 
 const blank = (): Row => ({ cells: [] });
 const section = (title: string): Row => ({ cells: [title, null, null, null, null, null, null], tone: 'section' });
-const header = (...titles: string[]): Row => ({ cells: titles, tone: 'bold' });
+/** A table's header row: its titles after the first right-aligned, as the figures under them are. */
+const header = (...titles: string[]): Row => ({ cells: titles, tone: 'bold', alignRight: true });
 const pair = (label: string, value: Cell, ...rest: Cell[]): Row => ({ cells: [label, value, ...rest] });
 
 /**
@@ -426,6 +427,7 @@ export function summaryRows(input: SummaryInput): Row[] {
   const rows: Row[] = [];
   rows.push({ cells: [head.text, ...pad(SUMMARY_COLUMNS - 1)], tone: HEADLINE_ROW_TONE[head.tone] });
   rows.push({ cells: [head.detail] });
+  if (partialRun(run)) rows.push({ cells: ['Partial period', PARTIAL_MEANING], cellTones: { 1: 'medium' } });
   if (input.rates) {
     const stake = moneyAtStake(input.openBreaks, input.rates);
     rows.push({
@@ -437,44 +439,6 @@ export function summaryRows(input: SummaryInput): Row[] {
       ],
       tone: 'bold',
     });
-  }
-  rows.push(blank());
-
-  rows.push(section('Run'));
-  rows.push(
-    pair(
-      'Period',
-      periodLabel(run.periodFrom, run.periodTo),
-      run.periodTo > addDays(run.periodFrom, 1) ? 'both days included' : 'one UTC day',
-    ),
-  );
-  if (partialRun(run)) rows.push({ cells: ['', PARTIAL_MEANING], cellTones: { 1: 'medium' } });
-  rows.push(pair('Run id', run.id));
-  rows.push({
-    cells: ['Status', head.status],
-    cellTones: { 1: head.tone === 'ok' ? 'ok' : head.tone === 'explained' ? 'medium' : 'break' },
-  });
-  rows.push(pair('Started (UTC)', run.startedAt));
-  const finished = finishedTime(run);
-  rows.push(pair(finished.label, finished.at ?? finished.note, finished.at ? finished.note : null));
-  rows.push(pair('Report written (UTC)', input.writtenAt ?? input.now));
-  rows.push(pair('Ruleset version', run.rulesetVersion));
-  rows.push(pair('Config hash', run.configHash));
-  const stages = stagesInRunOrder(run.stages);
-  if (stages.length) {
-    rows.push(header('Stage (in run order)', 'Status', 'Time (s)', 'Started (UTC)', '', '', 'Error'));
-    for (const [stage, info] of stages)
-      rows.push({
-        cells: [
-          stage,
-          info.status ?? null,
-          info.ms !== undefined ? roundSeconds(info.ms / 1000) : null,
-          utcText(info.startedAt),
-          null,
-          null,
-          info.error ?? null,
-        ],
-      });
   }
   rows.push(blank());
 
@@ -516,6 +480,50 @@ export function summaryRows(input: SummaryInput): Row[] {
   if (!counts.rules.length) rows.push({ cells: ['(none)'], tone: 'muted' });
   rows.push(blank());
 
+  // The first screen ends with the balance table; the run's details follow it.
+  if (input.balanceRolls || input.latestBalances)
+    rows.push(
+      ...balanceTableRows(input.balanceRolls ?? [], input.latestBalances ?? [], precision, input.rates),
+      blank(),
+    );
+
+  rows.push(section('Run'));
+  rows.push(
+    pair(
+      'Period',
+      periodLabel(run.periodFrom, run.periodTo),
+      run.periodTo > addDays(run.periodFrom, 1) ? 'both days included' : 'one UTC day',
+    ),
+  );
+  rows.push(pair('Run id', run.id));
+  rows.push({
+    cells: ['Status', head.status],
+    cellTones: { 1: head.tone === 'ok' ? 'ok' : head.tone === 'explained' ? 'medium' : 'break' },
+  });
+  rows.push(pair('Started (UTC)', run.startedAt));
+  const finished = finishedTime(run);
+  rows.push(pair(finished.label, finished.at ?? finished.note, finished.at ? finished.note : null));
+  rows.push(pair('Report written (UTC)', input.writtenAt ?? input.now));
+  rows.push(pair('Ruleset version', run.rulesetVersion));
+  rows.push(pair('Config hash', run.configHash));
+  const stages = stagesInRunOrder(run.stages);
+  if (stages.length) {
+    rows.push(header('Stage (in run order)', 'Status', 'Time (s)', 'Started (UTC)', '', '', 'Error'));
+    for (const [stage, info] of stages)
+      rows.push({
+        cells: [
+          stage,
+          info.status ?? null,
+          info.ms !== undefined ? roundSeconds(info.ms / 1000) : null,
+          utcText(info.startedAt),
+          null,
+          null,
+          info.error ?? null,
+        ],
+      });
+  }
+  rows.push(blank());
+
   rows.push(section('Counts (records of the period)'));
   for (const [key, label] of COUNT_LABELS) rows.push(pair(label, run.counts[key] ?? null));
   for (const [key, value] of Object.entries(run.counts))
@@ -546,12 +554,6 @@ export function summaryRows(input: SummaryInput): Row[] {
   rows.push(...requestRows(run.requests));
   rows.push(...syncTimeRows(stages));
   rows.push(blank());
-
-  if (input.balanceRolls || input.latestBalances)
-    rows.push(
-      ...balanceTableRows(input.balanceRolls ?? [], input.latestBalances ?? [], precision, input.rates),
-      blank(),
-    );
 
   rows.push(section('Totals: partner orders by input currency'));
   rows.push(

@@ -6,6 +6,7 @@ import type { Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import ExcelJS from 'exceljs';
 import {
+  BOLD,
   DATETIME_FORMAT,
   DAY_FORMAT,
   EXCEL_MAX_ROWS,
@@ -281,9 +282,13 @@ class SheetWriter {
     for (const row of sample) {
       row.cells.forEach((c, i) => {
         // On the Summary, text may run on into the empty cells beside it; numbers and dates cannot
-        // (Excel shows ### when they do not fit), so only they widen its columns.
-        if (this.report && (typeof c === 'string' || c === null)) return;
-        seen[i] = Math.max(seen[i] ?? 0, displayWidth(c));
+        // (Excel shows ### when they do not fit), so only they, and text with a cell beside it, widen its columns.
+        const besideIt = row.cells[i + 1];
+        if (this.report && c === null) return;
+        if (this.report && typeof c === 'string' && (besideIt === null || besideIt === undefined || besideIt === ''))
+          return;
+        const bold = this.report && typeof c === 'string' && (row.tone === 'bold' || row.tone === 'section');
+        seen[i] = Math.max(seen[i] ?? 0, displayWidth(c) * (bold ? BOLD : 1));
       });
       if (this.hasAmounts) exactSeen = Math.max(exactSeen, textWidth(this.exactValues(row.cells).join('; ')));
     }
@@ -432,7 +437,11 @@ class SheetWriter {
     for (let i = 0; i < width; i++) {
       const f = formats[i];
       const tone = row.cellTones?.[i] ?? row.tone;
-      const extra = this.report ? '' : f?.link ? `${this.columnExtras[i] ?? ''}l` : (this.columnExtras[i] ?? '');
+      const extra = this.report
+        ? this.summaryExtra(row, i)
+        : f?.link
+          ? `${this.columnExtras[i] ?? ''}l`
+          : (this.columnExtras[i] ?? '');
       if (this.report && f?.exact !== undefined) xrow.getCell(i + 1).note = `${EXACT_NOTE_PREFIX}${f.exact}`;
       if (!tone && !f?.numFmt && !extra) {
         // A plain cell gets the shared empty style: exceljs caches a style's id by object identity,
@@ -448,6 +457,20 @@ class SheetWriter {
     xrow.commit();
     this.rowsInPart += 1;
     this.counts[this.partKey] = (this.counts[this.partKey] ?? 0) + 1;
+  }
+
+  /**
+   * On the Summary: a header's titles right-aligned over their figures ('r'), and a text that follows a figure indented
+   * ('i'), so "0" and "1 found in this run" in two cells never read as "0 1 found".
+   */
+  private summaryExtra(row: Row, i: number): Extra {
+    if (i === 0) return '';
+    if (row.alignRight) return 'r';
+    const before = row.cells[i - 1];
+    const c = row.cells[i];
+    return typeof c === 'string' && c !== '' && before !== null && before !== undefined && typeof before !== 'string'
+      ? 'i'
+      : '';
   }
 
   /** styleFor, remembered per column: consecutive cells of a column mostly ask for the same style. */
@@ -573,6 +596,8 @@ function styleFor(numFmt: string | undefined, tone: Tone | undefined, extra: Ext
     if (extra.includes('l')) style.font = { ...style.font, ...LINK_FONT };
     if (extra.includes('w')) style.alignment = { ...style.alignment, wrapText: true, vertical: 'top' };
     if (extra.includes('t')) style.alignment = { ...style.alignment, vertical: 'top' };
+    if (extra.includes('r')) style.alignment = { ...style.alignment, horizontal: 'right' };
+    if (extra.includes('i')) style.alignment = { ...style.alignment, indent: 1 };
     if (extra.includes('e')) {
       style.fill = { type: 'pattern', pattern: 'solid', fgColor: { argb: EDITABLE_FILL } };
       style.protection = { locked: false };

@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config/load.js';
 import type { Store } from '../../src/store/database.js';
 import { silentLogger } from '../../src/log/logger.js';
 import type { StageContext } from '../../src/stages/context.js';
-import { DATETIME_FORMAT, numberFormat } from '../../src/report/cells.js';
+import { DATETIME_FORMAT, numberFormat, textWidth } from '../../src/report/cells.js';
 import { SHEET, writeReport } from '../../src/stages/report.js';
 import { EXACT_NOTE_PREFIX, EXACT_VALUES_HEADER } from '../../src/report/write-workbook.js';
 import { describeEachStore } from '../helpers/db.js';
@@ -497,6 +497,40 @@ describeEachStore('report workbook', (t) => {
     expect(summaryText.get('Webhook duplicates acknowledged')?.[0]).toBe(2);
     expect(summaryText.get('Webhook conflicts (an eventId repeated with another body)')?.[0]).toBe(1);
     expect(summaryText.get('Webhook events with schema drift')?.slice(0, 2)).toEqual([1, 'extra fields: riskScore']);
+    // issue 25: the first screen holds the verdict, the money at stake and the balance table, before the run's details
+    const firstColumn: unknown[] = [];
+    summary.eachRow({ includeEmpty: true }, (row) => firstColumn.push(row.getCell(1).value));
+    const rowOf = (text: string) => firstColumn.findIndex((v) => typeof v === 'string' && v.startsWith(text)) + 1;
+    expect(rowOf('Money at stake (USD)')).toBe(3);
+    expect(summary.getCell(`B${rowOf('Money at stake (USD)')}`).type).toBe(ExcelJS.ValueType.Number);
+    expect(rowOf('Open breaks')).toBeLessThan(rowOf('Balances per currency'));
+    expect(rowOf('Balances per currency')).toBeLessThan(rowOf('Run'));
+    expect(rowOf('Balances per currency')).toBeLessThanOrEqual(40);
+    // every table header (the bold row under a section title) stands right-aligned over its figures
+    let headerRows = 0;
+    summary.eachRow((row, n) => {
+      const above = summary.getRow(n - 1).getCell(1);
+      const underSection = (above.fill as ExcelJS.FillPattern | undefined)?.fgColor?.argb === 'FFD9E1F2';
+      if (!underSection || !row.getCell(1).font?.bold || row.cellCount < 2) return;
+      headerRows += 1;
+      row.eachCell((cell, col) => {
+        if (col > 1 && cell.value !== '')
+          expect(cell.alignment?.horizontal, `${cell.address} ${String(cell.value)}`).toBe('right');
+      });
+    });
+    expect(headerRows).toBeGreaterThanOrEqual(6);
+    // nothing cut: a text with a cell beside it fits its column
+    summary.eachRow((row) => {
+      row.eachCell((cell, col) => {
+        const next = row.getCell(col + 1).value;
+        if (typeof cell.value !== 'string' || next === null || next === undefined || next === '') return;
+        // bold text is a little wider (the section and header rows)
+        const wide = textWidth(cell.value) * (cell.font?.bold ? 1.08 : 1);
+        expect(wide, `${cell.address} "${cell.value}" beside ${String(next)}`).toBeLessThanOrEqual(
+          summary.getColumn(col).width!,
+        );
+      });
+    });
     // API requests: per endpoint (APIs in order, endpoints by name), per API and over all, with the time at each rate
     const apiRows: unknown[][] = [];
     summary.eachRow((row) => apiRows.push((row.values as unknown[]).slice(1, 7)));

@@ -5,7 +5,15 @@ import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { describe, expect, it } from 'vitest';
 import { Decimal } from '../../src/decimal/decimal.js';
-import { DATETIME_FORMAT, amount, day, numberFormat, type Row, type SheetSpec } from '../../src/report/cells.js';
+import {
+  DATETIME_FORMAT,
+  amount,
+  day,
+  numberFormat,
+  textWidth,
+  type Row,
+  type SheetSpec,
+} from '../../src/report/cells.js';
 import { CsvExport } from '../../src/report/csv.js';
 import {
   EXACT_NOTE_PREFIX,
@@ -75,7 +83,7 @@ describe('writeWorkbook', () => {
     expect(cf).toEqual([]);
   });
 
-  it('writes a Summary (free layout) amount as a number with the exact text in a cell note, and widens for numbers only', async () => {
+  it('writes a Summary (free layout) amount as a number with the exact text in a cell note; widens for numbers and for a text with a cell beside it, never for a text alone', async () => {
     const report: SheetSpec = {
       name: 'Summary',
       layout: 'report',
@@ -90,7 +98,8 @@ describe('writeWorkbook', () => {
         spec: report,
         rows: [
           { cells: ['ETH', amount(new Decimal('1234567.123456789012345678'), 18)] },
-          { cells: ['a long label that runs on into the next cell', amount(new Decimal('12.5'), 2)] },
+          { cells: ['a long label cut by the cell beside it', amount(new Decimal('12.5'), 2)] },
+          { cells: ['a longer text alone in its row runs on into the empty cells beside it'] },
         ],
       },
     ]);
@@ -102,9 +111,10 @@ describe('writeWorkbook', () => {
     expect(ws.getCell('B1').numFmt).toBe(numberFormat(18));
     expect(String(ws.getCell('B1').note)).toContain(`${EXACT_NOTE_PREFIX}1234567.123456789012345678`);
     expect(ws.getCell('B2').note).toBeUndefined();
-    // "1,234,567.123456789012345678" must not show as ###; the label column keeps its width
+    // "1,234,567.123456789012345678" must not show as ###; the label beside a number is not cut, the text alone
+    // does not widen its column
     expect(ws.getColumn(2).width).toBeGreaterThanOrEqual('1,234,567.123456789012345678'.length + 1);
-    expect(ws.getColumn(1).width).toBe(10);
+    expect(ws.getColumn(1).width).toBe(Math.ceil(textWidth('a long label cut by the cell beside it') + 1.5));
   });
 });
 
