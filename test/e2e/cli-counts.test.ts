@@ -1,10 +1,10 @@
 import ExcelJS from 'exceljs';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../sandbox/index.js';
 import { addDays, toDay } from '../../src/util/dates.js';
 import { storeKinds } from '../helpers/db.js';
 import { attachment, header, textPart } from '../helpers/mime.js';
+import { mailbox, type Mailbox } from '../helpers/smtp.js';
 import { type CliWorld, brief, freePort, openCliWorld, runCli } from './helpers.js';
 
 /**
@@ -114,9 +114,8 @@ describe(
     let sandbox: Sandbox;
     let world: CliWorld | undefined;
     let env: NodeJS.ProcessEnv;
-    let smtp: SMTPServer | undefined;
+    let smtp: Mailbox | undefined;
     let port = 0;
-    const mails: string[] = [];
     const today = toDay(new Date());
     /** The day of each planted break's record (partner order, fill, exchange order, deposit, withdrawal). */
     const dayOf = new Map<string, string>();
@@ -130,19 +129,7 @@ describe(
         email: { from: 'recon@example.com', to: ['finance@example.com'] },
       });
       env = { ...world.env, SMTP_URL: `smtp://127.0.0.1:${port}`, LOG_LEVEL: 'warn' };
-      smtp = new SMTPServer({
-        authOptional: true,
-        disabledCommands: ['STARTTLS'],
-        logger: false,
-        onData(stream, _session, callback) {
-          const chunks: Buffer[] = [];
-          stream.on('data', (d: Buffer) => chunks.push(d));
-          stream.on('end', () => {
-            mails.push(Buffer.concat(chunks).toString('latin1'));
-            callback();
-          });
-        },
-      });
+      smtp = mailbox();
 
       const d = (ms: number) => toDay(new Date(ms));
       for (const o of sandbox.data.partnerOrderRecords()) dayOf.set(`P:${o.orderId}`, d(o.createdAtMs));
@@ -160,7 +147,7 @@ describe(
     });
 
     afterAll(async () => {
-      if (smtp) await new Promise<void>((r) => smtp?.close(() => r()));
+      await smtp?.close();
       await world?.close();
       await sandbox?.close();
     });
@@ -193,18 +180,18 @@ describe(
       expect(b.breaks.length).toBeGreaterThan(a.breaks.length);
       expect(b.breaks.some((x) => x.code === 'E_BALANCE_ROLL')).toBe(true);
       // 3. The delivery of the first run, retried now.
-      await new Promise<void>((r) => smtp!.listen(port, '127.0.0.1', r));
+      await smtp!.listen(port);
       const retried = await runCli(['deliver', a.runId], env);
       expect(retried.code, brief(retried.stderr)).toBe(0);
-      expect(mails).toHaveLength(1);
-      const mail = mailCounts(mails[0]!);
-      const book = await workbookCounts(attachment(mails[0]!, a.report.split('/').pop()!).bytes);
-      expect(mail.subject.total, header(mails[0]!, 'Subject')).toBe(book.severity.total?.total);
+      expect(smtp!.mails).toHaveLength(1);
+      const mail = mailCounts(smtp!.mails[0]!);
+      const book = await workbookCounts(attachment(smtp!.mails[0]!, a.report.split('/').pop()!).bytes);
+      expect(mail.subject.total, header(smtp!.mails[0]!, 'Subject')).toBe(book.severity.total?.total);
       expect(mail.subject.inPeriod).toBe(book.severity.total?.inPeriod);
       expect(mail.text.all?.[1]).toBe(book.severity.high?.total);
       expect(mail.subject.total).toBe(a.breaks.length);
       // The run did not check E_BALANCE_ROLL (one snapshot) and its workbook has no such break: neither has its e-mail.
-      const text = textPart(mails[0]!, 'text/plain');
+      const text = textPart(smtp!.mails[0]!, 'text/plain');
       expect(text).toMatch(/^Not checked in this run: .*E_BALANCE_ROLL/m);
       expect(text).not.toMatch(/^ {2}E_BALANCE_ROLL: /m);
       expect(sortRules(mail.textRules)).toEqual(sortRules(book.rules));
@@ -214,8 +201,8 @@ describe(
       const result = await runCli(['run', ...oneDay(), '--json'], env);
       expect(result.code, brief(result.stderr)).toBe(0);
       const json = JSON.parse(result.stdout) as Summary;
-      expect(mails).toHaveLength(2);
-      const raw = mails[1]!;
+      expect(smtp!.mails).toHaveLength(2);
+      const raw = smtp!.mails[1]!;
       const mail = mailCounts(raw);
       const book = await workbookCounts(attachment(raw, json.report.split('/').pop()!).bytes);
 

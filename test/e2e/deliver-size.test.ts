@@ -1,12 +1,12 @@
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../sandbox/index.js';
 import { addDays, toDay } from '../../src/util/dates.js';
 import { createTestStore, storeKinds, type TestStore } from '../helpers/db.js';
 import { attachment, header, textPart } from '../helpers/mime.js';
+import { mailbox, type Mailbox } from '../helpers/smtp.js';
 import { brief, childEnv, freePort, runCli } from './helpers.js';
 
 type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
@@ -16,49 +16,14 @@ const RELAY_LIMIT = 60_000;
 /** A relay that takes this workbook. */
 const LARGE_RELAY_LIMIT = 5_000_000;
 
-interface Mail {
-  raw: string;
-  bytes: number;
-}
-
-/** A relay with a size limit: it takes what fits and refuses the rest after DATA, counting both. */
-async function startRelay(port: number, limit: number) {
-  const accepted: Mail[] = [];
-  const refused: number[] = [];
-  const server = new SMTPServer({
-    size: limit,
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    onData(stream, _session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (d: Buffer) => chunks.push(d));
-      stream.on('end', () => {
-        const bytes = chunks.reduce((n, c) => n + c.length, 0);
-        if ((stream as unknown as { sizeExceeded?: boolean }).sizeExceeded) {
-          refused.push(bytes);
-          const err = new Error('5.3.4 Message size exceeds fixed limit') as Error & { responseCode: number };
-          err.responseCode = 552;
-          callback(err);
-          return;
-        }
-        accepted.push({ raw: Buffer.concat(chunks).toString('latin1'), bytes });
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
-  return { accepted, refused, close: () => new Promise<void>((r) => server.close(() => r())) };
-}
-
 for (const kind of storeKinds)
   describe(`a mailed report that never bounces: a relay with a size limit [${kind}]`, { timeout: 240_000 }, () => {
     let sandbox: Sandbox;
     let pg: TestStore | undefined;
     let dir: string;
     let env: NodeJS.ProcessEnv;
-    let relay: Awaited<ReturnType<typeof startRelay>>;
-    let largeRelay: Awaited<ReturnType<typeof startRelay>>;
+    let relay: Mailbox;
+    let largeRelay: Mailbox;
     let largePort: number;
     const today = toDay(new Date());
     const periodArgs = ['--from', addDays(today, -2), '--to', today];
@@ -87,9 +52,11 @@ for (const kind of storeKinds)
       dir = mkdtempSync(join(tmpdir(), 'rr-e2e-size-'));
       if (kind === 'postgres') pg = await createTestStore('postgres');
       const port = await freePort();
-      relay = await startRelay(port, RELAY_LIMIT);
+      relay = mailbox({ size: RELAY_LIMIT });
+      await relay.listen(port);
       largePort = await freePort();
-      largeRelay = await startRelay(largePort, LARGE_RELAY_LIMIT);
+      largeRelay = mailbox({ size: LARGE_RELAY_LIMIT });
+      await largeRelay.listen(largePort);
       env = childEnv({
         ...sandbox.env,
         RAMP_RECON_DATA_DIR: join(dir, 'data'),
@@ -120,13 +87,13 @@ for (const kind of storeKinds)
       expect(workbookBytes * (4 / 3)).toBeGreaterThan(RELAY_LIMIT);
       expect(relay.refused).toHaveLength(1);
       expect(relay.refused[0]).toBeGreaterThan(RELAY_LIMIT);
-      expect(relay.accepted).toHaveLength(1);
+      expect(relay.mails).toHaveLength(1);
       const name = summary.report.split('/').pop()!;
-      const first = relay.accepted[0]!;
-      expect(first.bytes).toBeLessThanOrEqual(RELAY_LIMIT);
-      expect(first.raw).not.toMatch(/Content-Disposition: attachment/i);
-      expect(header(first.raw, 'Subject')).toMatch(/open break/);
-      const text = textPart(first.raw, 'text/plain');
+      const first = relay.mails[0]!;
+      expect(first.length).toBeLessThanOrEqual(RELAY_LIMIT);
+      expect(first).not.toMatch(/Content-Disposition: attachment/i);
+      expect(header(first, 'Subject')).toMatch(/open break/);
+      const text = textPart(first, 'text/plain');
       const refusal = new RegExp(
         `The workbook ${name.replace(/\./g, '\\.')} is not attached: the mail relay refused the message with it ` +
           '\\((\\d+) kB\\) as too large: 552 5\\.3\\.4 Message size exceeds fixed limit;',
@@ -135,7 +102,7 @@ for (const kind of storeKinds)
       // The size it states is the message's, within the relay's counting of line ends.
       expect(Math.abs(Number(refusal![1]) - relay.refused[0]! / 1_000)).toBeLessThan(2);
       expect(text).toContain(`It is on ${hostname()} at ${summary.report};`);
-      expect(textPart(first.raw, 'text/html')).toContain(`It is on ${hostname()} at ${summary.report};`);
+      expect(textPart(first, 'text/html')).toContain(`It is on ${hostname()} at ${summary.report};`);
       expect(run.stderr).toMatch(/report delivered without the workbook/);
 
       // email.maxMessageBytes below the message: measured before sending, so the relay refuses nothing.
@@ -148,16 +115,16 @@ for (const kind of storeKinds)
         ),
       );
       expect(relay.refused).toHaveLength(1);
-      expect(relay.accepted).toHaveLength(2);
-      expect(relay.accepted[1]!.raw).not.toMatch(/Content-Disposition: attachment/i);
-      expect(textPart(relay.accepted[1]!.raw, 'text/plain')).toContain(`It is on ${hostname()} at ${summary.report};`);
+      expect(relay.mails).toHaveLength(2);
+      expect(relay.mails[1]!).not.toMatch(/Content-Disposition: attachment/i);
+      expect(textPart(relay.mails[1]!, 'text/plain')).toContain(`It is on ${hostname()} at ${summary.report};`);
 
       // Asked for: without the workbook whatever its size.
       const asked = await runCli(['deliver', summary.runId, '--no-attachment'], configWith());
       expect(asked.code, asked.stderr).toBe(0);
       expect(asked.stdout).toContain('without the workbook: sent without it on request');
-      expect(relay.accepted).toHaveLength(3);
-      expect(relay.accepted[2]!.raw).not.toMatch(/Content-Disposition: attachment/i);
+      expect(relay.mails).toHaveLength(3);
+      expect(relay.mails[2]!).not.toMatch(/Content-Disposition: attachment/i);
 
       const runs = JSON.parse((await runCli(['runs', '--json', '--limit', '1'], configWith())).stdout) as Array<{
         delivered: boolean;
@@ -172,8 +139,8 @@ for (const kind of storeKinds)
       expect(fits.code, fits.stderr).toBe(0);
       expect(fits.stdout).toBe(`run ${summary.runId} delivered to finance-ops@example.com\n`);
       expect(largeRelay.refused).toEqual([]);
-      expect(largeRelay.accepted).toHaveLength(1);
-      const mail = largeRelay.accepted[0]!.raw;
+      expect(largeRelay.mails).toHaveLength(1);
+      const mail = largeRelay.mails[0]!;
       expect(attachment(mail, name).bytes.equals(readFileSync(summary.report))).toBe(true);
       expect(textPart(mail, 'text/plain')).toContain(`The workbook ${name} is attached;`);
       expect(textPart(mail, 'text/plain')).not.toContain('is not attached');

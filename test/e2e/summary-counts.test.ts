@@ -1,11 +1,11 @@
 import { basename, join } from 'node:path';
 import ExcelJS from 'exceljs';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../sandbox/index.js';
 import { addDays, toDay } from '../../src/util/dates.js';
 import { storeKinds } from '../helpers/db.js';
 import { attachment, header, textPart } from '../helpers/mime.js';
+import { mailbox, type Mailbox } from '../helpers/smtp.js';
 import { type CliWorld, brief, freePort, openCliWorld, runCli } from './helpers.js';
 import { validEvent } from '../helpers/webhook-corpus.js';
 import { openStore, type Store } from '../../src/store/database.js';
@@ -102,8 +102,7 @@ describe(`Summary counts equal the JSON's, and the e-mail's, end to end [${kind}
   let sandbox: Sandbox;
   let world: CliWorld | undefined;
   let env: NodeJS.ProcessEnv;
-  let smtp: SMTPServer | undefined;
-  const mails: string[] = [];
+  let smtp: Mailbox | undefined;
   const today = toDay(new Date());
   const from = addDays(today, -SANDBOX.days);
 
@@ -115,24 +114,12 @@ describe(`Summary counts equal the JSON's, and the e-mail's, end to end [${kind}
       email: { from: 'recon@example.com', to: ['finance@example.com'] },
     });
     env = { ...world.env, SMTP_URL: `smtp://127.0.0.1:${port}`, LOG_LEVEL: 'warn' };
-    smtp = new SMTPServer({
-      authOptional: true,
-      disabledCommands: ['STARTTLS'],
-      logger: false,
-      onData(stream, _session, callback) {
-        const chunks: Buffer[] = [];
-        stream.on('data', (d: Buffer) => chunks.push(d));
-        stream.on('end', () => {
-          mails.push(Buffer.concat(chunks).toString('latin1'));
-          callback();
-        });
-      },
-    });
-    await new Promise<void>((r) => smtp!.listen(port, '127.0.0.1', r));
+    smtp = mailbox();
+    await smtp.listen(port);
   });
 
   afterAll(async () => {
-    if (smtp) await new Promise<void>((r) => smtp?.close(() => r()));
+    await smtp?.close();
     await world?.close();
     await sandbox?.close();
   });
@@ -227,7 +214,7 @@ describe(`Summary counts equal the JSON's, and the e-mail's, end to end [${kind}
     expect(figure('Webhook events with schema drift')).toBe(json.webhooks.drifted);
 
     // The e-mail of that run: sent by the run, built from the counts and digest stored with the workbook.
-    const raw = mails[mails.length - 1]!;
+    const raw = smtp!.mails[smtp!.mails.length - 1]!;
     const subject = header(raw, 'Subject');
     expect(subject).toBe(
       `ramp-recon ${label}: ${c.total} open breaks (${c.inPeriod} this period, ${c.carriedOver} carried over)${c.explained ? `, ${c.explained} explained` : ''}`,
@@ -295,7 +282,7 @@ describe(`Summary counts equal the JSON's, and the e-mail's, end to end [${kind}
     // `deliver <runId>` later sends the same message again: the stored digest, not a recount.
     const again = await runCli(['deliver', json.runId], env);
     expect(again.code, brief(again.stderr)).toBe(0);
-    const resent = mails[mails.length - 1]!;
+    const resent = smtp!.mails[smtp!.mails.length - 1]!;
     expect(header(resent, 'Subject')).toBe(subject);
     expect(textPart(resent, 'text/plain')).toBe(text);
   });
