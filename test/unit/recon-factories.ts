@@ -3,6 +3,7 @@ import { figureText, type Figure } from '../../src/domain/index.js';
 import type { EngineConfig, ReferenceData } from '../../src/rules/engine.js';
 import type {
   BalanceSnapshot,
+  Break,
   Deposit,
   ExchangeOrderAgg,
   Fill,
@@ -188,4 +189,32 @@ export function asText<T extends object>(f: T): T {
   const out: Record<string, unknown> = { ...(f as Record<string, unknown>) };
   for (const k of ['expected', 'actual', 'difference']) if (k in out) out[k] = figureText((out[k] ?? null) as Figure);
   return out as T;
+}
+
+/** A stored break: an open P_FEE_USD on partner order o-1 (expected 1.00 EUR, actual 1.50), first seen in run r1. */
+export function makeStoredBreak(overrides: Partial<Break> = {}): Break {
+  const at = new Date('2026-11-21T02:00:00Z');
+  return {
+    code: 'P_FEE_USD',
+    key: 'o-1',
+    entity: 'partnerOrder',
+    severity: 'medium',
+    currency: 'EUR',
+    unit: 'amount',
+    expected: '1.00',
+    actual: '1.50',
+    difference: '0.50',
+    message: 'fee USD twin differs',
+    detail: null,
+    day: null,
+    status: 'open',
+    firstSeenRun: 'r1',
+    firstSeenAt: at,
+    lastSeenRun: 'r1',
+    lastSeenAt: at,
+    resolvedRun: null,
+    resolvedAt: null,
+    reopenedCount: 0,
+    ...overrides,
+  };
 }

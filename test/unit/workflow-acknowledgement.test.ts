@@ -1,5 +1,6 @@
 /** The workflow's decisions on one break (src/workflow/): acknowledge, take back, reopen, note, assign, refusals. */
 import { describe, expect, it } from 'vitest';
+import { makeStoredBreak } from './recon-factories.js';
 import type { Break, WorkflowRecord } from '../../src/domain/index.js';
 import { RULES } from '../../src/rules/catalog.js';
 import {
@@ -15,30 +16,7 @@ import {
 } from '../../src/workflow/index.js';
 import { required, unknownBreak } from '../../src/workflow/workflow-error.js';
 
-const at = new Date('2026-11-21T02:00:00Z');
-const fee = (over: Partial<Break> = {}): Break => ({
-  code: 'P_FEE_USD',
-  key: 'o-1',
-  entity: 'partnerOrder',
-  severity: 'medium',
-  currency: 'EUR',
-  unit: 'amount',
-  expected: '1.00',
-  actual: '1.50',
-  difference: '0.50',
-  message: 'fee USD twin differs',
-  detail: null,
-  day: null,
-  status: 'open',
-  firstSeenRun: 'r1',
-  firstSeenAt: at,
-  lastSeenRun: 'r1',
-  lastSeenAt: at,
-  resolvedRun: null,
-  resolvedAt: null,
-  reopenedCount: 0,
-  ...over,
-});
+const fee = (over: Partial<Break> = {}): Break => makeStoredBreak({ ...over });
 const stale = (hours: string): Break =>
   fee({
     code: 'E_STALE',

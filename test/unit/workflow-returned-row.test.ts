@@ -1,32 +1,10 @@
 /** What becomes of a returned workbook's row against its break now (src/workflow/returned-row.ts). */
 import { describe, expect, it } from 'vitest';
+import { makeStoredBreak } from './recon-factories.js';
 import { NO_WORKFLOW, type Break, type ReturnedRow } from '../../src/domain/index.js';
 import { actionDecision, filledIn, rowOutcome } from '../../src/workflow/index.js';
 
-const at = new Date('2026-11-21T02:00:00Z');
-const fee = (over: Partial<Break> = {}): Break => ({
-  code: 'P_FEE_USD',
-  key: 'o-1',
-  entity: 'partnerOrder',
-  severity: 'medium',
-  currency: 'EUR',
-  unit: 'amount',
-  expected: '1.00',
-  actual: '1.75',
-  difference: '0.75',
-  message: 'fee USD twin differs',
-  detail: null,
-  day: null,
-  status: 'open',
-  firstSeenRun: 'r1',
-  firstSeenAt: at,
-  lastSeenRun: 'r1',
-  lastSeenAt: at,
-  resolvedRun: null,
-  resolvedAt: null,
-  reopenedCount: 0,
-  ...over,
-});
+const fee = (over: Partial<Break> = {}): Break => makeStoredBreak({ actual: '1.75', difference: '0.75', ...over });
 const row = (cells: Partial<ReturnedRow>): ReturnedRow => ({
   row: 4,
   code: 'P_FEE_USD',
