@@ -24,11 +24,11 @@ import {
 } from '../domain/index.js';
 import { latePeriodMark } from './late-data.js';
 import { detailText } from './break-text.js';
-import { amountAtStake, breakSentence, ruleTitle } from '../rules/describe.js';
+import { breakSentence, ruleTitle } from '../rules/describe.js';
 import { unitWord } from '../rules/words.js';
 import type { Precision } from './precision.js';
 import { SHEET } from './sheets.js';
-import type { UsdRates } from './usd-rates.js';
+import { breakImpact, type UsdRates } from './usd-rates.js';
 
 const MS_PER_DAY = 86_400_000;
 
@@ -239,8 +239,7 @@ export function breakRow(b: ReportedBreak, ctx: BreakRowContext): Row {
   const dp = decimalsOf(b, ctx.precision);
   let detail: string | null = detailText(b.detail) || null;
   if (detail && detail.length > DETAIL_MAX) detail = `${detail.slice(0, DETAIL_MAX)}... (truncated)`;
-  const impact = amountAtStake(b);
-  const usd = impact && ctx.usd ? ctx.usd.impact(impact.value, impact.currency) : null;
+  const usd = ctx.usd ? breakImpact(b, ctx.usd) : null;
   const tone = (['high', 'medium', 'low'].includes(b.severity) ? b.severity : undefined) as Tone | undefined;
   const w = b.workflow;
   const explained = w.status === 'explained';

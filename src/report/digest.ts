@@ -4,11 +4,11 @@
 import { Decimal } from '../decimal/decimal.js';
 import { MS_PER_DAY } from '../util/dates.js';
 import type { OpenBreakCounts, ReportedBreak } from '../domain/index.js';
-import { amountAtStake, breakSentence } from '../rules/describe.js';
+import { breakSentence } from '../rules/describe.js';
 import type { DigestBreak, ReportDigest, RunInfo } from '../domain/index.js';
 import { headline, partialRun, periodLabel } from './summary.js';
 import { lateDigest } from './late-data.js';
-import type { UsdRates } from './usd-rates.js';
+import { breakImpact, type UsdRates } from './usd-rates.js';
 
 /** Breaks the e-mail lists in words. */
 export const DIGEST_BREAKS = 5;
@@ -22,9 +22,8 @@ export function usdImpact(
   b: Pick<ReportedBreak, 'code' | 'unit' | 'currency' | 'expected' | 'actual' | 'difference'>,
   rates: UsdRates,
 ): Decimal | null {
-  // The Breaks sheet's own rule (rules/describe.ts amountAtStake), so the e-mail and the sheet never differ.
-  const impact = amountAtStake(b);
-  return impact ? (rates.impact(impact.value, impact.currency)?.usd ?? null) : null;
+  // The Breaks sheet's own valuation, so the e-mail and the sheet never differ.
+  return breakImpact(b, rates)?.usd ?? null;
 }
 
 /** Whole days a break has been open (first seen to now). */

@@ -35,7 +35,7 @@ import type {
   WebhookStats,
 } from '../domain/index.js';
 import type { Precision } from './precision.js';
-import type { UsdRates } from './usd-rates.js';
+import { breakImpact, type UsdRates } from './usd-rates.js';
 import { SHEET } from './sheets.js';
 
 export const summarySpec: SheetSpec = {
@@ -411,11 +411,11 @@ export function moneyAtStake(
   let carriedOver = ZERO;
   let unvalued = 0;
   for (const b of breaks) {
-    const at = amountAtStake(b);
-    if (!at) continue;
-    const usd = rates?.impact(at.value, at.currency)?.usd;
-    if (!usd) unvalued += 1;
-    else if (b.inPeriod) inPeriod = inPeriod.plus(usd.abs());
+    const usd = rates ? breakImpact(b, rates)?.usd : undefined;
+    if (!usd) {
+      // an amount at stake that has no USD value (no rate); ages, prices and texts are not money
+      if (amountAtStake(b)) unvalued += 1;
+    } else if (b.inPeriod) inPeriod = inPeriod.plus(usd.abs());
     else carriedOver = carriedOver.plus(usd.abs());
   }
   return { total: inPeriod.plus(carriedOver), inPeriod, carriedOver, unvalued };

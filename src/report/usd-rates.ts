@@ -1,5 +1,7 @@
 /** USD values of amounts in any currency, from the rates the run already holds (balance snapshot, partner orders). */
 import { Decimal } from '../decimal/decimal.js';
+import type { Break } from '../domain/index.js';
+import { amountAtStake } from '../rules/describe.js';
 
 /** Where a currency's USD rate comes from, for the Summary's assumptions and the cell notes. */
 export type RateSource = 'usd' | 'balance snapshot' | 'partner orders';
@@ -55,6 +57,19 @@ export class UsdRates {
     const dp = Math.min(MAX_IMPACT_DP, -exact.e);
     return { usd: exact.toDecimalPlaces(dp, Decimal.ROUND_HALF_UP), dp };
   }
+}
+
+/**
+ * A break's USD impact as the Breaks sheet, the Summary's money at stake and the e-mail all show it: the amount at stake
+ * (rules/describe.ts, signed like the difference) valued by `rates`; null when its figures are not money or its
+ * currency has no rate.
+ */
+export function breakImpact(
+  b: Pick<Break, 'code' | 'unit' | 'currency' | 'expected' | 'actual' | 'difference'>,
+  rates: UsdRates,
+): { usd: Decimal; dp: number } | null {
+  const at = amountAtStake(b);
+  return at ? rates.impact(at.value, at.currency) : null;
 }
 
 /** Most decimals a sub-cent impact is shown with. */

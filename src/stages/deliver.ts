@@ -111,10 +111,9 @@ export async function deliverRun(
       };
     };
     // Measured before it is sent: a message a relay would refuse goes without the workbook, never bounces.
+    const measured = options.attach === false ? null : await measure(mailOf(), where.path, limit);
     let withoutWorkbook =
-      options.attach === false
-        ? 'sent without it on request (`ramp-recon deliver --no-attachment`)'
-        : await overLimit(mailOf(), where.path, limit);
+      options.attach === false ? 'sent without it on request (`ramp-recon deliver --no-attachment`)' : measured?.over;
     const transport = nodemailer.createTransport({ url: smtpUrl, ...SMTP_TIMEOUTS });
     try {
       let info;
@@ -124,7 +123,7 @@ export async function deliverRun(
         if (withoutWorkbook || !isSizeRefusal(err)) throw err;
         // The relay's own limit is below email.maxMessageBytes: say so and send the message without the workbook.
         withoutWorkbook =
-          `the mail relay refused the message with it (${megabytes(await messageBytes(mailOf()))}) as too large: ` +
+          `the mail relay refused the message with it (${megabytes(measured?.bytes ?? 0)}) as too large: ` +
           `${scrub(refusalText(err))}; set email.maxMessageBytes below the relay's limit (\`ramp-recon doctor\` shows it)`;
         log.warn(
           { reason: withoutWorkbook },
@@ -152,18 +151,22 @@ export async function deliverRun(
 }
 
 /**
- * Why the message with the workbook may not be sent (it would be over `limit` bytes), or undefined when it fits. The
- * workbook's base64 alone is a lower bound, so a workbook far over the limit is never encoded to be measured.
+ * The message with the workbook, measured once: its size in bytes, and why it may not be sent (`over`: it would be
+ * over `limit` bytes). The workbook's base64 alone is a lower bound, so a workbook far over the limit is never encoded
+ * to be measured.
  */
-async function overLimit(mail: Mail.Options, path: string, limit: number): Promise<string | undefined> {
+async function measure(mail: Mail.Options, path: string, limit: number): Promise<{ bytes: number; over?: string }> {
   const base64 = Math.ceil((await stat(path)).size / 3) * 4;
   const bytes = base64 > limit ? base64 : await messageBytes(mail);
-  if (bytes <= limit) return undefined;
+  if (bytes <= limit) return { bytes };
   const size =
     base64 > limit
       ? `the workbook alone takes ${megabytes(bytes)} in a message`
       : `the message with it would be ${megabytes(bytes)}`;
-  return `${size}, over email.maxMessageBytes (${megabytes(limit)}, what the mail relay is taken to accept)`;
+  return {
+    bytes,
+    over: `${size}, over email.maxMessageBytes (${megabytes(limit)}, what the mail relay is taken to accept)`,
+  };
 }
 
 /** The message's size on the wire (MIME, base64 attachment), counted as it streams, never held whole. */
