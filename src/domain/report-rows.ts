@@ -35,6 +35,42 @@ export interface PartnerDailyRec {
   feesUsd: Decimal;
 }
 
+/** A UTC day's fills of one symbol: quantity in the base currency, notional (qty x price) and fees summed exactly. */
+export interface ExchangeDailyFillRec {
+  day: string;
+  symbol: string;
+  fills: number;
+  qty: Decimal;
+  notional: Decimal;
+  fees: Decimal;
+}
+
+/** A UTC day's deposits of one currency: all of them counted, only the COMPLETED ones (credited) counted and summed. */
+export interface ExchangeDailyDepositRec {
+  day: string;
+  currency: string;
+  count: number;
+  completed: number;
+  amount: Decimal;
+}
+
+/** A UTC day's withdrawals of one currency: all counted, those in a debit state counted and summed with their fees. */
+export interface ExchangeDailyWithdrawalRec {
+  day: string;
+  currency: string;
+  count: number;
+  debited: number;
+  amount: Decimal;
+  fee: Decimal;
+}
+
+/** The period's exchange movements per UTC day (the Exchange daily sheet), each by day then symbol or currency. */
+export interface ExchangeDailyAgg {
+  fills: ExchangeDailyFillRec[];
+  deposits: ExchangeDailyDepositRec[];
+  withdrawals: ExchangeDailyWithdrawalRec[];
+}
+
 /** An exchange order with a fill in the period, against all its stored fills. */
 export type OrderVsFillsRec = Pick<
   ExchangeOrderAgg,

@@ -1,0 +1,77 @@
+/** The period's fills, deposits and withdrawals per UTC day, summed in SQL numeric (the Exchange daily sheet). */
+import { sql } from 'kysely';
+import type { Db } from './database.js';
+import { numericOrZero } from './type-parsers.js';
+import type { Span } from './keyset.js';
+import type { ExchangeDailyAgg } from '../domain/index.js';
+
+/**
+ * Per UTC day of the exchange timestamp: fills per symbol, deposits and withdrawals per currency. The sums follow
+ * periodTotals (so a day's rows add up to the Summary's totals): a deposit's amount counts once COMPLETED, a
+ * withdrawal's amount and fee once in a debit state; every record is counted. A few rows per day, loaded whole.
+ */
+export async function exchangeDailyIn(
+  db: Db,
+  account: string,
+  span: Span,
+  debitStates: readonly string[],
+): Promise<ExchangeDailyAgg> {
+  const fills = await sql<{
+    day: string;
+    symbol: string;
+    fills: string;
+    qty: unknown;
+    notional: unknown;
+    fees: unknown;
+  }>`
+    select to_char(timestamp at time zone 'UTC', 'YYYY-MM-DD') as day, symbol,
+      count(*) as fills, sum(qty) as qty, sum(qty * price) as notional, sum(fee) as fees
+    from exchange_fill where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to}
+    group by 1, 2 order by 1, 2`.execute(db);
+  const deposits = await sql<{ day: string; currency: string; count: string; completed: string; amount: unknown }>`
+    select to_char(timestamp at time zone 'UTC', 'YYYY-MM-DD') as day, currency, count(*) as count,
+      count(*) filter (where state = 'COMPLETED') as completed,
+      sum(amount) filter (where state = 'COMPLETED') as amount
+    from exchange_deposit where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to}
+    group by 1, 2 order by 1, 2`.execute(db);
+  const debit = [...debitStates];
+  const withdrawals = await sql<{
+    day: string;
+    currency: string;
+    count: string;
+    debited: string;
+    amount: unknown;
+    fee: unknown;
+  }>`
+    select to_char(timestamp at time zone 'UTC', 'YYYY-MM-DD') as day, currency, count(*) as count,
+      count(*) filter (where state = any(${debit}::text[])) as debited,
+      sum(amount) filter (where state = any(${debit}::text[])) as amount,
+      sum(coalesce(fee, 0)) filter (where state = any(${debit}::text[])) as fee
+    from exchange_withdrawal where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to}
+    group by 1, 2 order by 1, 2`.execute(db);
+  return {
+    fills: fills.rows.map((r) => ({
+      day: String(r.day),
+      symbol: r.symbol,
+      fills: Number(r.fills),
+      qty: numericOrZero(r.qty),
+      notional: numericOrZero(r.notional),
+      fees: numericOrZero(r.fees),
+    })),
+    deposits: deposits.rows.map((r) => ({
+      day: String(r.day),
+      currency: r.currency,
+      count: Number(r.count),
+      completed: Number(r.completed),
+      amount: numericOrZero(r.amount),
+    })),
+    withdrawals: withdrawals.rows.map((r) => ({
+      day: String(r.day),
+      currency: r.currency,
+      count: Number(r.count),
+      debited: Number(r.debited),
+      amount: numericOrZero(r.amount),
+      fee: numericOrZero(r.fee),
+    })),
+  };
+}
