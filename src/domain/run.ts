@@ -110,6 +110,8 @@ export interface ReportDigest {
   /** The period was not over when its run started (absent in digests written before this was said). */
   partial?: boolean;
   attachmentName: string;
+  /** The run's detail folder, every record of the period (absent in digests written before there was one). */
+  detailDir?: string;
   headline: { tone: 'ok' | 'explained' | 'bad'; text: string; detail: string; status: string };
   topBreaks: DigestBreak[];
   /** What late data changed about earlier days (absent in digests written before it was reported). */

@@ -21,7 +21,10 @@ export interface Stages {
   ): Promise<unknown>;
   reconcilePeriod(ctx: StageContext, period: Period): Promise<unknown>;
   jsonSummary(db: Db, account: string, runId: string): Promise<JsonSummary>;
-  writeReport(ctx: StageContext, runId: string): Promise<{ path: string; sheets: Record<string, number> }>;
+  writeReport(
+    ctx: StageContext,
+    runId: string,
+  ): Promise<{ path: string; sheets: Record<string, number>; detail: { dir: string } }>;
   deliverRun(ctx: StageContext, runId: string, options?: DeliveryOptions): Promise<DeliveryResult>;
 }
 

@@ -35,6 +35,8 @@ export interface PipelineResult {
   error?: string;
   openBreaks: number;
   reportPath?: string;
+  /** The run's detail folder: every record of the period, one gzip CSV per data sheet. */
+  detailDir?: string;
   summary: JsonSummary;
 }
 
@@ -55,6 +57,7 @@ export async function runPipeline(
   const lookbackDays = options.lookbackDays ?? deps.config.partner.lookbackDays;
   const syncPeriod: Period = { from: addDays(period.from, -lookbackDays), to: period.to };
   let reportPath: string | undefined;
+  let detailDir: string | undefined;
 
   const outcome = await executeRun(
     deps,
@@ -87,9 +90,10 @@ export async function runPipeline(
       const report = await stage(
         'report',
         () => writeReport(ctx, runId),
-        (r) => ({ path: r.path, sheets: r.sheets }),
+        (r) => ({ path: r.path, sheets: r.sheets, detail: r.detail.dir }),
       );
       reportPath = report.path;
+      detailDir = report.detail.dir;
 
       if (!options.email) await skipStage(ctx, 'deliver', '--no-email');
       else if (!ctx.config.smtpUrl) await skipStage(ctx, 'deliver', 'SMTP_URL not set');
@@ -132,6 +136,7 @@ export async function runPipeline(
     ...(outcome.error ? { error: outcome.error } : {}),
     openBreaks: summary.breaks.length,
     ...(reportPath ? { reportPath } : {}),
+    ...(detailDir ? { detailDir } : {}),
     summary,
   };
 }

@@ -84,12 +84,14 @@ export function buildDigest(input: {
   rates: UsdRates;
   now: Date;
   attachmentName: string;
+  detailDir?: string;
 }): ReportDigest {
   const head = headline(input.run, input.counts);
   return {
     period: periodLabel(input.run.periodFrom, input.run.periodTo),
     partial: partialRun(input.run),
     attachmentName: input.attachmentName,
+    ...(input.detailDir ? { detailDir: input.detailDir } : {}),
     headline: { tone: head.tone, text: head.text, detail: head.detail, status: head.status },
     topBreaks: topBreaks(input.openBreaks, input.rates, input.now),
     late: lateDigest(input.run.lateBreaks ?? []),

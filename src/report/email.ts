@@ -16,6 +16,8 @@ export interface MessageInput {
   attachmentName: string;
   /** Set when the workbook does not go with the message: why, and where it is. */
   notAttached?: { reason: string; path: string; host: string };
+  /** The machine the reports are on, named with the detail folder. */
+  host?: string;
 }
 
 export interface Message {
@@ -176,11 +178,20 @@ const SHEETS_SENTENCE =
   'its Summary sheet has the balances, totals, rules and assumptions, its Breaks sheet every open break ' +
   '("This period?" tells them apart).';
 
-/** The closing sentence about the workbook: attached, or where it is. */
+/** The closing sentences about the workbook (attached, or where it is) and the detail folder. */
 function workbookSentence(input: MessageInput): string {
-  return input.notAttached
+  const workbook = input.notAttached
     ? `The workbook ${input.attachmentName} is not attached (see above); ${SHEETS_SENTENCE}`
     : `The workbook ${input.attachmentName} is attached; ${SHEETS_SENTENCE}`;
+  return input.digest.detailDir ? `${workbook} ${detailSentence(input.digest.detailDir, input.host)}` : workbook;
+}
+
+/** "Its data sheets list the records the open breaks point at; every record of the period is in <dir> on <host> ..." */
+export function detailSentence(dir: string, host?: string): string {
+  return (
+    'Its data sheets list the records the open breaks point at; every record of the period is in the folder ' +
+    `${dir}${host ? ` on ${host}` : ''} (one gzip CSV per data sheet).`
+  );
 }
 
 /** "The workbook X is not attached: <reason>. It is on <host> at <path>; ..." */

@@ -34,6 +34,7 @@ export const SHEET = {
   summary: 'Summary',
   breaks: 'Breaks',
   partnerDaily: 'Partner daily',
+  exchangeDaily: 'Exchange daily',
   partnerOrders: 'Partner orders',
   ordersVsFills: 'Exchange orders vs fills',
   fills: 'Fills',

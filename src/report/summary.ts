@@ -1,4 +1,5 @@
 /** The Summary sheet: headline, open breaks by severity, totals, rule results, changes and requests. */
+import { basename } from 'node:path';
 import { API_LABEL } from '../http/errors.js';
 import {
   endpointSeconds,
@@ -365,6 +366,18 @@ export const COUNT_LABELS: Array<[string, string]> = [
   ['quarantined', 'Quarantined records (unresolved)'],
 ];
 
+/** The run's detail folder and its files (null on the detail workbook's own Summary: the files are beside it). */
+export interface SummaryDetail {
+  dir: string;
+  files: ReadonlyArray<{ sheet: string; path: string; rows: number; bytes: number }> | null;
+}
+
+/** What the data sheets of the mailed workbook hold, and where the rest is. */
+export const DETAIL_MEANING =
+  'The data sheets of this workbook list the records open breaks point at, with the records that explain them ' +
+  '(an order with its fills, a partner order with its deposit); the detail folder holds every record of the period, ' +
+  'one gzip CSV per data sheet (`ramp-recon report <run id> --detail` also writes them as a workbook there).';
+
 export interface SummaryInput {
   run: RunInfo;
   openBreaks: ReportedBreak[];
@@ -388,6 +401,8 @@ export interface SummaryInput {
   feeDays?: FeeDayRec[];
   /** exchange.feeCurrency: which currency of a symbol its fill fees are in. */
   feeCurrency?: 'counter' | 'base';
+  /** Where every record of the period is: the run's detail folder. */
+  detail?: SummaryDetail;
 }
 
 /** Changes listed by name on the Summary; beyond that the Breaks sheet has them all. */
@@ -439,6 +454,10 @@ export function summaryRows(input: SummaryInput): Row[] {
       ],
       tone: 'bold',
     });
+  }
+  if (input.detail) {
+    rows.push({ cells: ['Every record of the period', input.detail.dir] });
+    rows.push({ cells: [DETAIL_MEANING], tone: 'muted' });
   }
   rows.push(blank());
 
@@ -523,6 +542,13 @@ export function summaryRows(input: SummaryInput): Row[] {
       });
   }
   rows.push(blank());
+
+  if (input.detail?.files) {
+    rows.push(section('Detail (every record of the period)'));
+    rows.push(header('File', 'Rows', 'Bytes'));
+    for (const f of input.detail.files) rows.push({ cells: [basename(f.path), f.rows, f.bytes] });
+    rows.push(blank());
+  }
 
   rows.push(section('Counts (records of the period)'));
   for (const [key, label] of COUNT_LABELS) rows.push(pair(label, run.counts[key] ?? null));

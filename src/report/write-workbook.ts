@@ -111,7 +111,7 @@ export async function writeWorkbook(
   await mkdir(dirname(path), { recursive: true });
   // Written under a temporary name and renamed: a crash never leaves a truncated report under the real name.
   const tmp = partialPath(path);
-  beingWritten.add(tmp);
+  trackPartial(tmp);
   const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({
     filename: tmp,
     useStyles: true,
@@ -137,7 +137,7 @@ export async function writeWorkbook(
     await rm(tmp, { force: true });
     throw err;
   } finally {
-    beingWritten.delete(tmp);
+    releasePartial(tmp);
   }
   return counts;
 }
@@ -151,17 +151,29 @@ export function partialPath(path: string): string {
   return `${path}.${process.pid}.partial`;
 }
 
-/** The temporary files this process is writing now. */
+/** The temporary files (and detail folders) this process is writing now. */
 const beingWritten = new Set<string>();
 
-/** `<name>.xlsx.<pid>.partial`, or `<name>.xlsx.partial` as written before the pid was part of the name. */
-const PARTIAL = /\.xlsx(?:\.(\d+))?\.partial$/;
+/** Marks a temporary path as being written by this process: removeStalePartials leaves it alone until released. */
+export function trackPartial(path: string): void {
+  beingWritten.add(path);
+}
+
+export function releasePartial(path: string): void {
+  beingWritten.delete(path);
+}
+
+/**
+ * `<name>.xlsx.<pid>.partial`, or `<name>.xlsx.partial` as written before the pid was part of the name; a detail
+ * folder being written is `<name>_detail.<pid>.partial`.
+ */
+const PARTIAL = /(?:\.xlsx|_detail)(?:\.(\d+))?\.partial$/;
 
 /** A .partial file not touched for this long is stale whatever its pid says (a pid reused, another host). */
 const STALE_AFTER_MS = 60 * 60_000;
 
 /**
- * Removes the `.partial` workbooks a killed report left in `dir` (any run, any period): those
+ * Removes the `.partial` workbooks (and detail folders) a killed report left in `dir` (any run, any period): those
  * of a process that no longer runs, those of this process that it is not writing, and any not
  * written to for an hour. A file another live process is writing right now is left alone.
  * Returns the paths removed; a folder that does not exist has none.
@@ -191,7 +203,7 @@ export async function removeStalePartials(dir: string, now = Date.now()): Promis
       now - mtime > STALE_AFTER_MS ||
       (pid === null ? mtime < processStart : pid === process.pid ? !beingWritten.has(file) : !isAlive(pid));
     if (!stale) continue;
-    await rm(file, { force: true });
+    await rm(file, { force: true, recursive: true });
     removed.push(file);
   }
   return removed;

@@ -99,6 +99,7 @@ export async function deliverRun(
         counts,
         digest,
         attachmentName,
+        host: where.host,
         ...(notAttached ? { notAttached: { reason: notAttached, ...where } } : {}),
       });
       return {

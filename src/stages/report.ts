@@ -1,5 +1,9 @@
 /** The report stage: reads the run and its period from the store and streams the workbook to REPORTS_DIR. */
 import { basename, join } from 'node:path';
+import { breakRecords, type BreakKeys } from '../store/break-records.js';
+import { exchangeDailyIn } from '../store/exchange-daily.js';
+import { exchangeDailyRows, exchangeDailySpec } from '../report/exchange-daily-sheet.js';
+import { detailFolderName, writeDetail, type DetailWritten } from '../report/detail.js';
 import type { StageContext } from './context.js';
 import { assumptions } from '../report/assumptions.js';
 import type { Row } from '../report/cells.js';
@@ -16,12 +20,22 @@ import {
   latestBalances,
   ordersWithFillsIn,
   withdrawalsIn,
+  type OrderWithFills,
 } from '../store/exchange-reads.js';
 import { partnerDailyIn, partnerOrdersCreatedIn, webhookStatsIn } from '../store/partner-reads.js';
 import { loadRun, setReportPath } from '../store/runs.js';
 import { latestCurrencies, latestSymbols } from '../store/snapshots.js';
 import type { Db } from '../store/database.js';
-import { breakId, openBreakCounts, type OpenBreakCounts } from '../domain/index.js';
+import {
+  breakId,
+  openBreakCounts,
+  type Deposit,
+  type FillRec,
+  type OpenBreakCounts,
+  type PartnerOrderRec,
+  type ReportedBreak,
+  type Withdrawal,
+} from '../domain/index.js';
 import {
   BreakIndex,
   balanceRows,
@@ -53,7 +67,7 @@ import {
 import { dataSheetPositions } from '../store/sheet-positions.js';
 import { usdRateInputs } from '../store/usd-rates.js';
 import { UsdRates } from '../report/usd-rates.js';
-import { feeDays, reportFileNameOf, summaryRows, summarySpec } from '../report/summary.js';
+import { feeDays, reportFileNameOf, summaryRows, summarySpec, type SummaryDetail } from '../report/summary.js';
 import { buildDigest } from '../report/digest.js';
 import type { ReportDigest } from '../domain/index.js';
 import { fillFeesByDay, partnerFeesByDay } from '../store/counts.js';
@@ -78,8 +92,10 @@ export function reportFileName(run: { periodFrom: string; periodTo: string; id: 
 }
 
 export interface ReportOptions extends Pick<WriteWorkbookOptions, 'maxRowsPerSheet'> {
-  /** Also write one CSV per sheet but the Summary into this folder (`report --csv DIR`), from the same rows. */
+  /** Also write one CSV per table sheet of the workbook into this folder (`report --csv DIR`), from the same rows. */
   csvDir?: string;
+  /** Also write the full detail workbook, every record of the period, into the detail folder (`report --detail`). */
+  detail?: boolean;
 }
 
 /**
@@ -90,22 +106,30 @@ function withCsv(csv: CsvExport | null, sources: SheetSource[]): SheetSource[] {
   return csv ? csv.tee(sources) : sources;
 }
 
+export interface ReportWritten {
+  path: string;
+  sheets: Record<string, number>;
+  counts: OpenBreakCounts;
+  digest: ReportDigest;
+  detail: DetailWritten;
+  csv?: CsvFileWritten[];
+}
+
 /**
- * Writes the run's workbook (and, when asked, its CSV files) and records its path on the run.
+ * Writes the run's two artefacts and records the workbook's path on the run:
+ * - the detail, every record of the period: one gzip CSV per data sheet (and the full detail workbook when asked),
+ *   in a folder beside the workbook, streamed from keyset-paged queries;
+ * - the reconciliation workbook, the one that is mailed: Summary, Breaks, Balances, Partner daily, Exchange daily,
+ *   Coverage, and data sheets holding only the records open breaks point at with those that explain them, so its
+ *   size follows the breaks, not the volume.
  * The Summary is computed first (from the run row and SQL aggregates) because the streaming
- * writer emits sheets in order and cannot go back; the big sheets then stream from keyset-paged queries.
+ * writer emits sheets in order and cannot go back.
  */
 export async function writeReport(
   ctx: StageContext,
   runId: string,
   options: ReportOptions = {},
-): Promise<{
-  path: string;
-  sheets: Record<string, number>;
-  counts: OpenBreakCounts;
-  digest: ReportDigest;
-  csv?: CsvFileWritten[];
-}> {
+): Promise<ReportWritten> {
   const { db } = ctx.store;
   const log = ctx.logger.child({ stage: 'report', runId });
   const started = Date.now();
@@ -135,72 +159,128 @@ export async function writeReport(
     precision,
     feeCurrency,
   );
+  const exchangeDaily = exchangeDailyRows(
+    await exchangeDailyIn(db, account, span, debitStates),
+    precision,
+    rates,
+    feeCurrency,
+  );
   const index = new BreakIndex(openBreaks);
   const late = new Map((run.lateBreaks ?? []).map((b) => [breakId(b.code, b.key), b]));
   const now = ctx.now;
-
-  // Breaks sheet: each key links to its row on its data sheet (the same order and span as that
-  // sheet's query, split at maxRowsPerSheet like the writer), the USD impact from the run's rates.
   const balanceRowList = balanceRows(balances.rolls, balances.latest, precision, index);
-  const breakKeys = keysBySheet(openBreaks);
-  const positions = new Map<DataSheet, Map<string, number>>(await dataSheetPositions(db, account, span, breakKeys));
-  positions.set('balances', positionsIn(balanceRowList.map((r) => r.cells[0] as string | null)));
-  positions.set('coverage', positionsIn(coverage.map((c) => `${c.source}:${c.stream}:${c.day}`)));
-  const links = new BreakLinks(positions, options.maxRowsPerSheet);
+  const coverageRowList = coverage.map((c) => coverageRow(c, index));
 
   async function* map<T>(source: AsyncIterable<T>, fn: (t: T) => Row): AsyncGenerator<Row> {
     for await (const item of source) yield fn(item);
   }
+  const rowOf = {
+    partnerOrder: (o: PartnerOrderRec) => partnerOrderRow(o, precision, index),
+    orderVsFills: (o: OrderWithFills) => orderVsFillsRow(o, precision, index),
+    fill: (f: FillRec) => fillRow(f, precision, index, feeCurrency),
+    deposit: (d: Deposit) => depositRow(d, precision, index),
+    withdrawal: (w: Withdrawal) => withdrawalRow(w, precision, index, debitStates),
+  };
+  /** Every record of the period on each data sheet, streamed: the detail's files and the detail workbook. */
+  const periodSheets = (): SheetSource[] => [
+    { spec: partnerOrdersSpec, rows: map(eachRow(partnerOrdersCreatedIn(db, account, span)), rowOf.partnerOrder) },
+    { spec: ordersVsFillsSpec, rows: map(eachRow(ordersWithFillsIn(db, account, span)), rowOf.orderVsFills) },
+    { spec: fillsSpec, rows: map(eachRow(fillsByTimeIn(db, account, span)), rowOf.fill) },
+    { spec: depositsSpec, rows: map(eachRow(depositsIn(db, account, span)), rowOf.deposit) },
+    { spec: withdrawalsSpec, rows: map(eachRow(withdrawalsIn(db, account, span)), rowOf.withdrawal) },
+  ];
 
-  const path = join(ctx.config.reportsDir, reportFileName(run));
+  const fileName = reportFileName(run);
+  const path = join(ctx.config.reportsDir, fileName);
+  const detailDir = join(ctx.config.reportsDir, detailFolderName(fileName));
   // What a killed report left (of any run or period) goes before this one is written.
   const stale = await removeStalePartials(ctx.config.reportsDir);
   if (stale.length) log.info({ removed: stale }, 'removed partial workbooks left by interrupted reports');
   const csv = options.csvDir === undefined ? null : await CsvExport.open(options.csvDir);
+
+  const summaryOf = (detail: SummaryDetail): Row[] =>
+    summaryRows({
+      run,
+      openBreaks,
+      counts,
+      changes,
+      totals,
+      assumptions: assumptions(ctx.config),
+      precision,
+      now,
+      writtenAt: new Date(),
+      webhooks,
+      balanceRolls: balances.rolls,
+      latestBalances: latest,
+      rates,
+      feeDays: fees,
+      feeCurrency,
+      detail,
+    });
+  const breaksSheet = (links: BreakLinks): SheetSource => ({
+    spec: breaksSpec,
+    rows: openBreaks.map((b) => breakRow(b, { now, precision, usd: rates, links, late })),
+  });
+  // Balances and Coverage are the same in both workbooks, built in memory.
+  const inMemory: Array<[DataSheet, Map<string, number>]> = [
+    ['balances', positionsIn(balanceRowList.map((r) => r.cells[0] as string | null))],
+    ['coverage', positionsIn(coverage.map((c) => `${c.source}:${c.stream}:${c.day}`))],
+  ];
+
+  // 1. The detail. The full detail workbook (on request) links each break to its row among every record of the
+  // period: the same order and span as each sheet's query, split at maxRowsPerSheet like the writer.
+  let detailWorkbook: Parameters<typeof writeDetail>[2];
+  if (options.detail) {
+    const positions = new Map<DataSheet, Map<string, number>>(
+      await dataSheetPositions(db, account, span, keysBySheet(openBreaks)),
+    );
+    for (const [sheet, at] of inMemory) positions.set(sheet, at);
+    const links = new BreakLinks(positions, options.maxRowsPerSheet);
+    const [partnerOrders, ordersVsFills, fills, deposits, withdrawals] = periodSheets();
+    detailWorkbook = {
+      maxRowsPerSheet: options.maxRowsPerSheet,
+      sources: [
+        { spec: summarySpec, rows: summaryOf({ dir: detailDir, files: null }) },
+        breaksSheet(links),
+        { spec: balancesSpec, rows: balanceRowList },
+        { spec: partnerDailySpec, rows: daily.map((d) => partnerDailyRow(d, precision)) },
+        { spec: exchangeDailySpec, rows: exchangeDaily },
+        { spec: coverageSpec, rows: coverageRowList },
+        partnerOrders!,
+        ordersVsFills!,
+        fills!,
+        deposits!,
+        withdrawals!,
+      ],
+    };
+  }
+  const detail = await writeDetail(detailDir, periodSheets(), detailWorkbook);
+  log.info({ dir: detail.dir, files: detail.files.map((f) => [basename(f.path), f.rows, f.bytes]) }, 'detail written');
+
+  // 2. The reconciliation workbook: its data sheets hold the records the open breaks point at, and links go there.
+  const records = await breakRecords(db, account, breakKeysOf(openBreaks));
+  const positions = new Map<DataSheet, ReadonlyMap<string, number>>([
+    ['partnerOrders', positionsIn(records.partnerOrders.map((o) => o.orderId))],
+    ['ordersVsFills', positionsIn(records.ordersVsFills.map((o) => o.exOrdId))],
+    ['fills', positionsIn(records.fills.map((f) => f.execId))],
+    ['deposits', positionsIn(records.deposits.map((d) => d.depositId))],
+    ['withdrawals', positionsIn(records.withdrawals.map((w) => w.withdrawalId))],
+    ...inMemory,
+  ]);
   const sheets = await writeWorkbook(
     path,
     withCsv(csv, [
-      {
-        spec: summarySpec,
-        rows: summaryRows({
-          run,
-          openBreaks,
-          counts,
-          changes,
-          totals,
-          assumptions: assumptions(ctx.config),
-          precision,
-          now,
-          writtenAt: new Date(),
-          webhooks,
-          balanceRolls: balances.rolls,
-          latestBalances: latest,
-          rates,
-          feeDays: fees,
-          feeCurrency,
-        }),
-      },
-      { spec: breaksSpec, rows: openBreaks.map((b) => breakRow(b, { now, precision, usd: rates, links, late })) },
-      { spec: partnerDailySpec, rows: daily.map((d) => partnerDailyRow(d, precision)) },
-      {
-        spec: partnerOrdersSpec,
-        rows: map(eachRow(partnerOrdersCreatedIn(db, account, span)), (o) => partnerOrderRow(o, precision, index)),
-      },
-      {
-        spec: ordersVsFillsSpec,
-        rows: map(eachRow(ordersWithFillsIn(db, account, span)), (o) => orderVsFillsRow(o, precision, index)),
-      },
-      {
-        spec: fillsSpec,
-        rows: map(eachRow(fillsByTimeIn(db, account, span)), (f) => fillRow(f, precision, index, feeCurrency)),
-      },
+      { spec: summarySpec, rows: summaryOf({ dir: detail.dir, files: detail.files }) },
+      breaksSheet(new BreakLinks(positions, options.maxRowsPerSheet)),
       { spec: balancesSpec, rows: balanceRowList },
-      { spec: depositsSpec, rows: map(eachRow(depositsIn(db, account, span)), (d) => depositRow(d, precision, index)) },
-      {
-        spec: withdrawalsSpec,
-        rows: map(eachRow(withdrawalsIn(db, account, span)), (w) => withdrawalRow(w, precision, index, debitStates)),
-      },
-      { spec: coverageSpec, rows: coverage.map((c) => coverageRow(c, index)) },
+      { spec: partnerDailySpec, rows: daily.map((d) => partnerDailyRow(d, precision)) },
+      { spec: exchangeDailySpec, rows: exchangeDaily },
+      { spec: coverageSpec, rows: coverageRowList },
+      { spec: partnerOrdersSpec, rows: records.partnerOrders.map(rowOf.partnerOrder) },
+      { spec: ordersVsFillsSpec, rows: records.ordersVsFills.map(rowOf.orderVsFills) },
+      { spec: fillsSpec, rows: records.fills.map(rowOf.fill) },
+      { spec: depositsSpec, rows: records.deposits.map(rowOf.deposit) },
+      { spec: withdrawalsSpec, rows: records.withdrawals.map(rowOf.withdrawal) },
     ]),
     {
       maxRowsPerSheet: options.maxRowsPerSheet,
@@ -210,7 +290,15 @@ export async function writeReport(
     await csv?.abort();
     throw err;
   });
-  const digest = buildDigest({ run, openBreaks, counts, rates, now, attachmentName: basename(path) });
+  const digest = buildDigest({
+    run,
+    openBreaks,
+    counts,
+    rates,
+    now,
+    attachmentName: basename(path),
+    detailDir: detail.dir,
+  });
   await setReportPath(db, runId, path, counts, digest);
   // after the workbook is recorded: a CSV that cannot be finished never costs the run its workbook
   const csvFiles = await csv?.finish();
@@ -218,7 +306,20 @@ export async function writeReport(
     { path, sheets, openBreaks: openBreaks.length, csv: csvFiles?.map((f) => f.path), ms: Date.now() - started },
     'report written',
   );
-  return { path, sheets, counts, digest, ...(csvFiles ? { csv: csvFiles } : {}) };
+  return { path, sheets, counts, digest, detail, ...(csvFiles ? { csv: csvFiles } : {}) };
+}
+
+/** Open breaks' keys per record kind with a data sheet: what the mailed workbook's data sheets list. */
+function breakKeysOf(breaks: readonly ReportedBreak[]): BreakKeys {
+  const keys: { [K in keyof BreakKeys]: string[] } = {
+    partnerOrder: [],
+    exchangeOrder: [],
+    fill: [],
+    deposit: [],
+    withdrawal: [],
+  };
+  for (const b of breaks) if (b.entity in keys) keys[b.entity as keyof BreakKeys].push(b.key);
+  return keys;
 }
 
 /** Decimal places per partner currency and exchange symbol, from the latest reference snapshots. */

@@ -29,7 +29,7 @@ export const SCAN_SIZE = 50_000;
 
 // ------------------------------------------------------------------ deposits and withdrawals
 
-const DEPOSIT_COLUMNS = [
+export const DEPOSIT_COLUMNS = [
   'deposit_id',
   'amount',
   'currency',
@@ -39,7 +39,7 @@ const DEPOSIT_COLUMNS = [
   'timestamp',
   'first_seen_at',
 ] as const;
-function toDeposit(r: Pick<Selectable<ExchangeDepositTable>, (typeof DEPOSIT_COLUMNS)[number]>): Deposit {
+export function toDeposit(r: Pick<Selectable<ExchangeDepositTable>, (typeof DEPOSIT_COLUMNS)[number]>): Deposit {
   return {
     depositId: r.deposit_id,
     amount: r.amount,
@@ -93,7 +93,7 @@ export async function* depositsIn(
   for await (const rows of spanPages(query, columns, span, pageSize)) yield rows.map(toDeposit);
 }
 
-const WITHDRAWAL_COLUMNS = [
+export const WITHDRAWAL_COLUMNS = [
   'withdrawal_id',
   'amount',
   'fee',
@@ -103,7 +103,9 @@ const WITHDRAWAL_COLUMNS = [
   'timestamp',
   'first_seen_at',
 ] as const;
-function toWithdrawal(r: Pick<Selectable<ExchangeWithdrawalTable>, (typeof WITHDRAWAL_COLUMNS)[number]>): Withdrawal {
+export function toWithdrawal(
+  r: Pick<Selectable<ExchangeWithdrawalTable>, (typeof WITHDRAWAL_COLUMNS)[number]>,
+): Withdrawal {
   return {
     withdrawalId: r.withdrawal_id,
     amount: r.amount,
@@ -202,48 +204,55 @@ export async function* ordersWithFillsIn(
       ) ids
       order by ex_ord_id`.execute(db)
   ).rows.map((r) => r.id);
-  const fetch = async (chunk: string[]) =>
-    (
-      await sql<Record<string, unknown>>`
+  const fetch = (chunk: string[]) => ordersWithFillsByIds(db, account, chunk);
+  // The next page is asked for while the consumer works on this one (as keysetScan does).
+  let pending: Promise<OrderWithFills[]> | null = ids.length ? fetch(ids.slice(0, pageSize)) : null;
+  for (let at = 0; pending; at += pageSize) {
+    const rows = await pending;
+    const next = at + pageSize;
+    pending = next < ids.length ? fetch(ids.slice(next, next + pageSize)) : null;
+    // A failed prefetch must not become an unhandled rejection while the consumer works (or stops early).
+    pending?.catch(() => {});
+    yield rows;
+  }
+}
+
+/**
+ * Exchange orders by ex_ord_id, each against all its stored fills, in the order of `ids` (digits only: the keys are
+ * bigint); an id with no stored order comes with found = false and the symbol of its fills.
+ */
+export async function ordersWithFillsByIds(db: Db, account: string, ids: readonly string[]): Promise<OrderWithFills[]> {
+  if (!ids.length) return [];
+  const { rows } = await sql<Record<string, unknown>>`
       select ids.ex_ord_id, o.ex_ord_id is not null as found, o.symbol as order_symbol, coalesce(o.symbol, agg.symbol) as symbol, o.side, o.ord_type,
         o.ord_status, o.cum_qty, o.leaves_qty, o.avg_px,
         agg.fills, agg.qty, agg.notional, agg.fees, agg.first_fill, agg.last_fill
-      from unnest(string_to_array(${chunk.join(',')}, ',')::bigint[]) with ordinality as ids(ex_ord_id, n)
+      from unnest(string_to_array(${ids.join(',')}, ',')::bigint[]) with ordinality as ids(ex_ord_id, n)
       left join lateral (select * from exchange_order o where o.account = ${account} and o.ex_ord_id = ids.ex_ord_id limit 1) o on true
       cross join lateral (
         select count(*) as fills, coalesce(sum(f.qty), 0) as qty, coalesce(sum(f.qty * f.price), 0) as notional,
           coalesce(sum(f.fee), 0) as fees, min(f.timestamp) as first_fill, max(f.timestamp) as last_fill, min(f.symbol) as symbol
         from exchange_fill f where f.account = ${account} and f.ex_ord_id = ids.ex_ord_id
       ) agg
-      order by ids.n`.execute(db)
-    ).rows;
-  // The next page is asked for while the consumer works on this one (as keysetScan does).
-  let pending: Promise<Record<string, unknown>[]> | null = ids.length ? fetch(ids.slice(0, pageSize)) : null;
-  for (let at = 0; pending; at += pageSize) {
-    const rows: Record<string, unknown>[] = await pending;
-    const next = at + pageSize;
-    pending = next < ids.length ? fetch(ids.slice(next, next + pageSize)) : null;
-    // A failed prefetch must not become an unhandled rejection while the consumer works (or stops early).
-    pending?.catch(() => {});
-    yield rows.map((r) => ({
-      exOrdId: String(r.ex_ord_id),
-      found: r.found === true,
-      orderSymbol: (r.order_symbol as string | null) ?? null,
-      symbol: (r.symbol as string | null) ?? null,
-      side: (r.side as string | null) ?? null,
-      ordType: (r.ord_type as string | null) ?? null,
-      status: (r.ord_status as string | null) ?? null,
-      cumQty: numericOrNull(r.cum_qty),
-      leavesQty: numericOrNull(r.leaves_qty),
-      avgPx: numericOrNull(r.avg_px),
-      fills: Number(r.fills),
-      fillQty: numericOrZero(r.qty),
-      notional: numericOrZero(r.notional),
-      fees: numericOrZero(r.fees),
-      firstFill: (r.first_fill as Date | null) ?? null,
-      lastFill: (r.last_fill as Date | null) ?? null,
-    }));
-  }
+      order by ids.n`.execute(db);
+  return rows.map((r) => ({
+    exOrdId: String(r.ex_ord_id),
+    found: r.found === true,
+    orderSymbol: (r.order_symbol as string | null) ?? null,
+    symbol: (r.symbol as string | null) ?? null,
+    side: (r.side as string | null) ?? null,
+    ordType: (r.ord_type as string | null) ?? null,
+    status: (r.ord_status as string | null) ?? null,
+    cumQty: numericOrNull(r.cum_qty),
+    leavesQty: numericOrNull(r.leaves_qty),
+    avgPx: numericOrNull(r.avg_px),
+    fills: Number(r.fills),
+    fillQty: numericOrZero(r.qty),
+    notional: numericOrZero(r.notional),
+    fees: numericOrZero(r.fees),
+    firstFill: (r.first_fill as Date | null) ?? null,
+    lastFill: (r.last_fill as Date | null) ?? null,
+  }));
 }
 
 /** ordersWithFillsIn as the order rules take it (the pages the rules would read without the prefilter). */
@@ -430,9 +439,9 @@ interface OrderAggRow {
 // ------------------------------------------------------------------ fills
 
 /** The stored columns of a fill that the rules and the workbook read (the workbook adds trade_id). */
-const FILL_COLUMNS = ['exec_id', 'ex_ord_id', 'side', 'symbol', 'price', 'qty', 'fee', 'timestamp'] as const;
+export const FILL_COLUMNS = ['exec_id', 'ex_ord_id', 'side', 'symbol', 'price', 'qty', 'fee', 'timestamp'] as const;
 
-function toStoredFill(r: Pick<Selectable<ExchangeFillTable>, (typeof FILL_COLUMNS)[number]>) {
+export function toStoredFill(r: Pick<Selectable<ExchangeFillTable>, (typeof FILL_COLUMNS)[number]>) {
   return {
     execId: r.exec_id,
     exOrdId: r.ex_ord_id,

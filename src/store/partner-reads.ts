@@ -101,12 +101,14 @@ export async function* partnerOrdersCreatedIn(
     .select([...ORDER_COLUMNS, 'payment_method', 'external_reference', timeKey('created_at')])
     .where('account', '=', account);
   const columns = { time: 'created_at', id: 'order_id', idType: 'text' } as const;
-  for await (const rows of spanPages(query, columns, span, pageSize))
-    yield rows.map((r) => ({
-      ...toPartnerOrder(r),
-      paymentMethod: r.payment_method,
-      externalReference: r.external_reference,
-    }));
+  for await (const rows of spanPages(query, columns, span, pageSize)) yield rows.map(toPartnerOrderRec);
+}
+
+/** A partner order as the workbook lists it: with the columns only the workbook shows. */
+export function toPartnerOrderRec(
+  r: Parameters<typeof toPartnerOrder>[0] & Pick<PartnerOrderRow, 'payment_method' | 'external_reference'>,
+): PartnerOrderRec {
+  return { ...toPartnerOrder(r), paymentMethod: r.payment_method, externalReference: r.external_reference };
 }
 
 /**

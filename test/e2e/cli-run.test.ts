@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../sandbox/index.js';
@@ -182,7 +183,10 @@ for (const kind of storeKinds) {
 
       const report = await runCli(['report'], env);
       expect(report.code, report.stderr).toBe(0);
-      expect(existsSync(report.stdout.trim())).toBe(true);
+      const [workbookPath, detailDir] = report.stdout.trim().split('\n');
+      expect(workbookPath).toMatch(/\.xlsx$/);
+      expect(existsSync(workbookPath!)).toBe(true);
+      expect(existsSync(join(detailDir!, 'fills.csv.gz'))).toBe(true);
 
       const badDate = await runCli(['run', '--from', '2026-02-30'], env);
       expect(badDate.code).toBe(2);

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -103,6 +103,10 @@ for (const kind of storeKinds)
       expect(Math.abs(Number(refusal![1]) - relay.refused[0]! / 1_000)).toBeLessThan(2);
       expect(text).toContain(`It is on ${hostname()} at ${summary.report};`);
       expect(textPart(first, 'text/html')).toContain(`It is on ${hostname()} at ${summary.report};`);
+      // and where every record of the period is: the detail folder beside the workbook
+      const detail = `every record of the period is in the folder ${summary.report.replace(/\.xlsx$/, '_detail')} on ${hostname()}`;
+      expect(text).toContain(detail);
+      expect(existsSync(join(summary.report.replace(/\.xlsx$/, '_detail'), 'fills.csv.gz'))).toBe(true);
       expect(run.stderr).toMatch(/report delivered without the workbook/);
 
       // email.maxMessageBytes below the message: measured before sending, so the relay refuses nothing.
@@ -143,6 +147,7 @@ for (const kind of storeKinds)
       const mail = largeRelay.mails[0]!;
       expect(attachment(mail, name).bytes.equals(readFileSync(summary.report))).toBe(true);
       expect(textPart(mail, 'text/plain')).toContain(`The workbook ${name} is attached;`);
+      expect(textPart(mail, 'text/plain')).toContain('every record of the period is in the folder');
       expect(textPart(mail, 'text/plain')).not.toContain('is not attached');
     });
   });

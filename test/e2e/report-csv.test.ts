@@ -18,14 +18,15 @@ const SANDBOX = { seed: 15, days: 2, ordersPerDay: 8, fillsPerOrder: 2 };
 const kind = storeKinds.includes('postgres') ? 'postgres' : 'embedded';
 const TABLE_SHEETS = [
   'Breaks',
+  'Balances',
   'Partner daily',
+  'Exchange daily',
+  'Coverage',
   'Partner orders',
   'Exchange orders vs fills',
   'Fills',
-  'Balances',
   'Deposits',
   'Withdrawals',
-  'Coverage',
 ];
 const EXACT = 'Exact values';
 
@@ -82,14 +83,15 @@ describe(`report --csv [${kind}]`, { timeout: 300_000 }, () => {
     expect(out.runId).toBe(runId);
     expect(out.csv.map((p) => basename(p))).toEqual([
       'breaks.csv',
+      'balances.csv',
       'partner-daily.csv',
+      'exchange-daily.csv',
+      'coverage.csv',
       'partner-orders.csv',
       'exchange-orders-vs-fills.csv',
       'fills.csv',
-      'balances.csv',
       'deposits.csv',
       'withdrawals.csv',
-      'coverage.csv',
     ]);
     for (const p of out.csv) expect(p.startsWith(dir) && existsSync(p), p).toBe(true);
     // nothing left under a temporary name
@@ -135,21 +137,27 @@ describe(`report --csv [${kind}]`, { timeout: 300_000 }, () => {
     // an amount of more than 15 significant digits, kept exactly
     expect(longChecked).toBeGreaterThan(0);
 
-    const fills = parse(readFileSync(out.csv[4]!, 'utf8'), { columns: true }) as Array<Record<string, string>>;
+    const fills = parse(readFileSync(out.csv[TABLE_SHEETS.indexOf('Fills')]!, 'utf8'), { columns: true }) as Array<
+      Record<string, string>
+    >;
     expect(fills.length).toBeGreaterThan(0);
     for (const f of fills) expect(f['Time (UTC)']).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-    const daily = parse(readFileSync(out.csv[1]!, 'utf8'), { columns: true }) as Array<Record<string, string>>;
+    const daily = parse(readFileSync(out.csv[TABLE_SHEETS.indexOf('Partner daily')]!, 'utf8'), {
+      columns: true,
+    }) as Array<Record<string, string>>;
     for (const d of daily) expect(d['Day (UTC)']).toMatch(/^\d{4}-\d\d-\d\d$/);
   });
 
-  it('prints the workbook and CSV paths, one a line', async () => {
+  it('prints the workbook, detail folder and CSV paths, one a line', async () => {
     const dir = join(world!.dir, 'csv-plain');
     const result = await runCli(['report', runId, '--csv', dir], world!.env);
     expect(result.code, brief(result.stderr)).toBe(0);
     const lines = result.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/\.xlsx$/);
-    expect(lines.slice(1).map((p) => basename(p))).toContain('breaks.csv');
-    expect(lines.slice(1).every((p) => p.startsWith(dir) && existsSync(p))).toBe(true);
+    expect(lines[1]).toBe(lines[0]!.replace(/\.xlsx$/, '_detail'));
+    expect(existsSync(lines[1]!)).toBe(true);
+    expect(lines.slice(2).map((p) => basename(p))).toContain('breaks.csv');
+    expect(lines.slice(2).every((p) => p.startsWith(dir) && existsSync(p))).toBe(true);
   });
 
   it('fails with exit 2 naming the folder when it cannot be written', async () => {

@@ -1,6 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
+import { parse } from 'csv-parse/sync';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestStore, storeKinds, type TestStore } from '../helpers/db.js';
@@ -279,6 +281,112 @@ for (const kind of storeKinds) {
         expect(String(r['What happened']), String(r['Rule code'])).toContain(cellText(r.Key as ExcelJS.CellValue));
         expect(String(r.Detail ?? '')).not.toMatch(/^\{/);
       }
+    });
+
+    it('mails the records breaks point at with those that explain them; the detail holds every record of the period', async () => {
+      const ctx = {
+        store: test.store,
+        config: { ...config, reportsDir: join(dir, 'detail') },
+        logger,
+        runId,
+        now: new Date(),
+      };
+      const written = await writeReport(ctx, runId, { detail: true });
+      expect(written.detail.dir).toBe(written.path.replace(/\.xlsx$/, '_detail'));
+      expect(written.detail.files.map((f) => basename(f.path))).toEqual([
+        'partner-orders.csv.gz',
+        'exchange-orders-vs-fills.csv.gz',
+        'fills.csv.gz',
+        'deposits.csv.gz',
+        'withdrawals.csv.gz',
+      ]);
+      const mailed = new ExcelJS.Workbook();
+      await mailed.xlsx.readFile(written.path);
+      const full = new ExcelJS.Workbook();
+      await full.xlsx.readFile(written.detail.workbook!.path);
+      expect(mailed.worksheets.map((w) => w.name)).toEqual([
+        'Summary',
+        'Breaks',
+        'Balances',
+        'Partner daily',
+        'Exchange daily',
+        'Coverage',
+        'Partner orders',
+        'Exchange orders vs fills',
+        'Fills',
+        'Deposits',
+        'Withdrawals',
+      ]);
+      // Links land on their key in both workbooks.
+      expect(checkLinks(full).filter((l) => l.target).length).toBeGreaterThan(10);
+      const mailedLinks = checkLinks(mailed);
+      for (const l of checkLinks(full))
+        if (l.target && l.target in KEY_COLUMN)
+          expect(mailedLinks.find((m) => m.code === l.code && m.key === l.key)?.target).toBe(l.target);
+
+      /** A sheet's rows as header -> text. */
+      const table = (wb: ExcelJS.Workbook, name: string) => {
+        const ws = wb.getWorksheet(name)!;
+        const h = headers(ws);
+        const rows: Array<Record<string, string>> = [];
+        for (let r = 2; r <= ws.rowCount; r++)
+          rows.push(Object.fromEntries(h.map((x, i) => [x, cellText(ws.getRow(r).getCell(i + 1).value)])));
+        return rows;
+      };
+      // Every record of the period: each gzip CSV has the detail workbook's rows, key for key, in its order.
+      for (const f of written.detail.files) {
+        const records = parse(gunzipSync(readFileSync(f.path)).toString('utf8'), { columns: true }) as Array<
+          Record<string, string>
+        >;
+        const sheet = table(full, f.sheet);
+        expect(records.length, f.sheet).toBe(f.rows);
+        expect(sheet.length, f.sheet).toBe(f.rows);
+        const key = KEY_COLUMN[f.sheet]!;
+        expect(records.map((r) => r[key])).toEqual(sheet.map((r) => r[key]));
+      }
+      const fillsInPeriod = written.detail.files.find((f) => f.sheet === 'Fills')!.rows;
+      expect(fillsInPeriod).toBeGreaterThan(20);
+
+      // The mailed data sheets: a row carries an open break, or explains one that does.
+      const has = (r: Record<string, string>) => r['Open breaks'] !== '';
+      const fills = table(mailed, 'Fills');
+      const orders = table(mailed, 'Exchange orders vs fills');
+      expect(fills.length).toBeLessThan(fillsInPeriod);
+      expect(fills.filter(has).length).toBeGreaterThan(0);
+      const ordersWithBreaks = new Set(orders.filter(has).map((o) => o['Exchange order id']));
+      const ordersOfFillBreaks = new Set(fills.filter(has).map((f) => f['Exchange order id']));
+      for (const f of fills) expect(has(f) || ordersWithBreaks.has(f['Exchange order id']!), f['Exec id']).toBe(true);
+      for (const o of orders)
+        expect(has(o) || ordersOfFillBreaks.has(o['Exchange order id']!), o['Exchange order id']).toBe(true);
+      // an order with a break comes with every fill of it the detail holds
+      const detailFills = table(full, 'Fills');
+      for (const id of ordersWithBreaks)
+        for (const f of detailFills.filter((x) => x['Exchange order id'] === id))
+          expect(
+            fills.some((x) => x['Exec id'] === f['Exec id']),
+            `fill ${f['Exec id']} of order ${id}`,
+          ).toBe(true);
+      const partner = table(mailed, 'Partner orders');
+      const deposits = table(mailed, 'Deposits');
+      const hashesOf = (rows: Array<Record<string, string>>) =>
+        new Set(
+          rows
+            .filter(has)
+            .map((r) => r['Transaction hash'])
+            .filter(Boolean),
+        );
+      const [partnerHashes, depositHashes] = [hashesOf(partner), hashesOf(deposits)];
+      for (const p of partner) expect(has(p) || depositHashes.has(p['Transaction hash']!), p['Order id']).toBe(true);
+      for (const d of deposits) expect(has(d) || partnerHashes.has(d['Transaction hash']!), d['Deposit id']).toBe(true);
+      for (const w of table(mailed, 'Withdrawals')) expect(has(w), w['Withdrawal id']).toBe(true);
+
+      // The Summary says where the detail is; its file table counts the rows.
+      const summary = mailed.getWorksheet('Summary')!;
+      const texts: string[] = [];
+      summary.eachRow((row) => row.eachCell((c) => texts.push(cellText(c.value))));
+      expect(texts).toContain(written.detail.dir);
+      expect(texts).toContain('fills.csv.gz');
+      expect(written.digest.detailDir).toBe(written.detail.dir);
     });
   });
 }

@@ -441,8 +441,12 @@ describeEachStore('report workbook', (t) => {
     };
   });
 
+  /** Rows of the mailed workbook's data sheets: the records open breaks point at and those that explain them. */
+  const MAILED = { partnerOrders: 2, fills: 1, ordersVsFills: 1 };
+
   it('writes every sheet, readable back, with the figures of the period', async () => {
-    const { path, sheets } = await writeReport(ctx, RUN);
+    const written = await writeReport(ctx, RUN, { detail: true });
+    const { path } = written;
     expect(basename(path)).toBe(`ramp-recon_2026-11-01_${RUN}.xlsx`);
     expect(path.startsWith(reportsDir)).toBe(true);
     const run = await t.store.db
@@ -452,29 +456,50 @@ describeEachStore('report workbook', (t) => {
       .executeTakeFirstOrThrow();
     expect(run.report_path).toBe(path);
 
-    const wb = await readBack(path);
-    expect(wb.worksheets.map((w) => w.name)).toEqual([
+    const SHEETS = [
       'Summary',
       'Breaks',
+      'Balances',
       'Partner daily',
+      'Exchange daily',
+      'Coverage',
       'Partner orders',
       'Exchange orders vs fills',
       'Fills',
-      'Balances',
       'Deposits',
       'Withdrawals',
-      'Coverage',
-    ]);
-    expect(sheets).toMatchObject({
+    ];
+    // The mailed workbook: its data sheets hold the records the open breaks point at, with those explaining them
+    // (ord-1 and ord-2 have breaks; the fill 1000000000002 has one, and its order brings no other fill of its own).
+    const mailed = await readBack(path);
+    expect(mailed.worksheets.map((w) => w.name)).toEqual(SHEETS);
+    expect(written.sheets).toMatchObject({
+      [SHEET.breaks]: 5,
+      [SHEET.partnerOrders]: MAILED.partnerOrders,
+      [SHEET.fills]: MAILED.fills,
+      [SHEET.ordersVsFills]: MAILED.ordersVsFills,
+      [SHEET.coverage]: 2,
+    });
+    // The detail workbook (report --detail): every record of the period; the sheets below are read from it.
+    const wb = await readBack(written.detail.workbook!.path);
+    expect(wb.worksheets.map((w) => w.name)).toEqual(SHEETS);
+    expect(written.detail.workbook!.sheets).toMatchObject({
       [SHEET.breaks]: 5,
       [SHEET.partnerOrders]: 3,
       [SHEET.fills]: 4,
       [SHEET.ordersVsFills]: 2,
       [SHEET.coverage]: 2,
     });
+    expect(written.detail.files.map((f) => [f.sheet, f.rows])).toEqual([
+      [SHEET.partnerOrders, 3],
+      [SHEET.ordersVsFills, 2],
+      [SHEET.fills, 4],
+      [SHEET.deposits, 2],
+      [SHEET.withdrawals, 1],
+    ]);
 
     // Summary: headline first, red, with the severities
-    const summary = wb.getWorksheet('Summary')!;
+    const summary = mailed.getWorksheet('Summary')!;
     expect(summary.getCell('A1').value).toBe('NOT RECONCILED: 5 open breaks (2 high, 2 medium, 1 low)');
     expect((summary.getCell('A1').fill as ExcelJS.FillPattern).fgColor?.argb).toBe('FFFFC7CE');
     expect(summary.views[0]).toMatchObject({ state: 'frozen', ySplit: 1 });
@@ -747,7 +772,8 @@ describeEachStore('report workbook', (t) => {
   });
 
   it('continues a sheet past the row limit on a second sheet', async () => {
-    const { path, sheets } = await writeReport(ctx, RUN, { maxRowsPerSheet: 3 });
+    const { detail } = await writeReport(ctx, RUN, { maxRowsPerSheet: 3, detail: true });
+    const { path, sheets } = detail.workbook!;
     const wb = await readBack(path);
     const names = wb.worksheets.map((w) => w.name);
     expect(names).toContain('Fills (2)');

@@ -42,7 +42,11 @@ function fakeStages(calls: string[], overrides: Partial<Stages> = {}): Stages {
       }) as never,
     writeReport: async (_ctx, runId) => {
       calls.push('writeReport');
-      return { path: `/tmp/reports/${runId}.xlsx`, sheets: { Summary: 1 } };
+      return {
+        path: `/tmp/reports/${runId}.xlsx`,
+        sheets: { Summary: 1 },
+        detail: { dir: `/tmp/reports/${runId}_detail` },
+      };
     },
     deliverRun: async () => {
       calls.push('deliverRun');

@@ -29,7 +29,8 @@ export const COMMAND_INFO = {
   report: {
     args: '[runId]',
     description:
-      'write the Excel workbook of a run to REPORTS_DIR (default: the latest run that reconciled) and print its path',
+      'write the Excel workbook of a run and its detail folder (every record of the period, gzip CSV) to REPORTS_DIR ' +
+      '(default: the latest run that reconciled) and print their paths',
   },
   deliver: {
     args: '<runId>',

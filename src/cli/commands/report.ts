@@ -1,5 +1,5 @@
-/** `ramp-recon report [runId] [--csv DIR]`: writes a run's workbook (default: the latest finished run or reconcile),
- * and its CSV files if asked, and prints their paths.
+/** `ramp-recon report [runId] [--detail] [--csv DIR]`: writes a run's workbook and detail folder (default: the latest
+ * finished run or reconcile), the full detail workbook and CSV files if asked, and prints their paths.
  */
 import { COMMAND_INFO } from './info.js';
 import type { Command } from 'commander';
@@ -18,9 +18,17 @@ export function register(program: Command): void {
       'also write one CSV file per sheet but the Summary into <dir> (created if needed): same rows as the workbook, ' +
         'exact amounts, ISO 8601 UTC times',
     )
-    .option('--json', 'print {"runId","path","sheets"} (and "csv": the CSV paths) on stdout instead of the paths')
+    .option(
+      '--detail',
+      'also write the full detail workbook (every record of the period, sheets continued in parts beyond ' +
+        "Excel's row limit) into the run's detail folder",
+    )
+    .option(
+      '--json',
+      'print {"runId","path","sheets","detail"} (and "csv": the CSV paths) on stdout instead of the paths',
+    )
     .action(
-      action(async (runIdArg: string | undefined, opts: { json?: boolean; csv?: string }, command: Command) => {
+      action(async (runIdArg: string | undefined, opts: ReportFlags, command: Command) => {
         const { config, logger } = createContext(command);
         const store = await openMigratedStore(config, logger);
         try {
@@ -30,19 +38,38 @@ export function register(program: Command): void {
           if (opts.csv !== undefined && opts.csv.trim() === '') throw new ConfigError(['--csv needs a folder']);
           // loaded on use, like the pipeline's stages: commands that write no workbook never load exceljs
           const { writeReport } = await import('../../stages/report.js');
-          const result = await writeReport(ctx, runId, opts.csv === undefined ? {} : { csvDir: opts.csv });
+          const result = await writeReport(ctx, runId, {
+            ...(opts.csv === undefined ? {} : { csvDir: opts.csv }),
+            ...(opts.detail ? { detail: true } : {}),
+          });
           const csv = result.csv?.map((f) => f.path);
+          const detail = {
+            dir: result.detail.dir,
+            files: result.detail.files.map((f) => ({ sheet: f.sheet, path: f.path, rows: f.rows, bytes: f.bytes })),
+            ...(result.detail.workbook ? { workbook: result.detail.workbook.path } : {}),
+          };
           if (opts.json)
             process.stdout.write(
-              `${JSON.stringify({ runId, path: result.path, sheets: result.sheets, ...(csv ? { csv } : {}) })}\n`,
+              `${JSON.stringify({ runId, path: result.path, sheets: result.sheets, detail, ...(csv ? { csv } : {}) })}\n`,
             );
-          else process.stdout.write([result.path, ...(csv ?? [])].map((p) => `${p}\n`).join(''));
+          else
+            process.stdout.write(
+              [result.path, detail.dir, ...(detail.workbook ? [detail.workbook] : []), ...(csv ?? [])]
+                .map((p) => `${p}\n`)
+                .join(''),
+            );
           return EXIT.ok;
         } finally {
           await store.close();
         }
       }),
     );
+}
+
+interface ReportFlags {
+  json?: boolean;
+  csv?: string;
+  detail?: boolean;
 }
 
 /** The newest run or reconcile that is no longer running: what "the report" means without an id. */

@@ -114,6 +114,7 @@ export function describeResult(result: PipelineResult): string {
   ];
   if (s.lateData.total) lines.push(`  late data   ${lateSentence(s.lateData)}`);
   if (result.reportPath) lines.push(`  workbook    ${result.reportPath}`);
+  if (result.detailDir) lines.push(`  detail      ${result.detailDir} (every record of the period, gzip CSV)`);
   if (result.status === 'failed') lines.push('  what was committed is kept; the next run resumes from it');
   return lines.join('\n');
 }
