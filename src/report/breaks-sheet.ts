@@ -201,20 +201,46 @@ const HOURS_DP = 2;
 const MAX_FIGURE_DP = 18;
 
 /**
- * Decimals of a break's figures: ages to the hundredth, amounts and prices at their currency's scale, and never fewer
- * than the figures' own (trailing zeros aside), so a difference of -0.0003 never shows as -0.00 and a precision break
- * never as 0.000000. The three figures of a row share them, so they line up.
+ * Decimals of a break's figures: ages to the hundredth, amounts and prices at their currency's scale or the figures'
+ * own decimals (trailing zeros aside), whichever is more, as far as the column shows them without ###, and never fewer
+ * than a non-zero figure needs (a difference of -0.0003 never shows as -0.00, a precision break never as 0.000000).
+ * The three figures of a row share them, so they line up.
  */
 function decimalsOf(b: ReportedBreak, precision: Precision): number {
-  const scale =
-    b.unit === 'hours' || b.unit === 'text' || !b.currency
-      ? HOURS_DP
-      : b.entity === 'partnerOrder'
-        ? precision.partner(b.currency)
-        : precision.exchange(b.currency);
+  const scale = scaleOf(b, precision);
   if (b.unit === 'text') return scale;
-  const own = [b.expected, b.actual, b.difference].map((f) => (f && isDecimalText(f) ? new Decimal(f).dp() : 0));
-  return Math.min(MAX_FIGURE_DP, Math.max(scale, ...own));
+  const figures = [b.expected, b.actual, b.difference].flatMap((f) => (f && isDecimalText(f) ? [new Decimal(f)] : []));
+  // Never fewer than a non-zero figure needs to show as non-zero...
+  const floor = Math.min(MAX_FIGURE_DP, Math.max(0, ...figures.map((f) => (f.isZero() ? 0 : -f.e))));
+  // ...and beyond that the currency's scale or the figures' own decimals, as far as the column shows them without ###
+  // (an 18-decimal currency's amount does not fit; the exact text is in the row).
+  let dp = Math.min(MAX_FIGURE_DP, Math.max(scale, ...figures.map((f) => f.dp())));
+  while (dp > floor && figures.some((f) => shownWidth(f, dp) > FIGURE_CHARS)) dp -= 1;
+  return dp;
+}
+
+/** Characters a figure column (width 18) shows whole: beyond them Excel prints ###. */
+const FIGURE_CHARS = 17;
+
+/** "-12,345.678": the characters of a figure at `dp` decimals with thousands separators. */
+function shownWidth(f: Decimal, dp: number): number {
+  const whole = f.abs().toDecimalPlaces(dp, Decimal.ROUND_HALF_UP).trunc().toFixed().length;
+  return (f.isNeg() ? 1 : 0) + whole + Math.floor((whole - 1) / 3) + (dp > 0 ? dp + 1 : 0);
+}
+
+/**
+ * The decimals of a break's currency (partner currencies for a partner order's break, the exchange's otherwise): what
+ * its sentence's figures are shown at; hours at the hundredth.
+ */
+export function scaleOf(
+  b: Pick<ReportedBreak, 'unit' | 'currency' | 'entity'>,
+  precision: Pick<Precision, 'partner' | 'exchange'>,
+): number {
+  return b.unit === 'hours' || b.unit === 'text' || !b.currency
+    ? HOURS_DP
+    : b.entity === 'partnerOrder'
+      ? precision.partner(b.currency)
+      : precision.exchange(b.currency);
 }
 
 function figureCell(text: string | null, b: ReportedBreak, dp: number): Cell {
@@ -249,7 +275,7 @@ export function breakRow(b: ReportedBreak, ctx: BreakRowContext): Row {
       ruleTitle(b.code),
       b.code,
       link(b.key, ctx.links?.targetOf(b)),
-      breakSentence(b),
+      breakSentence(b, scaleOf(b, ctx.precision)),
       unit,
       figureCell(b.expected, b, dp),
       figureCell(b.actual, b, dp),

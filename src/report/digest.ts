@@ -9,6 +9,8 @@ import type { DigestBreak, ReportDigest, RunInfo } from '../domain/index.js';
 import { headline, partialRun, periodLabel } from './summary.js';
 import { lateDigest } from './late-data.js';
 import { breakImpact, type UsdRates } from './usd-rates.js';
+import type { Precision } from './precision.js';
+import { scaleOf } from './breaks-sheet.js';
 
 /** Breaks the e-mail lists in words. */
 export const DIGEST_BREAKS = 5;
@@ -42,6 +44,7 @@ export function topBreaks(
   rates: UsdRates,
   now: Date,
   limit = DIGEST_BREAKS,
+  precision?: Precision,
 ): DigestBreak[] {
   const rank = { high: 0, medium: 1, low: 2 } as Record<string, number>;
   const valued = breaks.map((b) => {
@@ -64,7 +67,7 @@ export function topBreaks(
     code: v.b.code,
     key: v.b.key,
     severity: v.b.severity,
-    sentence: breakSentence(v.b),
+    sentence: breakSentence(v.b, precision ? scaleOf(v.b, precision) : null),
     ageDays: breakAgeDays(v.b.firstSeenAt, now),
     usdImpact: v.usd ? v.usd.toFixed(Math.max(2, v.usd.dp())) : null,
     inPeriod: v.b.inPeriod,
@@ -85,6 +88,8 @@ export function buildDigest(input: {
   now: Date;
   attachmentName: string;
   detailDir?: string;
+  /** The currencies' decimals: the breaks' sentences read at them (as on the Breaks sheet). */
+  precision?: Precision;
 }): ReportDigest {
   const head = headline(input.run, input.counts);
   return {
@@ -93,7 +98,7 @@ export function buildDigest(input: {
     attachmentName: input.attachmentName,
     ...(input.detailDir ? { detailDir: input.detailDir } : {}),
     headline: { tone: head.tone, text: head.text, detail: head.detail, status: head.status },
-    topBreaks: topBreaks(input.openBreaks, input.rates, input.now),
+    topBreaks: topBreaks(input.openBreaks, input.rates, input.now, DIGEST_BREAKS, input.precision),
     late: lateDigest(input.run.lateBreaks ?? []),
     writtenAt: input.now.toISOString(),
   };

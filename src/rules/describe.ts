@@ -17,9 +17,10 @@ export function ruleTitle(code: string): string {
 /**
  * One sentence a reader without the rule codes understands, always naming the key:
  * "Partner fee USD twin off by 0.50 USD on order ord_123 (...)", "Deposit 123 UNCONFIRMED for 50.9 hours (limit 24)".
+ * With `dp` (the currency's decimals) its money figures read at that precision; without, as stored (exact).
  */
-export function breakSentence(b: Described): string {
-  const words = wordsOf(b);
+export function breakSentence(b: Described, dp?: number | null): string {
+  const words = wordsOf(b, dp);
   const rule = findRule(b.code);
   if (rule?.sentence) return rule.sentence(words);
   return genericSentence(words, { title: rule?.title ?? b.code, subject: rule?.subject });

@@ -38,8 +38,37 @@ interface StoredCheck {
   facts?: unknown;
 }
 
-/** The words of a stored break: its checks are read from its detail (the message is only their summary). */
-export function wordsOf(b: StoredWords): BreakWords {
+const NUMBER = /^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i;
+
+/**
+ * A figure's text at `dp` decimals (half-up), or, where that would show a figure that is not zero as 0, at its first
+ * significant digit: a sentence reads at the currency's precision and never hides a difference. Text that is not a
+ * number stays as it is.
+ */
+export function atPrecision(text: string | null, dp: number): string | null {
+  if (text === null || !NUMBER.test(text.trim())) return text;
+  const value = new Decimal(text.trim());
+  const rounded = value.toDecimalPlaces(dp, Decimal.ROUND_HALF_UP);
+  if (!rounded.isZero() || value.isZero()) return rounded.toFixed(dp);
+  return value.toDecimalPlaces(-value.e, Decimal.ROUND_HALF_UP).toFixed();
+}
+
+/** Decimals `text` needs so that it does not show as 0 when it is not: `dp`, or its first significant digit's. */
+function decimalsToShow(text: string | null, dp: number): number {
+  if (text === null || !NUMBER.test(text.trim())) return dp;
+  const value = new Decimal(text.trim());
+  return value.isZero() || !value.toDecimalPlaces(dp, Decimal.ROUND_HALF_UP).isZero() ? dp : -value.e;
+}
+
+/**
+ * The words of a stored break: its checks are read from its detail (the message is only their summary). With `dp`,
+ * money and price figures are put at that many decimals (atPrecision).
+ */
+export function wordsOf(b: StoredWords, dp?: number | null): BreakWords {
+  // The three figures share their decimals, so "expected 1.2300, actual 1.2297" shows the difference of -0.0003.
+  const shared = dp === undefined || dp === null ? null : Math.max(dp, decimalsToShow(b.difference, dp));
+  const at = (text: string | null) =>
+    shared === null || (b.unit !== 'amount' && b.unit !== 'price') ? text : atPrecision(text, shared);
   const detail =
     b.detail && typeof b.detail === 'object' && !Array.isArray(b.detail) ? (b.detail as Record<string, unknown>) : {};
   const checks = Array.isArray(detail.checks) ? (detail.checks as StoredCheck[]) : [];
@@ -57,9 +86,9 @@ export function wordsOf(b: StoredWords): BreakWords {
     entity: b.entity,
     unit: b.unit,
     currency: b.currency,
-    expected: b.expected,
-    actual: b.actual,
-    difference: b.difference,
+    expected: at(b.expected),
+    actual: at(b.actual),
+    difference: at(b.difference),
     check,
     facts,
     checks: Math.max(1, checks.length),

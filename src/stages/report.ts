@@ -298,6 +298,7 @@ export async function writeReport(
     now,
     attachmentName: basename(path),
     detailDir: detail.dir,
+    precision,
   });
   await setReportPath(db, runId, path, counts, digest);
   // after the workbook is recorded: a CSV that cannot be finished never costs the run its workbook

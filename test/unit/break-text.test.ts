@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { Decimal } from '../../src/decimal/decimal.js';
 import { detailText } from '../../src/report/break-text.js';
 import { amountAtStake, breakSentence, ruleTitle } from '../../src/rules/describe.js';
-import { unitWord } from '../../src/rules/words.js';
+import { atPrecision, unitWord } from '../../src/rules/words.js';
 import { RULES } from '../../src/rules/catalog.js';
 import { toBreak, type BreakExtras } from '../../src/rules/tally.js';
 import type { Failure } from '../../src/rules/types.js';
@@ -156,6 +156,23 @@ describe('amountsAsReported', () => {
 });
 
 describe('breakSentence', () => {
+  it("reads at the currency's precision when given it, never showing a difference that is not zero as 0", () => {
+    const long = fee({ expected: d('1.23456789012345'), actual: d('1.73'), difference: d('0.49543210987655') });
+    expect(breakSentence(stored('P_FEE_USD', 'ord_9', [long], 'USD'), 2)).toBe(
+      'Partner fee USD twin off by 0.50 USD on order ord_9: expected 1.23, actual 1.73 (partnerFeeUsd != partnerFee x amountUsd / inputAmount).',
+    );
+    // exact without it (the CLI and the JSON keep the stored figures)
+    expect(breakSentence(stored('P_FEE_USD', 'ord_9', [long], 'USD'))).toContain('off by 0.49543210987655 USD');
+    const tiny = fee({ expected: d('1.23'), actual: d('1.2297'), difference: d('-0.0003') });
+    expect(breakSentence(stored('P_FEE_USD', 'ord_8', [tiny], 'USD'), 2)).toContain(
+      'off by -0.0003 USD on order ord_8: expected 1.2300, actual 1.2297',
+    );
+    expect(atPrecision('0.00000004', 8)).toBe('0.00000004');
+    expect(atPrecision('-0.000000004', 8)).toBe('-0.000000004');
+    expect(atPrecision('12.5', 0)).toBe('13');
+    expect(atPrecision('COMPLETED', 2)).toBe('COMPLETED');
+  });
+
   it('says what happened in words, always naming the key', () => {
     expect(breakSentence(stored('P_FEE_USD', 'ord_123', [fee()], 'USD'))).toBe(
       'Partner fee USD twin off by 0.5 USD on order ord_123: expected 1.23, actual 1.73 (partnerFeeUsd != partnerFee x amountUsd / inputAmount).',
@@ -304,6 +321,19 @@ describe('Breaks rows', () => {
     });
     // trailing zeros are not decimals of the figure: the currency's 2 hold
     expect(cells({ expected: '1.2300', actual: '1.7300', difference: '-0.5000' }).difference).toMatchObject({ dp: 2 });
+    // 18 decimals do not fit the column (Excel would print ###): as many as it shows, never fewer than the difference
+    // needs to be non-zero
+    const long = cells({
+      expected: '0.047981416227322125',
+      actual: '0.047501429206504803',
+      difference: '-0.000479987020817322',
+    }).difference as { dp: number };
+    expect(long.dp).toBe(14);
+    expect(
+      cells({ expected: '0', actual: '0.000000000000000004', difference: '0.000000000000000004' }).difference,
+    ).toMatchObject({
+      dp: 18,
+    });
   });
 
   it('links the key to its row, values the impact in USD, shows the workflow, colours the severity cell only', () => {
