@@ -47,6 +47,8 @@ export interface Row {
   cellTones?: Record<number, Tone>;
   /** The Summary's table headers: every cell but the first right-aligned, over the figures it names. */
   alignRight?: boolean;
+  /** On such a header, the columns whose cells below are text: their title stands left, indented as they are. */
+  textTitles?: Readonly<Record<number, 'left' | 'indent'>>;
 }
 
 export type ColumnKind = 'text' | 'id' | 'int' | 'amount' | 'datetime' | 'day';

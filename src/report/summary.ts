@@ -366,17 +366,24 @@ export const COUNT_LABELS: Array<[string, string]> = [
   ['quarantined', 'Quarantined records (unresolved)'],
 ];
 
+/** 6737.94 -> "6,737.94": a USD figure inside a sentence. */
+function usdText(value: Decimal): string {
+  const [whole, cents] = value.toFixed(2).split('.');
+  return `${whole!.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}.${cents}`;
+}
+
 /** The run's detail folder and its files (null on the detail workbook's own Summary: the files are beside it). */
 export interface SummaryDetail {
   dir: string;
   files: ReadonlyArray<{ sheet: string; path: string; rows: number; bytes: number }> | null;
 }
 
-/** What the data sheets of the mailed workbook hold, and where the rest is. */
-export const DETAIL_MEANING =
-  'The data sheets of this workbook list the records open breaks point at, with the records that explain them ' +
-  '(an order with its fills, a partner order with its deposit); the detail folder holds every record of the period, ' +
-  'one gzip CSV per data sheet (`ramp-recon report <run id> --detail` also writes them as a workbook there).';
+/** What the data sheets of the mailed workbook hold, and where the rest is: short lines, the Summary prints one page wide. */
+export const DETAIL_MEANING = [
+  'the data sheets here list the records open breaks point at, with those that explain them (an order with its fills,',
+  'a partner order with its deposit); the folder above holds every record of the period, one gzip CSV per data sheet',
+  '(`ramp-recon report <run id> --detail` also writes them there as a workbook)',
+];
 
 export interface SummaryInput {
   run: RunInfo;
@@ -449,15 +456,15 @@ export function summaryRows(input: SummaryInput): Row[] {
       cells: [
         'Money at stake (USD)',
         amount(stake.total, 2),
-        `${stake.inPeriod.toFixed(2)} this period, ${stake.carriedOver.toFixed(2)} carried over: the open breaks' ` +
-          `USD impacts, shortfalls and surpluses alike${stake.unvalued ? `; ${stake.unvalued} without a USD rate not included` : ''}`,
+        `of which ${usdText(stake.inPeriod)} this period and ${usdText(stake.carriedOver)} carried over ` +
+          `(the open breaks' USD impacts, shortfalls and surpluses alike${stake.unvalued ? `; ${stake.unvalued} without a USD rate not included` : ''})`,
       ],
       tone: 'bold',
     });
   }
   if (input.detail) {
     rows.push({ cells: ['Every record of the period', input.detail.dir] });
-    rows.push({ cells: [DETAIL_MEANING], tone: 'muted' });
+    for (const line of DETAIL_MEANING) rows.push({ cells: [line], tone: 'muted' });
   }
   rows.push(blank());
 
@@ -761,6 +768,31 @@ export function summaryRows(input: SummaryInput): Row[] {
     ),
   );
   rows.push(pair('Sheets over 1,048,576 rows', 'continue on a sheet of the same name with (2), (3)...'));
+  return withTextColumns(rows);
+}
+
+/**
+ * Marks on each table header the columns whose figures below are text (up to the next blank or section row): their
+ * title stands left like the text under it, the others right over their numbers.
+ */
+function withTextColumns(rows: Row[]): Row[] {
+  rows.forEach((row, at) => {
+    if (!row.alignRight) return;
+    const kinds: Array<'text' | 'figure' | undefined> = [];
+    for (let r = at + 1; r < rows.length && rows[r]!.cells.length && rows[r]!.tone !== 'section'; r++) {
+      if (rows[r]!.alignRight) break;
+      rows[r]!.cells.forEach((c, i) => {
+        if (c === null || c === undefined || c === '') return;
+        kinds[i] = typeof c === 'string' && kinds[i] !== 'figure' ? 'text' : 'figure';
+      });
+    }
+    const titles: Record<number, 'left' | 'indent'> = {};
+    kinds.forEach((k, i) => {
+      // indented where the cells under it are: after a figure column
+      if (k === 'text' && i > 0) titles[i] = kinds[i - 1] === 'figure' ? 'indent' : 'left';
+    });
+    if (Object.keys(titles).length) row.textTitles = titles;
+  });
   return rows;
 }
 

@@ -472,12 +472,16 @@ class SheetWriter {
   }
 
   /**
-   * On the Summary: a header's titles right-aligned over their figures ('r'), and a text that follows a figure indented
-   * ('i'), so "0" and "1 found in this run" in two cells never read as "0 1 found".
+   * On the Summary: a header's titles right-aligned over their figures ('r') and left over text, and a text that
+   * follows a figure indented ('i'), so "0" and "1 found in this run" in two cells never read as "0 1 found".
    */
   private summaryExtra(row: Row, i: number): Extra {
     if (i === 0) return '';
-    if (row.alignRight) return 'r';
+    // A text column's title stands as its cells do: left, indented where a figure column precedes it.
+    if (row.alignRight) {
+      const title = row.textTitles?.[i];
+      return title === 'indent' ? 'i' : title === 'left' ? '' : 'r';
+    }
     const before = row.cells[i - 1];
     const c = row.cells[i];
     return typeof c === 'string' && c !== '' && before !== null && before !== undefined && typeof before !== 'string'
@@ -609,7 +613,9 @@ function styleFor(numFmt: string | undefined, tone: Tone | undefined, extra: Ext
     if (extra.includes('w')) style.alignment = { ...style.alignment, wrapText: true, vertical: 'top' };
     if (extra.includes('t')) style.alignment = { ...style.alignment, vertical: 'top' };
     if (extra.includes('r')) style.alignment = { ...style.alignment, horizontal: 'right' };
-    if (extra.includes('i')) style.alignment = { ...style.alignment, indent: 1 };
+    // An indent applies only to an explicit left (or right) alignment: with the general one Excel and LibreOffice
+    // ignore it, and "0" and "1 found" read as "0 1 found".
+    if (extra.includes('i')) style.alignment = { ...style.alignment, horizontal: 'left', indent: 1 };
     if (extra.includes('e')) {
       style.fill = { type: 'pattern', pattern: 'solid', fgColor: { argb: EDITABLE_FILL } };
       style.protection = { locked: false };

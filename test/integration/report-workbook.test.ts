@@ -531,19 +531,30 @@ describeEachStore('report workbook', (t) => {
     expect(rowOf('Open breaks')).toBeLessThan(rowOf('Balances per currency'));
     expect(rowOf('Balances per currency')).toBeLessThan(rowOf('Run'));
     expect(rowOf('Balances per currency')).toBeLessThanOrEqual(40);
-    // every table header (the bold row under a section title) stands right-aligned over its figures
+    // every table header (the bold row under a section title) stands right-aligned over its figures, and left over
+    // text (indented as the text is when a figure column precedes it)
     let headerRows = 0;
+    let textTitles = 0;
     summary.eachRow((row, n) => {
       const above = summary.getRow(n - 1).getCell(1);
       const underSection = (above.fill as ExcelJS.FillPattern | undefined)?.fgColor?.argb === 'FFD9E1F2';
       if (!underSection || !row.getCell(1).font?.bold || row.cellCount < 2) return;
       headerRows += 1;
+      const below = summary.getRow(n + 1);
       row.eachCell((cell, col) => {
-        if (col > 1 && cell.value !== '')
-          expect(cell.alignment?.horizontal, `${cell.address} ${String(cell.value)}`).toBe('right');
+        if (col === 1 || cell.value === '') return;
+        const under = below.getCell(col);
+        const where = `${cell.address} ${String(cell.value)} over ${String(under.value)}`;
+        if (typeof under.value === 'number') expect(cell.alignment?.horizontal, where).toBe('right');
+        if (typeof under.value === 'string' && under.value !== '') {
+          textTitles += 1;
+          expect(cell.alignment?.horizontal, where).not.toBe('right');
+          expect(cell.alignment?.indent ?? 0, where).toBe(under.alignment?.indent ?? 0);
+        }
       });
     });
     expect(headerRows).toBeGreaterThanOrEqual(6);
+    expect(textTitles).toBeGreaterThanOrEqual(3);
     // nothing cut: a text with a cell beside it fits its column
     summary.eachRow((row) => {
       row.eachCell((cell, col) => {

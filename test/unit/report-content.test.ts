@@ -525,8 +525,8 @@ describe('money at stake', () => {
     expect(at).toBe(2);
     expect(rows[at]!.cells[1]).toEqual({ kind: 'amount', value: new Decimal('160'), dp: 2 });
     expect(rows[at]!.cells[2]).toBe(
-      "110.00 this period, 50.00 carried over: the open breaks' USD impacts, shortfalls and surpluses alike; " +
-        '1 without a USD rate not included',
+      "of which 110.00 this period and 50.00 carried over (the open breaks' USD impacts, shortfalls and surpluses " +
+        'alike; 1 without a USD rate not included)',
     );
   });
 });
