@@ -41,6 +41,14 @@ function stagesText(f: RunFigures): string {
     .join(', ');
 }
 
+const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(2)} MB`;
+
+/** The mailed workbook's size, and the detail's (gzip CSV, every record of the period). */
+function sizes(f: RunFigures): string {
+  const r = f.run.report;
+  return r ? `${mb(r.workbookBytes)}; ${mb(r.detailBytes)} (${int(r.detailRows)} records)` : '-';
+}
+
 function topRequests(requests: Record<string, number>): string {
   return Object.entries(requests)
     .sort(([a, x], [b, y]) => y - x || a.localeCompare(b))
@@ -68,14 +76,15 @@ export function figuresBlock(results: readonly RoundResult[], scale: number, now
       `${results.length > 1 ? ' (medians)' : ''}, ${cpus.length} x ${cpus[0]?.model ?? 'unknown CPU'}, ` +
       `${int(os.totalmem() / 2 ** 30)} GiB, node ${process.version}.`,
     '',
-    '| | wall | peak RSS | requests | target |',
-    '|---|---|---|---|---|',
+    '| | wall | peak RSS | requests | mailed workbook; detail | target |',
+    '|---|---|---|---|---|---|',
     `| (a) first run | ${secs(first.first.run.wallMs)} (${stagesText(first.first)}) | ${mib(first.first.run.maxRssKb)} | ` +
-      `${int(total(first.first.requests))} (${topRequests(first.first.requests)}) | 180 s, 512 MiB, 4,000 |`,
+      `${int(total(first.first.requests))} (${topRequests(first.first.requests)}) | ${sizes(first.first)} | ` +
+      '60 s, 512 MiB, 4,000, 2 MB |',
     `| (b) nightly run | ${secs(nightly.nightly.run.wallMs)} (${stagesText(nightly.nightly)}) | ` +
       `${mib(nightly.nightly.run.maxRssKb)} | ${int(nightlyRequests)}: ${int(nightlyRequests - pages)} beyond the ` +
-      `${int(pages)} pages of the new day | 15 s, 100 beyond |`,
-    `| (c) fills stage / COPY + merge | | | | ${ratio.toFixed(2)}x (target 0.5x) |`,
+      `${int(pages)} pages of the new day | ${sizes(nightly.nightly)} | 5 s, 100 beyond, 2 MB |`,
+    `| (c) fills stage / COPY + merge | | | | | ${ratio.toFixed(2)}x (target 0.5x) |`,
     END,
   ].join('\n');
 }

@@ -8,7 +8,9 @@
  * Both open and migrate the store as the CLI does and call runPipeline with the real stages;
  * the exchange sync's own result is kept on the way for its per-stage figures.
  */
+import { stat } from 'node:fs/promises';
 import { setClockOffset } from './clock.js';
+import type { writeReport } from '../src/stages/report.js';
 import type { Period } from '../src/domain/period.js';
 import type { Stages } from '../src/pipeline/load-stages.js';
 import type { ExchangeSyncResult } from '../src/stages/sync-exchange.js';
@@ -39,6 +41,8 @@ export interface PipelineChildResult {
   /** Open breaks after the run, by rule code (the bench's world should look like a sane account). */
   breaks: Record<string, number>;
   exchange?: { stageMs: Record<string, number>; fills: number; requests: number };
+  /** What the report stage wrote: the mailed workbook's bytes, the detail folder's gzip CSVs (bytes, rows). */
+  report?: { workbookBytes: number; detailBytes: number; detailRows: number };
 }
 
 const input = JSON.parse(process.argv[2]!) as PipelineChildInput;
@@ -73,6 +77,18 @@ function noting<A extends unknown[], R>(
     return result;
   };
 }
+let report: PipelineChildResult['report'];
+const keepReport: Stages['writeReport'] = async (ctx, runId) => {
+  const written = await real.writeReport(ctx, runId);
+  // (a build before the detail folder has none: its workbook held every record)
+  const files = (written as Partial<Awaited<ReturnType<typeof writeReport>>>).detail?.files ?? [];
+  report = {
+    workbookBytes: (await stat(written.path)).size,
+    detailBytes: files.reduce((n, f) => n + f.bytes, 0),
+    detailRows: files.reduce((n, f) => n + f.rows, 0),
+  };
+  return written;
+};
 const keepExchange: Stages['syncExchange'] = async (ctx, options) =>
   (exchange = (await real.syncExchange(ctx, options)) as ExchangeSyncResult);
 const stages: Stages = {
@@ -80,7 +96,7 @@ const stages: Stages = {
   syncExchange: noting(keepExchange, () => 'sync.exchange'),
   syncPartner: noting(real.syncPartner, () => 'sync.partner'),
   reconcilePeriod: noting(real.reconcilePeriod, () => 'reconcile'),
-  writeReport: noting(real.writeReport, () => 'report'),
+  writeReport: noting(keepReport, () => 'report'),
 };
 
 const t0 = performance.now();
@@ -111,6 +127,7 @@ try {
         maxRssKb: rssAfter[name],
       })),
     breaks: countBy(result.summary.breaks.map((b) => b.code)),
+    ...(report ? { report } : {}),
     ...(exchange
       ? { exchange: { stageMs: exchange.stageMs, fills: exchange.counts.fills, requests: exchange.counts.requests } }
       : {}),
