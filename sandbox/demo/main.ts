@@ -125,6 +125,8 @@ function printHeadline(
   const caught = checkable.filter((p) => found.has(`${p.code} ${p.key}`));
   out();
   out(`workbook: ${relative(cwd, result.reportPath ?? '') || result.reportPath}`);
+  if (result.detailDir)
+    out(`detail:   ${relative(cwd, result.detailDir) || result.detailDir} (every record, gzip CSV)`);
   // The same JSON summary `ramp-recon run --json` prints, beside the workbook, so its counts can be compared.
   if (result.reportPath) {
     const jsonPath = result.reportPath.replace(/\.xlsx$/, '.summary.json');
