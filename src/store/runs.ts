@@ -474,7 +474,9 @@ function plainDigest(value: unknown): ReportDigest | null {
   const tone = h.tone === 'ok' || h.tone === 'explained' ? h.tone : 'bad';
   return {
     period: o.period,
+    ...(o.partial === true ? { partial: true } : {}),
     attachmentName: String(o.attachmentName ?? ''),
+    ...(typeof o.detailDir === 'string' ? { detailDir: o.detailDir } : {}),
     headline: { tone, text: String(h.text ?? ''), detail: String(h.detail ?? ''), status: String(h.status ?? '') },
     topBreaks: (o.topBreaks as Array<Record<string, unknown>>).map((b): DigestBreak => ({
       code: String(b.code),

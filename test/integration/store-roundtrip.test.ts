@@ -3,6 +3,8 @@ import { describeEachStore } from '../helpers/db.js';
 import { toDecimal, decimalText } from '../../src/decimal/decimal.js';
 import { parseJsonLossless, stringifyJsonLossless } from '../../src/decimal/json.js';
 import { migrate } from '../../src/store/migrate.js';
+import { loadRun, setReportPath } from '../../src/store/runs.js';
+import { openBreakCounts } from '../../src/domain/index.js';
 
 describeEachStore('store round-trip', (ctx) => {
   it('returns 18-decimal and exponent-notation amounts identical to the last digit', async () => {
@@ -66,6 +68,34 @@ describeEachStore('store round-trip', (ctx) => {
       .where('ex_ord_id', '=', '7')
       .executeTakeFirstOrThrow();
     expect(toDecimal(total).toString()).toBe('0.30000000000000001');
+  });
+
+  it("keeps the e-mail's digest whole with its workbook: partial period and detail folder included", async () => {
+    const id = 'r20261101T020000Z-digest';
+    await ctx.store.db
+      .insertInto('run')
+      .values({
+        id,
+        command: 'run',
+        period_from: '2026-11-01',
+        period_to: '2026-11-02',
+        started_at: new Date('2026-11-01T12:00:00Z'),
+        status: 'running',
+        counts: JSON.stringify({}),
+        rule_results: JSON.stringify([]),
+      })
+      .execute();
+    const digest = {
+      period: '2026-11-01',
+      partial: true,
+      attachmentName: 'w.xlsx',
+      detailDir: '/reports/w_detail',
+      headline: { tone: 'bad' as const, text: 'NOT RECONCILED', detail: 'd', status: 'running' },
+      topBreaks: [],
+      writtenAt: '2026-11-01T12:00:01.000Z',
+    };
+    await setReportPath(ctx.store.db, id, '/reports/w.xlsx', openBreakCounts([]), digest);
+    expect((await loadRun(ctx.store.db, id)).reportDigest).toEqual(digest);
   });
 
   it('running migrations again changes nothing', async () => {
