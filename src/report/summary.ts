@@ -463,8 +463,15 @@ export function summaryRows(input: SummaryInput): Row[] {
     });
   }
   if (input.detail) {
-    rows.push({ cells: ['Every record of the period', input.detail.dir] });
-    for (const line of DETAIL_MEANING) rows.push({ cells: [line], tone: 'muted' });
+    if (input.detail.files === null)
+      // the detail workbook's own Summary
+      rows.push({
+        cells: ['Every record of the period', `on the data sheets here, and as gzip CSV in ${input.detail.dir}`],
+      });
+    else {
+      rows.push({ cells: ['Every record of the period', input.detail.dir] });
+      for (const line of DETAIL_MEANING) rows.push({ cells: [line], tone: 'muted' });
+    }
   }
   rows.push(blank());
 

@@ -386,6 +386,11 @@ for (const kind of storeKinds) {
       summary.eachRow((row) => row.eachCell((c) => texts.push(cellText(c.value))));
       expect(texts).toContain(written.detail.dir);
       expect(texts).toContain('fills.csv.gz');
+      // the detail workbook says it holds every record (not the mailed workbook's words about break records)
+      const fullTexts: string[] = [];
+      full.getWorksheet('Summary')!.eachRow((row) => row.eachCell((c) => fullTexts.push(cellText(c.value))));
+      expect(fullTexts).toContain(`on the data sheets here, and as gzip CSV in ${written.detail.dir}`);
+      expect(fullTexts.some((t) => t.startsWith('the data sheets here list the records open breaks'))).toBe(false);
       expect(written.digest.detailDir).toBe(written.detail.dir);
     });
   });

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -34,6 +34,21 @@ describe('removeStalePartials', () => {
       `g.xlsx.${process.pid}.partial`,
     ]);
     expect(readdirSync(dir).sort()).toEqual([`b.xlsx.${process.ppid}.partial`, 'e.xlsx', 'f.csv.partial']);
+  });
+
+  it("removes a killed report's half-written detail folder, keeps a live writer's and finished ones", async () => {
+    dir = mkdtempSync(join(tmpdir(), 'rr-partials-'));
+    const deadPid = 2 ** 22 + 12346;
+    const folder = (name: string) => {
+      mkdirSync(join(dir, name));
+      writeFileSync(join(dir, name, 'fills.csv.gz'), 'x');
+    };
+    folder(`w_detail.${deadPid}.partial`); // killed while writing the detail
+    folder(`v_detail.${process.ppid}.partial`); // a live process is writing it
+    folder('w_detail'); // a finished detail
+    const removed = (await removeStalePartials(dir)).map((p) => p.slice(dir.length + 1));
+    expect(removed).toEqual([`w_detail.${deadPid}.partial`]);
+    expect(readdirSync(dir).sort()).toEqual([`v_detail.${process.ppid}.partial`, 'w_detail']);
   });
 
   it('a missing folder has nothing to remove; the temporary name carries the pid', async () => {
