@@ -160,6 +160,7 @@ export function fallbackSummary(runId: string, period: Period, startedAt: Date):
     requests: {},
     breaks: [],
     report: null,
+    detail: null,
     breakCounts: openBreakCounts([]),
     webhooks: null,
     lateData: { total: 0, opened: 0, reopened: 0, resolved: 0, breaks: [] },

@@ -68,6 +68,8 @@ export interface JsonSummary {
    */
   breaks: JsonSummaryBreak[];
   report: string | null;
+  /** The run's detail folder (every record of the period, one gzip CSV per data sheet); null without a report. */
+  detail: string | null;
   /**
    * openBreakCounts(breaks): the counts the workbook's Summary and the e-mail show (added after the documented keys);
    * `explained`: open breaks acknowledged with a reason.
@@ -134,6 +136,7 @@ export async function jsonSummary(db: Db, account: string, runId: string): Promi
     requests: parseRunRequests(run.requests),
     breaks: breaks.map(summaryBreak),
     report: run.report_path,
+    detail: detailDirOf(run.report_digest),
     breakCounts: openBreakCounts(breaks),
     webhooks:
       run.period_from && run.period_to
@@ -141,6 +144,12 @@ export async function jsonSummary(db: Db, account: string, runId: string): Promi
         : null,
     lateData: lateData(readLateBreaks(run.late_breaks)),
   };
+}
+
+/** The detail folder named in the stored digest (run.report_digest); null for a run without one. */
+function detailDirOf(digest: unknown): string | null {
+  const dir = digest && typeof digest === 'object' ? (digest as { detailDir?: unknown }).detailDir : undefined;
+  return typeof dir === 'string' ? dir : null;
 }
 
 export function lateData(late: readonly LateBreak[]): JsonSummary['lateData'] {

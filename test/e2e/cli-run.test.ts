@@ -25,6 +25,7 @@ interface Summary {
     actual?: string;
   }>;
   report: string | null;
+  detail: string | null;
 }
 
 /** Small on purpose: two shared cores, six engineers. */
@@ -98,6 +99,9 @@ for (const kind of storeKinds) {
 
       expect(summary.report).toBeTruthy();
       const path = summary.report as string;
+      // the detail folder beside it: every record of the period
+      expect(summary.detail).toBe(path.replace(/\.xlsx$/, '_detail'));
+      expect(existsSync(join(summary.detail!, 'fills.csv.gz'))).toBe(true);
       expect(existsSync(path)).toBe(true);
       expect(readFileSync(path).subarray(0, 2).toString()).toBe('PK');
       const workbook = new ExcelJS.Workbook();
