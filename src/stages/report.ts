@@ -70,7 +70,7 @@ import { UsdRates } from '../report/usd-rates.js';
 import { feeDays, reportFileNameOf, summaryRows, summarySpec, type SummaryDetail } from '../report/summary.js';
 import { buildDigest } from '../report/digest.js';
 import type { ReportDigest } from '../domain/index.js';
-import { fillFeesByDay, partnerFeesByDay } from '../store/counts.js';
+import { partnerFeesByDay } from '../store/counts.js';
 import {
   removeStalePartials,
   writeWorkbook,
@@ -153,18 +153,16 @@ export async function writeReport(
   const coverage = await coverageOfDays(db, account, period);
   const webhooks = await webhookStatsIn(db, account, span);
   const rates = new UsdRates(await usdRateInputs(db, account, ctx.config.exchange.account, span));
+  // One scan of the period's fills per day and symbol: the Exchange daily sheet, and the exchange fees of the
+  // Summary's fee days.
+  const exchangeDays = await exchangeDailyIn(db, account, span, debitStates);
   const fees = feeDays(
     await partnerFeesByDay(db, account, span),
-    await fillFeesByDay(db, account, span),
+    exchangeDays.fills.map((f) => ({ day: f.day, symbol: f.symbol, fee: f.fees })),
     precision,
     feeCurrency,
   );
-  const exchangeDaily = exchangeDailyRows(
-    await exchangeDailyIn(db, account, span, debitStates),
-    precision,
-    rates,
-    feeCurrency,
-  );
+  const exchangeDaily = exchangeDailyRows(exchangeDays, precision, rates, feeCurrency);
   const index = new BreakIndex(openBreaks);
   const late = new Map((run.lateBreaks ?? []).map((b) => [breakId(b.code, b.key), b]));
   const now = ctx.now;

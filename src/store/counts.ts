@@ -146,19 +146,3 @@ export async function partnerFeesByDay(
     feeUsd: numericOrZero(r.fee_usd),
   }));
 }
-
-/**
- * Fill fees of the period per UTC day and symbol (the fee's currency follows from the symbol and exchange.feeCurrency).
- */
-export async function fillFeesByDay(
-  db: Db,
-  account: string,
-  span: Span,
-): Promise<Array<{ day: string; symbol: string; fee: Decimal }>> {
-  const res = await sql<{ day: string; symbol: string; fee: unknown }>`
-    select to_char(timestamp at time zone 'UTC', 'YYYY-MM-DD') as day, symbol, sum(fee) as fee
-    from exchange_fill
-    where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to}
-    group by 1, 2 order by 1, 2`.execute(db);
-  return res.rows.map((r) => ({ day: String(r.day), symbol: r.symbol, fee: numericOrZero(r.fee) }));
-}
