@@ -3,6 +3,7 @@
  */
 import type { StageContext } from './context.js';
 import { listCursors } from '../store/cursors.js';
+import { refreshPlannerStatistics } from '../store/statistics.js';
 import { createProgress } from '../util/progress.js';
 import {
   backfillFills,
@@ -45,7 +46,7 @@ export interface ExchangeSyncResult {
   /** false when some window or the fills walk could not be completed (S_COVERAGE). */
   settled: boolean;
   balanceSnapshotId: string | null;
-  /** Wall time per stage: snapshots, backfill, fills, orders, ordersById, payments. */
+  /** Wall time per stage: snapshots, backfill, payments, fills, orders, statistics (ANALYZE), ordersById. */
   stageMs: Record<string, number>;
   /** This process's CPU time per stage (user + system), beside stageMs: what the client side costs. */
   stageCpuMs: Record<string, number>;
@@ -129,6 +130,8 @@ export async function syncExchange(ctx: StageContext, options: ExchangeSyncOptio
     await timed('payments', () => syncPayments(env));
     await timed('fills', () => syncFills(env));
     await timed('orders', () => syncOrders(env, snapshots.symbols));
+    // The lookups below join every stored fill with its order: planned on the statistics of what was just stored.
+    await timed('statistics', () => refreshPlannerStatistics(ctx.store.db));
     await timed('ordersById', () => syncOrderLookups(env, snapshots.symbols));
 
     const finishedAt = new Date();
