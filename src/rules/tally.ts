@@ -86,8 +86,12 @@ export class RuleTally {
     this.entry(code).checked += n;
   }
 
+  /** In catalog order, then by key: the same list whatever order (or side by side) the scans reported in. */
   breaks(): DetectedBreak[] {
-    return [...this.entries.values()].flatMap((e) => [...e.breaks.values()]);
+    return RULES.flatMap((def) => {
+      const e = this.entries.get(def.code);
+      return e ? [...e.breaks.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)) : [];
+    });
   }
 
   skippedKeys(code: string): ReadonlySet<string> {

@@ -66,6 +66,7 @@ import { unresolvedQuarantine } from '../store/quarantine.js';
 import { webhookGapCandidates } from '../store/webhook-judgements.js';
 import { recordReconcile } from '../store/runs.js';
 import { inTransaction } from '../store/database.js';
+import { refreshPlannerStatistics } from '../store/statistics.js';
 import { reopenChangedAcknowledgements } from '../workflow/index.js';
 import type { LateBreak, PartnerOrder, Withdrawal } from '../domain/index.js';
 import { addDays, dayStart } from '../util/dates.js';
@@ -145,6 +146,9 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
     mark = t;
   };
 
+  // The period's scans are planned on the statistics of what the syncs stored.
+  const analyzed = await refreshPlannerStatistics(db);
+  if (analyzed.length) log.debug({ tables: analyzed }, 'planner statistics refreshed');
   // Read before any record: every change committed from here on is the next run's to judge.
   const judgement = await openJudgement(db, account);
   if (judgement.reset) log.warn(judgement.reset);
@@ -167,73 +171,91 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
   };
   markNotChecked(tally, cfg, ref);
 
-  // Partner and cross-system rules, streamed by keyset over orders created in the period.
-  const ours = ourAddresses(ctx.config.partner.wallets, await depositAddresses(db, account));
+  // The partner scans and the exchange scans read the store independently and add verdicts of
+  // different rules to the tally: the two run side by side, each on a session of its own on a
+  // Postgres server, so the fills' SQL pre-selection does not wait for the partner rules' client
+  // work. Each phase's time is its own.
   let partnerOrders = 0;
-  const checkOrders = async (orders: readonly PartnerOrder[]) => {
-    const hashes = [...new Set(orders.flatMap((o) => (o.transactionHash ? [o.transactionHash] : [])))];
-    const [depositsByTx, claimantsByTx] = await Promise.all([
-      depositsByTxHash(db, account, hashes),
-      partnerOrdersByTxHash(db, account, hashes),
-    ]);
-    checkPartnerBatch(tally, cfg, ref, { orders, depositsByTx, ourAddresses: ours, claimantsByTx });
-  };
-  for await (const orders of partnerOrdersCreatedIn(db, account, span, RECONCILE_PAGE_SIZE)) {
-    partnerOrders += orders.length;
-    await checkOrders(orders);
-  }
-  // Orders of other days that changed (or whose deposit match did) since the account was last judged.
-  for await (const orders of partnerOrdersChangedOutside(db, account, span, since, RECONCILE_PAGE_SIZE)) {
-    outsidePeriod.partnerOrders += orders.length;
-    await checkOrders(orders);
-  }
-  // P_WEBHOOK_GAP: every settled order once its last state change is past the retry window, in
-  // the first run where that holds, whatever its creation day (and again while its break is open).
   const webhookCutoff = new Date(cfg.now.getTime() - WEBHOOK_RETRY_MS);
-  if (cfg.webhooksEnabled) {
-    let judged = 0;
-    for await (const orders of webhookGapCandidates(
-      db,
-      account,
-      WEBHOOK_GAP,
-      webhookCutoff,
-      runId,
-      RECONCILE_PAGE_SIZE,
-      since,
-    )) {
-      const events = await webhookEventsByOrder(
+  const partnerPhase = async () => {
+    // Partner and cross-system rules, streamed by keyset over orders created in the period.
+    const ours = ourAddresses(ctx.config.partner.wallets, await depositAddresses(db, account));
+    const checkOrders = async (orders: readonly PartnerOrder[]) => {
+      const hashes = [...new Set(orders.flatMap((o) => (o.transactionHash ? [o.transactionHash] : [])))];
+      const [depositsByTx, claimantsByTx] = await Promise.all([
+        depositsByTxHash(db, account, hashes),
+        partnerOrdersByTxHash(db, account, hashes),
+      ]);
+      checkPartnerBatch(tally, cfg, ref, { orders, depositsByTx, ourAddresses: ours, claimantsByTx });
+    };
+    for await (const orders of partnerOrdersCreatedIn(db, account, span, RECONCILE_PAGE_SIZE)) {
+      partnerOrders += orders.length;
+      await checkOrders(orders);
+    }
+    // Orders of other days that changed (or whose deposit match did) since the account was last judged.
+    for await (const orders of partnerOrdersChangedOutside(db, account, span, since, RECONCILE_PAGE_SIZE)) {
+      outsidePeriod.partnerOrders += orders.length;
+      await checkOrders(orders);
+    }
+    // P_WEBHOOK_GAP: every settled order once its last state change is past the retry window, in
+    // the first run where that holds, whatever its creation day (and again while its break is open).
+    if (cfg.webhooksEnabled) {
+      let judged = 0;
+      for await (const orders of webhookGapCandidates(
         db,
         account,
-        orders.map((o) => o.orderId),
-      );
-      judged += checkWebhookGaps(tally, cfg, orders, events).length;
-    }
-    finishWebhookGaps(tally, cfg, judged);
-  }
-  checkOpenOrders(tally, cfg, await openPartnerOrders(db, account));
-  phase('partner');
-
-  // Likewise only the orders that could fail an order rule (sums of all their fills in SQL).
-  for await (const page of exchangeOrderCandidatesIn(db, account, span, orderPrefilter(ref), undefined, since)) {
-    checkExchangeOrders(tally, ref, page.orders);
-    addPassedOrders(tally, ref, page.passed, page.passedWithAvgPx);
-  }
-  phase('exchangeOrders');
-  // Only the fills that could fail a per-fill rule are loaded (SQL numeric pre-selection); the
-  // rules decide on those, and the others count as checked and passed.
-  // The fee rates the SQL prefilter compares with cover the days of the changed fills too.
-  const changedFills = await judgedFillTimeRange(db, account, since);
-  const rateSpan = changedFills
-    ? {
-        from: new Date(Math.min(span.from.getTime(), dayStart(changedFills.from).getTime())),
-        to: new Date(Math.max(span.to.getTime(), dayStart(addDays(changedFills.to, 1)).getTime())),
+        WEBHOOK_GAP,
+        webhookCutoff,
+        runId,
+        RECONCILE_PAGE_SIZE,
+        since,
+      )) {
+        const events = await webhookEventsByOrder(
+          db,
+          account,
+          orders.map((o) => o.orderId),
+        );
+        judged += checkWebhookGaps(tally, cfg, orders, events).length;
       }
-    : span;
-  for await (const page of fillCandidatesIn(db, account, span, fillPrefilter(cfg, ref, rateSpan), undefined, since)) {
-    checkFills(tally, cfg, ref, page.fills);
-    addPassedFills(tally, ref, page.scanned - page.fills.length);
-  }
-  phase('fills');
+      finishWebhookGaps(tally, cfg, judged);
+    }
+    checkOpenOrders(tally, cfg, await openPartnerOrders(db, account));
+  };
+  const exchangeOrdersPhase = async () => {
+    // Likewise only the orders that could fail an order rule (sums of all their fills in SQL).
+    for await (const page of exchangeOrderCandidatesIn(db, account, span, orderPrefilter(ref), undefined, since)) {
+      checkExchangeOrders(tally, ref, page.orders);
+      addPassedOrders(tally, ref, page.passed, page.passedWithAvgPx);
+    }
+  };
+  const fillsPhase = async () => {
+    // Only the fills that could fail a per-fill rule are loaded (SQL numeric pre-selection); the
+    // rules decide on those, and the others count as checked and passed.
+    // The fee rates the SQL prefilter compares with cover the days of the changed fills too.
+    const changedFills = await judgedFillTimeRange(db, account, since);
+    const rateSpan = changedFills
+      ? {
+          from: new Date(Math.min(span.from.getTime(), dayStart(changedFills.from).getTime())),
+          to: new Date(Math.max(span.to.getTime(), dayStart(addDays(changedFills.to, 1)).getTime())),
+        }
+      : span;
+    for await (const page of fillCandidatesIn(db, account, span, fillPrefilter(cfg, ref, rateSpan), undefined, since)) {
+      checkFills(tally, cfg, ref, page.fills);
+      addPassedFills(tally, ref, page.scanned - page.fills.length);
+    }
+  };
+  // The exchange orders before the fills: E_SYMBOL_RULES hears from both, and a key's failures read in that order.
+  await allPhases(phases, {
+    partner: partnerPhase,
+    exchange: async () => {
+      const t = Date.now();
+      await exchangeOrdersPhase();
+      phases.exchangeOrders = Date.now() - t;
+      await fillsPhase();
+      phases.fills = Date.now() - t - phases.exchangeOrders;
+    },
+  });
+  mark = Date.now();
 
   // Roll-forward: every consecutive pair whose closing snapshot is after the period start, always
   // the latest pair (a run for an old period still judges the current balances), every pair a
@@ -390,6 +412,22 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
     'reconciled',
   );
   return result;
+}
+
+/**
+ * Runs the phases side by side, recording each one's own wall time in `phases`. All are waited for
+ * before a failure is thrown: no read of this reconcile is still running when its stage is recorded.
+ */
+async function allPhases(phases: Record<string, number>, run: Record<string, () => Promise<void>>): Promise<void> {
+  const outcomes = await Promise.allSettled(
+    Object.entries(run).map(async ([name, fn]) => {
+      const t = Date.now();
+      await fn();
+      phases[name] = Date.now() - t;
+    }),
+  );
+  const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+  if (failed) throw failed.reason;
 }
 
 /**
