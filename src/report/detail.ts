@@ -77,17 +77,26 @@ export async function writeDetail(
   try {
     await rm(tmp, { recursive: true, force: true });
     await mkdir(tmp, { recursive: true });
-    const written: Array<{ sheet: string; file: string; rows: number }> = [];
-    for (const source of sources) {
-      const file = detailFileName(source.spec.name);
-      const counted = { rows: 0 };
-      await pipeline(
-        Readable.from(csvChunks(source, counted)),
-        createGzip({ level: GZIP_LEVEL }),
-        createWriteStream(join(tmp, file)),
-      );
-      written.push({ sheet: source.spec.name, file, rows: counted.rows });
-    }
+    // The files are written side by side: while one waits for its next page from the database, another formats
+    // rows (and gzip runs off the main thread). All settle before a failure is thrown, so none still writes into a
+    // folder being removed.
+    const outcomes = await Promise.allSettled(
+      sources.map(async (source) => {
+        const file = detailFileName(source.spec.name);
+        const counted = { rows: 0 };
+        await pipeline(
+          Readable.from(csvChunks(source, counted)),
+          createGzip({ level: GZIP_LEVEL }),
+          createWriteStream(join(tmp, file)),
+        );
+        return { sheet: source.spec.name, file, rows: counted.rows };
+      }),
+    );
+    const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    if (failed) throw failed.reason;
+    const written = outcomes.map(
+      (o) => (o as PromiseFulfilledResult<{ sheet: string; file: string; rows: number }>).value,
+    );
     let book: DetailWritten['workbook'];
     const bookName = `${basename(dir)}.xlsx`;
     if (workbook) {

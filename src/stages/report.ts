@@ -142,22 +142,41 @@ export async function writeReport(
 
   // One read of the open breaks, each with inPeriod, and one count of them: the Summary, the Breaks
   // sheet and (stored with the workbook) the e-mail all show these.
-  const [openBreaksRaw, precision] = [await openBreaksOfRun(db, run), await loadPrecision(db, account)];
+  // The reads below are independent: side by side, each on a session of its own on a Postgres server.
+  const [
+    openBreaksRaw,
+    precision,
+    totals,
+    daily,
+    latest,
+    rolls,
+    coverage,
+    webhooks,
+    rateInputs,
+    exchangeDays,
+    partnerFees,
+  ] = await Promise.all([
+    openBreaksOfRun(db, run),
+    loadPrecision(db, account),
+    periodTotals(db, account, span, debitStates),
+    partnerDailyIn(db, account, span),
+    latestBalances(db, account, ctx.config.exchange.account),
+    balanceRollOfRun(db, runId),
+    coverageOfDays(db, account, period),
+    webhookStatsIn(db, account, span),
+    usdRateInputs(db, account, ctx.config.exchange.account, span),
+    // One scan of the period's fills per day and symbol: the Exchange daily sheet, and the exchange fees of the
+    // Summary's fee days.
+    exchangeDailyIn(db, account, span, debitStates),
+    partnerFeesByDay(db, account, span),
+  ]);
   const openBreaks = sortBreaks(openBreaksRaw);
   const counts = openBreakCounts(openBreaks);
   const changes = await loadChanges(db, run, openBreaks);
-  const totals = await periodTotals(db, account, span, debitStates);
-  const daily = await partnerDailyIn(db, account, span);
-  const latest = await latestBalances(db, account, ctx.config.exchange.account);
-  const balances = { rolls: await balanceRollOfRun(db, runId), latest };
-  const coverage = await coverageOfDays(db, account, period);
-  const webhooks = await webhookStatsIn(db, account, span);
-  const rates = new UsdRates(await usdRateInputs(db, account, ctx.config.exchange.account, span));
-  // One scan of the period's fills per day and symbol: the Exchange daily sheet, and the exchange fees of the
-  // Summary's fee days.
-  const exchangeDays = await exchangeDailyIn(db, account, span, debitStates);
+  const balances = { rolls, latest };
+  const rates = new UsdRates(rateInputs);
   const fees = feeDays(
-    await partnerFeesByDay(db, account, span),
+    partnerFees,
     exchangeDays.fills.map((f) => ({ day: f.day, symbol: f.symbol, fee: f.fees })),
     precision,
     feeCurrency,
