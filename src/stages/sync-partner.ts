@@ -9,6 +9,7 @@ import {
   emptyPartnerSyncResult,
   partnerClientFromConfig,
   refreshOpenOrders,
+  daysToList,
   syncDays,
   syncExternalReference,
   syncQuotes,
@@ -30,6 +31,13 @@ export interface PartnerSyncOptions {
   relist?: boolean;
   /** Read every wallet's whole history again (`sync --wallet-history`). */
   walletHistory?: boolean;
+}
+
+/** Runs the steps side by side; all settle before the first failure is thrown (nothing still writes after it). */
+async function sideBySide(steps: Array<() => Promise<void>>): Promise<void> {
+  const outcomes = await Promise.allSettled(steps.map((step) => step()));
+  const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+  if (failed) throw failed.reason;
 }
 
 /**
@@ -71,9 +79,19 @@ export async function syncPartner(
       await syncWallets(env, { wholeHistory: true, days: [] });
     } else {
       await syncReferenceData(env);
-      const listedDays = period ? await syncDays(env, daysOf(period), options.relist ?? false) : [];
-      await syncWallets(env, { wholeHistory: options.walletHistory ?? false, days: listedDays });
-      await refreshOpenOrders(env);
+      const listedDays = period ? await daysToList(env, daysOf(period), options.relist ?? false) : [];
+      const listed = new Set(listedDays);
+      // The open orders of days this sync does not list (yesterday's, at night) are refreshed beside the listings on
+      // a Postgres server: different pages of the same API, written on sessions of their own. Those of the listed
+      // days wait for the listings, which bring most of them.
+      await sideBySide([
+        async () => {
+          await syncDays(env, listedDays);
+          await syncWallets(env, { wholeHistory: options.walletHistory ?? false, days: listedDays });
+        },
+        ...(env.parallelWrites ? [() => refreshOpenOrders(env, (day) => !listed.has(day))] : []),
+      ]);
+      await refreshOpenOrders(env, env.parallelWrites ? (day) => listed.has(day) : undefined);
       await syncQuotes(env);
     }
     progress.stop();

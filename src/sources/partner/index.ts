@@ -3,7 +3,7 @@
  */
 export { partnerClientFromConfig, type PartnerClient } from './client.js';
 export { emptyPartnerSyncResult, type PartnerSyncResult, type SyncEnv } from './sync-common.js';
-export { syncDays } from './sync-days.js';
+export { daysToList, syncDays } from './sync-days.js';
 export { syncExternalReference } from './sync-external-references.js';
 export { refreshOpenOrders } from './sync-open-orders.js';
 export { syncQuotes } from './sync-quotes.js';

@@ -18,15 +18,18 @@ function sameSet(a: Set<string>, b: Set<string>): boolean {
 }
 
 /**
- * The days of the period, each listed unless its stored listing is final (closed by an earlier
- * run; `relist` lists it anyway). A closed day keeps its coverage row, which is still true: it
- * stays settled for S_COVERAGE and the Coverage sheet shows the run that read it. Returns the
- * days this sync listed.
+ * The days of the period this sync lists: each one unless its stored listing is final (closed by an earlier run;
+ * `relist` lists it anyway). A closed day keeps its coverage row, which is still true: it stays settled for
+ * S_COVERAGE and the Coverage sheet shows the run that read it. The days skipped are noted on the result.
  */
-export async function syncDays(env: SyncEnv, days: string[], relist: boolean): Promise<string[]> {
+export async function daysToList(env: SyncEnv, days: string[], relist: boolean): Promise<string[]> {
   const closed = relist ? new Set<string>() : await listClosedDays(env.db, env.account, ORDERS_STREAM, days);
-  const listed = days.filter((day) => !closed.has(day));
   env.result.skippedDays.push(...days.filter((day) => closed.has(day)));
+  return days.filter((day) => !closed.has(day));
+}
+
+/** Lists the given days (daysToList), each until its passes settle, and records each day's coverage. */
+export async function syncDays(env: SyncEnv, listed: string[]): Promise<void> {
   // Days are independent listings: on a Postgres server a few run side by side (each page
   // commits on its own pooled session; the private rate limit still paces them all). PGlite has
   // one session, so there they run one after another. A failure stops new days from starting.
@@ -53,7 +56,6 @@ export async function syncDays(env: SyncEnv, days: string[], relist: boolean): P
       { days: env.result.skippedDays },
       'partner days already read completely after they ended: not listed again',
     );
-  return listed;
 }
 
 /**

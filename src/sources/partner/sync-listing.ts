@@ -49,47 +49,69 @@ export interface OrdersPage {
 
 /**
  * Pages of one order listing (limit 50, the configured offset parameter) as an async generator
- * of validated pages, until a short page. The caller stores each page before asking for the
- * next, so nothing buffers the history, and stops early by leaving the loop: no further request
- * is made.
+ * of validated pages, until a short page. The caller stores each page before it takes the next,
+ * so nothing buffers the history. Without `prefetch` the next page is asked for only when the
+ * caller takes it, so a caller that stops early makes no further request; with it, the next page
+ * is asked for as soon as a full page arrives, while the caller stores this one (a listing read
+ * to its end asks for exactly the same pages). The generator's end waits for a page still in
+ * flight, so nothing of a listing is written after its caller has stopped.
  */
 export async function* orderPages(
   env: SyncEnv,
   query: Record<string, QueryValue>,
   label: string,
+  options: { prefetch?: boolean } = {},
 ): AsyncGenerator<OrdersPage> {
   const offsetName = env.config.params.offset;
+  const request = (offset: number) =>
+    fetchOrders(env, { ...query, limit: ORDERS_PAGE_LIMIT, [offsetName]: offset }, label);
   let previousPage = '';
-  let pages = 0;
-  for (let offset = 0; pages < MAX_PAGES_PER_LISTING; offset += ORDERS_PAGE_LIMIT) {
-    checkAbort(env.signal, SOURCE);
-    const records = await fetchOrders(env, { ...query, limit: ORDERS_PAGE_LIMIT, [offsetName]: offset }, label);
-    pages++;
-    if (!records) {
-      yield { orders: null, size: 0, last: false };
-      return;
+  let pending: Promise<unknown[] | null> | null = null;
+  try {
+    for (let offset = 0, pages = 0; ; offset += ORDERS_PAGE_LIMIT) {
+      if (pages >= MAX_PAGES_PER_LISTING) {
+        env.logger.warn(
+          { label, pages },
+          'order listing stopped at the page guard: the offset parameter may be ignored by the server',
+        );
+        return;
+      }
+      checkAbort(env.signal, SOURCE);
+      const records = await (pending ?? request(offset));
+      pending = null;
+      pages++;
+      if (!records) {
+        yield { orders: null, size: 0, last: false };
+        return;
+      }
+      const orders = validateOrders(records);
+      if (records.length < ORDERS_PAGE_LIMIT) {
+        yield { orders, size: records.length, last: true };
+        return;
+      }
+      // A full page identical to the previous one: the server ignores the offset parameter
+      // (wrong partner.params.offset). Paging on would loop forever and find nothing new.
+      const pageIds = orders.ids.join('\n');
+      const repeated = pageIds === previousPage;
+      previousPage = pageIds;
+      if (options.prefetch && !repeated && pages < MAX_PAGES_PER_LISTING) {
+        pending = request(offset + ORDERS_PAGE_LIMIT);
+        // Its failure is the next iteration's to throw, or nobody's when the caller stops first.
+        pending.catch(() => {});
+      }
+      yield { orders, size: records.length, last: false };
+      if (repeated) {
+        env.logger.warn(
+          { label, offsetParam: offsetName, offset },
+          'the same full page came back for the next offset: check partner.params.offset (the wire name of the offset ' +
+            'parameter)',
+        );
+        return;
+      }
     }
-    const orders = validateOrders(records);
-    const last = records.length < ORDERS_PAGE_LIMIT;
-    yield { orders, size: records.length, last };
-    if (last) return;
-    // A full page identical to the previous one: the server ignores the offset parameter
-    // (wrong partner.params.offset). Paging on would loop forever and find nothing new.
-    const pageIds = orders.ids.join('\n');
-    if (pageIds === previousPage) {
-      env.logger.warn(
-        { label, offsetParam: offsetName, offset },
-        'the same full page came back for the next offset: check partner.params.offset (the wire name of the offset ' +
-          'parameter)',
-      );
-      return;
-    }
-    previousPage = pageIds;
+  } finally {
+    await pending?.catch(() => {});
   }
-  env.logger.warn(
-    { label, pages },
-    'order listing stopped at the page guard: the offset parameter may be ignored by the server',
-  );
 }
 
 export interface Listing {
@@ -124,7 +146,8 @@ export async function readListing(
     outsideDay: 0,
     complete: false,
   };
-  for await (const page of orderPages(env, query, label)) {
+  // A listing that may stop early asks for a page only when it needs it; one read to its end asks ahead.
+  for await (const page of orderPages(env, query, label, { prefetch: !options.stopAfter })) {
     listing.pages++;
     if (page.orders === null) break;
     const refused = await storeOrders(env, page.orders, 'poll', ORDERS_ENDPOINT);

@@ -19,12 +19,14 @@ const REFRESH_CONCURRENCY = 4;
  * moves) listing the day again, newest first, only until the page that passes the last open
  * order worth listing for, and the older ones by id: the open orders of a day are mostly its last
  * ones, so that is a few pages where the whole day is hundreds. An open order the listing did not
- * return is fetched by id too. A 404 is recorded on the order.
+ * return is fetched by id too. A 404 is recorded on the order. `ofDay` limits the refresh to the open orders created
+ * on the days it accepts (default: every day).
  */
-export async function refreshOpenOrders(env: SyncEnv): Promise<void> {
+export async function refreshOpenOrders(env: SyncEnv, ofDay: (day: string) => boolean = () => true): Promise<void> {
   const { params } = env.config;
   const ids: string[] = [];
   for (const group of await listOpenOrdersByDay(env.db, env.account)) {
+    if (!ofDay(group.day)) continue;
     const open = group.open.filter((o) => !env.written.has(o.orderId));
     if (open.length === 0) continue;
     const plan = dayIsOver(group.day, env.now) ? cheapestRefresh(open.map((o) => o.rank)) : { listThrough: 0 };
