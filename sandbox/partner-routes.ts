@@ -213,7 +213,8 @@ function listOrders(w: World, req: Req): { res: Res; count: number } {
   // The list is sorted by creation time: the clock and a day filter bound the scan by binary search,
   // so a page costs its own orders, not a walk over every newer order (a real API answers from an index).
   let end = upperBound(list, clock, (o) => o.createdAtMs);
-  if (toDay !== null) end = Math.min(end, toInclusive ? upperBound(list, toDay, dayOf) : lowerBound(list, toDay, dayOf));
+  if (toDay !== null)
+    end = Math.min(end, toInclusive ? upperBound(list, toDay, dayOf) : lowerBound(list, toDay, dayOf));
   const start = fromDay !== null ? lowerBound(list, fromDay, dayOf) : 0;
   // With no other filter every order in [start, end) matches: the offset is a jump.
   const contiguous = extRef === null && wallet === null && outCur === null;

@@ -148,10 +148,14 @@ describe('partner API', () => {
     expect(seen).toEqual([...expected].reverse());
     // Only one bound: from the day on, or before the next day.
     const since = await get(`${P}/orders?from=2026-11-20&limit=50&offset=3`, priv);
-    const after = all().filter((o) => o.createdAt >= '2026-11-20').map((o) => o.orderId);
+    const after = all()
+      .filter((o) => o.createdAt >= '2026-11-20')
+      .map((o) => o.orderId);
     expect(since.body.map((o: any) => o.orderId)).toEqual([...after].reverse().slice(3, 53));
     const before = await get(`${P}/orders?to=2026-11-19&limit=50&offset=10`, priv);
-    const older = all().filter((o) => o.createdAt < '2026-11-19').map((o) => o.orderId);
+    const older = all()
+      .filter((o) => o.createdAt < '2026-11-19')
+      .map((o) => o.orderId);
     expect(before.body.map((o: any) => o.orderId)).toEqual([...older].reverse().slice(10, 60));
     expect((await get(`${P}/orders?from=2026-11-19&to=2026-11-19`, priv)).body).toHaveLength(0);
     expect((await get(`${P}/orders?from=19-11-2026`, priv)).status).toBe(400);
