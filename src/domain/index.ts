@@ -59,6 +59,7 @@ export type {
   ExchangeDailyAgg,
   OrderVsFillsRec,
   FillRec,
+  FillText,
   DepositRec,
   WithdrawalRec,
   BalanceRollRec,

@@ -17,6 +17,7 @@ import { eachRow, spanOf } from '../store/keyset.js';
 import {
   depositsIn,
   fillsByTimeIn,
+  fillTextsByTimeIn,
   latestBalances,
   ordersWithFillsIn,
   withdrawalsIn,
@@ -45,6 +46,7 @@ import {
   depositRow,
   depositsSpec,
   fillRow,
+  fillTextRows,
   fillsSpec,
   orderVsFillsRow,
   ordersVsFillsSpec,
@@ -271,7 +273,16 @@ export async function writeReport(
       ],
     };
   }
-  const detail = await writeDetail(detailDir, periodSheets(), detailWorkbook);
+  // The CSV of the fills, most of the detail, is read as text (fillTextsByTimeIn): the same rows as the Fills sheet's.
+  const csvSheets = periodSheets().map((source) =>
+    source.spec === fillsSpec
+      ? {
+          spec: fillsSpec,
+          rows: map(eachRow(fillTextsByTimeIn(db, account, span)), fillTextRows(precision, index, feeCurrency)),
+        }
+      : source,
+  );
+  const detail = await writeDetail(detailDir, csvSheets, detailWorkbook);
   log.info({ dir: detail.dir, files: detail.files.map((f) => [basename(f.path), f.rows, f.bytes]) }, 'detail written');
 
   // 2. The reconciliation workbook: its data sheets hold the records the open breaks point at, and links go there.

@@ -16,7 +16,7 @@ import type {
   OrderSuspect,
   Withdrawal,
 } from '../domain/index.js';
-import type { BalanceRec, FillRec, OrderVsFillsRec } from '../domain/index.js';
+import type { BalanceRec, FillRec, FillText, OrderVsFillsRec } from '../domain/index.js';
 import { idPages, keysetScan, PAGE_SIZE, spanPages, timeKey, type Span } from './keyset.js';
 import { newestSnapshot } from './snapshots.js';
 import { rowsByKey } from './rows-by-key.js';
@@ -607,6 +607,50 @@ export async function* fillsByTimeIn(
   for await (const rows of spanPages(query, columns, span, pageSize))
     // tradeId set on the fill as built, not spread into a copy: a million rows per report
     yield rows.map((r) => Object.assign(toStoredFill(r), { tradeId: r.trade_id }));
+}
+
+/**
+ * The fills of fillsByTimeIn, in the same order, as the detail's CSV prints them (FillText): formatted by Postgres,
+ * so a million fills cost no Decimal or Date on the client. trim_scale drops the trailing zeros numeric keeps, as
+ * Decimal's toFixed() does; the time is cut to milliseconds, as a JS Date cuts it.
+ */
+export async function* fillTextsByTimeIn(
+  db: Db,
+  account: string,
+  span: Span,
+  pageSize = PAGE_SIZE,
+): AsyncGenerator<FillText[]> {
+  const text = (expr: RawBuilder<unknown>) => sql<string | null>`trim_scale(${expr})::text`;
+  const query = db
+    .selectFrom('exchange_fill')
+    .select([
+      sql<string>`to_char(timestamp at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`.as('time'),
+      'exec_id',
+      'ex_ord_id',
+      'trade_id',
+      'symbol',
+      'side',
+      text(sql`price`).as('price_text'),
+      text(sql`qty`).as('qty_text'),
+      text(sql`qty * price`).as('notional_text'),
+      text(sql`fee`).as('fee_text'),
+      timeKey('timestamp'),
+    ])
+    .where('account', '=', account);
+  const columns = { time: 'timestamp', id: 'exec_id', idType: 'bigint' } as const;
+  for await (const rows of spanPages(query, columns, span, pageSize))
+    yield rows.map((r) => ({
+      time: r.time,
+      execId: r.exec_id,
+      exOrdId: r.ex_ord_id,
+      tradeId: r.trade_id,
+      symbol: r.symbol,
+      side: r.side,
+      price: r.price_text,
+      qty: r.qty_text,
+      notional: r.notional_text,
+      fee: r.fee_text,
+    }));
 }
 
 // ------------------------------------------------------------------ balance snapshots

@@ -1,0 +1,94 @@
+import { beforeAll, expect, it } from 'vitest';
+import type { Store } from '../../src/store/database.js';
+import { eachRow } from '../../src/store/keyset.js';
+import { fillsByTimeIn, fillTextsByTimeIn } from '../../src/store/exchange-reads.js';
+import { csvLine } from '../../src/report/csv.js';
+import { Precision } from '../../src/report/precision.js';
+import { BreakIndex, fillRow, fillsSpec, fillTextRows } from '../../src/report/sheets.js';
+import { describeEachStore } from '../helpers/db.js';
+
+const ACCOUNT = 'default';
+const SPAN = { from: new Date('2026-11-01T00:00:00Z'), to: new Date('2026-11-02T00:00:00Z') };
+
+/** Fills whose texts are easy to get wrong: sub-millisecond times, trailing zeros, 18 decimals, a symbol unknown or absent, huge values. */
+async function seed({ db }: Store): Promise<void> {
+  let id = 0;
+  const fill = (timestamp: string, f: { price: string; qty: string; fee: string; symbol?: string }) =>
+    db
+      .insertInto('exchange_fill')
+      .values({
+        account: ACCOUNT,
+        exec_id: String(1_000_000_000_000 + ++id),
+        ex_ord_id: String(900_000_000_000 + id),
+        trade_id: id % 2 ? String(700_000_000_000 + id) : null,
+        side: id % 3 ? 'BUY' : 'SELL',
+        symbol: f.symbol ?? 'ETH-EUR',
+        price: f.price,
+        qty: f.qty,
+        fee: f.fee,
+        timestamp,
+        raw: '{}',
+      })
+      .execute();
+  await fill('2026-11-01T00:00:00Z', { price: '2000.10000000', qty: '1.50', fee: '3.0015' });
+  await fill('2026-11-01T00:00:00.000999Z', { price: '0', qty: '0.000000000000000001', fee: '0.000000000000000000' });
+  await fill('2026-11-01T08:15:30.123456Z', { price: '60000.5', qty: '100', fee: '-0.25', symbol: 'BTC-USDT' });
+  await fill('2026-11-01T12:00:00.999999Z', { price: '123456789012345678.123456789', qty: '10.000', fee: '0.10' });
+  await fill('2026-11-01T23:59:59.999999Z', { price: '0.00001000', qty: '250000', fee: '1E-8', symbol: 'XRP' });
+  await fill('2026-11-01T23:59:59.9999995Z', { price: '1', qty: '1', fee: '0', symbol: 'NOSYMBOL' });
+}
+
+describeEachStore('the detail CSV of the fills, read as text', (t) => {
+  beforeAll(async () => {
+    await seed(t.store);
+  });
+
+  it('prints every fill byte for byte as the Fills sheet row does', async () => {
+    const precision = new Precision({
+      partner: new Map(),
+      symbols: new Map([
+        [
+          'BTC-USDT',
+          {
+            base: 'BTC',
+            counter: 'USDT',
+            baseScale: 8,
+            counterScale: 2,
+          } as never,
+        ],
+      ]),
+    });
+    const breaks = new BreakIndex([{ code: 'E_FEE_RATE', key: '1000000000003', entity: 'fill' }]);
+    const width = fillsSpec.columns.length;
+    for (const feeCurrency of ['counter', 'base'] as const) {
+      const generic: string[] = [];
+      for await (const f of eachRow(fillsByTimeIn(t.store.db, ACCOUNT, SPAN)))
+        generic.push(csvLine(fillRow(f, precision, breaks, feeCurrency).cells, width));
+      const text: string[] = [];
+      const row = fillTextRows(precision, breaks, feeCurrency);
+      for await (const f of eachRow(fillTextsByTimeIn(t.store.db, ACCOUNT, SPAN, 2)))
+        text.push(csvLine(row(f).cells, width));
+      expect(text).toEqual(generic);
+      // the last fill's time rounds to the next day's first microsecond: outside the span
+      expect(text).toHaveLength(5);
+    }
+    // What the texts are: milliseconds cut, trailing zeros dropped, the exact product, nulls empty.
+    const row = fillTextRows(precision, breaks, 'counter');
+    const lines: string[] = [];
+    for await (const f of eachRow(fillTextsByTimeIn(t.store.db, ACCOUNT, SPAN)))
+      lines.push(csvLine(row(f).cells, width));
+    expect(lines[0]).toBe(
+      '2026-11-01T00:00:00.000Z,1000000000001,900000000001,700000000001,ETH-EUR,BUY,2000.1,1.5,3000.15,3.0015,EUR,\r\n',
+    );
+    expect(lines[1]).toBe(
+      '2026-11-01T00:00:00.000Z,1000000000002,900000000002,,ETH-EUR,BUY,0,0.000000000000000001,0,0,EUR,\r\n',
+    );
+    expect(lines[2]).toBe(
+      '2026-11-01T08:15:30.123Z,1000000000003,900000000003,700000000003,BTC-USDT,SELL,60000.5,100,6000050,-0.25,USDT,E_FEE_RATE\r\n',
+    );
+    expect(lines[3]).toContain(',123456789012345678.123456789,10,1234567890123456781.23456789,0.1,EUR,');
+    expect(lines[4]).toBe(
+      '2026-11-01T23:59:59.999Z,1000000000005,900000000005,700000000005,XRP,BUY,0.00001,250000,2.5,0.00000001,,\r\n',
+    );
+  });
+});
