@@ -3,6 +3,7 @@
  */
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from './database.js';
+import { recordsetJson } from './recordset.js';
 import type {
   NewBalance,
   NewExchangeDeposit,
@@ -22,17 +23,6 @@ import type {
  * PGlite). Amounts travel as JSON strings, so numeric receives their exact text. Functions take
  * the database or a transaction first.
  */
-
-/** JSON array of the rows, each row's raw JSON text spliced in as is (no re-serialization). */
-function recordsetJson<T extends { raw?: string }>(rows: T[]): string {
-  const parts: string[] = [];
-  for (const row of rows) {
-    const { raw, ...rest } = row;
-    const head = JSON.stringify(rest);
-    parts.push(raw === undefined ? head : `${head.slice(0, -1)}${head.length > 2 ? ',' : ''}"raw":${raw}}`);
-  }
-  return `[${parts.join(',')}]`;
-}
 
 /** Later occurrences win: "on conflict do update" cannot touch one row twice in a statement. */
 function dedupe<T>(rows: T[], key: (r: T) => string): T[] {

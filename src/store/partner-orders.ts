@@ -1,6 +1,7 @@
 /** Store functions of partner orders and their events, day coverage, currencies and quotes. */
 import { sql } from 'kysely';
 import type { Db } from './database.js';
+import { recordsetJson } from './recordset.js';
 import { addDays, dayStart } from '../util/dates.js';
 import type { NewPartnerCurrency, NewPartnerOrder, NewPartnerQuote } from './schema.js';
 
@@ -39,53 +40,56 @@ export async function upsertPartnerOrders(
     if (!prev || prev.order_state_updated_key <= r.order_state_updated_key) byId.set(r.order_id, r);
   }
   const unique = [...byId.values()];
-  const values = unique.map((r) => ({ ...r, account, first_seen_at: now, last_seen_at: now, not_found_at: null }));
-  const returned = await db
-    .insertInto('partner_order')
-    .values(values)
-    .onConflict((oc) =>
-      oc
-        .columns(['account', 'order_id'])
-        .doUpdateSet((eb) => ({
-          external_reference: eb.ref('excluded.external_reference'),
-          sub_partner_id: eb.ref('excluded.sub_partner_id'),
-          order_type: eb.ref('excluded.order_type'),
-          ...(source === 'webhook'
-            ? {}
-            : { created_at: eb.ref('excluded.created_at'), created_at_text: eb.ref('excluded.created_at_text') }),
-          order_state: eb.ref('excluded.order_state'),
-          order_state_updated_at: eb.ref('excluded.order_state_updated_at'),
-          order_state_updated_at_text: eb.ref('excluded.order_state_updated_at_text'),
-          order_state_updated_key: eb.ref('excluded.order_state_updated_key'),
-          payment_method: eb.ref('excluded.payment_method'),
-          input_currency: eb.ref('excluded.input_currency'),
-          input_amount: eb.ref('excluded.input_amount'),
-          output_currency: eb.ref('excluded.output_currency'),
-          output_amount: eb.ref('excluded.output_amount'),
-          amount_usd: eb.ref('excluded.amount_usd'),
-          processing_fee: eb.ref('excluded.processing_fee'),
-          processing_fee_usd: eb.ref('excluded.processing_fee_usd'),
-          partner_fee: eb.ref('excluded.partner_fee'),
-          partner_fee_usd: eb.ref('excluded.partner_fee_usd'),
-          network_fee: eb.ref('excluded.network_fee'),
-          network_fee_usd: eb.ref('excluded.network_fee_usd'),
-          user_id: eb.ref('excluded.user_id'),
-          target_wallet_address: eb.ref('excluded.target_wallet_address'),
-          transaction_hash: eb.ref('excluded.transaction_hash'),
-          raw: eb.ref('excluded.raw'),
-          last_seen_at: eb.ref('excluded.last_seen_at'),
-          not_found_at: null,
-        }))
-        .where(
-          source === 'webhook'
-            ? sql<boolean>`${storedKey} < excluded.order_state_updated_key`
-            : sql<boolean>`(${storedKey} < excluded.order_state_updated_key
-                or (${storedKey} = excluded.order_state_updated_key and partner_order.raw is distinct from excluded.raw)
-                or partner_order.not_found_at is not null)`,
-        ),
+  // One JSON parameter unpacked by json_to_recordset (recordset.ts), rows in key order so that pages written side by
+  // side lock their orders in the same order.
+  const at = now.toISOString();
+  const keep =
+    source === 'webhook'
+      ? sql`${storedKey} < excluded.order_state_updated_key`
+      : sql`(${storedKey} < excluded.order_state_updated_key
+          or (${storedKey} = excluded.order_state_updated_key and partner_order.raw is distinct from excluded.raw)
+          or partner_order.not_found_at is not null)`;
+  const returned = (
+    await sql<{ order_id: string; inserted: boolean }>`
+    with x as materialized (
+      select * from json_to_recordset(${recordsetJson(unique)}::json) as x(order_id text, external_reference text,
+        sub_partner_id text, order_type text, created_at timestamptz, created_at_text text, order_state text,
+        order_state_updated_at timestamptz, order_state_updated_at_text text, order_state_updated_key text,
+        payment_method text, input_currency text, input_amount numeric, output_currency text, output_amount numeric,
+        amount_usd numeric, processing_fee numeric, processing_fee_usd numeric, partner_fee numeric,
+        partner_fee_usd numeric, network_fee numeric, network_fee_usd numeric, user_id text, target_wallet_address text,
+        transaction_hash text, raw jsonb)
     )
-    .returning(['order_id', sql<boolean>`xmax = 0`.as('inserted')])
-    .execute();
+    insert into partner_order (account, order_id, external_reference, sub_partner_id, order_type, created_at,
+      created_at_text, order_state, order_state_updated_at, order_state_updated_at_text, order_state_updated_key,
+      payment_method, input_currency, input_amount, output_currency, output_amount, amount_usd, processing_fee,
+      processing_fee_usd, partner_fee, partner_fee_usd, network_fee, network_fee_usd, user_id, target_wallet_address,
+      transaction_hash, raw, first_seen_at, last_seen_at, not_found_at)
+    select ${account}, x.order_id, x.external_reference, x.sub_partner_id, x.order_type, x.created_at,
+      x.created_at_text, x.order_state, x.order_state_updated_at, x.order_state_updated_at_text,
+      x.order_state_updated_key, x.payment_method, x.input_currency, x.input_amount, x.output_currency,
+      x.output_amount, x.amount_usd, x.processing_fee, x.processing_fee_usd, x.partner_fee, x.partner_fee_usd,
+      x.network_fee, x.network_fee_usd, x.user_id, x.target_wallet_address, x.transaction_hash, x.raw,
+      ${at}::timestamptz, ${at}::timestamptz, null
+    from x order by x.order_id
+    on conflict (account, order_id) do update set
+      external_reference = excluded.external_reference, sub_partner_id = excluded.sub_partner_id,
+      order_type = excluded.order_type,
+      ${source === 'webhook' ? sql`` : sql`created_at = excluded.created_at, created_at_text = excluded.created_at_text,`}
+      order_state = excluded.order_state, order_state_updated_at = excluded.order_state_updated_at,
+      order_state_updated_at_text = excluded.order_state_updated_at_text,
+      order_state_updated_key = excluded.order_state_updated_key, payment_method = excluded.payment_method,
+      input_currency = excluded.input_currency, input_amount = excluded.input_amount,
+      output_currency = excluded.output_currency, output_amount = excluded.output_amount,
+      amount_usd = excluded.amount_usd, processing_fee = excluded.processing_fee,
+      processing_fee_usd = excluded.processing_fee_usd, partner_fee = excluded.partner_fee,
+      partner_fee_usd = excluded.partner_fee_usd, network_fee = excluded.network_fee,
+      network_fee_usd = excluded.network_fee_usd, user_id = excluded.user_id,
+      target_wallet_address = excluded.target_wallet_address, transaction_hash = excluded.transaction_hash,
+      raw = excluded.raw, last_seen_at = excluded.last_seen_at, not_found_at = null
+    where ${keep}
+    returning order_id, xmax = 0 as inserted`.execute(db)
+  ).rows;
   await recordStates(db, account, rows, source, now);
   const inserted = returned.filter((r) => r.inserted).map((r) => r.order_id);
   const updated = returned.filter((r) => !r.inserted).map((r) => r.order_id);
