@@ -155,7 +155,14 @@ function bookkeepingCtes(c: PageBookkeeping) {
       insert into sync_cursor (account, source, name, value, updated_at)
       select ${c.account}, 'exchange', k.name, k.value, now()
       from json_to_recordset(${JSON.stringify(c.cursors)}::json) as k(name text, value text)
-      on conflict (account, source, name) do update set value = excluded.value, updated_at = excluded.updated_at
+      on conflict (account, source, name) do update set
+        -- A learned page cap (<endpoint>.maxPage) only grows: listings written side by side on two sessions can
+        -- commit a smaller cap after a larger one.
+        value = case when excluded.name like '%.maxPage' and sync_cursor.value ~ '^[0-9]{1,15}$'
+                      and excluded.value ~ '^[0-9]{1,15}$'
+                 then greatest(sync_cursor.value::bigint, excluded.value::bigint)::text
+                 else excluded.value end,
+        updated_at = excluded.updated_at
       returning 1
     ), durability as (
       select set_config('synchronous_commit', 'off', true) as setting

@@ -101,4 +101,38 @@ describeEachStore('exchange page commit', (ctx) => {
       { name: 'orders.FILLED.time', value: '4000' },
     ]);
   });
+
+  it('keeps the larger learned page cap when two listings commit theirs out of order; other cursors take the last value', async () => {
+    const db = ctx.store.db;
+    const page = (cursors: Array<{ name: string; value: string }>): PageBookkeeping => ({
+      account: 'caps',
+      runId: null,
+      coverageStream: 'orders.FILLED',
+      coverage: new Map(),
+      cursors,
+    });
+    const caps = async () =>
+      Object.fromEntries(
+        (await db.selectFrom('sync_cursor').select(['name', 'value']).where('account', '=', 'caps').execute()).map(
+          (r) => [r.name, r.value],
+        ),
+      );
+    await recordPage(
+      db,
+      page([
+        { name: 'orders.maxPage', value: '100' },
+        { name: 'orders.FILLED.time', value: '5000' },
+      ]),
+    );
+    await recordPage(
+      db,
+      page([
+        { name: 'orders.maxPage', value: '16' },
+        { name: 'orders.FILLED.time', value: '4000' },
+      ]),
+    );
+    expect(await caps()).toEqual({ 'orders.maxPage': '100', 'orders.FILLED.time': '4000' });
+    await recordPage(db, page([{ name: 'orders.maxPage', value: '1000' }]));
+    expect((await caps())['orders.maxPage']).toBe('1000');
+  });
 });

@@ -224,8 +224,8 @@ async function streamRange<T, R extends { raw: string }>(
 }
 
 /**
- * The learned-cap cursor row when this page raised it (a lower value written by a concurrent listing only costs
- * requests).
+ * The learned-cap cursor row when this page raised it (the store keeps the larger of the stored and the written cap,
+ * so a concurrent listing that commits a lower one later does not lower it).
  */
 export function learnedCapCursors<T, R extends { raw: string }>(
   s: WindowStream<T, R>,
