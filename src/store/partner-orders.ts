@@ -107,21 +107,24 @@ export async function recordStates(
   if (rows.length === 0) return;
   const seen = new Map<string, NewPartnerOrder>();
   for (const r of rows) seen.set(`${r.order_id}|${r.order_state}|${r.order_state_updated_at_text}`, r);
-  await db
-    .insertInto('partner_order_state')
-    .values(
-      [...seen.values()].map((r) => ({
-        account,
-        order_id: r.order_id,
-        order_state: r.order_state,
-        order_state_updated_at: r.order_state_updated_at,
-        order_state_updated_at_text: r.order_state_updated_at_text,
-        observed_at: now,
-        source,
-      })),
-    )
-    .onConflict((oc) => oc.doNothing())
-    .execute();
+  const states = JSON.stringify(
+    [...seen.values()].map((r) => ({
+      order_id: r.order_id,
+      order_state: r.order_state,
+      order_state_updated_at: r.order_state_updated_at,
+      order_state_updated_at_text: r.order_state_updated_at_text,
+    })),
+  );
+  // One JSON parameter, as the orders themselves (upsertPartnerOrders).
+  await sql`
+    insert into partner_order_state (account, order_id, order_state, order_state_updated_at, order_state_updated_at_text,
+      observed_at, source)
+    select ${account}, x.order_id, x.order_state, x.order_state_updated_at, x.order_state_updated_at_text,
+      ${now.toISOString()}::timestamptz, ${source}
+    from json_to_recordset(${states}::json) as x(order_id text, order_state text, order_state_updated_at timestamptz,
+      order_state_updated_at_text text)
+    order by x.order_id, x.order_state_updated_at_text
+    on conflict do nothing`.execute(db);
 }
 
 /** A refresh by id answered 404: recorded once (the first time), cleared when the order is seen again. */
