@@ -31,6 +31,8 @@ export interface DetailFile {
   path: string;
   rows: number;
   bytes: number;
+  /** How long the file took to write (the files are written side by side). */
+  ms: number;
 }
 
 export interface DetailWritten {
@@ -84,18 +86,19 @@ export async function writeDetail(
       sources.map(async (source) => {
         const file = detailFileName(source.spec.name);
         const counted = { rows: 0 };
+        const started = performance.now();
         await pipeline(
           Readable.from(csvChunks(source, counted)),
           createGzip({ level: GZIP_LEVEL }),
           createWriteStream(join(tmp, file)),
         );
-        return { sheet: source.spec.name, file, rows: counted.rows };
+        return { sheet: source.spec.name, file, rows: counted.rows, ms: Math.round(performance.now() - started) };
       }),
     );
     const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
     if (failed) throw failed.reason;
     const written = outcomes.map(
-      (o) => (o as PromiseFulfilledResult<{ sheet: string; file: string; rows: number }>).value,
+      (o) => (o as PromiseFulfilledResult<{ sheet: string; file: string; rows: number; ms: number }>).value,
     );
     let book: DetailWritten['workbook'];
     const bookName = `${basename(dir)}.xlsx`;
@@ -110,7 +113,7 @@ export async function writeDetail(
     const files: DetailFile[] = [];
     for (const w of written) {
       const path = join(dir, w.file);
-      files.push({ sheet: w.sheet, path, rows: w.rows, bytes: (await stat(path)).size });
+      files.push({ sheet: w.sheet, path, rows: w.rows, bytes: (await stat(path)).size, ms: w.ms });
     }
     return { dir, files, ...(book ? { workbook: book } : {}) };
   } catch (err) {
