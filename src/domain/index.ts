@@ -60,6 +60,7 @@ export type {
   OrderVsFillsRec,
   FillRec,
   FillText,
+  PartnerOrderText,
   DepositRec,
   WithdrawalRec,
   BalanceRollRec,

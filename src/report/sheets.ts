@@ -23,6 +23,7 @@ import type {
   OrderVsFillsRec,
   PartnerDailyRec,
   PartnerOrderRec,
+  PartnerOrderText,
   WithdrawalRec,
 } from '../domain/index.js';
 import type { Precision } from './precision.js';
@@ -194,6 +195,37 @@ export const partnerOrdersSpec: SheetSpec = partnerOrders.spec;
 export function partnerOrderRow(o: PartnerOrderRec, precision: Precision, breaks: BreakIndex): Row {
   const dps = { inDp: precision.partner(o.inputCurrency), outDp: precision.partner(o.outputCurrency) };
   return withBreaks(partnerOrders.cells(o, dps), breaks.codes('partnerOrder', o.orderId));
+}
+
+/**
+ * The Partner orders row of the detail's CSV from an order's texts (partnerOrderTextsCreatedIn): partnerOrderRow's
+ * cells as csv.ts prints them, column for column. Held to partnerOrderRow's CSV byte for byte by
+ * test/integration/report-detail-csv.test.ts.
+ */
+export function partnerOrderTextRow(o: PartnerOrderText, breaks: BreakIndex): Row {
+  const cells: Cell[] = [
+    o.createdAt,
+    o.orderId,
+    o.orderType,
+    o.orderState,
+    o.orderStateUpdatedAt,
+    o.inputCurrency,
+    o.inputAmount,
+    o.outputCurrency,
+    o.outputAmount,
+    o.amountUsd,
+    o.processingFee,
+    o.processingFeeUsd,
+    o.partnerFee,
+    o.partnerFeeUsd,
+    o.networkFee,
+    o.networkFeeUsd,
+    o.paymentMethod,
+    o.targetWalletAddress,
+    o.transactionHash,
+    o.externalReference,
+  ];
+  return withBreaks(cells, breaks.codes('partnerOrder', o.orderId));
 }
 
 // ------------------------------------------------------------------ Exchange orders vs fills

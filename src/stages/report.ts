@@ -23,7 +23,12 @@ import {
   withdrawalsIn,
   type OrderWithFills,
 } from '../store/exchange-reads.js';
-import { partnerDailyIn, partnerOrdersCreatedIn, webhookStatsIn } from '../store/partner-reads.js';
+import {
+  partnerDailyIn,
+  partnerOrdersCreatedIn,
+  partnerOrderTextsCreatedIn,
+  webhookStatsIn,
+} from '../store/partner-reads.js';
 import { loadRun, setReportPath } from '../store/runs.js';
 import { latestCurrencies, latestSymbols } from '../store/snapshots.js';
 import type { Db } from '../store/database.js';
@@ -47,6 +52,7 @@ import {
   depositsSpec,
   fillRow,
   fillTextRows,
+  partnerOrderTextRow,
   fillsSpec,
   orderVsFillsRow,
   ordersVsFillsSpec,
@@ -273,17 +279,26 @@ export async function writeReport(
       ],
     };
   }
-  // The CSV of the fills, most of the detail, is read as text (fillTextsByTimeIn): the same rows as the Fills sheet's.
-  const csvSheets = periodSheets().map((source) =>
-    source.spec === fillsSpec
-      ? {
-          spec: fillsSpec,
-          rows: map(eachRow(fillTextsByTimeIn(db, account, span)), fillTextRows(precision, index, feeCurrency)),
-        }
-      : source,
-  );
+  // The CSVs of the fills and the partner orders, most of the detail, are read as text (fillTextsByTimeIn,
+  // partnerOrderTextsCreatedIn): the same rows as those sheets', with no Decimal or Date per record.
+  const csvSheets = periodSheets().map((source): SheetSource => {
+    if (source.spec === fillsSpec)
+      return {
+        spec: fillsSpec,
+        rows: map(eachRow(fillTextsByTimeIn(db, account, span)), fillTextRows(precision, index, feeCurrency)),
+      };
+    if (source.spec === partnerOrdersSpec)
+      return {
+        spec: partnerOrdersSpec,
+        rows: map(eachRow(partnerOrderTextsCreatedIn(db, account, span)), (o) => partnerOrderTextRow(o, index)),
+      };
+    return source;
+  });
   const detail = await writeDetail(detailDir, csvSheets, detailWorkbook);
-  log.info({ dir: detail.dir, files: detail.files.map((f) => [basename(f.path), f.rows, f.bytes]) }, 'detail written');
+  log.info(
+    { dir: detail.dir, files: detail.files.map((f) => [basename(f.path), f.rows, f.bytes, f.ms]) },
+    'detail written (file, rows, bytes, ms)',
+  );
 
   // 2. The reconciliation workbook: its data sheets hold the records the open breaks point at, and links go there.
   const records = await breakRecords(db, account, breakKeysOf(openBreaks));

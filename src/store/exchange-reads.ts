@@ -19,6 +19,7 @@ import type {
 import type { BalanceRec, FillRec, FillText, OrderVsFillsRec } from '../domain/index.js';
 import { idPages, keysetScan, PAGE_SIZE, spanPages, timeKey, type Span } from './keyset.js';
 import { newestSnapshot } from './snapshots.js';
+import { decimalText, isoText } from './csv-text.js';
 import { rowsByKey } from './rows-by-key.js';
 import { changedFillIds, changedOrderIds, changedRow } from './changes.js';
 
@@ -620,20 +621,19 @@ export async function* fillTextsByTimeIn(
   span: Span,
   pageSize = PAGE_SIZE,
 ): AsyncGenerator<FillText[]> {
-  const text = (expr: RawBuilder<unknown>) => sql<string | null>`trim_scale(${expr})::text`;
   const query = db
     .selectFrom('exchange_fill')
     .select([
-      sql<string>`to_char(timestamp at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`.as('time'),
+      isoText('timestamp').as('time'),
       'exec_id',
       'ex_ord_id',
       'trade_id',
       'symbol',
       'side',
-      text(sql`price`).as('price_text'),
-      text(sql`qty`).as('qty_text'),
-      text(sql`qty * price`).as('notional_text'),
-      text(sql`fee`).as('fee_text'),
+      decimalText(sql`price`).as('price_text'),
+      decimalText(sql`qty`).as('qty_text'),
+      decimalText(sql`qty * price`).as('notional_text'),
+      decimalText(sql`fee`).as('fee_text'),
       timeKey('timestamp'),
     ])
     .where('account', '=', account);

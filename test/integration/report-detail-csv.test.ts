@@ -4,7 +4,18 @@ import { eachRow } from '../../src/store/keyset.js';
 import { fillsByTimeIn, fillTextsByTimeIn } from '../../src/store/exchange-reads.js';
 import { csvLine } from '../../src/report/csv.js';
 import { Precision } from '../../src/report/precision.js';
-import { BreakIndex, fillRow, fillsSpec, fillTextRows } from '../../src/report/sheets.js';
+import {
+  BreakIndex,
+  fillRow,
+  fillsSpec,
+  fillTextRows,
+  partnerOrderRow,
+  partnerOrdersSpec,
+  partnerOrderTextRow,
+} from '../../src/report/sheets.js';
+import { partnerOrdersCreatedIn, partnerOrderTextsCreatedIn } from '../../src/store/partner-reads.js';
+import { upsertPartnerOrders } from '../../src/store/partner-orders.js';
+import type { NewPartnerOrder } from '../../src/store/schema.js';
 import { describeEachStore } from '../helpers/db.js';
 
 const ACCOUNT = 'default';
@@ -38,9 +49,80 @@ async function seed({ db }: Store): Promise<void> {
   await fill('2026-11-01T23:59:59.9999995Z', { price: '1', qty: '1', fee: '0', symbol: 'NOSYMBOL' });
 }
 
-describeEachStore('the detail CSV of the fills, read as text', (t) => {
+/** Partner orders with sub-millisecond and nanosecond times, trailing zeros, absent amounts and optional fields. */
+async function seedPartner({ db }: Store): Promise<void> {
+  const order = (id: string, createdAt: string, o: Partial<NewPartnerOrder> = {}): NewPartnerOrder => ({
+    order_id: id,
+    external_reference: `ref-${id}`,
+    sub_partner_id: null,
+    order_type: 'BUY',
+    created_at: createdAt,
+    created_at_text: createdAt,
+    order_state: 'COMPLETED',
+    order_state_updated_at: createdAt,
+    order_state_updated_at_text: createdAt,
+    order_state_updated_key: createdAt,
+    payment_method: 'CARD',
+    input_currency: 'EUR',
+    input_amount: '100.00',
+    output_currency: 'BTC',
+    output_amount: '0.00150000',
+    amount_usd: '108.7000',
+    processing_fee: '2.99',
+    processing_fee_usd: '3.25',
+    partner_fee: '1.000',
+    partner_fee_usd: '1.09',
+    network_fee: '1.50',
+    network_fee_usd: '1.63',
+    user_id: null,
+    target_wallet_address: 'bc1q-wallet',
+    transaction_hash: `0x${id}`,
+    raw: '{}',
+    ...o,
+  });
+  await upsertPartnerOrders(
+    db,
+    ACCOUNT,
+    [
+      order('a-1', '2026-11-01T00:00:00.000Z'),
+      order('a-2', '2026-11-01T09:30:15.123456789Z', {
+        order_state: 'PENDING',
+        order_state_updated_at: '2026-11-01T09:31:00.999999Z',
+        output_amount: null,
+        amount_usd: null,
+        transaction_hash: null,
+        payment_method: null,
+        external_reference: null,
+      }),
+      order('a-3', '2026-11-01T23:59:59.9995Z', { input_amount: '0.000000000000000001', partner_fee: '0' }),
+      order('b-0', '2026-11-02T00:00:00Z'),
+    ],
+    'poll',
+    new Date('2026-11-03T00:00:00Z'),
+  );
+}
+
+describeEachStore('the detail CSV of the fills and partner orders, read as text', (t) => {
   beforeAll(async () => {
     await seed(t.store);
+    await seedPartner(t.store);
+  });
+
+  it('prints every partner order byte for byte as the Partner orders sheet row does', async () => {
+    const breaks = new BreakIndex([{ code: 'P_PARTNER_FEE_RATE', key: 'a-3', entity: 'partnerOrder' }]);
+    const width = partnerOrdersSpec.columns.length;
+    const generic: string[] = [];
+    for await (const o of eachRow(partnerOrdersCreatedIn(t.store.db, ACCOUNT, SPAN)))
+      generic.push(csvLine(partnerOrderRow(o, Precision.empty(), breaks).cells, width));
+    const text: string[] = [];
+    for await (const o of eachRow(partnerOrderTextsCreatedIn(t.store.db, ACCOUNT, SPAN, 2)))
+      text.push(csvLine(partnerOrderTextRow(o, breaks).cells, width));
+    expect(text).toEqual(generic);
+    expect(text).toEqual([
+      '2026-11-01T00:00:00.000Z,a-1,BUY,COMPLETED,2026-11-01T00:00:00.000Z,EUR,100,BTC,0.0015,108.7,2.99,3.25,1,1.09,1.5,1.63,CARD,bc1q-wallet,0xa-1,ref-a-1,\r\n',
+      '2026-11-01T09:30:15.123Z,a-2,BUY,PENDING,2026-11-01T09:31:00.999Z,EUR,100,BTC,,,2.99,3.25,1,1.09,1.5,1.63,,bc1q-wallet,,,\r\n',
+      '2026-11-01T23:59:59.999Z,a-3,BUY,COMPLETED,2026-11-01T23:59:59.999Z,EUR,0.000000000000000001,BTC,0.0015,108.7,2.99,3.25,0,1.09,1.5,1.63,CARD,bc1q-wallet,0xa-3,ref-a-3,P_PARTNER_FEE_RATE\r\n',
+    ]);
   });
 
   it('prints every fill byte for byte as the Fills sheet row does', async () => {
