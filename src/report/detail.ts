@@ -6,6 +6,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { ReportError } from '../errors.js';
+import { allSettledOrThrow } from '../util/side-by-side.js';
 import type { Row } from './cells.js';
 import { csvFileName, csvHeader, csvLine } from './csv.js';
 import { releasePartial, trackPartial, writeWorkbook, type SheetSource } from './write-workbook.js';
@@ -82,7 +83,7 @@ export async function writeDetail(
     // The files are written side by side: while one waits for its next page from the database, another formats
     // rows (and gzip runs off the main thread). All settle before a failure is thrown, so none still writes into a
     // folder being removed.
-    const outcomes = await Promise.allSettled(
+    const written = await allSettledOrThrow(
       sources.map(async (source) => {
         const file = detailFileName(source.spec.name);
         const counted = { rows: 0 };
@@ -94,11 +95,6 @@ export async function writeDetail(
         );
         return { sheet: source.spec.name, file, rows: counted.rows, ms: Math.round(performance.now() - started) };
       }),
-    );
-    const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
-    if (failed) throw failed.reason;
-    const written = outcomes.map(
-      (o) => (o as PromiseFulfilledResult<{ sheet: string; file: string; rows: number; ms: number }>).value,
     );
     let book: DetailWritten['workbook'];
     const bookName = `${basename(dir)}.xlsx`;

@@ -70,6 +70,7 @@ import { refreshPlannerStatistics } from '../store/statistics.js';
 import { reopenChangedAcknowledgements } from '../workflow/index.js';
 import type { LateBreak, PartnerOrder, Withdrawal } from '../domain/index.js';
 import { addDays, dayStart } from '../util/dates.js';
+import { allSettledOrThrow } from '../util/side-by-side.js';
 
 /**
  * Rows per page of the period's orders and withdrawals: the rules drop a page as soon as they have checked it, so
@@ -419,15 +420,13 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
  * before a failure is thrown: no read of this reconcile is still running when its stage is recorded.
  */
 async function allPhases(phases: Record<string, number>, run: Record<string, () => Promise<void>>): Promise<void> {
-  const outcomes = await Promise.allSettled(
+  await allSettledOrThrow(
     Object.entries(run).map(async ([name, fn]) => {
       const t = Date.now();
       await fn();
       phases[name] = Date.now() - t;
     }),
   );
-  const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
-  if (failed) throw failed.reason;
 }
 
 /**

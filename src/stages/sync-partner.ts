@@ -5,6 +5,7 @@ import type { StageContext } from './context.js';
 import type { Period } from '../domain/period.js';
 import { daysOf } from '../util/dates.js';
 import { createProgress } from '../util/progress.js';
+import { allSettledOrThrow } from '../util/side-by-side.js';
 import {
   emptyPartnerSyncResult,
   partnerClientFromConfig,
@@ -31,13 +32,6 @@ export interface PartnerSyncOptions {
   relist?: boolean;
   /** Read every wallet's whole history again (`sync --wallet-history`). */
   walletHistory?: boolean;
-}
-
-/** Runs the steps side by side; all settle before the first failure is thrown (nothing still writes after it). */
-async function sideBySide(steps: Array<() => Promise<void>>): Promise<void> {
-  const outcomes = await Promise.allSettled(steps.map((step) => step()));
-  const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
-  if (failed) throw failed.reason;
 }
 
 /**
@@ -84,12 +78,12 @@ export async function syncPartner(
       // The open orders of days this sync does not list (yesterday's, at night) are refreshed beside the listings on
       // a Postgres server: different pages of the same API, written on sessions of their own. Those of the listed
       // days wait for the listings, which bring most of them.
-      await sideBySide([
-        async () => {
+      await allSettledOrThrow([
+        (async () => {
           await syncDays(env, listedDays);
           await syncWallets(env, { wholeHistory: options.walletHistory ?? false, days: listedDays });
-        },
-        ...(env.parallelWrites ? [() => refreshOpenOrders(env, (day) => !listed.has(day))] : []),
+        })(),
+        ...(env.parallelWrites ? [refreshOpenOrders(env, (day) => !listed.has(day))] : []),
       ]);
       await refreshOpenOrders(env, env.parallelWrites ? (day) => listed.has(day) : undefined);
       await syncQuotes(env);

@@ -1,5 +1,6 @@
 /** Partner sync step: the orders of each UTC day of the period, each day listed until its passes settle. */
 import { addDays } from '../../util/dates.js';
+import { allSettledOrThrow } from '../../util/side-by-side.js';
 import { listClosedDays, saveCoverage } from '../../store/partner-orders.js';
 import { ORDERS_STREAM } from './streams.js';
 import { dayIsOver } from './plan.js';
@@ -47,9 +48,7 @@ export async function syncDays(env: SyncEnv, listed: string[]): Promise<void> {
       }
     }
   };
-  const outcomes = await Promise.allSettled(Array.from({ length: Math.min(atOnce, listed.length) }, worker));
-  const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
-  if (failure) throw failure.reason;
+  await allSettledOrThrow(Array.from({ length: Math.min(atOnce, listed.length) }, worker));
   env.result.coverage.sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0));
   if (env.result.skippedDays.length)
     env.logger.debug(
