@@ -99,13 +99,24 @@ export async function upsertFills(
   return unique.length;
 }
 
+/**
+ * A cursor a page commit writes. `grows`: an integer that only ever grows, such as a learned page cap: the larger of
+ * the stored and the written value is kept, since pages written side by side on two sessions can commit a smaller
+ * value after a larger one. Any other cursor takes the value written.
+ */
+export interface CursorWrite {
+  name: string;
+  value: string;
+  grows?: true;
+}
+
 /** What every page commit records besides its rows: coverage figures and cursors. */
 export interface PageBookkeeping {
   account: string;
   runId: string | null;
   coverageStream: string;
   coverage: Map<string, CoverageDelta>;
-  cursors: Array<{ name: string; value: string }>;
+  cursors: CursorWrite[];
 }
 
 export interface PageCommit extends PageBookkeeping {
@@ -154,12 +165,17 @@ function bookkeepingCtes(c: PageBookkeeping) {
     ), cur as (
       insert into sync_cursor (account, source, name, value, updated_at)
       select ${c.account}, 'exchange', k.name, k.value, now()
-      from json_to_recordset(${JSON.stringify(c.cursors)}::json) as k(name text, value text)
+      from json_to_recordset(${JSON.stringify(c.cursors)}::json) as k(name text, value text, grows boolean)
+      where k.grows is not true
+      on conflict (account, source, name) do update set value = excluded.value, updated_at = excluded.updated_at
+      returning 1
+    ), grown as (
+      insert into sync_cursor (account, source, name, value, updated_at)
+      select ${c.account}, 'exchange', k.name, k.value, now()
+      from json_to_recordset(${JSON.stringify(c.cursors)}::json) as k(name text, value text, grows boolean)
+      where k.grows
       on conflict (account, source, name) do update set
-        -- A learned page cap (<endpoint>.maxPage) only grows: listings written side by side on two sessions can
-        -- commit a smaller cap after a larger one.
-        value = case when excluded.name like '%.maxPage' and sync_cursor.value ~ '^[0-9]{1,15}$'
-                      and excluded.value ~ '^[0-9]{1,15}$'
+        value = case when sync_cursor.value ~ '^[0-9]{1,15}$' and excluded.value ~ '^[0-9]{1,15}$'
                  then greatest(sync_cursor.value::bigint, excluded.value::bigint)::text
                  else excluded.value end,
         updated_at = excluded.updated_at
@@ -169,7 +185,7 @@ function bookkeepingCtes(c: PageBookkeeping) {
     )`;
 }
 
-const bookkeepingFigures = sql`(select count(*) from cov) as days, (select count(*) from cur) as cursors, (select setting from durability) as synchronous_commit`;
+const bookkeepingFigures = sql`(select count(*) from cov) as days, (select count(*) from cur) + (select count(*) from grown) as cursors, (select setting from durability) as synchronous_commit`;
 
 /**
  * A fills page, its coverage figures and its cursors in ONE statement (data-modifying CTEs

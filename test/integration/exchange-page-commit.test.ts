@@ -102,9 +102,9 @@ describeEachStore('exchange page commit', (ctx) => {
     ]);
   });
 
-  it('keeps the larger learned page cap when two listings commit theirs out of order; other cursors take the last value', async () => {
+  it('keeps the larger of a growing cursor (a learned page cap) when two listings commit out of order; other cursors take the last value', async () => {
     const db = ctx.store.db;
-    const page = (cursors: Array<{ name: string; value: string }>): PageBookkeeping => ({
+    const page = (cursors: PageBookkeeping['cursors']): PageBookkeeping => ({
       account: 'caps',
       runId: null,
       coverageStream: 'orders.FILLED',
@@ -120,19 +120,19 @@ describeEachStore('exchange page commit', (ctx) => {
     await recordPage(
       db,
       page([
-        { name: 'orders.maxPage', value: '100' },
+        { name: 'orders.maxPage', value: '100', grows: true },
         { name: 'orders.FILLED.time', value: '5000' },
       ]),
     );
     await recordPage(
       db,
       page([
-        { name: 'orders.maxPage', value: '16' },
+        { name: 'orders.maxPage', value: '16', grows: true },
         { name: 'orders.FILLED.time', value: '4000' },
       ]),
     );
     expect(await caps()).toEqual({ 'orders.maxPage': '100', 'orders.FILLED.time': '4000' });
-    await recordPage(db, page([{ name: 'orders.maxPage', value: '1000' }]));
+    await recordPage(db, page([{ name: 'orders.maxPage', value: '1000', grows: true }]));
     expect((await caps())['orders.maxPage']).toBe('1000');
   });
 });

@@ -7,7 +7,12 @@ import { getCursor, settleCoverage } from '../../store/cursors.js';
 import type { Page } from '../common/page.js';
 import { fullAt, learnPage, WindowPlan, type PageCap, type WalkState, type Window } from './plan.js';
 import { validateRecords, type Rejected, type Validated, type ValidatedPage } from './schemas.js';
-import { recordPage, type CoverageDelta, type PageBookkeeping } from '../../store/exchange-records.js';
+import {
+  recordPage,
+  type CoverageDelta,
+  type CursorWrite,
+  type PageBookkeeping,
+} from '../../store/exchange-records.js';
 import {
   bump,
   dayOfMs,
@@ -162,7 +167,7 @@ export async function syncWindows<T, R extends { raw: string }>(
       cursor = plan.complete(page.window);
     }
     pending = fetchNext();
-    const cursors: Array<{ name: string; value: string }> = [];
+    const cursors: CursorWrite[] = [];
     if (persist) {
       if (cursor !== null) cursors.push({ name: s.cursor, value: String(cursor) });
       const walk = walkText(plan.walk);
@@ -224,16 +229,14 @@ async function streamRange<T, R extends { raw: string }>(
 }
 
 /**
- * The learned-cap cursor row when this page raised it (the store keeps the larger of the stored and the written cap,
- * so a concurrent listing that commits a lower one later does not lower it).
+ * The learned-cap cursor row when this page raised it, written as one that only grows (CursorWrite): a concurrent
+ * listing that commits a lower cap later does not lower it.
  */
-export function learnedCapCursors<T, R extends { raw: string }>(
-  s: WindowStream<T, R>,
-): Array<{ name: string; value: string }> {
+export function learnedCapCursors<T, R extends { raw: string }>(s: WindowStream<T, R>): CursorWrite[] {
   const c = s.cap;
   if (c.learned <= c.persisted) return [];
   c.persisted = c.learned;
-  return [{ name: c.cursor, value: String(c.learned) }];
+  return [{ name: c.cursor, value: String(c.learned), grows: true }];
 }
 
 /** Stores a page's rows with its coverage and cursors: one statement unless records need quarantine work. */
@@ -241,7 +244,7 @@ export async function commitLeaf<T, R extends { raw: string }>(
   env: SyncEnv,
   s: WindowStream<T, R>,
   leaf: LeafResult<T>,
-  cursors: Array<{ name: string; value: string }>,
+  cursors: CursorWrite[],
 ): Promise<void> {
   const w = leaf.window;
   const cov = streamCoverage(env, s.stream);
