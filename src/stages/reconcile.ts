@@ -91,7 +91,7 @@ export interface ReconcileResult {
   lifecycle: Record<BreakEventKind, number>;
   balanceRoll: RollFigures[];
   ms: number;
-  /** Milliseconds per phase, for the run record and tuning. */
+  /** Milliseconds per phase, for the run record and tuning (partner, exchangeOrders and fills overlap: their own times). */
   phases: Record<string, number>;
   /**
    * What the run judged besides its period (docs/rules.md "What a run judges"): the changes the
@@ -145,6 +145,12 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
     const t = Date.now();
     phases[name] = t - mark;
     mark = t;
+  };
+  /** A phase that runs beside others: its own wall time. */
+  const timed = async (name: string, fn: () => Promise<void>) => {
+    const t = Date.now();
+    await fn();
+    phases[name] = Date.now() - t;
   };
 
   // The period's scans are planned on the statistics of what the syncs stored.
@@ -245,17 +251,16 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
       addPassedFills(tally, ref, page.scanned - page.fills.length);
     }
   };
-  // The exchange orders before the fills: E_SYMBOL_RULES hears from both, and a key's failures read in that order.
-  await allPhases(phases, {
-    partner: partnerPhase,
-    exchange: async () => {
-      const t = Date.now();
-      await exchangeOrdersPhase();
-      phases.exchangeOrders = Date.now() - t;
-      await fillsPhase();
-      phases.fills = Date.now() - t - phases.exchangeOrders;
-    },
-  });
+  phase('statisticsAndReference');
+  // All settle before a failure is thrown: no read of this reconcile still runs when its stage is recorded. The
+  // exchange orders go before the fills: E_SYMBOL_RULES hears from both, and a key's failures read in that order.
+  await allSettledOrThrow([
+    timed('partner', partnerPhase),
+    (async () => {
+      await timed('exchangeOrders', exchangeOrdersPhase);
+      await timed('fills', fillsPhase);
+    })(),
+  ]);
   mark = Date.now();
 
   // Roll-forward: every consecutive pair whose closing snapshot is after the period start, always
@@ -413,20 +418,6 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
     'reconciled',
   );
   return result;
-}
-
-/**
- * Runs the phases side by side, recording each one's own wall time in `phases`. All are waited for
- * before a failure is thrown: no read of this reconcile is still running when its stage is recorded.
- */
-async function allPhases(phases: Record<string, number>, run: Record<string, () => Promise<void>>): Promise<void> {
-  await allSettledOrThrow(
-    Object.entries(run).map(async ([name, fn]) => {
-      const t = Date.now();
-      await fn();
-      phases[name] = Date.now() - t;
-    }),
-  );
 }
 
 /**

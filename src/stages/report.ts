@@ -206,11 +206,25 @@ export async function writeReport(
     deposit: (d: Deposit) => depositRow(d, precision, index),
     withdrawal: (w: Withdrawal) => withdrawalRow(w, precision, index, debitStates),
   };
-  /** Every record of the period on each data sheet, streamed: the detail's files and the detail workbook. */
-  const periodSheets = (): SheetSource[] => [
-    { spec: partnerOrdersSpec, rows: map(eachRow(partnerOrdersCreatedIn(db, account, span)), rowOf.partnerOrder) },
+  /**
+   * Every record of the period on each data sheet, streamed: the detail workbook's rows, or with `asText` the detail's
+   * CSV files, where the fills and the partner orders (most of the detail) come as text Postgres formats
+   * (fillTextsByTimeIn, partnerOrderTextsCreatedIn): the same rows, with no Decimal or Date per record.
+   */
+  const periodSheets = (asText = false): SheetSource[] => [
+    {
+      spec: partnerOrdersSpec,
+      rows: asText
+        ? map(eachRow(partnerOrderTextsCreatedIn(db, account, span)), (o) => partnerOrderTextRow(o, index))
+        : map(eachRow(partnerOrdersCreatedIn(db, account, span)), rowOf.partnerOrder),
+    },
     { spec: ordersVsFillsSpec, rows: map(eachRow(ordersWithFillsIn(db, account, span)), rowOf.orderVsFills) },
-    { spec: fillsSpec, rows: map(eachRow(fillsByTimeIn(db, account, span)), rowOf.fill) },
+    {
+      spec: fillsSpec,
+      rows: asText
+        ? map(eachRow(fillTextsByTimeIn(db, account, span)), fillTextRows(precision, index, feeCurrency))
+        : map(eachRow(fillsByTimeIn(db, account, span)), rowOf.fill),
+    },
     { spec: depositsSpec, rows: map(eachRow(depositsIn(db, account, span)), rowOf.deposit) },
     { spec: withdrawalsSpec, rows: map(eachRow(withdrawalsIn(db, account, span)), rowOf.withdrawal) },
   ];
@@ -279,22 +293,7 @@ export async function writeReport(
       ],
     };
   }
-  // The CSVs of the fills and the partner orders, most of the detail, are read as text (fillTextsByTimeIn,
-  // partnerOrderTextsCreatedIn): the same rows as those sheets', with no Decimal or Date per record.
-  const csvSheets = periodSheets().map((source): SheetSource => {
-    if (source.spec === fillsSpec)
-      return {
-        spec: fillsSpec,
-        rows: map(eachRow(fillTextsByTimeIn(db, account, span)), fillTextRows(precision, index, feeCurrency)),
-      };
-    if (source.spec === partnerOrdersSpec)
-      return {
-        spec: partnerOrdersSpec,
-        rows: map(eachRow(partnerOrderTextsCreatedIn(db, account, span)), (o) => partnerOrderTextRow(o, index)),
-      };
-    return source;
-  });
-  const detail = await writeDetail(detailDir, csvSheets, detailWorkbook);
+  const detail = await writeDetail(detailDir, periodSheets(true), detailWorkbook);
   log.info(
     { dir: detail.dir, files: detail.files.map((f) => [basename(f.path), f.rows, f.bytes, f.ms]) },
     'detail written (file, rows, bytes, ms)',
