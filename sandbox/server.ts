@@ -1,4 +1,5 @@
 /** Simulator: one node:http server mounting both APIs, with seeded faults. */
+import type { AddressInfo } from 'node:net';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { exchangeError, handleExchange, EXCHANGE_PREFIX, type ExchangeHooks } from './exchange-routes.js';
 import type { FaultProfile } from './faults.js';
@@ -6,23 +7,40 @@ import { json, type Req, type Res } from './http.js';
 import { handlePartner, isPrivatePartnerPath, PARTNER_PREFIX } from './partner-routes.js';
 import { createRng, type Rng } from './prng.js';
 
+/**
+ * What serves one request: the APIs and control routes of the account it addresses. With several
+ * accounts behind one server (accounts.ts) each method picks the account from the request.
+ */
 export interface ServerHandlers {
   partner(req: Req): Res;
   exchange(req: Req): Res;
   control(req: Req): Res | Promise<Res>;
-  /** Runs before every API request (live mode: bring the world up to the clock). */
-  beforeRequest(): void;
-  faults(): FaultProfile;
+  /** Runs before every API request that is served (live mode: bring the world up to the clock). */
+  beforeRequest(req: Req): void;
+  faults(req: Req): FaultProfile;
+  /** The fault draws and public-call counters the request counts against: its account's. */
+  faultState(req: Req): FaultState;
   onRequest?: (req: Req) => void;
+}
+
+/**
+ * One account's seeded fault stream and its partner public-call counters (per client IP): an
+ * account sees the same faults for the same requests, whatever other accounts are asked.
+ */
+export interface FaultState {
+  rng: Rng;
+  publicCalls: Map<string, { second: number; count: number }>;
+}
+
+export function createFaultState(seed: number): FaultState {
+  return { rng: createRng(seed, 'faults'), publicCalls: new Map() };
 }
 
 /**
  * One node:http server for both APIs, mounted at the contract paths. Faults are drawn per
  * request from a seeded stream, so a run with the same requests sees the same faults.
  */
-export function createSandboxServer(seed: number, h: ServerHandlers): Server {
-  const faultRng: Rng = createRng(seed, 'faults');
-  const publicCalls = new Map<string, { second: number; count: number }>();
+export function createSandboxServer(h: ServerHandlers): Server {
   return createServer((inc, out) => {
     const chunks: Buffer[] = [];
     inc.on('data', (c: Buffer) => chunks.push(c));
@@ -53,7 +71,8 @@ export function createSandboxServer(seed: number, h: ServerHandlers): Server {
     } else return send(out, json(404, { error: `nothing at ${fullPath}` }));
     const req: Req = { ...base, path };
     h.onRequest?.(req);
-    const f = h.faults();
+    const f = h.faults(req);
+    const state = h.faultState(req);
     if (
       api === 'partner' &&
       f.publicRateLimitPerSecond > 0 &&
@@ -64,9 +83,9 @@ export function createSandboxServer(seed: number, h: ServerHandlers): Server {
       // Private calls carry the public key too but have their own, organisation-wide limit.
       const second = Math.floor(Date.now() / 1000);
       const ip = inc.socket.remoteAddress ?? '?';
-      const seen = publicCalls.get(ip);
+      const seen = state.publicCalls.get(ip);
       const count = seen && seen.second === second ? seen.count + 1 : 1;
-      publicCalls.set(ip, { second, count });
+      state.publicCalls.set(ip, { second, count });
       if (count > f.publicRateLimitPerSecond) {
         return send(out, {
           ...json(429, {
@@ -76,7 +95,7 @@ export function createSandboxServer(seed: number, h: ServerHandlers): Server {
         });
       }
     }
-    const r = faultRng.next();
+    const r = state.rng.next();
     let acc = 0;
     const hit = (p: number): boolean => {
       acc += p;
@@ -94,7 +113,7 @@ export function createSandboxServer(seed: number, h: ServerHandlers): Server {
     if (hit(f.serverError503)) return send(out, errorRes(503, 'service unavailable'));
     const slow = hit(f.slow);
     const truncated = hit(f.truncated);
-    h.beforeRequest();
+    h.beforeRequest(req);
     const res = api === 'partner' ? h.partner(req) : h.exchange(req);
     if (slow) await new Promise((resolve) => setTimeout(resolve, f.slowMs));
     if (truncated && res.body.length > 2) {
@@ -106,6 +125,23 @@ export function createSandboxServer(seed: number, h: ServerHandlers): Server {
     }
     send(out, res);
   }
+}
+
+/** Listens on host:port (0: any free port); resolves with the server's http://host:port. */
+export async function listen(server: Server, port: number, host: string): Promise<string> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  return `http://${host}:${(server.address() as AddressInfo).port}`;
+}
+
+/** Stops listening and drops the open connections. */
+export async function closeServer(server: Server): Promise<void> {
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
 }
 
 function send(out: ServerResponse, res: Res): void {

@@ -47,6 +47,7 @@ interface SandboxFlags {
   sameMsOrder: string;
   now?: string;
   webhookGapDueIn?: string;
+  accounts?: string;
 }
 
 function int(name: string, v: string, min: number, problems: string[]): number {
@@ -100,6 +101,11 @@ export function register(program: Command): void {
         '(negative: already past)',
     )
     .option('--now <iso>', 'anchor of the history instead of the wall clock (ISO date-time)')
+    .option(
+      '--accounts <names>',
+      'serve several accounts on the one port, comma-separated (e.g. acme,globex): each its own data (seed + i) and ' +
+        'keys, printed as <NAME>_PARTNER_API_URL, ...',
+    )
     .action(
       action(async (flags: SandboxFlags) => {
         const problems: string[] = [];
@@ -144,10 +150,18 @@ export function register(program: Command): void {
           options.now = d;
         }
         if (options.discrepancies && (options.days ?? 0) < 2) problems.push('--discrepancies: needs --days 2 or more');
+        const names = flags.accounts?.split(',').map((n) => n.trim());
+        if (names) {
+          // The naming rule (variable prefixes) is the sandbox's: loaded here to check the names.
+          const { accountNameProblems } = await loadSandbox();
+          for (const p of accountNameProblems(names))
+            problems.push(`--accounts: ${p} (got ${JSON.stringify(flags.accounts)})`);
+        }
         if (problems.length) throw new ConfigError(problems);
         const started = Date.now();
-        const { startSandbox } = await loadSandbox();
-        const sandbox = await startSandbox(options);
+        const sandboxModule = await loadSandbox();
+        if (names) return serveAccounts(sandboxModule, options, names, started);
+        const sandbox = await sandboxModule.startSandbox(options);
         const out = process.stdout;
         out.write(`# ramp-recon sandbox listening on ${sandbox.url} (generated in ${Date.now() - started} ms)\n`);
         for (const [k, v] of Object.entries(sandbox.env)) out.write(`export ${k}=${v}\n`);
@@ -155,12 +169,48 @@ export function register(program: Command): void {
         out.write(
           `# fills: ${sandbox.data.fills().length}, partner orders: ${sandbox.data.partnerOrderRecords().length}, expected breaks: ${sandbox.expectedBreaks().length} (GET ${sandbox.url}/_sandbox/expected-breaks)\n`,
         );
-        await new Promise<void>((resolve) => {
-          const stop = (): void => resolve();
-          process.once('SIGINT', stop);
-          process.once('SIGTERM', stop);
-        });
+        await untilSignal();
         await sandbox.close();
       }),
     );
+}
+
+/** `--accounts`: every account on one port, its variables under its prefix, until SIGINT / SIGTERM. */
+async function serveAccounts(
+  sandboxModule: Awaited<ReturnType<typeof loadSandbox>>,
+  options: Partial<SandboxOptions> & { port: number; host: string },
+  names: string[],
+  started: number,
+): Promise<void> {
+  const group = await sandboxModule.startSandboxAccounts({ ...options, accounts: names.map((name) => ({ name })) });
+  const out = process.stdout;
+  out.write(
+    `# ramp-recon sandbox listening on ${group.url} for accounts ${names.join(', ')} (generated in ${Date.now() - started} ms)\n`,
+  );
+  for (const name of names) {
+    const prefix = sandboxModule.envPrefix(name);
+    out.write(`# account ${name}\n`);
+    for (const k of Object.keys(group.accounts[name]!.env))
+      out.write(`export ${prefix}${k}=${group.env[prefix + k]}\n`);
+  }
+  const config = {
+    accounts: names.map((name) => ({ name, partner: { feeRate: group.accounts[name]!.partnerFeeRate } })),
+  };
+  out.write(`# suggested config: ${JSON.stringify(config)}\n`);
+  for (const name of names) {
+    const sandbox = group.accounts[name]!;
+    out.write(
+      `# ${name}: fills: ${sandbox.data.fills().length}, partner orders: ${sandbox.data.partnerOrderRecords().length}, expected breaks: ${sandbox.expectedBreaks().length} (GET ${group.url}/_sandbox/expected-breaks?account=${encodeURIComponent(name)})\n`,
+    );
+  }
+  await untilSignal();
+  await group.close();
+}
+
+function untilSignal(): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const stop = (): void => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
 }
