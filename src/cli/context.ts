@@ -1,6 +1,6 @@
 /** What every command shares: global options, config and logger, the migrated store, and the action wrapper. */
 import type { Command } from 'commander';
-import { loadConfig, secretValues, type Config } from '../config/load.js';
+import { loadConfig, oneAccount, secretValues, selectAccounts, type Config } from '../config/load.js';
 import { createLogger, defaultLogFormat, type LogFormat, type Logger } from '../log/logger.js';
 import { openStore, type Store } from '../store/database.js';
 import { migrate } from '../store/migrate.js';
@@ -25,17 +25,43 @@ export function logSettings(globals: GlobalOptions, configLevel: string): { leve
 }
 
 export interface CommandContext {
+  /** The one account selected (with `one`), else the config's first account: the group's shared settings. */
   config: Config;
   logger: Logger;
+  /** The accounts `--account` selects, in config order (every account without it). */
+  accounts: readonly Config[];
 }
 
-/** Loads config and the root logger once per CLI invocation. */
-export function createContext(command: Command): CommandContext {
-  const globals = command.optsWithGlobals<GlobalOptions>();
-  const config = loadConfig({ configPath: globals.config });
-  const { level, format } = logSettings(globals, config.logLevel);
-  const logger = createLogger({ level, format, secrets: secretValues(config) });
-  return { config, logger };
+/**
+ * Loads config and the root logger once per CLI invocation, and the accounts `--account` names. `one`: the command
+ * works on one account's data; several accounts without `--account` are a usage error naming them.
+ */
+export function createContext(command: Command, options: { one?: boolean } = {}): CommandContext {
+  const globals = command.optsWithGlobals<GlobalOptions & { account?: string[] }>();
+  const root = loadConfig({ configPath: globals.config });
+  const { level, format } = logSettings(globals, root.logLevel);
+  const logger = createLogger({ level, format, secrets: secretValues(root) });
+  const accounts = options.one ? [oneAccount(root, globals.account)] : selectAccounts(root, globals.account);
+  const config = accounts.length === 1 ? accounts[0]! : root;
+  // Several accounts in one process: every log line names its account.
+  return {
+    config,
+    logger: config.multiAccount && accounts.length === 1 ? logger.child({ account: config.account }) : logger,
+    accounts,
+  };
+}
+
+/** `--account NAME`, repeatable: the accounts of a multi-account config a command works on. */
+export function accountOption(
+  command: Command,
+  what = 'work on this account of the config only',
+  one = false,
+): Command {
+  return command.option(
+    '--account <name>',
+    one ? what : `${what} (repeatable; default: every account)`,
+    (value: string, previous: string[] = []) => [...previous, value],
+  );
 }
 
 /** Opens the store the config points at and brings its schema up to date. */

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import nodemailer from 'nodemailer';
 import SMTPConnection from 'nodemailer/lib/smtp-connection/index.js';
 import { parseConnectionUrl } from 'nodemailer/lib/shared/index.js';
-import type { Config } from '../config/load.js';
+import { accountConfigs, type Config } from '../config/load.js';
 import { silentLogger } from '../log/logger.js';
 import { openStore, type Store } from '../store/database.js';
 import { asDatabaseUnavailable, databaseTarget } from '../store/database-errors.js';
@@ -321,17 +321,24 @@ async function webhookCheck(config: Config, timeoutMs: number): Promise<Omit<Che
 /** Every check, in the order a run meets the parts; each timed, none stops the others. */
 export async function runDoctor(config: Config, options: DoctorOptions = {}): Promise<CheckResult[]> {
   const timeoutMs = options.timeoutMs ?? 5_000;
+  // Several accounts: each account's own parts (its APIs) checked and named; the shared ones once.
+  const accounts = accountConfigs(config);
+  const named =
+    (c: Config, check: (c: Config, ms: number) => Promise<Omit<CheckResult, 'ms'>>) =>
+    async (): Promise<Omit<CheckResult, 'ms'>> => {
+      const r = await check(c, timeoutMs);
+      return config.multiAccount ? { ...r, part: `${r.part} [${c.account}]` } : r;
+    };
   const checks: Array<() => Promise<Omit<CheckResult, 'ms'>> | Omit<CheckResult, 'ms'>> = [
     () => ({
       part: 'config',
       status: 'ok',
-      text: `${config.configFile ?? 'no config file (defaults)'}; account ${config.account}; schedule "${config.schedule.cron}" in ${config.schedule.timezone}, partner look-back ${config.partner.lookbackDays} days`,
+      text: `${config.configFile ?? 'no config file (defaults)'}; ${config.multiAccount ? `accounts ${config.accountNames.join(', ')}` : `account ${config.account}`}; schedule "${config.schedule.cron}" in ${config.schedule.timezone}, partner look-back ${accounts.map((c) => c.partner.lookbackDays).join('/')} days`,
     }),
     () => folderCheck('reports folder', config.reportsDir, 'REPORTS_DIR'),
     ...(config.database.url ? [] : [() => folderCheck('data folder', config.database.dataDir, 'RAMP_RECON_DATA_DIR')]),
     () => databaseCheck(config, timeoutMs),
-    () => partnerCheck(config, timeoutMs),
-    () => exchangeCheck(config, timeoutMs),
+    ...accounts.flatMap((c) => [named(c, partnerCheck), named(c, exchangeCheck)]),
     () => smtpCheck(config, timeoutMs),
     () => webhookCheck(config, timeoutMs),
   ];

@@ -3,14 +3,33 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createHash } from 'node:crypto';
 import type { z } from 'zod';
-import { envSchema, fileConfigSchema, SECRET_ENV, type EnvConfig, type FileConfig } from './schema.js';
+import {
+  ACCOUNT_SECTIONS,
+  envSchema,
+  fileConfigSchema,
+  SECRET_ENV,
+  type EnvConfig,
+  type FileConfig,
+} from './schema.js';
 import { ConfigError } from '../errors.js';
 import { closest } from '../util/suggest.js';
 import { jsonSyntaxProblem } from './json-syntax.js';
 
+/**
+ * One account's effective config: what every stage reads. A multi-account config loads as the first account's view;
+ * `accountConfigs(config)` gives every account's (one per entry of `accounts`, each with its own secrets).
+ */
 export type Config = Readonly<
-  Omit<FileConfig, 'partner' | 'exchange'> & {
+  Omit<FileConfig, 'partner' | 'exchange' | 'accounts'> & {
     configFile: string | null;
+    /** The config has an `accounts` list (even of one): `run` runs a batch and writes a group report. */
+    multiAccount: boolean;
+    /** Every account of the config, in config order (one for a single-account config). */
+    accountNames: readonly string[];
+    /** Accounts with the same rate group share one request budget per API (default: the account's own name). */
+    rateGroup: string;
+    /** This account's own recipients, besides the group e-mail (multi-account configs; empty otherwise). */
+    accountEmailTo: readonly string[];
     partner: FileConfig['partner'] & { apiUrl?: string; publicKey?: string; privateKey?: string; lookbackDays: number };
     exchange: FileConfig['exchange'] & { apiUrl?: string; token?: string };
     database: { url?: string; dataDir: string };
@@ -37,14 +56,7 @@ export function loadConfig(options: LoadOptions = {}): Config {
   const cwd = options.cwd ?? process.cwd();
   const problems: string[] = [];
 
-  // Each variable on its own, so one bad value does not hide the problems of the others.
-  const rawEnv = pickEnv(env);
-  const envConfig: EnvConfig = {};
-  for (const [name, schema] of Object.entries(envSchema.shape)) {
-    const parsed = (schema as z.ZodTypeAny).safeParse(rawEnv[name]);
-    if (parsed.success) (envConfig as Record<string, unknown>)[name] = parsed.data;
-    else problems.push(...formatIssues(parsed.error, { [name]: rawEnv[name] }, 'environment variable ', [name]));
-  }
+  const envConfig = parseEnv(env, '', problems);
 
   const configPath = options.configPath ?? envConfig.RAMP_RECON_CONFIG;
   let fileInput: unknown = {};
@@ -73,63 +85,222 @@ export function loadConfig(options: LoadOptions = {}): Config {
     }
   }
   // A file that could not be read or parsed is reported once, not again as a schema problem.
-  const fileResult = fileConfigSchema.safeParse(fileInput ?? {});
+  const fileResult = fileConfigSchema.safeParse(inheritSections(fileInput ?? {}));
   if (!fileResult.success && fileInput !== undefined)
     problems.push(...formatIssues(fileResult.error, fileInput, 'config key '));
 
-  if (envConfig.PARTNER_API_URL && !envConfig.PARTNER_PRIVATE_KEY)
-    problems.push(
-      'environment variable PARTNER_PRIVATE_KEY: required when PARTNER_API_URL is set (orders need the private key)',
-    );
-  if (envConfig.PARTNER_API_URL && !envConfig.PARTNER_PUBLIC_KEY)
-    problems.push(
-      'environment variable PARTNER_PUBLIC_KEY: required when PARTNER_API_URL is set (reference data and quotes need ' +
-        'the public key)',
-    );
-  if (envConfig.EXCHANGE_API_URL && !envConfig.EXCHANGE_API_TOKEN)
-    problems.push('environment variable EXCHANGE_API_TOKEN: required when EXCHANGE_API_URL is set');
   const file = fileResult.success ? fileResult.data : undefined;
+  const entries = file?.accounts;
+  // A single account reads the unprefixed variables; each account of `accounts` its own, prefixed by its name (also
+  // when another key of the file is wrong: every problem is said at once).
+  const names = entries?.map((e) => e.name) ?? rawAccountNames(fileInput);
+  const sourceEnvs = names
+    ? accountEnvs(names, env, problems, fileInput as { account?: unknown })
+    : [{ prefix: '', env: envConfig }];
+  for (const { prefix, env: e } of sourceEnvs) sourcePairs(prefix, e, problems);
   if (file?.webhooks && Boolean(file.webhooks.tlsCertFile) !== Boolean(file.webhooks.tlsKeyFile))
     problems.push('config key webhooks.tlsCertFile / webhooks.tlsKeyFile: give both or neither');
   if (envConfig.SMTP_URL && file && (file.email.to.length === 0 || !file.email.from))
     problems.push('config key email.from / email.to: required when SMTP_URL is set');
 
-  const lookback = file ? lookbackDays(file, problems) : DEFAULT_LOOKBACK_DAYS;
+  const accountSettings: AccountSettings[] = file
+    ? (entries ?? [{ name: file.account, ...file, rateGroup: undefined, email: { to: [] } }]).map((entry, i) => ({
+        ...entry,
+        lookbackDays: lookbackDays(entry.partner.lookbackDays, file.schedule.lookbackDays, problems),
+        env: sourceEnvs[i]!.env,
+      }))
+    : [];
   if (problems.length > 0 || !file || fileInput === undefined) throw new ConfigError(problems);
 
-  const config = {
-    ...file,
-    configFile,
-    partner: {
-      ...file.partner,
-      lookbackDays: lookback,
-      apiUrl: envConfig.PARTNER_API_URL?.replace(/\/+$/, ''),
-      publicKey: envConfig.PARTNER_PUBLIC_KEY,
-      privateKey: envConfig.PARTNER_PRIVATE_KEY,
-    },
-    exchange: {
-      ...file.exchange,
-      apiUrl: envConfig.EXCHANGE_API_URL?.replace(/\/+$/, ''),
-      token: envConfig.EXCHANGE_API_TOKEN,
-    },
-    database: {
-      url: envConfig.DATABASE_URL,
-      dataDir: resolve(cwd, envConfig.RAMP_RECON_DATA_DIR ?? 'data'),
-    },
-    reportsDir: resolve(cwd, envConfig.REPORTS_DIR ?? 'reports'),
-    smtpUrl: envConfig.SMTP_URL,
-    logLevel: envConfig.LOG_LEVEL ?? 'info',
+  const { accounts: _accounts, ...shared } = file;
+  const accountNames = accountSettings.map((a) => a.name);
+  const views = accountSettings.map((a) =>
+    deepFreeze({
+      ...shared,
+      account: a.name,
+      configFile,
+      multiAccount: entries !== undefined,
+      accountNames,
+      rateGroup: a.rateGroup ?? a.name,
+      accountEmailTo: a.email.to,
+      partner: {
+        ...a.partner,
+        lookbackDays: a.lookbackDays,
+        apiUrl: a.env.PARTNER_API_URL?.replace(/\/+$/, ''),
+        publicKey: a.env.PARTNER_PUBLIC_KEY,
+        privateKey: a.env.PARTNER_PRIVATE_KEY,
+      },
+      exchange: {
+        ...a.exchange,
+        apiUrl: a.env.EXCHANGE_API_URL?.replace(/\/+$/, ''),
+        token: a.env.EXCHANGE_API_TOKEN,
+      },
+      tolerances: a.tolerances,
+      staleAfterHours: a.staleAfterHours,
+      database: {
+        url: envConfig.DATABASE_URL,
+        dataDir: resolve(cwd, envConfig.RAMP_RECON_DATA_DIR ?? 'data'),
+      },
+      reportsDir: resolve(cwd, envConfig.REPORTS_DIR ?? 'reports'),
+      smtpUrl: envConfig.SMTP_URL,
+      logLevel: envConfig.LOG_LEVEL ?? 'info',
+    } satisfies Config as Config),
+  );
+  for (const view of views) ACCOUNT_VIEWS.set(view, views);
+  return views[0]!;
+}
+
+/** An account's settings before its view is built: its config sections, look-back and source variables. */
+type AccountSettings = Pick<NonNullable<FileConfig['accounts']>[number], 'name' | 'rateGroup' | 'email'> &
+  Pick<FileConfig, 'partner' | 'exchange' | 'tolerances' | 'staleAfterHours'> & {
+    lookbackDays: number;
+    env: EnvConfig;
   };
-  return deepFreeze(config);
+
+/** Every account view of a loaded config, by any of its views (kept aside so no view holds another's secrets). */
+const ACCOUNT_VIEWS = new WeakMap<Config, readonly Config[]>();
+
+/** Every account's config, in config order: the one account of a single-account config. */
+export function accountConfigs(config: Config): readonly Config[] {
+  return ACCOUNT_VIEWS.get(config) ?? [config];
+}
+
+/**
+ * The accounts `--account NAME` (repeatable) names, in config order; none named: every account. An unknown name is a
+ * usage error listing the known ones.
+ */
+export function selectAccounts(config: Config, names: readonly string[] | undefined): readonly Config[] {
+  const all = accountConfigs(config);
+  if (!names || names.length === 0) return all;
+  const unknown = names.filter((n) => !all.some((c) => c.account === n));
+  if (unknown.length)
+    throw new ConfigError(
+      unknown.map((n) => {
+        const near = closest(
+          n,
+          all.map((c) => c.account),
+        );
+        return `--account: no account ${JSON.stringify(n)} in the config${near ? ` (did you mean ${near}?)` : ''}; accounts: ${all.map((c) => c.account).join(', ')}`;
+      }),
+    );
+  return all.filter((c) => names.includes(c.account));
+}
+
+/**
+ * The one account a command works on: the only one selected. With several accounts in the config and no `--account`,
+ * a usage error naming them (the command would not know whose data to show).
+ */
+export function oneAccount(config: Config, names: readonly string[] | undefined): Config {
+  const selected = selectAccounts(config, names);
+  if (selected.length === 1) return selected[0]!;
+  throw new ConfigError([
+    `--account: this command works on one account; the config has ${selected.length} (${selected.map((c) => c.account).join(', ')}): give --account NAME`,
+  ]);
+}
+
+/** The prefix of an account's environment variables: its name in capitals, non-alphanumerics as "_" ("ACME_EU_"). */
+export function envPrefix(name: string): string {
+  return `${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_`;
+}
+
+/** The source variables an account reads (PARTNER_API_URL, ...), each parsed on its own under the account's prefix. */
+const SOURCE_ENV = [
+  'PARTNER_API_URL',
+  'PARTNER_PUBLIC_KEY',
+  'PARTNER_PRIVATE_KEY',
+  'EXCHANGE_API_URL',
+  'EXCHANGE_API_TOKEN',
+] as const;
+
+/** Each variable on its own, so one bad value does not hide the problems of the others. */
+function parseEnv(env: NodeJS.ProcessEnv, prefix: string, problems: string[]): EnvConfig {
+  const out: EnvConfig = {};
+  const names = prefix ? SOURCE_ENV : (Object.keys(envSchema.shape) as Array<keyof EnvConfig>);
+  for (const name of names) {
+    const variable = `${prefix}${name}`;
+    const parsed = (envSchema.shape[name] as z.ZodTypeAny).safeParse(env[variable]);
+    if (parsed.success) (out as Record<string, unknown>)[name] = parsed.data;
+    else
+      problems.push(...formatIssues(parsed.error, { [variable]: env[variable] }, 'environment variable ', [variable]));
+  }
+  return out;
+}
+
+/** The source variables of every account of `accounts`, prefixed by its name; two names of one prefix are refused. */
+function accountEnvs(
+  names: readonly string[],
+  env: NodeJS.ProcessEnv,
+  problems: string[],
+  raw: { account?: unknown } | undefined,
+): Array<{ prefix: string; env: EnvConfig }> {
+  if (raw && raw.account !== undefined)
+    problems.push(
+      `config key account: not used with accounts (got ${JSON.stringify(raw.account)}); each account is named by its accounts[].name`,
+    );
+  const byPrefix = new Map<string, string>();
+  return names.map((name, i) => {
+    const prefix = envPrefix(name);
+    const other = byPrefix.get(prefix);
+    if (other !== undefined)
+      problems.push(
+        `config key accounts.${i}.name: ${JSON.stringify(name)} ${other === name ? 'appears twice' : `reads the same environment variables (${prefix}...) as ${JSON.stringify(other)}`}; account names must be unique`,
+      );
+    byPrefix.set(prefix, name);
+    return { prefix, env: parseEnv(env, prefix, problems) };
+  });
+}
+
+/** The names of a file's `accounts` that did not pass the schema: those that are plain names, for their variables. */
+function rawAccountNames(input: unknown): string[] | undefined {
+  const list = (input as { accounts?: unknown } | undefined)?.accounts;
+  if (!Array.isArray(list)) return undefined;
+  return list
+    .map((e: unknown) => (e as { name?: unknown } | null)?.name)
+    .filter((n): n is string => typeof n === 'string' && /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/.test(n));
+}
+
+/** A source's URL without its credentials is a problem said once, naming the variables (with the account's prefix). */
+function sourcePairs(prefix: string, env: EnvConfig, problems: string[]): void {
+  if (env.PARTNER_API_URL && !env.PARTNER_PRIVATE_KEY)
+    problems.push(
+      `environment variable ${prefix}PARTNER_PRIVATE_KEY: required when ${prefix}PARTNER_API_URL is set (orders need the private key)`,
+    );
+  if (env.PARTNER_API_URL && !env.PARTNER_PUBLIC_KEY)
+    problems.push(
+      `environment variable ${prefix}PARTNER_PUBLIC_KEY: required when ${prefix}PARTNER_API_URL is set (reference data and quotes need ` +
+        'the public key)',
+    );
+  if (env.EXCHANGE_API_URL && !env.EXCHANGE_API_TOKEN)
+    problems.push(`environment variable ${prefix}EXCHANGE_API_TOKEN: required when ${prefix}EXCHANGE_API_URL is set`);
+}
+
+/**
+ * Each account entry's sections (partner, exchange, tolerances, staleAfterHours) take the top-level section's keys it
+ * does not set: what the group shares is written once.
+ */
+function inheritSections(input: unknown): unknown {
+  if (!input || typeof input !== 'object' || Array.isArray(input)) return input;
+  const top = input as Record<string, unknown>;
+  if (!Array.isArray(top.accounts)) return input;
+  const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
+  return {
+    ...top,
+    accounts: top.accounts.map((entry: unknown) => {
+      if (!isObject(entry)) return entry;
+      const merged: Record<string, unknown> = { ...entry };
+      for (const key of ACCOUNT_SECTIONS)
+        if (isObject(top[key]) && (entry[key] === undefined || isObject(entry[key])))
+          merged[key] = { ...top[key], ...((entry[key] as Record<string, unknown> | undefined) ?? {}) };
+      return merged;
+    }),
+  };
 }
 
 /** Days before a nightly period whose partner listings are read again when incomplete (the webhook retry window). */
 export const DEFAULT_LOOKBACK_DAYS = 3;
 
 /** partner.lookbackDays, or its older name schedule.lookbackDays; both with different values is a problem. */
-function lookbackDays(file: FileConfig, problems: string[]): number {
-  const current = file.partner.lookbackDays;
-  const older = file.schedule.lookbackDays;
+function lookbackDays(current: number | undefined, older: number | undefined, problems: string[]): number {
   if (current !== undefined && older !== undefined && current !== older)
     problems.push(
       `config key schedule.lookbackDays: the older name of partner.lookbackDays, which says ${current} (got ${older}); keep only partner.lookbackDays`,
@@ -140,13 +311,17 @@ function lookbackDays(file: FileConfig, problems: string[]): number {
 /** Which sources a command needs; a missing one is a usage error naming the variables. */
 export function requireSources(config: Config, sources: Array<'partner' | 'exchange'>): void {
   const problems: string[] = [];
+  const p = config.multiAccount ? envPrefix(config.account) : '';
+  const of = config.multiAccount ? ` of account ${config.account}` : '';
   if (sources.includes('partner') && !config.partner.apiUrl)
     problems.push(
-      'environment variable PARTNER_API_URL: required (with PARTNER_PUBLIC_KEY and PARTNER_PRIVATE_KEY) to sync the ' +
-        'Partner API',
+      `environment variable ${p}PARTNER_API_URL: required (with ${p}PARTNER_PUBLIC_KEY and ${p}PARTNER_PRIVATE_KEY) to sync the ` +
+        `Partner API${of}`,
     );
   if (sources.includes('exchange') && !config.exchange.apiUrl)
-    problems.push('environment variable EXCHANGE_API_URL: required (with EXCHANGE_API_TOKEN) to sync the Exchange API');
+    problems.push(
+      `environment variable ${p}EXCHANGE_API_URL: required (with ${p}EXCHANGE_API_TOKEN) to sync the Exchange API${of}`,
+    );
   if (problems.length) throw new ConfigError(problems);
 }
 
@@ -175,7 +350,8 @@ export function configHash(config: Config): string {
 
 /** Every secret value present, for redaction of free text (error messages, URLs). */
 export function secretValues(config: Config): string[] {
-  const values = [config.partner.publicKey, config.partner.privateKey, config.exchange.token];
+  // every account's: one process logs for all of them
+  const values = accountConfigs(config).flatMap((c) => [c.partner.publicKey, c.partner.privateKey, c.exchange.token]);
   for (const url of [config.smtpUrl, config.database.url]) {
     if (!url) continue;
     try {
@@ -203,12 +379,6 @@ export function maskUrl(url: string | undefined): string | undefined {
   }
 }
 
-function pickEnv(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
-  const out: Record<string, string | undefined> = {};
-  for (const key of Object.keys(envSchema.shape)) out[key] = env[key];
-  return out;
-}
-
 function formatIssues(error: z.ZodError, input: unknown, prefix: string, basePath: PropertyKey[] = []): string[] {
   return error.issues.map((rawIssue) => {
     const issue = { ...rawIssue, path: [...basePath, ...rawIssue.path] } as typeof rawIssue;
@@ -223,7 +393,7 @@ function formatIssues(error: z.ZodError, input: unknown, prefix: string, basePat
         })
         .join('\n');
     }
-    const secret = (SECRET_ENV as readonly string[]).includes(path);
+    const secret = (SECRET_ENV as readonly string[]).some((name) => path === name || path.endsWith(`_${name}`));
     const value = valueAt(input, issue.path);
     const shown = secret ? '' : value === undefined ? ' (missing)' : ` (got ${JSON.stringify(value)})`;
     return `${prefix}${path || '(root)'}: ${issue.message}${shown}`;

@@ -151,10 +151,47 @@ const webhooksSection = z
   })
   .strict();
 
+/** An account's name: it prefixes its environment variables (ACME_EU_PARTNER_API_URL) and names it everywhere. */
+const accountName = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/,
+    'must be 1-63 letters, digits, ".", "_" or "-", starting with a letter or digit',
+  );
+
+/** A group's rate budget: accounts that share a partner organisation or an exchange login share one request budget. */
+const rateGroup = z.string().min(1).max(100);
+
+/**
+ * One account of a multi-account config: the keys a single account has (each section falls back, key by key, to the
+ * top-level section of the same name), its rate group and its own recipients besides the group's.
+ */
+export const accountEntrySchema = z
+  .object({
+    name: accountName,
+    partner: partnerSection,
+    exchange: exchangeSection,
+    tolerances: tolerancesSection,
+    staleAfterHours: staleSection,
+    /** Accounts with the same rateGroup share one request budget per API (default: the account's own). */
+    rateGroup: rateGroup.optional(),
+    /** Recipients of this account's own report, besides the group e-mail (default: none). */
+    email: z
+      .object({ to: z.array(z.string().min(3)).default([]) })
+      .strict()
+      .prefault({}),
+  })
+  .strict();
+
+/** The sections an account entry inherits from the top level, key by key. */
+export const ACCOUNT_SECTIONS = ['partner', 'exchange', 'tolerances', 'staleAfterHours'] as const;
+
 /** The JSON config file. Every key is optional; unknown keys are errors. */
 export const fileConfigSchema = z
   .object({
     account: z.string().min(1).default('default'),
+    /** Several accounts in one database: `run` runs them as one batch with one group report (docs/accounts.md). */
+    accounts: z.array(accountEntrySchema).min(1).optional(),
     partner: partnerSection,
     exchange: exchangeSection,
     tolerances: tolerancesSection,

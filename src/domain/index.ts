@@ -45,6 +45,7 @@ export type {
   StageInfo,
   RunInfo,
   DigestBreak,
+  DigestFigures,
   ReportDigest,
   BreakRef,
   Changes,

@@ -116,7 +116,18 @@ export interface ReportDigest {
   topBreaks: DigestBreak[];
   /** What late data changed about earlier days (absent in digests written before it was reported). */
   late?: LateCounts & { breaks: LateBreak[] };
+  /** The Summary's money figures, exact decimal text, for the group report (absent in digests written before). */
+  figures?: DigestFigures;
   writtenAt: string;
+}
+
+/** The money at stake and the closing balances in USD, as the account's Summary shows them. */
+export interface DigestFigures {
+  moneyAtStake: { total: string; inPeriod: string; carriedOver: string; unvalued: number };
+  /** The closing balances' USD total (all currencies with a rate); null without a balance snapshot. */
+  closingUsd: string | null;
+  /** Currencies with a closing balance and no USD rate, left out of closingUsd. */
+  closingUnvalued: string[];
 }
 
 export type BreakRef = Pick<Break, 'code' | 'key' | 'severity' | 'message'>;

@@ -33,6 +33,10 @@ export interface ExecuteOptions {
   signal?: AbortSignal;
   /** The run's "now" (tests inject it); default: the time the lock was acquired. */
   now?: Date;
+  /** The batch this run is an account's run of; its row is linked to it. */
+  batchId?: string;
+  /** Told the run's id as soon as its row exists (a batch records it before the run ends). */
+  onRunCreated?: (runId: string) => void;
 }
 
 export interface RunOutcome<T> {
@@ -91,7 +95,9 @@ export async function executeRun<T>(
         periodTo: options.period?.to ?? null,
         configHash: configHash(config),
         startedAt: now,
+        batchId: options.batchId,
       });
+      options.onRunCreated?.(runId);
       const logger = deps.logger.child({ runId });
       // The requests are spent whatever the run's outcome: saved with every stage and at the end.
       const meter = createRequestMeter();

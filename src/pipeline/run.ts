@@ -17,6 +17,8 @@ export interface PipelineOptions {
   trigger: 'cli' | 'schedule' | 'demo';
   /** Send the workbook by e-mail when SMTP is configured (`--no-email` turns it off). */
   email: boolean;
+  /** Why `email` is off, as `runs` shows the skipped deliver stage (default: --no-email). */
+  noEmailReason?: string;
   wait?: boolean;
   signal?: AbortSignal;
   /**
@@ -26,6 +28,9 @@ export interface PipelineOptions {
    */
   lookbackDays?: number;
   now?: Date;
+  /** The batch this is an account's run of (multi-account configs), and who to tell its run id. */
+  batchId?: string;
+  onRunCreated?: (runId: string) => void;
 }
 
 export interface PipelineResult {
@@ -61,7 +66,16 @@ export async function runPipeline(
 
   const outcome = await executeRun(
     deps,
-    { command: 'run', trigger: options.trigger, period, wait: options.wait, signal: options.signal, now: options.now },
+    {
+      command: 'run',
+      trigger: options.trigger,
+      period,
+      wait: options.wait,
+      signal: options.signal,
+      now: options.now,
+      batchId: options.batchId,
+      onRunCreated: options.onRunCreated,
+    },
     async (ctx, stage) => {
       const runId = ctx.runId as string;
       // Exchange first: the partner sync lists orders by every deposit address the exchange has shown.
@@ -95,7 +109,7 @@ export async function runPipeline(
       reportPath = report.path;
       detailDir = report.detail.dir;
 
-      if (!options.email) await skipStage(ctx, 'deliver', '--no-email');
+      if (!options.email) await skipStage(ctx, 'deliver', options.noEmailReason ?? '--no-email');
       else if (!ctx.config.smtpUrl) await skipStage(ctx, 'deliver', 'SMTP_URL not set');
       else
         await stage(
@@ -127,7 +141,7 @@ export async function runPipeline(
       { error: err instanceof Error ? err.message : String(err) },
       'could not read the run back for its summary; printing what the run knows',
     );
-    return fallbackSummary(outcome.runId, period, options.now ?? new Date());
+    return fallbackSummary(outcome.runId, period, options.now ?? new Date(), deps.config.account);
   });
   return {
     runId: outcome.runId,
@@ -142,9 +156,10 @@ export async function runPipeline(
 }
 
 /** The JSON summary of a failed run whose row cannot be read (the database is gone): no counts, no breaks. */
-export function fallbackSummary(runId: string, period: Period, startedAt: Date): JsonSummary {
+export function fallbackSummary(runId: string, period: Period, startedAt: Date, account: string): JsonSummary {
   return {
     runId,
+    account,
     status: 'failed',
     period: { from: period.from, to: period.to },
     partial: isPartial(period, startedAt),

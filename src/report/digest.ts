@@ -5,7 +5,7 @@ import { Decimal } from '../decimal/decimal.js';
 import { MS_PER_DAY } from '../util/dates.js';
 import type { OpenBreakCounts, ReportedBreak } from '../domain/index.js';
 import { breakSentence } from '../rules/describe.js';
-import type { DigestBreak, ReportDigest, RunInfo } from '../domain/index.js';
+import type { DigestBreak, DigestFigures, ReportDigest, RunInfo } from '../domain/index.js';
 import { headline, partialRun, periodLabel } from './summary.js';
 import { lateDigest } from './late-data.js';
 import { breakImpact, type UsdRates } from './usd-rates.js';
@@ -90,6 +90,8 @@ export function buildDigest(input: {
   detailDir?: string;
   /** The currencies' decimals: the breaks' sentences read at them (as on the Breaks sheet). */
   precision?: Precision;
+  /** The Summary's money figures (money at stake, closing balances in USD), kept for the group report. */
+  figures?: DigestFigures;
 }): ReportDigest {
   const head = headline(input.run, input.counts);
   return {
@@ -100,6 +102,7 @@ export function buildDigest(input: {
     headline: { tone: head.tone, text: head.text, detail: head.detail, status: head.status },
     topBreaks: topBreaks(input.openBreaks, input.rates, input.now, DIGEST_BREAKS, input.precision),
     late: lateDigest(input.run.lateBreaks ?? []),
+    ...(input.figures ? { figures: input.figures } : {}),
     writtenAt: input.now.toISOString(),
   };
 }

@@ -212,6 +212,6 @@ function row(cells: string[], bold = false): string {
   return `<tr${style}>${cells.map(td).join('')}</tr>`;
 }
 
-function esc(s: string): string {
+export function esc(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }

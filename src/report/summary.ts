@@ -946,6 +946,29 @@ function balanceTableRows(
   return rows;
 }
 
+/**
+ * The closing balances' USD total the balance table ends with: the roll-forward's actual closings, or without a
+ * roll-forward the latest snapshot's balances; null without either.
+ */
+export function closingBalancesUsd(
+  rolls: readonly BalanceRollRec[],
+  latest: readonly BalanceRec[],
+  rates: UsdRates,
+): { usd: Decimal; unvalued: string[] } | null {
+  const table = balanceTotals(rolls);
+  if (table.length)
+    return usdSum(
+      table.map((t) => ({ currency: t.currency, value: t.actualClosing })),
+      rates,
+    );
+  if (latest.length)
+    return usdSum(
+      latest.map((b) => ({ currency: b.currency, value: b.balance })),
+      rates,
+    );
+  return null;
+}
+
 /** The USD total of each currency's closing figure, naming the currencies without a rate. */
 function grandTotal<T extends { currency: string }>(items: T[], closing: (item: T) => Decimal, rates: UsdRates): Row[] {
   const sum = usdSum(

@@ -6,6 +6,7 @@ import nodemailer from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer/index.js';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import type { StageContext } from './context.js';
+import type { Logger } from '../log/logger.js';
 import { writeReport } from './report.js';
 import { openBreaksOfRun } from '../store/breaks.js';
 import { getRun, loadRun, recordDelivery } from '../store/runs.js';
@@ -53,8 +54,6 @@ export async function deliverRun(
     return { status: 'skipped' };
   }
   const { db } = ctx.store;
-  const secrets = urlSecrets(smtpUrl);
-  const scrub = (text: string) => secrets.reduce((t, s) => t.split(s).join('********'), text);
 
   const run = await loadRun(db, runId);
   let path = (await getRun(db, runId))?.report_path ?? null;
@@ -88,33 +87,75 @@ export async function deliverRun(
     });
   }
   const where = { path, host: hostname() };
-  const from = ctx.config.email.from;
-  const to = ctx.config.email.to;
-  const limit = ctx.config.email.maxMessageBytes;
+  const mailOf = (notAttached?: string) => {
+    const message = buildMessage({
+      run,
+      counts,
+      digest,
+      attachmentName,
+      host: where.host,
+      ...(notAttached ? { notAttached: { reason: notAttached, ...where } } : {}),
+    });
+    return { subject: message.subject, text: message.text, html: message.html };
+  };
+  // An account of a multi-account config mails its own recipients; the group's get the batch's report.
+  const to = ctx.config.multiAccount ? [...ctx.config.accountEmailTo] : ctx.config.email.to;
+  const sent = await sendReportMail({
+    smtpUrl,
+    from: ctx.config.email.from,
+    to,
+    limit: ctx.config.email.maxMessageBytes,
+    path,
+    log,
+    attach: options.attach,
+    mailOf,
+  });
+  if (sent.status === 'sent') await recordDelivery(db, runId, { delivered: true });
+  else {
+    await recordDelivery(db, runId, { delivered: false, error: sent.error ?? 'unknown error' });
+    log.warn(
+      { error: sent.error, path },
+      `delivery failed; the report is kept, retry with \`ramp-recon deliver ${runId}\``,
+    );
+  }
+  return sent;
+}
+
+/** What a report e-mail says, with the workbook or (the reason given) without it. */
+export type MailContent = (notAttached?: string) => { subject: string; text: string; html: string };
+
+/**
+ * Sends a report e-mail with its workbook attached when it fits: measured before it is sent, a message over
+ * `limit` goes without the workbook, and a relay's size refusal is retried without it. Never throws: a failure is
+ * returned with its reason, secrets scrubbed.
+ */
+export async function sendReportMail(input: {
+  smtpUrl: string;
+  from: string | undefined;
+  to: readonly string[];
+  limit: number;
+  path: string;
+  log: Logger;
+  attach?: boolean;
+  mailOf: MailContent;
+}): Promise<DeliveryResult> {
+  const { smtpUrl, from, to, limit, log } = input;
+  const secrets = urlSecrets(smtpUrl);
+  const scrub = (text: string) => secrets.reduce((t, s) => t.split(s).join('********'), text);
+  const where = { path: input.path, host: hostname() };
+  const attachmentName = basename(input.path);
   try {
     if (!from || to.length === 0) throw new Error('email.from and email.to must be configured to deliver');
-    const mailOf = (notAttached?: string): Mail.Options => {
-      const message = buildMessage({
-        run,
-        counts,
-        digest,
-        attachmentName,
-        host: where.host,
-        ...(notAttached ? { notAttached: { reason: notAttached, ...where } } : {}),
-      });
-      return {
-        from,
-        to,
-        subject: message.subject,
-        text: message.text,
-        html: message.html,
-        attachments: notAttached ? [] : [{ filename: attachmentName, path: where.path, contentType: XLSX_TYPE }],
-      };
-    };
+    const mailOf = (notAttached?: string): Mail.Options => ({
+      from,
+      to: [...to],
+      ...input.mailOf(notAttached),
+      attachments: notAttached ? [] : [{ filename: attachmentName, path: where.path, contentType: XLSX_TYPE }],
+    });
     // Measured before it is sent: a message a relay would refuse goes without the workbook, never bounces.
-    const measured = options.attach === false ? null : await measure(mailOf(), where.path, limit);
+    const measured = input.attach === false ? null : await measure(mailOf(), where.path, limit);
     let withoutWorkbook =
-      options.attach === false ? 'sent without it on request (`ramp-recon deliver --no-attachment`)' : measured?.over;
+      input.attach === false ? 'sent without it on request (`ramp-recon deliver --no-attachment`)' : measured?.over;
     const transport = nodemailer.createTransport({ url: smtpUrl, ...SMTP_TIMEOUTS });
     try {
       let info;
@@ -132,7 +173,6 @@ export async function deliverRun(
         );
         info = await transport.sendMail(mailOf(withoutWorkbook));
       }
-      await recordDelivery(db, runId, { delivered: true });
       if (withoutWorkbook)
         log.warn(
           { to, messageId: info.messageId, reason: withoutWorkbook, path: where.path },
@@ -144,10 +184,7 @@ export async function deliverRun(
       transport.close();
     }
   } catch (err) {
-    const error = scrub(describe(err, smtpUrl));
-    await recordDelivery(db, runId, { delivered: false, error });
-    log.warn({ error, path }, `delivery failed; the report is kept, retry with \`ramp-recon deliver ${runId}\``);
-    return { status: 'failed', error };
+    return { status: 'failed', error: scrub(describe(err, smtpUrl)) };
   }
 }
 

@@ -75,9 +75,17 @@ import {
 import { dataSheetPositions } from '../store/sheet-positions.js';
 import { usdRateInputs } from '../store/usd-rates.js';
 import { UsdRates } from '../report/usd-rates.js';
-import { feeDays, reportFileNameOf, summaryRows, summarySpec, type SummaryDetail } from '../report/summary.js';
+import {
+  closingBalancesUsd,
+  feeDays,
+  moneyAtStake,
+  reportFileNameOf,
+  summaryRows,
+  summarySpec,
+  type SummaryDetail,
+} from '../report/summary.js';
 import { buildDigest } from '../report/digest.js';
-import type { ReportDigest } from '../domain/index.js';
+import type { BalanceRec, BalanceRollRec, DigestFigures, ReportDigest } from '../domain/index.js';
 import { partnerFeesByDay } from '../store/counts.js';
 import {
   removeStalePartials,
@@ -341,6 +349,7 @@ export async function writeReport(
     attachmentName: basename(path),
     detailDir: detail.dir,
     precision,
+    figures: digestFigures(openBreaks, rates, balances),
   });
   await setReportPath(db, runId, path, counts, digest);
   // after the workbook is recorded: a CSV that cannot be finished never costs the run its workbook
@@ -366,7 +375,7 @@ function breakKeysOf(breaks: readonly ReportedBreak[]): BreakKeys {
 }
 
 /** Decimal places per partner currency and exchange symbol, from the latest reference snapshots. */
-async function loadPrecision(db: Db, account: string): Promise<Precision> {
+export async function loadPrecision(db: Db, account: string): Promise<Precision> {
   const [currencies, symbolRules] = [await latestCurrencies(db, account), await latestSymbols(db, account)];
   const partner = new Map<string, { precision: number; type: string }>();
   for (const c of currencies?.values() ?? []) partner.set(c.code, { precision: Number(c.precision), type: c.type });
@@ -380,4 +389,24 @@ async function loadPrecision(db: Db, account: string): Promise<Precision> {
       priceScale: r.priceIncrement ? r.priceIncrement.decimalPlaces() : null,
     });
   return new Precision({ partner, symbols });
+}
+
+/** The Summary's money figures as exact text: what the group report shows of this account. */
+function digestFigures(
+  openBreaks: readonly ReportedBreak[],
+  rates: UsdRates,
+  balances: { rolls: BalanceRollRec[]; latest: BalanceRec[] },
+): DigestFigures {
+  const stake = moneyAtStake(openBreaks, rates);
+  const closing = closingBalancesUsd(balances.rolls, balances.latest, rates);
+  return {
+    moneyAtStake: {
+      total: stake.total.toFixed(),
+      inPeriod: stake.inPeriod.toFixed(),
+      carriedOver: stake.carriedOver.toFixed(),
+      unvalued: stake.unvalued,
+    },
+    closingUsd: closing ? closing.usd.toFixed() : null,
+    closingUnvalued: closing?.unvalued ?? [],
+  };
 }

@@ -40,9 +40,13 @@ const SUMMARY_FIELDS = [
 /** Where people stand on the break (docs/working-breaks.md); lastNote: the newest note or acknowledgement reason. */
 export type JsonSummaryWorkflow = Pick<BreakWorkflow, 'status' | 'owner' | 'explanation' | 'lastNote'>;
 
-export type JsonSummaryBreak = Pick<ReportedBreak, (typeof SUMMARY_FIELDS)[number]> & { workflow: JsonSummaryWorkflow };
+/** `account`: whose break it is (added after the documented keys; every `--json` output names it). */
+export type JsonSummaryBreak = Pick<ReportedBreak, (typeof SUMMARY_FIELDS)[number]> & {
+  workflow: JsonSummaryWorkflow;
+  account: string;
+};
 
-const summaryBreak = (b: ReportedBreak): JsonSummaryBreak => ({
+const summaryBreak = (b: ReportedBreak, account: string): JsonSummaryBreak => ({
   ...(Object.fromEntries(SUMMARY_FIELDS.map((k) => [k, b[k]])) as Pick<ReportedBreak, (typeof SUMMARY_FIELDS)[number]>),
   workflow: {
     status: b.workflow.status,
@@ -50,11 +54,14 @@ const summaryBreak = (b: ReportedBreak): JsonSummaryBreak => ({
     explanation: b.workflow.explanation,
     lastNote: b.workflow.lastNote,
   },
+  account,
 });
 
 /** The `--json` document (docs/apis.md "JSON summary"). */
 export interface JsonSummary {
   runId: string;
+  /** The account the run belongs to ("default" for a single-account config). */
+  account: string;
   status: string;
   period: { from: string | null; to: string | null };
   /** The period was not over when the run started (it includes that day, UTC): its records were still arriving. */
@@ -127,6 +134,7 @@ export async function jsonSummary(db: Db, account: string, runId: string): Promi
   );
   return {
     runId: run.id,
+    account,
     status: run.status,
     period: { from: run.period_from, to: run.period_to },
     partial:
@@ -134,7 +142,7 @@ export async function jsonSummary(db: Db, account: string, runId: string): Promi
       isPartial({ from: run.period_from ?? run.period_to, to: run.period_to }, run.started_at),
     counts: readCounts(run.counts),
     requests: parseRunRequests(run.requests),
-    breaks: breaks.map(summaryBreak),
+    breaks: breaks.map((b) => summaryBreak(b, account)),
     report: run.report_path,
     detail: detailDirOf(run.report_digest),
     breakCounts: openBreakCounts(breaks),

@@ -10,6 +10,7 @@ import { closeJudgement, type Judgement } from './changes.js';
 import { parseRunRequests, type RunRequests } from '../http/meter.js';
 import type {
   DigestBreak,
+  DigestFigures,
   ReportDigest,
   RollFigures,
   RuleResult,
@@ -44,6 +45,8 @@ export async function createRun(
     configHash?: string;
     id?: string;
     startedAt?: Date;
+    /** The batch this is an account's run of (multi-account configs). */
+    batchId?: string;
   },
 ): Promise<string> {
   const id = input.id ?? newRunId(input.startedAt);
@@ -59,6 +62,7 @@ export async function createRun(
       started_at: input.startedAt ?? new Date(),
       status: 'running',
       config_hash: input.configHash ?? null,
+      batch_id: input.batchId ?? null,
     })
     .execute();
   return id;
@@ -490,7 +494,24 @@ function plainDigest(value: unknown): ReportDigest | null {
       why: b.why === 'largest' ? 'largest' : 'oldest',
     })),
     ...(o.late && typeof o.late === 'object' ? { late: plainLate(o.late as Record<string, unknown>) } : {}),
+    ...(o.figures && typeof o.figures === 'object'
+      ? { figures: plainFigures(o.figures as Record<string, unknown>) }
+      : {}),
     writtenAt: String(o.writtenAt ?? ''),
+  };
+}
+
+function plainFigures(o: Record<string, unknown>): DigestFigures {
+  const stake = (o.moneyAtStake ?? {}) as Record<string, unknown>;
+  return {
+    moneyAtStake: {
+      total: String(stake.total ?? '0'),
+      inPeriod: String(stake.inPeriod ?? '0'),
+      carriedOver: String(stake.carriedOver ?? '0'),
+      unvalued: jsonNumber(stake.unvalued) ?? 0,
+    },
+    closingUsd: typeof o.closingUsd === 'string' ? o.closingUsd : null,
+    closingUnvalued: Array.isArray(o.closingUnvalued) ? o.closingUnvalued.map(String) : [],
   };
 }
 

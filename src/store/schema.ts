@@ -350,6 +350,39 @@ export interface RunTable {
   delivered: Default<boolean>;
   delivered_at: TimeNull;
   delivery_error: string | null;
+  /** The batch this run is an account's run of (sql/0019); null for a single-account run. */
+  batch_id: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** A batch: one night of a multi-account config and its group report (sql/0019). */
+export interface BatchTable {
+  id: string;
+  trigger: string;
+  period_from: string;
+  period_to: string;
+  started_at: TimeDefault;
+  finished_at: TimeNull;
+  status: string;
+  report_path: ColumnType<string | null, string | null | undefined, string | null>;
+  report_digest: ColumnType<unknown, string | null | undefined, string | null>;
+  delivered: Default<boolean>;
+  delivered_at: TimeNull;
+  delivery_error: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** One account of a batch: its run and outcome (sql/0019). */
+export interface BatchAccountTable {
+  batch_id: string;
+  account: string;
+  position: number;
+  status: string;
+  run_id: ColumnType<string | null, string | null | undefined, string | null>;
+  failed_stage: ColumnType<string | null, string | null | undefined, string | null>;
+  error: ColumnType<string | null, string | null | undefined, string | null>;
+  started_at: TimeNull;
+  finished_at: TimeNull;
+  worker: ColumnType<string | null, string | null | undefined, string | null>;
+  attempts: Default<number>;
 }
 
 export interface BreakTable {
@@ -461,6 +494,8 @@ export interface DB {
   webhook_judgement: WebhookJudgementTable;
   quarantine: QuarantineTable;
   run: RunTable;
+  batch: BatchTable;
+  batch_account: BatchAccountTable;
   break: BreakTable;
   break_event: BreakEventTable;
   balance_roll: BalanceRollTable;

@@ -237,6 +237,7 @@ describeEachStore('reconcilePeriod', (ctx) => {
       lastSeenRun: 'run5',
       inPeriod: false,
       workflow: { status: 'unexplained', owner: null, explanation: null, lastNote: null },
+      account: 'default',
     });
     // The seed synced nothing of the other period: its only breaks are its day's unsynced streams
     // (S_COVERAGE, opened by this run); every other open break is carried over, and the counts say so.

@@ -34,7 +34,7 @@ import {
 } from '../../workflow/index.js';
 import { readReturnedWorkbook } from '../../report/read-workbook.js';
 import { breakSentence } from '../../rules/describe.js';
-import { action, createContext } from '../context.js';
+import { accountOption, action, createContext } from '../context.js';
 import { usageLine } from '../usage.js';
 import { openRunStore } from './run.js';
 
@@ -74,7 +74,7 @@ async function withStore<T>(
   command: Command,
   fn: (store: Store, config: Config, logger: Logger) => Promise<T>,
 ): Promise<T> {
-  const { config, logger } = createContext(command);
+  const { config, logger } = createContext(command, { one: true });
   const store = await openRunStore(config, logger);
   try {
     return await fn(store, config, logger);
@@ -97,7 +97,11 @@ function printJson(value: unknown): void {
 }
 
 export function register(program: Command): void {
-  const breaks = program.command('breaks').description(COMMAND_INFO['breaks'].description);
+  const breaks = accountOption(
+    program.command('breaks').description(COMMAND_INFO['breaks'].description),
+    'the account whose breaks (needed when the config has several)',
+    true,
+  );
 
   breaks
     .command('list')

@@ -2,7 +2,7 @@
 import { COMMAND_INFO } from './info.js';
 import type { Command } from 'commander';
 import { action, type GlobalOptions } from '../context.js';
-import { loadConfig, maskedConfig } from '../../config/load.js';
+import { accountConfigs, envPrefix, loadConfig, maskedConfig } from '../../config/load.js';
 import { ConfigError } from '../../errors.js';
 import { doctorAction, timeoutOption } from './doctor.js';
 
@@ -25,17 +25,25 @@ export function register(program: Command): void {
         if (opts.connect) return doctorAction(globals, { timeoutMs: opts.timeoutMs });
         const effective = loadConfig({ configPath: globals.config });
         const missing: string[] = [];
-        if (!effective.partner.apiUrl)
-          missing.push(
-            'environment variable PARTNER_API_URL: not set (with PARTNER_PUBLIC_KEY and PARTNER_PRIVATE_KEY), needed ' +
-              'by `run` and `sync --source partner`',
-          );
-        if (!effective.exchange.apiUrl)
-          missing.push(
-            'environment variable EXCHANGE_API_URL: not set (with EXCHANGE_API_TOKEN), needed by `run` and `sync ' +
-              '--source exchange`',
-          );
-        process.stdout.write(`${JSON.stringify(maskedConfig(effective), null, 2)}\n`);
+        // Several accounts: each account's variables (prefixed by its name), each problem naming the account.
+        for (const c of accountConfigs(effective)) {
+          const p = c.multiAccount ? envPrefix(c.account) : '';
+          const of = c.multiAccount ? ` (account ${c.account})` : '';
+          if (!c.partner.apiUrl)
+            missing.push(
+              `environment variable ${p}PARTNER_API_URL: not set (with ${p}PARTNER_PUBLIC_KEY and ${p}PARTNER_PRIVATE_KEY), ` +
+                `needed by \`run\` and \`sync --source partner\`${of}`,
+            );
+          if (!c.exchange.apiUrl)
+            missing.push(
+              `environment variable ${p}EXCHANGE_API_URL: not set (with ${p}EXCHANGE_API_TOKEN), needed by \`run\` and ` +
+                `\`sync --source exchange\`${of}`,
+            );
+        }
+        const shown = effective.multiAccount
+          ? { accounts: accountConfigs(effective).map(maskedConfig) }
+          : maskedConfig(effective);
+        process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
         if (missing.length) throw new ConfigError(missing);
         process.stderr.write('config ok\n');
       }),

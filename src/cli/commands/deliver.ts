@@ -4,12 +4,11 @@ import type { Command } from 'commander';
 import { ConfigError, EXIT } from '../../errors.js';
 import { completeRedeliveredRun } from '../../store/runs.js';
 import { loadStages } from '../../pipeline/load-stages.js';
-import { action, createContext, openMigratedStore } from '../context.js';
+import { accountOption, action, createContext, openMigratedStore } from '../context.js';
 import { requireRun } from './report.js';
 
 export function register(program: Command): void {
-  program
-    .command('deliver')
+  accountOption(program.command('deliver'), 'the account whose run (needed when the config has several)', true)
     .description(COMMAND_INFO['deliver'].description)
     .argument('<runId>', 'run id, as `ramp-recon runs` lists it')
     .option('--no-attachment', 'send the message without the workbook (it says where the workbook is)')
@@ -20,7 +19,7 @@ export function register(program: Command): void {
     )
     .action(
       action(async (runId: string, opts: { attachment: boolean }, command: Command) => {
-        const { config, logger } = createContext(command);
+        const { config, logger } = createContext(command, { one: true });
         if (!config.smtpUrl)
           throw new ConfigError([
             'environment variable SMTP_URL: required to deliver (with email.from and email.to in the config file)',

@@ -6,11 +6,10 @@ import type { Command } from 'commander';
 import { ConfigError, EXIT } from '../../errors.js';
 import type { Db } from '../../store/database.js';
 import { getRun, latestFinishedReconcile } from '../../store/runs.js';
-import { action, createContext, openMigratedStore } from '../context.js';
+import { accountOption, action, createContext, openMigratedStore } from '../context.js';
 
 export function register(program: Command): void {
-  program
-    .command('report')
+  accountOption(program.command('report'), 'the account whose run (needed when the config has several)', true)
     .description(COMMAND_INFO['report'].description)
     .argument('[runId]', 'run id, as `ramp-recon runs` lists it (default: the latest finished run or reconcile)')
     .option(
@@ -29,7 +28,7 @@ export function register(program: Command): void {
     )
     .action(
       action(async (runIdArg: string | undefined, opts: ReportFlags, command: Command) => {
-        const { config, logger } = createContext(command);
+        const { config, logger } = createContext(command, { one: true });
         const store = await openMigratedStore(config, logger);
         try {
           const runId = runIdArg ?? (await latestReconciledRun(store.db, config.account));

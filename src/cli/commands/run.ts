@@ -5,15 +5,15 @@ import { COMMAND_INFO } from './info.js';
 import { PARTIAL_MEANING, periodLabel } from '../../report/summary.js';
 import { lateSentence } from '../../report/late-data.js';
 import { Command } from 'commander';
-import { requireSources, type Config } from '../../config/load.js';
-import { EmbeddedBusyError, type Store } from '../../store/database.js';
+import { requireSources } from '../../config/load.js';
 import { EXIT } from '../../errors.js';
-import type { Logger } from '../../log/logger.js';
-import { RunLockedError } from '../../pipeline/lock.js';
 import { runPipeline, type PipelineResult } from '../../pipeline/run.js';
-import { installSignalHandlers } from '../../schedule/signals.js';
 import { parsePeriod } from '../../util/dates.js';
-import { action, createContext, openMigratedStore, type CommandContext } from '../context.js';
+import { accountOption, action, createContext, type CommandContext } from '../context.js';
+import { runBatchCommand, BATCH_EXIT_HELP } from './run-batch.js';
+import { withRunStore } from '../run-store.js';
+
+export { openRunStore, withRunStore } from '../run-store.js';
 import type { Period } from '../../domain/index.js';
 
 interface RunOptions {
@@ -54,17 +54,20 @@ export function periodAction<O extends { from?: string; to?: string }>(
 }
 
 export function register(program: Command): void {
-  periodCommand(program, 'run')
+  const run = periodCommand(program, 'run')
     .option('--json', 'print the JSON summary of the run on stdout (logs stay on stderr)')
     .option(
       '--fail-on-breaks',
       'exit 3 when the run succeeds but unexplained open breaks remain (`breaks ack` explains one)',
     )
     .option('--no-email', 'do not send the workbook by e-mail, even when SMTP_URL is set')
-    .option('--wait', WAIT_HELP)
-    .addHelpText('after', EXIT_CODES_HELP)
+    .option('--wait', WAIT_HELP);
+  accountOption(run, 'run this account of the config only')
+    .addHelpText('after', `${EXIT_CODES_HELP}\n${BATCH_EXIT_HELP}`)
     .action(
-      periodAction(async (opts: RunOptions, { config, logger, period }) => {
+      periodAction(async (opts: RunOptions, { config, logger, period, accounts }) => {
+        // A multi-account config runs a batch: every account (or those named), one group report.
+        if (config.multiAccount) return runBatchCommand(opts, { logger, period, accounts });
         requireSources(config, ['partner', 'exchange']);
         const result: PipelineResult = await withRunStore(config, logger, { wait: opts.wait }, (store, signal) =>
           runPipeline(
@@ -117,61 +120,4 @@ export function describeResult(result: PipelineResult): string {
   if (result.detailDir) lines.push(`  detail      ${result.detailDir} (every record of the period, gzip CSV)`);
   if (result.status === 'failed') lines.push('  what was committed is kept; the next run resumes from it');
   return lines.join('\n');
-}
-
-/**
- * The frame of every run-like command (run, sync, reconcile): the first SIGTERM/SIGINT aborts at
- * the next safe point (committed work is kept, the next run resumes), a second exits at once; the
- * store is opened (with --wait semantics) and always closed.
- */
-export async function withRunStore<T>(
-  config: Config,
-  logger: Logger,
-  options: { wait?: boolean },
-  fn: (store: Store, signal: AbortSignal) => Promise<T>,
-): Promise<T> {
-  const abort = new AbortController();
-  const uninstall = installSignalHandlers({
-    logger,
-    graceful: 'stopping at the next safe point; what is committed is kept and the next run resumes from it',
-    onGraceful: (signal) => abort.abort(new Error(`interrupted by ${signal}`)),
-  });
-  try {
-    const store = await openRunStore(config, logger, { wait: options.wait, signal: abort.signal });
-    try {
-      return await fn(store, abort.signal);
-    } finally {
-      await store.close();
-    }
-  } finally {
-    uninstall();
-  }
-}
-
-/**
- * Opens the store for a run-like command. On the embedded database a second process is kept
- * out by the data-folder lock: said as "another run is in progress" (exit 1), or, with --wait,
- * retried until the holder has finished.
- */
-export async function openRunStore(
-  config: Config,
-  logger: Logger,
-  options: { wait?: boolean; signal?: AbortSignal } = {},
-): Promise<Store> {
-  let logged = false;
-  for (;;) {
-    try {
-      return await openMigratedStore(config, logger);
-    } catch (err) {
-      if (!(err instanceof EmbeddedBusyError)) throw err;
-      const what = `another run is in progress: ${err.message}`;
-      if (!options.wait) throw new RunLockedError(`${what} (or pass --wait to wait for it)`);
-      if (!logged) {
-        logger.info(`${what}; waiting for it to finish (--wait)`);
-        logged = true;
-      }
-      options.signal?.throwIfAborted();
-      await new Promise((r) => setTimeout(r, 1_000));
-    }
-  }
 }

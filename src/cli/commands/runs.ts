@@ -16,7 +16,8 @@ import {
   type EndpointRequests,
   type RequestTotals,
 } from '../../http/meter.js';
-import { action, createContext, openMigratedStore } from '../context.js';
+import { accountOption, action, createContext, openMigratedStore } from '../context.js';
+import { recentBatches, type BatchInfo } from '../../store/batches.js';
 import { COUNT_LABELS, periodLabel } from '../../report/summary.js';
 
 interface StageRecord {
@@ -31,6 +32,10 @@ interface StageRecord {
 
 export interface RunListing {
   runId: string;
+  /** The account the run belongs to ("default" for a single-account config). */
+  account: string;
+  /** The batch it is an account's run of (multi-account configs); null otherwise. */
+  batchId: string | null;
   command: string;
   trigger: string;
   period: { from: string; to: string } | null;
@@ -71,29 +76,43 @@ export function deliveryOf(
 const limitSchema = z.coerce.number().int().min(1).max(10_000);
 
 export function register(program: Command): void {
-  program
+  const runs = program
     .command('runs')
     .description(COMMAND_INFO['runs'].description)
-    .option('--json', 'print a JSON array on stdout')
-    .option('--limit <n>', 'how many runs to list', '20')
-    .action(
-      action(async (opts: { json?: boolean; limit: string }, command: Command) => {
-        const limit = limitSchema.safeParse(opts.limit);
-        if (!limit.success)
-          throw new ConfigError([
-            `--limit: must be a whole number from 1 to 10000 (got ${JSON.stringify(opts.limit)})`,
-          ]);
-        const { config, logger } = createContext(command);
-        const store = await openMigratedStore(config, logger);
-        try {
-          const runs = await listRuns(store.db, config.account, limit.data);
+    .option('--json', 'print a JSON array on stdout (several accounts: {"batches": [...], "runs": [...]})')
+    .option('--limit <n>', 'how many runs (and batches) to list', '20');
+  accountOption(runs, "list this account's runs only").action(
+    action(async (opts: { json?: boolean; limit: string }, command: Command) => {
+      const limit = limitSchema.safeParse(opts.limit);
+      if (!limit.success)
+        throw new ConfigError([`--limit: must be a whole number from 1 to 10000 (got ${JSON.stringify(opts.limit)})`]);
+      const { config, logger, accounts } = createContext(command);
+      const store = await openMigratedStore(config, logger);
+      try {
+        // Several accounts: their runs merged newest first, and the batches that ran them.
+        const runs = (await Promise.all(accounts.map((c) => listRuns(store.db, c.account, limit.data))))
+          .flat()
+          .sort((a, b) => b.startedAt.localeCompare(a.startedAt) || b.runId.localeCompare(a.runId))
+          .slice(0, limit.data);
+        if (!config.multiAccount) {
           process.stdout.write(opts.json ? `${JSON.stringify(runs, null, 2)}\n` : formatRuns(runs));
           return EXIT.ok;
-        } finally {
-          await store.close();
         }
-      }),
-    );
+        const only = accounts.length < config.accountNames.length;
+        const batches = (await recentBatches(store.db, limit.data)).filter(
+          (b) => !only || b.accounts.some((a) => accounts.some((c) => c.account === a.account)),
+        );
+        process.stdout.write(
+          opts.json
+            ? `${JSON.stringify({ batches: batches.map(batchListing), runs }, null, 2)}\n`
+            : `${formatBatches(batches)}${formatRuns(runs, true)}`,
+        );
+        return EXIT.ok;
+      } finally {
+        await store.close();
+      }
+    }),
+  );
 }
 
 export async function listRuns(db: Db, account: string, limit: number): Promise<RunListing[]> {
@@ -107,6 +126,8 @@ export async function listRuns(db: Db, account: string, limit: number): Promise<
       const requests = parseRunRequests(r.requests);
       return {
         runId: r.id,
+        account: r.account,
+        batchId: r.batch_id ?? null,
         command: r.command,
         trigger: r.trigger,
         period:
@@ -158,14 +179,14 @@ export async function listRuns(db: Db, account: string, limit: number): Promise<
     .map((listing) => ({ ...listing, delivery: deliveryOf(listing) }));
 }
 
-export function formatRuns(runs: RunListing[]): string {
+export function formatRuns(runs: RunListing[], withAccount = false): string {
   if (runs.length === 0) return 'no runs yet: `ramp-recon run` starts one\n';
   const out: string[] = [];
   for (const r of runs) {
     // the period as the workbook and the e-mail name it (both days inclusive); --json keeps from / to (exclusive)
     const period = r.period ? periodLabel(r.period.from, r.period.to) : '-';
     out.push(
-      `${r.runId}  ${r.command.padEnd(9)} ${r.trigger.padEnd(8)} ${period.padEnd(24)} ${r.status.padEnd(9)} ${r.startedAt}  ${seconds(r.ms).padStart(7)}  breaks ${r.openBreaks ?? '-'}  ${r.delivery === 'failed' ? 'delivery failed' : r.delivery === 'not requested' ? 'no e-mail requested' : r.delivery}`,
+      `${r.runId}  ${withAccount ? `${r.account.padEnd(12)} ` : ''}${r.command.padEnd(9)} ${r.trigger.padEnd(8)} ${period.padEnd(24)} ${r.status.padEnd(9)} ${r.startedAt}  ${seconds(r.ms).padStart(7)}  breaks ${r.openBreaks ?? '-'}  ${r.delivery === 'failed' ? 'delivery failed' : r.delivery === 'not requested' ? 'no e-mail requested' : r.delivery}`,
     );
     const stageText = Object.entries(r.stages)
       .map(
@@ -233,4 +254,46 @@ function rank(key: string): number {
 
 function seconds(ms: number | null): string {
   return ms === null ? '-' : `${(ms / 1000).toFixed(1)}s`;
+}
+
+/** A batch as `runs --json` lists it: its period, outcome, group report and each account's run, worker and attempts. */
+export function batchListing(b: BatchInfo): Record<string, unknown> {
+  return {
+    batchId: b.id,
+    trigger: b.trigger,
+    period: { from: b.periodFrom, to: b.periodTo },
+    status: b.status,
+    startedAt: b.startedAt.toISOString(),
+    finishedAt: b.finishedAt?.toISOString() ?? null,
+    report: b.reportPath,
+    delivered: b.delivered,
+    deliveryError: b.deliveryError,
+    accounts: b.accounts.map((a) => ({
+      account: a.account,
+      status: a.status,
+      runId: a.runId,
+      failedStage: a.failedStage,
+      error: a.error,
+      worker: a.worker,
+      attempts: a.attempts,
+    })),
+  };
+}
+
+export function formatBatches(batches: BatchInfo[]): string {
+  if (batches.length === 0) return '';
+  const out: string[] = [];
+  for (const b of batches) {
+    const verdict = (b.reportDigest as { verdict?: unknown } | null)?.verdict;
+    out.push(
+      `${b.id}  batch     ${b.trigger.padEnd(8)} ${periodLabel(b.periodFrom, b.periodTo).padEnd(24)} ${b.status.padEnd(9)} ${b.startedAt.toISOString()}  ${typeof verdict === 'string' ? verdict : ''}`,
+    );
+    for (const a of b.accounts)
+      out.push(
+        `    ${a.account.padEnd(12)} ${a.status.padEnd(9)} ${a.runId ?? '-'}${a.worker ? `  on ${a.worker}` : ''}${a.attempts > 1 ? `  ${a.attempts} attempts` : ''}${a.error ? `  ${a.failedStage ? `${a.failedStage}: ` : ''}${a.error}` : ''}`,
+      );
+    if (b.reportPath) out.push(`    group report  ${b.reportPath}`);
+    if (b.deliveryError) out.push(`    e-mail  ${b.deliveryError}`);
+  }
+  return `${out.join('\n')}\n`;
 }

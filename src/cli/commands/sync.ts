@@ -1,12 +1,13 @@
 /** `ramp-recon sync`: pulls the APIs into the store as a recorded run, without reconciling. */
 import { COMMAND_INFO } from './info.js';
 import { Command, Option } from 'commander';
-import { requireSources } from '../../config/load.js';
+import { requireSources, type Config } from '../../config/load.js';
+import type { Logger } from '../../log/logger.js';
 import { ConfigError, EXIT } from '../../errors.js';
 import { executeRun } from '../../pipeline/execute.js';
 import { loadStages } from '../../pipeline/load-stages.js';
 import { dayStart, parsePeriod, dayString } from '../../util/dates.js';
-import { action, createContext } from '../context.js';
+import { accountOption, action, createContext } from '../context.js';
 import { EXIT_CODES_HELP, WAIT_HELP, withRunStore } from './run.js';
 
 interface SyncOptions {
@@ -23,7 +24,7 @@ interface SyncOptions {
 }
 
 export function register(program: Command): void {
-  program
+  const sync = program
     .command('sync')
     .description(COMMAND_INFO['sync'].description)
     .addOption(
@@ -53,74 +54,86 @@ export function register(program: Command): void {
         'inclusive)',
     )
     .option('--backfill-to <date>', 'exchange: end of the backfill, YYYY-MM-DD UTC, exclusive (default: today)')
-    .option('--wait', WAIT_HELP)
+    .option('--wait', WAIT_HELP);
+  accountOption(sync, 'sync this account of the config only')
     .addHelpText('after', EXIT_CODES_HELP.replace(/\n {2}3 .*$/, ''))
     .action(
       action(async (opts: SyncOptions, command: Command) => {
-        const { config, logger } = createContext(command);
-        const now = new Date();
-        const period = parsePeriod({ from: opts.from, to: opts.to }, now);
-        const backfill = parseBackfill(opts, now);
-        const wantsPartner = opts.source !== 'exchange';
-        const wantsExchange = opts.source !== 'partner';
-        if (!wantsPartner && (opts.externalReference.length || opts.referencesCsv || opts.relist || opts.walletHistory))
-          throw new ConfigError([
-            '--external-reference / --references-csv / --relist / --wallet-history: only with --source partner or all',
-          ]);
-        if (!wantsExchange && backfill)
-          throw new ConfigError(['--backfill-from / --backfill-to: only with --source exchange or all']);
-        requireSources(config, [
-          ...(wantsPartner ? (['partner'] as const) : []),
-          ...(wantsExchange ? (['exchange'] as const) : []),
-        ]);
-
-        const references = [...opts.externalReference];
-        if (opts.referencesCsv) {
-          const { readReferencesCsv } = await import('../../sources/partner/references-csv.js');
-          references.push(...(await readReferencesCsv(opts.referencesCsv)));
-        }
-        const byReference = opts.externalReference.length > 0 || opts.referencesCsv !== undefined;
-        if (byReference && references.length === 0)
-          throw new ConfigError([`--references-csv ${opts.referencesCsv}: no external references found in the file`]);
-        if (byReference && (opts.relist || opts.walletHistory))
-          throw new ConfigError([
-            '--relist / --wallet-history: not with --external-reference / --references-csv (no day or wallet listing)',
-          ]);
-
-        const { syncExchange, syncPartner } = await loadStages();
-        return withRunStore(config, logger, { wait: opts.wait }, async (store, signal) => {
-          const outcome = await executeRun(
-            { store, config, logger },
-            {
-              command: 'sync',
-              trigger: 'cli',
-              period: wantsPartner && !byReference ? period : null,
-              wait: opts.wait,
-              signal,
-            },
-            async (ctx, stage) => {
-              if (wantsExchange)
-                await stage('sync.exchange', () => syncExchange(ctx, backfill ? { backfill } : undefined));
-              if (wantsPartner)
-                await stage('sync.partner', () =>
-                  byReference
-                    ? syncPartner(ctx, null, { externalReferences: references })
-                    : syncPartner(ctx, period, {
-                        relist: opts.relist ?? false,
-                        walletHistory: opts.walletHistory ?? false,
-                      }),
-                );
-            },
+        const { logger, accounts } = createContext(command);
+        // Several accounts: one after another, each its own run; the exit code is the worst of them.
+        let code: number = EXIT.ok;
+        for (const config of accounts)
+          code = Math.max(
+            code,
+            await syncAccount(opts, config, accounts.length > 1 ? logger.child({ account: config.account }) : logger),
           );
-          process.stdout.write(
-            outcome.status === 'succeeded'
-              ? `sync ${outcome.runId} succeeded\n`
-              : `sync ${outcome.runId} failed in stage ${outcome.failedStage}: ${outcome.error}\n  what was committed is kept; the next sync resumes from it\n`,
-          );
-          return outcome.status === 'succeeded' ? EXIT.ok : EXIT.failed;
-        });
+        return code;
       }),
     );
+}
+
+/** One account's sync, as one recorded run. */
+async function syncAccount(opts: SyncOptions, config: Config, logger: Logger): Promise<number> {
+  const now = new Date();
+  const period = parsePeriod({ from: opts.from, to: opts.to }, now);
+  const backfill = parseBackfill(opts, now);
+  const wantsPartner = opts.source !== 'exchange';
+  const wantsExchange = opts.source !== 'partner';
+  if (!wantsPartner && (opts.externalReference.length || opts.referencesCsv || opts.relist || opts.walletHistory))
+    throw new ConfigError([
+      '--external-reference / --references-csv / --relist / --wallet-history: only with --source partner or all',
+    ]);
+  if (!wantsExchange && backfill)
+    throw new ConfigError(['--backfill-from / --backfill-to: only with --source exchange or all']);
+  requireSources(config, [
+    ...(wantsPartner ? (['partner'] as const) : []),
+    ...(wantsExchange ? (['exchange'] as const) : []),
+  ]);
+
+  const references = [...opts.externalReference];
+  if (opts.referencesCsv) {
+    const { readReferencesCsv } = await import('../../sources/partner/references-csv.js');
+    references.push(...(await readReferencesCsv(opts.referencesCsv)));
+  }
+  const byReference = opts.externalReference.length > 0 || opts.referencesCsv !== undefined;
+  if (byReference && references.length === 0)
+    throw new ConfigError([`--references-csv ${opts.referencesCsv}: no external references found in the file`]);
+  if (byReference && (opts.relist || opts.walletHistory))
+    throw new ConfigError([
+      '--relist / --wallet-history: not with --external-reference / --references-csv (no day or wallet listing)',
+    ]);
+
+  const { syncExchange, syncPartner } = await loadStages();
+  return withRunStore(config, logger, { wait: opts.wait }, async (store, signal) => {
+    const outcome = await executeRun(
+      { store, config, logger },
+      {
+        command: 'sync',
+        trigger: 'cli',
+        period: wantsPartner && !byReference ? period : null,
+        wait: opts.wait,
+        signal,
+      },
+      async (ctx, stage) => {
+        if (wantsExchange) await stage('sync.exchange', () => syncExchange(ctx, backfill ? { backfill } : undefined));
+        if (wantsPartner)
+          await stage('sync.partner', () =>
+            byReference
+              ? syncPartner(ctx, null, { externalReferences: references })
+              : syncPartner(ctx, period, {
+                  relist: opts.relist ?? false,
+                  walletHistory: opts.walletHistory ?? false,
+                }),
+          );
+      },
+    );
+    process.stdout.write(
+      outcome.status === 'succeeded'
+        ? `sync ${outcome.runId}${config.multiAccount ? ` of account ${config.account}` : ''} succeeded\n`
+        : `sync ${outcome.runId} failed in stage ${outcome.failedStage}: ${outcome.error}\n  what was committed is kept; the next sync resumes from it\n`,
+    );
+    return outcome.status === 'succeeded' ? EXIT.ok : EXIT.failed;
+  });
 }
 
 function parseBackfill(opts: SyncOptions, now: Date): { from: Date; to: Date } | undefined {

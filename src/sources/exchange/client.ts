@@ -1,6 +1,7 @@
 /** HTTP client of the Exchange API: one method per endpoint, bodies read losslessly. */
 import type { Config } from '../../config/load.js';
 import type { Logger } from '../../log/logger.js';
+import { rateBudgets, sharedLimiter } from '../../http/rate-groups.js';
 import { createHttpClient, type HttpClient, type HttpResponse, type QueryValue } from '../../http/client.js';
 import type { RequestMeter } from '../../http/meter.js';
 import { AppError } from '../../errors.js';
@@ -143,6 +144,12 @@ export function exchangeClientFromConfig(
       headers: { [AUTH_HEADER]: config.exchange.token },
       authHeaders: [AUTH_HEADER],
       rateLimitPerSecond: config.exchange.rateLimitPerSecond,
+      // the accounts of one exchange login (rate group) share its budget
+      ...(config.multiAccount
+        ? {
+            limiter: sharedLimiter(rateBudgets(config.rateGroup).exchange, config.exchange.rateLimitPerSecond),
+          }
+        : {}),
       ...config.http,
       logger,
       sleep: overrides.sleep,

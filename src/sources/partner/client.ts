@@ -1,6 +1,7 @@
 /** HTTP client of the Partner API: public-key and private-key calls, each paced at its own rate limit. */
 import type { Config } from '../../config/load.js';
 import type { Logger } from '../../log/logger.js';
+import { rateBudgets, sharedLimiter } from '../../http/rate-groups.js';
 import { createHttpClient, type HttpClient, type HttpResponse, type QueryValue } from '../../http/client.js';
 import type { RequestMeter } from '../../http/meter.js';
 import { AppError, ConfigError } from '../../errors.js';
@@ -118,11 +119,14 @@ export function partnerClientFromConfig(
     meter: overrides.meter,
   };
   // The operator's published limits are per class of call: public-key calls 10/s per IP address,
-  // private calls 100/s per organisation. Each client paces itself at its own class's limit.
+  // private calls 100/s per organisation. Each client paces itself at its own class's limit; the
+  // accounts of a multi-account config share the budgets of their rate group (and of the process's IP).
+  const budgets = config.multiAccount ? rateBudgets(config.rateGroup) : null;
   return createPartnerClient({
     public: createHttpClient({
       ...common,
       rateLimitPerSecond: config.partner.publicRateLimitPerSecond,
+      ...(budgets ? { limiter: sharedLimiter(budgets.partnerPublic, config.partner.publicRateLimitPerSecond) } : {}),
       headers: { [PUBLIC_KEY_HEADER]: publicKey },
       authHeaders: [PUBLIC_KEY_HEADER],
     }),
@@ -131,6 +135,7 @@ export function partnerClientFromConfig(
     private: createHttpClient({
       ...common,
       rateLimitPerSecond: config.partner.privateRateLimitPerSecond,
+      ...(budgets ? { limiter: sharedLimiter(budgets.partnerPrivate, config.partner.privateRateLimitPerSecond) } : {}),
       headers: { [PUBLIC_KEY_HEADER]: publicKey, [PRIVATE_KEY_HEADER]: privateKey },
       authHeaders: [PUBLIC_KEY_HEADER, PRIVATE_KEY_HEADER],
     }),

@@ -1,0 +1,221 @@
+/** The `batch` and `batch_account` rows: a multi-account night, each account's outcome and the group report. */
+import { randomBytes } from 'node:crypto';
+import { jsonNumber } from '../decimal/json.js';
+import { ReportError } from '../errors.js';
+import type { Db } from './database.js';
+import type { Period } from '../domain/period.js';
+
+export type BatchAccountStatus = 'pending' | 'running' | 'succeeded' | 'failed';
+
+export interface BatchAccount {
+  account: string;
+  position: number;
+  status: BatchAccountStatus;
+  runId: string | null;
+  failedStage: string | null;
+  error: string | null;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  worker: string | null;
+  attempts: number;
+}
+
+export interface BatchInfo {
+  id: string;
+  trigger: string;
+  periodFrom: string;
+  periodTo: string;
+  startedAt: Date;
+  finishedAt: Date | null;
+  status: string;
+  reportPath: string | null;
+  reportDigest: unknown;
+  delivered: boolean;
+  deliveredAt: Date | null;
+  deliveryError: string | null;
+  /** In config order. */
+  accounts: BatchAccount[];
+}
+
+/** Sortable, readable batch id: b20261122T020000Z-3fa9c1 (a run's is r...). */
+export function newBatchId(now = new Date()): string {
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
+  return `b${stamp}-${randomBytes(3).toString('hex')}`;
+}
+
+/** A batch planned: its row and one pending row per account, in config order, in one transaction. */
+export async function createBatch(
+  db: Db,
+  input: { trigger: string; period: Period; accounts: readonly string[]; startedAt?: Date; id?: string },
+): Promise<string> {
+  const id = input.id ?? newBatchId(input.startedAt);
+  await db.transaction().execute(async (tx) => {
+    await tx
+      .insertInto('batch')
+      .values({
+        id,
+        trigger: input.trigger,
+        period_from: input.period.from,
+        period_to: input.period.to,
+        started_at: input.startedAt ?? new Date(),
+        status: 'running',
+      })
+      .execute();
+    await tx
+      .insertInto('batch_account')
+      .values(input.accounts.map((account, position) => ({ batch_id: id, account, position, status: 'pending' })))
+      .execute();
+  });
+  return id;
+}
+
+/** An account's run has started (one more attempt), on this worker. */
+export async function startBatchAccount(db: Db, batchId: string, account: string, worker: string): Promise<void> {
+  await db
+    .updateTable('batch_account')
+    .set((eb) => ({
+      status: 'running',
+      started_at: new Date(),
+      finished_at: null,
+      worker,
+      attempts: eb('attempts', '+', 1),
+    }))
+    .where('batch_id', '=', batchId)
+    .where('account', '=', account)
+    .execute();
+}
+
+/** The account's run row, as soon as it exists: `runs` links the batch to it while it runs. */
+export async function setBatchAccountRun(db: Db, batchId: string, account: string, runId: string): Promise<void> {
+  await db
+    .updateTable('batch_account')
+    .set({ run_id: runId })
+    .where('batch_id', '=', batchId)
+    .where('account', '=', account)
+    .execute();
+}
+
+/** An account's outcome: succeeded, or failed with the stage and error its run recorded (or why it never ran). */
+export async function finishBatchAccount(
+  db: Db,
+  batchId: string,
+  account: string,
+  outcome: {
+    status: 'succeeded' | 'failed';
+    runId?: string | null;
+    failedStage?: string | null;
+    error?: string | null;
+  },
+): Promise<void> {
+  await db
+    .updateTable('batch_account')
+    .set({
+      status: outcome.status,
+      ...(outcome.runId ? { run_id: outcome.runId } : {}),
+      failed_stage: outcome.failedStage ?? null,
+      error: outcome.error ?? null,
+      finished_at: new Date(),
+    })
+    .where('batch_id', '=', batchId)
+    .where('account', '=', account)
+    .execute();
+}
+
+/** The batch has ended: succeeded when every account did, failed otherwise. */
+export async function finishBatch(db: Db, batchId: string, status: 'succeeded' | 'failed'): Promise<void> {
+  await db.updateTable('batch').set({ status, finished_at: new Date() }).where('id', '=', batchId).execute();
+}
+
+/** The group workbook written for the batch and the digest its e-mail shows. */
+export async function setBatchReport(db: Db, batchId: string, path: string, digest: unknown): Promise<void> {
+  await db
+    .updateTable('batch')
+    .set({ report_path: path, report_digest: JSON.stringify(digest) })
+    .where('id', '=', batchId)
+    .execute();
+}
+
+/** The group e-mail's outcome: sent (now), or not sent with the reason. */
+export async function recordBatchDelivery(
+  db: Db,
+  batchId: string,
+  outcome: { delivered: true } | { delivered: false; error: string },
+): Promise<void> {
+  await db
+    .updateTable('batch')
+    .set(
+      outcome.delivered
+        ? { delivered: true, delivered_at: new Date(), delivery_error: null }
+        : { delivered: false, delivered_at: null, delivery_error: outcome.error },
+    )
+    .where('id', '=', batchId)
+    .execute();
+}
+
+export async function loadBatch(db: Db, batchId: string): Promise<BatchInfo> {
+  const found = await findBatch(db, batchId);
+  if (!found) throw new ReportError(`batch ${batchId} not found; list batches with \`ramp-recon runs\``);
+  return found;
+}
+
+export async function findBatch(db: Db, batchId: string): Promise<BatchInfo | undefined> {
+  const row = await db.selectFrom('batch').selectAll().where('id', '=', batchId).executeTakeFirst();
+  if (!row) return undefined;
+  const accounts = await db
+    .selectFrom('batch_account')
+    .selectAll()
+    .where('batch_id', '=', batchId)
+    .orderBy('position')
+    .execute();
+  return {
+    id: row.id,
+    trigger: row.trigger,
+    periodFrom: row.period_from,
+    periodTo: row.period_to,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+    status: row.status,
+    reportPath: row.report_path,
+    reportDigest: row.report_digest,
+    delivered: row.delivered,
+    deliveredAt: row.delivered_at,
+    deliveryError: row.delivery_error,
+    accounts: accounts.map((a) => ({
+      account: a.account,
+      position: jsonNumber(a.position) ?? 0,
+      status: a.status as BatchAccountStatus,
+      runId: a.run_id,
+      failedStage: a.failed_stage,
+      error: a.error,
+      startedAt: a.started_at,
+      finishedAt: a.finished_at,
+      worker: a.worker,
+      attempts: jsonNumber(a.attempts) ?? 0,
+    })),
+  };
+}
+
+/** The newest batches, newest first, each with its accounts. */
+export async function recentBatches(db: Db, limit: number, account?: string): Promise<BatchInfo[]> {
+  let query = db.selectFrom('batch').select('id').orderBy('started_at', 'desc').limit(limit);
+  if (account)
+    query = query.where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('batch_account')
+          .select('account')
+          .whereRef('batch_account.batch_id', '=', 'batch.id')
+          .where('batch_account.account', '=', account),
+      ),
+    );
+  const ids = await query.execute();
+  const out: BatchInfo[] = [];
+  for (const { id } of ids) {
+    const batch = await findBatch(db, id);
+    if (batch) out.push(batch);
+  }
+  return out;
+}
