@@ -31,7 +31,8 @@ const MIGRATION_LOCK = 7_416_001;
 
 /**
  * Applies sql/NNNN_name.sql files in order, each in its own transaction, recording each in
- * schema_migration with a checksum. Concurrent migrators wait on an advisory lock; an edited,
+ * schema_migration with a checksum. Concurrent migrators wait on an advisory lock, taken before anything else (also
+ * the creation of schema_migration); an edited,
  * already-applied file is an error rather than being silently skipped.
  */
 export async function migrate(store: Store, sqlDir = defaultSqlDir()): Promise<MigrationResult> {
@@ -40,14 +41,16 @@ export async function migrate(store: Store, sqlDir = defaultSqlDir()): Promise<M
     .sort();
   const result: MigrationResult = { applied: [], alreadyApplied: [] };
   await store.withSession(async (session) => {
-    await session.exec(`
-      create table if not exists schema_migration (
-        name text primary key,
-        checksum text not null,
-        applied_at timestamptz not null default now()
-      )`);
+    // The lock first: two migrators on a fresh database would otherwise both run the `create table if not exists`
+    // below, and one fails on the other's half-created table (a unique violation in pg_type).
     await session.exec(`select pg_advisory_lock(${MIGRATION_LOCK})`);
     try {
+      await session.exec(`
+        create table if not exists schema_migration (
+          name text primary key,
+          checksum text not null,
+          applied_at timestamptz not null default now()
+        )`);
       const rows = await session.query<{ name: string; checksum: string }>(
         'select name, checksum from schema_migration',
       );
