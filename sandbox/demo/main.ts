@@ -1,25 +1,30 @@
 #!/usr/bin/env node
-/** `npm run demo`: the sandbox and two pipeline runs in one process, offline. */
+/** `npm run demo`: the sandbox with two accounts and two nightly batches in one process, offline. */
 /**
  * `npm run demo`: the whole product on a fresh machine, offline, in one process. Starts the
- * sandbox (both APIs on localhost, planted discrepancies, live activity), runs the pipeline twice
- * on the embedded database in ./data/demo (so the balance roll-forward has two snapshots), writes
- * the workbook to reports/, prints where it is and the headline figures, and shuts down.
+ * sandbox (both APIs on localhost for two accounts of a group, acme and globex, each with its own
+ * data and planted discrepancies, live activity), runs the batch of both accounts twice on the
+ * embedded database in ./data/demo (so the balance roll-forward has two snapshots), writes each
+ * account's workbook and the group workbook to reports/, prints where they are and the headline
+ * figures, and shuts down.
  */
 import { periodLabel } from '../../src/report/summary.js';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { loadConfig, secretValues } from '../../src/config/load.js';
+import { accountConfigs, loadConfig, secretValues } from '../../src/config/load.js';
 import { openStore } from '../../src/store/database.js';
 import { migrate } from '../../src/store/migrate.js';
 import { createLogger } from '../../src/log/logger.js';
-import { runPipeline, type PipelineResult } from '../../src/pipeline/run.js';
-import { startSandbox } from '../index.js';
+import type { PipelineResult } from '../../src/pipeline/run.js';
+import { runBatch, type BatchResult } from '../../src/pipeline/batch.js';
+import { startSandboxAccounts } from '../index.js';
 import { installSignalHandlers } from '../../src/schedule/signals.js';
 import { addDays, toDay } from '../../src/util/dates.js';
 
 /** Small enough to finish in well under a minute on a laptop, big enough to fill every sheet. */
 const DEMO = { seed: 20261122, days: 4, ordersPerDay: 16, fillsPerOrder: 2 } as const;
+/** The group's two accounts: two brands, each with its own partner organisation and exchange login. */
+const ACCOUNTS = ['acme', 'globex'] as const;
 /** Sandbox time that passes between the two runs (new fills, deposits, state changes). */
 const ADVANCE_MS = 30 * 60_000;
 
@@ -32,25 +37,34 @@ async function main(): Promise<number> {
 
   const out = (line = '') => process.stdout.write(`${line}\n`);
   out('ramp-recon demo: starting the sandbox (simulated Partner and Exchange APIs on localhost) ...');
-  const sandbox = await startSandbox({
+  const sandbox = await startSandboxAccounts({
     seed: DEMO.seed,
     days: DEMO.days,
     ordersPerDay: DEMO.ordersPerDay,
     fillsPerOrder: DEMO.fillsPerOrder,
     discrepancies: true,
     live: true,
+    accounts: ACCOUNTS.map((name) => ({ name })),
   });
-  out(`sandbox: Partner and Exchange APIs at ${sandbox.url}, ${sandbox.expectedBreaks().length} planted discrepancies`);
+  const planted = (name: string) => sandbox.accounts[name]!.expectedBreaks();
+  out(
+    `sandbox: Partner and Exchange APIs at ${sandbox.url} for two accounts of a group: ${ACCOUNTS.map((n) => `${n} (${planted(n).length} planted discrepancies)`).join(', ')}`,
+  );
   const abort = new AbortController();
   try {
     const configPath = join(dataDir, 'config.json');
     // The sandbox's orders satisfy its partner fee rate exactly: configuring it turns P_PARTNER_FEE_RATE on.
     writeFileSync(
       configPath,
-      `${JSON.stringify({ partner: { feeRate: sandbox.partnerFeeRate ?? '0.01' } }, null, 2)}\n`,
+      `${JSON.stringify(
+        { accounts: ACCOUNTS.map((name) => ({ name, partner: { feeRate: sandbox.accounts[name]!.partnerFeeRate } })) },
+        null,
+        2,
+      )}\n`,
     );
     const config = loadConfig({
       env: {
+        // each account's URLs and keys, prefixed by its name (ACME_PARTNER_API_URL, ...)
         ...sandbox.env,
         RAMP_RECON_DATA_DIR: dataDir,
         REPORTS_DIR: process.env.REPORTS_DIR,
@@ -75,27 +89,51 @@ async function main(): Promise<number> {
       const period = { from: addDays(today, -DEMO.days), to: addDays(today, 1) };
       out(`period: ${periodLabel(period.from, period.to)}`);
 
-      const runOnce = async (label: string): Promise<PipelineResult> => {
+      // One batch: every account's own run (run row, lock, cursors, breaks), then the group workbook.
+      const batchOnce = async (label: string): Promise<BatchResult> => {
         const started = Date.now();
-        const result = await runPipeline(
-          { store, config, logger },
-          { period, trigger: 'demo', email: false, signal: abort.signal },
-        );
+        const batch = await runBatch({ store, logger }, accountConfigs(config), {
+          period,
+          trigger: 'demo',
+          email: false,
+          signal: abort.signal,
+        });
+        for (const r of batch.runs) {
+          const result = r.result;
+          if (!result) out(`${label}: account ${r.account} did not run: ${r.error}`);
+          else {
+            out(
+              `${label}: run ${result.runId} ${result.status}, ${result.openBreaks} open breaks (account ${r.account})`,
+            );
+            if (result.status === 'failed') out(`  failed in stage ${result.failedStage}: ${result.error}`);
+          }
+        }
         out(
-          `${label}: run ${result.runId} ${result.status} in ${((Date.now() - started) / 1000).toFixed(1)}s, ${result.openBreaks} open breaks`,
+          `${label}: batch ${batch.batchId} ${batch.status} in ${((Date.now() - started) / 1000).toFixed(1)}s: ${batch.report?.digest.verdict ?? batch.reportError}`,
         );
-        if (result.status === 'failed') out(`  failed in stage ${result.failedStage}: ${result.error}`);
-        return result;
+        return batch;
       };
 
-      const first = await runOnce('run 1');
+      const first = await batchOnce('run 1');
       if (first.status === 'failed') return 1;
-      // Live activity: the sandbox moves on (stamped up to now), and the second run's balance snapshot closes the roll-forward.
-      sandbox.advance(ADVANCE_MS);
-      const second = await runOnce('run 2');
+      // Live activity: the sandbox moves on (stamped up to now), and the second batch's balance snapshots close the
+      // roll-forward.
+      for (const name of ACCOUNTS) sandbox.accounts[name]!.advance(ADVANCE_MS);
+      const second = await batchOnce('run 2');
       if (second.status === 'failed') return 1;
 
-      printHeadline(out, second, sandbox.expectedBreaks(), cwd);
+      // The first account in full (its workbook, summary and planted cases), the second in brief, then the group.
+      const [main, other] = second.runs;
+      printHeadline(out, main!.result!, planted(main!.account), cwd);
+      const o = other!.result!;
+      const caught = caughtOf(o, planted(other!.account));
+      out();
+      out(
+        `account ${other!.account}: workbook ${relative(cwd, o.reportPath ?? '')}, ${o.openBreaks} open breaks, planted discrepancies caught: ${caught.caught} of ${caught.of}`,
+      );
+      out(
+        `group workbook: ${relative(cwd, second.report?.path ?? '') || second.report?.path} (${second.report?.digest.verdict}; its Group summary has every account, its Breaks and Balances sheets every account's rows)`,
+      );
       return 0;
     } finally {
       uninstall();
@@ -104,6 +142,18 @@ async function main(): Promise<number> {
   } finally {
     await sandbox.close();
   }
+}
+
+/** The planted discrepancies the run could check, and how many of them it found. */
+function caughtOf(
+  result: PipelineResult,
+  planted: Array<{ code: string; key: string; requires?: string }>,
+): { caught: number; of: number; missed: string[] } {
+  const found = new Set(result.summary.breaks.map((b) => `${b.code} ${b.key}`));
+  // P_WEBHOOK_GAP needs the webhook receiver configured, which the demo does not run.
+  const checkable = planted.filter((p) => !p.requires);
+  const missed = checkable.filter((p) => !found.has(`${p.code} ${p.key}`)).map((p) => `${p.code} ${p.key}`);
+  return { caught: checkable.length - missed.length, of: checkable.length, missed };
 }
 
 function printHeadline(
@@ -119,11 +169,9 @@ function printHeadline(
     bySeverity[b.severity] = (bySeverity[b.severity] ?? 0) + 1;
     byCode.set(b.code, (byCode.get(b.code) ?? 0) + 1);
   }
-  const found = new Set(s.breaks.map((b) => `${b.code} ${b.key}`));
-  // P_WEBHOOK_GAP needs the webhook receiver configured, which the demo does not run.
-  const checkable = planted.filter((p) => !p.requires);
-  const caught = checkable.filter((p) => found.has(`${p.code} ${p.key}`));
+  const caught = caughtOf(result, planted);
   out();
+  out(`account ${result.summary.account}:`);
   out(`workbook: ${relative(cwd, result.reportPath ?? '') || result.reportPath}`);
   if (result.detailDir)
     out(`detail:   ${relative(cwd, result.detailDir) || result.detailDir} (every record, gzip CSV)`);
@@ -149,14 +197,7 @@ function printHeadline(
       .join(', ')}`,
   );
   out(
-    `planted discrepancies caught: ${caught.length} of ${checkable.length}${
-      caught.length < checkable.length
-        ? ` (missed: ${checkable
-            .filter((p) => !caught.includes(p))
-            .map((p) => `${p.code} ${p.key}`)
-            .join(', ')})`
-        : ''
-    }`,
+    `planted discrepancies caught: ${caught.caught} of ${caught.of}${caught.missed.length ? ` (missed: ${caught.missed.join(', ')})` : ''}`,
   );
   const needWebhooks = planted.filter((p) => p.requires === 'webhooks');
   if (needWebhooks.length)

@@ -1,6 +1,7 @@
 /** The nightly schedule: fires one pipeline run per trigger until a signal stops it. */
 import type { Config } from '../config/load.js';
-import { requireSources } from '../config/load.js';
+import { accountConfigs, requireSources } from '../config/load.js';
+import { runBatch } from '../pipeline/batch.js';
 import type { Store } from '../store/database.js';
 import { EmbeddedBusyError } from '../store/database.js';
 import type { Logger } from '../log/logger.js';
@@ -39,7 +40,8 @@ export interface ScheduleOptions {
  */
 export async function runSchedule(deps: ScheduleDeps, options: ScheduleOptions = {}): Promise<void> {
   const { config, logger } = deps;
-  requireSources(config, ['partner', 'exchange']);
+  // A multi-account config: each account's sources are checked by its own run (a missing one fails that account only).
+  if (!config.multiAccount) requireSources(config, ['partner', 'exchange']);
   validateSchedule(config.schedule.cron, config.schedule.timezone);
   // Fail at start-up, not at the first firing, when the database is unreachable or its schema cannot be updated.
   // A manual run holding the embedded database right now is no reason not to start.
@@ -94,6 +96,25 @@ export async function fireRun(deps: ScheduleDeps, firedAt: Date): Promise<void> 
     throw err;
   }
   try {
+    if (config.multiAccount) {
+      // Several accounts: the night's batch, every account of the config and one group e-mail.
+      const batch = await runBatch({ store, logger }, accountConfigs(config), {
+        period,
+        trigger: 'schedule',
+        email: true,
+      });
+      const fields = {
+        batchId: batch.batchId,
+        period,
+        status: batch.status,
+        verdict: batch.report?.digest.verdict ?? null,
+        report: batch.report?.path ?? null,
+        failed: batch.runs.filter((r) => r.result?.status !== 'succeeded').map((r) => r.account),
+      };
+      if (batch.status === 'succeeded') logger.info(fields, 'scheduled batch succeeded');
+      else logger.error(fields, 'scheduled batch failed');
+      return;
+    }
     const result = await runPipeline({ store, config, logger }, { period, trigger: 'schedule', email: true });
     const fields = {
       runId: result.runId,
