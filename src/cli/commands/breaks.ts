@@ -135,7 +135,12 @@ export function register(program: Command): void {
             });
             const now = new Date();
             if (opts.json)
-              printJson({ status: opts.status, breaks: found.breaks.map((b) => listed(b, now)), more: found.more });
+              printJson({
+                account: config.account,
+                status: opts.status,
+                breaks: found.breaks.map((b) => ({ ...listed(b, now), account: config.account })),
+                more: found.more,
+              });
             else process.stdout.write(formatList(found.breaks, found.more, now));
             return EXIT.ok;
           });
@@ -156,7 +161,7 @@ export function register(program: Command): void {
       action(async (code: string, key: string, opts: { json?: boolean }, command: Command) =>
         withStore(command, async (store, config) => {
           const shown = await showBreak(store.db, config.account, code, key);
-          if (opts.json) printJson(shown);
+          if (opts.json) printJson({ account: config.account, ...shown });
           else process.stdout.write(formatShow(shown, new Date()));
           return EXIT.ok;
         }),
@@ -190,7 +195,7 @@ export function register(program: Command): void {
         const by = whoIs(opts.by);
         return withStore(command, async (store, config) => {
           const result = await run(store, config.account, values, { by, source: 'cli' }, opts);
-          if (opts.json) printJson({ ...result, by });
+          if (opts.json) printJson({ account: config.account, ...result, by });
           else
             process.stdout.write(
               `${result.changed ? DONE[name] : 'nothing to do:'} ${result.code} ${result.key} (by ${by}): ${describeWorkflow(result.workflow)}\n`,
@@ -267,7 +272,7 @@ export function register(program: Command): void {
             rows: book.rows,
             by,
           });
-          if (opts.json) printJson({ file, ...result });
+          if (opts.json) printJson({ account: config.account, file, ...result });
           else process.stdout.write(formatImport(basename(file), result));
           return EXIT.ok;
         });

@@ -49,7 +49,7 @@ export function register(program: Command): void {
           };
           if (opts.json)
             process.stdout.write(
-              `${JSON.stringify({ runId, path: result.path, sheets: result.sheets, detail, ...(csv ? { csv } : {}) })}\n`,
+              `${JSON.stringify({ runId, account: config.account, path: result.path, sheets: result.sheets, detail, ...(csv ? { csv } : {}) })}\n`,
             );
           else
             process.stdout.write(
