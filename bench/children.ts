@@ -4,33 +4,42 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { PipelineChildInput, PipelineChildResult } from './pipeline-child.js';
+import type { BatchChildResult, PipelineChildInput, PipelineChildResult } from './pipeline-child.js';
 import type { Command, SandboxCounts } from './sandbox-child.js';
 import type { SandboxOptions } from '../sandbox/index.js';
 
 export interface SandboxChild {
   env: Record<string, string>;
-  /** Records when the sandbox was ready. */
+  /** Records when the sandbox was ready (every account's together). */
   counts: SandboxCounts;
+  /** Each account's records when the sandbox was ready (a sandbox of several accounts). */
+  accounts?: Record<string, SandboxCounts>;
   requests(): Promise<Record<string, number>>;
+  /** Requests by account, then by endpoint; like requests(), the count starts again at zero. */
+  accountRequests(): Promise<Record<string, Record<string, number>>>;
   currentCounts(): Promise<SandboxCounts>;
+  accountCounts(): Promise<Record<string, SandboxCounts>>;
   elapse(ms: number, rates: Extract<Command, { cmd: 'elapse' }>['rates']): Promise<SandboxCounts>;
   close(): Promise<void>;
 }
 
 const here = (file: string): string => fileURLToPath(new URL(file, import.meta.url));
 
-/** Forks the sandbox with `options` on a clock `clockOffsetMs` from the real one; resolves when it serves. */
+/**
+ * Forks the sandbox with `options` on a clock `clockOffsetMs` from the real one; resolves when it
+ * serves. With `accounts` (names), it serves those accounts, each with `options`.
+ */
 export async function startSandboxChild(
-  options: Partial<SandboxOptions> & { clockOffsetMs: number },
+  options: Partial<SandboxOptions> & { clockOffsetMs: number; accounts?: string[] },
 ): Promise<SandboxChild> {
   const child = fork(here('./sandbox-child.js'), [JSON.stringify(options)], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   let nextId = 1;
-  const ready = await new Promise<{ env: Record<string, string>; counts: SandboxCounts }>((resolve, reject) => {
-    child.once('message', (m) => resolve(m as { env: Record<string, string>; counts: SandboxCounts }));
+  type Ready = Pick<SandboxChild, 'env' | 'counts' | 'accounts'>;
+  const ready = await new Promise<Ready>((resolve, reject) => {
+    child.once('message', (m) => resolve(m as Ready));
     child.once('exit', (code) => reject(new Error(`sandbox child exited with ${code}`)));
   });
   child.on('message', (m: { id?: number; result?: unknown }) => {
@@ -52,22 +61,34 @@ export async function startSandboxChild(
   return {
     env: ready.env,
     counts: ready.counts,
+    ...(ready.accounts ? { accounts: ready.accounts } : {}),
     requests: () => call({ cmd: 'requests' }),
+    accountRequests: () => call({ cmd: 'accountRequests' }),
     currentCounts: () => call({ cmd: 'counts' }),
+    accountCounts: () => call({ cmd: 'accountCounts' }),
     elapse: (ms, rates) => call({ cmd: 'elapse', ms, rates }),
     close: () => closeChild(child),
   };
 }
 
 /** One pipeline run in a child process; its log lines (stderr, not a terminal: no progress bar) pass through. */
-export async function runPipelineChild(input: PipelineChildInput): Promise<PipelineChildResult> {
+export function runPipelineChild(input: PipelineChildInput): Promise<PipelineChildResult> {
+  return forkPipelineChild(input);
+}
+
+/** One batch (every account of the config, then the group workbook) in a child process, as runPipelineChild. */
+export function runBatchChild(input: Omit<PipelineChildInput, 'batch'>): Promise<BatchChildResult> {
+  return forkPipelineChild({ ...input, batch: true });
+}
+
+async function forkPipelineChild<T>(input: PipelineChildInput): Promise<T> {
   const child = fork(here('./pipeline-child.js'), [JSON.stringify(input)], {
     stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
   });
   child.stderr!.pipe(process.stderr, { end: false });
-  return new Promise<PipelineChildResult>((resolve, reject) => {
-    let result: PipelineChildResult | undefined;
-    child.once('message', (m) => (result = m as PipelineChildResult));
+  return new Promise<T>((resolve, reject) => {
+    let result: T | undefined;
+    child.once('message', (m) => (result = m as T));
     child.once('exit', (code) =>
       result ? resolve(result) : reject(new Error(`pipeline child exited with ${code} before reporting`)),
     );

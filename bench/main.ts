@@ -13,61 +13,44 @@
  * whole round; with more than one, the medians are printed last. BENCH_KEEP_SCHEMA=1 keeps each
  * round's schema (printed) instead of dropping it, to inspect what a run stored. At scale 1 (or with
  * BENCH_WRITE_DOCS=1) the figures are written into docs/performance.md (bench/figures-doc.ts).
+ *
+ * BENCH_ACCOUNTS=N (an integer from 1 to 50; default 1, the round above) runs the multi-account
+ * round of bench/accounts.ts instead: one sandbox serving N accounts, each with the volumes above
+ * at BENCH_SCALE (so BENCH_ACCOUNTS=4 BENCH_SCALE=0.25 is about one account at scale 1 in all), and
+ * (a), (b) as one batch each (`run` of a config with N `accounts`: every account's run, then the
+ * group workbook); no (c). That mode prints its figures only: it never writes docs/performance.md,
+ * whatever BENCH_WRITE_DOCS says.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { runPipelineChild, startSandboxChild } from './children.js';
 import { copyInto, copyMerge, copyOut } from './copy-fills.js';
 import { printHeader, printRound, printSummary, type RoundResult } from './print.js';
 import { figuresBlock, writeFigures } from './figures-doc.js';
-import type { SandboxCounts } from './sandbox-child.js';
-import { DEFAULT_OPTIONS } from '../sandbox/options.js';
+import { accountsFromEnv, benchAccounts } from './accounts.js';
+import {
+  accountSections,
+  DAYS,
+  FIRE_AT_MS,
+  minus,
+  newDayRates,
+  roundDayX,
+  roundSchema,
+  sandboxOptions,
+} from './scenario.js';
 import { addDays, MS_PER_DAY, toDay } from '../src/util/dates.js';
 
 const baseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const scale = Number(process.env.BENCH_SCALE ?? 1);
 const rounds = Math.max(1, Math.floor(Number(process.env.BENCH_ROUNDS ?? 1)));
 
-const DAYS = 10;
-/** The first run's history at scale 1, besides fills (FILLS_PER_ORDER makes them ~1,000,000). */
-const HISTORY = { exchangeOrders: 200_000, partnerOrders: 100_000, deposits: 3_000, withdrawals: 1_000 };
-/**
- * About 1,000 of the deposits come from partner orders paid to our wallets: 1.5% of the COMPLETED
- * BUY orders, which are ~0.65 of all (the sandbox's default, half of them, would bring 33,000).
- */
-const PAID_TO_US_SHARE = 0.015;
-const PARTNER_DEPOSITS = 1_000;
-/** Mean fills per filled exchange order; about 0.85 of the orders fill. */
-const FILLS_PER_ORDER = 6;
-/** The new day before the nightly run: ~10,000 fills (issue 12); the rest at the history's daily rate (deposits: besides the partner orders'). */
-const NEW_DAY = {
-  fills: 10_000,
-  partnerOrders: HISTORY.partnerOrders / DAYS,
-  deposits: (HISTORY.deposits - PARTNER_DEPOSITS) / DAYS,
-  withdrawals: HISTORY.withdrawals / DAYS,
-};
-/** The scheduler fires at 02:00 UTC (default schedule.cron "0 2 * * *"): both runs start then. */
-const FIRE_AT_MS = 2 * 3_600_000;
-
-function withSearchPath(url: string, schema: string): string {
-  const u = new URL(url);
-  u.searchParams.set('options', `-c search_path=${schema}`);
-  return u.toString();
-}
-
 async function timeIt(fn: () => Promise<void>): Promise<number> {
   const t = performance.now();
   await fn();
   return performance.now() - t;
 }
-
-const minus = (x: SandboxCounts, y: SandboxCounts): SandboxCounts =>
-  Object.fromEntries(
-    Object.entries(x).map(([k, v]) => [k, v - y[k as keyof SandboxCounts]]),
-  ) as unknown as SandboxCounts;
 
 /**
  * One round. The simulated calendar: the first run starts at 02:00 UTC of day X (X two days
@@ -78,42 +61,17 @@ const minus = (x: SandboxCounts, y: SandboxCounts): SandboxCounts =>
  * and the sandbox's agree.
  */
 async function benchRound(admin: pg.Client): Promise<RoundResult> {
-  const dayX = Math.floor(Date.now() / MS_PER_DAY) * MS_PER_DAY - 2 * MS_PER_DAY;
+  const dayX = roundDayX();
   const firstAt = dayX + FIRE_AT_MS;
-  const schema = `bench_${randomBytes(4).toString('hex')}`;
-  await admin.query(`create schema ${schema}`);
-  const url = withSearchPath(baseUrl, schema);
+  const schema = await roundSchema(admin, baseUrl);
+  const url = schema.url;
   const dir = mkdtempSync(join(tmpdir(), 'rr-bench-'));
-  const perDay = (n: number): number => Math.max(1, Math.round((n * scale) / DAYS));
   const t = performance.now();
-  const sandbox = await startSandboxChild({
-    seed: 5,
-    days: DAYS,
-    exchangeOrdersPerDay: perDay(HISTORY.exchangeOrders),
-    fillsPerOrder: FILLS_PER_ORDER,
-    ordersPerDay: perDay(HISTORY.partnerOrders),
-    depositsPerDay: perDay(HISTORY.deposits - PARTNER_DEPOSITS),
-    paidToUsShare: PAID_TO_US_SHARE,
-    withdrawalsPerDay: perDay(HISTORY.withdrawals),
-    faults: 'none',
-    // The operator's published spec: /orders and /trades return up to 1000 records a page.
-    exchangeOrdersCap: 1000,
-    live: true,
-    now: new Date(firstAt),
-    clockOffsetMs: firstAt - Date.now(),
-  });
+  const sandbox = await startSandboxChild(sandboxOptions(scale, firstAt));
   const generatedMs = performance.now() - t;
   try {
     const configPath = join(dir, 'config.json');
-    const unlimited = 1000; // the schema's maximum: rate limits lifted for the local sandbox
-    const config = {
-      partner: {
-        feeRate: DEFAULT_OPTIONS.partnerFeeRate,
-        publicRateLimitPerSecond: unlimited,
-        privateRateLimitPerSecond: unlimited,
-      },
-      exchange: { rateLimitPerSecond: unlimited, historyStart: toDay(new Date(dayX - DAYS * MS_PER_DAY)) },
-    };
+    const config = accountSections(dayX);
     writeFileSync(configPath, JSON.stringify(config));
     const env = {
       ...sandbox.env,
@@ -142,13 +100,7 @@ async function benchRound(admin: pg.Client): Promise<RoundResult> {
     try {
       const lines = await copyOut(client);
 
-      const fillsPerExchangeOrder = afterFirst.fills / afterFirst.exchangeOrders;
-      const rates = {
-        exchangeOrdersPerDay: Math.max(1, Math.round((NEW_DAY.fills * scale) / fillsPerExchangeOrder)),
-        ordersPerDay: Math.max(1, Math.round(NEW_DAY.partnerOrders * scale)),
-        depositsPerDay: Math.max(1, Math.round(NEW_DAY.deposits * scale)),
-        withdrawalsPerDay: Math.max(1, Math.round(NEW_DAY.withdrawals * scale)),
-      };
+      const rates = newDayRates(scale, afterFirst);
       const newDay = minus(await sandbox.elapse(MS_PER_DAY, rates), afterFirst);
       await sandbox.requests();
       const nightly = await runPipelineChild({ mode: 'nightly', env, configPath, clockOffsetMs: await offsetNow() });
@@ -180,14 +132,15 @@ async function benchRound(admin: pg.Client): Promise<RoundResult> {
     await sandbox.close();
     rmSync(dir, { recursive: true, force: true });
     // BENCH_KEEP_SCHEMA=1 keeps the round's database for inspection (its name is printed).
-    if (process.env.BENCH_KEEP_SCHEMA === '1') process.stdout.write(`kept schema ${schema}\n`);
-    else await admin.query(`drop schema ${schema} cascade`);
+    await schema.drop();
   }
 }
 
 async function main(): Promise<void> {
   if (!(scale > 0)) throw new Error(`BENCH_SCALE must be a positive number (got ${process.env.BENCH_SCALE})`);
+  const accounts = accountsFromEnv(process.env.BENCH_ACCOUNTS);
   printHeader({ scale, rounds, database: baseUrl });
+  if (accounts > 1) return benchAccounts({ accounts, scale, rounds, baseUrl });
   const admin = new pg.Client({ connectionString: baseUrl });
   await admin.connect();
   const results: RoundResult[] = [];

@@ -7,6 +7,8 @@
  * `ramp-recon run` from cron) fires: yesterday, without the e-mail.
  * Both open and migrate the store as the CLI does and call runPipeline with the real stages;
  * the exchange sync's own result is kept on the way for its per-stage figures.
+ * With `batch`, the config has several accounts and the process runs `run` as the CLI does for
+ * them: runBatch over every account (one after another), then the group workbook (BatchChildResult).
  */
 import { stat } from 'node:fs/promises';
 import { setClockOffset } from './clock.js';
@@ -14,6 +16,8 @@ import type { writeReport } from '../src/stages/report.js';
 import type { Period } from '../src/domain/period.js';
 import type { Stages } from '../src/pipeline/load-stages.js';
 import type { ExchangeSyncResult } from '../src/stages/sync-exchange.js';
+import type { Store } from '../src/store/database.js';
+import type { RunRow } from '../src/store/schema.js';
 
 export interface PipelineChildInput {
   mode: 'first' | 'nightly';
@@ -23,6 +27,14 @@ export interface PipelineChildInput {
   configPath: string;
   /** This process's clock runs this far from the real one: the sandbox's calendar. */
   clockOffsetMs: number;
+  /** Run every account of the config as one batch (runBatch) instead of one runPipeline. */
+  batch?: boolean;
+}
+
+interface RecordedStage {
+  name: string;
+  ms: number;
+  status: string;
 }
 
 export interface PipelineChildResult {
@@ -45,13 +57,43 @@ export interface PipelineChildResult {
   report?: { workbookBytes: number; detailBytes: number; detailRows: number };
 }
 
+export interface BatchChildResult {
+  batchId: string;
+  /** succeeded: every account's run succeeded. */
+  status: string;
+  period: Period;
+  lookbackDays: number;
+  /** Store opened and migrated, plus the whole batch (every account's run and the group workbook). */
+  wallMs: number;
+  /** process.resourceUsage().maxRSS of this process, in kB. */
+  maxRssKb: number;
+  /** Each account's run, in config order (no runId: it never started, `error` says why). */
+  runs: Array<{
+    account: string;
+    runId?: string;
+    status: string;
+    failedStage?: string;
+    error?: string;
+    /** From the run row's start to its finish. */
+    wallMs?: number;
+    openBreaks?: number;
+    /** Open breaks by rule code. */
+    breaks?: Record<string, number>;
+    stages: RecordedStage[];
+  }>;
+  /** The group workbook: its bytes and the digest's verdict. */
+  report?: { workbookBytes: number; verdict: string };
+  reportError?: string;
+}
+
 const input = JSON.parse(process.argv[2]!) as PipelineChildInput;
 setClockOffset(input.clockOffsetMs);
 // Everything else is loaded after the clock is set.
-const { loadConfig, secretValues } = await import('../src/config/load.js');
+const { loadConfig, secretValues, accountConfigs } = await import('../src/config/load.js');
 const { createLogger } = await import('../src/log/logger.js');
 const { openMigratedStore } = await import('../src/cli/context.js');
 const { runPipeline } = await import('../src/pipeline/run.js');
+const { runBatch } = await import('../src/pipeline/batch.js');
 const { loadStages } = await import('../src/pipeline/load-stages.js');
 const { getRun } = await import('../src/store/runs.js');
 const { yesterday } = await import('../src/util/dates.js');
@@ -101,37 +143,9 @@ const stages: Stages = {
 
 const t0 = performance.now();
 const store = await openMigratedStore(config, logger);
-let out: PipelineChildResult;
+let out: PipelineChildResult | BatchChildResult;
 try {
-  const result = await runPipeline(
-    { store, config, logger, stages },
-    { period, trigger: nightly ? 'schedule' : 'cli', email: false },
-  );
-  const wallMs = performance.now() - t0;
-  const row = await getRun(store.db, result.runId);
-  const recorded = (row?.stages ?? {}) as Record<string, { startedAt: string; finishedAt: string; status: string }>;
-  out = {
-    runId: result.runId,
-    status: result.status,
-    ...(result.failedStage ? { failedStage: result.failedStage, error: result.error } : {}),
-    period,
-    lookbackDays,
-    wallMs,
-    maxRssKb: process.resourceUsage().maxRSS,
-    stages: Object.entries(recorded)
-      .sort(([, x], [, y]) => Date.parse(x.startedAt) - Date.parse(y.startedAt))
-      .map(([name, s]) => ({
-        name,
-        ms: Date.parse(s.finishedAt) - Date.parse(s.startedAt),
-        status: s.status,
-        maxRssKb: rssAfter[name],
-      })),
-    breaks: countBy(result.summary.breaks.map((b) => b.code)),
-    ...(report ? { report } : {}),
-    ...(exchange
-      ? { exchange: { stageMs: exchange.stageMs, fills: exchange.counts.fills, requests: exchange.counts.requests } }
-      : {}),
-  };
+  out = input.batch ? await batchFigures(store) : await runFigures(store);
 } finally {
   await store.close();
 }
@@ -141,4 +155,78 @@ function countBy(values: string[]): Record<string, number> {
   const out: Record<string, number> = {};
   for (const v of values) out[v] = (out[v] ?? 0) + 1;
   return out;
+}
+
+/** The run's stages as run.stages recorded them, in the order they ran. */
+function recordedStages(row: RunRow | undefined): RecordedStage[] {
+  const recorded = (row?.stages ?? {}) as Record<string, { startedAt: string; finishedAt: string; status: string }>;
+  return Object.entries(recorded)
+    .sort(([, x], [, y]) => Date.parse(x.startedAt) - Date.parse(y.startedAt))
+    .map(([name, s]) => ({ name, ms: Date.parse(s.finishedAt) - Date.parse(s.startedAt), status: s.status }));
+}
+
+async function runFigures(store: Store): Promise<PipelineChildResult> {
+  const result = await runPipeline(
+    { store, config, logger, stages },
+    { period, trigger: nightly ? 'schedule' : 'cli', email: false },
+  );
+  const wallMs = performance.now() - t0;
+  const row = await getRun(store.db, result.runId);
+  return {
+    runId: result.runId,
+    status: result.status,
+    ...(result.failedStage ? { failedStage: result.failedStage, error: result.error } : {}),
+    period,
+    lookbackDays,
+    wallMs,
+    maxRssKb: process.resourceUsage().maxRSS,
+    stages: recordedStages(row).map((s) => ({ ...s, maxRssKb: rssAfter[s.name] })),
+    breaks: countBy(result.summary.breaks.map((b) => b.code)),
+    ...(report ? { report } : {}),
+    ...(exchange
+      ? { exchange: { stageMs: exchange.stageMs, fills: exchange.counts.fills, requests: exchange.counts.requests } }
+      : {}),
+  };
+}
+
+/** `run` of a multi-account config: runBatch with the real stages, then each account's run row and the group workbook. */
+async function batchFigures(store: Store): Promise<BatchChildResult> {
+  const batch = await runBatch({ store, logger }, accountConfigs(config), {
+    period,
+    trigger: nightly ? 'schedule' : 'cli',
+    email: false,
+  });
+  const wallMs = performance.now() - t0;
+  const maxRssKb = process.resourceUsage().maxRSS;
+  const runs: BatchChildResult['runs'] = [];
+  for (const { account, result, error } of batch.runs) {
+    if (!result) {
+      runs.push({ account, status: 'not run', ...(error ? { error } : {}), stages: [] });
+      continue;
+    }
+    const row = await getRun(store.db, result.runId);
+    runs.push({
+      account,
+      runId: result.runId,
+      status: result.status,
+      ...(result.failedStage ? { failedStage: result.failedStage, error: result.error } : {}),
+      ...(row?.finished_at ? { wallMs: new Date(row.finished_at).getTime() - new Date(row.started_at).getTime() } : {}),
+      openBreaks: result.openBreaks,
+      breaks: countBy(result.summary.breaks.map((b) => b.code)),
+      stages: recordedStages(row),
+    });
+  }
+  return {
+    batchId: batch.batchId,
+    status: batch.status,
+    period,
+    lookbackDays,
+    wallMs,
+    maxRssKb,
+    runs,
+    ...(batch.report
+      ? { report: { workbookBytes: (await stat(batch.report.path)).size, verdict: batch.report.digest.verdict } }
+      : {}),
+    ...(batch.reportError ? { reportError: batch.reportError } : {}),
+  };
 }

@@ -37,10 +37,10 @@ interface Target {
   met(v: number): boolean;
 }
 
-const int = (n: number): string => Math.round(n).toLocaleString('en-US');
-const secs = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
-const mib = (kb: number): string => `${int(kb / 1024)} MiB`;
-const total = (requests: Record<string, number>): number => Object.values(requests).reduce((a, b) => a + b, 0);
+export const int = (n: number): string => Math.round(n).toLocaleString('en-US');
+export const secs = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+export const mib = (kb: number): string => `${int(kb / 1024)} MiB`;
+export const total = (requests: Record<string, number>): number => Object.values(requests).reduce((a, b) => a + b, 0);
 const rate = (rows: number, ms: number): number => (rows * 1000) / ms;
 
 /** Pages the new day's records fill at the largest page each listing allows. */
@@ -60,7 +60,7 @@ function fillsRatio(r: RoundResult): number {
   return rate(ex.fills, ex.stageMs.fills!) / rate(r.copy.rows, r.copy.mergeMs);
 }
 
-const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(2)} MB`;
+export const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(2)} MB`;
 
 const TARGETS: Target[] = [
   {
@@ -155,7 +155,7 @@ export function printRound(r: RoundResult, o: { round: number; rounds: number; s
       `${int(d.deposits)} deposits, ${int(d.withdrawals)} withdrawals; they fill ${int(newDayPages(d))} pages = ${PAGES_FORMULA}`,
   );
   printRun('(b) nightly run', r.nightly, r.first, newDayPages(d));
-  printRequests(r);
+  printRequests(r.first.requests, r.nightly.requests);
   const ex = r.first.run.exchange!;
   console.log('\n(c) fills ingest of (a) against the same rows copied back in, on the same server');
   console.log(
@@ -206,22 +206,19 @@ function printRun(title: string, f: RunFigures, base: RunFigures | undefined, ne
   }
 }
 
-function printRequests(r: RoundResult): void {
-  const names = [...new Set([...Object.keys(r.first.requests), ...Object.keys(r.nightly.requests)])];
-  names.sort((x, y) => (r.first.requests[y] ?? 0) - (r.first.requests[x] ?? 0) || x.localeCompare(y));
+/** Requests per endpoint of the first and the nightly run (or batch), as the sandbox saw them. */
+export function printRequests(first: Record<string, number>, nightly: Record<string, number>): void {
+  const names = [...new Set([...Object.keys(first), ...Object.keys(nightly)])];
+  names.sort((x, y) => (first[y] ?? 0) - (first[x] ?? 0) || x.localeCompare(y));
   const width = Math.max(30, ...names.map((n) => n.length + 2));
   console.log(`\nrequests per endpoint, as the sandbox saw them`);
   console.log(`  ${'endpoint'.padEnd(width)}${'(a) first'.padStart(10)}${'(b) nightly'.padStart(12)}`);
   for (const n of names)
-    console.log(
-      `  ${n.padEnd(width)}${int(r.first.requests[n] ?? 0).padStart(10)}${int(r.nightly.requests[n] ?? 0).padStart(12)}`,
-    );
-  console.log(
-    `  ${'total'.padEnd(width)}${int(total(r.first.requests)).padStart(10)}${int(total(r.nightly.requests)).padStart(12)}`,
-  );
+    console.log(`  ${n.padEnd(width)}${int(first[n] ?? 0).padStart(10)}${int(nightly[n] ?? 0).padStart(12)}`);
+  console.log(`  ${'total'.padEnd(width)}${int(total(first)).padStart(10)}${int(total(nightly)).padStart(12)}`);
 }
 
-function median(values: number[]): number {
+export function median(values: number[]): number {
   const s = values.slice().sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;

@@ -1,12 +1,14 @@
 /**
  * The bench's sandbox in a process of its own, so that serving pages does not share the sync's
  * event loop (a local API, as in production). Options come as JSON in argv[2], plus
- * `clockOffsetMs` (this process's clock runs that far from the real one: a simulated calendar).
- * The first IPC message is `{ env, clock, counts }`; then it answers `{ id, cmd }` messages (see
- * Command) with `{ id, result }`. It lives until the parent disconnects.
+ * `clockOffsetMs` (this process's clock runs that far from the real one: a simulated calendar),
+ * and `accounts` (names): several accounts behind one server (startSandboxAccounts), each with the
+ * options (its own seed and keys), their env variables under each account's prefix.
+ * The first IPC message is `{ env, clock, counts, accounts? }`; then it answers `{ id, cmd }`
+ * messages (see Command) with `{ id, result }`. It lives until the parent disconnects.
  */
 import { setClockOffset } from './clock.js';
-import type { SandboxOptions } from '../sandbox/index.js';
+import type { Sandbox, SandboxOptions } from '../sandbox/index.js';
 
 export interface SandboxCounts {
   clock: number;
@@ -26,59 +28,113 @@ export type Rates = Pick<
 >;
 
 export type Command =
-  /** Requests served since the last `requests`, by endpoint; the count starts again at zero. */
+  /** Requests served since the last `requests`, by endpoint (every account's); the count starts again at zero. */
   | { cmd: 'requests' }
+  /** The same, by account name, then by endpoint. */
+  | { cmd: 'accountRequests' }
+  /** Every account's records together (clock: the latest). */
   | { cmd: 'counts' }
-  /** Moves the clock `ms` ahead at `rates`: the live sandbox generates that span spread over its whole length. */
+  /** Each account's records, by account name. */
+  | { cmd: 'accountCounts' }
+  /** Moves the clock `ms` ahead at `rates` (each account's): the live sandbox generates that span spread over its whole length. */
   | { cmd: 'elapse'; ms: number; rates: Rates };
 
-const raw = JSON.parse(process.argv[2] ?? '{}') as Partial<SandboxOptions> & { now?: string; clockOffsetMs?: number };
-const { clockOffsetMs = 0, ...options } = raw;
+const raw = JSON.parse(process.argv[2] ?? '{}') as Partial<SandboxOptions> & {
+  now?: string;
+  clockOffsetMs?: number;
+  accounts?: string[];
+};
+const { clockOffsetMs = 0, accounts: names, ...options } = raw;
 let offset = clockOffsetMs;
 setClockOffset(offset);
 // Loaded after the clock is set: the sandbox's world anchors its clock at construction.
-const { startSandbox } = await import('../sandbox/index.js');
-const sb = await startSandbox({ ...options, now: options.now ? new Date(options.now) : undefined });
+const { startSandbox, startSandboxAccounts } = await import('../sandbox/index.js');
+const now = options.now ? new Date(options.now) : undefined;
+const group = names ? await startSandboxAccounts({ ...options, now, accounts: names.map((name) => ({ name })) }) : null;
+/** Each account's sandbox by name (one account: the name ""). */
+const sandboxes = new Map<string, Sandbox>(
+  group ? group.names.map((name) => [name, group.accounts[name]!]) : [['', await startSandbox({ ...options, now })]],
+);
 
-let requests = new Map<string, number>();
-sb.onRequest(({ api, method, path, query }) => {
-  const key = endpointKey(api, method, path, query);
-  requests.set(key, (requests.get(key) ?? 0) + 1);
-});
+let requests = new Map<string, Map<string, number>>();
+for (const [name, sb] of sandboxes)
+  sb.onRequest(({ api, method, path, query }) => {
+    const key = endpointKey(api, method, path, query);
+    const of = requests.get(name) ?? requests.set(name, new Map()).get(name)!;
+    of.set(key, (of.get(key) ?? 0) + 1);
+  });
 
-function counts(): SandboxCounts {
+function counts(sb: Sandbox): SandboxCounts {
   const c = sb.data.counts();
   // A plain decimal with a non-zero digit: the order has a fill.
   const trades = sb.data.exchangeOrders().filter((o) => /[1-9]/.test(o.cumQty)).length;
   return { clock: sb.data.clock(), ...c, trades };
 }
 
+function accountCounts(): Record<string, SandboxCounts> {
+  return Object.fromEntries([...sandboxes].map(([name, sb]) => [name, counts(sb)]));
+}
+
+/** Every account's counts added up; the clock is the latest. */
+function allCounts(): SandboxCounts {
+  const each = Object.values(accountCounts());
+  const sum = (k: keyof SandboxCounts): number => each.reduce((n, c) => n + c[k], 0);
+  return {
+    clock: Math.max(...each.map((c) => c.clock)),
+    fills: sum('fills'),
+    exchangeOrders: sum('exchangeOrders'),
+    trades: sum('trades'),
+    partnerOrders: sum('partnerOrders'),
+    deposits: sum('deposits'),
+    withdrawals: sum('withdrawals'),
+  };
+}
+
 async function elapse(ms: number, rates: Rates): Promise<SandboxCounts> {
-  for (const [name, value] of Object.entries(rates)) sb.setOption(name as keyof Rates, value);
+  for (const sb of sandboxes.values())
+    for (const [name, value] of Object.entries(rates)) sb.setOption(name as keyof Rates, value);
   offset += ms;
   setClockOffset(offset);
-  // Any API request brings a live sandbox up to its clock; the parent discards the count.
-  await fetch(`${sb.env.EXCHANGE_API_URL}/fees`, { headers: { 'X-API-Token': sb.env.EXCHANGE_API_TOKEN! } }).then((r) =>
-    r.text(),
-  );
-  return counts();
+  // Any API request brings a live sandbox up to its clock (each account: a request with its own
+  // token); the parent discards the count.
+  for (const sb of sandboxes.values())
+    await fetch(`${sb.env.EXCHANGE_API_URL}/fees`, { headers: { 'X-API-Token': sb.env.EXCHANGE_API_TOKEN! } }).then(
+      (r) => r.text(),
+    );
+  return allCounts();
+}
+
+function takeRequests(): Map<string, Map<string, number>> {
+  const taken = requests;
+  requests = new Map();
+  return taken;
 }
 
 async function answer(m: Command): Promise<unknown> {
   if (m.cmd === 'requests') {
-    const out = Object.fromEntries(requests);
-    requests = new Map();
+    const out: Record<string, number> = {};
+    for (const of of takeRequests().values()) for (const [key, n] of of) out[key] = (out[key] ?? 0) + n;
     return out;
   }
-  if (m.cmd === 'counts') return counts();
+  if (m.cmd === 'accountRequests')
+    return Object.fromEntries([...takeRequests()].map(([name, of]) => [name, Object.fromEntries(of)]));
+  if (m.cmd === 'counts') return allCounts();
+  if (m.cmd === 'accountCounts') return accountCounts();
   return elapse(m.ms, m.rates);
 }
 
 process.on('message', (m: Command & { id: number }) => {
   void answer(m).then((result) => process.send?.({ id: m.id, result }));
 });
-process.send?.({ env: sb.env, clock: sb.data.clock(), counts: counts() });
-process.on('disconnect', () => void sb.close().then(() => process.exit(0)));
+const ready = allCounts();
+process.send?.({
+  env: group ? group.env : sandboxes.get('')!.env,
+  clock: ready.clock,
+  counts: ready,
+  ...(group ? { accounts: accountCounts() } : {}),
+});
+const sandbox = group ?? sandboxes.get('')!;
+process.on('disconnect', () => void sandbox.close().then(() => process.exit(0)));
 
 /**
  * "partner GET /orders/{id}": path segments holding a digit are ids. The list endpoints that
