@@ -101,6 +101,13 @@ const scheduleSection = z
     timezone: z.string().min(1).default('UTC'),
     /** Older name of partner.lookbackDays (the look-back is a sync setting: docs/rules.md "What a run judges"). */
     lookbackDays: z.number().int().min(0).max(60).optional(),
+    /** Workers (pg-boss): the group report goes out this long after the batch was planned, whatever is still running. */
+    deadlineMinutes: z
+      .number()
+      .int()
+      .min(1)
+      .max(7 * 24 * 60)
+      .default(240),
   })
   .strict()
   // The same check `schedule` makes at start-up, so `config check` never approves what `schedule` refuses.
@@ -186,6 +193,21 @@ export const accountEntrySchema = z
 /** The sections an account entry inherits from the top level, key by key. */
 export const ACCOUNT_SECTIONS = ['partner', 'exchange', 'tolerances', 'staleAfterHours'] as const;
 
+/** Account jobs worked by `ramp-recon worker` processes (pg-boss, on Postgres): docs/workers.md. */
+const workersSection = z
+  .object({
+    /** Account jobs one worker process runs at once. */
+    concurrency: z.number().int().min(1).max(32).default(1),
+    /** Attempts after the first before an account's job fails for good. */
+    retryLimit: z.number().int().min(0).max(20).default(2),
+    /** The first retry's delay; each next one doubles (with jitter). */
+    retryDelaySeconds: z.number().int().min(1).max(3600).default(30),
+    /** A worker heard from less often than this is taken as dead and its job retried elsewhere (pg-boss: at least 10). */
+    heartbeatSeconds: z.number().int().min(10).max(600).default(30),
+  })
+  .strict()
+  .prefault({});
+
 /** The JSON config file. Every key is optional; unknown keys are errors. */
 export const fileConfigSchema = z
   .object({
@@ -199,6 +221,7 @@ export const fileConfigSchema = z
     schedule: scheduleSection,
     email: emailSection,
     webhooks: webhooksSection.optional(),
+    workers: workersSection,
     http: z
       .object({
         connectTimeoutMs: z.number().int().positive().default(10_000),

@@ -12,6 +12,8 @@ import {
   finishBatch,
   finishBatchAccount,
   loadBatch,
+  pendingGroupReport,
+  recordGroupReported,
   setBatchAccountRun,
   startBatchAccount,
   type BatchInfo,
@@ -123,13 +125,15 @@ export async function runBatch(
   let report: GroupReportWritten | null = null;
   let reportError: string | undefined;
   try {
-    report = await writeGroupReport(groupDeps, batchId);
+    const pending = await pendingGroupReport(db, batchId);
+    report = await writeGroupReport(groupDeps, batchId, pending ?? undefined);
   } catch (err) {
     reportError = errorText(err, first);
     log.error({ error: reportError }, 'group report not written');
   }
   let delivery: DeliveryResult | null = null;
   if (report && options.email && first.smtpUrl) delivery = await deliverGroupReport(groupDeps, batchId, report);
+  if (report) await recordGroupReported(db, batchId, { version: report.digest.version, states: report.states });
   const batch = await loadBatch(db, batchId);
   log.info({ status: batch.status, verdict: report?.digest.verdict }, 'batch ended');
   return {

@@ -14,7 +14,7 @@ export type { RunDeps } from './execute.js';
 
 export interface PipelineOptions {
   period: Period;
-  trigger: 'cli' | 'schedule' | 'demo';
+  trigger: 'cli' | 'schedule' | 'demo' | 'enqueue';
   /** Send the workbook by e-mail when SMTP is configured (`--no-email` turns it off). */
   email: boolean;
   /** Why `email` is off, as `runs` shows the skipped deliver stage (default: --no-email). */

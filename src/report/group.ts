@@ -33,6 +33,10 @@ export interface GroupDigest {
   verdict: string;
   tone: 'ok' | 'bad';
   attachmentName: string;
+  /** 1 for the first report of the batch; 2 and more for an amended one. */
+  version: number;
+  /** What changed since the previous report ("initech: running -> succeeded"); empty for the first. */
+  changes: string[];
   accounts: Array<{
     account: string;
     state: AccountState;
@@ -99,6 +103,8 @@ export function groupDigest(input: {
   accounts: readonly GroupAccount[];
   attachmentName: string;
   now: Date;
+  version?: number;
+  changes?: string[];
 }): GroupDigest {
   const verdict = groupVerdict(input.accounts);
   return {
@@ -108,6 +114,8 @@ export function groupDigest(input: {
     verdict: verdict.text,
     tone: verdict.tone,
     attachmentName: input.attachmentName,
+    version: input.version ?? 1,
+    changes: input.changes ?? [],
     accounts: input.accounts.map((a) => ({
       account: a.account,
       state: a.state,
@@ -158,6 +166,11 @@ export function groupSummaryRows(digest: GroupDigest, accounts: readonly GroupAc
     { cells: [`Period ${digest.period}; batch ${digest.batchId}`] },
   ];
   if (digest.partial) rows.push({ cells: ['Partial period', PARTIAL_MEANING], cellTones: { 1: 'medium' } });
+  if (digest.version > 1)
+    rows.push({
+      cells: [`Amended report (${digest.version})`, `changed since the previous report: ${digest.changes.join('; ')}`],
+      cellTones: { 1: 'medium' },
+    });
   rows.push({ cells: [] });
   rows.push({
     cells: groupSummarySpec.columns.map((c) => c.header),
@@ -212,7 +225,8 @@ export function groupSummaryRows(digest: GroupDigest, accounts: readonly GroupAc
 
 /** "ramp-recon group 2026-11-21: 3 of 4 accounts reconciled, 1 failed". */
 export function groupSubject(digest: GroupDigest): string {
-  return `ramp-recon group ${digest.period}${digest.partial ? ' (partial)' : ''}: ${digest.verdict}`;
+  const amended = digest.version > 1 ? ' (amended)' : '';
+  return `ramp-recon group ${digest.period}${digest.partial ? ' (partial)' : ''}${amended}: ${digest.verdict}`;
 }
 
 /** The group e-mail: the verdict, one line per account (a failed one with its error), where the workbooks are. */
@@ -227,9 +241,12 @@ export function groupMessage(
   const workbook = notAttached
     ? `The group workbook ${digest.attachmentName} is not attached: ${notAttached.reason}. It is on ${notAttached.host} at ${notAttached.path}.`
     : `The group workbook ${digest.attachmentName} is attached: its Group summary has every account, its Breaks and Balances sheets every account's rows.`;
+  const amended =
+    digest.version > 1 ? `Amended report: changed since the previous report: ${digest.changes.join('; ')}` : '';
   const text = [
     digest.verdict.toUpperCase(),
     `Period ${digest.period}${digest.partial ? ` (${PARTIAL_MEANING})` : ''}; batch ${digest.batchId}`,
+    ...(amended ? [amended] : []),
     '',
     ...lines,
     '',
@@ -242,6 +259,7 @@ export function groupMessage(
     '<!doctype html><html><body style="font-family:Arial,Helvetica,sans-serif;font-size:14px">',
     `<p style="font-size:18px;font-weight:bold;color:${colour};background:${background};padding:8px">${esc(digest.verdict.toUpperCase())}</p>`,
     `<p>Period ${esc(digest.period)}${digest.partial ? ` (${esc(PARTIAL_MEANING)})` : ''}; batch ${esc(digest.batchId)}</p>`,
+    amended ? `<p style="font-weight:bold;color:#7F4F00;background:#FFEB9C;padding:8px">${esc(amended)}</p>` : '',
     '<table cellpadding="4" style="border-collapse:collapse">',
     '<tr><th align="left">Account</th><th align="left">Status</th><th align="right">Money at stake (USD)</th><th align="left">Run</th></tr>',
     ...digest.accounts.map((a) => {

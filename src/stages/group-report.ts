@@ -6,7 +6,13 @@ import { basename, join } from 'node:path';
 import { accountConfigs, type Config } from '../config/load.js';
 import type { Store } from '../store/database.js';
 import type { Logger } from '../log/logger.js';
-import { loadBatch, recordBatchDelivery, setBatchReport, type BatchInfo } from '../store/batches.js';
+import {
+  loadBatch,
+  recordBatchDelivery,
+  setBatchReport,
+  type AccountStates,
+  type BatchInfo,
+} from '../store/batches.js';
 import { getRun, loadRun } from '../store/runs.js';
 import { openBreaksOfRun } from '../store/breaks.js';
 import { balanceRollOfRun } from '../store/balance-flows.js';
@@ -43,15 +49,22 @@ export interface GroupReportWritten {
   path: string;
   digest: GroupDigest;
   sheets: Record<string, number>;
+  /** The accounts' statuses the report shows. */
+  states: AccountStates;
 }
 
 /** `ramp-recon-group_<period label>_<batchId>.xlsx`, beside the accounts' own workbooks. */
-export function groupReportFileName(batch: Pick<BatchInfo, 'id' | 'periodFrom' | 'periodTo'>): string {
-  return `ramp-recon-group_${periodLabel(batch.periodFrom, batch.periodTo).replace(' to ', '_to_')}_${batch.id}.xlsx`;
+export function groupReportFileName(batch: Pick<BatchInfo, 'id' | 'periodFrom' | 'periodTo'>, version = 1): string {
+  const amended = version > 1 ? `_v${version}` : '';
+  return `ramp-recon-group_${periodLabel(batch.periodFrom, batch.periodTo).replace(' to ', '_to_')}_${batch.id}${amended}.xlsx`;
 }
 
 /** The group workbook of the batch as it stands (every account's outcome so far), recorded on the batch row. */
-export async function writeGroupReport(deps: GroupDeps, batchId: string): Promise<GroupReportWritten> {
+export async function writeGroupReport(
+  deps: GroupDeps,
+  batchId: string,
+  amends?: { version: number; previous: AccountStates | null },
+): Promise<GroupReportWritten> {
   const { db } = deps.store;
   const batch = await loadBatch(db, batchId);
   // Each account's exchange balance account; one no longer in the config keeps the default for its Balances rows.
@@ -68,7 +81,13 @@ export async function writeGroupReport(deps: GroupDeps, batchId: string): Promis
       state: accountState(a.status, counts),
       runId: a.runId,
       failedStage: a.failedStage,
-      error: a.error,
+      // an account not ended yet (a report sent at the deadline): where it stands
+      error:
+        a.status === 'running'
+          ? `still running${a.worker ? ` on ${a.worker}` : ''} (attempt ${a.attempts})`
+          : a.status === 'pending'
+            ? `not started${a.error ? `; its last attempt failed: ${a.error}` : ''}`
+            : a.error,
       counts,
       digest: a.status === 'succeeded' ? (run?.reportDigest ?? null) : null,
       reportPath: row?.report_path ?? null,
@@ -91,7 +110,7 @@ export async function writeGroupReport(deps: GroupDeps, batchId: string): Promis
       balanceRowList.push(withAccount(a.account, r));
   }
 
-  const path = join(deps.config.reportsDir, groupReportFileName(batch));
+  const path = join(deps.config.reportsDir, groupReportFileName(batch, amends?.version));
   const digest = groupDigest({
     batchId: batch.id,
     periodFrom: batch.periodFrom,
@@ -100,6 +119,8 @@ export async function writeGroupReport(deps: GroupDeps, batchId: string): Promis
     accounts,
     attachmentName: basename(path),
     now: deps.now,
+    version: amends?.version ?? 1,
+    changes: amends?.previous ? stateChanges(amends.previous, batch) : [],
   });
   const sheets = await writeWorkbook(path, [
     { spec: groupSummarySpec, rows: groupSummaryRows(digest, accounts) },
@@ -108,7 +129,7 @@ export async function writeGroupReport(deps: GroupDeps, batchId: string): Promis
   ]);
   await setBatchReport(db, batch.id, path, digest);
   deps.logger.info({ batchId, path, verdict: digest.verdict }, 'group report written');
-  return { path, digest, sheets };
+  return { path, digest, sheets, states: Object.fromEntries(batch.accounts.map((a) => [a.account, a.status])) };
 }
 
 /** One e-mail per batch to the group's recipients (email.to), with the group workbook when it fits. */
@@ -164,4 +185,11 @@ function withAccount(account: string, row: Row): Row {
       ? { cellTones: Object.fromEntries(Object.entries(row.cellTones).map(([i, t]) => [Number(i) + 1, t])) }
       : {}),
   };
+}
+
+/** "initech: running -> succeeded": each account whose status changed since the previous report. */
+function stateChanges(previous: AccountStates, batch: BatchInfo): string[] {
+  return batch.accounts
+    .filter((a) => previous[a.account] !== a.status)
+    .map((a) => `${a.account}: ${previous[a.account] ?? 'not in the batch'} -> ${a.status}`);
 }

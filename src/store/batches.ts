@@ -7,6 +7,9 @@ import type { Period } from '../domain/period.js';
 
 export type BatchAccountStatus = 'pending' | 'running' | 'succeeded' | 'failed';
 
+/** Each account's status, by account: what a group report was written for. */
+export type AccountStates = Record<string, BatchAccountStatus>;
+
 export interface BatchAccount {
   account: string;
   position: number;
@@ -33,6 +36,12 @@ export interface BatchInfo {
   delivered: boolean;
   deliveredAt: Date | null;
   deliveryError: string | null;
+  /** The accounts' statuses the last group report was written for (null: none written yet). */
+  reportedStates: AccountStates | null;
+  /** 1 for the first group report, 2 for its first amendment, ...; 0 before any. */
+  reportVersion: number;
+  /** When the group report goes out anyway (fleet batches). */
+  deadlineAt: Date | null;
   /** In config order. */
   accounts: BatchAccount[];
 }
@@ -49,11 +58,36 @@ export function newBatchId(now = new Date()): string {
 /** A batch planned: its row and one pending row per account, in config order, in one transaction. */
 export async function createBatch(
   db: Db,
-  input: { trigger: string; period: Period; accounts: readonly string[]; startedAt?: Date; id?: string },
+  input: {
+    trigger: string;
+    period: Period;
+    accounts: readonly string[];
+    startedAt?: Date;
+    id?: string;
+    deadlineAt?: Date;
+  },
 ): Promise<string> {
+  return (await planBatch(db, input)).id;
+}
+
+/**
+ * A batch planned, once: a scheduled night already planned (by another scheduler) is not planned again, and its id is
+ * returned with `created: false` (sql/0020's unique index on scheduled periods).
+ */
+export async function planBatch(
+  db: Db,
+  input: {
+    trigger: string;
+    period: Period;
+    accounts: readonly string[];
+    startedAt?: Date;
+    id?: string;
+    deadlineAt?: Date;
+  },
+): Promise<{ id: string; created: boolean }> {
   const id = input.id ?? newBatchId(input.startedAt);
-  await db.transaction().execute(async (tx) => {
-    await tx
+  return db.transaction().execute(async (tx) => {
+    const inserted = await tx
       .insertInto('batch')
       .values({
         id,
@@ -62,14 +96,91 @@ export async function createBatch(
         period_to: input.period.to,
         started_at: input.startedAt ?? new Date(),
         status: 'running',
+        deadline_at: input.deadlineAt ?? null,
       })
-      .execute();
+      .onConflict((oc) => oc.columns(['period_from', 'period_to']).where('trigger', '=', 'schedule').doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    if (!inserted) {
+      const existing = await tx
+        .selectFrom('batch')
+        .select('id')
+        .where('trigger', '=', 'schedule')
+        .where('period_from', '=', input.period.from)
+        .where('period_to', '=', input.period.to)
+        .executeTakeFirstOrThrow();
+      return { id: existing.id, created: false };
+    }
     await tx
       .insertInto('batch_account')
       .values(input.accounts.map((account, position) => ({ batch_id: id, account, position, status: 'pending' })))
       .execute();
+    return { id, created: true };
   });
-  return id;
+}
+
+/**
+ * The group report the accounts' current statuses call for: null when one was already written for exactly these (a
+ * repeated fan-in), else its version and the statuses the previous report showed (null for the first). Read only:
+ * the report is recorded (recordGroupReported) once it is written and sent, so a worker that dies in between leaves
+ * it to the job's retry (the fleet's report jobs of one batch run one at a time).
+ */
+export async function pendingGroupReport(
+  db: Db,
+  batchId: string,
+): Promise<{ version: number; previous: AccountStates | null; states: AccountStates } | null> {
+  const batch = await loadBatch(db, batchId);
+  const states = Object.fromEntries(batch.accounts.map((a) => [a.account, a.status]));
+  if (batch.reportedStates && sameStates(batch.reportedStates, states)) return null;
+  return { version: batch.reportVersion + 1, previous: batch.reportedStates, states };
+}
+
+/** The group report of these statuses is written and sent. */
+export async function recordGroupReported(
+  db: Db,
+  batchId: string,
+  report: { version: number; states: AccountStates },
+): Promise<void> {
+  await db
+    .updateTable('batch')
+    .set({ reported_states: JSON.stringify(report.states), report_version: report.version })
+    .where('id', '=', batchId)
+    .execute();
+}
+
+function plainStates(value: unknown): AccountStates | null {
+  if (!value || typeof value !== 'object') return null;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, String(v) as BatchAccountStatus]));
+}
+
+function sameStates(a: AccountStates, b: AccountStates): boolean {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  return [...keys].every((k) => a[k] === b[k]);
+}
+
+/** An attempt of an account's job failed and will be retried: the account waits again, its last error kept. */
+export async function retryBatchAccount(
+  db: Db,
+  batchId: string,
+  account: string,
+  outcome: { runId?: string | null; failedStage?: string | null; error: string },
+): Promise<void> {
+  await db
+    .updateTable('batch_account')
+    .set({
+      status: 'pending',
+      ...(outcome.runId ? { run_id: outcome.runId } : {}),
+      failed_stage: outcome.failedStage ?? null,
+      error: outcome.error,
+    })
+    .where('batch_id', '=', batchId)
+    .where('account', '=', account)
+    .execute();
+}
+
+/** The batch has ended when every account has: succeeded, or failed for good. */
+export function batchEnded(batch: Pick<BatchInfo, 'accounts'>): boolean {
+  return batch.accounts.every((a) => a.status === 'succeeded' || a.status === 'failed');
 }
 
 /** An account's run has started (one more attempt), on this worker. */
@@ -183,6 +294,9 @@ export async function findBatch(db: Db, batchId: string): Promise<BatchInfo | un
     delivered: row.delivered,
     deliveredAt: row.delivered_at,
     deliveryError: row.delivery_error,
+    reportedStates: plainStates(row.reported_states),
+    reportVersion: jsonNumber(row.report_version) ?? 0,
+    deadlineAt: row.deadline_at,
     accounts: accounts.map((a) => ({
       account: a.account,
       position: jsonNumber(a.position) ?? 0,

@@ -368,6 +368,10 @@ export interface BatchTable {
   delivered: Default<boolean>;
   delivered_at: TimeNull;
   delivery_error: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Each account's status when the group report was last written (sql/0020). */
+  reported_states: ColumnType<unknown, string | null | undefined, string | null>;
+  report_version: Default<number>;
+  deadline_at: TimeNull;
 }
 
 /** One account of a batch: its run and outcome (sql/0019). */

@@ -37,7 +37,8 @@ describe('loadConfig', () => {
     expect(config.exchange.account).toBe('primary');
     expect(config.tolerances.usd).toBe('0.01');
     expect(config.staleAfterHours).toEqual({ partnerOrder: 24, deposit: 24, withdrawal: 24 });
-    expect(config.schedule).toEqual({ cron: '0 2 * * *', timezone: 'UTC' });
+    expect(config.schedule).toEqual({ cron: '0 2 * * *', timezone: 'UTC', deadlineMinutes: 240 });
+    expect(config.workers).toEqual({ concurrency: 1, retryLimit: 2, retryDelaySeconds: 30, heartbeatSeconds: 30 });
     expect(config.partner.lookbackDays).toBe(3);
     expect(config.database).toEqual({ url: undefined, dataDir: '/srv/rr/data' });
     expect(config.reportsDir).toBe('/srv/rr/reports');

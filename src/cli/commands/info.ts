@@ -42,6 +42,17 @@ export const COMMAND_INFO = {
       'stay up and fire `run` for the previous UTC day by schedule.cron in schedule.timezone (default 02:00 UTC ' +
       'daily), exactly as `run` does',
   },
+  worker: {
+    args: '',
+    description:
+      'take account jobs from the queue in the shared Postgres (pg-boss) and run them, on any number of machines; ' +
+      'stops gracefully on SIGTERM',
+  },
+  enqueue: {
+    args: '',
+    description:
+      "plan a batch for the workers (one job per account) and print its id; --wait waits for the batch's group report",
+  },
   runs: {
     args: '',
     description: 'list past runs, newest first: period, status, stage timings, counts, open breaks, workbook, delivery',

@@ -1,0 +1,93 @@
+/** `ramp-recon enqueue`: plans a batch for the fleet (one job per account) and, with --wait, waits for its report. */
+import { COMMAND_INFO } from './info.js';
+import type { Command } from 'commander';
+import { EXIT } from '../../errors.js';
+import { loadBatch, batchEnded } from '../../store/batches.js';
+import { openBoss, planFleetBatch } from '../../schedule/fleet.js';
+import { batchListing } from './runs.js';
+import { accountOption, action, createContext, openMigratedStore } from '../context.js';
+import { parsePeriod } from '../../util/dates.js';
+import { installSignalHandlers } from '../../schedule/signals.js';
+
+interface EnqueueFlags {
+  from?: string;
+  to?: string;
+  wait?: boolean;
+  json?: boolean;
+  failOnBreaks?: boolean;
+}
+
+export function register(program: Command): void {
+  const enqueue = program
+    .command('enqueue')
+    .description(COMMAND_INFO['enqueue'].description)
+    .option('--from <date>', 'first day of the period, YYYY-MM-DD UTC, inclusive (default: yesterday)')
+    .option('--to <date>', 'day after the last day, YYYY-MM-DD UTC, exclusive (default: the day after --from)')
+    .option('--wait', "wait for the batch's group report (written by the workers once every account has ended)")
+    .option('--json', 'print the batch as JSON on stdout (with --wait: once its report is written)')
+    .option('--fail-on-breaks', 'with --wait: exit 3 when every account succeeded and one has unexplained open breaks');
+  accountOption(enqueue, 'plan this account of the config only')
+    .addHelpText(
+      'after',
+      `
+Exit codes: 0 planned (with --wait: every account succeeded), 1 with --wait an account failed, 2 bad usage (the embedded
+database has no workers), 3 with --wait --fail-on-breaks unexplained open breaks remain.`,
+    )
+    .action(
+      action(async (opts: EnqueueFlags, command: Command) => {
+        const { config, logger, accounts } = createContext(command);
+        const period = parsePeriod({ from: opts.from, to: opts.to }, new Date());
+        const boss = await openBoss(config, logger, 'enqueue');
+        const store = await openMigratedStore(config, logger);
+        try {
+          const { batchId } = await planFleetBatch({ store, boss, logger }, accounts, { period, trigger: 'enqueue' });
+          if (!opts.wait) {
+            process.stdout.write(
+              opts.json
+                ? `${JSON.stringify(batchListing(await loadBatch(store.db, batchId)), null, 2)}\n`
+                : `${batchId}\n`,
+            );
+            return EXIT.ok;
+          }
+          if (!opts.json) process.stdout.write(`${batchId}\n`);
+          const abort = new AbortController();
+          const uninstall = installSignalHandlers({
+            logger,
+            graceful: 'no longer waiting; the batch goes on on the workers',
+            onGraceful: () => abort.abort(),
+          });
+          try {
+            for (;;) {
+              const batch = await loadBatch(store.db, batchId);
+              if (batchEnded(batch) && batch.reportVersion > 0) {
+                if (opts.json) process.stdout.write(`${JSON.stringify(batchListing(batch), null, 2)}\n`);
+                else
+                  process.stdout.write(
+                    `batch ${batchId} ${batch.status}: ${String((batch.reportDigest as { verdict?: string } | null)?.verdict ?? '')}\n` +
+                      batch.accounts
+                        .map(
+                          (a) =>
+                            `  ${a.account.padEnd(12)}${a.status} ${a.runId ?? ''}${a.error ? ` ${a.error}` : ''}\n`,
+                        )
+                        .join('') +
+                      (batch.reportPath ? `  group       ${batch.reportPath}\n` : ''),
+                  );
+                if (batch.accounts.some((a) => a.status !== 'succeeded')) return EXIT.failed;
+                const unexplained = (
+                  batch.reportDigest as { accounts?: Array<{ unexplained: number | null }> } | null
+                )?.accounts?.some((a) => (a.unexplained ?? 0) > 0);
+                return opts.failOnBreaks && unexplained ? EXIT.breaks : EXIT.ok;
+              }
+              if (abort.signal.aborted) return EXIT.failed;
+              await new Promise((r) => setTimeout(r, 1_000));
+            }
+          } finally {
+            uninstall();
+          }
+        } finally {
+          await boss.stop({ graceful: false, close: true });
+          await store.close();
+        }
+      }),
+    );
+}

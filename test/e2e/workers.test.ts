@@ -1,0 +1,234 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg_ from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandboxAccounts, type SandboxAccounts } from '../../sandbox/index.js';
+import { addDays, toDay } from '../../src/util/dates.js';
+import { planFleetBatch, openBoss } from '../../src/schedule/fleet.js';
+import { accountConfigs, loadConfig } from '../../src/config/load.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { createTestStore, type TestStore } from '../helpers/db.js';
+import { header, textPart } from '../helpers/mime.js';
+import { mailbox, type Mailbox } from '../helpers/smtp.js';
+import {
+  brief,
+  childEnv,
+  freePort,
+  runCli,
+  startCli,
+  startGateProxy,
+  waitFor,
+  type GateProxy,
+  type RunningCli,
+} from './helpers.js';
+
+/**
+ * Issue 27: accounts fanned out over worker processes on pg-boss, on real Postgres. Every account runs once (by the run
+ * log); a worker killed mid-job has its job finished by the other, with the data of an undisturbed run; an account
+ * whose API is down is named by the report sent after its last retry; the group report goes out exactly once.
+ */
+const { Client } = pg_;
+const ACCOUNTS = ['acme', 'globex', 'initech'] as const;
+const DAYS = 2;
+
+describe.skipIf(!process.env.TEST_DATABASE_URL)('workers on pg-boss [postgres]', { timeout: 300_000 }, () => {
+  let sandbox: SandboxAccounts;
+  let pg: TestStore;
+  let dir: string;
+  let relay: Mailbox;
+  let gate: GateProxy;
+  let env: NodeJS.ProcessEnv;
+  const workers: RunningCli[] = [];
+  const today = toDay(new Date());
+  const period = ['--from', addDays(today, -DAYS), '--to', today];
+
+  beforeAll(async () => {
+    sandbox = await startSandboxAccounts({
+      days: DAYS,
+      ordersPerDay: 6,
+      fillsPerOrder: 2,
+      live: false,
+      faults: 'none',
+      accounts: ACCOUNTS.map((name, i) => ({ name, seed: 70 + i })),
+    });
+    dir = mkdtempSync(join(tmpdir(), 'rr-e2e-workers-'));
+    pg = await createTestStore('postgres');
+    relay = mailbox();
+    const smtpPort = await freePort();
+    await relay.listen(smtpPort);
+    // globex's Exchange API behind a gate: its job holds at its first request while the test kills its worker
+    gate = await startGateProxy(sandbox.url);
+    writeFileSync(
+      join(dir, 'config.json'),
+      JSON.stringify({
+        accounts: ACCOUNTS.map((name) => ({ name, partner: { feeRate: sandbox.accounts[name]!.partnerFeeRate } })),
+        email: { from: 'recon@example.com', to: ['group@example.com'] },
+        workers: { heartbeatSeconds: 10, retryDelaySeconds: 1, retryLimit: 1 },
+        http: { maxRetries: 0, connectTimeoutMs: 2_000 },
+      }),
+    );
+    env = childEnv({
+      ...sandbox.env,
+      GLOBEX_EXCHANGE_API_URL: gate.via(sandbox.env.GLOBEX_EXCHANGE_API_URL!),
+      RAMP_RECON_CONFIG: join(dir, 'config.json'),
+      REPORTS_DIR: join(dir, 'reports'),
+      DATABASE_URL: pg.url,
+      SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
+      LOG_LEVEL: 'info',
+    });
+    const migrated = await runCli(['migrate'], env);
+    expect(migrated.code, migrated.stderr).toBe(0);
+  });
+
+  afterAll(async () => {
+    for (const w of workers) w.child.kill('SIGKILL');
+    gate?.open();
+    await gate?.stop();
+    await relay?.close();
+    await sandbox?.close();
+    await pg?.drop();
+    // the queue's own schema beside the test's (src/schedule/fleet.ts queueSchema)
+    if (pg?.schema) {
+      const admin = new Client({ connectionString: process.env.TEST_DATABASE_URL });
+      await admin.connect();
+      await admin.query(`drop schema if exists ${pg.schema}_queue cascade`);
+      await admin.end();
+    }
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('runs on Node 20 with the pinned pg-boss 12 (a test that fails if an upgrade breaks that)', () => {
+    const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
+    expect(pkg.dependencies['pg-boss']).toMatch(/^12\.\d+\.\d+$/);
+    expect(Number(process.versions.node.split('.')[0])).toBeGreaterThanOrEqual(20);
+  });
+
+  it('refuses workers on the embedded database (exit 2, one line)', async () => {
+    const embedded = await runCli(['worker'], {
+      ...env,
+      DATABASE_URL: undefined,
+      RAMP_RECON_DATA_DIR: join(dir, 'data'),
+    });
+    expect(embedded.code).toBe(2);
+    expect(embedded.stderr).toMatch(/worker: workers need a Postgres server shared by every machine \(DATABASE_URL\)/);
+  });
+
+  it('a worker killed mid-job: its account finishes on the other worker, once, with the data of an undisturbed run', async () => {
+    gate.close();
+    workers.push(startCli(['worker'], env), startCli(['worker'], env));
+    const enqueue = startCli(['enqueue', ...period, '--wait', '--json'], env);
+    const db = pg.store.db;
+    // globex's job is held at its first exchange request: find the worker holding it, and kill it
+    let holder = '';
+    await waitFor(
+      'a worker holding globex',
+      async () => {
+        const row = await db
+          .selectFrom('batch_account')
+          .select(['worker', 'status'])
+          .where('account', '=', 'globex')
+          .executeTakeFirst();
+        holder = row?.status === 'running' && gate.requests > 0 ? (row.worker ?? '') : '';
+        return holder !== '';
+      },
+      60_000,
+    );
+    const victim = workers.find((w) => holder.endsWith(`:${w.child.pid}`))!;
+    expect(victim, holder).toBeDefined();
+    victim.child.kill('SIGKILL');
+    gate.open();
+    const done = await enqueue.done;
+    expect(done.code, brief(done.stderr)).toBe(0);
+    const batch = JSON.parse(done.stdout) as {
+      batchId: string;
+      status: string;
+      accounts: Array<{ account: string; status: string; runId: string; worker: string; attempts: number }>;
+    };
+    expect(batch.status).toBe('succeeded');
+    const globex = batch.accounts.find((a) => a.account === 'globex')!;
+    // the other worker finished it, on its second attempt
+    expect(globex.worker).not.toBe(holder);
+    expect(globex.attempts).toBe(2);
+
+    // by the run log: each account has exactly one succeeded run; globex's first run, on the killed worker, is not one
+    const runs = await db
+      .selectFrom('run')
+      .select(['account', 'status'])
+      .where('batch_id', '=', batch.batchId)
+      .execute();
+    for (const name of ACCOUNTS)
+      expect(
+        runs.filter((r) => r.account === name && r.status === 'succeeded'),
+        name,
+      ).toHaveLength(1);
+    expect(runs.filter((r) => r.account === 'globex' && r.status !== 'succeeded').length).toBeLessThanOrEqual(1);
+
+    // the stored data equal what the sandbox serves, account by account (an undisturbed run stores exactly that)
+    for (const name of ACCOUNTS) {
+      const fills = await db.selectFrom('exchange_fill').select('exec_id').where('account', '=', name).execute();
+      expect(fills.map((f) => f.exec_id).sort(), name).toEqual(
+        sandbox.accounts[name]!.data.fills()
+          .map((f) => f.execId)
+          .sort(),
+      );
+    }
+
+    // the group report went out exactly once, with every account
+    await waitFor('the group e-mail', () => relay.mails.length > 0, 30_000);
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(relay.mails).toHaveLength(1);
+    const mail = relay.mails[0]!;
+    expect(header(mail, 'Subject')).toMatch(/^ramp-recon group .*: .*accounts? reconciled/);
+    for (const name of ACCOUNTS) expect(textPart(mail, 'text/plain')).toMatch(new RegExp(`^${name}: `, 'm'));
+  });
+
+  it('an account whose API is down: the report goes out after its last retry and names it', async () => {
+    const downEnv = { ...env, INITECH_EXCHANGE_API_URL: `http://127.0.0.1:${await freePort()}/v3/exchange` };
+    const live = workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null);
+    // the workers read their config at start: one that knows initech's dead URL
+    for (const w of live) w.child.kill('SIGTERM');
+    await Promise.all(live.map((w) => w.done));
+    workers.push(startCli(['worker'], downEnv), startCli(['worker'], downEnv));
+    const before = relay.mails.length;
+    const done = await runCli(['enqueue', ...period, '--wait', '--json'], downEnv);
+    expect(done.code, brief(done.stderr)).toBe(1);
+    const batch = JSON.parse(done.stdout) as {
+      accounts: Array<{ account: string; status: string; attempts: number; error: string }>;
+    };
+    const initech = batch.accounts.find((a) => a.account === 'initech')!;
+    expect(initech.status).toBe('failed');
+    // the first attempt and its one retry
+    expect(initech.attempts).toBe(2);
+    expect(initech.error).toMatch(/Exchange API/);
+    await waitFor('the group e-mail', () => relay.mails.length > before, 30_000);
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(relay.mails.length).toBe(before + 1);
+    const mail = relay.mails[before]!;
+    expect(header(mail, 'Subject')).toMatch(/1 failed$/);
+    expect(textPart(mail, 'text/plain')).toMatch(/^initech: FAILED in sync\.exchange: .*Exchange API/m);
+  });
+
+  it('two schedulers planning the same night: one batch', async () => {
+    const config = loadConfig({ env: { ...sandbox.env, DATABASE_URL: pg.url }, configPath: join(dir, 'config.json') });
+    const logger = silentLogger();
+    const boss = await openBoss(config, logger, 'test');
+    try {
+      const night = { from: addDays(today, -1), to: today };
+      const plans = await Promise.all(
+        [1, 2, 3].map(() =>
+          planFleetBatch({ store: pg.store, boss, logger }, accountConfigs(config), {
+            period: night,
+            trigger: 'schedule',
+          }),
+        ),
+      );
+      expect(new Set(plans.map((p) => p.batchId)).size).toBe(1);
+      expect(plans.filter((p) => p.created)).toHaveLength(1);
+    } finally {
+      await boss.stop({ graceful: false, close: true });
+    }
+  });
+});
