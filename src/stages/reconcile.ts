@@ -154,7 +154,7 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
   };
 
   // The period's scans are planned on the statistics of what the syncs stored.
-  const analyzed = await refreshPlannerStatistics(db);
+  const analyzed = await refreshPlannerStatistics(db, account);
   if (analyzed.length) log.debug({ tables: analyzed }, 'planner statistics refreshed');
   // Read before any record: every change committed from here on is the next run's to judge.
   const judgement = await openJudgement(db, account);

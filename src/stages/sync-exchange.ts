@@ -131,7 +131,7 @@ export async function syncExchange(ctx: StageContext, options: ExchangeSyncOptio
     await timed('fills', () => syncFills(env));
     await timed('orders', () => syncOrders(env, snapshots.symbols));
     // The lookups below join every stored fill with its order: planned on the statistics of what was just stored.
-    await timed('statistics', () => refreshPlannerStatistics(ctx.store.db));
+    await timed('statistics', () => refreshPlannerStatistics(ctx.store.db, ctx.config.account));
     await timed('ordersById', () => syncOrderLookups(env, snapshots.symbols));
 
     const finishedAt = new Date();

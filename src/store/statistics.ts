@@ -8,16 +8,33 @@ import type { Db } from './database.js';
  * the reconcile and report queries that follow were planned for empty tables (a hash of 5,807 estimated rows over a
  * million real ones: 1.4 s for a 0.3 s query). ANALYZE samples a fixed number of rows, about 0.3 s for the fills table
  * at any size, so it runs in the job's path only for such shifts: a night that adds a tenth to a table (autovacuum's
- * own threshold) leaves it to autovacuum. Returns the tables analyzed.
+ * own threshold) leaves it to autovacuum; so does a table whose statistics know the account. Returns the tables analyzed.
  */
-export async function refreshPlannerStatistics(db: Db): Promise<string[]> {
+export async function refreshPlannerStatistics(db: Db, account: string): Promise<string[]> {
+  // Also a table this account has written to while its statistics do not know the account: with several accounts in
+  // one database, a new account's first sync adds a share of the table too small for the threshold, and the planner,
+  // taking the account for an empty one, picked a nested loop that ran for minutes (the bench's fourth account).
   const stale = await sql<{ name: string }>`
     select c.relname as name
     from pg_class c
     join pg_namespace n on n.oid = c.relnamespace and n.nspname = current_schema()
     left join pg_stat_user_tables s on s.relid = c.oid
     where c.relkind = 'r'
-      and (c.reltuples < 0 or coalesce(s.n_mod_since_analyze, 0) > 50 + 0.5 * greatest(c.reltuples, 0))
+      and (
+        c.reltuples < 0
+        or coalesce(s.n_mod_since_analyze, 0) > 50 + 0.5 * greatest(c.reltuples, 0)
+        or (
+          coalesce(s.n_mod_since_analyze, 0) > 50
+          and exists (
+            select 1 from pg_attribute a where a.attrelid = c.oid and a.attname = 'account' and not a.attisdropped
+          )
+          and not exists (
+            select 1 from pg_stats st
+            where st.schemaname = n.nspname and st.tablename = c.relname and st.attname = 'account'
+              and st.most_common_vals::text::text[] @> array[${account}]::text[]
+          )
+        )
+      )
     order by c.relname`.execute(db);
   const names = stale.rows.map((r) => r.name);
   for (const name of names) await sql`analyze ${sql.table(name)}`.execute(db);
