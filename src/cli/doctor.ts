@@ -12,6 +12,7 @@ import { silentLogger } from '../log/logger.js';
 import { openStore, type Store } from '../store/database.js';
 import { asDatabaseUnavailable, databaseTarget } from '../store/database-errors.js';
 import { migrationStatus } from '../store/migrate.js';
+import { queueSchema, queueStatus } from '../store/job-queue.js';
 import { advisoryUnlock, tryAdvisoryLock } from '../store/run-lock.js';
 import { partnerClientFromConfig } from '../sources/partner/index.js';
 import { exchangeClientFromConfig } from '../sources/exchange/index.js';
@@ -209,6 +210,46 @@ function exchangeCheck(config: Config, timeoutMs: number): Promise<Omit<CheckRes
   });
 }
 
+/** The fleet's job queue on Postgres: its schema, and the workers heard from lately. */
+async function queueCheck(config: Config, timeoutMs: number): Promise<Omit<CheckResult, 'ms'>> {
+  const part = 'job queue';
+  if (!config.database.url)
+    return {
+      part,
+      status: 'skip',
+      text: 'the embedded database has no workers: `run` and `schedule` run every account in their own process',
+    };
+  const schema = queueSchema(config.database.url);
+  let store: Store | undefined;
+  try {
+    return await withTimeout(timeoutMs, async () => {
+      store = await openStore({ url: config.database.url, dataDir: config.database.dataDir, poolSize: 1 });
+      const status = await queueStatus(store.db, schema);
+      if (!status.exists)
+        return {
+          part,
+          status: 'ok' as const,
+          text: `schema ${schema} not created yet (the first \`worker\`, \`enqueue\` or fleet \`schedule\` creates it); no workers`,
+        };
+      const workers = status.live.map((w) => `${w.name ?? 'unnamed'} on ${w.host} (pid ${w.pid})`);
+      return {
+        part,
+        status: 'ok' as const,
+        text: `schema ${schema} (pg-boss ${status.version ?? '?'}): ${workers.length ? `${workers.length} live: ${workers.join(', ')}` : 'no live worker'}`,
+      };
+    });
+  } catch (err) {
+    return {
+      part,
+      status: 'fail',
+      text: `schema ${schema}: ${message(err)}`,
+      fix: 'check DATABASE_URL and its permissions',
+    };
+  } finally {
+    await (store as Store | undefined)?.close().catch(() => {});
+  }
+}
+
 async function smtpCheck(config: Config, timeoutMs: number): Promise<Omit<CheckResult, 'ms'>> {
   const part = 'SMTP';
   if (!config.smtpUrl)
@@ -339,6 +380,7 @@ export async function runDoctor(config: Config, options: DoctorOptions = {}): Pr
     ...(config.database.url ? [] : [() => folderCheck('data folder', config.database.dataDir, 'RAMP_RECON_DATA_DIR')]),
     () => databaseCheck(config, timeoutMs),
     ...accounts.flatMap((c) => [named(c, partnerCheck), named(c, exchangeCheck)]),
+    () => queueCheck(config, timeoutMs),
     () => smtpCheck(config, timeoutMs),
     () => webhookCheck(config, timeoutMs),
   ];

@@ -1,12 +1,16 @@
 /** The fleet on pg-boss: a batch planned as one job per account, worked by any number of workers on any machines, and
  * the group report fanned in once every account has ended (or at the batch's deadline).
  */
+import { createHash } from 'node:crypto';
 import { PgBoss } from 'pg-boss';
 import { accountConfigs, type Config } from '../config/load.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { Period } from '../domain/period.js';
 import type { Store } from '../store/database.js';
+import { queueSchema } from '../store/job-queue.js';
+
+export { queueSchema } from '../store/job-queue.js';
 import {
   batchEnded,
   finishBatch,
@@ -24,6 +28,7 @@ import { RunLockedError } from '../pipeline/lock.js';
 import { runPipeline } from '../pipeline/run.js';
 import { workerName } from '../pipeline/batch.js';
 import { deliverGroupReport, writeGroupReport } from '../stages/group-report.js';
+import { yesterday } from '../util/dates.js';
 
 /** One job per account of a batch: at most one active per account (singletonKey), across the fleet. */
 export const ACCOUNT_QUEUE = 'ramp-recon-account';
@@ -39,16 +44,6 @@ export interface AccountJob {
 export interface ReportJob {
   batchId: string;
   deadline?: boolean;
-}
-
-/**
- * The queue's tables live in a schema of their own beside ours: `<search_path>_queue` when DATABASE_URL names a
- * search_path (each test its own), else `ramp_recon_queue`.
- */
-export function queueSchema(databaseUrl: string): string {
-  const options = new URL(databaseUrl).searchParams.get('options') ?? '';
-  const path = /search_path=([A-Za-z_][A-Za-z0-9_]*)/.exec(options)?.[1];
-  return path ? `${path}_queue` : 'ramp_recon_queue';
 }
 
 /** Workers need a server: the embedded database is one process's. */
@@ -108,22 +103,28 @@ export async function planFleetBatch(
     startedAt: now,
     deadlineAt,
   });
-  if (!created) {
+  if (!created)
     deps.logger.info({ batchId: id, period: input.period }, 'batch of this night already planned: not planned again');
-    return { batchId: id, created };
-  }
-  for (const c of accounts)
+  // The jobs have ids of their own (from the batch and the account): sending them again is a no-op, so a planner
+  // that died between the batch row and its jobs (or a second scheduler) completes the plan, never doubles it.
+  const batch = await loadBatch(deps.store.db, id);
+  const open = new Set(
+    batch.accounts.filter((a) => a.status === 'pending' || a.status === 'running').map((a) => a.account),
+  );
+  for (const c of accounts.filter((a) => open.has(a.account)))
     await deps.boss.send(ACCOUNT_QUEUE, { batchId: id, account: c.account } satisfies AccountJob, {
+      id: jobId(id, c.account),
       singletonKey: c.account,
       // accounts of one rate group run one at a time across the fleet: two workers never double its rate
       group: { id: c.rateGroup },
     });
-  await deps.boss.sendAfter(
-    REPORT_QUEUE,
-    { batchId: id, deadline: true } satisfies ReportJob,
-    { singletonKey: id },
-    deadlineAt,
-  );
+  if (batch.reportVersion === 0)
+    await deps.boss.sendAfter(
+      REPORT_QUEUE,
+      { batchId: id, deadline: true } satisfies ReportJob,
+      { id: jobId(id, 'deadline'), singletonKey: id },
+      batch.deadlineAt ?? deadlineAt,
+    );
   deps.logger.info(
     { batchId: id, accounts: accounts.map((c) => c.account), period: input.period, deadlineAt },
     'batch planned: one job per account',
@@ -151,7 +152,8 @@ export async function workJobs(deps: WorkDeps, options: { concurrency: number })
       localConcurrency: options.concurrency,
       groupConcurrency: 1,
       includeMetadata: true,
-      pollingIntervalSeconds: 1,
+      // an idle worker asks for a job twice a second: a batch's accounts start without waiting on the poll
+      pollingIntervalSeconds: 0.5,
     },
     async ([job]) => {
       // includeMetadata: the job's attempt and its retry limit come with it
@@ -164,7 +166,7 @@ export async function workJobs(deps: WorkDeps, options: { concurrency: number })
         });
     },
   );
-  await deps.boss.work<ReportJob>(REPORT_QUEUE, { pollingIntervalSeconds: 1 }, async ([job]) => {
+  await deps.boss.work<ReportJob>(REPORT_QUEUE, { pollingIntervalSeconds: 0.5 }, async ([job]) => {
     if (job) await fanIn(deps, job.data.batchId, { deadline: job.data.deadline === true });
   });
 }
@@ -196,6 +198,9 @@ async function runAccountJob(
         trigger: batch.trigger === 'schedule' ? 'schedule' : 'enqueue',
         email: config.accountEmailTo.length > 0,
         noEmailReason: "the batch's group e-mail reports this account (it has no recipients of its own)",
+        // the run lock stays authoritative: a manual run, or this account's run on a stopped worker whose job came
+        // here, is waited for (never two runs of one account at once); the job's signal ends the wait if its claim goes
+        wait: true,
         signal: job.signal,
         batchId: data.batchId,
         onRunCreated: (runId) => void setBatchAccountRun(db, data.batchId, data.account, runId).catch(() => {}),
@@ -209,6 +214,12 @@ async function runAccountJob(
     // stopped worker) or the config. Retried like a failed run.
     outcome = { error: errorText(err, config) };
     if (!(err instanceof RunLockedError)) log.warn({ error: outcome.error }, 'account run could not start');
+  }
+  // Our claim on the job is gone (we were stopped or cut off past the heartbeat): the job is another worker's now, and
+  // so is the account's row on the batch.
+  if (job.signal?.aborted) {
+    log.warn("the job moved to another worker while this one was silent: its outcome is that worker's to record");
+    return;
   }
   if (outcome && !last) {
     await retryBatchAccount(db, data.batchId, data.account, outcome);
@@ -256,4 +267,35 @@ export async function fanIn(deps: WorkDeps, batchId: string, options: { deadline
     { version: pending.version, verdict: written.digest.verdict, deadline: !ended },
     ended ? 'group report sent' : 'group report sent at the deadline, accounts still running',
   );
+}
+
+/**
+ * `schedule` on Postgres with several accounts: registers the nightly cron in pg-boss (one firing per night for the
+ * whole fleet, however many schedulers run), plans yesterday's batch at each firing, and works the jobs too unless
+ * `work` is false (a fleet of workers does).
+ */
+export async function scheduleFleet(deps: WorkDeps, options: { work: boolean; concurrency: number }): Promise<void> {
+  const { boss, config, logger } = deps;
+  await boss.schedule(NIGHTLY_QUEUE, config.schedule.cron, {}, { tz: config.schedule.timezone });
+  await boss.work(NIGHTLY_QUEUE, { pollingIntervalSeconds: 5, includeMetadata: true }, async ([job]) => {
+    if (!job) return;
+    const firedAt = (job as typeof job & { createdOn?: Date }).createdOn ?? new Date();
+    const period = yesterday(firedAt);
+    await planFleetBatch({ store: deps.store, boss, logger }, accountConfigs(config), {
+      period,
+      trigger: 'schedule',
+      now: firedAt,
+    });
+  });
+  if (options.work) await workJobs(deps, { concurrency: options.concurrency });
+  logger.info(
+    { cron: config.schedule.cron, timezone: config.schedule.timezone, work: options.work },
+    'schedule: the nightly batch is registered in the job queue (one firing for the whole fleet)',
+  );
+}
+
+/** A job's own id, the same for the same batch and part: a UUID from their hash. */
+export function jobId(batchId: string, part: string): string {
+  const h = createHash('sha256').update(`${batchId}:${part}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }

@@ -2,6 +2,7 @@
 import type { Config } from '../config/load.js';
 import { accountConfigs, requireSources } from '../config/load.js';
 import { runBatch } from '../pipeline/batch.js';
+import { ConfigError } from '../errors.js';
 import type { Store } from '../store/database.js';
 import { EmbeddedBusyError } from '../store/database.js';
 import type { Logger } from '../log/logger.js';
@@ -25,6 +26,8 @@ export interface ScheduleDeps {
 }
 
 export interface ScheduleOptions {
+  /** Several accounts on Postgres: also work the account jobs in this process (default true; `--no-work`: false). */
+  work?: boolean;
   /** Default: node-cron with schedule.cron in schedule.timezone. */
   trigger?: Trigger;
   /** Default: one `run` of yesterday (UTC, relative to the firing), exactly what `ramp-recon run` does. */
@@ -52,6 +55,14 @@ export async function runSchedule(deps: ScheduleDeps, options: ScheduleOptions =
     logger.warn(`${err.message}; starting the schedule anyway`);
   }
 
+  // Several accounts on a Postgres server: the fleet's schedule, in the job queue (docs/workers.md).
+  if (config.multiAccount && config.database.url && !options.fire && !options.trigger)
+    return scheduleOnQueue(deps, options);
+  if (options.work === false)
+    throw new ConfigError([
+      '--no-work: only for several accounts (`accounts` in the config) on Postgres (DATABASE_URL), where workers run ' +
+        'the account jobs; this schedule runs its night in its own process',
+    ]);
   const fire = options.fire ?? ((firedAt: Date) => fireRun(deps, firedAt));
   const trigger = options.trigger ?? cronTrigger(config.schedule.cron, config.schedule.timezone);
   const scheduler = new Scheduler({ trigger, fire, logger });
@@ -133,6 +144,35 @@ export async function fireRun(deps: ScheduleDeps, firedAt: Date): Promise<void> 
     }
     throw err;
   } finally {
+    await store.close();
+  }
+}
+
+/** The fleet's nightly schedule: registered in pg-boss, this process planning (and unless --no-work, working) batches. */
+async function scheduleOnQueue(deps: ScheduleDeps, options: ScheduleOptions): Promise<void> {
+  const { config, logger } = deps;
+  const { openBoss, scheduleFleet } = await import('./fleet.js');
+  const store = await deps.openStore();
+  const boss = await openBoss(config, logger, 'schedule');
+  let stopped!: () => void;
+  const done = new Promise<void>((resolve) => (stopped = resolve));
+  const uninstall = installSignalHandlers({
+    logger,
+    target: options.signalTarget,
+    onForceful: options.onForceful,
+    graceful: 'finishing the jobs in hand and taking no new one',
+    onGraceful: () => stopped(),
+  });
+  try {
+    await scheduleFleet(
+      { store, boss, config, logger },
+      { work: options.work !== false, concurrency: config.workers.concurrency },
+    );
+    await done;
+    await boss.stop({ graceful: true, close: true, timeout: 24 * 3600_000 });
+    logger.info('schedule stopped');
+  } finally {
+    uninstall();
     await store.close();
   }
 }

@@ -185,6 +185,91 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('workers on pg-boss [postgres]',
     for (const name of ACCOUNTS) expect(textPart(mail, 'text/plain')).toMatch(new RegExp(`^${name}: `, 'm'));
   });
 
+  it('a worker stopped (SIGSTOP) past its heartbeat: its account moves to the other worker, never run twice at once', async () => {
+    const db = pg.store.db;
+    const alive = workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null);
+    while (alive.length < 2) {
+      const w = startCli(['worker'], env);
+      workers.push(w);
+      alive.push(w);
+    }
+    gate.close();
+    const before = gate.requests;
+    const planned = await runCli(['enqueue', ...period, '--account', 'globex'], env);
+    expect(planned.code, planned.stderr).toBe(0);
+    const batchId = planned.stdout.trim();
+    let holder = '';
+    await waitFor(
+      'a worker holding globex',
+      async () => {
+        const row = await db
+          .selectFrom('batch_account')
+          .select(['worker', 'status'])
+          .where('batch_id', '=', batchId)
+          .executeTakeFirst();
+        holder = row?.status === 'running' && gate.requests > before ? (row.worker ?? '') : '';
+        return holder !== '';
+      },
+      60_000,
+    );
+    const stopped = alive.find((w) => holder.endsWith(`:${w.child.pid}`))!;
+    stopped.child.kill('SIGSTOP');
+    try {
+      // past the heartbeat the job is retried on the other worker, which waits for the stopped run's lock
+      await waitFor(
+        'the retry on the other worker',
+        async () => {
+          const row = await db
+            .selectFrom('batch_account')
+            .select(['worker', 'attempts'])
+            .where('batch_id', '=', batchId)
+            .executeTakeFirst();
+          return Number(row?.attempts) >= 2 && row?.worker !== holder;
+        },
+        90_000,
+      );
+      await new Promise((r) => setTimeout(r, 3_000));
+      const running = await db
+        .selectFrom('run')
+        .select('id')
+        .where('batch_id', '=', batchId)
+        .where('status', '=', 'running')
+        .execute();
+      expect(running).toHaveLength(1);
+    } finally {
+      stopped.child.kill('SIGCONT');
+      gate.open();
+    }
+    await waitFor(
+      'the batch to end',
+      async () =>
+        (await db.selectFrom('batch').select('status').where('id', '=', batchId).executeTakeFirst())?.status !==
+        'running',
+      120_000,
+    );
+    // and its report is out (before the next test counts the e-mails)
+    await waitFor(
+      "the batch's report",
+      async () =>
+        (await db.selectFrom('batch').select('delivered').where('id', '=', batchId).executeTakeFirst())?.delivered ===
+        true,
+      60_000,
+    );
+    const runs = await db
+      .selectFrom('run')
+      .select(['id', 'status', 'started_at', 'finished_at'])
+      .where('batch_id', '=', batchId)
+      .orderBy('started_at')
+      .execute();
+    expect(runs.filter((r) => r.status === 'succeeded').length).toBeGreaterThanOrEqual(1);
+    expect(runs.at(-1)!.status).toBe('succeeded');
+    // one after the other: each run ended before the next began
+    for (let i = 1; i < runs.length; i++)
+      expect(runs[i - 1]!.finished_at!.getTime(), `${runs[i - 1]!.id} then ${runs[i]!.id}`).toBeLessThanOrEqual(
+        runs[i]!.started_at.getTime(),
+      );
+  });
+
   it('an account whose API is down: the report goes out after its last retry and names it', async () => {
     const downEnv = { ...env, INITECH_EXCHANGE_API_URL: `http://127.0.0.1:${await freePort()}/v3/exchange` };
     const live = workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null);
@@ -211,12 +296,41 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('workers on pg-boss [postgres]',
     expect(textPart(mail, 'text/plain')).toMatch(/^initech: FAILED in sync\.exchange: .*Exchange API/m);
   });
 
+  it('two `schedule` processes on one database: one nightly batch, planned from the job queue', async () => {
+    const cronConfig = join(dir, 'cron.json');
+    const base = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as Record<string, unknown>;
+    // every 5 seconds: several firings within the test, all for the same night
+    writeFileSync(cronConfig, JSON.stringify({ ...base, schedule: { cron: '*/5 * * * * *', timezone: 'UTC' } }));
+    const cronEnv = { ...env, RAMP_RECON_CONFIG: cronConfig };
+    const schedulers = [startCli(['schedule', '--no-work'], cronEnv), startCli(['schedule', '--no-work'], cronEnv)];
+    const db = pg.store.db;
+    const night = { from: addDays(today, -1), to: today };
+    const scheduled = () =>
+      db
+        .selectFrom('batch')
+        .select('id')
+        .where('trigger', '=', 'schedule')
+        .where('period_from', '=', night.from)
+        .execute();
+    try {
+      await waitFor('a scheduled batch', async () => (await scheduled()).length > 0, 90_000);
+      // more firings come and go: still one batch for the night
+      await new Promise((r) => setTimeout(r, 12_000));
+      expect(await scheduled()).toHaveLength(1);
+    } finally {
+      for (const s of schedulers) s.child.kill('SIGTERM');
+    }
+    const ended = await Promise.all(schedulers.map((s) => s.done));
+    for (const e of ended) expect(e.code, brief(e.stderr)).toBe(0);
+  });
+
   it('two schedulers planning the same night: one batch', async () => {
     const config = loadConfig({ env: { ...sandbox.env, DATABASE_URL: pg.url }, configPath: join(dir, 'config.json') });
     const logger = silentLogger();
     const boss = await openBoss(config, logger, 'test');
     try {
-      const night = { from: addDays(today, -1), to: today };
+      // a night the schedule above did not plan
+      const night = { from: addDays(today, -5), to: addDays(today, -4) };
       const plans = await Promise.all(
         [1, 2, 3].map(() =>
           planFleetBatch({ store: pg.store, boss, logger }, accountConfigs(config), {
@@ -227,6 +341,18 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('workers on pg-boss [postgres]',
       );
       expect(new Set(plans.map((p) => p.batchId)).size).toBe(1);
       expect(plans.filter((p) => p.created)).toHaveLength(1);
+      // every planner sent the jobs (one that died before them is completed by the next), each once
+      const admin = new Client({ connectionString: process.env.TEST_DATABASE_URL });
+      await admin.connect();
+      try {
+        const jobs = await admin.query(
+          `select data->>'account' as account from ${pg.schema}_queue.job where name = 'ramp-recon-account' and data->>'batchId' = $1`,
+          [plans[0]!.batchId],
+        );
+        expect(jobs.rows.map((r: { account: string }) => r.account).sort()).toEqual([...ACCOUNTS]);
+      } finally {
+        await admin.end();
+      }
     } finally {
       await boss.stop({ graceful: false, close: true });
     }

@@ -79,7 +79,7 @@ database has no workers), 3 with --wait --fail-on-breaks unexplained open breaks
                 return opts.failOnBreaks && unexplained ? EXIT.breaks : EXIT.ok;
               }
               if (abort.signal.aborted) return EXIT.failed;
-              await new Promise((r) => setTimeout(r, 1_000));
+              await new Promise((r) => setTimeout(r, 250));
             }
           } finally {
             uninstall();

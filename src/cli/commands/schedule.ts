@@ -15,12 +15,19 @@ export function register(program: Command): void {
 Runs never overlap: a firing that comes while a run is still busy is skipped and logged.
 The database is opened for each firing and closed after it, so a manual \`run\` works between firings.
 The first SIGTERM or SIGINT stops new firings, lets the current run finish, and exits 0; a second exits at once (1).
+With several accounts (\`accounts\`) on Postgres (DATABASE_URL), the nightly cron is registered in the job queue: one
+firing per night for the whole fleet however many schedulers run; each plans the batch and works its account jobs
+unless --no-work is given (docs/workers.md).
 Exit codes: 0 stopped cleanly, 1 could not start (database unreachable), 2 bad configuration.`,
     )
+    .option(
+      '--no-work',
+      'several accounts on Postgres: only plan the nightly batches; `ramp-recon worker` processes run the account jobs',
+    )
     .action(
-      action(async (_opts: unknown, command: Command) => {
+      action(async (opts: { work: boolean }, command: Command) => {
         const { config, logger } = createContext(command);
-        await runSchedule({ config, logger, openStore: () => openMigratedStore(config, logger) });
+        await runSchedule({ config, logger, openStore: () => openMigratedStore(config, logger) }, { work: opts.work });
         return EXIT.ok;
       }),
     );
