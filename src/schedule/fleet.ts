@@ -30,7 +30,11 @@ import { workerName } from '../pipeline/batch.js';
 import { deliverGroupReport, writeGroupReport } from '../stages/group-report.js';
 import { yesterday } from '../util/dates.js';
 
-/** One job per account of a batch: at most one active per account (singletonKey), across the fleet. */
+/**
+ * One job per account of a batch. Each carries its account's rate group (the account's own name by default) and
+ * workers take at most one job of a group at a time across the fleet (groupConcurrency): never two live jobs of one
+ * account, nor of one organisation. (pg-boss enforces group limits on standard queues only, not on singleton ones.)
+ */
 export const ACCOUNT_QUEUE = 'ramp-recon-account';
 /** The group report of a batch: one active per batch; sent when the last account ends, and at the deadline. */
 export const REPORT_QUEUE = 'ramp-recon-report';
@@ -78,7 +82,7 @@ export async function openBoss(config: Config, logger: Logger, command: string):
     heartbeatSeconds: w.heartbeatSeconds,
     expireInSeconds: 12 * 3600,
   };
-  await boss.createQueue(ACCOUNT_QUEUE, { policy: 'singleton', ...retry });
+  await boss.createQueue(ACCOUNT_QUEUE, { policy: 'standard', ...retry });
   await boss.createQueue(REPORT_QUEUE, { policy: 'singleton', ...retry });
   await boss.createQueue(NIGHTLY_QUEUE, { policy: 'singleton', ...retry });
   return boss;
@@ -115,7 +119,8 @@ export async function planFleetBatch(
     await deps.boss.send(ACCOUNT_QUEUE, { batchId: id, account: c.account } satisfies AccountJob, {
       id: jobId(id, c.account),
       singletonKey: c.account,
-      // accounts of one rate group run one at a time across the fleet: two workers never double its rate
+      // one live job per rate group across the fleet: two workers never run one account twice at once, nor double an
+      // organisation's request rate
       group: { id: c.rateGroup },
     });
   if (batch.reportVersion === 0)

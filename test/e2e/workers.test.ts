@@ -270,6 +270,54 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('workers on pg-boss [postgres]',
       );
   });
 
+  it('accounts of one rate group run one at a time across the fleet, however many workers are free', async () => {
+    const db = pg.store.db;
+    const live = workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null);
+    for (const w of live) w.child.kill('SIGTERM');
+    await Promise.all(live.map((w) => w.done));
+    // acme and globex share an organisation: one request budget, one run at a time; paced so that each run lasts
+    // seconds, long enough to overlap if the fleet let them
+    const grouped = join(dir, 'grouped.json');
+    const base = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as {
+      accounts: Array<{ name: string; exchange?: object }>;
+    };
+    writeFileSync(
+      grouped,
+      JSON.stringify({
+        ...base,
+        accounts: base.accounts.map((a) =>
+          a.name === 'initech' ? a : { ...a, rateGroup: 'acme-group', exchange: { rateLimitPerSecond: 4 } },
+        ),
+      }),
+    );
+    const groupedEnv = { ...env, RAMP_RECON_CONFIG: grouped };
+    workers.push(startCli(['worker'], groupedEnv), startCli(['worker'], groupedEnv), startCli(['worker'], groupedEnv));
+    const done = await runCli(
+      ['enqueue', ...period, '--account', 'acme', '--account', 'globex', '--wait', '--json'],
+      groupedEnv,
+    );
+    expect(done.code, brief(done.stderr)).toBe(0);
+    const { batchId } = JSON.parse(done.stdout) as { batchId: string };
+    const runs = await db
+      .selectFrom('run')
+      .select(['account', 'status', 'started_at', 'finished_at'])
+      .where('batch_id', '=', batchId)
+      .orderBy('started_at')
+      .execute();
+    expect(runs.map((r) => r.status)).toEqual(['succeeded', 'succeeded']);
+    expect(new Set(runs.map((r) => r.account))).toEqual(new Set(['acme', 'globex']));
+    // one after the other, though three workers were free
+    expect(runs[0]!.finished_at!.getTime()).toBeLessThanOrEqual(runs[1]!.started_at.getTime());
+    expect(runs[0]!.finished_at!.getTime() - runs[0]!.started_at.getTime()).toBeGreaterThan(2_000);
+    await waitFor(
+      "the batch's report",
+      async () =>
+        (await db.selectFrom('batch').select('delivered').where('id', '=', batchId).executeTakeFirst())?.delivered ===
+        true,
+      60_000,
+    );
+  });
+
   it('an account whose API is down: the report goes out after its last retry and names it', async () => {
     const downEnv = { ...env, INITECH_EXCHANGE_API_URL: `http://127.0.0.1:${await freePort()}/v3/exchange` };
     const live = workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null);

@@ -59,7 +59,9 @@ database has no workers), 3 with --wait --fail-on-breaks unexplained open breaks
           try {
             for (;;) {
               const batch = await loadBatch(store.db, batchId);
-              if (batchEnded(batch) && batch.reportVersion > 0) {
+              // ended, and its report written for these outcomes (a report sent at the deadline is not the last one)
+              const reported = batch.accounts.every((a) => batch.reportedStates?.[a.account] === a.status);
+              if (batchEnded(batch) && reported) {
                 if (opts.json) process.stdout.write(`${JSON.stringify(batchListing(batch), null, 2)}\n`);
                 else
                   process.stdout.write(
