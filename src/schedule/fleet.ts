@@ -36,6 +36,11 @@ import { yesterday } from '../util/dates.js';
  * account, nor of one organisation. (pg-boss enforces group limits on standard queues only, not on singleton ones.)
  */
 export const ACCOUNT_QUEUE = 'ramp-recon-account';
+/**
+ * An account job that failed for good without its handler saying so (its worker killed or silent on its last attempt):
+ * pg-boss moves it here (deadLetter), and a worker records the account as failed on the batch.
+ */
+export const LOST_QUEUE = 'ramp-recon-account-lost';
 /** The group report of a batch: one active per batch; sent when the last account ends, and at the deadline. */
 export const REPORT_QUEUE = 'ramp-recon-report';
 /** The nightly schedule's firing: plans yesterday's batch (one per night, however many schedulers fire). */
@@ -82,7 +87,9 @@ export async function openBoss(config: Config, logger: Logger, command: string):
     heartbeatSeconds: w.heartbeatSeconds,
     expireInSeconds: 12 * 3600,
   };
-  await boss.createQueue(ACCOUNT_QUEUE, { policy: 'standard', ...retry });
+  // the dead letter queue exists before the queue that names it
+  await boss.createQueue(LOST_QUEUE, { policy: 'standard', retryLimit: w.retryLimit, retryDelay: w.retryDelaySeconds });
+  await boss.createQueue(ACCOUNT_QUEUE, { policy: 'standard', deadLetter: LOST_QUEUE, ...retry });
   await boss.createQueue(REPORT_QUEUE, { policy: 'singleton', ...retry });
   await boss.createQueue(NIGHTLY_QUEUE, { policy: 'singleton', ...retry });
   return boss;
@@ -171,6 +178,9 @@ export async function workJobs(deps: WorkDeps, options: { concurrency: number })
         });
     },
   );
+  await deps.boss.work<AccountJob>(LOST_QUEUE, { pollingIntervalSeconds: 1 }, async ([job]) => {
+    if (job) await accountJobLost(deps, job.data);
+  });
   await deps.boss.work<ReportJob>(REPORT_QUEUE, { pollingIntervalSeconds: 0.5 }, async ([job]) => {
     if (job) await fanIn(deps, job.data.batchId, { deadline: job.data.deadline === true });
   });
@@ -236,6 +246,27 @@ async function runAccountJob(
     await finishBatchAccount(db, data.batchId, data.account, { status: 'failed', ...outcome });
     log.error({ error: outcome.error }, 'account run failed after its last attempt');
   } else log.info('account job succeeded');
+  await afterAccount(deps, data.batchId);
+}
+
+/**
+ * An account job failed for good with no outcome recorded (its last attempt's worker died or fell silent past its
+ * heartbeat): the account is failed on the batch, saying so, and the batch's fan-in goes on. An account whose outcome
+ * was recorded (its handler's own last word) is left as it is.
+ */
+export async function accountJobLost(deps: WorkDeps, data: AccountJob): Promise<void> {
+  const batch = await loadBatch(deps.store.db, data.batchId);
+  const row = batch.accounts.find((a) => a.account === data.account);
+  if (!row || row.status === 'succeeded' || row.status === 'failed') return;
+  const error =
+    `its last attempt ended without an outcome: the worker running it${row.worker ? ` (${row.worker})` : ''} died or ` +
+    `fell silent past its heartbeat, and no attempt was left${row.error ? `; the attempt before failed: ${row.error}` : ''}`;
+  await finishBatchAccount(deps.store.db, data.batchId, data.account, {
+    status: 'failed',
+    failedStage: row.failedStage,
+    error,
+  });
+  deps.logger.error({ batchId: data.batchId, account: data.account, error }, 'account job lost');
   await afterAccount(deps, data.batchId);
 }
 

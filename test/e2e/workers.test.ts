@@ -5,7 +5,8 @@ import pg_ from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandboxAccounts, type SandboxAccounts } from '../../sandbox/index.js';
 import { addDays, toDay } from '../../src/util/dates.js';
-import { planFleetBatch, openBoss } from '../../src/schedule/fleet.js';
+import { accountJobLost, planFleetBatch, openBoss } from '../../src/schedule/fleet.js';
+import { loadBatch, planBatch, startBatchAccount } from '../../src/store/batches.js';
 import { accountConfigs, loadConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { createTestStore, type TestStore } from '../helpers/db.js';
@@ -401,6 +402,40 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('workers on pg-boss [postgres]',
       } finally {
         await admin.end();
       }
+    } finally {
+      await boss.stop({ graceful: false, close: true });
+    }
+  });
+
+  it('a job lost on its last attempt (its worker died): the account is failed on the batch, saying so, and reported', async () => {
+    const config = loadConfig({ env: { ...sandbox.env, DATABASE_URL: pg.url }, configPath: join(dir, 'config.json') });
+    const logger = silentLogger();
+    const boss = await openBoss(config, logger, 'test');
+    const db = pg.store.db;
+    try {
+      const { id } = await planBatch(db, {
+        trigger: 'enqueue',
+        period: { from: addDays(today, -2), to: addDays(today, -1) },
+        accounts: ['acme'],
+      });
+      await startBatchAccount(db, id, 'acme', 'gone-host:4242');
+      const mails = relay.mails.length;
+      // what the dead letter queue's worker does with the job pg-boss failed for good
+      await accountJobLost({ store: pg.store, boss, config, logger }, { batchId: id, account: 'acme' });
+      const batch = await loadBatch(db, id);
+      expect(batch.status).toBe('failed');
+      expect(batch.accounts[0]).toMatchObject({ account: 'acme', status: 'failed' });
+      expect(batch.accounts[0]!.error).toMatch(
+        /^its last attempt ended without an outcome: the worker running it \(gone-host:4242\) died or fell silent past its heartbeat/,
+      );
+      // the live workers fan the batch in: its report names acme as failed
+      await waitFor('the report of the lost account', () => relay.mails.length > mails, 30_000);
+      expect(textPart(relay.mails[mails]!, 'text/plain')).toMatch(
+        /^acme: FAILED: its last attempt ended without an outcome/m,
+      );
+      // a second word on it changes nothing
+      await accountJobLost({ store: pg.store, boss, config, logger }, { batchId: id, account: 'acme' });
+      expect((await loadBatch(db, id)).accounts[0]!.error).toBe(batch.accounts[0]!.error);
     } finally {
       await boss.stop({ graceful: false, close: true });
     }
