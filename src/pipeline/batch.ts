@@ -8,11 +8,11 @@ import type { Logger } from '../log/logger.js';
 import type { Period } from '../domain/period.js';
 import { retryOnLostConnection } from '../store/database.js';
 import {
-  createBatch,
   finishBatch,
   finishBatchAccount,
   loadBatch,
   pendingGroupReport,
+  planBatch,
   recordGroupReported,
   setBatchAccountRun,
   startBatchAccount,
@@ -64,7 +64,7 @@ export async function runBatch(
   const first = accounts[0];
   if (!first) throw new Error('a batch needs at least one account');
   const now = options.now ?? new Date();
-  const batchId = await createBatch(db, {
+  const { id: batchId } = await planBatch(db, {
     trigger: options.trigger,
     period: options.period,
     accounts: accounts.map((c) => c.account),

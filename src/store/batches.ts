@@ -2,7 +2,9 @@
 import { randomBytes } from 'node:crypto';
 import { jsonNumber } from '../decimal/json.js';
 import { ReportError } from '../errors.js';
+import type { Selectable } from 'kysely';
 import type { Db } from './database.js';
+import type { BatchTable } from './schema.js';
 import type { Period } from '../domain/period.js';
 
 export type BatchAccountStatus = 'pending' | 'running' | 'succeeded' | 'failed';
@@ -55,36 +57,21 @@ export function newBatchId(now = new Date()): string {
   return `b${stamp}-${randomBytes(3).toString('hex')}`;
 }
 
-/** A batch planned: its row and one pending row per account, in config order, in one transaction. */
-export async function createBatch(
-  db: Db,
-  input: {
-    trigger: string;
-    period: Period;
-    accounts: readonly string[];
-    startedAt?: Date;
-    id?: string;
-    deadlineAt?: Date;
-  },
-): Promise<string> {
-  return (await planBatch(db, input)).id;
+/** What planning a batch takes: its trigger and period, its accounts in config order, when, and its deadline. */
+export interface PlanInput {
+  trigger: string;
+  period: Period;
+  accounts: readonly string[];
+  startedAt?: Date;
+  id?: string;
+  deadlineAt?: Date;
 }
 
 /**
  * A batch planned, once: a scheduled night already planned (by another scheduler) is not planned again, and its id is
  * returned with `created: false` (sql/0020's unique index on scheduled periods).
  */
-export async function planBatch(
-  db: Db,
-  input: {
-    trigger: string;
-    period: Period;
-    accounts: readonly string[];
-    startedAt?: Date;
-    id?: string;
-    deadlineAt?: Date;
-  },
-): Promise<{ id: string; created: boolean }> {
+export async function planBatch(db: Db, input: PlanInput): Promise<{ id: string; created: boolean }> {
   const id = input.id ?? newBatchId(input.startedAt);
   return db.transaction().execute(async (tx) => {
     const inserted = await tx
@@ -273,15 +260,29 @@ export async function loadBatch(db: Db, batchId: string): Promise<BatchInfo> {
 }
 
 export async function findBatch(db: Db, batchId: string): Promise<BatchInfo | undefined> {
-  const row = await db.selectFrom('batch').selectAll().where('id', '=', batchId).executeTakeFirst();
-  if (!row) return undefined;
+  return (await readBatches(db, db.selectFrom('batch').selectAll().where('id', '=', batchId)))[0];
+}
+
+/** The newest batches, newest first, each with its accounts (two queries, whatever the number of batches). */
+export async function recentBatches(db: Db, limit: number): Promise<BatchInfo[]> {
+  return readBatches(db, db.selectFrom('batch').selectAll().orderBy('started_at', 'desc').limit(limit));
+}
+
+/** The batches a query selects, in its order, with all their accounts read in one more query. */
+async function readBatches(db: Db, query: { execute(): Promise<Array<Selectable<BatchTable>>> }): Promise<BatchInfo[]> {
+  const rows = await query.execute();
+  if (!rows.length) return [];
   const accounts = await db
     .selectFrom('batch_account')
     .selectAll()
-    .where('batch_id', '=', batchId)
+    .where(
+      'batch_id',
+      'in',
+      rows.map((r) => r.id),
+    )
     .orderBy('position')
     .execute();
-  return {
+  return rows.map((row) => ({
     id: row.id,
     trigger: row.trigger,
     periodFrom: row.period_from,
@@ -297,39 +298,19 @@ export async function findBatch(db: Db, batchId: string): Promise<BatchInfo | un
     reportedStates: plainStates(row.reported_states),
     reportVersion: jsonNumber(row.report_version) ?? 0,
     deadlineAt: row.deadline_at,
-    accounts: accounts.map((a) => ({
-      account: a.account,
-      position: jsonNumber(a.position) ?? 0,
-      status: a.status as BatchAccountStatus,
-      runId: a.run_id,
-      failedStage: a.failed_stage,
-      error: a.error,
-      startedAt: a.started_at,
-      finishedAt: a.finished_at,
-      worker: a.worker,
-      attempts: jsonNumber(a.attempts) ?? 0,
-    })),
-  };
-}
-
-/** The newest batches, newest first, each with its accounts. */
-export async function recentBatches(db: Db, limit: number, account?: string): Promise<BatchInfo[]> {
-  let query = db.selectFrom('batch').select('id').orderBy('started_at', 'desc').limit(limit);
-  if (account)
-    query = query.where((eb) =>
-      eb.exists(
-        eb
-          .selectFrom('batch_account')
-          .select('account')
-          .whereRef('batch_account.batch_id', '=', 'batch.id')
-          .where('batch_account.account', '=', account),
-      ),
-    );
-  const ids = await query.execute();
-  const out: BatchInfo[] = [];
-  for (const { id } of ids) {
-    const batch = await findBatch(db, id);
-    if (batch) out.push(batch);
-  }
-  return out;
+    accounts: accounts
+      .filter((a) => a.batch_id === row.id)
+      .map((a) => ({
+        account: a.account,
+        position: jsonNumber(a.position) ?? 0,
+        status: a.status as BatchAccountStatus,
+        runId: a.run_id,
+        failedStage: a.failed_stage,
+        error: a.error,
+        startedAt: a.started_at,
+        finishedAt: a.finished_at,
+        worker: a.worker,
+        attempts: jsonNumber(a.attempts) ?? 0,
+      })),
+  }));
 }

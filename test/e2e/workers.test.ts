@@ -82,6 +82,16 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('workers on pg-boss [postgres]',
     expect(migrated.code, migrated.stderr).toBe(0);
   });
 
+  /** Waits for a batch's group report to be sent (before a later test counts the e-mails). */
+  const reportDelivered = (batchId: string) =>
+    waitFor(
+      "the batch's report",
+      async () =>
+        (await pg.store.db.selectFrom('batch').select('delivered').where('id', '=', batchId).executeTakeFirst())
+          ?.delivered === true,
+      60_000,
+    );
+
   afterAll(async () => {
     for (const w of workers) w.child.kill('SIGKILL');
     gate?.open();
@@ -249,13 +259,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('workers on pg-boss [postgres]',
       120_000,
     );
     // and its report is out (before the next test counts the e-mails)
-    await waitFor(
-      "the batch's report",
-      async () =>
-        (await db.selectFrom('batch').select('delivered').where('id', '=', batchId).executeTakeFirst())?.delivered ===
-        true,
-      60_000,
-    );
+    await reportDelivered(batchId);
     const runs = await db
       .selectFrom('run')
       .select(['id', 'status', 'started_at', 'finished_at'])
@@ -310,13 +314,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('workers on pg-boss [postgres]',
     // one after the other, though three workers were free
     expect(runs[0]!.finished_at!.getTime()).toBeLessThanOrEqual(runs[1]!.started_at.getTime());
     expect(runs[0]!.finished_at!.getTime() - runs[0]!.started_at.getTime()).toBeGreaterThan(2_000);
-    await waitFor(
-      "the batch's report",
-      async () =>
-        (await db.selectFrom('batch').select('delivered').where('id', '=', batchId).executeTakeFirst())?.delivered ===
-        true,
-      60_000,
-    );
+    await reportDelivered(batchId);
   });
 
   it('an account whose API is down: the report goes out after its last retry and names it', async () => {

@@ -1,6 +1,3 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   accountConfigs,
@@ -11,26 +8,9 @@ import {
   secretValues,
   selectAccounts,
 } from '../../src/config/load.js';
-import { ConfigError } from '../../src/errors.js';
+import { problemsOf, writeConfig } from '../helpers/config.js';
 import { accountState, groupVerdict } from '../../src/report/group.js';
 import { openBreakCounts } from '../../src/domain/index.js';
-
-function writeConfig(body: unknown): string {
-  const dir = mkdtempSync(join(tmpdir(), 'rr-accounts-'));
-  const path = join(dir, 'config.json');
-  writeFileSync(path, JSON.stringify(body));
-  return path;
-}
-
-function problemsOf(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-  throw new Error('expected a ConfigError');
-}
 
 const ACME = {
   ACME_EU_PARTNER_API_URL: 'http://partner.acme.test/',

@@ -1,26 +1,6 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig, maskedConfig, configHash } from '../../src/config/load.js';
-import { ConfigError } from '../../src/errors.js';
-
-function writeConfig(body: unknown): string {
-  const dir = mkdtempSync(join(tmpdir(), 'rr-config-'));
-  const path = join(dir, 'config.json');
-  writeFileSync(path, JSON.stringify(body));
-  return path;
-}
-
-function problemsOf(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-  throw new Error('expected a ConfigError');
-}
+import { problemsOf, writeConfig } from '../helpers/config.js';
 
 describe('loadConfig', () => {
   it('applies the documented defaults with an empty environment', () => {
