@@ -60,8 +60,6 @@ export type {
   ExchangeDailyAgg,
   OrderVsFillsRec,
   FillRec,
-  FillText,
-  PartnerOrderText,
   DepositRec,
   WithdrawalRec,
   BalanceRollRec,

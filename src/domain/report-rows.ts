@@ -88,47 +88,6 @@ export type OrderVsFillsRec = Pick<
 /** A fill as the sheet lists it: the stored fill with its trade id, without the rules' order lookups. */
 export type FillRec = Omit<Fill, 'orderFound' | 'orderNotFound' | 'ordType'> & { tradeId: string | null };
 
-/** A partner order as the detail's CSV prints it, every field already its CSV text (see FillText). */
-export interface PartnerOrderText {
-  createdAt: string;
-  orderId: string;
-  orderType: string;
-  orderState: string;
-  orderStateUpdatedAt: string;
-  inputCurrency: string;
-  inputAmount: string | null;
-  outputCurrency: string;
-  outputAmount: string | null;
-  amountUsd: string | null;
-  processingFee: string | null;
-  processingFeeUsd: string | null;
-  partnerFee: string | null;
-  partnerFeeUsd: string | null;
-  networkFee: string | null;
-  networkFeeUsd: string | null;
-  paymentMethod: string | null;
-  targetWalletAddress: string | null;
-  transactionHash: string | null;
-  externalReference: string | null;
-}
-
-/**
- * A fill as the detail's CSV prints it, every field already its CSV text, read so in SQL: the ISO time with
- * milliseconds, ids, and exact decimals without trailing zeros (what Decimal's toFixed() prints), notional included.
- */
-export interface FillText {
-  time: string;
-  execId: string;
-  exOrdId: string | null;
-  tradeId: string | null;
-  symbol: string | null;
-  side: string | null;
-  price: string | null;
-  qty: string | null;
-  notional: string | null;
-  fee: string | null;
-}
-
 export type DepositRec = Omit<Deposit, 'firstSeenAt'>;
 
 export type WithdrawalRec = Omit<Withdrawal, 'firstSeenAt'>;

@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { ReportError } from '../errors.js';
 import { allSettledOrThrow } from '../util/side-by-side.js';
-import type { Row } from './cells.js';
+import type { Row, SheetSpec } from './cells.js';
 import { csvFileName, csvHeader, csvLine } from './csv.js';
 import { releasePartial, trackPartial, writeWorkbook, type SheetSource } from './write-workbook.js';
 
@@ -48,7 +48,26 @@ const LINES_PER_CHUNK = 512;
 /** Fast deflate, as the workbook's: CSV text compresses well at any level, and level 1 costs a third of the time. */
 const GZIP_LEVEL = 1;
 
-async function* csvChunks(source: SheetSource, counted: { rows: number }): AsyncGenerator<string> {
+/**
+ * A detail file whose CSV lines come already written, a page of lines at a time (the fills and partner orders, whose
+ * lines Postgres writes: store/csv-text.ts): the same bytes csvLine prints of the sheet's rows.
+ */
+export interface CsvTextSource {
+  spec: SheetSpec;
+  csv: AsyncIterable<{ text: string; rows: number }>;
+}
+
+export type DetailSource = SheetSource | CsvTextSource;
+
+async function* csvChunks(source: DetailSource, counted: { rows: number }): AsyncGenerator<string> {
+  if ('csv' in source) {
+    yield csvHeader(source.spec);
+    for await (const page of source.csv) {
+      counted.rows += page.rows;
+      if (page.text) yield page.text;
+    }
+    return;
+  }
   const width = source.spec.columns.length;
   let chunk = csvHeader(source.spec);
   let lines = 0;
@@ -72,7 +91,7 @@ async function* csvChunks(source: SheetSource, counted: { rows: number }): Async
  */
 export async function writeDetail(
   dir: string,
-  sources: SheetSource[],
+  sources: DetailSource[],
   workbook?: { sources: SheetSource[]; maxRowsPerSheet?: number },
 ): Promise<DetailWritten> {
   const tmp = `${dir}.${process.pid}.partial`;

@@ -19,14 +19,13 @@ import type {
   CoverageRec,
   DepositRec,
   FillRec,
-  FillText,
   OrderVsFillsRec,
   PartnerDailyRec,
   PartnerOrderRec,
-  PartnerOrderText,
   WithdrawalRec,
 } from '../domain/index.js';
 import type { Precision } from './precision.js';
+import { csvField, csvText } from './csv.js';
 
 /** A symbol's decimals (quantity, price, counter currency) and its currencies. */
 type SymbolPrecision = ReturnType<Precision['symbol']>;
@@ -64,6 +63,13 @@ export class BreakIndex {
   /** Codes of the open breaks on the record of this kind and key. */
   codes(entity: RecordKindName, key: string | null | undefined): readonly string[] {
     return (key && this.byRecord.get(entity)?.get(key)) || NO_CODES;
+  }
+
+  /** The Open breaks column of every record of this kind that has one, by key, as its CSV field text (withBreaks). */
+  csvFields(entity: RecordKindName): Map<string, string> {
+    const fields = new Map<string, string>();
+    for (const [key, codes] of this.byRecord.get(entity) ?? []) fields.set(key, csvField(codes.join(', ')));
+    return fields;
   }
 }
 
@@ -197,37 +203,6 @@ export function partnerOrderRow(o: PartnerOrderRec, precision: Precision, breaks
   return withBreaks(partnerOrders.cells(o, dps), breaks.codes('partnerOrder', o.orderId));
 }
 
-/**
- * The Partner orders row of the detail's CSV from an order's texts (partnerOrderTextsCreatedIn): partnerOrderRow's
- * cells as csv.ts prints them, column for column. Held to partnerOrderRow's CSV byte for byte by
- * test/integration/report-detail-csv.test.ts.
- */
-export function partnerOrderTextRow(o: PartnerOrderText, breaks: BreakIndex): Row {
-  const cells: Cell[] = [
-    o.createdAt,
-    o.orderId,
-    o.orderType,
-    o.orderState,
-    o.orderStateUpdatedAt,
-    o.inputCurrency,
-    o.inputAmount,
-    o.outputCurrency,
-    o.outputAmount,
-    o.amountUsd,
-    o.processingFee,
-    o.processingFeeUsd,
-    o.partnerFee,
-    o.partnerFeeUsd,
-    o.networkFee,
-    o.networkFeeUsd,
-    o.paymentMethod,
-    o.targetWalletAddress,
-    o.transactionHash,
-    o.externalReference,
-  ];
-  return withBreaks(cells, breaks.codes('partnerOrder', o.orderId));
-}
-
 // ------------------------------------------------------------------ Exchange orders vs fills
 
 /** VWAP decimals beyond the price's own: a quotient is rounded, so keep enough to judge half an increment. */
@@ -313,36 +288,21 @@ export function fillRow(f: FillRec, precision: Precision, breaks: BreakIndex, fe
 }
 
 /**
- * The Fills row of the detail's CSV from a fill's texts (fillTextsByTimeIn): fillRow's cells as csv.ts prints them,
- * column for column, with no Decimal or Date built per fill (the detail of a million fills). Held to fillRow's CSV
- * byte for byte by test/integration/report-detail-csv.test.ts.
+ * What the Fills sheet works out per fill, as CSV field texts for the detail whose lines Postgres writes
+ * (store/exchange-reads.ts fillCsvPages): the fee's currency per symbol, as fillRow prints it, and the Open breaks
+ * field. Held to fillRow's CSV byte for byte by test/integration/report-detail-csv.test.ts.
  */
-export function fillTextRows(
+export function fillCsvFields(
   precision: Precision,
   breaks: BreakIndex,
   feeCurrency: 'counter' | 'base',
-): (f: FillText) => Row {
-  const feeCodes = new Map<string | null, string | null>();
-  return (f) => {
-    let feeCode = feeCodes.get(f.symbol);
-    if (feeCode === undefined) {
-      const p = precision.symbol(f.symbol);
-      feeCodes.set(f.symbol, (feeCode = feeCurrency === 'base' ? p.base : p.counterCode));
-    }
-    const cells: Cell[] = [
-      f.time,
-      f.execId,
-      f.exOrdId,
-      f.tradeId,
-      f.symbol,
-      f.side,
-      f.price,
-      f.qty,
-      f.notional,
-      f.fee,
-      feeCode,
-    ];
-    return withBreaks(cells, breaks.codes('fill', f.execId));
+): { feeField: (symbol: string) => string; breakFields: ReadonlyMap<string, string> } {
+  return {
+    feeField: (symbol) => {
+      const p = precision.symbol(symbol);
+      return csvField(csvText(feeCurrency === 'base' ? p.base : p.counterCode));
+    },
+    breakFields: breaks.csvFields('fill'),
   };
 }
 

@@ -3,7 +3,7 @@ import { basename, join } from 'node:path';
 import { breakRecords, type BreakKeys } from '../store/break-records.js';
 import { exchangeDailyIn } from '../store/exchange-daily.js';
 import { exchangeDailyRows, exchangeDailySpec } from '../report/exchange-daily-sheet.js';
-import { detailFolderName, writeDetail, type DetailWritten } from '../report/detail.js';
+import { detailFolderName, writeDetail, type DetailSource, type DetailWritten } from '../report/detail.js';
 import type { StageContext } from './context.js';
 import { assumptions } from '../report/assumptions.js';
 import type { Row } from '../report/cells.js';
@@ -17,7 +17,7 @@ import { eachRow, spanOf } from '../store/keyset.js';
 import {
   depositsIn,
   fillsByTimeIn,
-  fillTextsByTimeIn,
+  fillCsvPages,
   latestBalances,
   ordersWithFillsIn,
   withdrawalsIn,
@@ -26,7 +26,7 @@ import {
 import {
   partnerDailyIn,
   partnerOrdersCreatedIn,
-  partnerOrderTextsCreatedIn,
+  partnerOrderCsvPages,
   webhookStatsIn,
 } from '../store/partner-reads.js';
 import { loadRun, setReportPath } from '../store/runs.js';
@@ -51,8 +51,7 @@ import {
   depositRow,
   depositsSpec,
   fillRow,
-  fillTextRows,
-  partnerOrderTextRow,
+  fillCsvFields,
   fillsSpec,
   orderVsFillsRow,
   ordersVsFillsSpec,
@@ -214,27 +213,37 @@ export async function writeReport(
     deposit: (d: Deposit) => depositRow(d, precision, index),
     withdrawal: (w: Withdrawal) => withdrawalRow(w, precision, index, debitStates),
   };
-  /**
-   * Every record of the period on each data sheet, streamed: the detail workbook's rows, or with `asText` the detail's
-   * CSV files, where the fills and the partner orders (most of the detail) come as text Postgres formats
-   * (fillTextsByTimeIn, partnerOrderTextsCreatedIn): the same rows, with no Decimal or Date per record.
-   */
-  const periodSheets = (asText = false): SheetSource[] => [
-    {
+  /** Every record of the period on each data sheet, streamed: the full detail workbook's rows (`report --detail`). */
+  const periodSheet = {
+    partnerOrders: (): SheetSource => ({
       spec: partnerOrdersSpec,
-      rows: asText
-        ? map(eachRow(partnerOrderTextsCreatedIn(db, account, span)), (o) => partnerOrderTextRow(o, index))
-        : map(eachRow(partnerOrdersCreatedIn(db, account, span)), rowOf.partnerOrder),
-    },
-    { spec: ordersVsFillsSpec, rows: map(eachRow(ordersWithFillsIn(db, account, span)), rowOf.orderVsFills) },
-    {
-      spec: fillsSpec,
-      rows: asText
-        ? map(eachRow(fillTextsByTimeIn(db, account, span)), fillTextRows(precision, index, feeCurrency))
-        : map(eachRow(fillsByTimeIn(db, account, span)), rowOf.fill),
-    },
-    { spec: depositsSpec, rows: map(eachRow(depositsIn(db, account, span)), rowOf.deposit) },
-    { spec: withdrawalsSpec, rows: map(eachRow(withdrawalsIn(db, account, span)), rowOf.withdrawal) },
+      rows: map(eachRow(partnerOrdersCreatedIn(db, account, span)), rowOf.partnerOrder),
+    }),
+    ordersVsFills: (): SheetSource => ({
+      spec: ordersVsFillsSpec,
+      rows: map(eachRow(ordersWithFillsIn(db, account, span)), rowOf.orderVsFills),
+    }),
+    fills: (): SheetSource => ({ spec: fillsSpec, rows: map(eachRow(fillsByTimeIn(db, account, span)), rowOf.fill) }),
+    deposits: (): SheetSource => ({
+      spec: depositsSpec,
+      rows: map(eachRow(depositsIn(db, account, span)), rowOf.deposit),
+    }),
+    withdrawals: (): SheetSource => ({
+      spec: withdrawalsSpec,
+      rows: map(eachRow(withdrawalsIn(db, account, span)), rowOf.withdrawal),
+    }),
+  };
+  /**
+   * The same records as the detail's CSV files. The partner orders and the fills (most of the detail) come as CSV
+   * lines Postgres writes (partnerOrderCsvPages, fillCsvPages): the same bytes, with no Decimal, Date or row object
+   * per record.
+   */
+  const detailSources = (): DetailSource[] => [
+    { spec: partnerOrdersSpec, csv: partnerOrderCsvPages(db, account, span, index.csvFields('partnerOrder')) },
+    periodSheet.ordersVsFills(),
+    { spec: fillsSpec, csv: fillCsvPages(db, account, span, fillCsvFields(precision, index, feeCurrency)) },
+    periodSheet.deposits(),
+    periodSheet.withdrawals(),
   ];
 
   const fileName = reportFileName(run);
@@ -283,7 +292,6 @@ export async function writeReport(
     );
     for (const [sheet, at] of inMemory) positions.set(sheet, at);
     const links = new BreakLinks(positions, options.maxRowsPerSheet);
-    const [partnerOrders, ordersVsFills, fills, deposits, withdrawals] = periodSheets();
     detailWorkbook = {
       maxRowsPerSheet: options.maxRowsPerSheet,
       sources: [
@@ -293,15 +301,15 @@ export async function writeReport(
         { spec: partnerDailySpec, rows: daily.map((d) => partnerDailyRow(d, precision)) },
         { spec: exchangeDailySpec, rows: exchangeDaily },
         { spec: coverageSpec, rows: coverageRowList },
-        partnerOrders!,
-        ordersVsFills!,
-        fills!,
-        deposits!,
-        withdrawals!,
+        periodSheet.partnerOrders(),
+        periodSheet.ordersVsFills(),
+        periodSheet.fills(),
+        periodSheet.deposits(),
+        periodSheet.withdrawals(),
       ],
     };
   }
-  const detail = await writeDetail(detailDir, periodSheets(true), detailWorkbook);
+  const detail = await writeDetail(detailDir, detailSources(), detailWorkbook);
   log.info(
     { dir: detail.dir, files: detail.files.map((f) => [basename(f.path), f.rows, f.bytes, f.ms]) },
     'detail written (file, rows, bytes, ms)',

@@ -1,5 +1,11 @@
-/** Values as the detail CSV prints them, formatted by Postgres: the text paths of the biggest detail files. */
+/**
+ * The biggest detail files (fills, partner orders) as CSV text Postgres writes: each row's line formatted in SQL
+ * and a page of lines joined there, so a million fills cost no row object, Decimal or Date on the client, only one
+ * string per page.
+ */
 import { sql, type RawBuilder } from 'kysely';
+import type { Db } from './database.js';
+import { keysetScan, type Span, type TimeKey } from './keyset.js';
 
 /**
  * A timestamptz as ISO 8601 UTC with milliseconds, cut (not rounded) to the millisecond as a JS Date cuts the stored
@@ -12,4 +18,77 @@ export function isoText(column: string): RawBuilder<string> {
 /** A numeric as its exact text without trailing zeros: what Decimal's toFixed() prints (csv.ts). */
 export function decimalText(expr: RawBuilder<unknown>): RawBuilder<string | null> {
   return sql<string | null>`trim_scale(${expr})::text`;
+}
+
+/**
+ * One field of a CSV line, as csv.ts csvField(csvText(cell)) prints it: '' for null, and a text quoted (quotes
+ * doubled) only when it holds a comma, a quote or a line break. `plain`: a value that never needs quotes (digits,
+ * decimals, ISO times), so the test is skipped.
+ */
+export function csvFieldSql(expr: RawBuilder<unknown>, plain = false): RawBuilder<string> {
+  if (plain) return sql<string>`coalesce((${expr})::text, '')`;
+  return sql<string>`coalesce(case when (${expr})::text ~ '[",\\r\\n]'
+    then '"' || replace((${expr})::text, '"', '""') || '"' else (${expr})::text end, '')`;
+}
+
+/** A field looked up by `key` in a JSON object of ready CSV field texts (an absent key prints ''). */
+export function csvLookupSql(fields: ReadonlyMap<string, string>, key: RawBuilder<unknown>): RawBuilder<string> {
+  return sql<string>`coalesce(${JSON.stringify(Object.fromEntries(fields))}::jsonb ->> (${key})::text, '')`;
+}
+
+/** Rows per page of CSV text: a page is one string, so a bigger page costs the client nothing per row. */
+export const CSV_PAGE_SIZE = 5_000;
+
+/** A page of CSV lines (CRLF after each) and how many rows it holds. */
+export interface CsvPage {
+  text: string;
+  rows: number;
+}
+
+/**
+ * The rows of `table` of one account whose time column is in the span, in (time, id) order, as CSV lines of
+ * `fields` (csvFieldSql, csvLookupSql): keyset pages of `pageSize` rows, each read as one string (string_agg), the
+ * next page asked for while the caller writes this one.
+ */
+export function csvPages(
+  db: Db,
+  q: {
+    table: string;
+    account: string;
+    span: Span;
+    columns: { time: string; id: string; idType: 'text' | 'bigint' };
+    fields: RawBuilder<string>[];
+  },
+  pageSize: number,
+): AsyncGenerator<CsvPage> {
+  const time = sql.ref(q.columns.time);
+  const id = sql.ref(q.columns.id);
+  const line = sql.join(q.fields, sql`|| ',' ||`);
+  const fetch = async (after: TimeKey | null) => {
+    const keyset =
+      after === null
+        ? sql``
+        : sql`and (${time}, ${id}) > (${after.at}::timestamptz, ${after.id}::${sql.raw(q.columns.idType)})`;
+    const { rows } = await sql<{ text: string | null; rows: number; last_at: string | null; last_id: string | null }>`
+      select string_agg(line, '' order by t, i) as text, count(*)::int as rows,
+        (array_agg(t::text order by t desc, i desc))[1] as last_at, (array_agg(i::text order by t desc, i desc))[1] as last_id
+      from (
+        select ${line} || chr(13) || chr(10) as line, ${time} as t, ${id} as i
+        from ${sql.table(q.table)}
+        where account = ${q.account} and ${time} >= ${q.span.from} and ${time} < ${q.span.to} ${keyset}
+        order by ${time}, ${id} limit ${pageSize}
+      ) page`.execute(db);
+    return rows[0]!;
+  };
+  const pages = keysetScan(
+    fetch,
+    (p) => ({
+      count: p.rows,
+      last: p.last_at === null || p.last_id === null ? null : { at: p.last_at, id: p.last_id },
+    }),
+    pageSize,
+  );
+  return (async function* () {
+    for await (const p of pages) yield { text: p.text ?? '', rows: p.rows };
+  })();
 }

@@ -16,10 +16,10 @@ import type {
   OrderSuspect,
   Withdrawal,
 } from '../domain/index.js';
-import type { BalanceRec, FillRec, FillText, OrderVsFillsRec } from '../domain/index.js';
+import type { BalanceRec, FillRec, OrderVsFillsRec } from '../domain/index.js';
 import { idPages, keysetScan, PAGE_SIZE, spanPages, timeKey, type Span } from './keyset.js';
 import { newestSnapshot } from './snapshots.js';
-import { decimalText, isoText } from './csv-text.js';
+import { CSV_PAGE_SIZE, csvFieldSql, csvLookupSql, csvPages, decimalText, isoText, type CsvPage } from './csv-text.js';
 import { rowsByKey } from './rows-by-key.js';
 import { changedFillIds, changedOrderIds, changedRow } from './changes.js';
 
@@ -611,46 +611,53 @@ export async function* fillsByTimeIn(
 }
 
 /**
- * The fills of fillsByTimeIn, in the same order, as the detail's CSV prints them (FillText): formatted by Postgres,
- * so a million fills cost no Decimal or Date on the client. trim_scale drops the trailing zeros numeric keeps, as
- * Decimal's toFixed() does; the time is cut to milliseconds, as a JS Date cuts it.
+ * The fills of fillsByTimeIn, in the same order, as the Fills sheet's CSV lines (csv.ts csvLine of fillRow): written
+ * by Postgres (csv-text.ts), so a million fills cost no Decimal, Date or row object on the client. trim_scale drops the
+ * trailing zeros numeric keeps, as Decimal's toFixed() does; the time is cut to milliseconds, as a JS Date cuts it.
+ * The caller gives the two columns the sheet works out, as ready CSV field texts: `feeField(symbol)`, the fee's
+ * currency (asked once per symbol of the span), and `breakFields`, the Open breaks field of each fill that has one.
  */
-export async function* fillTextsByTimeIn(
+export async function* fillCsvPages(
   db: Db,
   account: string,
   span: Span,
-  pageSize = PAGE_SIZE,
-): AsyncGenerator<FillText[]> {
-  const query = db
+  print: { feeField: (symbol: string) => string; breakFields: ReadonlyMap<string, string> },
+  pageSize = CSV_PAGE_SIZE,
+): AsyncGenerator<CsvPage> {
+  const symbols = await db
     .selectFrom('exchange_fill')
-    .select([
-      isoText('timestamp').as('time'),
-      'exec_id',
-      'ex_ord_id',
-      'trade_id',
-      'symbol',
-      'side',
-      decimalText(sql`price`).as('price_text'),
-      decimalText(sql`qty`).as('qty_text'),
-      decimalText(sql`qty * price`).as('notional_text'),
-      decimalText(sql`fee`).as('fee_text'),
-      timeKey('timestamp'),
-    ])
-    .where('account', '=', account);
-  const columns = { time: 'timestamp', id: 'exec_id', idType: 'bigint' } as const;
-  for await (const rows of spanPages(query, columns, span, pageSize))
-    yield rows.map((r) => ({
-      time: r.time,
-      execId: r.exec_id,
-      exOrdId: r.ex_ord_id,
-      tradeId: r.trade_id,
-      symbol: r.symbol,
-      side: r.side,
-      price: r.price_text,
-      qty: r.qty_text,
-      notional: r.notional_text,
-      fee: r.fee_text,
-    }));
+    .select('symbol')
+    .distinct()
+    .where('account', '=', account)
+    .where('timestamp', '>=', span.from)
+    .where('timestamp', '<', span.to)
+    .execute();
+  const feeFields = new Map(symbols.map((r) => [r.symbol, print.feeField(r.symbol)]));
+  const field = (expr: RawBuilder<unknown>) => csvFieldSql(expr, true);
+  yield* csvPages(
+    db,
+    {
+      table: 'exchange_fill',
+      account,
+      span,
+      columns: { time: 'timestamp', id: 'exec_id', idType: 'bigint' },
+      fields: [
+        field(isoText('timestamp')),
+        field(sql`exec_id`),
+        field(sql`ex_ord_id`),
+        field(sql`trade_id`),
+        csvFieldSql(sql`symbol`),
+        csvFieldSql(sql`side`),
+        field(decimalText(sql`price`)),
+        field(decimalText(sql`qty`)),
+        field(decimalText(sql`qty * price`)),
+        field(decimalText(sql`fee`)),
+        csvLookupSql(feeFields, sql`symbol`),
+        csvLookupSql(print.breakFields, sql`exec_id`),
+      ],
+    },
+    pageSize,
+  );
 }
 
 // ------------------------------------------------------------------ balance snapshots

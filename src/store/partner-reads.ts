@@ -6,8 +6,8 @@ import type { Db } from './database.js';
 import { numericOrZero } from './type-parsers.js';
 import type { PartnerOrderRow } from './schema.js';
 import type { PartnerOrder, WebhookEventLite } from '../domain/index.js';
-import type { PartnerDailyRec, PartnerOrderRec, PartnerOrderText, WebhookStats } from '../domain/index.js';
-import { decimalText, isoText } from './csv-text.js';
+import type { PartnerDailyRec, PartnerOrderRec, WebhookStats } from '../domain/index.js';
+import { CSV_PAGE_SIZE, csvFieldSql, csvLookupSql, csvPages, decimalText, isoText, type CsvPage } from './csv-text.js';
 import { idPages, PAGE_SIZE, spanPages, timeKey, type Span } from './keyset.js';
 import { changedHashes, changedRow } from './changes.js';
 import { rowsByKey } from './rows-by-key.js';
@@ -106,66 +106,52 @@ export async function* partnerOrdersCreatedIn(
 }
 
 /**
- * The orders of partnerOrdersCreatedIn, in the same order, as the detail's CSV prints them (PartnerOrderText):
- * formatted by Postgres (csv-text.ts), so the detail's hundred thousand orders cost no Decimal or Date on the client.
+ * The orders of partnerOrdersCreatedIn, in the same order, as the Partner orders sheet's CSV lines (csv.ts csvLine of
+ * partnerOrderRow): written by Postgres (csv-text.ts), so the detail's hundred thousand orders cost no Decimal, Date
+ * or row object on the client. `breakFields`: the Open breaks field (ready CSV text) of each order that has one.
  */
-export async function* partnerOrderTextsCreatedIn(
+export function partnerOrderCsvPages(
   db: Db,
   account: string,
   span: Span,
-  pageSize = PAGE_SIZE,
-): AsyncGenerator<PartnerOrderText[]> {
-  const amount = (column: string) => decimalText(sql.ref(column));
-  const query = db
-    .selectFrom('partner_order')
-    .select([
-      isoText('created_at').as('created_text'),
-      'order_id',
-      'order_type',
-      'order_state',
-      isoText('order_state_updated_at').as('state_updated_text'),
-      'input_currency',
-      amount('input_amount').as('input_amount_text'),
-      'output_currency',
-      amount('output_amount').as('output_amount_text'),
-      amount('amount_usd').as('amount_usd_text'),
-      amount('processing_fee').as('processing_fee_text'),
-      amount('processing_fee_usd').as('processing_fee_usd_text'),
-      amount('partner_fee').as('partner_fee_text'),
-      amount('partner_fee_usd').as('partner_fee_usd_text'),
-      amount('network_fee').as('network_fee_text'),
-      amount('network_fee_usd').as('network_fee_usd_text'),
-      'payment_method',
-      'target_wallet_address',
-      'transaction_hash',
-      'external_reference',
-      timeKey('created_at'),
-    ])
-    .where('account', '=', account);
-  const columns = { time: 'created_at', id: 'order_id', idType: 'text' } as const;
-  for await (const rows of spanPages(query, columns, span, pageSize))
-    yield rows.map((r) => ({
-      createdAt: r.created_text,
-      orderId: r.order_id,
-      orderType: r.order_type,
-      orderState: r.order_state,
-      orderStateUpdatedAt: r.state_updated_text,
-      inputCurrency: r.input_currency,
-      inputAmount: r.input_amount_text,
-      outputCurrency: r.output_currency,
-      outputAmount: r.output_amount_text,
-      amountUsd: r.amount_usd_text,
-      processingFee: r.processing_fee_text,
-      processingFeeUsd: r.processing_fee_usd_text,
-      partnerFee: r.partner_fee_text,
-      partnerFeeUsd: r.partner_fee_usd_text,
-      networkFee: r.network_fee_text,
-      networkFeeUsd: r.network_fee_usd_text,
-      paymentMethod: r.payment_method,
-      targetWalletAddress: r.target_wallet_address,
-      transactionHash: r.transaction_hash,
-      externalReference: r.external_reference,
-    }));
+  breakFields: ReadonlyMap<string, string>,
+  pageSize = CSV_PAGE_SIZE,
+): AsyncGenerator<CsvPage> {
+  const amount = (column: string) => csvFieldSql(decimalText(sql.ref(column)), true);
+  const text = (column: string) => csvFieldSql(sql.ref(column));
+  return csvPages(
+    db,
+    {
+      table: 'partner_order',
+      account,
+      span,
+      columns: { time: 'created_at', id: 'order_id', idType: 'text' },
+      fields: [
+        csvFieldSql(isoText('created_at'), true),
+        text('order_id'),
+        text('order_type'),
+        text('order_state'),
+        csvFieldSql(isoText('order_state_updated_at'), true),
+        text('input_currency'),
+        amount('input_amount'),
+        text('output_currency'),
+        amount('output_amount'),
+        amount('amount_usd'),
+        amount('processing_fee'),
+        amount('processing_fee_usd'),
+        amount('partner_fee'),
+        amount('partner_fee_usd'),
+        amount('network_fee'),
+        amount('network_fee_usd'),
+        text('payment_method'),
+        text('target_wallet_address'),
+        text('transaction_hash'),
+        text('external_reference'),
+        csvLookupSql(breakFields, sql`order_id`),
+      ],
+    },
+    pageSize,
+  );
 }
 
 /** A partner order as the workbook lists it: with the columns only the workbook shows. */

@@ -1,25 +1,38 @@
 import { beforeAll, expect, it } from 'vitest';
 import type { Store } from '../../src/store/database.js';
 import { eachRow } from '../../src/store/keyset.js';
-import { fillsByTimeIn, fillTextsByTimeIn } from '../../src/store/exchange-reads.js';
+import { fillCsvPages, fillsByTimeIn } from '../../src/store/exchange-reads.js';
+import type { CsvPage } from '../../src/store/csv-text.js';
 import { csvLine } from '../../src/report/csv.js';
 import { Precision } from '../../src/report/precision.js';
 import {
   BreakIndex,
   fillRow,
+  fillCsvFields,
   fillsSpec,
-  fillTextRows,
   partnerOrderRow,
   partnerOrdersSpec,
-  partnerOrderTextRow,
 } from '../../src/report/sheets.js';
-import { partnerOrdersCreatedIn, partnerOrderTextsCreatedIn } from '../../src/store/partner-reads.js';
+import { partnerOrderCsvPages, partnerOrdersCreatedIn } from '../../src/store/partner-reads.js';
 import { upsertPartnerOrders } from '../../src/store/partner-orders.js';
 import type { NewPartnerOrder } from '../../src/store/schema.js';
 import { describeEachStore } from '../helpers/db.js';
 
 const ACCOUNT = 'default';
 const SPAN = { from: new Date('2026-11-01T00:00:00Z'), to: new Date('2026-11-02T00:00:00Z') };
+
+/** The lines of CSV pages, and the row counts the pages claim (which must add up to the lines). */
+async function linesOf(pages: AsyncIterable<CsvPage>): Promise<string[]> {
+  let text = '';
+  let rows = 0;
+  for await (const p of pages) {
+    text += p.text;
+    rows += p.rows;
+  }
+  const lines = text ? text.split(/(?<=\r\n)(?=.)/s) : [];
+  expect(lines).toHaveLength(rows);
+  return lines;
+}
 
 /** Fills whose texts are easy to get wrong: sub-millisecond times, trailing zeros, 18 decimals, a symbol unknown or absent, huge values. */
 async function seed({ db }: Store): Promise<void> {
@@ -94,6 +107,8 @@ async function seedPartner({ db }: Store): Promise<void> {
         payment_method: null,
         external_reference: null,
       }),
+      // fields CSV must quote: a comma and quotes, a line break
+      order('a-4', '2026-11-01T12:00:00Z', { external_reference: 'ref, "quoted"', payment_method: 'CARD\nLINE' }),
       order('a-3', '2026-11-01T23:59:59.9995Z', { input_amount: '0.000000000000000001', partner_fee: '0' }),
       order('b-0', '2026-11-02T00:00:00Z'),
     ],
@@ -109,18 +124,21 @@ describeEachStore('the detail CSV of the fills and partner orders, read as text'
   });
 
   it('prints every partner order byte for byte as the Partner orders sheet row does', async () => {
-    const breaks = new BreakIndex([{ code: 'P_PARTNER_FEE_RATE', key: 'a-3', entity: 'partnerOrder' }]);
+    const breaks = new BreakIndex([
+      { code: 'P_PARTNER_FEE_RATE', key: 'a-3', entity: 'partnerOrder' },
+      { code: 'P_PARTNER_FEE_RATE', key: 'a-4', entity: 'partnerOrder' },
+      { code: 'P_FEE_USD', key: 'a-4', entity: 'partnerOrder' },
+    ]);
     const width = partnerOrdersSpec.columns.length;
     const generic: string[] = [];
     for await (const o of eachRow(partnerOrdersCreatedIn(t.store.db, ACCOUNT, SPAN)))
       generic.push(csvLine(partnerOrderRow(o, Precision.empty(), breaks).cells, width));
-    const text: string[] = [];
-    for await (const o of eachRow(partnerOrderTextsCreatedIn(t.store.db, ACCOUNT, SPAN, 2)))
-      text.push(csvLine(partnerOrderTextRow(o, breaks).cells, width));
+    const text = await linesOf(partnerOrderCsvPages(t.store.db, ACCOUNT, SPAN, breaks.csvFields('partnerOrder'), 2));
     expect(text).toEqual(generic);
     expect(text).toEqual([
       '2026-11-01T00:00:00.000Z,a-1,BUY,COMPLETED,2026-11-01T00:00:00.000Z,EUR,100,BTC,0.0015,108.7,2.99,3.25,1,1.09,1.5,1.63,CARD,bc1q-wallet,0xa-1,ref-a-1,\r\n',
       '2026-11-01T09:30:15.123Z,a-2,BUY,PENDING,2026-11-01T09:31:00.999Z,EUR,100,BTC,,,2.99,3.25,1,1.09,1.5,1.63,,bc1q-wallet,,,\r\n',
+      '2026-11-01T12:00:00.000Z,a-4,BUY,COMPLETED,2026-11-01T12:00:00.000Z,EUR,100,BTC,0.0015,108.7,2.99,3.25,1,1.09,1.5,1.63,"CARD\nLINE",bc1q-wallet,0xa-4,"ref, ""quoted""","P_PARTNER_FEE_RATE, P_FEE_USD"\r\n',
       '2026-11-01T23:59:59.999Z,a-3,BUY,COMPLETED,2026-11-01T23:59:59.999Z,EUR,0.000000000000000001,BTC,0.0015,108.7,2.99,3.25,0,1.09,1.5,1.63,CARD,bc1q-wallet,0xa-3,ref-a-3,P_PARTNER_FEE_RATE\r\n',
     ]);
   });
@@ -146,19 +164,15 @@ describeEachStore('the detail CSV of the fills and partner orders, read as text'
       const generic: string[] = [];
       for await (const f of eachRow(fillsByTimeIn(t.store.db, ACCOUNT, SPAN)))
         generic.push(csvLine(fillRow(f, precision, breaks, feeCurrency).cells, width));
-      const text: string[] = [];
-      const row = fillTextRows(precision, breaks, feeCurrency);
-      for await (const f of eachRow(fillTextsByTimeIn(t.store.db, ACCOUNT, SPAN, 2)))
-        text.push(csvLine(row(f).cells, width));
+      const text = await linesOf(
+        fillCsvPages(t.store.db, ACCOUNT, SPAN, fillCsvFields(precision, breaks, feeCurrency), 2),
+      );
       expect(text).toEqual(generic);
       // the last fill's time rounds to the next day's first microsecond: outside the span
       expect(text).toHaveLength(5);
     }
     // What the texts are: milliseconds cut, trailing zeros dropped, the exact product, nulls empty.
-    const row = fillTextRows(precision, breaks, 'counter');
-    const lines: string[] = [];
-    for await (const f of eachRow(fillTextsByTimeIn(t.store.db, ACCOUNT, SPAN)))
-      lines.push(csvLine(row(f).cells, width));
+    const lines = await linesOf(fillCsvPages(t.store.db, ACCOUNT, SPAN, fillCsvFields(precision, breaks, 'counter')));
     expect(lines[0]).toBe(
       '2026-11-01T00:00:00.000Z,1000000000001,900000000001,700000000001,ETH-EUR,BUY,2000.1,1.5,3000.15,3.0015,EUR,\r\n',
     );
