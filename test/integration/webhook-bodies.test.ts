@@ -5,7 +5,7 @@ import { startWebhookServer, type WebhookServer } from '../../src/webhooks/serve
 import { createTestStore, describeEachStore } from '../helpers/db.js';
 import { malformedCorpus, validEvent } from '../helpers/webhook-corpus.js';
 import { writeWebhookEvents } from '../../src/store/webhook-events.js';
-import { parseJsonLossless } from '../../src/decimal/json.js';
+import { parseJsonLossless, stringifyJsonLossless } from '../../src/decimal/json.js';
 import { orderEventSchema } from '../../src/sources/partner/schemas.js';
 import { orderToRow, requireTimestampKey } from '../../src/sources/partner/transform.js';
 import { canonicalHash } from '../../src/sources/partner/webhook-body.js';
@@ -123,7 +123,7 @@ describeEachStore('webhook group commit', (ctx) => {
           rawBytes: bytes,
           bodyHash: canonicalHash(parsed),
         },
-        order: orderToRow(e, parsed),
+        order: orderToRow(e, stringifyJsonLossless(parsed)),
       };
     };
     const stored = validEvent({ eventId: 'gc-stored' });

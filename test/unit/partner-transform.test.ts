@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseJsonLossless } from '../../src/decimal/json.js';
+import { parseJsonLossless, stringifyJsonLossless } from '../../src/decimal/json.js';
 import {
   compareTimestamps,
   flattenCurrencies,
@@ -59,7 +59,7 @@ describe('partner order schema and row', () => {
       ),
     );
     const parsed = partnerOrderSchema.parse(raw);
-    const row = orderToRow(parsed, raw);
+    const row = orderToRow(parsed, stringifyJsonLossless(raw));
     expect(row.input_amount).toBe('100.50');
     expect(row.output_amount).toBe('0.123456789012345678901');
     expect(row.amount_usd).toBe('0.00054044');

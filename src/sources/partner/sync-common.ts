@@ -115,7 +115,7 @@ export interface ValidatedOrders {
   createdDays: string[];
   /** Timestamp key (timestampKey) of the oldest valid order's createdAt; null when none validated. */
   oldestCreatedKey: string | null;
-  valid: Array<{ order: PartnerOrder; record: unknown; rawText: string }>;
+  valid: Array<{ order: PartnerOrder; rawText: string }>;
   invalid: BadRecord[];
 }
 
@@ -146,7 +146,7 @@ export function validateOrders(records: unknown[]): ValidatedOrders {
     const createdKey = requireTimestampKey(order.createdAt);
     out.createdDays.push(createdKey.slice(0, 10));
     if (out.oldestCreatedKey === null || createdKey < out.oldestCreatedKey) out.oldestCreatedKey = createdKey;
-    out.valid.push({ order, record, rawText });
+    out.valid.push({ order, rawText });
   }
   return out;
 }
@@ -165,12 +165,12 @@ export async function storeOrders(
 ): Promise<number> {
   const rows: NewPartnerOrder[] = [];
   const items: Array<{ row: NewPartnerOrder; rawText: string; position: number }> = [];
-  for (const { order, record, rawText } of validated.valid) {
+  for (const { order, rawText } of validated.valid) {
     // The same body seen again in this sync (next pass, wallet listing) is not written twice.
     const digest = createHash('sha1').update(rawText).digest('base64');
     if (env.written.get(order.orderId) === digest) continue;
     env.written.set(order.orderId, digest);
-    const row = orderToRow(order, record);
+    const row = orderToRow(order, rawText);
     rows.push(row);
     items.push({ row, rawText, position: validated.ids.indexOf(order.orderId) });
   }

@@ -48,12 +48,14 @@ function textOrNull(value: string | null | undefined): string | null {
 }
 
 /**
- * Order (polled) or order event (webhook) to a partner_order row (before the store's account and bookkeeping columns).
+ * Order (polled) or order event (webhook) to a partner_order row (before the store's account and bookkeeping columns);
+ * `rawText`: the record as received, serialized once by the caller (stringifyJsonLossless), which also keys and
+ * quarantines by it.
  * Timestamps go to timestamptz
  * as their fixed-width UTC text (Postgres keeps microseconds from it; a JS Date would keep only
  * milliseconds), and to the _text columns exactly as sent.
  */
-export function orderToRow(order: PartnerOrder | OrderEvent, raw: unknown): NewPartnerOrder {
+export function orderToRow(order: PartnerOrder | OrderEvent, rawText: string): NewPartnerOrder {
   const createdKey = requireTimestampKey(order.createdAt);
   const updatedKey = requireTimestampKey(order.orderStateUpdatedAt);
   return {
@@ -82,7 +84,7 @@ export function orderToRow(order: PartnerOrder | OrderEvent, raw: unknown): NewP
     user_id: textOrNull(order.userId),
     target_wallet_address: textOrNull(order.targetWalletAddress),
     transaction_hash: textOrNull(order.transactionHash) || null,
-    raw: stringifyJsonLossless(raw),
+    raw: rawText,
   };
 }
 

@@ -178,6 +178,7 @@ export async function handleEventBody(input: EventInput): Promise<EventOutcome> 
   }
   const event = result.data;
   const extraFields = extraEventFields(parsed as Record<string, unknown>);
+  const raw = stringifyJsonLossless(parsed);
   try {
     const item: WebhookBatchItem = {
       event: {
@@ -189,11 +190,11 @@ export async function handleEventBody(input: EventInput): Promise<EventOutcome> 
         createdAtText: event.createdAt,
         remoteAddr: input.remoteAddr,
         extraFields,
-        raw: stringifyJsonLossless(parsed),
+        raw,
         rawBytes: bytes,
         bodyHash: canonicalHash(parsed),
       },
-      order: orderToRow(event, parsed),
+      order: orderToRow(event, raw),
     };
     const written = input.write
       ? await input.write(item)
