@@ -47,13 +47,18 @@ export interface OrdersPage {
   last: boolean;
 }
 
+/** Full pages after which a listing read to its end asks two pages ahead (a long listing: a day of a busy account). */
+const LONG_LISTING_PAGES = 4;
+
 /**
  * Pages of one order listing (limit 50, the configured offset parameter) as an async generator
  * of validated pages, until a short page. The caller stores each page before it takes the next,
  * so nothing buffers the history. Without `prefetch` the next page is asked for only when the
  * caller takes it, so a caller that stops early makes no further request; with it, the next page
  * is asked for as soon as a full page arrives, while the caller stores this one (a listing read
- * to its end asks for exactly the same pages). The generator's end waits for a page still in
+ * to its end asks for exactly the same pages), and once the listing has shown itself long
+ * (LONG_LISTING_PAGES full pages), two pages ahead: the pages' round trips overlap, for at most
+ * one request past the end of a long listing. The generator's end waits for the pages still in
  * flight, so nothing of a listing is written after its caller has stopped.
  */
 export async function* orderPages(
@@ -63,10 +68,15 @@ export async function* orderPages(
   options: { prefetch?: boolean } = {},
 ): AsyncGenerator<OrdersPage> {
   const offsetName = env.config.params.offset;
-  const request = (offset: number) =>
-    fetchOrders(env, { ...query, limit: ORDERS_PAGE_LIMIT, [offsetName]: offset }, label);
+  const request = (offset: number) => {
+    const answer = fetchOrders(env, { ...query, limit: ORDERS_PAGE_LIMIT, [offsetName]: offset }, label);
+    // Its failure is the iteration's that takes it to throw, or nobody's when the caller stops first.
+    answer.catch(() => {});
+    return answer;
+  };
   let previousPage = '';
-  let pending: Promise<unknown[] | null> | null = null;
+  /** Pages asked for ahead, by offset, in offset order. */
+  const ahead = new Map<number, Promise<unknown[] | null>>();
   try {
     for (let offset = 0, pages = 0; ; offset += ORDERS_PAGE_LIMIT) {
       if (pages >= MAX_PAGES_PER_LISTING) {
@@ -77,8 +87,8 @@ export async function* orderPages(
         return;
       }
       checkAbort(env.signal, SOURCE);
-      const records = await (pending ?? request(offset));
-      pending = null;
+      const records = await (ahead.get(offset) ?? request(offset));
+      ahead.delete(offset);
       pages++;
       if (!records) {
         yield { orders: null, size: 0, last: false };
@@ -94,10 +104,12 @@ export async function* orderPages(
       const pageIds = orders.ids.join('\n');
       const repeated = pageIds === previousPage;
       previousPage = pageIds;
-      if (options.prefetch && !repeated && pages < MAX_PAGES_PER_LISTING) {
-        pending = request(offset + ORDERS_PAGE_LIMIT);
-        // Its failure is the next iteration's to throw, or nobody's when the caller stops first.
-        pending.catch(() => {});
+      if (options.prefetch && !repeated) {
+        const depth = pages >= LONG_LISTING_PAGES ? 2 : 1;
+        for (let k = 1; k <= depth && pages + k <= MAX_PAGES_PER_LISTING; k++) {
+          const at = offset + k * ORDERS_PAGE_LIMIT;
+          if (!ahead.has(at)) ahead.set(at, request(at));
+        }
       }
       yield { orders, size: records.length, last: false };
       if (repeated) {
@@ -110,7 +122,7 @@ export async function* orderPages(
       }
     }
   } finally {
-    await pending?.catch(() => {});
+    await Promise.allSettled(ahead.values());
   }
 }
 
@@ -146,24 +158,41 @@ export async function readListing(
     outsideDay: 0,
     complete: false,
   };
-  // A listing that may stop early asks for a page only when it needs it; one read to its end asks ahead.
-  for await (const page of orderPages(env, query, label, { prefetch: !options.stopAfter })) {
-    listing.pages++;
-    if (page.orders === null) break;
-    const refused = await storeOrders(env, page.orders, 'poll', ORDERS_ENDPOINT);
-    listing.rows += page.size;
-    listing.quarantined += page.orders.invalid.length + refused;
-    if (options.day) listing.outsideDay += page.orders.createdDays.filter((d) => d !== options.day).length;
-    for (const id of page.orders.ids) {
-      if (listing.ids.has(id)) listing.duplicates++;
-      else listing.ids.add(id);
+  // A listing that may stop early asks for a page only when it needs it; one read to its end asks ahead. On a
+  // Postgres server two pages are stored at once, each on a session of its own (rows in key order: no deadlock);
+  // every store has settled before the listing is summed up, so a day is never recorded ahead of its pages.
+  const depth = env.parallelWrites ? 2 : 1;
+  const storing: Array<Promise<number>> = [];
+  const settleOldest = async () => {
+    listing.quarantined += await storing.shift()!;
+  };
+  try {
+    for await (const page of orderPages(env, query, label, { prefetch: !options.stopAfter })) {
+      listing.pages++;
+      if (page.orders === null) break;
+      while (storing.length >= depth) await settleOldest();
+      const stored = storeOrders(env, page.orders, 'poll', ORDERS_ENDPOINT);
+      // Observed in order by settleOldest(); this keeps a failure from being reported as unhandled meanwhile.
+      stored.catch(() => {});
+      storing.push(stored);
+      listing.rows += page.size;
+      listing.quarantined += page.orders.invalid.length;
+      if (options.day) listing.outsideDay += page.orders.createdDays.filter((d) => d !== options.day).length;
+      for (const id of page.orders.ids) {
+        if (listing.ids.has(id)) listing.duplicates++;
+        else listing.ids.add(id);
+      }
+      env.progress.tick(page.size);
+      if (page.last) {
+        listing.complete = true;
+        break;
+      }
+      if (options.stopAfter?.(page.orders)) break;
     }
-    env.progress.tick(page.size);
-    if (page.last) {
-      listing.complete = true;
-      break;
-    }
-    if (options.stopAfter?.(page.orders)) break;
+    while (storing.length) await settleOldest();
+  } finally {
+    // On a failure, the stores in flight finish before the caller records anything.
+    await Promise.allSettled(storing);
   }
   return listing;
 }
