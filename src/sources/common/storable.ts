@@ -97,6 +97,16 @@ export function printable(s: string): string {
 }
 
 /**
+ * Whether JSON text (a page as received, a record as serialized) can hold a string the database refuses: JSON writes
+ * NUL and a lone surrogate only as the escapes \u0000 and \udXXX (valid UTF-8 cannot carry a lone surrogate), so text
+ * without such an escape never does, and the walk of unstorableText can be skipped. A match may be a false alarm (an
+ * escaped backslash before "u0000"): the walk then decides.
+ */
+export function mayHoldUnstorableText(jsonText: string): boolean {
+  return /\\u(?:0000|[dD][89a-fA-F])/.test(jsonText);
+}
+
+/**
  * The first string or key of a record that the database cannot store (textIssue), as
  * "path: reason", or null. The path names the field ("extra.note").
  */

@@ -9,7 +9,14 @@ import {
   showWireValue,
   wireNumberText,
 } from '../common/wire-decimal.js';
-import { BIGINT_MAX, fitsBigint, MAX_KEY_LENGTH, printable, unstorableText } from '../common/storable.js';
+import {
+  BIGINT_MAX,
+  fitsBigint,
+  MAX_KEY_LENGTH,
+  mayHoldUnstorableText,
+  printable,
+  unstorableText,
+} from '../common/storable.js';
 import { formatZodIssues } from '../common/zod-issues.js';
 
 /**
@@ -332,9 +339,7 @@ export function validateRecords<T>(
 ): ValidatedPage<T> {
   const valid: Validated<T>[] = [];
   const invalid: Rejected[] = [];
-  // Only a page whose text holds an escape of NUL or of a surrogate can hold what the database
-  // refuses (valid UTF-8 cannot carry a lone surrogate): the walk is skipped otherwise.
-  const mayHoldBadText = pageText === undefined || /\\u(?:0000|[dD][89a-fA-F])/.test(pageText);
+  const mayHoldBadText = pageText === undefined || mayHoldUnstorableText(pageText);
   records.forEach((raw, index) => {
     const textIssue = mayHoldBadText ? unstorableText(raw) : null;
     const quick = fast && textIssue === null ? fast(raw) : null;

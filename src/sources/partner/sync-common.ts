@@ -9,7 +9,7 @@ import { stringifyJsonLossless } from '../../decimal/json.js';
 import { upsertPartnerOrders, type OrderSource } from '../../store/partner-orders.js';
 import type { NewPartnerOrder } from '../../store/schema.js';
 import { quarantineResponse, type BadRecord, type RecordOrigin } from '../common/quarantine.js';
-import { printable, unstorableText } from '../common/storable.js';
+import { mayHoldUnstorableText, printable, unstorableText } from '../common/storable.js';
 import { writeOrSplit } from '../common/record-fallback.js';
 import type { PartnerClient } from './client.js';
 import { formatPartnerIssues, partnerOrderSchema, readableKey, type PartnerOrder } from './schemas.js';
@@ -126,7 +126,7 @@ export function validateOrders(records: unknown[]): ValidatedOrders {
     const parsed = partnerOrderSchema.safeParse(record);
     const rawText = stringifyJsonLossless(record);
     // Text the database cannot hold (NUL, a lone surrogate) anywhere in the record: jsonb refuses its raw body too.
-    const textIssue = unstorableText(record);
+    const textIssue = mayHoldUnstorableText(rawText) ? unstorableText(record) : null;
     if (!parsed.success || textIssue !== null) {
       const key = readableKey(record, 'orderId');
       out.ids.push(key ?? `#${position}`);
