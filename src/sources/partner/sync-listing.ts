@@ -52,8 +52,8 @@ const LONG_LISTING_PAGES = 4;
 
 /**
  * Pages of one order listing (limit 50, the configured offset parameter) as an async generator
- * of validated pages, until a short page. The caller stores each page before it takes the next,
- * so nothing buffers the history. Without `prefetch` the next page is asked for only when the
+ * of validated pages, until a short page. The caller stores the pages as they come (readListing:
+ * at most two in flight), so nothing buffers the history. Without `prefetch` the next page is asked for only when the
  * caller takes it, so a caller that stops early makes no further request; with it, the next page
  * is asked for as soon as a full page arrives, while the caller stores this one (a listing read
  * to its end asks for exactly the same pages), and once the listing has shown itself long
