@@ -1,5 +1,4 @@
-/**
- * The biggest detail files (fills, partner orders) as CSV text Postgres writes: each row's line formatted in SQL
+/** The biggest detail files (fills, partner orders) as CSV text Postgres writes: each row's line formatted in SQL
  * and a page of lines joined there, so a million fills cost no row object, Decimal or Date on the client, only one
  * string per page.
  */
