@@ -125,7 +125,6 @@ export async function planFleetBatch(
   for (const c of accounts.filter((a) => open.has(a.account)))
     await deps.boss.send(ACCOUNT_QUEUE, { batchId: id, account: c.account } satisfies AccountJob, {
       id: jobId(id, c.account),
-      singletonKey: c.account,
       // one live job per rate group across the fleet: two workers never run one account twice at once, nor double an
       // organisation's request rate
       group: { id: c.rateGroup },

@@ -6,7 +6,7 @@ import { exchangeDailyRows, exchangeDailySpec } from '../report/exchange-daily-s
 import { detailFolderName, writeDetail, type DetailSource, type DetailWritten } from '../report/detail.js';
 import type { StageContext } from './context.js';
 import { assumptions } from '../report/assumptions.js';
-import type { Row } from '../report/cells.js';
+import type { Row, SheetSpec } from '../report/cells.js';
 import { Precision, type SymbolScales } from '../report/precision.js';
 import { openBreaksOfRun } from '../store/breaks.js';
 import { loadChanges } from '../store/run-changes.js';
@@ -213,25 +213,17 @@ export async function writeReport(
     deposit: (d: Deposit) => depositRow(d, precision, index),
     withdrawal: (w: Withdrawal) => withdrawalRow(w, precision, index, debitStates),
   };
+  const streamed = <T>(spec: SheetSpec, pages: AsyncIterable<T[]>, row: (t: T) => Row): SheetSource => ({
+    spec,
+    rows: map(eachRow(pages), row),
+  });
   /** Every record of the period on each data sheet, streamed: the full detail workbook's rows (`report --detail`). */
   const periodSheet = {
-    partnerOrders: (): SheetSource => ({
-      spec: partnerOrdersSpec,
-      rows: map(eachRow(partnerOrdersCreatedIn(db, account, span)), rowOf.partnerOrder),
-    }),
-    ordersVsFills: (): SheetSource => ({
-      spec: ordersVsFillsSpec,
-      rows: map(eachRow(ordersWithFillsIn(db, account, span)), rowOf.orderVsFills),
-    }),
-    fills: (): SheetSource => ({ spec: fillsSpec, rows: map(eachRow(fillsByTimeIn(db, account, span)), rowOf.fill) }),
-    deposits: (): SheetSource => ({
-      spec: depositsSpec,
-      rows: map(eachRow(depositsIn(db, account, span)), rowOf.deposit),
-    }),
-    withdrawals: (): SheetSource => ({
-      spec: withdrawalsSpec,
-      rows: map(eachRow(withdrawalsIn(db, account, span)), rowOf.withdrawal),
-    }),
+    partnerOrders: () => streamed(partnerOrdersSpec, partnerOrdersCreatedIn(db, account, span), rowOf.partnerOrder),
+    ordersVsFills: () => streamed(ordersVsFillsSpec, ordersWithFillsIn(db, account, span), rowOf.orderVsFills),
+    fills: () => streamed(fillsSpec, fillsByTimeIn(db, account, span), rowOf.fill),
+    deposits: () => streamed(depositsSpec, depositsIn(db, account, span), rowOf.deposit),
+    withdrawals: () => streamed(withdrawalsSpec, withdrawalsIn(db, account, span), rowOf.withdrawal),
   };
   /**
    * The same records as the detail's CSV files. The partner orders and the fills (most of the detail) come as CSV

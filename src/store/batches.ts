@@ -117,9 +117,21 @@ export async function pendingGroupReport(
   batchId: string,
 ): Promise<{ version: number; previous: AccountStates | null; states: AccountStates } | null> {
   const batch = await loadBatch(db, batchId);
-  const states = Object.fromEntries(batch.accounts.map((a) => [a.account, a.status]));
-  if (batch.reportedStates && sameStates(batch.reportedStates, states)) return null;
-  return { version: batch.reportVersion + 1, previous: batch.reportedStates, states };
+  if (reportedAsTheyStand(batch)) return null;
+  return { version: batch.reportVersion + 1, previous: batch.reportedStates, states: statesOf(batch) };
+}
+
+/** The accounts' current statuses, by account. */
+function statesOf(batch: BatchInfo): AccountStates {
+  return Object.fromEntries(batch.accounts.map((a) => [a.account, a.status]));
+}
+
+/**
+ * A group report was written for exactly the accounts' current statuses (a report sent at the deadline, before the
+ * last account ended, is not one for the statuses that followed).
+ */
+export function reportedAsTheyStand(batch: BatchInfo): boolean {
+  return batch.reportedStates !== null && sameStates(batch.reportedStates, statesOf(batch));
 }
 
 /** The group report of these statuses is written and sent. */

@@ -2,7 +2,7 @@
 import { COMMAND_INFO } from './info.js';
 import type { Command } from 'commander';
 import { EXIT } from '../../errors.js';
-import { loadBatch, batchEnded } from '../../store/batches.js';
+import { loadBatch, batchEnded, reportedAsTheyStand } from '../../store/batches.js';
 import { openBoss, planFleetBatch } from '../../schedule/fleet.js';
 import { batchListing } from './runs.js';
 import { accountOption, action, createContext, openMigratedStore } from '../context.js';
@@ -59,9 +59,7 @@ database has no workers), 3 with --wait --fail-on-breaks unexplained open breaks
           try {
             for (;;) {
               const batch = await loadBatch(store.db, batchId);
-              // ended, and its report written for these outcomes (a report sent at the deadline is not the last one)
-              const reported = batch.accounts.every((a) => batch.reportedStates?.[a.account] === a.status);
-              if (batchEnded(batch) && reported) {
+              if (batchEnded(batch) && reportedAsTheyStand(batch)) {
                 if (opts.json) process.stdout.write(`${JSON.stringify(batchListing(batch), null, 2)}\n`);
                 else
                   process.stdout.write(
