@@ -26,29 +26,45 @@ export interface Judgement {
  * was restored into another server: every record is judged again.
  */
 export async function openJudgement(db: Db, account: string): Promise<Judgement> {
-  const [mark, snap] = await Promise.all([
+  const [mark, now] = await Promise.all([
     db
       .selectFrom('reconcile_watermark')
       .select(sql<string>`judged_snapshot::text`.as('snapshot'))
       .where('account', '=', account)
       .executeTakeFirst(),
-    sql<{
-      snapshot: string;
-      xmax: string;
-    }>`select pg_current_snapshot()::text as snapshot, pg_snapshot_xmax(pg_current_snapshot())::text as xmax`.execute(
-      db,
-    ),
+    currentSnapshot(db),
   ]);
-  const { snapshot, xmax } = snap.rows[0]!;
-  if (!mark) return { since: null, until: snapshot };
-  const markedXmax = mark.snapshot.split(':')[1]!;
-  if (BigInt(markedXmax) > BigInt(xmax))
-    return {
-      since: null,
-      until: snapshot,
-      reset: `the stored watermark ${mark.snapshot} is ahead of this server's transactions (${xmax}): the database was restored elsewhere, so every record is judged again`,
-    };
-  return { since: mark.snapshot, until: snapshot };
+  const opened = changesSince(mark?.snapshot ?? null, now);
+  return {
+    since: opened.since,
+    until: now.snapshot,
+    ...(opened.reset
+      ? {
+          reset: `the stored watermark ${mark!.snapshot} is ahead of this server's transactions (${now.xmax}): the database was restored elsewhere, so every record is judged again`,
+        }
+      : {}),
+  };
+}
+
+/** The current snapshot (pg_snapshot text) and its xmax, the next transaction this server will give out. */
+export async function currentSnapshot(db: Db): Promise<{ snapshot: string; xmax: string }> {
+  const snap = await sql<{
+    snapshot: string;
+    xmax: string;
+  }>`select pg_current_snapshot()::text as snapshot, pg_snapshot_xmax(pg_current_snapshot())::text as xmax`.execute(db);
+  return snap.rows[0]!;
+}
+
+/**
+ * A stored snapshot as the start of "changed since": null when there is none, or when it lies ahead of every
+ * transaction this server has given out (`now`: a current snapshot), as after a restore into another server: then
+ * every record counts as changed (`reset`).
+ */
+export function changesSince(stored: string | null, now: { xmax: string }): { since: string | null; reset: boolean } {
+  if (stored === null) return { since: null, reset: false };
+  const storedXmax = stored.split(':')[1]!;
+  if (BigInt(storedXmax) > BigInt(now.xmax)) return { since: null, reset: true };
+  return { since: stored, reset: false };
 }
 
 /**

@@ -60,7 +60,7 @@ export interface FakeData {
   withdrawals: FakeWithdrawal[];
   /** Order ids answered only by GET /orders/{id} (not in lists). */
   hiddenOrders: Set<string>;
-  /** Raw JSON text replacing a record in list responses, by key. */
+  /** Raw JSON text replacing a record in list responses and by-id answers, by key. */
   malformed: Map<string, string>;
 }
 
@@ -243,7 +243,7 @@ export async function startFakeExchange(data: FakeData, opts: Partial<FakeOption
             : data.withdrawals.find((w) => w.withdrawalId === id);
       if (!rec)
         return send(404, `{"timestamp":1,"status":404,"error":"Not Found","message":"not found","path":"${path}"}`);
-      return send(200, encode(rec, options.numbersAsNumbers));
+      return send(200, data.malformed.get(id) ?? encode(rec, options.numbersAsNumbers));
     }
     // Oldest first, as the data is kept; a cut keeps the head of that list.
     const cut = <T>(items: T[]) => (options.paymentsCut ? items.slice(0, options.paymentsCut) : items);

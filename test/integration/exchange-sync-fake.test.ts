@@ -343,3 +343,60 @@ describeEachStore('exchange sync: malformed records', (ctx) => {
     expect(open.map((r) => r.entity)).toEqual(['fill', 'fill']);
   });
 });
+
+describeEachStore('exchange sync: the orders of new fills are asked by id, a refused one again each run', (ctx) => {
+  let api: FakeExchange;
+  let hidden: string;
+  let refused: string;
+  beforeAll(async () => {
+    const data = makeData(300, 100);
+    // Two FILLED orders that no listing shows: their fills make the sync ask for them by id.
+    hidden = data.orders[12]!.exOrdId;
+    refused = data.orders[18]!.exOrdId;
+    data.hiddenOrders.add(hidden);
+    data.hiddenOrders.add(refused);
+    // This one answers, but with a record that fails validation: neither stored nor a 404.
+    data.malformed.set(refused, `{"exOrdId":${refused},"ordStatus":"WEIRD"}`);
+    api = await startFakeExchange(data, { fillsOrder: 'oldest-first', inclusive: true });
+  });
+  afterAll(() => api.close());
+
+  const askedById = async () => {
+    api.requests.length = 0;
+    const result = await syncExchange(ctxFor(ctx.store, api), { progress: 'off' });
+    const ids = api.requests.flatMap((r) => /\/orders\/(\d+)$/.exec(r)?.slice(1) ?? []);
+    return { ids: ids.sort(), lookups: JSON.parse(result.cursors['orders.lookups']!) as { carried: string[] } };
+  };
+
+  it('asks only for the orders of fills written since the last lookups, and for the refused order each run', async () => {
+    const first = await askedById();
+    expect(first.ids).toEqual([hidden, refused].sort());
+    expect(first.lookups.carried).toEqual([refused]);
+    const stored = await ctx.store.db.selectFrom('exchange_order').select('ex_ord_id').where('ex_ord_id', '=', hidden);
+    expect(await stored.execute()).toHaveLength(1);
+
+    // Nothing new: the stored fills are not looked at again; the refused order is asked once more.
+    expect((await askedById()).ids).toEqual([refused]);
+
+    // A new fill of an order only answered by id.
+    const late = { ...api.data.orders[0]!, exOrdId: '900000000099999', clOrdId: 'late' };
+    api.data.orders.push(late);
+    api.data.hiddenOrders.add(late.exOrdId);
+    const last = api.data.fills[api.data.fills.length - 1]!;
+    api.data.fills.push({ ...last, execId: (BigInt(last.execId) + 5n).toString(), exOrdId: late.exOrdId });
+    expect((await askedById()).ids).toEqual([late.exOrdId, refused].sort());
+
+    // The refused order validates now: stored, and asked no more.
+    api.data.malformed.delete(refused);
+    const fixed = await askedById();
+    expect(fixed.ids).toEqual([refused]);
+    expect(fixed.lookups.carried).toEqual([]);
+    expect((await askedById()).ids).toEqual([]);
+    const orders = await ctx.store.db
+      .selectFrom('exchange_order')
+      .select('ex_ord_id')
+      .where('ex_ord_id', 'in', [hidden, refused, late.exOrdId])
+      .execute();
+    expect(orders).toHaveLength(3);
+  });
+});

@@ -12,7 +12,9 @@ import {
   upsertOrders,
 } from '../../store/exchange-records.js';
 import type { Window } from './plan.js';
-import { runConcurrently, type SyncEnv } from './sync-common.js';
+import { runConcurrently, SOURCE, type SyncEnv } from './sync-common.js';
+import { getCursor, setCursor } from '../../store/cursors.js';
+import { changesSince, currentSnapshot } from '../../store/changes.js';
 import { fetchByIdInBatches, storeFetchedById, type ByIdRecords } from './sync-by-id.js';
 import { timeCursor } from './streams.js';
 import { loadPageCap, padded, syncWindows, type StreamCap, type WindowStream } from './sync-windows.js';
@@ -117,16 +119,7 @@ async function fetchOrdersById(env: SyncEnv, ids: string[], onMissing: 'record' 
  */
 export async function syncOrderLookups(env: SyncEnv, symbols: string[] = []): Promise<void> {
   env.progress.setStage('orders by id');
-  // An order that answers but fails validation is neither stored nor 404: ask once per run.
-  const asked = new Set<string>();
-  for (;;) {
-    const missing = (await orderIdsMissingForFills(env.db, env.account, 500 + asked.size)).filter(
-      (id) => !asked.has(id),
-    );
-    if (missing.length === 0) break;
-    missing.forEach((id) => asked.add(id));
-    await fetchOrdersById(env, missing, 'record');
-  }
+  await lookUpOrdersOfFills(env);
   // A 404 can be temporary (an order the exchange lists again later): ask again each run, so an
   // orphan that turns up resolves its E_FILL_ORPHAN; orphans are few.
   await fetchOrdersById(env, await ordersNotFoundBefore(env.db, env.account, env.startedAt), 'record');
@@ -142,4 +135,40 @@ export async function syncOrderLookups(env: SyncEnv, symbols: string[] = []): Pr
   env.progress.setStage('orders by id');
   const left = await nonFinalIds(env.db, 'exchange_order', env.account, ORDER_NON_FINAL, env.startedAt);
   await fetchOrdersById(env, left, 'ignore');
+}
+
+/** The cursor of the fills' order lookups: the snapshot they started from and the ids left missing (JSON). */
+export const ORDER_LOOKUPS_CURSOR = 'orders.lookups';
+
+/**
+ * Asks by id for the orders that fills point at and no listing brought. Only the fills written or changed since the
+ * last completed lookups are looked at (a nightly run does not scan a million fills), plus the ids those lookups left
+ * missing: an order that answers but fails validation is neither stored nor 404, and is asked again once per run,
+ * as an order of a new fill is. The cursor moves only when every lookup is done, so an interrupted run's fills are
+ * looked at again.
+ */
+async function lookUpOrdersOfFills(env: SyncEnv): Promise<void> {
+  const [stored, now] = await Promise.all([
+    getCursor(env.db, env.account, SOURCE, ORDER_LOOKUPS_CURSOR),
+    currentSnapshot(env.db),
+  ]);
+  const mark = stored === null ? null : (JSON.parse(stored) as { snapshot: string; carried: string[] });
+  const { since } = changesSince(mark?.snapshot ?? null, now);
+  const carried = since === null ? [] : (mark?.carried ?? []);
+  const asked = new Set<string>();
+  let left: string[] = [];
+  for (;;) {
+    left = await orderIdsMissingForFills(env.db, env.account, 500 + asked.size, since, carried);
+    const missing = left.filter((id) => !asked.has(id));
+    if (missing.length === 0) break;
+    missing.forEach((id) => asked.add(id));
+    await fetchOrdersById(env, missing, 'record');
+  }
+  await setCursor(
+    env.db,
+    env.account,
+    SOURCE,
+    ORDER_LOOKUPS_CURSOR,
+    JSON.stringify({ snapshot: now.snapshot, carried: left }),
+  );
 }
