@@ -537,21 +537,23 @@ export async function* fillCandidatesIn(
       sym as (select * from jsonb_to_recordset(${symbolsJson}::jsonb) as x(symbol text, inc numeric, lot numeric, tol numeric)),
       rates as (select * from jsonb_to_recordset(${ratesJson}::jsonb) as x(day date, maker numeric, taker numeric)),
       cand as (
-        select p.*
+        select p.*, po.ex_ord_id as po_id, po.ord_type as po_type
         from page p
         left join sym s on s.symbol = p.symbol
         left join rates r on r.day = (p.timestamp at time zone 'UTC')::date
-        left join exchange_order po on po.account = ${account} and po.ex_ord_id = p.ex_ord_id
+        -- Probed per fill (offset 0 keeps it a nested loop): a hash of every stored order costs more than the page.
+        left join lateral (
+          select o.ex_ord_id, o.ord_type from exchange_order o where o.account = ${account} and o.ex_ord_id = p.ex_ord_id offset 0
+        ) po on true
         where s.symbol is null
            or po.ex_ord_id is null
            or coalesce(s.inc <> 0 and p.price <> 0 and mod(p.price, s.inc) <> 0, true) and s.inc is not null
            or coalesce(s.lot <> 0 and mod(p.qty, s.lot) <> 0, true) and s.lot is not null
            or ${feeCouldFail}
       )
-      select st.scanned, st.last_exec_id, c.*, o.ex_ord_id as order_id, o.ord_type, n.ex_ord_id as not_found_id
+      select st.scanned, st.last_exec_id, c.*, c.po_id as order_id, c.po_type as ord_type, n.ex_ord_id as not_found_id
       from stats st
       left join cand c on true
-      left join exchange_order o on o.account = ${account} and o.ex_ord_id = c.ex_ord_id
       left join exchange_order_not_found n on n.account = ${account} and n.ex_ord_id = c.ex_ord_id
       order by c.exec_id`.execute(db)
     ).rows;
