@@ -82,6 +82,10 @@ function openPostgres(url: string, options: OpenOptions): Store {
   pool.on('error', () => {});
   pool.on('connect', (client) => {
     client.on('error', () => {});
+    // Before the session's first statement (a client runs its queries in order). The job's statements are pages of
+    // 5,000 to 50,000 rows, many costed above jit_above_cost: compiling each page's plan cost more than it saved
+    // (docs/performance.md). Should it fail, the session keeps the server's setting.
+    client.query('set jit = off').catch(() => {});
   });
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   return {

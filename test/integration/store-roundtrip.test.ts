@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { expect, it } from 'vitest';
 import { describeEachStore } from '../helpers/db.js';
 import { toDecimal, decimalText } from '../../src/decimal/decimal.js';
@@ -103,4 +104,17 @@ describeEachStore('store round-trip', (ctx) => {
     expect(again.applied).toEqual([]);
     expect(again.alreadyApplied).toContain('0001_initial.sql');
   });
+
+  it.runIf(ctx.kind === 'postgres')(
+    'runs its Postgres sessions without JIT compilation, every pooled one',
+    async () => {
+      // Six statements at once on a pool of four: every session the pool opens, not only the first.
+      const rows = await Promise.all(
+        Array.from({ length: 6 }, () =>
+          sql<{ jit: string }>`select current_setting('jit') as jit, pg_sleep(0.05)`.execute(ctx.store.db),
+        ),
+      );
+      expect(rows.map((r) => r.rows[0]!.jit)).toEqual(Array(6).fill('off'));
+    },
+  );
 });
