@@ -1,7 +1,8 @@
 /** Store functions of partner orders and their events, day coverage, currencies and quotes. */
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Db } from './database.js';
 import { recordsetJson } from './recordset.js';
+import { resolveQuarantined, resolving } from './quarantine.js';
 import { addDays, dayStart } from '../util/dates.js';
 import type { NewPartnerCurrency, NewPartnerOrder, NewPartnerQuote } from './schema.js';
 
@@ -24,6 +25,8 @@ const storedKey = sql<string>`coalesce(partner_order.order_state_updated_key, pa
  * (the polled order is the reference; an event's createdAt is the event's time, not the order's),
  * and a webhook row never does. An event never rewrites created_at of a stored order.
  * Every observed (state, time) goes to partner_order_state. Idempotent: the same rows again write nothing.
+ * `resolvedKeys`: order ids whose open quarantine entries the same statement resolves (orders that validated now), so
+ * that a page without a bad record is one statement, needing no transaction around it.
  */
 export async function upsertPartnerOrders(
   db: Db,
@@ -31,8 +34,12 @@ export async function upsertPartnerOrders(
   rows: NewPartnerOrder[],
   source: OrderSource,
   now: Date,
+  resolvedKeys: string[] = [],
 ): Promise<UpsertOrdersResult> {
-  if (rows.length === 0) return { inserted: [], updated: [], unchanged: 0 };
+  if (rows.length === 0) {
+    await resolveQuarantined(db, account, 'partner_order', resolvedKeys);
+    return { inserted: [], updated: [], unchanged: 0 };
+  }
   // "on conflict do update" cannot touch one row twice per statement: keep the newest per id.
   const byId = new Map<string, NewPartnerOrder>();
   for (const r of rows) {
@@ -51,7 +58,7 @@ export async function upsertPartnerOrders(
           or partner_order.not_found_at is not null)`;
   const returned = (
     await sql<{ order_id: string; inserted: boolean }>`
-    with x as materialized (
+    with ${statesInsert(account, rows, source, now)},${resolvedKeys.length ? sql` ${resolving(account, 'partner_order', resolvedKeys)},` : sql``} x as materialized (
       select * from json_to_recordset(${recordsetJson(unique)}::json) as x(order_id text, external_reference text,
         sub_partner_id text, order_type text, created_at timestamptz, created_at_text text, order_state text,
         order_state_updated_at timestamptz, order_state_updated_at_text text, order_state_updated_key text,
@@ -90,21 +97,16 @@ export async function upsertPartnerOrders(
     where ${keep}
     returning order_id, xmax = 0 as inserted`.execute(db)
   ).rows;
-  await recordStates(db, account, rows, source, now);
   const inserted = returned.filter((r) => r.inserted).map((r) => r.order_id);
   const updated = returned.filter((r) => !r.inserted).map((r) => r.order_id);
   return { inserted, updated, unchanged: unique.length - returned.length };
 }
 
-/** State history: each observed (state, state time) once, whoever saw it first. */
-export async function recordStates(
-  db: Db,
-  account: string,
-  rows: NewPartnerOrder[],
-  source: OrderSource,
-  now: Date,
-): Promise<void> {
-  if (rows.length === 0) return;
+/**
+ * State history: each observed (state, state time) once, whoever saw it first. A data-modifying CTE (named st) of the
+ * statement that upserts the orders: one round trip per page, not two.
+ */
+function statesInsert(account: string, rows: NewPartnerOrder[], source: OrderSource, now: Date): RawBuilder<unknown> {
   const seen = new Map<string, NewPartnerOrder>();
   for (const r of rows) seen.set(`${r.order_id}|${r.order_state}|${r.order_state_updated_at_text}`, r);
   const states = JSON.stringify(
@@ -115,8 +117,7 @@ export async function recordStates(
       order_state_updated_at_text: r.order_state_updated_at_text,
     })),
   );
-  // One JSON parameter, as the orders themselves (upsertPartnerOrders).
-  await sql`
+  return sql`st as (
     insert into partner_order_state (account, order_id, order_state, order_state_updated_at, order_state_updated_at_text,
       observed_at, source)
     select ${account}, x.order_id, x.order_state, x.order_state_updated_at, x.order_state_updated_at_text,
@@ -124,7 +125,7 @@ export async function recordStates(
     from json_to_recordset(${states}::json) as x(order_id text, order_state text, order_state_updated_at timestamptz,
       order_state_updated_at_text text)
     order by x.order_id, x.order_state_updated_at_text
-    on conflict do nothing`.execute(db);
+    on conflict do nothing)`;
 }
 
 /** A refresh by id answered 404: recorded once (the first time), cleared when the order is seen again. */

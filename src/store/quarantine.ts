@@ -1,5 +1,6 @@
 /** Records that failed validation: kept with their raw body and reason, and the unresolved ones read back. */
 import { createHash } from 'node:crypto';
+import { sql, type RawBuilder } from 'kysely';
 import type { Db } from './database.js';
 import type { QuarantinedRecord } from '../domain/index.js';
 
@@ -94,6 +95,13 @@ export async function resolveQuarantined(
     .where('resolved_at', 'is', null)
     .executeTakeFirst();
   return Number(result.numUpdatedRows ?? 0);
+}
+
+/** resolveQuarantined as a data-modifying CTE (named rq) of a statement that writes the records. */
+export function resolving(account: string, entity: string, recordKeys: string[]): RawBuilder<unknown> {
+  return sql`rq as (
+    update quarantine set resolved_at = ${new Date()}
+    where account = ${account} and entity = ${entity} and record_key = any(${recordKeys}::text[]) and resolved_at is null)`;
 }
 
 /** Every record still in quarantine (S_QUARANTINE), oldest first. */

@@ -183,13 +183,21 @@ export async function storeOrders(
     const split = await writeOrSplit(
       env.db,
       items,
-      () =>
-        inTransaction(env.db, async (trx) => {
+      async () => {
+        // A page without a bad record is one statement (orders, their states, resolved quarantine): no transaction.
+        if (bad.length === 0) {
+          const r = await upsertPartnerOrders(env.db, env.account, rows, source, env.now, validIds);
+          env.result.inserted += r.inserted.length;
+          env.result.updated += r.updated.length;
+          return;
+        }
+        await inTransaction(env.db, async (trx) => {
           const r = await upsertPartnerOrders(trx, env.account, rows, source, env.now);
           env.result.inserted += r.inserted.length;
           env.result.updated += r.updated.length;
           await quarantineResponse(trx, origin(env, endpoint, 'partner_order'), bad, validIds);
-        }),
+        });
+      },
       async (trx, it) => {
         const r = await upsertPartnerOrders(trx, env.account, [it.row], source, env.now);
         env.result.inserted += r.inserted.length;
