@@ -50,8 +50,13 @@ export async function breakRecords(db: Db, account: string, keys: BreakKeys): Pr
   const partnerOrders = await sql<Record<string, unknown>>`
     select ${sql.join(ORDER_COLUMNS.map((c) => sql.ref(c)))}, payment_method, external_reference
     from partner_order
-    where account = ${account} and (order_id = any(${partnerIds}::text[]) or transaction_hash in (
-      select tx_hash from exchange_deposit where account = ${account} and deposit_id = any(${depositIds}::text[])))
+    where account = ${account} and order_id in (
+      -- A union of key lookups: an OR of the two conditions is a scan of every stored order (0.2 s a night).
+      select unnest(${partnerIds}::text[])
+      union
+      select o.order_id from exchange_deposit d
+      join partner_order o on o.account = d.account and o.transaction_hash = d.tx_hash
+      where d.account = ${account} and d.deposit_id = any(${depositIds}::text[]))
     order by created_at, order_id`.execute(db);
 
   const deposits = await sql<Record<string, unknown>>`
