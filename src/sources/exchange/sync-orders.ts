@@ -156,19 +156,16 @@ async function lookUpOrdersOfFills(env: SyncEnv): Promise<void> {
   const { since } = changesSince(mark?.snapshot ?? null, now);
   const carried = since === null ? [] : (mark?.carried ?? []);
   const asked = new Set<string>();
-  let left: string[] = [];
   for (;;) {
-    left = await orderIdsMissingForFills(env.db, env.account, 500 + asked.size, since, carried);
+    const left = await orderIdsMissingForFills(env.db, env.account, 500 + asked.size, since, carried);
     const missing = left.filter((id) => !asked.has(id));
-    if (missing.length === 0) break;
+    if (missing.length === 0) {
+      // Every id left was asked in this run: the ones to ask again next run.
+      const next = JSON.stringify({ snapshot: now.snapshot, carried: left });
+      await setCursor(env.db, env.account, SOURCE, ORDER_LOOKUPS_CURSOR, next);
+      return;
+    }
     missing.forEach((id) => asked.add(id));
     await fetchOrdersById(env, missing, 'record');
   }
-  await setCursor(
-    env.db,
-    env.account,
-    SOURCE,
-    ORDER_LOOKUPS_CURSOR,
-    JSON.stringify({ snapshot: now.snapshot, carried: left }),
-  );
 }
