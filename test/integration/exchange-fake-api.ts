@@ -60,8 +60,10 @@ export interface FakeData {
   withdrawals: FakeWithdrawal[];
   /** Order ids answered only by GET /orders/{id} (not in lists). */
   hiddenOrders: Set<string>;
-  /** Raw JSON text replacing a record in list responses and by-id answers, by key. */
+  /** Raw JSON text replacing a record in list responses, by key (GET by id still answers the record). */
   malformed: Map<string, string>;
+  /** Raw JSON text replacing a record in GET by id answers, by key. */
+  malformedById: Map<string, string>;
 }
 
 export interface FakeOptions {
@@ -151,7 +153,15 @@ export function makeData(nFills: number, nOrders = Math.ceil(nFills / 3)): FakeD
         timestamp: T0 + i * 7_200_000 + 17,
       });
   }
-  return { fills, orders, deposits, withdrawals, hiddenOrders: new Set(), malformed: new Map() };
+  return {
+    fills,
+    orders,
+    deposits,
+    withdrawals,
+    hiddenOrders: new Set(),
+    malformed: new Map(),
+    malformedById: new Map(),
+  };
 }
 
 export const FAKE_NOW = new Date(T0 + 40 * 86_400_000);
@@ -243,7 +253,7 @@ export async function startFakeExchange(data: FakeData, opts: Partial<FakeOption
             : data.withdrawals.find((w) => w.withdrawalId === id);
       if (!rec)
         return send(404, `{"timestamp":1,"status":404,"error":"Not Found","message":"not found","path":"${path}"}`);
-      return send(200, data.malformed.get(id) ?? encode(rec, options.numbersAsNumbers));
+      return send(200, data.malformedById.get(id) ?? encode(rec, options.numbersAsNumbers));
     }
     // Oldest first, as the data is kept; a cut keeps the head of that list.
     const cut = <T>(items: T[]) => (options.paymentsCut ? items.slice(0, options.paymentsCut) : items);

@@ -356,7 +356,7 @@ describeEachStore('exchange sync: the orders of new fills are asked by id, a ref
     data.hiddenOrders.add(hidden);
     data.hiddenOrders.add(refused);
     // This one answers, but with a record that fails validation: neither stored nor a 404.
-    data.malformed.set(refused, `{"exOrdId":${refused},"ordStatus":"WEIRD"}`);
+    data.malformedById.set(refused, `{"exOrdId":${refused},"ordStatus":"WEIRD"}`);
     api = await startFakeExchange(data, { fillsOrder: 'oldest-first', inclusive: true });
   });
   afterAll(() => api.close());
@@ -387,7 +387,7 @@ describeEachStore('exchange sync: the orders of new fills are asked by id, a ref
     expect((await askedById()).ids).toEqual([late.exOrdId, refused].sort());
 
     // The refused order validates now: stored, and asked no more.
-    api.data.malformed.delete(refused);
+    api.data.malformedById.delete(refused);
     const fixed = await askedById();
     expect(fixed.ids).toEqual([refused]);
     expect(fixed.lookups.carried).toEqual([]);
