@@ -86,22 +86,21 @@ export async function resolveQuarantined(
   recordKeys: string[],
 ): Promise<number> {
   if (recordKeys.length === 0) return 0;
-  const result = await db
-    .updateTable('quarantine')
-    .set({ resolved_at: new Date() })
-    .where('account', '=', account)
-    .where('entity', '=', entity)
-    .where('record_key', 'in', recordKeys)
-    .where('resolved_at', 'is', null)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows ?? 0);
+  const result = await sql<{
+    n: number;
+  }>`with ${resolving(account, entity, recordKeys)} select count(*)::int as n from rq`.execute(db);
+  return result.rows[0]!.n;
 }
 
-/** resolveQuarantined as a data-modifying CTE (named rq) of a statement that writes the records. */
+/**
+ * The update that resolves the open entries of `recordKeys`, as a data-modifying CTE named rq (one row per entry
+ * resolved): resolveQuarantined runs it alone, a statement that writes the records runs it beside their writes.
+ */
 export function resolving(account: string, entity: string, recordKeys: string[]): RawBuilder<unknown> {
   return sql`rq as (
     update quarantine set resolved_at = ${new Date()}
-    where account = ${account} and entity = ${entity} and record_key = any(${recordKeys}::text[]) and resolved_at is null)`;
+    where account = ${account} and entity = ${entity} and record_key = any(${recordKeys}::text[]) and resolved_at is null
+    returning 1)`;
 }
 
 /** Every record still in quarantine (S_QUARANTINE), oldest first. */

@@ -1,35 +1,16 @@
 import { beforeAll, expect, it } from 'vitest';
 import { describeEachStore } from '../helpers/db.js';
 import { breakRecords, type BreakKeys } from '../../src/store/break-records.js';
+import { insertOrder } from './reconcile-seed.js';
 
 /** The records the mailed workbook lists for open breaks' keys: each with the records that explain it. */
 describeEachStore('break records: the records open breaks point at, with their partners', (ctx) => {
   const none: BreakKeys = { partnerOrder: [], exchangeOrder: [], fill: [], deposit: [], withdrawal: [] };
 
   beforeAll(async () => {
-    const order = (id: string, createdAt: string, hash: string | null) => ({
-      order_id: id,
-      order_type: 'BUY',
-      created_at: createdAt,
-      created_at_text: createdAt,
-      order_state: 'COMPLETED',
-      order_state_updated_at: createdAt,
-      order_state_updated_at_text: createdAt,
-      input_currency: 'EUR',
-      input_amount: '100.00',
-      output_currency: 'BTC',
-      output_amount: '0.01',
-      transaction_hash: hash,
-      raw: '{}',
-    });
-    await ctx.store.db
-      .insertInto('partner_order')
-      .values([
-        order('ord-a', '2026-11-01T08:00:00Z', '0xa'),
-        order('ord-b', '2026-11-01T07:00:00Z', '0xb'),
-        order('ord-c', '2026-11-01T06:00:00Z', null),
-      ])
-      .execute();
+    await insertOrder(ctx.store.db, { id: 'ord-a', created: '2026-11-01T08:00:00Z', tx: '0xa' });
+    await insertOrder(ctx.store.db, { id: 'ord-b', created: '2026-11-01T07:00:00Z', tx: '0xb' });
+    await insertOrder(ctx.store.db, { id: 'ord-c', created: '2026-11-01T06:00:00Z', tx: null });
     const deposit = (id: string, hash: string, at: string) => ({
       deposit_id: id,
       amount: '0.01',
