@@ -64,8 +64,13 @@ const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
  * 0000 included: both are refused here with the reason.
  */
 export function calendarIssue(day: string, time: string, zone?: string): string | null {
-  const [y, mo, d] = day.split('-').map(Number) as [number, number, number];
-  const [h, mi, s] = time.split(':').map(Number) as [number, number, number];
+  // Fixed positions (ISO_TIMESTAMP's groups): twice per partner order, where split and map cost more than the check.
+  const y = Number(day.slice(0, 4));
+  const mo = Number(day.slice(5, 7));
+  const d = Number(day.slice(8, 10));
+  const h = Number(time.slice(0, 2));
+  const mi = Number(time.slice(3, 5));
+  const s = Number(time.slice(6, 8));
   if (y < 1) return `year ${day.slice(0, 4)} does not exist (the calendar starts at year 0001)`;
   if (mo < 1 || mo > 12) return `month ${day.slice(5, 7)} does not exist`;
   const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;

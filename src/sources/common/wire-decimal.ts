@@ -91,19 +91,28 @@ export function readStorableDecimal(v: unknown): string | null {
   return c === null || numericRangeIssue(c) !== null ? null : c;
 }
 
+/** The text of a decimal as wireDecimal reads it: a decimal string, LosslessNumber or safe integer; else null. */
+export function wireDecimalText(v: unknown): string | null {
+  if (typeof v === 'string') return isDecimalText(v) ? v : null;
+  if (isLosslessNumber(v)) {
+    const t = (v as { value: string }).value;
+    return isDecimalText(t) ? t : null;
+  }
+  return typeof v === 'number' && Number.isSafeInteger(v) ? String(v) : null;
+}
+
+/** Whether wireDecimal accepts the value: a decimal (wireDecimalText) that numeric can hold (the fast paths' check). */
+export function isStorableWireDecimal(v: unknown): boolean {
+  const t = wireDecimalText(v);
+  return t !== null && numericRangeIssue(t) === null;
+}
+
 /**
  * A decimal as the wire sends it: "12.50", 12.50 (LosslessNumber) or "5.4E-4", kept as is (partner
  * records: the transform writes it to numeric).
  */
 export const wireDecimal = z.unknown().superRefine((v, ctx) => {
-  const t =
-    typeof v === 'string' && isDecimalText(v)
-      ? v
-      : isLosslessNumber(v) && isDecimalText((v as { value: string }).value)
-        ? (v as { value: string }).value
-        : typeof v === 'number' && Number.isSafeInteger(v)
-          ? String(v)
-          : null;
+  const t = wireDecimalText(v);
   if (t === null) {
     ctx.addIssue({ code: 'custom', message: `must be a decimal number (got ${showWireValue(v)})` });
     return;

@@ -1,7 +1,7 @@
 /** Zod schemas of the Partner API (orders, order events, reference data, quotes). */
 import { z } from 'zod';
 import { isLosslessNumber } from '../../decimal/json.js';
-import { showWireValue, wireDecimal, wireInteger } from '../common/wire-decimal.js';
+import { isStorableWireDecimal, showWireValue, wireDecimal, wireInteger } from '../common/wire-decimal.js';
 import { formatZodIssues } from '../common/zod-issues.js';
 import { calendarIssue, MAX_KEY_LENGTH } from '../common/storable.js';
 
@@ -15,15 +15,25 @@ import { calendarIssue, MAX_KEY_LENGTH } from '../common/storable.js';
 /** ISO 8601 date-time with up to nanosecond fraction and a Z or an offset. */
 export const ISO_TIMESTAMP = /^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?([Zz]|[+-]\d{2}:?\d{2})$/;
 
+/**
+ * What is wrong with a wire timestamp: 'calendar' with the reason (a day or time that does not exist: Date.parse rolls
+ * 2026-02-30 over to March 2; the database refuses year 0000), 'format' (not ISO 8601), or null when it is right.
+ */
+function timestampIssue(v: string): { kind: 'calendar'; reason: string } | { kind: 'format' } | null {
+  const m = ISO_TIMESTAMP.exec(v);
+  const reason = m ? calendarIssue(m[1]!, m[2]!, m[4]) : null;
+  if (reason !== null) return { kind: 'calendar', reason };
+  if (!m || Number.isNaN(Date.parse(v.replace(/\.\d+/, '')))) return { kind: 'format' };
+  return null;
+}
+
 export const wireTimestamp = z
   .string({ error: (issue) => `must be an ISO 8601 date-time string (got ${showWireValue(issue.input)})` })
   .superRefine((v, ctx) => {
-    const m = ISO_TIMESTAMP.exec(v);
-    // Date.parse rolls 2026-02-30 over to March 2; the database refuses year 0000.
-    const issue = m ? calendarIssue(m[1]!, m[2]!, m[4]) : null;
-    if (issue !== null)
-      ctx.addIssue({ code: 'custom', message: `must be a real date-time: ${issue} (got ${showWireValue(v)})` });
-    else if (!m || Number.isNaN(Date.parse(v.replace(/\.\d+/, ''))))
+    const issue = timestampIssue(v);
+    if (issue?.kind === 'calendar')
+      ctx.addIssue({ code: 'custom', message: `must be a real date-time: ${issue.reason} (got ${showWireValue(v)})` });
+    else if (issue?.kind === 'format')
       ctx.addIssue({
         code: 'custom',
         message: `must be an ISO 8601 date-time such as 2023-11-15T14:43:06.894070237Z (got ${showWireValue(v)})`,
@@ -91,6 +101,47 @@ export const partnerOrderSchema = z
   })
   .loose();
 export type PartnerOrder = z.infer<typeof partnerOrderSchema>;
+
+const isText = (v: unknown): v is string => typeof v === 'string';
+const isNullish = (v: unknown): v is null | undefined => v === null || v === undefined;
+const isKeyText = (v: unknown) => isText(v) && v.length >= 1 && v.length <= MAX_KEY_LENGTH;
+const isTimestamp = (v: unknown) => isText(v) && timestampIssue(v) === null;
+const ORDER_STATE_SET: ReadonlySet<unknown> = new Set(ORDER_STATES);
+const OPTIONAL_DECIMALS = [
+  'outputAmount',
+  'amountUsd',
+  'processingFee',
+  'processingFeeUsd',
+  'partnerFee',
+  'partnerFeeUsd',
+  'networkFee',
+  'networkFeeUsd',
+] as const;
+const OPTIONAL_TEXTS = ['externalReference', 'subPartnerId', 'paymentMethod', 'userId', 'targetWalletAddress'] as const;
+
+/**
+ * partnerOrderSchema without zod, for the listings' hot path (50 records a page, 100,000 in a first sync, where zod
+ * was a third of the partner sync's CPU time): the schema's own checks (timestampIssue, wireDecimalText and
+ * numericRangeIssue, the key length), so a record it accepts is one the schema accepts, and the schema's value is
+ * the record itself (no field is transformed, unknown fields are kept). It returns null as soon as a field would be an
+ * issue; the caller then runs the schema, which reports the issues as always.
+ */
+export function fastPartnerOrder(raw: unknown): PartnerOrder | null {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return null;
+  const r = raw as Record<string, unknown>;
+  if (!isKeyText(r.orderId)) return null;
+  if (r.orderType !== 'BUY' && r.orderType !== 'SELL') return null;
+  if (!ORDER_STATE_SET.has(r.orderState)) return null;
+  if (!isTimestamp(r.createdAt) || !isTimestamp(r.orderStateUpdatedAt)) return null;
+  if (!isText(r.inputCurrency) || r.inputCurrency.length === 0) return null;
+  if (!isText(r.outputCurrency) || r.outputCurrency.length === 0) return null;
+  if (!isStorableWireDecimal(r.inputAmount)) return null;
+  for (const f of OPTIONAL_DECIMALS) if (!isNullish(r[f]) && !isStorableWireDecimal(r[f])) return null;
+  for (const f of OPTIONAL_TEXTS) if (!isNullish(r[f]) && !isText(r[f])) return null;
+  const hash = r.transactionHash;
+  if (!isNullish(hash) && !(isText(hash) && hash.length <= MAX_KEY_LENGTH)) return null;
+  return r as PartnerOrder;
+}
 
 /**
  * The webhook event with the contract's required fields. Extra fields are accepted (loose) and

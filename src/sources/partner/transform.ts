@@ -3,6 +3,7 @@ import { toDecimal } from '../../decimal/decimal.js';
 import { stringifyJsonLossless } from '../../decimal/json.js';
 import type { NewPartnerCurrency, NewPartnerOrder, NewPartnerQuote } from '../../store/schema.js';
 import { requireDecimal } from '../common/wire-decimal.js';
+import { calendarIssue } from '../common/storable.js';
 import { ISO_TIMESTAMP, type Currency, type OrderEvent, type PartnerOrder, type Quote } from './schemas.js';
 
 /**
@@ -15,6 +16,9 @@ export function timestampKey(text: string): string | null {
   const m = ISO_TIMESTAMP.exec(text.trim());
   if (!m) return null;
   const [, day, time, fraction = '', zone = 'Z'] = m;
+  // A UTC time of a real calendar day is its own key: no Date round trip (every order has two timestamps).
+  if ((zone === 'Z' || zone === 'z') && calendarIssue(day!, time!) === null)
+    return `${day}T${time}.${fraction.padEnd(9, '0')}Z`;
   const offset = zone.toUpperCase() === 'Z' ? 'Z' : zone.includes(':') ? zone : `${zone.slice(0, 3)}:${zone.slice(3)}`;
   const seconds = new Date(`${day}T${time}${offset}`);
   if (Number.isNaN(seconds.getTime())) return null;
