@@ -33,6 +33,32 @@ export function stringifyJsonLossless(value: unknown): string {
   return text;
 }
 
+/** Whether a value holds a LosslessNumber (or a bigint) anywhere: then only stringifyJsonLossless writes its digits. */
+function holdsExactNumber(value: unknown): boolean {
+  if (typeof value === 'bigint') return true;
+  if (value === null || typeof value !== 'object') return false;
+  if (isLosslessNumber(value)) return true;
+  if (Array.isArray(value)) {
+    for (const v of value) if (holdsExactNumber(v)) return true;
+    return false;
+  }
+  // Parsed JSON: plain objects, whose enumerable properties are all their own.
+  for (const k in value) if (holdsExactNumber((value as Record<string, unknown>)[k])) return true;
+  return false;
+}
+
+/**
+ * stringifyJsonLossless for a value parsed by parseJsonLossless, the same text: the native JSON.stringify where the
+ * value holds no LosslessNumber (parsed JSON then holds only what JSON.stringify writes the same way, several times
+ * faster: a partner listing serializes every record it receives), the lossless stringifier otherwise.
+ */
+export function stringifyParsedJson(value: unknown): string {
+  if (holdsExactNumber(value)) return stringifyJsonLossless(value);
+  const text = JSON.stringify(value);
+  if (text === undefined) throw new TypeError('value cannot be serialized to JSON');
+  return text;
+}
+
 /**
  * A number read back through the lossless parser (jsonb columns such as run.counts, run.stages,
  * run.requests: numbers arrive as LosslessNumber objects carrying their exact text) as a JS number,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Decimal, toDecimal, InvalidDecimalError } from '../../src/decimal/decimal.js';
-import { parseJsonLossless, stringifyJsonLossless } from '../../src/decimal/json.js';
+import { parseJsonLossless, stringifyJsonLossless, stringifyParsedJson } from '../../src/decimal/json.js';
 
 describe('toDecimal', () => {
   it('accepts decimal strings, exponent notation and lossless JSON numbers exactly', () => {
@@ -35,6 +35,24 @@ describe('lossless JSON', () => {
   it('round-trips numbers digit for digit', () => {
     const text = '{"a":0.000000000000000001,"b":"5.4044E-4","c":[1234567890123456789,2.5]}';
     expect(stringifyJsonLossless(parseJsonLossless(text))).toBe(text);
+  });
+
+  it('stringifyParsedJson writes what stringifyJsonLossless writes, numbers nested anywhere or none', () => {
+    const texts = [
+      '{"a":0.000000000000000001,"b":"5.4044E-4","c":[1234567890123456789,2.5]}',
+      '{"a":"x","b":{"c":[{"d":1e400}]}}',
+      '{"a":"\\u0000 \\ud800 \\"q\\" é \\u2028","b":[true,false,null,[]],"c":{}}',
+      '[{"orderId":"1","inputAmount":"100.50"},{"orderId":"2","inputAmount":100.50}]',
+      '"text"',
+      'null',
+      '7',
+    ];
+    for (const text of texts) {
+      const parsed = parseJsonLossless(text);
+      expect(stringifyParsedJson(parsed)).toBe(stringifyJsonLossless(parsed));
+    }
+    expect(stringifyParsedJson(parseJsonLossless(texts[0]!))).toBe(texts[0]);
+    expect(stringifyParsedJson({ big: 12345678901234567890n })).toBe('{"big":12345678901234567890}');
   });
 
   it('names the problem on a truncated body', () => {

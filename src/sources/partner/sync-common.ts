@@ -5,7 +5,7 @@ import { inTransaction, type Db } from '../../store/database.js';
 import type { Logger } from '../../log/logger.js';
 import type { HttpResponse } from '../../http/client.js';
 import type { Progress } from '../../util/progress.js';
-import { stringifyJsonLossless } from '../../decimal/json.js';
+import { stringifyParsedJson } from '../../decimal/json.js';
 import { upsertPartnerOrders, type OrderSource } from '../../store/partner-orders.js';
 import type { NewPartnerOrder } from '../../store/schema.js';
 import { quarantineResponse, type BadRecord, type RecordOrigin } from '../common/quarantine.js';
@@ -131,7 +131,7 @@ export function validateOrders(records: unknown[]): ValidatedOrders {
   for (const [position, record] of records.entries()) {
     const quick = fastPartnerOrder(record);
     const parsed = quick !== null ? ({ success: true, data: quick } as const) : partnerOrderSchema.safeParse(record);
-    const rawText = stringifyJsonLossless(record);
+    const rawText = stringifyParsedJson(record);
     // Text the database cannot hold (NUL, a lone surrogate) anywhere in the record: jsonb refuses its raw body too.
     const textIssue = mayHoldUnstorableText(rawText) ? unstorableText(record) : null;
     if (!parsed.success || textIssue !== null) {
