@@ -153,8 +153,9 @@ export function changedFillIds(
   since: string,
   after: string | null,
   limit: number,
+  through: string | null = null,
 ): RawBuilder<{ exec_id: string }> {
-  const above = after === null ? sql`` : sql`and f.exec_id > ${after}::bigint`;
+  const above = sql`${after === null ? sql`` : sql`and f.exec_id > ${after}::bigint`} ${through === null ? sql`` : sql`and f.exec_id <= ${through}::bigint`}`;
   return sql`
     (select f.exec_id from exchange_fill f where f.account = ${account} and ${changedRow('f', since)} ${above} order by 1 limit ${limit})
     union (select f.exec_id from exchange_fill f

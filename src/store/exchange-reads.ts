@@ -504,6 +504,7 @@ export async function* fillCandidatesIn(
   filter: FillPrefilter,
   scanSize = SCAN_SIZE,
   changedSince?: string | null,
+  bounds: FillIdBounds = { after: null, through: null },
 ): AsyncGenerator<{ scanned: number; fills: Fill[] }> {
   const basis = filter.feeBasis === 'notional' ? sql`p.qty * p.price` : sql`p.qty`;
   // A fill whose order's type takes liquidity is judged on the taker rate alone (an empty list: none).
@@ -522,14 +523,16 @@ export async function* fillCandidatesIn(
   const ratesJson = JSON.stringify(
     (filter.rates ?? []).map((r) => ({ day: r.day, maker: r.makerRate, taker: r.takerRate })),
   );
-  const fetch = async (after: string | null) => {
+  const fetch = async (previous: string | null) => {
+    const after = previous ?? bounds.after;
     const rows = (
       await sql<FillRow & { scanned: string; last_exec_id: string | null }>`
       with page as materialized (
         select f.exec_id, f.ex_ord_id, f.side, f.symbol, f.price, f.qty, f.fee, f.timestamp
         from exchange_fill f
-        where f.account = ${account} and ${fillScope(account, span, changedSince, after, scanSize)}
+        where f.account = ${account} and ${fillScope(account, span, changedSince, after, scanSize, bounds.through)}
           ${after === null ? sql`` : sql`and f.exec_id > ${after}::bigint`}
+          ${bounds.through === null ? sql`` : sql`and f.exec_id <= ${bounds.through}::bigint`}
         order by f.exec_id
         limit ${scanSize}
       ),
@@ -575,15 +578,41 @@ function fillScope(
   changedSince: string | null | undefined,
   after: string | null,
   limit: number,
+  through: string | null,
 ) {
   const period = sql`f.timestamp >= ${span.from} and f.timestamp < ${span.to}`;
   if (changedSince === null) return sql`true`;
   if (changedSince === undefined) return period;
   const above = after === null ? sql`` : sql`and exec_id > ${after}::bigint`;
+  const below = through === null ? sql`` : sql`and exec_id <= ${through}::bigint`;
   // Each side takes its own first ids on its own index: an OR over both would scan every fill.
   return sql`f.exec_id in (
-    (select exec_id from exchange_fill where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to} ${above} order by exec_id limit ${limit})
-    union (${changedFillIds(account, changedSince, after, limit)}))`;
+    (select exec_id from exchange_fill where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to} ${above} ${below} order by exec_id limit ${limit})
+    union (${changedFillIds(account, changedSince, after, limit, through)}))`;
+}
+
+/** A range of exec_ids, (after, through]; null: unbounded on that side. */
+export interface FillIdBounds {
+  after: string | null;
+  through: string | null;
+}
+
+/**
+ * The account's stored exec_ids cut in two halves of the id range, (-inf, mid] and (mid, +inf), for two scans of
+ * fillCandidatesIn side by side; null when there is no range to cut (no fill, or one id).
+ */
+export async function fillIdHalves(db: Db, account: string): Promise<[FillIdBounds, FillIdBounds] | null> {
+  const row = (
+    await sql<{ lo: string | null; hi: string | null; mid: string | null }>`
+      select min(exec_id)::text as lo, max(exec_id)::text as hi,
+        ((min(exec_id)::numeric + max(exec_id)) / 2)::bigint::text as mid
+      from exchange_fill where account = ${account}`.execute(db)
+  ).rows[0];
+  if (!row?.mid || row.lo === row.hi) return null;
+  return [
+    { after: null, through: row.mid },
+    { after: row.mid, through: null },
+  ];
 }
 
 function toFill(r: FillRow): Fill {

@@ -16,6 +16,7 @@ import {
   exchangeOrderCandidatesIn,
   exchangeOrdersWithFillsIn,
   fillCandidatesIn,
+  fillIdHalves,
   fillsIn,
 } from '../../src/store/exchange-reads.js';
 import { feeSchedule, latestSymbols, latestWhitelist } from '../../src/store/snapshots.js';
@@ -474,18 +475,12 @@ describeEachStore('reconcilePeriod fill prefilter', (ctx) => {
     for (const scanSize of [1, 3, 1000]) {
       let scanned = 0;
       const loaded: string[] = [];
-      for await (const page of fillCandidatesIn(
-        db(),
-        account,
-        SPAN,
-        fillPrefilter(
-          cfg,
-          ref,
-          judged === SPAN ? SPAN : { from: new Date('2026-11-08T00:00:00Z'), to: new Date('2026-11-12T00:00:00Z') },
-        ),
-        scanSize,
-        changedSince,
-      )) {
+      const prefilter = fillPrefilter(
+        cfg,
+        ref,
+        judged === SPAN ? SPAN : { from: new Date('2026-11-08T00:00:00Z'), to: new Date('2026-11-12T00:00:00Z') },
+      );
+      for await (const page of fillCandidatesIn(db(), account, SPAN, prefilter, scanSize, changedSince)) {
         scanned += page.scanned;
         loaded.push(...page.fills.map((f) => f.execId));
       }
@@ -493,6 +488,25 @@ describeEachStore('reconcilePeriod fill prefilter', (ctx) => {
       expect(new Set(loaded).size).toBe(loaded.length);
       expect(loaded.length).toBeLessThan(judgedFills);
       for (const key of flaggedFills) expect(loaded).toContain(key);
+      // The two halves of the id range (the reconcile scans them side by side on a server) give the same fills in
+      // the same order, one half after the other, and scan every judged fill once.
+      const halves = await fillIdHalves(db(), account);
+      expect(halves).not.toBeNull();
+      let halvesScanned = 0;
+      const halvesLoaded: string[] = [];
+      const perHalf: number[] = [];
+      for (const bounds of halves!) {
+        let inHalf = 0;
+        for await (const page of fillCandidatesIn(db(), account, SPAN, prefilter, scanSize, changedSince, bounds)) {
+          halvesScanned += page.scanned;
+          inHalf += page.scanned;
+          halvesLoaded.push(...page.fills.map((f) => f.execId));
+        }
+        perHalf.push(inHalf);
+      }
+      expect(halvesScanned).toBe(judgedFills);
+      expect(halvesLoaded).toEqual(loaded);
+      expect(Math.min(...perHalf)).toBeGreaterThan(0);
     }
   }
 });
