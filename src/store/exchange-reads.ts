@@ -495,7 +495,8 @@ type FillRow = Pick<Selectable<ExchangeFillTable>, (typeof FILL_COLUMNS)[number]
  * rules' 60-digit Decimal products, so a fill the rules could flag is never left out; any
  * unknown (NULL) input loads the fill. The pure rules then decide on the loaded fills.
  * `changedSince` (docs/rules.md "What a run judges"): also the fills judged for a change since that
- * transaction (null: every stored fill); absent: the period alone.
+ * transaction (null: every stored fill); absent: the period alone. `bounds`: only the exec_ids in (after, through]
+ * (fillIdHalves: the reconcile scans the two halves of a first judgement side by side).
  */
 export async function* fillCandidatesIn(
   db: Db,
