@@ -5,6 +5,7 @@ import {
   balanceSchema,
   depositSchema,
   fastFill,
+  fastOrder,
   fillSchema,
   orderSchema,
   symbolSchema,
@@ -232,6 +233,83 @@ describe('fills fast path (fastFill)', () => {
     const quick = validateRecords(fillSchema, records, 'execId', true, fastFill);
     expect(quick).toEqual(slow);
     expect(quick.invalid.length).toBeGreaterThan(10);
+  });
+});
+
+describe('orders fast path (fastOrder)', () => {
+  // Every field's shapes: accepted ones (numbers, strings, exponents, nulls, unknown fields) and rejected ones (wrong
+  // types, marked numbers as text, unknown statuses, overlong symbols, missing required fields).
+  const base =
+    '{"exOrdId": 11234560004191, "clOrdId": "c-1", "ordType": "LIMIT", "ordStatus": "FILLED", "side": "BUY", "price": "2034.12", "text": "ok", "symbol": "BTC-USD", "lastShares": 0.5, "lastPx": "2034.12", "leavesQty": "0", "cumQty": "5.4044E-4", "avgPx": 2034.123456789012345678, "timestamp": 1700000000123, "extra": [1]}';
+  const variants: Array<[string, string]> = [
+    ['exOrdId', '"0007"'],
+    ['exOrdId', '1.23E2'],
+    ['exOrdId', '-1'],
+    ['exOrdId', '"x"'],
+    ['exOrdId', '99999999999999999999'],
+    ['clOrdId', 'null'],
+    ['clOrdId', '12'],
+    ['clOrdId', '""'],
+    ['ordType', '"MARKET"'],
+    ['ordType', '"limit"'],
+    ['ordType', 'null'],
+    ['ordStatus', '"PART_FILLED"'],
+    ['ordStatus', '"DONE"'],
+    ['side', '"SELL"'],
+    ['side', '"buy"'],
+    ['price', 'null'],
+    ['price', '"abc"'],
+    ['price', '1e-3'],
+    ['price', `"1${'0'.repeat(140)}"`],
+    ['price', '[]'],
+    ['text', 'null'],
+    ['text', '5'],
+    ['symbol', '""'],
+    ['symbol', '5'],
+    ['symbol', `"${'S'.repeat(201)}"`],
+    ['symbol', 'null'],
+    ['lastShares', '"  1.5 "'],
+    ['leavesQty', 'true'],
+    ['cumQty', '"-0.5"'],
+    ['avgPx', 'null'],
+    ['timestamp', 'null'],
+    ['timestamp', '"1700000000124"'],
+    ['timestamp', '1.7E12'],
+    ['timestamp', '-5'],
+    ['timestamp', '1.5'],
+    ['timestamp', '"soon"'],
+  ];
+  const records: unknown[] = [
+    base,
+    ...variants.map(([k, v]) => base.replace(new RegExp(`"${k}": [^,]+,`), `"${k}": ${v},`)),
+    ...['exOrdId', 'clOrdId', 'ordType', 'price', 'symbol', 'avgPx', 'timestamp'].map((k) =>
+      base.replace(new RegExp(`"${k}": [^,]+, ?`), ''),
+    ),
+  ].flatMap((text) => [parseJsonMarked(text), parseJsonLossless(text)]);
+  records.push(null, 5, 'x', [], parseJsonLossless('[1]'));
+
+  it('every variant changes the base record', () => {
+    for (const [k, v] of variants) expect(base.replace(new RegExp(`"${k}": [^,]+,`), `"${k}": ${v},`)).not.toBe(base);
+  });
+
+  it('gives the schema value for every record the schema accepts, and null for every other', () => {
+    let fast = 0;
+    for (const r of records) {
+      const parsed = orderSchema.safeParse(r);
+      const quick = fastOrder(r);
+      if (parsed.success) {
+        expect(quick).toStrictEqual(parsed.data);
+        fast++;
+      } else expect(quick).toBeNull();
+    }
+    expect(fast).toBeGreaterThan(30);
+  });
+
+  it('validateRecords with the fast path: same valid values, same rejections and reasons', () => {
+    const slow = validateRecords(orderSchema, records, 'exOrdId', true);
+    const quick = validateRecords(orderSchema, records, 'exOrdId', true, fastOrder);
+    expect(quick).toStrictEqual(slow);
+    expect(quick.invalid.length).toBeGreaterThan(20);
   });
 });
 

@@ -1,7 +1,7 @@
 /** Exchange sync step: orders of every status and trades by time windows, then orders asked by id. */
 import { ORDERS_CONTRACT_LIMIT, ORDERS_PAGE_LIMIT } from './client.js';
 import type { Page } from '../common/page.js';
-import { ORD_STATUSES, ORDER_NON_FINAL, orderSchema, type Order } from './schemas.js';
+import { fastOrder, ORD_STATUSES, ORDER_NON_FINAL, orderSchema, type Order } from './schemas.js';
 import { toOrderRow } from './transform.js';
 import type { NewExchangeOrder } from '../../store/schema.js';
 import {
@@ -34,6 +34,7 @@ function orderStream(
     keyField: 'exOrdId',
     int64Key: true,
     schema: orderSchema,
+    fast: fastOrder,
     cap,
     symbols,
     fetch: (w, symbol, signal) =>
