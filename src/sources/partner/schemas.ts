@@ -107,17 +107,11 @@ const isNullish = (v: unknown): v is null | undefined => v === null || v === und
 const isKeyText = (v: unknown) => isText(v) && v.length >= 1 && v.length <= MAX_KEY_LENGTH;
 const isTimestamp = (v: unknown) => isText(v) && timestampIssue(v) === null;
 const ORDER_STATE_SET: ReadonlySet<unknown> = new Set(ORDER_STATES);
-const OPTIONAL_DECIMALS = [
-  'outputAmount',
-  'amountUsd',
-  'processingFee',
-  'processingFeeUsd',
-  'partnerFee',
-  'partnerFeeUsd',
-  'networkFee',
-  'networkFeeUsd',
-] as const;
-const OPTIONAL_TEXTS = ['externalReference', 'subPartnerId', 'paymentMethod', 'userId', 'targetWalletAddress'] as const;
+/** The schema's optional decimals and optional texts, read off its shape so that the fast path cannot drift from it. */
+const fieldsOf = (schema: unknown) =>
+  Object.entries(partnerOrderSchema.shape).flatMap(([field, s]) => (s === schema ? [field] : []));
+const OPTIONAL_DECIMALS = fieldsOf(optionalDecimal);
+const OPTIONAL_TEXTS = fieldsOf(optionalText);
 
 /**
  * partnerOrderSchema without zod, for the listings' hot path (50 records a page, 100,000 in a first sync, where zod
