@@ -66,11 +66,11 @@ export async function copyOut(client: pg.Client): Promise<string[]> {
   return lines;
 }
 
-/** COPY into a temporary staging table and merge into exchange_fill, in one transaction. */
-export async function copyMerge(client: pg.Client, lines: string[]): Promise<void> {
+/** COPY into a temporary staging table and merge into `table` (exchange_fill or a copy of it), in one transaction. */
+export async function copyMerge(client: pg.Client, lines: string[], table = 'exchange_fill'): Promise<void> {
   await client.query('begin');
   await client.query('create temp table fill_stage (like exchange_fill including defaults) on commit drop');
   await copyInto(client, 'fill_stage', lines);
-  await client.query('insert into exchange_fill select * from fill_stage on conflict (account, exec_id) do nothing');
+  await client.query(`insert into ${table} select * from fill_stage on conflict (account, exec_id) do nothing`);
   await client.query('commit');
 }

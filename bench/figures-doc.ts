@@ -4,7 +4,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { newDayPages, type RoundResult, type RunFigures } from './print.js';
+import { cpuText, newDayPages, type RoundResult, type RunFigures } from './print.js';
 
 const START = '<!-- bench figures -->';
 const END = '<!-- /bench figures -->';
@@ -73,18 +73,19 @@ export function figuresBlock(results: readonly RoundResult[], scale: number, now
   return [
     START,
     `Written by \`npm run bench\` on ${now.toISOString().slice(0, 10)}: scale ${scale}, ${results.length} round(s)` +
-      `${results.length > 1 ? ' (medians)' : ''}, ${cpus.length} x ${cpus[0]?.model ?? 'unknown CPU'}, ` +
+      `${results.length > 1 ? ' (each run: the round whose wall time is nearest the median)' : ''}, ${cpus.length} x ${cpus[0]?.model ?? 'unknown CPU'}, ` +
       `${int(os.totalmem() / 2 ** 30)} GiB, node ${process.version}.`,
     '',
-    '| | wall | peak RSS | requests | mailed workbook; detail | target |',
-    '|---|---|---|---|---|---|',
-    `| (a) first run | ${secs(first.first.run.wallMs)} (${stagesText(first.first)}) | ${mib(first.first.run.maxRssKb)} | ` +
+    '| | wall | CPU | peak RSS | requests | mailed workbook; detail | target |',
+    '|---|---|---|---|---|---|---|',
+    `| (a) first run | ${secs(first.first.run.wallMs)} (${stagesText(first.first)}) | ${cpuText(first.first)} | ` +
+      `${mib(first.first.run.maxRssKb)} | ` +
       `${int(total(first.first.requests))} (${topRequests(first.first.requests)}) | ${sizes(first.first)} | ` +
       '60 s, 512 MiB, 4,000, 2 MB |',
-    `| (b) nightly run | ${secs(nightly.nightly.run.wallMs)} (${stagesText(nightly.nightly)}) | ` +
+    `| (b) nightly run | ${secs(nightly.nightly.run.wallMs)} (${stagesText(nightly.nightly)}) | ${cpuText(nightly.nightly)} | ` +
       `${mib(nightly.nightly.run.maxRssKb)} | ${int(nightlyRequests)}: ${int(nightlyRequests - pages)} beyond the ` +
       `${int(pages)} pages of the new day | ${sizes(nightly.nightly)} | 5 s, 100 beyond, 2 MB |`,
-    `| (c) fills stage / COPY + merge | | | | | ${ratio.toFixed(2)}x (target 0.5x) |`,
+    `| (c) fills stage / COPY + merge | | | | | | ${ratio.toFixed(2)}x (target 0.5x) |`,
     END,
   ].join('\n');
 }

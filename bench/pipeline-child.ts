@@ -11,6 +11,7 @@
  * them: runBatch over every account (one after another), then the group workbook (BatchChildResult).
  */
 import { stat } from 'node:fs/promises';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { setClockOffset } from './clock.js';
 import type { writeReport } from '../src/stages/report.js';
 import type { Period } from '../src/domain/period.js';
@@ -48,6 +49,8 @@ export interface PipelineChildResult {
   wallMs: number;
   /** process.resourceUsage().maxRSS of this process, in kB. */
   maxRssKb: number;
+  /** CPU this process spent over wallMs (user + system), and the part of it V8's garbage collector took, in ms. */
+  cpu: { ms: number; gcMs: number };
   /** The run's stages as recorded in run.stages, in the order they ran: wall time, status, peak RSS (kB) at their end. */
   stages: Array<{ name: string; ms: number; status: string; maxRssKb?: number }>;
   /** Open breaks after the run, by rule code (the bench's world should look like a sane account). */
@@ -141,6 +144,12 @@ const stages: Stages = {
   writeReport: noting(keepReport, () => 'report'),
 };
 
+// GC pauses from here on (the collector's time, summed over every collection, young and old).
+let gcMs = 0;
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) gcMs += e.duration;
+}).observe({ entryTypes: ['gc'] });
+const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 const store = await openMigratedStore(config, logger);
 let out: PipelineChildResult | BatchChildResult;
@@ -171,6 +180,8 @@ async function runFigures(store: Store): Promise<PipelineChildResult> {
     { period, trigger: nightly ? 'schedule' : 'cli', email: false },
   );
   const wallMs = performance.now() - t0;
+  const used = process.cpuUsage(cpu0);
+  const cpu = { ms: (used.user + used.system) / 1000, gcMs };
   const row = await getRun(store.db, result.runId);
   return {
     runId: result.runId,
@@ -180,6 +191,7 @@ async function runFigures(store: Store): Promise<PipelineChildResult> {
     lookbackDays,
     wallMs,
     maxRssKb: process.resourceUsage().maxRSS,
+    cpu,
     stages: recordedStages(row).map((s) => ({ ...s, maxRssKb: rssAfter[s.name] })),
     breaks: countBy(result.summary.breaks.map((b) => b.code)),
     ...(report ? { report } : {}),

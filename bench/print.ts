@@ -10,6 +10,8 @@ export interface RunFigures {
   run: PipelineChildResult;
   /** Requests the sandbox served during the run, by endpoint. */
   requests: Record<string, number>;
+  /** CPU the Postgres server spent on the run (bench/server-cpu.ts); null when it cannot be read from here. */
+  postgresCpuMs: number | null;
 }
 
 export interface RoundResult {
@@ -177,6 +179,7 @@ function printRun(title: string, f: RunFigures, base: RunFigures | undefined, ne
     ? `; the new day's records fill ${int(newDayPagesOf)} pages, ${int(total(f.requests) - newDayPagesOf)} requests beyond them`
     : '';
   console.log(`  wall ${secs(run.wallMs)}, peak RSS ${mib(run.maxRssKb)}, ${int(total(f.requests))} requests${pages}`);
+  console.log(`  CPU ${cpuText(f)}`);
   if (run.report)
     console.log(
       `  mailed workbook ${mb(run.report.workbookBytes)}; detail ${mb(run.report.detailBytes)} of gzip CSV ` +
@@ -204,6 +207,18 @@ function printRun(title: string, f: RunFigures, base: RunFigures | undefined, ne
       `  ${r.name.padEnd(22)}${secs(r.ms).padStart(10)}${`${((100 * r.ms) / run.wallMs).toFixed(1)}%`.padStart(8)}${vs}${(r.rss ? mib(r.rss) : '').padStart(22)}`.trimEnd(),
     );
   }
+}
+
+/**
+ * The CPU the run cost: its own process (of which the garbage collector) and the Postgres server's. Steadier than wall
+ * time on a shared 2-core machine, where the same build's wall time swings by tens of seconds between rounds.
+ */
+export function cpuText(f: RunFigures): string {
+  const own = f.run.cpu
+    ? `run process ${secs(f.run.cpu.ms)} (garbage collector ${secs(f.run.cpu.gcMs)})`
+    : 'run process -';
+  const server = f.postgresCpuMs === null ? 'Postgres not readable from here' : `Postgres ${secs(f.postgresCpuMs)}`;
+  return `${own}, ${server}`;
 }
 
 /** Requests per endpoint of the first and the nightly run (or batch), as the sandbox saw them. */
