@@ -2,9 +2,10 @@
  * The CPU a Postgres server spent on a run, read off the server's own process: a backend's CPU is added to its
  * parent's (the postmaster's) reaped-children times when it exits, and a run's pooled sessions exit when it closes
  * its store. So the postmaster's cutime + cstime before and after a run, once the run's sessions are gone, is what
- * the run's backends (and any autovacuum worker that finished meanwhile) spent. On this 2-core machine wall time
- * swings by tens of seconds between rounds of the same build; CPU seconds hold still, so a change can be told.
- * Only a server on this machine whose /proc we may read has such figures: elsewhere `null`.
+ * the run's backends (and any autovacuum worker that finished meanwhile) spent; the long-lived background processes
+ * (checkpointer, WAL writer) are not in it. On this 2-core machine wall time swings by tens of seconds between rounds
+ * of the same build; CPU seconds swing less, so they tell more of a change. Only a server on this machine whose /proc
+ * we may read has such figures: elsewhere `null`.
  */
 import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
@@ -15,7 +16,7 @@ export interface ServerCpu {
   begin(): Promise<{ end(): Promise<number> }>;
 }
 
-/** Fields 14-17 of /proc/<pid>/stat (1-based): utime, stime, cutime, cstime, in clock ticks. */
+/** cutime + cstime of a process (fields 16 and 17 of /proc/<pid>/stat, 1-based): its reaped children's CPU, in ticks. */
 function childTicks(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   // The command name (field 2) is in parentheses and may hold spaces: split after its closing one.
