@@ -4,21 +4,10 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { cpuText, newDayPages, type RoundResult, type RunFigures } from './print.js';
+import { cpuText, int, mb, median, mib, newDayPages, secs, total, type RoundResult, type RunFigures } from './print.js';
 
 const START = '<!-- bench figures -->';
 const END = '<!-- /bench figures -->';
-
-const int = (n: number): string => Math.round(n).toLocaleString('en-US');
-const secs = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
-const mib = (kb: number): string => `${int(kb / 1024)} MiB`;
-const total = (requests: Record<string, number>): number => Object.values(requests).reduce((a, b) => a + b, 0);
-
-function median(values: number[]): number {
-  const s = values.slice().sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
 
 /** The round whose figure is the median: its stages and requests are shown whole. */
 function medianRound(results: readonly RoundResult[], of: (r: RoundResult) => number): RoundResult {
@@ -40,8 +29,6 @@ function stagesText(f: RunFigures): string {
     .map((s) => `${STAGE_WORDS[s.name]} ${secs(s.ms)}`)
     .join(', ');
 }
-
-const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(2)} MB`;
 
 /** The mailed workbook's size, and the detail's (gzip CSV, every record of the period). */
 function sizes(f: RunFigures): string {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { z } from 'zod';
 import { parseJsonMarked, stringifyMarked } from '../../src/sources/exchange/wire.js';
 import { parseJsonLossless } from '../../src/decimal/json.js';
 import {
@@ -165,6 +166,54 @@ describe('exchange schemas and transforms', () => {
   });
 });
 
+/**
+ * Checks a fast path against its schema on `base` (a record's JSON text), each one-field variant of it and `base`
+ * without each of `missing`, every text parsed both ways (marked numbers and lossless), plus a few non-objects: it gives
+ * exactly the schema's value for every record the schema accepts and null for every other, and validateRecords gives
+ * the same valid values, rejections and reasons with and without it.
+ */
+function fastPathAgrees<T>(c: {
+  schema: z.ZodType<T, unknown>;
+  fast: (r: unknown) => T | null;
+  key: string;
+  base: string;
+  variants: Array<[string, string]>;
+  missing: string[];
+  least: { accepted: number; rejected: number };
+}): void {
+  const vary = (k: string, v: string) => c.base.replace(new RegExp(`"${k}": [^,]+,`), `"${k}": ${v},`);
+  const drop = (k: string) => c.base.replace(new RegExp(`"${k}": [^,]+, ?`), '');
+  const records: unknown[] = [c.base, ...c.variants.map(([k, v]) => vary(k, v)), ...c.missing.map(drop)].flatMap(
+    (text) => [parseJsonMarked(text), parseJsonLossless(text)],
+  );
+  records.push(null, 5, 'x', [], parseJsonLossless('[1]'));
+
+  it('every variant and every missing field changes the base record', () => {
+    for (const [k, v] of c.variants) expect(vary(k, v), `${k}: ${v}`).not.toBe(c.base);
+    for (const k of c.missing) expect(drop(k), k).not.toBe(c.base);
+  });
+
+  it('gives the schema value for every record the schema accepts, and null for every other', () => {
+    let accepted = 0;
+    for (const r of records) {
+      const parsed = c.schema.safeParse(r);
+      const quick = c.fast(r);
+      if (parsed.success) {
+        expect(quick).toStrictEqual(parsed.data);
+        accepted++;
+      } else expect(quick).toBeNull();
+    }
+    expect(accepted).toBeGreaterThan(c.least.accepted);
+  });
+
+  it('validateRecords with the fast path: same valid values, same rejections and reasons', () => {
+    const slow = validateRecords(c.schema, records, c.key, true);
+    const quick = validateRecords(c.schema, records, c.key, true, c.fast);
+    expect(quick).toStrictEqual(slow);
+    expect(quick.invalid.length).toBeGreaterThan(c.least.rejected);
+  });
+}
+
 describe('fills fast path (fastFill)', () => {
   // Shapes of every field: accepted ones (numbers, strings, padding zeros, exponents, spaces) and
   // rejected ones (wrong types, marked numbers as text, negatives, fractions, missing fields).
@@ -206,33 +255,14 @@ describe('fills fast path (fastFill)', () => {
     ['timestamp', '-5'],
     ['timestamp', '1.5'],
   ];
-  const records: unknown[] = [
+  fastPathAgrees({
+    schema: fillSchema,
+    fast: fastFill,
+    key: 'execId',
     base,
-    ...variants.map(([k, v]) => base.replace(new RegExp(`"${k}": [^,]+,`), `"${k}": ${v},`)),
-    ...['exOrdId', 'execId', 'side', 'symbol', 'fee', 'timestamp'].map((k) =>
-      base.replace(new RegExp(`"${k}": [^,]+, ?`), ''),
-    ),
-  ].flatMap((text) => [parseJsonMarked(text), parseJsonLossless(text)]);
-  records.push(null, 5, 'x', [], parseJsonLossless('[1]'));
-
-  it('gives the schema value for every record the schema accepts, and null for every other', () => {
-    let fast = 0;
-    for (const r of records) {
-      const parsed = fillSchema.safeParse(r);
-      const quick = fastFill(r);
-      if (parsed.success) {
-        expect(quick).toEqual(parsed.data);
-        fast++;
-      } else expect(quick).toBeNull();
-    }
-    expect(fast).toBeGreaterThan(20);
-  });
-
-  it('validateRecords with the fast path: same valid values, same rejections and reasons', () => {
-    const slow = validateRecords(fillSchema, records, 'execId', true);
-    const quick = validateRecords(fillSchema, records, 'execId', true, fastFill);
-    expect(quick).toEqual(slow);
-    expect(quick.invalid.length).toBeGreaterThan(10);
+    variants,
+    missing: ['exOrdId', 'execId', 'side', 'symbol', 'fee', 'timestamp'],
+    least: { accepted: 20, rejected: 10 },
   });
 });
 
@@ -279,37 +309,14 @@ describe('orders fast path (fastOrder)', () => {
     ['timestamp', '1.5'],
     ['timestamp', '"soon"'],
   ];
-  const records: unknown[] = [
+  fastPathAgrees({
+    schema: orderSchema,
+    fast: fastOrder,
+    key: 'exOrdId',
     base,
-    ...variants.map(([k, v]) => base.replace(new RegExp(`"${k}": [^,]+,`), `"${k}": ${v},`)),
-    ...['exOrdId', 'clOrdId', 'ordType', 'price', 'symbol', 'avgPx', 'timestamp'].map((k) =>
-      base.replace(new RegExp(`"${k}": [^,]+, ?`), ''),
-    ),
-  ].flatMap((text) => [parseJsonMarked(text), parseJsonLossless(text)]);
-  records.push(null, 5, 'x', [], parseJsonLossless('[1]'));
-
-  it('every variant changes the base record', () => {
-    for (const [k, v] of variants) expect(base.replace(new RegExp(`"${k}": [^,]+,`), `"${k}": ${v},`)).not.toBe(base);
-  });
-
-  it('gives the schema value for every record the schema accepts, and null for every other', () => {
-    let fast = 0;
-    for (const r of records) {
-      const parsed = orderSchema.safeParse(r);
-      const quick = fastOrder(r);
-      if (parsed.success) {
-        expect(quick).toStrictEqual(parsed.data);
-        fast++;
-      } else expect(quick).toBeNull();
-    }
-    expect(fast).toBeGreaterThan(30);
-  });
-
-  it('validateRecords with the fast path: same valid values, same rejections and reasons', () => {
-    const slow = validateRecords(orderSchema, records, 'exOrdId', true);
-    const quick = validateRecords(orderSchema, records, 'exOrdId', true, fastOrder);
-    expect(quick).toStrictEqual(slow);
-    expect(quick.invalid.length).toBeGreaterThan(20);
+    variants,
+    missing: ['exOrdId', 'clOrdId', 'ordType', 'price', 'symbol', 'avgPx', 'timestamp'],
+    least: { accepted: 30, rejected: 20 },
   });
 });
 
