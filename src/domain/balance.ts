@@ -21,6 +21,12 @@ export interface DayFlows {
   withdrawalsByState?: Decimal;
 }
 
+/** A fill stamped inside a balance snapshot's window (between its request and its answer): its moves as flows. */
+export interface EdgeFill {
+  execId: string;
+  moves: readonly DayFlows[];
+}
+
 export interface DerivedDay {
   day: string;
   net: string;

@@ -68,6 +68,6 @@ export type {
   Totals,
   WebhookStats,
 } from './report-rows.js';
-export type { DayFlows, DerivedDay, RollFigures, PaymentHistory } from './balance.js';
+export type { DayFlows, DerivedDay, EdgeFill, RollFigures, PaymentHistory } from './balance.js';
 export type { FillPrefilter, OrderPrefilter, OrderSuspect } from './prefilter.js';
 export type { Amounts, Actor, WorkflowRecord, WorkflowWrite, ReturnedRow } from './workflow.js';

@@ -36,7 +36,8 @@ import {
 import { breakId, type Break, type BreakEventKind } from '../domain/index.js';
 import { applyLifecycle } from '../rules/lifecycle.js';
 import { RuleTally, type RuleResult } from '../rules/tally.js';
-import { dailyFlows, paymentHistories } from '../store/balance-flows.js';
+import { dailyFlows, edgeFills, paymentHistories } from '../store/balance-flows.js';
+import { placeEdgeFills, type EdgePair } from '../rules/snapshot-edges.js';
 import { placePayments } from '../rules/balance-placement.js';
 import { inScopeKeys, lateBreakFacts, openBreakDetails, previousBreaks } from '../store/breaks.js';
 import { closingsOfChangedFlows, judgedFillTimeRange, openJudgement, type Judgement } from '../store/changes.js';
@@ -310,19 +311,34 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
         ctx.config.exchange.withdrawalDebitStates,
       )
     : [];
-  const pairs: SnapshotPair[] = [];
+  // Each pair's fills between the two snapshots' windows, and each snapshot's window fills (stamped between its
+  // /accounts request and the answer), which rules/snapshot-edges.ts places on the side of the snapshot that balances.
+  const flowOptions = { account, symbolsSnapshotId: symbols?.snapshotId ?? null, feeCurrency: cfg.feeCurrency };
+  const edgePairs: EdgePair[] = [];
   for (const [a, b] of pairHeaders) {
-    const fills = await dailyFlows(db, a.id, b.id, {
-      account,
-      symbolsSnapshotId: symbols?.snapshotId ?? null,
-      feeCurrency: cfg.feeCurrency,
-    });
-    pairs.push({
+    edgePairs.push({
       opening: snapshots.get(a.id)!,
       closing: snapshots.get(b.id)!,
-      flows: [...fills, ...(placed[series.indexOf(a)] ?? [])],
+      core: [...(await dailyFlows(db, a.id, b.id, flowOptions)), ...(placed[series.indexOf(a)] ?? [])],
     });
   }
+  const edged = [...new Set(pairHeaders.flat())];
+  const windows = await edgeFills(
+    db,
+    edged.map((h) => ({ id: h.id, previous: headers[headers.indexOf(h) - 1]?.id ?? null })),
+    flowOptions,
+  );
+  const edges = placeEdgeFills(edgePairs, windows, cfg.balanceTolerance);
+  if (edges.windowFills > 0)
+    log.info(
+      { account, windowFills: edges.windowFills, heldAfter: edges.heldAfter },
+      'fills stamped while a balance snapshot was being fetched, placed on the side of it that balances',
+    );
+  const pairs: SnapshotPair[] = edgePairs.map((p, i) => ({
+    opening: p.opening,
+    closing: p.closing,
+    flows: edges.flows[i]!,
+  }));
   const balanceRoll = checkBalances(tally, cfg, pairs, latestHeader ? snapshots.get(latestHeader.id)! : null).flat();
 
   const periodWithdrawals: Withdrawal[] = [];

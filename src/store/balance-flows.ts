@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import type { Db } from './database.js';
 import { numericOrNull } from './type-parsers.js';
 import { decimalText, toDecimal, type Decimal } from '../decimal/decimal.js';
-import type { DayFlows, PaymentHistory, RollFigures } from '../domain/index.js';
+import type { DayFlows, EdgeFill, PaymentHistory, RollFigures } from '../domain/index.js';
 import type { BalanceRollRec } from '../domain/index.js';
 
 export interface FlowOptions {
@@ -15,55 +15,107 @@ export interface FlowOptions {
   feeCurrency: 'counter' | 'base';
 }
 
-/**
- * Per currency and UTC day, the fills' flows with s1.fetched_at < t <= s2.fetched_at, summed in SQL
- * numeric (exact, set-based: a million fills never enter memory). The bounds are read from the
- * snapshot rows themselves so that timestamptz microseconds are compared as stored.
- * A symbol missing from the snapshot falls back to its BASE-COUNTER spelling. Deposits and
- * withdrawals are placed by their state histories instead (paymentHistories, rules/balance-placement.ts).
- */
-export async function dailyFlows(db: Db, openingId: string, closingId: string, o: FlowOptions): Promise<DayFlows[]> {
+/** A fill's moves: base and counter by its symbol (a symbol missing from the snapshot: its BASE-COUNTER spelling). */
+function fillMoves(o: FlowOptions) {
   const feeBase = o.feeCurrency === 'base';
-  const result = await sql<Omit<DayFlows, 'depositsByState' | 'withdrawalsByState'>>`
-    with bounds as (
-      select (select fetched_at from balance_snapshot where id = ${openingId}::bigint) as t1,
-             (select fetched_at from balance_snapshot where id = ${closingId}::bigint) as t2
-    ),
+  return sql`
     f as (
-      select f.side, f.qty, f.price, f.fee, to_char(f.timestamp at time zone 'UTC', 'YYYY-MM-DD') as day,
+      select f.exec_id, f.timestamp, f.side, f.qty, f.price, f.fee, w.snapshot_id,
+             to_char(f.timestamp at time zone 'UTC', 'YYYY-MM-DD') as day,
              coalesce(s.base_currency, split_part(f.symbol, '-', 1)) as base,
              coalesce(s.counter_currency, split_part(f.symbol, '-', 2)) as counter
-      from exchange_fill f
-      cross join bounds b
+      from windows w
+      join exchange_fill f on f.account = ${o.account} and f.timestamp > w.lo and f.timestamp <= w.hi
       left join exchange_symbol s on s.snapshot_id = ${o.symbolsSnapshotId ?? '0'}::bigint and s.symbol = f.symbol
-      where f.account = ${o.account} and f.timestamp > b.t1 and f.timestamp <= b.t2
     ),
     moves as (
-      select base as currency, day, 0::numeric as deposits, 0::numeric as withdrawals,
+      select snapshot_id, exec_id, timestamp, base as currency, day, 0::numeric as deposits, 0::numeric as withdrawals,
              case when side = 'BUY' then qty else 0 end as bought,
              case when side = 'SELL' then qty else 0 end as sold,
              ${feeBase ? sql`fee` : sql`0::numeric`} as fees
       from f
       union all
-      select counter, day, 0, 0,
+      select snapshot_id, exec_id, timestamp, counter, day, 0, 0,
              case when side = 'SELL' then qty * price else 0 end,
              case when side = 'BUY' then qty * price else 0 end,
              ${feeBase ? sql`0::numeric` : sql`fee`}
       from f
-    )
+    )`;
+}
+
+type FlowRow = {
+  currency: string;
+  day: string;
+  deposits: string;
+  withdrawals: string;
+  bought: string;
+  sold: string;
+  fees: string;
+};
+const toFlows = (r: FlowRow): DayFlows => ({
+  currency: r.currency,
+  day: r.day,
+  deposits: toDecimal(r.deposits),
+  withdrawals: toDecimal(r.withdrawals),
+  bought: toDecimal(r.bought),
+  sold: toDecimal(r.sold),
+  fees: toDecimal(r.fees),
+});
+
+/**
+ * Per currency and UTC day, the flows of the fills between two balance snapshots' windows: after the opening's
+ * answer (fetched_at) and up to the closing's request (requested_at; its fetched_at when not known). The fills
+ * inside a window are read by edgeFills. Summed in SQL numeric (exact, set-based: a million fills never enter
+ * memory); the bounds are read from the snapshot rows themselves so that timestamptz microseconds are compared as
+ * stored. Deposits and withdrawals are placed by their state histories instead (paymentHistories,
+ * rules/balance-placement.ts).
+ */
+export async function dailyFlows(db: Db, openingId: string, closingId: string, o: FlowOptions): Promise<DayFlows[]> {
+  const result = await sql<FlowRow>`
+    with windows as (
+      select 0::bigint as snapshot_id, a.fetched_at as lo, greatest(coalesce(b.requested_at, b.fetched_at), a.fetched_at) as hi
+      from balance_snapshot a, balance_snapshot b where a.id = ${openingId}::bigint and b.id = ${closingId}::bigint
+    ),
+    ${fillMoves(o)}
     select currency, day, sum(deposits) as deposits, sum(withdrawals) as withdrawals, sum(bought) as bought, sum(sold) as sold, sum(fees) as fees
     from moves
     group by currency, day
     order by currency, day`.execute(db);
-  return result.rows.map((r) => ({
-    currency: r.currency,
-    day: r.day,
-    deposits: toDecimal(r.deposits),
-    withdrawals: toDecimal(r.withdrawals),
-    bought: toDecimal(r.bought),
-    sold: toDecimal(r.sold),
-    fees: toDecimal(r.fees),
-  }));
+  return result.rows.map(toFlows);
+}
+
+/**
+ * The fills inside each snapshot's window, in time order (then execId): stamped after its request (or after the
+ * snapshot before it, when that answered later) and up to its answer. `previous` names the snapshot before each
+ * (null for the first). A snapshot without a recorded request has no window.
+ */
+export async function edgeFills(
+  db: Db,
+  snapshots: readonly { id: string; previous: string | null }[],
+  o: FlowOptions,
+): Promise<Map<string, EdgeFill[]>> {
+  const out = new Map<string, Array<EdgeFill & { moves: DayFlows[] }>>();
+  if (snapshots.length === 0) return out;
+  const result = await sql<FlowRow & { snapshot_id: string; exec_id: string }>`
+    with windows as (
+      select s.id as snapshot_id, greatest(s.requested_at, p.fetched_at) as lo, s.fetched_at as hi
+      from unnest(${snapshots.map((s) => s.id)}::bigint[], ${snapshots.map((s) => s.previous)}::bigint[]) as x(id, previous)
+      join balance_snapshot s on s.id = x.id
+      left join balance_snapshot p on p.id = x.previous
+      where s.requested_at is not null
+    ),
+    ${fillMoves(o)}
+    select snapshot_id::text, exec_id::text, currency, day, deposits, withdrawals, bought, sold, fees
+    from moves
+    order by snapshot_id, timestamp, exec_id, currency`.execute(db);
+  for (const r of result.rows) {
+    let list = out.get(r.snapshot_id);
+    if (!list) out.set(r.snapshot_id, (list = []));
+    const last = list[list.length - 1];
+    if (last?.execId === r.exec_id) last.moves.push(toFlows(r));
+    else list.push({ execId: r.exec_id, moves: [toFlows(r)] });
+  }
+  return out;
 }
 
 /**

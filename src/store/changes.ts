@@ -211,8 +211,13 @@ export async function closingsOfChangedFlows(
       union select timestamp from exchange_withdrawal w where account = ${account} and ${changedRow('w', since)} and timestamp is not null
     ) t
     cross join lateral (
-      select id from balance_snapshot where account = ${account} and exchange_account = ${exchangeAccount} and fetched_at >= t.at
-      order by fetched_at, id limit 1
+      (select id from balance_snapshot where account = ${account} and exchange_account = ${exchangeAccount} and fetched_at >= t.at
+       order by fetched_at, id limit 1)
+      -- A flow inside a snapshot's window (after its request) may fall into the pair after it too.
+      union
+      (select id from balance_snapshot where account = ${account} and exchange_account = ${exchangeAccount}
+         and coalesce(requested_at, fetched_at) >= t.at
+       order by fetched_at, id limit 1)
     ) s`.execute(db);
   return new Set(rows.rows.map((r) => r.id));
 }

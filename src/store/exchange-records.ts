@@ -374,6 +374,8 @@ export async function insertBalanceSnapshot(
   input: {
     account: string;
     exchangeAccount: string;
+    /** When the request was sent (null: not known); fetchedAt is when its answer arrived. */
+    requestedAt: Date | null;
     fetchedAt: Date;
     runId: string | null;
     rawText: string;
@@ -385,6 +387,7 @@ export async function insertBalanceSnapshot(
     .values({
       account: input.account,
       exchange_account: input.exchangeAccount,
+      requested_at: input.requestedAt,
       fetched_at: input.fetchedAt,
       run_id: input.runId,
       raw: input.rawText,

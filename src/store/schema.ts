@@ -218,6 +218,8 @@ export interface BalanceSnapshotTable {
   account: Account;
   exchange_account: string;
   fetched_at: Time;
+  /** When the /accounts request was sent: the exchange took the balances between this and fetched_at. */
+  requested_at: TimeNull;
   run_id: string | null;
   raw: Json;
 }

@@ -139,6 +139,9 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
   const exchangeAccount = config.exchange.account;
 
   // ---- balances
+  // The exchange takes the balances at some instant between the request and its answer: both are kept, and the
+  // roll-forward places the fills stamped between them on whichever side of the snapshot balances.
+  const requestedAt = new Date();
   const accounts = await env.client.accounts(env.signal);
   const fetchedAt = new Date();
   env.balancesFetchedAtMs = fetchedAt.getTime();
@@ -165,7 +168,14 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
     const validated = validateRecords(balanceSchema, list, 'currency');
     const items = itemsOf(validated.valid, validated.valid.map(toBalanceRow), (r) => r.currency);
     const rows = items.map((it) => it.row);
-    const header = { account: env.account, exchangeAccount, fetchedAt, runId: env.runId, rawText: rawText(list) };
+    const header = {
+      account: env.account,
+      exchangeAccount,
+      requestedAt,
+      fetchedAt,
+      runId: env.runId,
+      rawText: rawText(list),
+    };
     const storable = storableBody(list, validated.invalid);
     const insertHeader = (trx: SyncEnv['db'], rows: NewBalance[]) =>
       headWithStorableBody(trx, header.rawText, storable === undefined ? undefined : rawText(storable), (raw) =>
