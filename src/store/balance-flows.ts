@@ -43,15 +43,8 @@ function fillMoves(o: FlowOptions) {
     )`;
 }
 
-type FlowRow = {
-  currency: string;
-  day: string;
-  deposits: string;
-  withdrawals: string;
-  bought: string;
-  sold: string;
-  fees: string;
-};
+/** A row of flows as the database hands it back (numeric as Decimal, by the type parsers). */
+type FlowRow = Omit<DayFlows, 'depositsByState' | 'withdrawalsByState'>;
 const toFlows = (r: FlowRow): DayFlows => ({
   currency: r.currency,
   day: r.day,
