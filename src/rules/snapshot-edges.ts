@@ -1,12 +1,11 @@
 /** The fills at a balance snapshot's edge (stamped while it was fetched), placed on the side of it that balances.
  *
- * The exchange takes the balances of `/accounts` at some instant between
- * our request and its answer, which no field of the answer gives. A fill stamped inside that window (on a busy
- * account: a few) may be in the snapshot or not. Since the exchange's balance is as of one instant, the fills it
- * holds are a prefix, in time order, of the window's fills; each snapshot's cut is chosen once, for the series of
- * consecutive pairs being judged, so that as many pairs as possible balance (each fill then counts in exactly one
- * pair). Where nothing decides, a cut counts every window fill before the snapshot, as a snapshot stamped when
- * its answer arrived always did.
+ * The exchange takes the balances of `/accounts` at some instant between our request and its answer, which no field
+ * of the answer gives. A fill stamped inside that window (on a busy account: a few) may be in the snapshot or not.
+ * Since the exchange's balance is as of one instant, the fills it holds are a prefix, in time order, of the window's
+ * fills. Each snapshot's cut is chosen once, for the series of consecutive pairs being judged, so that as many pairs
+ * as possible balance (each fill then counts in exactly one pair). Where nothing decides, a cut counts every window
+ * fill before the snapshot, as a snapshot stamped when its answer arrived always did.
  */
 import { ZERO, type Decimal } from '../decimal/decimal.js';
 import type { BalanceSnapshot, DayFlows, EdgeFill } from '../domain/index.js';
