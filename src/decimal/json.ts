@@ -47,19 +47,8 @@ function nativeWhenExact(text: string): unknown {
   } catch {
     return NOT_EXACT;
   }
-  let keys = 0;
-  const stack: unknown[] = [value];
-  while (stack.length) {
-    const v = stack.pop();
-    if (typeof v === 'number') return NOT_EXACT;
-    if (v === null || typeof v !== 'object') continue;
-    if (Array.isArray(v)) for (const item of v) stack.push(item);
-    else
-      for (const k in v) {
-        keys++;
-        stack.push((v as Record<string, unknown>)[k]);
-      }
-  }
+  const keys = keysUnlessNumber(value);
+  if (keys === null) return NOT_EXACT;
   MEMBER_KEY.lastIndex = 0;
   let inText = 0;
   while (MEMBER_KEY.exec(text)) inText++;
@@ -110,4 +99,25 @@ export function jsonNumber(value: unknown): number | null {
     isLosslessNumber(value) ? (value as LosslessNumber).value : typeof value === 'object' ? String(value) : value,
   );
   return Number.isFinite(n) ? n : null;
+}
+
+/**
+ * The number of object members in a value parsed by JSON.parse, or null when it holds a JS number anywhere (a JSON
+ * number turned into a double, its digits possibly lost).
+ */
+export function keysUnlessNumber(value: unknown): number | null {
+  let keys = 0;
+  const stack: unknown[] = [value];
+  while (stack.length) {
+    const v = stack.pop();
+    if (typeof v === 'number') return null;
+    if (v === null || typeof v !== 'object') continue;
+    if (Array.isArray(v)) for (const item of v) stack.push(item);
+    else
+      for (const k in v) {
+        keys++;
+        stack.push((v as Record<string, unknown>)[k]);
+      }
+  }
+  return keys;
 }

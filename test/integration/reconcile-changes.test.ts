@@ -228,21 +228,28 @@ describeEachStore('reconcile judges what changed since the account was last judg
   });
 });
 
-describeEachStore(
-  'reconcile judges every balance pair a late flow falls into, and a failing pair until it balances',
-  (ctx) => {
-    const db = () => ctx.store.db;
-    const cfg = makeConfig({ account: 'default' });
-    let n = 0;
-    const reconcile = async (): Promise<ReconcileResult> =>
-      reconcilePeriod(await newContext(ctx.store, cfg, `bal-${++n}`, LATER), LATER);
-    const eth = () =>
-      db()
+/** A reconcile of the later period on the test's store (runs named `${prefix}-1`, ...), and its ETH roll-forward break. */
+function rollWorld(ctx: { store: Parameters<typeof newContext>[0] }, prefix: string) {
+  const cfg = makeConfig({ account: 'default' });
+  let n = 0;
+  return {
+    reconcile: async (): Promise<ReconcileResult> =>
+      reconcilePeriod(await newContext(ctx.store, cfg, `${prefix}-${++n}`, LATER), LATER),
+    eth: () =>
+      ctx.store.db
         .selectFrom('break')
         .select(['status', 'last_seen_run', 'resolved_run', 'reopened_count'])
         .where('code', '=', 'E_BALANCE_ROLL')
         .where('key', '=', 'ETH')
-        .executeTakeFirst();
+        .executeTakeFirst(),
+  };
+}
+
+describeEachStore(
+  'reconcile judges every balance pair a late flow falls into, and a failing pair until it balances',
+  (ctx) => {
+    const db = () => ctx.store.db;
+    const { reconcile, eth } = rollWorld(ctx, 'bal');
 
     it('opens on the pair a late deposit falls into, stays open while that pair fails, resolves when the flows add up', async () => {
       // Four nightly snapshots, ETH unchanged: every pair balances.
@@ -294,6 +301,51 @@ describeEachStore(
     });
   },
 );
+
+describeEachStore('reconcile judges a late fill stamped inside a snapshot fetch on both sides of it', (ctx) => {
+  const db = () => ctx.store.db;
+  const { reconcile, eth } = rollWorld(ctx, 'edge');
+
+  it('a late fill stamped while a snapshot was fetched is judged in the pairs either side of that snapshot', async () => {
+    // Four nightly snapshots, nothing moves; the second one's /accounts request was sent a second before its answer.
+    const ids: string[] = [];
+    for (const day of ['2026-11-09', '2026-11-10', '2026-11-11', '2026-11-12'])
+      ids.push(await insertBalanceSnapshot(db(), `${day}T02:00:00Z`, { ETH: '1', USD: '10000' }));
+    await db()
+      .updateTable('balance_snapshot')
+      .set({ requested_at: '2026-11-10T01:59:59Z' })
+      .where('id', '=', ids[1]!)
+      .execute();
+    expect((await reconcile()).balanceRoll.filter((f) => !f.residual.isZero())).toEqual([]);
+
+    // A fill published late, stamped inside that fetch. No balance shows it: whichever side of the snapshot it is
+    // placed on, one of the two pairs cannot balance, so both must be judged (the pair after the snapshot is
+    // neither in the period, nor the latest, nor failing).
+    await insertFill(db(), {
+      execId: '9001',
+      exOrdId: '77',
+      price: '3000',
+      qty: '1',
+      fee: '0',
+      at: '2026-11-10T01:59:59.500Z',
+    });
+    const judged = await reconcile();
+    expect(
+      judged.balanceRoll
+        .map((f) => `${f.openingAt.toISOString().slice(0, 10)} ${f.currency} ${f.residual.toString()}`)
+        .sort(),
+    ).toEqual([
+      '2026-11-09 ETH -1',
+      '2026-11-09 USD 3000',
+      '2026-11-10 ETH 0',
+      '2026-11-10 USD 0',
+      // The latest pair, always judged.
+      '2026-11-11 ETH 0',
+      '2026-11-11 USD 0',
+    ]);
+    expect(await eth()).toMatchObject({ status: 'open', last_seen_run: judged.runId });
+  });
+});
 
 async function changeXid(db: Db, table: string, idColumn: string, id: string): Promise<string> {
   const { sql } = await import('kysely');

@@ -1,25 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { Decimal } from '../../src/decimal/decimal.js';
-import type { BalanceSnapshot, DayFlows, EdgeFill } from '../../src/domain/index.js';
+import type { DayFlows, EdgeFill } from '../../src/domain/index.js';
 import { MAX_EDGE_FILLS, placeEdgeFills, type EdgePair } from '../../src/rules/snapshot-edges.js';
 import { rollForward } from '../../src/rules/balance-roll.js';
+import { d as D, makeSnapshot as snap } from './recon-factories.js';
 
-const D = (v: string | number) => new Decimal(v);
 const TOL = D('0.00000001');
-
-function snap(id: string, at: string, balances: Record<string, string>): BalanceSnapshot {
-  return {
-    id,
-    fetchedAt: new Date(at),
-    balances: Object.entries(balances).map(([currency, b]) => ({
-      currency,
-      balance: D(b),
-      available: D(b),
-      balanceLocal: D(0),
-      rate: D(1),
-    })),
-  };
-}
 
 const flow = (currency: string, f: Partial<Record<'deposits' | 'bought' | 'sold' | 'fees', string>>): DayFlows => ({
   currency,

@@ -9,6 +9,8 @@
  * a marked number back.
  */
 
+import { keysUnlessNumber } from '../../decimal/json.js';
+
 // A JSON string (unrolled loop, escapes included) or a JSON number outside strings.
 const TOKEN = /"[^"\\]*(?:\\.[^"\\]*)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
 const MARKED = /"\\u0001([^"]*)"/g;
@@ -32,24 +34,12 @@ export function parseJsonMarked(text: string): unknown {
   } catch {
     return parseJsonTokenized(text);
   }
-  return holdsNumber(value) ? parseJsonTokenized(text) : value;
+  return keysUnlessNumber(value) === null ? parseJsonTokenized(text) : value;
 }
 
 /** parseJsonMarked's safe path: every string and number of the text visited once. */
 export function parseJsonTokenized(text: string): unknown {
   return JSON.parse(text.replace(TOKEN, (m) => (m.charCodeAt(0) === 34 ? m : `"\\u0001${m}"`)));
-}
-
-function holdsNumber(value: unknown): boolean {
-  const stack: unknown[] = [value];
-  while (stack.length) {
-    const v = stack.pop();
-    if (typeof v === 'number') return true;
-    if (v === null || typeof v !== 'object') continue;
-    if (Array.isArray(v)) for (const item of v) stack.push(item);
-    else for (const k in v) stack.push((v as Record<string, unknown>)[k]);
-  }
-  return false;
 }
 
 /** JSON text of a parsed record with its numbers written back as JSON numbers, digits intact. */
