@@ -49,6 +49,35 @@ describe('parseJsonLossless: the native parser where it gives the lossless value
     );
   });
 
+  it('texts with numbers beside strings that look like them, the mark itself, "__proto__" and malformed numbers', () => {
+    const num = fc.oneof(
+      fc.constantFrom('0', '-0', '1', '01', '-1.50', '1e400', '5.4044E-4', '9223372036854775807', '1.', '.5', '+1'),
+      fc.bigInt().map(String),
+    );
+    const str = fc.oneof(fc.string(), fc.constantFrom('\u0001', '\u00011', ':1,', '[2]', '":3}', 'x\\', '\\u0001'));
+    const value = fc.oneof(
+      num,
+      str.map((v) => JSON.stringify(v)),
+      fc.constantFrom('null', 'true'),
+    );
+    const key = fc.constantFrom('a', 'b', '__proto__', ':1,', '\u0001');
+    const text = fc
+      .array(fc.tuple(key, value, fc.constantFrom('', ' ', '\n')), { maxLength: 6 })
+      .map(
+        (members) =>
+          `[{${members.map(([k, v, ws]) => `${JSON.stringify(k)}:${ws}${v}${ws}`).join(',')}},${members.map(([, v]) => v).join(',')}]`,
+      );
+    fc.assert(
+      fc.property(text, (t) => {
+        expect(ours(t)).toEqual(lossless(t));
+      }),
+      { numRuns: 3000 },
+    );
+    expect(ours('5')).toEqual(lossless('5'));
+    expect(ours('[01]')).toEqual({ refused: true });
+    expect(ours('{"__proto__":1}')).toEqual(lossless('{"__proto__":1}'));
+  });
+
   it('a repeated key with another value is refused, as the lossless parser does; with the same value kept', () => {
     expect(() => parseJsonLossless('{"a":"1","b":"x","a":"2"}')).toThrow(InvalidJsonError);
     expect(() => parseJsonLossless('{"a":"1","a":"2"}')).toThrow(/Duplicate key 'a'/);

@@ -9,18 +9,11 @@
  * a marked number back.
  */
 
-import { keysUnlessNumber } from '../../decimal/json.js';
+import { keysUnlessNumber, VALUE_NUMBER } from '../../decimal/json.js';
 
 // A JSON string (unrolled loop, escapes included) or a JSON number outside strings.
 const TOKEN = /"[^"\\]*(?:\\.[^"\\]*)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
 const MARKED = /"\\u0001([^"]*)"/g;
-
-/**
- * A JSON number where a value stands (after a colon, a comma or a bracket; before a comma or a closing bracket),
- * marked with no function call per token. Such a match inside a string ends the string at the inserted quote and
- * leaves `\u0001` outside any string, which JSON.parse always refuses: the text then takes the tokenizing path.
- */
-const VALUE_NUMBER = /([:,[]\s*)(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)(?=\s*[,\]}])/g;
 
 /**
  * JSON.parse keeping every number's text as a marked string. Throws on text that is not JSON. Pages are marked by
