@@ -13,9 +13,20 @@ export class Raw {
 
 export type Json = Raw | string | number | boolean | null | undefined | Json[] | { [key: string]: Json };
 
+/** Object keys as written (quoted, with the colon): the same few dozen names on every record of every page. */
+const writtenKeys = new Map<string, string>();
+
+function writtenKey(key: string): string {
+  let text = writtenKeys.get(key);
+  if (text === undefined) {
+    text = `${JSON.stringify(key)}:`;
+    if (writtenKeys.size < 10_000) writtenKeys.set(key, text);
+  }
+  return text;
+}
+
+/** The value's JSON text: members whose value is undefined are left out, as JSON.stringify leaves them out. */
 export function writeJson(value: Json): string {
-  if (value instanceof Raw) return value.text;
-  if (value === null) return 'null';
   switch (typeof value) {
     case 'string':
       return JSON.stringify(value);
@@ -27,10 +38,20 @@ export function writeJson(value: Json): string {
     case 'undefined':
       return 'null';
   }
-  if (Array.isArray(value)) return `[${value.map(writeJson).join(',')}]`;
-  const parts: string[] = [];
-  for (const [k, v] of Object.entries(value)) if (v !== undefined) parts.push(`${JSON.stringify(k)}:${writeJson(v)}`);
-  return `{${parts.join(',')}}`;
+  if (value === null) return 'null';
+  if (value instanceof Raw) return value.text;
+  // Strings built by concatenation: a page is written once per request, the sandbox's largest CPU cost.
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += i === 0 ? writeJson(value[i]) : `,${writeJson(value[i])}`;
+    return `${out}]`;
+  }
+  let out = '';
+  for (const key in value) {
+    const v = value[key];
+    if (v !== undefined) out += (out === '' ? '{' : ',') + writtenKey(key) + writeJson(v);
+  }
+  return out === '' ? '{}' : `${out}}`;
 }
 
 /** How one record writes its decimals and ids: chosen from the record's id, so it is stable. */
