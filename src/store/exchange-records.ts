@@ -3,7 +3,7 @@
  */
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from './database.js';
-import { recordsetJson } from './recordset.js';
+import { recordset, type RecordsetColumns } from './recordset.js';
 import { unjudged } from './changes.js';
 import type {
   NewBalance,
@@ -211,16 +211,15 @@ export async function recordPage(db: Db, c: PageBookkeeping): Promise<void> {
 }
 
 /**
- * Writes a page of one record kind in one statement: the rows as `x` (their JSON parsed once by
- * json_to_recordset with `columns`, used by every part), then the kind's own `parts` (CTEs named
- * apart from x, cov, cur and durability), then the page's bookkeeping when given, so that rows,
- * coverage and cursor commit together without a transaction around them. An empty page records
- * only its bookkeeping. Returns the number of rows written.
+ * Writes a page of one record kind in one statement: the rows as `x` (recordset.ts, with `columns`, used by every
+ * part), then the kind's own `parts` (CTEs named apart from x, cov, cur and durability), then the page's bookkeeping
+ * when given, so that rows, coverage and cursor commit together without a transaction around them. An empty page
+ * records only its bookkeeping. Returns the number of rows written.
  */
-async function writePage<T extends { raw?: string }>(
+async function writePage<T extends { raw: string }>(
   db: Db,
   rows: T[],
-  columns: RawBuilder<unknown>,
+  columns: RecordsetColumns,
   parts: RawBuilder<unknown>,
   c?: PageBookkeeping,
 ): Promise<number> {
@@ -230,11 +229,29 @@ async function writePage<T extends { raw?: string }>(
   }
   // The figures reference the durability CTE: a plain CTE that nothing reads is never run.
   await sql`
-    with x as materialized (select * from json_to_recordset(${recordsetJson(rows)}::json) as x(${columns})), ${parts}
+    with x as materialized (select * from ${recordset(rows, columns)}), ${parts}
     ${c ? sql`, ${bookkeepingCtes(c)}` : sql``}
     select ${c ? bookkeepingFigures : sql`1`}`.execute(db);
   return rows.length;
 }
+
+/** An exchange order's columns besides raw, as upsertOrders reads them. */
+const ORDER_COLUMNS: RecordsetColumns = [
+  ['ex_ord_id', 'bigint'],
+  ['cl_ord_id', 'text'],
+  ['ord_type', 'text'],
+  ['ord_status', 'text'],
+  ['side', 'text'],
+  ['price', 'numeric'],
+  ['text', 'text'],
+  ['symbol', 'text'],
+  ['last_shares', 'numeric'],
+  ['last_px', 'numeric'],
+  ['leaves_qty', 'numeric'],
+  ['cum_qty', 'numeric'],
+  ['avg_px', 'numeric'],
+  ['timestamp', 'timestamptz'],
+];
 
 /**
  * Upserts orders and their state history (one row per observed status and cumQty; seeing a state
@@ -255,8 +272,7 @@ export async function upsertOrders(
   return writePage(
     db,
     dedupe(rows, (r) => r.ex_ord_id),
-    sql`ex_ord_id bigint, cl_ord_id text, ord_type text, ord_status text, side text, price numeric, text text, symbol text,
-      last_shares numeric, last_px numeric, leaves_qty numeric, cum_qty numeric, avg_px numeric, "timestamp" timestamptz, raw jsonb`,
+    ORDER_COLUMNS,
     sql`ord as (
       insert into exchange_order (account, ex_ord_id, cl_ord_id, ord_type, ord_status, side, price, text, symbol,
         last_shares, last_px, leaves_qty, cum_qty, avg_px, "timestamp", raw, first_seen_at, last_seen_at)
@@ -290,7 +306,7 @@ export async function markOrdersNotFound(db: Db, account: string, ids: string[],
     .execute();
 }
 
-/** The SQL type of each column of the payment tables (json_to_recordset reads the rows with them). */
+/** The SQL type of each column of the payment tables but raw (recordset.ts reads the rows with them). */
 const PAYMENT_COLUMN_TYPES = {
   amount: 'numeric',
   fee: 'numeric',
@@ -300,7 +316,6 @@ const PAYMENT_COLUMN_TYPES = {
   beneficiary: 'text',
   state: 'text',
   timestamp: 'timestamptz',
-  raw: 'jsonb',
 } as const;
 
 /** A payment table: its id (text), the key of a row, and its other columns in table order. */
@@ -308,7 +323,7 @@ interface PaymentTable<R> {
   table: 'exchange_deposit' | 'exchange_withdrawal';
   id: 'deposit_id' | 'withdrawal_id';
   key: (row: R) => string;
-  columns: ReadonlyArray<keyof R & keyof typeof PAYMENT_COLUMN_TYPES>;
+  columns: ReadonlyArray<keyof R & (keyof typeof PAYMENT_COLUMN_TYPES | 'raw')>;
 }
 
 /**
@@ -316,12 +331,14 @@ interface PaymentTable<R> {
  * state; a record without a state adds none), as upsertOrders: a row is rewritten only when its
  * content changed or a later sync saw it. `c`: the page's bookkeeping, written by the same statement.
  */
-function paymentUpsert<R extends { raw?: string }>(p: PaymentTable<R>) {
+function paymentUpsert<R extends { raw: string }>(p: PaymentTable<R>) {
   const table = sql.table(p.table);
   const id = sql.ref(p.id);
   const xId = sql.ref(`x.${p.id}`);
-  const typed = p.columns.map((name) => sql`${sql.ref(name)} ${sql.raw(PAYMENT_COLUMN_TYPES[name])}`);
-  const recordset = sql.join([sql`${id} text`, ...typed]);
+  const columns: RecordsetColumns = [
+    [p.id, 'text'],
+    ...p.columns.flatMap((name) => (name === 'raw' ? [] : [[name, PAYMENT_COLUMN_TYPES[name]] as const])),
+  ];
   const names = sql.join(p.columns.map((name) => sql.ref(name)));
   const xNames = sql.join(p.columns.map((name) => sql.ref(`x.${name}`)));
   const updates = sql.join(p.columns.map((name) => sql`${sql.ref(name)} = ${sql.ref(`excluded.${name}`)}`));
@@ -330,7 +347,7 @@ function paymentUpsert<R extends { raw?: string }>(p: PaymentTable<R>) {
     return writePage(
       db,
       dedupe(rows, p.key),
-      recordset,
+      columns,
       sql`rec as (
         insert into ${table} (account, ${id}, ${names}, first_seen_at, last_seen_at)
         select ${account}, ${xId}, ${xNames}, ${at}::timestamptz, ${at}::timestamptz

@@ -1,7 +1,7 @@
 /** Store functions of partner orders and their events, day coverage, currencies and quotes. */
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from './database.js';
-import { recordsetJson } from './recordset.js';
+import { recordset, type RecordsetColumns } from './recordset.js';
 import { resolveQuarantined, resolving } from './quarantine.js';
 import { addDays, dayStart } from '../util/dates.js';
 import type { NewPartnerCurrency, NewPartnerOrder, NewPartnerQuote } from './schema.js';
@@ -17,6 +17,35 @@ export interface UpsertOrdersResult {
 
 // The stored state time to compare with; rows written before 0003 (or by hand) have no key.
 const storedKey = sql<string>`coalesce(partner_order.order_state_updated_key, partner_order.order_state_updated_at_text)`;
+
+/** A partner order's columns besides raw, as upsertPartnerOrders reads them. */
+const PARTNER_ORDER_COLUMNS: RecordsetColumns = [
+  ['order_id', 'text'],
+  ['external_reference', 'text'],
+  ['sub_partner_id', 'text'],
+  ['order_type', 'text'],
+  ['created_at', 'timestamptz'],
+  ['created_at_text', 'text'],
+  ['order_state', 'text'],
+  ['order_state_updated_at', 'timestamptz'],
+  ['order_state_updated_at_text', 'text'],
+  ['order_state_updated_key', 'text'],
+  ['payment_method', 'text'],
+  ['input_currency', 'text'],
+  ['input_amount', 'numeric'],
+  ['output_currency', 'text'],
+  ['output_amount', 'numeric'],
+  ['amount_usd', 'numeric'],
+  ['processing_fee', 'numeric'],
+  ['processing_fee_usd', 'numeric'],
+  ['partner_fee', 'numeric'],
+  ['partner_fee_usd', 'numeric'],
+  ['network_fee', 'numeric'],
+  ['network_fee_usd', 'numeric'],
+  ['user_id', 'text'],
+  ['target_wallet_address', 'text'],
+  ['transaction_hash', 'text'],
+];
 
 /**
  * Upserts partner orders in one statement, keyed by (account, orderId). A row replaces the stored
@@ -47,7 +76,7 @@ export async function upsertPartnerOrders(
     if (!prev || prev.order_state_updated_key <= r.order_state_updated_key) byId.set(r.order_id, r);
   }
   const unique = [...byId.values()];
-  // One JSON parameter unpacked by json_to_recordset (recordset.ts), rows in key order so that pages written side by
+  // The rows as recordset.ts reads them, in key order so that pages written side by
   // side lock their orders in the same order.
   const at = now.toISOString();
   const keep =
@@ -59,13 +88,7 @@ export async function upsertPartnerOrders(
   const returned = (
     await sql<{ order_id: string; inserted: boolean }>`
     with ${statesInsert(account, rows, source, now)},${resolvedKeys.length ? sql` ${resolving(account, 'partner_order', resolvedKeys)},` : sql``} x as materialized (
-      select * from json_to_recordset(${recordsetJson(unique)}::json) as x(order_id text, external_reference text,
-        sub_partner_id text, order_type text, created_at timestamptz, created_at_text text, order_state text,
-        order_state_updated_at timestamptz, order_state_updated_at_text text, order_state_updated_key text,
-        payment_method text, input_currency text, input_amount numeric, output_currency text, output_amount numeric,
-        amount_usd numeric, processing_fee numeric, processing_fee_usd numeric, partner_fee numeric,
-        partner_fee_usd numeric, network_fee numeric, network_fee_usd numeric, user_id text, target_wallet_address text,
-        transaction_hash text, raw jsonb)
+      select * from ${recordset(unique, PARTNER_ORDER_COLUMNS)}
     )
     insert into partner_order (account, order_id, external_reference, sub_partner_id, order_type, created_at,
       created_at_text, order_state, order_state_updated_at, order_state_updated_at_text, order_state_updated_key,
