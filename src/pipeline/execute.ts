@@ -1,4 +1,5 @@
 /** The frame of every run-like command: lock, run row, stages recorded one by one, outcome. */
+import { setMaxListeners } from 'node:events';
 import type { Config } from '../config/load.js';
 import { configHash, secretValues } from '../config/load.js';
 import { retryOnLostConnection, type Store } from '../store/database.js';
@@ -103,6 +104,9 @@ export async function executeRun<T>(
       const meter = createRequestMeter();
       // The stages stop at their next safe point on a signal (SIGTERM) or when the run lock is lost.
       const signal = options.signal ? AbortSignal.any([options.signal, lock.lost]) : lock.lost;
+      // Every request and wait in flight listens to it (pages asked ahead, listings side by side): many
+      // listeners are the normal case, not a leak for Node to warn about on stderr.
+      setMaxListeners(0, signal);
       const ctx: StageContext = { store, config, logger, runId, now, signal, meter };
       // The lock's session gone: a stage still busy fails at once with this, rather than at its next
       // page or statement (what it already committed is kept; it may still commit the transaction in

@@ -1,4 +1,5 @@
 /** What every step of the exchange sync shares: its environment, counters, coverage, quarantine and concurrency. */
+import { setMaxListeners } from 'node:events';
 import type { Db } from '../../store/database.js';
 import type { Logger } from '../../log/logger.js';
 import { quarantineResponse } from '../common/quarantine.js';
@@ -129,6 +130,7 @@ export async function runConcurrently(
     return;
   }
   const stop = new AbortController();
+  setMaxListeners(0, stop.signal); // each task's requests in flight listen to it
   const onAbort = () => stop.abort(env.signal?.reason);
   if (env.signal?.aborted) onAbort();
   env.signal?.addEventListener('abort', onAbort, { once: true });
