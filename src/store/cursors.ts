@@ -117,11 +117,13 @@ export async function coverageOfDays(
   for (const stream of streams) {
     const acc = ACCUMULATED[stream];
     if (!acc) continue;
+    // Grouped by the date, printed once per day (exchange-daily.ts).
+    const utcDate = sql`(${sql.ref(acc.time)} at time zone 'UTC')::date`;
     const res = await sql<{ day: string; n: string }>`
-      select to_char(${sql.ref(acc.time)} at time zone 'UTC', 'YYYY-MM-DD') as day, count(*) as n
+      select to_char(${utcDate}, 'YYYY-MM-DD') as day, count(*) as n
       from ${sql.table(acc.table)}
       where account = ${account} and ${sql.ref(acc.time)} >= ${`${period.from}T00:00:00Z`} and ${sql.ref(acc.time)} < ${`${period.to}T00:00:00Z`}
-      group by 1`.execute(db);
+      group by ${utcDate}`.execute(db);
     for (const r of res.rows) stored.set(`${stream}:${r.day}`, Number(r.n));
   }
   if ([...streams].some((s) => !ACCUMULATED[s]))

@@ -16,6 +16,8 @@ export async function exchangeDailyIn(
   span: Span,
   debitStates: readonly string[],
 ): Promise<ExchangeDailyAgg> {
+  // Grouped by the date and printed once per group: to_char on each of a million fills was a third of the scan.
+  const utcDate = sql`(timestamp at time zone 'UTC')::date`;
   const fills = await sql<{
     day: string;
     symbol: string;
@@ -24,16 +26,16 @@ export async function exchangeDailyIn(
     notional: unknown;
     fees: unknown;
   }>`
-    select to_char(timestamp at time zone 'UTC', 'YYYY-MM-DD') as day, symbol,
+    select to_char(${utcDate}, 'YYYY-MM-DD') as day, symbol,
       count(*) as fills, sum(qty) as qty, sum(qty * price) as notional, sum(fee) as fees
     from exchange_fill where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to}
-    group by 1, 2 order by 1, 2`.execute(db);
+    group by ${utcDate}, 2 order by 1, 2`.execute(db);
   const deposits = await sql<{ day: string; currency: string; count: string; completed: string; amount: unknown }>`
-    select to_char(timestamp at time zone 'UTC', 'YYYY-MM-DD') as day, currency, count(*) as count,
+    select to_char(${utcDate}, 'YYYY-MM-DD') as day, currency, count(*) as count,
       count(*) filter (where state = 'COMPLETED') as completed,
       sum(amount) filter (where state = 'COMPLETED') as amount
     from exchange_deposit where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to}
-    group by 1, 2 order by 1, 2`.execute(db);
+    group by ${utcDate}, 2 order by 1, 2`.execute(db);
   const debit = [...debitStates];
   const withdrawals = await sql<{
     day: string;
@@ -43,12 +45,12 @@ export async function exchangeDailyIn(
     amount: unknown;
     fee: unknown;
   }>`
-    select to_char(timestamp at time zone 'UTC', 'YYYY-MM-DD') as day, currency, count(*) as count,
+    select to_char(${utcDate}, 'YYYY-MM-DD') as day, currency, count(*) as count,
       count(*) filter (where state = any(${debit}::text[])) as debited,
       sum(amount) filter (where state = any(${debit}::text[])) as amount,
       sum(coalesce(fee, 0)) filter (where state = any(${debit}::text[])) as fee
     from exchange_withdrawal where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to}
-    group by 1, 2 order by 1, 2`.execute(db);
+    group by ${utcDate}, 2 order by 1, 2`.execute(db);
   return {
     fills: fills.rows.map((r) => ({
       day: String(r.day),
