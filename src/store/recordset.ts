@@ -10,7 +10,7 @@ export type RecordsetColumns = readonly (readonly [name: string, type: string])[
  * jsonb_array_elements, zipped row by row by ROWS FROM. One or two parameters instead of one per value: the driver and
  * the query builder have nothing to escape or compile per value, and Postgres parses each field with its column's
  * own input function (amounts travel as JSON strings, so numeric gets their exact text). The raw records apart: read
- * inside the fields, json_to_recordset lexes each one twice (as a field, then as jsonb), which was half of an orders
+ * inside the fields, json_to_recordset lexes each one twice (as a field, then as jsonb), about a quarter of an orders
  * page's time in Postgres.
  */
 export function recordset<T extends { raw: string }>(
