@@ -58,45 +58,12 @@ function nativeWhenExact(text: string): unknown {
   } catch {
     return NOT_EXACT;
   }
-  const keys = unmarkNumbers(value);
+  const keys = keysUnlessNumber(value, true);
   if (keys === null) return NOT_EXACT;
   MEMBER_KEY.lastIndex = 0;
   let inText = 0;
   while (MEMBER_KEY.exec(text)) inText++;
   return inText === keys ? value : NOT_EXACT;
-}
-
-/**
- * Turns every marked string in a value parsed by JSON.parse into a LosslessNumber, in place; returns the number of
- * object members, or null when it holds a JS number (one left unmarked). A "__proto__" member JSON.parse made is an
- * own property, so the assignment writes the member, not the prototype.
- */
-function unmarkNumbers(value: unknown): number | null {
-  let keys = 0;
-  const stack: unknown[] = [value];
-  while (stack.length) {
-    const v = stack.pop();
-    if (typeof v === 'number') return null;
-    if (v === null || typeof v !== 'object') continue;
-    if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) {
-        const item: unknown = v[i];
-        if (typeof item === 'string') {
-          if (item.charCodeAt(0) === 1) v[i] = new LosslessNumber(item.slice(1));
-        } else stack.push(item);
-      }
-      continue;
-    }
-    const obj = v as Record<string, unknown>;
-    for (const k in obj) {
-      keys++;
-      const item = obj[k];
-      if (typeof item === 'string') {
-        if (item.charCodeAt(0) === 1) obj[k] = new LosslessNumber(item.slice(1));
-      } else stack.push(item);
-    }
-  }
-  return keys;
 }
 
 /** Serializes a value parsed by parseJsonLossless back to JSON text, digits intact. */
@@ -147,20 +114,28 @@ export function jsonNumber(value: unknown): number | null {
 
 /**
  * The number of object members in a value parsed by JSON.parse, or null when it holds a JS number anywhere (a JSON
- * number turned into a double, its digits possibly lost).
+ * number turned into a double, its digits possibly lost). `unmark`: also turn every marked number (a string starting
+ * with \u0001, VALUE_NUMBER) into a LosslessNumber, in place. A "__proto__" member JSON.parse made is an own property,
+ * so the assignment writes the member, not the prototype.
  */
-export function keysUnlessNumber(value: unknown): number | null {
+export function keysUnlessNumber(value: unknown, unmark = false): number | null {
   let keys = 0;
   const stack: unknown[] = [value];
+  // One container's member (an array's item or an object's value): walked, or a marked number turned back.
+  const visit = (members: Record<string, unknown>, k: string | number) => {
+    const item = members[k];
+    if (typeof item !== 'string') stack.push(item);
+    else if (unmark && item.charCodeAt(0) === 1) members[k] = new LosslessNumber(item.slice(1));
+  };
   while (stack.length) {
     const v = stack.pop();
     if (typeof v === 'number') return null;
     if (v === null || typeof v !== 'object') continue;
-    if (Array.isArray(v)) for (const item of v) stack.push(item);
+    if (Array.isArray(v)) for (let i = 0; i < v.length; i++) visit(v as unknown as Record<string, unknown>, i);
     else
       for (const k in v) {
         keys++;
-        stack.push((v as Record<string, unknown>)[k]);
+        visit(v as Record<string, unknown>, k);
       }
   }
   return keys;
