@@ -540,15 +540,21 @@ export async function* fillCandidatesIn(
       stats as (select count(*)::bigint as scanned, max(exec_id) as last_exec_id from page),
       sym as (select * from jsonb_to_recordset(${symbolsJson}::jsonb) as x(symbol text, inc numeric, lot numeric, tol numeric)),
       rates as (select * from jsonb_to_recordset(${ratesJson}::jsonb) as x(day date, maker numeric, taker numeric)),
+      -- The page's orders, each probed once (offset 0 keeps it a nested loop: a hash of every stored order costs more
+      -- than the page), then joined to their fills.
+      ords as materialized (
+        select o.ex_ord_id, o.ord_type
+        from (select distinct ex_ord_id from page) d
+        cross join lateral (
+          select o.ex_ord_id, o.ord_type from exchange_order o where o.account = ${account} and o.ex_ord_id = d.ex_ord_id offset 0
+        ) o
+      ),
       cand as (
         select p.*, po.ex_ord_id as po_id, po.ord_type as po_type
         from page p
         left join sym s on s.symbol = p.symbol
         left join rates r on r.day = (p.timestamp at time zone 'UTC')::date
-        -- Probed per fill (offset 0 keeps it a nested loop): a hash of every stored order costs more than the page.
-        left join lateral (
-          select o.ex_ord_id, o.ord_type from exchange_order o where o.account = ${account} and o.ex_ord_id = p.ex_ord_id offset 0
-        ) po on true
+        left join ords po on po.ex_ord_id = p.ex_ord_id
         where s.symbol is null
            or po.ex_ord_id is null
            or coalesce(s.inc <> 0 and p.price <> 0 and mod(p.price, s.inc) <> 0, true) and s.inc is not null
