@@ -498,6 +498,12 @@ describeEachStore('storable: exchange records the database cannot hold', (ctx) =
       expect(after.length).toBe(before.length);
       const fillsAfter = await ctx.store.db.selectFrom('exchange_fill').select('exec_id').execute();
       expect(fillsAfter.length).toBe(fillsBefore.length);
+      // The victim's page neighbours were written again one by one, each with its raw record as received: numbers
+      // stay JSON numbers (a fill has no nested object), and the raw record is the API's.
+      const rewritten = await sql<{ exec_id: string; raw: string }>`
+        select exec_id::text, raw::text from exchange_fill
+        where exists (select 1 from jsonb_each(raw) e where jsonb_typeof(e.value) = 'object')`.execute(ctx.store.db);
+      expect(rewritten.rows).toEqual([]);
       recordFigure({
         kind: 'badInput',
         name: 'api: deposit and fill refused by the database (per-record fallback)',

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { parseJsonLossless } from '../../src/decimal/json.js';
 import { parseJsonMarked, parseJsonTokenized, stringifyMarked } from '../../src/sources/exchange/wire.js';
 
 /** What a parser gives for a text: its value, or the fact that it refused the text. */
@@ -64,5 +65,16 @@ describe('parseJsonMarked: numbers marked without a call per token, as the token
     expect(stringifyMarked(parsed)).toBe(page.replace(', 7 ]', ',7]'));
     expect(parseJsonMarked('12345678901234567890')).toBe('\u000112345678901234567890');
     expect(() => parseJsonMarked('{"a":1,}')).toThrow(SyntaxError);
+  });
+});
+
+describe('stringifyMarked: a record back as its JSON text, from either parser', () => {
+  it('writes LosslessNumbers (the fills pages are read by parseJsonLossless) as the numbers received', () => {
+    const page =
+      '[{"execId":9007199254742361,"qty":"0.1","price":20041.123456789012345678,"fee":5.4044E-4,"side":"BUY"}]';
+    const [record] = parseJsonLossless(page) as unknown[];
+    expect(stringifyMarked(record)).toBe(page.slice(1, -1));
+    const [marked] = parseJsonMarked(page) as unknown[];
+    expect(stringifyMarked(marked)).toBe(page.slice(1, -1));
   });
 });

@@ -6,7 +6,7 @@ import { quarantineResponse } from '../common/quarantine.js';
 import type { Progress } from '../../util/progress.js';
 import type { ExchangeClient } from './client.js';
 import type { Rejected } from './schemas.js';
-import { stringifyJsonLossless } from '../../decimal/json.js';
+import { stringifyMarked } from './wire.js';
 import type { CoverageDelta } from '../../store/exchange-records.js';
 
 export const SOURCE = 'exchange' as const;
@@ -97,7 +97,7 @@ export async function handleQuarantine(
 function safeRaw(raw: unknown): string {
   try {
     // Records may come from either parser (fills: lossless-json; others: marked numbers).
-    return stringifyJsonLossless(raw).replace(/"\\u0001([^"]*)"/g, '$1');
+    return stringifyMarked(raw);
   } catch {
     return String(raw);
   }

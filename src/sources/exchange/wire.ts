@@ -9,7 +9,7 @@
  * a marked number back.
  */
 
-import { keysUnlessNumber, VALUE_NUMBER } from '../../decimal/json.js';
+import { keysUnlessNumber, stringifyParsedJson, VALUE_NUMBER } from '../../decimal/json.js';
 
 // A JSON string (unrolled loop, escapes included) or a JSON number outside strings.
 const TOKEN = /"[^"\\]*(?:\\.[^"\\]*)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
@@ -35,7 +35,11 @@ export function parseJsonTokenized(text: string): unknown {
   return JSON.parse(text.replace(TOKEN, (m) => (m.charCodeAt(0) === 34 ? m : `"\\u0001${m}"`)));
 }
 
-/** JSON text of a parsed record with its numbers written back as JSON numbers, digits intact. */
+/**
+ * JSON text of a parsed record with its numbers written back as JSON numbers, digits intact: marked numbers
+ * (parseJsonMarked) and LosslessNumbers (parseJsonLossless, which reads the fills pages), which JSON.stringify alone
+ * would write as objects.
+ */
 export function stringifyMarked(value: unknown): string {
-  return JSON.stringify(value).replace(MARKED, '$1');
+  return stringifyParsedJson(value).replace(MARKED, '$1');
 }
