@@ -99,8 +99,9 @@ export function createExchangeClient(http: HttpClient): ExchangeClient {
   const window = (q: WindowQuery) => ({ from: q.from, to: q.to, status: q.status, symbol: q.symbol, limit: q.limit });
   return {
     http,
-    // Fills pages keep their raw records in the page text (stored from it by position), so the
-    // plain lossless parser, the faster one when nothing is re-serialized, reads them.
+    // Fills pages keep their raw records in the page text (stored from it by position). The lossless parser reads them:
+    // it refuses a repeated key with another value, where parseJsonMarked (about 0.6 ms a page of 1,000 faster,
+    // measured 2026-11-27) would keep the last one silently.
     fills: (q, signal) =>
       list(
         '/fills',
