@@ -32,38 +32,114 @@ export function parseJsonLossless(text: string): unknown {
 }
 
 const NOT_EXACT: unique symbol = Symbol('not exact');
-/** An object member's key: a closing quote (not escaped: even backslashes before it), then a colon. */
-const MEMBER_KEY = /(?<!\\)(?:\\\\)*"\s*:/g;
 
 /**
  * A JSON number (exactly JSON's grammar: no leading zero) where a value stands: after a colon, a comma or a
- * bracket, before a comma or a closing bracket. A match inside a string is harmless: the quote inserted before the
- * mark ends that string and leaves the mark's escape outside any string, which JSON.parse always refuses.
+ * bracket, before a comma or a closing bracket. markJsonNumbers marks the same numbers in one pass of its own; the
+ * expression stays as the specification its tests compare with.
  */
 export const VALUE_NUMBER = /([:,[]\s*)(-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?)(?=\s*[,\]}])/g;
 
+const isJsonSpace = (c: number) => c === 32 || c === 10 || c === 13 || c === 9;
+const isDigit = (c: number) => c >= 48 && c <= 57;
+
+/** The end of the digits from `i` on (i itself when none). */
+function digitsEnd(text: string, i: number): number {
+  while (isDigit(text.charCodeAt(i))) i++;
+  return i;
+}
+
 /**
- * The lossless parser's value, read by JSON.parse: numbers in value position marked first (VALUE_NUMBER), then each
- * marked string turned into a LosslessNumber. Kept only when it is the lossless parser's value: the text holds no
- * mark of its own, JSON.parse took the marked text, no number was left unmarked (a bare number as the whole text),
- * and no object repeats a key (the lossless parser refuses a repeat with another value; JSON.parse keeps the last
- * silently), which the count of member keys in the text against the parsed objects' tells. A text that is not JSON
- * is left to the lossless parser, whose message names the position.
+ * The text with every JSON number turned into a marked string (`"\u0001<its text>"`, what VALUE_NUMBER's
+ * replacement writes), and the number of object members in it (strings followed by a colon, outside strings). One
+ * pass, strings skipped by indexOf: about half the time of the regular expression and its replacement, and the
+ * member count for free (a fills page of 1,000: 0.86 ms against 1.86 ms, plus 0.64 ms for a second expression that
+ * counted the members). Null where a number stands anywhere but in value position (after a colon, a comma or an
+ * opening bracket, before a comma or a closing bracket), or a number or a string is malformed: never valid JSON,
+ * which the callers' slower paths then report. Anything else is copied as it is and left to JSON.parse to judge:
+ * turning a number into a string in a value's position never makes a text valid JSON that was not.
+ */
+export function markJsonNumbers(text: string): { text: string; keys: number } | null {
+  const n = text.length;
+  let out = '';
+  let copied = 0;
+  let keys = 0;
+  // The last character outside strings that is not whitespace (0 after a value, -1 before the first).
+  let prev = -1;
+  let i = 0;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === 34) {
+      // A string: its closing quote is the first one not escaped (preceded by an even run of backslashes).
+      let close = i + 1;
+      for (;;) {
+        close = text.indexOf('"', close);
+        if (close < 0) return null;
+        let b = close - 1;
+        while (text.charCodeAt(b) === 92) b--;
+        if ((close - 1 - b) % 2 === 0) break;
+        close++;
+      }
+      i = close + 1;
+      let k = i;
+      while (isJsonSpace(text.charCodeAt(k))) k++;
+      if (text.charCodeAt(k) === 58) keys++;
+      prev = 0;
+    } else if (c === 45 || isDigit(c)) {
+      if (prev !== 58 && prev !== 44 && prev !== 91) return null;
+      const start = i;
+      if (c === 45) i++;
+      const first = text.charCodeAt(i);
+      if (first === 48) i++;
+      else if (first >= 49 && first <= 57) i = digitsEnd(text, i + 1);
+      else return null;
+      if (text.charCodeAt(i) === 46) {
+        if (!isDigit(text.charCodeAt(i + 1))) return null;
+        i = digitsEnd(text, i + 1);
+      }
+      const e = text.charCodeAt(i);
+      if (e === 101 || e === 69) {
+        i++;
+        const sign = text.charCodeAt(i);
+        if (sign === 43 || sign === 45) i++;
+        if (!isDigit(text.charCodeAt(i))) return null;
+        i = digitsEnd(text, i);
+      }
+      let k = i;
+      while (isJsonSpace(text.charCodeAt(k))) k++;
+      const next = text.charCodeAt(k);
+      if (next !== 44 && next !== 93 && next !== 125) return null;
+      // Concatenation (a rope JSON.parse flattens once) is several times cheaper here than parts joined.
+      out += `${text.slice(copied, start)}"\\u0001${text.slice(start, i)}"`;
+      copied = i;
+      prev = 0;
+    } else {
+      if (!isJsonSpace(c)) prev = c;
+      i++;
+    }
+  }
+  return { text: copied === 0 ? text : out + text.slice(copied), keys };
+}
+
+/**
+ * The lossless parser's value, read by JSON.parse: numbers in value position marked first (markJsonNumbers), then
+ * each marked string turned into a LosslessNumber. Kept only when it is the lossless parser's value: the text holds
+ * no mark of its own, every number stood in value position, JSON.parse took the marked text, and no object repeats
+ * a key (the lossless parser refuses a repeat with another value; JSON.parse keeps the last silently), which the
+ * count of members in the text against the parsed objects' tells. A text that is not JSON is left to the lossless
+ * parser, whose message names the position.
  */
 function nativeWhenExact(text: string): unknown {
   if (text.includes('\\u0001')) return NOT_EXACT;
+  const marked = markJsonNumbers(text);
+  if (marked === null) return NOT_EXACT;
   let value: unknown;
   try {
-    value = JSON.parse(text.replace(VALUE_NUMBER, `$1"\\u0001$2"`));
+    value = JSON.parse(marked.text);
   } catch {
     return NOT_EXACT;
   }
-  const keys = keysUnlessNumber(value, true);
-  if (keys === null) return NOT_EXACT;
-  MEMBER_KEY.lastIndex = 0;
-  let inText = 0;
-  while (MEMBER_KEY.exec(text)) inText++;
-  return inText === keys ? value : NOT_EXACT;
+  return keysUnlessNumber(value, true) === marked.keys ? value : NOT_EXACT;
 }
 
 /** Serializes a value parsed by parseJsonLossless back to JSON text, digits intact. */

@@ -37,7 +37,7 @@ const decOrNull = (d: string | null): string | null => d;
 const iso = (ms: number): string => new Date(ms).toISOString();
 const isoOrNull = (ms: number | null): string | null => (ms === null ? null : iso(ms));
 
-/** The record as JSON text with the wire's numbers as numbers (from parseJsonMarked, or parseJsonLossless: fills). */
+/** The record as JSON text with the wire's numbers as numbers (marked numbers or LosslessNumbers: wire.ts). */
 export function rawText(raw: unknown): string {
   return stringifyMarked(raw);
 }

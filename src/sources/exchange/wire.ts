@@ -9,7 +9,7 @@
  * a marked number back.
  */
 
-import { keysUnlessNumber, stringifyParsedJson, VALUE_NUMBER } from '../../decimal/json.js';
+import { keysUnlessNumber, markJsonNumbers, parseJsonLossless, stringifyParsedJson } from '../../decimal/json.js';
 
 // A JSON string (unrolled loop, escapes included) or a JSON number outside strings.
 const TOKEN = /"[^"\\]*(?:\\.[^"\\]*)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
@@ -17,17 +17,38 @@ const MARKED = /"\\u0001([^"]*)"/g;
 
 /**
  * JSON.parse keeping every number's text as a marked string. Throws on text that is not JSON. Pages are marked by
- * VALUE_NUMBER first (a fills page about twice as fast); its value is kept when JSON.parse took it and no number
- * is left unmarked (a bare number as the whole text), else the text is tokenized string by string.
+ * markJsonNumbers first (one pass; a fills page about twice as fast as the tokenizing path); its value is kept when
+ * JSON.parse took it and no number is left unmarked, else the text is tokenized string by string. An object that
+ * repeats a key keeps the last value, as JSON.parse does.
  */
 export function parseJsonMarked(text: string): unknown {
+  const counted = parseMarkedCounted(text);
+  return counted === null ? parseJsonTokenized(text) : counted.value;
+}
+
+/**
+ * parseJsonMarked for a body whose repeated keys must be refused as the lossless parser refuses them (fills pages:
+ * a fill naming its price twice is not guessed at). Where an object repeats a key, the lossless parser reads the
+ * text instead: it refuses a repeat with another value (InvalidJsonError) and keeps one with the same value, numbers
+ * then as LosslessNumbers, which every reader of a marked number also reads.
+ */
+export function parseJsonMarkedExact(text: string): unknown {
+  const counted = parseMarkedCounted(text);
+  return counted !== null && counted.keys === counted.textKeys ? counted.value : parseJsonLossless(text);
+}
+
+/** The marked value with its object members counted in the text and in the value; null where the text needs more. */
+function parseMarkedCounted(text: string): { value: unknown; keys: number; textKeys: number } | null {
+  const marked = markJsonNumbers(text);
+  if (marked === null) return null;
   let value: unknown;
   try {
-    value = JSON.parse(text.replace(VALUE_NUMBER, '$1"\\u0001$2"'));
+    value = JSON.parse(marked.text);
   } catch {
-    return parseJsonTokenized(text);
+    return null;
   }
-  return keysUnlessNumber(value) === null ? parseJsonTokenized(text) : value;
+  const keys = keysUnlessNumber(value);
+  return keys === null ? null : { value, keys, textKeys: marked.keys };
 }
 
 /** parseJsonMarked's safe path: every string and number of the text visited once. */
