@@ -1,9 +1,10 @@
 /**
- * CPU cost of one fills page on the Node side (parse, validate, map), without the database:
+ * CPU cost of one fills page on the Node side (parse as the client does, validate, map), without the database:
  * `npm run build && node dist/bench/fills-cpu.js`. Pages come from an in-process sandbox.
  */
 import { startSandbox } from '../sandbox/index.js';
 import { parseJsonLossless } from '../src/decimal/json.js';
+import { parseJsonMarkedExact } from '../src/sources/exchange/wire.js';
 import { fastFill, fillSchema, validateRecords } from '../src/sources/exchange/schemas.js';
 import { toFillRow } from '../src/sources/exchange/transform.js';
 
@@ -44,9 +45,10 @@ function time(name: string, fn: (text: string) => void, reps = 5): void {
   console.log(`${name.padEnd(34)} ${(ms / texts.length).toFixed(2)} ms/page  ${Math.round((rows * 1000) / ms)} rows/s`);
 }
 
-const parsed = texts.map((t) => parseJsonLossless(t) as unknown[]);
+const parsed = texts.map((t) => parseJsonMarkedExact(t) as unknown[]);
 time('JSON.parse (native, lossy)', (t) => void JSON.parse(t));
 time('parseJsonLossless', (t) => void parseJsonLossless(t));
+time('parseJsonMarkedExact (the fills client)', (t) => void parseJsonMarkedExact(t));
 let k = 0;
 time(
   'validateRecords(fillSchema)',
@@ -61,14 +63,14 @@ time('toFillRow', () => void validated[k++ % validated.length]!.valid.map((v) =>
 time(
   'parse+validate+map (zod)',
   (t) =>
-    void validateRecords(fillSchema, parseJsonLossless(t) as unknown[], 'execId', true).valid.map((v) =>
+    void validateRecords(fillSchema, parseJsonMarkedExact(t) as unknown[], 'execId', true).valid.map((v) =>
       toFillRow(v, { raw: false }),
     ),
 );
 time(
   'parse+validate+map (fastFill)',
   (t) =>
-    void validateRecords(fillSchema, parseJsonLossless(t) as unknown[], 'execId', true, fastFill).valid.map((v) =>
+    void validateRecords(fillSchema, parseJsonMarkedExact(t) as unknown[], 'execId', true, fastFill).valid.map((v) =>
       toFillRow(v, { raw: false }),
     ),
 );
