@@ -28,9 +28,11 @@ describeEachStore('planner statistics per account', (ctx) => {
     const db = ctx.store.db;
     await cursors('big', 1_000).execute(db);
     await counted(1_000);
-    // the first refresh: never analyzed
-    expect(await refreshPlannerStatistics(db, 'big')).toContain('sync_cursor');
-    expect(await refreshPlannerStatistics(db, 'big')).not.toContain('sync_cursor');
+    // the first refresh: every table of the new schema, never analyzed (two at once on a server), and none again
+    const first = await refreshPlannerStatistics(db, 'big');
+    expect(first).toContain('sync_cursor');
+    expect(first.length).toBeGreaterThan(20);
+    expect(await refreshPlannerStatistics(db, 'big')).toEqual([]);
     // a second account adds a tenth of the table: below the threshold, but unknown to the statistics
     await cursors('small', 100).execute(db);
     await counted(100);
