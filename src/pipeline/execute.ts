@@ -36,6 +36,8 @@ export interface ExecuteOptions {
   now?: Date;
   /** The batch this run is an account's run of; its row is linked to it. */
   batchId?: string;
+  /** Also hold the account's rate group lock (the fleet's workers: one run of a group at a time across machines). */
+  rateGroup?: string;
   /** Told the run's id as soon as its row exists (a batch records it before the run ends). */
   onRunCreated?: (runId: string) => void;
 }
@@ -77,7 +79,7 @@ export async function executeRun<T>(
   const target = databaseTarget(config.database.url, config.database.dataDir);
   return withRunLock(
     store,
-    { account, wait: options.wait, signal: options.signal, logger: deps.logger },
+    { account, rateGroup: options.rateGroup, wait: options.wait, signal: options.signal, logger: deps.logger },
     async (lock) => {
       const now = options.now ?? new Date();
       const interrupted = await retryOnLostConnection(() => failInterruptedRuns(store.db, account, now));

@@ -18,6 +18,12 @@ export class RunLockedError extends AppError {
 
 export interface LockOptions {
   account: string;
+  /**
+   * Also hold the lock of this rate group, on the same session: one run of the group's accounts at a time across every
+   * process (the fleet's workers, whose request budgets are their own). The run waits for it (or is refused without
+   * `wait`) as for the account's lock.
+   */
+  rateGroup?: string;
   /** Wait for the run in progress to finish instead of refusing at once. */
   wait?: boolean;
   signal?: AbortSignal;
@@ -49,29 +55,51 @@ export async function withRunLock<T>(
   const held = heldInProcess.get(store) ?? new Set<string>();
   heldInProcess.set(store, held);
   const key = `ramp-recon:run:${options.account}`;
+  const groupKey = options.rateGroup === undefined ? null : `ramp-recon:rate-group:${options.rateGroup}`;
+  const describeGroup = async () => `another run of rate group ${options.rateGroup ?? ''} is in progress`;
 
-  let waitedLogged = false;
+  const describeAccount = () => describeRunning(store, options.account);
+  // Each lock's wait is logged once.
+  const waitedFor = new Set<() => Promise<string>>();
   const waitOrRefuse = async (describe: () => Promise<string>) => {
     const what = await describe();
     if (!options.wait)
       throw new RunLockedError(`${what}; try again when it has finished, or pass --wait to wait for it`);
-    if (!waitedLogged) {
+    if (!waitedFor.has(describe)) {
       options.logger?.info(`${what}; waiting for it to finish (--wait)`);
-      waitedLogged = true;
+      waitedFor.add(describe);
     }
     await sleep(WAIT_POLL_MS, options.signal);
   };
 
   // In-process first: cheap, and the only exclusion on the embedded database.
-  while (held.has(key)) await waitOrRefuse(() => describeRunning(store, options.account));
+  while (held.has(key)) await waitOrRefuse(describeAccount);
   held.add(key);
+  let heldGroup = false;
   try {
+    if (groupKey !== null) {
+      while (held.has(groupKey)) await waitOrRefuse(describeGroup);
+      held.add(groupKey);
+      heldGroup = true;
+    }
     // The embedded database's lock is the data-folder lock file and this process: it cannot be lost.
     if (store.kind === 'embedded') return await fn({ lost: new AbortController().signal });
     return await store.withSession(async (session) => {
       for (;;) {
         if (await tryAdvisoryLock(session, key)) break;
-        await waitOrRefuse(() => describeRunning(store, options.account));
+        await waitOrRefuse(describeAccount);
+      }
+      // The account's lock first, then its group's, always in that order. pg-boss's groupConcurrency alone let two
+      // workers that fetched at the same instant each claim a job of one group (both saw no active job of it).
+      try {
+        if (groupKey !== null)
+          for (;;) {
+            if (await tryAdvisoryLock(session, groupKey)) break;
+            await waitOrRefuse(describeGroup);
+          }
+      } catch (err) {
+        await advisoryUnlock(session, key).catch(() => {});
+        throw err;
       }
       // The server drops a session's advisory locks with the session: once the session is gone
       // another run may take the lock, so this run must stop (its stage fails with this reason).
@@ -83,12 +111,13 @@ export async function withRunLock<T>(
       try {
         return await fn({ lost: lost.signal });
       } finally {
-        await advisoryUnlock(session, key).catch(() => {
-          // The connection is gone: the server released the lock with it.
-        });
+        // A lost connection: the server released the locks with it.
+        if (groupKey !== null) await advisoryUnlock(session, groupKey).catch(() => {});
+        await advisoryUnlock(session, key).catch(() => {});
       }
     });
   } finally {
+    if (heldGroup && groupKey !== null) held.delete(groupKey);
     held.delete(key);
   }
 }

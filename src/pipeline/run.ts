@@ -30,6 +30,8 @@ export interface PipelineOptions {
   now?: Date;
   /** The batch this is an account's run of (multi-account configs), and who to tell its run id. */
   batchId?: string;
+  /** Hold the account's rate group lock for the run (workers: one run of a group at a time across the fleet). */
+  rateGroup?: string;
   onRunCreated?: (runId: string) => void;
 }
 
@@ -74,6 +76,7 @@ export async function runPipeline(
       signal: options.signal,
       now: options.now,
       batchId: options.batchId,
+      rateGroup: options.rateGroup,
       onRunCreated: options.onRunCreated,
     },
     async (ctx, stage) => {

@@ -217,6 +217,9 @@ async function runAccountJob(
         wait: true,
         signal: job.signal,
         batchId: data.batchId,
+        // pg-boss's group limit is counted at fetch time: two workers fetching at once can both claim a job of the
+        // group. The group's lock, held for the run, makes the second wait for the first (docs/workers.md).
+        rateGroup: config.rateGroup,
         onRunCreated: (runId) => void setBatchAccountRun(db, data.batchId, data.account, runId).catch(() => {}),
       },
     );

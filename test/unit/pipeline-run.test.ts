@@ -277,6 +277,49 @@ for (const kind of storeKinds) {
     });
 
     if (kind === 'postgres') {
+      it('with a rate group, holds its lock too: another account of the group waits, from any pool; others run', async () => {
+        const other = await openStore({ url: test.url, schema: test.schema });
+        const globex: Config = { ...config, account: 'globex' };
+        const asGroup = (rateGroup: string, wait = false) =>
+          ({ period, trigger: 'enqueue', email: false, rateGroup, wait }) as const;
+        try {
+          let release!: () => void;
+          const gate = new Promise<void>((r) => (release = r));
+          let started!: () => void;
+          const isStarted = new Promise<void>((r) => (started = r));
+          const first = runPipeline(
+            { store, config, logger, stages: fakeStages([], { syncExchange: async () => (started(), gate) }) },
+            asGroup('org'),
+          );
+          await isStarted;
+          await expect(
+            runPipeline({ store: other, config: globex, logger, stages: fakeStages([]) }, asGroup('org')),
+          ).rejects.toThrow(/another run of rate group org is in progress/);
+          // Refused on the group, the account's own lock was let go: globex runs in another group at once, from the
+          // other pool too (a session keeps its advisory locks when it goes back to its pool).
+          const elsewhere = await runPipeline(
+            { store, config: globex, logger, stages: fakeStages([]) },
+            asGroup('other-org'),
+          );
+          expect(elsewhere.status).toBe('succeeded');
+          const waiting = runPipeline(
+            { store: other, config: globex, logger, stages: fakeStages([]) },
+            asGroup('org', true),
+          );
+          let waitedDone = false;
+          void waiting.then(() => (waitedDone = true));
+          await new Promise((r) => setTimeout(r, 1_500));
+          expect(waitedDone).toBe(false);
+          release();
+          const [a, b] = await Promise.all([first, waiting]);
+          expect([a.status, b.status]).toEqual(['succeeded', 'succeeded']);
+          const [runA, runB] = await Promise.all([getRun(store.db, a.runId), getRun(store.db, b.runId)]);
+          expect(runB!.started_at.getTime()).toBeGreaterThanOrEqual(runA!.finished_at!.getTime());
+        } finally {
+          await other.close();
+        }
+      });
+
       it('holds a Postgres advisory lock that another connection pool (another process) cannot take', async () => {
         const other = await openStore({ url: test.url, schema: test.schema });
         try {
