@@ -33,13 +33,6 @@ export function parseJsonLossless(text: string): unknown {
 
 const NOT_EXACT: unique symbol = Symbol('not exact');
 
-/**
- * A JSON number (exactly JSON's grammar: no leading zero) where a value stands: after a colon, a comma or a
- * bracket, before a comma or a closing bracket. markJsonNumbers marks the same numbers in one pass of its own; the
- * expression stays as the specification its tests compare with.
- */
-export const VALUE_NUMBER = /([:,[]\s*)(-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?)(?=\s*[,\]}])/g;
-
 const isJsonSpace = (c: number) => c === 32 || c === 10 || c === 13 || c === 9;
 const isDigit = (c: number) => c >= 48 && c <= 57;
 
@@ -50,10 +43,10 @@ function digitsEnd(text: string, i: number): number {
 }
 
 /**
- * The text with every JSON number turned into a marked string (`"\u0001<its text>"`, what VALUE_NUMBER's
- * replacement writes), and the number of object members in it (strings followed by a colon, outside strings). One
- * pass, strings skipped by indexOf: about half the time of the regular expression and its replacement, and the
- * member count for free (a fills page of 1,000: 0.86 ms against 1.86 ms, plus 0.64 ms for a second expression that
+ * The text with every JSON number turned into a marked string (`"\u0001<its text>"`), and the number of object
+ * members in it (strings followed by a colon, outside strings). One
+ * pass, strings skipped by indexOf: about half the time of the regular expression and its replacement it replaced
+ * (the tests keep that expression as its specification), and the member count for free (a fills page of 1,000: 0.86 ms against 1.86 ms, plus 0.64 ms for a second expression that
  * counted the members). Null where a number stands anywhere but in value position (after a colon, a comma or an
  * opening bracket, before a comma or a closing bracket), or a number or a string is malformed: never valid JSON,
  * which the callers' slower paths then report. Anything else is copied as it is and left to JSON.parse to judge:
@@ -131,15 +124,26 @@ export function markJsonNumbers(text: string): { text: string; keys: number } | 
  */
 function nativeWhenExact(text: string): unknown {
   if (text.includes('\\u0001')) return NOT_EXACT;
+  const parsed = parseMarked(text, true);
+  return parsed !== null && parsed.keys === parsed.textKeys ? parsed.value : NOT_EXACT;
+}
+
+/**
+ * JSON.parse of the marked text (markJsonNumbers) with its object members counted in the text (`textKeys`) and in the
+ * value (`keys`: fewer where an object repeats a key); null where the text needs a slower path (a number out of value
+ * position, text JSON.parse refuses, a number left unmarked). `unmark`: marked numbers become LosslessNumbers.
+ */
+export function parseMarked(text: string, unmark = false): { value: unknown; keys: number; textKeys: number } | null {
   const marked = markJsonNumbers(text);
-  if (marked === null) return NOT_EXACT;
+  if (marked === null) return null;
   let value: unknown;
   try {
     value = JSON.parse(marked.text);
   } catch {
-    return NOT_EXACT;
+    return null;
   }
-  return keysUnlessNumber(value, true) === marked.keys ? value : NOT_EXACT;
+  const keys = keysUnlessNumber(value, unmark);
+  return keys === null ? null : { value, keys, textKeys: marked.keys };
 }
 
 /** Serializes a value parsed by parseJsonLossless back to JSON text, digits intact. */
@@ -191,7 +195,7 @@ export function jsonNumber(value: unknown): number | null {
 /**
  * The number of object members in a value parsed by JSON.parse, or null when it holds a JS number anywhere (a JSON
  * number turned into a double, its digits possibly lost). `unmark`: also turn every marked number (a string starting
- * with \u0001, VALUE_NUMBER) into a LosslessNumber, in place. A "__proto__" member JSON.parse made is an own property,
+ * with \u0001, markJsonNumbers) into a LosslessNumber, in place. A "__proto__" member JSON.parse made is an own property,
  * so the assignment writes the member, not the prototype.
  */
 export function keysUnlessNumber(value: unknown, unmark = false): number | null {

@@ -75,12 +75,11 @@ export async function withRunLock<T>(
   // In-process first: cheap, and the only exclusion on the embedded database.
   while (held.has(key)) await waitOrRefuse(describeAccount);
   held.add(key);
-  let heldGroup = false;
+  let heldGroup: string | null = null;
   try {
     if (groupKey !== null) {
       while (held.has(groupKey)) await waitOrRefuse(describeGroup);
-      held.add(groupKey);
-      heldGroup = true;
+      held.add((heldGroup = groupKey));
     }
     // The embedded database's lock is the data-folder lock file and this process: it cannot be lost.
     if (store.kind === 'embedded') return await fn({ lost: new AbortController().signal });
@@ -117,7 +116,7 @@ export async function withRunLock<T>(
       }
     });
   } finally {
-    if (heldGroup && groupKey !== null) held.delete(groupKey);
+    if (heldGroup !== null) held.delete(heldGroup);
     held.delete(key);
   }
 }

@@ -7,7 +7,6 @@ import {
   LosslessNumber,
   markJsonNumbers,
   parseJsonLossless,
-  VALUE_NUMBER,
 } from '../../src/decimal/json.js';
 import {
   parseJsonMarked,
@@ -80,6 +79,12 @@ describe('parseJsonMarked: numbers marked without a call per token, as the token
     expect(() => parseJsonMarked('{"a":1,}')).toThrow(SyntaxError);
   });
 });
+
+/**
+ * The expression markJsonNumbers replaced, kept as its specification: a JSON number (exactly JSON's grammar) where a
+ * value stands, after a colon, a comma or a bracket and before a comma or a closing bracket.
+ */
+const VALUE_NUMBER = /([:,[]\s*)(-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?)(?=\s*[,\]}])/g;
 
 /** Object members counted in a parsed value (a repeated key counts once). */
 function members(value: unknown): number {

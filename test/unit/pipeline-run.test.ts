@@ -56,6 +56,19 @@ function fakeStages(calls: string[], overrides: Partial<Stages> = {}): Stages {
   };
 }
 
+/** A run held in its first stage until `release()`; `started` resolves once it is there (holding its locks). */
+function gatedRun(deps: Omit<Parameters<typeof runPipeline>[0], 'stages'>, options: Parameters<typeof runPipeline>[1]) {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let entered!: () => void;
+  const started = new Promise<void>((r) => (entered = r));
+  const run = runPipeline(
+    { ...deps, stages: fakeStages([], { syncExchange: async () => (entered(), gate) }) },
+    options,
+  );
+  return { run, started, release };
+}
+
 const period: Period = { from: '2026-11-01', to: '2026-11-02' };
 
 for (const kind of storeKinds) {
@@ -226,18 +239,12 @@ for (const kind of storeKinds) {
     });
 
     it('refuses a second run of the account while one is in progress, and waits with wait: true', async () => {
-      let release!: () => void;
-      const gate = new Promise<void>((r) => (release = r));
-      let started!: () => void;
-      const isStarted = new Promise<void>((r) => (started = r));
-      const slow = fakeStages([], {
-        syncExchange: async () => {
-          started();
-          await gate;
-        },
-      });
-      const first = runPipeline({ store, config, logger, stages: slow }, { period, trigger: 'schedule', email: false });
-      await isStarted;
+      const {
+        run: first,
+        started,
+        release,
+      } = gatedRun({ store, config, logger }, { period, trigger: 'schedule', email: false });
+      await started;
       const refused = runPipeline(
         { store, config, logger, stages: fakeStages([]) },
         { period, trigger: 'cli', email: false },
@@ -283,15 +290,8 @@ for (const kind of storeKinds) {
         const asGroup = (rateGroup: string, wait = false) =>
           ({ period, trigger: 'enqueue', email: false, rateGroup, wait }) as const;
         try {
-          let release!: () => void;
-          const gate = new Promise<void>((r) => (release = r));
-          let started!: () => void;
-          const isStarted = new Promise<void>((r) => (started = r));
-          const first = runPipeline(
-            { store, config, logger, stages: fakeStages([], { syncExchange: async () => (started(), gate) }) },
-            asGroup('org'),
-          );
-          await isStarted;
+          const { run: first, started, release } = gatedRun({ store, config, logger }, asGroup('org'));
+          await started;
           await expect(
             runPipeline({ store: other, config: globex, logger, stages: fakeStages([]) }, asGroup('org')),
           ).rejects.toThrow(/another run of rate group org is in progress/);
@@ -323,15 +323,12 @@ for (const kind of storeKinds) {
       it('holds a Postgres advisory lock that another connection pool (another process) cannot take', async () => {
         const other = await openStore({ url: test.url, schema: test.schema });
         try {
-          let release!: () => void;
-          const gate = new Promise<void>((r) => (release = r));
-          let started!: () => void;
-          const isStarted = new Promise<void>((r) => (started = r));
-          const first = runPipeline(
-            { store, config, logger, stages: fakeStages([], { syncExchange: async () => (started(), gate) }) },
-            { period, trigger: 'cli', email: false },
-          );
-          await isStarted;
+          const {
+            run: first,
+            started,
+            release,
+          } = gatedRun({ store, config, logger }, { period, trigger: 'cli', email: false });
+          await started;
           await expect(
             runPipeline(
               { store: other, config, logger, stages: fakeStages([]) },

@@ -9,7 +9,7 @@
  * a marked number back.
  */
 
-import { keysUnlessNumber, markJsonNumbers, parseJsonLossless, stringifyParsedJson } from '../../decimal/json.js';
+import { parseJsonLossless, parseMarked, stringifyParsedJson } from '../../decimal/json.js';
 
 // A JSON string (unrolled loop, escapes included) or a JSON number outside strings.
 const TOKEN = /"[^"\\]*(?:\\.[^"\\]*)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
@@ -17,13 +17,13 @@ const MARKED = /"\\u0001([^"]*)"/g;
 
 /**
  * JSON.parse keeping every number's text as a marked string. Throws on text that is not JSON. Pages are marked by
- * markJsonNumbers first (one pass; a fills page about twice as fast as the tokenizing path); its value is kept when
+ * markJsonNumbers first (decimal/json.ts parseMarked: one pass; a fills page about twice as fast as the tokenizing path); its value is kept when
  * JSON.parse took it and no number is left unmarked, else the text is tokenized string by string. An object that
  * repeats a key keeps the last value, as JSON.parse does.
  */
 export function parseJsonMarked(text: string): unknown {
-  const counted = parseMarkedCounted(text);
-  return counted === null ? parseJsonTokenized(text) : counted.value;
+  const parsed = parseMarked(text);
+  return parsed === null ? parseJsonTokenized(text) : parsed.value;
 }
 
 /**
@@ -33,22 +33,8 @@ export function parseJsonMarked(text: string): unknown {
  * then as LosslessNumbers, which every reader of a marked number also reads.
  */
 export function parseJsonMarkedExact(text: string): unknown {
-  const counted = parseMarkedCounted(text);
-  return counted !== null && counted.keys === counted.textKeys ? counted.value : parseJsonLossless(text);
-}
-
-/** The marked value with its object members counted in the text and in the value; null where the text needs more. */
-function parseMarkedCounted(text: string): { value: unknown; keys: number; textKeys: number } | null {
-  const marked = markJsonNumbers(text);
-  if (marked === null) return null;
-  let value: unknown;
-  try {
-    value = JSON.parse(marked.text);
-  } catch {
-    return null;
-  }
-  const keys = keysUnlessNumber(value);
-  return keys === null ? null : { value, keys, textKeys: marked.keys };
+  const parsed = parseMarked(text);
+  return parsed !== null && parsed.keys === parsed.textKeys ? parsed.value : parseJsonLossless(text);
 }
 
 /** parseJsonMarked's safe path: every string and number of the text visited once. */
