@@ -231,9 +231,9 @@ export async function writeReport(
    * per record.
    */
   const detailSources = (): DetailSource[] => [
-    { spec: partnerOrdersSpec, csv: partnerOrderCsvPages(db, account, span, index.csvFields('partnerOrder')) },
+    { spec: partnerOrdersSpec, csv: partnerOrderCsvPages(ctx.store, account, span, index.csvFields('partnerOrder')) },
     periodSheet.ordersVsFills(),
-    { spec: fillsSpec, csv: fillCsvPages(db, account, span, fillCsvFields(precision, index, feeCurrency)) },
+    { spec: fillsSpec, csv: fillCsvPages(ctx.store, account, span, fillCsvFields(precision, index, feeCurrency)) },
     periodSheet.deposits(),
     periodSheet.withdrawals(),
   ];

@@ -1,10 +1,20 @@
 /** The biggest detail files (fills, partner orders) as CSV text Postgres writes: each row's line formatted in SQL
- * and a page of lines joined there, so a million fills cost no row object, Decimal or Date on the client, only one
- * string per page.
+ * and streamed by COPY on a server (keyset pages of lines joined in SQL on the embedded database), so a million fills
+ * cost no row object, Decimal or Date on the client.
  */
 import { sql, type RawBuilder } from 'kysely';
-import type { Db } from './database.js';
+import pg from 'pg';
+import type { Db, Store } from './database.js';
+import { binaryCopyTexts } from './copy-binary.js';
 import { keysetScan, type Span, type TimeKey } from './keyset.js';
+
+/** Where CSV text is read from: the store's queries, and on a server its COPY stream. */
+export type CsvReader = Pick<Store, 'db' | 'copyOut'>;
+
+/** A value written into the SQL text (COPY takes no parameters), quoted and escaped as libpq does. */
+function literal(value: string): RawBuilder<unknown> {
+  return sql.raw(pg.escapeLiteral(value));
+}
 
 /**
  * A timestamptz as ISO 8601 UTC with milliseconds, cut (not rounded) to the millisecond as a JS Date cuts the stored
@@ -32,7 +42,7 @@ export function csvFieldSql(expr: RawBuilder<unknown>, plain = false): RawBuilde
 
 /** A field looked up by `key` in a JSON object of ready CSV field texts (an absent key prints ''). */
 export function csvLookupSql(fields: ReadonlyMap<string, string>, key: RawBuilder<unknown>): RawBuilder<string> {
-  return sql<string>`coalesce(${JSON.stringify(Object.fromEntries(fields))}::jsonb ->> (${key})::text, '')`;
+  return sql<string>`coalesce(${literal(JSON.stringify(Object.fromEntries(fields)))}::jsonb ->> (${key})::text, '')`;
 }
 
 /** Rows per page of CSV text: a page is one string, so a bigger page costs the client nothing per row. */
@@ -44,22 +54,40 @@ export interface CsvPage {
   rows: number;
 }
 
+/** What csvPages reads: the rows of `table` of one account whose time column is in the span, as `fields`. */
+export interface CsvQuery {
+  table: string;
+  account: string;
+  span: Span;
+  columns: { time: string; id: string; idType: 'text' | 'bigint' };
+  fields: RawBuilder<string>[];
+}
+
 /**
  * The rows of `table` of one account whose time column is in the span, in (time, id) order, as CSV lines of
- * `fields` (csvFieldSql, csvLookupSql): keyset pages of `pageSize` rows, each read as one string (string_agg), the
- * next page asked for while the caller writes this one.
+ * `fields` (csvFieldSql, csvLookupSql). On a server, one COPY of the lines (binary, so each line's bytes arrive as
+ * Postgres wrote them): a third of the database time of paging. Otherwise keyset pages of `pageSize` rows, each read
+ * as one string (string_agg), the next page asked for while the caller writes this one.
  */
-export function csvPages(
-  db: Db,
-  q: {
-    table: string;
-    account: string;
-    span: Span;
-    columns: { time: string; id: string; idType: 'text' | 'bigint' };
-    fields: RawBuilder<string>[];
-  },
-  pageSize: number,
-): AsyncGenerator<CsvPage> {
+export function csvPages(reader: CsvReader, q: CsvQuery, pageSize: number): AsyncGenerator<CsvPage> {
+  return reader.copyOut ? copiedLines(reader.db, reader.copyOut.bind(reader), q) : pagedLines(reader.db, q, pageSize);
+}
+
+function copiedLines(db: Db, copyOut: (query: string) => AsyncIterable<Buffer>, q: CsvQuery): AsyncGenerator<CsvPage> {
+  const time = sql.ref(q.columns.time);
+  const line = sql.join(q.fields, sql`|| ',' ||`);
+  const { sql: text, parameters } = sql`
+    copy (
+      select ${line} || chr(13) || chr(10) from ${sql.table(q.table)}
+      where account = ${literal(q.account)} and ${time} >= ${literal(q.span.from.toISOString())}::timestamptz
+        and ${time} < ${literal(q.span.to.toISOString())}::timestamptz
+      order by ${time}, ${sql.ref(q.columns.id)}
+    ) to stdout (format binary)`.compile(db);
+  if (parameters.length) throw new Error(`a COPY query cannot take parameters (${parameters.length} given)`);
+  return binaryCopyTexts(copyOut(text));
+}
+
+function pagedLines(db: Db, q: CsvQuery, pageSize: number): AsyncGenerator<CsvPage> {
   const time = sql.ref(q.columns.time);
   const id = sql.ref(q.columns.id);
   const line = sql.join(q.fields, sql`|| ',' ||`);

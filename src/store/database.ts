@@ -3,6 +3,7 @@ import { mkdirSync, openSync, closeSync, writeFileSync, readFileSync, unlinkSync
 import { join } from 'node:path';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import copyStreams from 'pg-copy-streams';
 import { PGlite } from '@electric-sql/pglite';
 import { PGliteDialect } from 'kysely-pglite-dialect';
 import type { DB } from './schema.js';
@@ -28,6 +29,12 @@ export interface Store {
    * for lock and unlock; a pool would hand out a different one).
    */
   withSession<T>(fn: (session: Session) => Promise<T>): Promise<T>;
+  /**
+   * On a Postgres server only: the bytes of `COPY (...) TO STDOUT` (the query text whole, values inlined: COPY takes
+   * no parameters), streamed on a session of its own. PGlite's COPY writes to a blob it holds whole, so the embedded
+   * store has none and its callers page with queries instead.
+   */
+  copyOut?(query: string): AsyncIterable<Buffer>;
   close(): Promise<void>;
 }
 
@@ -129,6 +136,22 @@ function openPostgres(url: string, options: OpenOptions): Store {
         listeners.length = 0;
         // A lost connection is destroyed, not handed back to the pool.
         client.release(lostError);
+      }
+    },
+    async *copyOut(query) {
+      const client = await pool.connect();
+      let finished = false;
+      let failure: Error | undefined;
+      try {
+        for await (const chunk of client.query(copyStreams.to(query))) yield chunk as Buffer;
+        finished = true;
+      } catch (err) {
+        failure = err as Error;
+        throw err;
+      } finally {
+        // A COPY left midway (its reader stopped, or it failed) leaves the connection inside the COPY protocol: it is
+        // closed rather than handed back to the pool.
+        client.release(finished ? undefined : (failure ?? new Error('COPY stopped before its end')));
       }
     },
     async close() {

@@ -19,7 +19,16 @@ import type {
 import type { BalanceRec, FillRec, OrderVsFillsRec } from '../domain/index.js';
 import { idPages, keysetScan, PAGE_SIZE, spanPages, timeKey, type Span } from './keyset.js';
 import { newestSnapshot } from './snapshots.js';
-import { CSV_PAGE_SIZE, csvFieldSql, csvLookupSql, csvPages, decimalText, isoText, type CsvPage } from './csv-text.js';
+import {
+  CSV_PAGE_SIZE,
+  csvFieldSql,
+  csvLookupSql,
+  csvPages,
+  decimalText,
+  isoText,
+  type CsvPage,
+  type CsvReader,
+} from './csv-text.js';
 import { rowsByKey } from './rows-by-key.js';
 import { changedFillIds, changedOrderIds, changedRow } from './changes.js';
 
@@ -656,13 +665,13 @@ export async function* fillsByTimeIn(
  * currency (asked once per symbol of the span), and `breakFields`, the Open breaks field of each fill that has one.
  */
 export async function* fillCsvPages(
-  db: Db,
+  reader: CsvReader,
   account: string,
   span: Span,
   print: { feeField: (symbol: string) => string; breakFields: ReadonlyMap<string, string> },
   pageSize = CSV_PAGE_SIZE,
 ): AsyncGenerator<CsvPage> {
-  const symbols = await db
+  const symbols = await reader.db
     .selectFrom('exchange_fill')
     .select('symbol')
     .distinct()
@@ -673,7 +682,7 @@ export async function* fillCsvPages(
   const feeFields = new Map(symbols.map((r) => [r.symbol, print.feeField(r.symbol)]));
   const field = (expr: RawBuilder<unknown>) => csvFieldSql(expr, true);
   yield* csvPages(
-    db,
+    reader,
     {
       table: 'exchange_fill',
       account,

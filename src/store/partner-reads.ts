@@ -7,7 +7,16 @@ import { numericOrZero } from './type-parsers.js';
 import type { PartnerOrderRow } from './schema.js';
 import type { PartnerOrder, WebhookEventLite } from '../domain/index.js';
 import type { PartnerDailyRec, PartnerOrderRec, WebhookStats } from '../domain/index.js';
-import { CSV_PAGE_SIZE, csvFieldSql, csvLookupSql, csvPages, decimalText, isoText, type CsvPage } from './csv-text.js';
+import {
+  CSV_PAGE_SIZE,
+  csvFieldSql,
+  csvLookupSql,
+  csvPages,
+  decimalText,
+  isoText,
+  type CsvPage,
+  type CsvReader,
+} from './csv-text.js';
 import { idPages, PAGE_SIZE, spanPages, timeKey, type Span } from './keyset.js';
 import { changedHashes, changedRow } from './changes.js';
 import { rowsByKey } from './rows-by-key.js';
@@ -111,7 +120,7 @@ export async function* partnerOrdersCreatedIn(
  * or row object on the client. `breakFields`: the Open breaks field (ready CSV text) of each order that has one.
  */
 export function partnerOrderCsvPages(
-  db: Db,
+  reader: CsvReader,
   account: string,
   span: Span,
   breakFields: ReadonlyMap<string, string>,
@@ -120,7 +129,7 @@ export function partnerOrderCsvPages(
   const amount = (column: string) => csvFieldSql(decimalText(sql.ref(column)), true);
   const text = (column: string) => csvFieldSql(sql.ref(column));
   return csvPages(
-    db,
+    reader,
     {
       table: 'partner_order',
       account,

@@ -2,7 +2,7 @@ import { beforeAll, expect, it } from 'vitest';
 import type { Store } from '../../src/store/database.js';
 import { eachRow } from '../../src/store/keyset.js';
 import { fillCsvPages, fillsByTimeIn } from '../../src/store/exchange-reads.js';
-import type { CsvPage } from '../../src/store/csv-text.js';
+import type { CsvPage, CsvReader } from '../../src/store/csv-text.js';
 import { csvLine } from '../../src/report/csv.js';
 import { Precision } from '../../src/report/precision.js';
 import {
@@ -20,6 +20,9 @@ import { describeEachStore } from '../helpers/db.js';
 
 const ACCOUNT = 'default';
 const SPAN = { from: new Date('2026-11-01T00:00:00Z'), to: new Date('2026-11-02T00:00:00Z') };
+
+/** The store without its COPY stream: CSV text by keyset pages, as on the embedded database. */
+const paged = (store: Store): CsvReader => ({ db: store.db });
 
 /** The lines of CSV pages, and the row counts the pages claim (which must add up to the lines). */
 async function linesOf(pages: AsyncIterable<CsvPage>): Promise<string[]> {
@@ -133,14 +136,42 @@ describeEachStore('the detail CSV of the fills and partner orders, read as text'
     const generic: string[] = [];
     for await (const o of eachRow(partnerOrdersCreatedIn(t.store.db, ACCOUNT, SPAN)))
       generic.push(csvLine(partnerOrderRow(o, Precision.empty(), breaks).cells, width));
-    const text = await linesOf(partnerOrderCsvPages(t.store.db, ACCOUNT, SPAN, breaks.csvFields('partnerOrder'), 2));
+    const text = await linesOf(partnerOrderCsvPages(t.store, ACCOUNT, SPAN, breaks.csvFields('partnerOrder'), 2));
     expect(text).toEqual(generic);
+    // On a server the store streams the lines by COPY; the keyset pages give the same bytes.
+    expect(
+      await linesOf(partnerOrderCsvPages(paged(t.store), ACCOUNT, SPAN, breaks.csvFields('partnerOrder'), 2)),
+    ).toEqual(generic);
     expect(text).toEqual([
       '2026-11-01T00:00:00.000Z,a-1,BUY,COMPLETED,2026-11-01T00:00:00.000Z,EUR,100,BTC,0.0015,108.7,2.99,3.25,1,1.09,1.5,1.63,CARD,bc1q-wallet,0xa-1,ref-a-1,\r\n',
       '2026-11-01T09:30:15.123Z,a-2,BUY,PENDING,2026-11-01T09:31:00.999Z,EUR,100,BTC,,,2.99,3.25,1,1.09,1.5,1.63,,bc1q-wallet,,,\r\n',
       '2026-11-01T12:00:00.000Z,a-4,BUY,COMPLETED,2026-11-01T12:00:00.000Z,EUR,100,BTC,0.0015,108.7,2.99,3.25,1,1.09,1.5,1.63,"CARD\nLINE",bc1q-wallet,0xa-4,"ref, ""quoted""","P_PARTNER_FEE_RATE, P_FEE_USD"\r\n',
       '2026-11-01T23:59:59.999Z,a-3,BUY,COMPLETED,2026-11-01T23:59:59.999Z,EUR,0.000000000000000001,BTC,0.0015,108.7,2.99,3.25,0,1.09,1.5,1.63,CARD,bc1q-wallet,0xa-3,ref-a-3,P_PARTNER_FEE_RATE\r\n',
     ]);
+  });
+
+  it('reads only an account whose name needs quoting in SQL text, with a fee currency holding a backslash', async () => {
+    const account = `o'neil \\ "desk"`;
+    await t.store.db
+      .insertInto('exchange_fill')
+      .values({
+        account,
+        exec_id: '42',
+        ex_ord_id: '43',
+        trade_id: null,
+        side: 'SELL',
+        symbol: `IT'S-\\EUR`,
+        price: '1.10',
+        qty: '2',
+        fee: '0.01',
+        timestamp: '2026-11-01T06:00:00Z',
+        raw: '{}',
+      })
+      .execute();
+    const print = fillCsvFields(Precision.empty(), new BreakIndex([]), 'counter');
+    const expected = [`2026-11-01T06:00:00.000Z,42,43,,IT'S-\\EUR,SELL,1.1,2,2.2,0.01,\\EUR,\r\n`];
+    expect(await linesOf(fillCsvPages(t.store, account, SPAN, print))).toEqual(expected);
+    expect(await linesOf(fillCsvPages(paged(t.store), account, SPAN, print))).toEqual(expected);
   });
 
   it('prints every fill byte for byte as the Fills sheet row does', async () => {
@@ -165,14 +196,17 @@ describeEachStore('the detail CSV of the fills and partner orders, read as text'
       for await (const f of eachRow(fillsByTimeIn(t.store.db, ACCOUNT, SPAN)))
         generic.push(csvLine(fillRow(f, precision, breaks, feeCurrency).cells, width));
       const text = await linesOf(
-        fillCsvPages(t.store.db, ACCOUNT, SPAN, fillCsvFields(precision, breaks, feeCurrency), 2),
+        fillCsvPages(t.store, ACCOUNT, SPAN, fillCsvFields(precision, breaks, feeCurrency), 2),
       );
       expect(text).toEqual(generic);
+      expect(
+        await linesOf(fillCsvPages(paged(t.store), ACCOUNT, SPAN, fillCsvFields(precision, breaks, feeCurrency), 2)),
+      ).toEqual(generic);
       // the last fill's time rounds to the next day's first microsecond: outside the span
       expect(text).toHaveLength(5);
     }
     // What the texts are: milliseconds cut, trailing zeros dropped, the exact product, nulls empty.
-    const lines = await linesOf(fillCsvPages(t.store.db, ACCOUNT, SPAN, fillCsvFields(precision, breaks, 'counter')));
+    const lines = await linesOf(fillCsvPages(t.store, ACCOUNT, SPAN, fillCsvFields(precision, breaks, 'counter')));
     expect(lines[0]).toBe(
       '2026-11-01T00:00:00.000Z,1000000000001,900000000001,700000000001,ETH-EUR,BUY,2000.1,1.5,3000.15,3.0015,EUR,\r\n',
     );
