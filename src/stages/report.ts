@@ -1,7 +1,7 @@
 /** The report stage: reads the run and its period from the store and streams the workbook to REPORTS_DIR. */
 import { basename, join } from 'node:path';
 import { breakRecords, type BreakKeys } from '../store/break-records.js';
-import { exchangeDailyIn } from '../store/exchange-daily.js';
+import { exchangeDailyIn, fillCountsOfDays } from '../store/exchange-daily.js';
 import { exchangeDailyRows, exchangeDailySpec } from '../report/exchange-daily-sheet.js';
 import { detailFolderName, writeDetail, type DetailSource, type DetailWritten } from '../report/detail.js';
 import type { StageContext } from './context.js';
@@ -155,6 +155,10 @@ export async function writeReport(
   const debitStates = ctx.config.exchange.withdrawalDebitStates;
   const feeCurrency = ctx.config.exchange.feeCurrency;
 
+  // One scan of the period's fills per day and symbol: the Exchange daily sheet, the exchange fees of the Summary's
+  // fee days, and, added up, the Summary's fill totals, the Coverage sheet's stored fills per day and the symbols of
+  // the detail's fills (a million fills scanned once, not four times).
+  const exchangeDaysRead = exchangeDailyIn(db, account, span, debitStates);
   // One read of the open breaks, each with inPeriod, and one count of them: the Summary, the Breaks
   // sheet and (stored with the workbook) the e-mail all show these.
   // The reads below are independent: side by side, each on a session of its own on a Postgres server.
@@ -173,16 +177,16 @@ export async function writeReport(
   ] = await Promise.all([
     openBreaksOfRun(db, run),
     loadPrecision(db, account),
-    periodTotals(db, account, span, debitStates),
+    exchangeDaysRead.then((days) => periodTotals(db, account, span, debitStates, days.fills)),
     partnerDailyIn(db, account, span),
     latestBalances(db, account, ctx.config.exchange.account),
     balanceRollOfRun(db, runId),
-    coverageOfDays(db, account, period),
+    exchangeDaysRead.then((days) =>
+      coverageOfDays(db, account, period, new Map([['exchange:fills', fillCountsOfDays(days.fills)]])),
+    ),
     webhookStatsIn(db, account, span),
     usdRateInputs(db, account, ctx.config.exchange.account, span),
-    // One scan of the period's fills per day and symbol: the Exchange daily sheet, and the exchange fees of the
-    // Summary's fee days.
-    exchangeDailyIn(db, account, span, debitStates),
+    exchangeDaysRead,
     partnerFeesByDay(db, account, span),
   ]);
   const openBreaks = sortBreaks(openBreaksRaw);
@@ -233,7 +237,12 @@ export async function writeReport(
   const detailSources = (): DetailSource[] => [
     { spec: partnerOrdersSpec, csv: partnerOrderCsvPages(ctx.store, account, span, index.csvFields('partnerOrder')) },
     periodSheet.ordersVsFills(),
-    { spec: fillsSpec, csv: fillCsvPages(ctx.store, account, span, fillCsvFields(precision, index, feeCurrency)) },
+    {
+      spec: fillsSpec,
+      csv: fillCsvPages(ctx.store, account, span, fillCsvFields(precision, index, feeCurrency), undefined, [
+        ...new Set(exchangeDays.fills.map((f) => f.symbol)),
+      ]),
+    },
     periodSheet.deposits(),
     periodSheet.withdrawals(),
   ];

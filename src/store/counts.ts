@@ -3,7 +3,8 @@ import { sql } from 'kysely';
 import type { Db } from './database.js';
 import { numericOrZero } from './type-parsers.js';
 import type { Span } from './keyset.js';
-import type { Totals } from '../domain/index.js';
+import type { ExchangeDailyFillRec, Totals } from '../domain/index.js';
+import { fillTotalsOfDays } from './exchange-daily.js';
 import type { Decimal } from '../decimal/decimal.js';
 
 /** run.counts: the records of the period (docs/apis.md "JSON summary"). */
@@ -51,12 +52,17 @@ export async function countPeriod(
   };
 }
 
-/** The period's records summed per currency or symbol in SQL numeric (the Summary's totals). */
+/**
+ * The period's records summed per currency or symbol in SQL numeric (the Summary's totals). The fills' totals are
+ * added up from `dailyFills`, the period's per-day rows of exchangeDailyIn, rather than read by another scan of a
+ * million fills.
+ */
 export async function periodTotals(
   db: Db,
   account: string,
   span: Span,
   debitStates: readonly string[],
+  dailyFills: readonly ExchangeDailyFillRec[],
 ): Promise<Totals> {
   const partner = await sql<{
     currency: string;
@@ -72,10 +78,6 @@ export async function periodTotals(
       sum(coalesce(processing_fee_usd, 0) + coalesce(partner_fee_usd, 0) + coalesce(network_fee_usd, 0)) as fees_usd
     from partner_order where account = ${account} and created_at >= ${span.from} and created_at < ${span.to}
     group by input_currency order by input_currency`.execute(db);
-  const fills = await sql<{ symbol: string; fills: string; qty: unknown; notional: unknown; fees: unknown }>`
-    select symbol, count(*) as fills, sum(qty) as qty, sum(qty * price) as notional, sum(fee) as fees
-    from exchange_fill where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to}
-    group by symbol order by symbol`.execute(db);
   const deposits = await sql<{ currency: string; count: string; amount: unknown }>`
     select currency, count(*) as count, sum(amount) filter (where state = 'COMPLETED') as amount
     from exchange_deposit where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to}
@@ -95,13 +97,7 @@ export async function periodTotals(
       amountUsd: numericOrZero(r.amount_usd),
       feesUsd: numericOrZero(r.fees_usd),
     })),
-    fills: fills.rows.map((r) => ({
-      symbol: r.symbol,
-      fills: Number(r.fills),
-      qty: numericOrZero(r.qty),
-      notional: numericOrZero(r.notional),
-      fees: numericOrZero(r.fees),
-    })),
+    fills: fillTotalsOfDays(dailyFills),
     deposits: deposits.rows.map((r) => ({
       currency: r.currency,
       count: Number(r.count),

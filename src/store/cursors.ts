@@ -108,6 +108,8 @@ export async function coverageOfDays(
   db: Db,
   account: string,
   period: { from: string; to: string },
+  /** Records per UTC day of the period the caller already counted, by stream (`exchange:fills`): not counted again. */
+  counted: ReadonlyMap<string, ReadonlyMap<string, number>> = new Map(),
 ): Promise<CoverageRec[]> {
   const scanned = await scannedCoverage(db, account, period);
   const streams = new Set(
@@ -117,6 +119,11 @@ export async function coverageOfDays(
   for (const stream of streams) {
     const acc = ACCUMULATED[stream];
     if (!acc) continue;
+    const known = counted.get(stream);
+    if (known) {
+      for (const [day, n] of known) stored.set(`${stream}:${day}`, n);
+      continue;
+    }
     // Grouped by the date, printed once per day (exchange-daily.ts).
     const utcDate = sql`(${sql.ref(acc.time)} at time zone 'UTC')::date`;
     const res = await sql<{ day: string; n: string }>`

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { Db } from './database.js';
 import { numericOrZero } from './type-parsers.js';
 import type { Span } from './keyset.js';
-import type { ExchangeDailyAgg } from '../domain/index.js';
+import type { ExchangeDailyAgg, ExchangeDailyFillRec, Totals } from '../domain/index.js';
 
 /**
  * Per UTC day of the exchange timestamp: fills per symbol, deposits and withdrawals per currency. The sums follow
@@ -76,4 +76,32 @@ export async function exchangeDailyIn(
       fee: numericOrZero(r.fee),
     })),
   };
+}
+
+/**
+ * The period's fills per symbol (the Summary's totals), added up from the per-day rows of exchangeDailyIn: the same
+ * records (UTC days of the span), exact Decimal sums, so no second scan of the period's fills.
+ */
+export function fillTotalsOfDays(days: readonly ExchangeDailyFillRec[]): Totals['fills'] {
+  const bySymbol = new Map<string, Totals['fills'][number]>();
+  for (const d of days) {
+    const t = bySymbol.get(d.symbol);
+    if (!t)
+      bySymbol.set(d.symbol, { symbol: d.symbol, fills: d.fills, qty: d.qty, notional: d.notional, fees: d.fees });
+    else {
+      t.fills += d.fills;
+      t.qty = t.qty.plus(d.qty);
+      t.notional = t.notional.plus(d.notional);
+      t.fees = t.fees.plus(d.fees);
+    }
+  }
+  // In symbol order, by code unit: the same order whatever the server's collation.
+  return [...bySymbol.values()].sort((a, b) => (a.symbol < b.symbol ? -1 : a.symbol > b.symbol ? 1 : 0));
+}
+
+/** The period's fills per UTC day, from the per-day rows of exchangeDailyIn (coverageOfDays's stored counts). */
+export function fillCountsOfDays(days: readonly ExchangeDailyFillRec[]): Map<string, number> {
+  const perDay = new Map<string, number>();
+  for (const d of days) perDay.set(d.day, (perDay.get(d.day) ?? 0) + d.fills);
+  return perDay;
 }

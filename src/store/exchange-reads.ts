@@ -670,16 +670,22 @@ export async function* fillCsvPages(
   span: Span,
   print: { feeField: (symbol: string) => string; breakFields: ReadonlyMap<string, string> },
   pageSize = CSV_PAGE_SIZE,
+  /** The span's symbols when the caller knows them (the report's per-day sums); otherwise read here. */
+  spanSymbols?: readonly string[],
 ): AsyncGenerator<CsvPage> {
-  const symbols = await reader.db
-    .selectFrom('exchange_fill')
-    .select('symbol')
-    .distinct()
-    .where('account', '=', account)
-    .where('timestamp', '>=', span.from)
-    .where('timestamp', '<', span.to)
-    .execute();
-  const feeFields = new Map(symbols.map((r) => [r.symbol, print.feeField(r.symbol)]));
+  const symbols =
+    spanSymbols ??
+    (
+      await reader.db
+        .selectFrom('exchange_fill')
+        .select('symbol')
+        .distinct()
+        .where('account', '=', account)
+        .where('timestamp', '>=', span.from)
+        .where('timestamp', '<', span.to)
+        .execute()
+    ).map((r) => r.symbol);
+  const feeFields = new Map(symbols.map((symbol) => [symbol, print.feeField(symbol)]));
   const field = (expr: RawBuilder<unknown>) => csvFieldSql(expr, true);
   yield* csvPages(
     reader,

@@ -92,6 +92,22 @@ describeEachStore('coverage accumulates over runs', (ctx) => {
     await db.updateTable('sync_coverage').set({ rows: 1, run_id: 'run-3' }).where('stream', '=', 'deposits').execute();
     const again = await coverageOfDays(db, 'default', { from: DAY, to: '2026-11-21' });
     expect(again.find((r) => r.stream === 'deposits')?.rows).toBe(702);
+    // Counts the caller already holds (the report's per-day sums of the fills) stand for the store's for their
+    // stream only; a day they lack counts 0.
+    const counted = await coverageOfDays(
+      db,
+      'default',
+      { from: DAY, to: '2026-11-21' },
+      new Map([['exchange:deposits', new Map([['2026-11-19', 5]])]]),
+    );
+    expect(counted.find((r) => r.stream === 'deposits')?.rows).toBe(0);
+    const given = await coverageOfDays(
+      db,
+      'default',
+      { from: DAY, to: '2026-11-21' },
+      new Map([['exchange:deposits', new Map([[DAY, 702]])]]),
+    );
+    expect(given).toEqual(again);
 
     // The bad deposit comes back fixed and its entry is resolved, while the last scan's own count
     // still says 1 (or 2, a record read twice across a page boundary): the store decides, 0.

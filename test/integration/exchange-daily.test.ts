@@ -1,8 +1,9 @@
+import { sql } from 'kysely';
 import { beforeAll, expect, it } from 'vitest';
 import { Decimal } from '../../src/decimal/decimal.js';
 import type { Store } from '../../src/store/database.js';
 import { periodTotals } from '../../src/store/counts.js';
-import { exchangeDailyIn } from '../../src/store/exchange-daily.js';
+import { exchangeDailyIn, fillCountsOfDays, fillTotalsOfDays } from '../../src/store/exchange-daily.js';
 import { describeEachStore } from '../helpers/db.js';
 
 const ACCOUNT = 'default';
@@ -138,7 +139,7 @@ describeEachStore('exchange daily aggregates', (t) => {
 
   it("adds up, over the days, to the period's totals of the Summary", async () => {
     const agg = await exchangeDailyIn(t.store.db, ACCOUNT, SPAN, DEBIT_STATES);
-    const totals = await periodTotals(t.store.db, ACCOUNT, SPAN, DEBIT_STATES);
+    const totals = await periodTotals(t.store.db, ACCOUNT, SPAN, DEBIT_STATES, agg.fills);
     const sum = <T>(rows: T[], key: (r: T) => string, value: (r: T) => Decimal) => {
       const out = new Map<string, string>();
       for (const r of rows)
@@ -202,6 +203,36 @@ describeEachStore('exchange daily aggregates', (t) => {
         (w) => w.fee,
       ),
     );
+  });
+
+  it('gives the fill totals per symbol and the fills per day of one scan, equal to a grouped query of each', async () => {
+    const agg = await exchangeDailyIn(t.store.db, ACCOUNT, SPAN, DEBIT_STATES);
+    const direct = await sql<{ symbol: string; fills: string; qty: string; notional: string; fees: string }>`
+      select symbol, count(*) as fills, sum(qty)::text as qty, sum(qty * price)::text as notional, sum(fee)::text as fees
+      from exchange_fill where account = ${ACCOUNT} and timestamp >= ${SPAN.from} and timestamp < ${SPAN.to}
+      group by symbol order by symbol`.execute(t.store.db);
+    expect(exact(fillTotalsOfDays(agg.fills))).toEqual(
+      direct.rows.map((r) => ({
+        symbol: r.symbol,
+        fills: Number(r.fills),
+        qty: new Decimal(r.qty).toFixed(),
+        notional: new Decimal(r.notional).toFixed(),
+        fees: new Decimal(r.fees).toFixed(),
+      })),
+    );
+    expect(exact(fillTotalsOfDays(agg.fills))[1]).toEqual({
+      symbol: 'ETH-EUR',
+      fills: 3,
+      qty: '1.750000000000000001',
+      notional: '3500.147500000000002',
+      fees: '3.501500000000000002',
+    });
+    const perDay = await sql<{ day: string; n: string }>`
+      select to_char(timestamp at time zone 'UTC', 'YYYY-MM-DD') as day, count(*) as n from exchange_fill
+      where account = ${ACCOUNT} and timestamp >= ${SPAN.from} and timestamp < ${SPAN.to} group by 1 order by 1`.execute(
+      t.store.db,
+    );
+    expect([...fillCountsOfDays(agg.fills)]).toEqual(perDay.rows.map((r) => [r.day, Number(r.n)]));
   });
 
   it('has no rows for a span without records', async () => {
