@@ -78,3 +78,24 @@ export function decimalPlaces(value: Decimal): number {
 }
 
 export const ZERO = new Decimal(0);
+
+/** Wide enough that the integer quotients of roundedQuotient are exact for any stored amount. */
+const Exact = DecimalJs.clone({
+  precision: 1_000,
+  rounding: DecimalJs.ROUND_DOWN,
+  toExpNeg: -1_000_000,
+  toExpPos: 1_000_000,
+});
+
+/**
+ * n / d rounded to `dp` decimals, half away from zero (ROUND_HALF_UP), exactly: floor(|n| 10^dp / |d| + 1/2) with the
+ * quotient's sign, one rounding only, where n.div(d).toDecimalPlaces(dp) rounds twice (to 60 digits, then to dp).
+ * store/orders-vs-fills-csv.ts writes the same figure in SQL. d must not be zero.
+ */
+export function roundedQuotient(n: Decimal, d: Decimal, dp: number): Decimal {
+  const a = new Exact(n.toString()).abs().times(new Exact(`1e${dp}`));
+  const b = new Exact(d.toString()).abs();
+  const k = a.times(2).plus(b).divToInt(b.times(2));
+  if (k.isZero()) return new Decimal(0);
+  return new Decimal(`${n.isNeg() !== d.isNeg() ? '-' : ''}${k.toFixed()}e-${dp}`);
+}

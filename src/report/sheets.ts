@@ -1,7 +1,7 @@
 /** The data sheets: their names, column specs and the pure builders of their rows (partner, exchange, balances,
  * coverage); the Breaks sheet is in breaks-sheet.ts.
  */
-import { Decimal } from '../decimal/decimal.js';
+import { Decimal, roundedQuotient } from '../decimal/decimal.js';
 import {
   EXCEL_MAX_DECIMALS,
   amount,
@@ -239,17 +239,34 @@ const ordersVsFills = dataSheet<OrderVsFillsRec, OrderVsFillsFigures>(SHEET.orde
 
 export const ordersVsFillsSpec: SheetSpec = ordersVsFills.spec;
 
+/** The decimals a symbol's VWAP is rounded to (store/orders-vs-fills-csv.ts rounds it alike). */
+export function vwapDecimals(precision: Precision, symbol: string | null): number {
+  return precision.symbol(symbol).price + VWAP_EXTRA_DECIMALS;
+}
+
 export function orderVsFillsRow(o: OrderVsFillsRec, precision: Precision, breaks: BreakIndex): Row {
   const p = precision.symbol(o.symbol);
   // the VWAP and its difference to avgPx are shown with the decimals the VWAP is rounded to, on every row of the symbol
-  const vwapDp = p.price + VWAP_EXTRA_DECIMALS;
-  const vwap = o.fillQty.isZero() ? null : o.notional.div(o.fillQty).toDecimalPlaces(vwapDp, Decimal.ROUND_HALF_UP);
+  const vwapDp = vwapDecimals(precision, o.symbol);
+  const vwap = o.fillQty.isZero() ? null : roundedQuotient(o.notional, o.fillQty, vwapDp);
   const qtyDiff = o.cumQty ? o.fillQty.minus(o.cumQty) : null;
   const pxDiff = vwap && o.avgPx ? vwap.minus(o.avgPx) : null;
   return withBreaks(
     ordersVsFills.cells(o, { p, vwapDp, vwap, qtyDiff, pxDiff }),
     breaks.codes('exchangeOrder', o.exOrdId),
   );
+}
+
+/**
+ * What the sheet works out per order, for the detail whose lines Postgres writes (store/orders-vs-fills-csv.ts): the
+ * VWAP decimals of a symbol and the Open breaks field. Held to orderVsFillsRow's CSV byte for byte by
+ * test/integration/orders-vs-fills-csv.test.ts.
+ */
+export function orderVsFillsCsvPrint(
+  precision: Precision,
+  breaks: BreakIndex,
+): { vwapDp: (symbol: string | null) => number; breakFields: ReadonlyMap<string, string> } {
+  return { vwapDp: (symbol) => vwapDecimals(precision, symbol), breakFields: breaks.csvFields('exchangeOrder') };
 }
 
 // ------------------------------------------------------------------ Fills

@@ -29,6 +29,7 @@ import {
   partnerOrderCsvPages,
   webhookStatsIn,
 } from '../store/partner-reads.js';
+import { orderVsFillsCsvLines } from '../store/orders-vs-fills-csv.js';
 import { loadRun, setReportPath } from '../store/runs.js';
 import { latestCurrencies, latestSymbols } from '../store/snapshots.js';
 import type { Db } from '../store/database.js';
@@ -54,6 +55,7 @@ import {
   fillCsvFields,
   fillsSpec,
   orderVsFillsRow,
+  orderVsFillsCsvPrint,
   ordersVsFillsSpec,
   partnerDailyRow,
   partnerDailySpec,
@@ -234,14 +236,26 @@ export async function writeReport(
    * lines Postgres writes (partnerOrderCsvPages, fillCsvPages): the same bytes, with no Decimal, Date or row object
    * per record.
    */
+  const fillSymbols = [...new Set(exchangeDays.fills.map((f) => f.symbol))];
+  const { copyOut } = ctx.store;
   const detailSources = (): DetailSource[] => [
     { spec: partnerOrdersSpec, csv: partnerOrderCsvPages(ctx.store, account, span, index.csvFields('partnerOrder')) },
-    periodSheet.ordersVsFills(),
+    // On a server the orders too come as lines Postgres writes; the embedded database builds their rows here.
+    copyOut
+      ? {
+          spec: ordersVsFillsSpec,
+          csv: orderVsFillsCsvLines(
+            { db, copyOut: copyOut.bind(ctx.store) },
+            account,
+            span,
+            orderVsFillsCsvPrint(precision, index),
+            fillSymbols,
+          ),
+        }
+      : periodSheet.ordersVsFills(),
     {
       spec: fillsSpec,
-      csv: fillCsvPages(ctx.store, account, span, fillCsvFields(precision, index, feeCurrency), undefined, [
-        ...new Set(exchangeDays.fills.map((f) => f.symbol)),
-      ]),
+      csv: fillCsvPages(ctx.store, account, span, fillCsvFields(precision, index, feeCurrency), undefined, fillSymbols),
     },
     periodSheet.deposits(),
     periodSheet.withdrawals(),

@@ -12,8 +12,22 @@ import { keysetScan, type Span, type TimeKey } from './keyset.js';
 export type CsvReader = Pick<Store, 'db' | 'copyOut'>;
 
 /** A value written into the SQL text (COPY takes no parameters), quoted and escaped as libpq does. */
-function literal(value: string): RawBuilder<unknown> {
+export function literal(value: string): RawBuilder<unknown> {
   return sql.raw(pg.escapeLiteral(value));
+}
+
+/**
+ * The lines a query selects (one text column, each line with its CRLF) by one COPY of binary format, whose values
+ * arrive unescaped. The query's values must be literals (`literal`): COPY takes no parameters.
+ */
+export function copiedLines(
+  db: Db,
+  copyOut: (query: string) => AsyncIterable<Buffer>,
+  select: RawBuilder<unknown>,
+): AsyncGenerator<CsvPage> {
+  const { sql: text, parameters } = sql`copy (${select}) to stdout (format binary)`.compile(db);
+  if (parameters.length) throw new Error(`a COPY query cannot take parameters (${parameters.length} given)`);
+  return binaryCopyTexts(copyOut(text));
 }
 
 /**
@@ -70,21 +84,22 @@ export interface CsvQuery {
  * as one string (string_agg), the next page asked for while the caller writes this one.
  */
 export function csvPages(reader: CsvReader, q: CsvQuery, pageSize: number): AsyncGenerator<CsvPage> {
-  return reader.copyOut ? copiedLines(reader.db, reader.copyOut.bind(reader), q) : pagedLines(reader.db, q, pageSize);
-}
-
-function copiedLines(db: Db, copyOut: (query: string) => AsyncIterable<Buffer>, q: CsvQuery): AsyncGenerator<CsvPage> {
+  if (!reader.copyOut) return pagedLines(reader.db, q, pageSize);
   const time = sql.ref(q.columns.time);
-  const line = sql.join(q.fields, sql`|| ',' ||`);
-  const { sql: text, parameters } = sql`
-    copy (
-      select ${line} || chr(13) || chr(10) from ${sql.table(q.table)}
+  return copiedLines(
+    reader.db,
+    reader.copyOut.bind(reader),
+    sql`
+      select ${csvLineSql(q.fields)} from ${sql.table(q.table)}
       where account = ${literal(q.account)} and ${time} >= ${literal(q.span.from.toISOString())}::timestamptz
         and ${time} < ${literal(q.span.to.toISOString())}::timestamptz
-      order by ${time}, ${sql.ref(q.columns.id)}
-    ) to stdout (format binary)`.compile(db);
-  if (parameters.length) throw new Error(`a COPY query cannot take parameters (${parameters.length} given)`);
-  return binaryCopyTexts(copyOut(text));
+      order by ${time}, ${sql.ref(q.columns.id)}`,
+  );
+}
+
+/** A CSV line of `fields` (csvFieldSql, csvLookupSql) with its CRLF. */
+export function csvLineSql(fields: RawBuilder<string>[]): RawBuilder<string> {
+  return sql<string>`${sql.join(fields, sql`|| ',' ||`)} || chr(13) || chr(10)`;
 }
 
 function pagedLines(db: Db, q: CsvQuery, pageSize: number): AsyncGenerator<CsvPage> {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Decimal, toDecimal, InvalidDecimalError } from '../../src/decimal/decimal.js';
+import fc from 'fast-check';
+import { Decimal, toDecimal, InvalidDecimalError, roundedQuotient } from '../../src/decimal/decimal.js';
 import { parseJsonLossless, stringifyJsonLossless, stringifyParsedJson } from '../../src/decimal/json.js';
 
 describe('toDecimal', () => {
@@ -57,5 +58,47 @@ describe('lossless JSON', () => {
 
   it('names the problem on a truncated body', () => {
     expect(() => parseJsonLossless('{"a": [1, 2')).toThrow(/invalid JSON/);
+  });
+});
+
+describe('roundedQuotient', () => {
+  /** n / d rounded half away from zero at dp decimals, by BigInt: n = ni / 10^ns, d = di / 10^ds. */
+  const reference = (ni: bigint, ns: number, di: bigint, ds: number, dp: number): string => {
+    // n/d = ni 10^ds / (di 10^ns); times 10^dp
+    const num = ni * 10n ** BigInt(ds + dp);
+    const den = di * 10n ** BigInt(ns);
+    const negative = num < 0n !== den < 0n && num !== 0n;
+    const a = num < 0n ? -num : num;
+    const b = den < 0n ? -den : den;
+    const k = (2n * a + b) / (2n * b);
+    return k === 0n ? '0' : new Decimal(`${negative ? '-' : ''}${k}e-${dp}`).toFixed();
+  };
+  const scaled = (i: bigint, s: number) => new Decimal(`${i}e-${s}`);
+
+  it('is the exact quotient rounded once, whatever the digits', () => {
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: -(10n ** 40n), max: 10n ** 40n }),
+        fc.nat({ max: 40 }),
+        fc.bigInt({ min: -(10n ** 30n), max: 10n ** 30n }).filter((d) => d !== 0n),
+        fc.nat({ max: 40 }),
+        fc.nat({ max: 20 }),
+        (ni, ns, di, ds, dp) => {
+          expect(roundedQuotient(scaled(ni, ns), scaled(di, ds), dp).toFixed()).toBe(reference(ni, ns, di, ds, dp));
+        },
+      ),
+    );
+  });
+
+  it('rounds a tie away from zero and never twice', () => {
+    expect(roundedQuotient(new Decimal('0.0000005'), new Decimal(1), 6).toFixed()).toBe('0.000001');
+    expect(roundedQuotient(new Decimal('-0.0000005'), new Decimal(1), 6).toFixed()).toBe('-0.000001');
+    expect(roundedQuotient(new Decimal('0.0000005'), new Decimal(-1), 6).toFixed()).toBe('-0.000001');
+    expect(roundedQuotient(new Decimal('-0.0000004'), new Decimal(1), 6).toFixed()).toBe('0');
+    // 4 then 70 nines: n.div(d) at 60 digits would round it to a tie, and then up
+    const n = new Decimal(`1.0000004${'9'.repeat(70)}`);
+    expect(roundedQuotient(n, new Decimal(1), 6).toFixed()).toBe('1');
+    expect(n.div(1).toDecimalPlaces(6, Decimal.ROUND_HALF_UP).toFixed()).toBe('1.000001');
+    expect(roundedQuotient(new Decimal(6001), new Decimal(3), 4).toFixed()).toBe('2000.3333');
   });
 });
