@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
@@ -78,5 +79,66 @@ describeEachStore('a long partner day listing', (ctx) => {
     expect(result.inserted).toBe(
       sandbox.data.partnerOrders().filter((o) => DAYS.some((d) => o.createdAt.startsWith(d))).length,
     );
+  });
+});
+
+/**
+ * Pages are stored several at a time: an order the database refuses, in the fourth page of such a write, is
+ * quarantined alone with its position in its own page, and every other order of the write is stored.
+ */
+describeEachStore('a long partner day listing whose write the database refuses', (ctx) => {
+  let sandbox: Sandbox;
+  let config: Config;
+
+  beforeAll(async () => {
+    sandbox = await startSandbox({
+      seed: 29,
+      days: 2,
+      ordersPerDay: 400,
+      exchangeOrdersPerDay: 1,
+      depositsPerDay: 0,
+      withdrawalsPerDay: 0,
+      now: NOW,
+    });
+    const base = loadConfig({ env: { ...sandbox.env } });
+    config = {
+      ...base,
+      partner: { ...base.partner, wallets: [], publicRateLimitPerSecond: 1000, privateRateLimitPerSecond: 1000 },
+    } as Config;
+  });
+  afterAll(async () => {
+    await sandbox?.close();
+  });
+
+  it('quarantines the refused order with its page position and stores the rest', async () => {
+    const day = DAYS[0]!;
+    // The listing is newest first: the victim is the 8th order of the listing's 4th page (offset 150).
+    // (The sandbox keeps its orders oldest first and lists them from the newest, index order for equal times.)
+    const listing = sandbox.data
+      .partnerOrders()
+      .filter((o) => o.createdAt.startsWith(day))
+      .reverse();
+    const victim = listing[157]!.orderId;
+    await sql`alter table partner_order add constraint long_listing_refuses check (order_id <> ${sql.lit(victim)})`.execute(
+      ctx.store.db,
+    );
+    const stage: StageContext = { store: ctx.store, config, logger: silentLogger(), runId: 'r-refused', now: NOW };
+    const result = await syncPartner(stage, { from: day, to: DAYS[1]! });
+    const stored = await ctx.store.db.selectFrom('partner_order').select('order_id').execute();
+    expect(stored.map((r) => r.order_id).sort()).toEqual(
+      listing
+        .map((o) => o.orderId)
+        .filter((id) => id !== victim)
+        .sort(),
+    );
+    const quarantined = await ctx.store.db
+      .selectFrom('quarantine')
+      .select(['record_key', 'position', 'reason', 'entity'])
+      .where('resolved_at', 'is', null)
+      .execute();
+    expect(quarantined).toHaveLength(1);
+    expect(quarantined[0]).toMatchObject({ record_key: victim, position: 7, entity: 'partner_order' });
+    expect(quarantined[0]!.reason).toContain('long_listing_refuses');
+    expect(result.quarantined).toBe(1);
   });
 });

@@ -121,8 +121,27 @@ export interface ValidatedOrders {
   createdDays: string[];
   /** Timestamp key (timestampKey) of the oldest valid order's createdAt; null when none validated. */
   oldestCreatedKey: string | null;
-  valid: Array<{ order: PartnerOrder; rawText: string }>;
+  /** `position`: the record's index in its response (a quarantine entry names it). */
+  valid: Array<{ order: PartnerOrder; rawText: string; position: number }>;
   invalid: BadRecord[];
+}
+
+/**
+ * The orders of consecutive responses as one write (readListing): each record keeps the position of its own
+ * response.
+ */
+export function mergeValidated(pages: readonly ValidatedOrders[]): ValidatedOrders {
+  if (pages.length === 1) return pages[0]!;
+  const out: ValidatedOrders = { ids: [], createdDays: [], oldestCreatedKey: null, valid: [], invalid: [] };
+  for (const p of pages) {
+    out.ids.push(...p.ids);
+    out.createdDays.push(...p.createdDays);
+    out.valid.push(...p.valid);
+    out.invalid.push(...p.invalid);
+    if (p.oldestCreatedKey !== null && (out.oldestCreatedKey === null || p.oldestCreatedKey < out.oldestCreatedKey))
+      out.oldestCreatedKey = p.oldestCreatedKey;
+  }
+  return out;
 }
 
 /** Validates each record on its own: one bad record never costs its neighbours. */
@@ -153,7 +172,7 @@ export function validateOrders(records: unknown[]): ValidatedOrders {
     const createdKey = requireTimestampKey(order.createdAt);
     out.createdDays.push(createdKey.slice(0, 10));
     if (out.oldestCreatedKey === null || createdKey < out.oldestCreatedKey) out.oldestCreatedKey = createdKey;
-    out.valid.push({ order, rawText });
+    out.valid.push({ order, rawText, position });
   }
   return out;
 }
@@ -172,14 +191,14 @@ export async function storeOrders(
 ): Promise<number> {
   const rows: NewPartnerOrder[] = [];
   const items: Array<{ row: NewPartnerOrder; rawText: string; position: number }> = [];
-  for (const { order, rawText } of validated.valid) {
+  for (const { order, rawText, position } of validated.valid) {
     // The same body seen again in this sync (next pass, wallet listing) is not written twice.
     const digest = createHash('sha1').update(rawText).digest('base64');
     if (env.written.get(order.orderId) === digest) continue;
     env.written.set(order.orderId, digest);
     const row = orderToRow(order, rawText);
     rows.push(row);
-    items.push({ row, rawText, position: validated.ids.indexOf(order.orderId) });
+    items.push({ row, rawText, position });
   }
   let bad = validated.invalid;
   let refusedCount = 0;
