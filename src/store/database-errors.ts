@@ -56,3 +56,8 @@ export function asDatabaseUnavailable(err: unknown, target: string): DatabaseUna
     err,
   );
 }
+
+/** A statement refused for a duplicate key (SQLSTATE 23505), on a server or the embedded database. */
+export function isUniqueViolation(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === '23505';
+}

@@ -1,10 +1,11 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestStore, describeEachStore, latestChanges, withoutChangeXid } from '../helpers/db.js';
 import { loadConfig } from '../../src/config/load.js';
-import { silentLogger } from '../../src/log/logger.js';
+import { createLogger, silentLogger } from '../../src/log/logger.js';
 import { Decimal } from '../../src/decimal/decimal.js';
 import type { Store } from '../../src/store/database.js';
 import type { StageContext } from '../../src/stages/context.js';
@@ -304,6 +305,39 @@ for (const [title, options] of variants) {
       const backfilled = await syncExchange(ctxFor(ctx.store, sb), { progress: 'off', backfill: { from, to } });
       expect(backfilled.counts.fills).toBeGreaterThan(0);
       expect(await dump(ctx.store)).toEqual(before);
+
+      // An incremental walk inserts its pages as new fills. With the fills cursor lost, the walk reads stored fills
+      // again: its first page meets them (a unique violation) and every page is upserted, so nothing is duplicated or
+      // quarantined, and a stored fill whose record differs from the exchange's takes the exchange's record.
+      const tampered = fills[Math.floor(fills.length / 2)]!.execId;
+      await ctx.store.db
+        .updateTable('exchange_fill')
+        .set({ raw: '{"tampered":true}' })
+        .where('exec_id', '=', tampered)
+        .execute();
+      await ctx.store.db
+        .deleteFrom('sync_cursor')
+        .where('source', '=', 'exchange')
+        .where('name', 'in', ['fills.execId', 'fills.pending'])
+        .execute();
+      const lines: string[] = [];
+      const destination = new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          lines.push(chunk.toString());
+          done();
+        },
+      });
+      const rewalked = await syncExchange(
+        { ...ctxFor(ctx.store, sb), logger: createLogger({ level: 'warn', destination }) },
+        { progress: 'off' },
+      );
+      expect(rewalked.settled).toBe(true);
+      // Upserted as pages, not written record by record as a page the database refuses would be.
+      expect(lines.filter((l) => l.includes('refused by the database'))).toEqual([]);
+      expect(await dump(ctx.store)).toEqual(before);
+      expect(
+        await ctx.store.db.selectFrom('quarantine').select('record_key').where('resolved_at', 'is', null).execute(),
+      ).toEqual(malformed.map((key) => ({ record_key: key })));
     });
   });
 }
