@@ -1,5 +1,4 @@
-/**
- * Rows of one text column out of a `COPY ... TO STDOUT (FORMAT binary)` stream. The binary format sends each value's
+/** Rows of one text column out of a `COPY ... TO STDOUT (FORMAT binary)` stream. The binary format sends each value's
  * bytes as they are (no escaping, unlike the text and CSV formats), so a column that already holds a CSV line with its
  * CRLF arrives byte for byte: https://www.postgresql.org/docs/15/sql-copy.html#id-1.9.3.55.9.4
  */
