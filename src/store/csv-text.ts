@@ -105,7 +105,6 @@ export function csvLineSql(fields: RawBuilder<string>[]): RawBuilder<string> {
 function pagedLines(db: Db, q: CsvQuery, pageSize: number): AsyncGenerator<CsvPage> {
   const time = sql.ref(q.columns.time);
   const id = sql.ref(q.columns.id);
-  const line = sql.join(q.fields, sql`|| ',' ||`);
   const fetch = async (after: TimeKey | null) => {
     const keyset =
       after === null
@@ -115,7 +114,7 @@ function pagedLines(db: Db, q: CsvQuery, pageSize: number): AsyncGenerator<CsvPa
     // aggregate's ORDER BY sorts its input even when it arrives sorted; those two sorts were a third of the page.
     const { rows } = await sql<{ text: string | null; rows: number; last_at: string | null; last_id: string | null }>`
       with page as materialized (
-        select ${line} || chr(13) || chr(10) as line, ${time} as t, ${id} as i
+        select ${csvLineSql(q.fields)} as line, ${time} as t, ${id} as i
         from ${sql.table(q.table)}
         where account = ${q.account} and ${time} >= ${q.span.from} and ${time} < ${q.span.to} ${keyset}
         order by ${time}, ${id} limit ${pageSize}

@@ -39,9 +39,10 @@ function roundedQuotientSql(
 
 /**
  * The lines by one COPY (the store must have copyOut: a server). The VWAP decimals of every symbol a row can show are
- * looked up in a literal: the symbols of the account's stored orders and `fillSymbols`, the span's fill symbols (an
- * order not stored shows the smallest symbol of its fills, which are in the span); any other symbol, possible only
- * for an order not stored whose fills carry several symbols, is rounded to the decimals of no symbol.
+ * looked up in a literal: the symbols of the span's stored orders and `fillSymbols`, the span's fill symbols (an
+ * order created before the span is listed for its fills in the span, which carry its symbol; an order not stored
+ * shows the smallest symbol of its fills). Any other symbol, possible only where an order's fills carry another
+ * symbol than the order or several symbols, is rounded to the decimals of no symbol.
  */
 export async function* orderVsFillsCsvLines(
   reader: Required<CsvReader>,
@@ -50,11 +51,14 @@ export async function* orderVsFillsCsvLines(
   print: OrderVsFillsPrint,
   fillSymbols: readonly string[],
 ): AsyncGenerator<CsvPage> {
+  // The span's orders only (their time index), not the account's whole history on every report.
   const orderSymbols = await reader.db
     .selectFrom('exchange_order')
     .select('symbol')
     .distinct()
     .where('account', '=', account)
+    .where('timestamp', '>=', span.from)
+    .where('timestamp', '<', span.to)
     .execute();
   const symbols = new Set([...orderSymbols.flatMap((r) => (r.symbol === null ? [] : [r.symbol])), ...fillSymbols]);
   const dps = JSON.stringify(Object.fromEntries([...symbols].map((s) => [s, print.vwapDp(s)])));

@@ -16,25 +16,31 @@ import { describeEachStore } from '../helpers/db.js';
 const NOW = new Date('2026-11-21T15:30:00Z');
 const DAYS = ['2026-11-19', '2026-11-20'];
 
+/** A sandbox of two days of `ordersPerDay` partner orders (and next to nothing else), with rate limits lifted. */
+async function partnerDays(seed: number, ordersPerDay: number): Promise<{ sandbox: Sandbox; config: Config }> {
+  const sandbox = await startSandbox({
+    seed,
+    days: 2,
+    ordersPerDay,
+    exchangeOrdersPerDay: 1,
+    depositsPerDay: 0,
+    withdrawalsPerDay: 0,
+    now: NOW,
+  });
+  const base = loadConfig({ env: { ...sandbox.env } });
+  const config = {
+    ...base,
+    partner: { ...base.partner, wallets: [], publicRateLimitPerSecond: 1000, privateRateLimitPerSecond: 1000 },
+  } as Config;
+  return { sandbox, config };
+}
+
 describeEachStore('a long partner day listing', (ctx) => {
   let sandbox: Sandbox;
   let config: Config;
 
   beforeAll(async () => {
-    sandbox = await startSandbox({
-      seed: 23,
-      days: 2,
-      ordersPerDay: 640,
-      exchangeOrdersPerDay: 1,
-      depositsPerDay: 0,
-      withdrawalsPerDay: 0,
-      now: NOW,
-    });
-    const base = loadConfig({ env: { ...sandbox.env } });
-    config = {
-      ...base,
-      partner: { ...base.partner, wallets: [], publicRateLimitPerSecond: 1000, privateRateLimitPerSecond: 1000 },
-    } as Config;
+    ({ sandbox, config } = await partnerDays(23, 640));
   });
   afterAll(async () => {
     await sandbox?.close();
@@ -91,20 +97,7 @@ describeEachStore('a long partner day listing whose write the database refuses',
   let config: Config;
 
   beforeAll(async () => {
-    sandbox = await startSandbox({
-      seed: 29,
-      days: 2,
-      ordersPerDay: 400,
-      exchangeOrdersPerDay: 1,
-      depositsPerDay: 0,
-      withdrawalsPerDay: 0,
-      now: NOW,
-    });
-    const base = loadConfig({ env: { ...sandbox.env } });
-    config = {
-      ...base,
-      partner: { ...base.partner, wallets: [], publicRateLimitPerSecond: 1000, privateRateLimitPerSecond: 1000 },
-    } as Config;
+    ({ sandbox, config } = await partnerDays(29, 400));
   });
   afterAll(async () => {
     await sandbox?.close();
