@@ -92,7 +92,7 @@ export interface BatchChildResult {
 const input = JSON.parse(process.argv[2]!) as PipelineChildInput;
 setClockOffset(input.clockOffsetMs);
 // Everything else is loaded after the clock is set.
-const { loadConfig, secretValues, accountConfigs } = await import('../src/config/load.js');
+const { loadGroup } = await import('../src/config/load.js');
 const { createLogger } = await import('../src/log/logger.js');
 const { openMigratedStore } = await import('../src/cli/context.js');
 const { runPipeline } = await import('../src/pipeline/run.js');
@@ -101,8 +101,9 @@ const { loadStages } = await import('../src/pipeline/load-stages.js');
 const { getRun } = await import('../src/store/runs.js');
 const { yesterday } = await import('../src/util/dates.js');
 
-const config = loadConfig({ env: input.env, configPath: input.configPath });
-const logger = createLogger({ level: config.logLevel, secrets: secretValues(config) });
+const group = loadGroup({ env: input.env, configPath: input.configPath });
+const config = group.accounts[0]!.config;
+const logger = createLogger({ level: config.logLevel, secrets: group.secrets });
 const nightly = input.mode === 'nightly';
 const period = nightly ? yesterday(new Date()) : input.period!;
 // Both runs sync the configured look-back, as `run` and `schedule` do.
@@ -203,7 +204,7 @@ async function runFigures(store: Store): Promise<PipelineChildResult> {
 
 /** `run` of a multi-account config: runBatch with the real stages, then each account's run row and the group workbook. */
 async function batchFigures(store: Store): Promise<BatchChildResult> {
-  const batch = await runBatch({ store, logger }, accountConfigs(config), {
+  const batch = await runBatch({ store, group, logger }, group.accounts, {
     period,
     trigger: nightly ? 'schedule' : 'cli',
     email: false,

@@ -11,7 +11,7 @@
 import { periodLabel } from '../../src/report/summary.js';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { accountConfigs, loadConfig, secretValues } from '../../src/config/load.js';
+import { loadGroup } from '../../src/config/load.js';
 import { openStore } from '../../src/store/database.js';
 import { migrate } from '../../src/store/migrate.js';
 import { createLogger } from '../../src/log/logger.js';
@@ -62,7 +62,7 @@ async function main(): Promise<number> {
         2,
       )}\n`,
     );
-    const config = loadConfig({
+    const group = loadGroup({
       env: {
         // each account's URLs and keys, prefixed by its name (ACME_PARTNER_API_URL, ...)
         ...sandbox.env,
@@ -73,7 +73,7 @@ async function main(): Promise<number> {
       configPath,
       cwd,
     });
-    const logger = createLogger({ level: config.logLevel, secrets: secretValues(config) });
+    const logger = createLogger({ level: group.settings.logLevel, secrets: group.secrets });
     const uninstall = installSignalHandlers({
       logger,
       graceful: 'stopping at the next safe point; what is committed is kept and the next run resumes from it',
@@ -92,7 +92,7 @@ async function main(): Promise<number> {
       // One batch: every account's own run (run row, lock, cursors, breaks), then the group workbook.
       const batchOnce = async (label: string): Promise<BatchResult> => {
         const started = Date.now();
-        const batch = await runBatch({ store, logger }, accountConfigs(config), {
+        const batch = await runBatch({ store, group, logger }, group.accounts, {
           period,
           trigger: 'demo',
           email: false,

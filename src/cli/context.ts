@@ -1,6 +1,6 @@
 /** What every command shares: global options, config and logger, the migrated store, and the action wrapper. */
 import type { Command } from 'commander';
-import { loadConfig, oneAccount, secretValues, selectAccounts, type Config } from '../config/load.js';
+import { loadGroup, oneAccount, selectAccounts, type Account, type Config, type Group } from '../config/load.js';
 import { createLogger, defaultLogFormat, type LogFormat, type Logger } from '../log/logger.js';
 import { openStore, type Store } from '../store/database.js';
 import { migrate } from '../store/migrate.js';
@@ -25,11 +25,13 @@ export function logSettings(globals: GlobalOptions, configLevel: string): { leve
 }
 
 export interface CommandContext {
-  /** The one account selected (with `one`), else the config's first account: the group's shared settings. */
+  /** The config: the group's shared settings and every account. */
+  group: Group;
+  /** The settings of the one account selected (with `one`, or when only one is), else of the group's first account. */
   config: Config;
   logger: Logger;
   /** The accounts `--account` selects, in config order (every account without it). */
-  accounts: readonly Config[];
+  accounts: readonly Account[];
 }
 
 /**
@@ -38,13 +40,14 @@ export interface CommandContext {
  */
 export function createContext(command: Command, options: { one?: boolean } = {}): CommandContext {
   const globals = command.optsWithGlobals<GlobalOptions & { account?: string[] }>();
-  const root = loadConfig({ configPath: globals.config });
-  const { level, format } = logSettings(globals, root.logLevel);
-  const logger = createLogger({ level, format, secrets: secretValues(root) });
-  const accounts = options.one ? [oneAccount(root, globals.account)] : selectAccounts(root, globals.account);
-  const config = accounts.length === 1 ? accounts[0]! : root;
+  const group = loadGroup({ configPath: globals.config });
+  const { level, format } = logSettings(globals, group.settings.logLevel);
+  const logger = createLogger({ level, format, secrets: group.secrets });
+  const accounts = options.one ? [oneAccount(group, globals.account)] : selectAccounts(group, globals.account);
+  const config = (accounts.length === 1 ? accounts[0]! : group.accounts[0]!).config;
   // Several accounts in one process: every log line names its account.
   return {
+    group,
     config,
     logger: config.multiAccount && accounts.length === 1 ? logger.child({ account: config.account }) : logger,
     accounts,

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import nodemailer from 'nodemailer';
 import SMTPConnection from 'nodemailer/lib/smtp-connection/index.js';
 import { parseConnectionUrl } from 'nodemailer/lib/shared/index.js';
-import { accountConfigs, type Config } from '../config/load.js';
+import type { Config, Group } from '../config/load.js';
 import { silentLogger } from '../log/logger.js';
 import { openStore, type Store } from '../store/database.js';
 import { asDatabaseUnavailable, databaseTarget } from '../store/database-errors.js';
@@ -360,10 +360,11 @@ async function webhookCheck(config: Config, timeoutMs: number): Promise<Omit<Che
 }
 
 /** Every check, in the order a run meets the parts; each timed, none stops the others. */
-export async function runDoctor(config: Config, options: DoctorOptions = {}): Promise<CheckResult[]> {
+export async function runDoctor(group: Group, options: DoctorOptions = {}): Promise<CheckResult[]> {
   const timeoutMs = options.timeoutMs ?? 5_000;
   // Several accounts: each account's own parts (its APIs) checked and named; the shared ones once.
-  const accounts = accountConfigs(config);
+  const accounts = group.accounts.map((a) => a.config);
+  const config = accounts[0]!;
   const named =
     (c: Config, check: (c: Config, ms: number) => Promise<Omit<CheckResult, 'ms'>>) =>
     async (): Promise<Omit<CheckResult, 'ms'>> => {

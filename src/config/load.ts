@@ -12,32 +12,23 @@ import {
   type FileConfig,
 } from './schema.js';
 import { ConfigError } from '../errors.js';
-import { closest } from '../util/suggest.js';
 import { jsonSyntaxProblem } from './json-syntax.js';
+import { closest } from '../util/suggest.js';
+import { accountOf, envPrefix, groupSettingsOf, SOURCE_VARIABLES, type Config, type Group } from './group.js';
 
-/**
- * One account's effective config: what every stage reads. A multi-account config loads as the first account's view;
- * `accountConfigs(config)` gives every account's (one per entry of `accounts`, each with its own secrets).
- */
-export type Config = Readonly<
-  Omit<FileConfig, 'partner' | 'exchange' | 'accounts'> & {
-    configFile: string | null;
-    /** The config has an `accounts` list (even of one): `run` runs a batch and writes a group report. */
-    multiAccount: boolean;
-    /** Every account of the config, in config order (one for a single-account config). */
-    accountNames: readonly string[];
-    /** Accounts with the same rate group share one request budget per API (default: the account's own name). */
-    rateGroup: string;
-    /** This account's own recipients, besides the group e-mail (multi-account configs; empty otherwise). */
-    accountEmailTo: readonly string[];
-    partner: FileConfig['partner'] & { apiUrl?: string; publicKey?: string; privateKey?: string; lookbackDays: number };
-    exchange: FileConfig['exchange'] & { apiUrl?: string; token?: string };
-    database: { url?: string; dataDir: string };
-    reportsDir: string;
-    smtpUrl?: string;
-    logLevel: string;
-  }
->;
+export {
+  accountNamed,
+  envPrefix,
+  groupOf,
+  oneAccount,
+  selectAccounts,
+  variableOf,
+  type Account,
+  type Group,
+  type GroupSettings,
+} from './group.js';
+
+export type { Config } from './group.js';
 
 export interface LoadOptions {
   env?: NodeJS.ProcessEnv;
@@ -46,12 +37,16 @@ export interface LoadOptions {
   cwd?: string;
 }
 
-/**
- * Parses the environment and the optional JSON config file once, into a frozen object.
- * Every problem is collected and reported together, each naming the key and the value
- * (never the value of a secret).
- */
+/** A single account's settings: the first account of the group (commands and tests of one account). */
 export function loadConfig(options: LoadOptions = {}): Config {
+  return loadGroup(options).accounts[0]!.config;
+}
+
+/**
+ * Parses the environment and the optional JSON config file once, into the group and its accounts, frozen. Every
+ * problem is collected and reported together, each naming the key and the value (never the value of a secret).
+ */
+export function loadGroup(options: LoadOptions = {}): Group {
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const problems: string[] = [];
@@ -146,8 +141,8 @@ export function loadConfig(options: LoadOptions = {}): Config {
       logLevel: envConfig.LOG_LEVEL ?? 'info',
     } satisfies Config as Config),
   );
-  for (const view of views) ACCOUNT_VIEWS.set(view, views);
-  return views[0]!;
+  const secrets = secretValues(views);
+  return Object.freeze({ settings: groupSettingsOf(views[0]!), accounts: views.map(accountOf), secrets });
 }
 
 /** An account's settings before its view is built: its config sections, look-back and source variables. */
@@ -157,65 +152,10 @@ type AccountSettings = Pick<NonNullable<FileConfig['accounts']>[number], 'name' 
     env: EnvConfig;
   };
 
-/** Every account view of a loaded config, by any of its views (kept aside so no view holds another's secrets). */
-const ACCOUNT_VIEWS = new WeakMap<Config, readonly Config[]>();
-
-/** Every account's config, in config order: the one account of a single-account config. */
-export function accountConfigs(config: Config): readonly Config[] {
-  return ACCOUNT_VIEWS.get(config) ?? [config];
-}
-
-/**
- * The accounts `--account NAME` (repeatable) names, in config order; none named: every account. An unknown name is a
- * usage error listing the known ones.
- */
-export function selectAccounts(config: Config, names: readonly string[] | undefined): readonly Config[] {
-  const all = accountConfigs(config);
-  if (!names || names.length === 0) return all;
-  const unknown = names.filter((n) => !all.some((c) => c.account === n));
-  if (unknown.length)
-    throw new ConfigError(
-      unknown.map((n) => {
-        const near = closest(
-          n,
-          all.map((c) => c.account),
-        );
-        return `--account: no account ${JSON.stringify(n)} in the config${near ? ` (did you mean ${near}?)` : ''}; accounts: ${all.map((c) => c.account).join(', ')}`;
-      }),
-    );
-  return all.filter((c) => names.includes(c.account));
-}
-
-/**
- * The one account a command works on: the only one selected. With several accounts in the config and no `--account`,
- * a usage error naming them (the command would not know whose data to show).
- */
-export function oneAccount(config: Config, names: readonly string[] | undefined): Config {
-  const selected = selectAccounts(config, names);
-  if (selected.length === 1) return selected[0]!;
-  throw new ConfigError([
-    `--account: this command works on one account; the config has ${selected.length} (${selected.map((c) => c.account).join(', ')}): give --account NAME`,
-  ]);
-}
-
-/** The prefix of an account's environment variables: its name in capitals, non-alphanumerics as "_" ("ACME_EU_"). */
-export function envPrefix(name: string): string {
-  return `${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_`;
-}
-
-/** The source variables an account reads (PARTNER_API_URL, ...), each parsed on its own under the account's prefix. */
-const SOURCE_ENV = [
-  'PARTNER_API_URL',
-  'PARTNER_PUBLIC_KEY',
-  'PARTNER_PRIVATE_KEY',
-  'EXCHANGE_API_URL',
-  'EXCHANGE_API_TOKEN',
-] as const;
-
 /** Each variable on its own, so one bad value does not hide the problems of the others. */
 function parseEnv(env: NodeJS.ProcessEnv, prefix: string, problems: string[]): EnvConfig {
   const out: EnvConfig = {};
-  const names = prefix ? SOURCE_ENV : (Object.keys(envSchema.shape) as Array<keyof EnvConfig>);
+  const names = prefix ? SOURCE_VARIABLES : (Object.keys(envSchema.shape) as Array<keyof EnvConfig>);
   for (const name of names) {
     const variable = `${prefix}${name}`;
     const parsed = (envSchema.shape[name] as z.ZodTypeAny).safeParse(env[variable]);
@@ -311,7 +251,7 @@ function lookbackDays(current: number | undefined, older: number | undefined, pr
 /** Which sources a command needs; a missing one is a usage error naming the variables. */
 export function requireSources(config: Config, sources: Array<'partner' | 'exchange'>): void {
   const problems: string[] = [];
-  const p = config.multiAccount ? envPrefix(config.account) : '';
+  const p = accountOf(config).envPrefix;
   const of = config.multiAccount ? ` of account ${config.account}` : '';
   if (sources.includes('partner') && !config.partner.apiUrl)
     problems.push(
@@ -348,11 +288,12 @@ export function configHash(config: Config): string {
     .slice(0, 16);
 }
 
-/** Every secret value present, for redaction of free text (error messages, URLs). */
-export function secretValues(config: Config): string[] {
-  // every account's: one process logs for all of them
-  const values = accountConfigs(config).flatMap((c) => [c.partner.publicKey, c.partner.privateKey, c.exchange.token]);
-  for (const url of [config.smtpUrl, config.database.url]) {
+/** Every secret value present in these accounts and the shared URLs, for redaction of free text (errors, URLs). */
+export function secretValues(accounts: Config | readonly Config[]): string[] {
+  const list = Array.isArray(accounts) ? (accounts as readonly Config[]) : [accounts as Config];
+  const values = list.flatMap((c) => [c.partner.publicKey, c.partner.privateKey, c.exchange.token]);
+  const shared = list[0];
+  for (const url of [shared?.smtpUrl, shared?.database.url]) {
     if (!url) continue;
     try {
       const password = new URL(url).password;

@@ -40,7 +40,12 @@ export function defaultLogFormat(stream: { isTTY?: boolean } = process.stderr): 
  * start-up are scrubbed from messages and error text before either format sees them.
  */
 export function createLogger(
-  options: { level?: string; secrets?: string[]; destination?: NodeJS.WritableStream; format?: LogFormat } = {},
+  options: {
+    level?: string;
+    secrets?: readonly string[];
+    destination?: NodeJS.WritableStream;
+    format?: LogFormat;
+  } = {},
 ): Logger {
   const secrets = (options.secrets ?? []).filter((s) => s.length >= 4);
   const scrub = (text: string) => secrets.reduce((t, s) => t.split(s).join('********'), text);

@@ -1,13 +1,12 @@
 /** The nightly schedule: fires one pipeline run per trigger until a signal stops it. */
-import type { Config } from '../config/load.js';
-import { accountConfigs, requireSources } from '../config/load.js';
-import { runBatch } from '../pipeline/batch.js';
+import type { Group } from '../config/load.js';
+import { requireSources } from '../config/load.js';
+import { runBatch, type BatchResult } from '../pipeline/batch.js';
 import { ConfigError } from '../errors.js';
 import type { Store } from '../store/database.js';
 import { EmbeddedBusyError } from '../store/database.js';
 import type { Logger } from '../log/logger.js';
 import { RunLockedError } from '../pipeline/lock.js';
-import { runPipeline } from '../pipeline/run.js';
 import { yesterday } from '../util/dates.js';
 import { cronTrigger, Scheduler, validateSchedule, type Trigger } from './scheduler.js';
 import { installSignalHandlers, type SignalTarget, type StopSignal } from './signals.js';
@@ -15,7 +14,8 @@ import { installSignalHandlers, type SignalTarget, type StopSignal } from './sig
 export { Scheduler, cronTrigger, validateSchedule, type Trigger } from './scheduler.js';
 
 export interface ScheduleDeps {
-  config: Config;
+  /** The config: the group's schedule and every account of the night's batch. */
+  group: Group;
   logger: Logger;
   /**
    * Opens (and migrates) the store for one firing. The store is opened per firing and closed
@@ -42,9 +42,10 @@ export interface ScheduleOptions {
  * promise then resolves and the caller exits 0. A second signal exits at once.
  */
 export async function runSchedule(deps: ScheduleDeps, options: ScheduleOptions = {}): Promise<void> {
-  const { config, logger } = deps;
+  const { group, logger } = deps;
+  const config = group.settings;
   // A multi-account config: each account's sources are checked by its own run (a missing one fails that account only).
-  if (!config.multiAccount) requireSources(config, ['partner', 'exchange']);
+  if (!config.multiAccount) requireSources(group.accounts[0]!.config, ['partner', 'exchange']);
   validateSchedule(config.schedule.cron, config.schedule.timezone);
   // Fail at start-up, not at the first firing, when the database is unreachable or its schema cannot be updated.
   // A manual run holding the embedded database right now is no reason not to start.
@@ -81,7 +82,11 @@ export async function runSchedule(deps: ScheduleDeps, options: ScheduleOptions =
     },
   });
   logger.info(
-    { cron: config.schedule.cron, timezone: config.schedule.timezone, lookbackDays: config.partner.lookbackDays },
+    {
+      cron: config.schedule.cron,
+      timezone: config.schedule.timezone,
+      lookbackDays: group.accounts.map((a) => a.config.partner.lookbackDays).join('/'),
+    },
     'schedule: firing `run` for the previous UTC day',
   );
   scheduler.start();
@@ -92,9 +97,9 @@ export async function runSchedule(deps: ScheduleDeps, options: ScheduleOptions =
   }
 }
 
-/** One firing: yesterday's run (the same as `ramp-recon run`), on a store opened for it. */
+/** One firing: yesterday's batch (the same as `ramp-recon run`: a config without accounts is a batch of one). */
 export async function fireRun(deps: ScheduleDeps, firedAt: Date): Promise<void> {
-  const { config, logger } = deps;
+  const { group, logger } = deps;
   const period = yesterday(firedAt);
   let store: Store;
   try {
@@ -107,36 +112,15 @@ export async function fireRun(deps: ScheduleDeps, firedAt: Date): Promise<void> 
     throw err;
   }
   try {
-    if (config.multiAccount) {
-      // Several accounts: the night's batch, every account of the config and one group e-mail.
-      const batch = await runBatch({ store, logger }, accountConfigs(config), {
-        period,
-        trigger: 'schedule',
-        email: true,
-      });
-      const fields = {
-        batchId: batch.batchId,
-        period,
-        status: batch.status,
-        verdict: batch.report?.digest.verdict ?? null,
-        report: batch.report?.path ?? null,
-        failed: batch.runs.filter((r) => r.result?.status !== 'succeeded').map((r) => r.account),
-      };
-      if (batch.status === 'succeeded') logger.info(fields, 'scheduled batch succeeded');
-      else logger.error(fields, 'scheduled batch failed');
-      return;
-    }
-    const result = await runPipeline({ store, config, logger }, { period, trigger: 'schedule', email: true });
-    const fields = {
-      runId: result.runId,
+    const batch = await runBatch({ store, group, logger }, group.accounts, {
       period,
-      status: result.status,
-      openBreaks: result.openBreaks,
-      report: result.reportPath ?? null,
-      ...(result.failedStage ? { failedStage: result.failedStage, error: result.error } : {}),
-    };
-    if (result.status === 'succeeded') logger.info(fields, 'scheduled run succeeded');
-    else logger.error(fields, 'scheduled run failed');
+      trigger: 'schedule',
+      email: true,
+    });
+    const single = group.settings.multiAccount ? undefined : batch.runs[0]!;
+    // A batch of one refused before its run (another run holds the lock): the firing is skipped, as it always was.
+    if (single?.refusal) throw single.refusal;
+    logFiring(logger, batch, period);
   } catch (err) {
     if (err instanceof RunLockedError) {
       logger.warn({ period }, `firing skipped: ${err.message}`);
@@ -148,12 +132,34 @@ export async function fireRun(deps: ScheduleDeps, firedAt: Date): Promise<void> 
   }
 }
 
+/** The firing's log line: the batch (a batch of one: its run) and how it ended. */
+function logFiring(logger: Logger, batch: BatchResult, period: { from: string; to: string }): void {
+  const failed = batch.runs.filter((r) => r.result?.status !== 'succeeded');
+  const single = batch.runs.length === 1 ? batch.runs[0]!.result : null;
+  const fields = {
+    batchId: batch.batchId,
+    period,
+    status: batch.status,
+    ...(single
+      ? { runId: single.runId, openBreaks: single.openBreaks, report: single.reportPath ?? null }
+      : { verdict: batch.report?.digest.verdict ?? null, report: batch.report?.path ?? null }),
+    ...(single?.failedStage ? { failedStage: single.failedStage, error: single.error } : {}),
+    failed: failed.map((r) => r.account),
+  };
+  const what = single ? 'scheduled run' : 'scheduled batch';
+  if (batch.status === 'succeeded') logger.info(fields, `${what} succeeded`);
+  else logger.error(fields, `${what} failed`);
+}
+
 /** The fleet's nightly schedule: registered in pg-boss, this process planning (and unless --no-work, working) batches. */
 async function scheduleOnQueue(deps: ScheduleDeps, options: ScheduleOptions): Promise<void> {
-  const { config, logger } = deps;
-  const { openBoss, scheduleFleet } = await import('./fleet.js');
+  const { group, logger } = deps;
+  const [{ openBoss }, { scheduleFleet }] = await Promise.all([
+    import('../fleet/queues.js'),
+    import('../fleet/schedule.js'),
+  ]);
   const store = await deps.openStore();
-  const boss = await openBoss(config, logger, 'schedule');
+  const boss = await openBoss(group.settings, logger, 'schedule');
   let stopped!: () => void;
   const done = new Promise<void>((resolve) => (stopped = resolve));
   const uninstall = installSignalHandlers({
@@ -165,8 +171,8 @@ async function scheduleOnQueue(deps: ScheduleDeps, options: ScheduleOptions): Pr
   });
   try {
     await scheduleFleet(
-      { store, boss, config, logger },
-      { work: options.work !== false, concurrency: config.workers.concurrency },
+      { store, boss, group, logger },
+      { work: options.work !== false, concurrency: group.settings.workers.concurrency },
     );
     await done;
     await boss.stop({ graceful: true, close: true, timeout: 24 * 3600_000 });

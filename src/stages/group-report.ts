@@ -3,7 +3,7 @@
  */
 import { hostname } from 'node:os';
 import { basename, join } from 'node:path';
-import { accountConfigs, type Config } from '../config/load.js';
+import type { Group } from '../config/load.js';
 import type { Store } from '../store/database.js';
 import type { Logger } from '../log/logger.js';
 import {
@@ -39,8 +39,8 @@ import { sendReportMail, type DeliveryResult } from './deliver.js';
 
 export interface GroupDeps {
   store: Store;
-  /** Any account's view of the config: the group's settings (reports folder, e-mail) are shared. */
-  config: Config;
+  /** The group: its shared settings (reports folder, e-mail) and its accounts. */
+  group: Group;
   logger: Logger;
   now: Date;
 }
@@ -68,7 +68,7 @@ export async function writeGroupReport(
   const { db } = deps.store;
   const batch = await loadBatch(db, batchId);
   // Each account's exchange balance account; one no longer in the config keeps the default for its Balances rows.
-  const exchangeAccounts = new Map(accountConfigs(deps.config).map((c) => [c.account, c.exchange.account]));
+  const exchangeAccounts = new Map(deps.group.accounts.map((a) => [a.name, a.config.exchange.account]));
   const accounts: GroupAccount[] = [];
   const breakRows: Row[] = [];
   const balanceRowList: Row[] = [];
@@ -110,7 +110,7 @@ export async function writeGroupReport(
       balanceRowList.push(withAccount(a.account, r));
   }
 
-  const path = join(deps.config.reportsDir, groupReportFileName(batch, amends?.version));
+  const path = join(deps.group.settings.reportsDir, groupReportFileName(batch, amends?.version));
   const digest = groupDigest({
     batchId: batch.id,
     periodFrom: batch.periodFrom,
@@ -139,16 +139,17 @@ export async function deliverGroupReport(
   written: GroupReportWritten,
 ): Promise<DeliveryResult> {
   const log = deps.logger.child({ stage: 'deliver', batchId });
-  if (!deps.config.smtpUrl) {
+  const settings = deps.group.settings;
+  if (!settings.smtpUrl) {
     log.info('group e-mail skipped: SMTP_URL is not set');
     return { status: 'skipped' };
   }
   const host = hostname();
   const sent = await sendReportMail({
-    smtpUrl: deps.config.smtpUrl,
-    from: deps.config.email.from,
-    to: deps.config.email.to,
-    limit: deps.config.email.maxMessageBytes,
+    smtpUrl: settings.smtpUrl,
+    from: settings.email.from,
+    to: settings.email.to,
+    limit: settings.email.maxMessageBytes,
     path: written.path,
     log,
     mailOf: (notAttached) =>

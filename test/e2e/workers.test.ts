@@ -5,9 +5,11 @@ import pg_ from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandboxAccounts, type SandboxAccounts } from '../../sandbox/index.js';
 import { addDays, toDay } from '../../src/util/dates.js';
-import { accountJobLost, planFleetBatch, openBoss } from '../../src/schedule/fleet.js';
+import { accountJobLost } from '../../src/fleet/work.js';
+import { planFleetBatch } from '../../src/fleet/plan.js';
+import { openBoss } from '../../src/fleet/queues.js';
 import { loadBatch, planBatch, startBatchAccount } from '../../src/store/batches.js';
-import { accountConfigs, loadConfig } from '../../src/config/load.js';
+import { loadGroup } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { createTestStore, type TestStore } from '../helpers/db.js';
 import { header, textPart } from '../helpers/mime.js';
@@ -99,7 +101,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('workers on pg-boss [postgres]',
     await relay?.close();
     await sandbox?.close();
     await pg?.drop();
-    // the queue's own schema beside the test's (src/schedule/fleet.ts queueSchema)
+    // the queue's own schema beside the test's (src/fleet/queues.ts queueSchema)
     if (pg?.schema) {
       const admin = new Client({ connectionString: process.env.TEST_DATABASE_URL });
       await admin.connect();
@@ -372,15 +374,15 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('workers on pg-boss [postgres]',
   });
 
   it('two schedulers planning the same night: one batch', async () => {
-    const config = loadConfig({ env: { ...sandbox.env, DATABASE_URL: pg.url }, configPath: join(dir, 'config.json') });
+    const group = loadGroup({ env: { ...sandbox.env, DATABASE_URL: pg.url }, configPath: join(dir, 'config.json') });
     const logger = silentLogger();
-    const boss = await openBoss(config, logger, 'test');
+    const boss = await openBoss(group.settings, logger, 'test');
     try {
       // a night the schedule above did not plan
       const night = { from: addDays(today, -5), to: addDays(today, -4) };
       const plans = await Promise.all(
         [1, 2, 3].map(() =>
-          planFleetBatch({ store: pg.store, boss, logger }, accountConfigs(config), {
+          planFleetBatch({ store: pg.store, boss, group, logger }, group.accounts, {
             period: night,
             trigger: 'schedule',
           }),
@@ -406,9 +408,9 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('workers on pg-boss [postgres]',
   });
 
   it('a job lost on its last attempt (its worker died): the account is failed on the batch, saying so, and reported', async () => {
-    const config = loadConfig({ env: { ...sandbox.env, DATABASE_URL: pg.url }, configPath: join(dir, 'config.json') });
+    const group = loadGroup({ env: { ...sandbox.env, DATABASE_URL: pg.url }, configPath: join(dir, 'config.json') });
     const logger = silentLogger();
-    const boss = await openBoss(config, logger, 'test');
+    const boss = await openBoss(group.settings, logger, 'test');
     const db = pg.store.db;
     try {
       const { id } = await planBatch(db, {
@@ -419,7 +421,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('workers on pg-boss [postgres]',
       await startBatchAccount(db, id, 'acme', 'gone-host:4242');
       const mails = relay.mails.length;
       // what the dead letter queue's worker does with the job pg-boss failed for good
-      await accountJobLost({ store: pg.store, boss, config, logger }, { batchId: id, account: 'acme' });
+      await accountJobLost({ store: pg.store, boss, group, logger }, { batchId: id, account: 'acme' });
       const batch = await loadBatch(db, id);
       expect(batch.status).toBe('failed');
       expect(batch.accounts[0]).toMatchObject({ account: 'acme', status: 'failed' });
@@ -432,7 +434,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('workers on pg-boss [postgres]',
         /^acme: FAILED: its last attempt ended without an outcome/m,
       );
       // a second word on it changes nothing
-      await accountJobLost({ store: pg.store, boss, config, logger }, { batchId: id, account: 'acme' });
+      await accountJobLost({ store: pg.store, boss, group, logger }, { batchId: id, account: 'acme' });
       expect((await loadBatch(db, id)).accounts[0]!.error).toBe(batch.accounts[0]!.error);
     } finally {
       await boss.stop({ graceful: false, close: true });

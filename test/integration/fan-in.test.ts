@@ -7,9 +7,9 @@ import { describeEachStore } from '../helpers/db.js';
 import { mailbox, type Mailbox } from '../helpers/smtp.js';
 import { header, textPart } from '../helpers/mime.js';
 import { freePort } from '../e2e/helpers.js';
-import { loadConfig, type Config } from '../../src/config/load.js';
+import { loadGroup, type Group } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { fanIn } from '../../src/schedule/fleet.js';
+import { fanIn } from '../../src/fleet/work.js';
 import { finishBatchAccount, loadBatch, planBatch, startBatchAccount } from '../../src/store/batches.js';
 
 /**
@@ -20,7 +20,7 @@ import { finishBatchAccount, loadBatch, planBatch, startBatchAccount } from '../
 describeEachStore('the group report fanned in: deadline, amendment, once', (ctx) => {
   let relay: Mailbox;
   let dir: string;
-  let config: Config;
+  let group: Group;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'rr-fan-in-'));
@@ -35,7 +35,7 @@ describeEachStore('the group report fanned in: deadline, amendment, once', (ctx)
         email: { from: 'recon@example.com', to: ['group@example.com'] },
       }),
     );
-    config = loadConfig({
+    group = loadGroup({
       env: { REPORTS_DIR: join(dir, 'reports'), SMTP_URL: `smtp://127.0.0.1:${port}` },
       configPath: path,
     });
@@ -48,7 +48,7 @@ describeEachStore('the group report fanned in: deadline, amendment, once', (ctx)
 
   it('sends at the deadline naming the account still running, then an amended report once it ends, and nothing twice', async () => {
     const db = ctx.store.db;
-    const deps = { store: ctx.store, boss: null as unknown as PgBoss, config, logger: silentLogger() };
+    const deps = { store: ctx.store, boss: null as unknown as PgBoss, group, logger: silentLogger() };
     const { id } = await planBatch(db, {
       trigger: 'enqueue',
       period: { from: '2026-11-20', to: '2026-11-21' },

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../sandbox/index.js';
 import { createTestStore, type TestStore } from '../helpers/db.js';
 import { brief, childEnv, runCli, startCli, waitFor, type CliResult } from '../e2e/helpers.js';
-import { loadConfig } from '../../src/config/load.js';
+import { groupOf, loadConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { openStore } from '../../src/store/database.js';
 import { migrate } from '../../src/store/migrate.js';
@@ -222,7 +222,7 @@ describe.skipIf(!BASE_URL)('a database that goes away during a run [postgres]', 
       return store;
     };
     const schedule = runSchedule(
-      { config, logger: silentLogger(), openStore: openMigrated },
+      { group: groupOf(config), logger: silentLogger(), openStore: openMigrated },
       { trigger, signalTarget: stopTarget as never },
     );
     await waitFor('the scheduler to start', () => fire !== undefined, 10_000);

@@ -47,7 +47,9 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
   ],
   // the orchestrator, the scheduler, the webhook server
   pipeline: ['decimal', 'errors', 'domain', 'log', 'util', 'config', 'http', 'store', 'stages'],
-  schedule: ['decimal', 'errors', 'domain', 'log', 'util', 'config', 'store', 'stages', 'pipeline'],
+  // the job queue (pg-boss): the batch driver's steps as jobs, worked by any number of workers
+  fleet: ['decimal', 'errors', 'domain', 'log', 'util', 'config', 'store', 'stages', 'pipeline'],
+  schedule: ['decimal', 'errors', 'domain', 'log', 'util', 'config', 'store', 'stages', 'pipeline', 'fleet'],
   webhooks: ['decimal', 'errors', 'domain', 'log', 'util', 'config', 'http', 'store', 'sources'],
   // the commands
   cli: [
@@ -65,6 +67,7 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
     'workflow',
     'stages',
     'pipeline',
+    'fleet',
     'schedule',
     'webhooks',
   ],

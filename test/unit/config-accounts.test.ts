@@ -1,13 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  accountConfigs,
-  configHash,
-  envPrefix,
-  loadConfig,
-  oneAccount,
-  secretValues,
-  selectAccounts,
-} from '../../src/config/load.js';
+import { configHash, envPrefix, loadConfig, loadGroup, oneAccount, selectAccounts } from '../../src/config/load.js';
 import { problemsOf, writeConfig } from '../helpers/config.js';
 import { accountState, groupVerdict } from '../../src/report/group.js';
 import { openBreakCounts } from '../../src/domain/index.js';
@@ -29,7 +21,7 @@ const GLOBEX = {
 
 describe('accounts in the config', () => {
   it('reads each account its own prefixed variables, and the sections it does not set from the top level', () => {
-    const config = loadConfig({
+    const group = loadGroup({
       env: {
         ...ACME,
         ...GLOBEX,
@@ -51,9 +43,13 @@ describe('accounts in the config', () => {
         ],
       }),
     });
-    const [acme, globex] = accountConfigs(config);
-    expect(accountConfigs(config).map((c) => c.account)).toEqual(['acme-eu', 'globex']);
-    expect(config.account).toBe('acme-eu');
+    const [acme, globex] = group.accounts.map((a) => a.config);
+    expect(group.accounts.map((a) => a.name)).toEqual(['acme-eu', 'globex']);
+    expect(group.accounts.map((a) => a.envPrefix)).toEqual(['ACME_EU_', 'GLOBEX_']);
+    expect(group.accounts.map((a) => a.emailTo)).toEqual([[], ['g@x.test']]);
+    expect(group.settings.multiAccount).toBe(true);
+    expect(group.settings).not.toHaveProperty('partner');
+    expect(acme!.account).toBe('acme-eu');
     expect(acme!.multiAccount).toBe(true);
     expect(acme!.accountNames).toEqual(['acme-eu', 'globex']);
     expect(acme!.partner).toMatchObject({
@@ -75,17 +71,18 @@ describe('accounts in the config', () => {
     // a config hash per account: one account's change does not look like another's
     expect(configHash(acme!)).not.toBe(configHash(globex!));
     // every account's secrets are redacted from the shared logs
-    expect(secretValues(config)).toEqual(
+    expect(group.secrets).toEqual(
       expect.arrayContaining(['pk-acme-1234', 'sk-acme-5678', 'xt-acme-9012', 'pk-globex-1234', 'xt-globex-9012']),
     );
   });
 
   it('keeps a config without accounts exactly as it was: one account, the unprefixed variables', () => {
-    const config = loadConfig({
+    const group = loadGroup({
       env: { PARTNER_API_URL: 'http://p.test', PARTNER_PUBLIC_KEY: 'pk-1234', PARTNER_PRIVATE_KEY: 'sk-1234' },
       configPath: writeConfig({ account: 'solo' }),
     });
-    expect(accountConfigs(config)).toEqual([config]);
+    const config = group.accounts[0]!.config;
+    expect(group.accounts.map((a) => a.name)).toEqual(['solo']);
     expect(config).toMatchObject({ account: 'solo', multiAccount: false, accountNames: ['solo'] });
     expect(config.partner.apiUrl).toBe('http://p.test');
   });
@@ -121,17 +118,31 @@ describe('accounts in the config', () => {
     );
   });
 
+  it('a config without accounts is a group of one account, with the unprefixed variables, on the same path', () => {
+    const group = loadGroup({
+      env: { EXCHANGE_API_URL: 'http://exchange.test', EXCHANGE_API_TOKEN: 'xt-single-1234', SMTP_URL: 'smtp://h:25' },
+      configPath: writeConfig({ email: { from: 'r@x.test', to: ['f@x.test'] } }),
+    });
+    expect(group.accounts).toHaveLength(1);
+    const [only] = group.accounts;
+    expect(only).toMatchObject({ name: 'default', envPrefix: '', rateGroup: 'default', emailTo: ['f@x.test'] });
+    expect(only!.config.exchange.token).toBe('xt-single-1234');
+    expect(group.settings).toMatchObject({ multiAccount: false, accountNames: ['default'], smtpUrl: 'smtp://h:25' });
+    expect(group.secrets).toContain('xt-single-1234');
+    expect(loadConfig({ env: {}, configPath: writeConfig({}) }).account).toBe('default');
+  });
+
   it('--account selects accounts in config order; an unknown one is named with the nearest; one-account commands need one', () => {
-    const config = loadConfig({
+    const config = loadGroup({
       env: {},
       configPath: writeConfig({ accounts: [{ name: 'acme' }, { name: 'globex' }, { name: 'initech' }] }),
     });
-    expect(selectAccounts(config, undefined).map((c) => c.account)).toEqual(['acme', 'globex', 'initech']);
-    expect(selectAccounts(config, ['initech', 'acme']).map((c) => c.account)).toEqual(['acme', 'initech']);
+    expect(selectAccounts(config, undefined).map((a) => a.name)).toEqual(['acme', 'globex', 'initech']);
+    expect(selectAccounts(config, ['initech', 'acme']).map((a) => a.name)).toEqual(['acme', 'initech']);
     expect(problemsOf(() => selectAccounts(config, ['globx']))).toEqual([
       '--account: no account "globx" in the config (did you mean globex?); accounts: acme, globex, initech',
     ]);
-    expect(oneAccount(config, ['globex']).account).toBe('globex');
+    expect(oneAccount(config, ['globex']).name).toBe('globex');
     expect(problemsOf(() => oneAccount(config, undefined))).toEqual([
       '--account: this command works on one account; the config has 3 (acme, globex, initech): give --account NAME',
     ]);

@@ -4,7 +4,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { Scheduler, cronTrigger, validateSchedule, type Trigger } from '../../src/schedule/scheduler.js';
 import { installSignalHandlers, type SignalTarget } from '../../src/schedule/signals.js';
 import { runSchedule } from '../../src/schedule/nightly.js';
-import { loadConfig } from '../../src/config/load.js';
+import { groupOf, loadConfig } from '../../src/config/load.js';
 import { ConfigError } from '../../src/errors.js';
 import type { Store } from '../../src/store/database.js';
 
@@ -187,7 +187,7 @@ describe('runSchedule', () => {
     const slow = deferred();
     const events: string[] = [];
     const done = runSchedule(
-      { config, logger: silentLogger(), openStore: async () => fakeStore },
+      { group: groupOf(config), logger: silentLogger(), openStore: async () => fakeStore },
       {
         trigger,
         signalTarget: target,
@@ -216,7 +216,7 @@ describe('runSchedule', () => {
   it('refuses a bad cron at start-up (exit 2), before any firing', async () => {
     const bad = { ...config, schedule: { ...config.schedule, cron: 'nightly' } } as typeof config;
     await expect(
-      runSchedule({ config: bad, logger: silentLogger(), openStore: async () => fakeStore }),
+      runSchedule({ group: groupOf(bad), logger: silentLogger(), openStore: async () => fakeStore }),
     ).rejects.toBeInstanceOf(ConfigError);
   });
 });

@@ -2,7 +2,7 @@
 import { COMMAND_INFO } from './info.js';
 import type { Command } from 'commander';
 import { action, type GlobalOptions } from '../context.js';
-import { accountConfigs, envPrefix, loadConfig, maskedConfig } from '../../config/load.js';
+import { loadGroup, maskedConfig } from '../../config/load.js';
 import { ConfigError } from '../../errors.js';
 import { doctorAction, timeoutOption } from './doctor.js';
 
@@ -23,12 +23,12 @@ export function register(program: Command): void {
       action(async (opts: { connect?: boolean; timeoutMs?: number }, command: Command) => {
         const globals = command.optsWithGlobals<GlobalOptions>();
         if (opts.connect) return doctorAction(globals, { timeoutMs: opts.timeoutMs });
-        const effective = loadConfig({ configPath: globals.config });
+        const group = loadGroup({ configPath: globals.config });
+        const multi = group.settings.multiAccount;
         const missing: string[] = [];
         // Several accounts: each account's variables (prefixed by its name), each problem naming the account.
-        for (const c of accountConfigs(effective)) {
-          const p = c.multiAccount ? envPrefix(c.account) : '';
-          const of = c.multiAccount ? ` (account ${c.account})` : '';
+        for (const { config: c, envPrefix: p, name } of group.accounts) {
+          const of = multi ? ` (account ${name})` : '';
           if (!c.partner.apiUrl)
             missing.push(
               `environment variable ${p}PARTNER_API_URL: not set (with ${p}PARTNER_PUBLIC_KEY and ${p}PARTNER_PRIVATE_KEY), ` +
@@ -40,9 +40,8 @@ export function register(program: Command): void {
                 `\`sync --source exchange\`${of}`,
             );
         }
-        const shown = effective.multiAccount
-          ? { accounts: accountConfigs(effective).map(maskedConfig) }
-          : maskedConfig(effective);
+        const configs = group.accounts.map((a) => a.config);
+        const shown = multi ? { accounts: configs.map(maskedConfig) } : maskedConfig(configs[0]!);
         process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
         if (missing.length) throw new ConfigError(missing);
         process.stderr.write('config ok\n');

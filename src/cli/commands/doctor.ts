@@ -5,7 +5,7 @@ import { COMMAND_INFO } from './info.js';
 import type { Command } from 'commander';
 import { EXIT } from '../../errors.js';
 import { action, type GlobalOptions } from '../context.js';
-import { loadConfig } from '../../config/load.js';
+import { loadGroup } from '../../config/load.js';
 import { formatChecks, runDoctor } from '../doctor.js';
 
 /** Parses --timeout-ms: a whole number of milliseconds, 100 to 120000. */
@@ -21,8 +21,8 @@ export async function doctorAction(
   globals: GlobalOptions,
   opts: { json?: boolean; timeoutMs?: number },
 ): Promise<number> {
-  const config = loadConfig({ configPath: globals.config });
-  const results = await runDoctor(config, { timeoutMs: opts.timeoutMs });
+  const group = loadGroup({ configPath: globals.config });
+  const results = await runDoctor(group, { timeoutMs: opts.timeoutMs });
   const failed = results.filter((r) => r.status === 'fail');
   if (opts.json) process.stdout.write(`${JSON.stringify({ ok: failed.length === 0, checks: results }, null, 2)}\n`);
   else

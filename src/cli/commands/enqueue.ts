@@ -3,7 +3,8 @@ import { COMMAND_INFO } from './info.js';
 import type { Command } from 'commander';
 import { EXIT } from '../../errors.js';
 import { loadBatch, batchEnded, reportedAsTheyStand } from '../../store/batches.js';
-import { openBoss, planFleetBatch } from '../../schedule/fleet.js';
+import { openBoss } from '../../fleet/queues.js';
+import { planFleetBatch } from '../../fleet/plan.js';
 import { batchListing } from './runs.js';
 import { accountOption, action, createContext, openMigratedStore } from '../context.js';
 import { parsePeriod } from '../../util/dates.js';
@@ -35,12 +36,15 @@ database has no workers), 3 with --wait --fail-on-breaks unexplained open breaks
     )
     .action(
       action(async (opts: EnqueueFlags, command: Command) => {
-        const { config, logger, accounts } = createContext(command);
+        const { group, config, logger, accounts } = createContext(command);
         const period = parsePeriod({ from: opts.from, to: opts.to }, new Date());
-        const boss = await openBoss(config, logger, 'enqueue');
+        const boss = await openBoss(group.settings, logger, 'enqueue');
         const store = await openMigratedStore(config, logger);
         try {
-          const { batchId } = await planFleetBatch({ store, boss, logger }, accounts, { period, trigger: 'enqueue' });
+          const { batchId } = await planFleetBatch({ store, boss, group, logger }, accounts, {
+            period,
+            trigger: 'enqueue',
+          });
           if (!opts.wait) {
             process.stdout.write(
               opts.json

@@ -32,18 +32,20 @@ export function register(program: Command): void {
       periodAction(async (opts: ReconcileOptions, { logger, period, accounts }) => {
         // Several accounts: one after another, each its own run; the exit code is the worst of them.
         const results = [];
-        for (const config of accounts)
+        for (const { config, name } of accounts)
           results.push(
             await reconcileAccount(
               opts,
               config,
-              accounts.length > 1 ? logger.child({ account: config.account }) : logger,
+              accounts.length > 1 ? logger.child({ account: name }) : logger,
               period,
             ),
           );
         if (opts.json) {
           const summaries = results.map((r) => r.summary);
-          process.stdout.write(`${JSON.stringify(accounts[0]!.multiAccount ? summaries : summaries[0], null, 2)}\n`);
+          process.stdout.write(
+            `${JSON.stringify(accounts[0]!.config.multiAccount ? summaries : summaries[0], null, 2)}\n`,
+          );
         }
         return Math.max(...results.map((r) => r.code));
       }),

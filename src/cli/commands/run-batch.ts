@@ -1,11 +1,7 @@
-/** `ramp-recon run` on a multi-account config: the batch, its JSON summary, its lines and its exit code. */
-import type { Config } from '../../config/load.js';
-import type { Logger } from '../../log/logger.js';
-import type { Period } from '../../domain/index.js';
+/** `ramp-recon run` on a multi-account config: the batch's JSON summary, its lines and its exit code. */
 import { EXIT } from '../../errors.js';
-import { runBatch, type BatchResult } from '../../pipeline/batch.js';
+import type { BatchResult } from '../../pipeline/batch.js';
 import { periodLabel } from '../../report/summary.js';
-import { withRunStore } from '../run-store.js';
 
 export const BATCH_EXIT_HELP = `With several accounts (\`accounts\` in the config) \`run\` runs them as one batch: exit 1 when any account
 failed, 3 with --fail-on-breaks when all succeeded and one has unexplained open breaks.`;
@@ -17,21 +13,8 @@ interface BatchFlags {
   wait?: boolean;
 }
 
-/** Runs the batch of the selected accounts and prints its summary; the exit code covers every account. */
-export async function runBatchCommand(
-  opts: BatchFlags,
-  ctx: { logger: Logger; period: Period; accounts: readonly Config[] },
-): Promise<number> {
-  const first = ctx.accounts[0]!;
-  const result = await withRunStore(first, ctx.logger, { wait: opts.wait }, (store, signal) =>
-    runBatch({ store, logger: ctx.logger }, ctx.accounts, {
-      period: ctx.period,
-      trigger: 'cli',
-      email: opts.email,
-      wait: opts.wait,
-      signal,
-    }),
-  );
+/** Prints a batch of several accounts (its JSON or its lines); the exit code covers every account. */
+export function printBatch(result: BatchResult, opts: BatchFlags): number {
   if (opts.json) process.stdout.write(`${JSON.stringify(batchJson(result), null, 2)}\n`);
   else process.stdout.write(`${describeBatch(result)}\n`);
   for (const r of result.runs)

@@ -7,10 +7,11 @@ import { lateSentence } from '../../report/late-data.js';
 import { Command } from 'commander';
 import { requireSources } from '../../config/load.js';
 import { EXIT } from '../../errors.js';
-import { runPipeline, type PipelineResult } from '../../pipeline/run.js';
+import type { PipelineResult } from '../../pipeline/run.js';
+import { runBatch, type AccountOutcome } from '../../pipeline/batch.js';
 import { parsePeriod } from '../../util/dates.js';
 import { accountOption, action, createContext, type CommandContext } from '../context.js';
-import { runBatchCommand, BATCH_EXIT_HELP } from './run-batch.js';
+import { printBatch, BATCH_EXIT_HELP } from './run-batch.js';
 import { withRunStore } from '../run-store.js';
 
 export { openRunStore, withRunStore } from '../run-store.js';
@@ -65,30 +66,44 @@ export function register(program: Command): void {
   accountOption(run, 'run this account of the config only')
     .addHelpText('after', `${EXIT_CODES_HELP}\n${BATCH_EXIT_HELP}`)
     .action(
-      periodAction(async (opts: RunOptions, { config, logger, period, accounts }) => {
-        // A multi-account config runs a batch: every account (or those named), one group report.
-        if (config.multiAccount) return runBatchCommand(opts, { logger, period, accounts });
-        requireSources(config, ['partner', 'exchange']);
-        const result: PipelineResult = await withRunStore(config, logger, { wait: opts.wait }, (store, signal) =>
-          runPipeline(
-            { store, config, logger },
-            { period, trigger: 'cli', email: opts.email, wait: opts.wait, signal },
-          ),
+      periodAction(async (opts: RunOptions, { group, config, logger, period, accounts }) => {
+        // Every config runs a batch: every account (or those named), then the batch's report. A config without
+        // `accounts` is a batch of one, whose report is its account's own workbook and e-mail.
+        const single = !group.settings.multiAccount;
+        // A batch of one is refused before it starts when its sources are missing (exit 2), as `run` always was.
+        if (single) requireSources(config, ['partner', 'exchange']);
+        const batch = await withRunStore(config, logger, { wait: opts.wait }, (store, signal) =>
+          runBatch({ store, group, logger }, accounts, {
+            period,
+            trigger: 'cli',
+            email: opts.email,
+            wait: opts.wait,
+            signal,
+          }),
         );
-        if (opts.json) {
-          process.stdout.write(`${JSON.stringify(result.summary, null, 2)}\n`);
-          // stdout carries only the JSON document; the reason of a failure goes to stderr, readable.
-          if (result.status === 'failed')
-            process.stderr.write(
-              `ramp-recon: failed:\n  run ${result.runId} failed in stage ${result.failedStage}: ${result.error}\n`,
-            );
-        } else process.stdout.write(`${describeResult(result)}\n`);
-        return exitCodeOf(
-          { status: result.status, openBreaks: result.openBreaks, explained: result.summary.breakCounts.explained },
-          opts.failOnBreaks === true,
-        );
+        return single ? printRun(batch.runs[0]!, opts) : printBatch(batch, opts);
       }),
     );
+}
+
+/** A batch of one as `run` prints it: the run's summary (or lines) and its exit code; a refused run's error. */
+function printRun(outcome: AccountOutcome, opts: RunOptions): number {
+  if (!outcome.result) throw outcome.refusal ?? new Error(outcome.error ?? 'the run could not start');
+  const result: PipelineResult = outcome.result;
+  {
+    if (opts.json) {
+      process.stdout.write(`${JSON.stringify(result.summary, null, 2)}\n`);
+      // stdout carries only the JSON document; the reason of a failure goes to stderr, readable.
+      if (result.status === 'failed')
+        process.stderr.write(
+          `ramp-recon: failed:\n  run ${result.runId} failed in stage ${result.failedStage}: ${result.error}\n`,
+        );
+    } else process.stdout.write(`${describeResult(result)}\n`);
+    return exitCodeOf(
+      { status: result.status, openBreaks: result.openBreaks, explained: result.summary.breakCounts.explained },
+      opts.failOnBreaks === true,
+    );
+  }
 }
 
 /**

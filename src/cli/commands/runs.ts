@@ -90,7 +90,7 @@ export function register(program: Command): void {
       const store = await openMigratedStore(config, logger);
       try {
         // Several accounts: their runs merged newest first, and the batches that ran them.
-        const runs = (await Promise.all(accounts.map((c) => listRuns(store.db, c.account, limit.data))))
+        const runs = (await Promise.all(accounts.map((a) => listRuns(store.db, a.name, limit.data))))
           .flat()
           .sort((a, b) => b.startedAt.localeCompare(a.startedAt) || b.runId.localeCompare(a.runId))
           .slice(0, limit.data);
@@ -100,7 +100,7 @@ export function register(program: Command): void {
         }
         const only = accounts.length < config.accountNames.length;
         const batches = (await recentBatches(store.db, limit.data)).filter(
-          (b) => !only || b.accounts.some((a) => accounts.some((c) => c.account === a.account)),
+          (b) => !only || b.accounts.some((a) => accounts.some((c) => c.name === a.account)),
         );
         process.stdout.write(
           opts.json

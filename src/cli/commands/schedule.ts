@@ -26,8 +26,8 @@ Exit codes: 0 stopped cleanly, 1 could not start (database unreachable), 2 bad c
     )
     .action(
       action(async (opts: { work: boolean }, command: Command) => {
-        const { config, logger } = createContext(command);
-        await runSchedule({ config, logger, openStore: () => openMigratedStore(config, logger) }, { work: opts.work });
+        const { group, config, logger } = createContext(command);
+        await runSchedule({ group, logger, openStore: () => openMigratedStore(config, logger) }, { work: opts.work });
         return EXIT.ok;
       }),
     );

@@ -62,10 +62,10 @@ export function register(program: Command): void {
         const { logger, accounts } = createContext(command);
         // Several accounts: one after another, each its own run; the exit code is the worst of them.
         let code: number = EXIT.ok;
-        for (const config of accounts)
+        for (const { config, name } of accounts)
           code = Math.max(
             code,
-            await syncAccount(opts, config, accounts.length > 1 ? logger.child({ account: config.account }) : logger),
+            await syncAccount(opts, config, accounts.length > 1 ? logger.child({ account: name }) : logger),
           );
         return code;
       }),

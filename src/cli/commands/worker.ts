@@ -4,7 +4,8 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { ConfigError, EXIT } from '../../errors.js';
 import { installSignalHandlers } from '../../schedule/signals.js';
-import { openBoss, requireServer, workJobs } from '../../schedule/fleet.js';
+import { openBoss, requireServer } from '../../fleet/queues.js';
+import { workJobs } from '../../fleet/work.js';
 import { action, createContext, openMigratedStore } from '../context.js';
 
 const concurrencySchema = z.coerce.number().int().min(1).max(32);
@@ -23,9 +24,9 @@ Exit codes: 0 stopped cleanly, 1 could not start, 2 bad usage (the embedded data
     )
     .action(
       action(async (opts: { concurrency?: string }, command: Command) => {
-        const { config, logger } = createContext(command);
-        requireServer(config, 'worker');
-        let concurrency = config.workers.concurrency;
+        const { group, config, logger } = createContext(command);
+        requireServer(group.settings, 'worker');
+        let concurrency = group.settings.workers.concurrency;
         if (opts.concurrency !== undefined) {
           const parsed = concurrencySchema.safeParse(opts.concurrency);
           if (!parsed.success)
@@ -35,7 +36,7 @@ Exit codes: 0 stopped cleanly, 1 could not start, 2 bad usage (the embedded data
           concurrency = parsed.data;
         }
         const store = await openMigratedStore(config, logger);
-        const boss = await openBoss(config, logger, 'worker');
+        const boss = await openBoss(group.settings, logger, 'worker');
         let stopped!: () => void;
         const done = new Promise<void>((resolve) => (stopped = resolve));
         const uninstall = installSignalHandlers({
@@ -44,7 +45,7 @@ Exit codes: 0 stopped cleanly, 1 could not start, 2 bad usage (the embedded data
           onGraceful: () => stopped(),
         });
         try {
-          await workJobs({ store, boss, config, logger }, { concurrency });
+          await workJobs({ store, boss, group, logger }, { concurrency });
           logger.info({ concurrency }, 'worker: taking account jobs');
           await done;
           // graceful: the jobs in hand finish (their runs commit as they go); none is taken after this
