@@ -224,6 +224,14 @@ describe('architecture (docs/architecture.md)', () => {
     expect(wrong).toEqual([]);
   });
 
+  it('pg-boss is imported only under src/fleet/ (the job queue has one folder)', () => {
+    const wrong = files
+      .filter((f) => partOf(f) !== 'fleet' && importsOf(sources.get(f)!).some(({ spec }) => spec === 'pg-boss'))
+      .map((f) => relative(ROOT, f));
+    expect(wrong).toEqual([]);
+    expect(files.filter((f) => partOf(f) === 'fleet').length).toBeGreaterThan(0);
+  });
+
   it("outside src/sources/, an API's folder is imported only through its index.ts", () => {
     // common/ is no API. A module loaded on demand (import()) may be named itself: `sync --references-csv` so
     // loads the CSV reader, which no other command needs.
