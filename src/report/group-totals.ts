@@ -31,7 +31,7 @@ export interface GroupTotals {
   medium: number | null;
   low: number | null;
   unexplained: number | null;
-  /** Exact decimal text, 2 decimals. */
+  /** Exact decimal text, at least 2 decimals. */
   moneyAtStake: string | null;
   closingUsd: string | null;
 }
@@ -56,7 +56,9 @@ export function groupTotals(accounts: readonly Totalled[]): GroupTotals {
   const usd = (of: (f: DigestFigures) => string | null) => {
     const figures = counted.flatMap((a) => (a.digest?.figures ? [a.digest.figures] : []));
     if (!figures.length) return null;
-    return figures.reduce((t, f) => t.plus(of(f) ?? 0), new Decimal(0)).toFixed(2);
+    const total = figures.reduce((t, f) => t.plus(of(f) ?? 0), new Decimal(0));
+    // exact: the workbook shows 2 decimals and keeps the rest in its exact values, as on each account's line
+    return total.decimalPlaces() < 2 ? total.toFixed(2) : total.toFixed();
   };
   return {
     label: totalLabel(accounts.length, counted.length, leftOut, noFigures, noClosing),

@@ -1,60 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { openBreakCounts, type ReportDigest, type Severity } from '../../src/domain/index.js';
 import type { Row } from '../../src/report/cells.js';
-import { accountState, groupDigest, groupSummaryRows, type GroupAccount } from '../../src/report/group.js';
+import { groupDigest, groupSummaryRows, type GroupAccount } from '../../src/report/group.js';
 import { accountColour, colourLegend, worstColour } from '../../src/report/group-colours.js';
 import { groupTotals } from '../../src/report/group-totals.js';
 import { groupMessage } from '../../src/report/group-mail.js';
 import { batchSentence, runOutcomeText } from '../../src/report/batch-words.js';
-
-/** Open-break counts of `n` breaks per severity, the first `explained` of each severity explained. */
-function counts(spec: Partial<Record<Severity, { n: number; explained?: number }>>) {
-  const breaks = Object.entries(spec).flatMap(([severity, s]) =>
-    Array.from({ length: s.n }, (_, i) => ({
-      code: `R_${severity.toUpperCase()}`,
-      key: `${severity}-${i}`,
-      severity: severity as Severity,
-      inPeriod: true,
-      workflow: { status: i < (s.explained ?? 0) ? ('explained' as const) : ('open' as const) },
-    })),
-  );
-  return openBreakCounts(breaks);
-}
-
-function digestWith(moneyAtStake: string, closingUsd: string | null): ReportDigest {
-  return {
-    period: '2026-11-20',
-    attachmentName: 'x.xlsx',
-    headline: { tone: 'bad', text: '', detail: '', status: '' },
-    topBreaks: [],
-    figures: {
-      moneyAtStake: { total: moneyAtStake, inPeriod: '0', carriedOver: '0', unvalued: 0 },
-      closingUsd,
-      closingUnvalued: [],
-    },
-    writtenAt: '2026-11-21T02:00:00.000Z',
-  };
-}
-
-/** An account as group-report.ts builds it: the state from its batch status and counts, as there. */
-function account(
-  name: string,
-  status: GroupAccount['status'],
-  c: ReturnType<typeof counts> | null,
-  digest: ReportDigest | null,
-): GroupAccount {
-  return {
-    account: name,
-    state: accountState(status, status === 'succeeded' ? c : null),
-    status,
-    runId: `r-${name}`,
-    failedStage: status === 'failed' ? 'sync.exchange' : null,
-    error: status === 'failed' ? 'Exchange API unreachable' : status === 'running' ? 'still running on h:1' : null,
-    counts: c,
-    digest,
-    reportPath: null,
-  };
-}
+import { account, counts, digestWith } from '../helpers/group-accounts.js';
 
 // alpha: 3 open breaks (1 high explained, 2 medium unexplained); beta failed, though a run of it left counts and
 // figures (they must not be summed); gamma still running at a deadline report; delta reconciled (1 low explained).
@@ -91,6 +42,12 @@ describe('the group totals', () => {
     expect([t.openBreaks, t.high, t.medium, t.low, t.unexplained]).toEqual([4, 1, 2, 1, 2]);
     expect(t.moneyAtStake).toBe('100.30');
     expect(t.closingUsd).toBe('5250.05');
+    // exact: no rounding of the figures the lines carry (the workbook shows 2 decimals)
+    const fine = groupTotals([
+      account('x', 'succeeded', counts({}), digestWith('13057.97012', '0.1')),
+      account('y', 'succeeded', counts({}), digestWith('5872.01099', '0.2')),
+    ]);
+    expect([fine.moneyAtStake, fine.closingUsd]).toEqual(['18929.98111', '0.30']);
   });
 
   it('say "all" when none is left out, and show no sum rather than a zero when none completed', () => {
