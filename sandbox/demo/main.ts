@@ -9,6 +9,7 @@
  * figures, and shuts down.
  */
 import { periodLabel } from '../../src/report/summary.js';
+import { batchSentence, runOutcomeText } from '../../src/report/batch-words.js';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { loadGroup } from '../../src/config/load.js';
@@ -100,17 +101,16 @@ async function main(): Promise<number> {
         });
         for (const r of batch.runs) {
           const result = r.result;
-          if (!result) out(`${label}: account ${r.account} did not run: ${r.error}`);
-          else {
-            out(
-              `${label}: run ${result.runId} ${result.status}, ${result.openBreaks} open breaks (account ${r.account})`,
-            );
-            if (result.status === 'failed') out(`  failed in stage ${result.failedStage}: ${result.error}`);
-          }
+          out(`${label}: account ${r.account}: ${result ? runOutcomeText(result) : `did not run: ${r.error}`}`);
         }
-        out(
-          `${label}: batch ${batch.batchId} ${batch.status} in ${((Date.now() - started) / 1000).toFixed(1)}s: ${batch.report?.digest.verdict ?? batch.reportError}`,
-        );
+        // the same sentence `ramp-recon run` prints: "completed" (every account ran) is not "reconciled"
+        const sentence = batchSentence({
+          batchId: batch.batchId,
+          accounts: batch.runs.map((r) => ({ account: r.account, completed: r.result?.status === 'succeeded' })),
+          verdict: batch.report?.digest.verdict ?? null,
+          reportError: batch.reportError,
+        });
+        out(`${label}: ${sentence} (${((Date.now() - started) / 1000).toFixed(1)}s)`);
         return batch;
       };
 

@@ -37,7 +37,8 @@ export function isLink(cell: Cell): cell is LinkCell {
   return typeof cell === 'object' && cell !== null && !(cell instanceof Date) && cell.kind === 'link';
 }
 
-export type Tone = 'break' | 'high' | 'medium' | 'low' | 'ok' | 'bad' | 'section' | 'bold' | 'muted';
+/** 'clean' is the green of a table cell (a reconciled account's line); 'ok' and 'bad' are the banners' green and red. */
+export type Tone = 'break' | 'high' | 'medium' | 'low' | 'ok' | 'bad' | 'clean' | 'section' | 'bold' | 'muted';
 
 export interface Row {
   cells: Cell[];

@@ -1,11 +1,19 @@
-/** The group report of a batch, pure: each account's state, the group verdict, the Group summary sheet's rows and the
- * group e-mail. An account that failed or never ran is never counted as reconciled.
+/** The group report of a batch, pure: each account's state, the group verdict and the Group summary sheet's rows (the
+ * e-mail is group-mail.ts). An account that failed or never ran is never counted as reconciled, nor in the totals.
  */
 import { Decimal } from '../decimal/decimal.js';
 import type { OpenBreakCounts, ReportDigest } from '../domain/index.js';
 import { amount, type Row, type SheetSpec } from './cells.js';
 import { PARTIAL_MEANING, periodLabel } from './summary.js';
-import { esc } from './email.js';
+import {
+  accountColour,
+  colourLegend,
+  colourTone,
+  unexplainedHigh,
+  worstColour,
+  type AccountColour,
+} from './group-colours.js';
+import { groupTotals, type GroupTotals } from './group-totals.js';
 
 /** reconciled: no unexplained open break; breaks: some; failed: its run failed; not run: it never finished a run. */
 export type AccountState = 'reconciled' | 'breaks' | 'failed' | 'not run';
@@ -14,6 +22,8 @@ export type AccountState = 'reconciled' | 'breaks' | 'failed' | 'not run';
 export interface GroupAccount {
   account: string;
   state: AccountState;
+  /** Its batch_account status: a 'not run' account may be still running (a report at the deadline) or not started. */
+  status: 'pending' | 'running' | 'succeeded' | 'failed';
   runId: string | null;
   /** The failing stage and error of a failed account; why a not-run account did not run. */
   failedStage: string | null;
@@ -32,6 +42,10 @@ export interface GroupDigest {
   partial: boolean;
   verdict: string;
   tone: 'ok' | 'bad';
+  /** The verdict line's colour: the worst account's (group-colours.ts). */
+  colour: AccountColour;
+  /** The sums over the accounts whose run completed, and the accounts left out of them. */
+  totals: GroupTotals;
   attachmentName: string;
   /** 1 for the first report of the batch; 2 and more for an amended one. */
   version: number;
@@ -40,6 +54,7 @@ export interface GroupDigest {
   accounts: Array<{
     account: string;
     state: AccountState;
+    colour: AccountColour;
     status: string;
     openBreaks: number | null;
     unexplained: number | null;
@@ -81,15 +96,17 @@ export function groupVerdict(accounts: readonly Pick<GroupAccount, 'state'>[]): 
 }
 
 /** An account's status in words: the line of the Group summary and of the e-mail. */
-export function accountStatusText(a: GroupAccount): string {
+export function accountStatusText(a: Pick<GroupAccount, 'state' | 'counts' | 'failedStage' | 'error'>): string {
   const c = a.counts;
   switch (a.state) {
     case 'failed':
       return `FAILED${a.failedStage ? ` in ${a.failedStage}` : ''}${a.error ? `: ${a.error}` : ''}`;
     case 'not run':
       return `NOT RUN${a.error ? `: ${a.error}` : ': no finished run in this batch'}`;
-    case 'breaks':
-      return `not reconciled: ${plural(c!.total, 'open break')} (${c!.total - (c!.explained ?? 0)} unexplained)`;
+    case 'breaks': {
+      const high = unexplainedHigh(c);
+      return `not reconciled: ${plural(c!.total, 'open break')} (${c!.total - (c!.explained ?? 0)} unexplained${high ? `, ${high} of high severity` : ''})`;
+    }
     default:
       return c && c.total > 0 ? `reconciled: ${plural(c.total, 'open break')}, all explained` : 'reconciled';
   }
@@ -113,12 +130,15 @@ export function groupDigest(input: {
     partial: input.partial,
     verdict: verdict.text,
     tone: verdict.tone,
+    colour: worstColour(input.accounts),
+    totals: groupTotals(input.accounts),
     attachmentName: input.attachmentName,
     version: input.version ?? 1,
     changes: input.changes ?? [],
     accounts: input.accounts.map((a) => ({
       account: a.account,
       state: a.state,
+      colour: accountColour(a),
       status: accountStatusText(a),
       openBreaks: a.counts && a.state !== 'failed' ? a.counts.total : null,
       unexplained: a.counts && a.state !== 'failed' ? a.counts.total - (a.counts.explained ?? 0) : null,
@@ -156,13 +176,13 @@ const pad = (cells: Row['cells']): Row['cells'] => [...cells, ...Array<null>(COL
 const usd = (text: string | null | undefined) => (text == null ? null : amount(new Decimal(text), 2));
 
 /**
- * The Group summary: the verdict, the period, then one line per account (a failed or not-run one in red with its
- * error, blank figures: never counted clean), the group's totals over the accounts that reconciled, and what each
- * figure means.
+ * The Group summary: the verdict (in its worst account's colour), the period, then one line per account in its colour
+ * (a failed or not-run one with its error and blank figures: never counted clean), the Total line over the accounts
+ * whose run completed, naming those left out, then the legend of the colours and what each figure means.
  */
 export function groupSummaryRows(digest: GroupDigest, accounts: readonly GroupAccount[]): Row[] {
   const rows: Row[] = [
-    { cells: pad([`${digest.verdict.toUpperCase()}`]), tone: digest.tone === 'ok' ? 'ok' : 'bad' },
+    { cells: pad([`${digest.verdict.toUpperCase()}`]), tone: colourTone(digest.colour) },
     { cells: [`Period ${digest.period}; batch ${digest.batchId}`] },
   ];
   if (digest.partial) rows.push({ cells: ['Partial period', PARTIAL_MEANING], cellTones: { 1: 'medium' } });
@@ -178,42 +198,66 @@ export function groupSummaryRows(digest: GroupDigest, accounts: readonly GroupAc
     alignRight: true,
     textTitles: { 1: 'left', 9: 'left', 10: 'left' },
   });
-  let stake = new Decimal(0);
-  let closing = new Decimal(0);
-  for (const a of accounts) {
-    const c = a.state === 'failed' ? null : a.counts;
-    const figures = a.state === 'failed' ? undefined : a.digest?.figures;
-    if (figures) {
-      stake = stake.plus(figures.moneyAtStake.total);
-      if (figures.closingUsd) closing = closing.plus(figures.closingUsd);
-    }
-    const bad = a.state === 'failed' || a.state === 'not run';
-    rows.push({
-      cells: [
-        a.account,
-        accountStatusText(a),
-        c ? c.total : null,
-        c ? c.severity.high.total : null,
-        c ? c.severity.medium.total : null,
-        c ? c.severity.low.total : null,
-        c ? c.total - (c.explained ?? 0) : null,
-        usd(figures?.moneyAtStake.total),
-        usd(figures?.closingUsd),
-        a.runId,
-        a.reportPath,
-      ],
-      ...(bad ? { tone: 'break' as const, cellTones: { 1: 'high' as const } } : {}),
-      ...(a.state === 'breaks' ? { cellTones: { 1: 'medium' as const } } : {}),
-    });
-  }
-  rows.push({
-    cells: ['Group', digest.verdict, null, null, null, null, null, amount(stake, 2), amount(closing, 2), null, null],
-    tone: 'bold',
-  });
+  for (const a of accounts) rows.push(accountRow(a));
+  rows.push(totalRow(digest.totals));
   rows.push({ cells: [] });
+  rows.push(...legendRows());
+  return rows;
+}
+
+function accountRow(a: GroupAccount): Row {
+  const c = a.state === 'failed' ? null : a.counts;
+  const figures = a.state === 'failed' ? undefined : a.digest?.figures;
+  const tone = colourTone(accountColour(a));
+  return {
+    cells: [
+      a.account,
+      accountStatusText(a),
+      c ? c.total : null,
+      c ? c.severity.high.total : null,
+      c ? c.severity.medium.total : null,
+      c ? c.severity.low.total : null,
+      c ? c.total - (c.explained ?? 0) : null,
+      usd(figures?.moneyAtStake.total),
+      usd(figures?.closingUsd),
+      a.runId,
+      a.reportPath,
+    ],
+    cellTones: { 0: tone, 1: tone },
+  };
+}
+
+/** The sums, behind the words that say which accounts they cover and which they leave out. */
+function totalRow(t: GroupTotals): Row {
+  return {
+    cells: [
+      'Total',
+      t.label,
+      t.openBreaks,
+      t.high,
+      t.medium,
+      t.low,
+      t.unexplained,
+      usd(t.moneyAtStake),
+      usd(t.closingUsd),
+      null,
+      null,
+    ],
+    tone: 'bold',
+  };
+}
+
+/** The colours' legend, from the definition that colours the lines (group-colours.ts), then the figures' meanings. */
+function legendRows(): Row[] {
+  const rows: Row[] = [{ cells: ['Colours'], tone: 'bold' }];
+  for (const l of colourLegend()) rows.push({ cells: [l.colour, l.means], cellTones: { 0: l.tone } });
   for (const note of [
-    'Reconciled: the account ran and has no unexplained open break. A failed or not-run account stands in red with ' +
-      'its error; its figures are blank and it is never counted as reconciled.',
+    "The verdict line takes its worst account's colour. On the Breaks sheet the Severity cell says the break's " +
+      'severity (high red, medium amber, low pale yellow); on the Balances sheet a line with an open break is pink, a non-zero residual red.',
+    'Reconciled: the account ran and has no unexplained open break. A failed or not-run account stands with its ' +
+      'error; its figures are blank and it is never counted as reconciled.',
+    'Total: the sums over the accounts whose run completed; an account that failed, did not run or is still ' +
+      'running is left out of every sum and named on the Total line.',
     "Money at stake: the open breaks' USD impacts, shortfalls and surpluses alike, as on the account's own Summary; " +
       'closing balances: every currency with a USD rate.',
     "Each account's own workbook (path above) has its Summary, Breaks, Balances and data sheets; the Breaks and " +
@@ -221,55 +265,4 @@ export function groupSummaryRows(digest: GroupDigest, accounts: readonly GroupAc
   ])
     rows.push({ cells: [note], tone: 'muted' });
   return rows;
-}
-
-/** "ramp-recon group 2026-11-21: 3 of 4 accounts reconciled, 1 failed". */
-export function groupSubject(digest: GroupDigest): string {
-  const amended = digest.version > 1 ? ' (amended)' : '';
-  return `ramp-recon group ${digest.period}${digest.partial ? ' (partial)' : ''}${amended}: ${digest.verdict}`;
-}
-
-/** The group e-mail: the verdict, one line per account (a failed one with its error), where the workbooks are. */
-export function groupMessage(
-  digest: GroupDigest,
-  notAttached?: { reason: string; path: string; host: string },
-): { subject: string; text: string; html: string } {
-  const lines = digest.accounts.map(
-    (a) =>
-      `${a.account}: ${a.status}${a.moneyAtStake !== null ? `; money at stake USD ${a.moneyAtStake}` : ''}${a.runId ? ` (run ${a.runId})` : ''}`,
-  );
-  const workbook = notAttached
-    ? `The group workbook ${digest.attachmentName} is not attached: ${notAttached.reason}. It is on ${notAttached.host} at ${notAttached.path}.`
-    : `The group workbook ${digest.attachmentName} is attached: its Group summary has every account, its Breaks and Balances sheets every account's rows.`;
-  const amended =
-    digest.version > 1 ? `Amended report: changed since the previous report: ${digest.changes.join('; ')}` : '';
-  const text = [
-    digest.verdict.toUpperCase(),
-    `Period ${digest.period}${digest.partial ? ` (${PARTIAL_MEANING})` : ''}; batch ${digest.batchId}`,
-    ...(amended ? [amended] : []),
-    '',
-    ...lines,
-    '',
-    workbook,
-    "Each account's own workbook is named in the Group summary.",
-    '',
-  ].join('\n');
-  const [colour, background] = digest.tone === 'ok' ? ['#006100', '#C6EFCE'] : ['#9C0006', '#FFC7CE'];
-  const html = [
-    '<!doctype html><html><body style="font-family:Arial,Helvetica,sans-serif;font-size:14px">',
-    `<p style="font-size:18px;font-weight:bold;color:${colour};background:${background};padding:8px">${esc(digest.verdict.toUpperCase())}</p>`,
-    `<p>Period ${esc(digest.period)}${digest.partial ? ` (${esc(PARTIAL_MEANING)})` : ''}; batch ${esc(digest.batchId)}</p>`,
-    amended ? `<p style="font-weight:bold;color:#7F4F00;background:#FFEB9C;padding:8px">${esc(amended)}</p>` : '',
-    '<table cellpadding="4" style="border-collapse:collapse">',
-    '<tr><th align="left">Account</th><th align="left">Status</th><th align="right">Money at stake (USD)</th><th align="left">Run</th></tr>',
-    ...digest.accounts.map((a) => {
-      const bad = a.state === 'failed' || a.state === 'not run';
-      const style = bad ? ' style="color:#9C0006;background:#FFC7CE;font-weight:bold"' : '';
-      return `<tr${style}><td>${esc(a.account)}</td><td>${esc(a.status)}</td><td align="right">${esc(a.moneyAtStake ?? '')}</td><td>${esc(a.runId ?? '')}</td></tr>`;
-    }),
-    '</table>',
-    `<p>${esc(workbook)}</p>`,
-    '</body></html>',
-  ].join('\n');
-  return { subject: groupSubject(digest), text, html };
 }

@@ -89,6 +89,7 @@ const FILLS: Partial<Record<Tone, string>> = {
   low: 'FFFFF2CC',
   ok: 'FFC6EFCE',
   bad: 'FFFFC7CE',
+  clean: 'FFC6EFCE',
   section: 'FFD9E1F2',
 };
 const FONTS: Partial<Record<Tone, Partial<ExcelJS.Font>>> = {
@@ -98,6 +99,7 @@ const FONTS: Partial<Record<Tone, Partial<ExcelJS.Font>>> = {
   low: {},
   ok: { bold: true, size: 14, color: { argb: 'FF006100' } },
   bad: { bold: true, size: 14, color: { argb: 'FF9C0006' } },
+  clean: { color: { argb: 'FF006100' } },
   section: { bold: true },
   bold: { bold: true },
   muted: { color: { argb: 'FF808080' } },

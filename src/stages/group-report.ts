@@ -25,10 +25,10 @@ import { breakRow, breaksSpec, sortBreaks } from '../report/breaks-sheet.js';
 import type { Row, SheetSpec } from '../report/cells.js';
 import { writeWorkbook } from '../report/write-workbook.js';
 import { partialRun, periodLabel } from '../report/summary.js';
+import { groupMessage } from '../report/group-mail.js';
 import {
   accountState,
   groupDigest,
-  groupMessage,
   groupSummaryRows,
   groupSummarySpec,
   type GroupAccount,
@@ -79,6 +79,7 @@ export async function writeGroupReport(
     accounts.push({
       account: a.account,
       state: accountState(a.status, counts),
+      status: a.status,
       runId: a.runId,
       failedStage: a.failedStage,
       // an account not ended yet (a report sent at the deadline): where it stands

@@ -212,16 +212,28 @@ for (const kind of storeKinds)
       };
       const initech = line('initech');
       expect(String(initech.getCell(2).value)).toMatch(/^FAILED in sync\.exchange: .*Exchange API/);
-      // red: the failed account's line stands out, and its figures are blank (never counted as clean)
-      expect((initech.getCell(1).fill as ExcelJS.FillPattern).fgColor?.argb).toBe('FFFFC7CE');
-      expect((initech.getCell(2).fill as ExcelJS.FillPattern).fgColor?.argb).toBe('FFC00000');
+      // red, as the legend says of a failed account: its line stands out, and its figures are blank (never clean)
+      const fill = (row: ExcelJS.Row, i: number) => (row.getCell(i).fill as ExcelJS.FillPattern).fgColor?.argb;
+      const red = line('red');
+      expect(String(red.getCell(2).value)).toMatch(/^failed, not run/);
+      expect([fill(initech, 1), fill(initech, 2)]).toEqual([fill(red, 1), fill(red, 1)]);
+      expect(fill(red, 1)).toBe('FFC00000');
       expect(initech.getCell(3).value).toBeNull();
       for (const name of ['acme', 'globex']) {
         const row = line(name);
         const own = batch.accounts.find((a) => a.account === name)!;
         expect(row.getCell(3).value, name).toBe(own.summary!.breaks.length);
         expect(row.getCell(10).value, name).toBe(own.runId);
+        // the planted breaks include unexplained high ones: red too, as the legend and the status say
+        expect(String(row.getCell(2).value), name).toMatch(/unexplained, [1-9]\d* of high severity\)$/);
+        expect(fill(row, 1), name).toBe(fill(red, 1));
       }
+      // the Total line: the two that ran, initech named as left out; their open breaks summed
+      const total = line('Total');
+      expect(total.getCell(2).value).toBe('Total of 2 of 3 accounts (initech failed: left out)');
+      expect(total.getCell(3).value).toBe(
+        batch.accounts[0]!.summary!.breaks.length + batch.accounts[1]!.summary!.breaks.length,
+      );
       // the Breaks sheet: every open break of the accounts that ran, behind its account
       const breaks = wb.getWorksheet('Breaks')!;
       const byAccount = new Map<string, number>();
@@ -247,6 +259,7 @@ for (const kind of storeKinds)
       const text = textPart(mail, 'text/plain');
       expect(text).toMatch(/^initech: FAILED in sync\.exchange: .*Exchange API/m);
       expect(text).toMatch(/^acme: not reconciled: \d+ open breaks/m);
+      expect(text).toMatch(/^Total of 2 of 3 accounts \(initech failed: left out\): \d+ open breaks/m);
       const name = batch.report.split('/').pop()!;
       expect(name).toMatch(/^ramp-recon-group_/);
       expect(attachment(mail, name).bytes.subarray(0, 2).toString()).toBe('PK');
@@ -273,6 +286,13 @@ for (const kind of storeKinds)
       const onlyGlobex = JSON.parse(one.stdout) as BatchJson;
       expect(onlyGlobex.accounts.map((a) => a.account)).toEqual(['globex']);
       expect(onlyGlobex.verdict).toBe('0 of 1 account reconciled, 1 with open breaks');
+      // the printed lines: the batch completed (its account ran), which is not "reconciled"
+      const printed = await runCli(['run', ...period, '--account', 'globex', '--no-email'], env);
+      expect(printed.code, brief(printed.stderr)).toBe(0);
+      expect(printed.stdout).toMatch(
+        /^batch \S+ completed: its account ran; 0 of 1 account reconciled, 1 with open breaks$/m,
+      );
+      expect(printed.stdout).toMatch(/^ {2}globex +run \S+ completed: not reconciled: \d+ open breaks \(/m);
 
       const unknown = await runCli(['breaks', 'list', '--account', 'globx'], env);
       expect(unknown.code).toBe(2);

@@ -75,6 +75,10 @@ describeEachStore('the group report fanned in: deadline, amendment, once', (ctx)
     );
     expect(textPart(first, 'text/plain')).toMatch(/^globex: NOT RUN: still running on host-b:22 \(attempt 1\)/m);
     expect(textPart(first, 'text/plain')).toMatch(/^acme: FAILED in sync\.exchange: Exchange API down/m);
+    // the totals cover no account, and say so: neither the failed one nor the one still running is summed
+    expect(textPart(first, 'text/plain')).toMatch(
+      /^Total of 0 of 2 accounts \(acme failed, globex still running: left out\): no account to sum$/m,
+    );
     // a second deadline firing, or a repeated fan-in: nothing new to say
     await fanIn(deps, id, { deadline: true });
     expect(relay.mails).toHaveLength(1);

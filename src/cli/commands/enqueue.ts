@@ -9,6 +9,7 @@ import { batchListing } from './runs.js';
 import { accountOption, action, createContext, openMigratedStore } from '../context.js';
 import { parsePeriod } from '../../util/dates.js';
 import { installSignalHandlers } from '../../schedule/signals.js';
+import { batchSentence } from '../../report/batch-words.js';
 
 interface EnqueueFlags {
   from?: string;
@@ -67,7 +68,14 @@ database has no workers), 3 with --wait --fail-on-breaks unexplained open breaks
                 if (opts.json) process.stdout.write(`${JSON.stringify(batchListing(batch), null, 2)}\n`);
                 else
                   process.stdout.write(
-                    `batch ${batchId} ${batch.status}: ${String((batch.reportDigest as { verdict?: string } | null)?.verdict ?? '')}\n` +
+                    `${batchSentence({
+                      batchId,
+                      accounts: batch.accounts.map((a) => ({
+                        account: a.account,
+                        completed: a.status === 'succeeded',
+                      })),
+                      verdict: (batch.reportDigest as { verdict?: string } | null)?.verdict ?? null,
+                    })}\n` +
                       batch.accounts
                         .map(
                           (a) =>

@@ -2,6 +2,7 @@
 import { EXIT } from '../../errors.js';
 import type { BatchResult } from '../../pipeline/batch.js';
 import { periodLabel } from '../../report/summary.js';
+import { batchSentence, runOutcomeText } from '../../report/batch-words.js';
 
 export const BATCH_EXIT_HELP = `With several accounts (\`accounts\` in the config) \`run\` runs them as one batch: exit 1 when any account
 failed, 3 with --fail-on-breaks when all succeeded and one has unexplained open breaks.`;
@@ -60,7 +61,12 @@ export function batchJson(result: BatchResult): Record<string, unknown> {
 
 export function describeBatch(result: BatchResult): string {
   const lines = [
-    `batch ${result.batchId} ${result.status}: ${result.report?.digest.verdict ?? 'no group report'}`,
+    batchSentence({
+      batchId: result.batchId,
+      accounts: result.runs.map((r) => ({ account: r.account, completed: r.result?.status === 'succeeded' })),
+      verdict: result.report?.digest.verdict ?? null,
+      reportError: result.reportError,
+    }),
     `  period      ${periodLabel(result.period.from, result.period.to)}`,
   ];
   for (const r of result.runs) {
@@ -69,9 +75,7 @@ export function describeBatch(result: BatchResult): string {
       `  ${r.account.padEnd(12)}${
         !s
           ? `failed before its run: ${r.error}`
-          : s.status === 'failed'
-            ? `run ${s.runId} failed in stage ${s.failedStage}: ${s.error}`
-            : `run ${s.runId} succeeded, ${s.openBreaks} open break${s.openBreaks === 1 ? '' : 's'}${s.reportPath ? `, ${s.reportPath}` : ''}`
+          : `${runOutcomeText(s)}${s.status === 'succeeded' && s.reportPath ? `; ${s.reportPath}` : ''}`
       }`,
     );
   }

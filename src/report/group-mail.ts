@@ -1,0 +1,77 @@
+/** The group e-mail of a batch, pure, from the digest stored with the group workbook: the verdict, one line per account
+ * (a failed one with its error), the totals naming the accounts they leave out, and where the workbooks are.
+ */
+import type { GroupDigest } from './group.js';
+import { colourHtml, colourLegend, type AccountColour } from './group-colours.js';
+import type { GroupTotals } from './group-totals.js';
+import { PARTIAL_MEANING } from './summary.js';
+import { esc } from './email.js';
+
+/** "ramp-recon group 2026-11-21: 3 of 4 accounts reconciled, 1 failed". */
+export function groupSubject(digest: GroupDigest): string {
+  const amended = digest.version > 1 ? ' (amended)' : '';
+  return `ramp-recon group ${digest.period}${digest.partial ? ' (partial)' : ''}${amended}: ${digest.verdict}`;
+}
+
+/** "Total of 2 of 3 accounts (initech failed: left out): 25 open breaks (20 unexplained); money at stake USD ...". */
+export function totalsLine(t: GroupTotals): string {
+  if (t.openBreaks === null) return `${t.label}: no account to sum`;
+  const parts = [`${t.openBreaks} open break${t.openBreaks === 1 ? '' : 's'} (${t.unexplained} unexplained)`];
+  if (t.moneyAtStake !== null) parts.push(`money at stake USD ${t.moneyAtStake}`);
+  if (t.closingUsd !== null) parts.push(`closing balances USD ${t.closingUsd}`);
+  return `${t.label}: ${parts.join('; ')}`;
+}
+
+const style = (colour: AccountColour, bold = false) => {
+  const c = colourHtml(colour);
+  return `color:${c.color};background:${c.background}${bold ? ';font-weight:bold' : ''}`;
+};
+
+/** The group e-mail: the verdict, one line per account (a failed one with its error), where the workbooks are. */
+export function groupMessage(
+  digest: GroupDigest,
+  notAttached?: { reason: string; path: string; host: string },
+): { subject: string; text: string; html: string } {
+  const lines = digest.accounts.map(
+    (a) =>
+      `${a.account}: ${a.status}${a.moneyAtStake !== null ? `; money at stake USD ${a.moneyAtStake}` : ''}${a.runId ? ` (run ${a.runId})` : ''}`,
+  );
+  const total = totalsLine(digest.totals);
+  const workbook = notAttached
+    ? `The group workbook ${digest.attachmentName} is not attached: ${notAttached.reason}. It is on ${notAttached.host} at ${notAttached.path}.`
+    : `The group workbook ${digest.attachmentName} is attached: its Group summary has every account, its Breaks and Balances sheets every account's rows.`;
+  const amended =
+    digest.version > 1 ? `Amended report: changed since the previous report: ${digest.changes.join('; ')}` : '';
+  const text = [
+    digest.verdict.toUpperCase(),
+    `Period ${digest.period}${digest.partial ? ` (${PARTIAL_MEANING})` : ''}; batch ${digest.batchId}`,
+    ...(amended ? [amended] : []),
+    '',
+    ...lines,
+    total,
+    '',
+    workbook,
+    "Each account's own workbook is named in the Group summary.",
+    '',
+  ].join('\n');
+  const html = [
+    '<!doctype html><html><body style="font-family:Arial,Helvetica,sans-serif;font-size:14px">',
+    `<p style="font-size:18px;${style(digest.colour, true)};padding:8px">${esc(digest.verdict.toUpperCase())}</p>`,
+    `<p>Period ${esc(digest.period)}${digest.partial ? ` (${esc(PARTIAL_MEANING)})` : ''}; batch ${esc(digest.batchId)}</p>`,
+    amended ? `<p style="font-weight:bold;color:#7F4F00;background:#FFEB9C;padding:8px">${esc(amended)}</p>` : '',
+    '<table cellpadding="4" style="border-collapse:collapse">',
+    '<tr><th align="left">Account</th><th align="left">Status</th><th align="right">Money at stake (USD)</th><th align="left">Run</th></tr>',
+    ...digest.accounts.map(
+      (a) =>
+        `<tr style="${style(a.colour, a.colour === 'red')}"><td>${esc(a.account)}</td><td>${esc(a.status)}</td><td align="right">${esc(a.moneyAtStake ?? '')}</td><td>${esc(a.runId ?? '')}</td></tr>`,
+    ),
+    `<tr style="font-weight:bold"><td>Total</td><td>${esc(total)}</td><td align="right">${esc(digest.totals.moneyAtStake ?? '')}</td><td></td></tr>`,
+    '</table>',
+    `<p>Colours: ${colourLegend()
+      .map((l) => `<span style="${style(l.colour)};padding:2px 4px">${l.colour}</span> ${esc(l.means)}`)
+      .join('; ')}. The verdict takes its worst account's colour.</p>`,
+    `<p>${esc(workbook)}</p>`,
+    '</body></html>',
+  ].join('\n');
+  return { subject: groupSubject(digest), text, html };
+}
