@@ -8,6 +8,9 @@ import { join, resolve } from 'node:path';
 import { ConfigError, ReportError } from '../errors.js';
 import { isAmount, isDay, type Cell, type Row, type SheetSpec } from './cells.js';
 import type { SheetSource } from './write-workbook.js';
+import { neutralised } from '../util/spreadsheet-text.js';
+
+export { neutralised } from '../util/spreadsheet-text.js';
 
 /**
  * Finance tools that do not read xlsx get each data sheet (and the Breaks sheet) as CSV: UTF-8
@@ -35,7 +38,7 @@ export function csvField(text: string): string {
 /** A model cell as CSV text: exact decimals, ISO date-times, days as they are, links as their text. */
 export function csvText(cell: Cell): string {
   if (cell === null || cell === undefined) return '';
-  if (typeof cell === 'string') return cell;
+  if (typeof cell === 'string') return neutralised(cell);
   if (typeof cell === 'number') return Number.isFinite(cell) ? String(cell) : '';
   if (typeof cell === 'boolean') return cell ? 'true' : 'false';
   if (cell instanceof Date) return cell.toISOString();
@@ -43,7 +46,7 @@ export function csvText(cell: Cell): string {
   if (isAmount(cell)) return cell.value.toFixed();
   // a link to another sheet's row (or any other cell kind carrying its text)
   const other = cell as unknown as { text?: unknown };
-  return typeof other.text === 'string' ? other.text : '';
+  return typeof other.text === 'string' ? neutralised(other.text) : '';
 }
 
 /** One CSV record with its CRLF, `width` fields wide (short rows padded, extra cells dropped). */

@@ -7,6 +7,7 @@ import pg from 'pg';
 import type { Db, Store } from './database.js';
 import { binaryCopyTexts } from './copy-binary.js';
 import { keysetScan, type Span, type TimeKey } from './keyset.js';
+import { FORMULA_START, PLAIN_NUMBER } from '../util/spreadsheet-text.js';
 
 /** Where CSV text is read from: the store's queries, and on a server its COPY stream. */
 export type CsvReader = Pick<Store, 'db' | 'copyOut'>;
@@ -50,8 +51,18 @@ export function decimalText(expr: RawBuilder<unknown>): RawBuilder<string | null
  */
 export function csvFieldSql(expr: RawBuilder<unknown>, plain = false): RawBuilder<string> {
   if (plain) return sql<string>`coalesce((${expr})::text, '')`;
-  return sql<string>`coalesce(case when (${expr})::text ~ '[",\\r\\n]'
-    then '"' || replace((${expr})::text, '"', '""') || '"' else (${expr})::text end, '')`;
+  const text = neutralisedSql(expr);
+  return sql<string>`coalesce(case when ${text} ~ '[",\\r\\n]'
+    then '"' || replace(${text}, '"', '""') || '"' else ${text} end, '')`;
+}
+
+/**
+ * csv.ts `neutralised` in SQL: a text a spreadsheet would evaluate (first character `=`, `+`, `-`, `@`, tab or CR)
+ * gets a leading `'`; a plain number is left as it is. The same two expressions as csv.ts, so both paths agree.
+ */
+function neutralisedSql(expr: RawBuilder<unknown>): RawBuilder<string> {
+  return sql<string>`(case when (${expr})::text ~ ${literal(FORMULA_START.source)}
+    and (${expr})::text !~ ${literal(PLAIN_NUMBER.source)} then '''' || (${expr})::text else (${expr})::text end)`;
 }
 
 /** A field looked up by `key` in a JSON object of ready CSV field texts (an absent key prints ''). */
