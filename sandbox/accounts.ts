@@ -40,6 +40,15 @@ export function envPrefix(name: string): string {
   return `${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_`;
 }
 
+/**
+ * Where an account's webhooks go when the accounts share one receiver: its path under the receiver's base URL,
+ * `<base>/webhooks/<name>`, the URL each organisation registers with the partner (ramp-recon's docs/apis.md "Partner
+ * webhooks"). The event names no organisation: the path is what tells the receiver whose it is.
+ */
+export function accountWebhookUrl(base: string, name: string): string {
+  return `${base.replace(/\/+$/, '')}/webhooks/${encodeURIComponent(name)}`;
+}
+
 /** What is wrong with a list of account names (none, an empty name, two names on one prefix); [] when fine. */
 export function accountNameProblems(names: readonly string[]): string[] {
   if (names.length === 0) return ['no account names'];
@@ -76,7 +85,8 @@ export function accountNameProblems(names: readonly string[]): string[] {
  * An API request goes to the account whose key it carries (partner: X-Public-API-Key; exchange:
  * X-API-Token), with that account's faults, hooks and live catch-up; a request carrying no
  * account's key goes to the first account, which refuses it as a single sandbox refuses a wrong
- * key. Control routes take `?account=<name>` (default: the first account); `GET
+ * key. A shared `webhookUrl` is the receiver's base URL: each account's events go to its own path under it
+ * (accountWebhookUrl); an account's own `webhookUrl` is used as given. Control routes take `?account=<name>` (default: the first account); `GET
  * /_sandbox/accounts` lists the names.
  */
 export async function startSandboxAccounts(options: SandboxAccountsOptions): Promise<SandboxAccounts> {
@@ -95,6 +105,7 @@ export async function startSandboxAccounts(options: SandboxAccountsOptions): Pro
         partnerPublicKey: `pk_${id}_public`,
         partnerPrivateKey: `sk_${id}_private`,
         exchangeToken: `xt_${id}_token`,
+        ...(shared.webhookUrl ? { webhookUrl: accountWebhookUrl(shared.webhookUrl, name) } : {}),
         ...stripUndefined(own),
       });
     } catch (err) {

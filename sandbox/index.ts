@@ -40,6 +40,7 @@ export { DEFAULT_FAULTS, NO_FAULTS } from './faults.js';
 export {
   envPrefix,
   accountNameProblems,
+  accountWebhookUrl,
   startSandboxAccounts,
   type SandboxAccount,
   type SandboxAccounts,

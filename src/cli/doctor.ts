@@ -16,6 +16,7 @@ import { queueSchema, queueStatus } from '../store/job-queue.js';
 import { advisoryUnlock, tryAdvisoryLock } from '../store/run-lock.js';
 import { partnerClientFromConfig } from '../sources/partner/index.js';
 import { exchangeClientFromConfig } from '../sources/exchange/index.js';
+import { accountWebhookUrls } from '../webhooks/routes.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 
@@ -359,6 +360,28 @@ async function webhookCheck(config: Config, timeoutMs: number): Promise<Omit<Che
   }
 }
 
+/**
+ * The URL each account registers with the partner (the event names no organisation, so its URL is what tells them
+ * apart): one line per account. A single-account config takes any path; its account's path is the one to register.
+ */
+function webhookUrlChecks(config: Config): Array<Omit<CheckResult, 'ms'>> {
+  const w = config.webhooks;
+  if (!w) return [];
+  const names = config.multiAccount ? config.accountNames : [config.account];
+  const notes = [
+    ...(config.multiAccount ? [] : ['any path is accepted with one account']),
+    ...(w.tlsCertFile && w.tlsKeyFile
+      ? []
+      : ['plain HTTP here: the partner delivers over HTTPS only, so register your TLS proxy with this path']),
+    ...(w.host === '0.0.0.0' || w.host === '::' ? [`listening on every address (${w.host}): the host is a guess`] : []),
+  ];
+  return accountWebhookUrls(w, names).map(({ account, url }) => ({
+    part: config.multiAccount ? `webhook URL [${account}]` : 'webhook URL',
+    status: 'ok',
+    text: `register ${url} with the partner${config.multiAccount ? ` for ${account}'s organisation` : ''}${notes.length ? ` (${notes.join('; ')})` : ''}`,
+  }));
+}
+
 /** Every check, in the order a run meets the parts; each timed, none stops the others. */
 export async function runDoctor(group: Group, options: DoctorOptions = {}): Promise<CheckResult[]> {
   const timeoutMs = options.timeoutMs ?? 5_000;
@@ -384,6 +407,7 @@ export async function runDoctor(group: Group, options: DoctorOptions = {}): Prom
     () => queueCheck(config, timeoutMs),
     () => smtpCheck(config, timeoutMs),
     () => webhookCheck(config, timeoutMs),
+    ...webhookUrlChecks(config).map((r) => () => r),
   ];
   const results: CheckResult[] = [];
   for (const check of checks) {

@@ -9,6 +9,7 @@ import type { Store } from '../store/database.js';
 import type { Logger } from '../log/logger.js';
 import { AppError } from '../errors.js';
 import { handleEventBody, WebhookBatcher, type EventOutcome } from '../sources/partner/index.js';
+import { accountOfPath, accountPath } from './routes.js';
 
 export interface WebhookServerDeps {
   store: Store;
@@ -23,7 +24,7 @@ export interface WebhookServerOptions {
 }
 
 export interface WebhookStats {
-  /** POST requests from allowed addresses whose body was read. */
+  /** POST requests from allowed addresses, to an account's path, whose body was read. */
   received: number;
   /** Events stored for the first time. */
   stored: number;
@@ -45,11 +46,18 @@ export interface WebhookStats {
   tooLarge: number;
   /** Requests that failed because the database was unavailable (503, the sender retries). */
   errors: number;
+  /**
+   * POSTs from allowed addresses to a path that is no account's (multi-account configs: only `/webhooks/<account>`
+   * is): answered 404, body not read, nothing stored.
+   */
+  unknownPath: number;
 }
 
 export interface WebhookServer {
   url: string;
   port: number;
+  /** Each account's URL on this server (`<url>/webhooks/<account>`), in config order. */
+  accounts: ReadonlyArray<{ account: string; url: string }>;
   stats(): WebhookStats;
   /** Stops accepting, lets in-flight requests finish (their events are committed), then returns. */
   close(): Promise<void>;
@@ -88,7 +96,8 @@ export async function startWebhookServer(
   const host = options.host ?? settings.host;
   const allowed = new Set(settings.allowedIps.map(normalizeIp));
   const logger = deps.logger.child({ component: 'webhooks' });
-  const account = deps.config.account;
+  const multiAccount = deps.config.multiAccount;
+  const accounts = multiAccount ? deps.config.accountNames : [deps.config.account];
   const stats: WebhookStats = {
     received: 0,
     stored: 0,
@@ -101,10 +110,12 @@ export async function startWebhookServer(
     drift: 0,
     tooLarge: 0,
     errors: 0,
+    unknownPath: 0,
   };
   const inFlight = new Set<Promise<void>>();
   const databaseTarget = deps.store.kind === 'embedded' ? 'the embedded database' : 'PostgreSQL (DATABASE_URL)';
-  const batcher = new WebhookBatcher(deps.store.db, account, { databaseTarget });
+  // One batcher per account: each transaction writes one account's events.
+  const batchers = new Map(accounts.map((a) => [a, new WebhookBatcher(deps.store.db, a, { databaseTarget })]));
   let closing = false;
 
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
@@ -140,10 +151,21 @@ export async function startWebhookServer(
       reply(res, 403, { error: 'sender address not allowed' }, true);
       return;
     }
+    const account = accountOfPath(path, accounts, multiAccount);
+    if (account === null) {
+      // No organisation registered this URL: storing it under any account would put one company's order in another's
+      // reconciliation. The body is neither read nor logged.
+      stats.unknownPath++;
+      logger.warn({ remote, path }, "webhook POSTed to a path that is no account's: refused (404), nothing stored");
+      req.resume();
+      reply(res, 404, { error: "no account's webhook URL: each account's events go to /webhooks/<account>" }, true);
+      return;
+    }
+    const log = multiAccount ? logger.child({ account }) : logger;
     const body = await readBody(req, settings.bodyLimitBytes);
     if (body === null) {
       stats.tooLarge++;
-      logger.warn({ remote, limit: settings.bodyLimitBytes }, 'webhook body over the size limit: rejected');
+      log.warn({ remote, limit: settings.bodyLimitBytes }, 'webhook body over the size limit: rejected');
       reply(res, 413, { error: `body larger than ${settings.bodyLimitBytes} bytes` }, true);
       return;
     }
@@ -156,52 +178,9 @@ export async function startWebhookServer(
       remoteAddr: remote,
       body,
       databaseTarget,
-      write: (item) => batcher.submit(item),
+      write: (item) => batchers.get(account)!.submit(item),
     });
-    switch (outcome.kind) {
-      case 'invalid':
-        stats.invalid++;
-        logger.warn({ remote, eventId: outcome.eventId, reason: outcome.reason }, 'invalid webhook body: quarantined');
-        reply(res, 400, { error: outcome.reason });
-        return;
-      case 'quarantined':
-        stats.quarantined++;
-        logger.warn(
-          { remote, eventId: outcome.eventId, reason: outcome.reason },
-          'webhook event the database refused: quarantined',
-        );
-        reply(res, 202, { status: 'quarantined', reason: outcome.reason });
-        return;
-      case 'conflict':
-        stats.conflicts++;
-        logger.warn(
-          { eventId: outcome.eventId },
-          'webhook event repeats a stored eventId with another body: kept as a conflict',
-        );
-        reply(res, 200, { status: 'conflict', eventId: outcome.eventId });
-        return;
-      case 'duplicate':
-        stats.duplicates++;
-        logger.debug({ eventId: outcome.eventId }, 'duplicate webhook event acknowledged');
-        reply(res, 200, { status: 'duplicate', eventId: outcome.eventId });
-        return;
-      case 'stored':
-        stats.stored++;
-        if (outcome.applied) stats.applied++;
-        if (outcome.extraFields.length) {
-          stats.drift++;
-          logger.warn(
-            { eventId: outcome.eventId, extraFields: outcome.extraFields },
-            'webhook event with fields beyond the contract (schema drift): stored raw',
-          );
-        }
-        logger.debug(
-          { eventId: outcome.eventId, orderId: outcome.orderId, state: outcome.orderState, applied: outcome.applied },
-          'webhook event stored',
-        );
-        reply(res, 200, { status: 'stored', eventId: outcome.eventId });
-        return;
-    }
+    answer(res, outcome, { stats, logger: log, remote });
   }
 
   const tls = settings.tlsCertFile && settings.tlsKeyFile ? readTls(settings.tlsCertFile, settings.tlsKeyFile) : null;
@@ -223,7 +202,13 @@ export async function startWebhookServer(
   const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
   const url = `${tls ? 'https' : 'http'}://${urlHost}:${bound}`;
   logger.info(
-    { url, tls: Boolean(tls), allowedIps: [...allowed], trustProxy: settings.trustProxy },
+    {
+      url,
+      tls: Boolean(tls),
+      allowedIps: [...allowed],
+      trustProxy: settings.trustProxy,
+      ...(multiAccount ? { accounts: accounts.map((a) => `${url}${accountPath(a)}`) } : {}),
+    },
     'webhook receiver listening',
   );
   if (!tls && !settings.trustProxy)
@@ -236,6 +221,7 @@ export async function startWebhookServer(
   return {
     url,
     port: bound,
+    accounts: accounts.map((account) => ({ account, url: `${url}${accountPath(account)}` })),
     stats: () => ({ ...stats }),
     close() {
       closed ??= (async () => {
@@ -255,6 +241,58 @@ export async function startWebhookServer(
       return closed;
     },
   };
+}
+
+/** Counts, logs and answers one body's outcome: 2xx once stored (or kept), 400 for a malformed body. */
+function answer(
+  res: ServerResponse,
+  outcome: EventOutcome,
+  { stats, logger, remote }: { stats: WebhookStats; logger: Logger; remote: string },
+): void {
+  switch (outcome.kind) {
+    case 'invalid':
+      stats.invalid++;
+      logger.warn({ remote, eventId: outcome.eventId, reason: outcome.reason }, 'invalid webhook body: quarantined');
+      reply(res, 400, { error: outcome.reason });
+      return;
+    case 'quarantined':
+      stats.quarantined++;
+      logger.warn(
+        { remote, eventId: outcome.eventId, reason: outcome.reason },
+        'webhook event the database refused: quarantined',
+      );
+      reply(res, 202, { status: 'quarantined', reason: outcome.reason });
+      return;
+    case 'conflict':
+      stats.conflicts++;
+      logger.warn(
+        { eventId: outcome.eventId },
+        'webhook event repeats a stored eventId with another body: kept as a conflict',
+      );
+      reply(res, 200, { status: 'conflict', eventId: outcome.eventId });
+      return;
+    case 'duplicate':
+      stats.duplicates++;
+      logger.debug({ eventId: outcome.eventId }, 'duplicate webhook event acknowledged');
+      reply(res, 200, { status: 'duplicate', eventId: outcome.eventId });
+      return;
+    case 'stored':
+      stats.stored++;
+      if (outcome.applied) stats.applied++;
+      if (outcome.extraFields.length) {
+        stats.drift++;
+        logger.warn(
+          { eventId: outcome.eventId, extraFields: outcome.extraFields },
+          'webhook event with fields beyond the contract (schema drift): stored raw',
+        );
+      }
+      logger.debug(
+        { eventId: outcome.eventId, orderId: outcome.orderId, state: outcome.orderState, applied: outcome.applied },
+        'webhook event stored',
+      );
+      reply(res, 200, { status: 'stored', eventId: outcome.eventId });
+      return;
+  }
 }
 
 function reply(res: ServerResponse, status: number, body: unknown, closeConnection = false): void {

@@ -129,6 +129,11 @@ describe.each(storeKinds)('ramp-recon doctor [%s]', (kind) => {
       /the relay accepts messages up to 5000000 bytes \(SIZE\); email\.maxMessageBytes 4000000$/,
     );
     expect(r.stdout).not.toContain('mail-secret-42');
+    // What to register with the partner: plain HTTP here (no TLS files), any path accepted with one account.
+    expect(r.part('webhook URL')).toMatchObject({
+      status: 'ok',
+      text: `register http://127.0.0.1:${port}/webhooks/default with the partner (any path is accepted with one account; plain HTTP here: the partner delivers over HTTPS only, so register your TLS proxy with this path)`,
+    });
 
     // The default limit (10 MB) is above the relay's: a warning with the value to set, not a failure.
     const over = await doctor({}, { email: { from: 'recon@example.com', to: ['finance@example.com'] } });
@@ -184,6 +189,44 @@ describe.each(storeKinds)('ramp-recon doctor [%s]', (kind) => {
       /^fail\s+database\s+PostgreSQL at 127\.0\.0\.1:\d+\/x as nobody: connection refused .*; fix: check DATABASE_URL/m,
     );
     expect(text.stdout).toMatch(/problems?: .*database/);
+  }, 60_000);
+
+  it("prints each account's webhook URL of a multi-account config, https with the TLS files set", async () => {
+    const port = await freePort();
+    const [cert, key] = ['cert.pem', 'key.pem'].map((f) => {
+      const path = join(dir, f);
+      writeFileSync(path, 'not read by doctor beyond being readable');
+      return path;
+    });
+    const r = await doctor(
+      {},
+      {
+        accounts: [{ name: 'acme' }, { name: 'acme-eu' }, { name: 'globex' }],
+        email: { from: 'recon@example.com', to: ['finance@example.com'] },
+        webhooks: { port, host: '127.0.0.1', tlsCertFile: cert, tlsKeyFile: key },
+      },
+    );
+    const urls = r.checks.filter((c) => c.part.startsWith('webhook URL'));
+    expect(urls).toEqual(
+      ['acme', 'acme-eu', 'globex'].map((name) => ({
+        part: `webhook URL [${name}]`,
+        status: 'ok',
+        text: `register https://127.0.0.1:${port}/webhooks/${name} with the partner for ${name}'s organisation`,
+        ms: expect.any(Number),
+      })),
+    );
+    expect(r.part('webhook port')).toMatchObject({
+      status: 'ok',
+      text: `127.0.0.1:${port} can be listened on (HTTPS)`,
+    });
+
+    // No webhooks section: no URL to register, and the port check says why.
+    const none = await doctor(
+      {},
+      { accounts: [{ name: 'acme' }], email: { from: 'recon@example.com', to: ['f@example.com'] } },
+    );
+    expect(none.checks.filter((c) => c.part.startsWith('webhook URL'))).toEqual([]);
+    expect(none.part('webhook port')).toMatchObject({ status: 'skip' });
   }, 60_000);
 
   it('`config check --connect` runs the same checks', async () => {

@@ -67,7 +67,8 @@ export const COMMAND_INFO = {
     args: '',
     description:
       'receive partner order events over HTTP(S) (HTTPS when webhooks.tlsCertFile/tlsKeyFile are set); accepts only ' +
-      'the configured sender addresses; stops cleanly on SIGTERM/SIGINT',
+      'the configured sender addresses; with several accounts, one URL per account: POST /webhooks/<account>; ' +
+      'stops cleanly on SIGTERM/SIGINT',
   },
   migrate: {
     args: '',

@@ -84,7 +84,11 @@ export function register(program: Command): void {
     )
     .option('--faults <profile>', 'fault injection: none | default', 'none')
     .option('--live', 'keep trading, depositing and withdrawing as wall-clock time passes')
-    .option('--webhook-url <url>', 'deliver partner order events to this URL')
+    .option(
+      '--webhook-url <url>',
+      "deliver partner order events to this URL (with --accounts: the receiver's base URL, each account's events " +
+        'to <url>/webhooks/<account>)',
+    )
     .option(
       '--fills-order <order>',
       'order of a /fills page requested with fromExecId: newest-first | oldest-first',
@@ -202,6 +206,7 @@ async function serveAccounts(
     out.write(
       `# ${name}: fills: ${sandbox.data.fills().length}, partner orders: ${sandbox.data.partnerOrderRecords().length}, expected breaks: ${sandbox.expectedBreaks().length} (GET ${group.url}/_sandbox/expected-breaks?account=${encodeURIComponent(name)})\n`,
     );
+    if (sandbox.options.webhookUrl) out.write(`# ${name}: webhooks delivered to ${sandbox.options.webhookUrl}\n`);
   }
   await untilSignal();
   await group.close();

@@ -33,7 +33,9 @@ export function register(program: Command): void {
           await store.close();
           throw err;
         }
-        process.stderr.write(`receiving webhooks on ${server.url}\n`);
+        // Each organisation registers its own URL with the partner: a multi-account config takes only these paths.
+        const perAccount = config.multiAccount ? server.accounts.map((a) => `  account ${a.account}: ${a.url}\n`) : [];
+        process.stderr.write(`receiving webhooks on ${server.url}\n${perAccount.join('')}`);
         // First signal: stop accepting, finish in-flight requests (their events are committed
         // before they are acknowledged), close the store. Second signal: leave at once.
         await new Promise<void>((resolve) => {
