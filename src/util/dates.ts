@@ -61,6 +61,12 @@ export function parsePeriod(input: { from?: string; to?: string }, now: Date): P
     throw new PeriodError([
       `--from ${from} is after today (${today} UTC): that period has not begun, nothing to reconcile`,
     ]);
+  // Days after today have not happened: walking them would cost requests (a day each) and report nothing.
+  const tomorrow = addDays(today, 1);
+  if (to > tomorrow)
+    throw new PeriodError([
+      `--to ${to} is after tomorrow (${tomorrow} UTC): the days after today have not happened; give --to ${tomorrow} at the latest (--to is exclusive, so that period ends with today)`,
+    ]);
   return { from, to };
 }
 

@@ -20,6 +20,17 @@ describe('parsePeriod', () => {
     expect(parsePeriod({ from: '2026-11-25' }, NOW)).toEqual({ from: '2026-11-25', to: '2026-11-26' });
   });
 
+  it('refuses a --to after tomorrow before any request, naming the date; tomorrow itself ends the period with today', () => {
+    expect(() => parsePeriod({ from: '2026-11-01', to: '2099-01-01' }, NOW)).toThrow(
+      '--to 2099-01-01 is after tomorrow (2026-11-26 UTC): the days after today have not happened; give --to 2026-11-26 at the latest',
+    );
+    expect(() => parsePeriod({ to: '2026-11-27' }, NOW)).toThrow(PeriodError);
+    expect(parsePeriod({ from: '2026-11-20', to: '2026-11-26' }, NOW)).toEqual({
+      from: '2026-11-20',
+      to: '2026-11-26',
+    });
+  });
+
   it('refuses impossible days and empty periods', () => {
     expect(() => parsePeriod({ from: '2026-02-30' }, NOW)).toThrow(
       '--from: must be a date YYYY-MM-DD (got "2026-02-30")',
