@@ -1,7 +1,4 @@
-/**
- * A run that failed before its report still reports: the workbook of the failed run (its Summary says FAILED, in which
- * stage and why, with the open breaks as last known) and one e-mail; a short e-mail when even the workbook fails.
- */
+/** A run that failed before its report still reports: its workbook saying FAILED, and one e-mail (or a short one). */
 import { recordDelivery, recordStage } from '../store/runs.js';
 import type { StageContext } from '../stages/context.js';
 import type { Period } from '../domain/period.js';
