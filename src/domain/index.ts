@@ -45,6 +45,7 @@ export type {
   StageInfo,
   RunInfo,
   DigestBreak,
+  DigestFailure,
   DigestFigures,
   ReportDigest,
   BreakRef,

@@ -118,7 +118,21 @@ export interface ReportDigest {
   late?: LateCounts & { breaks: LateBreak[] };
   /** The Summary's money figures, exact decimal text, for the group report (absent in digests written before). */
   figures?: DigestFigures;
+  /** The run failed (in a stage other than deliver): what the workbook says of it (absent for a run that did not fail). */
+  failure?: DigestFailure;
   writtenAt: string;
+}
+
+/**
+ * A failed run's workbook: the stage and its error (scrubbed of secrets, as run.error), whether the run judged the
+ * breaks before it failed (if not, they are as last known), and what the database held for the period when the run
+ * did not count it itself.
+ */
+export interface DigestFailure {
+  stage: string;
+  error: string | null;
+  judged: boolean;
+  stored: Record<string, number> | null;
 }
 
 /** The money at stake and the closing balances in USD, as the account's Summary shows them. */

@@ -40,6 +40,19 @@ export interface ExecuteOptions {
   rateGroup?: string;
   /** Told the run's id as soon as its row exists (a batch records it before the run ends). */
   onRunCreated?: (runId: string) => void;
+  /**
+   * Called once a run has failed and its row says so (still under the run lock), to report the failure: its stages
+   * go through `stage` and are recorded like the body's. Whatever it throws is logged and never replaces the failure.
+   */
+  afterFailure?: (ctx: StageContext, stage: StageRunner, failure: RunFailed) => Promise<void>;
+}
+
+/** A run's failure as recorded: the stage, the error (scrubbed), and whether the run row could be finished with it. */
+export interface RunFailed {
+  stage: string;
+  error: string;
+  /** false: the database refused the run's end (the row stays running); the failure is in no row to report from. */
+  recorded: boolean;
 }
 
 export interface RunOutcome<T> {
@@ -184,11 +197,13 @@ export async function executeRun<T>(
         const failedStage = err instanceof StageFailedError ? err.stage : 'run';
         const cause = err instanceof StageFailedError ? err.cause : err;
         const error = scrub(errorText(cause, config), secrets);
+        let recorded = true;
         try {
           await retryOnLostConnection(() =>
             finishRun(store.db, runId, { status: 'failed', failedStage, error, requests: meter.snapshot() }),
           );
         } catch (e) {
+          recorded = false;
           // The database is out of reach: the row stays 'running' with its current_stage, and the
           // next run marks it failed in that stage (failInterruptedRuns). The outcome is still told.
           logger.error(
@@ -203,6 +218,12 @@ export async function executeRun<T>(
           'run failed',
         );
         logger.debug({ failedStage, err: cause }, 'run failed: error details');
+        if (options.afterFailure)
+          await options
+            .afterFailure(ctx, stage, { stage: failedStage, error, recorded })
+            .catch((e: unknown) =>
+              logger.error({ error: failureText(e, config) }, 'could not report the failed run; the run stays failed'),
+            );
         return { runId, status: 'failed' as const, failedStage, error };
       }
     },
@@ -265,6 +286,12 @@ export function errorText(err: unknown, config?: Pick<Config, 'database'>): stri
     return `${err.message}${causeText}`;
   }
   return String(err);
+}
+
+/** An error as a failed stage records it (the stage's cause, secrets masked, bounded): for the failure e-mail. */
+export function failureText(err: unknown, config: Config): string {
+  const cause = err instanceof StageFailedError ? err.cause : err;
+  return scrub(errorText(cause, config), secretValues(config));
 }
 
 /** Secrets masked, and bounded: the text lands in run.error, in logs and in the e-mail. */

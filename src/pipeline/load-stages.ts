@@ -26,6 +26,11 @@ export interface Stages {
     runId: string,
   ): Promise<{ path: string; sheets: Record<string, number>; detail: { dir: string } }>;
   deliverRun(ctx: StageContext, runId: string, options?: DeliveryOptions): Promise<DeliveryResult>;
+  /** The short e-mail of a failed run whose failure report could not be written either. */
+  deliverFailureNotice(
+    ctx: StageContext,
+    input: { period: Period; failure: { stage: string; error: string | null }; noWorkbook: string },
+  ): Promise<DeliveryResult>;
 }
 
 let loaded: Promise<Stages> | undefined;
@@ -47,6 +52,7 @@ export function loadStages(): Promise<Stages> {
       jsonSummary: summary.jsonSummary,
       writeReport: report.writeReport,
       deliverRun: deliver.deliverRun,
+      deliverFailureNotice: deliver.deliverFailureNotice,
     } satisfies Stages;
   })();
   return loaded;

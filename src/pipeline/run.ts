@@ -3,11 +3,12 @@ import { requireSources } from '../config/load.js';
 import { countOpenBreaks } from '../store/counts.js';
 import { retryOnLostConnection } from '../store/database.js';
 import { mergeStageDetail } from '../store/runs.js';
-import { AppError } from '../errors.js';
 import { addDays, isPartial } from '../util/dates.js';
 import { openBreakCounts } from '../domain/index.js';
 import type { Period } from '../domain/period.js';
-import { executeRun, skipStage, type RunDeps } from './execute.js';
+import { executeRun, type RunDeps } from './execute.js';
+import { deliverStage } from './deliver-stage.js';
+import { reportFailedRun } from './failure-report.js';
 import { loadStages, type JsonSummary, type Stages } from './load-stages.js';
 
 export type { RunDeps } from './execute.js';
@@ -58,13 +59,15 @@ export async function runPipeline(
   options: PipelineOptions,
 ): Promise<PipelineResult> {
   requireSources(deps.config, ['partner', 'exchange']);
-  const { syncExchange, syncPartner, reconcilePeriod, jsonSummary, writeReport, deliverRun } =
-    deps.stages ?? (await loadStages());
+  const stages = deps.stages ?? (await loadStages());
+  const { syncExchange, syncPartner, reconcilePeriod, jsonSummary, writeReport, deliverRun } = stages;
   const { period } = options;
   const lookbackDays = options.lookbackDays ?? deps.config.partner.lookbackDays;
   const syncPeriod: Period = { from: addDays(period.from, -lookbackDays), to: period.to };
   let reportPath: string | undefined;
   let detailDir: string | undefined;
+  // Set once the report stage begins: a failure before it is reported by reportFailedRun, one after it is not.
+  let reportBegun = false;
 
   const outcome = await executeRun(
     deps,
@@ -78,6 +81,13 @@ export async function runPipeline(
       batchId: options.batchId,
       rateGroup: options.rateGroup,
       onRunCreated: options.onRunCreated,
+      // A failure before the report still writes a workbook saying so and sends one e-mail (issue 42).
+      afterFailure: async (ctx, stage, failure) => {
+        if (reportBegun) return;
+        const written = await reportFailedRun(ctx, stage, failure, stages, options);
+        reportPath = written?.path;
+        detailDir = written?.detailDir;
+      },
     },
     async (ctx, stage) => {
       const runId = ctx.runId as string;
@@ -104,6 +114,7 @@ export async function runPipeline(
       const openBreaks = await retryOnLostConnection(() => countOpenBreaks(ctx.store.db, ctx.config.account));
       await retryOnLostConnection(() => mergeStageDetail(ctx.store.db, runId, 'reconcile', { openBreaks }));
 
+      reportBegun = true;
       const report = await stage(
         'report',
         () => writeReport(ctx, runId),
@@ -111,26 +122,7 @@ export async function runPipeline(
       );
       reportPath = report.path;
       detailDir = report.detail.dir;
-
-      if (!options.email) await skipStage(ctx, 'deliver', options.noEmailReason ?? '--no-email');
-      else if (!ctx.config.smtpUrl) await skipStage(ctx, 'deliver', 'SMTP_URL not set');
-      else
-        await stage(
-          'deliver',
-          async () => {
-            const sent = await deliverRun(ctx, runId);
-            if (sent.status === 'failed')
-              throw new AppError(
-                'DELIVERY_FAILED',
-                `e-mail not sent: ${sent.error ?? 'unknown error'}; the workbook is kept at ${report.path}; retry with \`ramp-recon deliver ${runId}\``,
-              );
-            return sent;
-          },
-          (sent) => ({
-            status: sent.status,
-            ...(sent.withoutWorkbook ? { withoutWorkbook: sent.withoutWorkbook } : {}),
-          }),
-        );
+      await deliverStage(ctx, stage, { ...options, runId, reportPath: report.path, deliverRun });
     },
   );
 

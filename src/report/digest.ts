@@ -6,7 +6,7 @@ import { MS_PER_DAY } from '../util/dates.js';
 import type { OpenBreakCounts, ReportedBreak } from '../domain/index.js';
 import { breakSentence } from '../rules/describe.js';
 import type { DigestBreak, DigestFigures, ReportDigest, RunInfo } from '../domain/index.js';
-import { headline, partialRun, periodLabel } from './summary.js';
+import { headline, partialRun, periodLabel, runFailure } from './summary.js';
 import { lateDigest } from './late-data.js';
 import { breakImpact, type UsdRates } from './usd-rates.js';
 import type { Precision } from './precision.js';
@@ -92,8 +92,11 @@ export function buildDigest(input: {
   precision?: Precision;
   /** The Summary's money figures (money at stake, closing balances in USD), kept for the group report. */
   figures?: DigestFigures;
+  /** What the database holds for the period (storedCounts): the e-mail's figures of a run that did not count it. */
+  stored?: Record<string, number>;
 }): ReportDigest {
   const head = headline(input.run, input.counts);
+  const failure = runFailure(input.run);
   return {
     period: periodLabel(input.run.periodFrom, input.run.periodTo),
     partial: partialRun(input.run),
@@ -103,6 +106,9 @@ export function buildDigest(input: {
     topBreaks: topBreaks(input.openBreaks, input.rates, input.now, DIGEST_BREAKS, input.precision),
     late: lateDigest(input.run.lateBreaks ?? []),
     ...(input.figures ? { figures: input.figures } : {}),
+    ...(failure
+      ? { failure: { ...failure, stored: !failure.judged && input.stored ? { ...input.stored } : null } }
+      : {}),
     writtenAt: input.now.toISOString(),
   };
 }

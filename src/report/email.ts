@@ -3,12 +3,26 @@
  */
 import type { OpenBreakCounts, PeriodSplit } from '../domain/index.js';
 import { ruleTitle } from '../rules/describe.js';
-import type { DigestBreak, ReportDigest, RunInfo } from '../domain/index.js';
-import { CARRIED_OVER_MEANING, COUNT_LABELS, EXPLAINED_MEANING, PARTIAL_MEANING, ruleStatusNote } from './summary.js';
+import type { DigestBreak, DigestFailure, ReportDigest, RunInfo } from '../domain/index.js';
+import {
+  CARRIED_OVER_MEANING,
+  COUNT_LABELS,
+  EXPLAINED_MEANING,
+  FAILED_RUN_KEPT,
+  failedRunNextStep,
+  LAST_KNOWN_MEANING,
+  PARTIAL_MEANING,
+  periodLabel,
+  ruleStatusNote,
+  STORED_COUNTS_MEANING,
+} from './summary.js';
 import { LATE_MEANING, lateLine, lateSentence } from './late-data.js';
 
 export interface MessageInput {
-  run: Pick<RunInfo, 'id' | 'periodFrom' | 'periodTo' | 'status' | 'failedStage' | 'ruleResults' | 'counts'>;
+  run: Pick<
+    RunInfo,
+    'id' | 'account' | 'periodFrom' | 'periodTo' | 'status' | 'failedStage' | 'ruleResults' | 'counts'
+  >;
   /** The counts the attached workbook shows (openBreakCounts, stored with it): the message never counts again. */
   counts: OpenBreakCounts;
   /** The banner, status and breaks in words of the attached workbook (run.report_digest, buildDigest). */
@@ -32,11 +46,15 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /**
  * "ramp-recon 2026-11-21: 17 open breaks (12 this period, 5 carried over)", with ", 3 explained"
- * (", all explained") and ", run failed" when so; "ramp-recon 2026-11-21: reconciled, no open breaks".
+ * (", all explained"); "ramp-recon 2026-11-21: reconciled, no open breaks"; a failed run's says so
+ * first: "ramp-recon 2026-11-21: FAILED in sync.exchange, not reconciled (last known: 17 open breaks)".
  */
 export function messageSubject(digest: ReportDigest, counts: OpenBreakCounts): string {
+  // ", run failed": a digest stored before failures said their stage (no `failure`)
   const failed = digest.headline.status.startsWith('failed') ? ', run failed' : '';
   const period = `ramp-recon ${digest.period}${digest.partial ? ' (partial)' : ''}`;
+  if (digest.failure)
+    return `${period}: FAILED in ${digest.failure.stage}, not reconciled (${digest.failure.judged ? '' : 'last known: '}${plural(counts.total, 'open break')})`;
   if (counts.total === 0)
     return digest.headline.tone === 'ok'
       ? `${period}: reconciled, no open breaks`
@@ -75,9 +93,14 @@ export function buildMessage(input: MessageInput): Message {
   const subject = messageSubject(digest, counts);
   const head = digest.headline;
 
-  const figures = COUNT_LABELS.filter(([k]) => run.counts[k] !== undefined).map(
-    ([k, label]) => [label, String(run.counts[k])] as const,
+  const failure = digest.failure ?? null;
+  // A run that failed before counting the period: what the database holds for it (stored with the workbook).
+  const recordCounts = failure?.stored ?? run.counts;
+  const figures = COUNT_LABELS.filter(([k]) => recordCounts[k] !== undefined).map(
+    ([k, label]) => [label, String(recordCounts[k])] as const,
   );
+  const failureLines = failure ? failureSentences(run, failure) : [];
+  const lastKnown = failure && !failure.judged ? ' as last known' : '';
   const notChecked = run.ruleResults
     .filter((r) => r.status === 'not_checked')
     .map((r) => `${r.code}${r.reason ? ` (${r.reason})` : ''}`);
@@ -88,15 +111,16 @@ export function buildMessage(input: MessageInput): Message {
   const lateList = late
     ? [...late.breaks.map(lateLine), ...(lateMore > 0 ? [`... and ${lateMore} more (see the workbook's Summary)`] : [])]
     : [];
-  const topTitle = `The ${top.length === 1 ? 'open break' : `${top.length} open breaks`} to look at first (largest USD impact, then oldest; unexplained first):`;
+  const topTitle = `The ${top.length === 1 ? 'open break' : `${top.length} open breaks`}${lastKnown} to look at first (largest USD impact, then oldest; unexplained first):`;
   const lines = [
     head.text,
     head.detail,
+    ...(failureLines.length ? ['', ...failureLines] : []),
     ...(digest.partial ? [`Period ${digest.period}: ${PARTIAL_MEANING}`] : []),
     ...(input.notAttached ? ['', notAttachedSentence(input.attachmentName, input.notAttached)] : []),
     `Status: ${head.status}`,
     '',
-    `Open breaks: ${counts.total} (${bySeverity(counts, 'total')})`,
+    `Open breaks${lastKnown}: ${counts.total} (${bySeverity(counts, 'total')})`,
     `  of this period: ${counts.inPeriod} (${bySeverity(counts, 'inPeriod')})`,
     `  carried over: ${counts.carriedOver} (${bySeverity(counts, 'carriedOver')})`,
     `  explained: ${counts.explained ?? 0}`,
@@ -114,6 +138,7 @@ export function buildMessage(input: MessageInput): Message {
     ...(top.length ? ['', topTitle, ...top.map((b, i) => `  ${i + 1}. ${breakLine(b)}`)] : []),
     ...(late ? ['', `${lateSentence(late)}:`, ...lateList.map((l) => `  ${l}`), `  (${LATE_MEANING})`] : []),
     '',
+    ...(failure?.stored ? [`Counts (${STORED_COUNTS_MEANING}):`] : []),
     ...figures.map(([label, value]) => `${label}: ${value}`),
     ...(notChecked.length ? ['', `Not checked in this run: ${notChecked.join('; ')}`] : []),
     '',
@@ -132,10 +157,11 @@ export function buildMessage(input: MessageInput): Message {
     '<!doctype html><html><body style="font-family:Arial,Helvetica,sans-serif;font-size:14px">',
     `<p style="font-size:18px;font-weight:bold;color:${colour};background:${background};padding:8px">${esc(head.text)}</p>`,
     `<p>${esc(head.detail)}</p>`,
+    ...failureLines.map((l, i) => `<p${i === 0 ? ' style="font-weight:bold"' : ''}>${esc(l)}</p>`),
     digest.partial ? `<p style="color:#7F4F00">Period ${esc(digest.period)}: ${esc(PARTIAL_MEANING)}</p>` : '',
     `<p>Status: ${esc(head.status)}</p>`,
     table,
-    row(['Open breaks', 'Open', 'Of this period', 'Carried over'], true),
+    row([`Open breaks${lastKnown}`, 'Open', 'Of this period', 'Carried over'], true),
     ...(['high', 'medium', 'low'] as const).map((sev) => row([sev, ...splitCells(counts.severity[sev])])),
     row(['total', ...splitCells(counts)], true),
     row(['explained', String(counts.explained ?? 0)]),
@@ -161,6 +187,7 @@ export function buildMessage(input: MessageInput): Message {
           `<p style="color:#555">${esc(LATE_MEANING)}</p>`,
         ]
       : []),
+    failure?.stored ? `<p>Counts (${esc(STORED_COUNTS_MEANING)}):</p>` : '',
     table,
     ...figures.map(([label, value]) => row([label, value])),
     '</table>',
@@ -169,6 +196,55 @@ export function buildMessage(input: MessageInput): Message {
       ? `<p style="font-weight:bold;color:#7F4F00;background:#FFEB9C;padding:8px">${esc(notAttachedSentence(input.attachmentName, input.notAttached))}</p>`
       : '',
     `<p style="color:#555">Run ${esc(run.id)}, period ${esc(digest.period)}. ${esc(workbookSentence(input))}</p>`,
+    '</body></html>',
+  ].join('\n');
+  return { subject, text, html };
+}
+
+/** A failed run's message under its banner: what failed, what was kept, what the breaks are, what to do. */
+export function failureSentences(
+  run: Pick<RunInfo, 'id' | 'account' | 'periodFrom' | 'periodTo'>,
+  failure: DigestFailure,
+): string[] {
+  return [
+    `What failed: run ${run.id} failed in stage ${failure.stage}${failure.error ? `: ${failure.error}` : ''}`,
+    `What was kept: ${FAILED_RUN_KEPT}.`,
+    ...(failure.judged ? [] : [`Open breaks: ${LAST_KNOWN_MEANING}.`]),
+    `What to do: ${failedRunNextStep(run)}.`,
+  ];
+}
+
+/**
+ * The short e-mail of a failed run whose workbook could not be written either (the database gone, the disk full):
+ * what failed, why there is no workbook, what to do. Pure, like buildMessage; nothing is attached.
+ */
+export function failureNotice(input: {
+  run: Pick<RunInfo, 'id' | 'account' | 'periodFrom' | 'periodTo'>;
+  failure: Pick<DigestFailure, 'stage' | 'error'>;
+  /** Why no workbook: the report's own error. */
+  noWorkbook: string;
+  host?: string;
+}): Message {
+  const { run, failure } = input;
+  const period = periodLabel(run.periodFrom, run.periodTo);
+  const subject = `ramp-recon ${period}: FAILED in ${failure.stage}, not reconciled (no workbook)`;
+  const where = input.host ? ` on ${input.host}` : '';
+  const lines = [
+    `FAILED in ${failure.stage}: ${period} not reconciled`,
+    '',
+    ...failureSentences(run, { ...failure, judged: false, stored: null }).filter((l) => !l.startsWith('Open breaks')),
+    '',
+    `No workbook: the failure report could not be written either${where}: ${input.noWorkbook}`,
+    'The open breaks and the counts are in the database once it is back (`ramp-recon breaks list`, `ramp-recon runs`).',
+  ];
+  const text = `${lines.join('\n')}\n`;
+  const html = [
+    '<!doctype html><html><body style="font-family:Arial,Helvetica,sans-serif;font-size:14px">',
+    `<p style="font-size:18px;font-weight:bold;color:#9C0006;background:#FFC7CE;padding:8px">${esc(lines[0]!)}</p>`,
+    ...lines
+      .slice(1)
+      .filter((l) => l !== '')
+      .map((l) => `<p>${esc(l)}</p>`),
     '</body></html>',
   ].join('\n');
   return { subject, text, html };

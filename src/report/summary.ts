@@ -143,11 +143,53 @@ export interface Headline {
 /** The workbook tone of a headline's banner row (amber is the 'medium' fill). */
 export const HEADLINE_ROW_TONE: Record<HeadlineTone, Tone> = { ok: 'ok', explained: 'medium', bad: 'bad' };
 
+/** A run that failed in a stage other than deliver, as its workbook and e-mail say it. */
+export interface RunFailure {
+  stage: string;
+  error: string | null;
+  /** The run's reconcile recorded its results before the failure; if not, the open breaks are as last known. */
+  judged: boolean;
+}
+
+/**
+ * The failure the workbook reports, or null: a run that only failed to send its e-mail (failed at deliver) is judged
+ * by its breaks, not reported as a failure.
+ */
+export function runFailure(
+  run: Pick<RunInfo, 'status' | 'failedStage' | 'ruleResults'> & { error?: string | null },
+): RunFailure | null {
+  if (run.status !== 'failed' || run.failedStage === 'deliver') return null;
+  return { stage: run.failedStage ?? 'run', error: run.error ?? null, judged: run.ruleResults.length > 0 };
+}
+
+/** What the workbook and the e-mail of a run that failed before its reconcile say of the open breaks they show. */
+export const LAST_KNOWN_MEANING =
+  'as last known: left open by earlier runs, not judged by this run (it failed before its reconcile)';
+
+/** What a failed run kept, said under its banner and in its e-mail. */
+export const FAILED_RUN_KEPT = 'what each stage committed before the failure is kept; the next run resumes from it';
+
+/** Over the counts of a run that failed before its reconcile counted the period. */
+export const STORED_COUNTS_MEANING = 'records the database holds for the period; this run did not count them';
+
+/**
+ * What to do about a failed run: see it with `runs`, fix the cause, run the period again (`--account` for an account
+ * of a multi-account config).
+ */
+export function failedRunNextStep(run: Pick<RunInfo, 'account' | 'periodFrom' | 'periodTo'>): string {
+  const account = run.account && run.account !== 'default' ? ` --account ${run.account}` : '';
+  return (
+    "`ramp-recon runs` shows the run's stages and its error; fix the cause the error names, then run the period " +
+    `again: \`ramp-recon run --from ${run.periodFrom} --to ${run.periodTo}${account}\``
+  );
+}
+
 /**
  * The first line finance reads, and the Status line derived from it: green "RECONCILED" with no
  * open break; amber "RECONCILED WITH EXPLANATIONS" when every open break is explained; red "NOT
- * RECONCILED" with an unexplained open break, a failed run or no reconciliation results. A run that
- * only failed to send its e-mail (failed at deliver) is judged by its breaks, its status says so.
+ * RECONCILED" with an unexplained open break or no reconciliation results; red "FAILED in <stage>"
+ * for a failed run, its open breaks as last known unless it judged them first. A run that only
+ * failed to send its e-mail (failed at deliver) is judged by its breaks, its status says so.
  */
 export function headline(
   run: Pick<RunInfo, 'periodFrom' | 'periodTo' | 'status' | 'failedStage' | 'ruleResults'> & { error?: string | null },
@@ -160,15 +202,15 @@ export function headline(
   const nc = notChecked ? `; ${notChecked} rule${notChecked === 1 ? '' : 's'} not checked (see Rules)` : '';
   const breaks = (n: number) => `${n} open break${n === 1 ? '' : 's'}`;
   const failed = run.status === 'failed';
-  const at = run.failedStage ? ` at ${run.failedStage}` : '';
   const error = run.error ? `: ${run.error}` : '';
-  if (failed && run.failedStage !== 'deliver')
+  const failure = runFailure(run);
+  if (failure)
     return {
       reconciled: false,
       tone: 'bad',
-      text: `NOT RECONCILED: the run failed${at}`,
-      detail: `Period ${period}; ${breaks(open.total)} (${periodSplitText(counts)})`,
-      status: `failed${at}${error}`,
+      text: `FAILED in ${failure.stage}: ${period} not reconciled`,
+      detail: `Period ${period}; ${failure.judged ? '' : 'open breaks as last known (not judged by this run): '}${breaks(open.total)} (${periodSplitText(counts)})`,
+      status: `failed in ${failure.stage}${error}`,
     };
   const mail = failed ? `; e-mail not sent (failed at deliver${error})` : '';
   if (open.total > 0 && explained < open.total)
@@ -202,6 +244,17 @@ export function headline(
     detail: `Period ${period}${nc}`,
     status: `reconciled: no open breaks${mail}`,
   };
+}
+
+/** Under the banner of a failed run: the stage, why, what was kept, what the open breaks are, what to do. */
+function failureRows(run: RunInfo, failure: RunFailure): Row[] {
+  return [
+    { cells: ['Run failed in stage', failure.stage], tone: 'bold', cellTones: { 1: 'break' } },
+    { cells: ['Why', failure.error ?? '(no error recorded)'] },
+    { cells: ['What was kept', FAILED_RUN_KEPT] },
+    ...(failure.judged ? [] : [{ cells: ['Open breaks', LAST_KNOWN_MEANING] }]),
+    { cells: ['What to do', failedRunNextStep(run)] },
+  ];
 }
 
 /** The run's stages in the order they ran: by seq (recordStage), then by start time, then by name. */
@@ -410,6 +463,8 @@ export interface SummaryInput {
   feeCurrency?: 'counter' | 'base';
   /** Where every record of the period is: the run's detail folder. */
   detail?: SummaryDetail;
+  /** What the database holds for the period (storedCounts): shown for a failed run that did not count it itself. */
+  storedCounts?: Record<string, number>;
 }
 
 /** Changes listed by name on the Summary; beyond that the Breaks sheet has them all. */
@@ -449,6 +504,8 @@ export function summaryRows(input: SummaryInput): Row[] {
   const rows: Row[] = [];
   rows.push({ cells: [head.text, ...pad(SUMMARY_COLUMNS - 1)], tone: HEADLINE_ROW_TONE[head.tone] });
   rows.push({ cells: [head.detail] });
+  const failure = runFailure(run);
+  if (failure) rows.push(...failureRows(run, failure));
   if (partialRun(run)) rows.push({ cells: ['Partial period', PARTIAL_MEANING], cellTones: { 1: 'medium' } });
   if (input.rates) {
     const stake = moneyAtStake(input.openBreaks, input.rates);
@@ -477,7 +534,7 @@ export function summaryRows(input: SummaryInput): Row[] {
 
   const explainedOf = (sev: string) =>
     input.openBreaks.filter((b) => b.severity === sev && b.workflow?.status === 'explained').length;
-  rows.push(section('Open breaks'));
+  rows.push(section(failure && !failure.judged ? `Open breaks (${LAST_KNOWN_MEANING})` : 'Open breaks'));
   rows.push(header('Severity', 'Open', 'Of this period', 'Carried over', 'Explained'));
   for (const sev of ['high', 'medium', 'low'] as const) {
     const c = counts.severity[sev];
@@ -564,9 +621,12 @@ export function summaryRows(input: SummaryInput): Row[] {
     rows.push(blank());
   }
 
-  rows.push(section('Counts (records of the period)'));
-  for (const [key, label] of COUNT_LABELS) rows.push(pair(label, run.counts[key] ?? null));
-  for (const [key, value] of Object.entries(run.counts))
+  // A run that failed before its reconcile counted nothing: what the database holds for the period stands there.
+  const stored = failure && !failure.judged ? input.storedCounts : undefined;
+  const recordCounts = stored ?? run.counts;
+  rows.push(section(stored ? `Counts (${STORED_COUNTS_MEANING})` : 'Counts (records of the period)'));
+  for (const [key, label] of COUNT_LABELS) rows.push(pair(label, recordCounts[key] ?? null));
+  for (const [key, value] of Object.entries(recordCounts))
     if (!COUNT_LABELS.some(([k]) => k === key)) rows.push(pair(key, value));
   if (input.webhooks) {
     const w = input.webhooks;

@@ -11,7 +11,8 @@ import { writeReport } from './report.js';
 import { openBreaksOfRun } from '../store/breaks.js';
 import { getRun, loadRun, recordDelivery } from '../store/runs.js';
 import { openBreakCounts } from '../domain/index.js';
-import { buildMessage } from '../report/email.js';
+import { buildMessage, failureNotice } from '../report/email.js';
+import type { Period } from '../domain/period.js';
 import { buildDigest } from '../report/digest.js';
 import { spanOf } from '../store/keyset.js';
 import { usdRateInputs } from '../store/usd-rates.js';
@@ -121,6 +122,43 @@ export async function deliverRun(
   return sent;
 }
 
+/**
+ * The short e-mail of a run that failed and whose failure report could not be written either (`noWorkbook`: why):
+ * what failed and what to do, nothing attached. Reads nothing from the database, which may be what failed; the same
+ * recipients as deliverRun. Never throws: a failure is returned with its reason.
+ */
+export async function deliverFailureNotice(
+  ctx: StageContext,
+  input: { period: Period; failure: { stage: string; error: string | null }; noWorkbook: string },
+): Promise<DeliveryResult> {
+  const log = ctx.logger.child({ stage: 'deliver', runId: ctx.runId });
+  const { smtpUrl } = ctx.config;
+  if (!smtpUrl) return { status: 'skipped' };
+  const message = failureNotice({
+    run: {
+      id: ctx.runId ?? '(unknown)',
+      account: ctx.config.account,
+      periodFrom: input.period.from,
+      periodTo: input.period.to,
+    },
+    failure: input.failure,
+    noWorkbook: input.noWorkbook,
+    host: hostname(),
+  });
+  const sent = await sendReportMail({
+    smtpUrl,
+    from: ctx.config.email.from,
+    to: ctx.config.multiAccount ? [...ctx.config.accountEmailTo] : ctx.config.email.to,
+    limit: ctx.config.email.maxMessageBytes,
+    path: null,
+    log,
+    mailOf: () => message,
+  });
+  if (sent.status === 'sent') log.warn({ messageId: sent.messageId }, 'failure notice sent without a workbook');
+  else log.error({ error: sent.error }, 'failure notice not sent');
+  return sent;
+}
+
 /** What a report e-mail says, with the workbook or (the reason given) without it. */
 export type MailContent = (notAttached?: string) => { subject: string; text: string; html: string };
 
@@ -134,7 +172,8 @@ export async function sendReportMail(input: {
   from: string | undefined;
   to: readonly string[];
   limit: number;
-  path: string;
+  /** The workbook; none: a message without one (the short failure notice), nothing to attach or measure. */
+  path: string | null;
   log: Logger;
   attach?: boolean;
   mailOf: MailContent;
@@ -142,18 +181,17 @@ export async function sendReportMail(input: {
   const { smtpUrl, from, to, limit, log } = input;
   const secrets = urlSecrets(smtpUrl);
   const scrub = (text: string) => secrets.reduce((t, s) => t.split(s).join('********'), text);
-  const where = { path: input.path, host: hostname() };
-  const attachmentName = basename(input.path);
+  const path = input.path;
   try {
     if (!from || to.length === 0) throw new Error('email.from and email.to must be configured to deliver');
     const mailOf = (notAttached?: string): Mail.Options => ({
       from,
       to: [...to],
       ...input.mailOf(notAttached),
-      attachments: notAttached ? [] : [{ filename: attachmentName, path: where.path, contentType: XLSX_TYPE }],
+      attachments: notAttached || !path ? [] : [{ filename: basename(path), path, contentType: XLSX_TYPE }],
     });
     // Measured before it is sent: a message a relay would refuse goes without the workbook, never bounces.
-    const measured = input.attach === false ? null : await measure(mailOf(), where.path, limit);
+    const measured = input.attach === false || !path ? null : await measure(mailOf(), path, limit);
     let withoutWorkbook =
       input.attach === false ? 'sent without it on request (`ramp-recon deliver --no-attachment`)' : measured?.over;
     const transport = nodemailer.createTransport({ url: smtpUrl, ...SMTP_TIMEOUTS });
@@ -175,7 +213,7 @@ export async function sendReportMail(input: {
       }
       if (withoutWorkbook)
         log.warn(
-          { to, messageId: info.messageId, reason: withoutWorkbook, path: where.path },
+          { to, messageId: info.messageId, reason: withoutWorkbook, path },
           'report delivered without the workbook',
         );
       else log.info({ to, messageId: info.messageId }, 'report delivered');

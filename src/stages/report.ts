@@ -11,7 +11,7 @@ import { Precision, type SymbolScales } from '../report/precision.js';
 import { openBreaksOfRun } from '../store/breaks.js';
 import { loadChanges } from '../store/run-changes.js';
 import { balanceRollOfRun } from '../store/balance-flows.js';
-import { periodTotals } from '../store/counts.js';
+import { periodTotals, storedCounts } from '../store/counts.js';
 import { coverageOfDays } from '../store/cursors.js';
 import { eachRow, spanOf } from '../store/keyset.js';
 import {
@@ -81,6 +81,7 @@ import {
   feeDays,
   moneyAtStake,
   reportFileNameOf,
+  runFailure,
   summaryRows,
   summarySpec,
   type SummaryDetail,
@@ -191,6 +192,9 @@ export async function writeReport(
     exchangeDaysRead,
     partnerFeesByDay(db, account, span),
   ]);
+  // A run that failed before its reconcile counted nothing: its Summary and e-mail show what the database holds.
+  const failure = runFailure(run);
+  const stored = failure && !failure.judged ? await storedCounts(db, account, span) : undefined;
   const openBreaks = sortBreaks(openBreaksRaw);
   const counts = openBreakCounts(openBreaks);
   const changes = await loadChanges(db, run, openBreaks);
@@ -287,6 +291,7 @@ export async function writeReport(
       feeDays: fees,
       feeCurrency,
       detail,
+      ...(stored ? { storedCounts: { ...stored } } : {}),
     });
   const breaksSheet = (links: BreakLinks): SheetSource => ({
     spec: breaksSpec,
@@ -373,6 +378,7 @@ export async function writeReport(
     detailDir: detail.dir,
     precision,
     figures: digestFigures(openBreaks, rates, balances),
+    ...(stored ? { stored: { ...stored } } : {}),
   });
   await setReportPath(db, runId, path, counts, digest);
   // after the workbook is recorded: a CSV that cannot be finished never costs the run its workbook

@@ -31,16 +31,7 @@ export async function countPeriod(
   span: Span,
   known: { partnerOrders: number; quarantined: number; balanceSnapshots: number },
 ): Promise<RunCounts> {
-  const inSpan = async (table: 'exchange_fill' | 'exchange_order' | 'exchange_deposit' | 'exchange_withdrawal') => {
-    const { n } = await db
-      .selectFrom(table)
-      .select((eb) => eb.fn.countAll<string>().as('n'))
-      .where('account', '=', account)
-      .where('timestamp', '>=', span.from)
-      .where('timestamp', '<', span.to)
-      .executeTakeFirstOrThrow();
-    return Number(n);
-  };
+  const inSpan = (table: ExchangeTable) => countInSpan(db, account, span, table);
   return {
     partnerOrders: known.partnerOrders,
     fills: await inSpan('exchange_fill'),
@@ -50,6 +41,58 @@ export async function countPeriod(
     balanceSnapshots: known.balanceSnapshots,
     quarantined: known.quarantined,
   };
+}
+
+type ExchangeTable = 'exchange_fill' | 'exchange_order' | 'exchange_deposit' | 'exchange_withdrawal';
+
+/** The account's exchange records of one kind by their exchange time in the span. */
+async function countInSpan(db: Db, account: string, span: Span, table: ExchangeTable): Promise<number> {
+  const { n } = await db
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('account', '=', account)
+    .where('timestamp', '>=', span.from)
+    .where('timestamp', '<', span.to)
+    .executeTakeFirstOrThrow();
+  return Number(n);
+}
+
+/**
+ * What the database holds for the period, whatever run stored it: the Summary of a run that failed before its
+ * reconcile counted the period (run.counts) shows these instead. Partner orders by creation time, exchange records by
+ * their time, balance snapshots fetched in the period, and the records still in quarantine (any period).
+ */
+export async function storedCounts(db: Db, account: string, span: Span): Promise<RunCounts> {
+  const count = async (query: Promise<{ n: string | number | bigint } | undefined>) => Number((await query)?.n ?? 0);
+  const [partnerOrders, balanceSnapshots, quarantined] = await Promise.all([
+    count(
+      db
+        .selectFrom('partner_order')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('account', '=', account)
+        .where('created_at', '>=', span.from)
+        .where('created_at', '<', span.to)
+        .executeTakeFirst(),
+    ),
+    count(
+      db
+        .selectFrom('balance_snapshot')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('account', '=', account)
+        .where('fetched_at', '>=', span.from)
+        .where('fetched_at', '<', span.to)
+        .executeTakeFirst(),
+    ),
+    count(
+      db
+        .selectFrom('quarantine')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('account', '=', account)
+        .where('resolved_at', 'is', null)
+        .executeTakeFirst(),
+    ),
+  ]);
+  return countPeriod(db, account, span, { partnerOrders, quarantined, balanceSnapshots });
 }
 
 /**

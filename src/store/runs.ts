@@ -10,6 +10,7 @@ import { closeJudgement, type Judgement } from './changes.js';
 import { parseRunRequests, type RunRequests } from '../http/meter.js';
 import type {
   DigestBreak,
+  DigestFailure,
   DigestFigures,
   ReportDigest,
   RollFigures,
@@ -497,6 +498,9 @@ function plainDigest(value: unknown): ReportDigest | null {
     ...(o.figures && typeof o.figures === 'object'
       ? { figures: plainFigures(o.figures as Record<string, unknown>) }
       : {}),
+    ...(o.failure && typeof o.failure === 'object'
+      ? { failure: plainFailure(o.failure as Record<string, unknown>) }
+      : {}),
     writtenAt: String(o.writtenAt ?? ''),
   };
 }
@@ -512,6 +516,21 @@ function plainFigures(o: Record<string, unknown>): DigestFigures {
     },
     closingUsd: typeof o.closingUsd === 'string' ? o.closingUsd : null,
     closingUnvalued: Array.isArray(o.closingUnvalued) ? o.closingUnvalued.map(String) : [],
+  };
+}
+
+function plainFailure(o: Record<string, unknown>): DigestFailure {
+  const stored =
+    o.stored && typeof o.stored === 'object'
+      ? Object.fromEntries(
+          Object.entries(o.stored as Record<string, unknown>).map(([k, v]) => [k, jsonNumber(v) ?? 0] as const),
+        )
+      : null;
+  return {
+    stage: String(o.stage ?? 'run'),
+    error: typeof o.error === 'string' ? o.error : null,
+    judged: o.judged === true,
+    stored,
   };
 }
 

@@ -12,8 +12,9 @@ import { createTestStore, storeKinds, type TestStore } from '../helpers/db.js';
 
 const SECRET = 'exchange-token-that-must-never-leak';
 
-function makeConfig(extra: Record<string, string> = {}): Config {
+function makeConfig(extra: Record<string, string> = {}, cwd?: string): Config {
   return loadConfig({
+    ...(cwd ? { cwd } : {}),
     env: {
       PARTNER_API_URL: 'http://127.0.0.1:9/partner',
       PARTNER_PUBLIC_KEY: 'public-key-1234',
@@ -50,6 +51,10 @@ function fakeStages(calls: string[], overrides: Partial<Stages> = {}): Stages {
     },
     deliverRun: async () => {
       calls.push('deliverRun');
+      return { status: 'sent' };
+    },
+    deliverFailureNotice: async (_ctx, input) => {
+      calls.push(`deliverFailureNotice ${input.failure.stage}: ${input.noWorkbook}`);
       return { status: 'sent' };
     },
     ...overrides,
@@ -161,14 +166,158 @@ for (const kind of storeKinds) {
       expect(result.failedStage).toBe('reconcile');
       expect(result.error).toContain('boom');
       expect(result.error).not.toContain(SECRET);
-      expect(calls).not.toContain('writeReport');
+      // the failed run's report is written all the same (no SMTP: not sent)
+      expect(calls).toEqual(['syncExchange', 'syncPartner 2026-10-29..2026-11-02', 'writeReport']);
+      expect(result.reportPath).toBe(`/tmp/reports/${result.runId}.xlsx`);
       const run = await getRun(store.db, result.runId);
       expect(run?.status).toBe('failed');
       expect(run?.failed_stage).toBe('reconcile');
       expect(run?.error).not.toContain(SECRET);
-      const recorded = run?.stages as Record<string, { status: string }>;
+      const recorded = run?.stages as Record<string, { status: string; detail?: Record<string, unknown> }>;
       expect(recorded['sync.exchange']?.status).toBe('succeeded');
       expect(recorded.reconcile?.status).toBe('failed');
+      expect(recorded.report?.status).toBe('succeeded');
+      expect(recorded.report?.detail?.failedRun).toBe(true);
+      expect(recorded.deliver).toMatchObject({ status: 'skipped', detail: { reason: 'SMTP_URL not set' } });
+    });
+
+    describe('a run that fails before its report', () => {
+      let smtpConfig: Config;
+      beforeAll(async () => {
+        smtpConfig = makeConfig(
+          { SMTP_URL: 'smtp://127.0.0.1:9', RAMP_RECON_CONFIG: 'email.json' },
+          await writeEmailConfig(),
+        );
+      });
+      const exchangeDown = () => {
+        throw new Error(`Exchange API: connection refused (token ${SECRET})`);
+      };
+      const stagesOf = (run: Awaited<ReturnType<typeof getRun>>) =>
+        run?.stages as Record<string, { status: string; error?: string; detail?: Record<string, unknown> }>;
+
+      it('writes its report and e-mails it once; the run stays failed in its stage with its error', async () => {
+        const calls: string[] = [];
+        const result = await runPipeline(
+          {
+            store,
+            config: smtpConfig,
+            logger,
+            stages: fakeStages(calls, { syncExchange: async () => exchangeDown() }),
+          },
+          { period, trigger: 'cli', email: true },
+        );
+        expect(calls).toEqual(['writeReport', 'deliverRun']);
+        expect(result).toMatchObject({ status: 'failed', failedStage: 'sync.exchange' });
+        expect(result.reportPath).toBe(`/tmp/reports/${result.runId}.xlsx`);
+        const run = await getRun(store.db, result.runId);
+        expect(run).toMatchObject({ status: 'failed', failed_stage: 'sync.exchange' });
+        expect(run?.error).toContain('Exchange API: connection refused');
+        expect(run?.error).not.toContain(SECRET);
+        const stages = stagesOf(run);
+        expect(Object.keys(stages).sort()).toEqual(['deliver', 'report', 'sync.exchange']);
+        expect(stages.report?.status).toBe('succeeded');
+        expect(stages.deliver).toMatchObject({ status: 'succeeded', detail: { status: 'sent' } });
+      });
+
+      it('with e-mail off, writes the report and records the deliver stage skipped with its reason', async () => {
+        const calls: string[] = [];
+        const result = await runPipeline(
+          { store, config: smtpConfig, logger, stages: fakeStages(calls, { syncPartner: async () => exchangeDown() }) },
+          { period, trigger: 'enqueue', email: false, noEmailReason: 'the group e-mail reports this account' },
+        );
+        expect(calls).toEqual(['syncExchange', 'writeReport']);
+        const stages = stagesOf(await getRun(store.db, result.runId));
+        expect(stages.deliver).toMatchObject({
+          status: 'skipped',
+          detail: { reason: 'the group e-mail reports this account' },
+        });
+      });
+
+      it('when the report fails too, sends the short notice saying why, and the run keeps its own failure', async () => {
+        const calls: string[] = [];
+        const stages = fakeStages(calls, {
+          syncExchange: async () => exchangeDown(),
+          writeReport: async () => {
+            throw new Error('disk full');
+          },
+        });
+        const result = await runPipeline(
+          { store, config: smtpConfig, logger, stages },
+          { period, trigger: 'cli', email: true },
+        );
+        expect(calls).toEqual(['deliverFailureNotice sync.exchange: disk full']);
+        expect(result).toMatchObject({ status: 'failed', failedStage: 'sync.exchange' });
+        expect(result.reportPath).toBeUndefined();
+        const run = await getRun(store.db, result.runId);
+        expect(run).toMatchObject({ status: 'failed', failed_stage: 'sync.exchange', delivered: true });
+        expect(run?.error).toContain('Exchange API: connection refused');
+        const recorded = stagesOf(run);
+        expect(recorded.report).toMatchObject({ status: 'failed', error: 'disk full' });
+        expect(recorded.deliver).toMatchObject({
+          status: 'succeeded',
+          detail: { status: 'sent', withoutWorkbook: 'no workbook: disk full' },
+        });
+      });
+
+      it('a failed e-mail is recorded on the deliver stage and never masks the failure', async () => {
+        const calls: string[] = [];
+        const stages = fakeStages(calls, {
+          reconcilePeriod: async () => {
+            throw new Error('rule pass broke');
+          },
+          deliverRun: async () => ({ status: 'failed', error: 'connection refused' }),
+        });
+        const result = await runPipeline(
+          { store, config: smtpConfig, logger, stages },
+          { period, trigger: 'cli', email: true },
+        );
+        expect(result).toMatchObject({ status: 'failed', failedStage: 'reconcile', error: 'rule pass broke' });
+        const run = await getRun(store.db, result.runId);
+        expect(run).toMatchObject({ status: 'failed', failed_stage: 'reconcile', error: 'rule pass broke' });
+        const recorded = stagesOf(run);
+        expect(recorded.deliver?.status).toBe('failed');
+        expect(recorded.deliver?.error).toContain(`retry with \`ramp-recon deliver ${result.runId}\``);
+      });
+
+      it('a failure in the report stage itself writes no second report; a stopped run sends none', async () => {
+        const calls: string[] = [];
+        const failing = fakeStages(calls, {
+          writeReport: async () => {
+            calls.push('writeReport');
+            throw new Error('disk full');
+          },
+        });
+        const atReport = await runPipeline(
+          { store, config: smtpConfig, logger, stages: failing },
+          { period, trigger: 'cli', email: true },
+        );
+        expect(atReport.failedStage).toBe('report');
+        expect(calls.filter((c) => !c.startsWith('sync') && !c.startsWith('reconcile'))).toEqual(['writeReport']);
+
+        const stop = new AbortController();
+        const stopped: string[] = [];
+        const result = await runPipeline(
+          {
+            store,
+            config: smtpConfig,
+            logger,
+            stages: fakeStages(stopped, {
+              syncExchange: async () => {
+                stop.abort(new Error('SIGTERM'));
+                throw new Error('aborted');
+              },
+            }),
+          },
+          { period, trigger: 'schedule', email: true, signal: stop.signal },
+        );
+        expect(result).toMatchObject({ status: 'failed', failedStage: 'sync.exchange' });
+        expect(stopped).toEqual([]);
+        const recorded = stagesOf(await getRun(store.db, result.runId));
+        expect(recorded.report).toMatchObject({
+          status: 'skipped',
+          detail: { reason: 'the run was stopped (SIGTERM): no failure report' },
+        });
+      });
     });
 
     it('saves the requests of each finished stage, and of a run that fails', async () => {

@@ -82,7 +82,7 @@ describe('headline', () => {
     });
     expect(headline(makeRun({ ruleResults: [] }), NONE).reconciled).toBe(false);
     expect(headline(makeRun({ status: 'failed', failedStage: 'sync' }), NONE).text).toBe(
-      'NOT RECONCILED: the run failed at sync',
+      'FAILED in sync: 2026-11-01 not reconciled',
     );
   });
   it('counts open breaks by severity', () => {
@@ -355,8 +355,9 @@ describe('message', () => {
     const failed = message(makeRun({ status: 'failed', failedStage: 'sync.exchange', error: 'HTTP 500' }), [
       makeBreak(),
     ]);
-    expect(failed.subject).toBe('ramp-recon 2026-11-01: 1 open break (1 this period, 0 carried over), run failed');
-    expect(failed.text).toContain('Status: failed at sync.exchange: HTTP 500');
+    // the run judged the breaks before it failed (it has rule results): they are not "last known"
+    expect(failed.subject).toBe('ramp-recon 2026-11-01: FAILED in sync.exchange, not reconciled (1 open break)');
+    expect(failed.text).toContain('Status: failed in sync.exchange: HTTP 500');
   });
   it('lists every rule with open breaks, none cut', () => {
     const codes = Array.from({ length: 14 }, (_, i) => `R_${String(i).padStart(2, '0')}`);
@@ -554,8 +555,8 @@ describe('banner and status', () => {
     expect(green.banner.tone).toBe('ok');
     expect(green.status).toBe('reconciled: no open breaks');
     const failed = status(makeRun({ status: 'failed', failedStage: 'sync.exchange', error: 'HTTP 503' }), []);
-    expect(failed.banner.cells[0]).toBe('NOT RECONCILED: the run failed at sync.exchange');
-    expect(failed.status).toBe('failed at sync.exchange: HTTP 503');
+    expect(failed.banner.cells[0]).toBe('FAILED in sync.exchange: 2026-11-01 not reconciled');
+    expect(failed.status).toBe('failed in sync.exchange: HTTP 503');
     // only the e-mail failed: the verdict is the breaks', the status adds the e-mail
     const mail = headline(
       makeRun({ status: 'failed', failedStage: 'deliver', error: 'ECONNREFUSED' }),
@@ -576,9 +577,9 @@ describe('banner and status', () => {
     ];
     for (const [run, breaks] of cases) {
       const h = headline(run, openBreakCounts(breaks));
+      // "FAILED in reconcile: ..." / "failed in reconcile: ...": a failure's banner too is its status's verdict
       const verdict = h.text.split(':')[0]!.toLowerCase();
-      if (verdict === 'not reconciled' && h.status.startsWith('failed')) expect(h.text).toContain('the run failed');
-      else expect(h.status.startsWith(verdict), `${h.text} / ${h.status}`).toBe(true);
+      expect(h.status.startsWith(verdict), `${h.text} / ${h.status}`).toBe(true);
     }
   });
   it('shows explained next to open counts, per severity and per rule', () => {
