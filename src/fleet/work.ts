@@ -79,6 +79,8 @@ async function runAccountJob(
     // pg-boss's group limit is counted at fetch time: two workers fetching at once can both claim a job of the
     // group. The group's lock, held for the run, makes the second wait for the first (docs/workers.md).
     rateGroup: account.rateGroup,
+    // a failed attempt that will be retried writes its failure report but mails nothing: one e-mail per night
+    failureEmail: job.attempt >= job.retryLimit,
     logger: log,
   });
   if (outcome.refusal && !(outcome.refusal instanceof RunLockedError))

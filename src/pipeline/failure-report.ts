@@ -10,6 +10,8 @@ export interface FailureReportOptions extends DeliverStageOptions {
   period: Period;
   /** The run's stop signal (SIGTERM, the worker's lost claim): a run stopped on purpose sends no failure report. */
   signal?: AbortSignal;
+  /** False for a worker's attempt that will be retried: only the account's last attempt mails its failure. */
+  failureEmail?: boolean;
 }
 
 export interface FailureReportWritten {
@@ -28,8 +30,12 @@ export async function reportFailedRun(
   stage: StageRunner,
   failure: RunFailed,
   stages: Pick<Stages, 'writeReport' | 'deliverRun' | 'deliverFailureNotice'>,
-  options: FailureReportOptions,
+  given: FailureReportOptions,
 ): Promise<FailureReportWritten | null> {
+  const options: FailureReportOptions =
+    given.failureEmail === false && given.email
+      ? { ...given, email: false, noEmailReason: 'an attempt a worker retries: only the last attempt mails a failure' }
+      : given;
   const runId = ctx.runId as string;
   const log = ctx.logger.child({ failedStage: failure.stage });
   if (options.signal?.aborted) {

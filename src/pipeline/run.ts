@@ -34,6 +34,8 @@ export interface PipelineOptions {
   /** Hold the account's rate group lock for the run (workers: one run of a group at a time across the fleet). */
   rateGroup?: string;
   onRunCreated?: (runId: string) => void;
+  /** False for a worker's attempt that will be retried: its failure report is written, but only the last attempt mails one. */
+  failureEmail?: boolean;
 }
 
 export interface PipelineResult {

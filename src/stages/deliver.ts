@@ -6,6 +6,7 @@ import nodemailer from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer/index.js';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import type { StageContext } from './context.js';
+import { accountOf } from '../config/group.js';
 import type { Logger } from '../log/logger.js';
 import { writeReport } from './report.js';
 import { openBreaksOfRun } from '../store/breaks.js';
@@ -100,7 +101,7 @@ export async function deliverRun(
     return { subject: message.subject, text: message.text, html: message.html };
   };
   // An account of a multi-account config mails its own recipients; the group's get the batch's report.
-  const to = ctx.config.multiAccount ? [...ctx.config.accountEmailTo] : ctx.config.email.to;
+  const to = [...accountOf(ctx.config).emailTo];
   const sent = await sendReportMail({
     smtpUrl,
     from: ctx.config.email.from,
@@ -148,7 +149,7 @@ export async function deliverFailureNotice(
   const sent = await sendReportMail({
     smtpUrl,
     from: ctx.config.email.from,
-    to: ctx.config.multiAccount ? [...ctx.config.accountEmailTo] : ctx.config.email.to,
+    to: [...accountOf(ctx.config).emailTo],
     limit: ctx.config.email.maxMessageBytes,
     path: null,
     log,
