@@ -14,6 +14,9 @@ import {
 import { ConfigError } from '../errors.js';
 import { closest } from '../util/suggest.js';
 import { jsonSyntaxProblem } from './json-syntax.js';
+import { envPrefix, SOURCE_ENV, sourceVariables, variablesWithPrefix } from './variables.js';
+
+export { envPrefix, sourceVariables } from './variables.js';
 
 /**
  * One account's effective config: what every stage reads. A multi-account config loads as the first account's view;
@@ -198,20 +201,6 @@ export function oneAccount(config: Config, names: readonly string[] | undefined)
   ]);
 }
 
-/** The prefix of an account's environment variables: its name in capitals, non-alphanumerics as "_" ("ACME_EU_"). */
-export function envPrefix(name: string): string {
-  return `${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_`;
-}
-
-/** The source variables an account reads (PARTNER_API_URL, ...), each parsed on its own under the account's prefix. */
-const SOURCE_ENV = [
-  'PARTNER_API_URL',
-  'PARTNER_PUBLIC_KEY',
-  'PARTNER_PRIVATE_KEY',
-  'EXCHANGE_API_URL',
-  'EXCHANGE_API_TOKEN',
-] as const;
-
 /** Each variable on its own, so one bad value does not hide the problems of the others. */
 function parseEnv(env: NodeJS.ProcessEnv, prefix: string, problems: string[]): EnvConfig {
   const out: EnvConfig = {};
@@ -261,17 +250,18 @@ function rawAccountNames(input: unknown): string[] | undefined {
 
 /** A source's URL without its credentials is a problem said once, naming the variables (with the account's prefix). */
 function sourcePairs(prefix: string, env: EnvConfig, problems: string[]): void {
+  const { partner, exchange } = variablesWithPrefix(prefix);
   if (env.PARTNER_API_URL && !env.PARTNER_PRIVATE_KEY)
     problems.push(
-      `environment variable ${prefix}PARTNER_PRIVATE_KEY: required when ${prefix}PARTNER_API_URL is set (orders need the private key)`,
+      `environment variable ${partner.privateKey}: required when ${partner.url} is set (orders need the private key)`,
     );
   if (env.PARTNER_API_URL && !env.PARTNER_PUBLIC_KEY)
     problems.push(
-      `environment variable ${prefix}PARTNER_PUBLIC_KEY: required when ${prefix}PARTNER_API_URL is set (reference data and quotes need ` +
+      `environment variable ${partner.publicKey}: required when ${partner.url} is set (reference data and quotes need ` +
         'the public key)',
     );
   if (env.EXCHANGE_API_URL && !env.EXCHANGE_API_TOKEN)
-    problems.push(`environment variable ${prefix}EXCHANGE_API_TOKEN: required when ${prefix}EXCHANGE_API_URL is set`);
+    problems.push(`environment variable ${exchange.token}: required when ${exchange.url} is set`);
 }
 
 /**
@@ -311,16 +301,16 @@ function lookbackDays(current: number | undefined, older: number | undefined, pr
 /** Which sources a command needs; a missing one is a usage error naming the variables. */
 export function requireSources(config: Config, sources: Array<'partner' | 'exchange'>): void {
   const problems: string[] = [];
-  const p = config.multiAccount ? envPrefix(config.account) : '';
+  const { partner, exchange } = sourceVariables(config);
   const of = config.multiAccount ? ` of account ${config.account}` : '';
   if (sources.includes('partner') && !config.partner.apiUrl)
     problems.push(
-      `environment variable ${p}PARTNER_API_URL: required (with ${p}PARTNER_PUBLIC_KEY and ${p}PARTNER_PRIVATE_KEY) to sync the ` +
+      `environment variable ${partner.url}: required (with ${partner.publicKey} and ${partner.privateKey}) to sync the ` +
         `Partner API${of}`,
     );
   if (sources.includes('exchange') && !config.exchange.apiUrl)
     problems.push(
-      `environment variable ${p}EXCHANGE_API_URL: required (with ${p}EXCHANGE_API_TOKEN) to sync the Exchange API${of}`,
+      `environment variable ${exchange.url}: required (with ${exchange.token}) to sync the Exchange API${of}`,
     );
   if (problems.length) throw new ConfigError(problems);
 }

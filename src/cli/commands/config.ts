@@ -2,7 +2,7 @@
 import { COMMAND_INFO } from './info.js';
 import type { Command } from 'commander';
 import { action, type GlobalOptions } from '../context.js';
-import { accountConfigs, envPrefix, loadConfig, maskedConfig } from '../../config/load.js';
+import { accountConfigs, loadConfig, maskedConfig, sourceVariables } from '../../config/load.js';
 import { ConfigError } from '../../errors.js';
 import { doctorAction, timeoutOption } from './doctor.js';
 
@@ -27,16 +27,16 @@ export function register(program: Command): void {
         const missing: string[] = [];
         // Several accounts: each account's variables (prefixed by its name), each problem naming the account.
         for (const c of accountConfigs(effective)) {
-          const p = c.multiAccount ? envPrefix(c.account) : '';
+          const { partner, exchange } = sourceVariables(c);
           const of = c.multiAccount ? ` (account ${c.account})` : '';
           if (!c.partner.apiUrl)
             missing.push(
-              `environment variable ${p}PARTNER_API_URL: not set (with ${p}PARTNER_PUBLIC_KEY and ${p}PARTNER_PRIVATE_KEY), ` +
+              `environment variable ${partner.url}: not set (with ${partner.publicKey} and ${partner.privateKey}), ` +
                 `needed by \`run\` and \`sync --source partner\`${of}`,
             );
           if (!c.exchange.apiUrl)
             missing.push(
-              `environment variable ${p}EXCHANGE_API_URL: not set (with ${p}EXCHANGE_API_TOKEN), needed by \`run\` and ` +
+              `environment variable ${exchange.url}: not set (with ${exchange.token}), needed by \`run\` and ` +
                 `\`sync --source exchange\`${of}`,
             );
         }

@@ -1,4 +1,5 @@
 /** `ramp-recon run` on a multi-account config: the batch, its JSON summary, its lines and its exit code. */
+import { plural } from '../../util/words.js';
 import type { Config } from '../../config/load.js';
 import type { Logger } from '../../log/logger.js';
 import type { Period } from '../../domain/index.js';
@@ -88,7 +89,7 @@ export function describeBatch(result: BatchResult): string {
           ? `failed before its run: ${r.error}`
           : s.status === 'failed'
             ? `run ${s.runId} failed in stage ${s.failedStage}: ${s.error}`
-            : `run ${s.runId} succeeded, ${s.openBreaks} open break${s.openBreaks === 1 ? '' : 's'}${s.reportPath ? `, ${s.reportPath}` : ''}`
+            : `run ${s.runId} succeeded, ${plural(s.openBreaks, 'open break')}${s.reportPath ? `, ${s.reportPath}` : ''}`
       }`,
     );
   }
