@@ -35,5 +35,7 @@ RUN chmod +x dist/src/cli/main.js \
 VOLUME ["/app/reports", "/app/data"]
 # The image's own non-root user (uid 1000).
 USER node
+# Exec form: `env` (the CLI's #!) replaces itself with node, so `docker stop`'s SIGTERM reaches node itself (never
+# `npx ramp-recon`: npm does not pass SIGTERM on; docs/operations.md "Stopping").
 ENTRYPOINT ["ramp-recon"]
 CMD ["schedule"]

@@ -8,6 +8,8 @@ import nodemailer from 'nodemailer';
 import SMTPConnection from 'nodemailer/lib/smtp-connection/index.js';
 import { parseConnectionUrl } from 'nodemailer/lib/shared/index.js';
 import type { Config, Group } from '../config/load.js';
+import { apiVariablesText, sourceVariables } from '../config/variables.js';
+import { plural } from '../util/words.js';
 import { silentLogger } from '../log/logger.js';
 import { openStore, type Store } from '../store/database.js';
 import { asDatabaseUnavailable, databaseTarget } from '../store/database-errors.js';
@@ -93,12 +95,13 @@ async function databaseCheck(config: Config, timeoutMs: number): Promise<Omit<Ch
         return {
           part,
           status: 'fail' as const,
-          text: `${target}: migration${migrations.changed.length > 1 ? 's' : ''} ${migrations.changed.join(', ')} changed after being applied`,
+          text: `${target}: migration${migrations.changed.length === 1 ? '' : 's'} ${migrations.changed.join(', ')} changed after being applied`,
           fix: 'restore the sql/ files of the installed version (a new change goes in a new migration)',
         };
+      const applied = `${plural(migrations.applied.length, 'migration')} applied`;
       const schema = migrations.pending.length
-        ? `${migrations.applied.length} migrations applied, ${migrations.pending.length} pending (the next command applies them)`
-        : `${migrations.applied.length} migrations applied`;
+        ? `${applied}, ${migrations.pending.length} pending (the next command applies them)`
+        : applied;
       // The run lock: free, or held by a run in progress (not a fault of the set-up).
       let lock = 'run lock free';
       if (s.kind === 'postgres') {
@@ -173,7 +176,14 @@ async function apiCheck<C extends { close(): Promise<void> }>(check: {
     const text = await withTimeout(check.timeoutMs, () => check.probe(client));
     return { part, status: 'ok', text: `${check.url}: ${text}` };
   } catch (err) {
-    return { part, status: 'fail', text: message(err).replace(/; check .*$/, ''), fix: `check ${settings}` };
+    // An HTTP error knows what to check (the refused key's variable, or the URL's); a check that timed out, the settings.
+    const hint = (err as { hint?: unknown }).hint;
+    return {
+      part,
+      status: 'fail',
+      text: message(err).replace(/; check .*$/, ''),
+      fix: typeof hint === 'string' ? hint : `check ${settings}`,
+    };
   } finally {
     await client.close();
   }
@@ -183,8 +193,8 @@ function partnerCheck(config: Config, timeoutMs: number): Promise<Omit<CheckResu
   return apiCheck({
     part: 'partner API',
     url: config.partner.apiUrl,
-    unset: 'PARTNER_API_URL is not set (`run` syncs partner orders)',
-    settings: 'PARTNER_API_URL, PARTNER_PUBLIC_KEY and PARTNER_PRIVATE_KEY',
+    unset: `${sourceVariables(config).partner.url} is not set (\`run\` syncs partner orders)`,
+    settings: apiVariablesText(sourceVariables(config), 'partner'),
     timeoutMs: timeoutMs * 2 + 1000,
     open: () => partnerClientFromConfig(probeConfig(config, timeoutMs), silentLogger()),
     // One public-key call and one private call (both keys): a 404 for an order id that cannot exist proves the keys.
@@ -203,8 +213,8 @@ function exchangeCheck(config: Config, timeoutMs: number): Promise<Omit<CheckRes
   return apiCheck({
     part: 'exchange API',
     url: config.exchange.apiUrl,
-    unset: 'EXCHANGE_API_URL is not set (`run` syncs the exchange)',
-    settings: 'EXCHANGE_API_URL and EXCHANGE_API_TOKEN',
+    unset: `${sourceVariables(config).exchange.url} is not set (\`run\` syncs the exchange)`,
+    settings: apiVariablesText(sourceVariables(config), 'exchange'),
     timeoutMs: timeoutMs + 1000,
     open: () => exchangeClientFromConfig(probeConfig(config, timeoutMs), silentLogger()),
     probe: async (client) => `token accepted (GET /accounts ${(await client.accounts()).status})`,
@@ -382,6 +392,12 @@ function webhookUrlChecks(config: Config): Array<Omit<CheckResult, 'ms'>> {
   }));
 }
 
+/** "3 days", or each account's ("3/1 days"). */
+function lookBack(accounts: readonly Config[]): string {
+  const days = accounts.map((c) => c.partner.lookbackDays);
+  return `${days.join('/')} day${days.every((d) => d === 1) ? '' : 's'}`;
+}
+
 /** Every check, in the order a run meets the parts; each timed, none stops the others. */
 export async function runDoctor(group: Group, options: DoctorOptions = {}): Promise<CheckResult[]> {
   const timeoutMs = options.timeoutMs ?? 5_000;
@@ -398,7 +414,7 @@ export async function runDoctor(group: Group, options: DoctorOptions = {}): Prom
     () => ({
       part: 'config',
       status: 'ok',
-      text: `${config.configFile ?? 'no config file (defaults)'}; ${config.multiAccount ? `accounts ${config.accountNames.join(', ')}` : `account ${config.account}`}; schedule "${config.schedule.cron}" in ${config.schedule.timezone}, partner look-back ${accounts.map((c) => c.partner.lookbackDays).join('/')} days`,
+      text: `${config.configFile ?? 'no config file (defaults)'}; ${config.multiAccount ? `accounts ${config.accountNames.join(', ')}` : `account ${config.account}`}; schedule "${config.schedule.cron}" in ${config.schedule.timezone}, partner look-back ${lookBack(accounts)}`,
     }),
     () => folderCheck('reports folder', config.reportsDir, 'REPORTS_DIR'),
     ...(config.database.url ? [] : [() => folderCheck('data folder', config.database.dataDir, 'RAMP_RECON_DATA_DIR')]),

@@ -4,6 +4,7 @@
 import type { FileConfig } from './schema.js';
 import { ConfigError } from '../errors.js';
 import { closest } from '../util/suggest.js';
+import { envPrefix, sourceVariables, type SourceVariables } from './variables.js';
 
 /**
  * One account's effective config: what every stage reads. A multi-account config loads as the first account's view;
@@ -28,16 +29,6 @@ export type Config = Readonly<
     logLevel: string;
   }
 >;
-
-/** The source variables an account reads, each under the account's prefix in a multi-account config. */
-export const SOURCE_VARIABLES = [
-  'PARTNER_API_URL',
-  'PARTNER_PUBLIC_KEY',
-  'PARTNER_PRIVATE_KEY',
-  'EXCHANGE_API_URL',
-  'EXCHANGE_API_TOKEN',
-] as const;
-export type SourceVariable = (typeof SOURCE_VARIABLES)[number];
 
 /** The settings every account of a group shares: where reports go, the database, e-mail, schedule, webhooks, workers. */
 export type GroupSettings = Readonly<
@@ -65,6 +56,8 @@ export interface Account {
   readonly config: Config;
   /** The prefix of its environment variables: "BETA_" in a multi-account config, "" for a group of one. */
   readonly envPrefix: string;
+  /** The variables it reads its sources from, as every hint names them (BETA_EXCHANGE_API_URL). */
+  readonly variables: SourceVariables;
   /** Accounts of one rate group share one request budget per API (default: the account's own name). */
   readonly rateGroup: string;
   /** Who its own e-mail goes to: its own recipients in a multi-account config; email.to for a group of one. */
@@ -79,22 +72,13 @@ export interface Group {
   readonly secrets: readonly string[];
 }
 
-/** The environment variable an account reads for a source variable: "BETA_EXCHANGE_API_URL", or unprefixed. */
-export function variableOf(account: Pick<Account, 'envPrefix'>, name: SourceVariable): string {
-  return `${account.envPrefix}${name}`;
-}
-
-/** The prefix of an account's environment variables: its name in capitals, non-alphanumerics as "_" ("ACME_EU_"). */
-export function envPrefix(name: string): string {
-  return `${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_`;
-}
-
 /** An account's unit from its settings. */
 export function accountOf(config: Config): Account {
   return Object.freeze({
     name: config.account,
     config,
     envPrefix: config.multiAccount ? envPrefix(config.account) : '',
+    variables: sourceVariables(config),
     rateGroup: config.rateGroup,
     emailTo: config.multiAccount ? config.accountEmailTo : config.email.to,
   });

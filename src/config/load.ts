@@ -14,15 +14,16 @@ import {
 import { ConfigError } from '../errors.js';
 import { jsonSyntaxProblem } from './json-syntax.js';
 import { closest } from '../util/suggest.js';
-import { accountOf, envPrefix, groupSettingsOf, SOURCE_VARIABLES, type Config, type Group } from './group.js';
+import { accountOf, groupSettingsOf, type Config, type Group } from './group.js';
+import { envPrefix, SOURCE_ENV, sourceVariables, variablesWithPrefix } from './variables.js';
+
+export { envPrefix, sourceVariables } from './variables.js';
 
 export {
   accountNamed,
-  envPrefix,
   groupOf,
   oneAccount,
   selectAccounts,
-  variableOf,
   type Account,
   type Group,
   type GroupSettings,
@@ -155,7 +156,7 @@ type AccountSettings = Pick<NonNullable<FileConfig['accounts']>[number], 'name' 
 /** Each variable on its own, so one bad value does not hide the problems of the others. */
 function parseEnv(env: NodeJS.ProcessEnv, prefix: string, problems: string[]): EnvConfig {
   const out: EnvConfig = {};
-  const names = prefix ? SOURCE_VARIABLES : (Object.keys(envSchema.shape) as Array<keyof EnvConfig>);
+  const names = prefix ? SOURCE_ENV : (Object.keys(envSchema.shape) as Array<keyof EnvConfig>);
   for (const name of names) {
     const variable = `${prefix}${name}`;
     const parsed = (envSchema.shape[name] as z.ZodTypeAny).safeParse(env[variable]);
@@ -201,17 +202,18 @@ function rawAccountNames(input: unknown): string[] | undefined {
 
 /** A source's URL without its credentials is a problem said once, naming the variables (with the account's prefix). */
 function sourcePairs(prefix: string, env: EnvConfig, problems: string[]): void {
+  const { partner, exchange } = variablesWithPrefix(prefix);
   if (env.PARTNER_API_URL && !env.PARTNER_PRIVATE_KEY)
     problems.push(
-      `environment variable ${prefix}PARTNER_PRIVATE_KEY: required when ${prefix}PARTNER_API_URL is set (orders need the private key)`,
+      `environment variable ${partner.privateKey}: required when ${partner.url} is set (orders need the private key)`,
     );
   if (env.PARTNER_API_URL && !env.PARTNER_PUBLIC_KEY)
     problems.push(
-      `environment variable ${prefix}PARTNER_PUBLIC_KEY: required when ${prefix}PARTNER_API_URL is set (reference data and quotes need ` +
+      `environment variable ${partner.publicKey}: required when ${partner.url} is set (reference data and quotes need ` +
         'the public key)',
     );
   if (env.EXCHANGE_API_URL && !env.EXCHANGE_API_TOKEN)
-    problems.push(`environment variable ${prefix}EXCHANGE_API_TOKEN: required when ${prefix}EXCHANGE_API_URL is set`);
+    problems.push(`environment variable ${exchange.token}: required when ${exchange.url} is set`);
 }
 
 /**
@@ -251,16 +253,16 @@ function lookbackDays(current: number | undefined, older: number | undefined, pr
 /** Which sources a command needs; a missing one is a usage error naming the variables. */
 export function requireSources(config: Config, sources: Array<'partner' | 'exchange'>): void {
   const problems: string[] = [];
-  const p = accountOf(config).envPrefix;
+  const { partner, exchange } = sourceVariables(config);
   const of = config.multiAccount ? ` of account ${config.account}` : '';
   if (sources.includes('partner') && !config.partner.apiUrl)
     problems.push(
-      `environment variable ${p}PARTNER_API_URL: required (with ${p}PARTNER_PUBLIC_KEY and ${p}PARTNER_PRIVATE_KEY) to sync the ` +
+      `environment variable ${partner.url}: required (with ${partner.publicKey} and ${partner.privateKey}) to sync the ` +
         `Partner API${of}`,
     );
   if (sources.includes('exchange') && !config.exchange.apiUrl)
     problems.push(
-      `environment variable ${p}EXCHANGE_API_URL: required (with ${p}EXCHANGE_API_TOKEN) to sync the Exchange API${of}`,
+      `environment variable ${exchange.url}: required (with ${exchange.token}) to sync the Exchange API${of}`,
     );
   if (problems.length) throw new ConfigError(problems);
 }

@@ -11,6 +11,7 @@ import {
   HttpTimeoutError,
   InvalidBodyError,
   type ApiName,
+  type AuthHeader,
 } from './errors.js';
 import { endpointName, type RequestMeter } from './meter.js';
 
@@ -22,8 +23,13 @@ export interface HttpClientOptions {
   baseUrl: string;
   /** Headers sent on every request (auth headers included). Never logged. */
   headers: Record<string, string>;
-  /** Names of the auth headers, so a 401/403 can name the one that was refused (never its value). */
-  authHeaders: string[];
+  /**
+   * The auth headers, each with the environment variable that holds its value, so a 401/403 names the header refused
+   * and the variable to check (never a value): the account's own (BETA_EXCHANGE_API_TOKEN for account beta).
+   */
+  authHeaders: readonly AuthHeader[];
+  /** The environment variable that says where this API is, as the account reads it, for a request that got no answer. */
+  urlVariable: string;
   rateLimitPerSecond: number;
   connectTimeoutMs: number;
   /** Limit for the headers to arrive and for each gap between body chunks. */
@@ -140,9 +146,9 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     return `${basePath}${path.startsWith('/') ? path : `/${path}`}${q ? `?${q}` : ''}`;
   }
 
-  function refusedHeaders(headers: Record<string, string>): string[] {
+  function refusedHeaders(headers: Record<string, string>): readonly AuthHeader[] {
     const present = new Set(Object.keys(headers).map((h) => h.toLowerCase()));
-    const used = options.authHeaders.filter((h) => present.has(h.toLowerCase()));
+    const used = options.authHeaders.filter((h) => present.has(h.header.toLowerCase()));
     return used.length ? used : options.authHeaders;
   }
 
@@ -181,8 +187,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         reason: code || (err as Error).message,
         fail: () =>
           timeout
-            ? new HttpTimeoutError(options.api, method, path, n, err, origin)
-            : new HttpNetworkError(options.api, method, path, n, err, origin),
+            ? new HttpTimeoutError(options.api, method, path, n, err, options.urlVariable, origin)
+            : new HttpNetworkError(options.api, method, path, n, err, options.urlVariable, origin),
       };
     }
     const ms = Math.round(performance.now() - started);

@@ -1,5 +1,6 @@
 /** HTTP failures as named errors: auth refused, an error status, a timeout, the network, a body that is not JSON. */
 import { AppError } from '../errors.js';
+import { listText, plural } from '../util/words.js';
 
 import type { ApiName } from '../domain/index.js';
 
@@ -7,8 +8,16 @@ export type { ApiName } from '../domain/index.js';
 
 export const API_LABEL: Record<ApiName, string> = { partner: 'Partner API', exchange: 'Exchange API' };
 
-/** The environment variable that says where each API is, for the "what to do" of an error. */
-export const API_URL_ENV: Record<ApiName, string> = { partner: 'PARTNER_API_URL', exchange: 'EXCHANGE_API_URL' };
+/** An auth header a client sends and the environment variable that holds its value (its name only, never the value). */
+export interface AuthHeader {
+  header: string;
+  variable: string;
+}
+
+/** " after 1 attempt", " after 3 attempts": how often the request was tried (once when retries are off, as in doctor). */
+function afterAttempts(attempts: number): string {
+  return ` after ${plural(attempts, 'attempt')}`;
+}
 
 /** " at http://host:port": the server tried (scheme, host and port only: never a path, query or credential). */
 function at(origin: string | undefined): string {
@@ -17,18 +26,27 @@ function at(origin: string | undefined): string {
 
 /** 401/403: the credentials are wrong; retrying cannot help, so the run stops. Never carries the key. */
 export class HttpAuthError extends AppError {
+  readonly headerNames: string[];
+  /** What to do, naming the variables of the refused headers as the account reads them: "check BETA_EXCHANGE_API_TOKEN". */
+  readonly hint: string;
   constructor(
     readonly api: ApiName,
     readonly status: number,
     readonly method: string,
     readonly path: string,
-    readonly headerNames: string[],
+    refused: readonly AuthHeader[],
   ) {
+    const headerNames = refused.map((h) => h.header);
     const names = headerNames.length ? headerNames.join(' / ') : 'authentication';
+    const hint = refused.length
+      ? `check ${listText(refused.map((h) => h.variable))}`
+      : 'check the key in the environment';
     super(
       'HTTP_AUTH',
-      `${API_LABEL[api]} rejected the ${names} header${headerNames.length > 1 ? 's' : ''} (${status}) on ${method} ${path}; check the key in the environment`,
+      `${API_LABEL[api]} rejected the ${names} header${headerNames.length > 1 ? 's' : ''} (${status}) on ${method} ${path}; ${hint}`,
     );
+    this.headerNames = headerNames;
+    this.hint = hint;
   }
 }
 
@@ -45,16 +63,29 @@ export class HttpStatusError extends AppError {
   ) {
     super(
       'HTTP_STATUS',
-      `${API_LABEL[api]} answered ${status} on ${method} ${path}${attempts > 1 ? ` after ${attempts} attempts` : ''}${bodyExcerpt ? `: ${bodyExcerpt.slice(0, 200)}` : ''}`,
+      `${API_LABEL[api]} answered ${status} on ${method} ${path}${attempts > 1 ? afterAttempts(attempts) : ''}${bodyExcerpt ? `: ${bodyExcerpt.slice(0, 200)}` : ''}`,
     );
   }
 }
 
-/** A request that got no answer: its API, method and path, the attempts made, the last failure, the server. */
-type Unanswered = [api: ApiName, method: string, path: string, attempts: number, cause: unknown, origin?: string];
+/**
+ * A request that got no answer: its API, method and path, the attempts made, the last failure, the environment variable
+ * that says where the API is (as the account reads it), the server.
+ */
+type Unanswered = [
+  api: ApiName,
+  method: string,
+  path: string,
+  attempts: number,
+  cause: unknown,
+  urlVariable: string,
+  origin?: string,
+];
 
 /** A request that got no answer (a timeout or another network failure) after the retries. */
 export abstract class HttpUnansweredError extends AppError {
+  /** What to do: "check BETA_EXCHANGE_API_URL and the network". */
+  readonly hint: string;
   constructor(
     code: string,
     /** What happened to the request, given as "METHOD path". */
@@ -64,14 +95,17 @@ export abstract class HttpUnansweredError extends AppError {
     readonly path: string,
     readonly attempts: number,
     cause: unknown,
+    urlVariable: string,
     readonly origin?: string,
   ) {
+    const hint = `check ${urlVariable} and the network`;
     super(
       code,
-      `${API_LABEL[api]}${at(origin)} ${failed(`${method} ${path}`)} after ${attempts} attempts: ${(cause as Error)?.message ?? cause}; check ${API_URL_ENV[api]} and the network (\`ramp-recon doctor\` tries it)`,
+      `${API_LABEL[api]}${at(origin)} ${failed(`${method} ${path}`)}${afterAttempts(attempts)}: ${(cause as Error)?.message ?? cause}; ${hint} (\`ramp-recon doctor\` tries it)`,
       1,
       { cause },
     );
+    this.hint = hint;
   }
 }
 
@@ -100,7 +134,7 @@ export class InvalidBodyError extends AppError {
   ) {
     super(
       'HTTP_INVALID_BODY',
-      `${API_LABEL[api]} sent a body that is not JSON on ${method} ${path} after ${attempts} attempts: ${bodyExcerpt.slice(0, 120)}`,
+      `${API_LABEL[api]} sent a body that is not JSON on ${method} ${path}${afterAttempts(attempts)}: ${bodyExcerpt.slice(0, 120)}`,
     );
   }
 }

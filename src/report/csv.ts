@@ -1,6 +1,7 @@
 /** The CSV edge (`report --csv DIR`): one RFC 4180 file per table sheet, written from the very rows the workbook gets.
  *
  */
+import { partialPath } from './partials.js';
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
@@ -60,17 +61,20 @@ export function csvHeader(spec: SheetSpec): string {
   return `${spec.columns.map((c) => csvField(c.header)).join(',')}\r\n`;
 }
 
-/** A sheet's CSV file, written under `.partial` until the whole export is done. */
+/** A sheet's CSV file, written under a `.partial` name of its own (partialPath) until the whole export is done. */
 class CsvFile {
   private readonly stream: WriteStream;
   private readonly closed: Promise<void>;
+  /** The temporary name: this writer's own, so another report writing the same folder never shares it. */
+  readonly tmp: string;
   rows = 0;
 
   constructor(
     readonly path: string,
     readonly spec: SheetSpec,
   ) {
-    this.stream = createWriteStream(`${path}.partial`, { encoding: 'utf8' });
+    this.tmp = partialPath(path);
+    this.stream = createWriteStream(this.tmp, { encoding: 'utf8' });
     this.closed = new Promise((resolveClosed, reject) => {
       this.stream.on('error', reject);
       this.stream.on('close', () => resolveClosed());
@@ -94,7 +98,7 @@ class CsvFile {
   async abort(): Promise<void> {
     this.stream.destroy();
     await this.closed.catch(() => undefined);
-    await rm(`${this.path}.partial`, { force: true });
+    await rm(this.tmp, { force: true });
   }
 }
 
@@ -150,7 +154,7 @@ export class CsvExport {
     try {
       for (const file of this.files) {
         await this.guard(file.close());
-        await this.guard(rename(`${file.path}.partial`, file.path));
+        await this.guard(rename(file.tmp, file.path));
         done.push({ sheet: file.spec.name, path: file.path, rows: file.rows });
       }
     } catch (err) {

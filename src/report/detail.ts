@@ -9,7 +9,8 @@ import { ReportError } from '../errors.js';
 import { allSettledOrThrow } from '../util/side-by-side.js';
 import type { Row, SheetSpec } from './cells.js';
 import { csvFileName, csvHeader, csvLine } from './csv.js';
-import { releasePartial, trackPartial, writeWorkbook, type SheetSource } from './write-workbook.js';
+import { writeWorkbook, type SheetSource } from './write-workbook.js';
+import { partialPath } from './partials.js';
 
 /**
  * The mailed workbook lists only the records open breaks point at; finance (and an auditor) find every record of the
@@ -86,18 +87,17 @@ async function* csvChunks(source: DetailSource, counted: { rows: number }): Asyn
 /**
  * Writes the detail folder `dir`: one `<sheet>.csv.gz` per source, and with `workbook` the full detail workbook
  * (`<dir name>.xlsx`, sheets continued in parts beyond Excel's row limit). Everything is written into
- * `<dir>.<pid>.partial` and renamed into place at the end, replacing an earlier detail of the same run: a killed
- * report never leaves a half detail under the real name (removeStalePartials clears what it left).
+ * `<dir>.<host>-<pid>-<random>.partial` (partialPath) and renamed into place at the end, replacing an earlier detail of
+ * the same run: a killed report never leaves a half detail under the real name (removeStalePartials clears what it left
+ * after a day), and two writers never share a temporary folder.
  */
 export async function writeDetail(
   dir: string,
   sources: DetailSource[],
   workbook?: { sources: SheetSource[]; maxRowsPerSheet?: number },
 ): Promise<DetailWritten> {
-  const tmp = `${dir}.${process.pid}.partial`;
-  trackPartial(tmp);
+  const tmp = partialPath(dir);
   try {
-    await rm(tmp, { recursive: true, force: true });
     await mkdir(tmp, { recursive: true });
     // The files are written side by side: while one waits for its next page from the database, another formats
     // rows (and gzip runs off the main thread). All settle before a failure is thrown, so none still writes into a
@@ -138,7 +138,5 @@ export async function writeDetail(
     // A database error is the store's to report; a file error names the folder.
     if (!e.code || !/^E[A-Z]+$/.test(e.code)) throw err;
     throw new ReportError(`cannot write the detail files to the folder ${dir}: ${e.code}: ${e.message ?? ''}`);
-  } finally {
-    releasePartial(tmp);
   }
 }

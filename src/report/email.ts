@@ -1,6 +1,7 @@
 /** The report e-mail (subject, text, html) built from the run, the counts and the digest stored with its workbook:
  * pure, no I/O.
  */
+import { plural } from '../util/words.js';
 import type { OpenBreakCounts, PeriodSplit } from '../domain/index.js';
 import { ruleTitle } from '../rules/describe.js';
 import type { DigestBreak, DigestFailure, ReportDigest, RunInfo } from '../domain/index.js';
@@ -42,7 +43,6 @@ export interface Message {
 
 const bySeverity = (c: OpenBreakCounts, part: keyof PeriodSplit) =>
   `high ${c.severity.high[part]}, medium ${c.severity.medium[part]}, low ${c.severity.low[part]}`;
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /**
  * "ramp-recon 2026-11-21: 17 open breaks (12 this period, 5 carried over)", with ", 3 explained"

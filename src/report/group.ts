@@ -1,6 +1,7 @@
 /** The group report of a batch, pure: each account's state, the group verdict and the Group summary sheet's rows (the
  * e-mail is group-mail.ts). An account that failed or never ran is never counted as reconciled, nor in the totals.
  */
+import { plural } from '../util/words.js';
 import { Decimal } from '../decimal/decimal.js';
 import type { OpenBreakCounts, ReportDigest } from '../domain/index.js';
 import { amount, type Row, type SheetSpec } from './cells.js';
@@ -75,8 +76,6 @@ export function accountState(
   if (status !== 'succeeded' || !counts) return 'not run';
   return counts.total - (counts.explained ?? 0) > 0 ? 'breaks' : 'reconciled';
 }
-
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /**
  * "3 of 4 accounts reconciled, 1 failed"; "2 of 4 accounts reconciled, 1 with open breaks, 1 not run"; "all 2 accounts

@@ -1,6 +1,7 @@
 /** What late data changed about earlier days, in words: the Summary's section, the e-mail's lines and the Breaks
  * sheet's mark.
  */
+import { plural } from '../util/words.js';
 import { lateCounts, sortLate, type LateBreak, type LateCounts } from '../domain/index.js';
 import { ruleTitle } from '../rules/describe.js';
 
@@ -20,7 +21,7 @@ export function lateSentence(c: LateCounts): string {
     c.reopened && `${c.reopened} reopened`,
     c.resolved && `${c.resolved} resolved`,
   ].filter(Boolean);
-  return `${c.total} break${c.total === 1 ? '' : 's'} of earlier days changed by late data: ${parts.join(', ')}`;
+  return `${plural(c.total, 'break')} of earlier days changed by late data: ${parts.join(', ')}`;
 }
 
 /** "2026-11-20: E_FILL_QTY 11234560000123 resolved (Fills do not add up to the order quantity)". */

@@ -1,4 +1,5 @@
 /** The Summary sheet: headline, open breaks by severity, totals, rule results, changes and requests. */
+import { plural } from '../util/words.js';
 import { basename } from 'node:path';
 import { API_LABEL } from '../http/errors.js';
 import {
@@ -199,8 +200,8 @@ export function headline(
   const open = severityTotals(counts);
   const explained = counts.explained ?? 0;
   const notChecked = run.ruleResults.filter((r) => r.status === 'not_checked').length;
-  const nc = notChecked ? `; ${notChecked} rule${notChecked === 1 ? '' : 's'} not checked (see Rules)` : '';
-  const breaks = (n: number) => `${n} open break${n === 1 ? '' : 's'}`;
+  const nc = notChecked ? `; ${plural(notChecked, 'rule')} not checked (see Rules)` : '';
+  const breaks = (n: number) => plural(n, 'open break');
   const failed = run.status === 'failed';
   const error = run.error ? `: ${run.error}` : '';
   const failure = runFailure(run);

@@ -1,7 +1,7 @@
 /** The exceljs edge: streams sheets of rows into an .xlsx file. */
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import { once } from 'node:events';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import type { Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import ExcelJS from 'exceljs';
@@ -26,7 +26,7 @@ import {
   type SheetSpec,
   type Tone,
 } from './cells.js';
-import { isAlive } from '../util/process.js';
+import { partialPath, type Writer } from './partials.js';
 
 /** The exceljs edge: streams sheets of Rows into an .xlsx file. Everything else is pure. */
 
@@ -41,6 +41,8 @@ export interface WriteWorkbookOptions {
   creator?: string;
   /** Called after each sheet with rows written, for progress logs. */
   onSheet?: (name: string, rows: number) => void;
+  /** Who writes, for the temporary name (default: this host and process; tests give two writers two identities). */
+  writer?: Writer;
 }
 
 /**
@@ -112,8 +114,7 @@ export async function writeWorkbook(
 ): Promise<Record<string, number>> {
   await mkdir(dirname(path), { recursive: true });
   // Written under a temporary name and renamed: a crash never leaves a truncated report under the real name.
-  const tmp = partialPath(path);
-  trackPartial(tmp);
+  const tmp = partialPath(path, options.writer);
   const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({
     filename: tmp,
     useStyles: true,
@@ -136,79 +137,11 @@ export async function writeWorkbook(
     await workbook.commit();
     await rename(tmp, path);
   } catch (err) {
+    // only the writer removes its own partial file; another's may be being written (src/report/partials.ts)
     await rm(tmp, { force: true });
     throw err;
-  } finally {
-    releasePartial(tmp);
   }
   return counts;
-}
-
-/**
- * The name a workbook is written under until it is complete: `<workbook>.xlsx.<pid>.partial`.
- * The writer's pid tells a file still being written (its process lives) from one left by a
- * process that was killed (removeStalePartials).
- */
-export function partialPath(path: string): string {
-  return `${path}.${process.pid}.partial`;
-}
-
-/** The temporary files (and detail folders) this process is writing now. */
-const beingWritten = new Set<string>();
-
-/** Marks a temporary path as being written by this process: removeStalePartials leaves it alone until released. */
-export function trackPartial(path: string): void {
-  beingWritten.add(path);
-}
-
-export function releasePartial(path: string): void {
-  beingWritten.delete(path);
-}
-
-/**
- * `<name>.xlsx.<pid>.partial`, or `<name>.xlsx.partial` as written before the pid was part of the name; a detail
- * folder being written is `<name>_detail.<pid>.partial`.
- */
-const PARTIAL = /(?:\.xlsx|_detail)(?:\.(\d+))?\.partial$/;
-
-/** A .partial file not touched for this long is stale whatever its pid says (a pid reused, another host). */
-const STALE_AFTER_MS = 60 * 60_000;
-
-/**
- * Removes the `.partial` workbooks (and detail folders) a killed report left in `dir` (any run, any period): those
- * of a process that no longer runs, those of this process that it is not writing, and any not
- * written to for an hour. A file another live process is writing right now is left alone.
- * Returns the paths removed; a folder that does not exist has none.
- */
-export async function removeStalePartials(dir: string, now = Date.now()): Promise<string[]> {
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
-  }
-  const processStart = now - process.uptime() * 1000;
-  const removed: string[] = [];
-  for (const name of names) {
-    const m = PARTIAL.exec(name);
-    if (!m) continue;
-    const file = join(dir, name);
-    let mtime: number;
-    try {
-      mtime = (await stat(file)).mtimeMs;
-    } catch {
-      continue; // gone meanwhile
-    }
-    const pid = m[1] === undefined ? null : Number(m[1]);
-    const stale =
-      now - mtime > STALE_AFTER_MS ||
-      (pid === null ? mtime < processStart : pid === process.pid ? !beingWritten.has(file) : !isAlive(pid));
-    if (!stale) continue;
-    await rm(file, { force: true, recursive: true });
-    removed.push(file);
-  }
-  return removed;
 }
 
 class SheetWriter {

@@ -23,6 +23,12 @@ export interface SignalHandlerOptions {
   /** What the first signal does, for the log line (default: finishing the current work). */
   graceful?: string;
   target?: SignalTarget;
+  /**
+   * Stop as on a first signal when the parent process is gone. Default: when npm started this process (`npx
+   * ramp-recon ...`, `npm run`) and the signals are the process's own: npm passes no SIGTERM on (its shell dies and
+   * leaves node running, docs/operations.md), so its death is the stop request.
+   */
+  watchParent?: boolean;
 }
 
 /**
@@ -49,7 +55,39 @@ export function installSignalHandlers(options: SignalHandlerOptions): () => void
     else process.exit(1);
   };
   for (const signal of STOP_SIGNALS) target.on(signal, handler);
+  const unwatch =
+    (options.watchParent ?? (target === process && startedByNpm()))
+      ? watchParent(() => {
+          options.logger.warn(
+            { parentGone: true },
+            'the parent process (npm: npx or npm run) is gone, and npm passes no SIGTERM on: taken as SIGTERM',
+          );
+          handler('SIGTERM');
+        })
+      : () => {};
   return () => {
+    unwatch();
     for (const signal of STOP_SIGNALS) target.removeListener(signal, handler);
   };
+}
+
+/** npm started this process (npx, npm run, npm exec): npm sets npm_command in its children's environment. */
+export function startedByNpm(env: NodeJS.ProcessEnv = process.env): boolean {
+  return Boolean(env.npm_command);
+}
+
+/**
+ * Calls `gone` once when the parent process is gone: this process is then re-parented (to init or a subreaper), so
+ * its parent pid changes. Checked every `intervalMs` on a timer that keeps no process alive.
+ */
+export function watchParent(gone: () => void, options: { intervalMs?: number; ppid?: () => number } = {}): () => void {
+  const ppid = options.ppid ?? (() => process.ppid);
+  const first = ppid();
+  const timer = setInterval(() => {
+    if (ppid() === first) return;
+    clearInterval(timer);
+    gone();
+  }, options.intervalMs ?? 1000);
+  timer.unref();
+  return () => clearInterval(timer);
 }

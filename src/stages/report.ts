@@ -89,12 +89,8 @@ import {
 import { buildDigest } from '../report/digest.js';
 import type { BalanceRec, BalanceRollRec, DigestFigures, ReportDigest } from '../domain/index.js';
 import { partnerFeesByDay } from '../store/counts.js';
-import {
-  removeStalePartials,
-  writeWorkbook,
-  type SheetSource,
-  type WriteWorkbookOptions,
-} from '../report/write-workbook.js';
+import { removeStalePartials } from '../report/partials.js';
+import { writeWorkbook, type SheetSource, type WriteWorkbookOptions } from '../report/write-workbook.js';
 import { CsvExport, type CsvFileWritten } from '../report/csv.js';
 
 export { SHEET } from '../report/sheets.js';
@@ -270,7 +266,8 @@ export async function writeReport(
   const detailDir = join(ctx.config.reportsDir, detailFolderName(fileName));
   // What a killed report left (of any run or period) goes before this one is written.
   const stale = await removeStalePartials(ctx.config.reportsDir);
-  if (stale.length) log.info({ removed: stale }, 'removed partial workbooks left by interrupted reports');
+  if (stale.length)
+    log.info({ removed: stale }, 'removed partial workbooks left by interrupted reports (untouched for a day)');
   const csv = options.csvDir === undefined ? null : await CsvExport.open(options.csvDir);
 
   const summaryOf = (detail: SummaryDetail): Row[] =>

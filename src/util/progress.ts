@@ -1,5 +1,6 @@
 /** Progress of long syncs: periodic log lines with counts, rate and (when the total is known) an ETA. */
 import type { Logger } from '../log/logger.js';
+import { plural } from './words.js';
 
 export interface ProgressOptions {
   logger: Logger;
@@ -71,7 +72,7 @@ export function createProgress(options: ProgressOptions): Progress {
     };
   };
   const counts = (s: ProgressSnapshot) =>
-    `${s.rows}${s.total !== null ? ` of ${s.total}` : ''} rows, ${s.pages} pages, ${s.rowsPerSecond} rows/s${s.etaSeconds !== null ? `, about ${s.etaSeconds} s left` : ''}`;
+    `${s.total !== null ? `${s.rows} of ${plural(s.total, 'row')}` : plural(s.rows, 'row')}, ${plural(s.pages, 'page')}, ${s.rowsPerSecond} rows/s${s.etaSeconds !== null ? `, about ${s.etaSeconds} s left` : ''}`;
 
   return {
     tick(n, p = 1) {
@@ -96,12 +97,12 @@ export function createProgress(options: ProgressOptions): Progress {
       if (error === undefined)
         options.logger.info(
           { progress: s },
-          `${options.label}: done, ${rows} rows, ${pages} pages, ${s.rowsPerSecond} rows/s`,
+          `${options.label}: done, ${plural(rows, 'row')}, ${plural(pages, 'page')}, ${s.rowsPerSecond} rows/s`,
         );
       else
         options.logger.warn(
           { progress: s },
-          `${options.label}: stopped after ${rows} rows, ${pages} pages (${error instanceof Error ? error.message : String(error)})`,
+          `${options.label}: stopped after ${plural(rows, 'row')}, ${plural(pages, 'page')} (${error instanceof Error ? error.message : String(error)})`,
         );
       return s;
     },

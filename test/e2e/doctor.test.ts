@@ -229,6 +229,54 @@ describe.each(storeKinds)('ramp-recon doctor [%s]', (kind) => {
     expect(none.part('webhook port')).toMatchObject({ status: 'skip' });
   }, 60_000);
 
+  it('two accounts: beta unreachable, then beta refused, each fix names the BETA_ variable it read, never the unprefixed one', async () => {
+    const closed = await freePort();
+    const accounts = {
+      accounts: [{ name: 'alpha' }, { name: 'beta' }],
+      email: { from: 'recon@example.com', to: ['finance@example.com'] },
+    };
+    // alpha is the sandbox, beta's exchange is at a closed port; no unprefixed source variable is set at all
+    const prefixed = (prefix: string, over: Record<string, string> = {}) =>
+      Object.fromEntries(
+        ['PARTNER_API_URL', 'PARTNER_PUBLIC_KEY', 'PARTNER_PRIVATE_KEY', 'EXCHANGE_API_URL', 'EXCHANGE_API_TOKEN'].map(
+          (name) => [`${prefix}${name}`, over[name] ?? sandbox.env[name]],
+        ),
+      );
+    const unprefixed = Object.fromEntries(Object.keys(prefixed('')).map((name) => [name, undefined]));
+    const unreachable = await doctor(
+      {
+        ...unprefixed,
+        ...prefixed('ALPHA_'),
+        ...prefixed('BETA_', { EXCHANGE_API_URL: `http://127.0.0.1:${closed}/v3/exchange` }),
+      },
+      accounts,
+    );
+    expect(unreachable.code, brief(unreachable.stderr)).toBe(2);
+    expect(unreachable.part('exchange API [alpha]')?.status).toBe('ok');
+    expect(unreachable.part('exchange API [beta]')).toMatchObject({
+      status: 'fail',
+      fix: 'check BETA_EXCHANGE_API_URL and the network',
+    });
+    expect(unreachable.part('exchange API [beta]')?.text).toMatch(/unreachable on GET \/accounts after 1 attempt:/);
+
+    const refused = await doctor(
+      {
+        ...unprefixed,
+        ...prefixed('ALPHA_'),
+        ...prefixed('BETA_', { EXCHANGE_API_TOKEN: 'beta-wrong-token-55' }),
+      },
+      accounts,
+    );
+    expect(refused.code, brief(refused.stderr)).toBe(2);
+    expect(refused.part('exchange API [beta]')).toMatchObject({ status: 'fail', fix: 'check BETA_EXCHANGE_API_TOKEN' });
+    expect(refused.part('exchange API [beta]')?.text).toMatch(/Exchange API rejected the X-API-Token header \(401\)/);
+    for (const r of [unreachable, refused]) {
+      const beta = JSON.stringify(r.checks.filter((c) => c.part.endsWith('[beta]')));
+      expect(beta).not.toMatch(/(?<![A-Z0-9_])(EXCHANGE_API_URL|EXCHANGE_API_TOKEN|PARTNER_[A-Z_]+)/);
+    }
+    expect(refused.stdout + refused.stderr).not.toContain('beta-wrong-token-55');
+  }, 60_000);
+
   it('`config check --connect` runs the same checks', async () => {
     const r = await runCli(['config', 'check', '--connect', '--timeout-ms', '3000'], {
       ...env,

@@ -1,4 +1,14 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, watch } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  watch,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,9 +20,17 @@ import { recordFigure } from './figures.js';
 
 /**
  * Issue 17, item 5: kills leave no traces. The CLI's `run` is killed with SIGKILL while its
- * workbook is being written (the moment its `.partial` file appears in REPORTS_DIR); the next run,
- * of another period, must remove that file and mark the killed run failed in stage `report`.
+ * workbook is being written (the moment its `.partial` file appears in REPORTS_DIR); once that file is a day old the
+ * next run, of another period, must remove it (issue 42: a fresher one may be another worker's, being written), and
+ * mark the killed run failed in stage `report`.
  */
+
+/** Sets the times of a file, or of a folder and every file in it, `ms` back. */
+function age(path: string, ms: number): void {
+  const t = new Date(Date.now() - ms);
+  if (statSync(path).isDirectory()) for (const name of readdirSync(path)) age(join(path, name), ms);
+  utimesSync(path, t, t);
+}
 describe.skipIf(!existsSync(CLI))('no leftovers after a kill -9 during report', () => {
   let sb: Sandbox;
   beforeAll(async () => {
@@ -31,7 +49,7 @@ describe.skipIf(!existsSync(CLI))('no leftovers after a kill -9 during report', 
   afterAll(() => sb?.close());
 
   for (const kind of storeKinds) {
-    it(`the next run removes the killed report's .partial workbook and names the stage the killed run was in [${kind}]`, async () => {
+    it(`the next run removes the killed report's day-old .partial workbook, not a fresh one, and names the stage the killed run was in [${kind}]`, async () => {
       const dir = mkdtempSync(join(tmpdir(), `rr-leftovers-${kind}-`));
       const reports = join(dir, 'reports');
       let pg: TestStore | undefined;
@@ -69,10 +87,14 @@ describe.skipIf(!existsSync(CLI))('no leftovers after a kill -9 during report', 
         const left = partials();
         expect(left.length, 'the killed report left its .partial workbook').toBe(1);
 
-        // The next run, of another period (yesterday by default).
+        // A day later, the next run, of another period (yesterday by default), while another worker sharing the
+        // folder is writing its own workbook (a fresh partial file of process 1 on another host).
+        age(join(reports, left[0]!), 24 * 3600_000 + 60_000);
+        const foreign = 'other.xlsx.worker-b-1-0123abcd.partial';
+        writeFileSync(join(reports, foreign), 'half a workbook');
         const next = await runCli(['run', '--json', '--no-email'], env);
         expect(next.code, brief(next.stderr)).toBe(0);
-        expect(partials()).toEqual([]);
+        expect(partials()).toEqual([foreign]);
         expect(readdirSync(reports).filter((n) => n.endsWith('.xlsx'))).toHaveLength(1);
 
         const store = await open();

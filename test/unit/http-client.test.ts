@@ -59,7 +59,8 @@ function client(overrides: Partial<HttpClientOptions> = {}) {
     api: 'exchange',
     baseUrl,
     headers: { 'X-API-Token': TOKEN },
-    authHeaders: ['X-API-Token'],
+    authHeaders: [{ header: 'X-API-Token', variable: 'EXCHANGE_API_TOKEN' }],
+    urlVariable: 'EXCHANGE_API_URL',
     rateLimitPerSecond: 1000,
     connectTimeoutMs: 1000,
     bodyTimeoutMs: 1000,
@@ -186,7 +187,11 @@ describe('http client', () => {
       api: 'partner',
       baseUrl: baseUrl.replace('/v3/exchange', ''),
       headers: {},
-      authHeaders: ['X-Public-API-Key', 'X-Private-API-Key'],
+      authHeaders: [
+        { header: 'X-Public-API-Key', variable: 'BETA_PARTNER_PUBLIC_KEY' },
+        { header: 'X-Private-API-Key', variable: 'BETA_PARTNER_PRIVATE_KEY' },
+      ],
+      urlVariable: 'BETA_PARTNER_API_URL',
       rateLimitPerSecond: 10,
       connectTimeoutMs: 1000,
       bodyTimeoutMs: 1000,
@@ -199,7 +204,7 @@ describe('http client', () => {
       .get('/partner-gateway/partner-api/v1/orders', { headers: { 'X-Private-API-Key': 'pk-secret' } })
       .catch((e: unknown) => e);
     expect((err as Error).message).toBe(
-      'Partner API rejected the X-Private-API-Key header (403) on GET /partner-gateway/partner-api/v1/orders; check the key in the environment',
+      'Partner API rejected the X-Private-API-Key header (403) on GET /partner-gateway/partner-api/v1/orders; check BETA_PARTNER_PRIVATE_KEY',
     );
     await c.close();
   });

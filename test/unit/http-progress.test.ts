@@ -73,7 +73,7 @@ describe('progress lines', () => {
     p.stop(new Error('Exchange API unreachable'));
     expect(lines).toHaveLength(1);
     expect(lines[0]?.level).toBe(40);
-    expect(lines[0]?.msg).toBe('exchange sync: stopped after 7 rows, 1 pages (Exchange API unreachable)');
+    expect(lines[0]?.msg).toBe('exchange sync: stopped after 7 rows, 1 page (Exchange API unreachable)');
     expect(lines[0]?.msg).not.toMatch(/done/);
   });
 });

@@ -107,7 +107,7 @@ describe('Partner API client', () => {
         const e = err as HttpAuthError;
         expect([e.api, e.status, e.headerNames]).toEqual(['partner', 401, [PUBLIC_KEY_HEADER, PRIVATE_KEY_HEADER]]);
         expect(e.message).toMatch(
-          /^Partner API rejected the X-Public-API-Key \/ X-Private-API-Key headers \(401\) on GET \/orders.*; check the key in the environment$/,
+          /^Partner API rejected the X-Public-API-Key \/ X-Private-API-Key headers \(401\) on GET \/orders.*; check PARTNER_PUBLIC_KEY and PARTNER_PRIVATE_KEY$/,
         );
         const text = `${e.message} ${JSON.stringify(e)} ${e.stack ?? ''}`;
         for (const secret of [wrongPublic, sb.env.PARTNER_PRIVATE_KEY!, sb.env.PARTNER_PUBLIC_KEY!])

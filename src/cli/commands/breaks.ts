@@ -5,6 +5,7 @@ import { COMMAND_INFO } from './info.js';
 import { userInfo } from 'node:os';
 import { basename } from 'node:path';
 import type { Command } from 'commander';
+import { plural } from '../../util/words.js';
 import { z } from 'zod';
 import { ConfigError, EXIT } from '../../errors.js';
 import type { Config } from '../../config/load.js';
@@ -350,7 +351,7 @@ export function formatShow(h: BreakHistory, now: Date): string {
     `${b.code} ${b.key}  ${b.severity}  ${b.status === 'resolved' ? `resolved in run ${b.resolvedRun}` : 'open'}  ${w.status}${w.owner ? `  owner ${w.owner}` : ''}`,
     `  ${breakSentence(b)}`,
     `  amounts       expected / actual / difference: ${amountsWords(b)}`,
-    `  seen          first in run ${b.firstSeenRun} (${ageDays(b, now)} days ago), last in run ${b.lastSeenRun}${b.reopenedCount ? `, reopened ${b.reopenedCount} time(s)` : ''}`,
+    `  seen          first in run ${b.firstSeenRun} (${plural(ageDays(b, now), 'day')} ago), last in run ${b.lastSeenRun}${b.reopenedCount ? `, reopened ${plural(b.reopenedCount, 'time')}` : ''}`,
   ];
   if (w.explanation) lines.push(`  explanation   ${w.explanation}`);
   if (w.lastNote) lines.push(`  last note     ${w.lastNote} (${w.lastNoteBy}, ${w.lastNoteAt?.toISOString()})`);

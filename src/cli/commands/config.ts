@@ -27,16 +27,17 @@ export function register(program: Command): void {
         const multi = group.settings.multiAccount;
         const missing: string[] = [];
         // Several accounts: each account's variables (prefixed by its name), each problem naming the account.
-        for (const { config: c, envPrefix: p, name } of group.accounts) {
+        for (const { config: c, variables, name } of group.accounts) {
+          const { partner, exchange } = variables;
           const of = multi ? ` (account ${name})` : '';
           if (!c.partner.apiUrl)
             missing.push(
-              `environment variable ${p}PARTNER_API_URL: not set (with ${p}PARTNER_PUBLIC_KEY and ${p}PARTNER_PRIVATE_KEY), ` +
+              `environment variable ${partner.url}: not set (with ${partner.publicKey} and ${partner.privateKey}), ` +
                 `needed by \`run\` and \`sync --source partner\`${of}`,
             );
           if (!c.exchange.apiUrl)
             missing.push(
-              `environment variable ${p}EXCHANGE_API_URL: not set (with ${p}EXCHANGE_API_TOKEN), needed by \`run\` and ` +
+              `environment variable ${exchange.url}: not set (with ${exchange.token}), needed by \`run\` and ` +
                 `\`sync --source exchange\`${of}`,
             );
         }

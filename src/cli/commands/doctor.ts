@@ -7,6 +7,7 @@ import { EXIT } from '../../errors.js';
 import { action, type GlobalOptions } from '../context.js';
 import { loadGroup } from '../../config/load.js';
 import { formatChecks, runDoctor } from '../doctor.js';
+import { plural } from '../../util/words.js';
 
 /** Parses --timeout-ms: a whole number of milliseconds, 100 to 120000. */
 export function timeoutOption(value: string): number {
@@ -27,7 +28,7 @@ export async function doctorAction(
   if (opts.json) process.stdout.write(`${JSON.stringify({ ok: failed.length === 0, checks: results }, null, 2)}\n`);
   else
     process.stdout.write(
-      `${formatChecks(results)}\n${failed.length ? `${failed.length} problem${failed.length > 1 ? 's' : ''}: ${failed.map((f) => f.part).join(', ')}` : 'all checks passed'}\n`,
+      `${formatChecks(results)}\n${failed.length ? `${plural(failed.length, 'problem')}: ${failed.map((f) => f.part).join(', ')}` : 'all checks passed'}\n`,
     );
   return failed.length ? EXIT.usage : EXIT.ok;
 }

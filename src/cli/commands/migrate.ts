@@ -1,6 +1,7 @@
 /** `ramp-recon migrate`: creates or updates the database schema. */
 import { COMMAND_INFO } from './info.js';
 import type { Command } from 'commander';
+import { plural } from '../../util/words.js';
 import { action, createContext } from '../context.js';
 import { openStore } from '../../store/database.js';
 import { migrate } from '../../store/migrate.js';
@@ -19,8 +20,8 @@ export function register(program: Command): void {
           logger.info({ applied: result.applied, alreadyApplied: result.alreadyApplied.length }, 'migrations done');
           process.stderr.write(
             result.applied.length
-              ? `applied ${result.applied.length} migration(s) to the ${where}: ${result.applied.join(', ')}\n`
-              : `the ${where} is up to date (${result.alreadyApplied.length} migration(s) already applied)\n`,
+              ? `applied ${plural(result.applied.length, 'migration')} to the ${where}: ${result.applied.join(', ')}\n`
+              : `the ${where} is up to date (${plural(result.alreadyApplied.length, 'migration')} already applied)\n`,
           );
         } finally {
           await store.close();

@@ -2,6 +2,7 @@
 import { periodLabel } from '../../report/summary.js';
 import { lateSentence } from '../../report/late-data.js';
 import type { Command } from 'commander';
+import { plural } from '../../util/words.js';
 import type { Config } from '../../config/load.js';
 import type { Logger } from '../../log/logger.js';
 import type { Period } from '../../domain/index.js';
@@ -75,7 +76,7 @@ async function reconcileAccount(
     if (!opts.json)
       process.stdout.write(
         outcome.status === 'succeeded'
-          ? `reconcile ${outcome.runId}${config.multiAccount ? ` of account ${config.account}` : ''} succeeded: period ${periodLabel(period.from, period.to)}, ${summary.breaks.length} open break(s)${summary.lateData.total ? `; ${lateSentence(summary.lateData)}` : ''}\n  \`ramp-recon report ${outcome.runId}\` writes its workbook\n`
+          ? `reconcile ${outcome.runId}${config.multiAccount ? ` of account ${config.account}` : ''} succeeded: period ${periodLabel(period.from, period.to)}, ${plural(summary.breaks.length, 'open break')}${summary.lateData.total ? `; ${lateSentence(summary.lateData)}` : ''}\n  \`ramp-recon report ${outcome.runId}\` writes its workbook\n`
           : `reconcile ${outcome.runId} failed: ${outcome.error}\n`,
       );
     return {

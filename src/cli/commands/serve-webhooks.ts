@@ -1,4 +1,5 @@
 /** `ramp-recon serve-webhooks`: the HTTP server that receives the partner's webhooks. */
+import { installSignalHandlers } from '../../schedule/signals.js';
 import { COMMAND_INFO } from './info.js';
 import type { Command } from 'commander';
 import { action, createContext, openMigratedStore } from '../context.js';
@@ -38,20 +39,15 @@ export function register(program: Command): void {
         process.stderr.write(`receiving webhooks on ${server.url}\n${perAccount.join('')}`);
         // First signal: stop accepting, finish in-flight requests (their events are committed
         // before they are acknowledged), close the store. Second signal: leave at once.
-        await new Promise<void>((resolve) => {
-          let stopping = false;
-          const stop = (signal: NodeJS.Signals) => {
-            if (stopping) {
-              logger.warn({ signal }, 'second signal: exiting without waiting');
-              process.exit(1);
-            }
-            stopping = true;
-            logger.info({ signal }, 'stopping the webhook receiver');
-            resolve();
-          };
-          process.on('SIGTERM', stop);
-          process.on('SIGINT', stop);
+        let stopped!: () => void;
+        const done = new Promise<void>((resolve) => (stopped = resolve));
+        const uninstall = installSignalHandlers({
+          logger,
+          graceful: 'stopping the webhook receiver (requests in flight finish)',
+          onGraceful: () => stopped(),
         });
+        await done;
+        uninstall();
         try {
           await server.close();
         } finally {

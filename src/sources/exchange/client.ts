@@ -1,5 +1,6 @@
 /** HTTP client of the Exchange API: one method per endpoint, bodies read losslessly. */
 import type { Config } from '../../config/load.js';
+import { apiVariablesText, sourceVariables } from '../../config/variables.js';
 import type { Logger } from '../../log/logger.js';
 import { rateBudgets, sharedLimiter } from '../../http/rate-groups.js';
 import { createHttpClient, type HttpClient, type HttpResponse, type QueryValue } from '../../http/client.js';
@@ -129,10 +130,11 @@ export function exchangeClientFromConfig(
   logger: Logger,
   overrides: { sleep?: (ms: number, signal?: AbortSignal) => Promise<void>; meter?: RequestMeter } = {},
 ): ExchangeClient {
+  const variables = sourceVariables(config);
   if (!config.exchange.apiUrl || !config.exchange.token) {
     throw new AppError(
       'EXCHANGE_NOT_CONFIGURED',
-      'EXCHANGE_API_URL and EXCHANGE_API_TOKEN are required to sync the Exchange API',
+      `${apiVariablesText(variables, 'exchange')} are required to sync the Exchange API`,
       2,
     );
   }
@@ -141,7 +143,8 @@ export function exchangeClientFromConfig(
       api: 'exchange',
       baseUrl: config.exchange.apiUrl,
       headers: { [AUTH_HEADER]: config.exchange.token },
-      authHeaders: [AUTH_HEADER],
+      authHeaders: [{ header: AUTH_HEADER, variable: variables.exchange.token }],
+      urlVariable: variables.exchange.url,
       rateLimitPerSecond: config.exchange.rateLimitPerSecond,
       // the accounts of one exchange login (rate group) share its budget
       ...(config.multiAccount

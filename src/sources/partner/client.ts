@@ -1,5 +1,6 @@
 /** HTTP client of the Partner API: public-key and private-key calls, each paced at its own rate limit. */
 import type { Config } from '../../config/load.js';
+import { apiVariablesText, sourceVariables } from '../../config/variables.js';
 import type { Logger } from '../../log/logger.js';
 import { rateBudgets, sharedLimiter } from '../../http/rate-groups.js';
 import { createHttpClient, type HttpClient, type HttpResponse, type QueryValue } from '../../http/client.js';
@@ -101,11 +102,13 @@ export function partnerClientFromConfig(
   overrides: { sleep?: (ms: number, signal?: AbortSignal) => Promise<void>; meter?: RequestMeter } = {},
 ): PartnerClient {
   const { apiUrl, publicKey, privateKey } = config.partner;
+  const variables = sourceVariables(config);
   if (!apiUrl || !publicKey || !privateKey)
     throw new ConfigError([
-      'environment variables PARTNER_API_URL, PARTNER_PUBLIC_KEY and PARTNER_PRIVATE_KEY: required to sync the ' +
-        'Partner API',
+      `environment variables ${apiVariablesText(variables, 'partner')}: required to sync the Partner API`,
     ]);
+  const publicHeader = { header: PUBLIC_KEY_HEADER, variable: variables.partner.publicKey };
+  const privateHeader = { header: PRIVATE_KEY_HEADER, variable: variables.partner.privateKey };
   const common = {
     api: 'partner' as const,
     baseUrl: `${apiUrl}${PARTNER_PREFIX}`,
@@ -114,6 +117,7 @@ export function partnerClientFromConfig(
     maxRetries: config.http.maxRetries,
     retryBaseMs: config.http.retryBaseMs,
     retryMaxMs: config.http.retryMaxMs,
+    urlVariable: variables.partner.url,
     logger: logger.child({ api: 'partner' }),
     sleep: overrides.sleep,
     meter: overrides.meter,
@@ -128,7 +132,7 @@ export function partnerClientFromConfig(
       rateLimitPerSecond: config.partner.publicRateLimitPerSecond,
       ...(budgets ? { limiter: sharedLimiter(budgets.partnerPublic, config.partner.publicRateLimitPerSecond) } : {}),
       headers: { [PUBLIC_KEY_HEADER]: publicKey },
-      authHeaders: [PUBLIC_KEY_HEADER],
+      authHeaders: [publicHeader],
     }),
     // Private calls carry both keys: the real service refuses the private key alone with 401. A
     // 401/403 then names both headers (never their values).
@@ -137,7 +141,7 @@ export function partnerClientFromConfig(
       rateLimitPerSecond: config.partner.privateRateLimitPerSecond,
       ...(budgets ? { limiter: sharedLimiter(budgets.partnerPrivate, config.partner.privateRateLimitPerSecond) } : {}),
       headers: { [PUBLIC_KEY_HEADER]: publicKey, [PRIVATE_KEY_HEADER]: privateKey },
-      authHeaders: [PUBLIC_KEY_HEADER, PRIVATE_KEY_HEADER],
+      authHeaders: [publicHeader, privateHeader],
     }),
   });
 }
