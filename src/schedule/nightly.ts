@@ -9,7 +9,7 @@ import type { Logger } from '../log/logger.js';
 import { RunLockedError } from '../pipeline/lock.js';
 import { yesterday } from '../util/dates.js';
 import { cronTrigger, Scheduler, validateSchedule, type Trigger } from './scheduler.js';
-import { installSignalHandlers, type SignalTarget, type StopSignal } from './signals.js';
+import { firstStopSignal, installSignalHandlers, type SignalTarget, type StopSignal } from './signals.js';
 
 export { Scheduler, cronTrigger, validateSchedule, type Trigger } from './scheduler.js';
 
@@ -160,21 +160,18 @@ async function scheduleOnQueue(deps: ScheduleDeps, options: ScheduleOptions): Pr
   ]);
   const store = await deps.openStore();
   const boss = await openBoss(group.settings, logger, 'schedule');
-  let stopped!: () => void;
-  const done = new Promise<void>((resolve) => (stopped = resolve));
-  const uninstall = installSignalHandlers({
+  const { stopped, uninstall } = firstStopSignal({
     logger,
     target: options.signalTarget,
     onForceful: options.onForceful,
     graceful: 'finishing the jobs in hand and taking no new one',
-    onGraceful: () => stopped(),
   });
   try {
     await scheduleFleet(
       { store, boss, group, logger },
       { work: options.work !== false, concurrency: group.settings.workers.concurrency },
     );
-    await done;
+    await stopped;
     await boss.stop({ graceful: true, close: true, timeout: 24 * 3600_000 });
     logger.info('schedule stopped');
   } finally {

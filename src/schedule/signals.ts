@@ -71,6 +71,21 @@ export function installSignalHandlers(options: SignalHandlerOptions): () => void
   };
 }
 
+/**
+ * The first stop signal as a promise, for a long-running command that stops by finishing what it has in hand (a
+ * worker, the webhook receiver, the fleet's scheduler); a second signal still leaves at once. `uninstall` removes the
+ * handlers once the command has stopped.
+ */
+export function firstStopSignal(options: Omit<SignalHandlerOptions, 'onGraceful'>): {
+  stopped: Promise<void>;
+  uninstall: () => void;
+} {
+  let resolve!: () => void;
+  const stopped = new Promise<void>((r) => (resolve = r));
+  const uninstall = installSignalHandlers({ ...options, onGraceful: () => resolve() });
+  return { stopped, uninstall };
+}
+
 /** npm started this process (npx, npm run, npm exec): npm sets npm_command in its children's environment. */
 export function startedByNpm(env: NodeJS.ProcessEnv = process.env): boolean {
   return Boolean(env.npm_command);

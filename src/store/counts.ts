@@ -1,5 +1,5 @@
 /** Counts and sums of a period's records (run.counts, the Summary's totals) and of the open breaks. */
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Db } from './database.js';
 import { numericOrZero } from './type-parsers.js';
 import type { Span } from './keyset.js';
@@ -63,36 +63,20 @@ async function countInSpan(db: Db, account: string, span: Span, table: ExchangeT
  * their time, balance snapshots fetched in the period, and the records still in quarantine (any period).
  */
 export async function storedCounts(db: Db, account: string, span: Span): Promise<RunCounts> {
-  const count = async (query: Promise<{ n: string | number | bigint } | undefined>) => Number((await query)?.n ?? 0);
+  const inSpan = (column: string) => sql`${sql.ref(column)} >= ${span.from} and ${sql.ref(column)} < ${span.to}`;
   const [partnerOrders, balanceSnapshots, quarantined] = await Promise.all([
-    count(
-      db
-        .selectFrom('partner_order')
-        .select((eb) => eb.fn.countAll<string>().as('n'))
-        .where('account', '=', account)
-        .where('created_at', '>=', span.from)
-        .where('created_at', '<', span.to)
-        .executeTakeFirst(),
-    ),
-    count(
-      db
-        .selectFrom('balance_snapshot')
-        .select((eb) => eb.fn.countAll<string>().as('n'))
-        .where('account', '=', account)
-        .where('fetched_at', '>=', span.from)
-        .where('fetched_at', '<', span.to)
-        .executeTakeFirst(),
-    ),
-    count(
-      db
-        .selectFrom('quarantine')
-        .select((eb) => eb.fn.countAll<string>().as('n'))
-        .where('account', '=', account)
-        .where('resolved_at', 'is', null)
-        .executeTakeFirst(),
-    ),
+    countWhere(db, 'partner_order', account, inSpan('created_at')),
+    countWhere(db, 'balance_snapshot', account, inSpan('fetched_at')),
+    countWhere(db, 'quarantine', account, sql`resolved_at is null`),
   ]);
   return countPeriod(db, account, span, { partnerOrders, quarantined, balanceSnapshots });
+}
+
+/** The rows of one account's `table` that meet `condition`. */
+async function countWhere(db: Db, table: string, account: string, condition: RawBuilder<unknown>): Promise<number> {
+  const { rows } = await sql<{ n: string }>`
+    select count(*) as n from ${sql.table(table)} where account = ${account} and ${condition}`.execute(db);
+  return Number(rows[0]?.n ?? 0);
 }
 
 /**

@@ -1,5 +1,5 @@
 /** `ramp-recon serve-webhooks`: the HTTP server that receives the partner's webhooks. */
-import { installSignalHandlers } from '../../schedule/signals.js';
+import { firstStopSignal } from '../../schedule/signals.js';
 import { COMMAND_INFO } from './info.js';
 import type { Command } from 'commander';
 import { action, createContext, openMigratedStore } from '../context.js';
@@ -39,14 +39,11 @@ export function register(program: Command): void {
         process.stderr.write(`receiving webhooks on ${server.url}\n${perAccount.join('')}`);
         // First signal: stop accepting, finish in-flight requests (their events are committed
         // before they are acknowledged), close the store. Second signal: leave at once.
-        let stopped!: () => void;
-        const done = new Promise<void>((resolve) => (stopped = resolve));
-        const uninstall = installSignalHandlers({
+        const { stopped, uninstall } = firstStopSignal({
           logger,
           graceful: 'stopping the webhook receiver (requests in flight finish)',
-          onGraceful: () => stopped(),
         });
-        await done;
+        await stopped;
         uninstall();
         try {
           await server.close();

@@ -3,7 +3,7 @@ import { COMMAND_INFO } from './info.js';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { ConfigError, EXIT } from '../../errors.js';
-import { installSignalHandlers } from '../../schedule/signals.js';
+import { firstStopSignal } from '../../schedule/signals.js';
 import { openBoss, requireServer } from '../../fleet/queues.js';
 import { workJobs } from '../../fleet/work.js';
 import { action, createContext, openMigratedStore } from '../context.js';
@@ -37,17 +37,14 @@ Exit codes: 0 stopped cleanly, 1 could not start, 2 bad usage (the embedded data
         }
         const store = await openMigratedStore(config, logger);
         const boss = await openBoss(group.settings, logger, 'worker');
-        let stopped!: () => void;
-        const done = new Promise<void>((resolve) => (stopped = resolve));
-        const uninstall = installSignalHandlers({
+        const { stopped, uninstall } = firstStopSignal({
           logger,
           graceful: 'finishing the jobs in hand and taking no new one',
-          onGraceful: () => stopped(),
         });
         try {
           await workJobs({ store, boss, group, logger }, { concurrency });
           logger.info({ concurrency }, 'worker: taking account jobs');
-          await done;
+          await stopped;
           // graceful: the jobs in hand finish (their runs commit as they go); none is taken after this
           await boss.stop({ graceful: true, close: true, timeout: 24 * 3600_000 });
           logger.info('worker stopped');
