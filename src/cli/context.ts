@@ -6,6 +6,7 @@ import { openStore, type Store } from '../store/database.js';
 import { migrate } from '../store/migrate.js';
 import { asDatabaseUnavailable, databaseTarget } from '../store/database-errors.js';
 import { ConfigError, EXIT, isAppError } from '../errors.js';
+import { debugRequested } from '../config/process.js';
 
 /** Options every command accepts (declared on the root program). */
 export interface GlobalOptions {
@@ -102,8 +103,7 @@ export function action<A extends unknown[]>(fn: (...args: A) => Promise<number |
       // One problem: one line. Several (a config with many bad keys): a heading and one line each.
       const head = `ramp-recon: ${exitCode === EXIT.usage ? 'error' : 'failed'}:`;
       process.stderr.write(message.includes('\n') ? `${head}\n${indent(message)}\n` : `${head} ${message}\n`);
-      if (!isAppError(err) && process.env.LOG_LEVEL === 'debug' && err instanceof Error)
-        process.stderr.write(`${err.stack}\n`);
+      if (!isAppError(err) && debugRequested() && err instanceof Error) process.stderr.write(`${err.stack}\n`);
       process.exitCode = exitCode;
     }
   };

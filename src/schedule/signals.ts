@@ -1,5 +1,6 @@
 /** SIGTERM/SIGINT handling: a graceful first signal, a forceful second. */
 import type { Logger } from '../log/logger.js';
+import { startedByNpm } from '../config/process.js';
 
 /** The signals that ask the process to stop (a terminal's Ctrl-C, `docker stop`, systemd, Kubernetes). */
 export const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
@@ -86,10 +87,7 @@ export function firstStopSignal(options: Omit<SignalHandlerOptions, 'onGraceful'
   return { stopped, uninstall };
 }
 
-/** npm started this process (npx, npm run, npm exec): npm sets npm_command in its children's environment. */
-export function startedByNpm(env: NodeJS.ProcessEnv = process.env): boolean {
-  return Boolean(env.npm_command);
-}
+export { startedByNpm } from '../config/process.js';
 
 /**
  * Calls `gone` once when the parent process is gone: this process is then re-parented (to init or a subreaper), so

@@ -224,6 +224,13 @@ describe('architecture (docs/architecture.md)', () => {
     expect(wrong).toEqual([]);
   });
 
+  it('process.env is read only under src/config/ (configuration is read in one place)', () => {
+    const wrong = files
+      .filter((f) => partOf(f) !== 'config' && /\bprocess\.env\b/.test(withoutComments(sources.get(f)!)))
+      .map((f) => relative(ROOT, f));
+    expect(wrong).toEqual([]);
+  });
+
   it('pg-boss is imported only under src/fleet/ (the job queue has one folder)', () => {
     const wrong = files
       .filter((f) => partOf(f) !== 'fleet' && importsOf(sources.get(f)!).some(({ spec }) => spec === 'pg-boss'))

@@ -1,6 +1,7 @@
 /** `ramp-recon breaks list|show|ack|unack|note|assign|import`: working breaks from the terminal, or from a returned
  * workbook (docs/working-breaks.md).
  */
+import { envUserName } from '../../config/process.js';
 import { COMMAND_INFO } from './info.js';
 import { userInfo } from 'node:os';
 import { basename } from 'node:path';
@@ -60,7 +61,7 @@ export function whoIs(by: string | undefined): string {
   try {
     name = userInfo().username.trim();
   } catch {
-    name = (process.env.USER ?? process.env.LOGNAME ?? '').trim();
+    name = envUserName();
   }
   if (!name)
     throw new ConfigError(['--by: the OS user name is unknown here; say who records the change with --by NAME']);
