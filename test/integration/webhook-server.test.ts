@@ -18,7 +18,6 @@ function configWith(webhooks: Partial<NonNullable<Config['webhooks']>>): Config 
       port: 0,
       host: '127.0.0.1',
       allowedIps: ['127.0.0.1'],
-      trustProxy: false,
       bodyLimitBytes: 4096,
       ...webhooks,
     },
