@@ -213,8 +213,7 @@ export async function handleEventBody(input: EventInput): Promise<EventOutcome> 
 }
 
 type Judged =
-  | Extract<EventOutcome, { kind: 'invalid' } | { kind: 'future' }>
-  | { kind: 'valid'; item: WebhookBatchItem };
+  Extract<EventOutcome, { kind: 'invalid' } | { kind: 'future' }> | { kind: 'valid'; item: WebhookBatchItem };
 
 /**
  * What a body is, with no database: invalid (and why), a valid event dated ahead of the clock, or a valid event ready
@@ -226,7 +225,11 @@ function judgeBody(text: string | null, bytes: Buffer, now: Date, maxClockSkewSe
     tooDeep ? { kind: 'invalid', reason, eventId, tooDeep } : { kind: 'invalid', reason, eventId };
   if (text === null) return invalid('body is not valid UTF-8 (kept byte for byte, never rewritten)');
   if (nestedDeeperThan(text, MAX_BODY_DEPTH))
-    return invalid(`body nests arrays or objects deeper than ${MAX_BODY_DEPTH} levels (kept as text, not read)`, null, true);
+    return invalid(
+      `body nests arrays or objects deeper than ${MAX_BODY_DEPTH} levels (kept as text, not read)`,
+      null,
+      true,
+    );
   let parsed: unknown;
   try {
     parsed = parseJsonLossless(text);
@@ -234,7 +237,8 @@ function judgeBody(text: string | null, bytes: Buffer, now: Date, maxClockSkewSe
     return invalid(`body is not JSON: ${(err as Error).message}`);
   }
   const eventId = readableKey(parsed, 'eventId');
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return invalid('body is not a JSON object', eventId);
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+    return invalid('body is not a JSON object', eventId);
   const result = orderEventSchema.safeParse(parsed);
   if (!result.success) return invalid(`invalid order event: ${formatPartnerIssues(result.error)}`, eventId);
   const unstorable = unstorableReason(parsed);
