@@ -140,6 +140,11 @@ export async function startWebhookServer(
 
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     const work = handle(req, res).catch((err) => {
+      if (req.destroyed && !req.complete) {
+        // The client went away mid-body: nobody to answer, and no database to blame (not counted as an error).
+        logger.debug({ err }, 'webhook client went away before its body was read');
+        return;
+      }
       stats.errors++;
       logger.error({ err }, 'webhook request failed');
       if (!res.headersSent) reply(res, 503, { error: 'temporarily unavailable' });
