@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import cron from 'node-cron';
 import { isDecimalText } from '../decimal/decimal.js';
+import { parseIpRange } from '../util/ip-address.js';
 
 /** Wire names and the contract's five webhook sender addresses (docs/apis.md "Partner webhooks"). */
 export const WEBHOOK_SENDER_IPS = ['34.76.54.194', '34.77.167.89', '35.187.43.203', '35.241.153.74', '35.241.224.80'];
@@ -142,12 +143,28 @@ const emailSection = z
   .strict()
   .prefault({});
 
+/** An IP address or CIDR range (webhooks.allowedIps, webhooks.trustedProxies). */
+const ipRange = z.string().superRefine((v, ctx) => {
+  const r = parseIpRange(v);
+  if (typeof r === 'string') ctx.addIssue({ code: 'custom', message: r });
+});
+
 const webhooksSection = z
   .object({
     port: z.number().int().min(0).max(65535).default(8080),
     host: z.string().min(1).default('0.0.0.0'),
-    allowedIps: z.array(z.string().min(1)).default(WEBHOOK_SENDER_IPS),
-    trustProxy: z.boolean().default(false),
+    allowedIps: z.array(ipRange).default(WEBHOOK_SENDER_IPS),
+    // The proxies in front of the receiver: X-Forwarded-For is read only from a connection of one of them.
+    trustedProxies: z.array(ipRange).default([]),
+    // Removed: it believed any client's X-Forwarded-For. Refused with what to write instead.
+    trustProxy: z
+      .never({
+        error:
+          'removed: it believed X-Forwarded-For from any client; list the addresses or CIDR ranges of your proxies in webhooks.trustedProxies instead, such as "trustedProxies": ["10.0.0.5"]',
+      })
+      .optional(),
+    // An event dated further ahead of the receiver's clock than this is quarantined, never applied (issue 43).
+    maxClockSkewSeconds: z.number().int().min(0).max(86_400).default(600),
     tlsCertFile: z.string().min(1).optional(),
     tlsKeyFile: z.string().min(1).optional(),
     bodyLimitBytes: z

@@ -9,7 +9,11 @@ import type { Store } from '../store/database.js';
 import type { Logger } from '../log/logger.js';
 import { AppError } from '../errors.js';
 import { handleEventBody, WebhookBatcher, type EventOutcome } from '../sources/partner/index.js';
+import { ipSet } from '../util/ip-address.js';
 import { accountOfPath, accountPath } from './routes.js';
+import { clientAddress, normalizeIp } from './client-address.js';
+
+export { clientAddress, normalizeIp };
 
 export interface WebhookServerDeps {
   store: Store;
@@ -21,6 +25,8 @@ export interface WebhookServerOptions {
   /** Overrides config.webhooks.port (0 picks a free port, as tests do). */
   port?: number;
   host?: string;
+  /** The receiver's clock (default: the wall clock); an event dated too far ahead of it is quarantined. */
+  now?: () => Date;
 }
 
 export interface WebhookStats {
@@ -40,6 +46,13 @@ export interface WebhookStats {
   rejected: number;
   /** Bodies that are not UTF-8, not JSON, miss required fields or cannot be stored (400, quarantined). */
   invalid: number;
+  /** Of the invalid bodies, those nested deeper than the limit (400, quarantined as text, never parsed). */
+  tooDeep: number;
+  /**
+   * Valid events dated more than webhooks.maxClockSkewSeconds ahead of the receiver's clock: quarantined, never
+   * applied (202).
+   */
+  future: number;
   /** Stored events carrying fields beyond the contract's event schema. */
   drift: number;
   /** Bodies over the size limit (413). */
@@ -67,8 +80,9 @@ const DEFAULTS = {
   port: 8080,
   host: '0.0.0.0',
   allowedIps: WEBHOOK_SENDER_IPS,
-  trustProxy: false,
+  trustedProxies: [] as string[],
   bodyLimitBytes: 64 * 1024,
+  maxClockSkewSeconds: 600,
 };
 // The sender gives up after 5 s; a request still unread after this is a stuck client.
 const REQUEST_TIMEOUT_MS = 10_000;
@@ -94,7 +108,9 @@ export async function startWebhookServer(
   const settings = { ...DEFAULTS, ...(deps.config.webhooks ?? {}) };
   const port = options.port ?? settings.port;
   const host = options.host ?? settings.host;
-  const allowed = new Set(settings.allowedIps.map(normalizeIp));
+  const allowed = ipSet(settings.allowedIps);
+  const trustedProxies = ipSet(settings.trustedProxies);
+  const clock = options.now ?? (() => new Date());
   const logger = deps.logger.child({ component: 'webhooks' });
   const multiAccount = deps.config.multiAccount;
   const accounts = multiAccount ? deps.config.accountNames : [deps.config.account];
@@ -107,6 +123,8 @@ export async function startWebhookServer(
     applied: 0,
     rejected: 0,
     invalid: 0,
+    tooDeep: 0,
+    future: 0,
     drift: 0,
     tooLarge: 0,
     errors: 0,
@@ -115,11 +133,18 @@ export async function startWebhookServer(
   const inFlight = new Set<Promise<void>>();
   const databaseTarget = deps.store.kind === 'embedded' ? 'the embedded database' : 'PostgreSQL (DATABASE_URL)';
   // One batcher per account: each transaction writes one account's events.
-  const batchers = new Map(accounts.map((a) => [a, new WebhookBatcher(deps.store.db, a, { databaseTarget })]));
+  const batchers = new Map(
+    accounts.map((a) => [a, new WebhookBatcher(deps.store.db, a, { databaseTarget, now: clock })]),
+  );
   let closing = false;
 
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     const work = handle(req, res).catch((err) => {
+      if (req.destroyed && !req.complete) {
+        // The client went away mid-body: nobody to answer, and no database to blame (not counted as an error).
+        logger.debug({ err }, 'webhook client went away before its body was read');
+        return;
+      }
       stats.errors++;
       logger.error({ err }, 'webhook request failed');
       if (!res.headersSent) reply(res, 503, { error: 'temporarily unavailable' });
@@ -144,7 +169,7 @@ export async function startWebhookServer(
       reply(res, 405, { error: 'method not allowed' });
       return;
     }
-    const remote = clientAddress(req, settings.trustProxy);
+    const remote = clientAddress(req, trustedProxies);
     if (!remote || !allowed.has(remote)) {
       stats.rejected++;
       logger.warn({ remote, path }, 'webhook from an address that is not an allowed sender: rejected');
@@ -173,7 +198,8 @@ export async function startWebhookServer(
     const outcome: EventOutcome = await handleEventBody({
       db: deps.store.db,
       account,
-      now: new Date(),
+      now: clock(),
+      maxClockSkewSeconds: settings.maxClockSkewSeconds,
       endpoint: path,
       remoteAddr: remote,
       body,
@@ -205,16 +231,16 @@ export async function startWebhookServer(
     {
       url,
       tls: Boolean(tls),
-      allowedIps: [...allowed],
-      trustProxy: settings.trustProxy,
+      allowedIps: settings.allowedIps,
+      trustedProxies: settings.trustedProxies,
       ...(multiAccount ? { accounts: accounts.map((a) => `${url}${accountPath(a)}`) } : {}),
     },
     'webhook receiver listening',
   );
-  if (!tls && !settings.trustProxy)
+  if (!tls && settings.trustedProxies.length === 0)
     logger.warn(
       'the partner delivers webhooks over HTTPS only: set webhooks.tlsCertFile/tlsKeyFile, or run behind a ' +
-        'TLS-terminating proxy with webhooks.trustProxy',
+        'TLS-terminating proxy listed in webhooks.trustedProxies',
     );
 
   let closed: Promise<void> | null = null;
@@ -252,6 +278,7 @@ function answer(
   switch (outcome.kind) {
     case 'invalid':
       stats.invalid++;
+      if (outcome.tooDeep) stats.tooDeep++;
       logger.warn({ remote, eventId: outcome.eventId, reason: outcome.reason }, 'invalid webhook body: quarantined');
       reply(res, 400, { error: outcome.reason });
       return;
@@ -260,6 +287,14 @@ function answer(
       logger.warn(
         { remote, eventId: outcome.eventId, reason: outcome.reason },
         'webhook event the database refused: quarantined',
+      );
+      reply(res, 202, { status: 'quarantined', reason: outcome.reason });
+      return;
+    case 'future':
+      stats.future++;
+      logger.warn(
+        { remote, eventId: outcome.eventId, orderId: outcome.orderId, reason: outcome.reason },
+        "webhook event dated ahead of the receiver's clock: quarantined, not applied",
       );
       reply(res, 202, { status: 'quarantined', reason: outcome.reason });
       return;
@@ -326,34 +361,6 @@ async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | n
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks);
-}
-
-/** IPv4-mapped IPv6 (::ffff:1.2.3.4) is the IPv4 address. */
-export function normalizeIp(ip: string): string {
-  const t = ip.trim();
-  return t.toLowerCase().startsWith('::ffff:') && t.includes('.') ? t.slice(7) : t.toLowerCase();
-}
-
-/**
- * The sender's address. Without trustProxy, the socket peer only: X-Forwarded-For is written by
- * the client and would let anyone claim to be a sender. With trustProxy (we sit behind one proxy
- * we control), the right-most X-Forwarded-For entry, the one our proxy appended.
- */
-export function clientAddress(req: IncomingMessage, trustProxy: boolean): string | null {
-  if (trustProxy) {
-    const header = req.headers['x-forwarded-for'];
-    const value = Array.isArray(header) ? header.join(',') : header;
-    if (value) {
-      const last = value
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean)
-        .pop();
-      if (last) return normalizeIp(last);
-    }
-  }
-  const peer = req.socket.remoteAddress;
-  return peer ? normalizeIp(peer) : null;
 }
 
 function readTls(certFile: string, keyFile: string): { cert: Buffer; key: Buffer } {

@@ -36,7 +36,7 @@ for (const kind of storeKinds) {
       dir = mkdtempSync(join(tmpdir(), 'rr-planted-'));
       // The receiver is configured before the sandbox exists (the sandbox needs its URL); the
       // sandbox's sender presents a documented sender address in X-Forwarded-For.
-      const webhooks = { port: 0, host: '127.0.0.1', allowedIps: WEBHOOK_SENDER_IPS, trustProxy: true };
+      const webhooks = { port: 0, host: '127.0.0.1', allowedIps: WEBHOOK_SENDER_IPS, trustedProxies: ['127.0.0.1'] };
       const receiverConfig = loadConfig({ env: {}, configPath: writeJson('receiver.json', { webhooks }) });
       receiver = await startWebhookServer({ store: test.store, config: receiverConfig, logger });
       sandbox = await startSandbox({

@@ -39,6 +39,19 @@ export interface CorpusCase {
   field?: string;
   /** Part of "What failed" item 3 of issue 17 (answered 503 for ever on 2026-11-23's main). */
   whatFailed?: boolean;
+  /** Nested deeper than the receiver's limit (issue 43): refused 400 before it is parsed. */
+  deep?: boolean;
+}
+
+/** JSON text of arrays and objects alternating `depth` levels deep, a string at the bottom. */
+export function deepValue(depth: number): string {
+  const open: string[] = [];
+  const close: string[] = [];
+  for (let i = 0; i < depth; i++) {
+    open.push(i % 2 ? '[' : '{"k":');
+    close.push(i % 2 ? ']' : '}');
+  }
+  return `${open.join('')}"bottom"${close.reverse().join('')}`;
 }
 
 const utf8 = (s: string) => Buffer.from(s, 'utf8');
@@ -166,7 +179,15 @@ export function malformedCorpus(): CorpusCase[] {
     {
       name: 'nesting 20,000 deep',
       bytes: utf8(`{"eventId":"${id()}","deep":${'['.repeat(20_000)}${']'.repeat(20_000)}}`),
+      deep: true,
     },
+    // Issue 43: valid events whose extra field nests deep. 5,000 levels overflowed a recursive walk outside the try
+    // that quarantines (503 on every retry); the case above lacks the required fields and never reached that walk.
+    ...[100, 5_000, 100_000].map((depth) => ({
+      name: `valid event with an extra field nested ${depth.toLocaleString('en')} deep`,
+      bytes: withRaw({ eventId: id(), riskTree: '@D' }, { '@D': deepValue(depth) }),
+      deep: true,
+    })),
     {
       name: 'orderId 1e400 as a number',
       bytes: withRaw({ eventId: id(), orderId: '@N' }, { '@N': '1e400' }),

@@ -11,7 +11,7 @@ const base = loadConfig({ env: {} });
 export function receiverConfig(bodyLimitBytes = 64 * 1024): Config {
   return {
     ...base,
-    webhooks: { port: 0, host: '127.0.0.1', allowedIps: ['127.0.0.1'], trustProxy: false, bodyLimitBytes },
+    webhooks: { port: 0, host: '127.0.0.1', allowedIps: ['127.0.0.1'], bodyLimitBytes },
   } as Config;
 }
 

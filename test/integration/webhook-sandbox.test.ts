@@ -71,7 +71,8 @@ describeEachStore('webhook receiver fed by the sandbox sender', (ctx) => {
           '35.241.153.74',
           '35.241.224.80',
         ],
-        trustProxy: true,
+        // The test proxy connects from 127.0.0.1: only its X-Forwarded-For is read.
+        trustedProxies: ['127.0.0.1'],
         bodyLimitBytes: 65536,
       },
     } as Config;

@@ -13,7 +13,12 @@ import { recordFigure } from './figures.js';
 describeEachStore('malformed webhook corpus', (ctx) => {
   let server: WebhookServer;
   beforeAll(async () => {
-    server = await startWebhookServer({ store: ctx.store, config: receiverConfig(), logger: silentLogger() });
+    // A megabyte: the 100,000-deep body (400 kB) reaches the depth check instead of the size limit.
+    server = await startWebhookServer({
+      store: ctx.store,
+      config: receiverConfig(1024 * 1024),
+      logger: silentLogger(),
+    });
   });
   afterAll(async () => {
     await server?.close();
@@ -30,6 +35,8 @@ describeEachStore('malformed webhook corpus', (ctx) => {
       expect(res.status, res.text).toBeLessThan(500);
       let lost = 0;
       const q = await quarantinedBody(ctx.store, c.bytes);
+      // Too deep: refused before it is parsed, quarantined as sent (issue 43).
+      if (c.deep) expect(res.status, res.text).toBe(400);
       if (res.status >= 400) {
         expect(res.status).toBe(400);
         if (!q?.rawBytes?.equals(c.bytes)) lost = 1;

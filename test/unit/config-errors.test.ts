@@ -71,6 +71,53 @@ describe('config errors a person can act on', () => {
   });
 });
 
+describe('webhook receiver keys (issue 43)', () => {
+  it('refuses webhooks.trustProxy in one line that names webhooks.trustedProxies, as a config error (exit 2)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rr-config-errors-'));
+    const path = join(dir, 'config.json');
+    writeFileSync(path, JSON.stringify({ webhooks: { trustProxy: true } }));
+    let error: unknown;
+    try {
+      loadConfig({ env: {}, configPath: path });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).exitCode).toBe(2);
+    expect((error as ConfigError).problems).toEqual([
+      'config key webhooks.trustProxy: removed: it believed X-Forwarded-For from any client; list the addresses or CIDR ranges of your proxies in webhooks.trustedProxies instead, such as "trustedProxies": ["10.0.0.5"] (got true)',
+    ]);
+    // Even false: the key is gone, not only its dangerous value.
+    expect(problemsFor(JSON.stringify({ webhooks: { trustProxy: false } }))).toEqual([
+      expect.stringMatching(/^config key webhooks\.trustProxy: removed: .*webhooks\.trustedProxies.* \(got false\)$/),
+    ]);
+  });
+
+  it('reads trustedProxies and allowedIps as addresses or CIDR ranges, refusing anything else with the value', () => {
+    expect(
+      problemsFor(JSON.stringify({ webhooks: { trustedProxies: ['10.0.0.0/8', 'proxy.internal', '10.0.0.0/40'] } })),
+    ).toEqual([
+      'config key webhooks.trustedProxies.1: must be an IP address or a CIDR range such as "10.0.0.0/8" (got "proxy.internal")',
+      'config key webhooks.trustedProxies.2: the prefix length after "/" must be 0 to 32 for an IPv4 range (got "10.0.0.0/40")',
+    ]);
+    expect(problemsFor(JSON.stringify({ webhooks: { allowedIps: ['34.76.54.194', 'sender'] } }))).toEqual([
+      'config key webhooks.allowedIps.1: must be an IP address or a CIDR range such as "10.0.0.0/8" (got "sender")',
+    ]);
+  });
+
+  it('defaults to no trusted proxy and ten minutes of clock skew', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rr-config-errors-'));
+    const path = join(dir, 'config.json');
+    writeFileSync(path, JSON.stringify({ webhooks: { trustedProxies: ['::ffff:10.0.0.1', 'fd00::/8'] } }));
+    const webhooks = loadConfig({ env: {}, configPath: path }).webhooks;
+    expect(webhooks?.trustedProxies).toEqual(['::ffff:10.0.0.1', 'fd00::/8']);
+    expect(webhooks?.maxClockSkewSeconds).toBe(600);
+    expect(problemsFor(JSON.stringify({ webhooks: { maxClockSkewSeconds: -1 } }))).toEqual([
+      expect.stringMatching(/^config key webhooks\.maxClockSkewSeconds: .* \(got -1\)$/),
+    ]);
+  });
+});
+
 describe('closest', () => {
   it('finds typos and transpositions, not unrelated words', () => {
     expect(closest('rn', ['run', 'runs', 'sync'])).toBe('run');

@@ -58,6 +58,15 @@ describe('storable values', () => {
     expect(unstorableText({ a: '\ud83d\ude00' })).toBeNull();
   });
 
+  it('text: reports the first issue in document order, and walks a record 100,000 deep without recursion', () => {
+    expect(unstorableText({ a: 'x\u0000', ['k\u0000']: 1, c: ['\ud800'] })).toMatch(/^a: holds the character/);
+    expect(unstorableText({ a: 'ok', ['k\u0000']: 'x\u0000' })).toMatch(/^k\\u0000: the key holds/);
+    expect(unstorableText({ a: [{ b: 'ok' }, { c: '\ud800' }], d: 'x\u0000' })).toMatch(/^a\.1\.c: holds a lone/);
+    let deep: unknown = 'x\u0000';
+    for (let i = 0; i < 100_000; i++) deep = i % 2 ? [deep] : { k: deep };
+    expect(unstorableText(deep)).toMatch(/^(0\.k\.){49999}0\.k: holds the character \\u0000/);
+  });
+
   it('exchange: a 20-digit id, qty 1e200000, NUL, a lone surrogate, a 201-character id are refused with the field', () => {
     const page = [
       { ...fill, execId: '99999999999999999999' },

@@ -111,30 +111,38 @@ export function mayHoldUnstorableText(jsonText: string): boolean {
   return /\\u(?:0000|[dD][89a-fA-F])/.test(jsonText);
 }
 
+/** Marks a member whose key itself cannot be stored (its path carries the reason). */
+const KEY_ISSUE: unique symbol = Symbol('key issue');
+
 /**
  * The first string or key of a record that the database cannot store (textIssue), as
- * "path: reason", or null. The path names the field ("extra.note").
+ * "path: reason", or null. The path names the field ("extra.note"). Walked with a stack of its own, in document order:
+ * a record nested thousands deep must not overflow the call stack.
  */
 export function unstorableText(value: unknown, path = ''): string | null {
-  if (typeof value === 'string') {
-    const issue = textIssue(value);
-    return issue === null ? null : `${path || '(record)'}: ${issue}`;
-  }
-  if (value === null || typeof value !== 'object') return null;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const p = unstorableText(value[i], path ? `${path}.${i}` : String(i));
-      if (p !== null) return p;
+  const stack: Array<{ value: unknown; path: string }> = [{ value, path }];
+  while (stack.length) {
+    const { value: v, path: here } = stack.pop()!;
+    if (v === KEY_ISSUE) return here;
+    if (typeof v === 'string') {
+      const issue = textIssue(v);
+      if (issue !== null) return `${here || '(record)'}: ${issue}`;
+      continue;
     }
-    return null;
-  }
-  if (isLosslessNumber(value)) return null;
-  for (const [k, v] of Object.entries(value)) {
-    const here = path ? `${path}.${printable(k)}` : printable(k);
-    const keyIssue = textIssue(k);
-    if (keyIssue !== null) return `${here}: the key ${keyIssue}`;
-    const p = unstorableText(v, here);
-    if (p !== null) return p;
+    if (v === null || typeof v !== 'object' || isLosslessNumber(v)) continue;
+    const members: Array<{ value: unknown; path: string }> = [];
+    if (Array.isArray(v))
+      v.forEach((item, i) => members.push({ value: item, path: here ? `${here}.${i}` : String(i) }));
+    else
+      for (const [k, item] of Object.entries(v)) {
+        const at = here ? `${here}.${printable(k)}` : printable(k);
+        const keyIssue = textIssue(k);
+        // A bad key is reported where its member would be: before the members after it, after those before it.
+        members.push(
+          keyIssue === null ? { value: item, path: at } : { value: KEY_ISSUE, path: `${at}: the key ${keyIssue}` },
+        );
+      }
+    for (let i = members.length - 1; i >= 0; i--) stack.push(members[i]!);
   }
   return null;
 }

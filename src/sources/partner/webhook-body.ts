@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { Decimal } from '../../decimal/decimal.js';
 import { isLosslessNumber, parseJsonLossless, type LosslessNumber } from '../../decimal/json.js';
 import { EVENT_DECIMAL_FIELDS } from './schemas.js';
+import { requireTimestampKey } from './transform.js';
 
 /**
  * Longest eventId / orderId kept, in UTF-8 bytes: they are btree keys (Postgres refuses index rows over ~2,700 bytes).
@@ -18,6 +19,60 @@ const TIMESTAMP_FIELDS = ['createdAt', 'orderStateUpdatedAt'] as const;
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:[Zz]|([+-])(\d{2}):?(\d{2}))$/;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * The deepest nesting of arrays and objects a body may have. An order event is flat (depth 1); the limit leaves room
+ * for extra fields the partner may add, and bounds every walk after it (parsers, storable checks, canonical hash,
+ * serialisation), which recurse once per level: a body nested 5,000 deep overflowed the stack (issue 43).
+ */
+export const MAX_BODY_DEPTH = 64;
+
+/**
+ * Whether JSON text nests arrays and objects deeper than `limit`, read without parsing (one pass, no recursion, strings
+ * skipped); stops at the first level over it. Text that is not JSON gets an answer too: its brackets outside strings
+ * are counted, which bounds whatever a parser would build from it.
+ */
+export function nestedDeeperThan(text: string, limit: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34) {
+      // A string: skip to its closing quote (a backslash escapes the character after it).
+      for (i++; i < text.length; i++) {
+        const d = text.charCodeAt(i);
+        if (d === 92) i++;
+        else if (d === 34) break;
+      }
+    } else if (c === 91 || c === 123) {
+      if (++depth > limit) return true;
+    } else if (c === 93 || c === 125) depth--;
+  }
+  return false;
+}
+
+/**
+ * Why an event is dated too far ahead of the receiver's clock to be believed, or null. A sender's clock may run a
+ * little fast (`maxSkewSeconds`); an event from further ahead is forged or from a broken clock, and applying it would
+ * pin its order's state for good (a stored state only moves to a later orderStateUpdatedAt).
+ */
+export function datedAheadReason(
+  event: { createdAt: string; orderStateUpdatedAt: string },
+  now: Date,
+  maxSkewSeconds: number,
+): string | null {
+  for (const field of ['orderStateUpdatedAt', 'createdAt'] as const) {
+    // A key is "YYYY-MM-DDTHH:MM:SS.fffffffffZ" in UTC: milliseconds are precision enough for a skew in seconds.
+    const key = requireTimestampKey(event[field]);
+    const ahead = Date.parse(`${key.slice(0, 23)}Z`) - now.getTime();
+    if (ahead > maxSkewSeconds * 1000)
+      return (
+        `${field} ${showValue(event[field])} is ${Math.floor(ahead / 1000)} s ahead of the receiver's clock ` +
+        `(${now.toISOString()}), more than the ${maxSkewSeconds} s allowed (webhooks.maxClockSkewSeconds): ` +
+        `quarantined, never applied; polling keeps the order's state`
+      );
+  }
+  return null;
+}
 
 /** The body as text, or null when its bytes are not valid UTF-8 (never rewritten to U+FFFD). */
 export function decodeUtf8(bytes: Uint8Array): string | null {

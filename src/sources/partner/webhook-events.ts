@@ -18,16 +18,27 @@ import {
   canonicalHash,
   canonicalHashOfText,
   decodeUtf8,
+  datedAheadReason,
   isWellFormed,
+  MAX_BODY_DEPTH,
   MAX_ID_BYTES,
+  nestedDeeperThan,
   unstorableReason,
 } from './webhook-body.js';
 
 setLegacyBodyHash(canonicalHashOfText);
 
 export type EventOutcome =
-  /** Malformed (not UTF-8, not JSON, not an order event, or not storable): quarantined, answered 400. */
-  | { kind: 'invalid'; reason: string; eventId: string | null }
+  /**
+   * Malformed (not UTF-8, nested too deep, not JSON, not an order event, or not storable): quarantined, answered 400.
+   * `tooDeep`: nested deeper than MAX_BODY_DEPTH (never parsed).
+   */
+  | { kind: 'invalid'; reason: string; eventId: string | null; tooDeep?: true }
+  /**
+   * Valid, but dated more than the allowed skew ahead of the receiver's clock: quarantined with its exact bytes, never
+   * applied (its order keeps the state polling and earlier events gave it), answered 2xx.
+   */
+  | { kind: 'future'; reason: string; eventId: string; orderId: string }
   | { kind: 'duplicate'; eventId: string }
   /** Same eventId as a stored event, another body: kept as a conflict for the report, answered 2xx. */
   | { kind: 'conflict'; eventId: string }
@@ -38,7 +49,10 @@ export type EventOutcome =
 export interface EventInput {
   db: Db;
   account: string;
+  /** The receiver's clock: received_at, and what an event may not be dated far ahead of. */
   now: Date;
+  /** How far ahead of `now` an event may be dated and still be applied (default DEFAULT_MAX_CLOCK_SKEW_SECONDS). */
+  maxClockSkewSeconds?: number;
   endpoint: string;
   remoteAddr: string | null;
   /** The body exactly as delivered (a string is taken as its UTF-8 bytes). */
@@ -69,7 +83,13 @@ export class WebhookBatcher {
   constructor(
     private readonly db: Db,
     private readonly account: string,
-    private readonly options: { maxBatch?: number; maxConcurrent?: number; databaseTarget?: string } = {},
+    private readonly options: {
+      maxBatch?: number;
+      maxConcurrent?: number;
+      databaseTarget?: string;
+      /** The receiver's clock (received_at of each batch); default the wall clock. */
+      now?: () => Date;
+    } = {},
   ) {}
 
   submit(item: WebhookBatchItem): Promise<WebhookWriteResult> {
@@ -94,7 +114,7 @@ export class WebhookBatcher {
     this.running++;
     this.schedule();
     try {
-      const now = new Date();
+      const now = this.options.now?.() ?? new Date();
       let results: WebhookWriteResult[] | null = null;
       let settled = false;
       try {
@@ -127,6 +147,9 @@ export class WebhookBatcher {
   }
 }
 
+/** An event older than this far ahead of the receiver's clock is believed (webhooks.maxClockSkewSeconds's default). */
+export const DEFAULT_MAX_CLOCK_SKEW_SECONDS = 600;
+
 /**
  * One delivered body, independent of HTTP: validate, then store and apply, or quarantine. Every
  * body ends stored, duplicate, conflict or quarantined (exact bytes and the reason): only an
@@ -150,52 +173,22 @@ export async function handleEventBody(input: EventInput): Promise<EventOutcome> 
     );
   };
 
-  let parsed: unknown;
-  let reason: string | null = null;
-  if (text === null) reason = 'body is not valid UTF-8 (kept byte for byte, never rewritten)';
-  else {
-    try {
-      parsed = parseJsonLossless(text);
-    } catch (err) {
-      reason = `body is not JSON: ${(err as Error).message}`;
-    }
-  }
-  let eventId: string | null = null;
-  if (reason === null) {
-    eventId = readableKey(parsed, 'eventId');
-    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) reason = 'body is not a JSON object';
-  }
-  const result = reason === null ? orderEventSchema.safeParse(parsed) : null;
-  if (result && !result.success) reason = `invalid order event: ${formatPartnerIssues(result.error)}`;
-  if (reason === null) {
-    const unstorable = unstorableReason(parsed);
-    if (unstorable) reason = `order event that cannot be stored: ${unstorable}`;
-  }
-  if (reason !== null || !result?.success) {
-    const why = reason ?? 'invalid order event';
-    await quarantine(why, eventId);
-    return { kind: 'invalid', reason: why, eventId };
-  }
-  const event = result.data;
-  const extraFields = extraEventFields(parsed as Record<string, unknown>);
-  const raw = stringifyJsonLossless(parsed);
+  let judged: Judged;
   try {
-    const item: WebhookBatchItem = {
-      event: {
-        eventId: event.eventId,
-        orderId: event.orderId,
-        orderState: event.orderState,
-        orderStateUpdatedAt: event.orderStateUpdatedAt,
-        orderStateUpdatedKey: requireTimestampKey(event.orderStateUpdatedAt),
-        createdAtText: event.createdAt,
-        remoteAddr: input.remoteAddr,
-        extraFields,
-        raw,
-        rawBytes: bytes,
-        bodyHash: canonicalHash(parsed),
-      },
-      order: orderToRow(event, raw),
-    };
+    judged = judgeBody(text, bytes, now, input.maxClockSkewSeconds ?? DEFAULT_MAX_CLOCK_SKEW_SECONDS);
+  } catch (err) {
+    // A body that breaks a check in a way none of them foresaw is still the sender's body, not a database away: it is
+    // quarantined and answered 400, never 5xx (which the sender would retry for three days).
+    judged = { kind: 'invalid', reason: `body could not be checked: ${(err as Error).message}`, eventId: null };
+  }
+  if (judged.kind !== 'valid') {
+    await quarantine(judged.reason, judged.eventId);
+    return judged;
+  }
+  const { item } = judged;
+  const event = item.event;
+  event.remoteAddr = input.remoteAddr;
+  try {
     const written = input.write
       ? await input.write(item)
       : await writeWebhookEvent(db, account, item.event, item.order, now);
@@ -207,7 +200,7 @@ export async function handleEventBody(input: EventInput): Promise<EventOutcome> 
       orderId: event.orderId,
       orderState: event.orderState,
       applied: written.applied,
-      extraFields,
+      extraFields: event.extraFields,
     };
   } catch (err) {
     // The last line of defence: a database that is away is the sender's to retry; anything it
@@ -217,6 +210,61 @@ export async function handleEventBody(input: EventInput): Promise<EventOutcome> 
     await quarantine(why, event.eventId);
     return { kind: 'quarantined', reason: why, eventId: event.eventId };
   }
+}
+
+type Judged =
+  Extract<EventOutcome, { kind: 'invalid' } | { kind: 'future' }> | { kind: 'valid'; item: WebhookBatchItem };
+
+/**
+ * What a body is, with no database: invalid (and why), a valid event dated ahead of the clock, or a valid event ready
+ * to write. The depth limit comes before any parsing, so every walk after it (parsers, checks, hash, serialisation)
+ * recurses at most MAX_BODY_DEPTH levels.
+ */
+function judgeBody(text: string | null, bytes: Buffer, now: Date, maxClockSkewSeconds: number): Judged {
+  const invalid = (reason: string, eventId: string | null = null, tooDeep = false): Judged =>
+    tooDeep ? { kind: 'invalid', reason, eventId, tooDeep } : { kind: 'invalid', reason, eventId };
+  if (text === null) return invalid('body is not valid UTF-8 (kept byte for byte, never rewritten)');
+  if (nestedDeeperThan(text, MAX_BODY_DEPTH))
+    return invalid(
+      `body nests arrays or objects deeper than ${MAX_BODY_DEPTH} levels (kept as text, not read)`,
+      null,
+      true,
+    );
+  let parsed: unknown;
+  try {
+    parsed = parseJsonLossless(text);
+  } catch (err) {
+    return invalid(`body is not JSON: ${(err as Error).message}`);
+  }
+  const eventId = readableKey(parsed, 'eventId');
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+    return invalid('body is not a JSON object', eventId);
+  const result = orderEventSchema.safeParse(parsed);
+  if (!result.success) return invalid(`invalid order event: ${formatPartnerIssues(result.error)}`, eventId);
+  const unstorable = unstorableReason(parsed);
+  if (unstorable) return invalid(`order event that cannot be stored: ${unstorable}`, eventId);
+  const event = result.data;
+  const ahead = datedAheadReason(event, now, maxClockSkewSeconds);
+  if (ahead) return { kind: 'future', reason: ahead, eventId: event.eventId, orderId: event.orderId };
+  const extraFields = extraEventFields(parsed as Record<string, unknown>);
+  const raw = stringifyJsonLossless(parsed);
+  const item: WebhookBatchItem = {
+    event: {
+      eventId: event.eventId,
+      orderId: event.orderId,
+      orderState: event.orderState,
+      orderStateUpdatedAt: event.orderStateUpdatedAt,
+      orderStateUpdatedKey: requireTimestampKey(event.orderStateUpdatedAt),
+      createdAtText: event.createdAt,
+      remoteAddr: null,
+      extraFields,
+      raw,
+      rawBytes: bytes,
+      bodyHash: canonicalHash(parsed),
+    },
+    order: orderToRow(event, raw),
+  };
+  return { kind: 'valid', item };
 }
 
 function storableKey(key: string): boolean {
