@@ -5,6 +5,9 @@ import { basename } from 'node:path';
 import nodemailer from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer/index.js';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
+import { parseConnectionUrl } from 'nodemailer/lib/shared/index.js';
+import { scrubSecrets, urlSecrets } from '../config/load.js';
+import { smtpTlsOptions } from '../config/tls.js';
 import type { StageContext } from './context.js';
 import type { Logger } from '../log/logger.js';
 import { writeReport } from './report.js';
@@ -108,6 +111,7 @@ export async function deliverRun(
     path,
     log,
     attach: options.attach,
+    allowInsecure: ctx.config.allowInsecureHttp,
     mailOf,
   });
   if (sent.status === 'sent') await recordDelivery(db, runId, { delivered: true });
@@ -137,11 +141,13 @@ export async function sendReportMail(input: {
   path: string;
   log: Logger;
   attach?: boolean;
+  /** The config's allowInsecureHttp: smtp:// to another machine may then go without STARTTLS. */
+  allowInsecure: boolean;
   mailOf: MailContent;
 }): Promise<DeliveryResult> {
   const { smtpUrl, from, to, limit, log } = input;
   const secrets = urlSecrets(smtpUrl);
-  const scrub = (text: string) => secrets.reduce((t, s) => t.split(s).join('********'), text);
+  const scrub = (text: string) => scrubSecrets(text, secrets);
   const where = { path: input.path, host: hostname() };
   const attachmentName = basename(input.path);
   try {
@@ -156,7 +162,11 @@ export async function sendReportMail(input: {
     const measured = input.attach === false ? null : await measure(mailOf(), where.path, limit);
     let withoutWorkbook =
       input.attach === false ? 'sent without it on request (`ramp-recon deliver --no-attachment`)' : measured?.over;
-    const transport = nodemailer.createTransport({ url: smtpUrl, ...SMTP_TIMEOUTS });
+    const transport = nodemailer.createTransport({
+      ...parseConnectionUrl(smtpUrl),
+      ...SMTP_TIMEOUTS,
+      ...smtpTlsOptions(smtpUrl, input.allowInsecure),
+    });
     try {
       let info;
       try {
@@ -253,17 +263,6 @@ function describe(err: unknown, smtpUrl: string): string {
   // A missing email.from / email.to is the config's, not the server's.
   if (/email\.from and email\.to/.test(what)) return what;
   return `${server}: ${what}; check SMTP_URL (host, port, user, password) and the server (\`ramp-recon doctor\` tries it)`;
-}
-
-/** The password and user info of SMTP_URL, raw and decoded, so neither can reach a log or the run row. */
-function urlSecrets(url: string): string[] {
-  try {
-    const u = new URL(url);
-    const values = [u.password, decodeURIComponent(u.password)];
-    return values.filter((v) => v.length >= 3);
-  } catch {
-    return [];
-  }
 }
 
 async function exists(path: string): Promise<boolean> {

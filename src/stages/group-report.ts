@@ -153,6 +153,7 @@ export async function deliverGroupReport(
     limit: settings.email.maxMessageBytes,
     path: written.path,
     log,
+    allowInsecure: settings.allowInsecureHttp,
     mailOf: (notAttached) =>
       groupMessage(written.digest, notAttached ? { reason: notAttached, path: written.path, host } : undefined),
   });
@@ -160,6 +161,7 @@ export async function deliverGroupReport(
     deps.store.db,
     batchId,
     sent.status === 'sent' ? { delivered: true } : { delivered: false, error: sent.error ?? 'unknown error' },
+    deps.group.secrets,
   );
   if (sent.status === 'failed') log.warn({ error: sent.error, path: written.path }, 'group e-mail not sent');
   return sent;
