@@ -62,7 +62,13 @@ async function runAccountJob(
   const account = accountNamed(deps.group, data.account);
   if (!account) {
     const error = `account ${data.account} is not in this worker's config (${deps.group.settings.configFile ?? 'no config file'})`;
-    await finishBatchAccount(deps.store.db, data.batchId, data.account, { status: 'failed', error }, deps.group.secrets);
+    await finishBatchAccount(
+      deps.store.db,
+      data.batchId,
+      data.account,
+      { status: 'failed', error },
+      deps.group.secrets,
+    );
     log.error({ error }, 'account job failed for good');
     return afterAccount(deps, data.batchId);
   }
