@@ -1,5 +1,5 @@
 /** The exceljs edge: streams sheets of rows into an .xlsx file. */
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { once } from 'node:events';
 import { dirname, join } from 'node:path';
 import type { Writable } from 'node:stream';
@@ -41,6 +41,16 @@ export interface WriteWorkbookOptions {
   creator?: string;
   /** Called after each sheet with rows written, for progress logs. */
   onSheet?: (name: string, rows: number) => void;
+  /** The file's permissions (reports.fileMode): it holds personal data. Default 0640. */
+  fileMode?: number;
+}
+
+/** reports.fileMode's default: owner reads and writes, the group reads, others nothing. */
+export const DEFAULT_REPORT_FILE_MODE = 0o640;
+
+/** reports.fileMode ("0640", validated by the config schema) as a number. */
+export function reportFileMode(text: string | undefined): number {
+  return text === undefined ? DEFAULT_REPORT_FILE_MODE : parseInt(text, 8);
 }
 
 /**
@@ -134,6 +144,8 @@ export async function writeWorkbook(
       options.onSheet?.(source.spec.name, counts[source.spec.name] ?? 0);
     }
     await workbook.commit();
+    // Set on the file itself, whatever the umask; before the rename, so the real name never has wider permissions.
+    await chmod(tmp, options.fileMode ?? DEFAULT_REPORT_FILE_MODE);
     await rename(tmp, path);
   } catch (err) {
     await rm(tmp, { force: true });

@@ -93,6 +93,7 @@ import {
   writeWorkbook,
   type SheetSource,
   type WriteWorkbookOptions,
+  reportFileMode,
 } from '../report/write-workbook.js';
 import { CsvExport, type CsvFileWritten } from '../report/csv.js';
 
@@ -267,7 +268,8 @@ export async function writeReport(
   // What a killed report left (of any run or period) goes before this one is written.
   const stale = await removeStalePartials(ctx.config.reportsDir);
   if (stale.length) log.info({ removed: stale }, 'removed partial workbooks left by interrupted reports');
-  const csv = options.csvDir === undefined ? null : await CsvExport.open(options.csvDir);
+  const fileMode = reportFileMode(ctx.config.reports.fileMode);
+  const csv = options.csvDir === undefined ? null : await CsvExport.open(options.csvDir, fileMode);
 
   const summaryOf = (detail: SummaryDetail): Row[] =>
     summaryRows({
@@ -324,7 +326,7 @@ export async function writeReport(
       ],
     };
   }
-  const detail = await writeDetail(detailDir, detailSources(), detailWorkbook);
+  const detail = await writeDetail(detailDir, detailSources(), detailWorkbook, fileMode);
   log.info(
     { dir: detail.dir, files: detail.files.map((f) => [basename(f.path), f.rows, f.bytes, f.ms]) },
     'detail written (file, rows, bytes, ms)',
@@ -357,6 +359,7 @@ export async function writeReport(
     ]),
     {
       maxRowsPerSheet: options.maxRowsPerSheet,
+      fileMode,
       onSheet: (name, rows) => log.debug({ sheet: name, rows }, 'sheet written'),
     },
   ).catch(async (err: unknown) => {
