@@ -81,9 +81,12 @@ export function secretValues(accounts: Config | readonly Config[]): string[] {
   return [...new Set(values.filter((v): v is string => typeof v === 'string' && v.length > 0))];
 }
 
-/** URL passwords (`scheme://user:PASSWORD@`) and credential parameters (`password=VALUE`) in free text. */
+/**
+ * URL passwords (`scheme://user:PASSWORD@`) and credential parameters (`password=VALUE`) in free text; a value ends at
+ * white space or `&`, and punctuation that ends a sentence (`;,.)`) is left after it.
+ */
 const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@]*:)([^\s@/]+)(@)/gi;
-const SECRET_PARAM = new RegExp(`((?:^|[?&;\\s])(?:${SECRET_QUERY_PARAMS.join('|')})=)([^&\\s'"]+)`, 'gi');
+const SECRET_PARAM = new RegExp(`((?:^|[?&;\\s])(?:${SECRET_QUERY_PARAMS.join('|')})=)([^&\\s'"]*[^&\\s'";,.)])`, 'gi');
 
 /**
  * Free text with every known secret value masked (values of 4 characters or more: a shorter one would mask ordinary

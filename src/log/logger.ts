@@ -36,8 +36,9 @@ export function defaultLogFormat(stream: { isTTY?: boolean } = process.stderr): 
 /**
  * The one root logger, on stderr so stdout stays free for --json output: JSON lines, or with
  * format 'pretty' one readable line per entry ("[03:12:01] INFO: exchange sync: done ... {fields}")
- * written synchronously, so lines never interleave. Secret values known at
- * start-up are scrubbed from messages and error text before either format sees them.
+ * written synchronously, so lines never interleave. Secret values known at start-up (every account's keys, URL
+ * passwords and credential parameters: `group.secrets`) are scrubbed from the message, every field at any depth
+ * (bounded), errors, and last from the line as written, before either format sees them.
  */
 export function createLogger(
   options: {
@@ -50,6 +51,9 @@ export function createLogger(
   // The longest first: a secret that contains another is masked whole.
   const secrets = (options.secrets ?? []).filter((s) => s.length >= 4).sort((a, b) => b.length - a.length);
   const scrub = (text: string) => secrets.reduce((t, s) => t.split(s).join('********'), text);
+  // In a JSON line a secret's quotes and backslashes are escaped.
+  const escaped = [...new Set([...secrets, ...secrets.map((s) => JSON.stringify(s).slice(1, -1))])];
+  const scrubLine = (line: string) => escaped.reduce((t, s) => t.split(s).join('********'), line);
   return pino(
     {
       level: options.level ?? 'info',
@@ -59,11 +63,9 @@ export function createLogger(
       formatters: { level: (label) => ({ level: label }) },
       ...(secrets.length
         ? {
-            formatters: {
-              level: (label: string) => ({ level: label }),
-              bindings: (b: pino.Bindings) => scrubFields(b, scrub) as pino.Bindings,
-            },
             hooks: {
+              // The line as written, last: what no field hook sees (a child logger's bindings) is scrubbed too.
+              streamWrite: (line: string) => scrubLine(line),
               logMethod(args, method) {
                 method.apply(this, args.map((a) => scrubFields(a, scrub)) as Parameters<typeof method>);
               },

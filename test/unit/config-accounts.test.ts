@@ -60,7 +60,11 @@ describe('accounts in the config', () => {
       wallets: ['0xabc'],
       lookbackDays: 5,
     });
-    expect(acme!.exchange).toMatchObject({ apiUrl: 'https://exchange.acme.test', token: 'xt-acme-9012', account: 'eu' });
+    expect(acme!.exchange).toMatchObject({
+      apiUrl: 'https://exchange.acme.test',
+      token: 'xt-acme-9012',
+      account: 'eu',
+    });
     expect(acme!.rateGroup).toBe('acme-org');
     expect(acme!.tolerances.usd).toBe('0.02');
     expect(globex!.partner).toMatchObject({ apiUrl: 'https://partner.globex.test', feeRate: '0.02', wallets: [] });
