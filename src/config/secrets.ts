@@ -1,8 +1,6 @@
-/**
- * What a secret looks like in the config's URLs, and masking it: the password of a URL's user-info and the values of
+/** What a secret looks like in the config's URLs, and masking it: the password of a URL's user-info and the values of
  * query parameters that carry credentials (`?password=`, `sslpassword=`, `token=`...), which libpq and nodemailer read.
  */
-import type { Config } from './group.js';
 
 /** What a masked secret reads as, everywhere. */
 export const MASK = '********';
@@ -66,9 +64,17 @@ function safeDecode(text: string): string {
   }
 }
 
+/** The parts of an account's config (`Config`) that hold secrets. */
+export interface SecretHolder {
+  readonly partner: { readonly apiUrl?: string; readonly publicKey?: string; readonly privateKey?: string };
+  readonly exchange: { readonly apiUrl?: string; readonly token?: string };
+  readonly database: { readonly url?: string };
+  readonly smtpUrl?: string;
+}
+
 /** Every secret value of these accounts and of the shared URLs, for redaction of free text (errors, logs, mail). */
-export function secretValues(accounts: Config | readonly Config[]): string[] {
-  const list = Array.isArray(accounts) ? (accounts as readonly Config[]) : [accounts as Config];
+export function secretValues(accounts: SecretHolder | readonly SecretHolder[]): string[] {
+  const list = Array.isArray(accounts) ? (accounts as readonly SecretHolder[]) : [accounts as SecretHolder];
   const values = list.flatMap((c) => [
     c.partner.publicKey,
     c.partner.privateKey,

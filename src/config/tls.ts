@@ -1,5 +1,4 @@
-/**
- * Keys never travel in clear text: an API URL must be https:// and SMTP must use TLS, except to this machine itself
+/** Keys never travel in clear text: an API URL must be https:// and SMTP must use TLS, except to this machine itself
  * (the sandbox, the tests, the demo), or when the config's `allowInsecureHttp` says so.
  */
 

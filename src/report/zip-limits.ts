@@ -1,5 +1,4 @@
-/**
- * A returned workbook is a zip: before it is loaded whole (exceljs reads every entry into memory), its size and what it
+/** A returned workbook is a zip: before it is loaded whole (exceljs reads every entry into memory), its size and what it
  * unzips to are checked against limits, so a zip bomb is refused instead of taking the process's memory. The sizes the
  * zip's central directory declares are summed, then each entry is inflated as a stream (nothing kept) and counted, so
  * an entry that lies about its size is caught too.
