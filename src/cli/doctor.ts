@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import nodemailer from 'nodemailer';
 import SMTPConnection from 'nodemailer/lib/smtp-connection/index.js';
 import { parseConnectionUrl } from 'nodemailer/lib/shared/index.js';
-import type { Config, Group } from '../config/load.js';
+import { scrubSecrets, urlSecrets, type Config, type Group } from '../config/load.js';
+import { smtpTlsOptions } from '../config/tls.js';
 import { apiVariablesText, sourceVariables } from '../config/variables.js';
 import { plural } from '../util/words.js';
 import { silentLogger } from '../log/logger.js';
@@ -268,14 +269,17 @@ async function smtpCheck(config: Config, timeoutMs: number): Promise<Omit<CheckR
   const url = new URL(config.smtpUrl);
   const where = `${url.protocol}//${url.hostname}${url.port ? `:${url.port}` : ''}`;
   const transport = nodemailer.createTransport({
-    url: config.smtpUrl,
+    ...parseConnectionUrl(config.smtpUrl),
+    ...smtpTlsOptions(config.smtpUrl, config.allowInsecureHttp),
     connectionTimeout: timeoutMs,
     greetingTimeout: timeoutMs,
     socketTimeout: timeoutMs,
   });
   try {
     await withTimeout(timeoutMs + 1000, () => transport.verify());
-    const size = await withTimeout(timeoutMs + 1000, () => relaySize(config.smtpUrl!, timeoutMs));
+    const size = await withTimeout(timeoutMs + 1000, () =>
+      relaySize(config.smtpUrl!, timeoutMs, config.allowInsecureHttp),
+    );
     const limit = config.email.maxMessageBytes;
     const sizeText =
       size === null
@@ -295,8 +299,7 @@ async function smtpCheck(config: Config, timeoutMs: number): Promise<Omit<CheckR
       };
     return { part, status: 'ok', text: connected };
   } catch (err) {
-    const secrets = [url.password, decodeURIComponent(url.password)].filter((s) => s.length >= 4);
-    const text = secrets.reduce((t, s) => t.split(s).join('********'), message(err));
+    const text = scrubSecrets(message(err), urlSecrets(config.smtpUrl));
     return { part, status: 'fail', text: `${where}: ${text}`, fix: 'check SMTP_URL (host, port, user and password)' };
   } finally {
     transport.close();
@@ -304,9 +307,10 @@ async function smtpCheck(config: Config, timeoutMs: number): Promise<Omit<CheckR
 }
 
 /** The relay's SIZE (RFC 1870) from its EHLO answer: the largest message it says it takes, or null without one. */
-async function relaySize(smtpUrl: string, timeoutMs: number): Promise<number | null> {
+async function relaySize(smtpUrl: string, timeoutMs: number, allowInsecure: boolean): Promise<number | null> {
   const connection = new SMTPConnection({
     ...parseConnectionUrl(smtpUrl),
+    ...smtpTlsOptions(smtpUrl, allowInsecure),
     connectionTimeout: timeoutMs,
     greetingTimeout: timeoutMs,
     socketTimeout: timeoutMs,
@@ -398,6 +402,16 @@ function lookBack(accounts: readonly Config[]): string {
   return `${days.join('/')} day${days.every((d) => d === 1) ? '' : 's'}`;
 }
 
+/** allowInsecureHttp lets keys and mail travel in clear text: said on every doctor run while it is set. */
+function insecureWarning(): Omit<CheckResult, 'ms'> {
+  return {
+    part: 'TLS',
+    status: 'warn',
+    text: 'allowInsecureHttp is true: API keys over plain http:// and SMTP without TLS to remote hosts are accepted',
+    fix: 'use https:// API URLs and smtps:// (or a relay with STARTTLS), then remove allowInsecureHttp from the config',
+  };
+}
+
 /** Every check, in the order a run meets the parts; each timed, none stops the others. */
 export async function runDoctor(group: Group, options: DoctorOptions = {}): Promise<CheckResult[]> {
   const timeoutMs = options.timeoutMs ?? 5_000;
@@ -416,6 +430,7 @@ export async function runDoctor(group: Group, options: DoctorOptions = {}): Prom
       status: 'ok',
       text: `${config.configFile ?? 'no config file (defaults)'}; ${config.multiAccount ? `accounts ${config.accountNames.join(', ')}` : `account ${config.account}`}; schedule "${config.schedule.cron}" in ${config.schedule.timezone}, partner look-back ${lookBack(accounts)}`,
     }),
+    ...(config.allowInsecureHttp ? [() => insecureWarning()] : []),
     () => folderCheck('reports folder', config.reportsDir, 'REPORTS_DIR'),
     ...(config.database.url ? [] : [() => folderCheck('data folder', config.database.dataDir, 'RAMP_RECON_DATA_DIR')]),
     () => databaseCheck(config, timeoutMs),
@@ -434,7 +449,9 @@ export async function runDoctor(group: Group, options: DoctorOptions = {}): Prom
     } catch (err) {
       result = { part: 'doctor', status: 'fail', text: message(err) };
     }
-    results.push({ ...result, ms: Date.now() - started });
+    // No check prints a secret on purpose; a server's or a library's message might quote one.
+    const fix = result.fix === undefined ? {} : { fix: scrubSecrets(result.fix, group.secrets) };
+    results.push({ ...result, text: scrubSecrets(result.text, group.secrets), ...fix, ms: Date.now() - started });
   }
   return results;
 }

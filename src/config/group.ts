@@ -5,6 +5,7 @@ import type { FileConfig } from './schema.js';
 import { ConfigError } from '../errors.js';
 import { closest } from '../util/suggest.js';
 import { envPrefix, sourceVariables, type SourceVariables } from './variables.js';
+import { secretValues } from './secrets.js';
 
 /**
  * One account's effective config: what every stage reads. A multi-account config loads as the first account's view;
@@ -42,6 +43,8 @@ export type GroupSettings = Readonly<
     | 'webhooks'
     | 'workers'
     | 'http'
+    | 'reports'
+    | 'allowInsecureHttp'
     | 'database'
     | 'reportsDir'
     | 'smtpUrl'
@@ -86,7 +89,8 @@ export function accountOf(config: Config): Account {
 
 /** The group's shared settings, read from any of its accounts (they are the same in each). */
 export function groupSettingsOf(config: Config): GroupSettings {
-  const { configFile, multiAccount, accountNames, email, schedule, webhooks, workers, http } = config;
+  const { configFile, multiAccount, accountNames, email, schedule, webhooks, workers, http, reports } = config;
+  const { allowInsecureHttp } = config;
   const { database, reportsDir, smtpUrl, logLevel } = config;
   return Object.freeze({
     configFile,
@@ -97,6 +101,8 @@ export function groupSettingsOf(config: Config): GroupSettings {
     webhooks,
     workers,
     http,
+    reports,
+    allowInsecureHttp,
     database,
     reportsDir,
     smtpUrl,
@@ -143,10 +149,9 @@ export function accountNamed(group: Group, name: string): Account | undefined {
 /** A group of these accounts' settings, as loaded (the tests build one from a config they changed). */
 export function groupOf(...configs: readonly Config[]): Group {
   if (configs.length === 0) throw new Error('a group needs at least one account');
-  const secrets = configs.flatMap((c) => [c.partner.publicKey, c.partner.privateKey, c.exchange.token]);
   return Object.freeze({
     settings: groupSettingsOf(configs[0]!),
     accounts: configs.map(accountOf),
-    secrets: secrets.filter((s): s is string => typeof s === 'string' && s.length > 0),
+    secrets: secretValues(configs),
   });
 }

@@ -16,8 +16,11 @@ import { jsonSyntaxProblem } from './json-syntax.js';
 import { closest } from '../util/suggest.js';
 import { accountOf, groupSettingsOf, type Config, type Group } from './group.js';
 import { envPrefix, SOURCE_ENV, sourceVariables, variablesWithPrefix } from './variables.js';
+import { MASK, maskUrl, secretValues, urlSecrets } from './secrets.js';
+import { plainHttpProblem } from './tls.js';
 
 export { envPrefix, sourceVariables } from './variables.js';
+export { maskUrl, scrubSecrets, secretValues, urlSecrets } from './secrets.js';
 
 export {
   accountNamed,
@@ -94,6 +97,13 @@ export function loadGroup(options: LoadOptions = {}): Group {
     ? accountEnvs(names, env, problems, fileInput as { account?: unknown })
     : [{ prefix: '', env: envConfig }];
   for (const { prefix, env: e } of sourceEnvs) sourcePairs(prefix, e, problems);
+  const insecureAllowed = file ? file.allowInsecureHttp : rawFlag(fileInput, 'allowInsecureHttp');
+  if (!insecureAllowed)
+    for (const { prefix, env: e } of sourceEnvs)
+      for (const name of ['PARTNER_API_URL', 'EXCHANGE_API_URL'] as const) {
+        const problem = plainHttpProblem(`${prefix}${name}`, e[name]);
+        if (problem) problems.push(problem);
+      }
   if (file?.webhooks && Boolean(file.webhooks.tlsCertFile) !== Boolean(file.webhooks.tlsKeyFile))
     problems.push('config key webhooks.tlsCertFile / webhooks.tlsKeyFile: give both or neither');
   if (envConfig.SMTP_URL && file && (file.email.to.length === 0 || !file.email.from))
@@ -200,6 +210,11 @@ function rawAccountNames(input: unknown): string[] | undefined {
     .filter((n): n is string => typeof n === 'string' && /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/.test(n));
 }
 
+/** A boolean key of a file that did not pass the schema (so that its other problems are said as they would be). */
+function rawFlag(input: unknown, key: string): boolean {
+  return !!input && typeof input === 'object' && (input as Record<string, unknown>)[key] === true;
+}
+
 /** A source's URL without its credentials is a problem said once, naming the variables (with the account's prefix). */
 function sourcePairs(prefix: string, env: EnvConfig, problems: string[]): void {
   const { partner, exchange } = variablesWithPrefix(prefix);
@@ -273,10 +288,11 @@ export function maskedConfig(config: Config): Record<string, unknown> {
     ...config,
     partner: {
       ...config.partner,
+      apiUrl: maskApiUrl(config.partner.apiUrl),
       publicKey: mask(config.partner.publicKey),
       privateKey: mask(config.partner.privateKey),
     },
-    exchange: { ...config.exchange, token: mask(config.exchange.token) },
+    exchange: { ...config.exchange, apiUrl: maskApiUrl(config.exchange.apiUrl), token: mask(config.exchange.token) },
     database: { ...config.database, url: maskUrl(config.database.url) },
     smtpUrl: maskUrl(config.smtpUrl),
   };
@@ -290,36 +306,13 @@ export function configHash(config: Config): string {
     .slice(0, 16);
 }
 
-/** Every secret value present in these accounts and the shared URLs, for redaction of free text (errors, URLs). */
-export function secretValues(accounts: Config | readonly Config[]): string[] {
-  const list = Array.isArray(accounts) ? (accounts as readonly Config[]) : [accounts as Config];
-  const values = list.flatMap((c) => [c.partner.publicKey, c.partner.privateKey, c.exchange.token]);
-  const shared = list[0];
-  for (const url of [shared?.smtpUrl, shared?.database.url]) {
-    if (!url) continue;
-    try {
-      const password = new URL(url).password;
-      if (password) values.push(decodeURIComponent(password), password);
-    } catch {
-      /* validated already */
-    }
-  }
-  return values.filter((v): v is string => typeof v === 'string' && v.length > 0);
+/** An API URL as written, unless it holds a credential (then masked). */
+function maskApiUrl(url: string | undefined): string | undefined {
+  return urlSecrets(url).length ? maskUrl(url) : url;
 }
 
 function mask(value: string | undefined): string | undefined {
-  return value === undefined ? undefined : '********';
-}
-
-export function maskUrl(url: string | undefined): string | undefined {
-  if (!url) return url;
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '********';
-    return parsed.toString();
-  } catch {
-    return '********';
-  }
+  return value === undefined ? undefined : MASK;
 }
 
 function formatIssues(error: z.ZodError, input: unknown, prefix: string, basePath: PropertyKey[] = []): string[] {

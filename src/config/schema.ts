@@ -225,6 +225,30 @@ const workersSection = z
   .strict()
   .prefault({});
 
+/** The files reports are written as, and the limits of a returned workbook read back (`breaks import`). */
+const reportsSection = z
+  .object({
+    /** Octal permissions of every report file written (workbooks, detail, CSV): they hold personal data. */
+    fileMode: z
+      .string()
+      .regex(/^0?[0-7]{3}$/, 'must be an octal file mode in quotes, such as "0640"')
+      .default('0640'),
+    /** A returned workbook larger than this is refused before it is read. */
+    maxImportBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .default(50 * 1024 * 1024),
+    /** ... and one whose entries unzip to more than this in all (a zip bomb), before it is loaded. */
+    maxImportUnzippedBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .default(500 * 1024 * 1024),
+  })
+  .strict()
+  .prefault({});
+
 /** The JSON config file. Every key is optional; unknown keys are errors. */
 export const fileConfigSchema = z
   .object({
@@ -239,6 +263,9 @@ export const fileConfigSchema = z
     email: emailSection,
     webhooks: webhooksSection.optional(),
     workers: workersSection,
+    reports: reportsSection,
+    /** Plain http:// API URLs and clear-text SMTP to remote hosts: refused unless this is true (a test setup only). */
+    allowInsecureHttp: z.boolean().default(false),
     http: z
       .object({
         connectTimeoutMs: z.number().int().positive().default(10_000),
@@ -246,6 +273,12 @@ export const fileConfigSchema = z
         maxRetries: z.number().int().min(0).max(20).default(5),
         retryBaseMs: z.number().int().positive().default(500),
         retryMaxMs: z.number().int().positive().default(30_000),
+        /** A response body over this is an error naming the endpoint, never read whole (far above the largest page). */
+        maxResponseBytes: z
+          .number()
+          .int()
+          .min(1024)
+          .default(64 * 1024 * 1024),
       })
       .strict()
       .prefault({}),

@@ -62,7 +62,13 @@ async function runAccountJob(
   const account = accountNamed(deps.group, data.account);
   if (!account) {
     const error = `account ${data.account} is not in this worker's config (${deps.group.settings.configFile ?? 'no config file'})`;
-    await finishBatchAccount(deps.store.db, data.batchId, data.account, { status: 'failed', error });
+    await finishBatchAccount(
+      deps.store.db,
+      data.batchId,
+      data.account,
+      { status: 'failed', error },
+      deps.group.secrets,
+    );
     log.error({ error }, 'account job failed for good');
     return afterAccount(deps, data.batchId);
   }
@@ -92,7 +98,7 @@ async function runAccountJob(
     return;
   }
   if (failed(outcome) && job.attempt < job.retryLimit) {
-    await retryBatchAccount(deps.store.db, data.batchId, data.account, attemptFailure(outcome));
+    await retryBatchAccount(deps.store.db, data.batchId, data.account, attemptFailure(outcome), deps.group.secrets);
     log.warn(
       { error: attemptFailure(outcome).error, retriesLeft: job.retryLimit - job.attempt },
       'account run failed: retrying',
@@ -100,7 +106,7 @@ async function runAccountJob(
     // pg-boss retries the job, backing off
     throw new Error(attemptFailure(outcome).error);
   }
-  await recordAccountOutcome(deps.store, data.batchId, outcome);
+  await recordAccountOutcome(deps.store, data.batchId, outcome, deps.group.secrets);
   if (failed(outcome)) log.error({ error: attemptFailure(outcome).error }, 'account run failed after its last attempt');
   else log.info('account job succeeded');
   await afterAccount(deps, data.batchId);
@@ -129,11 +135,13 @@ export async function accountJobLost(deps: WorkDeps, data: AccountJob): Promise<
   const error =
     `its last attempt ended without an outcome: the worker running it${row.worker ? ` (${row.worker})` : ''} died or ` +
     `fell silent past its heartbeat, and no attempt was left${row.error ? `; the attempt before failed: ${row.error}` : ''}`;
-  await finishBatchAccount(deps.store.db, data.batchId, data.account, {
-    status: 'failed',
-    failedStage: row.failedStage,
-    error,
-  });
+  await finishBatchAccount(
+    deps.store.db,
+    data.batchId,
+    data.account,
+    { status: 'failed', failedStage: row.failedStage, error },
+    deps.group.secrets,
+  );
   deps.logger.error({ batchId: data.batchId, account: data.account, error }, 'account job lost');
   await afterAccount(deps, data.batchId);
 }

@@ -10,6 +10,7 @@ import {
   HttpStatusError,
   HttpTimeoutError,
   InvalidBodyError,
+  ResponseTooLargeError,
   type ApiName,
   type AuthHeader,
 } from './errors.js';
@@ -35,6 +36,8 @@ export interface HttpClientOptions {
   /** Limit for the headers to arrive and for each gap between body chunks. */
   bodyTimeoutMs: number;
   maxRetries: number;
+  /** A body over this many bytes is an error naming the endpoint (default 64 MiB). */
+  maxResponseBytes?: number;
   retryBaseMs: number;
   retryMaxMs: number;
   logger: Logger;
@@ -134,6 +137,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   const sleep = options.sleep ?? ((ms: number, signal?: AbortSignal) => delay(ms, undefined, { signal }));
   const random = options.random ?? Math.random;
   const log = options.logger;
+  const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   const limiter = options.limiter ?? createRateLimiter(options.rateLimitPerSecond, sleep);
   const stats: HttpStats = { requests: 0, retries: 0 };
   // Scheme, host and port of the API, for errors: what was tried, never a credential or a query.
@@ -171,7 +175,10 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       status = res.statusCode;
       const ra = res.headers['retry-after'];
       retryAfter = Array.isArray(ra) ? ra[0] : ra;
-      text = await res.body.text();
+      const read = await readCapped(res.body, res.headers['content-length'], maxResponseBytes);
+      if (read === null)
+        return { kind: 'fail', error: new ResponseTooLargeError(options.api, method, path, maxResponseBytes) };
+      text = read;
     } catch (err) {
       if (req.signal?.aborted) return { kind: 'fail', error: abortReason(req.signal) };
       const code = (err as { code?: string }).code ?? '';
@@ -340,4 +347,35 @@ export function createRateLimiter(
     tail = next.catch(() => {});
     return next;
   };
+}
+
+export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * A response body as text, or null when it is over `limit` bytes (said by its Content-Length, or counted as it
+ * arrives): the rest is never read, and the connection is dropped.
+ */
+async function readCapped(
+  body: AsyncIterable<Buffer> & { destroy(): unknown; on(event: 'error', listener: () => void): unknown },
+  contentLength: string | string[] | undefined,
+  limit: number,
+): Promise<string | null> {
+  const declared = Number(Array.isArray(contentLength) ? contentLength[0] : contentLength);
+  if (Number.isFinite(declared) && declared > limit) {
+    // The abort it raises is ours: not an unhandled error.
+    body.on('error', () => {});
+    body.destroy();
+    return null;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > limit) {
+      body.destroy();
+      return null;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size).toString('utf8');
 }

@@ -139,7 +139,24 @@ export class InvalidBodyError extends AppError {
   }
 }
 
-export type HttpError = HttpAuthError | HttpStatusError | HttpTimeoutError | HttpNetworkError | InvalidBodyError;
+/** A response body over `http.maxResponseBytes`: never read whole (it could take the process's memory), not retried. */
+export class ResponseTooLargeError extends AppError {
+  constructor(
+    readonly api: ApiName,
+    readonly method: string,
+    readonly path: string,
+    readonly limit: number,
+  ) {
+    super(
+      'HTTP_RESPONSE_TOO_LARGE',
+      `${API_LABEL[api]} sent a response larger than http.maxResponseBytes (${limit} bytes) on ${method} ${path}; ` +
+        'it was not read (raise http.maxResponseBytes if such a page is expected)',
+    );
+  }
+}
+
+export type HttpError =
+  HttpAuthError | HttpStatusError | HttpTimeoutError | HttpNetworkError | InvalidBodyError | ResponseTooLargeError;
 
 export function isHttpError(err: unknown): err is HttpError {
   return (

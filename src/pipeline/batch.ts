@@ -119,7 +119,12 @@ export async function runBatchAccount(
 }
 
 /** Records an account's final outcome on the batch. */
-export function recordAccountOutcome(store: Store, batchId: string, outcome: AccountOutcome): Promise<void> {
+export function recordAccountOutcome(
+  store: Store,
+  batchId: string,
+  outcome: AccountOutcome,
+  secrets: readonly string[],
+): Promise<void> {
   const r = outcome.result;
   return retryOnLostConnection(() =>
     finishBatchAccount(
@@ -129,6 +134,7 @@ export function recordAccountOutcome(store: Store, batchId: string, outcome: Acc
       r
         ? { status: r.status, runId: r.runId, failedStage: r.failedStage ?? null, error: r.error ?? null }
         : { status: 'failed', error: outcome.error ?? 'failed' },
+      secrets,
     ),
   );
 }
@@ -191,7 +197,7 @@ export async function runBatch(
     const outcome = options.signal?.aborted
       ? notRun(account, options.signal.reason)
       : await runInBatch(deps, batchId, account, { ...options, position: `${i + 1} of ${accounts.length}` });
-    await recordAccountOutcome(deps.store, batchId, outcome);
+    await recordAccountOutcome(deps.store, batchId, outcome, deps.group.secrets);
     runs.push(outcome);
   }
   const failed = runs.some((r) => r.result?.status !== 'succeeded');

@@ -1,7 +1,7 @@
 /** The frame of every run-like command: lock, run row, stages recorded one by one, outcome. */
 import { setMaxListeners } from 'node:events';
 import type { Config } from '../config/load.js';
-import { configHash, secretValues } from '../config/load.js';
+import { configHash, scrubSecrets, secretValues } from '../config/load.js';
 import { retryOnLostConnection, type Store } from '../store/database.js';
 import type { Logger } from '../log/logger.js';
 import { createRequestMeter } from '../http/meter.js';
@@ -296,7 +296,7 @@ export function failureText(err: unknown, config: Config): string {
 
 /** Secrets masked, and bounded: the text lands in run.error, in logs and in the e-mail. */
 function scrub(text: string, secrets: string[]): string {
-  const masked = secrets.filter((s) => s.length >= 4).reduce((t, s) => t.split(s).join('********'), text);
+  const masked = scrubSecrets(text, secrets);
   return masked.length > MAX_ERROR_CHARS
     ? `${masked.slice(0, MAX_ERROR_CHARS)}... (${masked.length - MAX_ERROR_CHARS} more characters)`
     : masked;

@@ -4,7 +4,8 @@
 import { partialPath } from './partials.js';
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { DEFAULT_REPORT_FILE_MODE } from './write-workbook.js';
 import { join, resolve } from 'node:path';
 import { ConfigError, ReportError } from '../errors.js';
 import { isAmount, isDay, type Cell, type Row, type SheetSpec } from './cells.js';
@@ -116,10 +117,13 @@ export interface CsvFileWritten {
 export class CsvExport {
   private readonly files: CsvFile[] = [];
 
-  private constructor(readonly dir: string) {}
+  private constructor(
+    readonly dir: string,
+    readonly fileMode: number,
+  ) {}
 
   /** Creates the folder if needed and proves it writable, or fails naming it (exit 2: a bad --csv DIR). */
-  static async open(dir: string): Promise<CsvExport> {
+  static async open(dir: string, fileMode = DEFAULT_REPORT_FILE_MODE): Promise<CsvExport> {
     const abs = resolve(dir);
     const probe = join(abs, `.ramp-recon-write-test-${process.pid}`);
     try {
@@ -129,7 +133,7 @@ export class CsvExport {
     } catch (err) {
       throw new ConfigError([`--csv ${dir}: cannot write CSV files to the folder ${abs} (${reason(err)})`]);
     }
-    return new CsvExport(abs);
+    return new CsvExport(abs, fileMode);
   }
 
   tee(sources: SheetSource[]): SheetSource[] {
@@ -154,6 +158,7 @@ export class CsvExport {
     try {
       for (const file of this.files) {
         await this.guard(file.close());
+        await this.guard(chmod(file.tmp, this.fileMode));
         await this.guard(rename(file.tmp, file.path));
         done.push({ sheet: file.spec.name, path: file.path, rows: file.rows });
       }

@@ -1,6 +1,6 @@
 /** The detail of a run: every record of its period, one gzip CSV per data sheet, in a folder beside the workbook. */
 import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -9,7 +9,7 @@ import { ReportError } from '../errors.js';
 import { allSettledOrThrow } from '../util/side-by-side.js';
 import type { Row, SheetSpec } from './cells.js';
 import { csvFileName, csvHeader, csvLine } from './csv.js';
-import { writeWorkbook, type SheetSource } from './write-workbook.js';
+import { DEFAULT_REPORT_FILE_MODE, writeWorkbook, type SheetSource } from './write-workbook.js';
 import { partialPath } from './partials.js';
 
 /**
@@ -95,6 +95,7 @@ export async function writeDetail(
   dir: string,
   sources: DetailSource[],
   workbook?: { sources: SheetSource[]; maxRowsPerSheet?: number },
+  fileMode = DEFAULT_REPORT_FILE_MODE,
 ): Promise<DetailWritten> {
   const tmp = partialPath(dir);
   try {
@@ -110,8 +111,9 @@ export async function writeDetail(
         await pipeline(
           Readable.from(csvChunks(source, counted)),
           createGzip({ level: GZIP_LEVEL }),
-          createWriteStream(join(tmp, file)),
+          createWriteStream(join(tmp, file), { mode: fileMode }),
         );
+        await chmod(join(tmp, file), fileMode);
         return { sheet: source.spec.name, file, rows: counted.rows, ms: Math.round(performance.now() - started) };
       }),
     );
@@ -120,6 +122,7 @@ export async function writeDetail(
     if (workbook) {
       const sheets = await writeWorkbook(join(tmp, bookName), workbook.sources, {
         maxRowsPerSheet: workbook.maxRowsPerSheet,
+        fileMode,
       });
       book = { path: join(dir, bookName), sheets };
     }

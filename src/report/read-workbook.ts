@@ -7,6 +7,7 @@ import ExcelJS from 'exceljs';
 import { AppError, EXIT } from '../errors.js';
 import type { ReturnedRow } from '../domain/index.js';
 import { BREAKS_HEADER } from './breaks-sheet.js';
+import { zipLimitProblem, type ZipLimits } from './zip-limits.js';
 
 /** A returned workbook that cannot be imported (not an .xlsx, not ours, a column missing): exit 2, saying which. */
 export class WorkbookImportError extends AppError {
@@ -55,12 +56,24 @@ const trimmed = (v: ExcelJS.CellValue): string | null => {
   return t ? t : null;
 };
 
-/** Reads a returned workbook: its run id and every row of its Breaks sheet(s) that names a break. */
-export async function readReturnedWorkbook(path: string): Promise<ReturnedWorkbook> {
+/** The defaults of reports.maxImportBytes and reports.maxImportUnzippedBytes. */
+export const DEFAULT_IMPORT_LIMITS: ZipLimits = { maxBytes: 50 * 1024 * 1024, maxUnzippedBytes: 500 * 1024 * 1024 };
+
+/**
+ * Reads a returned workbook: its run id and every row of its Breaks sheet(s) that names a break. A file over the
+ * limits (its size, what it unzips to) is refused before it is loaded.
+ */
+export async function readReturnedWorkbook(
+  path: string,
+  limits: ZipLimits = DEFAULT_IMPORT_LIMITS,
+): Promise<ReturnedWorkbook> {
   let bytes: Buffer;
   try {
+    const problem = await zipLimitProblem(path, limits);
+    if (problem) throw new WorkbookImportError(problem);
     bytes = await readFile(path);
   } catch (err) {
+    if (err instanceof WorkbookImportError) throw err;
     throw new WorkbookImportError(`cannot read ${path}: ${(err as Error).message}`);
   }
   const wb = new ExcelJS.Workbook();

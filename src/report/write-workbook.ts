@@ -1,5 +1,5 @@
 /** The exceljs edge: streams sheets of rows into an .xlsx file. */
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { chmod, mkdir, rename, rm } from 'node:fs/promises';
 import { once } from 'node:events';
 import { dirname } from 'node:path';
 import type { Writable } from 'node:stream';
@@ -43,6 +43,16 @@ export interface WriteWorkbookOptions {
   onSheet?: (name: string, rows: number) => void;
   /** Who writes, for the temporary name (default: this host and process; tests give two writers two identities). */
   writer?: Writer;
+  /** The file's permissions (reports.fileMode): it holds personal data. Default 0640. */
+  fileMode?: number;
+}
+
+/** reports.fileMode's default: owner reads and writes, the group reads, others nothing. */
+export const DEFAULT_REPORT_FILE_MODE = 0o640;
+
+/** reports.fileMode ("0640", validated by the config schema) as a number. */
+export function reportFileMode(text: string | undefined): number {
+  return text === undefined ? DEFAULT_REPORT_FILE_MODE : parseInt(text, 8);
 }
 
 /**
@@ -135,6 +145,8 @@ export async function writeWorkbook(
       options.onSheet?.(source.spec.name, counts[source.spec.name] ?? 0);
     }
     await workbook.commit();
+    // Set on the file itself, whatever the umask; before the rename, so the real name never has wider permissions.
+    await chmod(tmp, options.fileMode ?? DEFAULT_REPORT_FILE_MODE);
     await rename(tmp, path);
   } catch (err) {
     // only the writer removes its own partial file; another's may be being written (src/report/partials.ts)

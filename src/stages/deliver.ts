@@ -5,6 +5,9 @@ import { basename } from 'node:path';
 import nodemailer from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer/index.js';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
+import { parseConnectionUrl } from 'nodemailer/lib/shared/index.js';
+import { scrubSecrets, urlSecrets } from '../config/load.js';
+import { smtpTlsOptions } from '../config/tls.js';
 import type { StageContext } from './context.js';
 import { accountOf } from '../config/group.js';
 import type { Logger } from '../log/logger.js';
@@ -110,6 +113,7 @@ export async function deliverRun(
     path,
     log,
     attach: options.attach,
+    allowInsecure: ctx.config.allowInsecureHttp,
     mailOf,
   });
   if (sent.status === 'sent') await recordDelivery(db, runId, { delivered: true });
@@ -153,6 +157,7 @@ export async function deliverFailureNotice(
     limit: ctx.config.email.maxMessageBytes,
     path: null,
     log,
+    allowInsecure: ctx.config.allowInsecureHttp,
     mailOf: () => message,
   });
   if (sent.status === 'sent') log.warn({ messageId: sent.messageId }, 'failure notice sent without a workbook');
@@ -177,11 +182,13 @@ export async function sendReportMail(input: {
   path: string | null;
   log: Logger;
   attach?: boolean;
+  /** The config's allowInsecureHttp: smtp:// to another machine may then go without STARTTLS. */
+  allowInsecure: boolean;
   mailOf: MailContent;
 }): Promise<DeliveryResult> {
   const { smtpUrl, from, to, limit, log } = input;
   const secrets = urlSecrets(smtpUrl);
-  const scrub = (text: string) => secrets.reduce((t, s) => t.split(s).join('********'), text);
+  const scrub = (text: string) => scrubSecrets(text, secrets);
   const path = input.path;
   try {
     if (!from || to.length === 0) throw new Error('email.from and email.to must be configured to deliver');
@@ -195,7 +202,11 @@ export async function sendReportMail(input: {
     const measured = input.attach === false || !path ? null : await measure(mailOf(), path, limit);
     let withoutWorkbook =
       input.attach === false ? 'sent without it on request (`ramp-recon deliver --no-attachment`)' : measured?.over;
-    const transport = nodemailer.createTransport({ url: smtpUrl, ...SMTP_TIMEOUTS });
+    const transport = nodemailer.createTransport({
+      ...parseConnectionUrl(smtpUrl),
+      ...SMTP_TIMEOUTS,
+      ...smtpTlsOptions(smtpUrl, input.allowInsecure),
+    });
     try {
       let info;
       try {
@@ -292,17 +303,6 @@ function describe(err: unknown, smtpUrl: string): string {
   // A missing email.from / email.to is the config's, not the server's.
   if (/email\.from and email\.to/.test(what)) return what;
   return `${server}: ${what}; check SMTP_URL (host, port, user, password) and the server (\`ramp-recon doctor\` tries it)`;
-}
-
-/** The password and user info of SMTP_URL, raw and decoded, so neither can reach a log or the run row. */
-function urlSecrets(url: string): string[] {
-  try {
-    const u = new URL(url);
-    const values = [u.password, decodeURIComponent(u.password)];
-    return values.filter((v) => v.length >= 3);
-  } catch {
-    return [];
-  }
 }
 
 async function exists(path: string): Promise<boolean> {

@@ -23,7 +23,7 @@ import { UsdRates } from '../report/usd-rates.js';
 import { BreakIndex, balanceRows, balancesSpec } from '../report/sheets.js';
 import { breakRow, breaksSpec, sortBreaks } from '../report/breaks-sheet.js';
 import type { Row, SheetSpec } from '../report/cells.js';
-import { writeWorkbook } from '../report/write-workbook.js';
+import { reportFileMode, writeWorkbook } from '../report/write-workbook.js';
 import { partialRun, periodLabel } from '../report/summary.js';
 import { groupMessage } from '../report/group-mail.js';
 import {
@@ -123,11 +123,15 @@ export async function writeGroupReport(
     version: amends?.version ?? 1,
     changes: amends?.previous ? stateChanges(amends.previous, batch) : [],
   });
-  const sheets = await writeWorkbook(path, [
-    { spec: groupSummarySpec, rows: groupSummaryRows(digest, accounts) },
-    { spec: accountSheet(breaksSpec, true), rows: breakRows },
-    { spec: accountSheet(balancesSpec, false), rows: balanceRowList },
-  ]);
+  const sheets = await writeWorkbook(
+    path,
+    [
+      { spec: groupSummarySpec, rows: groupSummaryRows(digest, accounts) },
+      { spec: accountSheet(breaksSpec, true), rows: breakRows },
+      { spec: accountSheet(balancesSpec, false), rows: balanceRowList },
+    ],
+    { fileMode: reportFileMode(deps.group.settings.reports.fileMode) },
+  );
   await setBatchReport(db, batch.id, path, digest);
   deps.logger.info({ batchId, path, verdict: digest.verdict }, 'group report written');
   return { path, digest, sheets, states: Object.fromEntries(batch.accounts.map((a) => [a.account, a.status])) };
@@ -153,6 +157,7 @@ export async function deliverGroupReport(
     limit: settings.email.maxMessageBytes,
     path: written.path,
     log,
+    allowInsecure: settings.allowInsecureHttp,
     mailOf: (notAttached) =>
       groupMessage(written.digest, notAttached ? { reason: notAttached, path: written.path, host } : undefined),
   });
@@ -160,6 +165,7 @@ export async function deliverGroupReport(
     deps.store.db,
     batchId,
     sent.status === 'sent' ? { delivered: true } : { delivered: false, error: sent.error ?? 'unknown error' },
+    deps.group.secrets,
   );
   if (sent.status === 'failed') log.warn({ error: sent.error, path: written.path }, 'group e-mail not sent');
   return sent;

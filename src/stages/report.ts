@@ -90,7 +90,12 @@ import { buildDigest } from '../report/digest.js';
 import type { BalanceRec, BalanceRollRec, DigestFigures, ReportDigest } from '../domain/index.js';
 import { partnerFeesByDay } from '../store/counts.js';
 import { removeStalePartials } from '../report/partials.js';
-import { writeWorkbook, type SheetSource, type WriteWorkbookOptions } from '../report/write-workbook.js';
+import {
+  reportFileMode,
+  writeWorkbook,
+  type SheetSource,
+  type WriteWorkbookOptions,
+} from '../report/write-workbook.js';
 import { CsvExport, type CsvFileWritten } from '../report/csv.js';
 
 export { SHEET } from '../report/sheets.js';
@@ -268,7 +273,8 @@ export async function writeReport(
   const stale = await removeStalePartials(ctx.config.reportsDir);
   if (stale.length)
     log.info({ removed: stale }, 'removed partial workbooks left by interrupted reports (untouched for a day)');
-  const csv = options.csvDir === undefined ? null : await CsvExport.open(options.csvDir);
+  const fileMode = reportFileMode(ctx.config.reports.fileMode);
+  const csv = options.csvDir === undefined ? null : await CsvExport.open(options.csvDir, fileMode);
 
   const summaryOf = (detail: SummaryDetail): Row[] =>
     summaryRows({
@@ -326,7 +332,7 @@ export async function writeReport(
       ],
     };
   }
-  const detail = await writeDetail(detailDir, detailSources(), detailWorkbook);
+  const detail = await writeDetail(detailDir, detailSources(), detailWorkbook, fileMode);
   log.info(
     { dir: detail.dir, files: detail.files.map((f) => [basename(f.path), f.rows, f.bytes, f.ms]) },
     'detail written (file, rows, bytes, ms)',
@@ -359,6 +365,7 @@ export async function writeReport(
     ]),
     {
       maxRowsPerSheet: options.maxRowsPerSheet,
+      fileMode,
       onSheet: (name, rows) => log.debug({ sheet: name, rows }, 'sheet written'),
     },
   ).catch(async (err: unknown) => {

@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { jsonNumber } from '../decimal/json.js';
 import { ReportError } from '../errors.js';
+import { scrubSecrets } from '../config/load.js';
 import type { Selectable } from 'kysely';
 import type { Db } from './database.js';
 import type { BatchTable } from './schema.js';
@@ -157,12 +158,26 @@ function sameStates(a: AccountStates, b: AccountStates): boolean {
   return [...keys].every((k) => a[k] === b[k]);
 }
 
+/**
+ * An error as a batch row keeps it (it is shown by `runs`, `--json` and the group e-mail): every secret of the group
+ * (`group.secrets`) and any URL password masked, and bounded.
+ */
+function storedError(text: string, secrets: readonly string[]): string {
+  const masked = scrubSecrets(text, secrets);
+  return masked.length > MAX_ERROR_CHARS
+    ? `${masked.slice(0, MAX_ERROR_CHARS)}... (${masked.length - MAX_ERROR_CHARS} more characters)`
+    : masked;
+}
+
+const MAX_ERROR_CHARS = 2_000;
+
 /** An attempt of an account's job failed and will be retried: the account waits again, its last error kept. */
 export async function retryBatchAccount(
   db: Db,
   batchId: string,
   account: string,
   outcome: { runId?: string | null; failedStage?: string | null; error: string },
+  secrets: readonly string[],
 ): Promise<void> {
   await db
     .updateTable('batch_account')
@@ -170,7 +185,7 @@ export async function retryBatchAccount(
       status: 'pending',
       ...(outcome.runId ? { run_id: outcome.runId } : {}),
       failed_stage: outcome.failedStage ?? null,
-      error: outcome.error,
+      error: storedError(outcome.error, secrets),
     })
     .where('batch_id', '=', batchId)
     .where('account', '=', account)
@@ -219,6 +234,7 @@ export async function finishBatchAccount(
     failedStage?: string | null;
     error?: string | null;
   },
+  secrets: readonly string[],
 ): Promise<void> {
   await db
     .updateTable('batch_account')
@@ -226,7 +242,7 @@ export async function finishBatchAccount(
       status: outcome.status,
       ...(outcome.runId ? { run_id: outcome.runId } : {}),
       failed_stage: outcome.failedStage ?? null,
-      error: outcome.error ?? null,
+      error: outcome.error ? storedError(outcome.error, secrets) : null,
       finished_at: new Date(),
     })
     .where('batch_id', '=', batchId)
@@ -253,13 +269,14 @@ export async function recordBatchDelivery(
   db: Db,
   batchId: string,
   outcome: { delivered: true } | { delivered: false; error: string },
+  secrets: readonly string[],
 ): Promise<void> {
   await db
     .updateTable('batch')
     .set(
       outcome.delivered
         ? { delivered: true, delivered_at: new Date(), delivery_error: null }
-        : { delivered: false, delivered_at: null, delivery_error: outcome.error },
+        : { delivered: false, delivered_at: null, delivery_error: storedError(outcome.error, secrets) },
     )
     .where('id', '=', batchId)
     .execute();

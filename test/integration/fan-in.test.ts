@@ -55,11 +55,13 @@ describeEachStore('the group report fanned in: deadline, amendment, once', (ctx)
       accounts: ['acme', 'globex'],
     });
     await startBatchAccount(db, id, 'acme', 'host-a:11');
-    await finishBatchAccount(db, id, 'acme', {
-      status: 'failed',
-      failedStage: 'sync.exchange',
-      error: 'Exchange API down',
-    });
+    await finishBatchAccount(
+      db,
+      id,
+      'acme',
+      { status: 'failed', failedStage: 'sync.exchange', error: 'Exchange API down' },
+      group.secrets,
+    );
     await startBatchAccount(db, id, 'globex', 'host-b:22');
 
     // before the deadline an unfinished batch waits
@@ -84,7 +86,7 @@ describeEachStore('the group report fanned in: deadline, amendment, once', (ctx)
     expect(relay.mails).toHaveLength(1);
 
     // the late account ends: an amended report, saying what changed
-    await finishBatchAccount(db, id, 'globex', { status: 'failed', error: 'killed' });
+    await finishBatchAccount(db, id, 'globex', { status: 'failed', error: 'killed' }, group.secrets);
     await fanIn(deps, id, { deadline: false });
     expect(relay.mails).toHaveLength(2);
     const amended = relay.mails[1]!;

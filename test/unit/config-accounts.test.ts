@@ -5,17 +5,17 @@ import { accountState, groupVerdict } from '../../src/report/group.js';
 import { openBreakCounts } from '../../src/domain/index.js';
 
 const ACME = {
-  ACME_EU_PARTNER_API_URL: 'http://partner.acme.test/',
+  ACME_EU_PARTNER_API_URL: 'https://partner.acme.test/',
   ACME_EU_PARTNER_PUBLIC_KEY: 'pk-acme-1234',
   ACME_EU_PARTNER_PRIVATE_KEY: 'sk-acme-5678',
-  ACME_EU_EXCHANGE_API_URL: 'http://exchange.acme.test',
+  ACME_EU_EXCHANGE_API_URL: 'https://exchange.acme.test',
   ACME_EU_EXCHANGE_API_TOKEN: 'xt-acme-9012',
 };
 const GLOBEX = {
-  GLOBEX_PARTNER_API_URL: 'http://partner.globex.test',
+  GLOBEX_PARTNER_API_URL: 'https://partner.globex.test',
   GLOBEX_PARTNER_PUBLIC_KEY: 'pk-globex-1234',
   GLOBEX_PARTNER_PRIVATE_KEY: 'sk-globex-5678',
-  GLOBEX_EXCHANGE_API_URL: 'http://exchange.globex.test',
+  GLOBEX_EXCHANGE_API_URL: 'https://exchange.globex.test',
   GLOBEX_EXCHANGE_API_TOKEN: 'xt-globex-9012',
 };
 
@@ -25,7 +25,7 @@ describe('accounts in the config', () => {
       env: {
         ...ACME,
         ...GLOBEX,
-        PARTNER_API_URL: 'http://unprefixed.test',
+        PARTNER_API_URL: 'https://unprefixed.test',
         PARTNER_PRIVATE_KEY: 'x',
         PARTNER_PUBLIC_KEY: 'y',
       },
@@ -53,17 +53,21 @@ describe('accounts in the config', () => {
     expect(acme!.multiAccount).toBe(true);
     expect(acme!.accountNames).toEqual(['acme-eu', 'globex']);
     expect(acme!.partner).toMatchObject({
-      apiUrl: 'http://partner.acme.test',
+      apiUrl: 'https://partner.acme.test',
       publicKey: 'pk-acme-1234',
       privateKey: 'sk-acme-5678',
       feeRate: '0.01',
       wallets: ['0xabc'],
       lookbackDays: 5,
     });
-    expect(acme!.exchange).toMatchObject({ apiUrl: 'http://exchange.acme.test', token: 'xt-acme-9012', account: 'eu' });
+    expect(acme!.exchange).toMatchObject({
+      apiUrl: 'https://exchange.acme.test',
+      token: 'xt-acme-9012',
+      account: 'eu',
+    });
     expect(acme!.rateGroup).toBe('acme-org');
     expect(acme!.tolerances.usd).toBe('0.02');
-    expect(globex!.partner).toMatchObject({ apiUrl: 'http://partner.globex.test', feeRate: '0.02', wallets: [] });
+    expect(globex!.partner).toMatchObject({ apiUrl: 'https://partner.globex.test', feeRate: '0.02', wallets: [] });
     expect(globex!.exchange.account).toBe('primary');
     expect(globex!.tolerances).toMatchObject({ usd: '0.02', balance: '0.001' });
     expect(globex!.rateGroup).toBe('globex');
@@ -78,13 +82,13 @@ describe('accounts in the config', () => {
 
   it('keeps a config without accounts exactly as it was: one account, the unprefixed variables', () => {
     const group = loadGroup({
-      env: { PARTNER_API_URL: 'http://p.test', PARTNER_PUBLIC_KEY: 'pk-1234', PARTNER_PRIVATE_KEY: 'sk-1234' },
+      env: { PARTNER_API_URL: 'https://p.test', PARTNER_PUBLIC_KEY: 'pk-1234', PARTNER_PRIVATE_KEY: 'sk-1234' },
       configPath: writeConfig({ account: 'solo' }),
     });
     const config = group.accounts[0]!.config;
     expect(group.accounts.map((a) => a.name)).toEqual(['solo']);
     expect(config).toMatchObject({ account: 'solo', multiAccount: false, accountNames: ['solo'] });
-    expect(config.partner.apiUrl).toBe('http://p.test');
+    expect(config.partner.apiUrl).toBe('https://p.test');
   });
 
   it('names the account, the variable and the value of every problem', () => {
@@ -92,7 +96,7 @@ describe('accounts in the config', () => {
       loadConfig({
         env: {
           ACME_PARTNER_API_URL: 'ftp://nope',
-          GLOBEX_EXCHANGE_API_URL: 'http://x.test',
+          GLOBEX_EXCHANGE_API_URL: 'https://x.test',
           GLOBEX_EXCHANGE_API_TOKEN: '',
         },
         configPath: writeConfig({
@@ -120,7 +124,7 @@ describe('accounts in the config', () => {
 
   it('a config without accounts is a group of one account, with the unprefixed variables, on the same path', () => {
     const group = loadGroup({
-      env: { EXCHANGE_API_URL: 'http://exchange.test', EXCHANGE_API_TOKEN: 'xt-single-1234', SMTP_URL: 'smtp://h:25' },
+      env: { EXCHANGE_API_URL: 'https://exchange.test', EXCHANGE_API_TOKEN: 'xt-single-1234', SMTP_URL: 'smtp://h:25' },
       configPath: writeConfig({ email: { from: 'r@x.test', to: ['f@x.test'] } }),
     });
     expect(group.accounts).toHaveLength(1);

@@ -29,7 +29,7 @@ describe('loadConfig', () => {
     const path = writeConfig({ partner: { feeRate: '1%', walets: [] } });
     const problems = problemsOf(() =>
       loadConfig({
-        env: { RAMP_RECON_CONFIG: path, PARTNER_API_URL: 'not a url', EXCHANGE_API_URL: 'http://x/v3/exchange' },
+        env: { RAMP_RECON_CONFIG: path, PARTNER_API_URL: 'not a url', EXCHANGE_API_URL: 'https://x/v3/exchange' },
       }),
     );
     expect(problems).toEqual([

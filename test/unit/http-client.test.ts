@@ -12,6 +12,7 @@ import {
   HttpTimeoutError,
   InvalidBodyError,
   parseRetryAfter,
+  ResponseTooLargeError,
   type HttpClientOptions,
 } from '../../src/http/client.js';
 import { isLosslessNumber } from '../../src/decimal/json.js';
@@ -334,5 +335,40 @@ describe('rate limiter and Retry-After', () => {
     expect(parseRetryAfter('Sun, 22 Nov 2026 02:00:10 GMT', Date.parse('2026-11-22T02:00:00Z'))).toBe(10_000);
     expect(parseRetryAfter('soon')).toBeUndefined();
     expect(parseRetryAfter(undefined)).toBeUndefined();
+  });
+});
+
+describe('response size limit', () => {
+  it('refuses a body over maxResponseBytes, chunked (no Content-Length), naming the endpoint and the limit', async () => {
+    handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      // 8 chunks of 1 KiB: over the 4 KiB limit on the fifth, without a Content-Length to say so first
+      for (let i = 0; i < 8; i++) res.write(`${' '.repeat(1023)}\n`);
+      res.end('{}');
+    };
+    const { c } = client({ maxResponseBytes: 4096 });
+    const err = await c.get('/fills').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ResponseTooLargeError);
+    expect((err as Error).message).toBe(
+      'Exchange API sent a response larger than http.maxResponseBytes (4096 bytes) on GET /fills; it was not read ' +
+        '(raise http.maxResponseBytes if such a page is expected)',
+    );
+    // not retried: the same page would be as large again
+    expect(hits).toHaveLength(1);
+  });
+
+  it('refuses a body whose Content-Length is over the limit before reading it, and reads one at the limit', async () => {
+    handler = (_req, res) => {
+      const body = JSON.stringify({ pad: 'x'.repeat(5000) });
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+    };
+    const small = client({ maxResponseBytes: 2048 });
+    await expect(small.c.get('/orders')).rejects.toThrow(
+      /larger than http\.maxResponseBytes \(2048 bytes\) on GET \/orders/,
+    );
+    const exact = client({ maxResponseBytes: 5011 });
+    const res = await exact.c.get('/orders');
+    expect((res.body as { pad: string }).pad).toHaveLength(5000);
   });
 });

@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
+import JSZip from 'jszip';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readReturnedWorkbook, WorkbookImportError } from '../../src/report/read-workbook.js';
+import { readReturnedWorkbook, RETURNED_COLUMNS, WorkbookImportError } from '../../src/report/read-workbook.js';
 import { parseAmountsText, planRow, sameAmounts } from '../../src/workflow/index.js';
 import { amountsAsReported } from '../../src/domain/index.js';
 import { NO_WORKFLOW } from '../../src/domain/index.js';
@@ -99,6 +100,59 @@ describe('reading a returned workbook (src/report/read-workbook.ts)', () => {
     expect(err).toBeInstanceOf(WorkbookImportError);
     expect((err as WorkbookImportError).exitCode).toBe(2);
     await expect(readReturnedWorkbook(join(dir, 'missing.xlsx'))).rejects.toThrow(/cannot read/);
+  });
+});
+
+describe('import limits: refused before the workbook is loaded', () => {
+  /** A zip of one deflated entry of `bytes` zeros: a few KiB on disk. */
+  async function bomb(name: string, bytes: number): Promise<string> {
+    const zip = new JSZip();
+    zip.file('[Content_Types].xml', '<Types/>');
+    zip.file('xl/worksheets/sheet1.xml', Buffer.alloc(bytes, 0x30));
+    const path = join(dir, name);
+    writeFileSync(path, await zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' }));
+    return path;
+  }
+
+  it('refuses a file over maxBytes, naming its size and the key', async () => {
+    const path = await returned('big.xlsx', ['Code'], []);
+    const err = await readReturnedWorkbook(path, { maxBytes: 1024, maxUnzippedBytes: 10_000_000 }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(WorkbookImportError);
+    expect((err as Error).message).toMatch(
+      /^.*big\.xlsx is \d+ bytes, over the limit of 1024 \(reports\.maxImportBytes\)$/,
+    );
+  });
+
+  it('refuses a zip whose entries unzip to more than maxUnzippedBytes (a zip bomb)', async () => {
+    const path = await bomb('bomb.xlsx', 5_000_000);
+    const err = await readReturnedWorkbook(path, { maxBytes: 1_000_000, maxUnzippedBytes: 1_000_000 }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(WorkbookImportError);
+    expect((err as Error).message).toMatch(
+      /bomb\.xlsx unzips to more than 1000000 bytes \(reports\.maxImportUnzippedBytes: 5000008 bytes or more\); it was not loaded$/,
+    );
+  });
+
+  it('refuses an entry that declares a small size and inflates to more, counted as it streams', async () => {
+    const path = await bomb('liar.xlsx', 5_000_000);
+    const bytes = readFileSync(path);
+    // The big entry's uncompressed size in the central directory (offset 24) says 8 bytes.
+    const signature = Buffer.from([0x50, 0x4b, 0x01, 0x02]);
+    for (let at = bytes.indexOf(signature); at >= 0; at = bytes.indexOf(signature, at + 4))
+      if (bytes.readUInt32LE(at + 24) === 5_000_000) bytes.writeUInt32LE(8, at + 24);
+    writeFileSync(path, bytes);
+    await expect(readReturnedWorkbook(path, { maxBytes: 1_000_000, maxUnzippedBytes: 1_000_000 })).rejects.toThrow(
+      /liar\.xlsx unzips to more than 1000000 bytes/,
+    );
+  });
+
+  it('reads a workbook within the limits', async () => {
+    const path = await returned('fine.xlsx', Object.values(RETURNED_COLUMNS), [], 'r1');
+    const book = await readReturnedWorkbook(path, { maxBytes: 1_000_000, maxUnzippedBytes: 1_000_000 });
+    expect(book.runId).toBe('r1');
   });
 });
 

@@ -266,8 +266,11 @@ export function register(program: Command): void {
     .action(
       action(async (file: string, opts: { by?: string; json?: boolean }, command: Command) => {
         const by = whoIs(opts.by);
-        const book = await readReturnedWorkbook(file);
         return withStore(command, async (store, config) => {
+          const book = await readReturnedWorkbook(file, {
+            maxBytes: config.reports.maxImportBytes,
+            maxUnzippedBytes: config.reports.maxImportUnzippedBytes,
+          });
           const result = await importReturnedRows(store.db, config.account, {
             runId: book.runId,
             sha256: book.sha256,

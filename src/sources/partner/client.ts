@@ -114,6 +114,7 @@ export function partnerClientFromConfig(
     baseUrl: `${apiUrl}${PARTNER_PREFIX}`,
     connectTimeoutMs: config.http.connectTimeoutMs,
     bodyTimeoutMs: config.http.bodyTimeoutMs,
+    maxResponseBytes: config.http.maxResponseBytes,
     maxRetries: config.http.maxRetries,
     retryBaseMs: config.http.retryBaseMs,
     retryMaxMs: config.http.retryMaxMs,
