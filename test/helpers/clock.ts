@@ -48,6 +48,17 @@ export function clocked(script: string, env: NodeJS.ProcessEnv): { argv: string[
   const offset = testClockOffsetMs() + Number(env.RAMP_RECON_TEST_CLOCK_OFFSET_MS ?? '0');
   return {
     argv: ['--import', pathToFileURL(CLOCK_PRELOAD).href, script],
-    env: { ...env, RAMP_RECON_TEST_CLOCK_OFFSET_MS: String(offset) },
+    env: { ...fakedClockEnv(), ...env, RAMP_RECON_TEST_CLOCK_OFFSET_MS: String(offset) },
   };
+}
+
+/**
+ * libfaketime's variables, when the tests run under it (`faketime '2026-11-28 07:30' npx vitest run ...`, the way to
+ * check a test at another hour): the offset is measured against this process's real clock, so the child's real clock
+ * must be faked the same way, even when the test gives the child an environment of its own.
+ */
+function fakedClockEnv(): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (k === 'LD_PRELOAD' || k.startsWith('FAKETIME')) out[k] = v;
+  return out;
 }
