@@ -7,6 +7,8 @@ export default defineConfig({
     exclude: [...configDefaults.exclude, 'test/reliability/**'],
     // Builds dist/ when a source is newer: the end-to-end tests run the built CLI.
     globalSetup: ['test/e2e/global-setup.ts'],
+    // Every test file starts on one fixed instant, whatever the date and hour (test/helpers/clock.ts).
+    setupFiles: ['test/helpers/clock-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     // Two cores: more workers than that only adds contention for PGlite's WASM start-up.

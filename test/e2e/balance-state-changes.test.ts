@@ -1,6 +1,6 @@
 import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../sandbox/index.js';
+import { startSandbox, type Sandbox } from '../helpers/sandbox.js';
 import { addDays, toDay } from '../../src/util/dates.js';
 import { storeKinds } from '../helpers/db.js';
 import { type CliWorld, brief, openCliWorld, runCli } from './helpers.js';

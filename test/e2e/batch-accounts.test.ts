@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandboxAccounts, type SandboxAccounts } from '../../sandbox/index.js';
+import { startSandboxAccounts, type SandboxAccounts } from '../helpers/sandbox.js';
 import { openStore, type Store } from '../../src/store/database.js';
 import { addDays, toDay } from '../../src/util/dates.js';
 import { createTestStore, storeKinds, type TestStore } from '../helpers/db.js';

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../sandbox/index.js';
+import { startSandbox, type Sandbox } from '../helpers/sandbox.js';
 import { openStore } from '../../src/store/database.js';
 import { addDays, toDay } from '../../src/util/dates.js';
 import { storeKinds, type StoreKind } from '../helpers/db.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox } from '../../sandbox/index.js';
+import { startSandbox } from '../helpers/sandbox.js';
 import { addDays, toDay } from '../../src/util/dates.js';
 import { createTestStore, storeKinds, type TestStore } from '../helpers/db.js';
 import { brief, childEnv, freePort, runCli } from './helpers.js';

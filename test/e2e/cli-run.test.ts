@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox } from '../../sandbox/index.js';
+import { startSandbox } from '../helpers/sandbox.js';
 import { addDays, toDay } from '../../src/util/dates.js';
 import { storeKinds } from '../helpers/db.js';
 import { type CliWorld, type Gates, brief, openCliWorld, runCli, startCli, waitFor } from './helpers.js';

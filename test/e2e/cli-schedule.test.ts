@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox } from '../../sandbox/index.js';
+import { startSandbox } from '../helpers/sandbox.js';
 import { storeKinds } from '../helpers/db.js';
 import { type CliWorld, type Gates, brief, logLines, openCliWorld, runCli, startCli, waitFor } from './helpers.js';
 

@@ -1,7 +1,6 @@
-// The built CLI on a moved clock, for end-to-end tests of several nights: Date.now() and new Date()
-// read the real clock plus RAMP_RECON_TEST_CLOCK_OFFSET_MS (the bench's clock shift, dist/bench/clock.js),
-// so a plain `ramp-recon run` takes "yesterday" of the simulated calendar the sandbox runs on.
-import { setClockOffset } from '../../dist/bench/clock.js';
+// The built CLI on a moved clock (test/e2e/clock-preload.mjs), for a child started without the preload: Date.now()
+// and new Date() read the real clock plus RAMP_RECON_TEST_CLOCK_OFFSET_MS. startCli() in test/e2e/helpers.ts preloads
+// the clock for every script, so the tests need this file only to say which script they run.
+import './clock-preload.mjs';
 
-setClockOffset(Number(process.env.RAMP_RECON_TEST_CLOCK_OFFSET_MS ?? '0'));
 await import('../../dist/src/cli/main.js');

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../sandbox/index.js';
+import { TEST_CLOCK_START } from '../helpers/clock.js';
+import { startSandbox, type Sandbox } from '../helpers/sandbox.js';
 import { openStore } from '../../src/store/database.js';
 import { addDays, toDay } from '../../src/util/dates.js';
 import { storeKinds, type StoreKind } from '../helpers/db.js';
@@ -75,7 +76,9 @@ for (const kind of storeKinds) {
         exchangeOrdersPerDay: 4,
         live: false,
         faults: 'none',
-        webhookGapDueInMs: DUE_IN_MS,
+        // The window is DUE_IN_MS from here: the sandbox's now is the test clock's start (test/helpers/sandbox.ts),
+        // some seconds before this file got here.
+        webhookGapDueInMs: DUE_IN_MS + (Date.now() - TEST_CLOCK_START.getTime()),
       });
       world = await openCliWorld(kind, 'webhook-gap', sandbox.env, { webhooks: { port: 0 } });
     });

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { afterAll, describe, expect, it } from 'vitest';
+import { clocked } from '../helpers/clock.js';
 import { ROOT, childEnv } from './helpers.js';
 
 /** The Balances sheet's amount columns (Exact values and the dates are not amounts). */
@@ -41,9 +42,10 @@ describe('npm run demo', () => {
 
   it('runs against the local sandbox on the embedded database and leaves a workbook whose Breaks sheet lists the planted discrepancies', async () => {
     // Run from an empty folder: the demo's data/demo and reports/ land there, not in the checkout.
-    const child = spawn(process.execPath, [join(ROOT, 'dist', 'sandbox', 'demo', 'main.js')], {
+    const demo = clocked(join(ROOT, 'dist', 'sandbox', 'demo', 'main.js'), childEnv({}));
+    const child = spawn(process.execPath, demo.argv, {
       cwd,
-      env: childEnv({}),
+      env: demo.env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

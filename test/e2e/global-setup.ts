@@ -16,6 +16,8 @@ export default function setup(): void {
   const newest = Math.max(
     newestUnder(join(root, 'src')),
     newestUnder(join(root, 'sandbox')),
+    // the children's clock (test/e2e/clock-preload.mjs) is dist/bench/clock.js
+    newestUnder(join(root, 'bench')),
     mtime(join(root, 'tsconfig.json')),
     mtime(join(root, 'package.json')),
   );

@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { clocked } from '../helpers/clock.js';
 import { createTestStore, type StoreKind, type TestStore } from '../helpers/db.js';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -35,9 +36,14 @@ export interface RunningCli {
   stdout(): string;
 }
 
-/** `script`: the CLI by default; test/e2e/clocked-cli.mjs runs it on a moved clock. */
+/** `script`: the CLI by default (test/e2e/clocked-cli.mjs is the same CLI); run on the test's clock (clocked()). */
 export function startCli(args: string[], env: NodeJS.ProcessEnv, cwd = ROOT, script = CLI): RunningCli {
-  const child = spawn(process.execPath, [script, ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const run = clocked(script, env);
+  const child = spawn(process.execPath, [...run.argv, ...args], {
+    env: run.env,
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));

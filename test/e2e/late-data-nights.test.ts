@@ -6,7 +6,7 @@ import {
   type LateEvent,
   type LateRelease,
   type Sandbox,
-} from '../../sandbox/index.js';
+} from '../helpers/sandbox.js';
 import { storeKinds } from '../helpers/db.js';
 import { brief, openCliWorld, ROOT, runCli, type CliWorld } from './helpers.js';
 import { MS_PER_DAY } from '../../src/util/dates.js';

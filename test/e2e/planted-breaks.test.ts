@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestStore, storeKinds, type TestStore } from '../helpers/db.js';
-import { startSandbox, type Sandbox } from '../../sandbox/index.js';
+import { startSandbox, type Sandbox } from '../helpers/sandbox.js';
 import { startWebhookServer, type WebhookServer } from '../../src/webhooks/server.js';
 import { loadConfig, type Config } from '../../src/config/load.js';
 import { WEBHOOK_SENDER_IPS } from '../../src/config/schema.js';

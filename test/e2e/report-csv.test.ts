@@ -4,7 +4,7 @@ import { basename, join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../sandbox/index.js';
+import { startSandbox, type Sandbox } from '../helpers/sandbox.js';
 import { addDays, toDay } from '../../src/util/dates.js';
 import { storeKinds } from '../helpers/db.js';
 import { type CliWorld, brief, openCliWorld, runCli } from './helpers.js';

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../sandbox/index.js';
+import { startSandbox, type Sandbox } from '../helpers/sandbox.js';
 import { storeKinds } from '../helpers/db.js';
 import { brief, logLines, openCliWorld, ROOT, runCli, type CliWorld } from './helpers.js';
 

@@ -6,7 +6,7 @@ import { describeEachStore } from '../helpers/db.js';
 import { loadConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { syncExchange } from '../../src/stages/sync-exchange.js';
-import { startSandbox, type Sandbox } from '../../sandbox/index.js';
+import { startSandbox, type Sandbox } from '../helpers/sandbox.js';
 
 /**
  * Issue 14, point 1: a pair's flows run up to the closing snapshot's own time. A deposit and a

@@ -7,7 +7,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
 import type { Store } from '../../src/store/database.js';
 import { syncExchange } from '../../src/stages/sync-exchange.js';
-import { startSandbox, type Sandbox, type SandboxOptions } from '../../sandbox/index.js';
+import { startSandbox, type Sandbox, type SandboxOptions } from '../helpers/sandbox.js';
 import { Decimal } from '../../src/decimal/decimal.js';
 
 /**

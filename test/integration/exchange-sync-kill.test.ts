@@ -4,13 +4,14 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clocked } from '../helpers/clock.js';
 import { createTestStore, storeKinds, type StoreKind } from '../helpers/db.js';
 import { loadConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { Decimal } from '../../src/decimal/decimal.js';
 import { openStore, type Store } from '../../src/store/database.js';
 import { syncExchange } from '../../src/stages/sync-exchange.js';
-import { startSandbox, type Sandbox } from '../../sandbox/index.js';
+import { startSandbox, type Sandbox } from '../helpers/sandbox.js';
 
 /**
  * The hard case of resumability: the CLI's `sync --source exchange` killed with SIGKILL (no
@@ -86,8 +87,10 @@ function runCli(
   killAfterRequests: number | null,
   sb: Sandbox,
 ): Promise<{ code: number | null; signal: string | null; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, 'sync', '--source', 'exchange'], {
-    env,
+  // On the test's clock: the sync's days end at the same "today" as the in-process reference's.
+  const run = clocked(CLI, env);
+  const child = spawn(process.execPath, [...run.argv, 'sync', '--source', 'exchange'], {
+    env: run.env,
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

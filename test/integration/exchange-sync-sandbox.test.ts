@@ -10,7 +10,7 @@ import { Decimal } from '../../src/decimal/decimal.js';
 import type { Store } from '../../src/store/database.js';
 import type { StageContext } from '../../src/stages/context.js';
 import { syncExchange, SyncAbortedError } from '../../src/stages/sync-exchange.js';
-import { startSandbox, type Sandbox, type SandboxOptions } from '../../sandbox/index.js';
+import { startSandbox, type Sandbox, type SandboxOptions } from '../helpers/sandbox.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rr-exchange-sb-'));
 const configPath = join(dir, 'config.json');

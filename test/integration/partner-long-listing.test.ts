@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { startSandbox, type Sandbox } from '../../sandbox/index.js';
+import { startSandbox, type Sandbox } from '../helpers/sandbox.js';
 import { syncPartner } from '../../src/stages/sync-partner.js';
 import { listingCost } from '../../src/sources/partner/plan.js';
 import type { StageContext } from '../../src/stages/context.js';

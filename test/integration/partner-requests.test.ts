@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { startSandbox, type Sandbox } from '../../sandbox/index.js';
+import { startSandbox, type Sandbox } from '../helpers/sandbox.js';
 import { syncPartner, type PartnerSyncOptions, type PartnerSyncResult } from '../../src/stages/sync-partner.js';
 import { listingCost } from '../../src/sources/partner/plan.js';
 import { requireTimestampKey, walletWithoutTag } from '../../src/sources/partner/transform.js';

@@ -3,7 +3,7 @@ import { loadConfig, type Config } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { toDecimal } from '../../src/decimal/decimal.js';
 import { isLosslessNumber } from '../../src/decimal/json.js';
-import { startSandbox, type Sandbox, type PartnerOrderView } from '../../sandbox/index.js';
+import { startSandbox, type Sandbox, type PartnerOrderView } from '../helpers/sandbox.js';
 import { syncPartner } from '../../src/stages/sync-partner.js';
 import type { StageContext } from '../../src/stages/context.js';
 import { addDays, toDay } from '../../src/util/dates.js';

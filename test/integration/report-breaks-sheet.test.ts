@@ -6,7 +6,7 @@ import { basename, join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestStore, storeKinds, type TestStore } from '../helpers/db.js';
-import { startSandbox, type Sandbox } from '../../sandbox/index.js';
+import { startSandbox, type Sandbox } from '../helpers/sandbox.js';
 import { loadConfig, type Config } from '../../src/config/load.js';
 import { runPipeline } from '../../src/pipeline/run.js';
 import { writeReport } from '../../src/stages/report.js';

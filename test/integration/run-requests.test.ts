@@ -8,7 +8,7 @@ import { loadConfig, type Config } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { runPipeline } from '../../src/pipeline/run.js';
 import { NO_FAULTS } from '../../sandbox/faults.js';
-import { startSandbox, type Sandbox } from '../../sandbox/index.js';
+import { startSandbox, type Sandbox } from '../helpers/sandbox.js';
 import { addDays, toDay } from '../../src/util/dates.js';
 import { createTestStore, storeKinds, type TestStore } from '../helpers/db.js';
 

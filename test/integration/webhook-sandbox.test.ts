@@ -4,7 +4,7 @@ import { expect, it } from 'vitest';
 import { request } from 'undici';
 import { loadConfig, type Config } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { startSandbox } from '../../sandbox/index.js';
+import { startSandbox } from '../helpers/sandbox.js';
 import { startWebhookServer } from '../../src/webhooks/server.js';
 import { describeEachStore } from '../helpers/db.js';
 

@@ -8,7 +8,8 @@ import {
   NO_FAULTS,
   type Sandbox,
   type SandboxAccounts,
-} from '../../sandbox/index.js';
+} from '../helpers/sandbox.js';
+import { clocked } from '../helpers/clock.js';
 import { resolveOptions } from '../../sandbox/build.js';
 import { generateHistory } from '../../sandbox/generate/span.js';
 import { World } from '../../sandbox/world.js';
@@ -297,11 +298,14 @@ describe('one account, as before', () => {
 });
 
 describe('ramp-recon sandbox --accounts (CLI)', () => {
-  const cli = (args: string[]) =>
-    spawn(process.execPath, ['node_modules/vite-node/vite-node.mjs', 'src/cli/main.ts', 'sandbox', ...args], {
+  const cli = (args: string[]) => {
+    const run = clocked('node_modules/vite-node/vite-node.mjs', process.env);
+    return spawn(process.execPath, [...run.argv, 'src/cli/main.ts', 'sandbox', ...args], {
       cwd: process.cwd(),
+      env: run.env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+  };
 
   it("prints every account's prefixed exports and a config of the accounts", async () => {
     const child = cli(['--port', '0', '--days', '2', '--orders-per-day', '10', '--accounts', 'acme-eu,globex']);

@@ -1,22 +1,15 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { clocked } from '../helpers/clock.js';
 
 /** `ramp-recon sandbox` prints `export NAME=value` lines; curl-like calls against them work. */
 describe('ramp-recon sandbox (CLI)', () => {
   it('prints the environment and serves both APIs until SIGTERM', async () => {
+    const run = clocked('node_modules/vite-node/vite-node.mjs', process.env);
     const child = spawn(
       process.execPath,
-      [
-        'node_modules/vite-node/vite-node.mjs',
-        'src/cli/main.ts',
-        'sandbox',
-        '--port',
-        '0',
-        '--days',
-        '6',
-        '--discrepancies',
-      ],
-      { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'pipe'] },
+      [...run.argv, 'src/cli/main.ts', 'sandbox', '--port', '0', '--days', '6', '--discrepancies'],
+      { cwd: process.cwd(), env: run.env, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
@@ -55,10 +48,15 @@ describe('ramp-recon sandbox (CLI)', () => {
   });
 
   it('rejects bad flags with exit code 2', async () => {
+    const run = clocked('node_modules/vite-node/vite-node.mjs', process.env);
     const child = spawn(
       process.execPath,
-      ['node_modules/vite-node/vite-node.mjs', 'src/cli/main.ts', 'sandbox', '--days', 'x', '--faults', 'loud'],
-      { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'pipe'] },
+      [...run.argv, 'src/cli/main.ts', 'sandbox', '--days', 'x', '--faults', 'loud'],
+      {
+        cwd: process.cwd(),
+        env: run.env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
     );
     let err = '';
     child.stderr.on('data', (c: Buffer) => (err += c.toString()));

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isLosslessNumber, parseJsonLossless } from '../../src/decimal/json.js';
 import { toDecimal } from '../../src/decimal/decimal.js';
-import { startSandbox, type Sandbox } from '../../sandbox/index.js';
+import { startSandbox, type Sandbox } from '../helpers/sandbox.js';
 
 const NOW = new Date('2026-11-21T15:30:00Z');
 let sb: Sandbox;

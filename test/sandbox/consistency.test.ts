@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Decimal } from '../../src/decimal/decimal.js';
-import { LATE_EVENTS, startSandbox, type Sandbox } from '../../sandbox/index.js';
+import { LATE_EVENTS, startSandbox, type Sandbox } from '../helpers/sandbox.js';
 import { flowsBetween, reconcile, snapshot, sortBreaks } from './recon-oracle.js';
 
 const NOW = new Date('2026-11-21T15:30:00Z');

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../sandbox/index.js';
+import { startSandbox, type Sandbox } from '../helpers/sandbox.js';
 import { fillJson } from '../../sandbox/exchange-routes.js';
 import { plainOf } from '../../sandbox/fills.js';
 import { toPlain } from '../../sandbox/fixed.js';

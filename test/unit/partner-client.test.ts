@@ -9,7 +9,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { partnerClientFromConfig, PRIVATE_KEY_HEADER, PUBLIC_KEY_HEADER } from '../../src/sources/partner/client.js';
 import { createRequestMeter } from '../../src/http/meter.js';
 import { HttpAuthError } from '../../src/http/errors.js';
-import { startSandbox } from '../../sandbox/index.js';
+import { startSandbox } from '../helpers/sandbox.js';
 
 let server: Server;
 let url: string;
