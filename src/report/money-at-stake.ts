@@ -46,7 +46,10 @@ function addCount(s: PeriodSplit, inPeriod: boolean): void {
  * with no figure counted apart. Each split this period / carried over.
  */
 export function moneyAtStake(
-  breaks: readonly Pick<ReportedBreak, 'code' | 'unit' | 'currency' | 'expected' | 'actual' | 'difference' | 'detail' | 'inPeriod'>[],
+  breaks: readonly Pick<
+    ReportedBreak,
+    'code' | 'unit' | 'currency' | 'expected' | 'actual' | 'difference' | 'detail' | 'inPeriod'
+  >[],
   rates: UsdRates,
 ): MoneyAtStake {
   const m: MoneyAtStake = {
@@ -103,11 +106,49 @@ export function usdWords(text: string): string {
  */
 export function stakeLines(f: MoneyAtStakeFigures): string[] {
   if (!f.shortfalls || !f.surpluses)
-    return [`USD ${usdFigureText(new Decimal(f.total))} (shortfalls and surpluses alike: stored before they were told apart)`];
+    return [
+      `USD ${usdFigureText(new Decimal(f.total))} (shortfalls and surpluses alike: stored before they were told apart)`,
+    ];
   const usd = (label: string, s: { total: string; inPeriod: string; carriedOver: string }) =>
     `${label} ${usdWords(s.total)} (this period ${usdFigureText(new Decimal(s.inPeriod))}, carried over ${usdFigureText(new Decimal(s.carriedOver))})`;
   const none = f.noFigure ?? { total: f.unvalued, inPeriod: 0, carriedOver: 0 };
   const counts = `${plural(none.total, 'open break')} without a USD figure (${none.inPeriod} this period, ${none.carriedOver} carried over)`;
   const noMoney = f.noMoney ? `; ${f.noMoney.total} that move no money` : '';
   return [usd('shortfalls', f.shortfalls), usd('surpluses', f.surpluses), `${counts}${noMoney}`];
+}
+
+/**
+ * The money at stake of several accounts (the group's total): each figure summed, exact. null when a figure of one is
+ * missing (stored before shortfalls and surpluses were told apart): no sum passes for the whole.
+ */
+export function sumStakeFigures(list: readonly MoneyAtStakeFigures[]): MoneyAtStakeFigures | null {
+  if (!list.length || list.some((f) => !f.shortfalls || !f.surpluses || !f.noFigure || !f.noMoney)) return null;
+  const keys = ['total', 'inPeriod', 'carriedOver'] as const;
+  const usd = (of: (f: MoneyAtStakeFigures) => { total: string; inPeriod: string; carriedOver: string }) => {
+    const [total, inPeriod, carriedOver] = keys.map((k) => list.reduce((t, f) => t.plus(of(f)[k]), ZERO).toFixed());
+    return { total: total!, inPeriod: inPeriod!, carriedOver: carriedOver! };
+  };
+  const count = (of: (f: MoneyAtStakeFigures) => PeriodSplit): PeriodSplit => {
+    const [total, inPeriod, carriedOver] = keys.map((k) => list.reduce((n, f) => n + of(f)[k], 0));
+    return { total: total!, inPeriod: inPeriod!, carriedOver: carriedOver! };
+  };
+  const gross = usd((f) => f);
+  return {
+    ...gross,
+    unvalued: list.reduce((n, f) => n + f.unvalued, 0),
+    shortfalls: usd((f) => f.shortfalls!),
+    surpluses: usd((f) => f.surpluses!),
+    noFigure: count((f) => f.noFigure!),
+    noMoney: count((f) => f.noMoney!),
+  };
+}
+
+/**
+ * The money at stake in one phrase, for a line of the group e-mail: "shortfalls USD -4,443.12, surpluses USD 10.00,
+ * 3 open breaks without a USD figure" (stakeLines's totals).
+ */
+export function stakePhrase(f: MoneyAtStakeFigures): string {
+  if (!f.shortfalls || !f.surpluses) return stakeLines(f)[0]!;
+  const none = f.noFigure?.total ?? f.unvalued;
+  return `shortfalls ${usdWords(f.shortfalls.total)}, surpluses ${usdWords(f.surpluses.total)}, ${plural(none, 'open break')} without a USD figure`;
 }

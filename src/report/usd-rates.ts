@@ -103,7 +103,13 @@ export function breakValuation(b: StakeFields, rates: UsdRates): Valuation {
   if (stake === 'unknown') return { kind: 'no figure', why: 'no amount recorded' };
   const rate = rates.rateOf(stake.currency);
   if (!rate) return { kind: 'no figure', why: `no USD rate for ${stake.currency}` };
-  return { kind: 'usd', ...shownUsd(stake.value.times(rate.rate)), amount: stake.value, currency: stake.currency, rate };
+  return {
+    kind: 'usd',
+    ...shownUsd(stake.value.times(rate.rate)),
+    amount: stake.value,
+    currency: stake.currency,
+    rate,
+  };
 }
 
 /**

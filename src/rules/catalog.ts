@@ -220,7 +220,7 @@ export const RULES: readonly RuleDef[] = [
     entity: 'exchangeOrder',
     unit: 'price',
     subject: 'Fill average price',
-    stake: noMoney('a price (the quantities are E_FILL_QTY\'s)'),
+    stake: noMoney("a price (the quantities are E_FILL_QTY's)"),
   },
   {
     code: 'E_ORDER_STATUS',

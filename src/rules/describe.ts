@@ -46,7 +46,8 @@ export function stakeOf(b: StakeFields): { value: Decimal; currency: string } | 
   const difference = figureValue(b, b.difference);
   if (difference) return { value: difference, currency: b.currency };
   const expected = figureValue(b, b.expected);
-  if (rule.basis === 'expected' && expected && b.actual === null) return { value: expected.neg(), currency: b.currency };
+  if (rule.basis === 'expected' && expected && b.actual === null)
+    return { value: expected.neg(), currency: b.currency };
   return 'unknown';
 }
 
@@ -55,7 +56,8 @@ function recordedStake(detail: unknown): { value: Decimal; currency: string } | 
   const stake = detail && typeof detail === 'object' ? (detail as Record<string, unknown>).stake : undefined;
   if (!stake || typeof stake !== 'object') return null;
   const { value, currency } = stake as Record<string, unknown>;
-  if (typeof currency !== 'string' || !currency || (typeof value !== 'string' && typeof value !== 'number')) return null;
+  if (typeof currency !== 'string' || !currency || (typeof value !== 'string' && typeof value !== 'number'))
+    return null;
   try {
     return { value: new Decimal(String(value)), currency };
   } catch {
