@@ -1,5 +1,4 @@
-/**
- * Money at stake, defined once: what the Summary, the group Summary, both e-mails and the `--json` summary show
+/** Money at stake, defined once: what the Summary, the group Summary, both e-mails and the `--json` summary show
  * (docs/reports.md "Money at stake"). Pure: from the open breaks and the USD rates, in decimals only.
  */
 import { Decimal, ZERO } from '../decimal/decimal.js';
