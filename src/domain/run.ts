@@ -92,7 +92,7 @@ export interface DigestBreak {
   sentence: string;
   /** Whole days since first seen, at the time the workbook was written. */
   ageDays: number;
-  /** |difference| in USD, decimal text; null when not money or no rate. */
+  /** The signed USD impact (docs/rules.md "Money at stake"), decimal text; null when no money or no USD figure. */
   usdImpact: string | null;
   inPeriod: boolean;
   explained: boolean;

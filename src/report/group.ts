@@ -183,8 +183,8 @@ const usd = (text: string | null | undefined) => (text == null ? null : amount(n
 /** A money-at-stake figure as every USD figure: two decimals, a smaller non-zero one to its first significant digit. */
 const stakeUsd = (text: string | null | undefined) => {
   if (text == null) return null;
-  const s = shownUsd(new Decimal(text));
-  return amount(s.usd, s.dp);
+  const exact = new Decimal(text);
+  return amount(exact, shownUsd(exact).dp);
 };
 /** Shortfalls, surpluses and the breaks without a USD figure (blank for figures stored before they were told apart). */
 const stakeCells = (f: MoneyAtStakeFigures | null | undefined): Row['cells'] => [

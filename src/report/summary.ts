@@ -478,10 +478,8 @@ const pair = (label: string, value: Cell, ...rest: Cell[]): Row => ({ cells: [la
  */
 function stakeRows(openBreaks: readonly ReportedBreak[], rates: UsdRates): Row[] {
   const m = moneyAtStake(openBreaks, rates);
-  const usd = (v: Decimal) => {
-    const s = shownUsd(v);
-    return amount(s.usd, s.dp);
-  };
+  // the exact sum, shown at two decimals (a smaller non-zero one to its first significant digit)
+  const usd = (v: Decimal) => amount(v, shownUsd(v).dp);
   const money = (label: string, s: UsdSplit, tone?: Tone): Row => ({
     cells: [label, usd(s.total), usd(s.inPeriod), usd(s.carriedOver)],
     ...(tone && !s.total.isZero() ? { cellTones: { 1: tone } } : {}),

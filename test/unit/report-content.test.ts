@@ -534,7 +534,8 @@ describe('money at stake', () => {
     expect(rows[at]!.cells).toEqual(['Money at stake (USD)', 'Total', 'This period', 'Carried over']);
     expect(rows[at + 1]!.cells).toEqual([
       'Shortfalls: money missing or gone',
-      { kind: 'amount', value: new Decimal('-110000'), dp: 2 },
+      // the exact sum, shown at two decimals (its exact text goes with the cell)
+      { kind: 'amount', value: new Decimal('-110000.0004'), dp: 2 },
       { kind: 'amount', value: new Decimal('-110000'), dp: 2 },
       // a smaller non-zero figure to its first significant digit, never 0.00
       { kind: 'amount', value: new Decimal('-0.0004'), dp: 4 },
