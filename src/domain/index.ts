@@ -47,6 +47,7 @@ export type {
   DigestBreak,
   DigestFailure,
   DigestFigures,
+  MoneyAtStakeFigures,
   ReportDigest,
   BreakRef,
   Changes,

@@ -92,7 +92,7 @@ export interface DigestBreak {
   sentence: string;
   /** Whole days since first seen, at the time the workbook was written. */
   ageDays: number;
-  /** |difference| in USD, decimal text; null when not money or no rate. */
+  /** The signed USD impact (docs/rules.md "Money at stake"), decimal text; null when no money or no USD figure. */
   usdImpact: string | null;
   inPeriod: boolean;
   explained: boolean;
@@ -135,9 +135,29 @@ export interface DigestFailure {
   stored: Record<string, number> | null;
 }
 
+/**
+ * The money at stake as exact decimal text (report/money-at-stake.ts; docs/reports.md "Money at stake"). total,
+ * inPeriod, carriedOver: the open breaks' absolute USD impacts, shortfalls and surpluses alike (the first figures
+ * stored); unvalued: breaks that move money without a USD figure. The rest is absent in digests written before it.
+ */
+export interface MoneyAtStakeFigures {
+  total: string;
+  inPeriod: string;
+  carriedOver: string;
+  unvalued: number;
+  /** The sum of the negative USD impacts (money missing or gone), split like the breaks. */
+  shortfalls?: { total: string; inPeriod: string; carriedOver: string };
+  /** The sum of the positive USD impacts (money extra). */
+  surpluses?: { total: string; inPeriod: string; carriedOver: string };
+  /** Open breaks that move money without a USD figure (no rate, no amount recorded). */
+  noFigure?: { total: number; inPeriod: number; carriedOver: number };
+  /** Open breaks that move no money (ages, states, coverage, quarantine). */
+  noMoney?: { total: number; inPeriod: number; carriedOver: number };
+}
+
 /** The money at stake and the closing balances in USD, as the account's Summary shows them. */
 export interface DigestFigures {
-  moneyAtStake: { total: string; inPeriod: string; carriedOver: string; unvalued: number };
+  moneyAtStake: MoneyAtStakeFigures;
   /** The closing balances' USD total (all currencies with a rate); null without a balance snapshot. */
   closingUsd: string | null;
   /** Currencies with a closing balance and no USD rate, left out of closingUsd. */

@@ -176,6 +176,7 @@ export function fallbackSummary(runId: string, period: Period, startedAt: Date, 
     breakCounts: openBreakCounts([]),
     webhooks: null,
     lateData: { total: 0, opened: 0, reopened: 0, resolved: 0, breaks: [] },
+    moneyAtStake: null,
   };
 }
 

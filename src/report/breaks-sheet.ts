@@ -28,7 +28,7 @@ import { breakSentence, ruleTitle } from '../rules/describe.js';
 import { unitWord } from '../rules/words.js';
 import type { Precision } from './precision.js';
 import { SHEET } from './sheets.js';
-import { breakImpact, type UsdRates } from './usd-rates.js';
+import { breakValuation, valuationText, type UsdRates, type Valuation } from './usd-rates.js';
 
 const MS_PER_DAY = 86_400_000;
 
@@ -62,6 +62,7 @@ export const BREAKS_HEADER = {
   actual: 'Actual',
   difference: 'Difference',
   usd: 'USD impact',
+  valuation: 'USD valuation',
   inPeriod: 'This period?',
   age: 'Age (days)',
   firstSeen: 'First seen (UTC)',
@@ -84,7 +85,8 @@ const H = BREAKS_HEADER;
  * acts on (severity, code, key, what happened, the figures, USD impact, this period?, age) and the workflow with its
  * fill-in columns. The rest stays in the file, hidden (Excel: select the columns around them, Unhide), for the
  * workflow import and for filters: the rule's name (the sentence says it), the unit (the sentence says it), first
- * seen (age says it), the stored status (Explained? says it), the exact figures and the rule's detail. Rule codes and
+ * seen (age says it), the stored status (Explained? says it), how the USD impact was valued (amount, rate, source and
+ * time), the exact figures and the rule's detail. Rule codes and
  * keys fit their content (never cut); the long texts wrap at a maximum width (18 for the figures).
  */
 export const breaksSpec: SheetSpec = {
@@ -100,6 +102,8 @@ export const breaksSpec: SheetSpec = {
     { header: H.actual, kind: 'amount', width: 18, wrap: true },
     { header: H.difference, kind: 'amount', width: 18, wrap: true },
     { header: H.usd, kind: 'amount' },
+    // how the impact was valued: the amount, the rate and where and when it was taken, or why there is none
+    { header: H.valuation, kind: 'text', width: 40, wrap: true, hidden: true },
     // yes: the break's record belongs to the period reported; no: carried over (docs/rules.md "This period or carried
     // over");
     // "no: opened by late data of <day>": a break of an earlier day this run opened because its record changed late
@@ -260,12 +264,19 @@ function lateMark(b: ReportedBreak, late: BreakRowContext['late']): string {
   return l && l.event !== 'resolved' ? latePeriodMark(l) : 'no';
 }
 
+/** The USD impact: the figure, "no money" for a break that moves none, "no figure" for money without a USD figure. */
+function impactCell(v: Valuation | null): Cell {
+  if (!v) return null;
+  if (v.kind === 'usd') return { kind: 'amount', value: v.usd, dp: v.dp };
+  return v.kind;
+}
+
 export function breakRow(b: ReportedBreak, ctx: BreakRowContext): Row {
   const unit = unitWord(b);
   const dp = decimalsOf(b, ctx.precision);
   let detail: string | null = detailText(b.detail) || null;
   if (detail && detail.length > DETAIL_MAX) detail = `${detail.slice(0, DETAIL_MAX)}... (truncated)`;
-  const usd = ctx.usd ? breakImpact(b, ctx.usd) : null;
+  const valuation = ctx.usd ? breakValuation(b, ctx.usd) : null;
   const tone = (['high', 'medium', 'low'].includes(b.severity) ? b.severity : undefined) as Tone | undefined;
   const w = b.workflow;
   const explained = w.status === 'explained';
@@ -280,7 +291,8 @@ export function breakRow(b: ReportedBreak, ctx: BreakRowContext): Row {
       figureCell(b.expected, b, dp),
       figureCell(b.actual, b, dp),
       figureCell(b.difference, b, dp),
-      usd === null ? null : { kind: 'amount', value: usd.usd, dp: usd.dp },
+      impactCell(valuation),
+      valuation ? valuationText(b, valuation) : null,
       b.inPeriod ? 'yes' : lateMark(b, ctx.late),
       ageDays(b.firstSeenAt, ctx.now),
       b.firstSeenAt,

@@ -16,12 +16,11 @@ import { scaleOf } from './breaks-sheet.js';
 export const DIGEST_BREAKS = 5;
 
 /**
- * The amount a break costs, valued in USD and signed like its difference (or minus the whole expected amount of a
- * rule that says so, a missing deposit); null when its figures are not money (ages, text, prices) or the currency has
- * no rate: the Breaks sheet's "USD impact".
+ * The money a break moves, valued in USD and signed from the business's side as its rule's descriptor says
+ * (docs/rules.md "Money at stake"); null when it moves no money or has no USD figure: the Breaks sheet's "USD impact".
  */
 export function usdImpact(
-  b: Pick<ReportedBreak, 'code' | 'unit' | 'currency' | 'expected' | 'actual' | 'difference'>,
+  b: Pick<ReportedBreak, 'code' | 'unit' | 'currency' | 'expected' | 'actual' | 'difference' | 'detail'>,
   rates: UsdRates,
 ): Decimal | null {
   // The Breaks sheet's own valuation, so the e-mail and the sheet never differ.

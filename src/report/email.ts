@@ -15,9 +15,13 @@ import {
   PARTIAL_MEANING,
   periodLabel,
   ruleStatusNote,
+  STAKE_MEANING,
   STORED_COUNTS_MEANING,
 } from './summary.js';
 import { LATE_MEANING, lateLine, lateSentence } from './late-data.js';
+import { stakeLines } from './money-at-stake.js';
+import { usdFigureText } from './usd-rates.js';
+import { Decimal } from '../decimal/decimal.js';
 
 export interface MessageInput {
   run: Pick<
@@ -75,7 +79,7 @@ export function breakLine(b: DigestBreak): string {
   const facts = [
     `${b.code} ${b.key}`,
     `${plural(b.ageDays, 'day')} old`,
-    b.usdImpact !== null ? `USD impact ${b.usdImpact}` : 'no USD impact',
+    b.usdImpact !== null ? `USD impact ${usdFigureText(new Decimal(b.usdImpact))}` : 'no USD impact',
     b.inPeriod ? 'this period' : 'carried over',
   ];
   if (b.explained) facts.push('explained');
@@ -111,6 +115,7 @@ export function buildMessage(input: MessageInput): Message {
   const lateList = late
     ? [...late.breaks.map(lateLine), ...(lateMore > 0 ? [`... and ${lateMore} more (see the workbook's Summary)`] : [])]
     : [];
+  const stake = digest.figures ? stakeLines(digest.figures.moneyAtStake) : [];
   const topTitle = `The ${top.length === 1 ? 'open break' : `${top.length} open breaks`}${lastKnown} to look at first (largest USD impact, then oldest; unexplained first):`;
   const lines = [
     head.text,
@@ -125,6 +130,7 @@ export function buildMessage(input: MessageInput): Message {
     `  carried over: ${counts.carriedOver} (${bySeverity(counts, 'carriedOver')})`,
     `  explained: ${counts.explained ?? 0}`,
     `  (${CARRIED_OVER_MEANING})`,
+    ...(stake.length ? ['', `Money at stake${lastKnown}:`, ...stake.map((l) => `  ${l}`), `  (${STAKE_MEANING})`] : []),
     ...(rules.length
       ? [
           '',
@@ -167,6 +173,15 @@ export function buildMessage(input: MessageInput): Message {
     row(['explained', String(counts.explained ?? 0)]),
     '</table>',
     `<p style="color:#555">${esc(CARRIED_OVER_MEANING)}; ${esc(EXPLAINED_MEANING)}</p>`,
+    ...(stake.length
+      ? [
+          `<p><b>Money at stake${esc(lastKnown)}:</b></p>`,
+          '<ul>',
+          ...stake.map((l) => `<li>${esc(l)}</li>`),
+          '</ul>',
+          `<p style="color:#555">${esc(STAKE_MEANING)}</p>`,
+        ]
+      : []),
     ...(rules.length
       ? [
           table,

@@ -6,6 +6,8 @@ import { colourHtml, colourLegend, type AccountColour } from './group-colours.js
 import type { GroupTotals } from './group-totals.js';
 import { PARTIAL_MEANING } from './summary.js';
 import { esc } from './email.js';
+import { stakePhrase, usdWords } from './money-at-stake.js';
+import type { MoneyAtStakeFigures } from '../domain/index.js';
 
 /** "ramp-recon group 2026-11-21: 3 of 4 accounts reconciled, 1 failed". */
 export function groupSubject(digest: GroupDigest): string {
@@ -13,14 +15,33 @@ export function groupSubject(digest: GroupDigest): string {
   return `ramp-recon group ${digest.period}${digest.partial ? ' (partial)' : ''}${amended}: ${digest.verdict}`;
 }
 
-/** "Total of 2 of 3 accounts (initech failed: left out): 25 open breaks (20 unexplained); money at stake USD ...". */
+/** The money at stake of a line: the figures stored, else the absolute total of a digest written before them. */
+function stakeOfLine(stake: MoneyAtStakeFigures | null | undefined, gross: string | null): string | null {
+  if (stake) return `money at stake: ${stakePhrase(stake)}`;
+  return gross !== null ? `money at stake ${usdWords(gross)} (shortfalls and surpluses alike)` : null;
+}
+
+/**
+ * "Total of 2 of 3 accounts (initech failed: left out): 25 open breaks (20 unexplained); money at stake: shortfalls
+ * USD -1,234.50, surpluses USD 0.00, 2 open breaks without a USD figure; closing balances USD 9,059.22".
+ */
 export function totalsLine(t: GroupTotals): string {
   if (t.openBreaks === null) return `${t.label}: no account to sum`;
   const parts = [`${t.openBreaks} open break${t.openBreaks === 1 ? '' : 's'} (${t.unexplained} unexplained)`];
-  if (t.moneyAtStake !== null) parts.push(`money at stake USD ${t.moneyAtStake}`);
-  if (t.closingUsd !== null) parts.push(`closing balances USD ${t.closingUsd}`);
+  const stake = stakeOfLine(t.stake, t.moneyAtStake);
+  if (stake) parts.push(stake);
+  if (t.closingUsd !== null) parts.push(`closing balances ${usdWords(t.closingUsd)}`);
   return `${t.label}: ${parts.join('; ')}`;
 }
+
+const stakeSuffix = (stake: MoneyAtStakeFigures | null | undefined, gross: string | null) => {
+  const words = stakeOfLine(stake, gross);
+  return words ? `; ${words}` : '';
+};
+const shortfalls = (stake: MoneyAtStakeFigures | null | undefined) =>
+  stake?.shortfalls ? usdWords(stake.shortfalls.total) : '';
+const surpluses = (stake: MoneyAtStakeFigures | null | undefined) =>
+  stake?.surpluses ? usdWords(stake.surpluses.total) : '';
 
 const style = (colour: AccountColour, bold = false) => {
   const c = colourHtml(colour);
@@ -33,8 +54,7 @@ export function groupMessage(
   notAttached?: { reason: string; path: string; host: string },
 ): { subject: string; text: string; html: string } {
   const lines = digest.accounts.map(
-    (a) =>
-      `${a.account}: ${a.status}${a.moneyAtStake !== null ? `; money at stake USD ${a.moneyAtStake}` : ''}${a.runId ? ` (run ${a.runId})` : ''}`,
+    (a) => `${a.account}: ${a.status}${stakeSuffix(a.stake, a.moneyAtStake)}${a.runId ? ` (run ${a.runId})` : ''}`,
   );
   const total = totalsLine(digest.totals);
   const workbook = notAttached
@@ -60,12 +80,12 @@ export function groupMessage(
     `<p>Period ${esc(digest.period)}${digest.partial ? ` (${esc(PARTIAL_MEANING)})` : ''}; batch ${esc(digest.batchId)}</p>`,
     amended ? `<p style="font-weight:bold;color:#7F4F00;background:#FFEB9C;padding:8px">${esc(amended)}</p>` : '',
     '<table cellpadding="4" style="border-collapse:collapse">',
-    '<tr><th align="left">Account</th><th align="left">Status</th><th align="right">Money at stake (USD)</th><th align="left">Run</th></tr>',
+    '<tr><th align="left">Account</th><th align="left">Status</th><th align="right">Shortfalls</th><th align="right">Surpluses</th><th align="left">Run</th></tr>',
     ...digest.accounts.map(
       (a) =>
-        `<tr style="${style(a.colour, a.colour === 'red')}"><td>${esc(a.account)}</td><td>${esc(a.status)}</td><td align="right">${esc(a.moneyAtStake ?? '')}</td><td>${esc(a.runId ?? '')}</td></tr>`,
+        `<tr style="${style(a.colour, a.colour === 'red')}"><td>${esc(a.account)}</td><td>${esc(a.status)}</td><td align="right">${esc(shortfalls(a.stake))}</td><td align="right">${esc(surpluses(a.stake))}</td><td>${esc(a.runId ?? '')}</td></tr>`,
     ),
-    `<tr style="font-weight:bold"><td>Total</td><td>${esc(total)}</td><td align="right">${esc(digest.totals.moneyAtStake ?? '')}</td><td></td></tr>`,
+    `<tr style="font-weight:bold"><td>Total</td><td>${esc(total)}</td><td align="right">${esc(shortfalls(digest.totals.stake))}</td><td align="right">${esc(surpluses(digest.totals.stake))}</td><td></td></tr>`,
     '</table>',
     `<p>Colours: ${colourLegend()
       .map((l) => `<span style="${style(l.colour)};padding:2px 4px">${l.colour}</span> ${esc(l.means)}`)

@@ -2,7 +2,8 @@
  * so a total never passes for the whole group's when an account failed, never ran or is still running.
  */
 import { Decimal } from '../decimal/decimal.js';
-import type { DigestFigures, OpenBreakCounts } from '../domain/index.js';
+import type { DigestFigures, MoneyAtStakeFigures, OpenBreakCounts } from '../domain/index.js';
+import { sumStakeFigures } from './money-at-stake.js';
 
 /** What the totals need of an account (a GroupAccount). */
 export interface Totalled {
@@ -31,8 +32,10 @@ export interface GroupTotals {
   medium: number | null;
   low: number | null;
   unexplained: number | null;
-  /** Exact decimal text, at least 2 decimals. */
+  /** Exact decimal text, at least 2 decimals: the absolute impacts (the first figure stored; kept for readers of it). */
   moneyAtStake: string | null;
+  /** The money at stake summed over the counted accounts with figures (money-at-stake.ts); null without them all. */
+  stake: MoneyAtStakeFigures | null;
   closingUsd: string | null;
 }
 
@@ -72,6 +75,7 @@ export function groupTotals(accounts: readonly Totalled[]): GroupTotals {
     low: sum((c) => c.severity.low.total),
     unexplained: sum((c) => c.total - (c.explained ?? 0)),
     moneyAtStake: usd((f) => f.moneyAtStake.total),
+    stake: sumStakeFigures(counted.flatMap((a) => (a.digest?.figures ? [a.digest.figures.moneyAtStake] : []))),
     closingUsd: usd((f) => f.closingUsd),
   };
 }

@@ -3,7 +3,9 @@
  */
 import { plural } from '../util/words.js';
 import { Decimal } from '../decimal/decimal.js';
-import type { OpenBreakCounts, ReportDigest } from '../domain/index.js';
+import type { MoneyAtStakeFigures, OpenBreakCounts, ReportDigest } from '../domain/index.js';
+import { STAKE_MEANING } from './summary.js';
+import { shownUsd } from './usd-rates.js';
 import { amount, type Row, type SheetSpec } from './cells.js';
 import { PARTIAL_MEANING, periodLabel } from './summary.js';
 import {
@@ -60,6 +62,8 @@ export interface GroupDigest {
     openBreaks: number | null;
     unexplained: number | null;
     moneyAtStake: string | null;
+    /** The account's money at stake as its own Summary shows it (absent in digests written before). */
+    stake?: MoneyAtStakeFigures | null;
     closingUsd: string | null;
     runId: string | null;
     reportPath: string | null;
@@ -142,6 +146,7 @@ export function groupDigest(input: {
       openBreaks: a.counts && a.state !== 'failed' ? a.counts.total : null,
       unexplained: a.counts && a.state !== 'failed' ? a.counts.total - (a.counts.explained ?? 0) : null,
       moneyAtStake: a.state === 'failed' ? null : (a.digest?.figures?.moneyAtStake.total ?? null),
+      stake: a.state === 'failed' ? null : (a.digest?.figures?.moneyAtStake ?? null),
       closingUsd: a.state === 'failed' ? null : (a.digest?.figures?.closingUsd ?? null),
       runId: a.runId,
       reportPath: a.reportPath,
@@ -163,7 +168,9 @@ export const groupSummarySpec: SheetSpec = {
     { header: 'Medium', kind: 'text', width: 8 },
     { header: 'Low', kind: 'text', width: 8 },
     { header: 'Unexplained', kind: 'text', width: 12 },
-    { header: 'Money at stake (USD)', kind: 'text', width: 20 },
+    { header: 'Shortfalls (USD)', kind: 'text', width: 16 },
+    { header: 'Surpluses (USD)', kind: 'text', width: 16 },
+    { header: 'No USD figure', kind: 'text', width: 10 },
     { header: 'Closing balances (USD)', kind: 'text', width: 22 },
     { header: 'Run', kind: 'text', width: 26 },
     { header: 'Workbook', kind: 'text', width: 60 },
@@ -173,6 +180,18 @@ export const groupSummarySpec: SheetSpec = {
 const COLUMNS = groupSummarySpec.columns.length;
 const pad = (cells: Row['cells']): Row['cells'] => [...cells, ...Array<null>(COLUMNS - cells.length).fill(null)];
 const usd = (text: string | null | undefined) => (text == null ? null : amount(new Decimal(text), 2));
+/** A money-at-stake figure as every USD figure: two decimals, a smaller non-zero one to its first significant digit. */
+const stakeUsd = (text: string | null | undefined) => {
+  if (text == null) return null;
+  const exact = new Decimal(text);
+  return amount(exact, shownUsd(exact).dp);
+};
+/** Shortfalls, surpluses and the breaks without a USD figure (blank for figures stored before they were told apart). */
+const stakeCells = (f: MoneyAtStakeFigures | null | undefined): Row['cells'] => [
+  stakeUsd(f?.shortfalls?.total),
+  stakeUsd(f?.surpluses?.total),
+  f?.noFigure?.total ?? null,
+];
 
 /**
  * The Group summary: the verdict (in its worst account's colour), the period, then one line per account in its colour
@@ -195,7 +214,7 @@ export function groupSummaryRows(digest: GroupDigest, accounts: readonly GroupAc
     cells: groupSummarySpec.columns.map((c) => c.header),
     tone: 'bold',
     alignRight: true,
-    textTitles: { 1: 'left', 9: 'left', 10: 'left' },
+    textTitles: { 1: 'left', 11: 'left', 12: 'left' },
   });
   for (const a of accounts) rows.push(accountRow(a));
   rows.push(totalRow(digest.totals));
@@ -217,7 +236,7 @@ function accountRow(a: GroupAccount): Row {
       c ? c.severity.medium.total : null,
       c ? c.severity.low.total : null,
       c ? c.total - (c.explained ?? 0) : null,
-      usd(figures?.moneyAtStake.total),
+      ...stakeCells(figures?.moneyAtStake),
       usd(figures?.closingUsd),
       a.runId,
       a.reportPath,
@@ -237,7 +256,7 @@ function totalRow(t: GroupTotals): Row {
       t.medium,
       t.low,
       t.unexplained,
-      usd(t.moneyAtStake),
+      ...stakeCells(t.stake),
       usd(t.closingUsd),
       null,
       null,
@@ -257,8 +276,8 @@ function legendRows(): Row[] {
       'error; its figures are blank and it is never counted as reconciled.',
     'Total: the sums over the accounts whose run completed; an account that failed, did not run or is still ' +
       'running is left out of every sum and named on the Total line.',
-    "Money at stake: the open breaks' USD impacts, shortfalls and surpluses alike, as on the account's own Summary; " +
-      'closing balances: every currency with a USD rate.',
+    `Money at stake, as on the account's own Summary: ${STAKE_MEANING} No USD figure: open breaks that move money ` +
+      'without a USD rate or amount. Closing balances: every currency with a USD rate.',
     "Each account's own workbook (path above) has its Summary, Breaks, Balances and data sheets; the Breaks and " +
       'Balances sheets here list every account with an Account column.',
   ])

@@ -21,7 +21,7 @@ import {
   type PeriodSplit,
   type ReportedBreak,
 } from '../domain/index.js';
-import { amountAtStake, ruleTitle } from '../rules/describe.js';
+import { ruleTitle } from '../rules/describe.js';
 import { LATE_MEANING, lateSentence } from './late-data.js';
 import type {
   BalanceRec,
@@ -37,7 +37,8 @@ import type {
   WebhookStats,
 } from '../domain/index.js';
 import type { Precision } from './precision.js';
-import { breakImpact, type UsdRates } from './usd-rates.js';
+import { shownUsd, type UsdRates } from './usd-rates.js';
+import { moneyAtStake, type UsdSplit } from './money-at-stake.js';
 import { SHEET } from './sheets.js';
 
 export const summarySpec: SheetSpec = {
@@ -420,12 +421,6 @@ export const COUNT_LABELS: Array<[string, string]> = [
   ['quarantined', 'Quarantined records (unresolved)'],
 ];
 
-/** 6737.94 -> "6,737.94": a USD figure inside a sentence. */
-function usdText(value: Decimal): string {
-  const [whole, cents] = value.toFixed(2).split('.');
-  return `${whole!.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}.${cents}`;
-}
-
 /** The run's detail folder and its files (null on the detail workbook's own Summary: the files are beside it). */
 export interface SummaryDetail {
   dir: string;
@@ -478,26 +473,40 @@ const header = (...titles: string[]): Row => ({ cells: titles, tone: 'bold', ali
 const pair = (label: string, value: Cell, ...rest: Cell[]): Row => ({ cells: [label, value, ...rest] });
 
 /**
- * The money at stake: the sum of the open breaks' absolute USD impacts (a shortfall and a surplus both count), split
- * into this period and carried over; `unvalued` counts the breaks of an amount that has no USD rate.
+ * The money at stake's rows (money-at-stake.ts): shortfalls, surpluses, and the open breaks without a USD figure or
+ * moving no money, each in total, this period and carried over.
  */
-export function moneyAtStake(
-  breaks: readonly ReportedBreak[],
-  rates: UsdRates | undefined,
-): { total: Decimal; inPeriod: Decimal; carriedOver: Decimal; unvalued: number } {
-  let inPeriod = ZERO;
-  let carriedOver = ZERO;
-  let unvalued = 0;
-  for (const b of breaks) {
-    const usd = rates ? breakImpact(b, rates)?.usd : undefined;
-    if (!usd) {
-      // an amount at stake that has no USD value (no rate); ages, prices and texts are not money
-      if (amountAtStake(b)) unvalued += 1;
-    } else if (b.inPeriod) inPeriod = inPeriod.plus(usd.abs());
-    else carriedOver = carriedOver.plus(usd.abs());
-  }
-  return { total: inPeriod.plus(carriedOver), inPeriod, carriedOver, unvalued };
+function stakeRows(openBreaks: readonly ReportedBreak[], rates: UsdRates): Row[] {
+  const m = moneyAtStake(openBreaks, rates);
+  // the exact sum, shown at two decimals (a smaller non-zero one to its first significant digit)
+  const usd = (v: Decimal) => amount(v, shownUsd(v).dp);
+  const money = (label: string, s: UsdSplit, tone?: Tone): Row => ({
+    cells: [label, usd(s.total), usd(s.inPeriod), usd(s.carriedOver)],
+    ...(tone && !s.total.isZero() ? { cellTones: { 1: tone } } : {}),
+  });
+  return [
+    { cells: ['Money at stake (USD)', 'Total', 'This period', 'Carried over'], tone: 'bold', alignRight: true },
+    money('Shortfalls: money missing or gone', m.shortfalls, 'high'),
+    money('Surpluses: money extra', m.surpluses),
+    {
+      cells: [
+        'Open breaks without a USD figure',
+        m.noFigure.total,
+        m.noFigure.inPeriod,
+        m.noFigure.carriedOver,
+        'they move money, but have no USD rate or no amount recorded: not in the sums above',
+      ],
+    },
+    {
+      cells: ['Open breaks that move no money', m.noMoney.total, m.noMoney.inPeriod, m.noMoney.carriedOver],
+    },
+    { cells: [STAKE_MEANING], tone: 'muted' },
+  ];
 }
+
+export const STAKE_MEANING =
+  "Each open break's USD impact as on the Breaks sheet, signed from our side: shortfalls (negative) and surpluses " +
+  '(positive) are summed apart, never netted; "no money": ages, states, coverage, quarantine.';
 
 export function summaryRows(input: SummaryInput): Row[] {
   const { run, counts, changes, totals, precision } = input;
@@ -508,18 +517,7 @@ export function summaryRows(input: SummaryInput): Row[] {
   const failure = runFailure(run);
   if (failure) rows.push(...failureRows(run, failure));
   if (partialRun(run)) rows.push({ cells: ['Partial period', PARTIAL_MEANING], cellTones: { 1: 'medium' } });
-  if (input.rates) {
-    const stake = moneyAtStake(input.openBreaks, input.rates);
-    rows.push({
-      cells: [
-        'Money at stake (USD)',
-        amount(stake.total, 2),
-        `of which ${usdText(stake.inPeriod)} this period and ${usdText(stake.carriedOver)} carried over ` +
-          `(the open breaks' USD impacts, shortfalls and surpluses alike${stake.unvalued ? `; ${stake.unvalued} without a USD rate not included` : ''})`,
-      ],
-      tone: 'bold',
-    });
-  }
+  if (input.rates) rows.push(...stakeRows(input.openBreaks, input.rates));
   if (input.detail) {
     if (input.detail.files === null)
       // the detail workbook's own Summary

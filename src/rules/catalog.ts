@@ -45,23 +45,41 @@ export interface RuleDef {
   unit: FigureUnit;
   /** The figures an acknowledgement holds; ages grow at every run, so an age rule holds only its limit. */
   holds: readonly HeldFigure[];
-  /**
-   * The amount at stake, whose USD value is the break's impact, for an 'amount' unit: |difference|, or the whole
-   * expected amount when nothing arrived (a missing deposit has no difference).
-   */
-  atStake: 'difference' | 'expected';
+  /** How the break's money at stake (its USD impact) is valued, or why it has none (docs/rules.md "Money at stake"). */
+  stake: StakeRule;
   /** The figures read "<subject> off by <difference> on <record>" (else "<title> on <record>: <check>"). */
   subject?: string;
   /** The rule's own sentence, where the generic one would not read well. */
   sentence?: (w: BreakWords) => string;
 }
 
+/**
+ * How a rule's break is valued in money, signed from the business's side (negative: money missing or gone; positive:
+ * money extra):
+ * - 'difference': the difference (actual - expected) of a break whose figures are an amount of its currency; a check
+ *   of the rule whose figures are a price, an age or text moves no money of its own ("no money");
+ * - 'expected': the difference, or minus the whole expected amount when nothing arrived (a missing deposit);
+ * - 'recorded': an amount the rule records with the break (its detail's `stake`), as `how` says;
+ * - 'none': the break moves no money (stale data, coverage, quarantine...), as `how` says.
+ */
+export interface StakeRule {
+  basis: 'difference' | 'expected' | 'recorded' | 'none';
+  /** In words, for docs/rules.md and the Breaks sheet's "USD valuation". */
+  how: string;
+}
+
+const BY_DIFFERENCE: StakeRule = {
+  basis: 'difference',
+  how: 'the difference (actual - expected) in its currency; a check of a price, an age or text: no money',
+};
+const noMoney = (why: string): StakeRule => ({ basis: 'none', how: `no money: ${why}` });
+
 const ALL_FIGURES: readonly HeldFigure[] = ['expected', 'actual', 'difference', 'currency'];
 /** The limit and the currency: the age (actual, difference) grows at every run. */
 const LIMIT_ONLY: readonly HeldFigure[] = ['expected', 'currency'];
 
 /** The fields most rules share: override what differs. */
-const base = { reach: 'records', unit: 'amount', holds: ALL_FIGURES, atStake: 'difference' } as const;
+const base = { reach: 'records', unit: 'amount', holds: ALL_FIGURES, stake: BY_DIFFERENCE } as const;
 
 const PERIOD_ORDERS = 'partner orders created in the period';
 const ORDERS_WITH_FILLS = 'exchange orders with at least one fill in the period, or created in it with cumQty > 0';
@@ -126,6 +144,7 @@ export const RULES: readonly RuleDef[] = [
     ...base,
     entity: 'partnerOrder',
     unit: 'text',
+    stake: noMoney('a state, not an amount'),
   },
   {
     code: 'P_STALE',
@@ -139,6 +158,7 @@ export const RULES: readonly RuleDef[] = [
     unit: 'hours',
     holds: LIMIT_ONLY,
     sentence: staleSentence,
+    stake: noMoney('an age (the order is late, its amounts are judged by the other rules)'),
   },
   {
     code: 'P_WEBHOOK_GAP',
@@ -152,6 +172,7 @@ export const RULES: readonly RuleDef[] = [
     reach: 'judged',
     entity: 'partnerOrder',
     unit: 'text',
+    stake: noMoney('a missing or different webhook event'),
   },
   {
     code: 'X_DEPOSIT_MISSING',
@@ -163,7 +184,10 @@ export const RULES: readonly RuleDef[] = [
     scope: PERIOD_ORDERS,
     ...base,
     entity: 'partnerOrder',
-    atStake: 'expected',
+    stake: {
+      basis: 'expected',
+      how: 'minus the amount the order paid to our deposit address (nothing arrived); else the difference',
+    },
     sentence: depositMissingSentence,
   },
   {
@@ -196,6 +220,7 @@ export const RULES: readonly RuleDef[] = [
     entity: 'exchangeOrder',
     unit: 'price',
     subject: 'Fill average price',
+    stake: noMoney("a price (the quantities are E_FILL_QTY's)"),
   },
   {
     code: 'E_ORDER_STATUS',
@@ -216,6 +241,12 @@ export const RULES: readonly RuleDef[] = [
     entity: 'fill',
     unit: 'text',
     sentence: orphanSentence,
+    stake: {
+      basis: 'recorded',
+      how:
+        "the fill's notional (qty x price) in the symbol's counter currency: minus for a BUY (paid out), plus for a " +
+        "SELL (received); no figure when the symbol's rules are unknown",
+    },
   },
   {
     code: 'E_FEE_RATE',
@@ -270,6 +301,7 @@ export const RULES: readonly RuleDef[] = [
     unit: 'hours',
     holds: LIMIT_ONLY,
     sentence: staleSentence,
+    stake: noMoney('an age (the deposit or withdrawal is late; its amount is not in doubt)'),
   },
   {
     code: 'E_WITHDRAWAL_BENEFICIARY',
@@ -280,6 +312,12 @@ export const RULES: readonly RuleDef[] = [
     ...base,
     entity: 'withdrawal',
     unit: 'text',
+    stake: {
+      basis: 'recorded',
+      how:
+        'minus (amount + fee) in its currency: gone to an address not on the whitelist; 0 when the withdrawal was ' +
+        'REJECTED, FAILED or REFUNDED (nothing left the account)',
+    },
   },
   {
     code: 'S_COVERAGE',
@@ -294,6 +332,7 @@ export const RULES: readonly RuleDef[] = [
     entity: 'coverage',
     unit: 'text',
     sentence: coverageSentence,
+    stake: noMoney('data not synced (the missing records are not known)'),
   },
   {
     code: 'S_QUARANTINE',
@@ -305,6 +344,7 @@ export const RULES: readonly RuleDef[] = [
     reach: 'everything',
     entity: 'quarantine',
     unit: 'text',
+    stake: noMoney('a record that failed validation (its figures are not trusted)'),
   },
 ];
 

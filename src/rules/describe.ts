@@ -26,20 +26,52 @@ export function breakSentence(b: Described, dp?: number | null): string {
   return genericSentence(words, { title: rule?.title ?? b.code, subject: rule?.subject });
 }
 
+/** The fields of a break its money at stake is read from. */
+export type StakeFields = Pick<Break, 'code' | 'unit' | 'currency' | 'expected' | 'actual' | 'difference'> & {
+  detail?: unknown;
+};
+
 /**
- * The amount whose USD value is the break's impact, in its currency, signed like the difference (actual - expected:
- * negative when less arrived or was charged than expected): the difference, or for a rule whose whole expected amount
- * is at stake when nothing arrived (a missing deposit) minus that amount. null when the figures are not an amount of a
- * known currency (ages, prices, text).
+ * A break's money at stake as its rule's descriptor values it (catalog.ts StakeRule), in its currency, signed from the
+ * business's side (negative: missing or gone; positive: extra): an amount; 'no money' (the rule, or this check of
+ * it, moves none: an age, a price, a state); or 'unknown' (money, but no figure: no currency, a figure that is not a
+ * number, a break stored before its rule recorded one).
  */
-export function amountAtStake(
-  b: Pick<Break, 'code' | 'unit' | 'currency' | 'expected' | 'actual' | 'difference'>,
-): { value: Decimal; currency: string } | null {
-  if (b.unit !== 'amount' || !b.currency) return null;
+export function stakeOf(b: StakeFields): { value: Decimal; currency: string } | 'no money' | 'unknown' {
+  const rule = findRule(b.code)?.stake;
+  if (!rule || rule.basis === 'none') return 'no money';
+  if (rule.basis === 'recorded') return recordedStake(b.detail) ?? 'unknown';
+  if (b.unit !== 'amount') return 'no money';
+  if (!b.currency) return 'unknown';
   const difference = figureValue(b, b.difference);
   if (difference) return { value: difference, currency: b.currency };
   const expected = figureValue(b, b.expected);
-  if (findRule(b.code)?.atStake === 'expected' && expected && b.actual === null)
+  if (rule.basis === 'expected' && expected && b.actual === null)
     return { value: expected.neg(), currency: b.currency };
-  return null;
+  return 'unknown';
+}
+
+/** The amount a rule recorded with its break (detail.stake: { value, currency }); null when absent or not a number. */
+function recordedStake(detail: unknown): { value: Decimal; currency: string } | null {
+  const stake = detail && typeof detail === 'object' ? (detail as Record<string, unknown>).stake : undefined;
+  if (!stake || typeof stake !== 'object') return null;
+  const { value, currency } = stake as Record<string, unknown>;
+  if (typeof currency !== 'string' || !currency || (typeof value !== 'string' && typeof value !== 'number'))
+    return null;
+  try {
+    return { value: new Decimal(String(value)), currency };
+  } catch {
+    return null;
+  }
+}
+
+/** How the break's rule values its money at stake, in words ("no money: an age ..."), from its descriptor. */
+export function stakeRuleText(code: string): string {
+  return findRule(code)?.stake.how ?? 'no money: a rule this version does not know';
+}
+
+/** The amount at stake (stakeOf), or null when there is none or no figure. */
+export function amountAtStake(b: StakeFields): { value: Decimal; currency: string } | null {
+  const s = stakeOf(b);
+  return typeof s === 'string' ? null : s;
 }

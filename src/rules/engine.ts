@@ -206,7 +206,7 @@ export function checkFills(tally: RuleTally, cfg: EngineConfig, ref: ReferenceDa
   const ratesByDay = new Map<number, FeeRates>();
   for (const f of fills) {
     const symbol = ref.symbols?.get(f.symbol);
-    tally.record('E_FILL_ORPHAN', f.execId, checkFillOrphan(f), null);
+    tally.record('E_FILL_ORPHAN', f.execId, checkFillOrphan(f, symbol?.counterCurrency), null);
     if (ref.fees && ref.fees.length > 0) {
       const day = Math.floor(f.timestamp.getTime() / 86_400_000);
       let rates = ratesByDay.get(day);

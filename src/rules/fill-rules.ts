@@ -38,8 +38,15 @@ export function checkFillAvgPx(o: ExchangeOrderAgg, symbol: SymbolRules | undefi
   ];
 }
 
-export function checkFillOrphan(f: Fill): Verdict {
+/**
+ * A fill whose order is not stored. Its money at stake is its notional in the symbol's counter currency (known from the
+ * symbol rules, else none), from the business's side: a BUY paid it out (minus), a SELL received it (plus).
+ */
+export function checkFillOrphan(f: Fill, counterCurrency?: string | null): Verdict {
   if (f.orderFound) return [];
+  const notional = f.qty.times(f.price);
+  const side = f.side.toUpperCase();
+  const signed = side === 'BUY' ? notional.neg() : side === 'SELL' ? notional : null;
   // No amount to compare: expected/actual stay empty (an order id in `expected` would read as an amount).
   return [
     {
@@ -49,6 +56,7 @@ export function checkFillOrphan(f: Fill): Verdict {
       difference: null,
       currency: null,
       note: f.orderNotFound ? 'GET /orders/{id} answered 404' : 'not yet looked up',
+      ...(signed && counterCurrency && { stake: { value: signed, currency: counterCurrency } }),
     },
   ];
 }

@@ -45,8 +45,13 @@ function stale(
   ];
 }
 
+/** States in which nothing left the account: a withdrawal refused, failed or sent back. */
+const NOTHING_LEFT = new Set(['REJECTED', 'FAILED', 'REFUNDED']);
+
 export function checkBeneficiary(w: Withdrawal, whitelist: ReadonlySet<string>): Verdict {
   if (whitelist.has(w.beneficiary)) return [];
+  // What left the account to an unknown address: the amount and its fee.
+  const gone = w.state !== null && NOTHING_LEFT.has(w.state) ? new Decimal(0) : w.amount.plus(w.fee ?? 0).neg();
   return [
     {
       check: `beneficiary ${w.beneficiary} not on the whitelist snapshot`,
@@ -54,6 +59,7 @@ export function checkBeneficiary(w: Withdrawal, whitelist: ReadonlySet<string>):
       actual: w.beneficiary,
       difference: null,
       currency: w.currency,
+      stake: { value: gone, currency: w.currency },
     },
   ];
 }

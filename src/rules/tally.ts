@@ -1,6 +1,6 @@
 /** The rule tally: collects verdicts across batches into each rule's counts, breaks and result. */
 import { ruleDef, RULES } from './catalog.js';
-import { Decimal } from '../decimal/decimal.js';
+import { Decimal, decimalText } from '../decimal/decimal.js';
 import { figureText, type DetectedBreak, type RuleResult } from '../domain/index.js';
 
 export type { RuleResult, RuleStatus } from '../domain/index.js';
@@ -164,7 +164,11 @@ export function toBreak(
     actual: first.actual,
     difference: first.difference,
     message: `${first.check}${first.note ? ` (${first.note})` : ''}${more}`,
-    detail: { checks: failures.map(checkText), ...extras.detail },
+    detail: {
+      checks: failures.map(checkText),
+      ...(first.stake && { stake: { value: decimalText(first.stake.value), currency: first.stake.currency } }),
+      ...extras.detail,
+    },
   };
 }
 

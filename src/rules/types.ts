@@ -1,4 +1,5 @@
 /** Rule-engine internals: one failed check of a rule on one entity (the records and the Break are in src/domain). */
+import type { Decimal } from '../decimal/decimal.js';
 import type { Figure, FigureUnit, RecordKindName } from '../domain/index.js';
 
 /** One failed check of a rule on one entity: its figures exact (Decimals), or text where they are not numbers. */
@@ -13,6 +14,11 @@ export interface Failure {
   /** The kind of record the key names, where the rule judges more than one kind (an order, or a fill). */
   entity?: RecordKindName;
   note?: string;
+  /**
+   * The money the break moves, signed from the business's side, for a rule whose descriptor's stake is 'recorded'
+   * (catalog.ts StakeRule): kept in the break's detail as `stake`.
+   */
+  stake?: { value: Decimal; currency: string };
   /** Facts the rule's sentence names (a state, a transaction hash), so that no reader parses the check's words. */
   facts?: Readonly<Record<string, string>>;
 }

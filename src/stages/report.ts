@@ -14,6 +14,7 @@ import { balanceRollOfRun } from '../store/balance-flows.js';
 import { periodTotals, storedCounts } from '../store/counts.js';
 import { coverageOfDays } from '../store/cursors.js';
 import { eachRow, spanOf } from '../store/keyset.js';
+import { moneyAtStake, stakeFigures } from '../report/money-at-stake.js';
 import {
   depositsIn,
   fillsByTimeIn,
@@ -79,7 +80,6 @@ import { UsdRates } from '../report/usd-rates.js';
 import {
   closingBalancesUsd,
   feeDays,
-  moneyAtStake,
   reportFileNameOf,
   runFailure,
   summaryRows,
@@ -430,15 +430,9 @@ function digestFigures(
   rates: UsdRates,
   balances: { rolls: BalanceRollRec[]; latest: BalanceRec[] },
 ): DigestFigures {
-  const stake = moneyAtStake(openBreaks, rates);
   const closing = closingBalancesUsd(balances.rolls, balances.latest, rates);
   return {
-    moneyAtStake: {
-      total: stake.total.toFixed(),
-      inPeriod: stake.inPeriod.toFixed(),
-      carriedOver: stake.carriedOver.toFixed(),
-      unvalued: stake.unvalued,
-    },
+    moneyAtStake: stakeFigures(moneyAtStake(openBreaks, rates)),
     closingUsd: closing ? closing.usd.toFixed() : null,
     closingUnvalued: closing?.unvalued ?? [],
   };

@@ -10,13 +10,14 @@ import {
   type BreakWorkflow,
   type LateBreak,
   type LateCounts,
+  type MoneyAtStakeFigures,
   type OpenBreakCounts,
   type ReportedBreak,
 } from '../domain/index.js';
 import { parseRunRequests, type RunRequests } from '../http/meter.js';
 import { openBreaksOfRun } from './breaks.js';
 import { jsonNumber } from '../decimal/json.js';
-import { getRun, readLateBreaks } from './runs.js';
+import { getRun, plainDigest, readLateBreaks } from './runs.js';
 import type { RunCounts } from './counts.js';
 import { webhookStatsIn } from './partner-reads.js';
 import { spanOf } from './keyset.js';
@@ -94,6 +95,12 @@ export interface JsonSummary {
    * days were reconciled, each with the day of its record; the counts of each.
    */
   lateData: LateCounts & { breaks: Array<Pick<LateBreak, 'code' | 'key' | 'day' | 'event' | 'severity'>> };
+  /**
+   * The money at stake as the workbook's Summary and the e-mail show it (stored with the workbook; docs/reports.md
+   * "Money at stake"), exact decimal text: shortfalls, surpluses, noFigure, noMoney, beside the earlier keys (total,
+   * inPeriod, carriedOver: absolute impacts; unvalued). null for a run without a workbook.
+   */
+  moneyAtStake: MoneyAtStakeFigures | null;
 }
 
 const COUNT_KEYS: (keyof RunCounts)[] = [
@@ -151,6 +158,7 @@ export async function jsonSummary(db: Db, account: string, runId: string): Promi
         ? await webhookStatsIn(db, account, spanOf({ from: run.period_from, to: run.period_to }))
         : null,
     lateData: lateData(readLateBreaks(run.late_breaks)),
+    moneyAtStake: plainDigest(run.report_digest)?.figures?.moneyAtStake ?? null,
   };
 }
 

@@ -471,7 +471,7 @@ function plainBreakCounts(value: unknown): OpenBreakCounts | null {
  * run.report_digest as written by setReportPath (its numbers come back as LosslessNumber); null when absent or not that
  * shape.
  */
-function plainDigest(value: unknown): ReportDigest | null {
+export function plainDigest(value: unknown): ReportDigest | null {
   const o = value as Record<string, unknown> | null;
   if (!o || typeof o !== 'object' || typeof o.period !== 'string' || !o.headline || !Array.isArray(o.topBreaks))
     return null;
@@ -505,14 +505,31 @@ function plainDigest(value: unknown): ReportDigest | null {
   };
 }
 
+/** A split of stored figures ({ total, inPeriod, carriedOver }) read as text or as counts; absent: undefined. */
+function storedSplit<T>(raw: unknown, read: (v: unknown) => T): { total: T; inPeriod: T; carriedOver: T } | undefined {
+  if (!raw || typeof raw !== 'object') return undefined;
+  const o = raw as Record<string, unknown>;
+  return { total: read(o.total), inPeriod: read(o.inPeriod), carriedOver: read(o.carriedOver) };
+}
+
 function plainFigures(o: Record<string, unknown>): DigestFigures {
   const stake = (o.moneyAtStake ?? {}) as Record<string, unknown>;
+  const text = (v: unknown) => String(v ?? '0');
+  const count = (v: unknown) => jsonNumber(v) ?? 0;
+  const more = {
+    shortfalls: storedSplit(stake.shortfalls, text),
+    surpluses: storedSplit(stake.surpluses, text),
+    noFigure: storedSplit(stake.noFigure, count),
+    noMoney: storedSplit(stake.noMoney, count),
+  };
   return {
     moneyAtStake: {
       total: String(stake.total ?? '0'),
       inPeriod: String(stake.inPeriod ?? '0'),
       carriedOver: String(stake.carriedOver ?? '0'),
       unvalued: jsonNumber(stake.unvalued) ?? 0,
+      // the figures written since shortfalls and surpluses were told apart (absent before)
+      ...Object.fromEntries(Object.entries(more).filter(([, v]) => v !== undefined)),
     },
     closingUsd: typeof o.closingUsd === 'string' ? o.closingUsd : null,
     closingUnvalued: Array.isArray(o.closingUnvalued) ? o.closingUnvalued.map(String) : [],

@@ -9,8 +9,10 @@ import { Decimal } from '../decimal/decimal.js';
 
 /** What a run's amounts are valued in USD from (report/usd-rates.ts UsdRates says which source wins). */
 export interface UsdRateInputs {
-  balances: Array<{ currency: string; rate: Decimal }>;
+  balances: Array<{ currency: string; rate: Decimal; fetchedAt?: Date }>;
   partner: Array<{ currency: string; inputAmount: Decimal; amountUsd: Decimal }>;
+  /** The period the partner orders are of. */
+  period?: { from: Date; to: Date };
 }
 
 /** The latest balance snapshot's rates and the period's partner orders per input currency. */
@@ -29,6 +31,7 @@ export async function usdRateInputs(
     group by input_currency`.execute(db);
   return {
     balances,
+    period: { from: span.from, to: span.to },
     partner: partner.rows.map((p) => ({
       currency: p.currency,
       inputAmount: new Decimal(p.input),

@@ -23,8 +23,20 @@ const SANDBOX = { seed: 21, days: 5, ordersPerDay: 8, fillsPerOrder: 2 };
 const kind = storeKinds.includes('postgres') ? 'postgres' : 'embedded';
 
 type Split = { total: number; inPeriod: number; carriedOver: number };
+interface StakeSplit {
+  total: string;
+  inPeriod: string;
+  carriedOver: string;
+}
 interface Summary {
   runId: string;
+  moneyAtStake: {
+    total: string;
+    shortfalls: StakeSplit;
+    surpluses: StakeSplit;
+    noFigure: Split;
+    noMoney: Split;
+  };
   status: string;
   report: string;
   breaks: Array<{ code: string; key: string; severity: string; inPeriod: boolean }>;
@@ -240,7 +252,7 @@ describe(`Summary counts equal the JSON's, and the e-mail's, end to end [${kind}
     // Five open breaks in words, each one of the JSON's open breaks, with its age and USD impact.
     const listed = [
       ...text.matchAll(
-        /^ {2}\d\. \[(high|medium|low)\] .* \(([A-Z_]+) (\S+); (\d+) days? old; (?:USD impact -?[\d.]+|no USD impact); (?:this period|carried over)/gm,
+        /^ {2}\d\. \[(high|medium|low)\] .* \(([A-Z_]+) (\S+); (\d+) days? old; (?:USD impact -?[\d,.]+|no USD impact); (?:this period|carried over)/gm,
       ),
     ];
     expect(listed).toHaveLength(5);
@@ -251,6 +263,25 @@ describe(`Summary counts equal the JSON's, and the e-mail's, end to end [${kind}
       ).toBe(true);
     const html = textPart(raw, 'text/html');
     expect(html.match(/<ol>[\s\S]*?<\/ol>/)![0].match(/<li>/g)).toHaveLength(5);
+    // Money at stake: the JSON's figures are the Summary's (read back) and the e-mail's, shortfalls and surpluses apart.
+    const stake = json.moneyAtStake;
+    const stakeRow = (label: string) => rows.find((r) => r[0] === label)!.slice(1, 4);
+    const figures = (s: StakeSplit) => [s.total, s.inPeriod, s.carriedOver].map(Number);
+    expect(stakeRow('Shortfalls: money missing or gone').map(Number)).toEqual(figures(stake.shortfalls));
+    expect(stakeRow('Surpluses: money extra').map(Number)).toEqual(figures(stake.surpluses));
+    expect(stakeRow('Open breaks without a USD figure')).toEqual([
+      stake.noFigure.total,
+      stake.noFigure.inPeriod,
+      stake.noFigure.carriedOver,
+    ]);
+    expect(stakeRow('Open breaks that move no money')[0]).toBe(stake.noMoney.total);
+    expect(Number(stake.shortfalls.total)).toBeLessThan(0);
+    const usd = (t: string) =>
+      Number(t).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+    expect(text).toContain(
+      `  shortfalls USD ${usd(stake.shortfalls.total)} (this period ${usd(stake.shortfalls.inPeriod)}`,
+    );
+    expect(text).toContain(`  surpluses USD ${usd(stake.surpluses.total)} (`);
     // The webhook events between the runs brought orders of 2020-01-01 (never listed): judged as changes,
     // their breaks are breaks of an earlier day opened by late data, named alike in the JSON, the e-mail and the Summary.
     expect(json.lateData.total).toBe(json.lateData.breaks.length);

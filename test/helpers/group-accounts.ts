@@ -23,7 +23,17 @@ export function digestWith(moneyAtStake: string, closingUsd: string | null): Rep
     headline: { tone: 'bad', text: '', detail: '', status: '' },
     topBreaks: [],
     figures: {
-      moneyAtStake: { total: moneyAtStake, inPeriod: '0', carriedOver: '0', unvalued: 0 },
+      // all of it a shortfall of this period, as a run writes it (report/money-at-stake.ts stakeFigures)
+      moneyAtStake: {
+        total: moneyAtStake,
+        inPeriod: moneyAtStake,
+        carriedOver: '0',
+        unvalued: 0,
+        shortfalls: { total: `-${moneyAtStake}`, inPeriod: `-${moneyAtStake}`, carriedOver: '0' },
+        surpluses: { total: '0', inPeriod: '0', carriedOver: '0' },
+        noFigure: { total: 0, inPeriod: 0, carriedOver: 0 },
+        noMoney: { total: 0, inPeriod: 0, carriedOver: 0 },
+      },
       closingUsd,
       closingUnvalued: [],
     },

@@ -197,6 +197,7 @@ for (const kind of storeKinds) {
       expect(h.filter((_, i) => ws.getColumn(i + 1).hidden)).toEqual([
         'Rule',
         'Unit',
+        'USD valuation',
         'First seen (UTC)',
         'Status',
         'Amounts as reported',
@@ -271,9 +272,13 @@ for (const kind of storeKinds) {
       // USD 1:1, rounded to the cent, signed like the difference
       expect(fee['USD impact']).toBeCloseTo(Number(fee.Difference), 2);
       expect(Math.sign(Number(fee['USD impact']))).toBe(Math.sign(Number(fee.Difference)));
+      // how it was valued, read back from the row: the amount, in USD (no conversion)
+      expect(fee['USD valuation']).toMatch(/^-?\d+(\.\d+)? USD, in USD$/);
       const stale = rows.find((r) => r['Rule code'] === 'E_STALE')!;
       expect(stale.Unit).toBe('hours');
-      expect(stale['USD impact']).toBeNull();
+      // an age moves no money: said so, never a blank
+      expect(stale['USD impact']).toBe('no money');
+      expect(stale['USD valuation']).toMatch(/^no money: an age/);
       expect(String(stale['What happened'])).toMatch(
         /^(Deposit|Withdrawal) \S+ \(\w+\) (UNCONFIRMED|PENDING) for \d+(\.\d)? hours \(limit 24\)/,
       );

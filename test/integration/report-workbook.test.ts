@@ -527,7 +527,13 @@ describeEachStore('report workbook', (t) => {
     summary.eachRow({ includeEmpty: true }, (row) => firstColumn.push(row.getCell(1).value));
     const rowOf = (text: string) => firstColumn.findIndex((v) => typeof v === 'string' && v.startsWith(text)) + 1;
     expect(rowOf('Money at stake (USD)')).toBe(3);
-    expect(summary.getCell(`B${rowOf('Money at stake (USD)')}`).type).toBe(ExcelJS.ValueType.Number);
+    // its header, then the shortfalls and surpluses as numbers (read back), and the breaks without a figure
+    expect(summary.getCell(`B${rowOf('Money at stake (USD)')}`).value).toBe('Total');
+    expect(rowOf('Shortfalls: money missing or gone')).toBe(4);
+    expect(summary.getCell('B4').type).toBe(ExcelJS.ValueType.Number);
+    expect(Number(summary.getCell('B4').value)).toBeLessThanOrEqual(0);
+    expect(Number(summary.getCell('B5').value)).toBeGreaterThanOrEqual(0);
+    expect(firstColumn.slice(5, 7)).toEqual(['Open breaks without a USD figure', 'Open breaks that move no money']);
     expect(rowOf('Open breaks')).toBeLessThan(rowOf('Balances per currency'));
     expect(rowOf('Balances per currency')).toBeLessThan(rowOf('Run'));
     expect(rowOf('Balances per currency')).toBeLessThanOrEqual(40);

@@ -366,6 +366,7 @@ describe('Breaks rows', () => {
       ,
       difference,
       impact,
+      valuation,
       inPeriod,
       age,
       ,
@@ -409,6 +410,7 @@ describe('Breaks rows', () => {
     expect(difference).toEqual({ kind: 'amount', value: new Decimal('-0.50'), dp: 2 });
     // signed like the difference: less charged than expected is negative
     expect(impact).toEqual({ kind: 'amount', value: new Decimal('-0.5'), dp: 2 });
+    expect(valuation).toBe('-0.5 USD, in USD');
   });
 
   it('keeps the key as text without a row, and text figures as text', () => {
@@ -426,8 +428,8 @@ describe('Breaks rows', () => {
     );
     expect(row.cells[3]).toBe('ord_123');
     expect(row.cells.slice(5, 10)).toEqual(['text', 'COMPLETED', 'FAILED', null, null]);
-    expect(row.cells[13]).toBe('open');
-    expect(row.cells[17]).toBeNull();
+    expect(row.cells[14]).toBe('open');
+    expect(row.cells[18]).toBeNull();
   });
 
   it('names the data sheet of each record kind', () => {

@@ -80,13 +80,18 @@ describe('the group totals', () => {
       2,
       1,
       2,
-      '100.30',
+      // shortfalls, surpluses, breaks without a USD figure: summed apart, never netted
+      '-100.30',
+      '0.00',
+      0,
       '5250.05',
       null,
       null,
     ]);
     // the failed account's own line has blank figures
-    expect(text(rows.find((r) => r.cells[0] === 'beta')!).slice(2, 9)).toEqual([
+    expect(text(rows.find((r) => r.cells[0] === 'beta')!).slice(2, 11)).toEqual([
+      null,
+      null,
       null,
       null,
       null,
@@ -97,7 +102,7 @@ describe('the group totals', () => {
     ]);
     const mail = groupMessage(digest);
     expect(mail.text).toContain(
-      'Total of 2 of 4 accounts (beta failed, gamma still running: left out): 4 open breaks (2 unexplained); money at stake USD 100.30; closing balances USD 5250.05',
+      'Total of 2 of 4 accounts (beta failed, gamma still running: left out): 4 open breaks (2 unexplained); money at stake: shortfalls USD -100.30, surpluses USD 0.00, 0 open breaks without a USD figure; closing balances USD 5,250.05',
     );
     expect(mail.html).toContain(
       '<td>Total</td><td>Total of 2 of 4 accounts (beta failed, gamma still running: left out)',

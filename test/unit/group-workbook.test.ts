@@ -57,8 +57,11 @@ describe('the group workbook with one failed account', () => {
     const sheet = await written();
     const total = lineOf(sheet, 'Total');
     expect(total.getCell(2).value).toBe('Total of 3 of 4 accounts (initech failed: left out)');
-    // open breaks, high, medium, low, unexplained; money at stake and closing USD, as numbers
-    expect([3, 4, 5, 6, 7, 8, 9].map((i) => total.getCell(i).value)).toEqual([5, 1, 2, 2, 4, 1280.75, 10500.1]);
+    // open breaks, high, medium, low, unexplained; shortfalls, surpluses (USD), breaks without a USD figure; closing
+    // USD, as numbers
+    expect([3, 4, 5, 6, 7, 8, 9, 10, 11].map((i) => total.getCell(i).value)).toEqual([
+      5, 1, 2, 2, 4, -1280.75, 0, 0, 10500.1,
+    ]);
     expect(lineOf(sheet, 'initech').getCell(8).value).toBeNull();
   });
 

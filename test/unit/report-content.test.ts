@@ -11,12 +11,12 @@ import { BreakIndex, fillRow } from '../../src/report/sheets.js';
 import { ageDays, breakRow, breaksSpec, sortBreaks } from '../../src/report/breaks-sheet.js';
 import { LATE_LISTED_IN_MAIL } from '../../src/report/late-data.js';
 import { lateData } from '../../src/store/run-summary.js';
+import { moneyAtStake, stakeFigures } from '../../src/report/money-at-stake.js';
 import {
   balanceTotals,
   feeDays,
   finishedTime,
   headline,
-  moneyAtStake,
   PARTIAL_MEANING,
   periodLabel,
   reportFileNameOf,
@@ -511,24 +511,65 @@ function summaryInput(run: RunInfo, breaks: ReportedBreak[] = [], extra: Partial
 }
 
 describe('money at stake', () => {
-  it("is the open breaks' absolute USD impacts, this period and carried over, on the Summary's first lines", () => {
+  it('shows shortfalls and surpluses apart, and the breaks without a figure, on the Summary and in the e-mail', () => {
     const breaks = [
-      makeBreak({ key: 'a', currency: 'EUR', difference: '-100' }),
+      makeBreak({ key: 'a', currency: 'EUR', difference: '-100000' }),
       makeBreak({ key: 'b', currency: 'BTC', difference: '0.001', inPeriod: false }),
       makeBreak({ key: 'c', currency: 'XYZ', difference: '5' }),
       makeBreak({ key: 'd', code: 'E_STALE', entity: 'deposit', unit: 'hours', currency: 'BTC', difference: '30' }),
+      makeBreak({ key: 'e', currency: 'USD', difference: '-0.0004', inPeriod: false }),
     ];
-    const stake = moneyAtStake(breaks, RATES);
-    expect([stake.total, stake.inPeriod, stake.carriedOver].map(String)).toEqual(['160', '110', '50']);
-    expect(stake.unvalued).toBe(1);
+    const m = moneyAtStake(breaks, RATES);
+    expect([m.shortfalls.total, m.shortfalls.inPeriod, m.shortfalls.carriedOver].map(String)).toEqual([
+      '-110000.0004',
+      '-110000',
+      '-0.0004',
+    ]);
+    expect(String(m.surpluses.total)).toBe('50');
+    expect(m.noFigure).toEqual({ total: 1, inPeriod: 1, carriedOver: 0 });
+    expect(m.noMoney).toEqual({ total: 1, inPeriod: 1, carriedOver: 0 });
     const rows = summaryRows(summaryInput(makeRun(), breaks, { rates: RATES }));
     const at = rows.findIndex((r) => r.cells[0] === 'Money at stake (USD)');
     expect(at).toBe(2);
-    expect(rows[at]!.cells[1]).toEqual({ kind: 'amount', value: new Decimal('160'), dp: 2 });
-    expect(rows[at]!.cells[2]).toBe(
-      "of which 110.00 this period and 50.00 carried over (the open breaks' USD impacts, shortfalls and surpluses " +
-        'alike; 1 without a USD rate not included)',
+    expect(rows[at]!.cells).toEqual(['Money at stake (USD)', 'Total', 'This period', 'Carried over']);
+    expect(rows[at + 1]!.cells).toEqual([
+      'Shortfalls: money missing or gone',
+      // the exact sum, shown at two decimals (its exact text goes with the cell)
+      { kind: 'amount', value: new Decimal('-110000.0004'), dp: 2 },
+      { kind: 'amount', value: new Decimal('-110000'), dp: 2 },
+      // a smaller non-zero figure to its first significant digit, never 0.00
+      { kind: 'amount', value: new Decimal('-0.0004'), dp: 4 },
+    ]);
+    expect(rows[at + 2]!.cells.slice(0, 2)).toEqual([
+      'Surpluses: money extra',
+      { kind: 'amount', value: new Decimal('50'), dp: 2 },
+    ]);
+    expect(rows[at + 3]!.cells.slice(0, 4)).toEqual(['Open breaks without a USD figure', 1, 1, 0]);
+    expect(rows[at + 4]!.cells).toEqual(['Open breaks that move no money', 1, 1, 0]);
+
+    // the e-mail says the same figures, formatted like every USD figure
+    const run = makeRun();
+    const counts = openBreakCounts(breaks);
+    const figures = { moneyAtStake: stakeFigures(m), closingUsd: null, closingUnvalued: [] };
+    const digest = buildDigest({
+      run,
+      openBreaks: breaks,
+      counts,
+      rates: RATES,
+      now: NOW,
+      attachmentName: 'w.xlsx',
+      figures,
+    });
+    const mail = buildMessage({ run, counts, digest, attachmentName: 'w.xlsx' });
+    expect(mail.text).toContain(
+      [
+        'Money at stake:',
+        '  shortfalls USD -110,000.00 (this period -110,000.00, carried over -0.0004)',
+        '  surpluses USD 50.00 (this period 0.00, carried over 50.00)',
+        '  1 open break without a USD figure (1 this period, 0 carried over); 1 that move no money',
+      ].join('\n'),
     );
+    expect(mail.html).toContain('<li>shortfalls USD -110,000.00 (this period -110,000.00, carried over -0.0004)</li>');
   });
 });
 
