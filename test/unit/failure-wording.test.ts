@@ -5,57 +5,35 @@ import { buildDigest } from '../../src/report/digest.js';
 import { UsdRates } from '../../src/report/usd-rates.js';
 import { Precision } from '../../src/report/precision.js';
 import { headline, runFailure, summaryRows, type SummaryInput } from '../../src/report/summary.js';
-import { NO_WORKFLOW, openBreakCounts, type ReportedBreak, type RunInfo } from '../../src/domain/index.js';
+import { openBreakCounts, type ReportedBreak, type RunInfo } from '../../src/domain/index.js';
+import { makeBreak, makeRun } from '../helpers/report-factories.js';
 
 const NOW = new Date('2026-11-02T03:00:00Z');
 const RATES = new UsdRates({});
 
 /** A run that failed in its exchange sync: no reconcile, so no rule results and no counts of its own. */
-const failedRun = (overrides: Partial<RunInfo> = {}): RunInfo => ({
-  id: 'r20261102T020000',
-  account: 'default',
-  command: 'run',
-  status: 'failed',
-  periodFrom: '2026-11-01',
-  periodTo: '2026-11-02',
-  startedAt: new Date('2026-11-02T02:00:00Z'),
-  finishedAt: new Date('2026-11-02T02:01:00Z'),
-  failedStage: 'sync.exchange',
-  error: 'Exchange API GET /v3/exchange/fills: connection refused; check EXCHANGE_API_URL',
-  stages: { 'sync.exchange': { status: 'failed', error: 'connection refused', seq: 0 } },
-  counts: {},
-  requests: {},
-  ruleResults: [],
-  rulesetVersion: null,
-  configHash: 'h',
-  ...overrides,
-});
+const failedRun = (overrides: Partial<RunInfo> = {}): RunInfo =>
+  makeRun({
+    id: 'r20261102T020000',
+    status: 'failed',
+    finishedAt: new Date('2026-11-02T02:01:00Z'),
+    failedStage: 'sync.exchange',
+    error: 'Exchange API GET /v3/exchange/fills: connection refused; check EXCHANGE_API_URL',
+    stages: { 'sync.exchange': { status: 'failed', error: 'connection refused', seq: 0 } },
+    counts: {},
+    ruleResults: [],
+    rulesetVersion: null,
+    ...overrides,
+  });
 
-const openBreak = (overrides: Partial<ReportedBreak> = {}): ReportedBreak => ({
-  code: 'P_FEE_USD',
-  key: 'o1',
-  entity: 'partnerOrder',
-  severity: 'medium',
-  currency: 'USD',
-  unit: 'amount',
-  day: null,
-  expected: '1.00',
-  actual: '1.10',
-  difference: '0.10',
-  message: null,
-  detail: null,
-  status: 'open',
-  firstSeenRun: 'r0',
-  firstSeenAt: new Date('2026-10-30T02:00:00Z'),
-  lastSeenRun: 'r0',
-  lastSeenAt: new Date('2026-10-30T02:00:00Z'),
-  resolvedRun: null,
-  resolvedAt: null,
-  reopenedCount: 0,
-  inPeriod: false,
-  workflow: NO_WORKFLOW,
-  ...overrides,
-});
+/** A break last seen by the run before (the failed run judged nothing), from an earlier period. */
+const openBreak = (overrides: Partial<ReportedBreak> = {}): ReportedBreak =>
+  makeBreak({
+    lastSeenRun: 'r0',
+    lastSeenAt: new Date('2026-10-30T02:00:00Z'),
+    inPeriod: false,
+    ...overrides,
+  });
 
 const STORED = {
   partnerOrders: 12,

@@ -1,0 +1,48 @@
+/** Small factories of the report's inputs: a run as read back, a break as reported (override what a test is about). */
+import { NO_WORKFLOW, type ReportedBreak, type RunInfo } from '../../src/domain/index.js';
+
+export const makeRun = (overrides: Partial<RunInfo> = {}): RunInfo => ({
+  id: 'r1',
+  account: 'default',
+  command: 'run',
+  status: 'succeeded',
+  periodFrom: '2026-11-01',
+  periodTo: '2026-11-02',
+  startedAt: new Date('2026-11-02T02:00:00Z'),
+  finishedAt: null,
+  failedStage: null,
+  error: null,
+  stages: {},
+  counts: { partnerOrders: 3, fills: 10 },
+  requests: {},
+  ruleResults: [{ code: 'P_FEE_USD', severity: 'medium', description: 'd', status: 'passed', checked: 3, breaks: 0 }],
+  rulesetVersion: '1',
+  configHash: 'h',
+  ...overrides,
+});
+
+export const makeBreak = (overrides: Partial<ReportedBreak> = {}): ReportedBreak => ({
+  code: 'P_FEE_USD',
+  key: 'o1',
+  entity: 'partnerOrder',
+  severity: 'medium',
+  currency: 'USD',
+  unit: 'amount',
+  day: null,
+  expected: '1.00',
+  actual: '1.10',
+  difference: '0.10',
+  message: null,
+  detail: null,
+  status: 'open',
+  firstSeenRun: 'r0',
+  firstSeenAt: new Date('2026-10-30T02:00:00Z'),
+  lastSeenRun: 'r1',
+  lastSeenAt: new Date('2026-11-02T02:00:00Z'),
+  resolvedRun: null,
+  resolvedAt: null,
+  reopenedCount: 0,
+  inPeriod: true,
+  workflow: NO_WORKFLOW,
+  ...overrides,
+});
