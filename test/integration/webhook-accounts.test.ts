@@ -5,7 +5,7 @@ import { request } from 'undici';
 import { loadConfig, type Config } from '../../src/config/load.js';
 import { createLogger, silentLogger } from '../../src/log/logger.js';
 import { startWebhookServer, type WebhookServer } from '../../src/webhooks/server.js';
-import { startSandboxAccounts } from '../../sandbox/index.js';
+import { startSandboxAccounts } from '../helpers/sandbox.js';
 import { describeEachStore } from '../helpers/db.js';
 import { writeConfig } from '../helpers/config.js';
 import { validEvent } from '../helpers/webhook-corpus.js';

@@ -7,7 +7,7 @@ import { apiVariablesText, sourceVariables } from '../../src/config/variables.js
 import { exchangeClientFromConfig } from '../../src/sources/exchange/client.js';
 import { partnerClientFromConfig } from '../../src/sources/partner/client.js';
 import { HttpAuthError, HttpNetworkError } from '../../src/http/errors.js';
-import { startSandbox } from '../../sandbox/index.js';
+import { startSandbox } from '../helpers/sandbox.js';
 import { problemsOf, writeConfig } from '../helpers/config.js';
 
 type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
