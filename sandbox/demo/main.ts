@@ -18,7 +18,6 @@ import {
   installSignalHandlers,
   loadGroup,
   migrate,
-  openStore,
   periodLabel,
   runBatch,
   runOutcomeText,
@@ -26,6 +25,7 @@ import {
   type BatchResult,
   type PipelineResult,
 } from '../../src/index.js';
+import { openStore } from '../../src/store/database.js';
 import { startSandboxAccounts } from '../index.js';
 
 /** Small enough to finish in well under a minute on a laptop, big enough to fill every sheet. */
