@@ -18,6 +18,7 @@ import {
   installSignalHandlers,
   loadGroup,
   migrate,
+  openStore,
   periodLabel,
   runBatch,
   runOutcomeText,
@@ -25,7 +26,6 @@ import {
   type BatchResult,
   type PipelineResult,
 } from '../../src/index.js';
-import { openStore } from '../../src/store/database.js';
 import { startSandboxAccounts } from '../index.js';
 
 /** Small enough to finish in well under a minute on a laptop, big enough to fill every sheet. */
