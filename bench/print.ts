@@ -5,7 +5,6 @@
 import os from 'node:os';
 import type { PipelineChildResult } from './pipeline-child.js';
 import type { SandboxCounts } from './sandbox-child.js';
-export type { AccountsRoundResult } from './accounts.js';
 
 export interface RunFigures {
   run: PipelineChildResult;
