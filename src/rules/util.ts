@@ -1,7 +1,6 @@
 /** Small helpers of the rules: timestamp texts to the nanosecond, decimal texts and differences, increments, address
  * tags.
  */
-import pg from 'pg';
 import { Decimal } from '../decimal/decimal.js';
 
 const TS = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:?\d{2})?$/i;
