@@ -6,8 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import type { SandboxCounts } from './sandbox-child.js';
-import type { SandboxOptions } from '../sandbox/index.js';
-import { DEFAULT_OPTIONS } from '../sandbox/options.js';
+import { DEFAULT_OPTIONS, type SandboxOptions } from '../sandbox/index.js';
 import { MS_PER_DAY, toDay } from '../src/util/dates.js';
 
 export const DAYS = 10;

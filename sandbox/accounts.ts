@@ -4,7 +4,7 @@ import { EXCHANGE_PREFIX } from './exchange-routes.js';
 import { header, json, type Req } from './http.js';
 import { DEFAULT_OPTIONS, type SandboxOptions } from './options.js';
 import { closeServer, createSandboxServer, listen, type ServerHandlers } from './server.js';
-import type { Sandbox } from './index.js';
+import type { Sandbox } from './handle.js';
 
 /** The options that identify an account: derived from its name unless the account gives them. */
 type Credentials = 'partnerPublicKey' | 'partnerPrivateKey' | 'exchangeToken';

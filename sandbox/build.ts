@@ -18,7 +18,7 @@ import { createFaultState, type ServerHandlers } from './server.js';
 import { HOUR_MS } from './time.js';
 import { World } from './world.js';
 import { startWebhooks, type WebhookRunner } from './webhooks.js';
-import type { Sandbox, SandboxData } from './index.js';
+import type { Sandbox, SandboxData } from './handle.js';
 
 /** The options a world is built from: the defaults overridden by the given ones (undefined ones ignored). */
 export function resolveOptions(options: Partial<SandboxOptions>): SandboxOptions {

@@ -8,19 +8,25 @@
  * account's workbook and the group workbook to reports/, prints where they are and the headline
  * figures, and shuts down.
  */
-import { periodLabel } from '../../src/report/summary.js';
-import { batchSentence, runOutcomeText } from '../../src/report/batch-words.js';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { loadGroup } from '../../src/config/load.js';
-import { openStore } from '../../src/store/database.js';
-import { migrate } from '../../src/store/migrate.js';
-import { createLogger } from '../../src/log/logger.js';
-import type { PipelineResult } from '../../src/pipeline/run.js';
-import { runBatch, type BatchResult } from '../../src/pipeline/batch.js';
+// The product through its public entry point, the simulator through its own (docs/architecture.md, "Import rules").
+import {
+  addDays,
+  batchSentence,
+  createLogger,
+  installSignalHandlers,
+  loadGroup,
+  migrate,
+  openStore,
+  periodLabel,
+  runBatch,
+  runOutcomeText,
+  toDay,
+  type BatchResult,
+  type PipelineResult,
+} from '../../src/index.js';
 import { startSandboxAccounts } from '../index.js';
-import { installSignalHandlers } from '../../src/schedule/signals.js';
-import { addDays, toDay } from '../../src/util/dates.js';
 
 /** Small enough to finish in well under a minute on a laptop, big enough to fill every sheet. */
 const DEMO = { seed: 20261122, days: 4, ordersPerDay: 16, fillsPerOrder: 2 } as const;

@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const SRC = join(ROOT, 'src');
+const SANDBOX = join(ROOT, 'sandbox');
+const BENCH = join(ROOT, 'bench');
 
 /**
  * What each part of src/ may import besides itself (docs/architecture.md, "Layers"). A part not
@@ -71,6 +73,28 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
     'schedule',
     'webhooks',
   ],
+  // src/index.ts, the product's public entry point for a program that drives it in process (the demo): it re-exports
+  // from every layer, and no part lists it, so nothing in src/ imports it
+  index: [
+    'decimal',
+    'errors',
+    'domain',
+    'log',
+    'util',
+    'config',
+    'http',
+    'rules',
+    'report',
+    'store',
+    'sources',
+    'workflow',
+    'stages',
+    'pipeline',
+    'fleet',
+    'schedule',
+    'webhooks',
+    'cli',
+  ],
 };
 
 /** Relative import specifiers of a file resolved to the .ts files they name. */
@@ -115,6 +139,35 @@ export function importLoops(graph: ReadonlyMap<string, readonly string[]>): stri
   return loops;
 }
 
+/**
+ * One import loop named file by file, `a -> b -> c -> a`: the shortest way from the loop's first file back to itself,
+ * and, when the loop holds more files than that way passes, how many more.
+ */
+export function loopName(loop: readonly string[], graph: ReadonlyMap<string, readonly string[]>): string {
+  const inLoop = new Set(loop);
+  const start = loop[0]!;
+  const cameFrom = new Map<string, string>();
+  const queue = [start];
+  let last: string | undefined;
+  for (let i = 0; i < queue.length && last === undefined; i += 1) {
+    const v = queue[i]!;
+    for (const w of graph.get(v) ?? []) {
+      if (w === start) {
+        last = v;
+        break;
+      }
+      if (!inLoop.has(w) || cameFrom.has(w)) continue;
+      cameFrom.set(w, v);
+      queue.push(w);
+    }
+  }
+  const path = [start];
+  for (let v = last; v !== undefined && v !== start; v = cameFrom.get(v)) path.splice(1, 0, v);
+  path.push(start);
+  const more = loop.length - (path.length - 1);
+  return `${path.join(' -> ')}${more > 0 ? ` (and ${more} more file${more === 1 ? '' : 's'} in the same loop)` : ''}`;
+}
+
 /** Source text without its comments (a rule code or a regex named in a comment is documentation). */
 export function withoutComments(text: string): string {
   return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`])\/\/.*$/gm, '$1');
@@ -156,6 +209,8 @@ function importsOf(text: string): { spec: string; typeOnly: boolean; dynamic: bo
   const found: { spec: string; typeOnly: boolean; dynamic: boolean }[] = [];
   for (const m of text.matchAll(/^\s*(import|export)\s+(type\s+)?[^'";]*?from\s+'([^']+)'/gm))
     found.push({ spec: m[3]!, typeOnly: Boolean(m[2]), dynamic: false });
+  for (const m of text.matchAll(/^\s*import\s+'([^']+)'/gm))
+    found.push({ spec: m[1]!, typeOnly: false, dynamic: false });
   for (const m of text.matchAll(/import\(\s*'([^']+)'\s*\)/g))
     found.push({ spec: m[1]!, typeOnly: false, dynamic: true });
   return found;
@@ -163,6 +218,107 @@ function importsOf(text: string): { spec: string; typeOnly: boolean; dynamic: bo
 
 const files = filesUnder(SRC);
 const sources = new Map(files.map((f) => [f, readFileSync(f, 'utf8')]));
+/** The code beside the product that the test also reads: the simulator (and its demo) and the bench. */
+const outside = [...filesUnder(SANDBOX), ...filesUnder(BENCH)];
+const outsideSources = new Map(outside.map((f) => [f, readFileSync(f, 'utf8')]));
+
+/**
+ * The product's public entry points (docs/architecture.md, "Import rules"): the simulator takes exact decimals from
+ * decimal/, which imports nothing; the demo drives the product through src/index.ts. Paths from the checkout's root;
+ * one ending in `/` is a folder.
+ */
+export const PUBLIC_ENTRY_POINTS = { simulator: ['src/decimal/'], demo: ['src/index.ts'] } as const;
+/** The simulator's own public entry point: what the product, the demo and the bench import of sandbox/. */
+export const SIMULATOR_ENTRY = 'sandbox/index.ts';
+
+/** The rules on sandbox/, bench/ and rules/, in the words docs/architecture.md states them ("Import rules"). */
+export const STATED = {
+  loops: 'no import loop in src/, sandbox/ or bench/',
+  simulator:
+    'sandbox/ imports the product only through its public entry points: src/decimal/ for the simulator, src/index.ts for the demo (sandbox/demo/)',
+  simulatorEntry:
+    'src/, bench/ and the demo import the simulator only through sandbox/index.ts, and src/ only in cli/commands/sandbox.ts, on demand',
+  pureRules:
+    "src/rules/ is pure logic: it imports no I/O module (pg, kysely, undici, pino, fs, net, http, and the rest of the test's IO_MODULES)",
+} as const;
+
+/**
+ * Modules that do I/O (files, network, database, logging, processes): pure logic imports none of them. Node's own are
+ * named without `node:`; a package's subpath (`fs/promises`, `pg/lib/...`) counts as the package.
+ */
+export const IO_MODULES = [
+  'fs',
+  'net',
+  'http',
+  'https',
+  'http2',
+  'tls',
+  'dgram',
+  'dns',
+  'child_process',
+  'worker_threads',
+  'cluster',
+  'pg',
+  'pg-boss',
+  'pg-copy-streams',
+  '@electric-sql/pglite',
+  'kysely',
+  'kysely-pglite-dialect',
+  'undici',
+  'pino',
+  'pino-pretty',
+  'nodemailer',
+  'exceljs',
+] as const;
+
+/** The module an import specifier names, for IO_MODULES: `node:fs/promises` -> `fs`, `@a/b/c` -> `@a/b`. */
+export function moduleOf(spec: string): string {
+  const bare = spec.replace(/^node:/, '');
+  const parts = bare.split('/');
+  return bare.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
+}
+
+/** The I/O modules a file imports (statically, for types only or dynamically alike). */
+export function ioImports(text: string): string[] {
+  return importsOf(text)
+    .map(({ spec }) => spec)
+    .filter((spec) => !spec.startsWith('.') && (IO_MODULES as readonly string[]).includes(moduleOf(spec)));
+}
+
+/** The import graph of src/, sandbox/ and bench/, by path from the checkout's root (imports that resolve to a file). */
+function importGraph(): Map<string, string[]> {
+  const all = new Map([...sources, ...outsideSources]);
+  return new Map(
+    [...all].map(([f, text]) => [
+      relative(ROOT, f),
+      importedFiles(f, text)
+        .filter((to) => all.has(to))
+        .map((to) => relative(ROOT, to)),
+    ]),
+  );
+}
+
+/** The relative imports of `texts`' files, each as the file it names: paths from the checkout's root. */
+function relativeImports(
+  texts: ReadonlyMap<string, string>,
+): { from: string; to: string; typeOnly: boolean; dynamic: boolean }[] {
+  return [...texts].flatMap(([f, text]) =>
+    importsOf(text)
+      .filter(({ spec }) => spec.startsWith('.'))
+      .map(({ spec, typeOnly, dynamic }) => ({
+        from: relative(ROOT, f),
+        to: relative(ROOT, resolve(dirname(f), spec).replace(/\.js$/, '.ts')),
+        typeOnly,
+        dynamic,
+      })),
+  );
+}
+
+const isDemo = (path: string) => path.startsWith('sandbox/demo/');
+/** The simulator: sandbox/ but the demo, which drives it. */
+const isSimulator = (path: string) => path.startsWith('sandbox/') && !isDemo(path);
+const reaches = (to: string, entries: readonly string[]) =>
+  entries.some((e) => (e.endsWith('/') ? to.startsWith(e) : to === e));
 
 describe('architecture (docs/architecture.md)', () => {
   it('every part of src/ has its place in the layer table', () => {
@@ -178,7 +334,8 @@ describe('architecture (docs/architecture.md)', () => {
         if (!spec.startsWith('.')) continue;
         const target = resolve(dirname(file), spec);
         if (!target.startsWith(SRC + '/')) {
-          // Outside src/: only the CLI's on-demand loader of the simulator (absent from the production image).
+          // Outside src/: only the CLI's on-demand loader of the simulator (absent from the production image), checked
+          // by the simulator's own rules below.
           if (!(relative(SRC, file) === 'cli/commands/sandbox.ts' && relative(ROOT, target).startsWith('sandbox/')))
             wrong.push(`${relative(ROOT, file)} -> ${relative(ROOT, target)}`);
           continue;
@@ -286,9 +443,48 @@ describe('architecture (docs/architecture.md)', () => {
     expect(wrong).toEqual([]);
   });
 
-  it('no import loop anywhere in src/', () => {
-    const graph = new Map(files.map((f) => [f, importedFiles(f, sources.get(f)!)]));
-    expect(importLoops(graph).map((loop) => loop.map((f) => relative(ROOT, f)))).toEqual([]);
+  it.each(['src', 'sandbox', 'bench'])('no import loop in %s/ (each loop named file by file)', (folder) => {
+    // One graph for the three folders, so that a loop leaving the folder and coming back is found too.
+    const graph = importGraph();
+    const loops = importLoops(graph).filter((loop) => loop.some((f) => f.startsWith(`${folder}/`)));
+    expect(loops.map((loop) => loopName(loop, graph))).toEqual([]);
+  });
+
+  it(STATED.simulator, () => {
+    // The simulator's own files are the rest of sandbox/; bench/, test/ and the rest of src/ are never imported.
+    const wrong = relativeImports(outsideSources)
+      .filter(({ from, to }) => from.startsWith('sandbox/') && !to.startsWith('sandbox/'))
+      .filter(({ from, to }) => !reaches(to, PUBLIC_ENTRY_POINTS[isDemo(from) ? 'demo' : 'simulator']))
+      .map(({ from, to }) => `${from} -> ${to}`);
+    expect(wrong).toEqual([]);
+  });
+
+  it(STATED.simulatorEntry, () => {
+    const wrong = relativeImports(new Map([...sources, ...outsideSources]))
+      .filter(({ from, to }) => isSimulator(to) && !isSimulator(from))
+      .filter(
+        ({ from, to, typeOnly, dynamic }) =>
+          to !== SIMULATOR_ENTRY ||
+          (from.startsWith('src/') && (from !== 'src/cli/commands/sandbox.ts' || !(typeOnly || dynamic))),
+      )
+      .map(({ from, to }) => `${from} -> ${to}`);
+    expect(wrong).toEqual([]);
+  });
+
+  it(STATED.pureRules, () => {
+    const wrong = files
+      .filter((f) => partOf(f) === 'rules')
+      .flatMap((f) => ioImports(sources.get(f)!).map((spec) => `${relative(ROOT, f)} -> ${spec}`));
+    expect(wrong).toEqual([]);
+    expect(files.filter((f) => partOf(f) === 'rules').length).toBeGreaterThan(0);
+  });
+
+  it('docs/architecture.md states the rules above in the words the test checks ("Import rules")', () => {
+    // Backticks (code spans) and line breaks aside.
+    const doc = readFileSync(join(ROOT, 'docs', 'architecture.md'), 'utf8')
+      .replace(/`/g, '')
+      .replace(/\s+/g, ' ');
+    expect(Object.values(STATED).filter((rule) => !doc.includes(rule))).toEqual([]);
   });
 
   it('the checks above catch what they are for', () => {
@@ -317,6 +513,22 @@ describe('architecture (docs/architecture.md)', () => {
         ]),
       ),
     ).toEqual([]);
+    expect(importLoops(loop).map((l) => loopName(l, loop))).toEqual(['a -> b -> c -> a']);
+    const wide = new Map([
+      ['a', ['b', 'c']],
+      ['b', ['a']],
+      ['c', ['b']],
+    ]);
+    expect(importLoops(wide).map((l) => loopName(l, wide))).toEqual(['a -> b -> a (and 1 more file in the same loop)']);
+    expect(loopName(['a'], new Map([['a', ['a']]]))).toBe('a -> a');
+    expect(ioImports("import pg from 'pg';\nimport { x } from './pg.js';")).toEqual(['pg']);
+    expect(ioImports("import type { Pool } from 'pg';")).toEqual(['pg']);
+    expect(ioImports("import { readFileSync } from 'node:fs';\nimport 'node:net';")).toEqual(['node:fs', 'node:net']);
+    expect(ioImports("const f = await import('fs/promises');")).toEqual(['fs/promises']);
+    expect(ioImports("import { PGlite } from '@electric-sql/pglite';\nimport Decimal from 'decimal.js';")).toEqual([
+      '@electric-sql/pglite',
+    ]);
+    expect(ioImports("import { z } from 'zod';\nimport { pgTable } from 'pgx';")).toEqual([]);
   });
 
   it('index.ts files only re-export', () => {
