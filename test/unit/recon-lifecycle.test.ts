@@ -187,7 +187,7 @@ describe('engine tally', () => {
     const tally = new RuleTally();
     const s1 = makeSnapshot('1', '2026-11-01T00:00:00Z', { ETH: '1' });
     const s2 = makeSnapshot('2', '2026-11-02T00:00:00Z', { ETH: '1.5' });
-    checkBalances(tally, makeEngineConfig(), [{ opening: s1, closing: s2, flows: [] }], s2);
+    checkBalances(tally, makeEngineConfig(), makeReference(), [{ opening: s1, closing: s2, flows: [] }], s2);
     const r = tally.results().find((x) => x.code === 'E_BALANCE_ROLL');
     expect(r).toMatchObject({ status: 'breaks', checked: 1, breaks: 1 });
   });
