@@ -5,6 +5,7 @@ import { E_BALANCE_ROLL, E_BALANCE_SANITY } from './families/balances.js';
 import { X_DEPOSIT_AMOUNT, X_DEPOSIT_MISSING } from './families/cross.js';
 import { E_FILL_AVGPX, E_FILL_QTY, E_ORDER_STATUS } from './families/exchange-orders.js';
 import { E_FEE_RATE, E_FILL_ORPHAN, E_SYMBOL_RULES } from './families/fills.js';
+import { E_FILL_ORDER_MISMATCH } from './families/fill-order-mismatch.js';
 import {
   P_AMOUNT_USD,
   P_FEE_BOUNDS,
@@ -25,7 +26,7 @@ export type { HeldFigure, RuleDef, RuleReach, StakeRule } from './define.js';
  * Bump when a rule's semantics change, so a run's results can be told apart from runs
  * made under other semantics (stored in run.ruleset_version).
  */
-export const RULESET_VERSION = '2026-11-25.2';
+export const RULESET_VERSION = '2026-11-28.1';
 
 export const RULES = [
   P_FEE_USD,
@@ -44,6 +45,7 @@ export const RULES = [
   E_FILL_ORPHAN,
   E_FEE_RATE,
   E_SYMBOL_RULES,
+  E_FILL_ORDER_MISMATCH,
   E_BALANCE_ROLL,
   E_BALANCE_SANITY,
   E_STALE,

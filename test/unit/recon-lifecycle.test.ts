@@ -180,7 +180,7 @@ describe('engine tally', () => {
     expect(results.P_FEE_USD).toMatchObject({ status: 'breaks', checked: 2, breaks: 1 });
     expect(results.X_DEPOSIT_MISSING).toMatchObject({ status: 'breaks', checked: 2, breaks: 2 });
     expect(results.P_STATE).toMatchObject({ status: 'passed', checked: 2, breaks: 0 });
-    expect(tally.results()).toHaveLength(22);
+    expect(tally.results()).toHaveLength(23);
   });
 
   it('balance roll-forward via the engine', () => {
