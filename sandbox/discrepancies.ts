@@ -26,6 +26,7 @@ export const RULE_CODES = [
   'E_FILL_ORPHAN',
   'E_FEE_RATE',
   'E_SYMBOL_RULES',
+  'E_FILL_ORDER_MISMATCH',
   'E_BALANCE_ROLL',
   'E_BALANCE_SANITY',
   'E_STALE',
@@ -224,6 +225,16 @@ export function plantDiscrepancies(w: World): Fixes {
     t.hidden = true;
     markOrder(t);
     plant('E_FILL_ORPHAN', w.fillsOf(t)[0]!.execId, () => (t.hidden = false));
+  }
+  // E_FILL_ORDER_MISMATCH: an order reported on the other side than its one fill. The fill moves the balances as it
+  // is, and the order's quantities and prices stay, so nothing else fires.
+  eo = orders((x) => x.fillCount === 1 && !x.lateFills?.length);
+  if (eo) {
+    const t = eo;
+    const before = t.side;
+    t.side = before === 'BUY' ? 'SELL' : 'BUY';
+    markOrder(t);
+    plant('E_FILL_ORDER_MISMATCH', w.fillsOf(t)[0]!.execId, () => (t.side = before));
   }
   const fillOf = (): { order: OrderRow; fill: FillRecord; index: number } | undefined => {
     const x = orders(() => true);

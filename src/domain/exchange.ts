@@ -36,6 +36,9 @@ export interface Fill {
   orderNotFound: boolean;
   /** Its order's ordType (MARKET, LIMIT, STOP, STOPLIMIT); null when the order is not stored or has none. */
   ordType: string | null;
+  /** Its order's side and symbol, as the order reports them; null when the order is not stored or has none. */
+  orderSide: string | null;
+  orderSymbol: string | null;
 }
 
 export interface Deposit {

@@ -71,5 +71,5 @@ export type {
   WebhookStats,
 } from './report-rows.js';
 export type { DayFlows, DerivedDay, EdgeFill, RollFigures, PaymentHistory } from './balance.js';
-export type { FillPrefilter, OrderPrefilter, OrderSuspect } from './prefilter.js';
+export type { Condition, FillField, FillPrefilter, Operand, OrderField, OrderPrefilter, RefRow } from './prefilter.js';
 export type { Amounts, Actor, WorkflowRecord, WorkflowWrite, ReturnedRow } from './workflow.js';

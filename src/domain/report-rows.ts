@@ -86,7 +86,9 @@ export type OrderVsFillsRec = Pick<
 };
 
 /** A fill as the sheet lists it: the stored fill with its trade id, without the rules' order lookups. */
-export type FillRec = Omit<Fill, 'orderFound' | 'orderNotFound' | 'ordType'> & { tradeId: string | null };
+export type FillRec = Omit<Fill, 'orderFound' | 'orderNotFound' | 'ordType' | 'orderSide' | 'orderSymbol'> & {
+  tradeId: string | null;
+};
 
 export type DepositRec = Omit<Deposit, 'firstSeenAt'>;
 

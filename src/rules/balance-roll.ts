@@ -2,12 +2,10 @@
  * (E_BALANCE_ROLL, E_BALANCE_SANITY).
  */
 import { Decimal, ZERO, decimalText } from '../decimal/decimal.js';
-import type { BalanceLine, BalanceSnapshot, DayFlows, DetectedBreak, RollFigures } from '../domain/index.js';
+import type { BalanceLine, BalanceSnapshot, DayFlows, RollFigures } from '../domain/index.js';
 
 export type { DayFlows, DerivedDay, RollFigures } from '../domain/index.js';
-import type { Failure } from './types.js';
-import type { Verdict } from './tally.js';
-import { toBreak } from './tally.js';
+import type { Failure, Finding, Verdict } from './types.js';
 
 const net = (f: Pick<DayFlows, 'deposits' | 'withdrawals' | 'bought' | 'sold' | 'fees'>) =>
   f.deposits.minus(f.withdrawals).plus(f.bought).minus(f.sold).minus(f.fees);
@@ -128,12 +126,12 @@ export const BALANCE_ROLL = 'E_BALANCE_ROLL';
  * pair in detail (its words in `checks`, its snapshots in `pairs`: failingPairsOf reads them back).
  * pairs are the figures of all checked pairs, oldest first.
  */
-export function balanceRollBreaks(pairs: readonly RollFigures[][], tolerance: Decimal): DetectedBreak[] {
+export function balanceRollFindings(pairs: readonly RollFigures[][], tolerance: Decimal): Finding[] {
   const failing = new Map<string, RollFigures[]>();
   for (const pair of pairs)
     for (const f of pair)
       if (f.residual.abs().gt(tolerance)) failing.set(f.currency, [...(failing.get(f.currency) ?? []), f]);
-  const breaks: DetectedBreak[] = [];
+  const findings: Finding[] = [];
   for (const [currency, list] of failing) {
     const last = list[list.length - 1]!;
     const failures: Failure[] = [...list].reverse().map((f) => ({
@@ -146,18 +144,21 @@ export function balanceRollBreaks(pairs: readonly RollFigures[][], tolerance: De
     // pairs: the failing pairs by their snapshots, so that later runs judge them again until they balance.
     const pairs = list.map((f) => ({ opening: f.openingSnapshotId, closing: f.closingSnapshotId }));
     // The break's day: where its latest failing pair went wrong (docs/rules.md "This period or carried over").
-    breaks.push(
-      toBreak(BALANCE_ROLL, currency, failures, currency, {
+    findings.push({
+      key: currency,
+      failures,
+      currency,
+      extras: {
         day: last.firstDivergentDay,
         detail: {
           firstDivergentDay: list[0]!.firstDivergentDay,
           latestPairFirstDivergentDay: last.firstDivergentDay,
           pairs,
         },
-      }),
-    );
+      },
+    });
   }
-  return breaks;
+  return findings;
 }
 
 /** E_BALANCE_SANITY on one line of the latest snapshot. */

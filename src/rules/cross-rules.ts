@@ -1,7 +1,7 @@
 /** Partner-to-exchange rules: a paid partner order matched to its exchange deposit (X_DEPOSIT_MISSING,
  * X_DEPOSIT_AMOUNT).
  */
-import type { Verdict } from './tally.js';
+import type { Verdict } from './types.js';
 import type { Deposit, PartnerOrder } from '../domain/index.js';
 import { compareTimestampText, diff, stripTag } from './util.js';
 

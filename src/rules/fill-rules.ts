@@ -2,7 +2,7 @@
  * E_FEE_RATE, E_SYMBOL_RULES).
  */
 import { Decimal, ZERO, decimalText } from '../decimal/decimal.js';
-import type { Verdict } from './tally.js';
+import type { Verdict } from './types.js';
 import type { ExchangeOrderAgg, FeeRates, FeeSchedule, Fill, SymbolRules } from '../domain/index.js';
 import type { Failure } from './types.js';
 import { diff, isMultiple, unitOfScale } from './util.js';

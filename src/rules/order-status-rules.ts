@@ -1,18 +1,24 @@
 /** Exchange order status rule: an order whose reported status its own quantities contradict (E_ORDER_STATUS). */
 import { ZERO } from '../decimal/decimal.js';
-import type { ExchangeOrderAgg, OrderSuspect } from '../domain/index.js';
-import type { Verdict } from './tally.js';
+import type { Condition, ExchangeOrderAgg, OrderField } from '../domain/index.js';
+import type { Verdict } from './types.js';
 import type { Failure } from './types.js';
+
+/** An order in `status` whose quantity `nonZero` is not zero (NULL as 0). */
+const suspect = (status: string, nonZero: OrderField): Condition<OrderField> => ({
+  all: [
+    { oneOf: { field: 'ordStatus' }, values: [status] },
+    { compare: { orZero: { field: nonZero } }, is: '<>', to: { value: '0' } },
+  ],
+});
 
 /**
  * The orders this rule could flag, for the SQL prefilter (docs/rules.md E_ORDER_STATUS): a REJECTED
  * order with a filled quantity or a stored fill, a FILLED order with a quantity still open.
  */
-export const ORDER_STATUS_SUSPECTS: readonly OrderSuspect[] = [
-  { statuses: ['REJECTED'], nonZero: ['cumQty'] },
-  { statuses: ['REJECTED'], nonZero: ['fillQty'] },
-  { statuses: ['FILLED'], nonZero: ['leavesQty'] },
-];
+export const ORDER_STATUS_COULD_FAIL: Condition<OrderField> = {
+  any: [suspect('REJECTED', 'cumQty'), suspect('REJECTED', 'fillQty'), suspect('FILLED', 'leavesQty')],
+};
 
 /**
  * The API contract's leavesQty: "REJECTED: equals orderQty; other states [FILLED, PENDING]: zero",

@@ -1,6 +1,6 @@
 /** Partner order rules: fees, USD amounts, precision, states and webhook gaps (P_* rules). */
 import { Decimal, ZERO } from '../decimal/decimal.js';
-import type { Verdict } from './tally.js';
+import type { Verdict } from './types.js';
 import type { PartnerCurrency, PartnerOrder, WebhookEventLite } from '../domain/index.js';
 import type { Failure } from './types.js';
 import { compareTimestampText, diff, HOUR_MS, hoursOf } from './util.js';

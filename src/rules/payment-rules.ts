@@ -2,7 +2,7 @@
  * (E_WITHDRAWAL_BENEFICIARY).
  */
 import { Decimal } from '../decimal/decimal.js';
-import type { Verdict } from './tally.js';
+import type { Verdict } from './types.js';
 import type { Deposit, Withdrawal } from '../domain/index.js';
 import { HOUR_MS, hoursOf } from './util.js';
 

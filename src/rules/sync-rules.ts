@@ -1,6 +1,6 @@
 /** Sync rules: unsettled coverage days, stuck cursors and quarantined records as breaks (S_COVERAGE, S_QUARANTINE). */
-import type { CoverageRow, DetectedBreak, QuarantinedRecord, StreamReach } from '../domain/index.js';
-import { toBreak } from './tally.js';
+import type { CoverageRow, QuarantinedRecord, StreamReach } from '../domain/index.js';
+import type { Finding } from './types.js';
 
 /**
  * Streams whose name starts with this prefix are cursor checks the sync records: a row
@@ -14,16 +14,16 @@ export function coverageKey(row: Pick<CoverageRow, 'source' | 'stream' | 'day'>)
     : `${row.source}:${row.stream}:${row.day}`;
 }
 
-export function coverageBreaks(rows: readonly CoverageRow[]): DetectedBreak[] {
+/** S_COVERAGE of the stored coverage rows: one finding per unsettled day and stream, or stuck cursor. */
+export function coverageFindings(rows: readonly CoverageRow[]): Finding[] {
   const byKey = new Map<string, CoverageRow[]>();
   for (const r of rows) if (!r.settled) byKey.set(coverageKey(r), [...(byKey.get(coverageKey(r)) ?? []), r]);
   return [...byKey].map(([key, list]) => {
     const r = list[0]!;
     const isCursor = r.stream.startsWith(CURSOR_STREAM_PREFIX);
-    return toBreak(
-      'S_COVERAGE',
+    return {
       key,
-      list.map((row) => ({
+      failures: list.map((row) => ({
         check: isCursor
           ? `cursor ${row.stream.slice(CURSOR_STREAM_PREFIX.length)} of ${row.source} did not advance`
           : `${row.source} ${row.stream} of ${row.day} not settled (pages changed during the scan)`,
@@ -32,8 +32,8 @@ export function coverageBreaks(rows: readonly CoverageRow[]): DetectedBreak[] {
         difference: null,
         currency: null,
       })),
-      null,
-      {
+      currency: null,
+      extras: {
         day: isCursor ? null : r.day,
         detail: {
           source: r.source,
@@ -41,7 +41,7 @@ export function coverageBreaks(rows: readonly CoverageRow[]): DetectedBreak[] {
           coverage: list.map((row) => ({ day: row.day, pages: row.pages, rows: row.rows, detail: row.detail })),
         },
       },
-    );
+    };
   });
 }
 
@@ -54,14 +54,14 @@ const DAY_MS = 86_400_000;
  * S_COVERAGE for each day of `days` (UTC, `YYYY-MM-DD`) and stream that no sync covered: a day
  * listing with no row for the day, or a cursor that has not reached the day's end (a day not over
  * at `now`: the cursor has not entered it). Days starting after `now` are not asked for. Returns
- * the breaks and how many (day, stream) pairs were judged.
+ * the findings and how many (day, stream) pairs were judged.
  */
-export function unsyncedDayBreaks(
+export function unsyncedDayFindings(
   days: readonly string[],
   now: Date,
   streams: readonly StreamReach[],
-): { breaks: DetectedBreak[]; checked: number } {
-  const breaks: DetectedBreak[] = [];
+): { findings: Finding[]; checked: number } {
+  const findings: Finding[] = [];
   let checked = 0;
   for (const day of days) {
     const start = Date.parse(`${day}T00:00:00Z`);
@@ -79,26 +79,23 @@ export function unsyncedDayBreaks(
           problem = `the ${s.source} ${s.stream} are read only up to ${new Date(s.syncedTo).toISOString()}, before the end of ${day}`;
       }
       if (problem === null) continue;
-      breaks.push(
-        toBreak(
-          'S_COVERAGE',
-          `${s.source}:${s.stream}:${day}`,
-          [{ check: problem, expected: 'synced', actual: 'not synced', difference: null, currency: null }],
-          null,
-          {
+      findings.push({
+        key: `${s.source}:${s.stream}:${day}`,
+        failures: [{ check: problem, expected: 'synced', actual: 'not synced', difference: null, currency: null }],
+        currency: null,
+        extras: {
+          day,
+          detail: {
             day,
-            detail: {
-              day,
-              source: s.source,
-              stream: s.stream,
-              syncedTo: s.kind === 'cursor' && s.syncedTo !== null ? new Date(s.syncedTo).toISOString() : null,
-            },
+            source: s.source,
+            stream: s.stream,
+            syncedTo: s.kind === 'cursor' && s.syncedTo !== null ? new Date(s.syncedTo).toISOString() : null,
           },
-        ),
-      );
+        },
+      });
     }
   }
-  return { breaks, checked };
+  return { findings, checked };
 }
 
 /** The break key of a quarantined record: its own id when it could be read. */
@@ -107,23 +104,23 @@ export function quarantineKey(q: Pick<QuarantinedRecord, 'recordKey' | 'endpoint
   return `${q.endpoint}#${q.position ?? `q${q.id}`}`;
 }
 
-export function quarantineBreaks(records: readonly QuarantinedRecord[]): DetectedBreak[] {
+/** S_QUARANTINE: one finding per quarantined record (its key). */
+export function quarantineFindings(records: readonly QuarantinedRecord[]): Finding[] {
   const byKey = new Map<string, QuarantinedRecord[]>();
   for (const q of records) byKey.set(quarantineKey(q), [...(byKey.get(quarantineKey(q)) ?? []), q]);
   return [...byKey].map(([key, list]) => {
     const q = list[0]!;
-    return toBreak(
-      'S_QUARANTINE',
+    return {
       key,
-      list.map((r) => ({
+      failures: list.map((r) => ({
         check: `${r.entity ?? 'record'} from ${r.source} ${r.endpoint} quarantined: ${r.reason}`,
         expected: 'valid record',
         actual: 'invalid',
         difference: null,
         currency: null,
       })),
-      null,
-      {
+      currency: null,
+      extras: {
         detail: {
           quarantineIds: list.map((r) => r.id),
           entity: q.entity,
@@ -131,6 +128,6 @@ export function quarantineBreaks(records: readonly QuarantinedRecord[]): Detecte
           firstSeenAt: q.firstSeenAt.toISOString(),
         },
       },
-    );
+    };
   });
 }

@@ -1,17 +1,12 @@
 /** The rule tally: collects verdicts across batches into each rule's counts, breaks and result. */
-import { ruleDef, RULES } from './catalog.js';
+import { findRule, ruleDef, RULES, type RuleCode } from './catalog.js';
 import { Decimal, decimalText } from '../decimal/decimal.js';
 import { figureText, type DetectedBreak, type RuleResult } from '../domain/index.js';
 
 export type { RuleResult, RuleStatus } from '../domain/index.js';
-import type { Failure } from './types.js';
+import type { BreakExtras, Failure, Finding, Verdict } from './types.js';
 
-/**
- * A rule's verdict on one entity: failures (empty = passed); 'skipped' when the entity is in
- * scope but cannot be judged (unknown currency or symbol: counted, and its breaks are left as
- * they are); 'n/a' when the check does not apply to it (not counted at all).
- */
-export type Verdict = Failure[] | 'skipped' | 'n/a';
+export type { BreakExtras, Verdict } from './types.js';
 
 interface Entry {
   checked: number;
@@ -35,7 +30,7 @@ export class RuleTally {
   private entry(code: string): Entry {
     let e = this.entries.get(code);
     if (!e) {
-      ruleDef(code);
+      if (!findRule(code)) throw new Error(`unknown rule code ${code}`);
       e = {
         checked: 0,
         skippedKeys: new Set(),
@@ -50,15 +45,15 @@ export class RuleTally {
   }
 
   /** The rule could not run at all (missing config or reference data). */
-  notChecked(code: string, reason: string): void {
+  notChecked(code: RuleCode, reason: string): void {
     this.entry(code).notChecked = reason;
   }
 
-  isNotChecked(code: string): boolean {
+  isNotChecked(code: RuleCode): boolean {
     return this.entries.get(code)?.notChecked != null;
   }
 
-  record(code: string, key: string, verdict: Verdict, currency: string | null = null): void {
+  record(code: RuleCode, key: string, verdict: Verdict, currency: string | null = null): void {
     const e = this.entry(code);
     if (verdict === 'n/a') return;
     if (verdict === 'skipped') {
@@ -82,7 +77,7 @@ export class RuleTally {
     e.breaks.set(b.key, b);
   }
 
-  addChecked(code: string, n: number): void {
+  addChecked(code: RuleCode, n: number): void {
     this.entry(code).checked += n;
   }
 
@@ -129,10 +124,9 @@ export class RuleTally {
   }
 }
 
-/** What a break says beyond its failures: its own day (a kind without a record of its own), more detail. */
-export interface BreakExtras {
-  day?: string | null;
-  detail?: Readonly<Record<string, unknown>>;
+/** The breaks of a rule's findings over a set (coverage, quarantine, balance pairs). */
+export function breaksOf(code: RuleCode, findings: readonly Finding[]): DetectedBreak[] {
+  return findings.map((f) => toBreak(code, f.key, f.failures, f.currency, f.extras));
 }
 
 /**
@@ -141,7 +135,7 @@ export interface BreakExtras {
  * text (a state, a hash) has the unit 'text'.
  */
 export function toBreak(
-  code: string,
+  code: RuleCode,
   key: string,
   failures: readonly Failure[],
   currency: string | null,

@@ -1,4 +1,6 @@
-/** Rule-engine internals: one failed check of a rule on one entity (the records and the Break are in src/domain). */
+/** Rule-engine internals: a rule's verdict on one entity, its failed checks, and what a check over a set finds (the
+ * records and the Break are in src/domain).
+ */
 import type { Decimal } from '../decimal/decimal.js';
 import type { Figure, FigureUnit, RecordKindName } from '../domain/index.js';
 
@@ -21,4 +23,25 @@ export interface Failure {
   stake?: { value: Decimal; currency: string };
   /** Facts the rule's sentence names (a state, a transaction hash), so that no reader parses the check's words. */
   facts?: Readonly<Record<string, string>>;
+}
+
+/**
+ * A rule's verdict on one entity: failures (empty = passed); 'skipped' when the entity is in
+ * scope but cannot be judged (unknown currency or symbol: counted, and its breaks are left as
+ * they are); 'n/a' when the check does not apply to it (not counted at all).
+ */
+export type Verdict = Failure[] | 'skipped' | 'n/a';
+
+/** What a break says beyond its failures: its own day (a kind without a record of its own), more detail. */
+export interface BreakExtras {
+  day?: string | null;
+  detail?: Readonly<Record<string, unknown>>;
+}
+
+/** A break a check over a whole set found, before its rule's descriptor makes it a break (tally toBreak). */
+export interface Finding {
+  key: string;
+  failures: Failure[];
+  currency: string | null;
+  extras?: BreakExtras;
 }

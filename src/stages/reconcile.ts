@@ -1,7 +1,7 @@
 /** The reconcile stage: reads the period's stored records in pages, runs the rules, and records breaks and results on
- * the run.
+ * the run. Its phases, in order: open (reference data, judgement), records (partner, exchange orders, fills), balances,
+ * payments and sync, lifecycle, write.
  */
-import { toDecimal } from '../decimal/decimal.js';
 import type { StageContext } from './context.js';
 import type { Period } from '../domain/period.js';
 import { listCursors, unsettledCoverage } from '../store/cursors.js';
@@ -10,78 +10,24 @@ import { partnerStreamReach } from '../sources/partner/index.js';
 import { daysOf } from '../util/dates.js';
 import type { RollFigures } from '../rules/balance-roll.js';
 import { findRule, RULESET_VERSION } from '../rules/catalog.js';
-import { BALANCE_ROLL, failingPairsOf } from '../rules/balance-roll.js';
-import { ourAddresses } from '../rules/cross-rules.js';
-import { WEBHOOK_GAP, WEBHOOK_RETRY_MS } from '../rules/partner-rules.js';
-import {
-  addPassedFills,
-  addPassedOrders,
-  checkBalances,
-  checkExchangeOrders,
-  checkFills,
-  checkOpenOrders,
-  fillPrefilter,
-  orderPrefilter,
-  checkPartnerBatch,
-  checkPayments,
-  checkSync,
-  checkUnsyncedDays,
-  checkWebhookGaps,
-  finishWebhookGaps,
-  markNotChecked,
-  type EngineConfig,
-  type ReferenceData,
-  type SnapshotPair,
-} from '../rules/engine.js';
+import { checkPayments, checkSync, checkUnsyncedDays } from '../rules/engine.js';
 import { breakId, type Break, type BreakEventKind } from '../domain/index.js';
-import { applyLifecycle } from '../rules/lifecycle.js';
-import { RuleTally, type RuleResult } from '../rules/tally.js';
-import { dailyFlows, edgeFills, paymentHistories } from '../store/balance-flows.js';
-import { placeEdgeFills, type EdgePair } from '../rules/snapshot-edges.js';
-import { placePayments } from '../rules/balance-placement.js';
-import { inScopeKeys, lateBreakFacts, openBreakDetails, previousBreaks } from '../store/breaks.js';
-import { closingsOfChangedFlows, judgedFillTimeRange, openJudgement, type Judgement } from '../store/changes.js';
+import { applyLifecycle, type LifecycleResult } from '../rules/lifecycle.js';
+import type { RuleResult } from '../rules/tally.js';
+import { inScopeKeys, lateBreakFacts, previousBreaks } from '../store/breaks.js';
+import type { Judgement } from '../store/changes.js';
 import { countPeriod, type RunCounts } from '../store/counts.js';
-import { spanOf } from '../store/keyset.js';
-import {
-  openPartnerOrders,
-  partnerOrdersByTxHash,
-  partnerOrdersChangedOutside,
-  partnerOrdersCreatedIn,
-  webhookEventsByOrder,
-} from '../store/partner-reads.js';
-import {
-  balanceSnapshotHeaders,
-  balanceSnapshots,
-  depositAddresses,
-  depositsByTxHash,
-  exchangeOrderCandidatesIn,
-  fillCandidatesIn,
-  fillIdHalves,
-  SCAN_SIZE,
-  openDeposits,
-  openWithdrawals,
-  withdrawalsChangedOutside,
-  withdrawalsIn,
-} from '../store/exchange-reads.js';
-import { feeSchedule, latestCurrencies, latestSymbols, latestWhitelist } from '../store/snapshots.js';
+import { openDeposits, openWithdrawals, withdrawalsChangedOutside, withdrawalsIn } from '../store/exchange-reads.js';
 import { unresolvedQuarantine } from '../store/quarantine.js';
-import { webhookGapCandidates } from '../store/webhook-judgements.js';
 import { recordReconcile } from '../store/runs.js';
 import { inTransaction } from '../store/database.js';
-import { refreshPlannerStatistics } from '../store/statistics.js';
 import { reopenChangedAcknowledgements } from '../workflow/index.js';
-import type { LateBreak, PartnerOrder, Withdrawal } from '../domain/index.js';
-import { addDays, dayStart } from '../util/dates.js';
-import { allSettledOrThrow, sideBySideInOrder } from '../util/side-by-side.js';
+import type { DetectedBreak, LateBreak, Withdrawal } from '../domain/index.js';
+import { checkBalancePairs, type BalanceOutcome } from './reconcile-balances.js';
+import { checkRecords, webhookCutoff } from './reconcile-records.js';
+import { openReconcile, RECONCILE_PAGE_SIZE, type ReconcileRun } from './reconcile-run.js';
 
-/**
- * Rows per page of the period's orders and withdrawals: the rules drop a page as soon as they have checked it, so
- * reconcile
- * reads bigger pages than the workbook (keyset.ts PAGE_SIZE).
- */
-const RECONCILE_PAGE_SIZE = 5_000;
-
+export { engineConfig } from './reconcile-run.js';
 export type { RunCounts } from '../store/counts.js';
 
 export interface ReconcileResult {
@@ -110,245 +56,56 @@ export interface ReconcileResult {
   late: LateBreak[];
 }
 
-/** Config as the pure rules want it (documented defaults come from the zod schema). */
-export function engineConfig(ctx: StageContext): EngineConfig {
-  const c = ctx.config;
-  return {
-    now: ctx.now,
-    usdTolerance: toDecimal(c.tolerances.usd),
-    partnerFeeRate: c.partner.feeRate ? toDecimal(c.partner.feeRate) : null,
-    webhooksEnabled: c.webhooks !== undefined,
-    staleAfterHours: { ...c.staleAfterHours },
-    feeCurrency: c.exchange.feeCurrency,
-    exchangeFeeTolerance: c.tolerances.exchangeFee ? toDecimal(c.tolerances.exchangeFee) : null,
-    balanceTolerance: toDecimal(c.tolerances.balance),
-    balanceLocalTolerance: toDecimal(c.tolerances.balanceLocal),
-  };
-}
-
 /**
- * Checks the stored data for a period and records breaks (docs/rules.md,
- * docs/rules.md). ctx.runId must be an existing `run` row; its counts, rule_results,
- * ruleset_version and cursors are written, and the roll-forward figures go to balance_roll.
+ * Checks the stored data for a period and records breaks (docs/rules.md). ctx.runId must be an existing `run` row; its
+ * counts, rule_results, ruleset_version and cursors are written, and the roll-forward figures go to balance_roll.
  * Re-running it (same run or a later one) never duplicates a break.
  */
 export async function reconcilePeriod(ctx: StageContext, period: Period): Promise<ReconcileResult> {
-  const started = Date.now();
-  const runId = ctx.runId;
-  if (!runId) throw new Error('reconcilePeriod needs ctx.runId (create the run with createRun first)');
-  const db = ctx.store.db;
-  const account = ctx.config.account;
-  const log = ctx.logger.child({ stage: 'reconcile', runId, period });
-  const span = spanOf(period);
-  const cfg = engineConfig(ctx);
-  const tally = new RuleTally();
-  const phases: Record<string, number> = {};
-  let mark = Date.now();
-  const phase = (name: string) => {
-    const t = Date.now();
-    phases[name] = t - mark;
-    mark = t;
+  const run = await openReconcile(ctx, period);
+  await checkRecords(run);
+  const balances = await checkBalancePairs(run);
+  const sync = await checkPaymentsAndSync(run);
+  run.clock.phase('balancesPaymentsSync');
+  const detected = run.tally.breaks();
+  const lifecycle = await judgeLifecycle(run, detected);
+  const written = await writeReconcile(run, lifecycle, balances, sync);
+  run.clock.phase('lifecycleAndWrite');
+  const result: ReconcileResult = {
+    runId: run.runId,
+    period,
+    ...written,
+    detected: detected.length,
+    lifecycle: lifecycle.counts,
+    balanceRoll: balances.balanceRoll,
+    ms: Date.now() - run.clock.started,
+    phases: run.clock.phases,
+    judged: { since: run.judgement.since, until: run.judgement.until, outsidePeriod: run.outsidePeriod },
   };
-  /** A phase that runs beside others: its own wall time. */
-  const timed = async (name: string, fn: () => Promise<void>) => {
-    const t = Date.now();
-    await fn();
-    phases[name] = Date.now() - t;
-  };
-
-  // The period's scans are planned on the statistics of what the syncs stored.
-  const analyzed = await refreshPlannerStatistics(db, account);
-  if (analyzed.length) log.debug({ tables: analyzed }, 'planner statistics refreshed');
-  // Read before any record: every change committed from here on is the next run's to judge.
-  const judgement = await openJudgement(db, account);
-  if (judgement.reset) log.warn(judgement.reset);
-  const since = judgement.since;
-  const outsidePeriod = { partnerOrders: 0, withdrawals: 0, balancePairs: 0 };
-
-  const [currencies, symbols, fees, whitelist, headers] = await Promise.all([
-    latestCurrencies(db, account),
-    latestSymbols(db, account),
-    feeSchedule(db, account),
-    latestWhitelist(db, account),
-    balanceSnapshotHeaders(db, account, ctx.config.exchange.account),
-  ]);
-  const ref: ReferenceData = {
-    currencies,
-    symbols: symbols?.symbols ?? null,
-    fees,
-    whitelist,
-    balanceSnapshotCount: headers.length,
-  };
-  markNotChecked(tally, cfg, ref);
-
-  // The partner scans and the exchange scans read the store independently and add verdicts of
-  // different rules to the tally: the two run side by side, each on a session of its own on a
-  // Postgres server, so the fills' SQL pre-selection does not wait for the partner rules' client
-  // work. Each phase's time is its own.
-  let partnerOrders = 0;
-  const webhookCutoff = new Date(cfg.now.getTime() - WEBHOOK_RETRY_MS);
-  const partnerPhase = async () => {
-    // Partner and cross-system rules, streamed by keyset over orders created in the period.
-    const ours = ourAddresses(ctx.config.partner.wallets, await depositAddresses(db, account));
-    const checkOrders = async (orders: readonly PartnerOrder[]) => {
-      const hashes = [...new Set(orders.flatMap((o) => (o.transactionHash ? [o.transactionHash] : [])))];
-      const [depositsByTx, claimantsByTx] = await Promise.all([
-        depositsByTxHash(db, account, hashes),
-        partnerOrdersByTxHash(db, account, hashes),
-      ]);
-      checkPartnerBatch(tally, cfg, ref, { orders, depositsByTx, ourAddresses: ours, claimantsByTx });
-    };
-    for await (const orders of partnerOrdersCreatedIn(db, account, span, RECONCILE_PAGE_SIZE)) {
-      partnerOrders += orders.length;
-      await checkOrders(orders);
-    }
-    // Orders of other days that changed (or whose deposit match did) since the account was last judged.
-    for await (const orders of partnerOrdersChangedOutside(db, account, span, since, RECONCILE_PAGE_SIZE)) {
-      outsidePeriod.partnerOrders += orders.length;
-      await checkOrders(orders);
-    }
-    // P_WEBHOOK_GAP: every settled order once its last state change is past the retry window, in
-    // the first run where that holds, whatever its creation day (and again while its break is open).
-    if (cfg.webhooksEnabled) {
-      let judged = 0;
-      for await (const orders of webhookGapCandidates(
-        db,
-        account,
-        WEBHOOK_GAP,
-        webhookCutoff,
-        runId,
-        RECONCILE_PAGE_SIZE,
-        since,
-      )) {
-        const events = await webhookEventsByOrder(
-          db,
-          account,
-          orders.map((o) => o.orderId),
-        );
-        judged += checkWebhookGaps(tally, cfg, orders, events).length;
-      }
-      finishWebhookGaps(tally, cfg, judged);
-    }
-    checkOpenOrders(tally, cfg, await openPartnerOrders(db, account));
-  };
-  const exchangeOrdersPhase = async () => {
-    // Likewise only the orders that could fail an order rule (sums of all their fills in SQL).
-    for await (const page of exchangeOrderCandidatesIn(db, account, span, orderPrefilter(ref), undefined, since)) {
-      checkExchangeOrders(tally, ref, page.orders);
-      addPassedOrders(tally, ref, page.passed, page.passedWithAvgPx);
-    }
-  };
-  const fillsPhase = async () => {
-    // Only the fills that could fail a per-fill rule are loaded (SQL numeric pre-selection); the
-    // rules decide on those, and the others count as checked and passed.
-    // The fee rates the SQL prefilter compares with cover the days of the changed fills too.
-    const changedFills = await judgedFillTimeRange(db, account, since);
-    const rateSpan = changedFills
-      ? {
-          from: new Date(Math.min(span.from.getTime(), dayStart(changedFills.from).getTime())),
-          to: new Date(Math.max(span.to.getTime(), dayStart(addDays(changedFills.to, 1)).getTime())),
-        }
-      : span;
-    const filter = fillPrefilter(cfg, ref, rateSpan);
-    // Judging every stored fill (a first run: a million of them) is Postgres's work alone, on one session while the
-    // client waits: on a server the two halves of the id range are scanned side by side, their pages judged in id
-    // order as one scan would give them (a later verdict on a key adds to the earlier ones in that order).
-    const halves = since === null && ctx.store.kind === 'postgres' ? await fillIdHalves(db, account) : null;
-    const pages = halves
-      ? sideBySideInOrder(
-          halves.map((bounds) => fillCandidatesIn(db, account, span, filter, SCAN_SIZE, since, bounds)),
-          (page) => page.fills.length,
-          SCAN_SIZE,
-        )
-      : fillCandidatesIn(db, account, span, filter, SCAN_SIZE, since);
-    for await (const page of pages) {
-      checkFills(tally, cfg, ref, page.fills);
-      addPassedFills(tally, ref, page.scanned - page.fills.length);
-    }
-  };
-  phase('statisticsAndReference');
-  // All settle before a failure is thrown: no read of this reconcile still runs when its stage is recorded. The
-  // exchange orders go before the fills: E_SYMBOL_RULES hears from both, and a key's failures read in that order.
-  await allSettledOrThrow([
-    timed('partner', partnerPhase),
-    (async () => {
-      await timed('exchangeOrders', exchangeOrdersPhase);
-      await timed('fills', fillsPhase);
-    })(),
-  ]);
-  mark = Date.now();
-
-  // Roll-forward: every consecutive pair whose closing snapshot is after the period start, always
-  // the latest pair (a run for an old period still judges the current balances), every pair a
-  // changed flow falls into (a late fill or deposit, by its time), and every pair that failed when
-  // last judged (it stays judged until it balances: its break never resolves unseen).
-  const changedClosings = await closingsOfChangedFlows(db, account, ctx.config.exchange.account, since);
-  const failing = new Set(failingPairsOf(await openBreakDetails(db, account, BALANCE_ROLL)));
-  const regular = (h: { fetchedAt: Date }, i: number) =>
-    h.fetchedAt.getTime() > span.from.getTime() || i === headers.length - 1;
-  const pairHeaders = headers.flatMap((h, i) => {
-    if (i === 0 || !(regular(h, i) || changedClosings === null || changedClosings.has(h.id) || failing.has(h.id)))
-      return [];
-    if (!regular(h, i)) outsidePeriod.balancePairs += 1;
-    return [[headers[i - 1]!, h] as const];
-  });
-  const latestHeader = headers[headers.length - 1];
-  const needed = [
-    ...new Map([...pairHeaders.flat(), ...(latestHeader ? [latestHeader] : [])].map((h) => [h.id, h])).values(),
-  ];
-  const snapshots = await balanceSnapshots(db, needed);
-  // Deposits and withdrawals move a balance when their state changes: each move is placed in the
-  // pair of snapshots where its state was first observed (rules/balance-placement.ts, docs/rules.md).
-  // The checked pairs are consecutive snapshots: every snapshot from the first pair's opening to the
-  // last pair's closing bounds the placement, and pair (a, b) is placed[index of a among them].
-  const series = pairHeaders.length
-    ? headers.slice(headers.indexOf(pairHeaders[0]![0]), headers.indexOf(pairHeaders[pairHeaders.length - 1]![1]) + 1)
-    : [];
-  const placed = series.length
-    ? placePayments(
-        series.map((h) => h.fetchedAt),
-        await paymentHistories(db, account, series[0]!.fetchedAt, series[series.length - 1]!.fetchedAt),
-        ctx.config.exchange.withdrawalDebitStates,
-      )
-    : [];
-  // Each pair's fills between the two snapshots' windows, and each snapshot's window fills (stamped between its
-  // /accounts request and the answer), which rules/snapshot-edges.ts places on the side of the snapshot that balances.
-  const flowOptions = { account, symbolsSnapshotId: symbols?.snapshotId ?? null, feeCurrency: cfg.feeCurrency };
-  const edgePairs: EdgePair[] = [];
-  for (const [a, b] of pairHeaders) {
-    edgePairs.push({
-      opening: snapshots.get(a.id)!,
-      closing: snapshots.get(b.id)!,
-      core: [...(await dailyFlows(db, a.id, b.id, flowOptions)), ...(placed[series.indexOf(a)] ?? [])],
-    });
-  }
-  const edged = [...new Set(pairHeaders.flat())];
-  const windows = await edgeFills(
-    db,
-    edged.map((h) => ({ id: h.id, previous: headers[headers.indexOf(h) - 1]?.id ?? null })),
-    flowOptions,
+  const { counts, judged, late, ms, phases } = result;
+  run.log.info(
+    { counts, detected: detected.length, lifecycle: lifecycle.counts, judged, late: late.length, ms, phases },
+    'reconciled',
   );
-  const edges = placeEdgeFills(edgePairs, windows, cfg.balanceTolerance);
-  if (edges.windowFills > 0)
-    log.info(
-      { account, windowFills: edges.windowFills, heldAfter: edges.heldAfter },
-      'fills stamped while a balance snapshot was being fetched, placed on the side of it that balances',
-    );
-  const pairs: SnapshotPair[] = edgePairs.map((p, i) => ({
-    opening: p.opening,
-    closing: p.closing,
-    flows: edges.flows[i]!,
-  }));
-  const balanceRoll = checkBalances(tally, cfg, pairs, latestHeader ? snapshots.get(latestHeader.id)! : null).flat();
+  return result;
+}
 
+/**
+ * The payment rules (open deposits and withdrawals; the period's withdrawals and the changed ones), then the sync
+ * rules (stored coverage and quarantine; the days of the period no sync covered). Returns what the run records of
+ * them: the unresolved quarantine count and the cursors as judged.
+ */
+async function checkPaymentsAndSync(run: ReconcileRun): Promise<SyncOutcome> {
+  const { db, account, span, tally, cfg, ref, period } = run;
   const periodWithdrawals: Withdrawal[] = [];
   const [deposits, withdrawals] = await Promise.all([
     openDeposits(db, account),
     openWithdrawals(db, account),
     (async () => {
       for await (const page of withdrawalsIn(db, account, span, RECONCILE_PAGE_SIZE)) periodWithdrawals.push(...page);
+      const since = run.judgement.since;
       for await (const page of withdrawalsChangedOutside(db, account, span, since, RECONCILE_PAGE_SIZE)) {
-        outsidePeriod.withdrawals += page.length;
+        run.outsidePeriod.withdrawals += page.length;
         periodWithdrawals.push(...page);
       }
     })(),
@@ -357,16 +114,23 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
 
   const [cov, quarantined] = await Promise.all([unsettledCoverage(db, account), unresolvedQuarantine(db, account)]);
   checkSync(tally, cov.unsettled, quarantined, cov.total);
-  // Days of the period no sync covered have no row to be unsettled: each stream is asked how far it was read.
   const cursors = await listCursors(db, account);
+  // Days of the period no sync covered have no row to be unsettled: each stream is asked how far it was read.
   checkUnsyncedDays(tally, cfg.now, daysOf(period), [
     ...(await partnerStreamReach(db, account, period)),
     ...(await exchangeStreamReach(db, account)),
   ]);
-  phase('balancesPaymentsSync');
+  return { quarantined: quarantined.length, cursors };
+}
 
-  // Lifecycle: one transaction, so a failed run leaves the breaks as they were.
-  const detected = tally.breaks();
+interface SyncOutcome {
+  quarantined: number;
+  cursors: Awaited<ReturnType<typeof listCursors>>;
+}
+
+/** What the detected breaks do to the stored ones: opened, seen, reopened, resolved (each rule's reach decides). */
+async function judgeLifecycle(run: ReconcileRun, detected: DetectedBreak[]): Promise<LifecycleResult> {
+  const { db, account, span, tally } = run;
   const previous = await previousBreaks(db, account, detected);
   const detectedIds = new Set(detected.map((d) => breakId(d.code, d.key)));
   const scoped = await inScopeKeys(
@@ -376,11 +140,11 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
     previous.filter(
       (b) => b.status === 'open' && !detectedIds.has(breakId(b.code, b.key)) && findRule(b.code)?.reach === 'records',
     ),
-    since,
+    run.judgement.since,
   );
-  const lifecycle = applyLifecycle({
-    runId,
-    now: ctx.now,
+  return applyLifecycle({
+    runId: run.runId,
+    now: run.ctx.now,
     previous,
     detected,
     policy: {
@@ -391,26 +155,38 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
       judged: (code, key) => tally.wasJudged(code, key),
     },
   });
+}
 
+/**
+ * The run's counts, rule results and late data, and one transaction that writes the breaks with their events, the
+ * roll-forward figures, the cursors and the watermark: a failed run leaves the breaks as they were.
+ */
+async function writeReconcile(
+  run: ReconcileRun,
+  lifecycle: LifecycleResult,
+  balances: BalanceOutcome,
+  sync: SyncOutcome,
+): Promise<{ counts: RunCounts; ruleResults: RuleResult[]; late: LateBreak[] }> {
+  const { db, account, span, cfg, judgement } = run;
   const counts = await countPeriod(db, account, span, {
-    partnerOrders,
-    quarantined: quarantined.length,
-    balanceSnapshots: needed.length,
+    partnerOrders: run.partnerOrders,
+    quarantined: sync.quarantined,
+    balanceSnapshots: balances.snapshotsUsed,
   });
-  const ruleResults = tally.results();
-  const late = await lateBreaks(ctx, span, judgement, lifecycle.upserts, lifecycle.events);
+  const ruleResults = run.tally.results();
+  const late = await lateBreaks(run.ctx, span, judgement, lifecycle.upserts, lifecycle.events);
   await inTransaction(db, async (trx) => {
     await recordReconcile(trx, {
-      runId,
+      runId: run.runId,
       account,
       upserts: lifecycle.upserts,
       events: lifecycle.events,
-      balanceRoll,
+      balanceRoll: balances.balanceRoll,
       counts,
       ruleResults,
       rulesetVersion: RULESET_VERSION,
-      cursors,
-      webhookJudgement: cfg.webhooksEnabled ? { cutoff: webhookCutoff, now: ctx.now } : null,
+      cursors: sync.cursors,
+      webhookJudgement: cfg.webhooksEnabled ? { cutoff: webhookCutoff(run), now: run.ctx.now } : null,
       judgement,
       late,
     });
@@ -419,35 +195,7 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
     const first = lifecycle.events[0];
     if (first) await reopenChangedAcknowledgements(trx, account, first.runId, first.at);
   });
-
-  phase('lifecycleAndWrite');
-  const judged = { since, until: judgement.until, outsidePeriod };
-  const result: ReconcileResult = {
-    runId,
-    period,
-    counts,
-    ruleResults,
-    detected: detected.length,
-    lifecycle: lifecycle.counts,
-    balanceRoll,
-    ms: Date.now() - started,
-    phases,
-    judged,
-    late,
-  };
-  log.info(
-    {
-      counts,
-      detected: detected.length,
-      lifecycle: lifecycle.counts,
-      judged,
-      late: late.length,
-      ms: result.ms,
-      phases,
-    },
-    'reconciled',
-  );
-  return result;
+  return { counts, ruleResults, late };
 }
 
 /**

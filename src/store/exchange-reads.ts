@@ -1,7 +1,7 @@
 /** Reads of the exchange's records for reconcile and report: fills, orders against their fills, deposits, withdrawals,
  * balance snapshots.
  */
-import { sql, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { Db } from './database.js';
 import type { ExchangeDepositTable, ExchangeFillTable, ExchangeWithdrawalTable } from './schema.js';
 import { numericOrZero, numericOrNull } from './type-parsers.js';
@@ -11,9 +11,10 @@ import type {
   Deposit,
   ExchangeOrderAgg,
   Fill,
+  FillField,
   FillPrefilter,
+  OrderField,
   OrderPrefilter,
-  OrderSuspect,
   Withdrawal,
 } from '../domain/index.js';
 import type { BalanceRec, FillRec, OrderVsFillsRec } from '../domain/index.js';
@@ -31,6 +32,7 @@ import {
 } from './csv-text.js';
 import { rowsByKey } from './rows-by-key.js';
 import { changedFillIds, changedOrderIds, changedRow } from './changes.js';
+import { conditionSql, keepsSql, refTable, type ConditionColumns } from './prefilter-sql.js';
 
 /**
  * Fills per scan page of fillCandidatesIn (orders: half as many): only the candidates among them travel to the client.
@@ -293,14 +295,10 @@ export async function* exchangeOrdersWithFillsIn(
  * cumQty > 0: an order whose fills never arrived) that could fail an order rule, pre-selected in SQL
  * numeric (exact) over pages of `scanSize` orders (sums of *all* their stored fills, as
  * ordersWithFillsIn). Orders not stored are never loaded (the order rules do not apply;
- * E_FILL_ORPHAN reports their fills). A stored order is loaded when its symbol is not in
- * `filter.symbols`, its fill qty differs from cumQty, its VWAP could be farther than half an
- * increment from avgPx (compared as |notional - avgPx x qty| against half an increment x |qty|,
- * with a 1e-50 relative margin for the rules' Decimal division), or its quantity could be outside
- * the size limits (same margin); any unknown (NULL) input loads it. Each page says how many
- * stored orders it left out (`passed`) and how many of those E_FILL_AVGPX judges (`passedWithAvgPx`).
- * `changedSince` (docs/rules.md "What a run judges"): also the orders judged for a change since that
- * transaction (null: every stored order), when they are in the rules' scope (a fill or cumQty > 0);
+ * E_FILL_ORPHAN reports their fills). A stored order is loaded when any rule's description in `filter` keeps it
+ * (store/prefilter-sql.ts). Each page says how many stored orders it left out that each rule counts as passed
+ * (`passed`, by rule code). `changedSince` (docs/rules.md "What a run judges"): also the orders judged for a change
+ * since that transaction (null: every stored order), when they are in the rules' scope (a fill or cumQty > 0);
  * absent: the period alone.
  */
 export async function* exchangeOrderCandidatesIn(
@@ -310,34 +308,47 @@ export async function* exchangeOrderCandidatesIn(
   filter: OrderPrefilter,
   scanSize = SCAN_SIZE / 2,
   changedSince?: string | null,
-): AsyncGenerator<{ passed: number; passedWithAvgPx: number; orders: ExchangeOrderAgg[] }> {
-  const symbolsJson = JSON.stringify(
-    filter.symbols.map((x) => ({
-      symbol: x.symbol,
-      half_inc: x.halfIncrement,
-      min_size: x.minOrderSize,
-      max_size: x.maxOrderSize,
-    })),
+): AsyncGenerator<{ passed: Record<string, number>; orders: ExchangeOrderAgg[] }> {
+  const sym = refTable(filter.symbols, { name: 'symbol', type: 'text' }, 's');
+  const columns: ConditionColumns<OrderField> = {
+    fields: {
+      ordStatus: sql.ref('o.ord_status'),
+      cumQty: sql.ref('o.cum_qty'),
+      leavesQty: sql.ref('o.leaves_qty'),
+      avgPx: sql.ref('o.avg_px'),
+      size: sql.ref('q.qty'),
+      fillCount: sql.ref('a.fill_count'),
+      fillQty: sql.ref('a.fill_qty'),
+      fillNotional: sql.ref('a.fill_notional'),
+    },
+    symbol: sym,
+    unlisted: sql`(s.symbol is null)`,
+  };
+  // Whether each rule counts an order as judged (before the prefilter: the stats count those it left out).
+  const counted = filter.counted.map((c, i) =>
+    c.when
+      ? sql`coalesce(${conditionSql(c.when, columns)}, false) as ${sql.ref(`counted_${i}`)}`
+      : sql`true as ${sql.ref(`counted_${i}`)}`,
+  );
+  const passed = filter.counted.map(
+    (_, i) =>
+      sql`count(*) filter (where in_scope and found and not candidate and ${sql.ref(`counted_${i}`)})::bigint as ${sql.ref(`passed_${i}`)}`,
   );
   const fetch = async (after: string | null) => {
     const rows = (
-      await sql<OrderAggRow & { scanned: string; last_id: string | null; passed: string; passed_avg: string }>`
+      await sql<OrderAggRow & { scanned: string; last_id: string | null } & Record<`passed_${number}`, string>>`
       with ids as (${orderScopeIds(account, span, changedSince, after, scanSize)}),
-      sym as (select * from jsonb_to_recordset(${symbolsJson}::jsonb) as x(symbol text, half_inc numeric, min_size numeric, max_size numeric)),
+      sym as (select * from ${sym.recordset}),
       agg as materialized (
         select ids.ex_ord_id, (o.ex_ord_id is not null) as found, o.symbol, o.side, o.ord_status, o.cum_qty, o.leaves_qty, o.avg_px,
                a.fill_count, a.fill_qty, a.fill_notional,
                -- an order judged for a change is in the rules' scope when it has a fill or cumQty > 0
                (ids.in_span or a.fill_count > 0 or coalesce(o.cum_qty > 0, false)) as in_scope,
-               coalesce(o.ex_ord_id is not null and (
-                 s.symbol is null
-                 or a.fill_qty <> coalesce(o.cum_qty, 0)
-                 or o.avg_px is not null and a.fill_qty <> 0
-                    and abs(a.fill_notional - o.avg_px * a.fill_qty) > s.half_inc * abs(a.fill_qty) - (abs(a.fill_notional) + abs(o.avg_px * a.fill_qty)) * 1e-50
-                 or s.min_size is not null and q.qty < s.min_size + abs(q.qty) * 1e-50
-                 or s.max_size is not null and s.max_size <> 0 and q.qty > s.max_size - abs(q.qty) * 1e-50
-                 or ${suspectOf(filter.suspects)}
-               ), true) as candidate
+               (o.ex_ord_id is not null and ${keepsSql(filter.couldFail, columns)}) as candidate
+               ${sql.join(
+                 counted.map((c) => sql`, ${c}`),
+                 sql``,
+               )}
         from ids
         cross join lateral (
           select count(*)::bigint as fill_count, coalesce(sum(f.qty), 0) as fill_qty, coalesce(sum(f.qty * f.price), 0) as fill_notional
@@ -348,12 +359,14 @@ export async function* exchangeOrderCandidatesIn(
         cross join lateral (select coalesce(o.cum_qty, 0) + coalesce(o.leaves_qty, 0) as qty) q
       ),
       stats as (
-        select count(*)::bigint as scanned, max(ex_ord_id) as last_id,
-               count(*) filter (where in_scope and found and not candidate)::bigint as passed,
-               count(*) filter (where in_scope and found and not candidate and avg_px is not null and fill_qty <> 0)::bigint as passed_avg
+        select count(*)::bigint as scanned, max(ex_ord_id) as last_id
+               ${sql.join(
+                 passed.map((p) => sql`, ${p}`),
+                 sql``,
+               )}
         from agg
       )
-      select st.scanned, st.last_id, st.passed, st.passed_avg, c.*
+      select st.*, c.*
       from stats st left join (select * from agg where candidate and in_scope) c on true
       order by c.ex_ord_id`.execute(db)
     ).rows;
@@ -361,13 +374,14 @@ export async function* exchangeOrderCandidatesIn(
     return {
       scanned: head ? Number(head.scanned) : 0,
       last: head?.last_id ?? null,
-      passed: head ? Number(head.passed) : 0,
-      passedWithAvgPx: head ? Number(head.passed_avg) : 0,
+      passed: Object.fromEntries(
+        filter.counted.map((c, i) => [c.code, head ? Number(head[`passed_${i}`]) : 0]),
+      ) as Record<string, number>,
       orders: rows.filter((r) => r.ex_ord_id !== null).map(toOrderAgg),
     };
   };
   for await (const page of keysetScan(fetch, (p) => ({ count: p.scanned, last: p.last }), scanSize))
-    yield { passed: page.passed, passedWithAvgPx: page.passedWithAvgPx, orders: page.orders };
+    yield { passed: page.passed, orders: page.orders };
 }
 
 /**
@@ -403,17 +417,6 @@ function orderScopeIds(
         where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to} and cum_qty > 0 ${above} order by 1 limit ${limit})
       ${changed}
     ) u group by ex_ord_id order by ex_ord_id limit ${limit}`;
-}
-
-/** The order rows of the candidates query (agg: o, its fills' sums a) that a status rule's suspects name. */
-function suspectOf(suspects: readonly OrderSuspect[]): RawBuilder<SqlBool> {
-  const quantity = { cumQty: sql`o.cum_qty`, leavesQty: sql`o.leaves_qty`, fillQty: sql`a.fill_qty` } as const;
-  const one = (s: OrderSuspect) =>
-    sql<SqlBool>`(o.ord_status = any(${[...s.statuses]}::text[])${sql.join(
-      s.nonZero.map((q) => sql` and coalesce(${quantity[q]}, 0) <> 0`),
-      sql``,
-    )})`;
-  return suspects.length ? sql<SqlBool>`(${sql.join(suspects.map(one), sql` or `)})` : sql<SqlBool>`false`;
 }
 
 function toOrderAgg(r: OrderAggRow): ExchangeOrderAgg {
@@ -478,7 +481,8 @@ export async function* fillsIn(db: Db, account: string, span: Span, pageSize = P
       j.onRef('n.account', '=', 'f.account').onRef('n.ex_ord_id', '=', 'f.ex_ord_id'),
     )
     .select(FILL_COLUMNS.map((c) => `f.${c}` as const))
-    .select(['o.ex_ord_id as order_id', 'o.ord_type', 'n.ex_ord_id as not_found_id'])
+    .select(['o.ex_ord_id as order_id', 'o.ord_type', 'o.side as order_side', 'o.symbol as order_symbol'])
+    .select('n.ex_ord_id as not_found_id')
     .where('f.account', '=', account)
     .where('f.timestamp', '>=', span.from)
     .where('f.timestamp', '<', span.to);
@@ -489,6 +493,8 @@ export async function* fillsIn(db: Db, account: string, span: Span, pageSize = P
 type FillRow = Pick<Selectable<ExchangeFillTable>, (typeof FILL_COLUMNS)[number]> & {
   order_id: string | null;
   ord_type: string | null;
+  order_side: string | null;
+  order_symbol: string | null;
   not_found_id: string | null;
 };
 
@@ -496,13 +502,8 @@ type FillRow = Pick<Selectable<ExchangeFillTable>, (typeof FILL_COLUMNS)[number]
  * Fills in the span that could fail a per-fill rule, pre-selected in SQL numeric (exact), by
  * scan pages of `scanSize` fills in exec_id order. Each page says how many fills it scanned,
  * so the rules can count the others as checked (engine addPassedFills). A fill is loaded when
- * its order is not stored, its symbol is not in `filter.symbols`, its price is not a multiple
- * of the increment (price 0 exempt) or its qty of the lot size, or its fee is farther than the
- * tolerance from the taker expectation of its day and, unless its order's type takes liquidity
- * (filter.takerOnlyTypes: then the maker rate does not apply), from the maker one. The fee test keeps a
- * margin of 1e-50 x (|fee| + |expected|) on the passing side, far more than the error of the
- * rules' 60-digit Decimal products, so a fill the rules could flag is never left out; any
- * unknown (NULL) input loads the fill. The pure rules then decide on the loaded fills.
+ * any rule's description in `filter` keeps it (store/prefilter-sql.ts: the rules' own conditions, over the fill, its
+ * order, its symbol's and its day's reference values); the pure rules then decide on the loaded fills.
  * `changedSince` (docs/rules.md "What a run judges"): also the fills judged for a change since that
  * transaction (null: every stored fill); absent: the period alone. `bounds`: only the exec_ids in (after, through]
  * (fillIdHalves: the reconcile scans the two halves of a first judgement side by side).
@@ -516,23 +517,26 @@ export async function* fillCandidatesIn(
   changedSince?: string | null,
   bounds: FillIdBounds = { after: null, through: null },
 ): AsyncGenerator<{ scanned: number; fills: Fill[] }> {
-  const basis = filter.feeBasis === 'notional' ? sql`p.qty * p.price` : sql`p.qty`;
-  // A fill whose order's type takes liquidity is judged on the taker rate alone (an empty list: none).
-  const takerOnly =
-    filter.takerOnlyTypes.length > 0
-      ? sql`coalesce(po.ord_type in (${sql.join(filter.takerOnlyTypes)}), false)`
-      : sql`false`;
-  const feeCouldFail = filter.rates
-    ? sql`coalesce(abs(p.fee - ${basis} * r.taker) > s.tol - (abs(p.fee) + abs(${basis} * r.taker)) * 1e-50
-                   and (${takerOnly}
-                        or abs(p.fee - ${basis} * r.maker) > s.tol - (abs(p.fee) + abs(${basis} * r.maker)) * 1e-50), true)`
-    : sql`false`;
-  const symbolsJson = JSON.stringify(
-    filter.symbols.map((x) => ({ symbol: x.symbol, inc: x.priceIncrement, lot: x.lotSize, tol: x.feeTolerance })),
-  );
-  const ratesJson = JSON.stringify(
-    (filter.rates ?? []).map((r) => ({ day: r.day, maker: r.makerRate, taker: r.takerRate })),
-  );
+  const sym = refTable(filter.symbols, { name: 'symbol', type: 'text' }, 's');
+  const days = refTable(filter.days, { name: 'day', type: 'date' }, 'r');
+  const columns: ConditionColumns<FillField> = {
+    fields: {
+      price: sql.ref('p.price'),
+      qty: sql.ref('p.qty'),
+      fee: sql.ref('p.fee'),
+      timestamp: sql.ref('p.timestamp'),
+      side: sql.ref('p.side'),
+      symbol: sql.ref('p.symbol'),
+      order: sql.ref('po.ex_ord_id'),
+      'order.ordType': sql.ref('po.ord_type'),
+      'order.side': sql.ref('po.side'),
+      'order.symbol': sql.ref('po.symbol'),
+      'order.timestamp': sql.ref('po.timestamp'),
+    },
+    symbol: sym,
+    unlisted: sql`(s.symbol is null)`,
+    day: days,
+  };
   const fetch = async (previous: string | null) => {
     const after = previous ?? bounds.after;
     const rows = (
@@ -547,30 +551,29 @@ export async function* fillCandidatesIn(
         limit ${scanSize}
       ),
       stats as (select count(*)::bigint as scanned, max(exec_id) as last_exec_id from page),
-      sym as (select * from jsonb_to_recordset(${symbolsJson}::jsonb) as x(symbol text, inc numeric, lot numeric, tol numeric)),
-      rates as (select * from jsonb_to_recordset(${ratesJson}::jsonb) as x(day date, maker numeric, taker numeric)),
+      sym as (select * from ${sym.recordset}),
+      rates as (select * from ${days.recordset}),
       -- The page's orders, each probed once (offset 0 keeps it a nested loop: a hash of every stored order costs more
       -- than the page), then joined to their fills.
       ords as materialized (
-        select o.ex_ord_id, o.ord_type
+        select o.ex_ord_id, o.ord_type, o.side, o.symbol, o.timestamp
         from (select distinct ex_ord_id from page) d
         cross join lateral (
-          select o.ex_ord_id, o.ord_type from exchange_order o where o.account = ${account} and o.ex_ord_id = d.ex_ord_id offset 0
+          select o.ex_ord_id, o.ord_type, o.side, o.symbol, o.timestamp
+          from exchange_order o where o.account = ${account} and o.ex_ord_id = d.ex_ord_id offset 0
         ) o
       ),
+      -- The fills a rule could fail: each rule's own description (store/prefilter-sql.ts).
       cand as (
-        select p.*, po.ex_ord_id as po_id, po.ord_type as po_type
+        select p.*, po.ex_ord_id as po_id, po.ord_type as po_type, po.side as po_side, po.symbol as po_symbol
         from page p
         left join sym s on s.symbol = p.symbol
         left join rates r on r.day = (p.timestamp at time zone 'UTC')::date
         left join ords po on po.ex_ord_id = p.ex_ord_id
-        where s.symbol is null
-           or po.ex_ord_id is null
-           or coalesce(s.inc <> 0 and p.price <> 0 and mod(p.price, s.inc) <> 0, true) and s.inc is not null
-           or coalesce(s.lot <> 0 and mod(p.qty, s.lot) <> 0, true) and s.lot is not null
-           or ${feeCouldFail}
+        where ${keepsSql(filter.couldFail, columns)}
       )
-      select st.scanned, st.last_exec_id, c.*, c.po_id as order_id, c.po_type as ord_type, n.ex_ord_id as not_found_id
+      select st.scanned, st.last_exec_id, c.*, c.po_id as order_id, c.po_type as ord_type,
+        c.po_side as order_side, c.po_symbol as order_symbol, n.ex_ord_id as not_found_id
       from stats st
       left join cand c on true
       left join exchange_order_not_found n on n.account = ${account} and n.ex_ord_id = c.ex_ord_id
@@ -637,6 +640,8 @@ function toFill(r: FillRow): Fill {
     orderFound: r.order_id !== null,
     orderNotFound: r.not_found_id !== null,
     ordType: r.ord_type ?? null,
+    orderSide: r.order_side ?? null,
+    orderSymbol: r.order_symbol ?? null,
   };
 }
 

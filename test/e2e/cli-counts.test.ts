@@ -156,7 +156,7 @@ describe(
     function entityDay(code: string, key: string): string | undefined {
       if (code.startsWith('P_') || code.startsWith('X_')) return dayOf.get(`P:${key}`);
       if (code === 'E_FILL_QTY' || code === 'E_FILL_AVGPX') return dayOf.get(`O:${key}`);
-      if (code === 'E_FILL_ORPHAN' || code === 'E_FEE_RATE' || code === 'E_SYMBOL_RULES')
+      if (['E_FILL_ORPHAN', 'E_FEE_RATE', 'E_SYMBOL_RULES', 'E_FILL_ORDER_MISMATCH'].includes(code))
         return dayOf.get(`F:${key}`) ?? dayOf.get(`O:${key}`);
       if (code === 'E_STALE') return dayOf.get(`D:${key}`) ?? dayOf.get(`W:${key}`);
       if (code === 'E_WITHDRAWAL_BENEFICIARY') return dayOf.get(`W:${key}`);

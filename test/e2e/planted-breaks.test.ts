@@ -8,6 +8,7 @@ import { startWebhookServer, type WebhookServer } from '../../src/webhooks/serve
 import { loadConfig, type Config } from '../../src/config/load.js';
 import { WEBHOOK_SENDER_IPS } from '../../src/config/schema.js';
 import { runPipeline } from '../../src/pipeline/run.js';
+import { RULES } from '../../src/rules/catalog.js';
 import { syncPartner } from '../../src/stages/sync-partner.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { addDays, toDay } from '../../src/util/dates.js';
@@ -70,8 +71,10 @@ for (const kind of storeKinds) {
 
     it('finds exactly the planted breaks, keeps first-seen runs, and resolves a fixed case', async () => {
       const planted = sandbox.expectedBreaks();
-      // Every rule of the catalog is planted (P_WEBHOOK_GAP included: webhooks are on).
-      expect(new Set(planted.map((b) => b.code)).size).toBe(20);
+      // Every rule of the catalog is planted (P_WEBHOOK_GAP included: webhooks are on; S_* come from faults).
+      const catalog = RULES.map((r) => r.code).filter((code) => !code.startsWith('S_'));
+      expect([...new Set(planted.map((b) => b.code))].sort()).toEqual([...catalog].sort());
+      expect(planted.map((b) => b.code)).toContain('E_FILL_ORDER_MISMATCH');
 
       const first = await run();
       expect(first.status, first.error).toBe('succeeded');

@@ -386,7 +386,7 @@ describeEachStore('reconcilePeriod fill prefilter', (ctx) => {
     const tally = new RuleTally();
     markNotChecked(tally, cfg, ref);
     for await (const orders of exchangeOrdersWithFillsIn(db(), account, judged))
-      checkExchangeOrders(tally, ref, orders);
+      checkExchangeOrders(tally, cfg, ref, orders);
     const fillsOnly = new RuleTally();
     for await (const fills of fillsIn(db(), account, judged)) {
       checkFills(tally, cfg, ref, fills);
@@ -465,7 +465,7 @@ describeEachStore('reconcilePeriod fill prefilter', (ctx) => {
         db(),
         account,
         SPAN,
-        orderPrefilter(ref),
+        orderPrefilter(cfg, ref),
         scanSize,
         changedSince,
       ))

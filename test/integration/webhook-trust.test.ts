@@ -15,7 +15,7 @@ import { orderEventSchema } from '../../src/sources/partner/schemas.js';
 import { orderToRow } from '../../src/sources/partner/transform.js';
 import { upsertPartnerOrders } from '../../src/store/partner-orders.js';
 import { unresolvedQuarantine } from '../../src/store/quarantine.js';
-import { quarantineBreaks } from '../../src/rules/sync-rules.js';
+import { quarantineBreaks } from '../unit/recon-factories.js';
 import { describeEachStore } from '../helpers/db.js';
 import { deepValue, validEvent } from '../helpers/webhook-corpus.js';
 import { quarantinedBody, storedEventBytes } from '../helpers/webhook-post.js';

@@ -137,7 +137,9 @@ export function reconcile(sb: Sandbox, opts: { feeRate: string; webhooks: boolea
   const { makerRate, takerRate } = sb.data.fees();
   for (const f of fills) {
     const def = symbols.get(f.symbol)!;
-    if (!orders.has(f.exOrdId)) add('E_FILL_ORPHAN', f.execId);
+    const order = orders.get(f.exOrdId);
+    if (!order) add('E_FILL_ORPHAN', f.execId);
+    else if (order.side !== f.side || order.symbol !== f.symbol) add('E_FILL_ORDER_MISMATCH', f.execId);
     const notional = new Decimal(f.qty).times(f.price);
     const tol = new Decimal(10).pow(-def.counterScale).div(2);
     // A MARKET or STOP order took liquidity: the taker rate alone applies.

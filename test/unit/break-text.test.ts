@@ -4,7 +4,7 @@ import { Decimal } from '../../src/decimal/decimal.js';
 import { detailText } from '../../src/report/break-text.js';
 import { amountAtStake, breakSentence, ruleTitle } from '../../src/rules/describe.js';
 import { atPrecision, unitWord } from '../../src/rules/words.js';
-import { RULES } from '../../src/rules/catalog.js';
+import { RULES, type RuleCode } from '../../src/rules/catalog.js';
 import { toBreak, type BreakExtras } from '../../src/rules/tally.js';
 import type { Failure } from '../../src/rules/types.js';
 import { checkBalanceSanity } from '../../src/rules/balance-roll.js';
@@ -28,7 +28,13 @@ import {
 } from './recon-factories.js';
 
 /** A break as a rule detects it and the break table stores it (figures as exact text). */
-function stored(code: string, key: string, failures: Failure[], currency: string | null = null, extras?: BreakExtras) {
+function stored(
+  code: RuleCode,
+  key: string,
+  failures: Failure[],
+  currency: string | null = null,
+  extras?: BreakExtras,
+) {
   const b = toBreak(code, key, failures, currency, extras);
   return {
     ...b,

@@ -4,7 +4,7 @@ import { figureText, NO_WORKFLOW, type ReportedBreak } from '../../src/domain/in
 import { toBreak } from '../../src/rules/tally.js';
 import type { Failure } from '../../src/rules/types.js';
 import { stakeOf } from '../../src/rules/describe.js';
-import { RULES } from '../../src/rules/catalog.js';
+import { RULES, type RuleCode } from '../../src/rules/catalog.js';
 import { checkBeneficiary, checkDepositStale } from '../../src/rules/payment-rules.js';
 import { checkFillOrphan } from '../../src/rules/fill-rules.js';
 import { breakValuation, UsdRates, valuationText } from '../../src/report/usd-rates.js';
@@ -14,7 +14,7 @@ import { Precision } from '../../src/report/precision.js';
 import { d, makeDeposit, makeFill, makeWithdrawal, NOW } from './recon-factories.js';
 
 /** A break as a rule detects it and the break table stores it (figures as exact text, detail as JSON). */
-function stored(code: string, key: string, failures: Failure[] | 'n/a' | 'skipped', currency: string | null = null) {
+function stored(code: RuleCode, key: string, failures: Failure[] | 'n/a' | 'skipped', currency: string | null = null) {
   const b = toBreak(code, key, failures as Failure[], currency);
   return {
     ...b,

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { balanceRollBreaks, checkBalanceSanity, rollForward, type DayFlows } from '../../src/rules/balance-roll.js';
-import { coverageBreaks, quarantineBreaks } from '../../src/rules/sync-rules.js';
-import { asText, d, makeSnapshot } from './recon-factories.js';
+import { checkBalanceSanity, rollForward, type DayFlows } from '../../src/rules/balance-roll.js';
+import { asText, balanceRollBreaks, coverageBreaks, d, makeSnapshot, quarantineBreaks } from './recon-factories.js';
 
 const flow = (
   currency: string,

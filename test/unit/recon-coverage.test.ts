@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { unsyncedDayBreaks, type StreamReach } from '../../src/rules/sync-rules.js';
+import type { StreamReach } from '../../src/rules/sync-rules.js';
 import { checkWebhookGaps, finishWebhookGaps } from '../../src/rules/engine.js';
 import { RuleTally } from '../../src/rules/tally.js';
 import { wholeDays } from '../../src/sources/exchange/sync-windows.js';
-import { makeEngineConfig, makeOrder } from './recon-factories.js';
+import { makeEngineConfig, makeOrder, makeReference, unsyncedDayBreaks } from './recon-factories.js';
 
 const NOW = new Date('2026-11-12T03:00:00Z');
 const days = ['2026-11-10', '2026-11-11', '2026-11-12', '2026-11-13'];
@@ -59,6 +59,7 @@ describe('P_WEBHOOK_GAP judged once past the retry window', () => {
     const judged = checkWebhookGaps(
       tally,
       cfg,
+      makeReference(),
       [
         makeOrder({ orderId: 'a', orderStateUpdatedAt: old }),
         makeOrder({ orderId: 'b', orderStateUpdatedAt: new Date(NOW.getTime() - 86_400_000) }),
@@ -66,7 +67,7 @@ describe('P_WEBHOOK_GAP judged once past the retry window', () => {
       new Map(),
     );
     expect(judged).toEqual(['a']);
-    finishWebhookGaps(tally, cfg, judged.length);
+    finishWebhookGaps(tally, cfg, makeReference(), judged.length);
     expect(tally.results().find((r) => r.code === 'P_WEBHOOK_GAP')).toMatchObject({
       status: 'breaks',
       checked: 1,
@@ -76,7 +77,7 @@ describe('P_WEBHOOK_GAP judged once past the retry window', () => {
 
   it('says not checked, never passed, when it judged nothing', () => {
     const tally = new RuleTally();
-    finishWebhookGaps(tally, cfg, checkWebhookGaps(tally, cfg, [], new Map()).length);
+    finishWebhookGaps(tally, cfg, makeReference(), checkWebhookGaps(tally, cfg, makeReference(), [], new Map()).length);
     const r = tally.results().find((x) => x.code === 'P_WEBHOOK_GAP')!;
     expect(r.status).toBe('not_checked');
     expect(r.reason).toMatch(/retry window/);

@@ -1,6 +1,9 @@
 import { Decimal } from '../../src/decimal/decimal.js';
 import { figureText, type Figure } from '../../src/domain/index.js';
 import type { EngineConfig, ReferenceData } from '../../src/rules/engine.js';
+import { balanceRollFindings } from '../../src/rules/balance-roll.js';
+import { coverageFindings, quarantineFindings, unsyncedDayFindings } from '../../src/rules/sync-rules.js';
+import { breaksOf } from '../../src/rules/tally.js';
 import type {
   BalanceSnapshot,
   Break,
@@ -90,6 +93,8 @@ export function makeFill(overrides: Partial<Fill> = {}): Fill {
     orderFound: true,
     orderNotFound: false,
     ordType: 'LIMIT',
+    orderSide: 'BUY',
+    orderSymbol: 'ETH-USD',
     ...overrides,
   };
 }
@@ -217,4 +222,16 @@ export function makeStoredBreak(overrides: Partial<Break> = {}): Break {
     reopenedCount: 0,
     ...overrides,
   };
+}
+
+/** The breaks of the set checks' findings, as the engine makes them (each rule's descriptor). */
+export const balanceRollBreaks = (...args: Parameters<typeof balanceRollFindings>) =>
+  breaksOf('E_BALANCE_ROLL', balanceRollFindings(...args));
+export const coverageBreaks = (...args: Parameters<typeof coverageFindings>) =>
+  breaksOf('S_COVERAGE', coverageFindings(...args));
+export const quarantineBreaks = (...args: Parameters<typeof quarantineFindings>) =>
+  breaksOf('S_QUARANTINE', quarantineFindings(...args));
+export function unsyncedDayBreaks(...args: Parameters<typeof unsyncedDayFindings>) {
+  const { findings, checked } = unsyncedDayFindings(...args);
+  return { breaks: breaksOf('S_COVERAGE', findings), checked };
 }

@@ -180,14 +180,14 @@ describe('engine tally', () => {
     expect(results.P_FEE_USD).toMatchObject({ status: 'breaks', checked: 2, breaks: 1 });
     expect(results.X_DEPOSIT_MISSING).toMatchObject({ status: 'breaks', checked: 2, breaks: 2 });
     expect(results.P_STATE).toMatchObject({ status: 'passed', checked: 2, breaks: 0 });
-    expect(tally.results()).toHaveLength(22);
+    expect(tally.results()).toHaveLength(23);
   });
 
   it('balance roll-forward via the engine', () => {
     const tally = new RuleTally();
     const s1 = makeSnapshot('1', '2026-11-01T00:00:00Z', { ETH: '1' });
     const s2 = makeSnapshot('2', '2026-11-02T00:00:00Z', { ETH: '1.5' });
-    checkBalances(tally, makeEngineConfig(), [{ opening: s1, closing: s2, flows: [] }], s2);
+    checkBalances(tally, makeEngineConfig(), makeReference(), [{ opening: s1, closing: s2, flows: [] }], s2);
     const r = tally.results().find((x) => x.code === 'E_BALANCE_ROLL');
     expect(r).toMatchObject({ status: 'breaks', checked: 1, breaks: 1 });
   });
