@@ -5,8 +5,7 @@ import { toDecimal } from '../decimal/decimal.js';
 import type { StageContext } from './context.js';
 import type { Period } from '../domain/period.js';
 import { listCursors, unsettledCoverage } from '../store/cursors.js';
-import { exchangeStreamReach } from '../sources/exchange/index.js';
-import { partnerStreamReach } from '../sources/partner/index.js';
+import { sourcesReach } from '../sources/index.js';
 import { daysOf } from '../util/dates.js';
 import type { RollFigures } from '../rules/balance-roll.js';
 import { findRule, RULESET_VERSION } from '../rules/catalog.js';
@@ -359,10 +358,7 @@ export async function reconcilePeriod(ctx: StageContext, period: Period): Promis
   checkSync(tally, cov.unsettled, quarantined, cov.total);
   // Days of the period no sync covered have no row to be unsettled: each stream is asked how far it was read.
   const cursors = await listCursors(db, account);
-  checkUnsyncedDays(tally, cfg.now, daysOf(period), [
-    ...(await partnerStreamReach(db, account, period)),
-    ...(await exchangeStreamReach(db, account)),
-  ]);
+  checkUnsyncedDays(tally, cfg.now, daysOf(period), await sourcesReach(db, account, period));
   phase('balancesPaymentsSync');
 
   // Lifecycle: one transaction, so a failed run leaves the breaks as they were.

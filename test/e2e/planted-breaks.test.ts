@@ -8,7 +8,7 @@ import { startWebhookServer, type WebhookServer } from '../../src/webhooks/serve
 import { loadConfig, type Config } from '../../src/config/load.js';
 import { WEBHOOK_SENDER_IPS } from '../../src/config/schema.js';
 import { runPipeline } from '../../src/pipeline/run.js';
-import { syncPartner } from '../../src/stages/sync-partner.js';
+import { syncPartner } from '../helpers/sync.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { addDays, toDay } from '../../src/util/dates.js';
 

@@ -16,7 +16,7 @@ import { markedNumber } from '../common/wire-decimal.js';
 import { isLosslessNumber, type LosslessNumber } from '../../decimal/json.js';
 import { padded } from './sync-windows.js';
 import { commitFillsPage, recordPage, upsertFills } from '../../store/exchange-records.js';
-import { bump, handleQuarantine, SOURCE, streamCoverage, type SyncEnv } from './sync-common.js';
+import { bump, handleQuarantine, SOURCE, streamCoverage, type ExchangeSync } from './sync-common.js';
 import { FILLS_SYNCED_CURSOR } from './streams.js';
 import { writeOrSplit, type Refused } from '../common/record-fallback.js';
 import { checkAbort } from '../common/abort.js';
@@ -44,7 +44,7 @@ export interface FillsPage {
  * one transaction before the generator moves on.
  */
 export async function* fillPages(
-  env: SyncEnv,
+  env: ExchangeSync,
   start: FillsPlanState,
   extra: { from?: number; to?: number },
 ): AsyncGenerator<{ page: FillsPage; state: FillsPlanState; done: boolean; stuck?: string }> {
@@ -109,19 +109,19 @@ export async function loadFillsState(db: Db, account: string): Promise<FillsPlan
  * Incremental fills: from the stored cursor up to the newest fill. The cursor (and the list of
  * ranges stored above it) moves in the transaction that stores the page.
  */
-export async function syncFills(env: SyncEnv): Promise<void> {
+export async function syncFills(env: ExchangeSync): Promise<void> {
   const start = await loadFillsState(env.db, env.account);
   await runFills(env, start, {}, true);
 }
 
 /** Backfill of a time range: fetched by from/to and execId, stored, no cursor moved. */
-export async function backfillFills(env: SyncEnv, range: { from: number; to: number }): Promise<void> {
+export async function backfillFills(env: ExchangeSync, range: { from: number; to: number }): Promise<void> {
   // Bounds widened by a millisecond: whatever the exchange's from/to semantics, the range's edges are in.
   await runFills(env, { watermark: null, blocks: [] }, padded({ start: range.from, end: range.to }), false);
 }
 
 async function runFills(
-  env: SyncEnv,
+  env: ExchangeSync,
   start: FillsPlanState,
   extra: { from?: number; to?: number },
   persist: boolean,
@@ -284,7 +284,7 @@ async function runFills(
  * cursor that never moved past a gap: it settles the fills rows a stuck walk left, and records
  * its start as the time up to which every fill is stored (FILLS_SYNCED_CURSOR).
  */
-async function recordWalk(env: SyncEnv, stuck: string | null, watermark: string | null): Promise<void> {
+async function recordWalk(env: ExchangeSync, stuck: string | null, watermark: string | null): Promise<void> {
   const now = new Date(env.nowMs);
   await saveCursorCheck(
     env.db,

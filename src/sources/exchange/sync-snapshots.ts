@@ -22,7 +22,7 @@ import {
   insertWhitelist,
 } from '../../store/exchange-records.js';
 import type { NewBalance } from '../../store/schema.js';
-import { handleQuarantine, SOURCE, type SyncEnv } from './sync-common.js';
+import { handleQuarantine, SOURCE, type ExchangeSync } from './sync-common.js';
 import { checkAbort } from '../common/abort.js';
 import { headWithStorableBody, writeOrSplit, writeSnapshot, type Refused } from '../common/record-fallback.js';
 import { formatZodIssues } from '../common/zod-issues.js';
@@ -74,14 +74,14 @@ function itemsOf<Row>(
  * entries of theirs.
  */
 function quarantineOf<Row>(
-  env: SyncEnv,
+  env: ExchangeSync,
   endpoint: string,
   entity: string,
   body: unknown,
   invalid: Rejected[],
   items: Array<Item<Row>>,
 ) {
-  return async (trx: SyncEnv['db'], refused: Array<Refused<Item<Row>>>, headRefused: string | null): Promise<void> => {
+  return async (trx: ExchangeSync['db'], refused: Array<Refused<Item<Row>>>, headRefused: string | null): Promise<void> => {
     const refusedKeys = new Set(refused.map((r) => r.item.key));
     const dbRefused: Rejected[] =
       headRefused !== null
@@ -101,7 +101,7 @@ function quarantineOf<Row>(
  * A reference snapshot of the exchange (fees, symbols, whitelist, tickers) with its rows and its response's quarantine.
  */
 async function storeReference<Row>(
-  env: SyncEnv,
+  env: ExchangeSync,
   r: {
     kind: string;
     endpoint: string;
@@ -109,7 +109,7 @@ async function storeReference<Row>(
     body: unknown;
     invalid: Rejected[];
     items: Array<Item<Row>>;
-    insert: (trx: SyncEnv['db'], snapshotId: string, rows: Row[]) => Promise<void>;
+    insert: (trx: ExchangeSync['db'], snapshotId: string, rows: Row[]) => Promise<void>;
   },
 ): Promise<void> {
   const storable = storableBody(r.body, r.invalid);
@@ -133,7 +133,7 @@ async function storeReference<Row>(
  * row the database refuses (writeOrSplit) is quarantined with its reason and the rest stored:
  * the balance snapshot keeps its other currencies, and the sync goes on.
  */
-export async function syncSnapshots(env: SyncEnv, config: Config): Promise<SnapshotsResult> {
+export async function syncSnapshots(env: ExchangeSync, config: Config): Promise<SnapshotsResult> {
   env.progress.setStage('snapshots');
   const result: SnapshotsResult = { balanceSnapshotId: null, symbols: [] };
   const exchangeAccount = config.exchange.account;
@@ -177,7 +177,7 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
       rawText: rawText(list),
     };
     const storable = storableBody(list, validated.invalid);
-    const insertHeader = (trx: SyncEnv['db'], rows: NewBalance[]) =>
+    const insertHeader = (trx: ExchangeSync['db'], rows: NewBalance[]) =>
       headWithStorableBody(trx, header.rawText, storable === undefined ? undefined : rawText(storable), (raw) =>
         insertBalanceSnapshot(trx, { ...header, rawText: raw, rows }),
       );
@@ -293,7 +293,7 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
 
 /** A reference list the exchange answers as an array of records (the whitelist, the tickers): validated and stored. */
 async function syncReferenceList<T, Row>(
-  env: SyncEnv,
+  env: ExchangeSync,
   kind: 'whitelist' | 'tickers',
   entity: string,
   list: {
@@ -301,7 +301,7 @@ async function syncReferenceList<T, Row>(
     keyField: string;
     toRow: (value: T) => Row;
     keyOf: (row: Row) => string;
-    insert: (trx: SyncEnv['db'], snapshotId: string, rows: Row[]) => Promise<void>;
+    insert: (trx: ExchangeSync['db'], snapshotId: string, rows: Row[]) => Promise<void>;
   },
 ): Promise<void> {
   const answer = await env.client[kind](env.signal);
