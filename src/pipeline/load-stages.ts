@@ -14,7 +14,7 @@ export type { JsonSummary } from '../store/run-summary.js';
  * that need none of them (`runs`, `migrate`) from loading the HTTP, recon and Excel code.
  */
 export interface Stages {
-  /** The sync stage: each source the request names, in the sources' order, recorded through `stage` as `sync.<source>`. */
+  /** The sync stage: each source the request names, in their order, recorded through `stage` as `sync.<source>`. */
   syncSources(ctx: StageContext, request: SyncRequest, stage: StageRunner): Promise<void>;
   reconcilePeriod(ctx: StageContext, period: Period): Promise<unknown>;
   jsonSummary(db: Db, account: string, runId: string): Promise<JsonSummary>;

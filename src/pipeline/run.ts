@@ -93,8 +93,8 @@ export async function runPipeline(
     },
     async (ctx, stage) => {
       const runId = ctx.runId as string;
-      // Each source its own stage, the exchange first (src/sources/registry.ts says why); the partner lists the period's
-      // days and the look-back's.
+      // Each source its own stage, the exchange first (src/sources/registry.ts says why); the partner lists the
+      // period's days and the look-back's.
       await syncSources(ctx, { period: syncPeriod }, stage);
       // The period and every record changed since the account was last judged, whatever its day.
       await stage(

@@ -1,4 +1,4 @@
-/** The one shape of every API the product syncs: what the sync stage sees of the partner, of the exchange, of a third. */
+/** The one shape of every API the product syncs: what the sync stage sees of the partner, the exchange, a third. */
 import type { Config } from '../config/load.js';
 import type { Db } from '../store/database.js';
 import type { Logger } from '../log/logger.js';
