@@ -16,7 +16,7 @@ import { setClockOffset } from './clock.js';
 import type { writeReport } from '../src/stages/report.js';
 import type { Period } from '../src/domain/period.js';
 import type { Stages } from '../src/pipeline/load-stages.js';
-import type { ExchangeSyncResult } from '../src/stages/sync-exchange.js';
+import type { ExchangeFigures } from '../src/sources/exchange/index.js';
 import type { Store } from '../src/store/database.js';
 import type { RunRow } from '../src/store/schema.js';
 
@@ -110,7 +110,7 @@ const period = nightly ? yesterday(new Date()) : input.period!;
 const lookbackDays = config.partner.lookbackDays;
 
 const real = await loadStages();
-let exchange: ExchangeSyncResult | undefined;
+let exchange: ExchangeFigures | undefined;
 // The process's peak RSS when each stage ends, by the name runPipeline records it under: which stage sets the peak.
 const rssAfter: Record<string, number> = {};
 function noting<A extends unknown[], R>(
@@ -135,12 +135,17 @@ const keepReport: Stages['writeReport'] = async (ctx, runId) => {
   };
   return written;
 };
-const keepExchange: Stages['syncExchange'] = async (ctx, options) =>
-  (exchange = (await real.syncExchange(ctx, options)) as ExchangeSyncResult);
+// Each source's stage as runPipeline records it, noting the peak RSS at its end; the exchange's figures kept.
+const syncNoting: Stages['syncSources'] = (ctx, request, stage) =>
+  real.syncSources(ctx, request, async (name, fn, detail) => {
+    const result = await stage(name, fn, detail);
+    rssAfter[name] = process.resourceUsage().maxRSS;
+    if (name === 'sync.exchange') exchange = (result as { figures: ExchangeFigures }).figures;
+    return result;
+  });
 const stages: Stages = {
   ...real,
-  syncExchange: noting(keepExchange, () => 'sync.exchange'),
-  syncPartner: noting(real.syncPartner, () => 'sync.partner'),
+  syncSources: syncNoting,
   reconcilePeriod: noting(real.reconcilePeriod, () => 'reconcile'),
   writeReport: noting(keepReport, () => 'report'),
 };

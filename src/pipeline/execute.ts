@@ -13,7 +13,7 @@ import {
   recordStage,
   type RunCommand,
 } from '../store/runs.js';
-import type { StageContext } from '../stages/context.js';
+import type { StageContext, StageRunner } from '../stages/context.js';
 import type { Period } from '../domain/period.js';
 import { LockLostError, withRunLock } from './lock.js';
 import { asDatabaseUnavailable, databaseTarget } from '../store/database-errors.js';
@@ -63,8 +63,8 @@ export interface RunOutcome<T> {
   value?: T;
 }
 
-/** Runs one named stage: timing recorded in run.stages, failure tagged with the stage's name. */
-export type StageRunner = <R>(name: string, fn: () => Promise<R>, detail?: (result: R) => unknown) => Promise<R>;
+/** Runs one named stage: timing recorded in run.stages, failure tagged with the stage's name (the stage contract's). */
+export type { StageRunner };
 
 /** A stage's failure, carrying the stage name up to the run record. */
 export class StageFailedError extends Error {

@@ -1,7 +1,8 @@
 /** The stage functions the orchestrator calls, injectable for tests and loaded on first use. */
 import type { Db } from '../store/database.js';
 import type { JsonSummary } from '../store/run-summary.js';
-import type { StageContext } from '../stages/context.js';
+import type { StageContext, StageRunner } from '../stages/context.js';
+import type { SyncRequest } from '../stages/sync.js';
 import type { DeliveryOptions, DeliveryResult } from '../stages/deliver.js';
 import type { Period } from '../domain/period.js';
 
@@ -13,12 +14,8 @@ export type { JsonSummary } from '../store/run-summary.js';
  * that need none of them (`runs`, `migrate`) from loading the HTTP, recon and Excel code.
  */
 export interface Stages {
-  syncExchange(ctx: StageContext, options?: { backfill?: { from: Date; to: Date } }): Promise<unknown>;
-  syncPartner(
-    ctx: StageContext,
-    period: Period | null,
-    options?: { externalReferences?: string[]; walletsOnly?: boolean; relist?: boolean; walletHistory?: boolean },
-  ): Promise<unknown>;
+  /** The sync stage: each source the request names, in their order, recorded through `stage` as `sync.<source>`. */
+  syncSources(ctx: StageContext, request: SyncRequest, stage: StageRunner): Promise<void>;
   reconcilePeriod(ctx: StageContext, period: Period): Promise<unknown>;
   jsonSummary(db: Db, account: string, runId: string): Promise<JsonSummary>;
   writeReport(
@@ -37,17 +34,15 @@ let loaded: Promise<Stages> | undefined;
 
 export function loadStages(): Promise<Stages> {
   loaded ??= (async () => {
-    const [exchange, partner, reconcile, summary, report, deliver] = await Promise.all([
-      import('../stages/sync-exchange.js'),
-      import('../stages/sync-partner.js'),
+    const [sync, reconcile, summary, report, deliver] = await Promise.all([
+      import('../stages/sync.js'),
       import('../stages/reconcile.js'),
       import('../store/run-summary.js'),
       import('../stages/report.js'),
       import('../stages/deliver.js'),
     ]);
     return {
-      syncExchange: exchange.syncExchange,
-      syncPartner: partner.syncPartner,
+      syncSources: sync.syncSources,
       reconcilePeriod: reconcile.reconcilePeriod,
       jsonSummary: summary.jsonSummary,
       writeReport: report.writeReport,

@@ -62,7 +62,7 @@ export async function runPipeline(
 ): Promise<PipelineResult> {
   requireSources(deps.config, ['partner', 'exchange']);
   const stages = deps.stages ?? (await loadStages());
-  const { syncExchange, syncPartner, reconcilePeriod, jsonSummary, writeReport, deliverRun } = stages;
+  const { syncSources, reconcilePeriod, jsonSummary, writeReport, deliverRun } = stages;
   const { period } = options;
   const lookbackDays = options.lookbackDays ?? deps.config.partner.lookbackDays;
   const syncPeriod: Period = { from: addDays(period.from, -lookbackDays), to: period.to };
@@ -93,19 +93,9 @@ export async function runPipeline(
     },
     async (ctx, stage) => {
       const runId = ctx.runId as string;
-      // Exchange first: the partner sync lists orders by every deposit address the exchange has shown.
-      // The exchange always syncs from its cursors up to now: the period selects what is reported,
-      // not what is synced, so every flow between two balance snapshots is present.
-      await stage(
-        'sync.exchange',
-        () => syncExchange(ctx),
-        (r) => pick(r, ['counts', 'settled', 'balanceSnapshotId']),
-      );
-      await stage(
-        'sync.partner',
-        () => syncPartner(ctx, syncPeriod),
-        (r) => pick(r, ['orders', 'inserted', 'updated', 'pages', 'quarantined', 'refreshed', 'notFound', 'wallets']),
-      );
+      // Each source its own stage, the exchange first (src/sources/registry.ts says why); the partner lists the
+      // period's days and the look-back's.
+      await syncSources(ctx, { period: syncPeriod }, stage);
       // The period and every record changed since the account was last judged, whatever its day.
       await stage(
         'reconcile',

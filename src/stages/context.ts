@@ -20,3 +20,9 @@ export interface StageContext {
   /** Counts the run's API requests per endpoint; the sync stages hand it to the clients they build. */
   meter?: RequestMeter;
 }
+
+/**
+ * How the orchestrator runs one named part of a run (pipeline/execute.ts): timing recorded in run.stages with the
+ * small `detail` of its result, failure tagged with the part's name. The sync stage records each source so.
+ */
+export type StageRunner = <R>(name: string, fn: () => Promise<R>, detail?: (result: R) => unknown) => Promise<R>;

@@ -9,7 +9,7 @@ import { loadConfig, type Config } from '../../src/config/load.js';
 import { WEBHOOK_SENDER_IPS } from '../../src/config/schema.js';
 import { runPipeline } from '../../src/pipeline/run.js';
 import { RULES } from '../../src/rules/catalog.js';
-import { syncPartner } from '../../src/stages/sync-partner.js';
+import { syncPartner } from '../helpers/sync.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { addDays, toDay } from '../../src/util/dates.js';
 

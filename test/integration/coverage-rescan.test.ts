@@ -4,7 +4,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
 import type { Store } from '../../src/store/database.js';
 import { coverageOfDays } from '../../src/store/cursors.js';
-import { syncExchange } from '../../src/stages/sync-exchange.js';
+import { syncExchange } from '../helpers/sync.js';
 import { makeData, startFakeExchange, type FakeExchange, fakeExchangeConfigFile } from './exchange-fake-api.js';
 
 /**

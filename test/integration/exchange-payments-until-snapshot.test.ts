@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachStore } from '../helpers/db.js';
 import { loadConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { syncExchange } from '../../src/stages/sync-exchange.js';
+import { syncExchange } from '../helpers/sync.js';
 import { startSandbox, type Sandbox } from '../helpers/sandbox.js';
 
 /**

@@ -10,7 +10,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { Decimal } from '../../src/decimal/decimal.js';
 import { openStore, type Store } from '../../src/store/database.js';
-import { syncExchange } from '../../src/stages/sync-exchange.js';
+import { syncExchange } from '../helpers/sync.js';
 import { startSandbox, type Sandbox } from '../helpers/sandbox.js';
 
 /**

@@ -9,7 +9,7 @@ import { createLogger, silentLogger } from '../../src/log/logger.js';
 import { Decimal } from '../../src/decimal/decimal.js';
 import type { Store } from '../../src/store/database.js';
 import type { StageContext } from '../../src/stages/context.js';
-import { syncExchange, SyncAbortedError } from '../../src/stages/sync-exchange.js';
+import { syncExchange, SyncAbortedError } from '../helpers/sync.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../helpers/sandbox.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rr-exchange-sb-'));

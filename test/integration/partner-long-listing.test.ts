@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { startSandbox, type Sandbox } from '../helpers/sandbox.js';
-import { syncPartner } from '../../src/stages/sync-partner.js';
+import { syncPartner } from '../helpers/sync.js';
 import { listingCost } from '../../src/sources/partner/plan.js';
 import type { StageContext } from '../../src/stages/context.js';
 import { describeEachStore } from '../helpers/db.js';

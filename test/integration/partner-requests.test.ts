@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { startSandbox, type Sandbox } from '../helpers/sandbox.js';
-import { syncPartner, type PartnerSyncOptions, type PartnerSyncResult } from '../../src/stages/sync-partner.js';
+import { syncPartner, type PartnerSyncOptions, type PartnerFigures } from '../helpers/sync.js';
 import { listingCost } from '../../src/sources/partner/plan.js';
 import { requireTimestampKey, walletWithoutTag } from '../../src/sources/partner/transform.js';
 import { unsettledCoverage as loadCoverageRows } from '../../src/store/cursors.js';
@@ -74,7 +74,7 @@ describeEachStore('partner sync request counts against the sandbox', (ctx) => {
     runId: string,
     period: Period | null,
     options: PartnerSyncOptions = {},
-  ): Promise<{ result: PartnerSyncResult; counts: Record<string, number> }> {
+  ): Promise<{ result: PartnerFigures; counts: Record<string, number> }> {
     const counts: Record<string, number> = {};
     const off = sandbox.onRequest((info) => {
       if (info.api !== 'partner') return;

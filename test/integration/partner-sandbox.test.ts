@@ -4,7 +4,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { toDecimal } from '../../src/decimal/decimal.js';
 import { isLosslessNumber } from '../../src/decimal/json.js';
 import { startSandbox, type Sandbox, type PartnerOrderView } from '../helpers/sandbox.js';
-import { syncPartner } from '../../src/stages/sync-partner.js';
+import { syncPartner } from '../helpers/sync.js';
 import type { StageContext } from '../../src/stages/context.js';
 import { addDays, toDay } from '../../src/util/dates.js';
 import { describeEachStore } from '../helpers/db.js';

@@ -5,7 +5,7 @@ import { parseJsonLossless } from '../../src/decimal/json.js';
 import { toDecimal } from '../../src/decimal/decimal.js';
 import type { HttpResponse, QueryValue } from '../../src/http/client.js';
 import { orderPage, ordersPage, type PartnerClient } from '../../src/sources/partner/client.js';
-import { syncPartner } from '../../src/stages/sync-partner.js';
+import { syncPartner } from '../helpers/sync.js';
 import type { StageContext } from '../../src/stages/context.js';
 import { describeEachStore } from '../helpers/db.js';
 

@@ -20,8 +20,7 @@ import { orderPage, ordersPage, type PartnerClient } from '../../src/sources/par
 import { exchangeClientFromConfig, type ExchangeClient } from '../../src/sources/exchange/client.js';
 import { parseJsonMarked } from '../../src/sources/exchange/wire.js';
 import { writeOrSplit } from '../../src/sources/common/record-fallback.js';
-import { syncExchange } from '../../src/stages/sync-exchange.js';
-import { syncPartner } from '../../src/stages/sync-partner.js';
+import { syncExchange, syncPartner } from '../helpers/sync.js';
 import { FAKE_NOW, makeData, startFakeExchange, type FakeExchange } from './exchange-fake-api.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rr-snapshot-fallback-'));

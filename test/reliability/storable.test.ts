@@ -9,8 +9,7 @@ import type { Store } from '../../src/store/database.js';
 import type { StageContext } from '../../src/stages/context.js';
 import type { HttpResponse } from '../../src/http/client.js';
 import { orderPage, ordersPage, type PartnerClient } from '../../src/sources/partner/client.js';
-import { syncExchange } from '../../src/stages/sync-exchange.js';
-import { syncPartner } from '../../src/stages/sync-partner.js';
+import { syncExchange, syncPartner } from '../helpers/sync.js';
 import {
   FAKE_NOW,
   makeData,

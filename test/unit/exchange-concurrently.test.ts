@@ -1,17 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { runConcurrently, type SyncEnv } from '../../src/sources/exchange/sync-common.js';
+import { runConcurrently, type ExchangeSync } from '../../src/sources/exchange/sync-common.js';
 import { checkAbort, SyncAbortedError } from '../../src/sources/common/abort.js';
 
 const tick = () => new Promise((r) => setTimeout(r, 1));
 
 /** Only the signal matters to runConcurrently; the rest is passed through untouched. */
-function env(signal?: AbortSignal): SyncEnv {
-  return { signal, counters: { pages: 0 } } as unknown as SyncEnv;
+function env(signal?: AbortSignal): ExchangeSync {
+  return { signal, counters: { pages: 0 } } as unknown as ExchangeSync;
 }
 
 /** A listing of `pages` pages that checks for abort between pages, as syncWindows does. */
 function listing(name: string, pages: number, log: string[], running: { now: number; max: number }, failAt?: number) {
-  return async (e: SyncEnv) => {
+  return async (e: ExchangeSync) => {
     running.now++;
     running.max = Math.max(running.max, running.now);
     try {

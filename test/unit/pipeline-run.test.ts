@@ -5,6 +5,8 @@ import { silentLogger } from '../../src/log/logger.js';
 import { runPipeline } from '../../src/pipeline/run.js';
 import { RunLockedError } from '../../src/pipeline/lock.js';
 import type { Stages } from '../../src/pipeline/load-stages.js';
+import type { StageContext } from '../../src/stages/context.js';
+import { syncSources } from '../../src/stages/sync.js';
 import type { Period } from '../../src/domain/period.js';
 import { getRun } from '../../src/store/runs.js';
 import { parseRunRequests } from '../../src/http/meter.js';
@@ -26,11 +28,28 @@ function makeConfig(extra: Record<string, string> = {}, cwd?: string): Config {
   });
 }
 
-/** Fake stages that record their calls; overrides make one slow or failing. */
-function fakeStages(calls: string[], overrides: Partial<Stages> = {}): Stages {
+/** A source's sync as the fake stages run it. */
+interface FakeSyncs {
+  syncExchange(ctx: StageContext): Promise<unknown>;
+  syncPartner(ctx: StageContext, period: Period | null): Promise<unknown>;
+}
+
+/**
+ * Fake stages that record their calls; overrides make one slow or failing. The sync stage is the real one (its
+ * sources, their order and their stage names) with each source's sync replaced by syncExchange or syncPartner.
+ */
+function fakeStages(calls: string[], overrides: Partial<Stages & FakeSyncs> = {}): Stages {
+  const {
+    syncExchange = async () => void calls.push('syncExchange'),
+    syncPartner = async (_ctx, period) => void calls.push(`syncPartner ${period?.from}..${period?.to}`),
+    ...rest
+  } = overrides;
   return {
-    syncExchange: async () => void calls.push('syncExchange'),
-    syncPartner: async (_ctx, period) => void calls.push(`syncPartner ${period?.from}..${period?.to}`),
+    syncSources: (ctx, request, stage) =>
+      syncSources(ctx, request, stage, async (c, source, req) => {
+        await (source.name === 'exchange' ? syncExchange(c) : syncPartner(c, req.period));
+        return { source: source.name, recorded: {}, figures: {} };
+      }),
     reconcilePeriod: async (_ctx, period) => void calls.push(`reconcile ${period.from}..${period.to}`),
     jsonSummary: async (_db, _account, runId) =>
       ({
@@ -57,7 +76,7 @@ function fakeStages(calls: string[], overrides: Partial<Stages> = {}): Stages {
       calls.push(`deliverFailureNotice ${input.failure.stage}: ${input.noWorkbook}`);
       return { status: 'sent' };
     },
-    ...overrides,
+    ...rest,
   };
 }
 

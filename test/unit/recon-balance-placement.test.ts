@@ -10,7 +10,7 @@ import { rollForward, type DayFlows } from '../../src/rules/balance-roll.js';
  * a fill moves the balance at its time, a deposit is credited when it turns COMPLETED, a withdrawal
  * debited while in a debit state and credited back when it leaves them. Each sync takes its balance
  * snapshot first and then reads every record's state, stamping the observation with the sync's
- * start, just before the snapshot (sync-exchange.ts). Whatever the flows and the state changes
+ * start, just before the snapshot (src/sources/exchange/source.ts). Whatever the flows and the state changes
  * between whatever snapshots, closing minus opening equals the placed flows exactly.
  */
 const DEBIT_STATES = ['PENDING', 'COMPLETED'];

@@ -6,6 +6,7 @@ import type { Logger } from '../../log/logger.js';
 import { ConfigError, EXIT } from '../../errors.js';
 import { executeRun } from '../../pipeline/execute.js';
 import { loadStages } from '../../pipeline/load-stages.js';
+import type { SyncRequest } from '../../stages/sync.js';
 import { dayStart, parsePeriod, dayString } from '../../util/dates.js';
 import { accountOption, action, createContext } from '../context.js';
 import { EXIT_CODES_HELP, WAIT_HELP, withRunStore } from './run.js';
@@ -103,29 +104,20 @@ async function syncAccount(opts: SyncOptions, config: Config, logger: Logger): P
       '--relist / --wallet-history: not with --external-reference / --references-csv (no day or wallet listing)',
     ]);
 
-  const { syncExchange, syncPartner } = await loadStages();
+  const request: SyncRequest = {
+    sources: [...(wantsExchange ? (['exchange'] as const) : []), ...(wantsPartner ? (['partner'] as const) : [])],
+    period: wantsPartner && !byReference ? period : null,
+    ...(backfill ? { backfill } : {}),
+    ...(byReference
+      ? { externalReferences: references }
+      : { relist: opts.relist ?? false, walletHistory: opts.walletHistory ?? false }),
+  };
+  const { syncSources } = await loadStages();
   return withRunStore(config, logger, { wait: opts.wait }, async (store, signal) => {
     const outcome = await executeRun(
       { store, config, logger },
-      {
-        command: 'sync',
-        trigger: 'cli',
-        period: wantsPartner && !byReference ? period : null,
-        wait: opts.wait,
-        signal,
-      },
-      async (ctx, stage) => {
-        if (wantsExchange) await stage('sync.exchange', () => syncExchange(ctx, backfill ? { backfill } : undefined));
-        if (wantsPartner)
-          await stage('sync.partner', () =>
-            byReference
-              ? syncPartner(ctx, null, { externalReferences: references })
-              : syncPartner(ctx, period, {
-                  relist: opts.relist ?? false,
-                  walletHistory: opts.walletHistory ?? false,
-                }),
-          );
-      },
+      { command: 'sync', trigger: 'cli', period: request.period, wait: opts.wait, signal },
+      (ctx, stage) => syncSources(ctx, request, stage),
     );
     process.stdout.write(
       outcome.status === 'succeeded'

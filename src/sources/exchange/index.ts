@@ -1,8 +1,6 @@
-/** The Exchange API as the rest of the product sees it: its client, its sync's steps, how far its streams are read. */
+/** The Exchange API as the rest of the product sees it: its Source (the sync's steps, how far its streams are read)
+ * and its client (`ramp-recon doctor` makes one call through it).
+ */
 export { exchangeClientFromConfig, type ExchangeClient } from './client.js';
-export type { StreamCoverage, SyncCounters, SyncEnv } from './sync-common.js';
-export { backfillFills, syncFills } from './sync-fills.js';
-export { syncOrderLookups, syncOrders } from './sync-orders.js';
-export { syncPayments } from './sync-payments.js';
-export { syncSnapshots } from './sync-snapshots.js';
-export { exchangeStreamReach } from './streams.js';
+export { exchangeSource, type ExchangeFigures } from './source.js';
+export type { StreamCoverage } from './sync-common.js';

@@ -2,7 +2,7 @@
 import type { Window } from './plan.js';
 import { fullAt, learnPage } from './plan.js';
 import { validateRecords } from './schemas.js';
-import type { SyncEnv } from './sync-common.js';
+import type { ExchangeSync } from './sync-common.js';
 import { checkAbort } from '../common/abort.js';
 import { commitLeaf, learnedCapCursors, openStream, type LeafResult, type WindowStream } from './sync-windows.js';
 
@@ -34,7 +34,7 @@ interface Answer<T> {
  * The cursor moves to the window's end with the last answer, once everything is stored.
  */
 export async function syncAnswers<T, R extends { raw: string }>(
-  env: SyncEnv,
+  env: ExchangeSync,
   s: WindowStream<T, R>,
   range?: { from: number; to: number },
 ): Promise<void> {

@@ -5,7 +5,7 @@ import { writeOrSplit } from '../common/record-fallback.js';
 import type { Page } from '../common/page.js';
 import { checkAbort } from '../common/abort.js';
 import { validateRecords, type Validated } from './schemas.js';
-import { handleQuarantine, type SyncEnv } from './sync-common.js';
+import { handleQuarantine, type ExchangeSync } from './sync-common.js';
 
 /** Lookups by id per batch: a kill loses at most a batch of them. */
 const BY_ID_BATCH = 50;
@@ -16,7 +16,7 @@ const BY_ID_BATCH = 50;
  * it is null (the caller records them).
  */
 export async function fetchByIdInBatches(
-  env: SyncEnv,
+  env: ExchangeSync,
   ids: string[],
   get: (id: string) => Promise<Page | null>,
   store: (pages: Page[], missing: string[]) => Promise<number>,
@@ -58,7 +58,7 @@ export interface ByIdRecords<T, Row> {
  * Returns the valid rows and how many of them were stored.
  */
 export async function storeFetchedById<T, Row>(
-  env: SyncEnv,
+  env: ExchangeSync,
   r: ByIdRecords<T, Row>,
   pages: Page[],
   alongside?: (trx: Db) => Promise<void>,

@@ -1,13 +1,13 @@
-/** What every step of the exchange sync shares: its environment, counters, coverage, quarantine and concurrency. */
+/** What every step of the exchange sync shares: its state, counters, coverage, quarantine and concurrency. */
 import { setMaxListeners } from 'node:events';
 import type { Db } from '../../store/database.js';
-import type { Logger } from '../../log/logger.js';
 import { quarantineResponse } from '../common/quarantine.js';
 import type { Progress } from '../../util/progress.js';
 import type { ExchangeClient } from './client.js';
 import type { Rejected } from './schemas.js';
 import { stringifyMarked } from './wire.js';
 import type { CoverageDelta } from '../../store/exchange-records.js';
+import type { SourceEnv } from '../source.js';
 
 export const SOURCE = 'exchange' as const;
 
@@ -35,14 +35,9 @@ export interface SyncCounters {
   pages: number;
 }
 
-/** What every part of the exchange sync shares. */
-export interface SyncEnv {
-  db: Db;
-  account: string;
-  runId: string | null;
+/** What every step of one exchange sync shares: the environment every source receives, and the exchange's own state. */
+export interface ExchangeSync extends SourceEnv {
   client: ExchangeClient;
-  logger: Logger;
-  signal?: AbortSignal;
   progress: Progress;
   /** "Up to now": the end of every time window (the run's start time). */
   nowMs: number;
@@ -55,17 +50,15 @@ export interface SyncEnv {
   coverage: Record<string, StreamCoverage>;
   /** Entities with unresolved quarantine entries: only those pay for resolveQuarantined. */
   openQuarantine: Set<string>;
-  /** Two page transactions may insert at once (a pooled server; PGlite has one session). */
-  parallelWrites: boolean;
 }
 
-export function streamCoverage(env: SyncEnv, stream: string): StreamCoverage {
+export function streamCoverage(env: ExchangeSync, stream: string): StreamCoverage {
   return (env.coverage[stream] ??= { pages: 0, rows: 0, quarantined: 0, settled: true });
 }
 
 /** Quarantines a page's invalid records and resolves earlier entries of records that now validate. */
 export async function handleQuarantine(
-  env: SyncEnv,
+  env: ExchangeSync,
   trx: Db,
   endpoint: string,
   entity: string,
@@ -121,8 +114,8 @@ export const dayOfMs = (ms: number): string => new Date(ms).toISOString().slice(
  * stops the others at their next page (they share an abort signal) and is the one thrown.
  */
 export async function runConcurrently(
-  env: SyncEnv,
-  tasks: Array<(env: SyncEnv) => Promise<void>>,
+  env: ExchangeSync,
+  tasks: Array<(env: ExchangeSync) => Promise<void>>,
   concurrency: number,
 ): Promise<void> {
   if (concurrency <= 1 || tasks.length <= 1) {
@@ -135,7 +128,7 @@ export async function runConcurrently(
   if (env.signal?.aborted) onAbort();
   env.signal?.addEventListener('abort', onAbort, { once: true });
   // Counters, coverage and progress are the same objects: only the signal differs.
-  const shared: SyncEnv = { ...env, signal: stop.signal };
+  const shared: ExchangeSync = { ...env, signal: stop.signal };
   let next = 0;
   let failure: { error: unknown } | null = null;
   const worker = async () => {

@@ -10,18 +10,26 @@ import {
   type FillsPlanState,
   type FillsRequest,
 } from './plan.js';
-import { fastFill, fillSchema, validateRecords, type Fill, type ValidatedPage } from './schemas.js';
+import { fastFill, fillSchema, validateRecords, type Fill, type Validated, type ValidatedPage } from './schemas.js';
 import { toFillRow, utcDay } from './transform.js';
 import { markedNumber } from '../common/wire-decimal.js';
 import { isLosslessNumber, type LosslessNumber } from '../../decimal/json.js';
 import { padded } from './sync-windows.js';
 import { commitFillsPage, recordPage, upsertFills } from '../../store/exchange-records.js';
-import { bump, handleQuarantine, SOURCE, streamCoverage, type SyncEnv } from './sync-common.js';
+import {
+  bump,
+  handleQuarantine,
+  SOURCE,
+  streamCoverage,
+  type ExchangeSync,
+  type StreamCoverage,
+} from './sync-common.js';
 import { FILLS_SYNCED_CURSOR } from './streams.js';
 import { writeOrSplit, type Refused } from '../common/record-fallback.js';
 import { checkAbort } from '../common/abort.js';
 import { isUniqueViolation } from '../../store/database-errors.js';
 import type { CoverageDelta } from '../../store/exchange-records.js';
+import type { NewExchangeFill } from '../../store/schema.js';
 
 export const FILLS_CURSOR = 'fills.execId';
 /** Ranges above the cursor already stored while walking a newest-first history down (JSON). */
@@ -44,7 +52,7 @@ export interface FillsPage {
  * one transaction before the generator moves on.
  */
 export async function* fillPages(
-  env: SyncEnv,
+  env: ExchangeSync,
   start: FillsPlanState,
   extra: { from?: number; to?: number },
 ): AsyncGenerator<{ page: FillsPage; state: FillsPlanState; done: boolean; stuck?: string }> {
@@ -109,25 +117,61 @@ export async function loadFillsState(db: Db, account: string): Promise<FillsPlan
  * Incremental fills: from the stored cursor up to the newest fill. The cursor (and the list of
  * ranges stored above it) moves in the transaction that stores the page.
  */
-export async function syncFills(env: SyncEnv): Promise<void> {
+export async function syncFills(env: ExchangeSync): Promise<void> {
   const start = await loadFillsState(env.db, env.account);
   await runFills(env, start, {}, true);
 }
 
 /** Backfill of a time range: fetched by from/to and execId, stored, no cursor moved. */
-export async function backfillFills(env: SyncEnv, range: { from: number; to: number }): Promise<void> {
+export async function backfillFills(env: ExchangeSync, range: { from: number; to: number }): Promise<void> {
   // Bounds widened by a millisecond: whatever the exchange's from/to semantics, the range's edges are in.
   await runFills(env, { watermark: null, blocks: [] }, padded({ start: range.from, end: range.to }), false);
 }
 
+/** What the pages of one fills walk share. */
+interface FillsWalk {
+  env: ExchangeSync;
+  cov: StreamCoverage;
+  /** An incremental walk moves the cursors with its pages; a backfill moves none. */
+  persist: boolean;
+  /**
+   * New fills go in as plain inserts until a page meets a stored fill; then that page and every later one upserts
+   * (runFills says why).
+   */
+  fresh: boolean;
+  /** The write of the page before: a page commits only after it did (committed pages form a prefix of the walk). */
+  previous: Promise<void>;
+}
+
+/** One page of the walk as it is written: its rows (the request's bounds left out) and its coverage by day. */
+interface FillsPageRows {
+  rows: NewExchangeFill[];
+  /** The valid records behind `rows`: written one by one when the database refuses the page. */
+  fallback: Array<Validated<Fill>>;
+  byDay: Map<string, CoverageDelta>;
+  /** The UTC day of the page's first row, which its page and quarantined records are counted on. */
+  pageDay: string | null;
+}
+
 async function runFills(
-  env: SyncEnv,
+  env: ExchangeSync,
   start: FillsPlanState,
   extra: { from?: number; to?: number },
   persist: boolean,
 ): Promise<void> {
-  const cov = streamCoverage(env, 'fills');
   env.progress.setStage('fills');
+  // An incremental walk reads only above the cursor and outside the ranges stored above it (the request bounds, stored
+  // already, are left out below), so its fills are new: their pages go in as plain inserts, without the upsert's
+  // conflict handling (a quarter of Postgres's cost per row). A page that meets a stored fill all the same (the
+  // exchange changed a fill, or wrote into a range already read) fails with a unique violation and is written again
+  // as an upsert, as is every later page of the walk. A backfill reads stored ranges: it upserts.
+  const walk: FillsWalk = {
+    env,
+    cov: streamCoverage(env, 'fills'),
+    persist,
+    fresh: persist,
+    previous: Promise.resolve(),
+  };
   let last = start;
   let stuck: string | null = null;
   // Page k+1 is fetched and validated while page k is written. On a Postgres server two page
@@ -135,14 +179,7 @@ async function runFills(
   // only after the previous one committed: committed pages always form a prefix of the walk,
   // so the cursor never covers a page that is not stored.
   const depth = env.parallelWrites ? 2 : 1;
-  // An incremental walk reads only above the cursor and outside the ranges stored above it (the request bounds, stored
-  // already, are left out below), so its fills are new: their pages go in as plain inserts, without the upsert's
-  // conflict handling (a quarter of Postgres's cost per row). A page that meets a stored fill all the same (the
-  // exchange changed a fill, or wrote into a range already read) fails with a unique violation and is written again
-  // as an upsert, as is every later page of the walk. A backfill reads stored ranges: it upserts.
-  let fresh = persist;
   const inFlight: Array<Promise<void>> = [];
-  let previous: Promise<void> = Promise.resolve();
   const settleOldest = async () => {
     const p = inFlight.shift();
     if (!p) return;
@@ -151,121 +188,24 @@ async function runFills(
   };
   try {
     for await (const step of fillPages(env, start, extra)) {
-      const { page, validated } = step.page;
-      // The bounds of a request are stored already (watermark, edge of a stored range): skipping
-      // them keeps re-runs from rewriting and recounting them.
-      const bounds = new Set([step.page.request.fromExecId, step.page.request.toExecId]);
-      const rows = validated.valid.filter((v) => !bounds.has(v.value.execId)).map((v) => toFillRow(v, { raw: false }));
-      const byDay = new Map<string, CoverageDelta>();
-      for (const r of rows) bump(byDay, utcDay(r.timestamp), { rows: 1 });
-      const pageDay = rows.length ? utcDay(rows[0]!.timestamp) : null;
-      if (pageDay) bump(byDay, pageDay, { pages: 1, quarantined: validated.invalid.length });
-      if (step.stuck) {
-        bump(byDay, pageDay ?? new Date(env.nowMs).toISOString().slice(0, 10), {
-          settled: false,
-          detail: { reason: step.stuck },
-        });
-        env.logger.error(
-          { reason: step.stuck, request: step.page.request },
-          'exchange fills paging made no progress; stopping fills for this run',
-        );
-        cov.settled = false;
-        stuck = step.stuck;
-      }
+      const page = pageRows(walk, step);
+      if (step.stuck) stuck = step.stuck;
       while (inFlight.length >= depth) await settleOldest();
-      const cursors =
-        persist && !step.stuck
-          ? [
-              ...(step.state.watermark !== null ? [{ name: FILLS_CURSOR, value: step.state.watermark }] : []),
-              { name: FILLS_PENDING_CURSOR, value: JSON.stringify(step.state.blocks) },
-            ]
-          : [];
-      const bookkeeping = { account: env.account, runId: env.runId, coverageStream: 'fills', coverage: byDay, cursors };
-      const before = previous;
-      const write = (asFresh: boolean) =>
-        depth === 1 && validated.invalid.length === 0 && !env.openQuarantine.has('fill')
-          ? commitFillsPage(env.db, { ...bookkeeping, rows, pageText: page.response.text }, asFresh)
-          : inTransaction(env.db, async (trx) => {
-              // The rows first: a unique violation of a fresh insert leaves nothing else of the page to undo.
-              await upsertFills(trx, env.account, rows, page.response.text, validated.invalid.length === 0, asFresh);
-              await handleQuarantine(
-                env,
-                trx,
-                page.endpoint,
-                'fill',
-                validated.invalid,
-                rows.map((r) => r.exec_id),
-              );
-              // A failed predecessor fails (rolls back) this page too: nothing commits past a gap.
-              await before;
-              await recordPage(trx, bookkeeping);
-            });
-      const whole = async () => {
-        if (!fresh) return write(false);
-        try {
-          return await write(true);
-        } catch (err) {
-          if (!isUniqueViolation(err)) throw err;
-          // A stored fill among the page's: written again as an upsert, and so is every later page of this sync.
-          fresh = false;
-          return write(false);
-        }
-      };
-      // A page the database still refuses is written again record by record (each with its own
-      // raw record), the refused ones quarantined with the database's reason.
-      const fallback = validated.valid.filter((v) => !bounds.has(v.value.execId));
-      const finish = async (trx: Db, kept: typeof fallback, refused: Array<Refused<(typeof fallback)[number]>>) => {
-        for (const r of refused) bump(byDay, utcDay(toFillRow(r.item, { raw: false }).timestamp), { rows: -1 });
-        if (pageDay) bump(byDay, pageDay, { quarantined: refused.length });
-        const dbRefused = refused.map((r) => ({
-          index: r.item.index,
-          raw: r.item.raw,
-          reason: r.reason,
-          key: r.item.value.execId,
-        }));
-        await handleQuarantine(
-          env,
-          trx,
-          page.endpoint,
-          'fill',
-          [...validated.invalid, ...dbRefused],
-          kept.map((k) => k.value.execId),
-        );
-        await before;
-        await recordPage(trx, bookkeeping);
-      };
       // Only figures are kept for after the commit: the page's records and rows can be collected
       // while the write runs (fewer survivors for the young-generation GC to copy).
       const state = step.state;
-      let written = rows.length;
-      let quarantined = validated.invalid.length;
-      const commit = writeOrSplit(
-        env.db,
-        fallback,
-        whole,
-        (trx, v) => upsertFills(trx, env.account, [toFillRow(v)]),
-        finish,
-      ).then((split) => {
-        if (!split) return;
-        written = split.kept.length;
-        quarantined += split.refused.length;
-        env.logger.warn(
-          { stream: 'fills', refused: split.refused.map((r) => ({ key: r.item.value.execId, reason: r.reason })) },
-          'exchange fills page refused by the database; written record by record, the refused records quarantined',
-        );
-      });
-      const done = commit.then(() => {
+      const done = writeFillsPage(walk, step, page, depth).then(({ written, quarantined }) => {
         last = state;
         env.counters.fills += written;
         env.counters.pages++;
-        cov.pages++;
-        cov.rows += written;
-        cov.quarantined += quarantined;
+        walk.cov.pages++;
+        walk.cov.rows += written;
+        walk.cov.quarantined += quarantined;
         env.progress.tick(written);
       });
       // Observed in order by settleOldest(); this keeps a failure from being reported as unhandled meanwhile.
       done.catch(() => {});
-      previous = done;
+      walk.previous = done;
       inFlight.push(done);
     }
     while (inFlight.length) await settleOldest();
@@ -273,8 +213,121 @@ async function runFills(
   } finally {
     // On an error elsewhere, let the writes in flight finish before the caller closes the store.
     await Promise.allSettled(inFlight);
-    if (persist) cov.cursor = last.watermark;
+    if (persist) walk.cov.cursor = last.watermark;
   }
+}
+
+type FillsStep = { page: FillsPage; state: FillsPlanState; stuck?: string };
+
+/** The page's rows and coverage; a page the walk got stuck on leaves its day unsettled and the stream too. */
+function pageRows(walk: FillsWalk, step: FillsStep): FillsPageRows {
+  const { env } = walk;
+  const { validated } = step.page;
+  // The bounds of a request are stored already (watermark, edge of a stored range): skipping
+  // them keeps re-runs from rewriting and recounting them.
+  const bounds = new Set([step.page.request.fromExecId, step.page.request.toExecId]);
+  const fallback = validated.valid.filter((v) => !bounds.has(v.value.execId));
+  const rows = fallback.map((v) => toFillRow(v, { raw: false }));
+  const byDay = new Map<string, CoverageDelta>();
+  for (const r of rows) bump(byDay, utcDay(r.timestamp), { rows: 1 });
+  const pageDay = rows.length ? utcDay(rows[0]!.timestamp) : null;
+  if (pageDay) bump(byDay, pageDay, { pages: 1, quarantined: validated.invalid.length });
+  if (step.stuck) {
+    bump(byDay, pageDay ?? new Date(env.nowMs).toISOString().slice(0, 10), {
+      settled: false,
+      detail: { reason: step.stuck },
+    });
+    env.logger.error(
+      { reason: step.stuck, request: step.page.request },
+      'exchange fills paging made no progress; stopping fills for this run',
+    );
+    walk.cov.settled = false;
+  }
+  return { rows, fallback, byDay, pageDay };
+}
+
+/**
+ * Writes one page with its coverage and, for an incremental walk, its cursors, after the page before committed;
+ * resolves to the rows written and the records quarantined. A page the database still refuses is written again
+ * record by record (each with its own raw record), the refused ones quarantined with the database's reason.
+ */
+function writeFillsPage(
+  walk: FillsWalk,
+  step: FillsStep,
+  { rows, fallback, byDay, pageDay }: FillsPageRows,
+  depth: number,
+): Promise<{ written: number; quarantined: number }> {
+  const { env } = walk;
+  const { page, validated } = step.page;
+  const cursors =
+    walk.persist && !step.stuck
+      ? [
+          ...(step.state.watermark !== null ? [{ name: FILLS_CURSOR, value: step.state.watermark }] : []),
+          { name: FILLS_PENDING_CURSOR, value: JSON.stringify(step.state.blocks) },
+        ]
+      : [];
+  const bookkeeping = { account: env.account, runId: env.runId, coverageStream: 'fills', coverage: byDay, cursors };
+  const before = walk.previous;
+  const write = (asFresh: boolean) =>
+    depth === 1 && validated.invalid.length === 0 && !env.openQuarantine.has('fill')
+      ? commitFillsPage(env.db, { ...bookkeeping, rows, pageText: page.response.text }, asFresh)
+      : inTransaction(env.db, async (trx) => {
+          // The rows first: a unique violation of a fresh insert leaves nothing else of the page to undo.
+          await upsertFills(trx, env.account, rows, page.response.text, validated.invalid.length === 0, asFresh);
+          await handleQuarantine(
+            env,
+            trx,
+            page.endpoint,
+            'fill',
+            validated.invalid,
+            rows.map((r) => r.exec_id),
+          );
+          // A failed predecessor fails (rolls back) this page too: nothing commits past a gap.
+          await before;
+          await recordPage(trx, bookkeeping);
+        });
+  const whole = async () => {
+    if (!walk.fresh) return write(false);
+    try {
+      return await write(true);
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+      // A stored fill among the page's: written again as an upsert, and so is every later page of this sync.
+      walk.fresh = false;
+      return write(false);
+    }
+  };
+  const finish = async (trx: Db, kept: typeof fallback, refused: Array<Refused<(typeof fallback)[number]>>) => {
+    for (const r of refused) bump(byDay, utcDay(toFillRow(r.item, { raw: false }).timestamp), { rows: -1 });
+    if (pageDay) bump(byDay, pageDay, { quarantined: refused.length });
+    const dbRefused = refused.map((r) => ({
+      index: r.item.index,
+      raw: r.item.raw,
+      reason: r.reason,
+      key: r.item.value.execId,
+    }));
+    await handleQuarantine(
+      env,
+      trx,
+      page.endpoint,
+      'fill',
+      [...validated.invalid, ...dbRefused],
+      kept.map((k) => k.value.execId),
+    );
+    await before;
+    await recordPage(trx, bookkeeping);
+  };
+  const figures = { written: rows.length, quarantined: validated.invalid.length };
+  return writeOrSplit(env.db, fallback, whole, (trx, v) => upsertFills(trx, env.account, [toFillRow(v)]), finish).then(
+    (split) => {
+      if (!split) return figures;
+      env.logger.warn(
+        { stream: 'fills', refused: split.refused.map((r) => ({ key: r.item.value.execId, reason: r.reason })) },
+        'exchange fills page refused by the database; written record by record, the refused records quarantined',
+      );
+      return { written: split.kept.length, quarantined: figures.quarantined + split.refused.length };
+    },
+  );
 }
 
 /**
@@ -284,7 +337,7 @@ async function runFills(
  * cursor that never moved past a gap: it settles the fills rows a stuck walk left, and records
  * its start as the time up to which every fill is stored (FILLS_SYNCED_CURSOR).
  */
-async function recordWalk(env: SyncEnv, stuck: string | null, watermark: string | null): Promise<void> {
+async function recordWalk(env: ExchangeSync, stuck: string | null, watermark: string | null): Promise<void> {
   const now = new Date(env.nowMs);
   await saveCursorCheck(
     env.db,

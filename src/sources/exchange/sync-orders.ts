@@ -12,7 +12,7 @@ import {
   upsertOrders,
 } from '../../store/exchange-records.js';
 import type { Window } from './plan.js';
-import { runConcurrently, SOURCE, type SyncEnv } from './sync-common.js';
+import { runConcurrently, SOURCE, type ExchangeSync } from './sync-common.js';
 import { getCursor, setCursor } from '../../store/cursors.js';
 import { changesSince, currentSnapshot } from '../../store/changes.js';
 import { fetchByIdInBatches, storeFetchedById, type ByIdRecords } from './sync-by-id.js';
@@ -20,7 +20,7 @@ import { timeCursor } from './streams.js';
 import { loadPageCap, padded, syncWindows, type StreamCap, type WindowStream } from './sync-windows.js';
 
 function orderStream(
-  env: SyncEnv,
+  env: ExchangeSync,
   kind: 'orders' | 'trades',
   status: string | undefined,
   symbols: string[],
@@ -55,7 +55,7 @@ function orderStream(
 }
 
 /** The window [0, now] is asked without bounds: the whole list of a status. */
-const isWholeList = (env: SyncEnv, w: Window): boolean => w.start <= 0 && w.end >= env.nowMs;
+const isWholeList = (env: ExchangeSync, w: Window): boolean => w.start <= 0 && w.end >= env.nowMs;
 
 /**
  * Listings run side by side on a Postgres server (each page commits on its own pooled session);
@@ -68,7 +68,11 @@ const LISTINGS_AT_ONCE = 3;
  * fills, which also land in exchange_order), each by time windows with its own cursor. An order
  * seen by two listings is upserted by key, so their order does not matter.
  */
-export async function syncOrders(env: SyncEnv, symbols: string[], range?: { from: number; to: number }): Promise<void> {
+export async function syncOrders(
+  env: ExchangeSync,
+  symbols: string[],
+  range?: { from: number; to: number },
+): Promise<void> {
   // One learned cap per endpoint, shared by its listings.
   const ordersCap = await loadPageCap(env, 'orders.maxPage', ORDERS_PAGE_LIMIT, ORDERS_CONTRACT_LIMIT);
   const tradesCap = await loadPageCap(env, 'trades.maxPage', ORDERS_PAGE_LIMIT, ORDERS_CONTRACT_LIMIT);
@@ -78,7 +82,7 @@ export async function syncOrders(env: SyncEnv, symbols: string[], range?: { from
   ];
   await runConcurrently(
     env,
-    streams.map((stream) => (e: SyncEnv) => syncWindows(e, stream, range)),
+    streams.map((stream) => (e: ExchangeSync) => syncWindows(e, stream, range)),
     env.parallelWrites ? LISTINGS_AT_ONCE : 1,
   );
 }
@@ -96,7 +100,7 @@ const ORDERS_BY_ID: ByIdRecords<Order, NewExchangeOrder> = {
 };
 
 /** Writes orders fetched one by one in small batches; the ids answered 404 are recorded as not found, or ignored. */
-async function fetchOrdersById(env: SyncEnv, ids: string[], onMissing: 'record' | 'ignore'): Promise<void> {
+async function fetchOrdersById(env: ExchangeSync, ids: string[], onMissing: 'record' | 'ignore'): Promise<void> {
   const warning = onMissing === 'ignore' ? 'stored exchange orders answered 404 on refresh' : null;
   await fetchByIdInBatches(env, ids, (id) => env.client.orderById(id, env.signal), storeBatch, warning);
 
@@ -118,7 +122,7 @@ async function fetchOrdersById(env: SyncEnv, ids: string[], onMissing: 'record' 
  * page), and only the stored ones that left it (not seen by any listing of this run) are asked
  * by id. The listing needs no guarantee: an open order it misses is asked by id.
  */
-export async function syncOrderLookups(env: SyncEnv, symbols: string[] = []): Promise<void> {
+export async function syncOrderLookups(env: ExchangeSync, symbols: string[] = []): Promise<void> {
   env.progress.setStage('orders by id');
   await lookUpOrdersOfFills(env);
   // A 404 can be temporary (an order the exchange lists again later): ask again each run, so an
@@ -148,7 +152,7 @@ export const ORDER_LOOKUPS_CURSOR = 'orders.lookups';
  * as an order of a new fill is. The cursor moves only when every lookup is done, so an interrupted run's fills are
  * looked at again.
  */
-async function lookUpOrdersOfFills(env: SyncEnv): Promise<void> {
+async function lookUpOrdersOfFills(env: ExchangeSync): Promise<void> {
   const [stored, now] = await Promise.all([
     getCursor(env.db, env.account, SOURCE, ORDER_LOOKUPS_CURSOR),
     currentSnapshot(env.db),

@@ -12,7 +12,7 @@ import {
 import { toDepositRow, toWithdrawalRow } from './transform.js';
 import type { NewExchangeDeposit, NewExchangeWithdrawal } from '../../store/schema.js';
 import { nonFinalIds, upsertDeposits, upsertWithdrawals, type PageBookkeeping } from '../../store/exchange-records.js';
-import type { SyncEnv } from './sync-common.js';
+import type { ExchangeSync } from './sync-common.js';
 import { fetchByIdInBatches, storeFetchedById, type ByIdRecords } from './sync-by-id.js';
 import { timeCursor } from './streams.js';
 import { syncAnswers } from './sync-answers.js';
@@ -26,7 +26,7 @@ interface PaymentKind<T, Row> extends ByIdRecords<T, Row> {
   nonFinal: readonly string[];
   upsert: (db: Db, account: string, rows: Row[], observedAt: Date, c?: PageBookkeeping) => Promise<number>;
   entity: 'deposit' | 'withdrawal';
-  get: (env: SyncEnv, id: string) => Promise<Page | null>;
+  get: (env: ExchangeSync, id: string) => Promise<Page | null>;
 }
 
 const DEPOSITS: PaymentKind<Deposit, NewExchangeDeposit> = {
@@ -60,7 +60,7 @@ const WITHDRAWALS: PaymentKind<Withdrawal, NewExchangeWithdrawal> = {
 };
 
 async function paymentStream<T extends { timestamp: number | null }, Row extends { raw: string }>(
-  env: SyncEnv,
+  env: ExchangeSync,
   kind: PaymentKind<T, Row>,
 ): Promise<WindowStream<T, Row>> {
   // The largest answer each endpoint has given: a smaller one is complete without a check.
@@ -106,7 +106,7 @@ export const PAYMENTS_OVERLAP_MS = 3 * 86_400_000;
  * that snapshot's fetched_at although the read came after it. This is on purpose: a change first
  * seen by this sync happened after the previous sync's read (itself after the previous snapshot)
  * and, but for the seconds between this sync's snapshot and this read (the payments come right
- * after the snapshots, stages/sync-exchange.ts), before that snapshot, which therefore already
+ * after the snapshots, source.ts), before that snapshot, which therefore already
  * shows it: the exchange credited (or debited) it in the pair that this snapshot closes, and
  * observed_at <= fetched_at puts it there. Stamping the read's own time (after fetched_at) would
  * push every such change one pair late: a false E_BALANCE_ROLL in two pairs. The one change it
@@ -115,7 +115,7 @@ export const PAYMENTS_OVERLAP_MS = 3 * 86_400_000;
  * snapshot's fetch time at least (endAtLeastMs), so a record stamped between the run's start and
  * the snapshot is a flow of this pair and is stored before the roll-forward is checked.
  */
-export async function syncPayments(env: SyncEnv, range?: { from: number; to: number }): Promise<void> {
+export async function syncPayments(env: ExchangeSync, range?: { from: number; to: number }): Promise<void> {
   await syncAnswers(env, await paymentStream(env, DEPOSITS), range);
   await syncAnswers(env, await paymentStream(env, WITHDRAWALS), range);
 
@@ -128,7 +128,7 @@ export async function syncPayments(env: SyncEnv, range?: { from: number; to: num
  * Fetches the non-final payments by id and stores them with their page's quarantine; a page the
  * database refuses is written record by record (writeOrSplit), each refused record quarantined.
  */
-async function refreshPaymentsById<T, Row>(env: SyncEnv, p: PaymentKind<T, Row>): Promise<void> {
+async function refreshPaymentsById<T, Row>(env: ExchangeSync, p: PaymentKind<T, Row>): Promise<void> {
   const ids = await nonFinalIds(env.db, p.table, env.account, p.nonFinal, env.startedAt);
   await fetchByIdInBatches(
     env,

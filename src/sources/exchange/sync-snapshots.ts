@@ -22,7 +22,7 @@ import {
   insertWhitelist,
 } from '../../store/exchange-records.js';
 import type { NewBalance } from '../../store/schema.js';
-import { handleQuarantine, SOURCE, type SyncEnv } from './sync-common.js';
+import { handleQuarantine, SOURCE, type ExchangeSync } from './sync-common.js';
 import { checkAbort } from '../common/abort.js';
 import { headWithStorableBody, writeOrSplit, writeSnapshot, type Refused } from '../common/record-fallback.js';
 import { formatZodIssues } from '../common/zod-issues.js';
@@ -74,14 +74,18 @@ function itemsOf<Row>(
  * entries of theirs.
  */
 function quarantineOf<Row>(
-  env: SyncEnv,
+  env: ExchangeSync,
   endpoint: string,
   entity: string,
   body: unknown,
   invalid: Rejected[],
   items: Array<Item<Row>>,
 ) {
-  return async (trx: SyncEnv['db'], refused: Array<Refused<Item<Row>>>, headRefused: string | null): Promise<void> => {
+  return async (
+    trx: ExchangeSync['db'],
+    refused: Array<Refused<Item<Row>>>,
+    headRefused: string | null,
+  ): Promise<void> => {
     const refusedKeys = new Set(refused.map((r) => r.item.key));
     const dbRefused: Rejected[] =
       headRefused !== null
@@ -101,7 +105,7 @@ function quarantineOf<Row>(
  * A reference snapshot of the exchange (fees, symbols, whitelist, tickers) with its rows and its response's quarantine.
  */
 async function storeReference<Row>(
-  env: SyncEnv,
+  env: ExchangeSync,
   r: {
     kind: string;
     endpoint: string;
@@ -109,7 +113,7 @@ async function storeReference<Row>(
     body: unknown;
     invalid: Rejected[];
     items: Array<Item<Row>>;
-    insert: (trx: SyncEnv['db'], snapshotId: string, rows: Row[]) => Promise<void>;
+    insert: (trx: ExchangeSync['db'], snapshotId: string, rows: Row[]) => Promise<void>;
   },
 ): Promise<void> {
   const storable = storableBody(r.body, r.invalid);
@@ -133,12 +137,38 @@ async function storeReference<Row>(
  * row the database refuses (writeOrSplit) is quarantined with its reason and the rest stored:
  * the balance snapshot keeps its other currencies, and the sync goes on.
  */
-export async function syncSnapshots(env: SyncEnv, config: Config): Promise<SnapshotsResult> {
+export async function syncSnapshots(env: ExchangeSync, config: Config): Promise<SnapshotsResult> {
   env.progress.setStage('snapshots');
-  const result: SnapshotsResult = { balanceSnapshotId: null, symbols: [] };
-  const exchangeAccount = config.exchange.account;
+  const balanceSnapshotId = await syncBalances(env, config.exchange.account);
+  checkAbort(env.signal);
+  await syncFees(env);
+  checkAbort(env.signal);
+  const symbols = await syncSymbols(env);
+  checkAbort(env.signal);
+  await syncReferenceList(env, 'whitelist', 'whitelist', {
+    schema: whitelistSchema,
+    keyField: 'whitelistId',
+    toRow: toWhitelistRow,
+    keyOf: (r) => r.whitelist_id,
+    insert: insertWhitelist,
+  });
+  checkAbort(env.signal);
+  await syncReferenceList(env, 'tickers', 'ticker', {
+    schema: tickerSchema,
+    keyField: 'symbol',
+    toRow: toTickerRow,
+    keyOf: (r) => r.symbol,
+    insert: insertTickers,
+  });
+  checkAbort(env.signal);
+  return { balanceSnapshotId, symbols };
+}
 
-  // ---- balances
+/**
+ * The balances of the configured exchange account as one snapshot; its id, or null when /accounts holds no balance
+ * list for the account or the database refused the snapshot itself (both quarantined).
+ */
+async function syncBalances(env: ExchangeSync, exchangeAccount: string): Promise<string | null> {
   // The exchange takes the balances at some instant between the request and its answer: both are kept, and the
   // roll-forward places the fills stamped between them on whichever side of the snapshot balances.
   const requestedAt = new Date();
@@ -164,47 +194,48 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
         [],
       ),
     );
-  } else {
-    const validated = validateRecords(balanceSchema, list, 'currency');
-    const items = itemsOf(validated.valid, validated.valid.map(toBalanceRow), (r) => r.currency);
-    const rows = items.map((it) => it.row);
-    const header = {
-      account: env.account,
-      exchangeAccount,
-      requestedAt,
-      fetchedAt,
-      runId: env.runId,
-      rawText: rawText(list),
-    };
-    const storable = storableBody(list, validated.invalid);
-    const insertHeader = (trx: SyncEnv['db'], rows: NewBalance[]) =>
-      headWithStorableBody(trx, header.rawText, storable === undefined ? undefined : rawText(storable), (raw) =>
-        insertBalanceSnapshot(trx, { ...header, rawText: raw, rows }),
-      );
-    const quarantine = quarantineOf(env, 'GET /accounts', 'balance', list, validated.invalid, items);
-    let snapshotId: string | null = null;
-    const split = await writeOrSplit(
-      env.db,
-      items,
-      async () => {
-        snapshotId = await inTransaction(env.db, async (trx) => {
-          const id = await insertHeader(trx, rows);
-          await quarantine(trx, [], null);
-          return id;
-        });
-      },
-      (trx, it) => insertBalances(trx, snapshotId!, [it.row]),
-      (trx, _kept, refused, headRefused) => quarantine(trx, refused, headRefused),
-      // The header first and whatever rows are refused: the roll-forward needs the others.
-      { savepoints: { head: async (trx) => void (snapshotId = await insertHeader(trx, [])) } },
-    );
-    if (split?.headRefused) snapshotId = null;
-    result.balanceSnapshotId = snapshotId;
-    env.counters.balances += split ? split.kept.length : rows.length;
+    return null;
   }
-  checkAbort(env.signal);
+  const validated = validateRecords(balanceSchema, list, 'currency');
+  const items = itemsOf(validated.valid, validated.valid.map(toBalanceRow), (r) => r.currency);
+  const rows = items.map((it) => it.row);
+  const header = {
+    account: env.account,
+    exchangeAccount,
+    requestedAt,
+    fetchedAt,
+    runId: env.runId,
+    rawText: rawText(list),
+  };
+  const storable = storableBody(list, validated.invalid);
+  const insertHeader = (trx: ExchangeSync['db'], rows: NewBalance[]) =>
+    headWithStorableBody(trx, header.rawText, storable === undefined ? undefined : rawText(storable), (raw) =>
+      insertBalanceSnapshot(trx, { ...header, rawText: raw, rows }),
+    );
+  const quarantine = quarantineOf(env, 'GET /accounts', 'balance', list, validated.invalid, items);
+  let snapshotId: string | null = null;
+  const split = await writeOrSplit(
+    env.db,
+    items,
+    async () => {
+      snapshotId = await inTransaction(env.db, async (trx) => {
+        const id = await insertHeader(trx, rows);
+        await quarantine(trx, [], null);
+        return id;
+      });
+    },
+    (trx, it) => insertBalances(trx, snapshotId!, [it.row]),
+    (trx, _kept, refused, headRefused) => quarantine(trx, refused, headRefused),
+    // The header first and whatever rows are refused: the roll-forward needs the others.
+    { savepoints: { head: async (trx) => void (snapshotId = await insertHeader(trx, [])) } },
+  );
+  if (split?.headRefused) snapshotId = null;
+  env.counters.balances += split ? split.kept.length : rows.length;
+  return snapshotId;
+}
 
-  // ---- fees
+/** The fee rates: one record, quarantined whole when it does not validate. */
+async function syncFees(env: ExchangeSync): Promise<void> {
   const fees = await env.client.fees(env.signal);
   env.counters.pages++;
   const parsedFees = feesSchema.safeParse(fees.body);
@@ -219,23 +250,27 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
         [],
       ),
     );
-  } else {
-    await storeReference(env, {
-      kind: 'fees',
-      endpoint: 'GET /fees',
-      entity: 'fees',
-      body: fees.body,
-      invalid: [],
-      // One row: refused, it is quarantined under the entity's name (the body has no key of its own).
-      items: [{ key: 'fees', index: 0, raw: fees.body, row: toFeeRateRow(parsedFees.data) }],
-      insert: async (trx, id, rows) => {
-        for (const row of rows) await insertFeeRate(trx, id, row);
-      },
-    });
+    return;
   }
-  checkAbort(env.signal);
+  await storeReference(env, {
+    kind: 'fees',
+    endpoint: 'GET /fees',
+    entity: 'fees',
+    body: fees.body,
+    invalid: [],
+    // One row: refused, it is quarantined under the entity's name (the body has no key of its own).
+    items: [{ key: 'fees', index: 0, raw: fees.body, row: toFeeRateRow(parsedFees.data) }],
+    insert: async (trx, id, rows) => {
+      for (const row of rows) await insertFeeRate(trx, id, row);
+    },
+  });
+}
 
-  // ---- symbols: an object whose values are SymbolStatus (key naming unspecified)
+/**
+ * The symbols: an object whose values are SymbolStatus (key naming unspecified). Returns every symbol listed, also
+ * one the database refused: order windows are split by it all the same.
+ */
+async function syncSymbols(env: ExchangeSync): Promise<string[]> {
   const symbols = await env.client.symbols(env.signal);
   env.counters.pages++;
   const entries: Array<[string, unknown]> = Array.isArray(symbols.body)
@@ -265,35 +300,12 @@ export async function syncSnapshots(env: SyncEnv, config: Config): Promise<Snaps
     items: symbolItems,
     insert: insertSymbols,
   });
-  // A symbol the database refused is still one the exchange lists: order windows are split by it all the same.
-  result.symbols = symbolItems.map((it) => it.row.symbol);
-  checkAbort(env.signal);
-
-  // ---- whitelist
-  await syncReferenceList(env, 'whitelist', 'whitelist', {
-    schema: whitelistSchema,
-    keyField: 'whitelistId',
-    toRow: toWhitelistRow,
-    keyOf: (r) => r.whitelist_id,
-    insert: insertWhitelist,
-  });
-  checkAbort(env.signal);
-
-  // ---- tickers
-  await syncReferenceList(env, 'tickers', 'ticker', {
-    schema: tickerSchema,
-    keyField: 'symbol',
-    toRow: toTickerRow,
-    keyOf: (r) => r.symbol,
-    insert: insertTickers,
-  });
-  checkAbort(env.signal);
-  return result;
+  return symbolItems.map((it) => it.row.symbol);
 }
 
 /** A reference list the exchange answers as an array of records (the whitelist, the tickers): validated and stored. */
 async function syncReferenceList<T, Row>(
-  env: SyncEnv,
+  env: ExchangeSync,
   kind: 'whitelist' | 'tickers',
   entity: string,
   list: {
@@ -301,7 +313,7 @@ async function syncReferenceList<T, Row>(
     keyField: string;
     toRow: (value: T) => Row;
     keyOf: (row: Row) => string;
-    insert: (trx: SyncEnv['db'], snapshotId: string, rows: Row[]) => Promise<void>;
+    insert: (trx: ExchangeSync['db'], snapshotId: string, rows: Row[]) => Promise<void>;
   },
 ): Promise<void> {
   const answer = await env.client[kind](env.signal);

@@ -20,7 +20,7 @@ import {
   SOURCE,
   streamCoverage,
   type StreamCoverage,
-  type SyncEnv,
+  type ExchangeSync,
 } from './sync-common.js';
 import { checkAbort } from '../common/abort.js';
 import { writeOrSplit, type Refused } from '../common/record-fallback.js';
@@ -100,7 +100,7 @@ interface Fetched<T> extends LeafResult<T> {
  * The cap of an endpoint's pages for this sync, with the largest page learned by earlier syncs
  * (cursor row `cursor`, e.g. orders.maxPage: the server's cap is at least that, whatever it documents).
  */
-export async function loadPageCap(env: SyncEnv, cursor: string, asked: number, floor: number): Promise<StreamCap> {
+export async function loadPageCap(env: ExchangeSync, cursor: string, asked: number, floor: number): Promise<StreamCap> {
   const stored = Number((await getCursor(env.db, env.account, SOURCE, cursor)) ?? 0);
   const learned = Number.isSafeInteger(stored) && stored > 0 ? stored : 0;
   return { asked, floor, learned, persisted: learned, cursor };
@@ -126,7 +126,7 @@ const walkText = (walk: WalkState | null): string => (walk ? `${walk.from}..${wa
  * covers. The next window is fetched while the current page is written.
  */
 export async function syncWindows<T, R extends { raw: string }>(
-  env: SyncEnv,
+  env: ExchangeSync,
   s: WindowStream<T, R>,
   range?: { from: number; to: number },
 ): Promise<void> {
@@ -202,7 +202,7 @@ export function wholeDays(start: number, end: number): { from: string; to: strin
  * null when the range is empty (without a range, the cursor moves to its end). `persist`: the cursor is to move.
  */
 export async function openStream<T, R extends { raw: string }>(
-  env: SyncEnv,
+  env: ExchangeSync,
   s: WindowStream<T, R>,
   range: { from: number; to: number } | undefined,
 ): Promise<{ persist: boolean; start: number; end: number; cov: StreamCoverage } | null> {
@@ -219,7 +219,7 @@ export async function openStream<T, R extends { raw: string }>(
 
 /** What a sync reads of a stream without a range: from its cursor (less the overlap) or historyStart, up to now. */
 async function streamRange<T, R extends { raw: string }>(
-  env: SyncEnv,
+  env: ExchangeSync,
   s: WindowStream<T, R>,
 ): Promise<{ start: number; end: number }> {
   const stored = await getCursor(env.db, env.account, SOURCE, s.cursor);
@@ -243,7 +243,7 @@ export function learnedCapCursors<T, R extends { raw: string }>(s: WindowStream<
 
 /** Stores a page's rows with its coverage and cursors: one statement unless records need quarantine work. */
 export async function commitLeaf<T, R extends { raw: string }>(
-  env: SyncEnv,
+  env: ExchangeSync,
   s: WindowStream<T, R>,
   leaf: LeafResult<T>,
   cursors: CursorWrite[],
@@ -356,7 +356,7 @@ export async function commitLeaf<T, R extends { raw: string }>(
 
 /** Fetches a window's page and tells whether it may have been cut (fullAt), learning the cap from it. */
 async function fetchPage<T, R extends { raw: string }>(
-  env: SyncEnv,
+  env: ExchangeSync,
   s: WindowStream<T, R>,
   w: Window,
 ): Promise<Fetched<T>> {
@@ -372,7 +372,7 @@ async function fetchPage<T, R extends { raw: string }>(
 
 /** A full page within one millisecond: the window again, once per symbol (where the endpoint takes one). */
 async function splitBySymbol<T, R extends { raw: string }>(
-  env: SyncEnv,
+  env: ExchangeSync,
   s: WindowStream<T, R>,
   leaf: Fetched<T>,
 ): Promise<LeafResult<T>> {

@@ -1,8 +1,6 @@
-/** What every step of the partner sync shares: its environment and result, order validation, storage and quarantine. */
+/** What every step of the partner sync shares: its state and figures, order validation, storage and quarantine. */
 import { createHash } from 'node:crypto';
-import type { Config } from '../../config/load.js';
-import { inTransaction, type Db } from '../../store/database.js';
-import type { Logger } from '../../log/logger.js';
+import { inTransaction } from '../../store/database.js';
 import type { HttpResponse } from '../../http/client.js';
 import type { Progress } from '../../util/progress.js';
 import { stringifyParsedJson } from '../../decimal/json.js';
@@ -20,6 +18,7 @@ import {
   type PartnerOrder,
 } from './schemas.js';
 import { orderToRow, requireTimestampKey } from './transform.js';
+import type { SourceEnv } from '../source.js';
 
 export const SOURCE = 'partner' as const;
 export const ORDERS_ENDPOINT = '/orders';
@@ -41,7 +40,7 @@ export interface DayCoverage {
   passes: Array<{ pages: number; rows: number; distinct: number; duplicates: number; outsideDay: number }>;
 }
 
-export interface PartnerSyncResult {
+export interface PartnerFigures {
   /** Distinct valid orders received in this sync (day, wallet, reference listings and refresh). */
   orders: number;
   /** Orders written (new, or a newer state / changed body). */
@@ -67,7 +66,7 @@ export interface PartnerSyncResult {
   coverage: DayCoverage[];
 }
 
-export function emptyPartnerSyncResult(): PartnerSyncResult {
+export function emptyPartnerFigures(): PartnerFigures {
   return {
     orders: 0,
     inserted: 0,
@@ -88,22 +87,11 @@ export function emptyPartnerSyncResult(): PartnerSyncResult {
   };
 }
 
-/** What every step of the partner sync shares. */
-export interface SyncEnv {
-  db: Db;
-  account: string;
-  runId: string | null;
-  /** The run's start: every pass of this run begins after it. */
-  now: Date;
-  signal?: AbortSignal;
-  /** config.partner: wire names of the list parameters, wallets, quote samples. */
-  config: Config['partner'];
+/** What every step of one partner sync shares: the environment every source receives, and the partner's own state. */
+export interface PartnerSync extends SourceEnv {
   client: PartnerClient;
-  logger: Logger;
   progress: Progress;
-  /** Independent day listings may run side by side (a pooled server; PGlite has one session). */
-  parallelWrites: boolean;
-  result: PartnerSyncResult;
+  result: PartnerFigures;
   /**
    * orderId -> digest of the raw text already written in this sync: a repeat is not written
    * again. A digest, not the text: a first sync of 100,000 orders would otherwise hold them all.
@@ -184,7 +172,7 @@ export function validateOrders(records: unknown[]): ValidatedOrders {
  * lands. A record that validates resolves its earlier quarantine entries.
  */
 export async function storeOrders(
-  env: SyncEnv,
+  env: PartnerSync,
   validated: ValidatedOrders,
   source: OrderSource,
   endpoint: string,
@@ -264,24 +252,29 @@ export async function storeOrders(
   return refusedCount;
 }
 
-export function origin(env: SyncEnv, endpoint: string, entity: string): RecordOrigin {
+export function origin(env: PartnerSync, endpoint: string, entity: string): RecordOrigin {
   return { account: env.account, source: SOURCE, endpoint, entity, runId: env.runId };
 }
 
 /** Counts quarantined records once per sync however often they were seen. */
-export function countQuarantined(env: SyncEnv, endpoint: string, records: BadRecord[]): void {
+export function countQuarantined(env: PartnerSync, endpoint: string, records: BadRecord[]): void {
   for (const r of records) env.quarantined.add(`${endpoint}\n${r.rawText}`);
   env.result.quarantined = env.quarantined.size;
 }
 
 /** Quarantines a whole response (not a list, not the expected object) outside any other write. */
-export async function quarantineBody(env: SyncEnv, endpoint: string, entity: string, bad: BadRecord): Promise<void> {
+export async function quarantineBody(
+  env: PartnerSync,
+  endpoint: string,
+  entity: string,
+  bad: BadRecord,
+): Promise<void> {
   await quarantineResponse(env.db, origin(env, endpoint, entity), [bad]);
   countQuarantined(env, endpoint, [bad]);
 }
 
 export async function quarantinePage(
-  env: SyncEnv,
+  env: PartnerSync,
   endpoint: string,
   response: HttpResponse,
   reason: string,

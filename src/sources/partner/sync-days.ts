@@ -4,7 +4,7 @@ import { allSettledOrThrow } from '../../util/side-by-side.js';
 import { listClosedDays, saveCoverage } from '../../store/partner-orders.js';
 import { ORDERS_STREAM } from './streams.js';
 import { dayIsOver } from './plan.js';
-import type { DayCoverage, SyncEnv } from './sync-common.js';
+import type { DayCoverage, PartnerSync } from './sync-common.js';
 import { readListing } from './sync-listing.js';
 
 /** A day that can still drift is scanned until two consecutive passes agree, at most this often. */
@@ -23,14 +23,14 @@ function sameSet(a: Set<string>, b: Set<string>): boolean {
  * `relist` lists it anyway). A closed day keeps its coverage row, which is still true: it stays settled for
  * S_COVERAGE and the Coverage sheet shows the run that read it. The days skipped are noted on the result.
  */
-export async function daysToList(env: SyncEnv, days: string[], relist: boolean): Promise<string[]> {
+export async function daysToList(env: PartnerSync, days: string[], relist: boolean): Promise<string[]> {
   const closed = relist ? new Set<string>() : await listClosedDays(env.db, env.account, ORDERS_STREAM, days);
   env.result.skippedDays.push(...days.filter((day) => closed.has(day)));
   return days.filter((day) => !closed.has(day));
 }
 
 /** Lists the given days (daysToList), each until its passes settle, and records each day's coverage. */
-export async function syncDays(env: SyncEnv, listed: string[]): Promise<void> {
+export async function syncDays(env: PartnerSync, listed: string[]): Promise<void> {
   // Days are independent listings: on a Postgres server a few run side by side (each page
   // commits on its own pooled session; the private rate limit still paces them all). PGlite has
   // one session, so there they run one after another. A failure stops new days from starting.
@@ -66,8 +66,8 @@ export async function syncDays(env: SyncEnv, listed: string[]): Promise<void> {
  * complete once it settles. A day that never settles is recorded settled=false (an S_COVERAGE
  * break). A settled day that was over is recorded closed: later runs skip it.
  */
-async function syncDay(env: SyncEnv, day: string): Promise<DayCoverage> {
-  const { params } = env.config;
+async function syncDay(env: PartnerSync, day: string): Promise<DayCoverage> {
+  const { params } = env.config.partner;
   env.progress.setStage(day);
   const query = { [params.from]: day, [params.to]: addDays(day, 1) };
   // The run's start: every pass of this run begins after it.

@@ -10,7 +10,7 @@ import {
   SOURCE,
   storeOrders,
   validateOrders,
-  type SyncEnv,
+  type PartnerSync,
   type ValidatedOrders,
 } from './sync-common.js';
 
@@ -22,7 +22,7 @@ const MAX_PAGES_PER_LISTING = 2_000;
  * body is quarantined whole, as the page of `what`, and the listing ends there.
  */
 export async function fetchOrders(
-  env: SyncEnv,
+  env: PartnerSync,
   query: Record<string, QueryValue>,
   what: string,
 ): Promise<unknown[] | null> {
@@ -70,12 +70,12 @@ const LONG_LISTING_PAGES = 4;
  * flight, so nothing of a listing is written after its caller has stopped.
  */
 export async function* orderPages(
-  env: SyncEnv,
+  env: PartnerSync,
   query: Record<string, QueryValue>,
   label: string,
   options: { prefetch?: boolean } = {},
 ): AsyncGenerator<OrdersPage> {
-  const offsetName = env.config.params.offset;
+  const offsetName = env.config.partner.params.offset;
   const request = (offset: number) => {
     const answer = fetchOrders(env, { ...query, limit: ORDERS_PAGE_LIMIT, [offsetName]: offset }, label);
     // Its failure is the iteration's that takes it to throw, or nobody's when the caller stops first.
@@ -152,7 +152,7 @@ export interface Listing {
  * which the listing has read enough.
  */
 export async function readListing(
-  env: SyncEnv,
+  env: PartnerSync,
   query: Record<string, QueryValue>,
   label: string,
   options: { day?: string; stopAfter?: (page: ValidatedOrders) => boolean } = {},

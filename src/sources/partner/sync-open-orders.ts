@@ -6,7 +6,7 @@ import { listOpenOrdersByDay, markOrdersNotFound } from '../../store/partner-ord
 import { checkAbort } from '../common/abort.js';
 import { cheapestRefresh, dayIsOver } from './plan.js';
 import { requireTimestampKey } from './transform.js';
-import { SOURCE, storeOrders, validateOrders, type SyncEnv } from './sync-common.js';
+import { SOURCE, storeOrders, validateOrders, type PartnerSync } from './sync-common.js';
 import { readListing } from './sync-listing.js';
 
 /** Refresh by id: requests in flight at once (the client's rate limit still applies). */
@@ -22,8 +22,8 @@ const REFRESH_CONCURRENCY = 4;
  * return is fetched by id too. A 404 is recorded on the order. `ofDay` limits the refresh to the open orders created
  * on the days it accepts (default: every day).
  */
-export async function refreshOpenOrders(env: SyncEnv, ofDay: (day: string) => boolean = () => true): Promise<void> {
-  const { params } = env.config;
+export async function refreshOpenOrders(env: PartnerSync, ofDay: (day: string) => boolean = () => true): Promise<void> {
+  const { params } = env.config.partner;
   const ids: string[] = [];
   for (const group of await listOpenOrdersByDay(env.db, env.account)) {
     if (!ofDay(group.day)) continue;

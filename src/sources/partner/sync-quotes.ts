@@ -4,11 +4,11 @@ import { saveQuote } from '../../store/partner-orders.js';
 import { checkAbort } from '../common/abort.js';
 import { quoteSchema, formatPartnerIssues } from './schemas.js';
 import { quoteToRow } from './transform.js';
-import { quarantineBody, SOURCE, type SyncEnv } from './sync-common.js';
+import { quarantineBody, SOURCE, type PartnerSync } from './sync-common.js';
 
 /** The quote's currency objects come wrapped in an array; the row keeps only codes and amounts. */
-export async function syncQuotes(env: SyncEnv): Promise<void> {
-  for (const sample of env.config.quotes) {
+export async function syncQuotes(env: PartnerSync): Promise<void> {
+  for (const sample of env.config.partner.quotes) {
     checkAbort(env.signal, SOURCE);
     const query = {
       quoteCurrencyCode: sample.quoteCurrencyCode,

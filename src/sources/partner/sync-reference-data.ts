@@ -9,7 +9,7 @@ import { quarantineResponse, type BadRecord } from '../common/quarantine.js';
 import { writeSnapshot } from '../common/record-fallback.js';
 import { currencySchema, formatPartnerIssues, paymentMethodsSchema, readableKey, regionsSchema } from './schemas.js';
 import { currencyToRow, flattenCurrencies } from './transform.js';
-import { countQuarantined, origin, quarantineBody, SOURCE, type SyncEnv } from './sync-common.js';
+import { countQuarantined, origin, quarantineBody, SOURCE, type PartnerSync } from './sync-common.js';
 
 /**
  * Currencies, regions (all, onlyBuyAllowed=false) and payment methods, as dated snapshots: a new
@@ -17,7 +17,7 @@ import { countQuarantined, origin, quarantineBody, SOURCE, type SyncEnv } from '
  * A currency the database refuses (writeSnapshot) is quarantined with its reason and the others
  * stored; a snapshot body it refuses is quarantined whole. The sync goes on either way.
  */
-export async function syncReferenceData(env: SyncEnv): Promise<void> {
+export async function syncReferenceData(env: PartnerSync): Promise<void> {
   const { db, account, client } = env;
   const fetchedAt = env.now;
 

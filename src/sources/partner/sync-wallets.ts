@@ -3,7 +3,7 @@ import { getCursor, setCursor } from '../../store/cursors.js';
 import { listExchangeDepositAddresses } from '../../store/partner-orders.js';
 import { consecutivePeriods } from './plan.js';
 import { walletWithoutTag } from './transform.js';
-import { SOURCE, type SyncEnv } from './sync-common.js';
+import { SOURCE, type PartnerSync } from './sync-common.js';
 import { readListing } from './sync-listing.js';
 import { walletHistoryCursor } from './streams.js';
 
@@ -12,9 +12,9 @@ import { walletHistoryCursor } from './streams.js';
  * walletAddress exactly while an order may show a tagged address (XRP "addr:tag") with or without
  * its tag, so both forms are listed.
  */
-async function ourWallets(env: SyncEnv): Promise<string[]> {
+async function ourWallets(env: PartnerSync): Promise<string[]> {
   const deposits = await listExchangeDepositAddresses(env.db, env.account);
-  const all = [...env.config.wallets, ...deposits].flatMap((a) => [a, walletWithoutTag(a)]);
+  const all = [...env.config.partner.wallets, ...deposits].flatMap((a) => [a, walletWithoutTag(a)]);
   return [...new Set(all.map((a) => a.trim()).filter(Boolean))].sort();
 }
 
@@ -26,8 +26,8 @@ async function ourWallets(env: SyncEnv): Promise<string[]> {
  * wallet, where the whole history would grow every night. Days skipped as already read
  * completely are not listed again for wallets either.
  */
-export async function syncWallets(env: SyncEnv, plan: { wholeHistory: boolean; days: string[] }): Promise<void> {
-  const { params } = env.config;
+export async function syncWallets(env: PartnerSync, plan: { wholeHistory: boolean; days: string[] }): Promise<void> {
+  const { params } = env.config.partner;
   const bounded = consecutivePeriods(plan.days);
   for (const wallet of await ourWallets(env)) {
     const cursor = walletHistoryCursor(wallet);
