@@ -1,11 +1,8 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { suiteFiguresDir } from './test/helpers/figures-file.js';
 
 // A fresh figures directory per run of the suite (or the one the caller gives), seen by every worker.
-const figures = process.env.RELIABILITY_FIGURES || mkdtempSync(join(tmpdir(), 'ramp-recon-reliability-'));
-process.env.RELIABILITY_FIGURES = figures;
+const figures = suiteFiguresDir('RELIABILITY_FIGURES', 'ramp-recon-reliability-');
 
 /**
  * `npm run test:reliability`: kills, faults, bad inputs, webhook load and property tests under

@@ -3,6 +3,7 @@ import { MAKER_RATE, TAKER_RATE } from './catalog.js';
 import { onAccounts, plantDiscrepancies, plantDueWebhookGap, type Fixes } from './discrepancies.js';
 import { handleExchange } from './exchange-routes.js';
 import { onAccountsStateChanges, plantStateChanges } from './state-changes.js';
+import { plantHostileText } from './hostile-text.js';
 import { isLateEvent, LATE_EVENTS, plantLateEvents, releaseLateEvent, type LateCases } from './late-events.js';
 import { resolveFaults } from './faults.js';
 import { generateHistory, generateLive } from './generate/span.js';
@@ -53,6 +54,7 @@ export function buildAccountSandbox(opts: SandboxOptions): AccountSandbox {
   if (opts.discrepancies) fixes = plantDiscrepancies(w);
   if (opts.stateChanges) plantStateChanges(w);
   if (opts.webhookGapDueInMs !== undefined) plantDueWebhookGap(w, opts.webhookGapDueInMs);
+  if (opts.hostileText?.length) plantHostileText(w, opts.hostileText);
   // After the discrepancies: a late event never lands on a record a planted case uses.
   const late: LateCases = opts.lateEvents ? plantLateEvents(w, opts.lateEventsAgeDays) : new Map();
   let faults = resolveFaults(opts.faults);

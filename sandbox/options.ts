@@ -71,6 +71,11 @@ export interface SandboxOptions {
    */
   paymentsAnswerCap?: number;
   /**
+   * Texts an attacker controls (formulas, a leading tab...), written into the free-text fields of records of the
+   * last full day before `now`, one text per record (hostile-text.ts): what finance's spreadsheet must never run.
+   */
+  hostileText?: readonly string[];
+  /**
    * Plants (besides `discrepancies`) a partner order whose COMPLETED webhook is never delivered and
    * whose last state change passes the 3-day webhook retry window this many ms after the sandbox's
    * `now` (negative: already past). It was created about a day before, so a period of the last

@@ -88,6 +88,17 @@ export function secretValues(accounts: SecretHolder | readonly SecretHolder[]): 
 }
 
 /**
+ * The secrets a run's outputs (errors, e-mails) are scrubbed of: its group's (`Group.secrets`, every account's keys)
+ * when given, else the account's own, which are all of a group of one.
+ */
+export function runSecrets(holder: {
+  readonly secrets?: readonly string[];
+  readonly config: SecretHolder;
+}): readonly string[] {
+  return holder.secrets ?? secretValues(holder.config);
+}
+
+/**
  * URL passwords (`scheme://user:PASSWORD@`) and credential parameters (`password=VALUE`) in free text; a value ends at
  * white space or `&`, and punctuation that ends a sentence (`;,.)`) is left after it.
  */

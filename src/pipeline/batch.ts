@@ -101,6 +101,7 @@ export async function runBatchAccount(
         config: account.config,
         logger: options.logger ?? deps.logger.child({ account: account.name }),
         stages: deps.stages,
+        secrets: deps.group.secrets,
       },
       {
         ...options,

@@ -1,7 +1,7 @@
 /** The frame of every run-like command: lock, run row, stages recorded one by one, outcome. */
 import { setMaxListeners } from 'node:events';
 import type { Config } from '../config/load.js';
-import { configHash, scrubSecrets, secretValues } from '../config/load.js';
+import { configHash, runSecrets, scrubSecrets } from '../config/load.js';
 import { retryOnLostConnection, type Store } from '../store/database.js';
 import type { Logger } from '../log/logger.js';
 import { createRequestMeter } from '../http/meter.js';
@@ -23,6 +23,8 @@ export interface RunDeps {
   store: Store;
   config: Config;
   logger: Logger;
+  /** The group's secrets (`Group.secrets`): what the run's errors, logs and e-mails are scrubbed of. */
+  secrets?: readonly string[];
 }
 
 export interface ExecuteOptions {
@@ -122,7 +124,8 @@ export async function executeRun<T>(
       // Every request and wait in flight listens to it (pages asked ahead, listings side by side): many
       // listeners are the normal case, not a leak for Node to warn about on stderr.
       setMaxListeners(0, signal);
-      const ctx: StageContext = { store, config, logger, runId, now, signal, meter };
+      const secrets = runSecrets(deps);
+      const ctx: StageContext = { store, config, logger, runId, now, signal, meter, secrets };
       // The lock's session gone: a stage still busy fails at once with this, rather than at its next
       // page or statement (what it already committed is kept; it may still commit the transaction in
       // flight, which is idempotent like every write of the stages).
@@ -132,7 +135,6 @@ export async function executeRun<T>(
         else lock.lost.addEventListener('abort', fail, { once: true });
       });
       lockLost.catch(() => {});
-      const secrets = secretValues(config);
       logger.info({ command: options.command, trigger: options.trigger, period: options.period }, 'run started');
 
       const stage: StageRunner = async (name, fn, detail) => {
@@ -222,7 +224,7 @@ export async function executeRun<T>(
           await options
             .afterFailure(ctx, stage, { stage: failedStage, error, recorded })
             .catch((e: unknown) =>
-              logger.error({ error: failureText(e, config) }, 'could not report the failed run; the run stays failed'),
+              logger.error({ error: failureText(e, ctx) }, 'could not report the failed run; the run stays failed'),
             );
         return { runId, status: 'failed' as const, failedStage, error };
       }
@@ -288,14 +290,14 @@ export function errorText(err: unknown, config?: Pick<Config, 'database'>): stri
   return String(err);
 }
 
-/** An error as a failed stage records it (the stage's cause, secrets masked, bounded): for the failure e-mail. */
-export function failureText(err: unknown, config: Config): string {
+/** An error as a failed stage records it (the stage's cause, the run's secrets masked, bounded): for the failure e-mail. */
+export function failureText(err: unknown, ctx: Pick<StageContext, 'config' | 'secrets'>): string {
   const cause = err instanceof StageFailedError ? err.cause : err;
-  return scrub(errorText(cause, config), secretValues(config));
+  return scrub(errorText(cause, ctx.config), runSecrets(ctx));
 }
 
 /** Secrets masked, and bounded: the text lands in run.error, in logs and in the e-mail. */
-function scrub(text: string, secrets: string[]): string {
+function scrub(text: string, secrets: readonly string[]): string {
   const masked = scrubSecrets(text, secrets);
   return masked.length > MAX_ERROR_CHARS
     ? `${masked.slice(0, MAX_ERROR_CHARS)}... (${masked.length - MAX_ERROR_CHARS} more characters)`

@@ -56,7 +56,7 @@ export async function reportFailedRun(
       written = { path: report.path, detailDir: report.detail.dir };
       log.warn({ path: report.path }, 'failure report written');
     } catch (err) {
-      noWorkbook = failureText(err, ctx.config);
+      noWorkbook = failureText(err, ctx);
       log.error({ error: noWorkbook }, 'the failure report could not be written');
     }
 
@@ -66,9 +66,7 @@ export async function reportFailedRun(
       runId,
       reportPath: written.path,
       deliverRun: stages.deliverRun,
-    }).catch((err: unknown) =>
-      log.error({ error: failureText(err, ctx.config) }, 'the failure report was not e-mailed'),
-    );
+    }).catch((err: unknown) => log.error({ error: failureText(err, ctx) }, 'the failure report was not e-mailed'));
   else if (!options.email) await skipQuietly(ctx, 'deliver', options.noEmailReason ?? '--no-email');
   else if (!ctx.config.smtpUrl) await skipQuietly(ctx, 'deliver', 'SMTP_URL not set');
   else await sendNotice(ctx, { period: options.period, failure, noWorkbook }, stages);
@@ -100,13 +98,13 @@ async function sendNotice(
     });
     await recordDelivery(ctx.store.db, runId, ok ? { delivered: true } : { delivered: false, error: error! });
   } catch (err) {
-    ctx.logger.warn({ error: failureText(err, ctx.config) }, 'could not record the failure notice on the run');
+    ctx.logger.warn({ error: failureText(err, ctx) }, 'could not record the failure notice on the run');
   }
 }
 
 /** A stage recorded as skipped, if the database takes it (it may be what failed). */
 async function skipQuietly(ctx: StageContext, name: string, reason: string): Promise<void> {
   await skipStage(ctx, name, reason).catch((err: unknown) =>
-    ctx.logger.warn({ stage: name, error: failureText(err, ctx.config) }, 'could not record the skipped stage'),
+    ctx.logger.warn({ stage: name, error: failureText(err, ctx) }, 'could not record the skipped stage'),
   );
 }

@@ -19,6 +19,11 @@ export interface StageContext {
   signal?: AbortSignal;
   /** Counts the run's API requests per endpoint; the sync stages hand it to the clients they build. */
   meter?: RequestMeter;
+  /**
+   * Every secret of the account's group (`Group.secrets`), masked in whatever the stage records or sends: one
+   * account's run may quote another's key (a shared gateway's answer). Absent: the account's own (runSecrets()).
+   */
+  secrets?: readonly string[];
 }
 
 /**

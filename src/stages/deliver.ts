@@ -6,7 +6,7 @@ import nodemailer from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer/index.js';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import { parseConnectionUrl } from 'nodemailer/lib/shared/index.js';
-import { scrubSecrets, urlSecrets } from '../config/load.js';
+import { runSecrets, scrubSecrets, urlSecrets } from '../config/load.js';
 import { smtpTlsOptions } from '../config/tls.js';
 import type { StageContext } from './context.js';
 import { accountOf } from '../config/group.js';
@@ -115,6 +115,7 @@ export async function deliverRun(
     attach: options.attach,
     allowInsecure: ctx.config.allowInsecureHttp,
     mailOf,
+    secrets: runSecrets(ctx),
   });
   if (sent.status === 'sent') await recordDelivery(db, runId, { delivered: true });
   else {
@@ -159,6 +160,7 @@ export async function deliverFailureNotice(
     log,
     allowInsecure: ctx.config.allowInsecureHttp,
     mailOf: () => message,
+    secrets: runSecrets(ctx),
   });
   if (sent.status === 'sent') log.warn({ messageId: sent.messageId }, 'failure notice sent without a workbook');
   else log.error({ error: sent.error }, 'failure notice not sent');
@@ -185,9 +187,11 @@ export async function sendReportMail(input: {
   /** The config's allowInsecureHttp: smtp:// to another machine may then go without STARTTLS. */
   allowInsecure: boolean;
   mailOf: MailContent;
+  /** The group's secrets, masked in a failure's reason besides the SMTP URL's own. */
+  secrets?: readonly string[];
 }): Promise<DeliveryResult> {
   const { smtpUrl, from, to, limit, log } = input;
-  const secrets = urlSecrets(smtpUrl);
+  const secrets = [...urlSecrets(smtpUrl), ...(input.secrets ?? [])];
   const scrub = (text: string) => scrubSecrets(text, secrets);
   const path = input.path;
   try {

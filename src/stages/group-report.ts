@@ -158,6 +158,7 @@ export async function deliverGroupReport(
     path: written.path,
     log,
     allowInsecure: settings.allowInsecureHttp,
+    secrets: deps.group.secrets,
     mailOf: (notAttached) =>
       groupMessage(written.digest, notAttached ? { reason: notAttached, path: written.path, host } : undefined),
   });

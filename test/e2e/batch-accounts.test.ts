@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandboxAccounts, type SandboxAccounts } from '../helpers/sandbox.js';
-import { openStore, type Store } from '../../src/store/database.js';
+import type { Store } from '../../src/store/database.js';
 import { addDays, toDay } from '../../src/util/dates.js';
-import { createTestStore, storeKinds, type TestStore } from '../helpers/db.js';
+import { createTestStore, storeKinds, withCliStore, type TestStore } from '../helpers/db.js';
 import { attachment, header, textPart } from '../helpers/mime.js';
 import { mailbox, type Mailbox } from '../helpers/smtp.js';
 import { brief, childEnv, freePort, runCli } from './helpers.js';
@@ -53,15 +53,7 @@ for (const kind of storeKinds)
     const key = (b: { code: string; key: string }) => `${b.code} ${b.key}`;
 
     /** The database the CLI wrote: the test's Postgres schema, or the embedded data folder once the CLI has ended. */
-    async function withDb<T>(fn: (store: Store) => Promise<T>): Promise<T> {
-      if (pg) return fn(pg.store);
-      const store = await openStore({ dataDir: join(dir, 'data') });
-      try {
-        return await fn(store);
-      } finally {
-        await store.close();
-      }
-    }
+    const withDb = <T>(fn: (store: Store) => Promise<T>): Promise<T> => withCliStore(pg, join(dir, 'data'), fn);
 
     beforeAll(async () => {
       sandbox = await startSandboxAccounts({

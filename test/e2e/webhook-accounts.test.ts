@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../src/store/database.js';
-import { createTestStore, storeKinds, type TestStore } from '../helpers/db.js';
+import type { Store } from '../../src/store/database.js';
+import { createTestStore, storeKinds, withCliStore, type TestStore } from '../helpers/db.js';
 import { validEvent } from '../helpers/webhook-corpus.js';
 import { brief, childEnv, freePort, logLines, startCli, waitFor, type RunningCli } from './helpers.js';
 
@@ -20,15 +20,7 @@ for (const kind of storeKinds)
     let url: string;
 
     /** The database the CLI wrote: the test's Postgres schema, or the embedded data folder once the CLI has ended. */
-    async function withDb<T>(fn: (store: Store) => Promise<T>): Promise<T> {
-      if (pg) return fn(pg.store);
-      const store = await openStore({ dataDir: join(dir, 'data') });
-      try {
-        return await fn(store);
-      } finally {
-        await store.close();
-      }
-    }
+    const withDb = <T>(fn: (store: Store) => Promise<T>): Promise<T> => withCliStore(pg, join(dir, 'data'), fn);
 
     beforeAll(async () => {
       if (kind === 'postgres') pg = await createTestStore('postgres');

@@ -52,6 +52,24 @@ export async function createTestStore(kind: StoreKind, dataDir = 'memory://'): P
   };
 }
 
+/**
+ * Runs `fn` on the database a CLI child wrote: the test's Postgres store, or the embedded data folder `dataDir`, opened
+ * for `fn` only (the embedded database admits one process: call it while no CLI runs).
+ */
+export async function withCliStore<T>(
+  pg: TestStore | undefined,
+  dataDir: string,
+  fn: (store: Store) => Promise<T>,
+): Promise<T> {
+  if (pg) return fn(pg.store);
+  const store = await openStore({ dataDir });
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
 /** A postgres URL whose connections use the given schema (libpq `options`, honoured by pg). */
 export function withSearchPath(url: string, schema: string): string {
   const u = new URL(url);

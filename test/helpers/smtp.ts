@@ -12,14 +12,25 @@ export interface Mailbox {
 
 /**
  * A relay without login that takes every message; with `size`, its EHLO states SIZE and it refuses a larger message
- * after DATA with 552 5.3.4, as Postfix does.
+ * after DATA with 552 5.3.4, as Postfix does; with `login`, it takes messages only after AUTH with that user and
+ * password (over plain SMTP: a relay on loopback).
  */
-export function mailbox(options: { size?: number } = {}): Mailbox {
+export function mailbox(options: { size?: number; login?: { user: string; pass: string } } = {}): Mailbox {
   const mails: string[] = [];
   const refused: number[] = [];
+  const { login } = options;
   const server = new SMTPServer({
     ...(options.size ? { size: options.size } : {}),
-    authOptional: true,
+    authOptional: !login,
+    ...(login
+      ? {
+          allowInsecureAuth: true,
+          onAuth(auth, _session, callback) {
+            if (auth.username === login.user && auth.password === login.pass) callback(null, { user: login.user });
+            else callback(new Error('535 5.7.8 bad credentials'));
+          },
+        }
+      : {}),
     disabledCommands: ['STARTTLS'],
     logger: false,
     onData(stream, _session, callback) {

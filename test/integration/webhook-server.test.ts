@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +8,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { startWebhookServer, type WebhookServer } from '../../src/webhooks/server.js';
 import { describeEachStore } from '../helpers/db.js';
 import { validEvent } from '../helpers/webhook-corpus.js';
+import { hasOpenssl, selfSignedCert } from '../helpers/tls.js';
 
 const base = loadConfig({ env: {} });
 function configWith(webhooks: Partial<NonNullable<Config['webhooks']>>): Config {
@@ -229,31 +229,9 @@ describeEachStore('webhook sender addresses', (ctx) => {
 });
 
 describeEachStore('webhook receiver over HTTPS', (ctx) => {
-  const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
   it.skipIf(!hasOpenssl)('serves HTTPS when certificate files are configured', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'rr-tls-'));
-    const cert = join(dir, 'cert.pem');
-    const key = join(dir, 'key.pem');
-    const made = spawnSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-        '-days',
-        '1',
-        '-subj',
-        '/CN=localhost',
-      ],
-      { stdio: 'ignore' },
-    );
-    expect(made.status).toBe(0);
+    const { tlsCertFile: cert, tlsKeyFile: key } = selfSignedCert(dir);
     const server = await startWebhookServer({
       store: ctx.store,
       config: configWith({ tlsCertFile: cert, tlsKeyFile: key }),

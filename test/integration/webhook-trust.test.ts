@@ -2,7 +2,6 @@
  * reads (no body nested past the limit), over HTTP and HTTPS, on each store.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,30 +18,22 @@ import { quarantineBreaks } from '../unit/recon-factories.js';
 import { describeEachStore } from '../helpers/db.js';
 import { deepValue, validEvent } from '../helpers/webhook-corpus.js';
 import { quarantinedBody, storedEventBytes } from '../helpers/webhook-post.js';
+import { hasOpenssl, selfSignedCert } from '../helpers/tls.js';
 
 const base = loadConfig({ env: {} });
 const SENDER = '34.76.54.194';
 // The receiver's clock in these tests: the corpus's events are of 2026-11-20, two hours before it.
 const CLOCK = new Date('2026-11-20T12:00:00Z');
 
-const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
 const schemes = hasOpenssl ? (['http', 'https'] as const) : (['http'] as const);
 let tlsDir = '';
-const tlsFiles = () => ({ tlsCertFile: join(tlsDir, 'cert.pem'), tlsKeyFile: join(tlsDir, 'key.pem') });
+let tlsFiles = () => ({ tlsCertFile: '', tlsKeyFile: '' });
 
 beforeAll(() => {
   if (!hasOpenssl) return;
   tlsDir = mkdtempSync(join(tmpdir(), 'rr-tls-trust-'));
-  const { tlsCertFile, tlsKeyFile } = tlsFiles();
-  const made = spawnSync(
-    'openssl',
-    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', tlsKeyFile, '-out', tlsCertFile, '-days', '1'].concat([
-      '-subj',
-      '/CN=localhost',
-    ]),
-    { stdio: 'ignore' },
-  );
-  expect(made.status).toBe(0);
+  const files = selfSignedCert(tlsDir);
+  tlsFiles = () => files;
 });
 afterAll(() => {
   if (tlsDir) rmSync(tlsDir, { recursive: true, force: true });

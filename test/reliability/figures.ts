@@ -1,7 +1,5 @@
 /** Figures of the reliability suite: each test appends JSON lines, the summary reporter prints one line from them. */
-import { appendFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { figuresFile } from '../helpers/figures-file.js';
 
 /**
  * One figure a reliability test reports. `name` identifies what was exercised (a kill point, a
@@ -27,41 +25,13 @@ export type Figure =
     }
   | { kind: 'lost' | 'duplicated'; name: string; count: number; db?: string; [k: string]: unknown };
 
+const file = figuresFile<Figure>('RELIABILITY_FIGURES', 'ramp-recon-reliability-figures');
+
 /** The directory the suite's config sets (RELIABILITY_FIGURES); a fixed tmp folder when a file runs alone. */
-export function figuresDir(): string {
-  return process.env.RELIABILITY_FIGURES || join(tmpdir(), 'ramp-recon-reliability-figures');
-}
-
+export const figuresDir = file.dir;
 /** Appends one figure as a JSON line to this process's file in the figures directory. */
-export function recordFigure(figure: Figure): void {
-  const dir = figuresDir();
-  mkdirSync(dir, { recursive: true });
-  appendFileSync(
-    join(dir, `figures-${process.pid}.jsonl`),
-    `${JSON.stringify({ ...figure, at: new Date().toISOString() })}\n`,
-  );
-}
-
-export function readFigures(dir = figuresDir()): Figure[] {
-  let files: string[];
-  try {
-    files = readdirSync(dir).filter((f) => f.endsWith('.jsonl'));
-  } catch {
-    return [];
-  }
-  const out: Figure[] = [];
-  for (const f of files.sort()) {
-    for (const line of readFileSync(join(dir, f), 'utf8').split('\n')) {
-      if (!line.trim()) continue;
-      try {
-        out.push(JSON.parse(line) as Figure);
-      } catch {
-        // A line cut by a killed worker: not a figure.
-      }
-    }
-  }
-  return out;
-}
+export const recordFigure = file.record;
+export const readFigures = file.read;
 
 export interface Totals {
   killPoints: number;

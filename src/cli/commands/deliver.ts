@@ -19,7 +19,7 @@ export function register(program: Command): void {
     )
     .action(
       action(async (runId: string, opts: { attachment: boolean }, command: Command) => {
-        const { config, logger } = createContext(command, { one: true });
+        const { group, config, logger } = createContext(command, { one: true });
         if (!config.smtpUrl)
           throw new ConfigError([
             'environment variable SMTP_URL: required to deliver (with email.from and email.to in the config file)',
@@ -30,7 +30,7 @@ export function register(program: Command): void {
           const { deliverRun } = await loadStages();
           const started = new Date();
           const result = await deliverRun(
-            { store, config, logger: logger.child({ runId }), runId, now: new Date() },
+            { store, config, logger: logger.child({ runId }), runId, now: new Date(), secrets: group.secrets },
             runId,
             { attach: opts.attachment },
           );

@@ -30,7 +30,7 @@ export function register(program: Command): void {
   accountOption(reconcile, 'reconcile this account of the config only')
     .addHelpText('after', EXIT_CODES_HELP)
     .action(
-      periodAction(async (opts: ReconcileOptions, { logger, period, accounts }) => {
+      periodAction(async (opts: ReconcileOptions, { group, logger, period, accounts }) => {
         // Several accounts: one after another, each its own run; the exit code is the worst of them.
         const results = [];
         for (const { config, name } of accounts)
@@ -40,6 +40,7 @@ export function register(program: Command): void {
               config,
               accounts.length > 1 ? logger.child({ account: name }) : logger,
               period,
+              group.secrets,
             ),
           );
         if (opts.json) {
@@ -59,11 +60,12 @@ async function reconcileAccount(
   config: Config,
   logger: Logger,
   period: Period,
+  secrets: readonly string[],
 ): Promise<{ summary: JsonSummary; code: number }> {
   const { reconcilePeriod, jsonSummary } = await loadStages();
   return withRunStore(config, logger, { wait: opts.wait }, async (store, signal) => {
     const outcome = await executeRun(
-      { store, config, logger },
+      { store, config, logger, secrets },
       { command: 'reconcile', trigger: 'cli', period, wait: opts.wait, signal },
       async (ctx, stage) => {
         await stage('reconcile', () => reconcilePeriod(ctx, period));

@@ -60,13 +60,18 @@ export function register(program: Command): void {
     .addHelpText('after', EXIT_CODES_HELP.replace(/\n {2}3 .*$/, ''))
     .action(
       action(async (opts: SyncOptions, command: Command) => {
-        const { logger, accounts } = createContext(command);
+        const { group, logger, accounts } = createContext(command);
         // Several accounts: one after another, each its own run; the exit code is the worst of them.
         let code: number = EXIT.ok;
         for (const { config, name } of accounts)
           code = Math.max(
             code,
-            await syncAccount(opts, config, accounts.length > 1 ? logger.child({ account: name }) : logger),
+            await syncAccount(
+              opts,
+              config,
+              accounts.length > 1 ? logger.child({ account: name }) : logger,
+              group.secrets,
+            ),
           );
         return code;
       }),
@@ -74,7 +79,12 @@ export function register(program: Command): void {
 }
 
 /** One account's sync, as one recorded run. */
-async function syncAccount(opts: SyncOptions, config: Config, logger: Logger): Promise<number> {
+async function syncAccount(
+  opts: SyncOptions,
+  config: Config,
+  logger: Logger,
+  secrets: readonly string[],
+): Promise<number> {
   const now = new Date();
   const period = parsePeriod({ from: opts.from, to: opts.to }, now);
   const backfill = parseBackfill(opts, now);
@@ -115,7 +125,7 @@ async function syncAccount(opts: SyncOptions, config: Config, logger: Logger): P
   const { syncSources } = await loadStages();
   return withRunStore(config, logger, { wait: opts.wait }, async (store, signal) => {
     const outcome = await executeRun(
-      { store, config, logger },
+      { store, config, logger, secrets },
       { command: 'sync', trigger: 'cli', period: request.period, wait: opts.wait, signal },
       (ctx, stage) => syncSources(ctx, request, stage),
     );
