@@ -159,7 +159,10 @@ export async function deliverGroupReport(
     log,
     allowInsecure: settings.allowInsecureHttp,
     mailOf: (notAttached) =>
-      groupMessage(written.digest, notAttached ? { reason: notAttached, path: written.path, host } : undefined),
+      groupMessage(written.digest, notAttached ? { reason: notAttached, path: written.path, host } : undefined, {
+        path: written.path,
+        host,
+      }),
   });
   await recordBatchDelivery(
     deps.store.db,
