@@ -300,7 +300,9 @@ export const WHERE_LABEL = 'Where the files are';
  * the period ("Where the files are, on h1: the workbook /r/w.xlsx; every record of the period in /r/w_detail (one gzip
  * CSV per data sheet)").
  */
-export function whereLine(input: Pick<MessageInput, 'attachmentName' | 'notAttached' | 'host' | 'workbookPath' | 'digest'>): string {
+export function whereLine(
+  input: Pick<MessageInput, 'attachmentName' | 'notAttached' | 'host' | 'workbookPath' | 'digest'>,
+): string {
   const host = input.notAttached?.host ?? input.host;
   const workbook = input.notAttached?.path ?? input.workbookPath ?? input.attachmentName;
   const detail = input.digest.detailDir

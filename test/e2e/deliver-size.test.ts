@@ -123,7 +123,9 @@ for (const kind of storeKinds)
       expect(relay.refused).toHaveLength(1);
       expect(relay.mails).toHaveLength(2);
       expect(relay.mails[1]!).not.toMatch(/Content-Disposition: attachment/i);
-      expect(textPart(relay.mails[1]!, 'text/plain')).toContain(`Where the files are, on ${hostname()}: the workbook ${summary.report};`);
+      expect(textPart(relay.mails[1]!, 'text/plain')).toContain(
+        `Where the files are, on ${hostname()}: the workbook ${summary.report};`,
+      );
 
       // Asked for: without the workbook whatever its size.
       const asked = await runCli(['deliver', summary.runId, '--no-attachment'], configWith());
@@ -149,7 +151,9 @@ for (const kind of storeKinds)
       const mail = largeRelay.mails[0]!;
       expect(attachment(mail, name).bytes.equals(readFileSync(summary.report))).toBe(true);
       expect(textPart(mail, 'text/plain')).toContain(`The workbook ${name} is attached;`);
-      expect(textPart(mail, 'text/plain')).toContain(`Where the files are, on ${hostname()}: the workbook ${summary.report};`);
+      expect(textPart(mail, 'text/plain')).toContain(
+        `Where the files are, on ${hostname()}: the workbook ${summary.report};`,
+      );
       expect(textPart(mail, 'text/plain')).not.toContain('is not attached');
     });
   });

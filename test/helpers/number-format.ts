@@ -59,9 +59,7 @@ export function checkBreaksFigures(ws: ExcelJS.Worksheet): Array<{ row: number; 
       const exact = i < 3 ? (reported[i] ?? '').trim() : String(cell.value);
       if (exact !== '' && Number(exact) !== 0) expect(showsNonZero(text), `${where} reads "${text}"`).toBe(true);
       if (i < 3 && unit !== 'number') expect(text, where).toMatch(new RegExp(` ${unit === 'hours' ? 'h' : unit}$`));
-      expect(ws.getColumn(col(header)).width ?? 0, `${where}: "${text}" fits`).toBeGreaterThanOrEqual(
-        shownWidth(text),
-      );
+      expect(ws.getColumn(col(header)).width ?? 0, `${where}: "${text}" fits`).toBeGreaterThanOrEqual(shownWidth(text));
       checked.push({ row: r, header, text });
     });
     const exact = row.getCell(col('Exact values')).value;

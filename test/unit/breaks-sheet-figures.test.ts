@@ -57,7 +57,13 @@ const BREAKS: Record<string, ReportedBreak> = {
   // beyond the 30 decimals a fixed format can show
   beyond: balance({ key: 'XYZ', currency: 'XYZ', expected: '0', actual: '1e-35', difference: '1e-35' }),
   // more significant digits than Excel keeps
-  huge: balance({ key: 'DOGE', currency: 'DOGE', expected: '1234567890123456.5', actual: '0', difference: '-1234567890123456.5' }),
+  huge: balance({
+    key: 'DOGE',
+    currency: 'DOGE',
+    expected: '1234567890123456.5',
+    actual: '0',
+    difference: '-1234567890123456.5',
+  }),
   text: makeBreak({
     code: 'P_WEBHOOK_GAP',
     key: 'o-text',

@@ -53,7 +53,15 @@ function mail(breaks: ReportedBreak[], extra: Partial<Parameters<typeof buildMes
   });
   return {
     digest,
-    ...buildMessage({ run, counts: c, digest, attachmentName: 'w.xlsx', host: 'h1', workbookPath: '/srv/reports/w.xlsx', ...extra }),
+    ...buildMessage({
+      run,
+      counts: c,
+      digest,
+      attachmentName: 'w.xlsx',
+      host: 'h1',
+      workbookPath: '/srv/reports/w.xlsx',
+      ...extra,
+    }),
   };
 }
 
@@ -68,7 +76,9 @@ describe('the e-mail of an account', () => {
     const at = (start: string) => lines.findIndex((l) => l.startsWith(start));
     expect(lines).toContain('  shortfalls USD -4,443.63 (this period -4,443.63, carried over 0.00)');
     expect(lines).toContain('  surpluses USD 10.00 (this period 0.00, carried over 10.00)');
-    expect(lines).toContain('  1 open break without a USD figure (1 this period, 0 carried over); 1 that move no money');
+    expect(lines).toContain(
+      '  1 open break without a USD figure (1 this period, 0 carried over); 1 that move no money',
+    );
     expect(lines[at('The 5 open breaks to look at first') + 1]).toMatch(
       /^ {2}1\. P_FEE_USD order o-short: USD -4,443\.13; medium, 3 days old, this period\. Partner fee USD twin/,
     );
