@@ -1,4 +1,4 @@
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../helpers/sandbox.js';
@@ -282,6 +282,17 @@ describe(`Summary counts equal the JSON's, and the e-mail's, end to end [${kind}
       `  shortfalls USD ${usd(stake.shortfalls.total)} (this period ${usd(stake.shortfalls.inPeriod)}`,
     );
     expect(text).toContain(`  surpluses USD ${usd(stake.surpluses.total)} (`);
+    // Issue 45 point 6: read alone, the verdict, the money at stake and the breaks to look at first come before the
+    // counts, and the reports' folder is named on the last line only, "Where the files are"
+    const mailLines = text.trimEnd().split(/\r?\n/);
+    const at = (start: string) => mailLines.findIndex((l) => l.startsWith(start));
+    expect(at('Money at stake:')).toBeGreaterThan(0);
+    expect(at('Money at stake:')).toBeLessThan(at('The 5 open breaks to look at first'));
+    expect(at('The 5 open breaks to look at first')).toBeLessThan(at('Open breaks: '));
+    const folder = dirname(json.report);
+    expect(mailLines.filter((l) => l.includes(folder) || /docs\/|\.md\b/.test(l))).toEqual([mailLines.at(-1)]);
+    expect(mailLines.at(-1)).toMatch(/^Where the files are, on \S+: the workbook /);
+    expect(mailLines.at(-1)).toContain(`: the workbook ${json.report};`);
     // The webhook events between the runs brought orders of 2020-01-01 (never listed): judged as changes,
     // their breaks are breaks of an earlier day opened by late data, named alike in the JSON, the e-mail and the Summary.
     expect(json.lateData.total).toBe(json.lateData.breaks.length);
