@@ -11,4 +11,5 @@ export type { PipelineResult } from './pipeline/run.js';
 export { installSignalHandlers } from './schedule/signals.js';
 export { periodLabel } from './report/summary.js';
 export { batchSentence, runOutcomeText } from './report/batch-words.js';
+export { stakePhrase } from './report/money-at-stake.js';
 export { addDays, toDay } from './util/dates.js';

@@ -22,6 +22,7 @@ import {
   periodLabel,
   runBatch,
   runOutcomeText,
+  stakePhrase,
   toDay,
   type BatchResult,
   type PipelineResult,
@@ -116,7 +117,7 @@ async function main(): Promise<number> {
           verdict: batch.report?.digest.verdict ?? null,
           reportError: batch.reportError,
         });
-        out(`${label}: ${sentence} (${((Date.now() - started) / 1000).toFixed(1)}s)`);
+        out(`${label}: ${sentence}; took ${((Date.now() - started) / 1000).toFixed(1)}s`);
         return batch;
       };
 
@@ -125,6 +126,10 @@ async function main(): Promise<number> {
       // Live activity: the sandbox moves on (stamped up to now), and the second batch's balance snapshots close the
       // roll-forward.
       for (const name of ACCOUNTS) sandbox.accounts[name]!.advance(ADVANCE_MS);
+      // Why the second run finds more: said before it, so the two counts do not read as a contradiction.
+      out(
+        `run 2: ${ADVANCE_MS / 60_000} minutes of sandbox activity later; its second balance snapshot lets the balance roll-forward (E_BALANCE_ROLL) be checked, which one snapshot cannot`,
+      );
       const second = await batchOnce('run 2');
       if (second.status === 'failed') return 1;
 
@@ -196,6 +201,7 @@ function printHeadline(
   out(
     `open breaks: ${s.breaks.length} (${bySeverity.high ?? 0} high, ${bySeverity.medium ?? 0} medium, ${bySeverity.low ?? 0} low)`,
   );
+  if (s.moneyAtStake) out(`money at stake: ${stakePhrase(s.moneyAtStake)}`);
   out(
     `  by rule: ${[...byCode.entries()]
       .sort()
@@ -208,9 +214,11 @@ function printHeadline(
   const needWebhooks = planted.filter((p) => p.requires === 'webhooks');
   if (needWebhooks.length)
     out(
-      `  (${needWebhooks.map((p) => p.code).join(', ')} also planted: checked only with the webhook receiver configured, which the demo does not run)`,
+      `  (the demo checks ${caught.of} of the ${planted.length} planted: ${needWebhooks.map((p) => p.code).join(', ')} is checked only with the webhook receiver configured, which the demo does not run)`,
     );
-  out('The Breaks sheet of the workbook lists every open break with its age, expected, actual and difference.');
+  out(
+    "The workbook's Breaks sheet lists every open break: what happened, expected, actual and difference in their unit, USD impact and age.",
+  );
 }
 
 main()

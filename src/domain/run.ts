@@ -94,6 +94,10 @@ export interface DigestBreak {
   ageDays: number;
   /** The signed USD impact (docs/rules.md "Money at stake"), decimal text; null when no money or no USD figure. */
   usdImpact: string | null;
+  /** Why usdImpact is null: its rule moves no money, or it does and has no USD figure (absent in older digests). */
+  noImpact?: 'no money' | 'no figure';
+  /** The record in words ("withdrawal w-1", "BTC"); absent in older digests (the key says it). */
+  record?: string;
   inPeriod: boolean;
   explained: boolean;
   /** Why it is listed: among the largest by USD impact, or among the oldest. */

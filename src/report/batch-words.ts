@@ -14,9 +14,13 @@ export interface RunOutcome {
   summary: { breakCounts: OpenBreakCounts };
 }
 
+/** What "reconciled" counts, said where a count of it could be read as "ran" (docs/accounts.md). */
+export const RECONCILED_MEANING = 'reconciled: no unexplained open break';
+
 /**
- * "batch B completed: every account ran; 0 of 2 accounts reconciled, 2 with open breaks";
- * "batch B failed: 1 of 3 accounts did not complete (initech); 0 of 3 accounts reconciled, 2 with open breaks, 1 failed".
+ * "batch B completed: both accounts ran to the end; 0 of 2 accounts reconciled, 2 with open breaks (reconciled: no
+ * unexplained open break)"; "batch B failed: 1 of 3 accounts did not complete (initech); 0 of 3 accounts reconciled, 2
+ * with open breaks, 1 failed (...)": whether the runs ended, then the group verdict with what it counts.
  */
 export function batchSentence(batch: {
   batchId: string;
@@ -27,10 +31,13 @@ export function batchSentence(batch: {
 }): string {
   const missing = batch.accounts.filter((a) => !a.completed).map((a) => a.account);
   const all = batch.accounts.length;
+  const every = all === 1 ? 'its account' : all === 2 ? 'both accounts' : `all ${all} accounts`;
   const ran = missing.length
     ? `failed: ${missing.length} of ${all} account${all === 1 ? '' : 's'} did not complete (${missing.join(', ')})`
-    : `completed: ${all === 1 ? 'its account' : 'every account'} ran`;
-  const verdict = batch.verdict ?? `no group report${batch.reportError ? ` (${batch.reportError})` : ''}`;
+    : `completed: ${every} ran to the end`;
+  const verdict = batch.verdict
+    ? `${batch.verdict} (${RECONCILED_MEANING})`
+    : `no group report${batch.reportError ? ` (${batch.reportError})` : ''}`;
   return `batch ${batch.batchId} ${ran}; ${verdict}`;
 }
 

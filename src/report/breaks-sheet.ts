@@ -3,7 +3,7 @@
  */
 import { Decimal } from '../decimal/decimal.js';
 import {
-  amountOrText,
+  EXCEL_DIGITS,
   isDecimalText,
   link,
   rowPlace,
@@ -83,11 +83,12 @@ const H = BREAKS_HEADER;
 /**
  * Fourteen visible columns, so the sheet reads on screen and prints one page wide at a legible size: what a person
  * acts on (severity, code, key, what happened, the figures, USD impact, this period?, age) and the workflow with its
- * fill-in columns. The rest stays in the file, hidden (Excel: select the columns around them, Unhide), for the
- * workflow import and for filters: the rule's name (the sentence says it), the unit (the sentence says it), first
- * seen (age says it), the stored status (Explained? says it), how the USD impact was valued (amount, rate, source and
- * time), the exact figures and the rule's detail. Rule codes and
- * keys fit their content (never cut); the long texts wrap at a maximum width (18 for the figures).
+ * fill-in columns. Each figure shows its unit in its number format ("0.50 USD", "26.85 h"), so it still sums. The
+ * rest stays in the file, hidden (Excel: select the columns around them, Unhide), for the workflow import and for
+ * filters: the rule's name (the sentence says it), the unit (each figure shows it), first seen (age says it), the
+ * stored status (Explained? says it), how the USD impact was valued (amount, rate, source and time), the exact figures
+ * and the rule's detail. "Exact values" shows only when a figure has more digits than a number cell keeps. Rule codes
+ * and keys fit their content (never cut); long texts wrap at a maximum width, numbers never (every row is measured).
  */
 export const breaksSpec: SheetSpec = {
   name: SHEET.breaks,
@@ -98,6 +99,7 @@ export const breaksSpec: SheetSpec = {
     { header: H.key, kind: 'id' },
     { header: H.sentence, kind: 'text', width: 40, wrap: true },
     { header: H.unit, kind: 'text', hidden: true },
+    // text figures (states, hashes) wrap at 18; numbers widen the column as far as they need
     { header: H.expected, kind: 'amount', width: 18, wrap: true },
     { header: H.actual, kind: 'amount', width: 18, wrap: true },
     { header: H.difference, kind: 'amount', width: 18, wrap: true },
@@ -119,8 +121,10 @@ export const breaksSpec: SheetSpec = {
     { header: H.detail, kind: 'text', width: 40, wrap: true, hidden: true },
   ],
   fitToWidth: true,
-  // "Amounts as reported" holds the exact figures of this sheet (the import reads them back).
-  exactValuesHidden: true,
+  fitAllRows: true,
+  // "Amounts as reported" holds the exact figures of this sheet (the import reads them back); "Exact values" shows
+  // those a number cell cannot.
+  exactValues: 'when needed',
 };
 
 export type { DataSheet } from '../domain/index.js';
@@ -201,35 +205,31 @@ const DETAIL_MAX = 1000;
 /** Decimals of ages in hours (rules report them to the hundredth). */
 const HOURS_DP = 2;
 
-/** Most decimals a figure is shown with (beyond it Excel's 15 significant digits hold nothing more). */
-const MAX_FIGURE_DP = 18;
-
 /**
- * Decimals of a break's figures: ages to the hundredth, amounts and prices at their currency's scale or the figures'
- * own decimals (trailing zeros aside), whichever is more, as far as the column shows them without ###, and never fewer
- * than a non-zero figure needs (a difference of -0.0003 never shows as -0.00, a precision break never as 0.000000).
- * The three figures of a row share them, so they line up.
+ * Decimals of a break's three figures, each at least its currency's scale (ages to the hundredth) and its own decimals
+ * as its number cell holds them (Excel keeps 15 significant digits; the rest is in "Exact values"), so a figure that is
+ * not zero never shows as 0 (-0.0003 never as -0.00, 1e-19 never as 0.000000000000000000). The row shares the most
+ * any figure needs, so they line up, except where a figure would show digits Excel does not hold.
  */
-function decimalsOf(b: ReportedBreak, precision: Precision): number {
+export function figureDecimals(b: ReportedBreak, precision: Precision): number[] {
   const scale = scaleOf(b, precision);
-  if (b.unit === 'text') return scale;
-  const figures = [b.expected, b.actual, b.difference].flatMap((f) => (f && isDecimalText(f) ? [new Decimal(f)] : []));
-  // Never fewer than a non-zero figure needs to show as non-zero...
-  const floor = Math.min(MAX_FIGURE_DP, Math.max(0, ...figures.map((f) => (f.isZero() ? 0 : -f.e))));
-  // ...and beyond that the currency's scale or the figures' own decimals, as far as the column shows them without ###
-  // (an 18-decimal currency's amount does not fit; the exact text is in the row).
-  let dp = Math.min(MAX_FIGURE_DP, Math.max(scale, ...figures.map((f) => f.dp())));
-  while (dp > floor && figures.some((f) => shownWidth(f, dp) > FIGURE_CHARS)) dp -= 1;
-  return dp;
+  const values = [b.expected, b.actual, b.difference].map((f) =>
+    b.unit !== 'text' && f && isDecimalText(f) ? new Decimal(f) : null,
+  );
+  const own = values.map((v) => Math.max(scale, v ? heldDecimals(v) : 0));
+  const row = Math.max(...own);
+  return values.map((v, i) => (v && !v.isZero() ? Math.max(own[i]!, Math.min(row, EXCEL_DIGITS - 1 - v.e)) : row));
 }
 
-/** Characters a figure column (width 18) shows whole: beyond them Excel prints ###. */
-const FIGURE_CHARS = 17;
+/** Decimals of a figure as a number cell holds it: rounded to Excel's 15 significant digits. */
+function heldDecimals(v: Decimal): number {
+  return v.toSignificantDigits(EXCEL_DIGITS, Decimal.ROUND_HALF_UP).decimalPlaces();
+}
 
-/** "-12,345.678": the characters of a figure at `dp` decimals with thousands separators. */
-function shownWidth(f: Decimal, dp: number): number {
-  const whole = f.abs().toDecimalPlaces(dp, Decimal.ROUND_HALF_UP).trunc().toFixed().length;
-  return (f.isNeg() ? 1 : 0) + whole + Math.floor((whole - 1) / 3) + (dp > 0 ? dp + 1 : 0);
+/** The unit a figure's format shows after it: "h" for hours, the currency for amounts and prices, none for text. */
+export function figureUnit(b: Pick<ReportedBreak, 'unit' | 'currency'>): string | undefined {
+  if (b.unit === 'hours') return 'h';
+  return b.unit === 'text' ? undefined : (b.currency ?? undefined);
 }
 
 /**
@@ -250,7 +250,9 @@ export function scaleOf(
 function figureCell(text: string | null, b: ReportedBreak, dp: number): Cell {
   if (text === null || text === '') return null;
   // Text figures (states, hashes, timestamps) stay text; numbers only where the rule says they are.
-  return b.unit === 'text' ? text : amountOrText(text, dp);
+  if (b.unit === 'text' || !isDecimalText(text)) return text;
+  const unit = figureUnit(b);
+  return { kind: 'amount', value: new Decimal(text.trim()), dp, ...(unit ? { unit } : {}) };
 }
 
 function lastNoteText(w: ReportedBreak['workflow']): string | null {
@@ -273,7 +275,7 @@ function impactCell(v: Valuation | null): Cell {
 
 export function breakRow(b: ReportedBreak, ctx: BreakRowContext): Row {
   const unit = unitWord(b);
-  const dp = decimalsOf(b, ctx.precision);
+  const [expectedDp, actualDp, differenceDp] = figureDecimals(b, ctx.precision);
   let detail: string | null = detailText(b.detail) || null;
   if (detail && detail.length > DETAIL_MAX) detail = `${detail.slice(0, DETAIL_MAX)}... (truncated)`;
   const valuation = ctx.usd ? breakValuation(b, ctx.usd) : null;
@@ -288,9 +290,9 @@ export function breakRow(b: ReportedBreak, ctx: BreakRowContext): Row {
       link(b.key, ctx.links?.targetOf(b)),
       breakSentence(b, scaleOf(b, ctx.precision)),
       unit,
-      figureCell(b.expected, b, dp),
-      figureCell(b.actual, b, dp),
-      figureCell(b.difference, b, dp),
+      figureCell(b.expected, b, expectedDp!),
+      figureCell(b.actual, b, actualDp!),
+      figureCell(b.difference, b, differenceDp!),
       impactCell(valuation),
       valuation ? valuationText(b, valuation) : null,
       b.inPeriod ? 'yes' : lateMark(b, ctx.late),

@@ -13,6 +13,8 @@ export interface AmountCell {
   kind: 'amount';
   value: Decimal;
   dp: number;
+  /** Shown after the number by its format ("BTC", "h"), so a figure reads with its unit and still sums. */
+  unit?: string;
 }
 
 /** A UTC calendar day (YYYY-MM-DD), written as an Excel date. */
@@ -76,8 +78,13 @@ export interface SheetSpec {
   layout?: 'table' | 'report';
   /** Printed landscape, scaled to one page wide (as many pages tall as needed). */
   fitToWidth?: boolean;
-  /** The "Exact values" column is written hidden (the sheet keeps its exact figures in a column of its own). */
-  exactValuesHidden?: boolean;
+  /**
+   * The "Exact values" column: 'shown' (the default), or 'when needed': hidden unless a row has an exact value its
+   * number cannot show (the Breaks sheet keeps every exact figure in a hidden column of its own besides).
+   */
+  exactValues?: 'shown' | 'when needed';
+  /** Widths fitted to every row, not to the first ones (a sheet built in memory, whose numbers must never show ###). */
+  fitAllRows?: boolean;
 }
 
 /** Excel keeps 15 significant digits of a number; anything longer would be silently rounded. */
@@ -129,11 +136,24 @@ export function isDay(cell: Cell): cell is DayCell {
 }
 
 /**
- * `#,##0.00` style format with `dp` decimals (at most 30, Excel's limit); negatives in red so differences stand out.
+ * `#,##0.00` style format with `dp` decimals (at most 30, Excel's limit) and the unit after the number when given;
+ * negatives in red so differences stand out.
  */
-export function numberFormat(dp: number): string {
+export function numberFormat(dp: number, unit?: string): string {
   const d = shownDecimals(dp);
-  return (NUMBER_FORMATS[d] ??= formatWith(d));
+  const key = `${d} ${unit ?? ''}`;
+  let format = NUMBER_FORMATS.get(key);
+  if (!format) NUMBER_FORMATS.set(key, (format = formatWith(d > 0 ? `#,##0.${'0'.repeat(d)}` : '#,##0', unit)));
+  return format;
+}
+
+/**
+ * A scientific format showing `significant` digits ("1.5E-35 BTC"): for a figure whose first digit lies beyond the 30
+ * decimals a fixed format can show, which would read 0.
+ */
+export function scientificFormat(significant: number, unit?: string): string {
+  const d = Math.max(0, Math.min(EXCEL_DIGITS, significant) - 1);
+  return formatWith(d > 0 ? `0.${'0'.repeat(d)}E+00` : '0E+00', unit);
 }
 
 /** The decimals an amount's format shows: its dp, whole, between 0 and Excel's 30. */
@@ -141,11 +161,17 @@ function shownDecimals(dp: number): number {
   return Math.min(Math.max(0, Math.trunc(dp)), EXCEL_MAX_DECIMALS);
 }
 
-/** numberFormat per decimals, built once: every amount cell asks for one (a million rows, several a row). */
-const NUMBER_FORMATS: string[] = [];
-function formatWith(d: number): string {
-  const body = d > 0 ? `#,##0.${'0'.repeat(d)}` : '#,##0';
-  return `${body};[Red]-${body}`;
+/** The format per decimals and unit, built once: every amount cell asks for one (a million rows, several a row). */
+const NUMBER_FORMATS = new Map<string, string>();
+function formatWith(body: string, unit?: string): string {
+  // the unit as a literal of the format; a quote cannot end it early
+  const shown = unit ? `${body}" ${unit.replace(/"/g, '')}"` : body;
+  return `${shown};[Red]-${shown}`;
+}
+
+/** True when a fixed format would show the non-zero value as 0: its first significant digit is beyond 30 decimals. */
+function beyondFixed(cell: AmountCell): boolean {
+  return cell.dp > EXCEL_MAX_DECIMALS && !cell.value.isZero() && -cell.value.e > EXCEL_MAX_DECIMALS;
 }
 
 /**
@@ -175,8 +201,10 @@ export function excelAmount(cell: AmountCell): ExcelAmount {
     significant > EXCEL_DIGITS
       ? Number(value.toSignificantDigits(EXCEL_DIGITS, Decimal.ROUND_HALF_UP).toFixed())
       : Number(text);
-  const exact = significant > EXCEL_DIGITS || decimals > shown ? text : null;
-  return { value: Object.is(n, -0) ? 0 : n, numFmt: numberFormat(shown), exact };
+  const scientific = beyondFixed(cell);
+  const exact = significant > EXCEL_DIGITS || (!scientific && decimals > shown) ? text : null;
+  const numFmt = scientific ? scientificFormat(significant, cell.unit) : numberFormat(shown, cell.unit);
+  return { value: Object.is(n, -0) ? 0 : n, numFmt, exact };
 }
 
 /**
@@ -262,14 +290,25 @@ export function displayWidth(cell: Cell): number {
   if (cell instanceof Date) return DATETIME_FORMAT.length;
   if (isDay(cell)) return DAY_FORMAT.length;
   if (isLink(cell)) return textWidth(cell.text);
-  if (isAmount(cell)) {
-    const dp = Math.min(Math.max(0, Math.trunc(cell.dp)), EXCEL_MAX_DECIMALS);
-    // rounding to the format's decimals can carry into one more integer digit (999.999 -> 1,000.00)
-    const intDigits = cell.value.abs().toDecimalPlaces(dp, Decimal.ROUND_HALF_UP).trunc().toFixed().length;
-    return groupedWidth(intDigits, cell.value.isNegative() && !cell.value.isZero()) + (dp ? dp + 1 : 0);
-  }
+  if (isAmount(cell)) return amountWidth(cell);
   const other = cell as unknown as { text?: unknown };
   return typeof other.text === 'string' ? textWidth(other.text) : 0;
+}
+
+/** An amount's width as its format writes it: sign, digits with separators, decimals (or mantissa and exponent), unit. */
+function amountWidth(cell: AmountCell): number {
+  const negative = cell.value.isNegative() && !cell.value.isZero();
+  const unit = cell.unit ? textWidth(` ${cell.unit}`) : 0;
+  if (beyondFixed(cell)) {
+    const significant = Math.min(EXCEL_DIGITS, cell.value.sd(false));
+    // "-1.5E-35": sign, mantissa, "E-" and the exponent's digits (at least two)
+    const exponent = Math.max(2, String(Math.abs(cell.value.e)).length);
+    return (negative ? 1 : 0) + (significant > 1 ? significant + 1 : 1) + 2 + exponent + unit;
+  }
+  const dp = shownDecimals(cell.dp);
+  // rounding to the format's decimals can carry into one more integer digit (999.999 -> 1,000.00)
+  const intDigits = cell.value.abs().toDecimalPlaces(dp, Decimal.ROUND_HALF_UP).trunc().toFixed().length;
+  return groupedWidth(intDigits, negative) + (dp ? dp + 1 : 0) + unit;
 }
 
 export const MIN_WIDTH = 6;

@@ -8,7 +8,8 @@ import { breakSentence } from '../rules/describe.js';
 import type { DigestBreak, DigestFigures, ReportDigest, RunInfo } from '../domain/index.js';
 import { headline, partialRun, periodLabel, runFailure } from './summary.js';
 import { lateDigest } from './late-data.js';
-import { breakImpact, type UsdRates } from './usd-rates.js';
+import { breakImpact, breakValuation, type UsdRates } from './usd-rates.js';
+import { recordWords } from '../rules/words.js';
 import type { Precision } from './precision.js';
 import { scaleOf } from './breaks-sheet.js';
 
@@ -47,8 +48,10 @@ export function topBreaks(
 ): DigestBreak[] {
   const rank = { high: 0, medium: 1, low: 2 } as Record<string, number>;
   const valued = breaks.map((b) => {
-    const usd = usdImpact(b, rates);
-    return { b, usd, size: usd ? usd.abs() : new Decimal(0), explained: b.workflow?.status === 'explained' };
+    const valuation = breakValuation(b, rates);
+    const usd = valuation.kind === 'usd' ? valuation.usd : null;
+    const noImpact = valuation.kind === 'usd' ? undefined : valuation.kind;
+    return { b, usd, noImpact, size: usd ? usd.abs() : new Decimal(0), explained: b.workflow?.status === 'explained' };
   });
   type Valued = (typeof valued)[number];
   const order = (x: Valued, y: Valued) =>
@@ -69,6 +72,8 @@ export function topBreaks(
     sentence: breakSentence(v.b, precision ? scaleOf(v.b, precision) : null),
     ageDays: breakAgeDays(v.b.firstSeenAt, now),
     usdImpact: v.usd ? v.usd.toFixed(Math.max(2, v.usd.dp())) : null,
+    ...(v.noImpact ? { noImpact: v.noImpact } : {}),
+    record: recordWords(v.b),
     inPeriod: v.b.inPeriod,
     explained: v.explained,
     why,

@@ -35,8 +35,10 @@ export interface MessageInput {
   attachmentName: string;
   /** Set when the workbook does not go with the message: why, and where it is. */
   notAttached?: { reason: string; path: string; host: string };
-  /** The machine the reports are on, named with the detail folder. */
+  /** The machine the reports are on, named on the "Where the files are" line. */
   host?: string;
+  /** The workbook's path on that machine, named on the same line. */
+  workbookPath?: string;
 }
 
 export interface Message {
@@ -71,20 +73,25 @@ export function messageSubject(digest: ReportDigest, counts: OpenBreakCounts): s
   return `${period}: ${plural(counts.total, 'open break')} (${counts.inPeriod} this period, ${counts.carriedOver} carried over)${explained}${failed}`;
 }
 
+/** A break's USD impact in words: "USD -12.50", or why it has none ("no money", "no USD figure"). */
+function impactWords(b: DigestBreak): string {
+  if (b.usdImpact !== null) return `USD ${usdFigureText(new Decimal(b.usdImpact))}`;
+  if (b.noImpact === 'no money') return 'no money';
+  return b.noImpact === 'no figure' ? 'no USD figure' : 'no USD impact';
+}
+
 /**
- * A break in words, one line: "[high] Fill fee rate off by ... (E_FEE_RATE 123; 3 days old; USD impact 12.50; carried
- * over)".
+ * A break in one line, code, record and impact first: "E_FEE_RATE fill 123: USD -12.50; high, 3 days old, this
+ * period. Fill fee rate off by ...".
  */
 export function breakLine(b: DigestBreak): string {
-  const facts = [
-    `${b.code} ${b.key}`,
-    `${plural(b.ageDays, 'day')} old`,
-    b.usdImpact !== null ? `USD impact ${usdFigureText(new Decimal(b.usdImpact))}` : 'no USD impact',
-    b.inPeriod ? 'this period' : 'carried over',
-  ];
+  const facts = [b.severity, `${plural(b.ageDays, 'day')} old`, b.inPeriod ? 'this period' : 'carried over'];
   if (b.explained) facts.push('explained');
-  return `[${b.severity}] ${b.sentence} (${facts.join('; ')})`;
+  return `${b.code} ${b.record ?? b.key}: ${impactWords(b)}; ${facts.join(', ')}. ${b.sentence}`;
 }
+
+/** What "of this period" and "carried over" mean, without the docs reference the reader of a mail cannot open. */
+const CARRIED_OVER_WORDS = CARRIED_OVER_MEANING.replace(/ \(docs\/[^)]*\)/, '');
 
 /**
  * Subject with the period and the two counts (this period, carried over); the banner and status of
@@ -116,7 +123,9 @@ export function buildMessage(input: MessageInput): Message {
     ? [...late.breaks.map(lateLine), ...(lateMore > 0 ? [`... and ${lateMore} more (see the workbook's Summary)`] : [])]
     : [];
   const stake = digest.figures ? stakeLines(digest.figures.moneyAtStake) : [];
-  const topTitle = `The ${top.length === 1 ? 'open break' : `${top.length} open breaks`}${lastKnown} to look at first (largest USD impact, then oldest; unexplained first):`;
+  const topTitle = topBreaksTitle(top.length, lastKnown);
+  const where = whereLine(input);
+  // The verdict, the money at stake and the breaks to look at first, then the counts: the mail reads alone.
   const lines = [
     head.text,
     head.detail,
@@ -124,13 +133,14 @@ export function buildMessage(input: MessageInput): Message {
     ...(digest.partial ? [`Period ${digest.period}: ${PARTIAL_MEANING}`] : []),
     ...(input.notAttached ? ['', notAttachedSentence(input.attachmentName, input.notAttached)] : []),
     `Status: ${head.status}`,
+    ...(stake.length ? ['', `Money at stake${lastKnown}:`, ...stake.map((l) => `  ${l}`), `  (${STAKE_MEANING})`] : []),
+    ...(top.length ? ['', topTitle, ...top.map((b, i) => `  ${i + 1}. ${breakLine(b)}`)] : []),
     '',
     `Open breaks${lastKnown}: ${counts.total} (${bySeverity(counts, 'total')})`,
     `  of this period: ${counts.inPeriod} (${bySeverity(counts, 'inPeriod')})`,
     `  carried over: ${counts.carriedOver} (${bySeverity(counts, 'carriedOver')})`,
     `  explained: ${counts.explained ?? 0}`,
-    `  (${CARRIED_OVER_MEANING})`,
-    ...(stake.length ? ['', `Money at stake${lastKnown}:`, ...stake.map((l) => `  ${l}`), `  (${STAKE_MEANING})`] : []),
+    `  (${CARRIED_OVER_WORDS})`,
     ...(rules.length
       ? [
           '',
@@ -141,7 +151,6 @@ export function buildMessage(input: MessageInput): Message {
           ),
         ]
       : []),
-    ...(top.length ? ['', topTitle, ...top.map((b, i) => `  ${i + 1}. ${breakLine(b)}`)] : []),
     ...(late ? ['', `${lateSentence(late)}:`, ...lateList.map((l) => `  ${l}`), `  (${LATE_MEANING})`] : []),
     '',
     ...(failure?.stored ? [`Counts (${STORED_COUNTS_MEANING}):`] : []),
@@ -149,6 +158,7 @@ export function buildMessage(input: MessageInput): Message {
     ...(notChecked.length ? ['', `Not checked in this run: ${notChecked.join('; ')}`] : []),
     '',
     `Run ${run.id}, period ${digest.period}. ${workbookSentence(input)}`,
+    where,
   ];
   const text = `${lines.join('\n')}\n`;
 
@@ -165,14 +175,10 @@ export function buildMessage(input: MessageInput): Message {
     `<p>${esc(head.detail)}</p>`,
     ...failureLines.map((l, i) => `<p${i === 0 ? ' style="font-weight:bold"' : ''}>${esc(l)}</p>`),
     digest.partial ? `<p style="color:#7F4F00">Period ${esc(digest.period)}: ${esc(PARTIAL_MEANING)}</p>` : '',
+    input.notAttached
+      ? `<p style="font-weight:bold;color:#7F4F00;background:#FFEB9C;padding:8px">${esc(notAttachedSentence(input.attachmentName, input.notAttached))}</p>`
+      : '',
     `<p>Status: ${esc(head.status)}</p>`,
-    table,
-    row([`Open breaks${lastKnown}`, 'Open', 'Of this period', 'Carried over'], true),
-    ...(['high', 'medium', 'low'] as const).map((sev) => row([sev, ...splitCells(counts.severity[sev])])),
-    row(['total', ...splitCells(counts)], true),
-    row(['explained', String(counts.explained ?? 0)]),
-    '</table>',
-    `<p style="color:#555">${esc(CARRIED_OVER_MEANING)}; ${esc(EXPLAINED_MEANING)}</p>`,
     ...(stake.length
       ? [
           `<p><b>Money at stake${esc(lastKnown)}:</b></p>`,
@@ -182,6 +188,16 @@ export function buildMessage(input: MessageInput): Message {
           `<p style="color:#555">${esc(STAKE_MEANING)}</p>`,
         ]
       : []),
+    ...(top.length
+      ? [`<p><b>${esc(topTitle)}</b></p>`, '<ol>', ...top.map((b) => `<li>${esc(breakLine(b))}</li>`), '</ol>']
+      : []),
+    table,
+    row([`Open breaks${lastKnown}`, 'Open', 'Of this period', 'Carried over'], true),
+    ...(['high', 'medium', 'low'] as const).map((sev) => row([sev, ...splitCells(counts.severity[sev])])),
+    row(['total', ...splitCells(counts)], true),
+    row(['explained', String(counts.explained ?? 0)]),
+    '</table>',
+    `<p style="color:#555">${esc(CARRIED_OVER_WORDS)}; ${esc(EXPLAINED_MEANING)}</p>`,
     ...(rules.length
       ? [
           table,
@@ -189,9 +205,6 @@ export function buildMessage(input: MessageInput): Message {
           ...rules.map((r) => row([r.code, ...splitCells(r), String(r.explained ?? 0), ruleTitle(r.code), r.note])),
           '</table>',
         ]
-      : []),
-    ...(top.length
-      ? [`<p><b>${esc(topTitle)}</b></p>`, '<ol>', ...top.map((b) => `<li>${esc(breakLine(b))}</li>`), '</ol>']
       : []),
     ...(late
       ? [
@@ -207,10 +220,8 @@ export function buildMessage(input: MessageInput): Message {
     ...figures.map(([label, value]) => row([label, value])),
     '</table>',
     notChecked.length ? `<p>Not checked in this run: ${esc(notChecked.join('; '))}</p>` : '',
-    input.notAttached
-      ? `<p style="font-weight:bold;color:#7F4F00;background:#FFEB9C;padding:8px">${esc(notAttachedSentence(input.attachmentName, input.notAttached))}</p>`
-      : '',
     `<p style="color:#555">Run ${esc(run.id)}, period ${esc(digest.period)}. ${esc(workbookSentence(input))}</p>`,
+    `<p style="color:#555">${esc(where)}</p>`,
     '</body></html>',
   ].join('\n');
   return { subject, text, html };
@@ -267,29 +278,44 @@ export function failureNotice(input: {
 
 const SHEETS_SENTENCE =
   'its Summary sheet has the balances, totals, rules and assumptions, its Breaks sheet every open break ' +
-  '("This period?" tells them apart).';
+  '("This period?" tells them apart); its data sheets list the records the open breaks point at.';
 
-/** The closing sentences about the workbook (attached, or where it is) and the detail folder. */
+/** "The 5 open breaks to look at first (...)": over the top breaks of both e-mails. */
+export function topBreaksTitle(n: number, lastKnown = ''): string {
+  return `The ${n === 1 ? 'open break' : `${n} open breaks`}${lastKnown} to look at first (largest USD impact, then oldest; unexplained first):`;
+}
+
+/** The closing sentence about the workbook: attached, or not (the box under the banner says why). */
 function workbookSentence(input: MessageInput): string {
-  const workbook = input.notAttached
+  return input.notAttached
     ? `The workbook ${input.attachmentName} is not attached (see above); ${SHEETS_SENTENCE}`
     : `The workbook ${input.attachmentName} is attached; ${SHEETS_SENTENCE}`;
-  return input.digest.detailDir ? `${workbook} ${detailSentence(input.digest.detailDir, input.host)}` : workbook;
 }
 
-/** "Its data sheets list the records the open breaks point at; every record of the period is in <dir> on <host> ..." */
-export function detailSentence(dir: string, host?: string): string {
-  return (
-    'Its data sheets list the records the open breaks point at; every record of the period is in the folder ' +
-    `${dir}${host ? ` on ${host}` : ''} (one gzip CSV per data sheet).`
-  );
+/** The label of the one line of a message that names paths on the machine. */
+export const WHERE_LABEL = 'Where the files are';
+
+/**
+ * The one line that names paths on the reports' machine: the workbook's, and the detail folder with every record of
+ * the period ("Where the files are, on h1: the workbook /r/w.xlsx; every record of the period in /r/w_detail (one gzip
+ * CSV per data sheet)").
+ */
+export function whereLine(
+  input: Pick<MessageInput, 'attachmentName' | 'notAttached' | 'host' | 'workbookPath' | 'digest'>,
+): string {
+  const host = input.notAttached?.host ?? input.host;
+  const workbook = input.notAttached?.path ?? input.workbookPath ?? input.attachmentName;
+  const detail = input.digest.detailDir
+    ? `; every record of the period in ${input.digest.detailDir} (one gzip CSV per data sheet)`
+    : '';
+  return `${WHERE_LABEL}${host ? `, on ${host}` : ''}: the workbook ${workbook}${detail}.`;
 }
 
-/** "The workbook X is not attached: <reason>. It is on <host> at <path>; ..." */
-export function notAttachedSentence(name: string, why: { reason: string; path: string; host: string }): string {
+/** "The workbook X is not attached: <reason>." The "Where the files are" line says where it is. */
+export function notAttachedSentence(name: string, why: { reason: string }): string {
   return (
-    `The workbook ${name} is not attached: ${why.reason}. It is on ${why.host} at ${why.path}; ` +
-    'everything in this message is taken from it.'
+    `The workbook ${name} is not attached: ${why.reason}. Everything in this message is taken from it; ` +
+    'where it is: see the last line.'
   );
 }
 

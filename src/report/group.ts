@@ -17,6 +17,7 @@ import {
   type AccountColour,
 } from './group-colours.js';
 import { groupTotals, type GroupTotals } from './group-totals.js';
+import { groupTopBreaks, type GroupBreak } from './group-top-breaks.js';
 
 /** reconciled: no unexplained open break; breaks: some; failed: its run failed; not run: it never finished a run. */
 export type AccountState = 'reconciled' | 'breaks' | 'failed' | 'not run';
@@ -50,6 +51,8 @@ export interface GroupDigest {
   /** The sums over the accounts whose run completed, and the accounts left out of them. */
   totals: GroupTotals;
   attachmentName: string;
+  /** The open breaks to look at first over every account that ran (absent in digests written before). */
+  topBreaks?: GroupBreak[];
   /** 1 for the first report of the batch; 2 and more for an amended one. */
   version: number;
   /** What changed since the previous report ("initech: running -> succeeded"); empty for the first. */
@@ -135,6 +138,7 @@ export function groupDigest(input: {
     tone: verdict.tone,
     colour: worstColour(input.accounts),
     totals: groupTotals(input.accounts),
+    topBreaks: groupTopBreaks(input.accounts.filter((a) => a.state !== 'failed')),
     attachmentName: input.attachmentName,
     version: input.version ?? 1,
     changes: input.changes ?? [],

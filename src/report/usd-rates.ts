@@ -75,8 +75,8 @@ export class UsdRates {
 export function shownUsd(exact: Decimal): { usd: Decimal; dp: number } {
   const cents = exact.toDecimalPlaces(2, Decimal.ROUND_HALF_UP);
   if (!cents.isZero() || exact.isZero()) return { usd: cents, dp: 2 };
-  // decimal.js's exponent: 0.0003 is 3e-4, shown with 4 decimals
-  const dp = Math.min(MAX_IMPACT_DP, -exact.e);
+  // decimal.js's exponent: 0.0003 is 3e-4, shown with 4 decimals (however many: a cap would show 1e-19 as 0)
+  const dp = -exact.e;
   return { usd: exact.toDecimalPlaces(dp, Decimal.ROUND_HALF_UP), dp };
 }
 
@@ -132,6 +132,3 @@ export function valuationText(b: StakeFields, v: Valuation): string {
   if (v.rate.source === 'usd') return `${amount}, in USD`;
   return `${amount} x ${v.rate.rate.toSignificantDigits(10).toFixed()} USD/${v.currency} (${v.rate.asOf ?? v.rate.source})`;
 }
-
-/** Most decimals a sub-cent impact is shown with. */
-const MAX_IMPACT_DP = 18;

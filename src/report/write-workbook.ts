@@ -172,6 +172,8 @@ class SheetWriter {
   private written = 0;
   /** The current part's name (its rows are counted under it). */
   private partKey = '';
+  /** No row seen before the widths were fixed has an exact value its number cannot show. */
+  private exactUnused = true;
   /** Per column, the style its last cell got: a column's cells mostly share one (see styleFor). */
   private lastStyles: Array<LastStyle | undefined> = [];
 
@@ -197,7 +199,7 @@ class SheetWriter {
   async add(row: Row): Promise<void> {
     if (this.sample) {
       this.sample.push(row);
-      if (this.sample.length >= FIT_SAMPLE) this.flushSample();
+      if (this.sample.length >= FIT_SAMPLE && !this.spec.fitAllRows) this.flushSample();
       return;
     }
     this.writeRow(row);
@@ -237,7 +239,10 @@ class SheetWriter {
     const sample = this.sample ?? [];
     this.sample = null;
     const seen = this.spec.columns.map(() => 0);
+    // Numbers and dates cannot wrap (a cell too narrow shows ###): a wrapping column is at least as wide as they are.
+    const unwrappable = this.spec.columns.map(() => 0);
     let exactSeen = 0;
+    let exactWord = 0;
     for (const row of sample) {
       row.cells.forEach((c, i) => {
         // On the Summary, text may run on into the empty cells beside it; numbers and dates cannot
@@ -248,9 +253,15 @@ class SheetWriter {
           return;
         const bold = this.report && typeof c === 'string' && (row.tone === 'bold' || row.tone === 'section');
         seen[i] = Math.max(seen[i] ?? 0, displayWidth(c) * (bold ? BOLD : 1));
+        if (c !== null && typeof c !== 'string') unwrappable[i] = Math.max(unwrappable[i] ?? 0, displayWidth(c));
       });
-      if (this.hasAmounts) exactSeen = Math.max(exactSeen, textWidth(this.exactValues(row.cells).join('; ')));
+      if (this.hasAmounts) {
+        const exact = this.exactValues(row.cells).join('; ');
+        exactSeen = Math.max(exactSeen, textWidth(exact));
+        exactWord = Math.max(exactWord, ...exact.split(' ').map(textWidth));
+      }
     }
+    this.exactUnused = exactSeen === 0;
     // A sheet printed one page wide wraps its header, so a long header ("Deposits placed by state
     // change") does not widen its column of short numbers: the longest word of it is the floor.
     const headerOf = (h: string) => (this.wrapHeader ? longestWord(h) : h);
@@ -258,13 +269,17 @@ class SheetWriter {
       this.report
         ? Math.min(MAX_WIDTH, Math.max(col.width ?? 12, Math.ceil((seen[i] ?? 0) + 1.5)))
         : col.wrap
-          ? Math.min(fitWidth(headerOf(col.header), seen[i] ?? 0), col.width ?? MAX_WIDTH)
+          ? Math.max(
+              Math.min(fitWidth(headerOf(col.header), seen[i] ?? 0), col.width ?? MAX_WIDTH),
+              unwrappable[i] ? fitWidth('', unwrappable[i] ?? 0) : 0,
+            )
           : fitWidth(headerOf(col.header), seen[i] ?? 0, col.width),
     );
+    // Printed one page wide, the exact values wrap at spaces: the column holds their longest word whole.
     if (this.hasAmounts)
       this.widths.push(
         this.wrapHeader
-          ? Math.min(fitWidth(EXACT_VALUES_HEADER, exactSeen), EXACT_PRINTED_WIDTH)
+          ? Math.min(fitWidth(EXACT_VALUES_HEADER, exactSeen), Math.max(EXACT_PRINTED_WIDTH, fitWidth('', exactWord)))
           : fitWidth(EXACT_VALUES_HEADER, exactSeen),
       );
     for (const row of sample) this.writeRow(row);
@@ -287,7 +302,9 @@ class SheetWriter {
     ws.columns = widths.map((width, i) => ({
       width,
       hidden:
-        i < this.spec.columns.length ? this.spec.columns[i]!.hidden === true : this.spec.exactValuesHidden === true,
+        i < this.spec.columns.length
+          ? this.spec.columns[i]!.hidden === true
+          : this.spec.exactValues === 'when needed' && this.exactUnused,
     }));
     this.ws = ws;
     this.rowsInPart = 0;

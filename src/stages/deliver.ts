@@ -99,6 +99,7 @@ export async function deliverRun(
       digest,
       attachmentName,
       host: where.host,
+      workbookPath: path,
       ...(notAttached ? { notAttached: { reason: notAttached, ...where } } : {}),
     });
     return { subject: message.subject, text: message.text, html: message.html };

@@ -160,7 +160,10 @@ export async function deliverGroupReport(
     allowInsecure: settings.allowInsecureHttp,
     secrets: deps.group.secrets,
     mailOf: (notAttached) =>
-      groupMessage(written.digest, notAttached ? { reason: notAttached, path: written.path, host } : undefined),
+      groupMessage(written.digest, notAttached ? { reason: notAttached, path: written.path, host } : undefined, {
+        path: written.path,
+        host,
+      }),
   });
   await recordBatchDelivery(
     deps.store.db,

@@ -291,7 +291,7 @@ for (const kind of storeKinds)
       const printed = await runCli(['run', ...period, '--account', 'globex', '--no-email'], env);
       expect(printed.code, brief(printed.stderr)).toBe(0);
       expect(printed.stdout).toMatch(
-        /^batch \S+ completed: its account ran; 0 of 1 account reconciled, 1 with open breaks$/m,
+        /^batch \S+ completed: its account ran to the end; 0 of 1 account reconciled, 1 with open breaks \(reconciled: no unexplained open break\)$/m,
       );
       expect(printed.stdout).toMatch(/^ {2}globex +run \S+ completed: not reconciled: \d+ open breaks \(/m);
 

@@ -101,11 +101,13 @@ for (const kind of storeKinds)
       expect(refusal, text).not.toBeNull();
       // The size it states is the message's, within the relay's counting of line ends.
       expect(Math.abs(Number(refusal![1]) - relay.refused[0]! / 1_000)).toBeLessThan(2);
-      expect(text).toContain(`It is on ${hostname()} at ${summary.report};`);
-      expect(textPart(first, 'text/html')).toContain(`It is on ${hostname()} at ${summary.report};`);
-      // and where every record of the period is: the detail folder beside the workbook
-      const detail = `every record of the period is in the folder ${summary.report.replace(/\.xlsx$/, '_detail')} on ${hostname()}`;
-      expect(text).toContain(detail);
+      // where it is, and where every record of the period is (the detail folder beside it): on the last line only
+      const where =
+        `Where the files are, on ${hostname()}: the workbook ${summary.report}; every record of the period in ` +
+        `${summary.report.replace(/\.xlsx$/, '_detail')} (one gzip CSV per data sheet).`;
+      expect(text.trimEnd().split(/\r?\n/).at(-1)).toBe(where);
+      expect(text.split(/\r?\n/).filter((l) => l.includes(summary.report.replace(/\.xlsx$/, '')))).toEqual([where]);
+      expect(textPart(first, 'text/html')).toContain(where);
       expect(existsSync(join(summary.report.replace(/\.xlsx$/, '_detail'), 'fills.csv.gz'))).toBe(true);
       expect(run.stderr).toMatch(/report delivered without the workbook/);
 
@@ -121,7 +123,9 @@ for (const kind of storeKinds)
       expect(relay.refused).toHaveLength(1);
       expect(relay.mails).toHaveLength(2);
       expect(relay.mails[1]!).not.toMatch(/Content-Disposition: attachment/i);
-      expect(textPart(relay.mails[1]!, 'text/plain')).toContain(`It is on ${hostname()} at ${summary.report};`);
+      expect(textPart(relay.mails[1]!, 'text/plain')).toContain(
+        `Where the files are, on ${hostname()}: the workbook ${summary.report};`,
+      );
 
       // Asked for: without the workbook whatever its size.
       const asked = await runCli(['deliver', summary.runId, '--no-attachment'], configWith());
@@ -147,7 +151,9 @@ for (const kind of storeKinds)
       const mail = largeRelay.mails[0]!;
       expect(attachment(mail, name).bytes.equals(readFileSync(summary.report))).toBe(true);
       expect(textPart(mail, 'text/plain')).toContain(`The workbook ${name} is attached;`);
-      expect(textPart(mail, 'text/plain')).toContain('every record of the period is in the folder');
+      expect(textPart(mail, 'text/plain')).toContain(
+        `Where the files are, on ${hostname()}: the workbook ${summary.report};`,
+      );
       expect(textPart(mail, 'text/plain')).not.toContain('is not attached');
     });
   });

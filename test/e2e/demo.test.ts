@@ -67,12 +67,35 @@ describe('npm run demo', () => {
       );
       expect(stdout).toMatch(
         new RegExp(
-          `^${label}: batch \\S+ completed: every account ran; 0 of 2 accounts reconciled, 2 with open breaks`,
+          `^${label}: batch \\S+ completed: both accounts ran to the end; 0 of 2 accounts reconciled, 2 with open breaks \\(reconciled: no unexplained open break\\)`,
           'm',
         ),
       );
     }
     expect(stdout).not.toMatch(/succeeded/);
+    // Issue 45 point 8: read as a newcomer would, the lines agree with each other. The batch line counts the account
+    // lines above it: "reconciled" and "with open breaks" as they say.
+    const batch2 =
+      /^run 2: batch \S+ completed: both accounts ran to the end; (\d+) of 2 accounts reconciled, (\d+) with open breaks/m.exec(
+        stdout,
+      );
+    const accountLines = stdout.split('\n').filter((l) => /^run 2: account \w+: run \S+ completed: /.test(l));
+    expect(accountLines).toHaveLength(2);
+    expect(accountLines.filter((l) => / completed: reconciled/.test(l))).toHaveLength(Number(batch2![1]));
+    expect(accountLines.filter((l) => / completed: not reconciled: /.test(l))).toHaveLength(Number(batch2![2]));
+    // run 2 finding more than run 1 is said before it, with why
+    expect(stdout).toMatch(
+      /^run 2: .*second balance snapshot lets the balance roll-forward \(E_BALANCE_ROLL\) be checked/m,
+    );
+    // the planted count of the sandbox line is the one the caught line is read against
+    const plantedAcme = Number(/acme \((\d+) planted discrepancies\)/.exec(stdout)?.[1]);
+    expect(stdout).toContain(
+      `(the demo checks ${caught![2]} of the ${plantedAcme} planted: P_WEBHOOK_GAP is checked only`,
+    );
+    // the headline figures: the money at stake as every USD figure is written
+    expect(stdout).toMatch(
+      /^money at stake: shortfalls USD -[\d,]+\.\d{2}, surpluses USD [\d,]+\.\d{2}, \d+ open breaks? without a USD figure$/m,
+    );
 
     const printed = /^workbook: (.+\.xlsx)$/m.exec(stdout)?.[1] ?? '';
     const path = isAbsolute(printed) ? printed : join(cwd, printed);

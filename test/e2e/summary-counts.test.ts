@@ -1,4 +1,4 @@
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../helpers/sandbox.js';
@@ -249,17 +249,17 @@ describe(`Summary counts equal the JSON's, and the e-mail's, end to end [${kind}
     expect(mailRules).toEqual(
       c.rules.map((r) => ({ code: r.code, total: r.total, inPeriod: r.inPeriod, carriedOver: r.carriedOver })),
     );
-    // Five open breaks in words, each one of the JSON's open breaks, with its age and USD impact.
+    // Five open breaks, one line each: code, record and USD impact, then severity and age; each one of the JSON's.
     const listed = [
       ...text.matchAll(
-        /^ {2}\d\. \[(high|medium|low)\] .* \(([A-Z_]+) (\S+); (\d+) days? old; (?:USD impact -?[\d,.]+|no USD impact); (?:this period|carried over)/gm,
+        /^ {2}\d\. ([A-Z_]+) (?:[a-z ]+ )?(\S+): (?:USD -?[\d,.]+|no money|no USD figure); (high|medium|low), (\d+) days? old, (?:this period|carried over)/gm,
       ),
     ];
     expect(listed).toHaveLength(5);
     for (const m of listed)
       expect(
-        json.breaks.some((b) => b.code === m[2] && b.key === m[3] && b.severity === m[1]),
-        `${m[2]} ${m[3]}`,
+        json.breaks.some((b) => b.code === m[1] && b.key === m[2] && b.severity === m[3]),
+        `${m[1]} ${m[2]}`,
       ).toBe(true);
     const html = textPart(raw, 'text/html');
     expect(html.match(/<ol>[\s\S]*?<\/ol>/)![0].match(/<li>/g)).toHaveLength(5);
@@ -282,6 +282,17 @@ describe(`Summary counts equal the JSON's, and the e-mail's, end to end [${kind}
       `  shortfalls USD ${usd(stake.shortfalls.total)} (this period ${usd(stake.shortfalls.inPeriod)}`,
     );
     expect(text).toContain(`  surpluses USD ${usd(stake.surpluses.total)} (`);
+    // Issue 45 point 6: read alone, the verdict, the money at stake and the breaks to look at first come before the
+    // counts, and the reports' folder is named on the last line only, "Where the files are"
+    const mailLines = text.trimEnd().split(/\r?\n/);
+    const at = (start: string) => mailLines.findIndex((l) => l.startsWith(start));
+    expect(at('Money at stake:')).toBeGreaterThan(0);
+    expect(at('Money at stake:')).toBeLessThan(at('The 5 open breaks to look at first'));
+    expect(at('The 5 open breaks to look at first')).toBeLessThan(at('Open breaks: '));
+    const folder = dirname(json.report);
+    expect(mailLines.filter((l) => l.includes(folder) || /docs\/|\.md\b/.test(l))).toEqual([mailLines.at(-1)]);
+    expect(mailLines.at(-1)).toMatch(/^Where the files are, on \S+: the workbook /);
+    expect(mailLines.at(-1)).toContain(`: the workbook ${json.report};`);
     // The webhook events between the runs brought orders of 2020-01-01 (never listed): judged as changes,
     // their breaks are breaks of an earlier day opened by late data, named alike in the JSON, the e-mail and the Summary.
     expect(json.lateData.total).toBe(json.lateData.breaks.length);

@@ -13,6 +13,7 @@ import { writeReport } from '../../src/stages/report.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { addDays, toDay } from '../../src/util/dates.js';
 import { BREAKS_HEADER } from '../../src/report/breaks-sheet.js';
+import { checkBreaksFigures } from '../helpers/number-format.js';
 
 /**
  * Issue 15 "Must show": on a sandbox run with one planted case of every rule, the Breaks sheet
@@ -176,8 +177,9 @@ for (const kind of storeKinds) {
           name,
         ).toHaveLength(1);
       expect(ws.pageSetup).toMatchObject({ orientation: 'landscape', fitToWidth: 1, fitToHeight: 0 });
-      // Fourteen visible columns: what a person acts on and the workflow; the rest hidden, in the file.
-      const visible = h.filter((_, i) => !ws.getColumn(i + 1).hidden);
+      // Fourteen visible columns: what a person acts on and the workflow; the rest hidden, in the file ("Exact values"
+      // shown when a figure needs it, below).
+      const visible = h.filter((x, i) => !ws.getColumn(i + 1).hidden && x !== 'Exact values');
       expect(visible).toEqual([
         'Severity',
         'Rule code',
@@ -202,8 +204,12 @@ for (const kind of storeKinds) {
         'Status',
         'Amounts as reported',
         'Detail',
-        'Exact values',
       ]);
+      // "Exact values" shows when a figure has more digits than a number cell keeps, and only then
+      const exact = h.indexOf('Exact values') + 1;
+      let needed = false;
+      for (let r = 2; r <= ws.rowCount; r++) needed ||= Boolean(ws.getRow(r).getCell(exact).value);
+      expect(ws.getColumn(exact).hidden).toBe(!needed);
       // Codes and keys never cut: each column is at least as wide as its longest value.
       for (const name of ['Rule code', 'Key']) {
         const col = h.indexOf(name) + 1;
@@ -252,6 +258,16 @@ for (const kind of storeKinds) {
       }
       expect(tones.get('high')).toBe('FFC00000');
       expect(new Set(tones.values()).size).toBe(tones.size);
+    });
+
+    it('shows each figure with its unit, never 0 when it is not, in a column as wide as it shows (issue 45)', async () => {
+      const wb = new ExcelJS.Workbook();
+      await wb.xlsx.readFile(path);
+      const ws = wb.getWorksheet('Breaks')!;
+      const checked = checkBreaksFigures(ws);
+      expect(checked.length).toBeGreaterThan(20);
+      // the stale-data break's figures are hours, not money
+      expect(checked.some((c) => / h$/.test(c.text))).toBe(true);
     });
 
     it('says what happened in words, with the unit and the USD impact', async () => {

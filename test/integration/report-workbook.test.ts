@@ -651,7 +651,8 @@ describeEachStore('report workbook', (t) => {
     expect(feeRate.Actual!.value).toBe(0.02);
     expect((br[0]!.Severity!.fill as ExcelJS.FillPattern).fgColor?.argb).toBe('FFC00000');
     expect(br[1]!.Difference!.value).toBe(-0.01);
-    expect(br[1]!.Difference!.numFmt).toBe(numberFormat(8));
+    // the unit beside the figure, in its format (issue 45)
+    expect(br[1]!.Difference!.numFmt).toBe(numberFormat(8, 'BTC'));
     expect(br[0]!['First seen (UTC)']!.value).toEqual(new Date('2026-10-20T02:00:00Z'));
 
     // Partner orders: in the period only, amounts at currency precision, break rows red

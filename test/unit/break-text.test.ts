@@ -322,19 +322,19 @@ describe('Breaks rows', () => {
     };
     // USD at 2 decimals: -0.0003 keeps its 4, and so does the row's USD impact
     expect(cells({ expected: '1.2300', actual: '1.2297', difference: '-0.0003' })).toEqual({
-      difference: { kind: 'amount', value: new Decimal('-0.0003'), dp: 4 },
+      difference: { kind: 'amount', value: new Decimal('-0.0003'), dp: 4, unit: 'USD' },
       usd: { kind: 'amount', value: new Decimal('-0.0003'), dp: 4 },
     });
     // trailing zeros are not decimals of the figure: the currency's 2 hold
     expect(cells({ expected: '1.2300', actual: '1.7300', difference: '-0.5000' }).difference).toMatchObject({ dp: 2 });
-    // 18 decimals do not fit the column (Excel would print ###): as many as it shows, never fewer than the difference
-    // needs to be non-zero
+    // 18 decimals, all of them: the column widens to the number (never ###); the figures of more than 15 significant
+    // digits Excel does not hold stop at the decimals it does, their exact text beside them
     const long = cells({
       expected: '0.047981416227322125',
       actual: '0.047501429206504803',
       difference: '-0.000479987020817322',
     }).difference as { dp: number };
-    expect(long.dp).toBe(14);
+    expect(long.dp).toBe(18);
     expect(
       cells({ expected: '0', actual: '0.000000000000000004', difference: '0.000000000000000004' }).difference,
     ).toMatchObject({
@@ -413,7 +413,7 @@ describe('Breaks rows', () => {
     // 7th data row, 4 data rows a part: "Partner orders (2)", row 4 (header + 3)
     expect(key).toEqual({ kind: 'link', text: 'ord_123', sheet: 'Partner orders (2)', row: 4 });
     expect(sentence).toContain('ord_123');
-    expect(difference).toEqual({ kind: 'amount', value: new Decimal('-0.50'), dp: 2 });
+    expect(difference).toEqual({ kind: 'amount', value: new Decimal('-0.50'), dp: 2, unit: 'USD' });
     // signed like the difference: less charged than expected is negative
     expect(impact).toEqual({ kind: 'amount', value: new Decimal('-0.5'), dp: 2 });
     expect(valuation).toBe('-0.5 USD, in USD');

@@ -186,7 +186,9 @@ describe("a batch's printed sentence", () => {
         ],
         verdict: '0 of 2 accounts reconciled, 2 with open breaks',
       }),
-    ).toBe('batch b1 completed: every account ran; 0 of 2 accounts reconciled, 2 with open breaks');
+    ).toBe(
+      'batch b1 completed: both accounts ran to the end; 0 of 2 accounts reconciled, 2 with open breaks (reconciled: no unexplained open break)',
+    );
     expect(
       batchSentence({
         batchId: 'b2',

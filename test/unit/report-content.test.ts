@@ -291,9 +291,12 @@ describe('message', () => {
     const m = buildMessage({ run, counts, digest, attachmentName: 'w.xlsx', notAttached: why });
     const sentence =
       'The workbook w.xlsx is not attached: the message with it would be 12.3 MB, over email.maxMessageBytes. ' +
-      'It is on h1 at /r/w.xlsx; everything in this message is taken from it.';
+      'Everything in this message is taken from it; where it is: see the last line.';
     expect(m.text).toContain(sentence);
     expect(m.html).toContain(sentence);
+    // the path is on the one line that names paths, the last
+    expect(m.text.trimEnd().split('\n').at(-1)).toBe('Where the files are, on h1: the workbook /r/w.xlsx.');
+    expect(m.html).toContain('Where the files are, on h1: the workbook /r/w.xlsx.');
     expect(m.text).not.toContain('is attached');
     expect(message(run, [], 'w.xlsx').text).toContain('The workbook w.xlsx is attached;');
   });
@@ -379,8 +382,9 @@ describe('message', () => {
         b.sentence.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;'),
       );
     }
-    expect(m.text).toMatch(/ {2}1\. \[medium\] .*\(P_FEE_USD big; 1 day old; USD impact -500\.00; this period\)/);
-    expect(m.text).toMatch(/ {2}5\. \[medium\] .*\(P_FEE_USD zero; 93 days old; USD impact 0\.00; this period\)/);
+    // one line each: code, record and impact first
+    expect(m.text).toMatch(/^ {2}1\. P_FEE_USD order big: USD -500\.00; medium, 1 day old, this period\. \S/m);
+    expect(m.text).toMatch(/^ {2}5\. P_FEE_USD order zero: USD 0\.00; medium, 93 days old, this period\. \S/m);
   });
   it('says that a rule not checked in this run keeps the breaks earlier runs left open, instead of contradicting itself', () => {
     const run = makeRun({
