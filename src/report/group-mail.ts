@@ -48,6 +48,17 @@ const style = (colour: AccountColour, bold = false) => {
   return `color:${c.color};background:${c.background}${bold ? ';font-weight:bold' : ''}`;
 };
 
+/** A row of the accounts table: two text cells, the shortfalls and surpluses right-aligned, the run. */
+function tableRow(
+  rowStyle: string,
+  [name, status]: [string, string],
+  stake: MoneyAtStakeFigures | null | undefined,
+  run: string,
+): string {
+  const figures = `<td align="right">${esc(shortfalls(stake))}</td><td align="right">${esc(surpluses(stake))}</td>`;
+  return `<tr style="${rowStyle}"><td>${esc(name)}</td><td>${esc(status)}</td>${figures}<td>${esc(run)}</td></tr>`;
+}
+
 /** The group e-mail: the verdict, one line per account (a failed one with its error), where the workbooks are. */
 export function groupMessage(
   digest: GroupDigest,
@@ -57,9 +68,10 @@ export function groupMessage(
     (a) => `${a.account}: ${a.status}${stakeSuffix(a.stake, a.moneyAtStake)}${a.runId ? ` (run ${a.runId})` : ''}`,
   );
   const total = totalsLine(digest.totals);
+  const book = `The group workbook ${digest.attachmentName}`;
   const workbook = notAttached
-    ? `The group workbook ${digest.attachmentName} is not attached: ${notAttached.reason}. It is on ${notAttached.host} at ${notAttached.path}.`
-    : `The group workbook ${digest.attachmentName} is attached: its Group summary has every account, its Breaks and Balances sheets every account's rows.`;
+    ? `${book} is not attached: ${notAttached.reason}. It is on ${notAttached.host} at ${notAttached.path}.`
+    : `${book} is attached: its Group summary has every account, its Breaks and Balances sheets every account's rows.`;
   const amended =
     digest.version > 1 ? `Amended report: changed since the previous report: ${digest.changes.join('; ')}` : '';
   const text = [
@@ -74,18 +86,19 @@ export function groupMessage(
     "Each account's own workbook is named in the Group summary.",
     '',
   ].join('\n');
+  const partial = digest.partial;
   const html = [
     '<!doctype html><html><body style="font-family:Arial,Helvetica,sans-serif;font-size:14px">',
     `<p style="font-size:18px;${style(digest.colour, true)};padding:8px">${esc(digest.verdict.toUpperCase())}</p>`,
-    `<p>Period ${esc(digest.period)}${digest.partial ? ` (${esc(PARTIAL_MEANING)})` : ''}; batch ${esc(digest.batchId)}</p>`,
+    `<p>Period ${esc(digest.period)}${partial ? ` (${esc(PARTIAL_MEANING)})` : ''}; batch ${esc(digest.batchId)}</p>`,
     amended ? `<p style="font-weight:bold;color:#7F4F00;background:#FFEB9C;padding:8px">${esc(amended)}</p>` : '',
     '<table cellpadding="4" style="border-collapse:collapse">',
-    '<tr><th align="left">Account</th><th align="left">Status</th><th align="right">Shortfalls</th><th align="right">Surpluses</th><th align="left">Run</th></tr>',
-    ...digest.accounts.map(
-      (a) =>
-        `<tr style="${style(a.colour, a.colour === 'red')}"><td>${esc(a.account)}</td><td>${esc(a.status)}</td><td align="right">${esc(shortfalls(a.stake))}</td><td align="right">${esc(surpluses(a.stake))}</td><td>${esc(a.runId ?? '')}</td></tr>`,
+    '<tr><th align="left">Account</th><th align="left">Status</th><th align="right">Shortfalls</th>' +
+      '<th align="right">Surpluses</th><th align="left">Run</th></tr>',
+    ...digest.accounts.map((a) =>
+      tableRow(style(a.colour, a.colour === 'red'), [a.account, a.status], a.stake, a.runId ?? ''),
     ),
-    `<tr style="font-weight:bold"><td>Total</td><td>${esc(total)}</td><td align="right">${esc(shortfalls(digest.totals.stake))}</td><td align="right">${esc(surpluses(digest.totals.stake))}</td><td></td></tr>`,
+    tableRow('font-weight:bold', ['Total', total], digest.totals.stake, ''),
     '</table>',
     `<p>Colours: ${colourLegend()
       .map((l) => `<span style="${style(l.colour)};padding:2px 4px">${l.colour}</span> ${esc(l.means)}`)
