@@ -1,5 +1,4 @@
-/**
- * The Summary's balance table: the roll-forward per currency over the period, six currencies a block, or without a
+/** The Summary's balance table: the roll-forward per currency over the period, six currencies a block, or without a
  * roll-forward the latest snapshot; each ends with the closing balances' USD total.
  */
 import type { Decimal } from '../decimal/decimal.js';

@@ -1,5 +1,4 @@
-/**
- * The Summary's sections on the open breaks: by severity, the earlier days late data changed, by rule, and what
+/** The Summary's sections on the open breaks: by severity, the earlier days late data changed, by rule, and what
  * changed since the previous run of the period.
  */
 import { day, type Row } from './cells.js';

@@ -1,5 +1,4 @@
-/**
- * The Summary's sections on the run itself: its details and stages, the detail's files, the records counted, the API
+/** The Summary's sections on the run itself: its details and stages, the detail's files, the records counted, the API
  * requests and sync times, each rule's result and the assumptions in force.
  */
 import { basename } from 'node:path';

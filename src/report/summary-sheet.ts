@@ -1,5 +1,4 @@
-/**
- * The Summary sheet, top to bottom: a list of named sections, each a function of the run's figures. Moving a section
+/** The Summary sheet, top to bottom: a list of named sections, each a function of the run's figures. Moving a section
  * is moving its name in SUMMARY_LAYOUT; the words and figures it shares with the e-mail and the CLI are in summary.ts.
  */
 import type { Row } from './cells.js';

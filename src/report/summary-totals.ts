@@ -1,5 +1,4 @@
-/**
- * The Summary's totals of the period: partner orders by input currency, exchange fills by symbol, deposits and
+/** The Summary's totals of the period: partner orders by input currency, exchange fills by symbol, deposits and
  * withdrawals by currency, and the fees earned and paid per day.
  */
 import { amount, day, type Cell, type Row } from './cells.js';

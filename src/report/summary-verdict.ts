@@ -1,5 +1,4 @@
-/**
- * The Summary's opening sections: the verdict banner, a failure or a partial period, the money at stake, where the
+/** The Summary's opening sections: the verdict banner, a failure or a partial period, the money at stake, where the
  * detail is.
  */
 import type { Decimal } from '../decimal/decimal.js';

@@ -1,5 +1,4 @@
-/**
- * The Summary's words and figures, shared by the sheet (summary-sheet.ts), the e-mail, the digest, the group report
+/** The Summary's words and figures, shared by the sheet (summary-sheet.ts), the e-mail, the digest, the group report
  * and the CLI: the verdict and its status line, the period's name, what a failed or partial run says, the balance
  * totals, the fees per day.
  */

@@ -1,5 +1,4 @@
-/**
- * What the report stage reads before it writes anything: the run's open breaks and the period's aggregates, read side
+/** What the report stage reads before it writes anything: the run's open breaks and the period's aggregates, read side
  * by side. The streaming writer emits sheets in order and cannot go back, so everything the Summary shows is read
  * first.
  */

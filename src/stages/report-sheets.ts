@@ -1,5 +1,4 @@
-/**
- * The sheets of the report's two workbooks and the detail's CSV files, built from what the report read first: the
+/** The sheets of the report's two workbooks and the detail's CSV files, built from what the report read first: the
  * Summary, the Breaks sheet and the tables both workbooks share, every record of the period streamed (the detail), and
  * the records open breaks point at (the mailed workbook).
  */
