@@ -29,7 +29,10 @@ export interface HttpClientOptions {
    * and the variable to check (never a value): the account's own (BETA_EXCHANGE_API_TOKEN for account beta).
    */
   authHeaders: readonly AuthHeader[];
-  /** The environment variable that says where this API is, as the account reads it, for a request that got no answer. */
+  /**
+   * The environment variable that says where this API is, as the account reads it, for a request that got no
+   * answer.
+   */
   urlVariable: string;
   rateLimitPerSecond: number;
   connectTimeoutMs: number;
@@ -124,168 +127,237 @@ type Attempt =
   | { kind: 'retry'; reason: string; retryAfterMs?: number; fail: () => Error }
   | { kind: 'fail'; error: Error };
 
+/** What one client's requests share: the options it was made with, its connections, limiter and counters. */
+interface Client {
+  options: HttpClientOptions;
+  pool: Pool;
+  /** The base URL's path prefix, without a trailing slash. */
+  basePath: string;
+  /** Scheme, host and port of the API, for errors: what was tried, never a credential or a query. */
+  origin: string;
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  random: () => number;
+  maxResponseBytes: number;
+  limiter: RateLimiter;
+  stats: HttpStats;
+}
+
+/** One request as sent on every attempt. */
+interface Call {
+  method: 'GET' | 'POST';
+  /** The path with the base prefix and the query, as sent. */
+  fullPath: string;
+  /** The request's own path without its query: what errors and retry warnings name. */
+  path: string;
+  headers: Record<string, string>;
+  body: string | undefined;
+  req: RequestOptions;
+}
+
 export function createHttpClient(options: HttpClientOptions): HttpClient {
   const base = new URL(options.baseUrl);
-  const basePath = base.pathname.replace(/\/+$/, '');
-  const pool = new Pool(base.origin, {
-    connections: options.connections ?? 4,
-    connect: { timeout: options.connectTimeoutMs },
-    headersTimeout: options.bodyTimeoutMs,
-    bodyTimeout: options.bodyTimeoutMs,
-    keepAliveTimeout: 10_000,
-  });
   const sleep = options.sleep ?? ((ms: number, signal?: AbortSignal) => delay(ms, undefined, { signal }));
-  const random = options.random ?? Math.random;
-  const log = options.logger;
-  const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
-  const limiter = options.limiter ?? createRateLimiter(options.rateLimitPerSecond, sleep);
-  const stats: HttpStats = { requests: 0, retries: 0 };
-  // Scheme, host and port of the API, for errors: what was tried, never a credential or a query.
-  const origin = base.origin;
-
-  function buildPath(path: string, query?: Record<string, QueryValue>): string {
-    const qs = new URLSearchParams();
-    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== null) qs.append(k, String(v));
-    const q = qs.toString();
-    return `${basePath}${path.startsWith('/') ? path : `/${path}`}${q ? `?${q}` : ''}`;
-  }
-
-  function refusedHeaders(headers: Record<string, string>): readonly AuthHeader[] {
-    const present = new Set(Object.keys(headers).map((h) => h.toLowerCase()));
-    const used = options.authHeaders.filter((h) => present.has(h.header.toLowerCase()));
-    return used.length ? used : options.authHeaders;
-  }
-
-  async function attempt(
-    method: 'GET' | 'POST',
-    fullPath: string,
-    path: string,
-    headers: Record<string, string>,
-    body: string | undefined,
-    req: RequestOptions,
-    n: number,
-  ): Promise<Attempt> {
-    const started = performance.now();
-    stats.requests++;
-    let status: number;
-    let text: string;
-    let retryAfter: string | undefined;
-    try {
-      const res = await pool.request({ method, path: fullPath, headers, body, signal: req.signal });
-      status = res.statusCode;
-      const ra = res.headers['retry-after'];
-      retryAfter = Array.isArray(ra) ? ra[0] : ra;
-      const read = await readCapped(res.body, res.headers['content-length'], maxResponseBytes);
-      if (read === null)
-        return { kind: 'fail', error: new ResponseTooLargeError(options.api, method, path, maxResponseBytes) };
-      text = read;
-    } catch (err) {
-      if (req.signal?.aborted) return { kind: 'fail', error: abortReason(req.signal) };
-      const code = (err as { code?: string }).code ?? '';
-      if (code === 'UND_ERR_DESTROYED' || code === 'UND_ERR_CLOSED') return { kind: 'fail', error: err as Error };
-      const ms = Math.round(performance.now() - started);
-      log.debug(
-        { api: options.api, method, path: fullPath, attempt: n, ms, code, err: { message: (err as Error).message } },
-        'http network error',
-      );
-      const timeout = TIMEOUT_CODES.has(code);
-      return {
-        kind: 'retry',
-        reason: code || (err as Error).message,
-        fail: () =>
-          timeout
-            ? new HttpTimeoutError(options.api, method, path, n, err, options.urlVariable, origin)
-            : new HttpNetworkError(options.api, method, path, n, err, options.urlVariable, origin),
-      };
-    }
-    const ms = Math.round(performance.now() - started);
-    log.debug({ api: options.api, method, path: fullPath, status, ms, attempt: n, bytes: text.length }, 'http request');
-
-    const allowed = req.allowStatus?.includes(status) ?? false;
-    if (status === 401 || status === 403) {
-      if (!allowed)
-        return { kind: 'fail', error: new HttpAuthError(options.api, status, method, path, refusedHeaders(headers)) };
-    }
-    const url = `${base.origin}${fullPath}`;
-    if (status >= 200 && status < 300) {
-      if (text.trim() === '') return { kind: 'ok', response: { status, body: null, text, url, ms, attempts: n } };
-      try {
-        return {
-          kind: 'ok',
-          response: { status, body: (req.parse ?? parseJsonLossless)(text), text, url, ms, attempts: n },
-        };
-      } catch {
-        // A truncated or non-JSON success body is a transport fault (proxy, cut connection): retry it.
-        return {
-          kind: 'retry',
-          reason: 'invalid JSON body',
-          fail: () => new InvalidBodyError(options.api, method, path, text, n),
-        };
-      }
-    }
-    if (allowed) return { kind: 'ok', response: { status, body: tryParse(text), text, url, ms, attempts: n } };
-    if (status === 429 || status >= 500) {
-      return {
-        kind: 'retry',
-        reason: `status ${status}`,
-        retryAfterMs: parseRetryAfter(retryAfter),
-        fail: () => new HttpStatusError(options.api, status, method, path, text.slice(0, 500), n),
-      };
-    }
-    return { kind: 'fail', error: new HttpStatusError(options.api, status, method, path, text.slice(0, 500), n) };
-  }
-
-  async function request(method: 'GET' | 'POST', path: string, req: PostOptions = {}): Promise<HttpResponse> {
-    const fullPath = buildPath(path, req.query);
-    const headers: Record<string, string> = { accept: 'application/json', ...options.headers, ...(req.headers ?? {}) };
-    let body: string | undefined;
-    if (method === 'POST' && req.body !== undefined) {
-      body = stringifyJsonLossless(req.body);
-      headers['content-type'] = 'application/json';
-    }
-    const logPath = fullPath.slice(basePath.length);
-    const endpoint = endpointName(method, req.endpoint ?? path);
-    for (let n = 1; ; n++) {
-      if (req.signal?.aborted) throw abortReason(req.signal);
-      await limiter(req.signal);
-      options.meter?.count(options.api, endpoint, options.rateLimitPerSecond, n > 1);
-      const result = await attempt(method, fullPath, logPath.split('?')[0] ?? logPath, headers, body, req, n);
-      if (result.kind === 'ok') return result.response;
-      if (result.kind === 'fail') throw result.error;
-      if (n > options.maxRetries) throw result.fail();
-      const backoff = Math.min(options.retryMaxMs, options.retryBaseMs * 2 ** (n - 1));
-      // "Equal jitter": at least half the back-off, so retries of many clients spread without collapsing to zero.
-      let wait = Math.round(backoff / 2 + random() * (backoff / 2));
-      if (result.retryAfterMs !== undefined)
-        wait = Math.min(MAX_RETRY_AFTER_MS, Math.max(result.retryAfterMs, 0) + Math.round(random() * 100));
-      stats.retries++;
-      // At warn: a run that waits on retries says so (with the attempt and the wait), not only at debug.
-      log.warn(
-        {
-          api: options.api,
-          method,
-          path: logPath,
-          attempt: n,
-          reason: result.reason,
-          waitMs: wait,
-          retryAfterMs: result.retryAfterMs,
-        },
-        `${API_LABEL[options.api]} ${method} ${logPath.split('?')[0]}: ${result.reason}; retry ${n} of ${options.maxRetries} in ${(wait / 1000).toFixed(1)} s`,
-      );
-      await sleep(wait, req.signal);
-      if (req.signal?.aborted) throw abortReason(req.signal);
-    }
-  }
-
+  const client: Client = {
+    options,
+    pool: new Pool(base.origin, {
+      connections: options.connections ?? 4,
+      connect: { timeout: options.connectTimeoutMs },
+      headersTimeout: options.bodyTimeoutMs,
+      bodyTimeout: options.bodyTimeoutMs,
+      keepAliveTimeout: 10_000,
+    }),
+    basePath: base.pathname.replace(/\/+$/, ''),
+    origin: base.origin,
+    sleep,
+    random: options.random ?? Math.random,
+    maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+    limiter: options.limiter ?? createRateLimiter(options.rateLimitPerSecond, sleep),
+    stats: { requests: 0, retries: 0 },
+  };
   return {
     api: options.api,
-    get: (path, req) => request('GET', path, req),
-    post: (path, req) => request('POST', path, req),
-    stats: () => ({ ...stats }),
+    get: (path, req) => request(client, 'GET', path, req),
+    post: (path, req) => request(client, 'POST', path, req),
+    stats: () => ({ ...client.stats }),
     async close() {
-      await pool.close();
+      await client.pool.close();
     },
   };
+}
+
+/** Sends a request until it succeeds, fails for good, or has used its retries (waiting between attempts). */
+async function request(
+  client: Client,
+  method: 'GET' | 'POST',
+  path: string,
+  req: PostOptions = {},
+): Promise<HttpResponse> {
+  const { options } = client;
+  const call = callOf(client, method, path, req);
+  const endpoint = endpointName(method, req.endpoint ?? path);
+  for (let n = 1; ; n++) {
+    if (req.signal?.aborted) throw abortReason(req.signal);
+    await client.limiter(req.signal);
+    options.meter?.count(options.api, endpoint, options.rateLimitPerSecond, n > 1);
+    const result = await attempt(client, call, n);
+    if (result.kind === 'ok') return result.response;
+    if (result.kind === 'fail') throw result.error;
+    if (n > options.maxRetries) throw result.fail();
+    const wait = retryWait(client, n, result.retryAfterMs);
+    client.stats.retries++;
+    logRetry(client, call, n, result, wait);
+    await client.sleep(wait, req.signal);
+    if (req.signal?.aborted) throw abortReason(req.signal);
+  }
+}
+
+function callOf(client: Client, method: 'GET' | 'POST', path: string, req: PostOptions): Call {
+  const fullPath = buildPath(client.basePath, path, req.query);
+  const headers: Record<string, string> = {
+    accept: 'application/json',
+    ...client.options.headers,
+    ...(req.headers ?? {}),
+  };
+  let body: string | undefined;
+  if (method === 'POST' && req.body !== undefined) {
+    body = stringifyJsonLossless(req.body);
+    headers['content-type'] = 'application/json';
+  }
+  const logPath = fullPath.slice(client.basePath.length);
+  return { method, fullPath, path: logPath.split('?')[0] ?? logPath, headers, body, req };
+}
+
+function buildPath(basePath: string, path: string, query?: Record<string, QueryValue>): string {
+  const qs = new URLSearchParams();
+  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== null) qs.append(k, String(v));
+  const q = qs.toString();
+  return `${basePath}${path.startsWith('/') ? path : `/${path}`}${q ? `?${q}` : ''}`;
+}
+
+/**
+ * The wait before retry n: "equal jitter" (at least half the back-off, so retries of many clients spread without
+ * collapsing to zero), or what Retry-After asked for, capped.
+ */
+function retryWait(client: Client, n: number, retryAfterMs: number | undefined): number {
+  const { retryBaseMs, retryMaxMs } = client.options;
+  const backoff = Math.min(retryMaxMs, retryBaseMs * 2 ** (n - 1));
+  // drawn also when Retry-After decides: an injected source of jitter sees the same draws either way
+  const jittered = Math.round(backoff / 2 + client.random() * (backoff / 2));
+  if (retryAfterMs === undefined) return jittered;
+  return Math.min(MAX_RETRY_AFTER_MS, Math.max(retryAfterMs, 0) + Math.round(client.random() * 100));
+}
+
+/** At warn: a run that waits on retries says so (with the attempt and the wait), not only at debug. */
+function logRetry(client: Client, call: Call, n: number, result: Extract<Attempt, { kind: 'retry' }>, wait: number) {
+  const { api, maxRetries } = client.options;
+  const logPath = call.fullPath.slice(client.basePath.length);
+  const { method } = call;
+  const seconds = (wait / 1000).toFixed(1);
+  client.options.logger.warn(
+    { api, method, path: logPath, attempt: n, reason: result.reason, waitMs: wait, retryAfterMs: result.retryAfterMs },
+    `${API_LABEL[api]} ${method} ${call.path}: ${result.reason}; retry ${n} of ${maxRetries} in ${seconds} s`,
+  );
+}
+
+/** One attempt: the answer read (up to the size limit), then judged by its status. */
+async function attempt(client: Client, call: Call, n: number): Promise<Attempt> {
+  const started = performance.now();
+  client.stats.requests++;
+  const sent = await send(client, call, n, started);
+  if ('kind' in sent) return sent;
+  const ms = Math.round(performance.now() - started);
+  const { api, logger } = client.options;
+  const { method, fullPath } = call;
+  logger.debug(
+    { api, method, path: fullPath, status: sent.status, ms, attempt: n, bytes: sent.text.length },
+    'http request',
+  );
+  return judge(client, call, n, { ...sent, ms });
+}
+
+interface Answer {
+  status: number;
+  text: string;
+  retryAfter: string | undefined;
+}
+
+/** The answer's status, body and Retry-After; or, when none came, whether to retry (network, timeout) or fail. */
+async function send(client: Client, call: Call, n: number, started: number): Promise<Answer | Attempt> {
+  const { api, urlVariable } = client.options;
+  const { method, fullPath, path, headers, body, req } = call;
+  try {
+    const res = await client.pool.request({ method, path: fullPath, headers, body, signal: req.signal });
+    const ra = res.headers['retry-after'];
+    const read = await readCapped(res.body, res.headers['content-length'], client.maxResponseBytes);
+    if (read === null)
+      return { kind: 'fail', error: new ResponseTooLargeError(api, method, path, client.maxResponseBytes) };
+    return { status: res.statusCode, text: read, retryAfter: Array.isArray(ra) ? ra[0] : ra };
+  } catch (err) {
+    if (req.signal?.aborted) return { kind: 'fail', error: abortReason(req.signal) };
+    const code = (err as { code?: string }).code ?? '';
+    if (code === 'UND_ERR_DESTROYED' || code === 'UND_ERR_CLOSED') return { kind: 'fail', error: err as Error };
+    const ms = Math.round(performance.now() - started);
+    client.options.logger.debug(
+      { api, method, path: fullPath, attempt: n, ms, code, err: { message: (err as Error).message } },
+      'http network error',
+    );
+    const timeout = TIMEOUT_CODES.has(code);
+    return {
+      kind: 'retry',
+      reason: code || (err as Error).message,
+      fail: () =>
+        timeout
+          ? new HttpTimeoutError(api, method, path, n, err, urlVariable, client.origin)
+          : new HttpNetworkError(api, method, path, n, err, urlVariable, client.origin),
+    };
+  }
+}
+
+/**
+ * An answer by its status: 2xx parsed (a body that is not JSON is retried like a transport fault), an allowed status
+ * returned, 401/403 an auth error naming the headers refused, 429 and 5xx retried, the rest failed.
+ */
+function judge(client: Client, call: Call, n: number, answer: Answer & { ms: number }): Attempt {
+  const { api } = client.options;
+  const { method, path, req } = call;
+  const { status, text, ms } = answer;
+  const allowed = req.allowStatus?.includes(status) ?? false;
+  if ((status === 401 || status === 403) && !allowed)
+    return { kind: 'fail', error: new HttpAuthError(api, status, method, path, refusedHeaders(client, call.headers)) };
+  const response = (body: unknown): Attempt => ({
+    kind: 'ok',
+    response: { status, body, text, url: `${client.origin}${call.fullPath}`, ms, attempts: n },
+  });
+  if (status >= 200 && status < 300) {
+    if (text.trim() === '') return response(null);
+    try {
+      return response((req.parse ?? parseJsonLossless)(text));
+    } catch {
+      // A truncated or non-JSON success body is a transport fault (proxy, cut connection): retry it.
+      return {
+        kind: 'retry',
+        reason: 'invalid JSON body',
+        fail: () => new InvalidBodyError(api, method, path, text, n),
+      };
+    }
+  }
+  if (allowed) return response(tryParse(text));
+  const statusError = () => new HttpStatusError(api, status, method, path, text.slice(0, 500), n);
+  if (status === 429 || status >= 500)
+    return {
+      kind: 'retry',
+      reason: `status ${status}`,
+      retryAfterMs: parseRetryAfter(answer.retryAfter),
+      fail: statusError,
+    };
+  return { kind: 'fail', error: statusError() };
+}
+
+/** The auth headers this request sent (all of them when it sent none of them): what a 401/403 names. */
+function refusedHeaders(client: Client, headers: Record<string, string>): readonly AuthHeader[] {
+  const present = new Set(Object.keys(headers).map((h) => h.toLowerCase()));
+  const used = client.options.authHeaders.filter((h) => present.has(h.header.toLowerCase()));
+  return used.length ? used : client.options.authHeaders;
 }
 
 function tryParse(text: string): unknown {

@@ -14,7 +14,10 @@ export interface AuthHeader {
   variable: string;
 }
 
-/** " after 1 attempt", " after 3 attempts": how often the request was tried (once when retries are off, as in doctor). */
+/**
+ * " after 1 attempt", " after 3 attempts": how often the request was tried (once when retries are off, as in
+ * doctor).
+ */
 function afterAttempts(attempts: number): string {
   return ` after ${plural(attempts, 'attempt')}`;
 }
@@ -27,7 +30,10 @@ function at(origin: string | undefined): string {
 /** 401/403: the credentials are wrong; retrying cannot help, so the run stops. Never carries the key. */
 export class HttpAuthError extends AppError {
   readonly headerNames: string[];
-  /** What to do, naming the variables of the refused headers as the account reads them: "check BETA_EXCHANGE_API_TOKEN". */
+  /**
+   * What to do, naming the variables of the refused headers as the account reads them: "check
+   * BETA_EXCHANGE_API_TOKEN".
+   */
   readonly hint: string;
   constructor(
     readonly api: ApiName,
@@ -41,10 +47,8 @@ export class HttpAuthError extends AppError {
     const hint = refused.length
       ? `check ${listText(refused.map((h) => h.variable))}`
       : 'check the key in the environment';
-    super(
-      'HTTP_AUTH',
-      `${API_LABEL[api]} rejected the ${names} header${headerNames.length > 1 ? 's' : ''} (${status}) on ${method} ${path}; ${hint}`,
-    );
+    const headers = `the ${names} header${headerNames.length > 1 ? 's' : ''}`;
+    super('HTTP_AUTH', `${API_LABEL[api]} rejected ${headers} (${status}) on ${method} ${path}; ${hint}`);
     this.headerNames = headerNames;
     this.hint = hint;
   }
@@ -61,10 +65,9 @@ export class HttpStatusError extends AppError {
     readonly bodyExcerpt: string,
     readonly attempts: number,
   ) {
-    super(
-      'HTTP_STATUS',
-      `${API_LABEL[api]} answered ${status} on ${method} ${path}${attempts > 1 ? afterAttempts(attempts) : ''}${bodyExcerpt ? `: ${bodyExcerpt.slice(0, 200)}` : ''}`,
-    );
+    const tried = attempts > 1 ? afterAttempts(attempts) : '';
+    const body = bodyExcerpt ? `: ${bodyExcerpt.slice(0, 200)}` : '';
+    super('HTTP_STATUS', `${API_LABEL[api]} answered ${status} on ${method} ${path}${tried}${body}`);
   }
 }
 
@@ -99,12 +102,9 @@ export abstract class HttpUnansweredError extends AppError {
     readonly origin?: string,
   ) {
     const hint = `check ${urlVariable} and the network`;
-    super(
-      code,
-      `${API_LABEL[api]}${at(origin)} ${failed(`${method} ${path}`)}${afterAttempts(attempts)}: ${(cause as Error)?.message ?? cause}; ${hint} (\`ramp-recon doctor\` tries it)`,
-      1,
-      { cause },
-    );
+    const what = `${API_LABEL[api]}${at(origin)} ${failed(`${method} ${path}`)}${afterAttempts(attempts)}`;
+    const why = (cause as Error)?.message ?? cause;
+    super(code, `${what}: ${why}; ${hint} (\`ramp-recon doctor\` tries it)`, 1, { cause });
     this.hint = hint;
   }
 }
@@ -132,10 +132,8 @@ export class InvalidBodyError extends AppError {
     readonly bodyExcerpt: string,
     readonly attempts: number,
   ) {
-    super(
-      'HTTP_INVALID_BODY',
-      `${API_LABEL[api]} sent a body that is not JSON on ${method} ${path}${afterAttempts(attempts)}: ${bodyExcerpt.slice(0, 120)}`,
-    );
+    const where = `on ${method} ${path}${afterAttempts(attempts)}`;
+    super('HTTP_INVALID_BODY', `${API_LABEL[api]} sent a body that is not JSON ${where}: ${bodyExcerpt.slice(0, 120)}`);
   }
 }
 

@@ -59,8 +59,11 @@ export function messageSubject(digest: ReportDigest, counts: OpenBreakCounts): s
   // ", run failed": a digest stored before failures said their stage (no `failure`)
   const failed = digest.headline.status.startsWith('failed') ? ', run failed' : '';
   const period = `ramp-recon ${digest.period}${digest.partial ? ' (partial)' : ''}`;
-  if (digest.failure)
-    return `${period}: FAILED in ${digest.failure.stage}, not reconciled (${digest.failure.judged ? '' : 'last known: '}${plural(counts.total, 'open break')})`;
+  const open = plural(counts.total, 'open break');
+  if (digest.failure) {
+    const lastKnown = digest.failure.judged ? '' : 'last known: ';
+    return `${period}: FAILED in ${digest.failure.stage}, not reconciled (${lastKnown}${open})`;
+  }
   if (counts.total === 0)
     return digest.headline.tone === 'ok'
       ? `${period}: reconciled, no open breaks`
@@ -70,7 +73,7 @@ export function messageSubject(digest: ReportDigest, counts: OpenBreakCounts): s
       ? ', all explained'
       : `, ${counts.explained} explained`
     : '';
-  return `${period}: ${plural(counts.total, 'open break')} (${counts.inPeriod} this period, ${counts.carriedOver} carried over)${explained}${failed}`;
+  return `${period}: ${open} (${counts.inPeriod} this period, ${counts.carriedOver} carried over)${explained}${failed}`;
 }
 
 /** A break's USD impact in words: "USD -12.50", or why it has none ("no money", "no USD figure"). */
@@ -145,10 +148,11 @@ export function buildMessage(input: MessageInput): Message {
       ? [
           '',
           'Open breaks by rule (of this period / carried over; in this run):',
-          ...rules.map(
-            (r) =>
-              `  ${r.code}: ${r.total} (${r.inPeriod} / ${r.carriedOver};${r.explained ? ` ${r.explained} explained;` : ''} ${r.note}) ${ruleTitle(r.code)}`,
-          ),
+          ...rules.map((r) => {
+            const explained = r.explained ? ` ${r.explained} explained;` : '';
+            const figures = `${r.inPeriod} / ${r.carriedOver};${explained} ${r.note}`;
+            return `  ${r.code}: ${r.total} (${figures}) ${ruleTitle(r.code)}`;
+          }),
         ]
       : []),
     ...(late ? ['', `${lateSentence(late)}:`, ...lateList.map((l) => `  ${l}`), `  (${LATE_MEANING})`] : []),
@@ -171,7 +175,8 @@ export function buildMessage(input: MessageInput): Message {
   const table = '<table cellpadding="4" style="border-collapse:collapse">';
   const html = [
     '<!doctype html><html><body style="font-family:Arial,Helvetica,sans-serif;font-size:14px">',
-    `<p style="font-size:18px;font-weight:bold;color:${colour};background:${background};padding:8px">${esc(head.text)}</p>`,
+    `<p style="font-size:18px;font-weight:bold;color:${colour};background:${background};padding:8px">` +
+      `${esc(head.text)}</p>`,
     `<p>${esc(head.detail)}</p>`,
     ...failureLines.map((l, i) => `<p${i === 0 ? ' style="font-weight:bold"' : ''}>${esc(l)}</p>`),
     digest.partial ? `<p style="color:#7F4F00">Period ${esc(digest.period)}: ${esc(PARTIAL_MEANING)}</p>` : '',

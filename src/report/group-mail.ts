@@ -96,10 +96,11 @@ export function groupMessage(
     whereText,
     '',
   ].join('\n');
+  const partial = digest.partial;
   const html = [
     '<!doctype html><html><body style="font-family:Arial,Helvetica,sans-serif;font-size:14px">',
     `<p style="font-size:18px;${style(digest.colour, true)};padding:8px">${esc(digest.verdict.toUpperCase())}</p>`,
-    `<p>Period ${esc(digest.period)}${digest.partial ? ` (${esc(PARTIAL_MEANING)})` : ''}; batch ${esc(digest.batchId)}</p>`,
+    `<p>Period ${esc(digest.period)}${partial ? ` (${esc(PARTIAL_MEANING)})` : ''}; batch ${esc(digest.batchId)}</p>`,
     amended ? `<p style="font-weight:bold;color:#7F4F00;background:#FFEB9C;padding:8px">${esc(amended)}</p>` : '',
     box ? `<p style="font-weight:bold;color:#7F4F00;background:#FFEB9C;padding:8px">${esc(box)}</p>` : '',
     '<table cellpadding="4" style="border-collapse:collapse">',

@@ -1,62 +1,23 @@
-/** The Summary sheet: headline, open breaks by severity, totals, rule results, changes and requests. */
+/** The Summary's words and figures, shared by the sheet (summary-sheet.ts), the e-mail, the digest, the group report
+ * and the CLI: the verdict and its status line, the period's name, what a failed or partial run says, the balance
+ * totals, the fees per day.
+ */
 import { plural } from '../util/words.js';
-import { basename } from 'node:path';
-import { API_LABEL } from '../http/errors.js';
-import {
-  endpointSeconds,
-  requestTotals,
-  roundSeconds,
-  sortedRequests,
-  type RequestTotals,
-  type RunRequests,
-} from '../http/meter.js';
 import { addDays, isPartial } from '../util/dates.js';
 import { Decimal, ZERO } from '../decimal/decimal.js';
-import { amount, day, type Cell, type Row, type SheetSpec, type Tone } from './cells.js';
-import {
-  lateCounts,
-  SEVERITY_RANK,
-  sortLate,
-  type OpenBreakCounts,
-  type PeriodSplit,
-  type ReportedBreak,
-} from '../domain/index.js';
-import { ruleTitle } from '../rules/describe.js';
-import { LATE_MEANING, lateSentence } from './late-data.js';
+import type { Tone } from './cells.js';
+import type { OpenBreakCounts, PeriodSplit } from '../domain/index.js';
 import type {
   BalanceRec,
   BalanceRollRec,
-  BreakRef,
-  Changes,
   FeeDayRec,
   RollFigures,
   StoredRuleResult,
   RunInfo,
   StageInfo,
-  Totals,
-  WebhookStats,
 } from '../domain/index.js';
 import type { Precision } from './precision.js';
-import { shownUsd, type UsdRates } from './usd-rates.js';
-import { moneyAtStake, type UsdSplit } from './money-at-stake.js';
-import { SHEET } from './sheets.js';
-
-export const summarySpec: SheetSpec = {
-  name: SHEET.summary,
-  layout: 'report',
-  columns: [
-    { header: 'Item', kind: 'text', width: 34 },
-    // wide enough for a UTC date-time with milliseconds (Excel shows ### when a date does not fit)
-    { header: 'Value', kind: 'text', width: 24 },
-    // wide enough for an amount of 15 significant digits with separators (the balance table's columns)
-    { header: '', kind: 'text', width: 22 },
-    { header: '', kind: 'text', width: 22 },
-    { header: '', kind: 'text', width: 22 },
-    { header: '', kind: 'text', width: 22 },
-    { header: '', kind: 'text', width: 60 },
-  ],
-};
-export const SUMMARY_COLUMNS = summarySpec.columns.length;
+import type { UsdRates } from './usd-rates.js';
 
 export interface SeverityCounts {
   high: number;
@@ -80,13 +41,15 @@ export function periodSplitText(s: PeriodSplit): string {
   return `${s.inPeriod} of this period, ${s.carriedOver} carried over`;
 }
 
-/** What a reader is told "carried over" means, wherever the two counts appear. */
 /** What "explained" means, next to the counts. */
 export const EXPLAINED_MEANING =
-  'explained: still open, acknowledged by a person with a reason (ramp-recon breaks ack, or the Breaks sheet returned with "Explained?" = yes); counted in Open too';
+  'explained: still open, acknowledged by a person with a reason (ramp-recon breaks ack, or the Breaks sheet ' +
+  'returned with "Explained?" = yes); counted in Open too';
 
+/** What a reader is told "carried over" means, wherever the two counts appear. */
 export const CARRIED_OVER_MEANING =
-  'of this period: the break\'s record belongs to the period reported (docs/rules.md "This period or carried over"); carried over: still open from other days or earlier runs';
+  'of this period: the break\'s record belongs to the period reported (docs/rules.md "This period or carried ' +
+  'over"); carried over: still open from other days or earlier runs';
 
 /**
  * What this run says about a rule that has open breaks, so that a count and a rule status never
@@ -111,7 +74,10 @@ export function periodLabel(from: string, toExclusive: string): string {
   return last <= from ? from : `${from} to ${last}`;
 }
 
-/** A run whose period was not over when it started (the period includes that UTC day): its records were still arriving. */
+/**
+ * A run whose period was not over when it started (the period includes that UTC day): its records were still
+ * arriving.
+ */
 export function partialRun(run: { periodFrom: string; periodTo: string; startedAt: Date }): boolean {
   return isPartial({ from: run.periodFrom, to: run.periodTo }, run.startedAt);
 }
@@ -206,29 +172,35 @@ export function headline(
   const failed = run.status === 'failed';
   const error = run.error ? `: ${run.error}` : '';
   const failure = runFailure(run);
-  if (failure)
+  const split = periodSplitText(counts);
+  if (failure) {
+    const lastKnown = failure.judged ? '' : 'open breaks as last known (not judged by this run): ';
     return {
       reconciled: false,
       tone: 'bad',
       text: `FAILED in ${failure.stage}: ${period} not reconciled`,
-      detail: `Period ${period}; ${failure.judged ? '' : 'open breaks as last known (not judged by this run): '}${breaks(open.total)} (${periodSplitText(counts)})`,
+      detail: `Period ${period}; ${lastKnown}${breaks(open.total)} (${split})`,
       status: `failed in ${failure.stage}${error}`,
     };
+  }
   const mail = failed ? `; e-mail not sent (failed at deliver${error})` : '';
-  if (open.total > 0 && explained < open.total)
+  if (open.total > 0 && explained < open.total) {
+    const bySeverity = `${open.high} high, ${open.medium} medium, ${open.low} low`;
+    const unexplained = `${open.total - explained} unexplained, ${explained} explained`;
     return {
       reconciled: false,
       tone: 'bad',
-      text: `NOT RECONCILED: ${breaks(open.total)} (${open.high} high, ${open.medium} medium, ${open.low} low${explained ? `; ${explained} explained` : ''})`,
-      detail: `Period ${period}: ${periodSplitText(counts)}${nc}`,
-      status: `not reconciled: ${breaks(open.total)} (${open.total - explained} unexplained, ${explained} explained)${mail}`,
+      text: `NOT RECONCILED: ${breaks(open.total)} (${bySeverity}${explained ? `; ${explained} explained` : ''})`,
+      detail: `Period ${period}: ${split}${nc}`,
+      status: `not reconciled: ${breaks(open.total)} (${unexplained})${mail}`,
     };
+  }
   if (open.total > 0)
     return {
       reconciled: true,
       tone: 'explained',
       text: `RECONCILED WITH EXPLANATIONS: ${breaks(open.total)}, all explained`,
-      detail: `Period ${period}: ${periodSplitText(counts)}${nc}`,
+      detail: `Period ${period}: ${split}${nc}`,
       status: `reconciled with explanations: ${breaks(open.total)}, all explained${mail}`,
     };
   if (run.ruleResults.length === 0)
@@ -246,17 +218,6 @@ export function headline(
     detail: `Period ${period}${nc}`,
     status: `reconciled: no open breaks${mail}`,
   };
-}
-
-/** Under the banner of a failed run: the stage, why, what was kept, what the open breaks are, what to do. */
-function failureRows(run: RunInfo, failure: RunFailure): Row[] {
-  return [
-    { cells: ['Run failed in stage', failure.stage], tone: 'bold', cellTones: { 1: 'break' } },
-    { cells: ['Why', failure.error ?? '(no error recorded)'] },
-    { cells: ['What was kept', FAILED_RUN_KEPT] },
-    ...(failure.judged ? [] : [{ cells: ['Open breaks', LAST_KNOWN_MEANING] }]),
-    { cells: ['What to do', failedRunNextStep(run)] },
-  ];
 }
 
 /** The run's stages in the order they ran: by seq (recordStage), then by start time, then by name. */
@@ -421,589 +382,9 @@ export const COUNT_LABELS: Array<[string, string]> = [
   ['quarantined', 'Quarantined records (unresolved)'],
 ];
 
-/** The run's detail folder and its files (null on the detail workbook's own Summary: the files are beside it). */
-export interface SummaryDetail {
-  dir: string;
-  files: ReadonlyArray<{ sheet: string; path: string; rows: number; bytes: number }> | null;
-}
-
-/** What the data sheets of the mailed workbook hold, and where the rest is: short lines, the Summary prints one page wide. */
-export const DETAIL_MEANING = [
-  'the data sheets here list the records open breaks point at, with those that explain them (an order with its fills,',
-  'a partner order with its deposit); the folder above holds every record of the period, one gzip CSV per data sheet',
-  '(`ramp-recon report <run id> --detail` also writes them there as a workbook)',
-];
-
-export interface SummaryInput {
-  run: RunInfo;
-  openBreaks: ReportedBreak[];
-  /** openBreakCounts(openBreaks), computed once by the report stage and stored with the workbook. */
-  counts: OpenBreakCounts;
-  changes: Changes;
-  totals: Totals;
-  assumptions: Array<[string, string]>;
-  precision: Precision;
-  /** The run's "now" (its start): ages are measured from it. */
-  now: Date;
-  /** When the workbook is written (wall clock; default `now`). */
-  writtenAt?: Date;
-  webhooks?: WebhookStats;
-  /** The run's balance_roll rows (balanceRollOfRun) and the latest snapshot, for the balance table. */
-  balanceRolls?: BalanceRollRec[];
-  latestBalances?: BalanceRec[];
-  /** USD values of the closings, the fees and the grand total (usdRatesOf). */
-  rates?: UsdRates;
-  /** Fees per day and currency (feeDays). */
-  feeDays?: FeeDayRec[];
-  /** exchange.feeCurrency: which currency of a symbol its fill fees are in. */
-  feeCurrency?: 'counter' | 'base';
-  /** Where every record of the period is: the run's detail folder. */
-  detail?: SummaryDetail;
-  /** What the database holds for the period (storedCounts): shown for a failed run that did not count it itself. */
-  storedCounts?: Record<string, number>;
-}
-
-/** Changes listed by name on the Summary; beyond that the Breaks sheet has them all. */
-export const CHANGES_LISTED = 50;
-
-const blank = (): Row => ({ cells: [] });
-const section = (title: string): Row => ({ cells: [title, null, null, null, null, null, null], tone: 'section' });
-/** A table's header row: its titles after the first right-aligned, as the figures under them are. */
-const header = (...titles: string[]): Row => ({ cells: titles, tone: 'bold', alignRight: true });
-const pair = (label: string, value: Cell, ...rest: Cell[]): Row => ({ cells: [label, value, ...rest] });
-
-/**
- * The money at stake's rows (money-at-stake.ts): shortfalls, surpluses, and the open breaks without a USD figure or
- * moving no money, each in total, this period and carried over.
- */
-function stakeRows(openBreaks: readonly ReportedBreak[], rates: UsdRates): Row[] {
-  const m = moneyAtStake(openBreaks, rates);
-  // the exact sum, shown at two decimals (a smaller non-zero one to its first significant digit)
-  const usd = (v: Decimal) => amount(v, shownUsd(v).dp);
-  const money = (label: string, s: UsdSplit, tone?: Tone): Row => ({
-    cells: [label, usd(s.total), usd(s.inPeriod), usd(s.carriedOver)],
-    ...(tone && !s.total.isZero() ? { cellTones: { 1: tone } } : {}),
-  });
-  return [
-    { cells: ['Money at stake (USD)', 'Total', 'This period', 'Carried over'], tone: 'bold', alignRight: true },
-    money('Shortfalls: money missing or gone', m.shortfalls, 'high'),
-    money('Surpluses: money extra', m.surpluses),
-    {
-      cells: [
-        'Open breaks without a USD figure',
-        m.noFigure.total,
-        m.noFigure.inPeriod,
-        m.noFigure.carriedOver,
-        'they move money, but have no USD rate or no amount recorded: not in the sums above',
-      ],
-    },
-    {
-      cells: ['Open breaks that move no money', m.noMoney.total, m.noMoney.inPeriod, m.noMoney.carriedOver],
-    },
-    { cells: [STAKE_MEANING], tone: 'muted' },
-  ];
-}
-
 export const STAKE_MEANING =
   "Each open break's USD impact as on the Breaks sheet, signed from our side: shortfalls (negative) and surpluses " +
   '(positive) are summed apart, never netted; "no money": ages, states, coverage, quarantine.';
-
-export function summaryRows(input: SummaryInput): Row[] {
-  const { run, counts, changes, totals, precision } = input;
-  const head = headline(run, counts);
-  const rows: Row[] = [];
-  rows.push({ cells: [head.text, ...pad(SUMMARY_COLUMNS - 1)], tone: HEADLINE_ROW_TONE[head.tone] });
-  rows.push({ cells: [head.detail] });
-  const failure = runFailure(run);
-  if (failure) rows.push(...failureRows(run, failure));
-  if (partialRun(run)) rows.push({ cells: ['Partial period', PARTIAL_MEANING], cellTones: { 1: 'medium' } });
-  if (input.rates) rows.push(...stakeRows(input.openBreaks, input.rates));
-  if (input.detail) {
-    if (input.detail.files === null)
-      // the detail workbook's own Summary
-      rows.push({
-        cells: ['Every record of the period', `on the data sheets here, and as gzip CSV in ${input.detail.dir}`],
-      });
-    else {
-      rows.push({ cells: ['Every record of the period', input.detail.dir] });
-      for (const line of DETAIL_MEANING) rows.push({ cells: [line], tone: 'muted' });
-    }
-  }
-  rows.push(blank());
-
-  const explainedOf = (sev: string) =>
-    input.openBreaks.filter((b) => b.severity === sev && b.workflow?.status === 'explained').length;
-  rows.push(section(failure && !failure.judged ? `Open breaks (${LAST_KNOWN_MEANING})` : 'Open breaks'));
-  rows.push(header('Severity', 'Open', 'Of this period', 'Carried over', 'Explained'));
-  for (const sev of ['high', 'medium', 'low'] as const) {
-    const c = counts.severity[sev];
-    rows.push({
-      cells: [sev, c.total, c.inPeriod, c.carriedOver, explainedOf(sev)],
-      cellTones: c.total ? { 0: sev } : undefined,
-    });
-  }
-  rows.push({
-    cells: ['total', counts.total, counts.inPeriod, counts.carriedOver, counts.explained ?? 0],
-    tone: 'bold',
-  });
-  rows.push({ cells: [CARRIED_OVER_MEANING], tone: 'muted' });
-  rows.push({ cells: [EXPLAINED_MEANING], tone: 'muted' });
-  rows.push(blank());
-
-  rows.push(...lateRows(run.lateBreaks ?? []), blank());
-
-  rows.push(section('Open breaks by rule'));
-  rows.push(header('Rule', 'Severity', 'Open', 'Of this period', 'Carried over', 'Explained', 'In this run'));
-  for (const r of counts.rules)
-    rows.push({
-      cells: [
-        r.code,
-        r.severity,
-        r.total,
-        r.inPeriod,
-        r.carriedOver,
-        r.explained ?? 0,
-        ruleStatusNote(run.ruleResults, r.code),
-      ],
-    });
-  if (!counts.rules.length) rows.push({ cells: ['(none)'], tone: 'muted' });
-  rows.push(blank());
-
-  // The first screen ends with the balance table; the run's details follow it.
-  if (input.balanceRolls || input.latestBalances)
-    rows.push(
-      ...balanceTableRows(input.balanceRolls ?? [], input.latestBalances ?? [], precision, input.rates),
-      blank(),
-    );
-
-  rows.push(section('Run'));
-  rows.push(
-    pair(
-      'Period',
-      periodLabel(run.periodFrom, run.periodTo),
-      run.periodTo > addDays(run.periodFrom, 1) ? 'both days included' : 'one UTC day',
-    ),
-  );
-  rows.push(pair('Run id', run.id));
-  rows.push({
-    cells: ['Status', head.status],
-    cellTones: { 1: head.tone === 'ok' ? 'ok' : head.tone === 'explained' ? 'medium' : 'break' },
-  });
-  rows.push(pair('Started (UTC)', run.startedAt));
-  const finished = finishedTime(run);
-  rows.push(pair(finished.label, finished.at ?? finished.note, finished.at ? finished.note : null));
-  rows.push(pair('Report written (UTC)', input.writtenAt ?? input.now));
-  rows.push(pair('Ruleset version', run.rulesetVersion));
-  rows.push(pair('Config hash', run.configHash));
-  const stages = stagesInRunOrder(run.stages);
-  if (stages.length) {
-    rows.push(header('Stage (in run order)', 'Status', 'Time (s)', 'Started (UTC)', '', '', 'Error'));
-    for (const [stage, info] of stages)
-      rows.push({
-        cells: [
-          stage,
-          info.status ?? null,
-          info.ms !== undefined ? roundSeconds(info.ms / 1000) : null,
-          utcText(info.startedAt),
-          null,
-          null,
-          info.error ?? null,
-        ],
-      });
-  }
-  rows.push(blank());
-
-  if (input.detail?.files) {
-    rows.push(section('Detail (every record of the period)'));
-    rows.push(header('File', 'Rows', 'Bytes'));
-    for (const f of input.detail.files) rows.push({ cells: [basename(f.path), f.rows, f.bytes] });
-    rows.push(blank());
-  }
-
-  // A run that failed before its reconcile counted nothing: what the database holds for the period stands there.
-  const stored = failure && !failure.judged ? input.storedCounts : undefined;
-  const recordCounts = stored ?? run.counts;
-  rows.push(section(stored ? `Counts (${STORED_COUNTS_MEANING})` : 'Counts (records of the period)'));
-  for (const [key, label] of COUNT_LABELS) rows.push(pair(label, recordCounts[key] ?? null));
-  for (const [key, value] of Object.entries(recordCounts))
-    if (!COUNT_LABELS.some(([k]) => k === key)) rows.push(pair(key, value));
-  if (input.webhooks) {
-    const w = input.webhooks;
-    rows.push(pair('Webhook events received', w.events));
-    rows.push(pair('Webhook duplicates acknowledged', w.duplicates));
-    rows.push({
-      cells: [
-        'Webhook conflicts (an eventId repeated with another body)',
-        w.conflicts,
-        w.conflicts ? 'kept in webhook_event_conflict; the first body stays the stored event' : null,
-      ],
-      cellTones: w.conflicts ? { 1: 'medium' } : undefined,
-    });
-    rows.push({
-      cells: [
-        'Webhook events with schema drift',
-        w.drifted,
-        w.driftFields.length ? `extra fields: ${w.driftFields.join(', ')}` : null,
-      ],
-      cellTones: w.drifted ? { 1: 'medium' } : undefined,
-    });
-  }
-  rows.push(blank());
-
-  rows.push(...requestRows(run.requests));
-  rows.push(...syncTimeRows(stages));
-  rows.push(blank());
-
-  rows.push(section('Totals: partner orders by input currency'));
-  rows.push(
-    header(
-      'Input currency',
-      'Orders',
-      'Volume',
-      'Fees',
-      'Amount USD',
-      'Fees USD',
-      'Volume and fees are in the input currency',
-    ),
-  );
-  for (const t of totals.partner) {
-    const dp = precision.partner(t.currency);
-    rows.push({
-      cells: [
-        t.currency,
-        t.orders,
-        amount(t.volume, dp),
-        amount(t.fees, dp),
-        amount(t.amountUsd, 2),
-        amount(t.feesUsd, 2),
-      ],
-    });
-  }
-  if (totals.partner.length)
-    rows.push({
-      cells: [
-        'all (USD)',
-        totals.partner.reduce((a, t) => a + t.orders, 0),
-        null,
-        null,
-        amount(sumOf(totals.partner.map((t) => t.amountUsd)), 2),
-        amount(sumOf(totals.partner.map((t) => t.feesUsd)), 2),
-      ],
-      tone: 'bold',
-    });
-  else rows.push({ cells: ['(none)'], tone: 'muted' });
-  rows.push(blank());
-
-  const feeCurrency = input.feeCurrency ?? 'counter';
-  rows.push(section('Totals: exchange fills by symbol'));
-  rows.push(header('Symbol', 'Fills', 'Quantity', 'Notional', 'Fees', 'Fee currency', 'Currencies'));
-  for (const t of totals.fills) {
-    const p = precision.symbol(t.symbol);
-    const fee = feeCurrencyOf(t.symbol, precision, feeCurrency);
-    rows.push({
-      cells: [
-        t.symbol,
-        t.fills,
-        amount(t.qty, p.qty),
-        amount(t.notional, p.counter),
-        amount(t.fees, fee.dp),
-        fee.code,
-        `quantity in ${p.base ?? '?'}, notional in ${p.counterCode ?? '?'}, fees in ${fee.code}`,
-      ],
-    });
-  }
-  if (!totals.fills.length) rows.push({ cells: ['(none)'], tone: 'muted' });
-  rows.push(blank());
-
-  rows.push(section('Totals: deposits and withdrawals by currency'));
-  rows.push(
-    header(
-      'Currency',
-      'Deposits',
-      'Deposited',
-      'Withdrawals',
-      'Withdrawn',
-      'Withdrawal fees',
-      'Amounts are in the currency of the row',
-    ),
-  );
-  const currencies = [
-    ...new Set([...totals.deposits.map((d) => d.currency), ...totals.withdrawals.map((w) => w.currency)]),
-  ].sort();
-  for (const c of currencies) {
-    const d = totals.deposits.find((x) => x.currency === c);
-    const w = totals.withdrawals.find((x) => x.currency === c);
-    const dp = precision.exchange(c);
-    rows.push({
-      cells: [c, d?.count ?? 0, amount(d?.amount, dp), w?.count ?? 0, amount(w?.amount, dp), amount(w?.fee, dp)],
-    });
-  }
-  if (!currencies.length) rows.push({ cells: ['(none)'], tone: 'muted' });
-  rows.push(blank());
-
-  if (input.feeDays) rows.push(...feeDayRows(input.feeDays, precision, input.rates), blank());
-
-  rows.push(section('Rules'));
-  rows.push(header('Rule', 'Severity', 'Status', 'Checked', 'Found in this run', '', 'Check / why not checked'));
-  const rules = [...run.ruleResults].sort((a, b) => a.code.localeCompare(b.code));
-  for (const r of rules) {
-    const status = r.status === 'not_checked' ? 'not checked' : r.status;
-    const tone: Tone = r.status === 'passed' ? 'ok' : r.status === 'breaks' ? 'bad' : 'muted';
-    rows.push({
-      cells: [
-        r.code,
-        r.severity,
-        status,
-        r.checked,
-        r.breaks,
-        null,
-        r.status === 'not_checked' && r.reason ? `${r.description} (not checked: ${r.reason})` : r.description,
-      ],
-      cellTones: { 2: tone === 'ok' || tone === 'bad' ? (tone === 'ok' ? 'ok' : 'break') : 'muted' },
-    });
-  }
-  if (!rules.length) rows.push({ cells: ['(no rule results recorded)'], tone: 'muted' });
-  rows.push(blank());
-
-  rows.push(section('Assumptions in force'));
-  for (const [k, v] of input.assumptions) rows.push(pair(k, v));
-  rows.push(blank());
-
-  rows.push(section('Compared with the previous run of this period'));
-  if (changes.previous) {
-    rows.push(pair('Previous run', changes.previous.id, changes.previous.status));
-    rows.push(pair('Previous run started (UTC)', changes.previous.startedAt));
-  } else {
-    rows.push(pair('Previous run', '(none: first run of this period)'));
-  }
-  rows.push(pair('New breaks', changes.opened.length));
-  rows.push(pair('Reopened breaks', changes.reopened.length));
-  rows.push(pair('Resolved breaks', changes.resolved.length));
-  rows.push(pair('Still open', changes.stillOpen));
-  const listed: Array<[string, BreakRef]> = [
-    ...sortRefs(changes.opened).map((b): [string, BreakRef] => ['new', b]),
-    ...sortRefs(changes.reopened).map((b): [string, BreakRef] => ['reopened', b]),
-    ...sortRefs(changes.resolved).map((b): [string, BreakRef] => ['resolved', b]),
-  ];
-  if (listed.length) {
-    rows.push(header('Change', 'Rule', 'Key', 'Severity', '', '', 'Message'));
-    for (const [change, b] of listed.slice(0, CHANGES_LISTED))
-      rows.push({
-        cells: [change, b.code, b.key, b.severity, null, null, b.message],
-        tone: change === 'resolved' ? 'muted' : undefined,
-      });
-    if (listed.length > CHANGES_LISTED)
-      rows.push({
-        cells: [`... and ${listed.length - CHANGES_LISTED} more (all open ones are on the Breaks sheet)`],
-        tone: 'muted',
-      });
-  }
-  rows.push(blank());
-
-  rows.push(section('How to read this workbook'));
-  rows.push(
-    pair(
-      'Banner',
-      'green: no open break; amber: open breaks, every one explained; red: unexplained open breaks or a failed run',
-    ),
-  );
-  rows.push(
-    pair(
-      'Red rows (data sheets)',
-      'a record with an open break; the "Open breaks" column names the rules; on the Breaks sheet, the Key links to that row',
-    ),
-  );
-  rows.push(
-    pair(
-      'Exact values',
-      'every amount is a number you can sum; where it has more digits than Excel keeps (15) or than its format shows, the last column "Exact values" (here: a cell note) holds the exact text',
-    ),
-  );
-  rows.push(pair('Times and days', 'UTC; the period names its first and last day, both included'));
-  rows.push(
-    pair(
-      'Amounts',
-      "formatted at each currency's precision (partner currencies, exchange symbol scales; else 2 fiat / 8 crypto), the same on every row",
-    ),
-  );
-  rows.push(
-    pair(
-      'Breaks sheet',
-      'fill in Owner, Explanation and Explained? (yes/no) and return the file: `ramp-recon breaks import <file>` ' +
-        'records them',
-    ),
-  );
-  rows.push(pair('Sheets over 1,048,576 rows', 'continue on a sheet of the same name with (2), (3)...'));
-  return withTextColumns(rows);
-}
-
-/**
- * Marks on each table header the columns whose figures below are text (up to the next blank or section row): their
- * title stands left like the text under it, the others right over their numbers.
- */
-function withTextColumns(rows: Row[]): Row[] {
-  rows.forEach((row, at) => {
-    if (!row.alignRight) return;
-    const kinds: Array<'text' | 'figure' | undefined> = [];
-    for (let r = at + 1; r < rows.length && rows[r]!.cells.length && rows[r]!.tone !== 'section'; r++) {
-      if (rows[r]!.alignRight) break;
-      rows[r]!.cells.forEach((c, i) => {
-        if (c === null || c === undefined || c === '') return;
-        kinds[i] = typeof c === 'string' && kinds[i] !== 'figure' ? 'text' : 'figure';
-      });
-    }
-    const titles: Record<number, 'left' | 'indent'> = {};
-    kinds.forEach((k, i) => {
-      // indented where the cells under it are: after a figure column
-      if (k === 'text' && i > 0) titles[i] = kinds[i - 1] === 'figure' ? 'indent' : 'left';
-    });
-    if (Object.keys(titles).length) row.textTitles = titles;
-  });
-  return rows;
-}
-
-/**
- * "Earlier days changed by late data": the breaks of days before the period this run opened,
- * reopened or resolved because their records changed after those days were reconciled, with the
- * day of each record (docs/rules.md "What a run judges").
- */
-function lateRows(late: NonNullable<RunInfo['lateBreaks']>): Row[] {
-  const c = lateCounts(late);
-  const rows: Row[] = [section('Earlier days changed by late data')];
-  rows.push({
-    cells: [lateSentence(c), null, null, null, null, null, null],
-    cellTones: c.opened + c.reopened ? { 0: 'medium' } : undefined,
-  });
-  if (c.total) {
-    rows.push(header('Day of the record', 'Change', 'Rule code', 'Key', 'Severity', '', 'Rule'));
-    for (const b of sortLate(late).slice(0, CHANGES_LISTED))
-      rows.push({
-        cells: [day(b.day), b.event, b.code, b.key, b.severity, null, ruleTitle(b.code)],
-        tone: b.event === 'resolved' ? 'muted' : undefined,
-      });
-    if (late.length > CHANGES_LISTED)
-      rows.push({
-        cells: [`... and ${late.length - CHANGES_LISTED} more (the open ones are marked on the Breaks sheet)`],
-        tone: 'muted',
-      });
-  }
-  rows.push({ cells: [LATE_MEANING], tone: 'muted' });
-  return rows;
-}
-
-/**
- * "API requests": per API and endpoint, attempts (retries included), retries, the rate limit of
- * its class of call and the time those requests take at it; the times add up (requestTotals).
- */
-function requestRows(requests: RunRequests): Row[] {
-  const rows: Row[] = [
-    section('API requests'),
-    header('API', 'Endpoint', 'Requests', 'Retries', 'Rate limit (/s)', 'Time at that rate (s)'),
-  ];
-  const totals = requestTotals(requests);
-  const total = (api: string, t: RequestTotals): Row => ({
-    cells: [api, 'total', t.requests, t.retries, null, roundSeconds(t.seconds)],
-    tone: 'bold',
-  });
-  for (const [api, endpoints] of sortedRequests(requests)) {
-    for (const [endpoint, e] of endpoints)
-      rows.push({
-        cells: [API_LABEL[api], endpoint, e.requests, e.retries, e.perSecond, roundSeconds(endpointSeconds(e))],
-      });
-    const t = totals.apis[api];
-    if (t) rows.push(total(API_LABEL[api], t));
-  }
-  if (totals.all.requests === 0) rows.push({ cells: ['(no API requests recorded for this run)'], tone: 'muted' });
-  else rows.push(total('All APIs', totals.all));
-  return rows;
-}
-
-/** "Sync": the time each sync stage took, beside the requests above. */
-function syncTimeRows(stages: Array<[string, StageInfo]>): Row[] {
-  const sync = stages.filter(([name]) => name.startsWith('sync'));
-  if (!sync.length) return [];
-  const rows: Row[] = [header('Sync stage', 'Time (s)', 'Status')];
-  for (const [name, info] of sync)
-    rows.push({ cells: [name, info.ms !== undefined ? roundSeconds(info.ms / 1000) : null, info.status ?? null] });
-  rows.push({
-    cells: ['All sync stages', roundSeconds(sync.reduce((a, [, i]) => a + (i.ms ?? 0), 0) / 1000)],
-    tone: 'bold',
-  });
-  return rows;
-}
-
-/**
- * The balance table: one column per currency (six a block), rows opening, each flow, expected and actual closing,
- * residual and USD.
- */
-function balanceTableRows(
-  rolls: BalanceRollRec[],
-  latest: BalanceRec[],
-  precision: Precision,
-  rates: UsdRates | undefined,
-): Row[] {
-  const rows: Row[] = [section('Balances per currency (roll-forward over the period)')];
-  const table = balanceTotals(rolls);
-  const usdOf = (value: Decimal | null, currency: string) => (rates ? rates.usd(value, currency) : null);
-  if (!table.length) {
-    rows.push({
-      cells: ['(no roll-forward in this run: fewer than two balance snapshots; the latest snapshot follows)'],
-      tone: 'muted',
-    });
-    const items = [...latest].sort((a, b) => a.currency.localeCompare(b.currency));
-    rows.push(header('Currency', 'Balance', 'Balance USD', 'Snapshot (UTC)'));
-    for (const b of items)
-      rows.push({
-        cells: [
-          b.currency,
-          amount(b.balance, precision.exchange(b.currency)),
-          amount(usdOf(b.balance, b.currency), 2),
-          b.fetchedAt,
-        ],
-      });
-    if (!items.length) rows.push({ cells: ['(no balance snapshot)'], tone: 'muted' });
-    if (rates && items.length) rows.push(...grandTotal(items, (b) => b.balance, rates));
-    return rows;
-  }
-  const PER_BLOCK = SUMMARY_COLUMNS - 1;
-  const lines: Array<[string, (t: BalanceTotal) => Cell]> = [
-    ['Opening', (t) => amount(t.opening, precision.exchange(t.currency))],
-    ['Deposits', (t) => amount(t.deposits, precision.exchange(t.currency))],
-    ['Withdrawals (with fees)', (t) => amount(t.withdrawals, precision.exchange(t.currency))],
-    ['Bought (fills)', (t) => amount(t.bought, precision.exchange(t.currency))],
-    ['Sold (fills)', (t) => amount(t.sold, precision.exchange(t.currency))],
-    ['Fees (fills)', (t) => amount(t.fees, precision.exchange(t.currency))],
-    ['Expected closing', (t) => amount(t.expectedClosing, precision.exchange(t.currency))],
-    ['Actual closing', (t) => amount(t.actualClosing, precision.exchange(t.currency))],
-    ['Residual (actual - expected)', (t) => amount(t.residual, precision.exchange(t.currency))],
-    ['Actual closing USD', (t) => amount(usdOf(t.actualClosing, t.currency), 2)],
-    ['Opening snapshot (UTC)', (t) => utcText(t.openingAt)],
-    ['Closing snapshot (UTC)', (t) => utcText(t.closingAt)],
-  ];
-  for (let i = 0; i < table.length; i += PER_BLOCK) {
-    const block = table.slice(i, i + PER_BLOCK);
-    rows.push(header('Currency', ...block.map((t) => t.currency)));
-    for (const [label, cell] of lines)
-      rows.push({
-        cells: [label, ...block.map(cell)],
-        cellTones: label.startsWith('Residual')
-          ? Object.fromEntries(
-              block.map((t, j) => [j + 1, t.residual.isZero() ? undefined : 'high']).filter(([, v]) => v),
-            )
-          : undefined,
-        tone: label === 'Actual closing' ? 'bold' : undefined,
-      });
-  }
-  rows.push({
-    cells: [
-      'expected closing = opening + deposits - withdrawals + bought - sold - fees; opening of the first snapshot ' +
-        'pair, actual closing of the last',
-    ],
-    tone: 'muted',
-  });
-  if (rates) rows.push(...grandTotal(table, (t) => t.actualClosing, rates));
-  return rows;
-}
 
 /**
  * The closing balances' USD total the balance table ends with: the roll-forward's actual closings, or without a
@@ -1026,99 +407,4 @@ export function closingBalancesUsd(
       rates,
     );
   return null;
-}
-
-/** The USD total of each currency's closing figure, naming the currencies without a rate. */
-function grandTotal<T extends { currency: string }>(items: T[], closing: (item: T) => Decimal, rates: UsdRates): Row[] {
-  const sum = usdSum(
-    items.map((item) => ({ currency: item.currency, value: closing(item) })),
-    rates,
-  );
-  const rows: Row[] = [{ cells: ['Total closing USD (all currencies)', amount(sum.usd, 2)], tone: 'bold' }];
-  if (sum.unvalued.length)
-    rows.push({ cells: [`not included (no USD rate): ${sum.unvalued.join(', ')}`], tone: 'muted' });
-  return rows;
-}
-
-/**
- * "Partner fees earned and exchange fees paid per day": one row per day and currency, a USD total per day and for the
- * period.
- */
-function feeDayRows(days: FeeDayRec[], precision: Precision, rates: UsdRates | undefined): Row[] {
-  const rows: Row[] = [
-    section('Partner fees earned and exchange fees paid per day'),
-    header(
-      'Day',
-      'Currency',
-      'Partner fees earned',
-      'Partner fees USD',
-      'Exchange fees paid',
-      'Exchange fees USD',
-      'partner fee of COMPLETED orders (by creation day); fill fees (by fill day)',
-    ),
-  ];
-  if (!days.length) return [...rows, { cells: ['(none)'], tone: 'muted' }];
-  const exchangeUsd = (d: FeeDayRec) => (rates && d.exchangeFee ? rates.usd(d.exchangeFee, d.currency) : null);
-  const total = (list: FeeDayRec[], label: string, dayCell: Cell): Row => {
-    const unvalued = [
-      ...new Set(
-        list.filter((d) => d.exchangeFee && !d.exchangeFee.isZero() && exchangeUsd(d) === null).map((d) => d.currency),
-      ),
-    ];
-    return {
-      cells: [
-        dayCell,
-        label,
-        null,
-        amount(sumOf(list.map((d) => d.partnerFeeUsd)), 2),
-        null,
-        amount(sumOf(list.map(exchangeUsd)), 2),
-        unvalued.length ? `exchange fees without a USD rate not included: ${unvalued.join(', ')}` : null,
-      ],
-      tone: 'bold',
-    };
-  };
-  for (const d of [...new Set(days.map((x) => x.day))]) {
-    const list = days.filter((x) => x.day === d);
-    for (const x of list)
-      rows.push({
-        cells: [
-          day(x.day),
-          x.currency,
-          amount(x.partnerFee, precision.partner(x.currency)),
-          amount(x.partnerFeeUsd, 2),
-          amount(x.exchangeFee, precision.exchange(x.currency)),
-          amount(exchangeUsd(x), 2),
-        ],
-      });
-    rows.push(total(list, 'day total USD', day(d)));
-  }
-  rows.push(total(days, 'period total USD', 'all days'));
-  return rows;
-}
-
-/**
- * "2026-11-23 03:26:54": a time as text that fits the Summary's narrower columns (a date cell of that width shows ###).
- */
-function utcText(at: Date | string | null | undefined): string | null {
-  if (!at) return null;
-  return new Date(at).toISOString().slice(0, 19).replace('T', ' ');
-}
-
-function sumOf(values: Array<Decimal | null | undefined>): Decimal {
-  return values.reduce<Decimal>((a, v) => (v ? a.plus(v) : a), ZERO);
-}
-
-/** Empty cells so a toned row is filled across the whole width. */
-function pad(n: number): Cell[] {
-  return Array.from({ length: n }, () => null);
-}
-
-function sortRefs(refs: BreakRef[]): BreakRef[] {
-  return [...refs].sort(
-    (a, b) =>
-      (SEVERITY_RANK[a.severity] ?? 9) - (SEVERITY_RANK[b.severity] ?? 9) ||
-      a.code.localeCompare(b.code) ||
-      a.key.localeCompare(b.key),
-  );
 }

@@ -34,7 +34,7 @@ import {
   type GroupAccount,
   type GroupDigest,
 } from '../report/group.js';
-import { loadPrecision } from './report.js';
+import { loadPrecision } from './report-reads.js';
 import { sendReportMail, type DeliveryResult } from './deliver.js';
 
 export interface GroupDeps {

@@ -95,6 +95,32 @@ export class WebhookServerError extends AppError {
   }
 }
 
+/** The webhook settings after their defaults. */
+function settingsOf(config: Config) {
+  return { ...DEFAULTS, ...(config.webhooks ?? {}) };
+}
+type Settings = ReturnType<typeof settingsOf>;
+
+/** What every request of one receiver reads and counts. */
+interface Receiver {
+  settings: Settings;
+  store: Store;
+  allowed: ReturnType<typeof ipSet>;
+  trustedProxies: ReturnType<typeof ipSet>;
+  clock: () => Date;
+  logger: Logger;
+  multiAccount: boolean;
+  /** The accounts whose events this receiver files, in config order. */
+  accounts: readonly string[];
+  stats: WebhookStats;
+  databaseTarget: string;
+  /** One batcher per account: each transaction writes one account's events. */
+  batchers: Map<string, WebhookBatcher>;
+  /** Requests being handled: close() waits for them. */
+  inFlight: Set<Promise<void>>;
+  closing: boolean;
+}
+
 /**
  * The order-event receiver (docs/apis.md "Partner webhooks"). Each POST: sender address check, body
  * size limit, JSON and schema validation, then one short transaction that stores the event by
@@ -105,116 +131,175 @@ export async function startWebhookServer(
   deps: WebhookServerDeps,
   options: WebhookServerOptions = {},
 ): Promise<WebhookServer> {
-  const settings = { ...DEFAULTS, ...(deps.config.webhooks ?? {}) };
+  const receiver = receiverOf(deps, options);
+  const { settings, logger, accounts } = receiver;
   const port = options.port ?? settings.port;
   const host = options.host ?? settings.host;
-  const allowed = ipSet(settings.allowedIps);
-  const trustedProxies = ipSet(settings.trustedProxies);
-  const clock = options.now ?? (() => new Date());
-  const logger = deps.logger.child({ component: 'webhooks' });
-  const multiAccount = deps.config.multiAccount;
-  const accounts = multiAccount ? deps.config.accountNames : [deps.config.account];
-  const stats: WebhookStats = {
-    received: 0,
-    stored: 0,
-    duplicates: 0,
-    conflicts: 0,
-    quarantined: 0,
-    applied: 0,
-    rejected: 0,
-    invalid: 0,
-    tooDeep: 0,
-    future: 0,
-    drift: 0,
-    tooLarge: 0,
-    errors: 0,
-    unknownPath: 0,
-  };
-  const inFlight = new Set<Promise<void>>();
-  const databaseTarget = deps.store.kind === 'embedded' ? 'the embedded database' : 'PostgreSQL (DATABASE_URL)';
-  // One batcher per account: each transaction writes one account's events.
-  const batchers = new Map(
-    accounts.map((a) => [a, new WebhookBatcher(deps.store.db, a, { databaseTarget, now: clock })]),
-  );
-  let closing = false;
-
-  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
-    const work = handle(req, res).catch((err) => {
-      if (req.destroyed && !req.complete) {
-        // The client went away mid-body: nobody to answer, and no database to blame (not counted as an error).
-        logger.debug({ err }, 'webhook client went away before its body was read');
-        return;
-      }
-      stats.errors++;
-      logger.error({ err }, 'webhook request failed');
-      if (!res.headersSent) reply(res, 503, { error: 'temporarily unavailable' });
-    });
-    inFlight.add(work);
-    void work.finally(() => inFlight.delete(work));
-  };
-
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (closing) {
-      // Shutting down: the sender retries later, the event is not lost.
-      reply(res, 503, { error: 'shutting down' }, true);
-      return;
-    }
-    const path = (req.url ?? '/').split('?')[0] ?? '/';
-    if (req.method === 'GET' && (path === '/healthz' || path === '/health')) {
-      reply(res, 200, { status: 'ok' });
-      return;
-    }
-    if (req.method !== 'POST') {
-      res.setHeader('Allow', 'POST');
-      reply(res, 405, { error: 'method not allowed' });
-      return;
-    }
-    const remote = clientAddress(req, trustedProxies);
-    if (!remote || !allowed.has(remote)) {
-      stats.rejected++;
-      logger.warn({ remote, path }, 'webhook from an address that is not an allowed sender: rejected');
-      reply(res, 403, { error: 'sender address not allowed' }, true);
-      return;
-    }
-    const account = accountOfPath(path, accounts, multiAccount);
-    if (account === null) {
-      // No organisation registered this URL: storing it under any account would put one company's order in another's
-      // reconciliation. The body is neither read nor logged.
-      stats.unknownPath++;
-      logger.warn({ remote, path }, "webhook POSTed to a path that is no account's: refused (404), nothing stored");
-      req.resume();
-      reply(res, 404, { error: "no account's webhook URL: each account's events go to /webhooks/<account>" }, true);
-      return;
-    }
-    const log = multiAccount ? logger.child({ account }) : logger;
-    const body = await readBody(req, settings.bodyLimitBytes);
-    if (body === null) {
-      stats.tooLarge++;
-      log.warn({ remote, limit: settings.bodyLimitBytes }, 'webhook body over the size limit: rejected');
-      reply(res, 413, { error: `body larger than ${settings.bodyLimitBytes} bytes` }, true);
-      return;
-    }
-    stats.received++;
-    const outcome: EventOutcome = await handleEventBody({
-      db: deps.store.db,
-      account,
-      now: clock(),
-      maxClockSkewSeconds: settings.maxClockSkewSeconds,
-      endpoint: path,
-      remoteAddr: remote,
-      body,
-      databaseTarget,
-      write: (item) => batchers.get(account)!.submit(item),
-    });
-    answer(res, outcome, { stats, logger: log, remote });
-  }
-
   const tls = settings.tlsCertFile && settings.tlsKeyFile ? readTls(settings.tlsCertFile, settings.tlsKeyFile) : null;
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => track(receiver, req, res);
   const server = tls ? https.createServer({ cert: tls.cert, key: tls.key }, onRequest) : http.createServer(onRequest);
   server.requestTimeout = REQUEST_TIMEOUT_MS;
   server.headersTimeout = Math.min(REQUEST_TIMEOUT_MS, 5_000);
+  await listen(server, host, port);
+  server.on('error', (err) => logger.error({ err }, 'webhook server error'));
+  const bound = (server.address() as AddressInfo).port;
+  const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  const url = `${tls ? 'https' : 'http'}://${urlHost}:${bound}`;
+  announce(receiver, url, Boolean(tls));
+  let closed: Promise<void> | null = null;
+  return {
+    url,
+    port: bound,
+    accounts: accounts.map((account) => ({ account, url: `${url}${accountPath(account)}` })),
+    stats: () => ({ ...receiver.stats }),
+    close: () => (closed ??= stop(receiver, server)),
+  };
+}
 
-  await new Promise<void>((resolve, reject) => {
+function receiverOf(deps: WebhookServerDeps, options: WebhookServerOptions): Receiver {
+  const settings = settingsOf(deps.config);
+  const clock = options.now ?? (() => new Date());
+  const multiAccount = deps.config.multiAccount;
+  const accounts = multiAccount ? deps.config.accountNames : [deps.config.account];
+  const databaseTarget = deps.store.kind === 'embedded' ? 'the embedded database' : 'PostgreSQL (DATABASE_URL)';
+  const batcherOf = (a: string) => new WebhookBatcher(deps.store.db, a, { databaseTarget, now: clock });
+  return {
+    settings,
+    store: deps.store,
+    allowed: ipSet(settings.allowedIps),
+    trustedProxies: ipSet(settings.trustedProxies),
+    clock,
+    logger: deps.logger.child({ component: 'webhooks' }),
+    multiAccount,
+    accounts,
+    stats: { ...NO_REQUESTS },
+    databaseTarget,
+    batchers: new Map(accounts.map((a) => [a, batcherOf(a)])),
+    inFlight: new Set(),
+    closing: false,
+  };
+}
+
+const NO_REQUESTS: WebhookStats = {
+  received: 0,
+  stored: 0,
+  duplicates: 0,
+  conflicts: 0,
+  quarantined: 0,
+  applied: 0,
+  rejected: 0,
+  invalid: 0,
+  tooDeep: 0,
+  future: 0,
+  drift: 0,
+  tooLarge: 0,
+  errors: 0,
+  unknownPath: 0,
+};
+
+/** Handles a request, kept in flight until answered; a failure the handler did not answer is a 503. */
+function track(receiver: Receiver, req: IncomingMessage, res: ServerResponse): void {
+  const { logger, stats, inFlight } = receiver;
+  const work = handle(receiver, req, res).catch((err) => {
+    if (req.destroyed && !req.complete) {
+      // The client went away mid-body: nobody to answer, and no database to blame (not counted as an error).
+      logger.debug({ err }, 'webhook client went away before its body was read');
+      return;
+    }
+    stats.errors++;
+    logger.error({ err }, 'webhook request failed');
+    if (!res.headersSent) reply(res, 503, { error: 'temporarily unavailable' });
+  });
+  inFlight.add(work);
+  void work.finally(() => inFlight.delete(work));
+}
+
+/** Health checks, then a POST: its sender, its account by path, its body's size, then the event itself. */
+async function handle(receiver: Receiver, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (receiver.closing) {
+    // Shutting down: the sender retries later, the event is not lost.
+    reply(res, 503, { error: 'shutting down' }, true);
+    return;
+  }
+  const path = (req.url ?? '/').split('?')[0] ?? '/';
+  if (req.method === 'GET' && (path === '/healthz' || path === '/health')) {
+    reply(res, 200, { status: 'ok' });
+    return;
+  }
+  if (req.method !== 'POST') {
+    res.setHeader('Allow', 'POST');
+    reply(res, 405, { error: 'method not allowed' });
+    return;
+  }
+  const remote = allowedSender(receiver, req, res, path);
+  if (remote === null) return;
+  const account = accountOfRequest(receiver, req, res, { remote, path });
+  if (account === null) return;
+  await receiveEvent(receiver, req, res, { remote, path, account });
+}
+
+/** The sender's address when it is an allowed sender; else answered 403 and null. */
+function allowedSender(receiver: Receiver, req: IncomingMessage, res: ServerResponse, path: string): string | null {
+  const remote = clientAddress(req, receiver.trustedProxies);
+  if (remote && receiver.allowed.has(remote)) return remote;
+  receiver.stats.rejected++;
+  receiver.logger.warn({ remote, path }, 'webhook from an address that is not an allowed sender: rejected');
+  reply(res, 403, { error: 'sender address not allowed' }, true);
+  return null;
+}
+
+/** The account whose URL this is; else answered 404 and null. */
+function accountOfRequest(
+  receiver: Receiver,
+  req: IncomingMessage,
+  res: ServerResponse,
+  { remote, path }: { remote: string; path: string },
+): string | null {
+  const account = accountOfPath(path, receiver.accounts, receiver.multiAccount);
+  if (account !== null) return account;
+  // No organisation registered this URL: storing it under any account would put one company's order in another's
+  // reconciliation. The body is neither read nor logged.
+  receiver.stats.unknownPath++;
+  const refused = "webhook POSTed to a path that is no account's: refused (404), nothing stored";
+  receiver.logger.warn({ remote, path }, refused);
+  req.resume();
+  reply(res, 404, { error: "no account's webhook URL: each account's events go to /webhooks/<account>" }, true);
+  return null;
+}
+
+/** Reads the body (413 over the limit), stores and applies the event, answers by its outcome. */
+async function receiveEvent(
+  receiver: Receiver,
+  req: IncomingMessage,
+  res: ServerResponse,
+  { remote, path, account }: { remote: string; path: string; account: string },
+): Promise<void> {
+  const { settings, stats } = receiver;
+  const log = receiver.multiAccount ? receiver.logger.child({ account }) : receiver.logger;
+  const body = await readBody(req, settings.bodyLimitBytes);
+  if (body === null) {
+    stats.tooLarge++;
+    log.warn({ remote, limit: settings.bodyLimitBytes }, 'webhook body over the size limit: rejected');
+    reply(res, 413, { error: `body larger than ${settings.bodyLimitBytes} bytes` }, true);
+    return;
+  }
+  stats.received++;
+  const outcome: EventOutcome = await handleEventBody({
+    db: receiver.store.db,
+    account,
+    now: receiver.clock(),
+    maxClockSkewSeconds: settings.maxClockSkewSeconds,
+    endpoint: path,
+    remoteAddr: remote,
+    body,
+    databaseTarget: receiver.databaseTarget,
+    write: (item) => receiver.batchers.get(account)!.submit(item),
+  });
+  answer(res, outcome, { stats, logger: log, remote });
+}
+
+function listen(server: http.Server, host: string, port: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
     const onError = (err: Error) =>
       reject(new WebhookServerError(`cannot listen on ${host}:${port}: ${err.message}`, err));
     server.once('error', onError);
@@ -223,14 +308,14 @@ export async function startWebhookServer(
       resolve();
     });
   });
-  server.on('error', (err) => logger.error({ err }, 'webhook server error'));
-  const bound = (server.address() as AddressInfo).port;
-  const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
-  const url = `${tls ? 'https' : 'http'}://${urlHost}:${bound}`;
+}
+
+/** Logs where the receiver listens (each account's URL), and warns when nothing in front of it speaks HTTPS. */
+function announce({ settings, logger, multiAccount, accounts }: Receiver, url: string, tls: boolean): void {
   logger.info(
     {
       url,
-      tls: Boolean(tls),
+      tls,
       allowedIps: settings.allowedIps,
       trustedProxies: settings.trustedProxies,
       ...(multiAccount ? { accounts: accounts.map((a) => `${url}${accountPath(a)}`) } : {}),
@@ -242,31 +327,22 @@ export async function startWebhookServer(
       'the partner delivers webhooks over HTTPS only: set webhooks.tlsCertFile/tlsKeyFile, or run behind a ' +
         'TLS-terminating proxy listed in webhooks.trustedProxies',
     );
+}
 
-  let closed: Promise<void> | null = null;
-  return {
-    url,
-    port: bound,
-    accounts: accounts.map((account) => ({ account, url: `${url}${accountPath(account)}` })),
-    stats: () => ({ ...stats }),
-    close() {
-      closed ??= (async () => {
-        closing = true;
-        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-        server.closeIdleConnections();
-        const grace = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
-        grace.unref();
-        // Every acknowledged event was committed before its 2xx; waiting for in-flight requests
-        // means none is cut between its commit and its answer.
-        while (inFlight.size) await Promise.allSettled([...inFlight]);
-        server.closeIdleConnections();
-        await stopped;
-        clearTimeout(grace);
-        logger.info({ stats }, 'webhook receiver stopped');
-      })();
-      return closed;
-    },
-  };
+/** Stops accepting, lets in-flight requests finish, cuts what is left after the grace period. */
+async function stop(receiver: Receiver, server: http.Server): Promise<void> {
+  receiver.closing = true;
+  const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const grace = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+  grace.unref();
+  // Every acknowledged event was committed before its 2xx; waiting for in-flight requests
+  // means none is cut between its commit and its answer.
+  while (receiver.inFlight.size) await Promise.allSettled([...receiver.inFlight]);
+  server.closeIdleConnections();
+  await stopped;
+  clearTimeout(grace);
+  receiver.logger.info({ stats: receiver.stats }, 'webhook receiver stopped');
 }
 
 /** Counts, logs and answers one body's outcome: 2xx once stored (or kept), 400 for a malformed body. */

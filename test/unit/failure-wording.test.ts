@@ -4,7 +4,8 @@ import { buildMessage, failureNotice, messageSubject } from '../../src/report/em
 import { buildDigest } from '../../src/report/digest.js';
 import { UsdRates } from '../../src/report/usd-rates.js';
 import { Precision } from '../../src/report/precision.js';
-import { headline, runFailure, summaryRows, type SummaryInput } from '../../src/report/summary.js';
+import { headline, runFailure } from '../../src/report/summary.js';
+import { summaryRows, type SummaryInput } from '../../src/report/summary-sheet.js';
 import { openBreakCounts, type ReportedBreak, type RunInfo } from '../../src/domain/index.js';
 import { makeBreak, makeRun } from '../helpers/report-factories.js';
 

@@ -21,9 +21,8 @@ import {
   periodLabel,
   reportFileNameOf,
   stagesInRunOrder,
-  summaryRows,
-  type SummaryInput,
 } from '../../src/report/summary.js';
+import { summaryRows, type SummaryInput } from '../../src/report/summary-sheet.js';
 import { reportFileName } from '../../src/stages/report.js';
 import { makeBreak, makeRun } from '../helpers/report-factories.js';
 

@@ -104,7 +104,24 @@ export function register(program: Command): void {
     'the account whose breaks (needed when the config has several)',
     true,
   );
+  registerList(breaks);
+  registerShow(breaks);
+  for (const change of CHANGES) registerChange(breaks, change);
+  registerImport(breaks);
+  // Bad usage of a subcommand in one line, pointing at its own --help.
+  for (const sub of breaks.commands)
+    sub.configureOutput({ outputError: (text, write) => write(usageLine(text, `breaks ${sub.name()}`)) });
+}
 
+interface ListOptions {
+  status: string;
+  rule?: string;
+  owner?: string;
+  limit: string;
+  json?: boolean;
+}
+
+function registerList(breaks: Command): void {
   breaks
     .command('list')
     .description('one line per break: severity, code, key, status, owner, age (days since first seen), what happened')
@@ -113,43 +130,34 @@ export function register(program: Command): void {
     .option('--owner <name>', 'only breaks owned by this name')
     .option('--limit <n>', 'at most this many breaks', '200')
     .option('--json', 'print a JSON document on stdout')
-    .action(
-      action(
-        async (
-          opts: { status: string; rule?: string; owner?: string; limit: string; json?: boolean },
-          command: Command,
-        ) => {
-          if (!LIST_STATUSES.includes(opts.status as ListStatus))
-            throw new ConfigError([
-              `--status: must be one of ${LIST_STATUSES.join(', ')} (got ${JSON.stringify(opts.status)})`,
-            ]);
-          const limit = limitSchema.safeParse(opts.limit);
-          if (!limit.success)
-            throw new ConfigError([
-              `--limit: must be a whole number from 1 to 10000 (got ${JSON.stringify(opts.limit)})`,
-            ]);
-          return withStore(command, async (store, config) => {
-            const found = await listBreaks(store.db, config.account, {
-              status: opts.status as ListStatus,
-              rule: opts.rule,
-              owner: opts.owner,
-              limit: limit.data,
-            });
-            const now = new Date();
-            if (opts.json)
-              printJson({
-                account: config.account,
-                status: opts.status,
-                breaks: found.breaks.map((b) => ({ ...listed(b, now), account: config.account })),
-                more: found.more,
-              });
-            else process.stdout.write(formatList(found.breaks, found.more, now));
-            return EXIT.ok;
-          });
-        },
-      ),
-    );
+    .action(action(listBreaksCommand));
+}
 
+async function listBreaksCommand(opts: ListOptions, command: Command): Promise<number> {
+  if (!LIST_STATUSES.includes(opts.status as ListStatus))
+    throw new ConfigError([
+      `--status: must be one of ${LIST_STATUSES.join(', ')} (got ${JSON.stringify(opts.status)})`,
+    ]);
+  const limit = limitSchema.safeParse(opts.limit);
+  if (!limit.success)
+    throw new ConfigError([`--limit: must be a whole number from 1 to 10000 (got ${JSON.stringify(opts.limit)})`]);
+  return withStore(command, async (store, config) => {
+    const filter = { status: opts.status as ListStatus, rule: opts.rule, owner: opts.owner, limit: limit.data };
+    const found = await listBreaks(store.db, config.account, filter);
+    const now = new Date();
+    if (opts.json)
+      printJson({
+        account: config.account,
+        status: opts.status,
+        breaks: found.breaks.map((b) => ({ ...listed(b, now), account: config.account })),
+        more: found.more,
+      });
+    else process.stdout.write(formatList(found.breaks, found.more, now));
+    return EXIT.ok;
+  });
+}
+
+function registerShow(breaks: Command): void {
   breaks
     .command('show')
     .description(
@@ -169,124 +177,111 @@ export function register(program: Command): void {
         }),
       ),
     );
+}
 
-  const change = (
-    name: string,
-    description: string,
-    args: Array<[string, string]>,
-    run: (
-      store: Store,
-      account: string,
-      args: string[],
-      actor: Actor,
-      opts: Record<string, unknown>,
-    ) => Promise<Change>,
-    extra?: (c: Command) => Command,
-  ) => {
-    let c = breaks.command(name).description(description);
-    for (const [arg, help] of args) c = c.argument(arg, help);
-    c = c
-      .option('--by <name>', 'who records it (default: the OS user name)')
-      .option('--json', 'print the result as JSON');
-    if (extra) c = extra(c);
-    c.action(
-      action(async (...all: unknown[]) => {
-        const command = all.at(-1) as Command;
-        const opts = all.at(-2) as { by?: string; json?: boolean } & Record<string, unknown>;
-        const values = all.slice(0, -2).map((v) => (typeof v === 'string' ? v : ''));
-        const by = whoIs(opts.by);
-        return withStore(command, async (store, config) => {
-          const result = await run(store, config.account, values, { by, source: 'cli' }, opts);
-          if (opts.json) printJson({ account: config.account, ...result, by });
-          else
-            process.stdout.write(
-              `${result.changed ? DONE[name] : 'nothing to do:'} ${result.code} ${result.key} (by ${by}): ${describeWorkflow(result.workflow)}\n`,
-            );
-          return EXIT.ok;
-        });
-      }),
-    );
-  };
+/** A person's change to one break: its sub-command, its arguments, and the workflow call that makes it. */
+interface ChangeCommand {
+  name: string;
+  description: string;
+  args: Array<[string, string]>;
+  run: (store: Store, account: string, args: string[], actor: Actor, opts: Record<string, unknown>) => Promise<Change>;
+  extra?: (c: Command) => Command;
+}
 
-  change(
-    'ack',
-    'acknowledge an open break with a reason: it stays listed, counted apart as explained, until its amounts change',
-    [
-      ['<code>', 'rule code'],
-      ['<key>', "the break's key"],
-      ['<reason>', 'why it is acceptable (quote it)'],
-    ],
-    (store, account, [code, key, reason], actor) => ack(store.db, account, code!, key!, reason!, actor),
-  );
-  change(
-    'unack',
-    'take an acknowledgement back: the break is unexplained again',
-    [
-      ['<code>', 'rule code'],
-      ['<key>', "the break's key"],
-      ['[reason]', 'why (optional)'],
-    ],
-    (store, account, [code, key, reason], actor) => unack(store.db, account, code!, key!, reason || null, actor),
-  );
-  change(
-    'note',
-    'add a note to a break (open or resolved)',
-    [
-      ['<code>', 'rule code'],
-      ['<key>', "the break's key"],
-      ['<text>', 'the note (quote it)'],
-    ],
-    (store, account, [code, key, text], actor) => note(store.db, account, code!, key!, text!, actor),
-  );
-  change(
-    'assign',
-    "set a break's owner (or --clear it)",
-    [
-      ['<code>', 'rule code'],
-      ['<key>', "the break's key"],
-      ['[owner]', 'who owns it'],
-    ],
-    (store, account, [code, key, owner], actor, opts) => {
+const CODE_AND_KEY: Array<[string, string]> = [
+  ['<code>', 'rule code'],
+  ['<key>', "the break's key"],
+];
+
+const CHANGES: ChangeCommand[] = [
+  {
+    name: 'ack',
+    description:
+      'acknowledge an open break with a reason: it stays listed, counted apart as explained, until its amounts change',
+    args: [...CODE_AND_KEY, ['<reason>', 'why it is acceptable (quote it)']],
+    run: (store, account, [code, key, reason], actor) => ack(store.db, account, code!, key!, reason!, actor),
+  },
+  {
+    name: 'unack',
+    description: 'take an acknowledgement back: the break is unexplained again',
+    args: [...CODE_AND_KEY, ['[reason]', 'why (optional)']],
+    run: (store, account, [code, key, reason], actor) => unack(store.db, account, code!, key!, reason || null, actor),
+  },
+  {
+    name: 'note',
+    description: 'add a note to a break (open or resolved)',
+    args: [...CODE_AND_KEY, ['<text>', 'the note (quote it)']],
+    run: (store, account, [code, key, text], actor) => note(store.db, account, code!, key!, text!, actor),
+  },
+  {
+    name: 'assign',
+    description: "set a break's owner (or --clear it)",
+    args: [...CODE_AND_KEY, ['[owner]', 'who owns it']],
+    run: (store, account, [code, key, owner], actor, opts) => {
       if (opts.clear === true && owner) throw new ConfigError(['give an owner or --clear, not both']);
       if (opts.clear !== true && !owner?.trim())
         throw new ConfigError(['the owner must not be empty (or pass --clear to remove the owner)']);
       return assign(store.db, account, code!, key!, opts.clear === true ? null : owner!, actor);
     },
-    (c) => c.option('--clear', 'remove the owner'),
-  );
+    extra: (c) => c.option('--clear', 'remove the owner'),
+  },
+];
 
+function registerChange(breaks: Command, change: ChangeCommand): void {
+  let c = breaks.command(change.name).description(change.description);
+  for (const [arg, help] of change.args) c = c.argument(arg, help);
+  c = c
+    .option('--by <name>', 'who records it (default: the OS user name)')
+    .option('--json', 'print the result as JSON');
+  if (change.extra) c = change.extra(c);
+  c.action(
+    action(async (...all: unknown[]) => {
+      const command = all.at(-1) as Command;
+      const opts = all.at(-2) as { by?: string; json?: boolean } & Record<string, unknown>;
+      const values = all.slice(0, -2).map((v) => (typeof v === 'string' ? v : ''));
+      const by = whoIs(opts.by);
+      return withStore(command, async (store, config) => {
+        const result = await change.run(store, config.account, values, { by, source: 'cli' }, opts);
+        if (opts.json) printJson({ account: config.account, ...result, by });
+        else process.stdout.write(`${changeLine(change.name, result, by)}\n`);
+        return EXIT.ok;
+      });
+    }),
+  );
+}
+
+/** "acknowledged P_FEE_USD 123 (by ana): explained, "rounding"", or "nothing to do: ..." when nothing changed. */
+function changeLine(name: string, result: Change, by: string): string {
+  const done = result.changed ? DONE[name] : 'nothing to do:';
+  return `${done} ${result.code} ${result.key} (by ${by}): ${describeWorkflow(result.workflow)}`;
+}
+
+function registerImport(breaks: Command): void {
   breaks
     .command('import')
     .description(
-      "record a returned workbook's filled-in Owner / Explanation / Explained? cells: only what changes; rows whose break is gone or whose amounts changed are skipped, saying why; a file is applied once",
+      "record a returned workbook's filled-in Owner / Explanation / Explained? cells: only what changes; rows whose " +
+        'break is gone or whose amounts changed are skipped, saying why; a file is applied once',
     )
     .argument('<workbook>', 'the .xlsx file, as finance returned it')
     .option('--by <name>', 'who filled it in (default: the OS user name)')
     .option('--json', 'print the result as JSON')
-    .action(
-      action(async (file: string, opts: { by?: string; json?: boolean }, command: Command) => {
-        const by = whoIs(opts.by);
-        return withStore(command, async (store, config) => {
-          const book = await readReturnedWorkbook(file, {
-            maxBytes: config.reports.maxImportBytes,
-            maxUnzippedBytes: config.reports.maxImportUnzippedBytes,
-          });
-          const result = await importReturnedRows(store.db, config.account, {
-            runId: book.runId,
-            sha256: book.sha256,
-            rows: book.rows,
-            by,
-          });
-          if (opts.json) printJson({ account: config.account, file, ...result });
-          else process.stdout.write(formatImport(basename(file), result));
-          return EXIT.ok;
-        });
-      }),
-    );
+    .action(action(importWorkbookCommand));
+}
 
-  // Bad usage of a subcommand in one line, pointing at its own --help.
-  for (const sub of breaks.commands)
-    sub.configureOutput({ outputError: (text, write) => write(usageLine(text, `breaks ${sub.name()}`)) });
+async function importWorkbookCommand(file: string, opts: { by?: string; json?: boolean }, command: Command) {
+  const by = whoIs(opts.by);
+  return withStore(command, async (store, config) => {
+    const book = await readReturnedWorkbook(file, {
+      maxBytes: config.reports.maxImportBytes,
+      maxUnzippedBytes: config.reports.maxImportUnzippedBytes,
+    });
+    const returned = { runId: book.runId, sha256: book.sha256, rows: book.rows, by };
+    const result = await importReturnedRows(store.db, config.account, returned);
+    if (opts.json) printJson({ account: config.account, file, ...result });
+    else process.stdout.write(formatImport(basename(file), result));
+    return EXIT.ok;
+  });
 }
 
 function describeWorkflow(w: Change['workflow']): string {
@@ -351,11 +346,15 @@ function entryLine(e: HistoryEntry): string {
 export function formatShow(h: BreakHistory, now: Date): string {
   const b = h.break;
   const w = b.workflow;
+  const state = b.status === 'resolved' ? `resolved in run ${b.resolvedRun}` : 'open';
+  const owner = w.owner ? `  owner ${w.owner}` : '';
+  const reopened = b.reopenedCount ? `, reopened ${plural(b.reopenedCount, 'time')}` : '';
+  const firstSeen = `first in run ${b.firstSeenRun} (${plural(ageDays(b, now), 'day')} ago)`;
   const lines = [
-    `${b.code} ${b.key}  ${b.severity}  ${b.status === 'resolved' ? `resolved in run ${b.resolvedRun}` : 'open'}  ${w.status}${w.owner ? `  owner ${w.owner}` : ''}`,
+    `${b.code} ${b.key}  ${b.severity}  ${state}  ${w.status}${owner}`,
     `  ${breakSentence(b)}`,
     `  amounts       expected / actual / difference: ${amountsWords(b)}`,
-    `  seen          first in run ${b.firstSeenRun} (${plural(ageDays(b, now), 'day')} ago), last in run ${b.lastSeenRun}${b.reopenedCount ? `, reopened ${plural(b.reopenedCount, 'time')}` : ''}`,
+    `  seen          ${firstSeen}, last in run ${b.lastSeenRun}${reopened}`,
   ];
   if (w.explanation) lines.push(`  explanation   ${w.explanation}`);
   if (w.lastNote) lines.push(`  last note     ${w.lastNote} (${w.lastNoteBy}, ${w.lastNoteAt?.toISOString()})`);
@@ -373,9 +372,8 @@ export function formatShow(h: BreakHistory, now: Date): string {
     if (e.type === 'lifecycle' && e.event === 'seen') while (same(h.events[j + 1])) j++;
     if (j > i + 1) {
       const last = h.events[j]! as Extract<HistoryEntry, { type: 'lifecycle' }>;
-      lines.push(
-        `${entryLine(e)}  (and ${j - i} more runs with the same amounts, to run ${last.runId} at ${last.at.toISOString()})`,
-      );
+      const until = `to run ${last.runId} at ${last.at.toISOString()}`;
+      lines.push(`${entryLine(e)}  (and ${j - i} more runs with the same amounts, ${until})`);
       i = j;
     } else lines.push(entryLine(e));
   }
@@ -392,11 +390,13 @@ const actionWords = (a: ImportAction) =>
         : 'not explained any more';
 
 export function formatImport(file: string, r: ImportResult): string {
-  if (r.alreadyImported)
-    return `${file} (workbook of run ${r.runId}) already imported on ${r.alreadyImported.at.toISOString()} by ${r.alreadyImported.by}: nothing done\n`;
-  const lines = [
-    `${file} (workbook of run ${r.runId}), by ${r.by}: applied ${r.applied.length}, skipped ${r.skipped.length}${r.unchanged ? `, unchanged ${r.unchanged}` : ''}`,
-  ];
+  const book = `${file} (workbook of run ${r.runId})`;
+  if (r.alreadyImported) {
+    const { at, by } = r.alreadyImported;
+    return `${book} already imported on ${at.toISOString()} by ${by}: nothing done\n`;
+  }
+  const unchanged = r.unchanged ? `, unchanged ${r.unchanged}` : '';
+  const lines = [`${book}, by ${r.by}: applied ${r.applied.length}, skipped ${r.skipped.length}${unchanged}`];
   for (const a of r.applied)
     lines.push(`  applied  row ${a.row}  ${a.code} ${a.key}: ${a.actions.map(actionWords).join('; ')}`);
   for (const s of r.skipped) lines.push(`  skipped  row ${s.row}  ${s.code} ${s.key}: ${s.reason}`);

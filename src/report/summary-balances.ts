@@ -1,0 +1,96 @@
+/** The Summary's balance table: the roll-forward per currency over the period, six currencies a block, or without a
+ * roll-forward the latest snapshot; each ends with the closing balances' USD total.
+ */
+import type { Decimal } from '../decimal/decimal.js';
+import { amount, type Cell, type Row, type Tone } from './cells.js';
+import type { BalanceRec, BalanceRollRec } from '../domain/index.js';
+import type { Precision } from './precision.js';
+import type { UsdRates } from './usd-rates.js';
+import { balanceTotals, usdSum, type BalanceTotal } from './summary.js';
+import { header, muted, section, SUMMARY_COLUMNS, utcText, type SummarySection } from './summary-layout.js';
+
+const ROLL_MEANING =
+  'expected closing = opening + deposits - withdrawals + bought - sold - fees; opening of the first snapshot ' +
+  'pair, actual closing of the last';
+
+/** Currencies side by side in one block of the roll-forward: the columns after the labels. */
+const PER_BLOCK = SUMMARY_COLUMNS - 1;
+
+/** Shown with the balance rolls or the latest balances, when the report read them. */
+export const balances: SummarySection = ({ balanceRolls, latestBalances, precision, rates }) =>
+  balanceRolls || latestBalances ? balanceTableRows(balanceRolls ?? [], latestBalances ?? [], precision, rates) : [];
+
+function balanceTableRows(
+  rolls: BalanceRollRec[],
+  latest: BalanceRec[],
+  precision: Precision,
+  rates: UsdRates | undefined,
+): Row[] {
+  const table = balanceTotals(rolls);
+  const rows: Row[] = [section('Balances per currency (roll-forward over the period)')];
+  if (!table.length) return [...rows, ...latestSnapshotRows(latest, precision, rates)];
+  for (let i = 0; i < table.length; i += PER_BLOCK)
+    rows.push(...rollBlock(table.slice(i, i + PER_BLOCK), precision, rates));
+  rows.push(muted(ROLL_MEANING));
+  if (rates) rows.push(...grandTotal(table, (t) => t.actualClosing, rates));
+  return rows;
+}
+
+/** One block of currencies: a row per figure of the roll-forward, the residual red where it is not zero. */
+function rollBlock(block: BalanceTotal[], precision: Precision, rates: UsdRates | undefined): Row[] {
+  const usdOf = (value: Decimal | null, currency: string) => (rates ? rates.usd(value, currency) : null);
+  const inCurrency = (figure: (t: BalanceTotal) => Decimal) => (t: BalanceTotal) =>
+    amount(figure(t), precision.exchange(t.currency));
+  const lines: Array<[string, (t: BalanceTotal) => Cell]> = [
+    ['Opening', inCurrency((t) => t.opening)],
+    ['Deposits', inCurrency((t) => t.deposits)],
+    ['Withdrawals (with fees)', inCurrency((t) => t.withdrawals)],
+    ['Bought (fills)', inCurrency((t) => t.bought)],
+    ['Sold (fills)', inCurrency((t) => t.sold)],
+    ['Fees (fills)', inCurrency((t) => t.fees)],
+    ['Expected closing', inCurrency((t) => t.expectedClosing)],
+    ['Actual closing', inCurrency((t) => t.actualClosing)],
+    ['Residual (actual - expected)', inCurrency((t) => t.residual)],
+    ['Actual closing USD', (t) => amount(usdOf(t.actualClosing, t.currency), 2)],
+    ['Opening snapshot (UTC)', (t) => utcText(t.openingAt)],
+    ['Closing snapshot (UTC)', (t) => utcText(t.closingAt)],
+  ];
+  const residualTones: Record<number, Tone> = Object.fromEntries(
+    block.flatMap((t, j) => (t.residual.isZero() ? [] : [[j + 1, 'high']])),
+  );
+  return [
+    header('Currency', ...block.map((t) => t.currency)),
+    ...lines.map(([label, cell]): Row => ({
+      cells: [label, ...block.map(cell)],
+      cellTones: label.startsWith('Residual') ? residualTones : undefined,
+      tone: label === 'Actual closing' ? 'bold' : undefined,
+    })),
+  ];
+}
+
+/** Fewer than two snapshots: no roll-forward, the latest snapshot's balances instead. */
+function latestSnapshotRows(latest: BalanceRec[], precision: Precision, rates: UsdRates | undefined): Row[] {
+  const items = [...latest].sort((a, b) => a.currency.localeCompare(b.currency));
+  const rows: Row[] = [
+    muted('(no roll-forward in this run: fewer than two balance snapshots; the latest snapshot follows)'),
+    header('Currency', 'Balance', 'Balance USD', 'Snapshot (UTC)'),
+  ];
+  for (const b of items) {
+    const usd = rates ? rates.usd(b.balance, b.currency) : null;
+    rows.push({ cells: [b.currency, amount(b.balance, precision.exchange(b.currency)), amount(usd, 2), b.fetchedAt] });
+  }
+  if (!items.length) rows.push(muted('(no balance snapshot)'));
+  if (rates && items.length) rows.push(...grandTotal(items, (b) => b.balance, rates));
+  return rows;
+}
+
+/** The USD total of each currency's closing figure, naming the currencies without a rate. */
+function grandTotal<T extends { currency: string }>(items: T[], closing: (item: T) => Decimal, rates: UsdRates): Row[] {
+  const sum = usdSum(
+    items.map((item) => ({ currency: item.currency, value: closing(item) })),
+    rates,
+  );
+  const rows: Row[] = [{ cells: ['Total closing USD (all currencies)', amount(sum.usd, 2)], tone: 'bold' }];
+  if (sum.unvalued.length) rows.push(muted(`not included (no USD rate): ${sum.unvalued.join(', ')}`));
+  return rows;
+}
