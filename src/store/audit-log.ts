@@ -90,3 +90,23 @@ export async function checkAuditChain(db: Db): Promise<{ rows: number; broken: B
     if (page.rows.length < 1000) return { rows, broken: null };
   }
 }
+
+/** The audit row of a person's change to a break (acknowledge, note, assign, ...), in the change's transaction. */
+export async function auditBreakChange(
+  trx: Db,
+  account: string,
+  b: { code: string; key: string },
+  event: { kind: string; text: string | null },
+  actor: { by: string; source: string; at?: Date },
+): Promise<void> {
+  await appendAudit(
+    trx,
+    {
+      actor: actor.by,
+      action: event.kind,
+      subject: `${b.code}:${b.key}`,
+      payload: { account, source: actor.source, text: event.text },
+    },
+    actor.at ?? new Date(),
+  );
+}

@@ -94,3 +94,33 @@ export async function keepSignedRecords(trx: Db, closeId: string, account: strin
     await sql`insert into close_record (close_id, stream, record_id, doc)
       select ${closeId}, ${stream}, r.id, r.doc from (${liveRecords(stream, account, span)}) r`.execute(trx);
 }
+
+/** A record whose document differs between the sign-off and now (null: absent on that side). */
+export interface DifferingRecord {
+  id: string;
+  before: string | null;
+  after: string | null;
+}
+
+/** A stream's records that differ between a close and the span as it stands, in key order. */
+export function differingRecords(
+  closeId: string,
+  stream: EvidenceStream,
+  account: string,
+  span: Span,
+): RawBuilder<DifferingRecord> {
+  return sql<DifferingRecord>`
+    select coalesce(s.id, l.id) as id, s.doc as before, l.doc as after
+    from (${signedRecords(closeId, stream)}) s full join (${liveRecords(stream, account, span)}) l on l.id = s.id
+    where s.doc is distinct from l.doc
+    order by coalesce(s.id, l.id) collate "C"`;
+}
+
+/** Whether any record differs between a close and the span as it stands (stops at the first). */
+export async function anyDifference(trx: Db, closeId: string, account: string, span: Span): Promise<boolean> {
+  for (const stream of EVIDENCE_STREAMS) {
+    const r = await sql`select 1 from (${differingRecords(closeId, stream, account, span)}) d limit 1`.execute(trx);
+    if (r.rows.length) return true;
+  }
+  return false;
+}
