@@ -39,7 +39,7 @@ export function auditHash(row: Omit<AuditRow, 'hash' | 'payload'> & { payload: s
 export async function appendAudit(trx: Db, entry: AuditEntry, at: Date): Promise<AuditRow> {
   await sql`select pg_advisory_xact_lock(hashtext(current_schema() || ':audit'), ${AUDIT_LOCK}::int)`.execute(trx);
   const last = await sql<{ seq: string; hash: string }>`
-    select seq::text as seq, hash from audit_log order by seq desc limit 1`.execute(trx);
+    select a.seq::text as seq, a.hash from audit_log a order by a.seq desc limit 1`.execute(trx);
   const prev = last.rows[0];
   const payload = stringifyJsonLossless(entry.payload);
   const row = { ...entry, seq: String(prev ? BigInt(prev.seq) + 1n : 1n), at, prevHash: prev?.hash ?? GENESIS };
@@ -73,8 +73,8 @@ export async function checkAuditChain(db: Db): Promise<{ rows: number; broken: B
       prev_hash: string;
       hash: string;
     }>`
-      select seq::text as seq, at, actor, action, subject, payload, prev_hash, hash from audit_log
-      where seq > ${String(after)}::bigint order by seq limit 1000`.execute(db);
+      select a.seq::text as seq, a.at, a.actor, a.action, a.subject, a.payload, a.prev_hash, a.hash from audit_log a
+      where a.seq > ${String(after)}::bigint order by a.seq limit 1000`.execute(db);
     for (const r of page.rows) {
       rows++;
       const seq = BigInt(r.seq);

@@ -39,7 +39,7 @@ interface Closed {
 }
 
 for (const kind of storeKinds) {
-  describe(`period close over several nights [${kind}]`, { timeout: 300_000 }, () => {
+  describe(`period close over several nights [${kind}]`, { timeout: 600_000 }, () => {
     let sandbox: Sandbox;
     let world: CliWorld | undefined;
 
@@ -72,7 +72,9 @@ for (const kind of storeKinds) {
     };
     const sha = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
 
-    it('signs night 1, lists the later changes to its day, and never rewrites the signed workbook', async () => {
+    let closed: Closed;
+
+    it('refuses a period not ended, one never reconciled, and a close without --by: one line, exit 2', async () => {
       await night();
       // Refusals: one line naming the reason, exit 2.
       const notEnded = await cli(['close', '--from', '2026-11-16', '--to', '2026-11-17', '--by', 'alice']);
@@ -84,7 +86,9 @@ for (const kind of storeKinds) {
       const never = await cli(['close', '--from', '2026-11-14', '--to', '2026-11-15', '--by', 'alice']);
       expect(never.code).toBe(2);
       expect(never.stderr).toMatch(/never reconciled/);
+    });
 
+    it('signs night 1: the sign-off block on the first sheet, verify unchanged, the period signed once', async () => {
       const r = await cli([
         'close',
         '--from',
@@ -98,7 +102,7 @@ for (const kind of storeKinds) {
         '--json',
       ]);
       expect(r.code, brief(r.stderr)).toBe(0);
-      const closed = JSON.parse(r.stdout) as Closed;
+      closed = JSON.parse(r.stdout) as Closed;
       expect(closed).toMatchObject({ account: 'default', period: { from: DAY, to: '2026-11-16' }, by: 'alice' });
       expect(closed.workbook).toContain(join('reports', 'signed'));
       expect(sha(closed.workbook)).toBe(closed.workbookSha256);
@@ -120,7 +124,9 @@ for (const kind of storeKinds) {
       const again = await cli(['close', '--from', DAY, '--to', '2026-11-16', '--by', 'bob']);
       expect(again.code).toBe(2);
       expect(again.stderr).toMatch(/overlaps close/);
+    });
 
+    it('lists the later changes to the signed day, and never rewrites the signed workbook', async () => {
       // Nights 2 and 3: the late events change records two days old, the signed day's among them.
       const events: LateEvent[][] = [
         ['publish-fill', 'complete-order', 'reject-deposit', 'list-deposit'],
@@ -147,7 +153,9 @@ for (const kind of storeKinds) {
       const text = await cli(['verify', closed.closeId]);
       expect(text.code).toBe(1);
       for (const c of v.changes) expect(text.stdout).toContain(`${c.stream} ${c.id} ${c.field}`);
+    });
 
+    it('lists the close as changed, reopens it only with a reason, and keeps the audit chain', async () => {
       const listed = await cli(['closes', '--json']);
       expect(listed.code, brief(listed.stderr)).toBe(0);
       expect(JSON.parse(listed.stdout)).toMatchObject([{ closeId: closed.closeId, state: 'changed since sign-off' }]);
