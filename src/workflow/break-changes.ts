@@ -11,6 +11,7 @@ import {
   workflowRecordOf,
   type BreakHistory,
 } from '../store/break-workflow.js';
+import { auditBreakChange } from '../store/audit-log.js';
 import { acknowledge, unacknowledge } from './acknowledgement.js';
 import type { Change, Decision } from './decision.js';
 import { addNote, assignOwner } from './owner-and-notes.js';
@@ -32,7 +33,10 @@ function decideOn(
     const b = await lockBreak(trx, account, code, key);
     if (!b) throw unknownBreak(account, code, key);
     const decision = decide(b, await workflowRecordOf(trx, account, code, key));
-    if (decision.write) await recordWorkflowChange(trx, account, b, decision.write, actor);
+    if (decision.write) {
+      await recordWorkflowChange(trx, account, b, decision.write, actor);
+      await auditBreakChange(trx, account, b, decision.write.event, actor);
+    }
     return decision.change;
   });
 }

@@ -4,6 +4,7 @@
  */
 import { breakId, NO_WORKFLOW, type Actor, type ReturnedRow } from '../domain/index.js';
 import { inTransaction, type Db } from '../store/database.js';
+import { appendAudit, auditBreakChange } from '../store/audit-log.js';
 import {
   importOf,
   lockBreak,
@@ -76,7 +77,10 @@ export async function importReturnedRows(
         // Each action against the row as the previous one left it.
         const w = await workflowRecordOf(trx, account, outcome.break.code, outcome.break.key);
         const decision = actionDecision(outcome.break, w, a);
-        if (decision.write) await recordWorkflowChange(trx, account, outcome.break, decision.write, actor);
+        if (decision.write) {
+          await recordWorkflowChange(trx, account, outcome.break, decision.write, actor);
+          await auditBreakChange(trx, account, outcome.break, decision.write.event, actor);
+        }
       }
       result.applied.push({ row: r.row, code: r.code, key: r.key, actions: outcome.apply });
     }
@@ -89,6 +93,16 @@ export async function importReturnedRows(
       applied: result.applied.length,
       skipped: result.skipped.length,
     });
+    await appendAudit(
+      trx,
+      {
+        actor: input.by,
+        action: 'import',
+        subject: `workbook:${input.sha256}`,
+        payload: { account, runId: input.runId, applied: result.applied.length, skipped: result.skipped.length },
+      },
+      at,
+    );
     return result;
   });
 }

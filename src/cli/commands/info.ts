@@ -63,6 +63,23 @@ export const COMMAND_INFO = {
       'work the breaks: list and show them with their history, acknowledge (explain) one with a reason, note, assign ' +
       'an owner, import a returned workbook',
   },
+  close: {
+    args: '',
+    description:
+      'sign off a period of UTC days (month-end close): record who, when, the open breaks and an evidence digest, ' +
+      'and write the signed workbook to REPORTS_DIR/signed',
+  },
+  verify: {
+    args: '[closeId]',
+    description:
+      "recompute a close's evidence digest and list every record changed since the sign-off (exit 1); --audit " +
+      'checks the audit log',
+  },
+  reopen: { args: '<closeId>', description: 'reopen a signed period, with who and why (--by, --reason)' },
+  closes: {
+    args: '',
+    description: 'list the period closes with their state: signed, changed since sign-off, reopened',
+  },
   'serve-webhooks': {
     args: '',
     description:

@@ -1,0 +1,47 @@
+/** `ramp-recon verify <closeId>` (docs/closing.md "Verify"): the digest recomputed from the records as they stand,
+ * every record changed since the sign-off field by field, and whether the signed workbook's bytes are the ones signed.
+ */
+import type { Store } from '../store/database.js';
+import { inTransaction } from '../store/database.js';
+import { spanOf } from '../store/keyset.js';
+import { cursorPages, differingRecords, evidenceDigest, inUtc } from '../store/close-records.js';
+import { getClose, type CloseRecord } from '../store/closes.js';
+import { EVIDENCE_STREAMS, recordChanges, type RecordChange } from '../domain/evidence.js';
+import { ConfigError } from '../errors.js';
+import { sha256File } from '../report/sign-off.js';
+
+export interface Verification {
+  close: CloseRecord;
+  /** The digest of the records as they stand, under the close's ruleset version and config hash. */
+  digest: string;
+  unchanged: boolean;
+  changes: RecordChange[];
+  /** The signed workbook: its bytes as signed, changed, or gone. */
+  workbook: 'unchanged' | 'changed' | 'missing';
+}
+
+export async function verifyClose(store: Store, closeId: string): Promise<Verification> {
+  const close = await getClose(store.db, closeId);
+  if (!close)
+    throw new ConfigError([`close id ${JSON.stringify(closeId)}: no such close (\`ramp-recon closes\` lists them)`]);
+  const span = spanOf(close.period);
+  const context = { rulesetVersion: close.rulesetVersion, configHash: close.configHash };
+  const { digest, changes } = await inTransaction(store.db, async (trx) => {
+    await inUtc(trx);
+    const now = await evidenceDigest(trx, { account: close.account, span }, context);
+    const found: RecordChange[] = [];
+    if (now.digest !== close.digest)
+      for (const stream of EVIDENCE_STREAMS)
+        for await (const page of cursorPages(trx, differingRecords(close.id, stream, close.account, span)))
+          for (const r of page) found.push(...recordChanges(stream, r.id, r.before, r.after));
+    return { digest: now.digest, changes: found };
+  });
+  const sha = await sha256File(close.workbook).catch(() => null);
+  return {
+    close,
+    digest,
+    unchanged: digest === close.digest,
+    changes,
+    workbook: sha === null ? 'missing' : sha === close.workbookSha256 ? 'unchanged' : 'changed',
+  };
+}
