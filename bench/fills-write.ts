@@ -8,14 +8,14 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { copyMerge, fillCopyLine } from './copy-fills.js';
-import { openStore } from '../src/store/database.js';
-import { migrate } from '../src/store/migrate.js';
+import { openStore } from '../src/store/db/database.js';
+import { migrate } from '../src/store/db/migrate.js';
 import { parseJsonLossless } from '../src/decimal/json.js';
 import { startSandbox } from '../sandbox/index.js';
 import { fastFill, fillSchema, validateRecords } from '../src/sources/exchange/schemas.js';
-import { commitFillsPage } from '../src/store/exchange-records.js';
+import { commitFillsPage } from '../src/store/sync/exchange-records.js';
 import { toFillRow } from '../src/sources/exchange/transform.js';
-import type { NewExchangeFill } from '../src/store/schema.js';
+import type { NewExchangeFill } from '../src/store/db/schema.js';
 
 const baseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const wanted = Number(process.env.PAGES ?? 60);

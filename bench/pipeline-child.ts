@@ -17,8 +17,8 @@ import type { writeReport } from '../src/stages/report.js';
 import type { Period } from '../src/domain/period.js';
 import type { Stages } from '../src/pipeline/load-stages.js';
 import type { ExchangeFigures } from '../src/sources/exchange/index.js';
-import type { Store } from '../src/store/database.js';
-import type { RunRow } from '../src/store/schema.js';
+import type { Store } from '../src/store/db/database.js';
+import type { RunRow } from '../src/store/db/schema.js';
 
 export interface PipelineChildInput {
   mode: 'first' | 'nightly';
@@ -98,7 +98,7 @@ const { openMigratedStore } = await import('../src/cli/context.js');
 const { runPipeline } = await import('../src/pipeline/run.js');
 const { runBatch } = await import('../src/pipeline/batch.js');
 const { loadStages } = await import('../src/pipeline/load-stages.js');
-const { getRun } = await import('../src/store/runs.js');
+const { getRun } = await import('../src/store/runs/runs.js');
 const { yesterday } = await import('../src/util/dates.js');
 
 const group = loadGroup({ env: input.env, configPath: input.configPath });

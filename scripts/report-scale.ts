@@ -14,8 +14,8 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { loadConfig } from '../src/config/load.js';
-import { openStore } from '../src/store/database.js';
-import { migrate } from '../src/store/migrate.js';
+import { openStore } from '../src/store/db/database.js';
+import { migrate } from '../src/store/db/migrate.js';
 import { createLogger } from '../src/log/logger.js';
 import { writeReport } from '../src/stages/report.js';
 

@@ -4,8 +4,8 @@
 // this file (or decimal/); nothing in src/ imports it (docs/architecture.md, "Import rules").
 export { loadGroup, type Group, type Account } from './config/load.js';
 export { createLogger, type Logger } from './log/logger.js';
-export { openStore, type Store } from './store/database.js';
-export { migrate } from './store/migrate.js';
+export { openStore, type Store } from './store/db/database.js';
+export { migrate } from './store/db/migrate.js';
 export { runBatch, type BatchResult } from './pipeline/batch.js';
 export type { PipelineResult } from './pipeline/run.js';
 export { installSignalHandlers } from './schedule/signals.js';

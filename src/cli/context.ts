@@ -2,9 +2,9 @@
 import type { Command } from 'commander';
 import { loadGroup, oneAccount, selectAccounts, type Account, type Config, type Group } from '../config/load.js';
 import { createLogger, defaultLogFormat, type LogFormat, type Logger } from '../log/logger.js';
-import { openStore, type Store } from '../store/database.js';
-import { migrate } from '../store/migrate.js';
-import { asDatabaseUnavailable, databaseTarget } from '../store/database-errors.js';
+import { openStore, type Store } from '../store/db/database.js';
+import { migrate } from '../store/db/migrate.js';
+import { asDatabaseUnavailable, databaseTarget } from '../store/db/database-errors.js';
 import { ConfigError, EXIT, isAppError } from '../errors.js';
 import { debugRequested } from '../config/process.js';
 

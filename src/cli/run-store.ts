@@ -1,6 +1,6 @@
 /** The store of a run-like command (run, sync, reconcile, a batch): opened with --wait semantics, signals handled. */
 import type { Config } from '../config/load.js';
-import { EmbeddedBusyError, type Store } from '../store/database.js';
+import { EmbeddedBusyError, type Store } from '../store/db/database.js';
 import type { Logger } from '../log/logger.js';
 import { RunLockedError } from '../pipeline/lock.js';
 import { installSignalHandlers } from '../schedule/signals.js';

@@ -90,7 +90,7 @@ const Exact = DecimalJs.clone({
 /**
  * n / d rounded to `dp` decimals, half away from zero (ROUND_HALF_UP), exactly: floor(|n| 10^dp / |d| + 1/2) with the
  * quotient's sign, one rounding only, where n.div(d).toDecimalPlaces(dp) rounds twice (to 60 digits, then to dp).
- * store/orders-vs-fills-csv.ts writes the same figure in SQL. d must not be zero.
+ * store/report/orders-vs-fills-csv.ts writes the same figure in SQL. d must not be zero.
  */
 export function roundedQuotient(n: Decimal, d: Decimal, dp: number): Decimal {
   const a = new Exact(n.toString()).abs().times(new Exact(`1e${dp}`));

@@ -1,5 +1,5 @@
 /** The rules' SQL pre-filters as data: each rule with one says, in the terms below, when a record could fail it; the
- * store turns the description into SQL (store/prefilter-sql.ts), so no rule's condition is written twice.
+ * store turns the description into SQL (store/recon/prefilter-sql.ts), so no rule's condition is written twice.
  *
  * A description is conservative: it may keep records the rule passes, never leave out one it flags or skips. Any
  * unknown (NULL) input keeps the record.

@@ -3,8 +3,8 @@ import type { PgBoss } from 'pg-boss';
 import type { Account, Group } from '../config/load.js';
 import type { Logger } from '../log/logger.js';
 import type { Period } from '../domain/period.js';
-import type { Store } from '../store/database.js';
-import { loadBatch } from '../store/batches.js';
+import type { Store } from '../store/db/database.js';
+import { loadBatch } from '../store/runs/batches.js';
 import { planAccounts } from '../pipeline/batch.js';
 import { ACCOUNT_QUEUE, jobId, REPORT_QUEUE, type AccountJob, type ReportJob } from './queues.js';
 

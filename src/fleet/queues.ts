@@ -4,11 +4,11 @@ import { PgBoss } from 'pg-boss';
 import type { GroupSettings } from '../config/load.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
-import { queueSchema } from '../store/job-queue.js';
+import { queueSchema } from '../store/runs/job-queue.js';
 import { errorText } from '../pipeline/execute.js';
 import { workerName } from '../pipeline/batch.js';
 
-export { queueSchema } from '../store/job-queue.js';
+export { queueSchema } from '../store/runs/job-queue.js';
 
 /**
  * One job per account of a batch. Each carries its account's rate group (the account's own name by default) and

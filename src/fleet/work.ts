@@ -5,8 +5,8 @@
 import type { PgBoss } from 'pg-boss';
 import { accountNamed, type Group } from '../config/load.js';
 import type { Logger } from '../log/logger.js';
-import type { Store } from '../store/database.js';
-import { batchEnded, finishBatch, finishBatchAccount, loadBatch, retryBatchAccount } from '../store/batches.js';
+import type { Store } from '../store/db/database.js';
+import { batchEnded, finishBatch, finishBatchAccount, loadBatch, retryBatchAccount } from '../store/runs/batches.js';
 import { RunLockedError } from '../pipeline/lock.js';
 import { recordAccountOutcome, reportBatch, runBatchAccount, type AccountOutcome } from '../pipeline/batch.js';
 import { ACCOUNT_QUEUE, LOST_QUEUE, REPORT_QUEUE, type AccountJob, type ReportJob } from './queues.js';

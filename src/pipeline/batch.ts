@@ -4,10 +4,10 @@
  */
 import { hostname } from 'node:os';
 import type { Account, Group } from '../config/load.js';
-import type { Store } from '../store/database.js';
+import type { Store } from '../store/db/database.js';
 import type { Logger } from '../log/logger.js';
 import type { Period } from '../domain/period.js';
-import { retryOnLostConnection } from '../store/database.js';
+import { retryOnLostConnection } from '../store/db/database.js';
 import {
   finishBatch,
   finishBatchAccount,
@@ -18,7 +18,7 @@ import {
   setBatchAccountRun,
   startBatchAccount,
   type BatchInfo,
-} from '../store/batches.js';
+} from '../store/runs/batches.js';
 import { runPipeline, type PipelineOptions, type PipelineResult } from './run.js';
 import { errorText } from './execute.js';
 import { deliverGroupReport, writeGroupReport, type GroupReportWritten } from '../stages/group-report.js';

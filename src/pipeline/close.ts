@@ -3,7 +3,7 @@
  */
 import type { Config } from '../config/load.js';
 import type { Logger } from '../log/logger.js';
-import type { Store } from '../store/database.js';
+import type { Store } from '../store/db/database.js';
 import { toDay } from '../util/dates.js';
 import { periodLabel } from '../stages/report.js';
 import { closeLocked, CloseRefused, type CloseRequest, type CloseResult } from '../stages/close.js';

@@ -2,7 +2,7 @@
 import { setMaxListeners } from 'node:events';
 import type { Config } from '../config/load.js';
 import { configHash, runSecrets, scrubSecrets } from '../config/load.js';
-import { retryOnLostConnection, type Store } from '../store/database.js';
+import { retryOnLostConnection, type Store } from '../store/db/database.js';
 import type { Logger } from '../log/logger.js';
 import { createRequestMeter } from '../http/meter.js';
 import {
@@ -12,11 +12,11 @@ import {
   markStageStarted,
   recordStage,
   type RunCommand,
-} from '../store/runs.js';
+} from '../store/runs/runs.js';
 import type { StageContext, StageRunner } from '../stages/context.js';
 import type { Period } from '../domain/period.js';
 import { LockLostError, withRunLock } from './lock.js';
-import { asDatabaseUnavailable, databaseTarget } from '../store/database-errors.js';
+import { asDatabaseUnavailable, databaseTarget } from '../store/db/database-errors.js';
 
 /** The IO handles a run needs; passed in by the CLI, the scheduler, the demo and the tests. */
 export interface RunDeps {

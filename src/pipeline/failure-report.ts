@@ -1,5 +1,5 @@
 /** A run that failed before its report still reports: its workbook saying FAILED, and one e-mail (or a short one). */
-import { recordDelivery, recordStage } from '../store/runs.js';
+import { recordDelivery, recordStage } from '../store/runs/runs.js';
 import type { StageContext } from '../stages/context.js';
 import type { Period } from '../domain/period.js';
 import { errorText, failureText, skipStage, type RunFailed, type StageRunner } from './execute.js';

@@ -1,10 +1,10 @@
 /** The account's run lock: in-process exclusion, and on Postgres a session advisory lock held for the whole run. */
-import type { Store } from '../store/database.js';
-import { advisoryUnlock, tryAdvisoryLock } from '../store/run-lock.js';
-import { newestRunningRun } from '../store/runs.js';
+import type { Store } from '../store/db/database.js';
+import { advisoryUnlock, tryAdvisoryLock } from '../store/runs/run-lock.js';
+import { newestRunningRun } from '../store/runs/runs.js';
 import type { Logger } from '../log/logger.js';
 import { AppError, EXIT } from '../errors.js';
-import { DatabaseUnavailableError } from '../store/database-errors.js';
+import { DatabaseUnavailableError } from '../store/db/database-errors.js';
 
 /** How often a waiting run (--wait) asks for the lock again. */
 const WAIT_POLL_MS = 1_000;

@@ -1,8 +1,8 @@
 /** The nightly pipeline for one period: sync, reconcile, report, deliver, as one recorded run. */
 import { requireSources } from '../config/load.js';
-import { countOpenBreaks } from '../store/counts.js';
-import { retryOnLostConnection } from '../store/database.js';
-import { mergeStageDetail } from '../store/runs.js';
+import { countOpenBreaks } from '../store/recon/counts.js';
+import { retryOnLostConnection } from '../store/db/database.js';
+import { mergeStageDetail } from '../store/runs/runs.js';
 import { addDays, isPartial } from '../util/dates.js';
 import { openBreakCounts } from '../domain/index.js';
 import type { Period } from '../domain/period.js';

@@ -51,7 +51,7 @@ const GZIP_LEVEL = 1;
 
 /**
  * A detail file whose CSV lines come already written, a page of lines at a time (the fills and partner orders, whose
- * lines Postgres writes: store/csv-text.ts): the same bytes csvLine prints of the sheet's rows.
+ * lines Postgres writes: store/report/csv-text.ts): the same bytes csvLine prints of the sheet's rows.
  */
 export interface CsvTextSource {
   spec: SheetSpec;

@@ -239,7 +239,7 @@ const ordersVsFills = dataSheet<OrderVsFillsRec, OrderVsFillsFigures>(SHEET.orde
 
 export const ordersVsFillsSpec: SheetSpec = ordersVsFills.spec;
 
-/** The decimals a symbol's VWAP is rounded to (store/orders-vs-fills-csv.ts rounds it alike). */
+/** The decimals a symbol's VWAP is rounded to (store/report/orders-vs-fills-csv.ts rounds it alike). */
 export function vwapDecimals(precision: Precision, symbol: string | null): number {
   return precision.symbol(symbol).price + VWAP_EXTRA_DECIMALS;
 }
@@ -258,7 +258,7 @@ export function orderVsFillsRow(o: OrderVsFillsRec, precision: Precision, breaks
 }
 
 /**
- * What the sheet works out per order, for the detail whose lines Postgres writes (store/orders-vs-fills-csv.ts): the
+ * What the sheet works out per order, for the detail whose lines Postgres writes (store/report/orders-vs-fills-csv.ts): the
  * VWAP decimals of a symbol and the Open breaks field. Held to orderVsFillsRow's CSV byte for byte by
  * test/integration/orders-vs-fills-csv.test.ts.
  */
@@ -306,7 +306,7 @@ export function fillRow(f: FillRec, precision: Precision, breaks: BreakIndex, fe
 
 /**
  * What the Fills sheet works out per fill, as CSV field texts for the detail whose lines Postgres writes
- * (store/exchange-reads.ts fillCsvPages): the fee's currency per symbol, as fillRow prints it, and the Open breaks
+ * (store/recon/exchange-reads.ts fillCsvPages): the fee's currency per symbol, as fillRow prints it, and the Open breaks
  * field. Held to fillRow's CSV byte for byte by test/integration/report-detail-csv.test.ts.
  */
 export function fillCsvFields(

@@ -1,5 +1,5 @@
 /** Every API the product syncs, in the order a sync reads them: a third API is its folder and one line here. */
-import type { Db } from '../store/database.js';
+import type { Db } from '../store/db/database.js';
 import type { Period, StreamReach } from '../domain/index.js';
 import { exchangeSource } from './exchange/index.js';
 import { partnerSource } from './partner/index.js';

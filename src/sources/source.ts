@@ -1,6 +1,6 @@
 /** The one shape of every API the product syncs: what the sync stage sees of the partner, the exchange, a third. */
 import type { Config } from '../config/load.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../store/db/database.js';
 import type { Logger } from '../log/logger.js';
 import type { RequestMeter } from '../http/meter.js';
 import type { Period, StreamReach } from '../domain/index.js';

@@ -1,12 +1,12 @@
 /** `ramp-recon reopen` and `ramp-recon closes` (docs/closing.md "Reopen"): a signed period reopened with who and why,
  * and each close with its state.
  */
-import type { Store } from '../store/database.js';
-import { inTransaction } from '../store/database.js';
-import { spanOf } from '../store/keyset.js';
-import { anyDifference, inUtc } from '../store/close-records.js';
-import { getClose, listCloses, markReopened, type CloseRecord } from '../store/closes.js';
-import { appendAudit } from '../store/audit-log.js';
+import type { Store } from '../store/db/database.js';
+import { inTransaction } from '../store/db/database.js';
+import { spanOf } from '../store/db/keyset.js';
+import { anyDifference, inUtc } from '../store/workflow/close-records.js';
+import { getClose, listCloses, markReopened, type CloseRecord } from '../store/workflow/closes.js';
+import { appendAudit } from '../store/workflow/audit-log.js';
 import { ConfigError } from '../errors.js';
 
 /** Reopens a signed close, with its audit row in the same transaction. Refused (exit 2) unless it is signed. */

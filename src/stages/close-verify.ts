@@ -1,11 +1,11 @@
 /** `ramp-recon verify <closeId>` (docs/closing.md "Verify"): the digest recomputed from the records as they stand,
  * every record changed since the sign-off field by field, and whether the signed workbook's bytes are the ones signed.
  */
-import type { Store } from '../store/database.js';
-import { inTransaction } from '../store/database.js';
-import { spanOf } from '../store/keyset.js';
-import { cursorPages, differingRecords, evidenceDigest, inUtc } from '../store/close-records.js';
-import { getClose, type CloseRecord } from '../store/closes.js';
+import type { Store } from '../store/db/database.js';
+import { inTransaction } from '../store/db/database.js';
+import { spanOf } from '../store/db/keyset.js';
+import { cursorPages, differingRecords, evidenceDigest, inUtc } from '../store/workflow/close-records.js';
+import { getClose, type CloseRecord } from '../store/workflow/closes.js';
 import { EVIDENCE_STREAMS, recordChanges, type RecordChange } from '../domain/evidence.js';
 import { ConfigError } from '../errors.js';
 import { sha256File } from '../report/sign-off.js';

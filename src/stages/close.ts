@@ -7,11 +7,11 @@ import { link, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Config } from '../config/load.js';
 import type { Logger } from '../log/logger.js';
-import type { Store } from '../store/database.js';
-import { inTransaction } from '../store/database.js';
-import { spanOf } from '../store/keyset.js';
-import { openBreaksOfRun } from '../store/breaks.js';
-import { evidenceDigest, inUtc, keepSignedRecords } from '../store/close-records.js';
+import type { Store } from '../store/db/database.js';
+import { inTransaction } from '../store/db/database.js';
+import { spanOf } from '../store/db/keyset.js';
+import { openBreaksOfRun } from '../store/recon/breaks.js';
+import { evidenceDigest, inUtc, keepSignedRecords } from '../store/workflow/close-records.js';
 import {
   getClose,
   insertClose,
@@ -20,8 +20,8 @@ import {
   unjudgedRecords,
   type ClosedBreak,
   type CloseRecord,
-} from '../store/closes.js';
-import { appendAudit } from '../store/audit-log.js';
+} from '../store/workflow/closes.js';
+import { appendAudit } from '../store/workflow/audit-log.js';
 import type { Period } from '../domain/period.js';
 import { AppError, ConfigError, EXIT } from '../errors.js';
 import { partialPath } from '../report/partials.js';

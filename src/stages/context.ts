@@ -1,6 +1,6 @@
 /** The stage contract: the I/O handles every stage (sync, reconcile, report, deliver) receives. */
 import type { Config } from '../config/load.js';
-import type { Store } from '../store/database.js';
+import type { Store } from '../store/db/database.js';
 import type { Logger } from '../log/logger.js';
 import type { RequestMeter } from '../http/meter.js';
 

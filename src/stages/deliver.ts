@@ -12,14 +12,14 @@ import type { StageContext } from './context.js';
 import { accountOf } from '../config/group.js';
 import type { Logger } from '../log/logger.js';
 import { writeReport } from './report.js';
-import { openBreaksOfRun } from '../store/breaks.js';
-import { getRun, loadRun, recordDelivery } from '../store/runs.js';
+import { openBreaksOfRun } from '../store/recon/breaks.js';
+import { getRun, loadRun, recordDelivery } from '../store/runs/runs.js';
 import { openBreakCounts } from '../domain/index.js';
 import { buildMessage, failureNotice } from '../report/email.js';
 import type { Period } from '../domain/period.js';
 import { buildDigest } from '../report/digest.js';
-import { spanOf } from '../store/keyset.js';
-import { usdRateInputs } from '../store/usd-rates.js';
+import { spanOf } from '../store/db/keyset.js';
+import { usdRateInputs } from '../store/report/usd-rates.js';
 import { UsdRates } from '../report/usd-rates.js';
 
 export { buildMessage } from '../report/email.js';

@@ -4,7 +4,7 @@
 import { hostname } from 'node:os';
 import { basename, join } from 'node:path';
 import type { Group } from '../config/load.js';
-import type { Store } from '../store/database.js';
+import type { Store } from '../store/db/database.js';
 import type { Logger } from '../log/logger.js';
 import {
   loadBatch,
@@ -12,13 +12,13 @@ import {
   setBatchReport,
   type AccountStates,
   type BatchInfo,
-} from '../store/batches.js';
-import { getRun, loadRun } from '../store/runs.js';
-import { openBreaksOfRun } from '../store/breaks.js';
-import { balanceRollOfRun } from '../store/balance-flows.js';
-import { latestBalances } from '../store/exchange-reads.js';
-import { usdRateInputs } from '../store/usd-rates.js';
-import { spanOf } from '../store/keyset.js';
+} from '../store/runs/batches.js';
+import { getRun, loadRun } from '../store/runs/runs.js';
+import { openBreaksOfRun } from '../store/recon/breaks.js';
+import { balanceRollOfRun } from '../store/recon/balance-flows.js';
+import { latestBalances } from '../store/recon/exchange-reads.js';
+import { usdRateInputs } from '../store/report/usd-rates.js';
+import { spanOf } from '../store/db/keyset.js';
 import { UsdRates } from '../report/usd-rates.js';
 import { BreakIndex, balanceRows, balancesSpec } from '../report/sheets.js';
 import { breakRow, breaksSpec, sortBreaks } from '../report/breaks-sheet.js';

@@ -7,10 +7,10 @@ import { BALANCE_ROLL, failingPairsOf } from '../rules/balance-roll.js';
 import { placePayments } from '../rules/balance-placement.js';
 import { checkBalances, type SnapshotPair } from '../rules/engine.js';
 import { placeEdgeFills, type EdgePair } from '../rules/snapshot-edges.js';
-import { dailyFlows, edgeFills, paymentHistories } from '../store/balance-flows.js';
-import { openBreakDetails } from '../store/breaks.js';
-import { closingsOfChangedFlows } from '../store/changes.js';
-import { balanceSnapshots } from '../store/exchange-reads.js';
+import { dailyFlows, edgeFills, paymentHistories } from '../store/recon/balance-flows.js';
+import { openBreakDetails } from '../store/recon/breaks.js';
+import { closingsOfChangedFlows } from '../store/recon/changes.js';
+import { balanceSnapshots } from '../store/recon/exchange-reads.js';
 import type { ReconcileRun } from './reconcile-run.js';
 
 type Header = { id: string; fetchedAt: Date };

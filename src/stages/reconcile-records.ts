@@ -16,7 +16,7 @@ import {
   orderPrefilter,
 } from '../rules/engine.js';
 import { WEBHOOK_GAP, WEBHOOK_RETRY_MS } from '../rules/partner-rules.js';
-import { judgedFillTimeRange } from '../store/changes.js';
+import { judgedFillTimeRange } from '../store/recon/changes.js';
 import {
   depositAddresses,
   depositsByTxHash,
@@ -24,15 +24,15 @@ import {
   fillCandidatesIn,
   fillIdHalves,
   SCAN_SIZE,
-} from '../store/exchange-reads.js';
+} from '../store/recon/exchange-reads.js';
 import {
   openPartnerOrders,
   partnerOrdersByTxHash,
   partnerOrdersChangedOutside,
   partnerOrdersCreatedIn,
   webhookEventsByOrder,
-} from '../store/partner-reads.js';
-import { webhookGapCandidates } from '../store/webhook-judgements.js';
+} from '../store/recon/partner-reads.js';
+import { webhookGapCandidates } from '../store/recon/webhook-judgements.js';
 import { addDays, dayStart } from '../util/dates.js';
 import { allSettledOrThrow, sideBySideInOrder } from '../util/side-by-side.js';
 import { RECONCILE_PAGE_SIZE, type ReconcileRun } from './reconcile-run.js';

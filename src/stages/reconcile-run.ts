@@ -4,12 +4,12 @@ import type { Period } from '../domain/period.js';
 import type { Logger } from '../log/logger.js';
 import { markNotChecked, type EngineConfig, type ReferenceData } from '../rules/engine.js';
 import { RuleTally } from '../rules/tally.js';
-import { openJudgement, type Judgement } from '../store/changes.js';
-import type { Db } from '../store/database.js';
-import { balanceSnapshotHeaders } from '../store/exchange-reads.js';
-import { spanOf, type Span } from '../store/keyset.js';
-import { feeSchedule, latestCurrencies, latestSymbols, latestWhitelist } from '../store/snapshots.js';
-import { refreshPlannerStatistics } from '../store/statistics.js';
+import { openJudgement, type Judgement } from '../store/recon/changes.js';
+import type { Db } from '../store/db/database.js';
+import { balanceSnapshotHeaders } from '../store/recon/exchange-reads.js';
+import { spanOf, type Span } from '../store/db/keyset.js';
+import { feeSchedule, latestCurrencies, latestSymbols, latestWhitelist } from '../store/sync/snapshots.js';
+import { refreshPlannerStatistics } from '../store/db/statistics.js';
 import { toDecimal } from '../decimal/decimal.js';
 
 /**

@@ -4,7 +4,7 @@
  */
 import type { StageContext } from './context.js';
 import type { Period } from '../domain/period.js';
-import { listCursors, unsettledCoverage } from '../store/cursors.js';
+import { listCursors, unsettledCoverage } from '../store/sync/cursors.js';
 import { sourcesReach } from '../sources/index.js';
 import { daysOf } from '../util/dates.js';
 import type { RollFigures } from '../rules/balance-roll.js';
@@ -13,13 +13,18 @@ import { checkPayments, checkSync, checkUnsyncedDays } from '../rules/engine.js'
 import { breakId, type Break, type BreakEventKind } from '../domain/index.js';
 import { applyLifecycle, type LifecycleResult } from '../rules/lifecycle.js';
 import type { RuleResult } from '../rules/tally.js';
-import { inScopeKeys, lateBreakFacts, previousBreaks } from '../store/breaks.js';
-import type { Judgement } from '../store/changes.js';
-import { countPeriod, type RunCounts } from '../store/counts.js';
-import { openDeposits, openWithdrawals, withdrawalsChangedOutside, withdrawalsIn } from '../store/exchange-reads.js';
-import { unresolvedQuarantine } from '../store/quarantine.js';
-import { recordReconcile } from '../store/runs.js';
-import { inTransaction } from '../store/database.js';
+import { inScopeKeys, lateBreakFacts, previousBreaks } from '../store/recon/breaks.js';
+import type { Judgement } from '../store/recon/changes.js';
+import { countPeriod, type RunCounts } from '../store/recon/counts.js';
+import {
+  openDeposits,
+  openWithdrawals,
+  withdrawalsChangedOutside,
+  withdrawalsIn,
+} from '../store/recon/exchange-reads.js';
+import { unresolvedQuarantine } from '../store/sync/quarantine.js';
+import { recordReconcile } from '../store/runs/runs.js';
+import { inTransaction } from '../store/db/database.js';
 import { reopenChangedAcknowledgements } from '../workflow/index.js';
 import type { DetectedBreak, LateBreak, Withdrawal } from '../domain/index.js';
 import { checkBalancePairs, type BalanceOutcome } from './reconcile-balances.js';
@@ -27,7 +32,7 @@ import { checkRecords, webhookCutoff } from './reconcile-records.js';
 import { openReconcile, RECONCILE_PAGE_SIZE, type ReconcileRun } from './reconcile-run.js';
 
 export { engineConfig } from './reconcile-run.js';
-export type { RunCounts } from '../store/counts.js';
+export type { RunCounts } from '../store/recon/counts.js';
 
 export interface ReconcileResult {
   runId: string;

@@ -2,22 +2,22 @@
  * by side. The streaming writer emits sheets in order and cannot go back, so everything the Summary shows is read
  * first.
  */
-import { exchangeDailyIn, fillCountsOfDays } from '../store/exchange-daily.js';
+import { exchangeDailyIn, fillCountsOfDays } from '../store/report/exchange-daily.js';
 import { exchangeDailyRows } from '../report/exchange-daily-sheet.js';
 import type { StageContext } from './context.js';
 import type { Row } from '../report/cells.js';
 import { Precision, type SymbolScales } from '../report/precision.js';
-import { openBreaksOfRun } from '../store/breaks.js';
-import { loadChanges } from '../store/run-changes.js';
-import { balanceRollOfRun } from '../store/balance-flows.js';
-import { partnerFeesByDay, periodTotals, storedCounts } from '../store/counts.js';
-import { coverageOfDays } from '../store/cursors.js';
-import { spanOf, type Span } from '../store/keyset.js';
-import { latestBalances } from '../store/exchange-reads.js';
-import { partnerDailyIn, webhookStatsIn } from '../store/partner-reads.js';
-import { latestCurrencies, latestSymbols } from '../store/snapshots.js';
-import type { Db } from '../store/database.js';
-import { usdRateInputs } from '../store/usd-rates.js';
+import { openBreaksOfRun } from '../store/recon/breaks.js';
+import { loadChanges } from '../store/report/run-changes.js';
+import { balanceRollOfRun } from '../store/recon/balance-flows.js';
+import { partnerFeesByDay, periodTotals, storedCounts } from '../store/recon/counts.js';
+import { coverageOfDays } from '../store/sync/cursors.js';
+import { spanOf, type Span } from '../store/db/keyset.js';
+import { latestBalances } from '../store/recon/exchange-reads.js';
+import { partnerDailyIn, webhookStatsIn } from '../store/recon/partner-reads.js';
+import { latestCurrencies, latestSymbols } from '../store/sync/snapshots.js';
+import type { Db } from '../store/db/database.js';
+import { usdRateInputs } from '../store/report/usd-rates.js';
 import { UsdRates } from '../report/usd-rates.js';
 import { BreakIndex } from '../report/sheets.js';
 import { sortBreaks } from '../report/breaks-sheet.js';

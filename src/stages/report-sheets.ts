@@ -31,11 +31,17 @@ import {
   withdrawalRow,
   withdrawalsSpec,
 } from '../report/sheets.js';
-import type { BreakRecords } from '../store/break-records.js';
-import { eachRow } from '../store/keyset.js';
-import { depositsIn, fillsByTimeIn, fillCsvPages, ordersWithFillsIn, withdrawalsIn } from '../store/exchange-reads.js';
-import { partnerOrdersCreatedIn, partnerOrderCsvPages } from '../store/partner-reads.js';
-import { orderVsFillsCsvLines } from '../store/orders-vs-fills-csv.js';
+import type { BreakRecords } from '../store/report/break-records.js';
+import { eachRow } from '../store/db/keyset.js';
+import {
+  depositsIn,
+  fillsByTimeIn,
+  fillCsvPages,
+  ordersWithFillsIn,
+  withdrawalsIn,
+} from '../store/recon/exchange-reads.js';
+import { partnerOrdersCreatedIn, partnerOrderCsvPages } from '../store/recon/partner-reads.js';
+import { orderVsFillsCsvLines } from '../store/report/orders-vs-fills-csv.js';
 
 /** The five data sheets, each a function that gives its source. */
 type DataSheets<T> = Record<'partnerOrders' | 'ordersVsFills' | 'fills' | 'deposits' | 'withdrawals', T>;

@@ -1,9 +1,9 @@
 /** The report stage: reads the run and its period from the store and streams the workbook to REPORTS_DIR. */
 import { basename, join } from 'node:path';
 import type { Logger } from '../log/logger.js';
-import { breakRecords, type BreakKeys, type BreakRecords } from '../store/break-records.js';
-import { dataSheetPositions } from '../store/sheet-positions.js';
-import { loadRun, setReportPath } from '../store/runs.js';
+import { breakRecords, type BreakKeys, type BreakRecords } from '../store/report/break-records.js';
+import { dataSheetPositions } from '../store/report/sheet-positions.js';
+import { loadRun, setReportPath } from '../store/runs/runs.js';
 import { detailFolderName, writeDetail, type DetailWritten } from '../report/detail.js';
 import type { StageContext } from './context.js';
 import { moneyAtStake, stakeFigures } from '../report/money-at-stake.js';

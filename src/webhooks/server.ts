@@ -5,7 +5,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../config/load.js';
 import { WEBHOOK_SENDER_IPS } from '../config/schema.js';
-import type { Store } from '../store/database.js';
+import type { Store } from '../store/db/database.js';
 import type { Logger } from '../log/logger.js';
 import { AppError } from '../errors.js';
 import { handleEventBody, WebhookBatcher, type EventOutcome } from '../sources/partner/index.js';

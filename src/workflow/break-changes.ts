@@ -3,15 +3,15 @@
  * owner-and-notes.ts.
  */
 import type { Actor, Break, WorkflowRecord } from '../domain/index.js';
-import { inTransaction, type Db } from '../store/database.js';
+import { inTransaction, type Db } from '../store/db/database.js';
 import {
   breakHistory,
   lockBreak,
   recordWorkflowChange,
   workflowRecordOf,
   type BreakHistory,
-} from '../store/break-workflow.js';
-import { auditBreakChange } from '../store/audit-log.js';
+} from '../store/workflow/break-workflow.js';
+import { auditBreakChange } from '../store/workflow/audit-log.js';
 import { acknowledge, unacknowledge } from './acknowledgement.js';
 import type { Change, Decision } from './decision.js';
 import { addNote, assignOwner } from './owner-and-notes.js';

@@ -3,8 +3,8 @@
  * so it is applied once.
  */
 import { breakId, NO_WORKFLOW, type Actor, type ReturnedRow } from '../domain/index.js';
-import { inTransaction, type Db } from '../store/database.js';
-import { appendAudit, auditBreakChange } from '../store/audit-log.js';
+import { inTransaction, type Db } from '../store/db/database.js';
+import { appendAudit, auditBreakChange } from '../store/workflow/audit-log.js';
 import {
   importOf,
   lockBreak,
@@ -12,8 +12,8 @@ import {
   recordWorkflowChange,
   workflowRecordOf,
   workflowsOf,
-} from '../store/break-workflow.js';
-import { getRun } from '../store/runs.js';
+} from '../store/workflow/break-workflow.js';
+import { getRun } from '../store/runs/runs.js';
 import { actionDecision, filledIn, rowOutcome, type ImportAction } from './returned-row.js';
 import { BreakWorkflowError } from './workflow-error.js';
 

@@ -2,8 +2,8 @@
  * read, each decided by acknowledgement.ts, the reopened ones written with an event by ramp-recon.
  */
 import type { Actor } from '../domain/index.js';
-import type { Db } from '../store/database.js';
-import { explainedWithChangedFigures, recordWorkflowChange } from '../store/break-workflow.js';
+import type { Db } from '../store/db/database.js';
+import { explainedWithChangedFigures, recordWorkflowChange } from '../store/workflow/break-workflow.js';
 import { reopening } from './acknowledgement.js';
 
 /**

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandboxAccounts, type SandboxAccounts } from '../helpers/sandbox.js';
-import type { Store } from '../../src/store/database.js';
+import type { Store } from '../../src/store/db/database.js';
 import { addDays, toDay } from '../../src/util/dates.js';
 import { createTestStore, storeKinds, withCliStore, type TestStore } from '../helpers/db.js';
 import { attachment, header, textPart } from '../helpers/mime.js';

@@ -3,7 +3,7 @@ import ExcelJS from 'exceljs';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../helpers/sandbox.js';
-import { openStore } from '../../src/store/database.js';
+import { openStore } from '../../src/store/db/database.js';
 import { addDays, toDay } from '../../src/util/dates.js';
 import { storeKinds, type StoreKind } from '../helpers/db.js';
 import { type CliWorld, brief, openCliWorld, runCli } from './helpers.js';

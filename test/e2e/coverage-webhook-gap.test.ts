@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_CLOCK_START } from '../helpers/clock.js';
 import { startSandbox, type Sandbox } from '../helpers/sandbox.js';
-import { openStore } from '../../src/store/database.js';
+import { openStore } from '../../src/store/db/database.js';
 import { addDays, toDay } from '../../src/util/dates.js';
 import { storeKinds, type StoreKind } from '../helpers/db.js';
 import { brief, openCliWorld, runCli, type CliWorld } from './helpers.js';

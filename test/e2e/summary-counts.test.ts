@@ -8,7 +8,7 @@ import { attachment, header, textPart } from '../helpers/mime.js';
 import { mailbox, type Mailbox } from '../helpers/smtp.js';
 import { type CliWorld, brief, freePort, openCliWorld, runCli } from './helpers.js';
 import { validEvent } from '../helpers/webhook-corpus.js';
-import { openStore, type Store } from '../../src/store/database.js';
+import { openStore, type Store } from '../../src/store/db/database.js';
 import { handleEventBody } from '../../src/sources/partner/webhook-events.js';
 
 /**

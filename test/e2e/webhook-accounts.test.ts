@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Store } from '../../src/store/database.js';
+import type { Store } from '../../src/store/db/database.js';
 import { createTestStore, storeKinds, withCliStore, type TestStore } from '../helpers/db.js';
 import { validEvent } from '../helpers/webhook-corpus.js';
 import { brief, childEnv, freePort, logLines, startCli, waitFor, type RunningCli } from './helpers.js';

@@ -8,7 +8,7 @@ import { addDays, toDay } from '../../src/util/dates.js';
 import { accountJobLost } from '../../src/fleet/work.js';
 import { planFleetBatch } from '../../src/fleet/plan.js';
 import { openBoss } from '../../src/fleet/queues.js';
-import { loadBatch, planBatch, startBatchAccount } from '../../src/store/batches.js';
+import { loadBatch, planBatch, startBatchAccount } from '../../src/store/runs/batches.js';
 import { loadGroup } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { useRealClock } from '../helpers/clock.js';

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe } from 'vitest';
-import { openStore, type Store } from '../../src/store/database.js';
-import { migrate } from '../../src/store/migrate.js';
+import { openStore, type Store } from '../../src/store/db/database.js';
+import { migrate } from '../../src/store/db/migrate.js';
 
 export type StoreKind = 'embedded' | 'postgres';
 

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import { request } from 'undici';
 import { loadConfig, type Config } from '../../src/config/load.js';
-import type { Store } from '../../src/store/database.js';
+import type { Store } from '../../src/store/db/database.js';
 
 const base = loadConfig({ env: {} });
 

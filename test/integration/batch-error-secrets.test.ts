@@ -2,7 +2,7 @@
 import { expect, it } from 'vitest';
 import { loadGroup } from '../../src/config/load.js';
 import { recordAccountOutcome } from '../../src/pipeline/batch.js';
-import { loadBatch, planBatch, recordBatchDelivery, retryBatchAccount } from '../../src/store/batches.js';
+import { loadBatch, planBatch, recordBatchDelivery, retryBatchAccount } from '../../src/store/runs/batches.js';
 import { describeEachStore } from '../helpers/db.js';
 import { writeConfig } from '../helpers/config.js';
 

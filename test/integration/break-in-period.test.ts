@@ -1,8 +1,8 @@
 import { expect, it } from 'vitest';
 import { openBreakCounts } from '../../src/domain/index.js';
 import { reconcilePeriod } from '../../src/stages/reconcile.js';
-import { openBreaksOfRun } from '../../src/store/breaks.js';
-import { createRun } from '../../src/store/runs.js';
+import { openBreaksOfRun } from '../../src/store/recon/breaks.js';
+import { createRun } from '../../src/store/runs/runs.js';
 import { describeEachStore } from '../helpers/db.js';
 import { makeConfig, newContext, PLANTED, seedWorld } from './reconcile-seed.js';
 

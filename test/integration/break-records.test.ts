@@ -1,6 +1,6 @@
 import { beforeAll, expect, it } from 'vitest';
 import { describeEachStore } from '../helpers/db.js';
-import { breakRecords, type BreakKeys } from '../../src/store/break-records.js';
+import { breakRecords, type BreakKeys } from '../../src/store/report/break-records.js';
 import { insertOrder } from './reconcile-seed.js';
 
 /** The records the mailed workbook lists for open breaks' keys: each with the records that explain it. */

@@ -1,8 +1,8 @@
 import { expect, it } from 'vitest';
 import type { DetectedBreak, ReturnedRow } from '../../src/domain/index.js';
 import { applyLifecycle } from '../../src/rules/lifecycle.js';
-import { openBreaksOfRun, previousBreaks, writeBreaks } from '../../src/store/breaks.js';
-import { listBreaks } from '../../src/store/break-workflow.js';
+import { openBreaksOfRun, previousBreaks, writeBreaks } from '../../src/store/recon/breaks.js';
+import { listBreaks } from '../../src/store/workflow/break-workflow.js';
 import {
   ack,
   assign,
@@ -13,7 +13,7 @@ import {
   showBreak,
   unack,
 } from '../../src/workflow/index.js';
-import { createRun } from '../../src/store/runs.js';
+import { createRun } from '../../src/store/runs/runs.js';
 import { openBreakCounts } from '../../src/domain/break.js';
 import { describeEachStore } from '../helpers/db.js';
 

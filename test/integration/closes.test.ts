@@ -1,11 +1,17 @@
 import { sql } from 'kysely';
 import { expect, it } from 'vitest';
-import { evidenceDigest, inUtc, keepSignedRecords } from '../../src/store/close-records.js';
-import { appendAudit, checkAuditChain } from '../../src/store/audit-log.js';
-import { getClose, insertClose, markReopened, unjudgedRecords, type CloseRecord } from '../../src/store/closes.js';
-import { inTransaction } from '../../src/store/database.js';
-import { spanOf } from '../../src/store/keyset.js';
-import { createRun } from '../../src/store/runs.js';
+import { evidenceDigest, inUtc, keepSignedRecords } from '../../src/store/workflow/close-records.js';
+import { appendAudit, checkAuditChain } from '../../src/store/workflow/audit-log.js';
+import {
+  getClose,
+  insertClose,
+  markReopened,
+  unjudgedRecords,
+  type CloseRecord,
+} from '../../src/store/workflow/closes.js';
+import { inTransaction } from '../../src/store/db/database.js';
+import { spanOf } from '../../src/store/db/keyset.js';
+import { createRun } from '../../src/store/runs/runs.js';
 import { describeEachStore } from '../helpers/db.js';
 import { insertFill, insertOrder, markJudged } from './reconcile-seed.js';
 

@@ -1,11 +1,11 @@
 import { expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { coverageOfDays } from '../../src/store/cursors.js';
-import { saveCoverage } from '../../src/store/partner-orders.js';
-import { upsertOrders } from '../../src/store/exchange-records.js';
-import { quarantineRecords, resolveQuarantined } from '../../src/store/quarantine.js';
-import type { Db } from '../../src/store/database.js';
-import type { NewExchangeOrder } from '../../src/store/schema.js';
+import { coverageOfDays } from '../../src/store/sync/cursors.js';
+import { saveCoverage } from '../../src/store/sync/partner-orders.js';
+import { upsertOrders } from '../../src/store/sync/exchange-records.js';
+import { quarantineRecords, resolveQuarantined } from '../../src/store/sync/quarantine.js';
+import type { Db } from '../../src/store/db/database.js';
+import type { NewExchangeOrder } from '../../src/store/db/schema.js';
 import { describeEachStore } from '../helpers/db.js';
 
 const DAY = '2026-11-20';

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachStore } from '../helpers/db.js';
 import { loadConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
-import type { Store } from '../../src/store/database.js';
-import { coverageOfDays } from '../../src/store/cursors.js';
+import type { Store } from '../../src/store/db/database.js';
+import { coverageOfDays } from '../../src/store/sync/cursors.js';
 import { syncExchange } from '../helpers/sync.js';
 import { makeData, startFakeExchange, type FakeExchange, fakeExchangeConfigFile } from './exchange-fake-api.js';
 

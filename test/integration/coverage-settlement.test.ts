@@ -1,9 +1,9 @@
 import { expect, it } from 'vitest';
 import { describeEachStore } from '../helpers/db.js';
-import { recordPage } from '../../src/store/exchange-records.js';
-import { saveCursorCheck, settleCoverage, unsettledCoverage } from '../../src/store/cursors.js';
-import { createRun } from '../../src/store/runs.js';
-import { recordWebhookJudgements, webhookGapCandidates } from '../../src/store/webhook-judgements.js';
+import { recordPage } from '../../src/store/sync/exchange-records.js';
+import { saveCursorCheck, settleCoverage, unsettledCoverage } from '../../src/store/sync/cursors.js';
+import { createRun } from '../../src/store/runs/runs.js';
+import { recordWebhookJudgements, webhookGapCandidates } from '../../src/store/recon/webhook-judgements.js';
 
 /** The store's side of S_COVERAGE and P_WEBHOOK_GAP: what a later scan may settle, what a run judged. */
 describeEachStore('coverage settlement and webhook judgements', (ctx) => {

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
 import { csvField, csvLine, csvText, neutralised } from '../../src/report/csv.js';
-import { csvFieldSql } from '../../src/store/csv-text.js';
+import { csvFieldSql } from '../../src/store/report/csv-text.js';
 import { amount } from '../../src/report/cells.js';
 import { Decimal } from '../../src/decimal/decimal.js';
 import { describeEachStore } from '../helpers/db.js';

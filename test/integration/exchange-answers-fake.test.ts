@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachStore } from '../helpers/db.js';
 import { loadConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
-import type { Store } from '../../src/store/database.js';
+import type { Store } from '../../src/store/db/database.js';
 import { syncExchange } from '../helpers/sync.js';
 import { FAKE_NOW, makeData, startFakeExchange, type FakeExchange } from './exchange-fake-api.js';
 

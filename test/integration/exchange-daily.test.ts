@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import { beforeAll, expect, it } from 'vitest';
 import { Decimal } from '../../src/decimal/decimal.js';
-import type { Store } from '../../src/store/database.js';
-import { periodTotals } from '../../src/store/counts.js';
-import { exchangeDailyIn, fillCountsOfDays, fillTotalsOfDays } from '../../src/store/exchange-daily.js';
+import type { Store } from '../../src/store/db/database.js';
+import { periodTotals } from '../../src/store/recon/counts.js';
+import { exchangeDailyIn, fillCountsOfDays, fillTotalsOfDays } from '../../src/store/report/exchange-daily.js';
 import { describeEachStore } from '../helpers/db.js';
 
 const ACCOUNT = 'default';

@@ -1,9 +1,14 @@
 import { sql } from 'kysely';
 import { expect, it } from 'vitest';
 import { describeEachStore } from '../helpers/db.js';
-import { upsertOrders, upsertDeposits, recordPage, type PageBookkeeping } from '../../src/store/exchange-records.js';
-import type { NewExchangeOrder } from '../../src/store/schema.js';
-import type { Db } from '../../src/store/database.js';
+import {
+  upsertOrders,
+  upsertDeposits,
+  recordPage,
+  type PageBookkeeping,
+} from '../../src/store/sync/exchange-records.js';
+import type { NewExchangeOrder } from '../../src/store/db/schema.js';
+import type { Db } from '../../src/store/db/database.js';
 
 const order = (id: string, status: string, cumQty: string): NewExchangeOrder => ({
   ex_ord_id: id,

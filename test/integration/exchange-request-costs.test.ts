@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestStore, storeKinds } from '../helpers/db.js';
 import { loadConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
-import type { Store } from '../../src/store/database.js';
+import type { Store } from '../../src/store/db/database.js';
 import { syncExchange } from '../helpers/sync.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../helpers/sandbox.js';
 import { Decimal } from '../../src/decimal/decimal.js';

@@ -3,7 +3,7 @@ import { describeEachStore, latestChanges, withoutChangeXid } from '../helpers/d
 import { loadConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { Decimal } from '../../src/decimal/decimal.js';
-import type { Store } from '../../src/store/database.js';
+import type { Store } from '../../src/store/db/database.js';
 import type { StageContext } from '../../src/stages/context.js';
 import { syncExchange, SyncAbortedError } from '../helpers/sync.js';
 import {

@@ -9,7 +9,7 @@ import { createTestStore, storeKinds, type StoreKind } from '../helpers/db.js';
 import { loadConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { Decimal } from '../../src/decimal/decimal.js';
-import { openStore, type Store } from '../../src/store/database.js';
+import { openStore, type Store } from '../../src/store/db/database.js';
 import { syncExchange } from '../helpers/sync.js';
 import { startSandbox, type Sandbox } from '../helpers/sandbox.js';
 

@@ -7,7 +7,7 @@ import { createTestStore, describeEachStore, latestChanges, withoutChangeXid } f
 import { loadConfig } from '../../src/config/load.js';
 import { createLogger, silentLogger } from '../../src/log/logger.js';
 import { Decimal } from '../../src/decimal/decimal.js';
-import type { Store } from '../../src/store/database.js';
+import type { Store } from '../../src/store/db/database.js';
 import type { StageContext } from '../../src/stages/context.js';
 import { syncExchange, SyncAbortedError } from '../helpers/sync.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../helpers/sandbox.js';

@@ -10,7 +10,7 @@ import { freePort } from '../e2e/helpers.js';
 import { loadGroup, type Group } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { fanIn } from '../../src/fleet/work.js';
-import { finishBatchAccount, loadBatch, planBatch, startBatchAccount } from '../../src/store/batches.js';
+import { finishBatchAccount, loadBatch, planBatch, startBatchAccount } from '../../src/store/runs/batches.js';
 
 /**
  * The group report's fan-in (issue 27): at the deadline it goes out whatever is still running, naming those accounts;

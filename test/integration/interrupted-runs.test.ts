@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestStore, storeKinds, type TestStore } from '../helpers/db.js';
-import { createRun, failInterruptedRuns, getRun, markStageStarted, recordStage } from '../../src/store/runs.js';
+import { createRun, failInterruptedRuns, getRun, markStageStarted, recordStage } from '../../src/store/runs/runs.js';
 
 /** Issue 17 item 5: a run left 'running' by a process that died is marked failed in the stage it was in. */
 for (const kind of storeKinds) {

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../src/store/database.js';
-import { migrate } from '../../src/store/migrate.js';
+import { openStore, type Store } from '../../src/store/db/database.js';
+import { migrate } from '../../src/store/db/migrate.js';
 import { withSearchPath } from '../helpers/db.js';
 
 /**

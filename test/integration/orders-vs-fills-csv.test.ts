@@ -1,8 +1,8 @@
 import { beforeAll, expect, it } from 'vitest';
-import type { Store } from '../../src/store/database.js';
-import { eachRow } from '../../src/store/keyset.js';
-import { ordersWithFillsIn } from '../../src/store/exchange-reads.js';
-import { orderVsFillsCsvLines } from '../../src/store/orders-vs-fills-csv.js';
+import type { Store } from '../../src/store/db/database.js';
+import { eachRow } from '../../src/store/db/keyset.js';
+import { ordersWithFillsIn } from '../../src/store/recon/exchange-reads.js';
+import { orderVsFillsCsvLines } from '../../src/store/report/orders-vs-fills-csv.js';
 import { csvLine } from '../../src/report/csv.js';
 import { Precision } from '../../src/report/precision.js';
 import { BreakIndex, orderVsFillsCsvPrint, orderVsFillsRow, ordersVsFillsSpec } from '../../src/report/sheets.js';

@@ -5,7 +5,7 @@ import { startSandbox, type Sandbox } from '../helpers/sandbox.js';
 import { syncPartner, type PartnerSyncOptions, type PartnerFigures } from '../helpers/sync.js';
 import { listingCost } from '../../src/sources/partner/plan.js';
 import { requireTimestampKey, walletWithoutTag } from '../../src/sources/partner/transform.js';
-import { unsettledCoverage as loadCoverageRows } from '../../src/store/cursors.js';
+import { unsettledCoverage as loadCoverageRows } from '../../src/store/sync/cursors.js';
 import type { StageContext } from '../../src/stages/context.js';
 import type { Period } from '../../src/domain/period.js';
 import { describeEachStore } from '../helpers/db.js';

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { expect, it } from 'vitest';
 import { describeEachStore } from '../helpers/db.js';
-import { refreshPlannerStatistics } from '../../src/store/statistics.js';
+import { refreshPlannerStatistics } from '../../src/store/db/statistics.js';
 
 /**
  * Planner statistics with several accounts in one database: a table an account wrote to is analyzed while its

@@ -1,10 +1,10 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { reconcilePeriod, type ReconcileResult } from '../../src/stages/reconcile.js';
-import { upsertOrders } from '../../src/store/exchange-records.js';
+import { upsertOrders } from '../../src/store/sync/exchange-records.js';
 import { createTestStore, describeEachStore, storeKinds } from '../helpers/db.js';
 import { insertBalanceSnapshot, insertFill, insertOrder, makeConfig, newContext, seedWorld } from './reconcile-seed.js';
-import type { Db } from '../../src/store/database.js';
+import type { Db } from '../../src/store/db/database.js';
 
 /**
  * docs/rules.md "What a run judges": a reconcile judges its period and every record changed since

@@ -1,6 +1,6 @@
 import { figureText } from '../../src/domain/index.js';
 import { expect, it } from 'vitest';
-import type { Db } from '../../src/store/database.js';
+import type { Db } from '../../src/store/db/database.js';
 import { Decimal } from '../../src/decimal/decimal.js';
 import {
   checkExchangeOrders,
@@ -18,9 +18,9 @@ import {
   fillCandidatesIn,
   fillIdHalves,
   fillsIn,
-} from '../../src/store/exchange-reads.js';
-import { feeSchedule, latestSymbols, latestWhitelist } from '../../src/store/snapshots.js';
-import type { Span } from '../../src/store/keyset.js';
+} from '../../src/store/recon/exchange-reads.js';
+import { feeSchedule, latestSymbols, latestWhitelist } from '../../src/store/sync/snapshots.js';
+import type { Span } from '../../src/store/db/keyset.js';
 import { describeEachStore } from '../helpers/db.js';
 import { makeConfig, markJudged, newContext } from './reconcile-seed.js';
 

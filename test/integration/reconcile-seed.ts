@@ -1,11 +1,11 @@
 import { sql } from 'kysely';
 import type { Config } from '../../src/config/load.js';
 import { fileConfigSchema } from '../../src/config/schema.js';
-import type { Db } from '../../src/store/database.js';
-import type { Store } from '../../src/store/database.js';
+import type { Db } from '../../src/store/db/database.js';
+import type { Store } from '../../src/store/db/database.js';
 import { silentLogger } from '../../src/log/logger.js';
 import type { StageContext } from '../../src/stages/context.js';
-import { createRun } from '../../src/store/runs.js';
+import { createRun } from '../../src/store/runs/runs.js';
 import { EXCHANGE_STREAM_CURSORS } from '../../src/sources/exchange/streams.js';
 
 /** A config as loadConfig would build it, from a file-config object. */

@@ -1,8 +1,8 @@
 import { beforeAll, expect, it } from 'vitest';
-import type { Store } from '../../src/store/database.js';
-import { eachRow } from '../../src/store/keyset.js';
-import { fillCsvPages, fillsByTimeIn } from '../../src/store/exchange-reads.js';
-import type { CsvPage, CsvReader } from '../../src/store/csv-text.js';
+import type { Store } from '../../src/store/db/database.js';
+import { eachRow } from '../../src/store/db/keyset.js';
+import { fillCsvPages, fillsByTimeIn } from '../../src/store/recon/exchange-reads.js';
+import type { CsvPage, CsvReader } from '../../src/store/report/csv-text.js';
 import { csvLine } from '../../src/report/csv.js';
 import { Precision } from '../../src/report/precision.js';
 import {
@@ -13,9 +13,9 @@ import {
   partnerOrderRow,
   partnerOrdersSpec,
 } from '../../src/report/sheets.js';
-import { partnerOrderCsvPages, partnerOrdersCreatedIn } from '../../src/store/partner-reads.js';
-import { upsertPartnerOrders } from '../../src/store/partner-orders.js';
-import type { NewPartnerOrder } from '../../src/store/schema.js';
+import { partnerOrderCsvPages, partnerOrdersCreatedIn } from '../../src/store/recon/partner-reads.js';
+import { upsertPartnerOrders } from '../../src/store/sync/partner-orders.js';
+import type { NewPartnerOrder } from '../../src/store/db/schema.js';
 import { describeEachStore } from '../helpers/db.js';
 
 const ACCOUNT = 'default';

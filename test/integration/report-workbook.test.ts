@@ -5,7 +5,7 @@ import ExcelJS from 'exceljs';
 import { sql } from 'kysely';
 import { beforeAll, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
-import type { Store } from '../../src/store/database.js';
+import type { Store } from '../../src/store/db/database.js';
 import { silentLogger } from '../../src/log/logger.js';
 import type { StageContext } from '../../src/stages/context.js';
 import { DATETIME_FORMAT, numberFormat, textWidth } from '../../src/report/cells.js';

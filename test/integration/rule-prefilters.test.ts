@@ -7,15 +7,15 @@ import { fillPrefilter, orderPrefilter, type ReferenceData } from '../../src/rul
 import { ratesForDay } from '../../src/rules/fill-rules.js';
 import type { Verdict } from '../../src/rules/tally.js';
 import { engineConfig } from '../../src/stages/reconcile.js';
-import type { Db } from '../../src/store/database.js';
+import type { Db } from '../../src/store/db/database.js';
 import {
   exchangeOrderCandidatesIn,
   exchangeOrdersWithFillsIn,
   fillCandidatesIn,
   fillsIn,
-} from '../../src/store/exchange-reads.js';
-import type { Span } from '../../src/store/keyset.js';
-import { feeSchedule, latestSymbols } from '../../src/store/snapshots.js';
+} from '../../src/store/recon/exchange-reads.js';
+import type { Span } from '../../src/store/db/keyset.js';
+import { feeSchedule, latestSymbols } from '../../src/store/sync/snapshots.js';
 import { describeEachStore } from '../helpers/db.js';
 import { makeConfig, newContext } from './reconcile-seed.js';
 

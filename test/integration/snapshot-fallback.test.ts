@@ -13,7 +13,7 @@ import { describeEachStore } from '../helpers/db.js';
 import { loadConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { parseJsonLossless } from '../../src/decimal/json.js';
-import type { Db, Store } from '../../src/store/database.js';
+import type { Db, Store } from '../../src/store/db/database.js';
 import type { StageContext } from '../../src/stages/context.js';
 import type { HttpResponse } from '../../src/http/client.js';
 import { orderPage, ordersPage, type PartnerClient } from '../../src/sources/partner/client.js';

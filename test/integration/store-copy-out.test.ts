@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { expect, it } from 'vitest';
-import { binaryCopyTexts } from '../../src/store/copy-binary.js';
+import { binaryCopyTexts } from '../../src/store/report/copy-binary.js';
 import { describeEachStore } from '../helpers/db.js';
 
 /** A COPY of many rows: more than one chunk of the stream, so a reader can stop midway. */

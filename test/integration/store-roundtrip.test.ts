@@ -3,8 +3,8 @@ import { expect, it } from 'vitest';
 import { describeEachStore } from '../helpers/db.js';
 import { toDecimal, decimalText } from '../../src/decimal/decimal.js';
 import { parseJsonLossless, stringifyJsonLossless } from '../../src/decimal/json.js';
-import { migrate } from '../../src/store/migrate.js';
-import { loadRun, setReportPath } from '../../src/store/runs.js';
+import { migrate } from '../../src/store/db/migrate.js';
+import { loadRun, setReportPath } from '../../src/store/runs/runs.js';
 import { openBreakCounts } from '../../src/domain/index.js';
 
 describeEachStore('store round-trip', (ctx) => {

@@ -4,7 +4,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { startWebhookServer, type WebhookServer } from '../../src/webhooks/server.js';
 import { createTestStore, describeEachStore } from '../helpers/db.js';
 import { malformedCorpus, validEvent } from '../helpers/webhook-corpus.js';
-import { writeWebhookEvents } from '../../src/store/webhook-events.js';
+import { writeWebhookEvents } from '../../src/store/sync/webhook-events.js';
 import { parseJsonLossless, stringifyJsonLossless } from '../../src/decimal/json.js';
 import { orderEventSchema } from '../../src/sources/partner/schemas.js';
 import { orderToRow, requireTimestampKey } from '../../src/sources/partner/transform.js';

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../sandbox/index.js';
 import { createTestStore, storeKinds, type TestStore } from '../helpers/db.js';
 import { CLI, brief, childEnv, runCli, startCli } from '../e2e/helpers.js';
-import { openStore, type Store } from '../../src/store/database.js';
+import { openStore, type Store } from '../../src/store/db/database.js';
 import { recordFigure } from './figures.js';
 
 /**

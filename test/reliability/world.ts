@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { parseJsonLossless, stringifyJsonLossless } from '../../src/decimal/json.js';
-import { openStore, type Store } from '../../src/store/database.js';
+import { openStore, type Store } from '../../src/store/db/database.js';
 import { createTestStore, type StoreKind } from '../helpers/db.js';
 import { childEnv } from '../e2e/helpers.js';
 

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Store } from '../../src/store/database.js';
+import type { Store } from '../../src/store/db/database.js';
 import { startSandboxAccounts, type SandboxAccounts } from '../helpers/sandbox.js';
 import { mailbox, type Mailbox } from '../helpers/smtp.js';
 import { textPart } from '../helpers/mime.js';

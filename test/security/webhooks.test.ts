@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Store } from '../../src/store/database.js';
+import type { Store } from '../../src/store/db/database.js';
 import { createTestStore, storeKinds, withCliStore, type TestStore } from '../helpers/db.js';
 import { hasOpenssl, selfSignedCert } from '../helpers/tls.js';
 import { deepValue, validEvent } from '../helpers/webhook-corpus.js';

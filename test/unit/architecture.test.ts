@@ -198,7 +198,7 @@ function filesUnder(dir: string): string[] {
   });
 }
 
-/** `src/store/runs.ts` -> `store`; `src/errors.ts` -> `errors`. */
+/** `src/store/runs/runs.ts` -> `store`; `src/errors.ts` -> `errors`. */
 function partOf(path: string): string {
   const rel = relative(SRC, path);
   return (rel.split('/')[0] ?? rel).replace(/\.[jt]s$/, '');

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { binaryCopyTexts, CopyFormatError } from '../../src/store/copy-binary.js';
+import { binaryCopyTexts, CopyFormatError } from '../../src/store/report/copy-binary.js';
 
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 

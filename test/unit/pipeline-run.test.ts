@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config/load.js';
-import { openStore, type Store } from '../../src/store/database.js';
+import { openStore, type Store } from '../../src/store/db/database.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { runPipeline } from '../../src/pipeline/run.js';
 import { RunLockedError } from '../../src/pipeline/lock.js';
@@ -8,7 +8,7 @@ import type { Stages } from '../../src/pipeline/load-stages.js';
 import type { StageContext } from '../../src/stages/context.js';
 import { syncSources } from '../../src/stages/sync.js';
 import type { Period } from '../../src/domain/period.js';
-import { getRun } from '../../src/store/runs.js';
+import { getRun } from '../../src/store/runs/runs.js';
 import { parseRunRequests } from '../../src/http/meter.js';
 import { createTestStore, storeKinds, type TestStore } from '../helpers/db.js';
 

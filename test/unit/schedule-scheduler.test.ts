@@ -6,7 +6,7 @@ import { installSignalHandlers, type SignalTarget } from '../../src/schedule/sig
 import { runSchedule } from '../../src/schedule/nightly.js';
 import { groupOf, loadConfig } from '../../src/config/load.js';
 import { ConfigError } from '../../src/errors.js';
-import type { Store } from '../../src/store/database.js';
+import type { Store } from '../../src/store/db/database.js';
 
 /** A trigger the test fires by hand: an injected clock. */
 function manualTrigger(): Trigger & { tick(at?: Date): void; stopped: boolean } {

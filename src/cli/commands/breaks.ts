@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { ConfigError, EXIT } from '../../errors.js';
 import type { Config } from '../../config/load.js';
 import type { Logger } from '../../log/logger.js';
-import type { Store } from '../../store/database.js';
+import type { Store } from '../../store/db/database.js';
 import { isLosslessNumber, type LosslessNumber } from '../../decimal/json.js';
 import type { Actor } from '../../domain/index.js';
 import {
@@ -21,7 +21,7 @@ import {
   type HistoryEntry,
   type ListStatus,
   type WorkedBreak,
-} from '../../store/break-workflow.js';
+} from '../../store/workflow/break-workflow.js';
 import {
   ack,
   amountsWords,

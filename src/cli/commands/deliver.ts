@@ -2,7 +2,7 @@
 import { COMMAND_INFO } from './info.js';
 import type { Command } from 'commander';
 import { ConfigError, EXIT } from '../../errors.js';
-import { completeRedeliveredRun } from '../../store/runs.js';
+import { completeRedeliveredRun } from '../../store/runs/runs.js';
 import { loadStages } from '../../pipeline/load-stages.js';
 import { accountOption, action, createContext, openMigratedStore } from '../context.js';
 import { requireRun } from './report.js';

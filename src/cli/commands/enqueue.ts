@@ -2,7 +2,7 @@
 import { COMMAND_INFO } from './info.js';
 import type { Command } from 'commander';
 import { EXIT } from '../../errors.js';
-import { loadBatch, batchEnded, reportedAsTheyStand } from '../../store/batches.js';
+import { loadBatch, batchEnded, reportedAsTheyStand } from '../../store/runs/batches.js';
 import { openBoss } from '../../fleet/queues.js';
 import { planFleetBatch } from '../../fleet/plan.js';
 import { batchListing } from './runs.js';

@@ -3,8 +3,8 @@ import { COMMAND_INFO } from './info.js';
 import type { Command } from 'commander';
 import { plural } from '../../util/words.js';
 import { action, createContext } from '../context.js';
-import { openStore } from '../../store/database.js';
-import { migrate } from '../../store/migrate.js';
+import { openStore } from '../../store/db/database.js';
+import { migrate } from '../../store/db/migrate.js';
 
 export function register(program: Command): void {
   program

@@ -9,8 +9,8 @@ import type { Period } from '../../domain/index.js';
 import type { JsonSummary } from '../../pipeline/load-stages.js';
 import { accountOption } from '../context.js';
 import { executeRun } from '../../pipeline/execute.js';
-import { countOpenBreaks } from '../../store/counts.js';
-import { mergeStageDetail } from '../../store/runs.js';
+import { countOpenBreaks } from '../../store/recon/counts.js';
+import { mergeStageDetail } from '../../store/runs/runs.js';
 import { loadStages } from '../../pipeline/load-stages.js';
 import { EXIT_CODES_HELP, exitCodeOf, periodAction, periodCommand, WAIT_HELP, withRunStore } from './run.js';
 

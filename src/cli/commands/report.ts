@@ -4,8 +4,8 @@
 import { COMMAND_INFO } from './info.js';
 import type { Command } from 'commander';
 import { ConfigError, EXIT } from '../../errors.js';
-import type { Db } from '../../store/database.js';
-import { getRun, latestFinishedReconcile } from '../../store/runs.js';
+import type { Db } from '../../store/db/database.js';
+import { getRun, latestFinishedReconcile } from '../../store/runs/runs.js';
 import { accountOption, action, createContext, openMigratedStore } from '../context.js';
 
 export function register(program: Command): void {

@@ -3,8 +3,8 @@ import { COMMAND_INFO } from './info.js';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { ConfigError, EXIT } from '../../errors.js';
-import type { Db } from '../../store/database.js';
-import { recentRuns } from '../../store/runs.js';
+import type { Db } from '../../store/db/database.js';
+import { recentRuns } from '../../store/runs/runs.js';
 import { jsonNumber, stringifyJsonLossless } from '../../decimal/json.js';
 import type { ApiName } from '../../http/errors.js';
 import {
@@ -17,7 +17,7 @@ import {
   type RequestTotals,
 } from '../../http/meter.js';
 import { accountOption, action, createContext, openMigratedStore } from '../context.js';
-import { recentBatches, type BatchInfo } from '../../store/batches.js';
+import { recentBatches, type BatchInfo } from '../../store/runs/batches.js';
 import { COUNT_LABELS, periodLabel } from '../../report/summary.js';
 
 interface StageRecord {

@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { ConfigError, EXIT } from '../../errors.js';
 import { action, createContext, openMigratedStore } from '../context.js';
 import { verifyClose } from '../../stages/close-verify.js';
-import { checkAuditChain } from '../../store/audit-log.js';
+import { checkAuditChain } from '../../store/workflow/audit-log.js';
 
 export function register(program: Command): void {
   program

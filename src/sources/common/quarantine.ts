@@ -1,8 +1,8 @@
 /** Quarantine of the records an API sent that failed validation, in the transaction that stores the rest of their
  * response.
  */
-import type { Db } from '../../store/database.js';
-import { quarantineRecords, resolveQuarantined, type QuarantineInput } from '../../store/quarantine.js';
+import type { Db } from '../../store/db/database.js';
+import { quarantineRecords, resolveQuarantined, type QuarantineInput } from '../../store/sync/quarantine.js';
 
 /** Where the records of one response came from: the same for each of them. */
 export interface RecordOrigin {

@@ -1,9 +1,9 @@
 /** The last line of defence of a page write: a page the database refuses is written again record by record, each
  * refused record quarantined with the database's reason.
  */
-import { inTransaction, type Db } from '../../store/database.js';
-import { inSavepoint } from '../../store/savepoints.js';
-import { markSnapshotIncomplete, saveReferenceSnapshot, type SnapshotResult } from '../../store/snapshots.js';
+import { inTransaction, type Db } from '../../store/db/database.js';
+import { inSavepoint } from '../../store/sync/savepoints.js';
+import { markSnapshotIncomplete, saveReferenceSnapshot, type SnapshotResult } from '../../store/sync/snapshots.js';
 
 type SnapshotInput = Parameters<typeof saveReferenceSnapshot>[1];
 

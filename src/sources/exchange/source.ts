@@ -1,7 +1,7 @@
 /** The Exchange API as a Source: its client, the steps of a sync (each timed), its result, its reach. */
-import { listCursors } from '../../store/cursors.js';
-import { exchangeEntitiesInQuarantine } from '../../store/exchange-records.js';
-import { refreshPlannerStatistics } from '../../store/statistics.js';
+import { listCursors } from '../../store/sync/cursors.js';
+import { exchangeEntitiesInQuarantine } from '../../store/sync/exchange-records.js';
+import { refreshPlannerStatistics } from '../../store/db/statistics.js';
 import { createProgress } from '../../util/progress.js';
 import { isAbort, SyncAbortedError } from '../common/abort.js';
 import type { Source, SourceEnv, SyncRequest, SyncResult, SyncStep } from '../source.js';

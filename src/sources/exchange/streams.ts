@@ -1,7 +1,7 @@
 /** The exchange's coverage streams and the cursors that say how far each is read. */
-import type { Db } from '../../store/database.js';
+import type { Db } from '../../store/db/database.js';
 import type { StreamReach } from '../../domain/index.js';
-import { listCursors } from '../../store/cursors.js';
+import { listCursors } from '../../store/sync/cursors.js';
 import { ORD_STATUSES } from './schemas.js';
 import { SOURCE } from './sync-common.js';
 

@@ -1,6 +1,6 @@
 /** Exchange records fetched one by one (orders, deposits, withdrawals by id), in batches, and how they are stored. */
 import type { z } from 'zod';
-import { inTransaction, type Db } from '../../store/database.js';
+import { inTransaction, type Db } from '../../store/db/database.js';
 import { writeOrSplit } from '../common/record-fallback.js';
 import type { Page } from '../common/page.js';
 import { checkAbort } from '../common/abort.js';

@@ -1,12 +1,12 @@
 /** What every step of the exchange sync shares: its state, counters, coverage, quarantine and concurrency. */
 import { setMaxListeners } from 'node:events';
-import type { Db } from '../../store/database.js';
+import type { Db } from '../../store/db/database.js';
 import { quarantineResponse } from '../common/quarantine.js';
 import type { Progress } from '../../util/progress.js';
 import type { ExchangeClient } from './client.js';
 import type { Rejected } from './schemas.js';
 import { stringifyMarked } from './wire.js';
-import type { CoverageDelta } from '../../store/exchange-records.js';
+import type { CoverageDelta } from '../../store/sync/exchange-records.js';
 import type { SourceEnv } from '../source.js';
 
 export const SOURCE = 'exchange' as const;

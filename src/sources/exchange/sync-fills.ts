@@ -1,6 +1,6 @@
 /** Exchange sync step: fills, paged by execId as an async generator and stored page by page with their cursor. */
-import { getCursor, saveCursorCheck, setCursor, settleCoverage } from '../../store/cursors.js';
-import { inTransaction, type Db } from '../../store/database.js';
+import { getCursor, saveCursorCheck, setCursor, settleCoverage } from '../../store/sync/cursors.js';
+import { inTransaction, type Db } from '../../store/db/database.js';
 import { FILLS_PAGE_LIMIT } from './client.js';
 import type { Page } from '../common/page.js';
 import {
@@ -15,7 +15,7 @@ import { toFillRow, utcDay } from './transform.js';
 import { markedNumber } from '../common/wire-decimal.js';
 import { isLosslessNumber, type LosslessNumber } from '../../decimal/json.js';
 import { padded } from './sync-windows.js';
-import { commitFillsPage, recordPage, upsertFills } from '../../store/exchange-records.js';
+import { commitFillsPage, recordPage, upsertFills } from '../../store/sync/exchange-records.js';
 import {
   bump,
   handleQuarantine,
@@ -27,9 +27,9 @@ import {
 import { FILLS_SYNCED_CURSOR } from './streams.js';
 import { writeOrSplit, type Refused } from '../common/record-fallback.js';
 import { checkAbort } from '../common/abort.js';
-import { isUniqueViolation } from '../../store/database-errors.js';
-import type { CoverageDelta } from '../../store/exchange-records.js';
-import type { NewExchangeFill } from '../../store/schema.js';
+import { isUniqueViolation } from '../../store/db/database-errors.js';
+import type { CoverageDelta } from '../../store/sync/exchange-records.js';
+import type { NewExchangeFill } from '../../store/db/schema.js';
 
 export const FILLS_CURSOR = 'fills.execId';
 /** Ranges above the cursor already stored while walking a newest-first history down (JSON). */

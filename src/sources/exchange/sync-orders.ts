@@ -3,18 +3,18 @@ import { ORDERS_CONTRACT_LIMIT, ORDERS_PAGE_LIMIT } from './client.js';
 import type { Page } from '../common/page.js';
 import { fastOrder, ORD_STATUSES, ORDER_NON_FINAL, orderSchema, type Order } from './schemas.js';
 import { toOrderRow } from './transform.js';
-import type { NewExchangeOrder } from '../../store/schema.js';
+import type { NewExchangeOrder } from '../../store/db/schema.js';
 import {
   markOrdersNotFound,
   nonFinalIds,
   orderIdsMissingForFills,
   ordersNotFoundBefore,
   upsertOrders,
-} from '../../store/exchange-records.js';
+} from '../../store/sync/exchange-records.js';
 import type { Window } from './plan.js';
 import { runConcurrently, SOURCE, type ExchangeSync } from './sync-common.js';
-import { getCursor, setCursor } from '../../store/cursors.js';
-import { changesSince, currentSnapshot } from '../../store/changes.js';
+import { getCursor, setCursor } from '../../store/sync/cursors.js';
+import { changesSince, currentSnapshot } from '../../store/recon/changes.js';
 import { fetchByIdInBatches, storeFetchedById, type ByIdRecords } from './sync-by-id.js';
 import { timeCursor } from './streams.js';
 import { loadPageCap, padded, syncWindows, type StreamCap, type WindowStream } from './sync-windows.js';

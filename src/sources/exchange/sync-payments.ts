@@ -1,5 +1,5 @@
 /** Exchange sync step: deposits and withdrawals by time windows, then the non-final ones by id. */
-import type { Db } from '../../store/database.js';
+import type { Db } from '../../store/db/database.js';
 import type { Page } from '../common/page.js';
 import {
   DEPOSIT_NON_FINAL,
@@ -10,8 +10,13 @@ import {
   type Withdrawal,
 } from './schemas.js';
 import { toDepositRow, toWithdrawalRow } from './transform.js';
-import type { NewExchangeDeposit, NewExchangeWithdrawal } from '../../store/schema.js';
-import { nonFinalIds, upsertDeposits, upsertWithdrawals, type PageBookkeeping } from '../../store/exchange-records.js';
+import type { NewExchangeDeposit, NewExchangeWithdrawal } from '../../store/db/schema.js';
+import {
+  nonFinalIds,
+  upsertDeposits,
+  upsertWithdrawals,
+  type PageBookkeeping,
+} from '../../store/sync/exchange-records.js';
 import type { ExchangeSync } from './sync-common.js';
 import { fetchByIdInBatches, storeFetchedById, type ByIdRecords } from './sync-by-id.js';
 import { timeCursor } from './streams.js';

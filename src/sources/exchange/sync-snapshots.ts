@@ -2,7 +2,7 @@
  * quarantined with its reason.
  */
 import type { z } from 'zod';
-import { inTransaction } from '../../store/database.js';
+import { inTransaction } from '../../store/db/database.js';
 import {
   balanceSchema,
   feesSchema,
@@ -20,8 +20,8 @@ import {
   insertSymbols,
   insertTickers,
   insertWhitelist,
-} from '../../store/exchange-records.js';
-import type { NewBalance } from '../../store/schema.js';
+} from '../../store/sync/exchange-records.js';
+import type { NewBalance } from '../../store/db/schema.js';
 import { handleQuarantine, SOURCE, type ExchangeSync } from './sync-common.js';
 import { checkAbort } from '../common/abort.js';
 import { headWithStorableBody, writeOrSplit, writeSnapshot, type Refused } from '../common/record-fallback.js';

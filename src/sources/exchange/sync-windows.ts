@@ -2,8 +2,8 @@
  * cursor.
  */
 import type { z } from 'zod';
-import { inTransaction, type Db } from '../../store/database.js';
-import { getCursor, settleCoverage } from '../../store/cursors.js';
+import { inTransaction, type Db } from '../../store/db/database.js';
+import { getCursor, settleCoverage } from '../../store/sync/cursors.js';
 import type { Page } from '../common/page.js';
 import { fullAt, learnPage, WindowPlan, type PageCap, type WalkState, type Window } from './plan.js';
 import { validateRecords, type Rejected, type Validated, type ValidatedPage } from './schemas.js';
@@ -12,7 +12,7 @@ import {
   type CoverageDelta,
   type CursorWrite,
   type PageBookkeeping,
-} from '../../store/exchange-records.js';
+} from '../../store/sync/exchange-records.js';
 import {
   bump,
   dayOfMs,

@@ -11,7 +11,7 @@ import type {
   NewExchangeTicker,
   NewExchangeWhitelistEntry,
   NewExchangeWithdrawal,
-} from '../../store/schema.js';
+} from '../../store/db/schema.js';
 import type {
   Balance,
   Deposit,

@@ -1,8 +1,8 @@
 /** The partner's coverage stream and cursors: the day listings of orders, and when each wallet's history was read. */
-import type { Db } from '../../store/database.js';
+import type { Db } from '../../store/db/database.js';
 import type { Period, StreamReach } from '../../domain/index.js';
 import { RECORD_KINDS, type RecordKind } from '../../domain/record-kinds.js';
-import { listedDays } from '../../store/cursors.js';
+import { listedDays } from '../../store/sync/cursors.js';
 import { SOURCE } from './sync-common.js';
 
 /** The stream a record kind is listed under at the partner, as domain/record-kinds.ts names it ('partner:orders'). */

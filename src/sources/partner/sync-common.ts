@@ -1,11 +1,11 @@
 /** What every step of the partner sync shares: its state and figures, order validation, storage and quarantine. */
 import { createHash } from 'node:crypto';
-import { inTransaction } from '../../store/database.js';
+import { inTransaction } from '../../store/db/database.js';
 import type { HttpResponse } from '../../http/client.js';
 import type { Progress } from '../../util/progress.js';
 import { stringifyParsedJson } from '../../decimal/json.js';
-import { upsertPartnerOrders, type OrderSource } from '../../store/partner-orders.js';
-import type { NewPartnerOrder } from '../../store/schema.js';
+import { upsertPartnerOrders, type OrderSource } from '../../store/sync/partner-orders.js';
+import type { NewPartnerOrder } from '../../store/db/schema.js';
 import { quarantineResponse, type BadRecord, type RecordOrigin } from '../common/quarantine.js';
 import { mayHoldUnstorableText, printable, unstorableText } from '../common/storable.js';
 import { writeOrSplit } from '../common/record-fallback.js';

@@ -1,7 +1,7 @@
 /** Partner sync step: the orders of each UTC day of the period, each day listed until its passes settle. */
 import { addDays } from '../../util/dates.js';
 import { allSettledOrThrow } from '../../util/side-by-side.js';
-import { listClosedDays, saveCoverage } from '../../store/partner-orders.js';
+import { listClosedDays, saveCoverage } from '../../store/sync/partner-orders.js';
 import { ORDERS_STREAM } from './streams.js';
 import { dayIsOver } from './plan.js';
 import type { DayCoverage, PartnerSync } from './sync-common.js';

@@ -2,7 +2,7 @@
  * costs fewer requests.
  */
 import { addDays } from '../../util/dates.js';
-import { listOpenOrdersByDay, markOrdersNotFound } from '../../store/partner-orders.js';
+import { listOpenOrdersByDay, markOrdersNotFound } from '../../store/sync/partner-orders.js';
 import { checkAbort } from '../common/abort.js';
 import { cheapestRefresh, dayIsOver } from './plan.js';
 import { requireTimestampKey } from './transform.js';

@@ -1,6 +1,6 @@
 /** Partner sync step: buy quotes of the configured samples, for fee tracking. */
 import { HttpAuthError, HttpStatusError, type HttpResponse } from '../../http/client.js';
-import { saveQuote } from '../../store/partner-orders.js';
+import { saveQuote } from '../../store/sync/partner-orders.js';
 import { checkAbort } from '../common/abort.js';
 import { quoteSchema, formatPartnerIssues } from './schemas.js';
 import { quoteToRow } from './transform.js';

@@ -2,8 +2,8 @@
  * refuses quarantined with its reason.
  */
 import { stringifyJsonLossless } from '../../decimal/json.js';
-import { saveCurrencies } from '../../store/partner-orders.js';
-import type { NewPartnerCurrency } from '../../store/schema.js';
+import { saveCurrencies } from '../../store/sync/partner-orders.js';
+import type { NewPartnerCurrency } from '../../store/db/schema.js';
 import { checkAbort } from '../common/abort.js';
 import { quarantineResponse, type BadRecord } from '../common/quarantine.js';
 import { writeSnapshot } from '../common/record-fallback.js';

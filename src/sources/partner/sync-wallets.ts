@@ -1,6 +1,6 @@
 /** Partner sync step: the orders paid to our wallets, a wallet's whole history once, then the days this sync listed. */
-import { getCursor, setCursor } from '../../store/cursors.js';
-import { listExchangeDepositAddresses } from '../../store/partner-orders.js';
+import { getCursor, setCursor } from '../../store/sync/cursors.js';
+import { listExchangeDepositAddresses } from '../../store/sync/partner-orders.js';
 import { consecutivePeriods } from './plan.js';
 import { walletWithoutTag } from './transform.js';
 import { SOURCE, type PartnerSync } from './sync-common.js';

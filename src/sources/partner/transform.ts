@@ -1,7 +1,7 @@
 /** Pure mapping of validated Partner API records to the rows the store writes, and wire timestamp keys. */
 import { toDecimal } from '../../decimal/decimal.js';
 import { stringifyJsonLossless } from '../../decimal/json.js';
-import type { NewPartnerCurrency, NewPartnerOrder, NewPartnerQuote } from '../../store/schema.js';
+import type { NewPartnerCurrency, NewPartnerOrder, NewPartnerQuote } from '../../store/db/schema.js';
 import { requireDecimal } from '../common/wire-decimal.js';
 import { calendarIssue } from '../common/storable.js';
 import { ISO_TIMESTAMP, type Currency, type OrderEvent, type PartnerOrder, type Quote } from './schemas.js';

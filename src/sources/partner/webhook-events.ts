@@ -1,8 +1,8 @@
 /** Webhook ingestion of partner order events: one delivered body validated, then stored and applied, or quarantined
  * with its exact bytes.
  */
-import type { Db } from '../../store/database.js';
-import { asDatabaseUnavailable } from '../../store/database-errors.js';
+import type { Db } from '../../store/db/database.js';
+import { asDatabaseUnavailable } from '../../store/db/database-errors.js';
 import { parseJsonLossless, stringifyJsonLossless } from '../../decimal/json.js';
 import { extraEventFields, formatPartnerIssues, orderEventSchema, readableKey } from './schemas.js';
 import { orderToRow, requireTimestampKey } from './transform.js';
@@ -13,7 +13,7 @@ import {
   writeWebhookEvents,
   type WebhookBatchItem,
   type WebhookWriteResult,
-} from '../../store/webhook-events.js';
+} from '../../store/sync/webhook-events.js';
 import {
   canonicalHash,
   canonicalHashOfText,

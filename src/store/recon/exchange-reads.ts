@@ -1,0 +1,788 @@
+/** Reads of the exchange's records for reconcile and report: fills, orders against their fills, deposits, withdrawals,
+ * balance snapshots.
+ */
+import { sql, type RawBuilder, type Selectable } from 'kysely';
+import type { Db } from '../db/database.js';
+import type { ExchangeDepositTable, ExchangeFillTable, ExchangeWithdrawalTable } from '../db/schema.js';
+import { numericOrZero, numericOrNull } from '../db/type-parsers.js';
+import { toDecimal, type Decimal } from '../../decimal/decimal.js';
+import type {
+  BalanceSnapshot,
+  Deposit,
+  ExchangeOrderAgg,
+  Fill,
+  FillField,
+  FillPrefilter,
+  OrderField,
+  OrderPrefilter,
+  Withdrawal,
+} from '../../domain/index.js';
+import type { BalanceRec, FillRec, OrderVsFillsRec } from '../../domain/index.js';
+import { idPages, keysetScan, PAGE_SIZE, spanPages, timeKey, type Span } from '../db/keyset.js';
+import { newestSnapshot } from '../sync/snapshots.js';
+import {
+  CSV_PAGE_SIZE,
+  csvFieldSql,
+  csvLookupSql,
+  csvPages,
+  decimalText,
+  isoText,
+  type CsvPage,
+  type CsvReader,
+} from '../report/csv-text.js';
+import { rowsByKey } from './rows-by-key.js';
+import { changedFillIds, changedOrderIds, changedRow } from './changes.js';
+import { conditionSql, keepsSql, refTable, type ConditionColumns } from './prefilter-sql.js';
+
+/**
+ * Fills per scan page of fillCandidatesIn (orders: half as many): only the candidates among them travel to the client.
+ */
+export const SCAN_SIZE = 50_000;
+
+// ------------------------------------------------------------------ deposits and withdrawals
+
+export const DEPOSIT_COLUMNS = [
+  'deposit_id',
+  'amount',
+  'currency',
+  'address',
+  'tx_hash',
+  'state',
+  'timestamp',
+  'first_seen_at',
+] as const;
+export function toDeposit(r: Pick<Selectable<ExchangeDepositTable>, (typeof DEPOSIT_COLUMNS)[number]>): Deposit {
+  return {
+    depositId: r.deposit_id,
+    amount: r.amount,
+    currency: r.currency,
+    address: r.address,
+    txHash: r.tx_hash,
+    state: r.state,
+    timestamp: r.timestamp,
+    firstSeenAt: r.first_seen_at,
+  };
+}
+
+export async function depositsByTxHash(db: Db, account: string, hashes: string[]): Promise<Map<string, Deposit[]>> {
+  const deposits = db.selectFrom('exchange_deposit').select(DEPOSIT_COLUMNS).where('account', '=', account);
+  return rowsByKey(deposits, 'tx_hash', hashes, toDeposit);
+}
+
+/** Every distinct address seen on exchange deposits. */
+export async function depositAddresses(db: Db, account: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('exchange_deposit')
+    .select('address')
+    .distinct()
+    .where('account', '=', account)
+    .execute();
+  return rows.map((r) => r.address);
+}
+
+export async function openDeposits(db: Db, account: string): Promise<Deposit[]> {
+  const rows = await db
+    .selectFrom('exchange_deposit')
+    .select(DEPOSIT_COLUMNS)
+    .where('account', '=', account)
+    .where('state', '=', 'UNCONFIRMED')
+    .execute();
+  return rows.map(toDeposit);
+}
+
+/** Deposits with their time in the span, by keyset (timestamp, deposit_id). */
+export async function* depositsIn(
+  db: Db,
+  account: string,
+  span: Span,
+  pageSize = PAGE_SIZE,
+): AsyncGenerator<Deposit[]> {
+  const query = db
+    .selectFrom('exchange_deposit')
+    .select([...DEPOSIT_COLUMNS, timeKey('timestamp')])
+    .where('account', '=', account);
+  const columns = { time: 'timestamp', id: 'deposit_id', idType: 'text' } as const;
+  for await (const rows of spanPages(query, columns, span, pageSize)) yield rows.map(toDeposit);
+}
+
+export const WITHDRAWAL_COLUMNS = [
+  'withdrawal_id',
+  'amount',
+  'fee',
+  'currency',
+  'beneficiary',
+  'state',
+  'timestamp',
+  'first_seen_at',
+] as const;
+export function toWithdrawal(
+  r: Pick<Selectable<ExchangeWithdrawalTable>, (typeof WITHDRAWAL_COLUMNS)[number]>,
+): Withdrawal {
+  return {
+    withdrawalId: r.withdrawal_id,
+    amount: r.amount,
+    fee: r.fee,
+    currency: r.currency,
+    beneficiary: r.beneficiary,
+    state: r.state,
+    timestamp: r.timestamp,
+    firstSeenAt: r.first_seen_at,
+  };
+}
+
+export async function openWithdrawals(db: Db, account: string): Promise<Withdrawal[]> {
+  const rows = await db
+    .selectFrom('exchange_withdrawal')
+    .select(WITHDRAWAL_COLUMNS)
+    .where('account', '=', account)
+    .where('state', '=', 'PENDING')
+    .execute();
+  return rows.map(toWithdrawal);
+}
+
+/** Withdrawals with their time in the span, by keyset (timestamp, withdrawal_id). */
+export async function* withdrawalsIn(
+  db: Db,
+  account: string,
+  span: Span,
+  pageSize = PAGE_SIZE,
+): AsyncGenerator<Withdrawal[]> {
+  const query = db
+    .selectFrom('exchange_withdrawal')
+    .select([...WITHDRAWAL_COLUMNS, timeKey('timestamp')])
+    .where('account', '=', account);
+  const columns = { time: 'timestamp', id: 'withdrawal_id', idType: 'text' } as const;
+  for await (const rows of spanPages(query, columns, span, pageSize)) yield rows.map(toWithdrawal);
+}
+
+/**
+ * Withdrawals judged for a change (since that transaction; null: every one) that the span does
+ * not hold, by keyset on withdrawal_id: with withdrawalsIn, what E_WITHDRAWAL_BENEFICIARY judges.
+ */
+export async function* withdrawalsChangedOutside(
+  db: Db,
+  account: string,
+  span: Span,
+  since: string | null,
+  pageSize = PAGE_SIZE,
+): AsyncGenerator<Withdrawal[]> {
+  const query = db
+    .selectFrom('exchange_withdrawal as w')
+    .select(WITHDRAWAL_COLUMNS.map((c) => `w.${c}` as const))
+    .where('w.account', '=', account)
+    .where(changedRow('w', since))
+    .where((eb) =>
+      eb.or([eb('w.timestamp', 'is', null), eb('w.timestamp', '<', span.from), eb('w.timestamp', '>=', span.to)]),
+    );
+  for await (const rows of idPages(query, 'w.withdrawal_id', (r) => r.withdrawal_id, pageSize))
+    yield rows.map(toWithdrawal);
+}
+
+// ------------------------------------------------------------------ exchange orders against their fills
+
+/**
+ * An exchange order in scope of the order rules (a fill in the span, or created in it with cumQty > 0), against *all*
+ * its stored fills; orderSymbol is the order's own (null when not stored).
+ */
+export type OrderWithFills = OrderVsFillsRec & { orderSymbol: string | null };
+
+/**
+ * Exchange orders with at least one fill in the span, and those created in it (their timestamp)
+ * with cumQty > 0 even without any stored fill, each against *all* its stored fills
+ * (docs/rules.md E_FILL_QTY), summed in SQL numeric (exact), in ex_ord_id order, `pageSize` orders
+ * a page. Orders never found come with found = false and the symbol of their fills.
+ *
+ * The ids in scope are listed once (one scan of the span's fills, ~170,000 ids at bench scale:
+ * a few MB), then each page looks up its own ids by index. Paging the id list itself with
+ * `ex_ord_id > after` read every fill of the span again on each page (the planner takes the time
+ * index for the span, then filters on the id): 0.2 s a page at a fifth of the bench, O(pages x
+ * fills) in all. The order is looked up in a lateral subquery with `limit 1` (one row by primary
+ * key anyway) so the planner cannot turn it into a hash join that reads every stored order on each page.
+ */
+export async function* ordersWithFillsIn(
+  db: Db,
+  account: string,
+  span: Span,
+  pageSize = PAGE_SIZE,
+): AsyncGenerator<OrderWithFills[]> {
+  const ids = (
+    await sql<{ id: string }>`
+      select ex_ord_id::text as id from (
+        select ex_ord_id from exchange_fill
+        where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to}
+        union
+        select ex_ord_id from exchange_order
+        where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to} and cum_qty > 0
+      ) ids
+      order by ex_ord_id`.execute(db)
+  ).rows.map((r) => r.id);
+  const fetch = (chunk: string[]) => ordersWithFillsByIds(db, account, chunk);
+  // The next page is asked for while the consumer works on this one (as keysetScan does).
+  let pending: Promise<OrderWithFills[]> | null = ids.length ? fetch(ids.slice(0, pageSize)) : null;
+  for (let at = 0; pending; at += pageSize) {
+    const rows = await pending;
+    const next = at + pageSize;
+    pending = next < ids.length ? fetch(ids.slice(next, next + pageSize)) : null;
+    // A failed prefetch must not become an unhandled rejection while the consumer works (or stops early).
+    pending?.catch(() => {});
+    yield rows;
+  }
+}
+
+/**
+ * Exchange orders by ex_ord_id, each against all its stored fills, in the order of `ids` (digits only: the keys are
+ * bigint); an id with no stored order comes with found = false and the symbol of its fills.
+ */
+export async function ordersWithFillsByIds(db: Db, account: string, ids: readonly string[]): Promise<OrderWithFills[]> {
+  if (!ids.length) return [];
+  const { rows } = await sql<Record<string, unknown>>`
+      select ids.ex_ord_id, o.ex_ord_id is not null as found, o.symbol as order_symbol, coalesce(o.symbol, agg.symbol) as symbol, o.side, o.ord_type,
+        o.ord_status, o.cum_qty, o.leaves_qty, o.avg_px,
+        agg.fills, agg.qty, agg.notional, agg.fees, agg.first_fill, agg.last_fill
+      from unnest(string_to_array(${ids.join(',')}, ',')::bigint[]) with ordinality as ids(ex_ord_id, n)
+      left join lateral (select * from exchange_order o where o.account = ${account} and o.ex_ord_id = ids.ex_ord_id limit 1) o on true
+      cross join lateral (
+        select count(*) as fills, coalesce(sum(f.qty), 0) as qty, coalesce(sum(f.qty * f.price), 0) as notional,
+          coalesce(sum(f.fee), 0) as fees, min(f.timestamp) as first_fill, max(f.timestamp) as last_fill, min(f.symbol) as symbol
+        from exchange_fill f where f.account = ${account} and f.ex_ord_id = ids.ex_ord_id
+      ) agg
+      order by ids.n`.execute(db);
+  return rows.map((r) => ({
+    exOrdId: String(r.ex_ord_id),
+    found: r.found === true,
+    orderSymbol: (r.order_symbol as string | null) ?? null,
+    symbol: (r.symbol as string | null) ?? null,
+    side: (r.side as string | null) ?? null,
+    ordType: (r.ord_type as string | null) ?? null,
+    status: (r.ord_status as string | null) ?? null,
+    cumQty: numericOrNull(r.cum_qty),
+    leavesQty: numericOrNull(r.leaves_qty),
+    avgPx: numericOrNull(r.avg_px),
+    fills: Number(r.fills),
+    fillQty: numericOrZero(r.qty),
+    notional: numericOrZero(r.notional),
+    fees: numericOrZero(r.fees),
+    firstFill: (r.first_fill as Date | null) ?? null,
+    lastFill: (r.last_fill as Date | null) ?? null,
+  }));
+}
+
+/** ordersWithFillsIn as the order rules take it (the pages the rules would read without the prefilter). */
+export async function* exchangeOrdersWithFillsIn(
+  db: Db,
+  account: string,
+  span: Span,
+  pageSize = PAGE_SIZE,
+): AsyncGenerator<ExchangeOrderAgg[]> {
+  for await (const rows of ordersWithFillsIn(db, account, span, pageSize))
+    yield rows.map((r) => ({
+      exOrdId: r.exOrdId,
+      found: r.found,
+      symbol: r.orderSymbol,
+      side: r.side,
+      ordStatus: r.status,
+      cumQty: r.cumQty,
+      leavesQty: r.leavesQty,
+      avgPx: r.avgPx,
+      fillCount: r.fills,
+      fillQty: r.fillQty,
+      fillNotional: r.notional,
+    }));
+}
+
+/**
+ * Exchange orders in scope of the order rules (a fill in the span, or created in it with
+ * cumQty > 0: an order whose fills never arrived) that could fail an order rule, pre-selected in SQL
+ * numeric (exact) over pages of `scanSize` orders (sums of *all* their stored fills, as
+ * ordersWithFillsIn). Orders not stored are never loaded (the order rules do not apply;
+ * E_FILL_ORPHAN reports their fills). A stored order is loaded when any rule's description in `filter` keeps it
+ * (store/recon/prefilter-sql.ts). Each page says how many stored orders it left out that each rule counts as passed
+ * (`passed`, by rule code). `changedSince` (docs/rules.md "What a run judges"): also the orders judged for a change
+ * since that transaction (null: every stored order), when they are in the rules' scope (a fill or cumQty > 0);
+ * absent: the period alone.
+ */
+export async function* exchangeOrderCandidatesIn(
+  db: Db,
+  account: string,
+  span: Span,
+  filter: OrderPrefilter,
+  scanSize = SCAN_SIZE / 2,
+  changedSince?: string | null,
+): AsyncGenerator<{ passed: Record<string, number>; orders: ExchangeOrderAgg[] }> {
+  const sym = refTable(filter.symbols, { name: 'symbol', type: 'text' }, 's');
+  const columns: ConditionColumns<OrderField> = {
+    fields: {
+      ordStatus: sql.ref('o.ord_status'),
+      cumQty: sql.ref('o.cum_qty'),
+      leavesQty: sql.ref('o.leaves_qty'),
+      avgPx: sql.ref('o.avg_px'),
+      size: sql.ref('q.qty'),
+      fillCount: sql.ref('a.fill_count'),
+      fillQty: sql.ref('a.fill_qty'),
+      fillNotional: sql.ref('a.fill_notional'),
+    },
+    symbol: sym,
+    unlisted: sql`(s.symbol is null)`,
+  };
+  // Whether each rule counts an order as judged (before the prefilter: the stats count those it left out).
+  const counted = filter.counted.map((c, i) =>
+    c.when
+      ? sql`coalesce(${conditionSql(c.when, columns)}, false) as ${sql.ref(`counted_${i}`)}`
+      : sql`true as ${sql.ref(`counted_${i}`)}`,
+  );
+  const passed = filter.counted.map(
+    (_, i) =>
+      sql`count(*) filter (where in_scope and found and not candidate and ${sql.ref(`counted_${i}`)})::bigint as ${sql.ref(`passed_${i}`)}`,
+  );
+  const fetch = async (after: string | null) => {
+    const rows = (
+      await sql<OrderAggRow & { scanned: string; last_id: string | null } & Record<`passed_${number}`, string>>`
+      with ids as (${orderScopeIds(account, span, changedSince, after, scanSize)}),
+      sym as (select * from ${sym.recordset}),
+      agg as materialized (
+        select ids.ex_ord_id, (o.ex_ord_id is not null) as found, o.symbol, o.side, o.ord_status, o.cum_qty, o.leaves_qty, o.avg_px,
+               a.fill_count, a.fill_qty, a.fill_notional,
+               -- an order judged for a change is in the rules' scope when it has a fill or cumQty > 0
+               (ids.in_span or a.fill_count > 0 or coalesce(o.cum_qty > 0, false)) as in_scope,
+               (o.ex_ord_id is not null and ${keepsSql(filter.couldFail, columns)}) as candidate
+               ${sql.join(
+                 counted.map((c) => sql`, ${c}`),
+                 sql``,
+               )}
+        from ids
+        cross join lateral (
+          select count(*)::bigint as fill_count, coalesce(sum(f.qty), 0) as fill_qty, coalesce(sum(f.qty * f.price), 0) as fill_notional
+          from exchange_fill f where f.account = ${account} and f.ex_ord_id = ids.ex_ord_id
+        ) a
+        left join lateral (select * from exchange_order o where o.account = ${account} and o.ex_ord_id = ids.ex_ord_id) o on true
+        left join sym s on s.symbol = o.symbol
+        cross join lateral (select coalesce(o.cum_qty, 0) + coalesce(o.leaves_qty, 0) as qty) q
+      ),
+      stats as (
+        select count(*)::bigint as scanned, max(ex_ord_id) as last_id
+               ${sql.join(
+                 passed.map((p) => sql`, ${p}`),
+                 sql``,
+               )}
+        from agg
+      )
+      select st.*, c.*
+      from stats st left join (select * from agg where candidate and in_scope) c on true
+      order by c.ex_ord_id`.execute(db)
+    ).rows;
+    const head = rows[0];
+    return {
+      scanned: head ? Number(head.scanned) : 0,
+      last: head?.last_id ?? null,
+      passed: Object.fromEntries(
+        filter.counted.map((c, i) => [c.code, head ? Number(head[`passed_${i}`]) : 0]),
+      ) as Record<string, number>,
+      orders: rows.filter((r) => r.ex_ord_id !== null).map(toOrderAgg),
+    };
+  };
+  for await (const page of keysetScan(fetch, (p) => ({ count: p.scanned, last: p.last }), scanSize))
+    yield { passed: page.passed, orders: page.orders };
+}
+
+/**
+ * The next `limit` order ids above `after` in scope of the order rules, each with whether the
+ * period puts it there (`in_span`): a fill in the span, or created in it with cumQty > 0; and the
+ * orders judged for a change (changedOrderIds) when `changedSince` is given. Each branch takes its
+ * own first `limit` ids on its index, so a page costs what it returns, not the table.
+ */
+function orderScopeIds(
+  account: string,
+  span: Span,
+  changedSince: string | null | undefined,
+  after: string | null,
+  limit: number,
+) {
+  const above = after === null ? sql`` : sql`and ex_ord_id > ${after}::bigint`;
+  if (changedSince === null)
+    // Never judged: every stored order with a fill or a filled quantity.
+    return sql`
+      select ex_ord_id, bool_or(in_span) as in_span from (
+        (select distinct ex_ord_id, false as in_span from exchange_fill where account = ${account} ${above} order by 1 limit ${limit})
+        union all (select ex_ord_id, false from exchange_order where account = ${account} and cum_qty > 0 ${above} order by 1 limit ${limit})
+      ) u group by ex_ord_id order by ex_ord_id limit ${limit}`;
+  const changed =
+    changedSince === undefined
+      ? sql``
+      : sql`union all (select ex_ord_id, false from (${changedOrderIds(account, changedSince, after, limit)}) c)`;
+  return sql`
+    select ex_ord_id, bool_or(in_span) as in_span from (
+      (select distinct ex_ord_id, true as in_span from exchange_fill
+        where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to} ${above} order by 1 limit ${limit})
+      union all (select ex_ord_id, true from exchange_order
+        where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to} and cum_qty > 0 ${above} order by 1 limit ${limit})
+      ${changed}
+    ) u group by ex_ord_id order by ex_ord_id limit ${limit}`;
+}
+
+function toOrderAgg(r: OrderAggRow): ExchangeOrderAgg {
+  return {
+    exOrdId: r.ex_ord_id,
+    found: r.found,
+    symbol: r.symbol,
+    side: r.side,
+    ordStatus: r.ord_status,
+    cumQty: r.cum_qty,
+    leavesQty: r.leaves_qty,
+    avgPx: r.avg_px,
+    fillCount: Number(r.fill_count),
+    fillQty: toDecimal(r.fill_qty),
+    fillNotional: toDecimal(r.fill_notional),
+  };
+}
+
+interface OrderAggRow {
+  ex_ord_id: string;
+  found: boolean;
+  symbol: string | null;
+  side: string | null;
+  ord_status: string | null;
+  cum_qty: Decimal | null;
+  leaves_qty: Decimal | null;
+  avg_px: Decimal | null;
+  fill_count: string;
+  fill_qty: Decimal;
+  fill_notional: Decimal;
+}
+
+// ------------------------------------------------------------------ fills
+
+/** The stored columns of a fill that the rules and the workbook read (the workbook adds trade_id). */
+export const FILL_COLUMNS = ['exec_id', 'ex_ord_id', 'side', 'symbol', 'price', 'qty', 'fee', 'timestamp'] as const;
+
+export function toStoredFill(r: Pick<Selectable<ExchangeFillTable>, (typeof FILL_COLUMNS)[number]>) {
+  return {
+    execId: r.exec_id,
+    exOrdId: r.ex_ord_id,
+    side: r.side,
+    symbol: r.symbol,
+    price: r.price,
+    qty: r.qty,
+    fee: r.fee,
+    timestamp: r.timestamp,
+  };
+}
+
+/**
+ * Fills in the span with whether their order is stored / answered 404, by keyset on exec_id (the pages the per-fill
+ * rules would read without the prefilter).
+ */
+export async function* fillsIn(db: Db, account: string, span: Span, pageSize = PAGE_SIZE): AsyncGenerator<Fill[]> {
+  const query = db
+    .selectFrom('exchange_fill as f')
+    .leftJoin('exchange_order as o', (j) =>
+      j.onRef('o.account', '=', 'f.account').onRef('o.ex_ord_id', '=', 'f.ex_ord_id'),
+    )
+    .leftJoin('exchange_order_not_found as n', (j) =>
+      j.onRef('n.account', '=', 'f.account').onRef('n.ex_ord_id', '=', 'f.ex_ord_id'),
+    )
+    .select(FILL_COLUMNS.map((c) => `f.${c}` as const))
+    .select(['o.ex_ord_id as order_id', 'o.ord_type', 'o.side as order_side', 'o.symbol as order_symbol'])
+    .select('n.ex_ord_id as not_found_id')
+    .where('f.account', '=', account)
+    .where('f.timestamp', '>=', span.from)
+    .where('f.timestamp', '<', span.to);
+  for await (const rows of idPages(query, 'f.exec_id', (r) => r.exec_id, pageSize)) yield rows.map(toFill);
+}
+
+/** A fill as the rules' queries select it: the stored columns, and whether its order is stored or known missing. */
+type FillRow = Pick<Selectable<ExchangeFillTable>, (typeof FILL_COLUMNS)[number]> & {
+  order_id: string | null;
+  ord_type: string | null;
+  order_side: string | null;
+  order_symbol: string | null;
+  not_found_id: string | null;
+};
+
+/**
+ * Fills in the span that could fail a per-fill rule, pre-selected in SQL numeric (exact), by
+ * scan pages of `scanSize` fills in exec_id order. Each page says how many fills it scanned,
+ * so the rules can count the others as checked (engine addPassedFills). A fill is loaded when
+ * any rule's description in `filter` keeps it (store/recon/prefilter-sql.ts: the rules' own conditions, over the fill, its
+ * order, its symbol's and its day's reference values); the pure rules then decide on the loaded fills.
+ * `changedSince` (docs/rules.md "What a run judges"): also the fills judged for a change since that
+ * transaction (null: every stored fill); absent: the period alone. `bounds`: only the exec_ids in (after, through]
+ * (fillIdHalves: the reconcile scans the two halves of a first judgement side by side).
+ */
+export async function* fillCandidatesIn(
+  db: Db,
+  account: string,
+  span: Span,
+  filter: FillPrefilter,
+  scanSize = SCAN_SIZE,
+  changedSince?: string | null,
+  bounds: FillIdBounds = { after: null, through: null },
+): AsyncGenerator<{ scanned: number; fills: Fill[] }> {
+  const sym = refTable(filter.symbols, { name: 'symbol', type: 'text' }, 's');
+  const days = refTable(filter.days, { name: 'day', type: 'date' }, 'r');
+  const columns: ConditionColumns<FillField> = {
+    fields: {
+      price: sql.ref('p.price'),
+      qty: sql.ref('p.qty'),
+      fee: sql.ref('p.fee'),
+      timestamp: sql.ref('p.timestamp'),
+      side: sql.ref('p.side'),
+      symbol: sql.ref('p.symbol'),
+      order: sql.ref('po.ex_ord_id'),
+      'order.ordType': sql.ref('po.ord_type'),
+      'order.side': sql.ref('po.side'),
+      'order.symbol': sql.ref('po.symbol'),
+      'order.timestamp': sql.ref('po.timestamp'),
+    },
+    symbol: sym,
+    unlisted: sql`(s.symbol is null)`,
+    day: days,
+  };
+  const fetch = async (previous: string | null) => {
+    const after = previous ?? bounds.after;
+    const rows = (
+      await sql<FillRow & { scanned: string; last_exec_id: string | null }>`
+      with page as materialized (
+        select f.exec_id, f.ex_ord_id, f.side, f.symbol, f.price, f.qty, f.fee, f.timestamp
+        from exchange_fill f
+        where f.account = ${account} and ${fillScope(account, span, changedSince, after, scanSize, bounds.through)}
+          ${after === null ? sql`` : sql`and f.exec_id > ${after}::bigint`}
+          ${bounds.through === null ? sql`` : sql`and f.exec_id <= ${bounds.through}::bigint`}
+        order by f.exec_id
+        limit ${scanSize}
+      ),
+      stats as (select count(*)::bigint as scanned, max(exec_id) as last_exec_id from page),
+      sym as (select * from ${sym.recordset}),
+      rates as (select * from ${days.recordset}),
+      -- The page's orders, each probed once (offset 0 keeps it a nested loop: a hash of every stored order costs more
+      -- than the page), then joined to their fills.
+      ords as materialized (
+        select o.ex_ord_id, o.ord_type, o.side, o.symbol, o.timestamp
+        from (select distinct ex_ord_id from page) d
+        cross join lateral (
+          select o.ex_ord_id, o.ord_type, o.side, o.symbol, o.timestamp
+          from exchange_order o where o.account = ${account} and o.ex_ord_id = d.ex_ord_id offset 0
+        ) o
+      ),
+      -- The fills a rule could fail: each rule's own description (store/recon/prefilter-sql.ts).
+      cand as (
+        select p.*, po.ex_ord_id as po_id, po.ord_type as po_type, po.side as po_side, po.symbol as po_symbol
+        from page p
+        left join sym s on s.symbol = p.symbol
+        left join rates r on r.day = (p.timestamp at time zone 'UTC')::date
+        left join ords po on po.ex_ord_id = p.ex_ord_id
+        where ${keepsSql(filter.couldFail, columns)}
+      )
+      select st.scanned, st.last_exec_id, c.*, c.po_id as order_id, c.po_type as ord_type,
+        c.po_side as order_side, c.po_symbol as order_symbol, n.ex_ord_id as not_found_id
+      from stats st
+      left join cand c on true
+      left join exchange_order_not_found n on n.account = ${account} and n.ex_ord_id = c.ex_ord_id
+      order by c.exec_id`.execute(db)
+    ).rows;
+    const head = rows[0];
+    const scanned = head ? Number(head.scanned) : 0;
+    return { scanned, last: head?.last_exec_id ?? null, fills: rows.filter((r) => r.exec_id !== null).map(toFill) };
+  };
+  for await (const page of keysetScan(fetch, (p) => ({ count: p.scanned, last: p.last }), scanSize))
+    yield { scanned: page.scanned, fills: page.fills };
+}
+
+/**
+ * Which fills a page of fillCandidatesIn scans: those of the span, and those judged for a change
+ * (changedFillIds) when `changedSince` is given; null: every fill (exec_id order on the key).
+ */
+function fillScope(
+  account: string,
+  span: Span,
+  changedSince: string | null | undefined,
+  after: string | null,
+  limit: number,
+  through: string | null,
+) {
+  const period = sql`f.timestamp >= ${span.from} and f.timestamp < ${span.to}`;
+  if (changedSince === null) return sql`true`;
+  if (changedSince === undefined) return period;
+  const above = after === null ? sql`` : sql`and exec_id > ${after}::bigint`;
+  const below = through === null ? sql`` : sql`and exec_id <= ${through}::bigint`;
+  // Each side takes its own first ids on its own index: an OR over both would scan every fill.
+  return sql`f.exec_id in (
+    (select exec_id from exchange_fill where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to} ${above} ${below} order by exec_id limit ${limit})
+    union (${changedFillIds(account, changedSince, after, limit, through)}))`;
+}
+
+/** A range of exec_ids, (after, through]; null: unbounded on that side. */
+export interface FillIdBounds {
+  after: string | null;
+  through: string | null;
+}
+
+/**
+ * The account's stored exec_ids cut in two halves of the id range, (-inf, mid] and (mid, +inf), for two scans of
+ * fillCandidatesIn side by side; null when there is no range to cut (no fill, or one id).
+ */
+export async function fillIdHalves(db: Db, account: string): Promise<[FillIdBounds, FillIdBounds] | null> {
+  const row = (
+    await sql<{ lo: string | null; hi: string | null; mid: string | null }>`
+      select min(exec_id)::text as lo, max(exec_id)::text as hi,
+        ((min(exec_id)::numeric + max(exec_id)) / 2)::bigint::text as mid
+      from exchange_fill where account = ${account}`.execute(db)
+  ).rows[0];
+  if (!row?.mid || row.lo === row.hi) return null;
+  return [
+    { after: null, through: row.mid },
+    { after: row.mid, through: null },
+  ];
+}
+
+function toFill(r: FillRow): Fill {
+  return {
+    ...toStoredFill(r),
+    orderFound: r.order_id !== null,
+    orderNotFound: r.not_found_id !== null,
+    ordType: r.ord_type ?? null,
+    orderSide: r.order_side ?? null,
+    orderSymbol: r.order_symbol ?? null,
+  };
+}
+
+/** Fills with their time in the span, as the workbook lists them: by keyset (timestamp, exec_id). */
+export async function* fillsByTimeIn(
+  db: Db,
+  account: string,
+  span: Span,
+  pageSize = PAGE_SIZE,
+): AsyncGenerator<FillRec[]> {
+  const query = db
+    .selectFrom('exchange_fill')
+    .select([...FILL_COLUMNS, 'trade_id', timeKey('timestamp')])
+    .where('account', '=', account);
+  const columns = { time: 'timestamp', id: 'exec_id', idType: 'bigint' } as const;
+  for await (const rows of spanPages(query, columns, span, pageSize))
+    // tradeId set on the fill as built, not spread into a copy: a million rows per report
+    yield rows.map((r) => Object.assign(toStoredFill(r), { tradeId: r.trade_id }));
+}
+
+/**
+ * The fills of fillsByTimeIn, in the same order, as the Fills sheet's CSV lines (csv.ts csvLine of fillRow): written
+ * by Postgres (csv-text.ts), so a million fills cost no Decimal, Date or row object on the client. trim_scale drops the
+ * trailing zeros numeric keeps, as Decimal's toFixed() does; the time is cut to milliseconds, as a JS Date cuts it.
+ * The caller gives the two columns the sheet works out, as ready CSV field texts: `feeField(symbol)`, the fee's
+ * currency (asked once per symbol of the span), and `breakFields`, the Open breaks field of each fill that has one.
+ */
+export async function* fillCsvPages(
+  reader: CsvReader,
+  account: string,
+  span: Span,
+  print: { feeField: (symbol: string) => string; breakFields: ReadonlyMap<string, string> },
+  pageSize = CSV_PAGE_SIZE,
+  /** The span's symbols when the caller knows them (the report's per-day sums); otherwise read here. */
+  spanSymbols?: readonly string[],
+): AsyncGenerator<CsvPage> {
+  const symbols =
+    spanSymbols ??
+    (
+      await reader.db
+        .selectFrom('exchange_fill')
+        .select('symbol')
+        .distinct()
+        .where('account', '=', account)
+        .where('timestamp', '>=', span.from)
+        .where('timestamp', '<', span.to)
+        .execute()
+    ).map((r) => r.symbol);
+  const feeFields = new Map(symbols.map((symbol) => [symbol, print.feeField(symbol)]));
+  const field = (expr: RawBuilder<unknown>) => csvFieldSql(expr, true);
+  yield* csvPages(
+    reader,
+    {
+      table: 'exchange_fill',
+      account,
+      span,
+      columns: { time: 'timestamp', id: 'exec_id', idType: 'bigint' },
+      fields: [
+        field(isoText('timestamp')),
+        field(sql`exec_id`),
+        field(sql`ex_ord_id`),
+        field(sql`trade_id`),
+        csvFieldSql(sql`symbol`),
+        csvFieldSql(sql`side`),
+        field(decimalText(sql`price`)),
+        field(decimalText(sql`qty`)),
+        field(decimalText(sql`qty * price`)),
+        field(decimalText(sql`fee`)),
+        csvLookupSql(feeFields, sql`symbol`),
+        csvLookupSql(print.breakFields, sql`exec_id`),
+      ],
+    },
+    pageSize,
+  );
+}
+
+// ------------------------------------------------------------------ balance snapshots
+
+/** Balance snapshot headers of one exchange account, oldest first. */
+export async function balanceSnapshotHeaders(
+  db: Db,
+  account: string,
+  exchangeAccount: string,
+): Promise<{ id: string; fetchedAt: Date }[]> {
+  const rows = await db
+    .selectFrom('balance_snapshot')
+    .select(['id', 'fetched_at'])
+    .where('account', '=', account)
+    .where('exchange_account', '=', exchangeAccount)
+    .orderBy('fetched_at')
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => ({ id: r.id, fetchedAt: r.fetched_at }));
+}
+
+export async function balanceSnapshots(
+  db: Db,
+  headers: { id: string; fetchedAt: Date }[],
+): Promise<Map<string, BalanceSnapshot>> {
+  const map = new Map<string, BalanceSnapshot>(
+    headers.map((h) => [h.id, { id: h.id, fetchedAt: h.fetchedAt, balances: [] }]),
+  );
+  if (headers.length === 0) return map;
+  const rows = await db
+    .selectFrom('balance')
+    .selectAll()
+    .where(
+      'snapshot_id',
+      'in',
+      headers.map((h) => h.id),
+    )
+    .execute();
+  for (const r of rows)
+    map.get(r.snapshot_id)?.balances.push({
+      currency: r.currency,
+      balance: r.balance,
+      available: r.available,
+      balanceLocal: r.balance_local,
+      rate: r.rate,
+    });
+  return map;
+}
+
+/** The balances of the newest snapshot of one exchange account, by currency (none: empty). */
+export async function latestBalances(db: Db, account: string, exchangeAccount: string): Promise<BalanceRec[]> {
+  const latestSnap = await newestSnapshot(
+    db
+      .selectFrom('balance_snapshot')
+      .select(['id', 'fetched_at'])
+      .where('account', '=', account)
+      .where('exchange_account', '=', exchangeAccount),
+  );
+  if (!latestSnap) return [];
+  return (
+    await db.selectFrom('balance').selectAll().where('snapshot_id', '=', latestSnap.id).orderBy('currency').execute()
+  ).map((r) => ({
+    currency: r.currency,
+    balance: r.balance,
+    available: r.available,
+    balanceLocal: r.balance_local,
+    rate: r.rate,
+    fetchedAt: latestSnap.fetched_at,
+  }));
+}

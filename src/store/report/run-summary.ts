@@ -1,0 +1,176 @@
+/** The `--json` run summary (docs/apis.md "JSON summary"): the run's counts and requests, every open break as a projection
+ * of Break, and their counts.
+ */
+import { isPartial } from '../../util/dates.js';
+import type { Db } from '../db/database.js';
+import {
+  lateCounts,
+  openBreakCounts,
+  sortLate,
+  type BreakWorkflow,
+  type LateBreak,
+  type LateCounts,
+  type MoneyAtStakeFigures,
+  type OpenBreakCounts,
+  type ReportedBreak,
+} from '../../domain/index.js';
+import { parseRunRequests, type RunRequests } from '../../http/meter.js';
+import { openBreaksOfRun } from '../recon/breaks.js';
+import { jsonNumber } from '../../decimal/json.js';
+import { getRun, plainDigest, readLateBreaks } from '../runs/runs.js';
+import type { RunCounts } from '../recon/counts.js';
+import { webhookStatsIn } from '../recon/partner-reads.js';
+import { spanOf } from '../db/keyset.js';
+import type { WebhookStats } from '../../domain/index.js';
+
+/** The fields of a Break the summary shows, in the documented order (the JSON keys keep it; inPeriod came last). */
+const SUMMARY_FIELDS = [
+  'code',
+  'key',
+  'severity',
+  'currency',
+  'expected',
+  'actual',
+  'difference',
+  'status',
+  'firstSeenRun',
+  'lastSeenRun',
+  'inPeriod',
+] as const satisfies readonly (keyof ReportedBreak)[];
+
+/** Where people stand on the break (docs/working-breaks.md); lastNote: the newest note or acknowledgement reason. */
+export type JsonSummaryWorkflow = Pick<BreakWorkflow, 'status' | 'owner' | 'explanation' | 'lastNote'>;
+
+/** `account`: whose break it is (added after the documented keys; every `--json` output names it). */
+export type JsonSummaryBreak = Pick<ReportedBreak, (typeof SUMMARY_FIELDS)[number]> & {
+  workflow: JsonSummaryWorkflow;
+  account: string;
+};
+
+const summaryBreak = (b: ReportedBreak, account: string): JsonSummaryBreak => ({
+  ...(Object.fromEntries(SUMMARY_FIELDS.map((k) => [k, b[k]])) as Pick<ReportedBreak, (typeof SUMMARY_FIELDS)[number]>),
+  workflow: {
+    status: b.workflow.status,
+    owner: b.workflow.owner,
+    explanation: b.workflow.explanation,
+    lastNote: b.workflow.lastNote,
+  },
+  account,
+});
+
+/** The `--json` document (docs/apis.md "JSON summary"). */
+export interface JsonSummary {
+  runId: string;
+  /** The account the run belongs to ("default" for a single-account config). */
+  account: string;
+  status: string;
+  period: { from: string | null; to: string | null };
+  /** The period was not over when the run started (it includes that day, UTC): its records were still arriving. */
+  partial: boolean;
+  counts: RunCounts;
+  /** The API requests the run made, per API and endpoint (run.requests, src/http/meter.ts). */
+  requests: RunRequests;
+  /**
+   * Every open break of the account, whatever run found it first; inPeriod: its record belongs to the period; workflow:
+   * explained or not, owner, explanation, last note.
+   */
+  breaks: JsonSummaryBreak[];
+  report: string | null;
+  /** The run's detail folder (every record of the period, one gzip CSV per data sheet); null without a report. */
+  detail: string | null;
+  /**
+   * openBreakCounts(breaks): the counts the workbook's Summary and the e-mail show (added after the documented keys);
+   * `explained`: open breaks acknowledged with a reason.
+   */
+  breakCounts: OpenBreakCounts;
+  /**
+   * The period's webhook figures, as the workbook's Summary shows them (webhookStatsIn): events
+   * received, duplicates acknowledged, conflicts (an eventId repeated with another body),
+   * events with schema drift and their extra fields. null for a run without a period.
+   */
+  webhooks: WebhookStats | null;
+  /**
+   * What late data changed about earlier days (docs/rules.md "What a run judges"): the breaks of days
+   * before the period this run opened, reopened or resolved because their records changed after those
+   * days were reconciled, each with the day of its record; the counts of each.
+   */
+  lateData: LateCounts & { breaks: Array<Pick<LateBreak, 'code' | 'key' | 'day' | 'event' | 'severity'>> };
+  /**
+   * The money at stake as the workbook's Summary and the e-mail show it (stored with the workbook; docs/reports.md
+   * "Money at stake"), exact decimal text: shortfalls, surpluses, noFigure, noMoney, beside the earlier keys (total,
+   * inPeriod, carriedOver: absolute impacts; unvalued). null for a run without a workbook.
+   */
+  moneyAtStake: MoneyAtStakeFigures | null;
+}
+
+const COUNT_KEYS: (keyof RunCounts)[] = [
+  'partnerOrders',
+  'fills',
+  'exchangeOrders',
+  'deposits',
+  'withdrawals',
+  'balanceSnapshots',
+  'quarantined',
+];
+
+/** run.counts comes back through the lossless JSON parser: numbers are LosslessNumber objects. */
+function readCounts(raw: unknown): RunCounts {
+  const obj = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
+  const counts = {} as RunCounts;
+  for (const k of COUNT_KEYS) {
+    counts[k] = jsonNumber(obj[k]) ?? 0;
+  }
+  return counts;
+}
+
+export class RunNotFoundError extends Error {
+  readonly code = 'RUN_NOT_FOUND';
+  constructor(runId: string) {
+    super(`run ${runId} not found`);
+    this.name = 'RunNotFoundError';
+  }
+}
+
+export async function jsonSummary(db: Db, account: string, runId: string): Promise<JsonSummary> {
+  const run = await getRun(db, runId);
+  if (!run) throw new RunNotFoundError(runId);
+  const breaks = await openBreaksOfRun(
+    db,
+    { id: run.id, account, periodFrom: run.period_from, periodTo: run.period_to },
+    'severity',
+  );
+  return {
+    runId: run.id,
+    account,
+    status: run.status,
+    period: { from: run.period_from, to: run.period_to },
+    partial:
+      run.period_to !== null &&
+      isPartial({ from: run.period_from ?? run.period_to, to: run.period_to }, run.started_at),
+    counts: readCounts(run.counts),
+    requests: parseRunRequests(run.requests),
+    breaks: breaks.map((b) => summaryBreak(b, account)),
+    report: run.report_path,
+    detail: detailDirOf(run.report_digest),
+    breakCounts: openBreakCounts(breaks),
+    webhooks:
+      run.period_from && run.period_to
+        ? await webhookStatsIn(db, account, spanOf({ from: run.period_from, to: run.period_to }))
+        : null,
+    lateData: lateData(readLateBreaks(run.late_breaks)),
+    moneyAtStake: plainDigest(run.report_digest)?.figures?.moneyAtStake ?? null,
+  };
+}
+
+/** The detail folder named in the stored digest (run.report_digest); null for a run without one. */
+function detailDirOf(digest: unknown): string | null {
+  const dir = digest && typeof digest === 'object' ? (digest as { detailDir?: unknown }).detailDir : undefined;
+  return typeof dir === 'string' ? dir : null;
+}
+
+export function lateData(late: readonly LateBreak[]): JsonSummary['lateData'] {
+  return {
+    ...lateCounts(late),
+    breaks: sortLate(late).map((b) => ({ code: b.code, key: b.key, day: b.day, event: b.event, severity: b.severity })),
+  };
+}
