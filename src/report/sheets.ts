@@ -306,7 +306,7 @@ export function fillRow(f: FillRec, precision: Precision, breaks: BreakIndex, fe
 
 /**
  * What the Fills sheet works out per fill, as CSV field texts for the detail whose lines Postgres writes
- * (store/recon/exchange-reads.ts fillCsvPages): the fee's currency per symbol, as fillRow prints it, and the Open breaks
+ * (store/report/exchange-sheets.ts fillCsvPages): the fee's currency per symbol, as fillRow prints it, and the Open breaks
  * field. Held to fillRow's CSV byte for byte by test/integration/report-detail-csv.test.ts.
  */
 export function fillCsvFields(

@@ -16,7 +16,7 @@ import {
 import { getRun, loadRun } from '../store/runs/runs.js';
 import { openBreaksOfRun } from '../store/recon/breaks.js';
 import { balanceRollOfRun } from '../store/recon/balance-flows.js';
-import { latestBalances } from '../store/recon/exchange-reads.js';
+import { latestBalances } from '../store/report/exchange-sheets.js';
 import { usdRateInputs } from '../store/report/usd-rates.js';
 import { spanOf } from '../store/db/keyset.js';
 import { UsdRates } from '../report/usd-rates.js';

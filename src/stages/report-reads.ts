@@ -13,7 +13,7 @@ import { balanceRollOfRun } from '../store/recon/balance-flows.js';
 import { partnerFeesByDay, periodTotals, storedCounts } from '../store/recon/counts.js';
 import { coverageOfDays } from '../store/sync/cursors.js';
 import { spanOf, type Span } from '../store/db/keyset.js';
-import { latestBalances } from '../store/recon/exchange-reads.js';
+import { latestBalances } from '../store/report/exchange-sheets.js';
 import { partnerDailyIn, webhookStatsIn } from '../store/recon/partner-reads.js';
 import { latestCurrencies, latestSymbols } from '../store/sync/snapshots.js';
 import type { Db } from '../store/db/database.js';

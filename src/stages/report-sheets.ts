@@ -33,13 +33,8 @@ import {
 } from '../report/sheets.js';
 import type { BreakRecords } from '../store/report/break-records.js';
 import { eachRow } from '../store/db/keyset.js';
-import {
-  depositsIn,
-  fillsByTimeIn,
-  fillCsvPages,
-  ordersWithFillsIn,
-  withdrawalsIn,
-} from '../store/recon/exchange-reads.js';
+import { depositsIn, fillsByTimeIn, fillCsvPages, ordersWithFillsIn } from '../store/report/exchange-sheets.js';
+import { withdrawalsIn } from '../store/recon/exchange-reads.js';
 import { partnerOrdersCreatedIn, partnerOrderCsvPages } from '../store/recon/partner-reads.js';
 import { orderVsFillsCsvLines } from '../store/report/orders-vs-fills-csv.js';
 

@@ -1,7 +1,7 @@
 import { beforeAll, expect, it } from 'vitest';
 import type { Store } from '../../src/store/db/database.js';
 import { eachRow } from '../../src/store/db/keyset.js';
-import { ordersWithFillsIn } from '../../src/store/recon/exchange-reads.js';
+import { ordersWithFillsIn } from '../../src/store/report/exchange-sheets.js';
 import { orderVsFillsCsvLines } from '../../src/store/report/orders-vs-fills-csv.js';
 import { csvLine } from '../../src/report/csv.js';
 import { Precision } from '../../src/report/precision.js';

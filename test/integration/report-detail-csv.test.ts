@@ -1,7 +1,7 @@
 import { beforeAll, expect, it } from 'vitest';
 import type { Store } from '../../src/store/db/database.js';
 import { eachRow } from '../../src/store/db/keyset.js';
-import { fillCsvPages, fillsByTimeIn } from '../../src/store/recon/exchange-reads.js';
+import { fillCsvPages, fillsByTimeIn } from '../../src/store/report/exchange-sheets.js';
 import type { CsvPage, CsvReader } from '../../src/store/report/csv-text.js';
 import { csvLine } from '../../src/report/csv.js';
 import { Precision } from '../../src/report/precision.js';

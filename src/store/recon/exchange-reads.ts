@@ -1,10 +1,9 @@
-/** Reads of the exchange's records for reconcile and report: fills, orders against their fills, deposits, withdrawals,
- * balance snapshots.
+/** The reconcile's reads of the exchange's records: the rules' candidates pre-selected in SQL (orders against their
+ * fills, fills), deposits and withdrawals the rules look up, balance snapshots.
  */
 import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { Db } from '../db/database.js';
-import type { ExchangeDepositTable, ExchangeFillTable, ExchangeWithdrawalTable } from '../db/schema.js';
-import { numericOrZero, numericOrNull } from '../db/type-parsers.js';
+import type { ExchangeFillTable } from '../db/schema.js';
 import { toDecimal, type Decimal } from '../../decimal/decimal.js';
 import type {
   BalanceSnapshot,
@@ -17,19 +16,16 @@ import type {
   OrderPrefilter,
   Withdrawal,
 } from '../../domain/index.js';
-import type { BalanceRec, FillRec, OrderVsFillsRec } from '../../domain/index.js';
 import { idPages, keysetScan, PAGE_SIZE, spanPages, timeKey, type Span } from '../db/keyset.js';
-import { newestSnapshot } from '../sync/snapshots.js';
 import {
-  CSV_PAGE_SIZE,
-  csvFieldSql,
-  csvLookupSql,
-  csvPages,
-  decimalText,
-  isoText,
-  type CsvPage,
-  type CsvReader,
-} from '../report/csv-text.js';
+  DEPOSIT_COLUMNS,
+  FILL_COLUMNS,
+  toDeposit,
+  toStoredFill,
+  toWithdrawal,
+  WITHDRAWAL_COLUMNS,
+} from '../db/exchange-rows.js';
+import { ordersWithFillsIn } from '../report/exchange-sheets.js';
 import { rowsByKey } from './rows-by-key.js';
 import { changedFillIds, changedOrderIds, changedRow } from './changes.js';
 import { conditionSql, keepsSql, refTable, type ConditionColumns } from './prefilter-sql.js';
@@ -40,29 +36,6 @@ import { conditionSql, keepsSql, refTable, type ConditionColumns } from './prefi
 export const SCAN_SIZE = 50_000;
 
 // ------------------------------------------------------------------ deposits and withdrawals
-
-export const DEPOSIT_COLUMNS = [
-  'deposit_id',
-  'amount',
-  'currency',
-  'address',
-  'tx_hash',
-  'state',
-  'timestamp',
-  'first_seen_at',
-] as const;
-export function toDeposit(r: Pick<Selectable<ExchangeDepositTable>, (typeof DEPOSIT_COLUMNS)[number]>): Deposit {
-  return {
-    depositId: r.deposit_id,
-    amount: r.amount,
-    currency: r.currency,
-    address: r.address,
-    txHash: r.tx_hash,
-    state: r.state,
-    timestamp: r.timestamp,
-    firstSeenAt: r.first_seen_at,
-  };
-}
 
 export async function depositsByTxHash(db: Db, account: string, hashes: string[]): Promise<Map<string, Deposit[]>> {
   const deposits = db.selectFrom('exchange_deposit').select(DEPOSIT_COLUMNS).where('account', '=', account);
@@ -88,46 +61,6 @@ export async function openDeposits(db: Db, account: string): Promise<Deposit[]> 
     .where('state', '=', 'UNCONFIRMED')
     .execute();
   return rows.map(toDeposit);
-}
-
-/** Deposits with their time in the span, by keyset (timestamp, deposit_id). */
-export async function* depositsIn(
-  db: Db,
-  account: string,
-  span: Span,
-  pageSize = PAGE_SIZE,
-): AsyncGenerator<Deposit[]> {
-  const query = db
-    .selectFrom('exchange_deposit')
-    .select([...DEPOSIT_COLUMNS, timeKey('timestamp')])
-    .where('account', '=', account);
-  const columns = { time: 'timestamp', id: 'deposit_id', idType: 'text' } as const;
-  for await (const rows of spanPages(query, columns, span, pageSize)) yield rows.map(toDeposit);
-}
-
-export const WITHDRAWAL_COLUMNS = [
-  'withdrawal_id',
-  'amount',
-  'fee',
-  'currency',
-  'beneficiary',
-  'state',
-  'timestamp',
-  'first_seen_at',
-] as const;
-export function toWithdrawal(
-  r: Pick<Selectable<ExchangeWithdrawalTable>, (typeof WITHDRAWAL_COLUMNS)[number]>,
-): Withdrawal {
-  return {
-    withdrawalId: r.withdrawal_id,
-    amount: r.amount,
-    fee: r.fee,
-    currency: r.currency,
-    beneficiary: r.beneficiary,
-    state: r.state,
-    timestamp: r.timestamp,
-    firstSeenAt: r.first_seen_at,
-  };
 }
 
 export async function openWithdrawals(db: Db, account: string): Promise<Withdrawal[]> {
@@ -179,93 +112,6 @@ export async function* withdrawalsChangedOutside(
 }
 
 // ------------------------------------------------------------------ exchange orders against their fills
-
-/**
- * An exchange order in scope of the order rules (a fill in the span, or created in it with cumQty > 0), against *all*
- * its stored fills; orderSymbol is the order's own (null when not stored).
- */
-export type OrderWithFills = OrderVsFillsRec & { orderSymbol: string | null };
-
-/**
- * Exchange orders with at least one fill in the span, and those created in it (their timestamp)
- * with cumQty > 0 even without any stored fill, each against *all* its stored fills
- * (docs/rules.md E_FILL_QTY), summed in SQL numeric (exact), in ex_ord_id order, `pageSize` orders
- * a page. Orders never found come with found = false and the symbol of their fills.
- *
- * The ids in scope are listed once (one scan of the span's fills, ~170,000 ids at bench scale:
- * a few MB), then each page looks up its own ids by index. Paging the id list itself with
- * `ex_ord_id > after` read every fill of the span again on each page (the planner takes the time
- * index for the span, then filters on the id): 0.2 s a page at a fifth of the bench, O(pages x
- * fills) in all. The order is looked up in a lateral subquery with `limit 1` (one row by primary
- * key anyway) so the planner cannot turn it into a hash join that reads every stored order on each page.
- */
-export async function* ordersWithFillsIn(
-  db: Db,
-  account: string,
-  span: Span,
-  pageSize = PAGE_SIZE,
-): AsyncGenerator<OrderWithFills[]> {
-  const ids = (
-    await sql<{ id: string }>`
-      select ex_ord_id::text as id from (
-        select ex_ord_id from exchange_fill
-        where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to}
-        union
-        select ex_ord_id from exchange_order
-        where account = ${account} and timestamp >= ${span.from} and timestamp < ${span.to} and cum_qty > 0
-      ) ids
-      order by ex_ord_id`.execute(db)
-  ).rows.map((r) => r.id);
-  const fetch = (chunk: string[]) => ordersWithFillsByIds(db, account, chunk);
-  // The next page is asked for while the consumer works on this one (as keysetScan does).
-  let pending: Promise<OrderWithFills[]> | null = ids.length ? fetch(ids.slice(0, pageSize)) : null;
-  for (let at = 0; pending; at += pageSize) {
-    const rows = await pending;
-    const next = at + pageSize;
-    pending = next < ids.length ? fetch(ids.slice(next, next + pageSize)) : null;
-    // A failed prefetch must not become an unhandled rejection while the consumer works (or stops early).
-    pending?.catch(() => {});
-    yield rows;
-  }
-}
-
-/**
- * Exchange orders by ex_ord_id, each against all its stored fills, in the order of `ids` (digits only: the keys are
- * bigint); an id with no stored order comes with found = false and the symbol of its fills.
- */
-export async function ordersWithFillsByIds(db: Db, account: string, ids: readonly string[]): Promise<OrderWithFills[]> {
-  if (!ids.length) return [];
-  const { rows } = await sql<Record<string, unknown>>`
-      select ids.ex_ord_id, o.ex_ord_id is not null as found, o.symbol as order_symbol, coalesce(o.symbol, agg.symbol) as symbol, o.side, o.ord_type,
-        o.ord_status, o.cum_qty, o.leaves_qty, o.avg_px,
-        agg.fills, agg.qty, agg.notional, agg.fees, agg.first_fill, agg.last_fill
-      from unnest(string_to_array(${ids.join(',')}, ',')::bigint[]) with ordinality as ids(ex_ord_id, n)
-      left join lateral (select * from exchange_order o where o.account = ${account} and o.ex_ord_id = ids.ex_ord_id limit 1) o on true
-      cross join lateral (
-        select count(*) as fills, coalesce(sum(f.qty), 0) as qty, coalesce(sum(f.qty * f.price), 0) as notional,
-          coalesce(sum(f.fee), 0) as fees, min(f.timestamp) as first_fill, max(f.timestamp) as last_fill, min(f.symbol) as symbol
-        from exchange_fill f where f.account = ${account} and f.ex_ord_id = ids.ex_ord_id
-      ) agg
-      order by ids.n`.execute(db);
-  return rows.map((r) => ({
-    exOrdId: String(r.ex_ord_id),
-    found: r.found === true,
-    orderSymbol: (r.order_symbol as string | null) ?? null,
-    symbol: (r.symbol as string | null) ?? null,
-    side: (r.side as string | null) ?? null,
-    ordType: (r.ord_type as string | null) ?? null,
-    status: (r.ord_status as string | null) ?? null,
-    cumQty: numericOrNull(r.cum_qty),
-    leavesQty: numericOrNull(r.leaves_qty),
-    avgPx: numericOrNull(r.avg_px),
-    fills: Number(r.fills),
-    fillQty: numericOrZero(r.qty),
-    notional: numericOrZero(r.notional),
-    fees: numericOrZero(r.fees),
-    firstFill: (r.first_fill as Date | null) ?? null,
-    lastFill: (r.last_fill as Date | null) ?? null,
-  }));
-}
 
 /** ordersWithFillsIn as the order rules take it (the pages the rules would read without the prefilter). */
 export async function* exchangeOrdersWithFillsIn(
@@ -451,22 +297,6 @@ interface OrderAggRow {
 
 // ------------------------------------------------------------------ fills
 
-/** The stored columns of a fill that the rules and the workbook read (the workbook adds trade_id). */
-export const FILL_COLUMNS = ['exec_id', 'ex_ord_id', 'side', 'symbol', 'price', 'qty', 'fee', 'timestamp'] as const;
-
-export function toStoredFill(r: Pick<Selectable<ExchangeFillTable>, (typeof FILL_COLUMNS)[number]>) {
-  return {
-    execId: r.exec_id,
-    exOrdId: r.ex_ord_id,
-    side: r.side,
-    symbol: r.symbol,
-    price: r.price,
-    qty: r.qty,
-    fee: r.fee,
-    timestamp: r.timestamp,
-  };
-}
-
 /**
  * Fills in the span with whether their order is stored / answered 404, by keyset on exec_id (the pages the per-fill
  * rules would read without the prefilter).
@@ -645,79 +475,6 @@ function toFill(r: FillRow): Fill {
   };
 }
 
-/** Fills with their time in the span, as the workbook lists them: by keyset (timestamp, exec_id). */
-export async function* fillsByTimeIn(
-  db: Db,
-  account: string,
-  span: Span,
-  pageSize = PAGE_SIZE,
-): AsyncGenerator<FillRec[]> {
-  const query = db
-    .selectFrom('exchange_fill')
-    .select([...FILL_COLUMNS, 'trade_id', timeKey('timestamp')])
-    .where('account', '=', account);
-  const columns = { time: 'timestamp', id: 'exec_id', idType: 'bigint' } as const;
-  for await (const rows of spanPages(query, columns, span, pageSize))
-    // tradeId set on the fill as built, not spread into a copy: a million rows per report
-    yield rows.map((r) => Object.assign(toStoredFill(r), { tradeId: r.trade_id }));
-}
-
-/**
- * The fills of fillsByTimeIn, in the same order, as the Fills sheet's CSV lines (csv.ts csvLine of fillRow): written
- * by Postgres (csv-text.ts), so a million fills cost no Decimal, Date or row object on the client. trim_scale drops the
- * trailing zeros numeric keeps, as Decimal's toFixed() does; the time is cut to milliseconds, as a JS Date cuts it.
- * The caller gives the two columns the sheet works out, as ready CSV field texts: `feeField(symbol)`, the fee's
- * currency (asked once per symbol of the span), and `breakFields`, the Open breaks field of each fill that has one.
- */
-export async function* fillCsvPages(
-  reader: CsvReader,
-  account: string,
-  span: Span,
-  print: { feeField: (symbol: string) => string; breakFields: ReadonlyMap<string, string> },
-  pageSize = CSV_PAGE_SIZE,
-  /** The span's symbols when the caller knows them (the report's per-day sums); otherwise read here. */
-  spanSymbols?: readonly string[],
-): AsyncGenerator<CsvPage> {
-  const symbols =
-    spanSymbols ??
-    (
-      await reader.db
-        .selectFrom('exchange_fill')
-        .select('symbol')
-        .distinct()
-        .where('account', '=', account)
-        .where('timestamp', '>=', span.from)
-        .where('timestamp', '<', span.to)
-        .execute()
-    ).map((r) => r.symbol);
-  const feeFields = new Map(symbols.map((symbol) => [symbol, print.feeField(symbol)]));
-  const field = (expr: RawBuilder<unknown>) => csvFieldSql(expr, true);
-  yield* csvPages(
-    reader,
-    {
-      table: 'exchange_fill',
-      account,
-      span,
-      columns: { time: 'timestamp', id: 'exec_id', idType: 'bigint' },
-      fields: [
-        field(isoText('timestamp')),
-        field(sql`exec_id`),
-        field(sql`ex_ord_id`),
-        field(sql`trade_id`),
-        csvFieldSql(sql`symbol`),
-        csvFieldSql(sql`side`),
-        field(decimalText(sql`price`)),
-        field(decimalText(sql`qty`)),
-        field(decimalText(sql`qty * price`)),
-        field(decimalText(sql`fee`)),
-        csvLookupSql(feeFields, sql`symbol`),
-        csvLookupSql(print.breakFields, sql`exec_id`),
-      ],
-    },
-    pageSize,
-  );
-}
-
 // ------------------------------------------------------------------ balance snapshots
 
 /** Balance snapshot headers of one exchange account, oldest first. */
@@ -763,26 +520,4 @@ export async function balanceSnapshots(
       rate: r.rate,
     });
   return map;
-}
-
-/** The balances of the newest snapshot of one exchange account, by currency (none: empty). */
-export async function latestBalances(db: Db, account: string, exchangeAccount: string): Promise<BalanceRec[]> {
-  const latestSnap = await newestSnapshot(
-    db
-      .selectFrom('balance_snapshot')
-      .select(['id', 'fetched_at'])
-      .where('account', '=', account)
-      .where('exchange_account', '=', exchangeAccount),
-  );
-  if (!latestSnap) return [];
-  return (
-    await db.selectFrom('balance').selectAll().where('snapshot_id', '=', latestSnap.id).orderBy('currency').execute()
-  ).map((r) => ({
-    currency: r.currency,
-    balance: r.balance,
-    available: r.available,
-    balanceLocal: r.balance_local,
-    rate: r.rate,
-    fetchedAt: latestSnap.fetched_at,
-  }));
 }

@@ -6,12 +6,11 @@ import {
   DEPOSIT_COLUMNS,
   FILL_COLUMNS,
   WITHDRAWAL_COLUMNS,
-  ordersWithFillsByIds,
   toDeposit,
   toStoredFill,
   toWithdrawal,
-  type OrderWithFills,
-} from '../recon/exchange-reads.js';
+} from '../db/exchange-rows.js';
+import { ordersWithFillsByIds, type OrderWithFills } from './exchange-sheets.js';
 import { ORDER_COLUMNS, toPartnerOrderRec } from '../recon/partner-reads.js';
 
 /** Open breaks' keys per record kind that has a data sheet. */

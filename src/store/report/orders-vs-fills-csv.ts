@@ -1,5 +1,5 @@
 /** The detail's "Exchange orders vs fills" file as CSV lines Postgres writes, on a server: the orders of
- * ordersWithFillsIn (exchange-reads.ts), each against all its stored fills, in ex_ord_id order, printed as csv.ts
+ * ordersWithFillsIn (exchange-sheets.ts), each against all its stored fills, in ex_ord_id order, printed as csv.ts
  * prints orderVsFillsRow (report/sheets.ts), so 170,000 orders cost no row, Decimal or Date on the client.
  */
 import { sql, type RawBuilder } from 'kysely';

@@ -11,12 +11,13 @@ export type QueriedSheet = 'partnerOrders' | 'ordersVsFills' | 'fills' | 'deposi
 
 /**
  * The ranking query of each sheet: the SAME rows and order as the reader that streams the sheet
- * (src/store/recon/partner-reads.ts partnerOrdersCreatedIn, src/store/recon/exchange-reads.ts ordersWithFillsIn,
- * fillsByTimeIn, depositsIn, withdrawalsIn): the records of the kind whose sheet it is (the registry,
- * src/domain/record-kinds.ts) with their own time (the first of the kind's time columns) in the span,
- * ordered by the keyset (time, key); Exchange orders vs fills by ex_ord_id, its orders those filled in
- * the span or placed in it with cumQty > 0. The keyset orders are total (the key breaks ties of
- * time), so a row's position is deterministic and equals its place on the sheet.
+ * (src/store/recon/partner-reads.ts partnerOrdersCreatedIn; src/store/report/exchange-sheets.ts
+ * ordersWithFillsIn, fillsByTimeIn, depositsIn; src/store/recon/exchange-reads.ts withdrawalsIn): the
+ * records of the kind whose sheet it is (the registry, src/domain/record-kinds.ts) with their own time
+ * (the first of the kind's time columns) in the span, ordered by the keyset (time, key); Exchange
+ * orders vs fills by ex_ord_id, its orders those filled in the span or placed in it with cumQty > 0.
+ * The keyset orders are total (the key breaks ties of time), so a row's position is deterministic and
+ * equals its place on the sheet.
  */
 function ranked(sheet: QueriedSheet, account: string, span: Span): RawBuilder<unknown> {
   const kind = Object.values(RECORD_KINDS).find((k) => k.sheet === sheet && k.table && k.key && k.time)!;

@@ -4,7 +4,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Span } from '../db/keyset.js';
-import { latestBalances } from '../recon/exchange-reads.js';
+import { latestBalances } from './exchange-sheets.js';
 import { Decimal } from '../../decimal/decimal.js';
 
 /** What a run's amounts are valued in USD from (report/usd-rates.ts UsdRates says which source wins). */
