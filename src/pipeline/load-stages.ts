@@ -1,12 +1,12 @@
 /** The stage functions the orchestrator calls, injectable for tests and loaded on first use. */
 import type { Db } from '../store/db/database.js';
-import type { JsonSummary } from '../store/report/run-summary.js';
+import type { JsonSummary } from '../stages/summary.js';
 import type { StageContext, StageRunner } from '../stages/context.js';
 import type { SyncRequest } from '../stages/sync.js';
 import type { DeliveryOptions, DeliveryResult } from '../stages/deliver.js';
 import type { Period } from '../domain/period.js';
 
-export type { JsonSummary } from '../store/report/run-summary.js';
+export type { JsonSummary } from '../stages/summary.js';
 
 /**
  * The stage functions the orchestrator calls. Injectable so that tests can slow a stage down or
@@ -37,7 +37,7 @@ export function loadStages(): Promise<Stages> {
     const [sync, reconcile, summary, report, deliver] = await Promise.all([
       import('../stages/sync.js'),
       import('../stages/reconcile.js'),
-      import('../store/report/run-summary.js'),
+      import('../stages/summary.js'),
       import('../stages/report.js'),
       import('../stages/deliver.js'),
     ]);

@@ -2,7 +2,7 @@ import { expect, it } from 'vitest';
 import { reconcilePeriod } from '../../src/stages/reconcile.js';
 import { exchangeOrdersWithFillsIn, fillsIn } from '../../src/store/recon/exchange-reads.js';
 import { partnerOrdersCreatedIn } from '../../src/store/recon/partner-reads.js';
-import { jsonSummary } from '../../src/store/report/run-summary.js';
+import { jsonSummary } from '../../src/stages/summary.js';
 import { createRun } from '../../src/store/runs/runs.js';
 import { describeEachStore } from '../helpers/db.js';
 import { insertOrder, makeConfig, newContext, NOW, PLANTED, seedWorld } from './reconcile-seed.js';

@@ -10,7 +10,7 @@ import { Precision, splitSymbol } from '../../src/report/precision.js';
 import { BreakIndex, fillRow } from '../../src/report/sheets.js';
 import { ageDays, breakRow, breaksSpec, sortBreaks } from '../../src/report/breaks-sheet.js';
 import { LATE_LISTED_IN_MAIL } from '../../src/report/late-data.js';
-import { lateData } from '../../src/store/report/run-summary.js';
+import { lateData } from '../../src/report/json-summary.js';
 import { moneyAtStake, stakeFigures } from '../../src/report/money-at-stake.js';
 import {
   balanceTotals,

@@ -1,8 +1,7 @@
-/** The `--json` run summary (docs/apis.md "JSON summary"): the run's counts and requests, every open break as a projection
- * of Break, and their counts.
+/** The `--json` run summary (docs/apis.md "JSON summary") built from what the store read back: the run's counts and
+ * requests, every open break as a projection of Break, and their counts.
  */
-import { isPartial } from '../../util/dates.js';
-import type { Db } from '../db/database.js';
+import { isPartial } from '../util/dates.js';
 import {
   lateCounts,
   openBreakCounts,
@@ -13,15 +12,10 @@ import {
   type MoneyAtStakeFigures,
   type OpenBreakCounts,
   type ReportedBreak,
-} from '../../domain/index.js';
-import { parseRunRequests, type RunRequests } from '../../http/meter.js';
-import { openBreaksOfRun } from '../recon/breaks.js';
-import { jsonNumber } from '../../decimal/json.js';
-import { getRun, plainDigest, readLateBreaks } from '../runs/runs.js';
-import type { RunCounts } from '../recon/counts.js';
-import { webhookStatsIn } from '../recon/partner-reads.js';
-import { spanOf } from '../db/keyset.js';
-import type { WebhookStats } from '../../domain/index.js';
+  type WebhookStats,
+} from '../domain/index.js';
+import { parseRunRequests, type RunRequests } from '../http/meter.js';
+import { jsonNumber } from '../decimal/json.js';
 
 /** The fields of a Break the summary shows, in the documented order (the JSON keys keep it; inPeriod came last). */
 const SUMMARY_FIELDS = [
@@ -67,7 +61,7 @@ export interface JsonSummary {
   period: { from: string | null; to: string | null };
   /** The period was not over when the run started (it includes that day, UTC): its records were still arriving. */
   partial: boolean;
-  counts: RunCounts;
+  counts: SummaryCounts;
   /** The API requests the run made, per API and endpoint (run.requests, src/http/meter.ts). */
   requests: RunRequests;
   /**
@@ -103,7 +97,7 @@ export interface JsonSummary {
   moneyAtStake: MoneyAtStakeFigures | null;
 }
 
-const COUNT_KEYS: (keyof RunCounts)[] = [
+const COUNT_KEYS = [
   'partnerOrders',
   'fills',
   'exchangeOrders',
@@ -111,34 +105,43 @@ const COUNT_KEYS: (keyof RunCounts)[] = [
   'withdrawals',
   'balanceSnapshots',
   'quarantined',
-];
+] as const;
+
+/** The run's counts (the store's RunCounts, src/store/recon/counts.ts, read back from run.counts). */
+export type SummaryCounts = Record<(typeof COUNT_KEYS)[number], number>;
 
 /** run.counts comes back through the lossless JSON parser: numbers are LosslessNumber objects. */
-function readCounts(raw: unknown): RunCounts {
+function readCounts(raw: unknown): SummaryCounts {
   const obj = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
-  const counts = {} as RunCounts;
+  const counts = {} as SummaryCounts;
   for (const k of COUNT_KEYS) {
     counts[k] = jsonNumber(obj[k]) ?? 0;
   }
   return counts;
 }
 
-export class RunNotFoundError extends Error {
-  readonly code = 'RUN_NOT_FOUND';
-  constructor(runId: string) {
-    super(`run ${runId} not found`);
-    this.name = 'RunNotFoundError';
-  }
+/** The run row's columns the summary reads (src/store/db/schema.ts RunTable). */
+export interface SummaryRun {
+  id: string;
+  status: string;
+  period_from: string | null;
+  period_to: string | null;
+  started_at: Date;
+  counts: unknown;
+  requests: unknown;
+  report_path: string | null;
+  report_digest: unknown;
 }
 
-export async function jsonSummary(db: Db, account: string, runId: string): Promise<JsonSummary> {
-  const run = await getRun(db, runId);
-  if (!run) throw new RunNotFoundError(runId);
-  const breaks = await openBreaksOfRun(
-    db,
-    { id: run.id, account, periodFrom: run.period_from, periodTo: run.period_to },
-    'severity',
-  );
+/** What the store read for the summary besides the run row: its late breaks and money at stake decoded from the row. */
+export interface SummaryReads {
+  breaks: readonly ReportedBreak[];
+  webhooks: WebhookStats | null;
+  late: readonly LateBreak[];
+  moneyAtStake: MoneyAtStakeFigures | null;
+}
+
+export function jsonSummaryOf(run: SummaryRun, account: string, reads: SummaryReads): JsonSummary {
   return {
     runId: run.id,
     account,
@@ -149,16 +152,13 @@ export async function jsonSummary(db: Db, account: string, runId: string): Promi
       isPartial({ from: run.period_from ?? run.period_to, to: run.period_to }, run.started_at),
     counts: readCounts(run.counts),
     requests: parseRunRequests(run.requests),
-    breaks: breaks.map((b) => summaryBreak(b, account)),
+    breaks: reads.breaks.map((b) => summaryBreak(b, account)),
     report: run.report_path,
     detail: detailDirOf(run.report_digest),
-    breakCounts: openBreakCounts(breaks),
-    webhooks:
-      run.period_from && run.period_to
-        ? await webhookStatsIn(db, account, spanOf({ from: run.period_from, to: run.period_to }))
-        : null,
-    lateData: lateData(readLateBreaks(run.late_breaks)),
-    moneyAtStake: plainDigest(run.report_digest)?.figures?.moneyAtStake ?? null,
+    breakCounts: openBreakCounts(reads.breaks),
+    webhooks: reads.webhooks,
+    lateData: lateData(reads.late),
+    moneyAtStake: reads.moneyAtStake,
   };
 }
 
