@@ -531,6 +531,19 @@ describe('architecture (docs/architecture.md)', () => {
     expect(ioImports("import { z } from 'zod';\nimport { pgTable } from 'pgx';")).toEqual([]);
   });
 
+  it('the store is split by its readers: each file in one of its folders, none over 600 lines', () => {
+    // docs/architecture.md "store/": a new store file goes to the folder of who reads it.
+    const FOLDERS = ['db', 'sync', 'recon', 'report', 'runs', 'workflow'];
+    const store = files.filter((f) => partOf(f) === 'store');
+    const misplaced = store
+      .map((f) => relative(join(SRC, 'store'), f).split('/'))
+      .filter((parts) => parts.length !== 2 || !FOLDERS.includes(parts[0]!))
+      .map((parts) => `src/store/${parts.join('/')}`);
+    expect(misplaced).toEqual([]);
+    const long = store.filter((f) => sources.get(f)!.trimEnd().split('\n').length > 600).map((f) => relative(ROOT, f));
+    expect(long).toEqual([]);
+  });
+
   it('index.ts files only re-export', () => {
     // Comments out, what is left must be `export * from '...'` and `export [type] { ... } from '...'` (on any number of lines).
     const reexports = /^(\s*export\s+(\*|(type\s+)?\{[^}]*\})\s+from\s+'[^']+';)*\s*$/;
