@@ -14,7 +14,7 @@ import { partnerFeesByDay, periodTotals, storedCounts } from '../store/recon/cou
 import { coverageOfDays } from '../store/sync/cursors.js';
 import { spanOf, type Span } from '../store/db/keyset.js';
 import { latestBalances } from '../store/report/exchange-sheets.js';
-import { partnerDailyIn, webhookStatsIn } from '../store/recon/partner-reads.js';
+import { partnerDailyIn, webhookStatsIn } from '../store/report/partner-sheets.js';
 import { latestCurrencies, latestSymbols } from '../store/sync/snapshots.js';
 import type { Db } from '../store/db/database.js';
 import { usdRateInputs } from '../store/report/usd-rates.js';

@@ -1,7 +1,7 @@
 /** The `--json` run summary of a stored run: read through the store, shaped by the report (report/json-summary.ts). */
 import type { Db } from '../store/db/database.js';
 import { openBreaksOfRun } from '../store/recon/breaks.js';
-import { webhookStatsIn } from '../store/recon/partner-reads.js';
+import { webhookStatsIn } from '../store/report/partner-sheets.js';
 import { spanOf } from '../store/db/keyset.js';
 import { getRun, plainDigest, readLateBreaks } from '../store/runs/runs.js';
 import { jsonSummaryOf, type JsonSummary } from '../report/json-summary.js';

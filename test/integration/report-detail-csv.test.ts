@@ -13,7 +13,8 @@ import {
   partnerOrderRow,
   partnerOrdersSpec,
 } from '../../src/report/sheets.js';
-import { partnerOrderCsvPages, partnerOrdersCreatedIn } from '../../src/store/recon/partner-reads.js';
+import { partnerOrdersCreatedIn } from '../../src/store/recon/partner-reads.js';
+import { partnerOrderCsvPages } from '../../src/store/report/partner-sheets.js';
 import { upsertPartnerOrders } from '../../src/store/sync/partner-orders.js';
 import type { NewPartnerOrder } from '../../src/store/db/schema.js';
 import { describeEachStore } from '../helpers/db.js';

@@ -1,0 +1,124 @@
+/** The report's reads of the partner's records: the Partner orders sheet's CSV lines Postgres writes, the period's
+ * webhook figures (Summary, `--json`), the daily sums per input currency.
+ */
+import { sql } from 'kysely';
+import type { Db } from '../db/database.js';
+import { numericOrZero } from '../db/type-parsers.js';
+import type { PartnerDailyRec, WebhookStats } from '../../domain/index.js';
+import type { Span } from '../db/keyset.js';
+import {
+  CSV_PAGE_SIZE,
+  csvFieldSql,
+  csvLookupSql,
+  csvPages,
+  decimalText,
+  isoText,
+  type CsvPage,
+  type CsvReader,
+} from './csv-text.js';
+
+/**
+ * The orders of partnerOrdersCreatedIn, in the same order, as the Partner orders sheet's CSV lines (csv.ts csvLine of
+ * partnerOrderRow): written by Postgres (csv-text.ts), so the detail's hundred thousand orders cost no Decimal, Date
+ * or row object on the client. `breakFields`: the Open breaks field (ready CSV text) of each order that has one.
+ */
+export function partnerOrderCsvPages(
+  reader: CsvReader,
+  account: string,
+  span: Span,
+  breakFields: ReadonlyMap<string, string>,
+  pageSize = CSV_PAGE_SIZE,
+): AsyncGenerator<CsvPage> {
+  const amount = (column: string) => csvFieldSql(decimalText(sql.ref(column)), true);
+  const text = (column: string) => csvFieldSql(sql.ref(column));
+  return csvPages(
+    reader,
+    {
+      table: 'partner_order',
+      account,
+      span,
+      columns: { time: 'created_at', id: 'order_id', idType: 'text' },
+      fields: [
+        csvFieldSql(isoText('created_at'), true),
+        text('order_id'),
+        text('order_type'),
+        text('order_state'),
+        csvFieldSql(isoText('order_state_updated_at'), true),
+        text('input_currency'),
+        amount('input_amount'),
+        text('output_currency'),
+        amount('output_amount'),
+        amount('amount_usd'),
+        amount('processing_fee'),
+        amount('processing_fee_usd'),
+        amount('partner_fee'),
+        amount('partner_fee_usd'),
+        amount('network_fee'),
+        amount('network_fee_usd'),
+        text('payment_method'),
+        text('target_wallet_address'),
+        text('transaction_hash'),
+        text('external_reference'),
+        csvLookupSql(breakFields, sql`order_id`),
+      ],
+    },
+    pageSize,
+  );
+}
+
+/** Webhook events received in the span, with the schema drift the report counts (docs/apis.md "Partner webhooks"). */
+export async function webhookStatsIn(db: Db, account: string, span: Span): Promise<WebhookStats> {
+  const res = await sql<{ events: string; duplicates: string | null; drifted: string }>`
+    select count(*) as events, sum(duplicate_count) as duplicates, count(*) filter (where cardinality(extra_fields) > 0) as drifted
+    from webhook_event where account = ${account} and received_at >= ${span.from} and received_at < ${span.to}`.execute(
+    db,
+  );
+  const fields = await sql<{ field: string }>`
+    select distinct unnest(extra_fields) as field
+    from webhook_event where account = ${account} and received_at >= ${span.from} and received_at < ${span.to}
+    order by 1 limit 50`.execute(db);
+  const conflicts = await sql<{ n: string }>`
+    select count(*) as n from webhook_event_conflict where account = ${account} and first_seen_at >= ${span.from} and first_seen_at < ${span.to}`.execute(
+    db,
+  );
+  const r = res.rows[0];
+  return {
+    conflicts: Number(conflicts.rows[0]?.n ?? 0),
+    events: Number(r?.events ?? 0),
+    duplicates: Number(r?.duplicates ?? 0),
+    drifted: Number(r?.drifted ?? 0),
+    driftFields: fields.rows.map((f) => f.field),
+  };
+}
+
+/** Per UTC day and input currency: a handful of rows per day, loaded whole. */
+export async function partnerDailyIn(db: Db, account: string, span: Span): Promise<PartnerDailyRec[]> {
+  const res = await sql<Record<string, unknown>>`
+    select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as day, input_currency as currency,
+      count(*) as orders,
+      count(*) filter (where order_state = 'COMPLETED') as completed,
+      count(*) filter (where order_state = 'PENDING') as pending,
+      count(*) filter (where order_state = 'WITHDRAWING') as withdrawing,
+      count(*) filter (where order_state = 'FAILED') as failed,
+      sum(input_amount) as volume,
+      sum(processing_fee) as processing_fee, sum(partner_fee) as partner_fee, sum(network_fee) as network_fee,
+      sum(amount_usd) as amount_usd,
+      sum(coalesce(processing_fee_usd, 0) + coalesce(partner_fee_usd, 0) + coalesce(network_fee_usd, 0)) as fees_usd
+    from partner_order where account = ${account} and created_at >= ${span.from} and created_at < ${span.to}
+    group by 1, 2 order by 1, 2`.execute(db);
+  return res.rows.map((r) => ({
+    day: String(r.day),
+    currency: String(r.currency),
+    orders: Number(r.orders),
+    completed: Number(r.completed),
+    pending: Number(r.pending),
+    withdrawing: Number(r.withdrawing),
+    failed: Number(r.failed),
+    volume: numericOrZero(r.volume),
+    processingFee: numericOrZero(r.processing_fee),
+    partnerFee: numericOrZero(r.partner_fee),
+    networkFee: numericOrZero(r.network_fee),
+    amountUsd: numericOrZero(r.amount_usd),
+    feesUsd: numericOrZero(r.fees_usd),
+  }));
+}
