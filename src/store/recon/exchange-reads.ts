@@ -1,7 +1,7 @@
 /** The reconcile's reads of the exchange's records: the rules' candidates pre-selected in SQL (orders against their
  * fills, fills), deposits and withdrawals the rules look up, balance snapshots.
  */
-import { sql, type RawBuilder, type Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { ExchangeFillTable } from '../db/schema.js';
 import { toDecimal, type Decimal } from '../../decimal/decimal.js';
