@@ -6,10 +6,10 @@ import { createHash } from 'node:crypto';
 import type { Store } from './database.js';
 import { AppError } from '../../errors.js';
 
-/** sql/ at the package root, found from both src/ (tests) and dist/src/ (built CLI). */
+/** sql/ at the package root, found from both src/store/db/ (tests) and dist/src/store/db/ (built CLI). */
 export function defaultSqlDir(): string {
   const here = dirname(fileURLToPath(import.meta.url));
-  for (const candidate of [join(here, '..', '..', 'sql'), join(here, '..', '..', '..', 'sql')]) {
+  for (const candidate of [join(here, '..', '..', '..', 'sql'), join(here, '..', '..', '..', '..', 'sql')]) {
     try {
       readdirSync(candidate);
       return candidate;
