@@ -52,6 +52,8 @@ export interface Row {
   alignRight?: boolean;
   /** On such a header, the columns whose cells below are text: their title stands left, indented as they are. */
   textTitles?: Readonly<Record<number, 'left' | 'indent'>>;
+  /** A manual page break under this row when printed (the Summary's first page ends here). */
+  pageBreakAfter?: boolean;
 }
 
 export type ColumnKind = 'text' | 'id' | 'int' | 'amount' | 'datetime' | 'day';
@@ -78,6 +80,8 @@ export interface SheetSpec {
   layout?: 'table' | 'report';
   /** Printed landscape, scaled to one page wide (as many pages tall as needed). */
   fitToWidth?: boolean;
+  /** The paper and margins it prints on (default: the printer's paper, exceljs's margins). */
+  print?: PrintSetup;
   /**
    * The "Exact values" column: 'shown' (the default), or 'when needed': hidden unless a row has an exact value its
    * number cannot show (the Breaks sheet keeps every exact figure in a hidden column of its own besides).
@@ -85,6 +89,12 @@ export interface SheetSpec {
   exactValues?: 'shown' | 'when needed';
   /** Widths fitted to every row, not to the first ones (a sheet built in memory, whose numbers must never show ###). */
   fitAllRows?: boolean;
+}
+
+/** Paper (the OOXML paperSize: 9 is A4, 1 is Letter) and margins in inches. */
+export interface PrintSetup {
+  paperSize: number;
+  margins: { left: number; right: number; top: number; bottom: number; header: number; footer: number };
 }
 
 /** Excel keeps 15 significant digits of a number; anything longer would be silently rounded. */

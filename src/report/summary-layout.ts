@@ -21,6 +21,9 @@ import { SHEET } from './sheets.js';
 export const summarySpec: SheetSpec = {
   name: SHEET.summary,
   layout: 'report',
+  // A4 landscape, one page wide, narrow margins so the scale stays readable; its first page ends after the first-page
+  // blocks (summary-sheet.ts SUMMARY_FIRST_PAGE).
+  print: { paperSize: 9, margins: { left: 0.4, right: 0.4, top: 0.5, bottom: 0.5, header: 0.3, footer: 0.3 } },
   columns: [
     { header: 'Item', kind: 'text', width: 34 },
     // wide enough for a UTC date-time with milliseconds (Excel shows ### when a date does not fit)

@@ -19,17 +19,22 @@ import {
 } from './summary-run.js';
 import { feesPerDay, fillTotals, partnerTotals, transferTotals } from './summary-totals.js';
 import { howToRead } from './summary-how-to-read.js';
+import { largestOpenBreaks } from './summary-top-breaks.js';
 
 export { summarySpec, type SummaryDetail, type SummaryInput } from './summary-layout.js';
 
 /**
- * The Summary's blocks in print order, a blank row between two blocks; a block whose sections have nothing to say for
- * this run (no balances read, no detail files) is left out with its blank row. The first screen ends with the balance
- * table; the run's details follow it.
+ * The Summary's first printed page (A4 landscape, one page wide): the verdict, the money at stake, the open breaks by
+ * severity and the largest by USD impact. A page break follows it; the reference tables print on later pages.
  */
-export const SUMMARY_LAYOUT: readonly SummarySection[][] = [
+export const SUMMARY_FIRST_PAGE: readonly SummarySection[][] = [
   [verdict, failureDetails, partialPeriod, moneyAtStakeSection, detailPointer],
   [openBreaksBySeverity],
+  [largestOpenBreaks],
+];
+
+/** After the first page: the rest of the first screen (late data, breaks by rule, the balance table), then the run. */
+export const SUMMARY_LATER_PAGES: readonly SummarySection[][] = [
   [lateData],
   [openBreaksByRule],
   [balances],
@@ -47,6 +52,12 @@ export const SUMMARY_LAYOUT: readonly SummarySection[][] = [
   [howToRead],
 ];
 
+/**
+ * The Summary's blocks in print order, a blank row between two blocks; a block whose sections have nothing to say for
+ * this run (no balances read, no detail files) is left out with its blank row.
+ */
+export const SUMMARY_LAYOUT: readonly SummarySection[][] = [...SUMMARY_FIRST_PAGE, ...SUMMARY_LATER_PAGES];
+
 export function summaryRows(input: SummaryInput): Row[] {
   const facts = {
     ...input,
@@ -54,6 +65,13 @@ export function summaryRows(input: SummaryInput): Row[] {
     failure: runFailure(input.run),
     stages: stagesInRunOrder(input.run.stages),
   };
-  const blocks = SUMMARY_LAYOUT.map((block) => block.flatMap((s) => s(facts))).filter((rows) => rows.length);
+  const build = (layout: readonly SummarySection[][]) =>
+    layout.map((block) => block.flatMap((s) => s(facts))).filter((rows) => rows.length);
+  const first = build(SUMMARY_FIRST_PAGE);
+  const later = build(SUMMARY_LATER_PAGES);
+  const lastOfFirst = first.at(-1)?.at(-1);
+  // the manual break under the first page's last row; the blank row between the two parts opens the next page
+  if (lastOfFirst && later.length) lastOfFirst.pageBreakAfter = true;
+  const blocks = [...first, ...later];
   return withTextColumns(blocks.flatMap((rows, i) => (i ? [blank(), ...rows] : rows)));
 }

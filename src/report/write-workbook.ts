@@ -292,11 +292,14 @@ class SheetWriter {
       views: [{ state: 'frozen', xSplit: 0, ySplit: 1, topLeftCell: 'A2', activeCell: 'A2' }],
       // Printed or exported to PDF: landscape; the Summary fits one page width, data sheets keep a
       // readable size and repeat their header row on every page.
-      pageSetup: this.report
-        ? { orientation: 'landscape', fitToPage: true, fitToWidth: 1, fitToHeight: 0 }
-        : this.spec.fitToWidth
-          ? { orientation: 'landscape', fitToPage: true, fitToWidth: 1, fitToHeight: 0, printTitlesRow: '1:1' }
-          : { orientation: 'landscape', printTitlesRow: '1:1' },
+      pageSetup: {
+        ...(this.report
+          ? { orientation: 'landscape', fitToPage: true, fitToWidth: 1, fitToHeight: 0 }
+          : this.spec.fitToWidth
+            ? { orientation: 'landscape', fitToPage: true, fitToWidth: 1, fitToHeight: 0, printTitlesRow: '1:1' }
+            : { orientation: 'landscape', printTitlesRow: '1:1' }),
+        ...(this.spec.print ? { paperSize: this.spec.print.paperSize, margins: { ...this.spec.print.margins } } : {}),
+      },
     });
     const widths = this.widths ?? this.spec.columns.map((c) => c.width ?? 12);
     ws.columns = widths.map((width, i) => ({
@@ -406,6 +409,7 @@ class SheetWriter {
       values.push(exact.length ? exact.join('; ') : null);
     }
     const xrow = ws.addRow(values);
+    if (row.pageBreakAfter) xrow.addPageBreak();
     const lines = this.hasWrap || this.wrapHeader ? this.wrappedLines(values) : 1;
     // Rows are not re-measured when opened (LibreOffice prints wrapped text over the next row): set the height.
     if (lines > 1) xrow.height = Math.min(MAX_ROW_HEIGHT, lines * LINE_HEIGHT);

@@ -118,6 +118,11 @@ export function firstDivergentDay(
   return days[0] ?? null;
 }
 
+/** "2026-11-24 23:59:58 UTC": a snapshot's time in a break's words. */
+function snapshotTime(at: Date): string {
+  return `${at.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+}
+
 /** The roll-forward's rule: the stage reads its open breaks' failing pairs back (failingPairsOf). */
 export const BALANCE_ROLL = 'E_BALANCE_ROLL';
 
@@ -135,7 +140,8 @@ export function balanceRollFindings(pairs: readonly RollFigures[][], tolerance: 
   for (const [currency, list] of failing) {
     const last = list[list.length - 1]!;
     const failures: Failure[] = [...list].reverse().map((f) => ({
-      check: `residual ${decimalText(f.residual)} between snapshots ${f.openingSnapshotId} (${f.openingAt.toISOString()}) and ${f.closingSnapshotId} (${f.closingAt.toISOString()}), first divergent day ${f.firstDivergentDay}`,
+      // the snapshots by their times: their ids count every snapshot stored, not the ones the reader sees
+      check: `residual ${decimalText(f.residual)} between the snapshot of ${snapshotTime(f.openingAt)} and that of ${snapshotTime(f.closingAt)}, first divergent day ${f.firstDivergentDay}`,
       expected: f.expectedClosing,
       actual: f.actualClosing,
       difference: f.residual,

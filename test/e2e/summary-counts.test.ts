@@ -198,7 +198,9 @@ describe(`Summary counts equal the JSON's, and the e-mail's, end to end [${kind}
     );
 
     // The balance table: a column per currency, an actual closing and a USD value, a grand total in USD.
-    const balances = table(rows, 'Balances per currency (roll-forward over the period)');
+    // its title names the snapshots it rolls between (issue 45)
+    const balanceTitle = rows.find((r) => typeof r[0] === 'string' && r[0].startsWith('Balances per currency: roll'));
+    const balances = table(rows, String(balanceTitle?.[0]));
     const currencies = balances
       .find((r) => r[0] === 'Currency')!
       .slice(1)
