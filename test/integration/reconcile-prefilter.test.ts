@@ -22,7 +22,7 @@ import {
 import { feeSchedule, latestSymbols, latestWhitelist } from '../../src/store/sync/snapshots.js';
 import type { Span } from '../../src/store/db/keyset.js';
 import { describeEachStore } from '../helpers/db.js';
-import { makeConfig, markJudged, newContext } from './reconcile-seed.js';
+import { insertReferenceSnapshot, makeConfig, markJudged, newContext } from './reconcile-seed.js';
 
 /**
  * reconcilePeriod loads only the fills SQL pre-selects as possibly failing a per-fill rule.
@@ -65,21 +65,7 @@ interface FillSpec {
 }
 
 async function seed(db: Db, account: string, tolerance: Decimal, base: boolean): Promise<number> {
-  const snap = async (kind: string, at: string) =>
-    (
-      await db
-        .insertInto('reference_snapshot')
-        .values({
-          account,
-          source: 'exchange',
-          kind,
-          fetched_at: at,
-          content_hash: `${account}-${kind}-${at}`,
-          body: '{}',
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow()
-    ).id;
+  const snap = (kind: string, at: string) => insertReferenceSnapshot(db, kind, 'exchange', at, account);
   const sym = await snap('symbols', '2026-11-01T00:00:00Z');
   await db
     .insertInto('exchange_symbol')

@@ -95,10 +95,24 @@ export async function insertOrder(db: Db, o: OrderInput): Promise<void> {
     .execute();
 }
 
-async function snapshot(db: Db, kind: string, source: 'partner' | 'exchange', at: string): Promise<string> {
+/** A reference-data snapshot row (its lines are inserted by the caller); the default account unless one is named. */
+export async function insertReferenceSnapshot(
+  db: Db,
+  kind: string,
+  source: 'partner' | 'exchange',
+  at: string,
+  account?: string,
+): Promise<string> {
   const row = await db
     .insertInto('reference_snapshot')
-    .values({ source, kind, fetched_at: at, content_hash: `${kind}-${at}`, body: '{}' })
+    .values({
+      ...(account ? { account } : {}),
+      source,
+      kind,
+      fetched_at: at,
+      content_hash: `${account ? `${account}-` : ''}${kind}-${at}`,
+      body: '{}',
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   return row.id;
@@ -153,7 +167,7 @@ export async function insertFill(
  * 2026-11-01 too.
  */
 export async function seedWorld(db: Db): Promise<void> {
-  const cur = await snapshot(db, 'currencies', 'partner', '2026-11-01T00:00:00Z');
+  const cur = await insertReferenceSnapshot(db, 'currencies', 'partner', '2026-11-01T00:00:00Z');
   await db
     .insertInto('partner_currency')
     .values([
@@ -161,7 +175,7 @@ export async function seedWorld(db: Db): Promise<void> {
       { snapshot_id: cur, code: 'ETH', type: 'CRYPTO', precision: 18 },
     ])
     .execute();
-  const sym = await snapshot(db, 'symbols', 'exchange', '2026-11-01T00:00:00Z');
+  const sym = await insertReferenceSnapshot(db, 'symbols', 'exchange', '2026-11-01T00:00:00Z');
   await db
     .insertInto('exchange_symbol')
     .values({
@@ -177,12 +191,12 @@ export async function seedWorld(db: Db): Promise<void> {
       max_order_size: '1000',
     })
     .execute();
-  const fees = await snapshot(db, 'fees', 'exchange', '2026-11-01T00:00:00Z');
+  const fees = await insertReferenceSnapshot(db, 'fees', 'exchange', '2026-11-01T00:00:00Z');
   await db
     .insertInto('exchange_fee_rate')
     .values({ snapshot_id: fees, maker_rate: '0.0008', taker_rate: '0.001' })
     .execute();
-  const wl = await snapshot(db, 'whitelist', 'exchange', '2026-11-01T00:00:00Z');
+  const wl = await insertReferenceSnapshot(db, 'whitelist', 'exchange', '2026-11-01T00:00:00Z');
   await db
     .insertInto('exchange_whitelist_entry')
     .values({ snapshot_id: wl, whitelist_id: 'wl-1', currency: 'ETH' })

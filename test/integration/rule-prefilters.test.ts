@@ -17,7 +17,7 @@ import {
 import type { Span } from '../../src/store/db/keyset.js';
 import { feeSchedule, latestSymbols } from '../../src/store/sync/snapshots.js';
 import { describeEachStore } from '../helpers/db.js';
-import { makeConfig, newContext } from './reconcile-seed.js';
+import { insertReferenceSnapshot, makeConfig, newContext } from './reconcile-seed.js';
 
 /**
  * Every rule with a SQL pre-filter: on generated fills and orders around every edge its description names (fees at,
@@ -59,21 +59,7 @@ function generator(seed: number) {
 }
 
 async function seedReference(db: Db, account: string): Promise<void> {
-  const snap = async (kind: string, at: string) =>
-    (
-      await db
-        .insertInto('reference_snapshot')
-        .values({
-          account,
-          source: 'exchange',
-          kind,
-          fetched_at: at,
-          content_hash: `${account}-${kind}-${at}`,
-          body: '{}',
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow()
-    ).id;
+  const snap = (kind: string, at: string) => insertReferenceSnapshot(db, kind, 'exchange', at, account);
   const sym = await snap('symbols', '2026-11-01T00:00:00Z');
   const symbol = (name: string, inc: string | null, lot: string | null, min: string | null, max: string | null) => ({
     snapshot_id: sym,
