@@ -5,10 +5,19 @@
 // `libreoffice --headless` and cut into pages by `pdftoppm` (Debian: libreoffice-calc, poppler-utils).
 // Writes <out-dir>/<sheet>-<page>.png (first 2 pages of each sheet) and prints each file with its page count.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
+import JSZip from 'jszip';
+
+/** The rows after which a sheet (its position, from 1) has a manual page break. */
+async function manualBreaks(path, position) {
+  const zip = await JSZip.loadAsync(readFileSync(path));
+  const xml = (await zip.file(`xl/worksheets/sheet${position}.xml`)?.async('string')) ?? '';
+  const rowBreaks = /<rowBreaks[^>]*>(.*?)<\/rowBreaks>/s.exec(xml)?.[1] ?? '';
+  return [...rowBreaks.matchAll(/<brk id="(\d+)"[^>]*man="1"/g)].map((m) => Number(m[1]));
+}
 
 const [workbookPath, outDir, ...sheets] = process.argv.slice(2);
 if (!workbookPath || !outDir || sheets.length === 0) {
@@ -23,6 +32,9 @@ try {
     const wb = new ExcelJS.Workbook();
     await wb.xlsx.readFile(workbookPath);
     if (!wb.getWorksheet(sheet)) throw new Error(`${workbookPath}: no sheet named ${JSON.stringify(sheet)}`);
+    // exceljs does not read manual page breaks back (the Summary's first page ends in one): taken from the XML
+    for (const row of await manualBreaks(workbookPath, wb.getWorksheet(sheet).orderNo + 1))
+      wb.getWorksheet(sheet).getRow(row).addPageBreak();
     for (const ws of [...wb.worksheets]) if (ws.name !== sheet) wb.removeWorksheet(ws.id);
     const slug = sheet.toLowerCase().replace(/[^a-z0-9]+/g, '-');
     const single = join(work, `${slug}.xlsx`);

@@ -27,7 +27,7 @@ export function assumptions(config: Config): Array<[string, string]> {
     ['Tolerance, exchange fee', t.exchangeFee ?? "half a unit of the fee currency's scale (default)"],
     ['Tolerance, balance roll-forward', t.balance],
     ['Tolerance, balance local value', t.balanceLocal],
-    ['Stale after (hours): partner order / deposit / withdrawal', `${s.partnerOrder} / ${s.deposit} / ${s.withdrawal}`],
+    ['Stale after (h): order / deposit / withdrawal', `${s.partnerOrder} / ${s.deposit} / ${s.withdrawal}`],
     ['Partner fee rate', config.partner.feeRate ?? 'not configured (P_PARTNER_FEE_RATE not checked)'],
     [
       'Partner wire parameter names',

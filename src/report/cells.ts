@@ -97,6 +97,28 @@ export interface PrintSetup {
   margins: { left: number; right: number; top: number; bottom: number; header: number; footer: number };
 }
 
+/** A4 with exceljs's default margins: where a sheet's spec names no paper. */
+export const DEFAULT_PRINT: PrintSetup = {
+  paperSize: 9,
+  margins: { left: 0.7, right: 0.7, top: 0.75, bottom: 0.75, header: 0.3, footer: 0.3 },
+};
+
+/** Landscape paper widths in inches, by OOXML paperSize (A4, Letter). */
+const LANDSCAPE_WIDTH: Readonly<Record<number, number>> = { 9: 11.69, 1: 11 };
+
+/**
+ * The print scale (percent) at which columns of these widths fit the paper's landscape width: an explicit scale, not
+ * "fit to one page wide", because Excel ignores manual page breaks under "fit to" and the Summary's first page ends in
+ * one. A column of width w (characters of the default font) is 7w + 5 pixels at 96 dpi in Excel; LibreOffice prints
+ * it about 7.4w (measured on its PDF export with Calibri's metrics, Carlito), so the scale allows 7.5w + 5.
+ */
+export function printScale(widths: readonly number[], print: PrintSetup): number {
+  const paper = LANDSCAPE_WIDTH[print.paperSize] ?? LANDSCAPE_WIDTH[9]!;
+  const printable = (paper - print.margins.left - print.margins.right) * 96;
+  const needed = widths.reduce((sum, w) => sum + 7.5 * w + 5, 0);
+  return Math.max(10, Math.min(100, Math.floor((printable / needed) * 100)));
+}
+
 /** Excel keeps 15 significant digits of a number; anything longer would be silently rounded. */
 export const EXCEL_DIGITS = 15;
 /** Excel number formats accept at most 30 decimals. */

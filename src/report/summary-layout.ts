@@ -21,8 +21,9 @@ import { SHEET } from './sheets.js';
 export const summarySpec: SheetSpec = {
   name: SHEET.summary,
   layout: 'report',
-  // A4 landscape, one page wide, narrow margins so the scale stays readable; its first page ends after the first-page
-  // blocks (summary-sheet.ts SUMMARY_FIRST_PAGE).
+  // A4 landscape at the scale that fits its columns one page wide (cells.ts printScale), narrow margins and columns
+  // narrow enough that the scale stays readable; its first page ends after the first-page blocks
+  // (summary-sheet.ts SUMMARY_FIRST_PAGE).
   print: { paperSize: 9, margins: { left: 0.4, right: 0.4, top: 0.5, bottom: 0.5, header: 0.3, footer: 0.3 } },
   columns: [
     { header: 'Item', kind: 'text', width: 34 },
@@ -33,7 +34,8 @@ export const summarySpec: SheetSpec = {
     { header: '', kind: 'text', width: 22 },
     { header: '', kind: 'text', width: 22 },
     { header: '', kind: 'text', width: 22 },
-    { header: '', kind: 'text', width: 60 },
+    // wide enough for a record's name ("order " and a UUID) in the largest breaks; longer notes run on beyond it
+    { header: '', kind: 'text', width: 44 },
   ],
 };
 export const SUMMARY_COLUMNS = summarySpec.columns.length;

@@ -73,11 +73,7 @@ function webhookRows(w: WebhookStats): Row[] {
     pair('Webhook events received', w.events),
     pair('Webhook duplicates acknowledged', w.duplicates),
     {
-      cells: [
-        'Webhook conflicts (an eventId repeated with another body)',
-        w.conflicts,
-        w.conflicts ? conflictNote : null,
-      ],
+      cells: ['Webhook conflicts (eventId reused, other body)', w.conflicts, w.conflicts ? conflictNote : null],
       cellTones: w.conflicts ? { 1: 'medium' } : undefined,
     },
     {

@@ -25,6 +25,8 @@ import {
   type Row,
   type SheetSpec,
   type Tone,
+  DEFAULT_PRINT,
+  printScale,
 } from './cells.js';
 import { partialPath, type Writer } from './partials.js';
 
@@ -94,6 +96,7 @@ export async function drainOrTimeout(w: Writable, ms: number): Promise<void> {
   }
 }
 
+const WHITE = 'FFFFFFFF';
 const FILLS: Partial<Record<Tone, string>> = {
   break: 'FFFFC7CE',
   high: 'FFC00000',
@@ -106,7 +109,7 @@ const FILLS: Partial<Record<Tone, string>> = {
 };
 const FONTS: Partial<Record<Tone, Partial<ExcelJS.Font>>> = {
   break: { color: { argb: 'FF9C0006' } },
-  high: { bold: true, color: { argb: 'FFFFFFFF' } },
+  high: { bold: true, color: { argb: WHITE } },
   medium: { bold: true },
   low: {},
   ok: { bold: true, size: 14, color: { argb: 'FF006100' } },
@@ -294,7 +297,7 @@ class SheetWriter {
       // readable size and repeat their header row on every page.
       pageSetup: {
         ...(this.report
-          ? { orientation: 'landscape', fitToPage: true, fitToWidth: 1, fitToHeight: 0 }
+          ? { orientation: 'landscape', scale: this.summaryScale() }
           : this.spec.fitToWidth
             ? { orientation: 'landscape', fitToPage: true, fitToWidth: 1, fitToHeight: 0, printTitlesRow: '1:1' }
             : { orientation: 'landscape', printTitlesRow: '1:1' }),
@@ -439,6 +442,14 @@ class SheetWriter {
     this.counts[this.partKey] = (this.counts[this.partKey] ?? 0) + 1;
   }
 
+  /** The Summary's print scale: its visible columns one page wide on its paper (A4 unless the spec says). */
+  private summaryScale(): number {
+    const widths = (this.widths ?? this.spec.columns.map((c) => c.width ?? 12)).filter(
+      (_, i) => !this.spec.columns[i]?.hidden,
+    );
+    return printScale(widths, this.spec.print ?? DEFAULT_PRINT);
+  }
+
   /**
    * On the Summary: a header's titles right-aligned over their figures ('r') and left over text, and a text that
    * follows a figure indented ('i'), so "0" and "1 found in this run" in two cells never read as "0 1 found".
@@ -572,7 +583,8 @@ function styleFor(numFmt: string | undefined, tone: Tone | undefined, extra: Ext
   let style = STYLES.get(key);
   if (!style) {
     style = {};
-    if (numFmt) style.numFmt = numFmt;
+    // white on dark red: the format's own [Red] for negatives would paint the figure the colour of its fill
+    if (numFmt) style.numFmt = tone && FONTS[tone]?.color?.argb === WHITE ? numFmt.replace(/\[Red\]/g, '') : numFmt;
     const font = { ...(tone ? FONTS[tone] : {}) };
     if (Object.keys(font).length) style.font = font;
     const fill = tone ? FILLS[tone] : undefined;

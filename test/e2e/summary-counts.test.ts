@@ -224,7 +224,7 @@ describe(`Summary counts equal the JSON's, and the e-mail's, end to end [${kind}
     const figure = (label: string) => rows.find((r) => r[0] === label)?.[1];
     expect(figure('Webhook events received')).toBe(json.webhooks.events);
     expect(figure('Webhook duplicates acknowledged')).toBe(json.webhooks.duplicates);
-    expect(figure('Webhook conflicts (an eventId repeated with another body)')).toBe(json.webhooks.conflicts);
+    expect(figure('Webhook conflicts (eventId reused, other body)')).toBe(json.webhooks.conflicts);
     expect(figure('Webhook events with schema drift')).toBe(json.webhooks.drifted);
 
     // The e-mail of that run: sent by the run, built from the counts and digest stored with the workbook.

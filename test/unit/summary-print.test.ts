@@ -13,6 +13,7 @@ import {
   type RunInfo,
 } from '../../src/domain/index.js';
 import { Precision } from '../../src/report/precision.js';
+import { printScale } from '../../src/report/cells.js';
 import { summaryRows, summarySpec, type SummaryInput } from '../../src/report/summary-sheet.js';
 import { spanWords } from '../../src/report/summary-balances.js';
 import { UsdRates } from '../../src/report/usd-rates.js';
@@ -173,11 +174,16 @@ describe("the Summary's first printed page", () => {
     expect(sheet.pageSetup).toMatchObject({
       orientation: 'landscape',
       paperSize: 9,
-      fitToPage: true,
-      fitToWidth: 1,
-      fitToHeight: 0,
       margins: { left: 0.4, right: 0.4, top: 0.5, bottom: 0.5 },
     });
+    // an explicit scale, never "fit to": Excel ignores manual page breaks under "fit to"
+    expect(sheet.pageSetup.fitToPage).toBeFalsy();
+    const widths = sheet.columns.map((c) => c.width ?? 0);
+    const scale = sheet.pageSetup.scale ?? 100;
+    expect(scale).toBe(printScale(widths, summarySpec.print!));
+    // one page wide (A4 landscape less the margins, 96 dpi) and readable: no smaller than 60%
+    expect(widths.reduce((sum, w) => sum + 7.5 * w + 5, 0) * (scale / 100)).toBeLessThanOrEqual((11.69 - 0.8) * 96);
+    expect(scale).toBeGreaterThanOrEqual(60);
     // exceljs does not read row breaks back: the sheet's XML has them
     const zip = await JSZip.loadAsync(readFileSync(path));
     const xml = await zip.file('xl/worksheets/sheet1.xml')!.async('string');
@@ -195,6 +201,12 @@ describe("the Summary's first printed page", () => {
       return found;
     };
     expect(rowOf('NOT RECONCILED')).toBe(1);
+    // the shortfalls' total, white on dark red: no [Red] in its format, which would paint it the colour of its fill
+    const shortfall = sheet.getRow(rowOf('Shortfalls')).getCell(2);
+    expect(shortfall.fill).toMatchObject({ fgColor: { argb: 'FFC00000' } });
+    expect(shortfall.font?.color?.argb).toBe('FFFFFFFF');
+    expect(shortfall.numFmt).not.toContain('[Red]');
+    expect(shortfall.value).toBe(-965.5);
     const severities = rowOf('Severity');
     expect(sheet.getRow(severities - 1).getCell(1).value).toBe('Open breaks');
     for (const text of ['Money at stake (USD)', 'Severity', 'total', 'Largest 5 open breaks by USD impact'])
@@ -205,5 +217,24 @@ describe("the Summary's first printed page", () => {
       expect(rowOf(text), text).toBeGreaterThan(pageEnd);
     // a readable first page: A4 landscape holds it at the scale one page wide gives
     expect(pageEnd).toBeLessThanOrEqual(40);
+  });
+});
+
+describe('printScale', () => {
+  const a4 = { paperSize: 9, margins: { left: 0.5, right: 0.5, top: 0.5, bottom: 0.5, header: 0.3, footer: 0.3 } };
+  it('is 100 when the columns fit, the fraction of the printable width otherwise', () => {
+    expect(printScale([20, 20], a4)).toBe(100);
+    // (11.69 - 1) in x 96 dpi = 1026.24 px for 2 x (7.5 x 100 + 5) = 1510 px: 67%
+    expect(printScale([100, 100], a4)).toBe(67);
+    // Letter is narrower: (11 - 1) x 96 = 960 px
+    expect(printScale([100, 100], { ...a4, paperSize: 1 })).toBe(63);
+  });
+  it('never goes below 10%', () => {
+    expect(
+      printScale(
+        Array.from({ length: 100 }, () => 255),
+        a4,
+      ),
+    ).toBe(10);
   });
 });
