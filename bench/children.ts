@@ -20,6 +20,8 @@ export interface SandboxChild {
   currentCounts(): Promise<SandboxCounts>;
   accountCounts(): Promise<Record<string, SandboxCounts>>;
   elapse(ms: number, rates: Extract<Command, { cmd: 'elapse' }>['rates']): Promise<SandboxCounts>;
+  /** The Exchange API listings served since the last call, as path?query (the bare client's requests). */
+  pageUrls(): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -67,6 +69,7 @@ export async function startSandboxChild(
     currentCounts: () => call({ cmd: 'counts' }),
     accountCounts: () => call({ cmd: 'accountCounts' }),
     elapse: (ms, rates) => call({ cmd: 'elapse', ms, rates }),
+    pageUrls: () => call({ cmd: 'pageUrls' }),
     close: () => closeChild(child),
   };
 }

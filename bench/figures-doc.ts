@@ -4,7 +4,19 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { cpuText, int, mb, median, mib, newDayPages, secs, total, type RoundResult, type RunFigures } from './print.js';
+import {
+  cpuText,
+  int,
+  mb,
+  median,
+  mib,
+  newDayPages,
+  secs,
+  stageFloors,
+  total,
+  type RoundResult,
+  type RunFigures,
+} from './print.js';
 
 const START = '<!-- bench figures -->';
 const END = '<!-- /bench figures -->';
@@ -73,6 +85,19 @@ export function figuresBlock(results: readonly RoundResult[], scale: number, now
       `${mib(nightly.nightly.run.maxRssKb)} | ${int(nightlyRequests)}: ${int(nightlyRequests - pages)} beyond the ` +
       `${int(pages)} pages of the new day | ${sizes(nightly.nightly)} | 5 s, 100 beyond, 2 MB |`,
     `| (c) fills stage / COPY + merge | | | | | | ${ratio.toFixed(2)}x (target 0.5x) |`,
+    '',
+    `Each stage beside its floor (${results.length > 1 ? 'the round nearest the median first run' : 'the round'}; ` +
+      'bench/floors.ts): target for the exchange sync at most 2x.',
+    '',
+    '| stage | wall | floor | multiple | the floor is |',
+    '|---|---|---|---|---|',
+    ...stageFloors(first).map(
+      (x) => `| ${x.stage} | ${secs(x.ms)} | ${secs(x.floorMs)} | ${(x.ms / x.floorMs).toFixed(2)}x | ${x.floor} |`,
+    ),
+    '',
+    `Nightly run: the first stage started ${
+      nightly.nightly.run.startupMs === undefined ? '-' : secs(nightly.nightly.run.startupMs)
+    } after the process did (target 0.5 s).`,
     END,
   ].join('\n');
 }

@@ -5,8 +5,10 @@
  *  (a) a first `run` over 10 days of history (1,000,000 fills, 200,000 exchange orders, 100,000
  *      partner orders, 3,000 deposits, 1,000 withdrawals), its period covering the history's days;
  *  (b) the nightly run the scheduler fires one day later (yesterday, schedule.lookbackDays), after
- *      a new day of activity (about 10,000 fills);
- *  (c) COPY and COPY + merge of the fills (a) stored, against the fills stage of (a).
+ *      a new day of activity (about 100,000 fills, the largest accounts' day; BENCH_NIGHTLY_FILLS sets it);
+ *  (c) COPY and COPY + merge of the fills (a) stored, against the fills stage of (a);
+ *  (d) each stage beside its floor (bench/floors.ts): the exchange sync beside a bare client replaying its listing
+ *      requests plus COPY of its fills, the reconcile beside one SQL aggregate, the report beside COPY out.
  * Each run is a child process of its own (its peak RSS is the run's), the sandbox counts the
  * requests per endpoint. BENCH_SCALE (default 1) scales every volume; develop at 0.02.
  * BENCH_ROUNDS (default 1: at scale 1 a round takes minutes, mostly the first run) repeats the
@@ -28,6 +30,7 @@ import pg from 'pg';
 import { runPipelineChild, startSandboxChild } from './children.js';
 import { copyInto, copyMerge, copyOut } from './copy-fills.js';
 import { serverCpu } from './server-cpu.js';
+import { aggregateFloor, bareClient } from './floors.js';
 import { printHeader, printRound, printSummary, type RoundResult } from './print.js';
 import { figuresBlock, writeFigures } from './figures-doc.js';
 import { accountsFromEnv, benchAccounts } from './accounts.js';
@@ -84,6 +87,7 @@ async function benchRound(admin: pg.Client): Promise<RoundResult> {
     const offsetNow = async (): Promise<number> => (await sandbox.currentCounts()).clock - Date.now();
 
     await sandbox.requests();
+    await sandbox.pageUrls();
     const server = await serverCpu(admin);
     const firstPostgres = await server?.begin();
     const firstPeriod = { from: addDays(toDay(new Date(dayX)), -DAYS), to: toDay(new Date(dayX)) };
@@ -98,21 +102,29 @@ async function benchRound(admin: pg.Client): Promise<RoundResult> {
     const firstRequests = await sandbox.requests();
     const afterFirst = await sandbox.currentCounts();
     if (first.status !== 'succeeded') throw new Error(`first run failed in ${first.failedStage}: ${first.error}`);
+    const replay = (urls: string[]) => bareClient(sandbox.env.EXCHANGE_API_URL!, sandbox.env.EXCHANGE_API_TOKEN!, urls);
+    const firstFetch = await replay(await sandbox.pageUrls());
 
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     try {
-      const lines = await copyOut(client);
+      let lines: string[] = [];
+      const copyOutMs = await timeIt(async () => {
+        lines = await copyOut(client);
+      });
+      const aggregate = await aggregateFloor(client);
 
       const rates = newDayRates(scale, afterFirst);
       const newDay = minus(await sandbox.elapse(MS_PER_DAY, rates), afterFirst);
       await sandbox.requests();
+      await sandbox.pageUrls();
       const nightlyPostgres = await server?.begin();
       const nightly = await runPipelineChild({ mode: 'nightly', env, configPath, clockOffsetMs: await offsetNow() });
       const nightlyPostgresMs = (await nightlyPostgres?.end()) ?? null;
       const nightlyRequests = await sandbox.requests();
       if (nightly.status !== 'succeeded')
         throw new Error(`nightly run failed in ${nightly.failedStage}: ${nightly.error}`);
+      const nightlyFetch = await replay(await sandbox.pageUrls());
       await sandbox.close();
 
       // Into an empty table like exchange_fill (its indexes; its triggers fire on updates only), which is dropped
@@ -133,6 +145,7 @@ async function benchRound(admin: pg.Client): Promise<RoundResult> {
         first: { run: first, requests: firstRequests, postgresCpuMs: firstPostgresMs },
         nightly: { run: nightly, requests: nightlyRequests, postgresCpuMs: nightlyPostgresMs },
         copy: { rows: lines.length, copyMs, mergeMs },
+        floors: { firstFetch, nightlyFetch, copyOutMs, aggregate },
       };
     } finally {
       await client.end();

@@ -47,6 +47,8 @@ export interface PipelineChildResult {
   lookbackDays: number;
   /** Store opened and migrated, plus the whole run (what `ramp-recon run` spends after start-up). */
   wallMs: number;
+  /** From the process's start (its time origin) to the first stage's start: loading, config, store, run row. */
+  startupMs?: number;
   /** process.resourceUsage().maxRSS of this process, in kB. */
   maxRssKb: number;
   /** CPU this process spent over wallMs (user + system), and the part of it V8's garbage collector took, in ms. */
@@ -136,8 +138,10 @@ const keepReport: Stages['writeReport'] = async (ctx, runId) => {
   return written;
 };
 // Each source's stage as runPipeline records it, noting the peak RSS at its end; the exchange's figures kept.
+let firstStageAt: number | undefined;
 const syncNoting: Stages['syncSources'] = (ctx, request, stage) =>
   real.syncSources(ctx, request, async (name, fn, detail) => {
+    firstStageAt ??= performance.now();
     const result = await stage(name, fn, detail);
     rssAfter[name] = process.resourceUsage().maxRSS;
     if (name === 'sync.exchange') exchange = (result as { figures: ExchangeFigures }).figures;
@@ -196,6 +200,7 @@ async function runFigures(store: Store): Promise<PipelineChildResult> {
     period,
     lookbackDays,
     wallMs,
+    ...(firstStageAt === undefined ? {} : { startupMs: firstStageAt }),
     maxRssKb: process.resourceUsage().maxRSS,
     cpu,
     stages: recordedStages(row).map((s) => ({ ...s, maxRssKb: rssAfter[s.name] })),

@@ -1,10 +1,11 @@
 /**
  * The bench's output: the set-up, each run's figures beside its targets (issue 12), requests per
- * endpoint, stage times and their ratios, the fills ingest against COPY + merge.
+ * endpoint, stage times and their ratios, the fills ingest against COPY + merge, each stage beside its floor.
  */
 import os from 'node:os';
 import type { PipelineChildResult } from './pipeline-child.js';
 import type { SandboxCounts } from './sandbox-child.js';
+import type { FetchFloor } from './floors.js';
 
 export interface RunFigures {
   run: PipelineChildResult;
@@ -27,6 +28,13 @@ export interface RoundResult {
   first: RunFigures;
   nightly: RunFigures;
   copy: { rows: number; copyMs: number; mergeMs: number };
+  /** What the machine allows with the same rows (bench/floors.ts). */
+  floors: {
+    firstFetch: FetchFloor;
+    nightlyFetch: FetchFloor;
+    copyOutMs: number;
+    aggregate: { rows: number; ms: number };
+  };
 }
 
 interface Target {
@@ -63,6 +71,46 @@ function fillsRatio(r: RoundResult): number {
 }
 
 export const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(2)} MB`;
+
+const stageMs = (f: RunFigures, name: string): number => f.run.stages.find((s) => s.name === name)?.ms ?? NaN;
+
+/** Each stage of a run beside its floor: what a bare client and the server do with the same rows. */
+export function stageFloors(r: RoundResult): Array<{ stage: string; ms: number; floorMs: number; floor: string }> {
+  const f = r.floors;
+  const fetch = (x: FetchFloor) =>
+    `fetch ${secs(x.ms)} (${int(x.requests)} listing requests, ${int(x.rows)} rows, JSON.parse only)`;
+  return [
+    {
+      stage: '(a) exchange sync',
+      ms: stageMs(r.first, 'sync.exchange'),
+      floorMs: f.firstFetch.ms + r.copy.copyMs,
+      floor: `${fetch(f.firstFetch)} + COPY in of the fills ${secs(r.copy.copyMs)}`,
+    },
+    {
+      stage: '(a) reconcile',
+      ms: stageMs(r.first, 'reconcile'),
+      floorMs: f.aggregate.ms,
+      floor: `one SQL aggregate: ${int(f.aggregate.rows)} orders beside the sum and VWAP of their fills`,
+    },
+    {
+      stage: '(a) report',
+      ms: stageMs(r.first, 'report'),
+      floorMs: f.copyOutMs,
+      floor: `COPY out of the ${int(r.copy.rows)} fills`,
+    },
+    {
+      stage: '(b) exchange sync',
+      ms: stageMs(r.nightly, 'sync.exchange'),
+      floorMs: f.nightlyFetch.ms,
+      floor: fetch(f.nightlyFetch),
+    },
+  ];
+}
+
+const exchangeOverFloor = (r: RoundResult): number => {
+  const x = stageFloors(r)[0]!;
+  return x.ms / x.floorMs;
+};
 
 const TARGETS: Target[] = [
   {
@@ -122,6 +170,22 @@ const TARGETS: Target[] = [
     met: (v) => v <= 100,
   },
   {
+    name: 'nightly run, process start to first stage',
+    scaleOne: false,
+    figure: (r) => r.nightly.run.startupMs ?? Infinity,
+    show: secs,
+    limit: '<= 0.5 s',
+    met: (v) => v <= 500,
+  },
+  {
+    name: 'first run, exchange sync / its floor',
+    scaleOne: true,
+    figure: exchangeOverFloor,
+    show: (v) => `${v.toFixed(2)}x`,
+    limit: '<= 2x',
+    met: (v) => v <= 2,
+  },
+  {
     name: 'fills ingest / COPY + merge',
     scaleOne: true,
     figure: fillsRatio,
@@ -168,6 +232,12 @@ export function printRound(r: RoundResult, o: { round: number; rounds: number; s
     `  fills stage of (a):    ${int(rate(ex.fills, ex.stageMs.fills!))} rows/s (${int(ex.fills)} rows, ${secs(ex.stageMs.fills!)})`,
   );
   console.log(`  fills stage / COPY + merge: ${fillsRatio(r).toFixed(2)}x`);
+  console.log('\n(d) each stage beside its floor, what a bare client and the server do with the same rows');
+  for (const x of stageFloors(r))
+    console.log(
+      `  ${x.stage.padEnd(20)}${secs(x.ms).padStart(8)}  floor ${secs(x.floorMs).padStart(7)}` +
+        `  ${`${(x.ms / x.floorMs).toFixed(2)}x`.padStart(7)}  floor = ${x.floor}`,
+    );
   printTargets([r], o.scale, `targets, round ${o.round}`);
 }
 
@@ -178,7 +248,10 @@ function printRun(title: string, f: RunFigures, base: RunFigures | undefined, ne
   const pages = newDayPagesOf
     ? `; the new day's records fill ${int(newDayPagesOf)} pages, ${int(total(f.requests) - newDayPagesOf)} requests beyond them`
     : '';
-  console.log(`  wall ${secs(run.wallMs)}, peak RSS ${mib(run.maxRssKb)}, ${int(total(f.requests))} requests${pages}`);
+  const startup = run.startupMs === undefined ? '' : `, first stage ${secs(run.startupMs)} after the process started`;
+  console.log(
+    `  wall ${secs(run.wallMs)}, peak RSS ${mib(run.maxRssKb)}, ${int(total(f.requests))} requests${pages}${startup}`,
+  );
   console.log(`  CPU ${cpuText(f)}`);
   if (run.report)
     console.log(

@@ -37,7 +37,9 @@ export type Command =
   /** Each account's records, by account name. */
   | { cmd: 'accountCounts' }
   /** Moves the clock `ms` ahead at `rates` (each account's): the live sandbox generates that span spread over its whole length. */
-  | { cmd: 'elapse'; ms: number; rates: Rates };
+  | { cmd: 'elapse'; ms: number; rates: Rates }
+  /** The Exchange API listings served since the last `pageUrls` (path and query): what the bare client replays. */
+  | { cmd: 'pageUrls' };
 
 const raw = JSON.parse(process.argv[2] ?? '{}') as Partial<SandboxOptions> & {
   now?: string;
@@ -57,8 +59,12 @@ const sandboxes = new Map<string, Sandbox>(
 );
 
 let requests = new Map<string, Map<string, number>>();
+/** The listing pages (fills, trades, orders) the exchange sync asked for, in order: the floor's requests. */
+let pageUrls: string[] = [];
+const LISTINGS = new Set(['/fills', '/trades', '/orders']);
 for (const [name, sb] of sandboxes)
   sb.onRequest(({ api, method, path, query }) => {
+    if (api === 'exchange' && method === 'GET' && LISTINGS.has(path)) pageUrls.push(`${path}?${query.toString()}`);
     const key = endpointKey(api, method, path, query);
     const of = requests.get(name) ?? requests.set(name, new Map()).get(name)!;
     of.set(key, (of.get(key) ?? 0) + 1);
@@ -119,6 +125,11 @@ async function answer(m: Command): Promise<unknown> {
   if (m.cmd === 'accountRequests')
     return Object.fromEntries([...takeRequests()].map(([name, of]) => [name, Object.fromEntries(of)]));
   if (m.cmd === 'counts') return allCounts();
+  if (m.cmd === 'pageUrls') {
+    const taken = pageUrls;
+    pageUrls = [];
+    return taken;
+  }
   if (m.cmd === 'accountCounts') return accountCounts();
   return elapse(m.ms, m.rates);
 }
