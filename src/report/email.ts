@@ -200,7 +200,12 @@ export function buildMessage(input: MessageInput): Message {
       : '',
     `<p>Status: ${esc(head.status)}</p>`,
     ...(closed.length
-      ? [`<p><b>${esc(CLOSED_CHANGES_TITLE)}:</b></p>`, '<ul>', ...closed.map((c) => `<li>${esc(c.words)}</li>`), '</ul>']
+      ? [
+          `<p><b>${esc(CLOSED_CHANGES_TITLE)}:</b></p>`,
+          '<ul>',
+          ...closed.map((c) => `<li>${esc(c.words)}</li>`),
+          '</ul>',
+        ]
       : []),
     ...(stake.length
       ? [

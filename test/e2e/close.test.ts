@@ -164,18 +164,7 @@ for (const kind of storeKinds) {
     it('signs night 1: the sign-off block on the first sheet, verify unchanged, the period signed once', async () => {
       const reconciled = await cli(['reconcile', '--from', FROM, '--to', TO]);
       expect(reconciled.code, brief(reconciled.stderr)).toBe(0);
-      const r = await cli([
-        'close',
-        '--from',
-        FROM,
-        '--to',
-        TO,
-        '--by',
-        'alice',
-        '--note',
-        'November 15',
-        '--json',
-      ]);
+      const r = await cli(['close', '--from', FROM, '--to', TO, '--by', 'alice', '--note', 'November 15', '--json']);
       expect(r.code, brief(r.stderr)).toBe(0);
       closed = JSON.parse(r.stdout) as Closed;
       expect(closed).toMatchObject({ account: 'default', period: { from: FROM, to: TO }, by: 'alice' });
@@ -240,7 +229,8 @@ for (const kind of storeKinds) {
         expect(book.firstPage).toContain(`close ${closed.closeId}`);
         expect(book.firstPage).toContain('signed by alice');
         const listed = v.changes.length <= FIRST_PAGE_CHANGES ? book.firstPage : book.summary;
-        for (const c of v.changes) expect(listed, `${c.stream} ${c.id}`).toContain(`${RECORD_KINDS[c.stream].noun} ${c.id}`);
+        for (const c of v.changes)
+          expect(listed, `${c.stream} ${c.id}`).toContain(`${RECORD_KINDS[c.stream].noun} ${c.id}`);
         // The Breaks sheet marks the open breaks of the signed period with the close, and no other.
         const ofPeriod = await cli(['reconcile', '--from', FROM, '--to', TO, '--json']);
         expect(ofPeriod.code, brief(ofPeriod.stderr)).toBe(0);

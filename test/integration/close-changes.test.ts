@@ -52,8 +52,22 @@ describeEachStore('prior-period adjustments', (ctx) => {
   it('signs a period with an order and two fills', async () => {
     const db = ctx.store.db;
     await insertOrder(db, { id: 'o-1', created: '2026-11-10T08:00:00Z', inputAmount: '100' });
-    await insertFill(db, { execId: '10', exOrdId: '7', price: '3000', qty: '0.5', fee: '1', at: '2026-11-10T10:00:00Z' });
-    await insertFill(db, { execId: '11', exOrdId: '7', price: '3000', qty: '0.1', fee: '1', at: '2026-11-10T11:00:00Z' });
+    await insertFill(db, {
+      execId: '10',
+      exOrdId: '7',
+      price: '3000',
+      qty: '0.5',
+      fee: '1',
+      at: '2026-11-10T10:00:00Z',
+    });
+    await insertFill(db, {
+      execId: '11',
+      exOrdId: '7',
+      price: '3000',
+      qty: '0.1',
+      fee: '1',
+      at: '2026-11-10T11:00:00Z',
+    });
     await createRun(db, { account: 'default', command: 'reconcile', id: 'run-0', ...fromTo(PERIOD) });
     const live = await inTransaction(db, async (trx) => {
       await inUtc(trx);
@@ -93,14 +107,37 @@ describeEachStore('prior-period adjustments', (ctx) => {
     await sql`update partner_order set input_amount = '110', order_state = 'REFUNDED' where order_id = 'o-1'`.execute(
       db,
     );
-    await insertFill(db, { execId: '12', exOrdId: '7', price: '2000', qty: '0.25', fee: '1', at: '2026-11-10T12:00:00Z' });
+    await insertFill(db, {
+      execId: '12',
+      exOrdId: '7',
+      price: '2000',
+      qty: '0.25',
+      fee: '1',
+      at: '2026-11-10T12:00:00Z',
+    });
     expect(await closeTouchedSince(db, close, before.snapshot)).toBe(true);
     expect(await record('run-2', '2026-11-13T02:00:00Z')).toBe(5);
     const first = await stored(db, close.id);
     expect(first).toEqual([
       // qty at the old price, then the price at the new qty: 0.1 x 3000 + 0.6 x 100 = 360 = 0.6 x 3100 - 0.5 x 3000
-      { stream: 'fill', record_id: '10', field: 'price', before: '3000', after: '3100', usd_impact: '60', run_id: 'run-2' },
-      { stream: 'fill', record_id: '10', field: 'qty', before: '0.5', after: '0.6', usd_impact: '300', run_id: 'run-2' },
+      {
+        stream: 'fill',
+        record_id: '10',
+        field: 'price',
+        before: '3000',
+        after: '3100',
+        usd_impact: '60',
+        run_id: 'run-2',
+      },
+      {
+        stream: 'fill',
+        record_id: '10',
+        field: 'qty',
+        before: '0.5',
+        after: '0.6',
+        usd_impact: '300',
+        run_id: 'run-2',
+      },
       // a new fill: its whole notional, 0.25 x 2000 USD
       expect.objectContaining({ record_id: '12', field: '*', before: null, usd_impact: '500', run_id: 'run-2' }),
       // 10 EUR at 1.08; a state moves no money
@@ -118,7 +155,15 @@ describeEachStore('prior-period adjustments', (ctx) => {
     await record('run-4', '2026-11-15T02:00:00Z');
     const fill10 = (await stored(db, close.id)).filter((c) => c.record_id === '10');
     expect(fill10).toEqual([
-      { stream: 'fill', record_id: '10', field: 'qty', before: '0.5', after: '0.7', usd_impact: '600', run_id: 'run-2' },
+      {
+        stream: 'fill',
+        record_id: '10',
+        field: 'qty',
+        before: '0.5',
+        after: '0.7',
+        usd_impact: '600',
+        run_id: 'run-2',
+      },
     ]);
   });
 

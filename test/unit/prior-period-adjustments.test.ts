@@ -144,7 +144,7 @@ describe('"Closed periods changed since sign-off" on the Summary', () => {
     expect(rows.slice(every).filter((r) => typeof r[0] === 'string' && r[0].startsWith('fill '))).toHaveLength(13);
   });
 
-  it('says why a change has no USD impact, keeps a sender\'s formula as text, and cuts a whole document', () => {
+  it("says why a change has no USD impact, keeps a sender's formula as text, and cuts a whole document", () => {
     const row = (c: CloseChange) => changeRow(c).cells;
     expect(row(change('1', null, { field: 'state', before: 'PENDING', after: '=HYPERLINK("x")' }))).toEqual([
       'fill 1',

@@ -175,11 +175,7 @@ export async function breaksOnClosedPeriods(
   const out = new Map<string, string>();
   for (const c of closes) {
     const span = spanOf(c.period);
-    const placed = byEntity(
-      sql.ref('b.entity'),
-      (kind) => placedIn(kind, account, sql.ref('b.key'), span),
-      sql`false`,
-    );
+    const placed = byEntity(sql.ref('b.entity'), (kind) => placedIn(kind, account, sql.ref('b.key'), span), sql`false`);
     const r = await sql<{ code: string; key: string }>`select b.code, b.key from break b
       where b.account = ${account} and b.status = 'open' and coalesce(case when b.day is not null
         then b.day >= ${c.period.from} and b.day < ${c.period.to} else ${placed} end, false)`.execute(db);
