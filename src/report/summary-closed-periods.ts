@@ -2,7 +2,7 @@
  * each signed close whose records changed since sign-off with its largest changes; on a later page, every change.
  */
 import type { Decimal } from '../decimal/decimal.js';
-import { amount, type Cell, type Row } from './cells.js';
+import { amount, textWidth, type Cell, type Row } from './cells.js';
 import { RECORD_KINDS } from '../domain/record-kinds.js';
 import type { CloseChange, ClosedPeriodChanges } from '../domain/evidence.js';
 import { RECORD_MONEY } from './adjustment-impact.js';
@@ -13,9 +13,13 @@ import { shownUsd, usdFigureText } from './usd-rates.js';
 /** Changes of a close the report reads (the later page's list); `ramp-recon verify` lists every one. */
 export const CLOSED_CHANGES_LISTED = 1000;
 /** Changes of a close the first page names, the largest by absolute USD impact. */
-export const FIRST_PAGE_CHANGES = 10;
-/** A before or after value longer than this is cut (a whole record's document). */
-const VALUE_CHARS = 80;
+export const FIRST_PAGE_CHANGES = 5;
+/**
+ * Digit widths a before or after value (a whole record's document, a sender's text) and a field are cut to: the
+ * narrowest of their Summary columns (22 and 34 characters) less the writer's margin.
+ */
+const VALUE_WIDTH = 20;
+const FIELD_WIDTH = 32;
 
 export const CLOSED_CHANGES_TITLE = 'Closed periods changed since sign-off';
 export const EVERY_CLOSED_CHANGE_TITLE = 'Closed periods: every change since sign-off';
@@ -65,43 +69,59 @@ export const everyClosedPeriodChange: SummarySection = ({ closedPeriods }) => {
   return rows;
 };
 
+/**
+ * A close's line. Its cells stay within the Summary's column widths (a text with a cell beside it widens its column,
+ * and the print scale follows the widths); the close id, the longest, is last, where text runs on.
+ */
 function closeRow(c: ClosedPeriodChanges): Row {
   return {
     cells: [
       periodLabel(c.period.from, c.period.to),
-      `signed by ${c.by}`,
+      fitted(`signed by ${c.by}`, VALUE_WIDTH),
       utcText(c.at),
-      `close ${c.closeId}`,
       `${c.count} change${c.count === 1 ? '' : 's'}`,
       c.usdTotal ? usdCell(c.usdTotal) : null,
       null,
+      `close ${c.closeId}`,
     ],
     tone: 'bold',
     cellTones: { 0: 'medium' },
   };
 }
 
-const changeHeader = () => header('Record', 'Field', 'Before', 'After', 'USD impact', 'First seen (UTC)', 'Run');
+const changeHeader = () => header('Field', 'Before', 'After', 'USD impact', 'First seen (UTC)', '', 'Record');
 
-/** One change: the record and its id, the field, before and after (text a sender controls: written as text cells). */
+/**
+ * One change: the field, before and after (text a sender controls: written as text cells, never evaluated; cut to
+ * their columns' widths), the USD impact, when it was first seen, and last the record and its id ("order <UUID>"
+ * fits the last column, and runs on when longer).
+ */
 export function changeRow(c: CloseChange): Row {
   const whole = c.field === '*';
   return {
     cells: [
-      `${RECORD_KINDS[c.stream].noun} ${c.id}`,
-      whole ? (c.before === null ? 'new record' : 'record gone') : c.field,
+      whole ? (c.before === null ? 'new record' : 'record gone') : fitted(c.field, FIELD_WIDTH),
       valueText(c.before, whole),
       valueText(c.after, whole),
       c.usdImpact ? usdCell(c.usdImpact) : noImpact(c),
       utcText(c.seenAt),
-      c.runId,
+      null,
+      `${RECORD_KINDS[c.stream].noun} ${c.id}`,
     ],
   };
 }
 
 function valueText(value: string | null, whole: boolean): string {
   if (value === null) return whole ? '(absent)' : '(none)';
-  return value.length > VALUE_CHARS ? `${value.slice(0, VALUE_CHARS)}...` : value;
+  return fitted(value, VALUE_WIDTH);
+}
+
+/** The text cut (with "...") to at most `width` digit widths: what fits its Summary column without widening it. */
+export function fitted(text: string, width: number): string {
+  if (textWidth(text) <= width) return text;
+  let cut = text;
+  while (cut && textWidth(`${cut}...`) > width) cut = cut.slice(0, -1);
+  return `${cut}...`;
 }
 
 function usdCell(usd: Decimal): Cell {

@@ -1,3 +1,7 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import ExcelJS from 'exceljs';
 import { describe, expect, it } from 'vitest';
 import { Decimal } from '../../src/decimal/decimal.js';
 import { openBreakCounts } from '../../src/domain/index.js';
@@ -14,7 +18,8 @@ import {
   EVERY_CLOSED_CHANGE_TITLE,
   FIRST_PAGE_CHANGES,
 } from '../../src/report/summary-closed-periods.js';
-import { SUMMARY_FIRST_PAGE, summaryRows, type SummaryInput } from '../../src/report/summary-sheet.js';
+import { SUMMARY_FIRST_PAGE, summaryRows, summarySpec, type SummaryInput } from '../../src/report/summary-sheet.js';
+import { writeWorkbook } from '../../src/report/write-workbook.js';
 import { closedPeriodsChanged } from '../../src/report/summary-closed-periods.js';
 import { UsdRates } from '../../src/report/usd-rates.js';
 import { makeRun } from '../helpers/report-factories.js';
@@ -119,13 +124,13 @@ describe('"Closed periods changed since sign-off" on the Summary', () => {
         '2026-11-01 to 2026-11-30',
         'signed by alice',
         '2026-12-02 09:00:00',
-        'close c20261116T090000Z-abc123',
         '1 change',
         '-1234.5',
         null,
+        'close c20261116T090000Z-abc123',
       ],
-      ['Record', 'Field', 'Before', 'After', 'USD impact', 'First seen (UTC)', 'Run'],
-      ['fill 11', 'qty', '0.5', '0.6', '60', '2026-11-17 02:00:00', 'run-2'],
+      ['Field', 'Before', 'After', 'USD impact', 'First seen (UTC)', '', 'Record'],
+      ['qty', '0.5', '0.6', '60', '2026-11-17 02:00:00', null, 'fill 11'],
       [expect.stringMatching(/^Records of a signed-off period that changed since sign-off/)],
     ]);
   });
@@ -134,31 +139,55 @@ describe('"Closed periods changed since sign-off" on the Summary', () => {
     const many = Array.from({ length: FIRST_PAGE_CHANGES + 3 }, (_, i) => change(String(100 + i), String(-i)));
     const rows = texts(summaryRows(input([close(many)])));
     const first = rows.findIndex((r) => r[0] === CLOSED_CHANGES_TITLE);
-    const listed = rows.slice(first).filter((r) => typeof r[0] === 'string' && r[0].startsWith('fill '));
-    expect(listed.slice(0, FIRST_PAGE_CHANGES).map((r) => r[0])).toEqual(
-      many.slice(0, FIRST_PAGE_CHANGES).map((c) => `fill ${c.id}`),
-    );
+    const records = (from: number) =>
+      rows.slice(from).filter((r) => typeof r[6] === 'string' && r[6].startsWith('fill '));
+    expect(
+      records(first)
+        .slice(0, FIRST_PAGE_CHANGES)
+        .map((r) => r[6]),
+    ).toEqual(many.slice(0, FIRST_PAGE_CHANGES).map((c) => `fill ${c.id}`));
     expect(rows.some((r) => r[0] === `... and 3 more: listed under "${EVERY_CLOSED_CHANGE_TITLE}" below`)).toBe(true);
     const every = rows.findIndex((r) => r[0] === EVERY_CLOSED_CHANGE_TITLE);
     expect(every).toBeGreaterThan(first);
-    expect(rows.slice(every).filter((r) => typeof r[0] === 'string' && r[0].startsWith('fill '))).toHaveLength(13);
+    expect(records(every)).toHaveLength(FIRST_PAGE_CHANGES + 3);
   });
 
   it("says why a change has no USD impact, keeps a sender's formula as text, and cuts a whole document", () => {
     const row = (c: CloseChange) => changeRow(c).cells;
     expect(row(change('1', null, { field: 'state', before: 'PENDING', after: '=HYPERLINK("x")' }))).toEqual([
-      'fill 1',
       'state',
       'PENDING',
       '=HYPERLINK("x")',
       'no money',
       '2026-11-17 02:00:00',
-      'run-2',
+      null,
+      'fill 1',
     ]);
-    expect(row(change('1', null))[4]).toBe('no USD figure');
+    expect(row(change('1', null))[3]).toBe('no USD figure');
     const doc = JSON.stringify({ exec_id: 1, raw: 'x'.repeat(200) });
     const added = row(change('1', '5', { field: '*', before: null, after: doc }));
-    expect(added.slice(1, 4)).toEqual(['new record', '(absent)', `${doc.slice(0, 80)}...`]);
+    expect(added.slice(0, 3)).toEqual(['new record', '(absent)', '{"exec_id":1,"raw"...']);
+  });
+
+  it('keeps the Summary at its column widths, so that its print scale holds', async () => {
+    const long = 'order_state_updated_at_text_of_a_sender_'.repeat(3);
+    const c = close(
+      [change('8ec9e4d6-fbe8-4cc2-899c-c00d178dad3c', '-1234567.89', { field: long, before: long, after: long })],
+      1,
+    );
+    const dir = mkdtempSync(join(tmpdir(), 'closed-periods-'));
+    const widthsOf = async (closes: ClosedPeriodChanges[]) => {
+      const path = join(dir, `summary-${closes.length}.xlsx`);
+      await writeWorkbook(path, [{ spec: summarySpec, rows: summaryRows(input(closes)) }]);
+      const wb = new ExcelJS.Workbook();
+      await wb.xlsx.readFile(path);
+      return wb.getWorksheet('Summary')!.columns.map((col) => col.width);
+    };
+    try {
+      expect(await widthsOf([{ ...c, by: 'Jane Doe of the finance team' }])).toEqual(await widthsOf([]));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('has nothing to say without a changed close', () => {
