@@ -6,9 +6,8 @@ import type { Db } from '../db/database.js';
 import { spanOf } from '../db/keyset.js';
 import { changedRow } from '../recon/changes.js';
 import { byEntity, placedIn } from '../recon/record-sql.js';
-import { cursorPages, differingRecords, inUtc, type DifferingRecord } from './close-records.js';
+import { cursorPages, differingRecords, inUtc, streamTable, type DifferingRecord } from './close-records.js';
 import { listCloses, type CloseRecord } from './closes.js';
-import { RECORD_KINDS } from '../../domain/record-kinds.js';
 import { breakId } from '../../domain/break.js';
 import {
   EVIDENCE_STREAMS,
@@ -43,13 +42,12 @@ export async function closeTouchedSince(db: Db, close: CloseRecord, since: strin
   if (since === null) return true;
   const span = spanOf(close.period);
   for (const stream of EVIDENCE_STREAMS) {
-    const kind = RECORD_KINDS[stream];
-    const cols = kind.time!.map((c) => `t.${c}`);
-    const time = sql.raw(cols.length > 1 ? `coalesce(${cols.join(', ')})` : cols[0]!);
-    const r = await sql`select 1 from ${sql.table(kind.table!)} t
+    const { table, key, time } = streamTable(stream);
+    const at = sql.raw(time);
+    const r = await sql`select 1 from ${sql.table(table)} t
       where t.account = ${close.account} and ${changedRow('t', since)}
-        and ((${time} >= ${span.from} and ${time} < ${span.to}) or exists (select 1 from close_record c
-          where c.close_id = ${close.id} and c.stream = ${stream} and c.record_id = t.${sql.ref(kind.key!)}::text))
+        and ((${at} >= ${span.from} and ${at} < ${span.to}) or exists (select 1 from close_record c
+          where c.close_id = ${close.id} and c.stream = ${stream} and c.record_id = t.${sql.ref(key)}::text))
       limit 1`.execute(db);
     if (r.rows.length) return true;
   }
