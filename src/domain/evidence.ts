@@ -3,6 +3,7 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import { isLosslessNumber, parseJsonLossless, stringifyJsonLossless } from '../decimal/json.js';
+import type { Decimal } from '../decimal/decimal.js';
 
 /** The record kinds a close signs, in digest order. */
 export const EVIDENCE_STREAMS = ['partnerOrder', 'exchangeOrder', 'fill', 'deposit', 'withdrawal'] as const;
@@ -93,4 +94,27 @@ function scalarText(value: unknown): string | null {
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   return stringifyJsonLossless(value);
+}
+
+/** A prior-period adjustment (close_change): one field of a signed record that differs now, and what it moves in USD. */
+export interface CloseChange extends RecordChange {
+  /** after - before in USD (report/adjustment-impact.ts); null when the field carries no money or has no rate. */
+  usdImpact: Decimal | null;
+  /** The run that first saw the change, and when. */
+  runId: string;
+  seenAt: Date;
+}
+
+/** A signed close and the prior-period adjustments recorded against it: what every report shows until it is reopened. */
+export interface ClosedPeriodChanges {
+  closeId: string;
+  account: string;
+  period: { from: string; to: string };
+  by: string;
+  at: Date;
+  /** Every change recorded against the close; `changes` holds the largest by absolute USD impact, up to a limit. */
+  count: number;
+  /** The sum of every change's USD impact (null when none has one). */
+  usdTotal: Decimal | null;
+  changes: CloseChange[];
 }

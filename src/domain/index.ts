@@ -51,6 +51,7 @@ export type {
   ReportDigest,
   BreakRef,
   Changes,
+  ClosedPeriodDigest,
 } from './run.js';
 export type {
   FeeDayRec,

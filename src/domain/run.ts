@@ -124,7 +124,20 @@ export interface ReportDigest {
   figures?: DigestFigures;
   /** The run failed (in a stage other than deliver): what the workbook says of it (absent for a run that did not fail). */
   failure?: DigestFailure;
+  /** The signed closes whose records changed since sign-off (docs/closing.md; absent: none, or written before). */
+  closedPeriods?: ClosedPeriodDigest[];
   writtenAt: string;
+}
+
+/** A signed close with prior-period adjustments, as the e-mail names it: its changes counted, their USD sum as text. */
+export interface ClosedPeriodDigest {
+  closeId: string;
+  period: string;
+  by: string;
+  changes: number;
+  usdTotal: string | null;
+  /** The line the e-mail shows (report/summary-closed-periods.ts closeWords). */
+  words: string;
 }
 
 /**

@@ -167,6 +167,7 @@ export function fallbackSummary(runId: string, period: Period, startedAt: Date, 
     webhooks: null,
     lateData: { total: 0, opened: 0, reopened: 0, resolved: 0, breaks: [] },
     moneyAtStake: null,
+    closedPeriods: [],
   };
 }
 

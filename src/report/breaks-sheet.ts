@@ -64,6 +64,7 @@ export const BREAKS_HEADER = {
   usd: 'USD impact',
   valuation: 'USD valuation',
   inPeriod: 'This period?',
+  closedPeriod: 'Closed period',
   age: 'Age (days)',
   firstSeen: 'First seen (UTC)',
   status: 'Status',
@@ -81,8 +82,9 @@ export const EXPLAINED_CHOICES = ['yes', 'no'];
 const H = BREAKS_HEADER;
 
 /**
- * Fourteen visible columns, so the sheet reads on screen and prints one page wide at a legible size: what a person
- * acts on (severity, code, key, what happened, the figures, USD impact, this period?, age) and the workflow with its
+ * Fifteen visible columns, so the sheet reads on screen and prints one page wide at a legible size: what a person
+ * acts on (severity, code, key, what happened, the figures, USD impact, this period?, the closed period it lies in,
+ * age) and the workflow with its
  * fill-in columns. Each figure shows its unit in its number format ("0.50 USD", "26.85 h"), so it still sums. The
  * rest stays in the file, hidden (Excel: select the columns around them, Unhide), for the workflow import and for
  * filters: the rule's name (the sentence says it), the unit (each figure shows it), first seen (age says it), the
@@ -110,6 +112,9 @@ export const breaksSpec: SheetSpec = {
     // over");
     // "no: opened by late data of <day>": a break of an earlier day this run opened because its record changed late
     { header: H.inPeriod, kind: 'text' },
+    // the close id of a signed-off period the break lies in (docs/closing.md): a change there is a prior-period
+    // adjustment
+    { header: H.closedPeriod, kind: 'text' },
     { header: H.age, kind: 'int' },
     { header: H.firstSeen, kind: 'datetime', hidden: true },
     { header: H.status, kind: 'text', hidden: true },
@@ -199,6 +204,8 @@ export interface BreakRowContext {
   usd?: UsdRates | null;
   /** Where keys have their rows; absent: keys are plain text. */
   links?: BreakLinks | null;
+  /** Breaks inside a signed close's period, by breakId: the close id (breaksOnClosedPeriods). */
+  closedPeriods?: ReadonlyMap<string, string>;
 }
 
 const DETAIL_MAX = 1000;
@@ -296,6 +303,7 @@ export function breakRow(b: ReportedBreak, ctx: BreakRowContext): Row {
       impactCell(valuation),
       valuation ? valuationText(b, valuation) : null,
       b.inPeriod ? 'yes' : lateMark(b, ctx.late),
+      ctx.closedPeriods?.get(breakId(b.code, b.key)) ?? null,
       ageDays(b.firstSeenAt, ctx.now),
       b.firstSeenAt,
       explained ? 'explained' : 'open',

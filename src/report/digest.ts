@@ -5,7 +5,9 @@ import { Decimal } from '../decimal/decimal.js';
 import { MS_PER_DAY } from '../util/dates.js';
 import type { OpenBreakCounts, ReportedBreak } from '../domain/index.js';
 import { breakSentence } from '../rules/describe.js';
-import type { DigestBreak, DigestFigures, ReportDigest, RunInfo } from '../domain/index.js';
+import type { ClosedPeriodDigest, DigestBreak, DigestFigures, ReportDigest, RunInfo } from '../domain/index.js';
+import type { ClosedPeriodChanges } from '../domain/evidence.js';
+import { changedCloses, closeWords } from './summary-closed-periods.js';
 import { headline, partialRun, periodLabel, runFailure } from './summary.js';
 import { lateDigest } from './late-data.js';
 import { breakImpact, breakValuation, type UsdRates } from './usd-rates.js';
@@ -98,7 +100,10 @@ export function buildDigest(input: {
   figures?: DigestFigures;
   /** What the database holds for the period (storedCounts): the e-mail's figures of a run that did not count it. */
   stored?: Record<string, number>;
+  /** The account's signed closes with their prior-period adjustments (closedPeriodChanges). */
+  closedPeriods?: readonly ClosedPeriodChanges[];
 }): ReportDigest {
+  const closed = closedPeriodDigest(input.closedPeriods);
   const head = headline(input.run, input.counts);
   const failure = runFailure(input.run);
   return {
@@ -113,6 +118,19 @@ export function buildDigest(input: {
     ...(failure
       ? { failure: { ...failure, stored: !failure.judged && input.stored ? { ...input.stored } : null } }
       : {}),
+    ...(closed.length ? { closedPeriods: closed } : {}),
     writtenAt: input.now.toISOString(),
   };
+}
+
+/** The changed closes as the e-mail names them. */
+function closedPeriodDigest(closes: readonly ClosedPeriodChanges[] | undefined): ClosedPeriodDigest[] {
+  return changedCloses(closes).map((c) => ({
+    closeId: c.closeId,
+    period: periodLabel(c.period.from, c.period.to),
+    by: c.by,
+    changes: c.count,
+    usdTotal: c.usdTotal?.toFixed() ?? null,
+    words: closeWords(c),
+  }));
 }

@@ -19,6 +19,7 @@ import {
   STORED_COUNTS_MEANING,
 } from './summary.js';
 import { LATE_MEANING, lateLine, lateSentence } from './late-data.js';
+import { CLOSED_CHANGES_TITLE } from './summary-closed-periods.js';
 import { stakeLines } from './money-at-stake.js';
 import { usdFigureText } from './usd-rates.js';
 import { Decimal } from '../decimal/decimal.js';
@@ -56,6 +57,18 @@ const bySeverity = (c: OpenBreakCounts, part: keyof PeriodSplit) =>
  * first: "ramp-recon 2026-11-21: FAILED in sync.exchange, not reconciled (last known: 17 open breaks)".
  */
 export function messageSubject(digest: ReportDigest, counts: OpenBreakCounts): string {
+  return `${subjectOfRun(digest, counts)}${closedSubjectSuffix(digest)}`;
+}
+
+/** The subject's words for closed periods changed since sign-off (docs/closing.md): they stay until reopened. */
+export const CLOSED_CHANGED_WORDS = 'closed period changed since sign-off';
+
+function closedSubjectSuffix(digest: Pick<ReportDigest, 'closedPeriods'>): string {
+  const n = digest.closedPeriods?.length ?? 0;
+  return n ? ` - ${n > 1 ? `${n} closed periods changed since sign-off` : CLOSED_CHANGED_WORDS}` : '';
+}
+
+function subjectOfRun(digest: ReportDigest, counts: OpenBreakCounts): string {
   // ", run failed": a digest stored before failures said their stage (no `failure`)
   const failed = digest.headline.status.startsWith('failed') ? ', run failed' : '';
   const period = `ramp-recon ${digest.period}${digest.partial ? ' (partial)' : ''}`;
@@ -120,6 +133,7 @@ export function buildMessage(input: MessageInput): Message {
     .map((r) => `${r.code}${r.reason ? ` (${r.reason})` : ''}`);
   const rules = counts.rules.map((r) => ({ ...r, note: ruleStatusNote(run.ruleResults, r.code) }));
   const top = digest.topBreaks;
+  const closed = digest.closedPeriods ?? [];
   const late = digest.late && digest.late.total > 0 ? digest.late : null;
   const lateMore = late ? late.total - late.breaks.length : 0;
   const lateList = late
@@ -136,6 +150,7 @@ export function buildMessage(input: MessageInput): Message {
     ...(digest.partial ? [`Period ${digest.period}: ${PARTIAL_MEANING}`] : []),
     ...(input.notAttached ? ['', notAttachedSentence(input.attachmentName, input.notAttached)] : []),
     `Status: ${head.status}`,
+    ...(closed.length ? ['', `${CLOSED_CHANGES_TITLE}:`, ...closed.map((c) => `  ${c.words}`)] : []),
     ...(stake.length ? ['', `Money at stake${lastKnown}:`, ...stake.map((l) => `  ${l}`), `  (${STAKE_MEANING})`] : []),
     ...(top.length ? ['', topTitle, ...top.map((b, i) => `  ${i + 1}. ${breakLine(b)}`)] : []),
     '',
@@ -184,6 +199,14 @@ export function buildMessage(input: MessageInput): Message {
       ? `<p style="font-weight:bold;color:#7F4F00;background:#FFEB9C;padding:8px">${esc(notAttachedSentence(input.attachmentName, input.notAttached))}</p>`
       : '',
     `<p>Status: ${esc(head.status)}</p>`,
+    ...(closed.length
+      ? [
+          `<p><b>${esc(CLOSED_CHANGES_TITLE)}:</b></p>`,
+          '<ul>',
+          ...closed.map((c) => `<li>${esc(c.words)}</li>`),
+          '</ul>',
+        ]
+      : []),
     ...(stake.length
       ? [
           `<p><b>Money at stake${esc(lastKnown)}:</b></p>`,

@@ -6,15 +6,21 @@ import type { GroupDigest } from './group.js';
 import { colourHtml, colourLegend, type AccountColour } from './group-colours.js';
 import type { GroupTotals } from './group-totals.js';
 import { PARTIAL_MEANING } from './summary.js';
-import { breakLine, esc, topBreaksTitle, WHERE_LABEL } from './email.js';
+import { breakLine, CLOSED_CHANGED_WORDS, esc, topBreaksTitle, WHERE_LABEL } from './email.js';
 import type { GroupBreak } from './group-top-breaks.js';
 import { stakePhrase, usdWords } from './money-at-stake.js';
 import type { MoneyAtStakeFigures } from '../domain/index.js';
 
-/** "ramp-recon group 2026-11-21: 3 of 4 accounts reconciled, 1 failed". */
+/**
+ * "ramp-recon group 2026-11-21: 3 of 4 accounts reconciled, 1 failed", and " - closed period changed since sign-off
+ * (acme)" while an account's signed close has prior-period adjustments.
+ */
 export function groupSubject(digest: GroupDigest): string {
   const amended = digest.version > 1 ? ' (amended)' : '';
-  return `ramp-recon group ${digest.period}${digest.partial ? ' (partial)' : ''}${amended}: ${digest.verdict}`;
+  const closed = digest.closedPeriodsChanged?.length
+    ? ` - ${CLOSED_CHANGED_WORDS} (${digest.closedPeriodsChanged.join(', ')})`
+    : '';
+  return `ramp-recon group ${digest.period}${digest.partial ? ' (partial)' : ''}${amended}: ${digest.verdict}${closed}`;
 }
 
 /** The money at stake of a line: the figures stored, else the absolute total of a digest written before them. */

@@ -57,6 +57,8 @@ export interface GroupDigest {
   version: number;
   /** What changed since the previous report ("initech: running -> succeeded"); empty for the first. */
   changes: string[];
+  /** The accounts with a signed close changed since sign-off (docs/closing.md; absent in digests written before). */
+  closedPeriodsChanged?: string[];
   accounts: Array<{
     account: string;
     state: AccountState;
@@ -101,6 +103,12 @@ export function groupVerdict(accounts: readonly Pick<GroupAccount, 'state'>[]): 
   return { text: `${ok} of ${plural(total, 'account')} reconciled, ${rest.join(', ')}`, tone: 'bad' };
 }
 
+/** The accounts that ran whose signed closes changed since sign-off (absent when none). */
+function closedPeriodsChanged(accounts: readonly GroupAccount[]): { closedPeriodsChanged?: string[] } {
+  const names = accounts.filter((a) => a.state !== 'failed' && a.digest?.closedPeriods?.length).map((a) => a.account);
+  return names.length ? { closedPeriodsChanged: names } : {};
+}
+
 /** An account's status in words: the line of the Group summary and of the e-mail. */
 export function accountStatusText(a: Pick<GroupAccount, 'state' | 'counts' | 'failedStage' | 'error'>): string {
   const c = a.counts;
@@ -142,6 +150,7 @@ export function groupDigest(input: {
     attachmentName: input.attachmentName,
     version: input.version ?? 1,
     changes: input.changes ?? [],
+    ...closedPeriodsChanged(input.accounts),
     accounts: input.accounts.map((a) => ({
       account: a.account,
       state: a.state,

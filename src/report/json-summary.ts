@@ -16,6 +16,7 @@ import {
 } from '../domain/index.js';
 import { parseRunRequests, type RunRequests } from '../http/meter.js';
 import { jsonNumber } from '../decimal/json.js';
+import type { ClosedPeriodChanges } from '../domain/evidence.js';
 
 /** The fields of a Break the summary shows, in the documented order (the JSON keys keep it; inPeriod came last). */
 const SUMMARY_FIELDS = [
@@ -95,6 +96,20 @@ export interface JsonSummary {
    * inPeriod, carriedOver: absolute impacts; unvalued). null for a run without a workbook.
    */
   moneyAtStake: MoneyAtStakeFigures | null;
+  /**
+   * The account's signed closes (docs/closing.md "Late data against a closed period"), each with how many of its
+   * records' fields changed since sign-off (prior-period adjustments) and their USD impact summed, exact decimal text.
+   */
+  closedPeriods: JsonClosedPeriod[];
+}
+
+export interface JsonClosedPeriod {
+  closeId: string;
+  period: { from: string; to: string };
+  by: string;
+  at: string;
+  changes: number;
+  usdImpact: string | null;
 }
 
 const COUNT_KEYS = [
@@ -139,6 +154,7 @@ export interface SummaryReads {
   webhooks: WebhookStats | null;
   late: readonly LateBreak[];
   moneyAtStake: MoneyAtStakeFigures | null;
+  closedPeriods: readonly ClosedPeriodChanges[];
 }
 
 export function jsonSummaryOf(run: SummaryRun, account: string, reads: SummaryReads): JsonSummary {
@@ -159,6 +175,14 @@ export function jsonSummaryOf(run: SummaryRun, account: string, reads: SummaryRe
     webhooks: reads.webhooks,
     lateData: lateData(reads.late),
     moneyAtStake: reads.moneyAtStake,
+    closedPeriods: reads.closedPeriods.map((c) => ({
+      closeId: c.closeId,
+      period: c.period,
+      by: c.by,
+      at: c.at.toISOString(),
+      changes: c.count,
+      usdImpact: c.usdTotal?.toFixed() ?? null,
+    })),
   };
 }
 

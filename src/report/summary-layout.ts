@@ -13,6 +13,7 @@ import type {
   Totals,
   WebhookStats,
 } from '../domain/index.js';
+import type { ClosedPeriodChanges } from '../domain/evidence.js';
 import type { Precision } from './precision.js';
 import type { UsdRates } from './usd-rates.js';
 import type { Headline, RunFailure } from './summary.js';
@@ -73,6 +74,8 @@ export interface SummaryInput {
   detail?: SummaryDetail;
   /** What the database holds for the period (storedCounts): shown for a failed run that did not count it itself. */
   storedCounts?: Record<string, number>;
+  /** The account's signed closes with their prior-period adjustments (closedPeriodChanges). */
+  closedPeriods?: ClosedPeriodChanges[];
 }
 
 /** The input with what several sections derive from it, worked out once. */

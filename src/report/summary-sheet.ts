@@ -20,22 +20,29 @@ import {
 import { feesPerDay, fillTotals, partnerTotals, transferTotals } from './summary-totals.js';
 import { howToRead } from './summary-how-to-read.js';
 import { largestOpenBreaks } from './summary-top-breaks.js';
+import { closedPeriodsChanged, everyClosedPeriodChange } from './summary-closed-periods.js';
 
 export { summarySpec, type SummaryDetail, type SummaryInput } from './summary-layout.js';
 
 /**
- * The Summary's first printed page (A4 landscape, one page wide): the verdict, the money at stake, the open breaks by
- * severity and the largest by USD impact. A page break follows it; the reference tables print on later pages.
+ * The Summary's first printed page (A4 landscape, one page wide): the verdict, the money at stake, the closed periods
+ * changed since sign-off (when any), the open breaks by severity and the largest by USD impact. A page break follows
+ * it; the reference tables print on later pages.
  */
 export const SUMMARY_FIRST_PAGE: readonly SummarySection[][] = [
   [verdict, failureDetails, partialPeriod, moneyAtStakeSection, detailPointer],
+  [closedPeriodsChanged],
   [openBreaksBySeverity],
   [largestOpenBreaks],
 ];
 
-/** After the first page: the rest of the first screen (late data, breaks by rule, the balance table), then the run. */
+/**
+ * After the first page: the rest of the first screen (late data, every change to a closed period when the first page
+ * could not name them all, breaks by rule, the balance table), then the run.
+ */
 export const SUMMARY_LATER_PAGES: readonly SummarySection[][] = [
   [lateData],
+  [everyClosedPeriodChange],
   [openBreaksByRule],
   [balances],
   [runDetails],

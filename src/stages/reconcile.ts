@@ -30,6 +30,7 @@ import type { DetectedBreak, LateBreak, Withdrawal } from '../domain/index.js';
 import { checkBalancePairs, type BalanceOutcome } from './reconcile-balances.js';
 import { checkRecords, webhookCutoff } from './reconcile-records.js';
 import { openReconcile, RECONCILE_PAGE_SIZE, type ReconcileRun } from './reconcile-run.js';
+import { closesToRecord, recordAdjustments } from './reconcile-closes.js';
 
 export { engineConfig } from './reconcile-run.js';
 export type { RunCounts } from '../store/recon/counts.js';
@@ -160,7 +161,8 @@ async function judgeLifecycle(run: ReconcileRun, detected: DetectedBreak[]): Pro
 
 /**
  * The run's counts, rule results and late data, and one transaction that writes the breaks with their events, the
- * roll-forward figures, the cursors and the watermark: a failed run leaves the breaks as they were.
+ * roll-forward figures, the cursors, the watermark and the closed periods' adjustments: a failed run leaves the breaks
+ * as they were.
  */
 async function writeReconcile(
   run: ReconcileRun,
@@ -176,6 +178,7 @@ async function writeReconcile(
   });
   const ruleResults = run.tally.results();
   const late = await lateBreaks(run.ctx, span, judgement, lifecycle.upserts, lifecycle.events);
+  const closes = await closesToRecord(run);
   await inTransaction(db, async (trx) => {
     await recordReconcile(trx, {
       runId: run.runId,
@@ -195,6 +198,8 @@ async function writeReconcile(
     // has its event, all of this run: amounts change only through them.
     const first = lifecycle.events[0];
     if (first) await reopenChangedAcknowledgements(trx, account, first.runId, first.at);
+    // Last: it prints times in UTC for the rest of the transaction (the signed documents' form).
+    await recordAdjustments(trx, run, closes);
   });
   return { counts, ruleResults, late };
 }

@@ -18,6 +18,9 @@ import { partnerDailyIn, webhookStatsIn } from '../store/report/partner-sheets.j
 import { latestCurrencies, latestSymbols } from '../store/sync/snapshots.js';
 import type { Db } from '../store/db/database.js';
 import { usdRateInputs } from '../store/report/usd-rates.js';
+import { breaksOnClosedPeriods, closedPeriodChanges } from '../store/workflow/close-changes.js';
+import type { ClosedPeriodChanges } from '../domain/evidence.js';
+import { CLOSED_CHANGES_LISTED } from '../report/summary-closed-periods.js';
 import { UsdRates } from '../report/usd-rates.js';
 import { BreakIndex } from '../report/sheets.js';
 import { sortBreaks } from '../report/breaks-sheet.js';
@@ -65,6 +68,10 @@ export interface ReportFacts {
   fees: FeeDayRec[];
   /** What the database holds for the period, for a run that failed before its reconcile counted it. */
   stored: Record<string, number> | undefined;
+  /** The account's signed closes with their prior-period adjustments (docs/closing.md). */
+  closes: ClosedPeriodChanges[];
+  /** The open breaks inside a signed close's period: break id -> close id (the Breaks sheet marks them). */
+  onClosedPeriods: Map<string, string>;
 }
 
 /** Reads the run's open breaks and the period's aggregates (independent reads side by side, one session each). */
@@ -109,6 +116,8 @@ export async function readReportFacts(ctx: StageContext, run: RunInfo): Promise<
   const failure = runFailure(run);
   const stored = failure && !failure.judged ? { ...(await storedCounts(db, account, span)) } : undefined;
   const changes = await loadChanges(db, run, openBreaks);
+  const closes = await closedPeriodChanges(db, account, CLOSED_CHANGES_LISTED);
+  const onClosedPeriods = await breaksOnClosedPeriods(db, account, closes);
   const rates = new UsdRates(rateInputs);
   const fillFees = exchangeDays.fills.map((f) => ({ day: f.day, symbol: f.symbol, fee: f.fees }));
   return {
@@ -131,6 +140,8 @@ export async function readReportFacts(ctx: StageContext, run: RunInfo): Promise<
     webhooks,
     fees: feeDays(partnerFees, fillFees, precision, feeCurrency),
     stored,
+    closes,
+    onClosedPeriods,
   };
 }
 

@@ -69,7 +69,9 @@ export function reportSheets(ctx: StageContext, facts: ReportFacts): ReportSheet
     summary: (detail) => ({ spec: summarySpec, rows: summaryRows(summaryInput(ctx, facts, detail)) }),
     breaks: (links) => ({
       spec: breaksSpec,
-      rows: openBreaks.map((b) => breakRow(b, { now, precision, usd: rates, links, late })),
+      rows: openBreaks.map((b) =>
+        breakRow(b, { now, precision, usd: rates, links, late, closedPeriods: facts.onClosedPeriods }),
+      ),
     }),
     tables: () => [
       { spec: balancesSpec, rows: balanceRowList },
@@ -112,6 +114,7 @@ function summaryInput(ctx: StageContext, facts: ReportFacts, detail: SummaryDeta
     feeDays: facts.fees,
     feeCurrency: ctx.config.exchange.feeCurrency,
     detail,
+    closedPeriods: facts.closes,
     ...(facts.stored ? { storedCounts: { ...facts.stored } } : {}),
   };
 }

@@ -228,6 +228,7 @@ function digestOf(ctx: StageContext, facts: ReportFacts, path: string, detail: D
     detailDir: detail.dir,
     precision,
     figures: digestFigures(openBreaks, rates, balances),
+    closedPeriods: facts.closes,
     ...(stored ? { stored: { ...stored } } : {}),
   });
 }

@@ -5,6 +5,7 @@ import { webhookStatsIn } from '../store/report/partner-sheets.js';
 import { spanOf } from '../store/db/keyset.js';
 import { getRun, plainDigest, readLateBreaks } from '../store/runs/runs.js';
 import { jsonSummaryOf, type JsonSummary } from '../report/json-summary.js';
+import { closedPeriodChanges } from '../store/workflow/close-changes.js';
 
 export type { JsonSummary } from '../report/json-summary.js';
 
@@ -32,5 +33,6 @@ export async function jsonSummary(db: Db, account: string, runId: string): Promi
         : null,
     late: readLateBreaks(run.late_breaks),
     moneyAtStake: plainDigest(run.report_digest)?.figures?.moneyAtStake ?? null,
+    closedPeriods: await closedPeriodChanges(db, account, 0),
   });
 }

@@ -177,7 +177,7 @@ for (const kind of storeKinds) {
           name,
         ).toHaveLength(1);
       expect(ws.pageSetup).toMatchObject({ orientation: 'landscape', fitToWidth: 1, fitToHeight: 0 });
-      // Fourteen visible columns: what a person acts on and the workflow; the rest hidden, in the file ("Exact values"
+      // Fifteen visible columns: what a person acts on and the workflow; the rest hidden, in the file ("Exact values"
       // shown when a figure needs it, below).
       const visible = h.filter((x, i) => !ws.getColumn(i + 1).hidden && x !== 'Exact values');
       expect(visible).toEqual([
@@ -190,6 +190,7 @@ for (const kind of storeKinds) {
         'Difference',
         'USD impact',
         'This period?',
+        'Closed period',
         'Age (days)',
         'Owner',
         'Last note',

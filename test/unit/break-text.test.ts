@@ -15,7 +15,7 @@ import { BreakLinks, breakRow, dataSheetOf, keysBySheet, positionsIn } from '../
 import { rowPlace } from '../../src/report/cells.js';
 import { Precision } from '../../src/report/precision.js';
 import { UsdRates } from '../../src/report/usd-rates.js';
-import { amountsAsReported, figureText, NO_WORKFLOW, type ReportedBreak } from '../../src/domain/index.js';
+import { amountsAsReported, breakId, figureText, NO_WORKFLOW, type ReportedBreak } from '../../src/domain/index.js';
 import {
   d,
   makeDeposit,
@@ -357,7 +357,14 @@ describe('Breaks rows', () => {
           lastNoteAt: new Date('2026-11-02T10:00:00Z'),
         },
       }),
-      { now: new Date('2026-11-03T00:00:00Z'), precision, usd, links },
+      {
+        now: new Date('2026-11-03T00:00:00Z'),
+        precision,
+        usd,
+        links,
+        // the break lies in a signed-off period: the close is named
+        closedPeriods: new Map([[breakId('P_FEE_USD', 'ord_123'), 'c20261102T090000Z-1a2b3c']]),
+      },
     );
     expect(row.tone).toBeUndefined();
     expect(row.cellTones).toEqual({ 0: 'medium' });
@@ -374,6 +381,7 @@ describe('Breaks rows', () => {
       impact,
       valuation,
       inPeriod,
+      closedPeriod,
       age,
       ,
       status,
@@ -389,6 +397,7 @@ describe('Breaks rows', () => {
       code,
       unit,
       inPeriod,
+      closedPeriod,
       age,
       status,
       owner,
@@ -402,6 +411,7 @@ describe('Breaks rows', () => {
       'P_FEE_USD',
       'USD',
       'yes',
+      'c20261102T090000Z-1a2b3c',
       2,
       'explained',
       'ana',
@@ -434,8 +444,8 @@ describe('Breaks rows', () => {
     );
     expect(row.cells[3]).toBe('ord_123');
     expect(row.cells.slice(5, 10)).toEqual(['text', 'COMPLETED', 'FAILED', null, null]);
-    expect(row.cells[14]).toBe('open');
-    expect(row.cells[18]).toBeNull();
+    expect(row.cells[15]).toBe('open');
+    expect(row.cells[19]).toBeNull();
   });
 
   it('names the data sheet of each record kind', () => {

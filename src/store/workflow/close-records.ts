@@ -18,8 +18,11 @@ export interface EvidenceRow {
   doc: string;
 }
 
-/** The SQL of a stream's table, key and the time that places a record on a day (the record-kind registry's). */
-function streamTable(stream: EvidenceStream): { table: string; key: string; time: string } {
+/**
+ * The SQL of a stream's table, key and the time that places a record on a day (the record-kind registry's), its
+ * columns under the alias `t`.
+ */
+export function streamTable(stream: EvidenceStream): { table: string; key: string; time: string } {
   const kind = RECORD_KINDS[stream];
   const time = kind.time!.map((c) => `t.${c}`).join(', ');
   return { table: kind.table!, key: kind.key!, time: kind.time!.length > 1 ? `coalesce(${time})` : time };
