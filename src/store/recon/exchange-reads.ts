@@ -16,7 +16,15 @@ import type {
   OrderPrefilter,
   Withdrawal,
 } from '../../domain/index.js';
-import { idPages, keysetScan, PAGE_SIZE, spanPages, timeKey, type Span } from '../db/keyset.js';
+import {
+  accountSpanReader,
+  idPages,
+  keysetScan,
+  mappedPages,
+  PAGE_SIZE,
+  type Span,
+  type SpanReader,
+} from '../db/keyset.js';
 import {
   DEPOSIT_COLUMNS,
   FILL_COLUMNS,
@@ -27,7 +35,7 @@ import {
 } from '../db/exchange-rows.js';
 import { ordersWithFillsIn } from '../report/exchange-sheets.js';
 import { rowsByKey } from './rows-by-key.js';
-import { changedFillIds, changedOrderIds, changedRow } from './changes.js';
+import { changedFillIds, changedOrderIds, changedRow, type ChangedOutsideReader } from './changes.js';
 import { conditionSql, keepsSql, refTable, type ConditionColumns } from './prefilter-sql.js';
 
 /**
@@ -74,31 +82,17 @@ export async function openWithdrawals(db: Db, account: string): Promise<Withdraw
 }
 
 /** Withdrawals with their time in the span, by keyset (timestamp, withdrawal_id). */
-export async function* withdrawalsIn(
-  db: Db,
-  account: string,
-  span: Span,
-  pageSize = PAGE_SIZE,
-): AsyncGenerator<Withdrawal[]> {
-  const query = db
-    .selectFrom('exchange_withdrawal')
-    .select([...WITHDRAWAL_COLUMNS, timeKey('timestamp')])
-    .where('account', '=', account);
-  const columns = { time: 'timestamp', id: 'withdrawal_id', idType: 'text' } as const;
-  for await (const rows of spanPages(query, columns, span, pageSize)) yield rows.map(toWithdrawal);
-}
+export const withdrawalsIn = accountSpanReader(
+  (db) => db.selectFrom('exchange_withdrawal').select(WITHDRAWAL_COLUMNS),
+  { time: 'timestamp', id: 'withdrawal_id', idType: 'text' },
+  toWithdrawal,
+);
 
 /**
  * Withdrawals judged for a change (since that transaction; null: every one) that the span does
  * not hold, by keyset on withdrawal_id: with withdrawalsIn, what E_WITHDRAWAL_BENEFICIARY judges.
  */
-export async function* withdrawalsChangedOutside(
-  db: Db,
-  account: string,
-  span: Span,
-  since: string | null,
-  pageSize = PAGE_SIZE,
-): AsyncGenerator<Withdrawal[]> {
+export const withdrawalsChangedOutside: ChangedOutsideReader<Withdrawal> = (db, account, span, since, pageSize) => {
   const query = db
     .selectFrom('exchange_withdrawal as w')
     .select(WITHDRAWAL_COLUMNS.map((c) => `w.${c}` as const))
@@ -107,34 +101,29 @@ export async function* withdrawalsChangedOutside(
     .where((eb) =>
       eb.or([eb('w.timestamp', 'is', null), eb('w.timestamp', '<', span.from), eb('w.timestamp', '>=', span.to)]),
     );
-  for await (const rows of idPages(query, 'w.withdrawal_id', (r) => r.withdrawal_id, pageSize))
-    yield rows.map(toWithdrawal);
-}
+  return mappedPages(
+    idPages(query, 'w.withdrawal_id', (r) => r.withdrawal_id, pageSize),
+    toWithdrawal,
+  );
+};
 
 // ------------------------------------------------------------------ exchange orders against their fills
 
 /** ordersWithFillsIn as the order rules take it (the pages the rules would read without the prefilter). */
-export async function* exchangeOrdersWithFillsIn(
-  db: Db,
-  account: string,
-  span: Span,
-  pageSize = PAGE_SIZE,
-): AsyncGenerator<ExchangeOrderAgg[]> {
-  for await (const rows of ordersWithFillsIn(db, account, span, pageSize))
-    yield rows.map((r) => ({
-      exOrdId: r.exOrdId,
-      found: r.found,
-      symbol: r.orderSymbol,
-      side: r.side,
-      ordStatus: r.status,
-      cumQty: r.cumQty,
-      leavesQty: r.leavesQty,
-      avgPx: r.avgPx,
-      fillCount: r.fills,
-      fillQty: r.fillQty,
-      fillNotional: r.notional,
-    }));
-}
+export const exchangeOrdersWithFillsIn: SpanReader<ExchangeOrderAgg> = (db, account, span, pageSize) =>
+  mappedPages(ordersWithFillsIn(db, account, span, pageSize), (r) => ({
+    exOrdId: r.exOrdId,
+    found: r.found,
+    symbol: r.orderSymbol,
+    side: r.side,
+    ordStatus: r.status,
+    cumQty: r.cumQty,
+    leavesQty: r.leavesQty,
+    avgPx: r.avgPx,
+    fillCount: r.fills,
+    fillQty: r.fillQty,
+    fillNotional: r.notional,
+  }));
 
 /**
  * Exchange orders in scope of the order rules (a fill in the span, or created in it with

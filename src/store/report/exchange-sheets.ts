@@ -4,8 +4,8 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../db/database.js';
 import { numericOrZero, numericOrNull } from '../db/type-parsers.js';
-import type { BalanceRec, Deposit, FillRec, OrderVsFillsRec } from '../../domain/index.js';
-import { PAGE_SIZE, spanPages, timeKey, type Span } from '../db/keyset.js';
+import type { BalanceRec, FillRec, OrderVsFillsRec } from '../../domain/index.js';
+import { accountSpanReader, PAGE_SIZE, type Span } from '../db/keyset.js';
 import { DEPOSIT_COLUMNS, FILL_COLUMNS, toDeposit, toStoredFill } from '../db/exchange-rows.js';
 import { newestSnapshot } from '../sync/snapshots.js';
 import {
@@ -22,19 +22,11 @@ import {
 // ------------------------------------------------------------------ deposits
 
 /** Deposits with their time in the span, by keyset (timestamp, deposit_id). */
-export async function* depositsIn(
-  db: Db,
-  account: string,
-  span: Span,
-  pageSize = PAGE_SIZE,
-): AsyncGenerator<Deposit[]> {
-  const query = db
-    .selectFrom('exchange_deposit')
-    .select([...DEPOSIT_COLUMNS, timeKey('timestamp')])
-    .where('account', '=', account);
-  const columns = { time: 'timestamp', id: 'deposit_id', idType: 'text' } as const;
-  for await (const rows of spanPages(query, columns, span, pageSize)) yield rows.map(toDeposit);
-}
+export const depositsIn = accountSpanReader(
+  (db) => db.selectFrom('exchange_deposit').select(DEPOSIT_COLUMNS),
+  { time: 'timestamp', id: 'deposit_id', idType: 'text' },
+  toDeposit,
+);
 
 // ------------------------------------------------------------------ exchange orders against their fills
 
@@ -128,21 +120,12 @@ export async function ordersWithFillsByIds(db: Db, account: string, ids: readonl
 // ------------------------------------------------------------------ fills
 
 /** Fills with their time in the span, as the workbook lists them: by keyset (timestamp, exec_id). */
-export async function* fillsByTimeIn(
-  db: Db,
-  account: string,
-  span: Span,
-  pageSize = PAGE_SIZE,
-): AsyncGenerator<FillRec[]> {
-  const query = db
-    .selectFrom('exchange_fill')
-    .select([...FILL_COLUMNS, 'trade_id', timeKey('timestamp')])
-    .where('account', '=', account);
-  const columns = { time: 'timestamp', id: 'exec_id', idType: 'bigint' } as const;
-  for await (const rows of spanPages(query, columns, span, pageSize))
-    // tradeId set on the fill as built, not spread into a copy: a million rows per report
-    yield rows.map((r) => Object.assign(toStoredFill(r), { tradeId: r.trade_id }));
-}
+export const fillsByTimeIn = accountSpanReader(
+  (db) => db.selectFrom('exchange_fill').select([...FILL_COLUMNS, 'trade_id']),
+  { time: 'timestamp', id: 'exec_id', idType: 'bigint' },
+  // tradeId set on the fill as built, not spread into a copy: a million rows per report
+  (r): FillRec => Object.assign(toStoredFill(r), { tradeId: r.trade_id }),
+);
 
 /**
  * The fills of fillsByTimeIn, in the same order, as the Fills sheet's CSV lines (csv.ts csvLine of fillRow): written
