@@ -82,6 +82,14 @@ export async function* keysetScan<P, K>(
   }
 }
 
+/** keysetScan over pages that say how many rows they scanned and the key of the last one. */
+export function scanPages<P extends { scanned: number; last: K | null }, K>(
+  fetch: (after: K | null) => Promise<P>,
+  scanSize: number,
+): AsyncGenerator<P> {
+  return keysetScan(fetch, (page) => ({ count: page.scanned, last: page.last }), scanSize);
+}
+
 /** keysetScan over plain row pages, each row's key read by keyOf. */
 export function keysetPages<R, K>(
   fetch: (after: K | null) => Promise<R[]>,

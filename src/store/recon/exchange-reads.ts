@@ -19,8 +19,8 @@ import type {
 import {
   accountSpanReader,
   idPages,
-  keysetScan,
   mappedPages,
+  scanPages,
   PAGE_SIZE,
   type Span,
   type SpanReader,
@@ -172,7 +172,7 @@ export async function* exchangeOrderCandidatesIn(
   const fetch = async (after: string | null) => {
     const rows = (
       await sql<OrderAggRow & { scanned: string; last_id: string | null } & Record<`passed_${number}`, string>>`
-      with ids as (${orderScopeIds(account, span, changedSince, after, scanSize)}),
+      with ids as (${orderScopeIds({ account, span, changedSince, after, limit: scanSize })}),
       sym as (select * from ${sym.recordset}),
       agg as materialized (
         select ids.ex_ord_id, (o.ex_ord_id is not null) as found, o.symbol, o.side, o.ord_status, o.cum_qty, o.leaves_qty, o.avg_px,
@@ -215,8 +215,19 @@ export async function* exchangeOrderCandidatesIn(
       orders: rows.filter((r) => r.ex_ord_id !== null).map(toOrderAgg),
     };
   };
-  for await (const page of keysetScan(fetch, (p) => ({ count: p.scanned, last: p.last }), scanSize))
-    yield { passed: page.passed, orders: page.orders };
+  for await (const page of scanPages(fetch, scanSize)) yield { passed: page.passed, orders: page.orders };
+}
+
+/**
+ * One scan page of a candidates read: the account's records of the span, and those judged for a change since
+ * `changedSince` (null: every stored one; undefined: none), the first `limit` of them above the key `after`.
+ */
+interface ScanPage {
+  account: string;
+  span: Span;
+  changedSince: string | null | undefined;
+  after: string | null;
+  limit: number;
 }
 
 /**
@@ -225,13 +236,7 @@ export async function* exchangeOrderCandidatesIn(
  * orders judged for a change (changedOrderIds) when `changedSince` is given. Each branch takes its
  * own first `limit` ids on its index, so a page costs what it returns, not the table.
  */
-function orderScopeIds(
-  account: string,
-  span: Span,
-  changedSince: string | null | undefined,
-  after: string | null,
-  limit: number,
-) {
+function orderScopeIds({ account, span, changedSince, after, limit }: ScanPage) {
   const above = after === null ? sql`` : sql`and ex_ord_id > ${after}::bigint`;
   if (changedSince === null)
     // Never judged: every stored order with a fill or a filled quantity.
@@ -363,7 +368,7 @@ export async function* fillCandidatesIn(
       with page as materialized (
         select f.exec_id, f.ex_ord_id, f.side, f.symbol, f.price, f.qty, f.fee, f.timestamp
         from exchange_fill f
-        where f.account = ${account} and ${fillScope(account, span, changedSince, after, scanSize, bounds.through)}
+        where f.account = ${account} and ${fillScope({ account, span, changedSince, after, limit: scanSize }, bounds.through)}
           ${after === null ? sql`` : sql`and f.exec_id > ${after}::bigint`}
           ${bounds.through === null ? sql`` : sql`and f.exec_id <= ${bounds.through}::bigint`}
         order by f.exec_id
@@ -402,22 +407,14 @@ export async function* fillCandidatesIn(
     const scanned = head ? Number(head.scanned) : 0;
     return { scanned, last: head?.last_exec_id ?? null, fills: rows.filter((r) => r.exec_id !== null).map(toFill) };
   };
-  for await (const page of keysetScan(fetch, (p) => ({ count: p.scanned, last: p.last }), scanSize))
-    yield { scanned: page.scanned, fills: page.fills };
+  for await (const page of scanPages(fetch, scanSize)) yield { scanned: page.scanned, fills: page.fills };
 }
 
 /**
  * Which fills a page of fillCandidatesIn scans: those of the span, and those judged for a change
  * (changedFillIds) when `changedSince` is given; null: every fill (exec_id order on the key).
  */
-function fillScope(
-  account: string,
-  span: Span,
-  changedSince: string | null | undefined,
-  after: string | null,
-  limit: number,
-  through: string | null,
-) {
+function fillScope({ account, span, changedSince, after, limit }: ScanPage, through: string | null) {
   const period = sql`f.timestamp >= ${span.from} and f.timestamp < ${span.to}`;
   if (changedSince === null) return sql`true`;
   if (changedSince === undefined) return period;
