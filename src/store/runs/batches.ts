@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { jsonNumber } from '../../decimal/json.js';
 import { ReportError } from '../../errors.js';
-import { scrubSecrets } from '../../config/load.js';
+import { storedError } from '../../config/load.js';
 import type { Selectable } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { BatchTable } from '../db/schema.js';
@@ -157,19 +157,6 @@ function sameStates(a: AccountStates, b: AccountStates): boolean {
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
   return [...keys].every((k) => a[k] === b[k]);
 }
-
-/**
- * An error as a batch row keeps it (it is shown by `runs`, `--json` and the group e-mail): every secret of the group
- * (`group.secrets`) and any URL password masked, and bounded.
- */
-function storedError(text: string, secrets: readonly string[]): string {
-  const masked = scrubSecrets(text, secrets);
-  return masked.length > MAX_ERROR_CHARS
-    ? `${masked.slice(0, MAX_ERROR_CHARS)}... (${masked.length - MAX_ERROR_CHARS} more characters)`
-    : masked;
-}
-
-const MAX_ERROR_CHARS = 2_000;
 
 /** An attempt of an account's job failed and will be retried: the account waits again, its last error kept. */
 export async function retryBatchAccount(
