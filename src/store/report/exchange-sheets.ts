@@ -143,18 +143,7 @@ export async function* fillCsvPages(
   /** The span's symbols when the caller knows them (the report's per-day sums); otherwise read here. */
   spanSymbols?: readonly string[],
 ): AsyncGenerator<CsvPage> {
-  const symbols =
-    spanSymbols ??
-    (
-      await reader.db
-        .selectFrom('exchange_fill')
-        .select('symbol')
-        .distinct()
-        .where('account', '=', account)
-        .where('timestamp', '>=', span.from)
-        .where('timestamp', '<', span.to)
-        .execute()
-    ).map((r) => r.symbol);
+  const symbols = spanSymbols ?? (await symbolsIn(reader.db, 'exchange_fill', account, span));
   const feeFields = new Map(symbols.map((symbol) => [symbol, print.feeField(symbol)]));
   const field = (expr: RawBuilder<unknown>) => csvFieldSql(expr, true);
   yield* csvPages(
@@ -181,6 +170,27 @@ export async function* fillCsvPages(
     },
     pageSize,
   );
+}
+
+/**
+ * The distinct symbols of the account's fills or exchange orders with their time in the span (by the time index, not
+ * the account's whole history); an order without a symbol adds none.
+ */
+export async function symbolsIn(
+  db: Db,
+  table: 'exchange_fill' | 'exchange_order',
+  account: string,
+  span: Span,
+): Promise<string[]> {
+  const rows = await db
+    .selectFrom(table)
+    .select('symbol')
+    .distinct()
+    .where('account', '=', account)
+    .where('timestamp', '>=', span.from)
+    .where('timestamp', '<', span.to)
+    .execute();
+  return rows.flatMap((r) => (r.symbol === null ? [] : [r.symbol]));
 }
 
 // ------------------------------------------------------------------ balances
