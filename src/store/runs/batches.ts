@@ -7,6 +7,7 @@ import type { Selectable } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { BatchTable } from '../db/schema.js';
 import type { Period } from '../../domain/period.js';
+import { deliveryColumns, type DeliveryOutcome } from './runs.js';
 
 export type BatchAccountStatus = 'pending' | 'running' | 'succeeded' | 'failed';
 
@@ -251,22 +252,15 @@ export async function setBatchReport(db: Db, batchId: string, path: string, dige
     .execute();
 }
 
-/** The group e-mail's outcome: sent (now), or not sent with the reason. */
+/** The group e-mail's outcome, its error's secrets masked. */
 export async function recordBatchDelivery(
   db: Db,
   batchId: string,
-  outcome: { delivered: true } | { delivered: false; error: string },
+  outcome: DeliveryOutcome,
   secrets: readonly string[],
 ): Promise<void> {
-  await db
-    .updateTable('batch')
-    .set(
-      outcome.delivered
-        ? { delivered: true, delivered_at: new Date(), delivery_error: null }
-        : { delivered: false, delivered_at: null, delivery_error: storedError(outcome.error, secrets) },
-    )
-    .where('id', '=', batchId)
-    .execute();
+  const stored = outcome.delivered ? outcome : { ...outcome, error: storedError(outcome.error, secrets) };
+  await db.updateTable('batch').set(deliveryColumns(stored)).where('id', '=', batchId).execute();
 }
 
 export async function loadBatch(db: Db, batchId: string): Promise<BatchInfo> {

@@ -331,21 +331,19 @@ export async function setReportPath(
     .execute();
 }
 
-/** The e-mail's outcome: sent (now), or not sent with the reason (`deliver <runId>` retries). */
-export async function recordDelivery(
-  db: Db,
-  runId: string,
-  outcome: { delivered: true } | { delivered: false; error: string },
-): Promise<void> {
-  await db
-    .updateTable('run')
-    .set(
-      outcome.delivered
-        ? { delivered: true, delivered_at: new Date(), delivery_error: null }
-        : { delivered: false, delivered_at: null, delivery_error: outcome.error },
-    )
-    .where('id', '=', runId)
-    .execute();
+/** An e-mail's outcome: sent, or not sent with the reason. */
+export type DeliveryOutcome = { delivered: true } | { delivered: false; error: string };
+
+/** The delivery columns a run and a batch share, for an e-mail's outcome: sent (now), or not sent with the reason. */
+export function deliveryColumns(outcome: DeliveryOutcome) {
+  return outcome.delivered
+    ? { delivered: true, delivered_at: new Date(), delivery_error: null }
+    : { delivered: false, delivered_at: null, delivery_error: outcome.error };
+}
+
+/** The e-mail's outcome (`deliver <runId>` retries one not sent). */
+export async function recordDelivery(db: Db, runId: string, outcome: DeliveryOutcome): Promise<void> {
+  await db.updateTable('run').set(deliveryColumns(outcome)).where('id', '=', runId).execute();
 }
 
 /**
