@@ -1,5 +1,5 @@
 /** The `batch` and `batch_account` rows: a multi-account night, each account's outcome and the group report. */
-import { randomBytes } from 'node:crypto';
+import { stampedId } from '../../util/ids.js';
 import { jsonNumber } from '../../decimal/json.js';
 import { ReportError } from '../../errors.js';
 import { storedError } from '../../config/load.js';
@@ -52,11 +52,7 @@ export interface BatchInfo {
 
 /** Sortable, readable batch id: b20261122T020000Z-3fa9c1 (a run's is r...). */
 export function newBatchId(now = new Date()): string {
-  const stamp = now
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d{3}/, '');
-  return `b${stamp}-${randomBytes(3).toString('hex')}`;
+  return stampedId('b', now);
 }
 
 /** What planning a batch takes: its trigger and period, its accounts in config order, when, and its deadline. */

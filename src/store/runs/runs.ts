@@ -1,5 +1,5 @@
 /** The `run` row: every read and update of a run's record (create, stages, results, outcome, report, delivery). */
-import { randomBytes } from 'node:crypto';
+import { stampedId } from '../../util/ids.js';
 import { sql } from 'kysely';
 import { jsonNumber, stringifyJsonLossless } from '../../decimal/json.js';
 import { ReportError } from '../../errors.js';
@@ -28,11 +28,7 @@ export type RunCommand = 'run' | 'sync' | 'reconcile' | 'report' | 'deliver';
 
 /** Sortable, readable run id: r20261122T020000Z-3fa9c1. */
 export function newRunId(now = new Date()): string {
-  const stamp = now
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d{3}/, '');
-  return `r${stamp}-${randomBytes(3).toString('hex')}`;
+  return stampedId('r', now);
 }
 
 export async function createRun(
