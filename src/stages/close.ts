@@ -63,14 +63,17 @@ function signedName(account: string, period: Period, closeId: string): string {
   return `ramp-recon_${periodLabel(period.from, period.to).replace(' to ', '_to_')}_${account}_signed_${closeId}.xlsx`;
 }
 
+/** What a close takes: the store, the account's config, the logger, the request and the time of the sign-off. */
+export interface CloseCall {
+  store: Store;
+  config: Config;
+  logger: Logger;
+  request: CloseRequest;
+  now: Date;
+}
+
 /** Signs off the period; the caller holds the account's run lock (pipeline/close.ts). */
-export async function closeLocked(
-  store: Store,
-  config: Config,
-  logger: Logger,
-  request: CloseRequest,
-  now: Date,
-): Promise<CloseResult> {
+export async function closeLocked({ store, config, logger, request, now }: CloseCall): Promise<CloseResult> {
   const { db } = store;
   const account = config.account;
   const { period } = request;

@@ -37,7 +37,7 @@ export function register(program: Command): void {
         // A refused account never stops the others: each is signed off or refused on its own.
         for (const account of accounts) {
           try {
-            results.push(await closePeriod(store, account.config, logger, request, new Date()));
+            results.push(await closePeriod({ store, config: account.config, logger, request, now: new Date() }));
           } catch (err) {
             if (!isAppError(err)) throw err;
             process.stderr.write(`ramp-recon: ${err.exitCode === EXIT.usage ? 'error' : 'failed'}: ${err.message}\n`);
