@@ -1,23 +1,13 @@
 /** The report's reads of the exchange's records, as its data sheets list them: deposits, exchange orders against their
- * fills, fills (and their CSV lines Postgres writes), the latest balances.
+ * fills, fills (their CSV lines: sheet-csv.ts) and the span's symbols, the latest balances.
  */
-import { sql, type RawBuilder } from 'kysely';
+import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { numericOrZero, numericOrNull } from '../db/type-parsers.js';
 import type { BalanceRec, FillRec, OrderVsFillsRec } from '../../domain/index.js';
 import { accountSpanReader, PAGE_SIZE, type Span } from '../db/keyset.js';
 import { DEPOSIT_COLUMNS, FILL_COLUMNS, toDeposit, toStoredFill } from '../db/exchange-rows.js';
 import { newestSnapshot } from '../sync/snapshots.js';
-import {
-  CSV_PAGE_SIZE,
-  csvFieldSql,
-  csvLookupSql,
-  csvPages,
-  decimalText,
-  isoText,
-  type CsvPage,
-  type CsvReader,
-} from './csv-text.js';
 
 // ------------------------------------------------------------------ deposits
 
@@ -126,51 +116,6 @@ export const fillsByTimeIn = accountSpanReader(
   // tradeId set on the fill as built, not spread into a copy: a million rows per report
   (r): FillRec => Object.assign(toStoredFill(r), { tradeId: r.trade_id }),
 );
-
-/**
- * The fills of fillsByTimeIn, in the same order, as the Fills sheet's CSV lines (csv.ts csvLine of fillRow): written
- * by Postgres (csv-text.ts), so a million fills cost no Decimal, Date or row object on the client. trim_scale drops the
- * trailing zeros numeric keeps, as Decimal's toFixed() does; the time is cut to milliseconds, as a JS Date cuts it.
- * The caller gives the two columns the sheet works out, as ready CSV field texts: `feeField(symbol)`, the fee's
- * currency (asked once per symbol of the span), and `breakFields`, the Open breaks field of each fill that has one.
- */
-export async function* fillCsvPages(
-  reader: CsvReader,
-  account: string,
-  span: Span,
-  print: { feeField: (symbol: string) => string; breakFields: ReadonlyMap<string, string> },
-  pageSize = CSV_PAGE_SIZE,
-  /** The span's symbols when the caller knows them (the report's per-day sums); otherwise read here. */
-  spanSymbols?: readonly string[],
-): AsyncGenerator<CsvPage> {
-  const symbols = spanSymbols ?? (await symbolsIn(reader.db, 'exchange_fill', account, span));
-  const feeFields = new Map(symbols.map((symbol) => [symbol, print.feeField(symbol)]));
-  const field = (expr: RawBuilder<unknown>) => csvFieldSql(expr, true);
-  yield* csvPages(
-    reader,
-    {
-      table: 'exchange_fill',
-      account,
-      span,
-      columns: { time: 'timestamp', id: 'exec_id', idType: 'bigint' },
-      fields: [
-        field(isoText('timestamp')),
-        field(sql`exec_id`),
-        field(sql`ex_ord_id`),
-        field(sql`trade_id`),
-        csvFieldSql(sql`symbol`),
-        csvFieldSql(sql`side`),
-        field(decimalText(sql`price`)),
-        field(decimalText(sql`qty`)),
-        field(decimalText(sql`qty * price`)),
-        field(decimalText(sql`fee`)),
-        csvLookupSql(feeFields, sql`symbol`),
-        csvLookupSql(print.breakFields, sql`exec_id`),
-      ],
-    },
-    pageSize,
-  );
-}
 
 /**
  * The distinct symbols of the account's fills or exchange orders with their time in the span (by the time index, not
