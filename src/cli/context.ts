@@ -75,7 +75,7 @@ const PERIOD_HELP = {
   to: 'day after the last day, YYYY-MM-DD UTC, exclusive (default: the day after --from)',
 };
 
-/** A command over a period (run, reconcile, enqueue, close): its name, its description and the --from / --to options. */
+/** A command over a period (run, reconcile, enqueue, close): its name, description and --from / --to options. */
 export function periodCommand(
   program: Command,
   name: 'run' | 'reconcile' | 'enqueue' | 'close',

@@ -41,7 +41,7 @@ function decideOn(
   });
 }
 
-/** A person's change to the break `code` / `key` of an account: `value` is what it sets (a reason, a note, an owner). */
+/** A person's change to the break `code` / `key` of an account; `value` is what it sets (reason, note, owner). */
 type BreakChange<V> = (db: Db, account: string, code: string, key: string, value: V, actor: Actor) => Promise<Change>;
 
 /**

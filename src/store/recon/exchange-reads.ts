@@ -363,12 +363,13 @@ export async function* fillCandidatesIn(
   };
   const fetch = async (previous: string | null) => {
     const after = previous ?? bounds.after;
+    const scope = fillScope({ account, span, changedSince, after, limit: scanSize }, bounds.through);
     const rows = (
       await sql<FillRow & { scanned: string; last_exec_id: string | null }>`
       with page as materialized (
         select f.exec_id, f.ex_ord_id, f.side, f.symbol, f.price, f.qty, f.fee, f.timestamp
         from exchange_fill f
-        where f.account = ${account} and ${fillScope({ account, span, changedSince, after, limit: scanSize }, bounds.through)}
+        where f.account = ${account} and ${scope}
           ${after === null ? sql`` : sql`and f.exec_id > ${after}::bigint`}
           ${bounds.through === null ? sql`` : sql`and f.exec_id <= ${bounds.through}::bigint`}
         order by f.exec_id
