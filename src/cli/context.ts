@@ -7,6 +7,7 @@ import { migrate } from '../store/db/migrate.js';
 import { asDatabaseUnavailable, databaseTarget } from '../store/db/database-errors.js';
 import { ConfigError, EXIT, isAppError } from '../errors.js';
 import { debugRequested } from '../config/process.js';
+import { COMMAND_INFO } from './commands/info.js';
 
 /** Options every command accepts (declared on the root program). */
 export interface GlobalOptions {
@@ -66,6 +67,25 @@ export function accountOption(
     one ? what : `${what} (repeatable; default: every account)`,
     (value: string, previous: string[] = []) => [...previous, value],
   );
+}
+
+/** What --from and --to say in --help where both may be left out (run, reconcile, enqueue). */
+const PERIOD_HELP = {
+  from: 'first day of the period, YYYY-MM-DD UTC, inclusive (default: yesterday)',
+  to: 'day after the last day, YYYY-MM-DD UTC, exclusive (default: the day after --from)',
+};
+
+/** A command over a period (run, reconcile, enqueue, close): its name, description and --from / --to options. */
+export function periodCommand(
+  program: Command,
+  name: 'run' | 'reconcile' | 'enqueue' | 'close',
+  help: { from: string; to: string } = PERIOD_HELP,
+): Command {
+  return program
+    .command(name)
+    .description(COMMAND_INFO[name].description)
+    .option('--from <date>', help.from)
+    .option('--to <date>', help.to);
 }
 
 /** Opens the store the config points at and brings its schema up to date. */

@@ -190,12 +190,20 @@ async function apiCheck<C extends { close(): Promise<void> }>(check: {
   }
 }
 
+/** What an API's check says of it: its name, its URL, the variable that sets the URL, and the settings to check. */
+function apiSettings(config: Config, source: 'partner' | 'exchange', syncs: string) {
+  const variables = sourceVariables(config);
+  return {
+    part: `${source} API`,
+    url: config[source].apiUrl,
+    unset: `${variables[source].url} is not set (\`run\` syncs ${syncs})`,
+    settings: apiVariablesText(variables, source),
+  };
+}
+
 function partnerCheck(config: Config, timeoutMs: number): Promise<Omit<CheckResult, 'ms'>> {
   return apiCheck({
-    part: 'partner API',
-    url: config.partner.apiUrl,
-    unset: `${sourceVariables(config).partner.url} is not set (\`run\` syncs partner orders)`,
-    settings: apiVariablesText(sourceVariables(config), 'partner'),
+    ...apiSettings(config, 'partner', 'partner orders'),
     timeoutMs: timeoutMs * 2 + 1000,
     open: () => partnerClientFromConfig(probeConfig(config, timeoutMs), silentLogger()),
     // One public-key call and one private call (both keys): a 404 for an order id that cannot exist proves the keys.
@@ -212,10 +220,7 @@ function partnerCheck(config: Config, timeoutMs: number): Promise<Omit<CheckResu
 
 function exchangeCheck(config: Config, timeoutMs: number): Promise<Omit<CheckResult, 'ms'>> {
   return apiCheck({
-    part: 'exchange API',
-    url: config.exchange.apiUrl,
-    unset: `${sourceVariables(config).exchange.url} is not set (\`run\` syncs the exchange)`,
-    settings: apiVariablesText(sourceVariables(config), 'exchange'),
+    ...apiSettings(config, 'exchange', 'the exchange'),
     timeoutMs: timeoutMs + 1000,
     open: () => exchangeClientFromConfig(probeConfig(config, timeoutMs), silentLogger()),
     probe: async (client) => `token accepted (GET /accounts ${(await client.accounts()).status})`,

@@ -20,7 +20,7 @@ import { MASK, maskUrl, secretValues, urlSecrets } from './secrets.js';
 import { plainHttpProblem } from './tls.js';
 
 export { envPrefix, sourceVariables } from './variables.js';
-export { maskUrl, runSecrets, scrubSecrets, secretValues, urlSecrets } from './secrets.js';
+export { maskUrl, runSecrets, scrubSecrets, secretValues, storedError, urlSecrets } from './secrets.js';
 
 export {
   accountNamed,

@@ -117,3 +117,16 @@ export function scrubSecrets(text: string, secrets: readonly string[]): string {
     .reduce((t, s) => t.split(s).join(MASK), text);
   return byValue.replace(URL_PASSWORD, `$1${MASK}$3`).replace(SECRET_PARAM, `$1${MASK}`);
 }
+
+/**
+ * An error as a run or batch row keeps it (shown by `runs`, `--json`, the logs and the e-mails): its secrets masked
+ * (scrubSecrets), and bounded.
+ */
+export function storedError(text: string, secrets: readonly string[]): string {
+  const masked = scrubSecrets(text, secrets);
+  return masked.length > MAX_ERROR_CHARS
+    ? `${masked.slice(0, MAX_ERROR_CHARS)}... (${masked.length - MAX_ERROR_CHARS} more characters)`
+    : masked;
+}
+
+const MAX_ERROR_CHARS = 2_000;

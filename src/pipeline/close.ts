@@ -1,24 +1,16 @@
 /** `ramp-recon close`: signs off an account's period under its run lock (docs/closing.md); the close itself is
  * stages/close.ts.
  */
-import type { Config } from '../config/load.js';
-import type { Logger } from '../log/logger.js';
-import type { Store } from '../store/db/database.js';
 import { toDay } from '../util/dates.js';
 import { periodLabel } from '../stages/report.js';
-import { closeLocked, CloseRefused, type CloseRequest, type CloseResult } from '../stages/close.js';
+import { closeLocked, CloseRefused, type CloseCall, type CloseResult } from '../stages/close.js';
 import { RunLockedError, withRunLock } from './lock.js';
 
-export { CloseRefused, type CloseRequest, type CloseResult } from '../stages/close.js';
+export { CloseRefused, type CloseCall, type CloseRequest, type CloseResult } from '../stages/close.js';
 
 /** Signs off the period for the config's account, under its run lock. */
-export async function closePeriod(
-  store: Store,
-  config: Config,
-  logger: Logger,
-  request: CloseRequest,
-  now: Date,
-): Promise<CloseResult> {
+export async function closePeriod(close: CloseCall): Promise<CloseResult> {
+  const { store, config, request, now } = close;
   const account = config.account;
   const { period } = request;
   if (period.to > toDay(now))
@@ -27,7 +19,7 @@ export async function closePeriod(
       `the period ${periodLabel(period.from, period.to)} has not ended (--to ${period.to} is after today, ${toDay(now)} UTC)`,
     );
   try {
-    return await withRunLock(store, { account }, () => closeLocked(store, config, logger, request, now));
+    return await withRunLock(store, { account }, () => closeLocked(close));
   } catch (err) {
     if (err instanceof RunLockedError) throw new CloseRefused(account, err.message.replace(/; try again.*$/, ''));
     throw err;

@@ -1,7 +1,7 @@
 /** The frame of every run-like command: lock, run row, stages recorded one by one, outcome. */
 import { setMaxListeners } from 'node:events';
 import type { Config } from '../config/load.js';
-import { configHash, runSecrets, scrubSecrets } from '../config/load.js';
+import { configHash, runSecrets, storedError } from '../config/load.js';
 import { retryOnLostConnection, type Store } from '../store/db/database.js';
 import type { Logger } from '../log/logger.js';
 import { createRequestMeter } from '../http/meter.js';
@@ -168,7 +168,7 @@ export async function executeRun<T>(
           const err = lock.lost.aborted ? lockLostError(lock.lost.reason, target) : caught;
           // A stage abandoned while still running: its eventual failure is of no interest any more.
           work?.catch(() => {});
-          const error = scrub(errorText(err, config), secrets);
+          const error = storedError(errorText(err, config), secrets);
           const failedAt = new Date();
           await retryOnLostConnection(() =>
             recordStage(
@@ -198,7 +198,7 @@ export async function executeRun<T>(
       } catch (err) {
         const failedStage = err instanceof StageFailedError ? err.stage : 'run';
         const cause = err instanceof StageFailedError ? err.cause : err;
-        const error = scrub(errorText(cause, config), secrets);
+        const error = storedError(errorText(cause, config), secrets);
         let recorded = true;
         try {
           await retryOnLostConnection(() =>
@@ -293,15 +293,5 @@ export function errorText(err: unknown, config?: Pick<Config, 'database'>): stri
 /** An error as a failed stage records it (the stage's cause, the run's secrets masked, bounded): for the failure e-mail. */
 export function failureText(err: unknown, ctx: Pick<StageContext, 'config' | 'secrets'>): string {
   const cause = err instanceof StageFailedError ? err.cause : err;
-  return scrub(errorText(cause, ctx.config), runSecrets(ctx));
+  return storedError(errorText(cause, ctx.config), runSecrets(ctx));
 }
-
-/** Secrets masked, and bounded: the text lands in run.error, in logs and in the e-mail. */
-function scrub(text: string, secrets: readonly string[]): string {
-  const masked = scrubSecrets(text, secrets);
-  return masked.length > MAX_ERROR_CHARS
-    ? `${masked.slice(0, MAX_ERROR_CHARS)}... (${masked.length - MAX_ERROR_CHARS} more characters)`
-    : masked;
-}
-
-const MAX_ERROR_CHARS = 2_000;

@@ -1,7 +1,7 @@
 /** The stage functions the orchestrator calls, injectable for tests and loaded on first use. */
 import type { Db } from '../store/db/database.js';
 import type { JsonSummary } from '../stages/summary.js';
-import type { StageContext, StageRunner } from '../stages/context.js';
+import type { RunStage, StageContext, StageRunner } from '../stages/context.js';
 import type { SyncRequest } from '../stages/sync.js';
 import type { DeliveryOptions, DeliveryResult } from '../stages/deliver.js';
 import type { Period } from '../domain/period.js';
@@ -22,7 +22,7 @@ export interface Stages {
     ctx: StageContext,
     runId: string,
   ): Promise<{ path: string; sheets: Record<string, number>; detail: { dir: string } }>;
-  deliverRun(ctx: StageContext, runId: string, options?: DeliveryOptions): Promise<DeliveryResult>;
+  deliverRun: RunStage<DeliveryOptions, DeliveryResult>;
   /** The short e-mail of a failed run whose failure report could not be written either. */
   deliverFailureNotice(
     ctx: StageContext,

@@ -66,6 +66,38 @@ export const exchangeDailySpec: SheetSpec = {
 };
 
 /**
+ * A day's deposits or withdrawals of one currency: every amount in that currency and its decimals; `fee` null for
+ * deposits, which carry none.
+ */
+function transferLine(
+  movement: 'Deposits' | 'Withdrawals',
+  t: { day: string; currency: string; count: number; amount: Decimal },
+  settled: number,
+  fee: Decimal | null,
+  precision: Precision,
+  rates: UsdRates,
+): DailyLine {
+  const dp = precision.exchange(t.currency);
+  return {
+    day: t.day,
+    movement,
+    key: t.currency,
+    count: t.count,
+    settled,
+    qty: t.amount,
+    qtyCode: t.currency,
+    qtyDp: dp,
+    volume: null,
+    volumeCode: null,
+    volumeDp: dp,
+    fees: fee,
+    feeCode: fee === null ? null : t.currency,
+    feeDp: dp,
+    feesUsd: fee === null ? null : rates.usd(fee, t.currency),
+  };
+}
+
+/**
  * The sheet's rows, by day, then movement (fills, deposits, withdrawals), then symbol or currency. Fill fees are in
  * the currency exchange.feeCurrency names (feeCurrencyOf), a withdrawal's in its own currency; a fee currency without
  * a USD rate gets no USD value.
@@ -99,46 +131,8 @@ export function exchangeDailyRows(
       feesUsd: rates.usd(f.fees, fee.code),
     });
   }
-  for (const d of agg.deposits) {
-    const dp = precision.exchange(d.currency);
-    lines.push({
-      day: d.day,
-      movement: 'Deposits',
-      key: d.currency,
-      count: d.count,
-      settled: d.completed,
-      qty: d.amount,
-      qtyCode: d.currency,
-      qtyDp: dp,
-      volume: null,
-      volumeCode: null,
-      volumeDp: dp,
-      fees: null,
-      feeCode: null,
-      feeDp: dp,
-      feesUsd: null,
-    });
-  }
-  for (const w of agg.withdrawals) {
-    const dp = precision.exchange(w.currency);
-    lines.push({
-      day: w.day,
-      movement: 'Withdrawals',
-      key: w.currency,
-      count: w.count,
-      settled: w.debited,
-      qty: w.amount,
-      qtyCode: w.currency,
-      qtyDp: dp,
-      volume: null,
-      volumeCode: null,
-      volumeDp: dp,
-      fees: w.fee,
-      feeCode: w.currency,
-      feeDp: dp,
-      feesUsd: rates.usd(w.fee, w.currency),
-    });
-  }
+  for (const d of agg.deposits) lines.push(transferLine('Deposits', d, d.completed, null, precision, rates));
+  for (const w of agg.withdrawals) lines.push(transferLine('Withdrawals', w, w.debited, w.fee, precision, rates));
   // Code-point order, not the locale's: the same order on every machine.
   const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
   lines.sort(

@@ -2,10 +2,10 @@
  * temporary name first, one transaction then writes the close, its records and its audit row, and only then is the
  * workbook renamed into place: a close exists whole or not at all, and a workbook is never rewritten.
  */
-import { randomBytes } from 'node:crypto';
 import { link, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Config } from '../config/load.js';
+import { stampedId } from '../util/ids.js';
 import type { Logger } from '../log/logger.js';
 import type { Store } from '../store/db/database.js';
 import { inTransaction } from '../store/db/database.js';
@@ -63,21 +63,17 @@ function signedName(account: string, period: Period, closeId: string): string {
   return `ramp-recon_${periodLabel(period.from, period.to).replace(' to ', '_to_')}_${account}_signed_${closeId}.xlsx`;
 }
 
-function newCloseId(now: Date): string {
-  return `c${now
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d{3}/, '')}-${randomBytes(3).toString('hex')}`;
+/** What a close takes: the store, the account's config, the logger, the request and the time of the sign-off. */
+export interface CloseCall {
+  store: Store;
+  config: Config;
+  logger: Logger;
+  request: CloseRequest;
+  now: Date;
 }
 
 /** Signs off the period; the caller holds the account's run lock (pipeline/close.ts). */
-export async function closeLocked(
-  store: Store,
-  config: Config,
-  logger: Logger,
-  request: CloseRequest,
-  now: Date,
-): Promise<CloseResult> {
+export async function closeLocked({ store, config, logger, request, now }: CloseCall): Promise<CloseResult> {
   const { db } = store;
   const account = config.account;
   const { period } = request;
@@ -121,7 +117,7 @@ export async function closeLocked(
       lastNote: b.workflow.lastNote,
     }));
 
-  const closeId = newCloseId(now);
+  const closeId = stampedId('c', now);
   const dir = signedDir(config);
   await mkdir(dir, { recursive: true });
   const workbook = join(dir, signedName(account, period, closeId));

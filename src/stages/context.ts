@@ -26,6 +26,9 @@ export interface StageContext {
   secrets?: readonly string[];
 }
 
+/** A stage over one stored run (report, deliver): the context, the run's id and the stage's options. */
+export type RunStage<O, R> = (ctx: StageContext, runId: string, options?: O) => Promise<R>;
+
 /**
  * How the orchestrator runs one named part of a run (pipeline/execute.ts): timing recorded in run.stages with the
  * small `detail` of its result, failure tagged with the part's name. The sync stage records each source so.

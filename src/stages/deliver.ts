@@ -8,7 +8,7 @@ import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import { parseConnectionUrl } from 'nodemailer/lib/shared/index.js';
 import { runSecrets, scrubSecrets, urlSecrets } from '../config/load.js';
 import { smtpTlsOptions } from '../config/tls.js';
-import type { StageContext } from './context.js';
+import type { RunStage, StageContext } from './context.js';
 import { accountOf } from '../config/group.js';
 import type { Logger } from '../log/logger.js';
 import { writeReport } from './report.js';
@@ -47,11 +47,7 @@ const SMTP_TIMEOUTS = { connectionTimeout: 30_000, greetingTimeout: 30_000, sock
  * the file, so `ramp-recon deliver <runId>` can send it again; a missing file is written again
  * first. Without SMTP_URL delivery is skipped with one log line.
  */
-export async function deliverRun(
-  ctx: StageContext,
-  runId: string,
-  options: DeliveryOptions = {},
-): Promise<DeliveryResult> {
+export const deliverRun: RunStage<DeliveryOptions, DeliveryResult> = async (ctx, runId, options = {}) => {
   const log = ctx.logger.child({ stage: 'deliver', runId });
   const { smtpUrl } = ctx.config;
   if (!smtpUrl) {
@@ -127,7 +123,7 @@ export async function deliverRun(
     );
   }
   return sent;
-}
+};
 
 /**
  * The short e-mail of a run that failed and whose failure report could not be written either (`noWorkbook`: why):

@@ -33,10 +33,10 @@ import {
 } from '../report/sheets.js';
 import type { BreakRecords } from '../store/report/break-records.js';
 import { eachRow } from '../store/db/keyset.js';
-import { depositsIn, fillsByTimeIn, fillCsvPages, ordersWithFillsIn } from '../store/report/exchange-sheets.js';
+import { depositsIn, fillsByTimeIn, ordersWithFillsIn } from '../store/report/exchange-sheets.js';
+import { fillCsvPages, partnerOrderCsvPages } from '../store/report/sheet-csv.js';
 import { withdrawalsIn } from '../store/recon/exchange-reads.js';
 import { partnerOrdersCreatedIn } from '../store/recon/partner-reads.js';
-import { partnerOrderCsvPages } from '../store/report/partner-sheets.js';
 import { orderVsFillsCsvLines } from '../store/report/orders-vs-fills-csv.js';
 
 /** The five data sheets, each a function that gives its source. */

@@ -5,7 +5,7 @@ import { breakRecords, type BreakKeys, type BreakRecords } from '../store/report
 import { dataSheetPositions } from '../store/report/sheet-positions.js';
 import { loadRun, setReportPath } from '../store/runs/runs.js';
 import { detailFolderName, writeDetail, type DetailWritten } from '../report/detail.js';
-import type { StageContext } from './context.js';
+import type { RunStage, StageContext } from './context.js';
 import { moneyAtStake, stakeFigures } from '../report/money-at-stake.js';
 import type { UsdRates } from '../report/usd-rates.js';
 import { BreakLinks, keysBySheet, positionsIn, type DataSheet } from '../report/breaks-sheet.js';
@@ -69,11 +69,7 @@ interface ReportFiles {
  * The Summary is computed first (from the run row and SQL aggregates) because the streaming
  * writer emits sheets in order and cannot go back.
  */
-export async function writeReport(
-  ctx: StageContext,
-  runId: string,
-  options: ReportOptions = {},
-): Promise<ReportWritten> {
+export const writeReport: RunStage<ReportOptions, ReportWritten> = async (ctx, runId, options = {}) => {
   const log = ctx.logger.child({ stage: 'report', runId });
   const started = Date.now();
   const run = await loadRun(ctx.store.db, runId);
@@ -98,7 +94,7 @@ export async function writeReport(
     'report written',
   );
   return { path, sheets: written, counts: facts.counts, digest, detail, ...(csvFiles ? { csv: csvFiles } : {}) };
-}
+};
 
 /** The files' names, what a killed report left removed first (of any run or period), the CSV export opened. */
 async function prepareFiles(

@@ -41,60 +41,43 @@ function decideOn(
   });
 }
 
+/** A person's change to the break `code` / `key` of an account; `value` is what it sets (reason, note, owner). */
+type BreakChange<V> = (db: Db, account: string, code: string, key: string, value: V, actor: Actor) => Promise<Change>;
+
+/**
+ * A change made by `decision`: it checks the value (a bad one is refused before any transaction) and returns what the
+ * value does to the break and its workflow row, which decideOn reads, decides and writes.
+ */
+function breakChange<V>(decision: (value: V) => (b: Break, w: WorkflowRecord | undefined) => Decision): BreakChange<V> {
+  return async (db, account, code, key, value, actor) => decideOn(db, account, code, key, actor, decision(value));
+}
+
 /**
  * Acknowledges an open break with a reason: explained while its amounts stay those of now. A
  * resolved or unknown break is an error naming it. The same reason on the same amounts records nothing.
  */
-export async function ack(
-  db: Db,
-  account: string,
-  code: string,
-  key: string,
-  reason: string,
-  actor: Actor,
-): Promise<Change> {
+export const ack = breakChange((reason: string) => {
   const text = required('the reason', reason);
-  return decideOn(db, account, code, key, actor, (b, w) => acknowledge(b, w, text));
-}
+  return (b, w) => acknowledge(b, w, text);
+});
 
 /** Takes an acknowledgement back (the break is unexplained again); nothing recorded when it was not explained. */
-export async function unack(
-  db: Db,
-  account: string,
-  code: string,
-  key: string,
-  reason: string | null,
-  actor: Actor,
-): Promise<Change> {
+export const unack = breakChange((reason: string | null) => {
   const text = reason?.trim() ? reason.trim() : null;
-  return decideOn(db, account, code, key, actor, (b, w) => unacknowledge(b, w, text));
-}
+  return (b, w) => unacknowledge(b, w, text);
+});
 
 /** Adds a note to a stored break (open or resolved: a resolved break keeps its notes and takes new ones). */
-export async function note(
-  db: Db,
-  account: string,
-  code: string,
-  key: string,
-  text: string,
-  actor: Actor,
-): Promise<Change> {
+export const note = breakChange((text: string) => {
   const t = required('the note', text);
-  return decideOn(db, account, code, key, actor, (b, w) => addNote(b, w, t));
-}
+  return (b, w) => addNote(b, w, t);
+});
 
 /** Sets (or with null clears) a stored break's owner; the same owner records nothing. */
-export async function assign(
-  db: Db,
-  account: string,
-  code: string,
-  key: string,
-  owner: string | null,
-  actor: Actor,
-): Promise<Change> {
+export const assign = breakChange((owner: string | null) => {
   const o = owner === null ? null : required('the owner', owner);
-  return decideOn(db, account, code, key, actor, (b, w) => assignOwner(b, w, o));
-}
+  return (b, w) => assignOwner(b, w, o);
+});
 
 /** A stored break, its workflow and its whole history; an unknown break is an error naming it. */
 export async function showBreak(db: Db, account: string, code: string, key: string): Promise<BreakHistory> {

@@ -1,7 +1,8 @@
 import { beforeAll, expect, it } from 'vitest';
 import type { Store } from '../../src/store/db/database.js';
 import { eachRow } from '../../src/store/db/keyset.js';
-import { fillCsvPages, fillsByTimeIn } from '../../src/store/report/exchange-sheets.js';
+import { fillsByTimeIn } from '../../src/store/report/exchange-sheets.js';
+import { fillCsvPages, partnerOrderCsvPages } from '../../src/store/report/sheet-csv.js';
 import type { CsvPage, CsvReader } from '../../src/store/report/csv-text.js';
 import { csvLine } from '../../src/report/csv.js';
 import { Precision } from '../../src/report/precision.js';
@@ -14,7 +15,6 @@ import {
   partnerOrdersSpec,
 } from '../../src/report/sheets.js';
 import { partnerOrdersCreatedIn } from '../../src/store/recon/partner-reads.js';
-import { partnerOrderCsvPages } from '../../src/store/report/partner-sheets.js';
 import { upsertPartnerOrders } from '../../src/store/sync/partner-orders.js';
 import type { NewPartnerOrder } from '../../src/store/db/schema.js';
 import { describeEachStore } from '../helpers/db.js';

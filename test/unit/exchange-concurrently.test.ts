@@ -9,7 +9,7 @@ function env(signal?: AbortSignal): ExchangeSync {
   return { signal, counters: { pages: 0 } } as unknown as ExchangeSync;
 }
 
-/** A listing of `pages` pages that checks for abort between pages, as syncWindows does. */
+/** A listing of `pages` pages that checks for abort between pages, as walkWindows does. */
 function listing(name: string, pages: number, log: string[], running: { now: number; max: number }, failAt?: number) {
   return async (e: ExchangeSync) => {
     running.now++;

@@ -135,7 +135,7 @@ function fakeWindows(times: number[], order: Order, inclusive: boolean, limit: n
 }
 
 interface RunOptions {
-  /** The limit asked (syncWindows asks ORDERS_PAGE_LIMIT, 1000). */
+  /** The limit asked (walkWindows asks ORDERS_PAGE_LIMIT, 1000). */
   asked?: number;
   /** The contract's floor of the cap. */
   floor?: number;
@@ -149,7 +149,7 @@ interface RunOptions {
 }
 
 /**
- * Drives a WindowPlan as syncWindows does (padded bounds; a page is full at fullAt(cap), the cap
+ * Drives a WindowPlan as walkWindows does (padded bounds; a page is full at fullAt(cap), the cap
  * learned from every page; full pages are kept unless the plan splits them). Checks at every
  * cursor move that every record before the cursor was seen.
  */

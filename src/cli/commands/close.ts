@@ -1,11 +1,10 @@
 /** `ramp-recon close --from D --to D --by NAME [--note TEXT] [--account A...] [--json]`: signs off a period for each
  * account (docs/closing.md).
  */
-import { COMMAND_INFO } from './info.js';
 import type { Command } from 'commander';
 import { ConfigError, EXIT, isAppError } from '../../errors.js';
 import { dayString } from '../../util/dates.js';
-import { accountOption, action, createContext, openMigratedStore } from '../context.js';
+import { accountOption, action, createContext, openMigratedStore, periodCommand } from '../context.js';
 import { closePeriod, type CloseResult } from '../../pipeline/close.js';
 
 interface CloseFlags {
@@ -17,11 +16,10 @@ interface CloseFlags {
 }
 
 export function register(program: Command): void {
-  const close = program
-    .command('close')
-    .description(COMMAND_INFO['close'].description)
-    .option('--from <date>', 'first day of the period, YYYY-MM-DD UTC, inclusive')
-    .option('--to <date>', 'day after the last day, YYYY-MM-DD UTC, exclusive (the period must have ended)')
+  const close = periodCommand(program, 'close', {
+    from: 'first day of the period, YYYY-MM-DD UTC, inclusive',
+    to: 'day after the last day, YYYY-MM-DD UTC, exclusive (the period must have ended)',
+  })
     .option('--by <name>', 'who signs off (recorded with the close and on the signed workbook)')
     .option('--note <text>', 'a note recorded with the close and on the signed workbook')
     .option(
@@ -39,7 +37,7 @@ export function register(program: Command): void {
         // A refused account never stops the others: each is signed off or refused on its own.
         for (const account of accounts) {
           try {
-            results.push(await closePeriod(store, account.config, logger, request, new Date()));
+            results.push(await closePeriod({ store, config: account.config, logger, request, now: new Date() }));
           } catch (err) {
             if (!isAppError(err)) throw err;
             process.stderr.write(`ramp-recon: ${err.exitCode === EXIT.usage ? 'error' : 'failed'}: ${err.message}\n`);

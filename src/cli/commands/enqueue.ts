@@ -1,12 +1,11 @@
 /** `ramp-recon enqueue`: plans a batch for the fleet (one job per account) and, with --wait, waits for its report. */
-import { COMMAND_INFO } from './info.js';
 import type { Command } from 'commander';
 import { EXIT } from '../../errors.js';
 import { loadBatch, batchEnded, reportedAsTheyStand } from '../../store/runs/batches.js';
 import { openBoss } from '../../fleet/queues.js';
 import { planFleetBatch } from '../../fleet/plan.js';
 import { batchListing } from './runs.js';
-import { accountOption, action, createContext, openMigratedStore } from '../context.js';
+import { accountOption, action, createContext, openMigratedStore, periodCommand } from '../context.js';
 import { parsePeriod } from '../../util/dates.js';
 import { installSignalHandlers } from '../../schedule/signals.js';
 import { batchSentence } from '../../report/batch-words.js';
@@ -20,11 +19,7 @@ interface EnqueueFlags {
 }
 
 export function register(program: Command): void {
-  const enqueue = program
-    .command('enqueue')
-    .description(COMMAND_INFO['enqueue'].description)
-    .option('--from <date>', 'first day of the period, YYYY-MM-DD UTC, inclusive (default: yesterday)')
-    .option('--to <date>', 'day after the last day, YYYY-MM-DD UTC, exclusive (default: the day after --from)')
+  const enqueue = periodCommand(program, 'enqueue')
     .option('--wait', "wait for the batch's group report (written by the workers once every account has ended)")
     .option('--json', 'print the batch as JSON on stdout (with --wait: once its report is written)')
     .option('--fail-on-breaks', 'with --wait: exit 3 when every account succeeded and one has unexplained open breaks');

@@ -7,12 +7,12 @@ import type { Config } from '../../config/load.js';
 import type { Logger } from '../../log/logger.js';
 import type { Period } from '../../domain/index.js';
 import type { JsonSummary } from '../../pipeline/load-stages.js';
-import { accountOption } from '../context.js';
+import { accountOption, periodCommand } from '../context.js';
 import { executeRun } from '../../pipeline/execute.js';
 import { countOpenBreaks } from '../../store/recon/counts.js';
 import { mergeStageDetail } from '../../store/runs/runs.js';
 import { loadStages } from '../../pipeline/load-stages.js';
-import { EXIT_CODES_HELP, exitCodeOf, periodAction, periodCommand, WAIT_HELP, withRunStore } from './run.js';
+import { EXIT_CODES_HELP, exitCodeOf, periodAction, WAIT_HELP, withRunStore } from './run.js';
 
 interface ReconcileOptions {
   from?: string;

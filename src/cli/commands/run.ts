@@ -1,7 +1,6 @@
 /** `ramp-recon run`: the whole pipeline for a period, and the frame (signals, store, exit codes) every run-like command
  * shares.
  */
-import { COMMAND_INFO } from './info.js';
 import { PARTIAL_MEANING, periodLabel } from '../../report/summary.js';
 import { lateSentence } from '../../report/late-data.js';
 import { Command } from 'commander';
@@ -10,7 +9,7 @@ import { EXIT } from '../../errors.js';
 import type { PipelineResult } from '../../pipeline/run.js';
 import { runBatch, type AccountOutcome } from '../../pipeline/batch.js';
 import { parsePeriod } from '../../util/dates.js';
-import { accountOption, action, createContext, type CommandContext } from '../context.js';
+import { accountOption, action, createContext, periodCommand, type CommandContext } from '../context.js';
 import { printBatch, BATCH_EXIT_HELP } from './run-batch.js';
 import { withRunStore } from '../run-store.js';
 
@@ -32,15 +31,6 @@ Exit codes:
   1  the run failed (the failing stage and error are recorded; \`ramp-recon runs\` shows them), or another run is in progress
   2  bad usage or configuration
   3  with --fail-on-breaks: the run succeeded but unexplained open breaks remain (explained ones were accepted by a person)`;
-
-/** A run-like command over a period (run, reconcile): its name, its description and the --from / --to options. */
-export function periodCommand(program: Command, name: 'run' | 'reconcile'): Command {
-  return program
-    .command(name)
-    .description(COMMAND_INFO[name].description)
-    .option('--from <date>', 'first day of the period, YYYY-MM-DD UTC, inclusive (default: yesterday)')
-    .option('--to <date>', 'day after the last day, YYYY-MM-DD UTC, exclusive (default: the day after --from)');
-}
 
 export const WAIT_HELP = 'wait for a run in progress to finish instead of exiting 1';
 

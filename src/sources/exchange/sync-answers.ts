@@ -4,7 +4,13 @@ import { fullAt, learnPage } from './plan.js';
 import { validateRecords } from './schemas.js';
 import type { ExchangeSync } from './sync-common.js';
 import { checkAbort } from '../common/abort.js';
-import { commitLeaf, learnedCapCursors, openStream, type LeafResult, type WindowStream } from './sync-windows.js';
+import {
+  commitLeaf,
+  learnedCapCursors,
+  type LeafResult,
+  type OpenedStream,
+  type WindowStream,
+} from './sync-windows.js';
 
 /** One answer of a list without a limit, with what the verification needs. */
 interface Answer<T> {
@@ -33,14 +39,11 @@ interface Answer<T> {
  * The lower tail is tried first: lists are newest first, so a cut drops the oldest records.
  * The cursor moves to the window's end with the last answer, once everything is stored.
  */
-export async function syncAnswers<T, R extends { raw: string }>(
+export async function walkAnswers<T, R extends { raw: string }>(
   env: ExchangeSync,
   s: WindowStream<T, R>,
-  range?: { from: number; to: number },
+  { persist, start, end, cov }: OpenedStream,
 ): Promise<void> {
-  const opened = await openStream(env, s, range);
-  if (!opened) return;
-  const { persist, start, end, cov } = opened;
   // Each answer is written before the next is asked; the last one carries the cursor.
   let held: LeafResult<T> | null = null;
   const fetch = async (w: Window): Promise<Answer<T>> => {

@@ -17,7 +17,7 @@ import { getCursor, setCursor } from '../../store/sync/cursors.js';
 import { changesSince, currentSnapshot } from '../../store/recon/changes.js';
 import { fetchByIdInBatches, storeFetchedById, type ByIdRecords } from './sync-by-id.js';
 import { timeCursor } from './streams.js';
-import { loadPageCap, padded, syncWindows, type StreamCap, type WindowStream } from './sync-windows.js';
+import { loadPageCap, padded, syncStream, walkWindows, type StreamCap, type WindowStream } from './sync-windows.js';
 
 function orderStream(
   env: ExchangeSync,
@@ -82,7 +82,7 @@ export async function syncOrders(
   ];
   await runConcurrently(
     env,
-    streams.map((stream) => (e: ExchangeSync) => syncWindows(e, stream, range)),
+    streams.map((stream) => (e: ExchangeSync) => syncStream(e, stream, range, walkWindows)),
     env.parallelWrites ? LISTINGS_AT_ONCE : 1,
   );
 }
@@ -131,10 +131,11 @@ export async function syncOrderLookups(env: ExchangeSync, symbols: string[] = []
   if ((await nonFinalIds(env.db, 'exchange_order', env.account, ORDER_NON_FINAL, env.startedAt)).length === 0) return;
   const cap = await loadPageCap(env, 'orders.maxPage', ORDERS_PAGE_LIMIT, ORDERS_CONTRACT_LIMIT);
   for (const status of ORDER_NON_FINAL) {
-    await syncWindows(
+    await syncStream(
       env,
       { ...orderStream(env, 'orders', status, symbols, cap, 'orders.open'), bestEffort: true },
       { from: 0, to: env.nowMs },
+      walkWindows,
     );
   }
   env.progress.setStage('orders by id');

@@ -20,7 +20,8 @@ import {
 import type { ExchangeSync } from './sync-common.js';
 import { fetchByIdInBatches, storeFetchedById, type ByIdRecords } from './sync-by-id.js';
 import { timeCursor } from './streams.js';
-import { syncAnswers } from './sync-answers.js';
+import { walkAnswers } from './sync-answers.js';
+import { syncStream } from './sync-windows.js';
 import { loadPageCap, padded, type WindowStream } from './sync-windows.js';
 
 /** What differs between deposits and withdrawals, in their listing and in their refresh by id: the rest is shared. */
@@ -93,7 +94,7 @@ async function paymentStream<T extends { timestamp: number | null }, Row extends
 }
 
 /**
- * Deposits and withdrawals are few and their lists have no page limit (syncAnswers checks that an
+ * Deposits and withdrawals are few and their lists have no page limit (walkAnswers checks that an
  * answer was not cut), while a deposit can be listed late (after its time): each run re-reads
  * three days before its cursor, the window the partner side also re-reads for late state changes.
  */
@@ -121,8 +122,8 @@ export const PAYMENTS_OVERLAP_MS = 3 * 86_400_000;
  * the snapshot is a flow of this pair and is stored before the roll-forward is checked.
  */
 export async function syncPayments(env: ExchangeSync, range?: { from: number; to: number }): Promise<void> {
-  await syncAnswers(env, await paymentStream(env, DEPOSITS), range);
-  await syncAnswers(env, await paymentStream(env, WITHDRAWALS), range);
+  await syncStream(env, await paymentStream(env, DEPOSITS), range, walkAnswers);
+  await syncStream(env, await paymentStream(env, WITHDRAWALS), range, walkAnswers);
 
   env.progress.setStage('payments by id');
   await refreshPaymentsById(env, DEPOSITS);

@@ -125,14 +125,11 @@ const walkText = (walk: WalkState | null): string => (walk ? `${walk.from}..${wa
  * told, split). The cursor moves in the statement that stores the page that completes what it
  * covers. The next window is fetched while the current page is written.
  */
-export async function syncWindows<T, R extends { raw: string }>(
+export async function walkWindows<T, R extends { raw: string }>(
   env: ExchangeSync,
   s: WindowStream<T, R>,
-  range?: { from: number; to: number },
+  { persist, start, end, cov }: OpenedStream,
 ): Promise<void> {
-  const opened = await openStream(env, s, range);
-  if (!opened) return;
-  const { persist, start, end, cov } = opened;
   const resume = persist ? parseWalk(await getCursor(env.db, env.account, SOURCE, walkCursorName(s.stream))) : null;
   const plan = new WindowPlan(start, end, resume);
   let walkStored = walkText(plan.walk);
@@ -198,14 +195,36 @@ export function wholeDays(start: number, end: number): { from: string; to: strin
 }
 
 /**
- * Starts a sync of a stream over `range`, or without one from its cursor (streamRange), when there is anything to read:
- * null when the range is empty (without a range, the cursor moves to its end). `persist`: the cursor is to move.
+ * Syncs a stream over `range`, or without one from its cursor, with `walk` (walkWindows, walkAnswers): the walk reads
+ * the range openStream opened; nothing when there is nothing to read.
  */
-export async function openStream<T, R extends { raw: string }>(
+export async function syncStream<T, R extends { raw: string }>(
   env: ExchangeSync,
   s: WindowStream<T, R>,
   range: { from: number; to: number } | undefined,
-): Promise<{ persist: boolean; start: number; end: number; cov: StreamCoverage } | null> {
+  walk: (env: ExchangeSync, s: WindowStream<T, R>, opened: OpenedStream) => Promise<void>,
+): Promise<void> {
+  const opened = await openStream(env, s, range);
+  if (opened) await walk(env, s, opened);
+}
+
+/** A stream's range as openStream opens it. `persist`: the cursor is to move. */
+export interface OpenedStream {
+  persist: boolean;
+  start: number;
+  end: number;
+  cov: StreamCoverage;
+}
+
+/**
+ * Starts a sync of a stream over `range`, or without one from its cursor (streamRange), when there is anything to read:
+ * null when the range is empty (without a range, the cursor moves to its end).
+ */
+async function openStream<T, R extends { raw: string }>(
+  env: ExchangeSync,
+  s: WindowStream<T, R>,
+  range: { from: number; to: number } | undefined,
+): Promise<OpenedStream | null> {
   const persist = range === undefined;
   const { start, end } = range ? { start: range.from, end: range.to } : await streamRange(env, s);
   const cov = streamCoverage(env, s.stream);

@@ -1,6 +1,8 @@
 /** Keyset paging on exact stored values, the period span paged queries are bounded by, and the default page size. */
 import { sql, type SelectQueryBuilder } from 'kysely';
 import type { Period } from '../../domain/period.js';
+import type { DB } from './schema.js';
+import type { Db } from './database.js';
 import { dayStart } from '../../util/dates.js';
 
 /** The period as instants: [from 00:00Z, to 00:00Z). */
@@ -80,6 +82,14 @@ export async function* keysetScan<P, K>(
   }
 }
 
+/** keysetScan over pages that say how many rows they scanned and the key of the last one. */
+export function scanPages<P extends { scanned: number; last: K | null }, K>(
+  fetch: (after: K | null) => Promise<P>,
+  scanSize: number,
+): AsyncGenerator<P> {
+  return keysetScan(fetch, (page) => ({ count: page.scanned, last: page.last }), scanSize);
+}
+
 /** keysetScan over plain row pages, each row's key read by keyOf. */
 export function keysetPages<R, K>(
   fetch: (after: K | null) => Promise<R[]>,
@@ -115,6 +125,31 @@ export function spanPages<
 ): AsyncGenerator<O[]> {
   const fetch = (after: TimeKey | null) => spanPage(query, columns, span, after, pageSize).execute();
   return keysetPages(fetch, (r) => ({ at: r.time_key, id: r[columns.id] }), pageSize);
+}
+
+/** The records of one account in a span, in pages of `pageSize` (PAGE_SIZE when not given). */
+export type SpanReader<T> = (db: Db, account: string, span: Span, pageSize?: number) => AsyncGenerator<T[]>;
+
+/**
+ * A reader of one account's rows whose time column is in a span, in (time, id) pages (spanPages), each row made a
+ * record by toRecord: `select` selects the columns of one table, the reader adds the account and timeKey(time).
+ */
+export function accountSpanReader<TB extends keyof DB, O extends Record<I, string>, I extends string, T>(
+  select: (db: Db) => SelectQueryBuilder<DB, TB, O>,
+  columns: { time: string; id: I; idType: 'text' | 'bigint' },
+  toRecord: (row: O & { time_key: string }) => T,
+): SpanReader<T> {
+  return (db, account, span, pageSize = PAGE_SIZE) => {
+    const query = select(db)
+      .select(timeKey(columns.time))
+      .where(sql<boolean>`${sql.ref('account')} = ${account}`);
+    return mappedPages(spanPages(query, columns, span, pageSize), toRecord);
+  };
+}
+
+/** Pages of rows as pages of records, each row made one by toRecord. */
+export async function* mappedPages<R, T>(pages: AsyncIterable<R[]>, toRecord: (row: R) => T): AsyncGenerator<T[]> {
+  for await (const rows of pages) yield rows.map(toRecord);
 }
 
 /**

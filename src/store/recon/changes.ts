@@ -21,6 +21,18 @@ export interface Judgement {
 }
 
 /**
+ * The records of one account judged for a change since `since` (null: every one) that a span does not hold, in pages
+ * of `pageSize`: what a reconcile judges beside the span's own.
+ */
+export type ChangedOutsideReader<T> = (
+  db: Db,
+  account: string,
+  span: Span,
+  since: string | null,
+  pageSize: number,
+) => AsyncGenerator<T[]>;
+
+/**
  * Opens a reconcile's judgement: the account's watermark and the current snapshot, read before any
  * record is. A watermark ahead of every transaction this server has given out means the database
  * was restored into another server: every record is judged again.

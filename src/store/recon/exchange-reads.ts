@@ -16,7 +16,15 @@ import type {
   OrderPrefilter,
   Withdrawal,
 } from '../../domain/index.js';
-import { idPages, keysetScan, PAGE_SIZE, spanPages, timeKey, type Span } from '../db/keyset.js';
+import {
+  accountSpanReader,
+  idPages,
+  mappedPages,
+  scanPages,
+  PAGE_SIZE,
+  type Span,
+  type SpanReader,
+} from '../db/keyset.js';
 import {
   DEPOSIT_COLUMNS,
   FILL_COLUMNS,
@@ -27,7 +35,7 @@ import {
 } from '../db/exchange-rows.js';
 import { ordersWithFillsIn } from '../report/exchange-sheets.js';
 import { rowsByKey } from './rows-by-key.js';
-import { changedFillIds, changedOrderIds, changedRow } from './changes.js';
+import { changedFillIds, changedOrderIds, changedRow, type ChangedOutsideReader } from './changes.js';
 import { conditionSql, keepsSql, refTable, type ConditionColumns } from './prefilter-sql.js';
 
 /**
@@ -74,31 +82,17 @@ export async function openWithdrawals(db: Db, account: string): Promise<Withdraw
 }
 
 /** Withdrawals with their time in the span, by keyset (timestamp, withdrawal_id). */
-export async function* withdrawalsIn(
-  db: Db,
-  account: string,
-  span: Span,
-  pageSize = PAGE_SIZE,
-): AsyncGenerator<Withdrawal[]> {
-  const query = db
-    .selectFrom('exchange_withdrawal')
-    .select([...WITHDRAWAL_COLUMNS, timeKey('timestamp')])
-    .where('account', '=', account);
-  const columns = { time: 'timestamp', id: 'withdrawal_id', idType: 'text' } as const;
-  for await (const rows of spanPages(query, columns, span, pageSize)) yield rows.map(toWithdrawal);
-}
+export const withdrawalsIn = accountSpanReader(
+  (db) => db.selectFrom('exchange_withdrawal').select(WITHDRAWAL_COLUMNS),
+  { time: 'timestamp', id: 'withdrawal_id', idType: 'text' },
+  toWithdrawal,
+);
 
 /**
  * Withdrawals judged for a change (since that transaction; null: every one) that the span does
  * not hold, by keyset on withdrawal_id: with withdrawalsIn, what E_WITHDRAWAL_BENEFICIARY judges.
  */
-export async function* withdrawalsChangedOutside(
-  db: Db,
-  account: string,
-  span: Span,
-  since: string | null,
-  pageSize = PAGE_SIZE,
-): AsyncGenerator<Withdrawal[]> {
+export const withdrawalsChangedOutside: ChangedOutsideReader<Withdrawal> = (db, account, span, since, pageSize) => {
   const query = db
     .selectFrom('exchange_withdrawal as w')
     .select(WITHDRAWAL_COLUMNS.map((c) => `w.${c}` as const))
@@ -107,34 +101,29 @@ export async function* withdrawalsChangedOutside(
     .where((eb) =>
       eb.or([eb('w.timestamp', 'is', null), eb('w.timestamp', '<', span.from), eb('w.timestamp', '>=', span.to)]),
     );
-  for await (const rows of idPages(query, 'w.withdrawal_id', (r) => r.withdrawal_id, pageSize))
-    yield rows.map(toWithdrawal);
-}
+  return mappedPages(
+    idPages(query, 'w.withdrawal_id', (r) => r.withdrawal_id, pageSize),
+    toWithdrawal,
+  );
+};
 
 // ------------------------------------------------------------------ exchange orders against their fills
 
 /** ordersWithFillsIn as the order rules take it (the pages the rules would read without the prefilter). */
-export async function* exchangeOrdersWithFillsIn(
-  db: Db,
-  account: string,
-  span: Span,
-  pageSize = PAGE_SIZE,
-): AsyncGenerator<ExchangeOrderAgg[]> {
-  for await (const rows of ordersWithFillsIn(db, account, span, pageSize))
-    yield rows.map((r) => ({
-      exOrdId: r.exOrdId,
-      found: r.found,
-      symbol: r.orderSymbol,
-      side: r.side,
-      ordStatus: r.status,
-      cumQty: r.cumQty,
-      leavesQty: r.leavesQty,
-      avgPx: r.avgPx,
-      fillCount: r.fills,
-      fillQty: r.fillQty,
-      fillNotional: r.notional,
-    }));
-}
+export const exchangeOrdersWithFillsIn: SpanReader<ExchangeOrderAgg> = (db, account, span, pageSize) =>
+  mappedPages(ordersWithFillsIn(db, account, span, pageSize), (r) => ({
+    exOrdId: r.exOrdId,
+    found: r.found,
+    symbol: r.orderSymbol,
+    side: r.side,
+    ordStatus: r.status,
+    cumQty: r.cumQty,
+    leavesQty: r.leavesQty,
+    avgPx: r.avgPx,
+    fillCount: r.fills,
+    fillQty: r.fillQty,
+    fillNotional: r.notional,
+  }));
 
 /**
  * Exchange orders in scope of the order rules (a fill in the span, or created in it with
@@ -183,7 +172,7 @@ export async function* exchangeOrderCandidatesIn(
   const fetch = async (after: string | null) => {
     const rows = (
       await sql<OrderAggRow & { scanned: string; last_id: string | null } & Record<`passed_${number}`, string>>`
-      with ids as (${orderScopeIds(account, span, changedSince, after, scanSize)}),
+      with ids as (${orderScopeIds({ account, span, changedSince, after, limit: scanSize })}),
       sym as (select * from ${sym.recordset}),
       agg as materialized (
         select ids.ex_ord_id, (o.ex_ord_id is not null) as found, o.symbol, o.side, o.ord_status, o.cum_qty, o.leaves_qty, o.avg_px,
@@ -226,8 +215,19 @@ export async function* exchangeOrderCandidatesIn(
       orders: rows.filter((r) => r.ex_ord_id !== null).map(toOrderAgg),
     };
   };
-  for await (const page of keysetScan(fetch, (p) => ({ count: p.scanned, last: p.last }), scanSize))
-    yield { passed: page.passed, orders: page.orders };
+  for await (const page of scanPages(fetch, scanSize)) yield { passed: page.passed, orders: page.orders };
+}
+
+/**
+ * One scan page of a candidates read: the account's records of the span, and those judged for a change since
+ * `changedSince` (null: every stored one; undefined: none), the first `limit` of them above the key `after`.
+ */
+interface ScanPage {
+  account: string;
+  span: Span;
+  changedSince: string | null | undefined;
+  after: string | null;
+  limit: number;
 }
 
 /**
@@ -236,13 +236,7 @@ export async function* exchangeOrderCandidatesIn(
  * orders judged for a change (changedOrderIds) when `changedSince` is given. Each branch takes its
  * own first `limit` ids on its index, so a page costs what it returns, not the table.
  */
-function orderScopeIds(
-  account: string,
-  span: Span,
-  changedSince: string | null | undefined,
-  after: string | null,
-  limit: number,
-) {
+function orderScopeIds({ account, span, changedSince, after, limit }: ScanPage) {
   const above = after === null ? sql`` : sql`and ex_ord_id > ${after}::bigint`;
   if (changedSince === null)
     // Never judged: every stored order with a fill or a filled quantity.
@@ -369,12 +363,13 @@ export async function* fillCandidatesIn(
   };
   const fetch = async (previous: string | null) => {
     const after = previous ?? bounds.after;
+    const scope = fillScope({ account, span, changedSince, after, limit: scanSize }, bounds.through);
     const rows = (
       await sql<FillRow & { scanned: string; last_exec_id: string | null }>`
       with page as materialized (
         select f.exec_id, f.ex_ord_id, f.side, f.symbol, f.price, f.qty, f.fee, f.timestamp
         from exchange_fill f
-        where f.account = ${account} and ${fillScope(account, span, changedSince, after, scanSize, bounds.through)}
+        where f.account = ${account} and ${scope}
           ${after === null ? sql`` : sql`and f.exec_id > ${after}::bigint`}
           ${bounds.through === null ? sql`` : sql`and f.exec_id <= ${bounds.through}::bigint`}
         order by f.exec_id
@@ -413,22 +408,14 @@ export async function* fillCandidatesIn(
     const scanned = head ? Number(head.scanned) : 0;
     return { scanned, last: head?.last_exec_id ?? null, fills: rows.filter((r) => r.exec_id !== null).map(toFill) };
   };
-  for await (const page of keysetScan(fetch, (p) => ({ count: p.scanned, last: p.last }), scanSize))
-    yield { scanned: page.scanned, fills: page.fills };
+  for await (const page of scanPages(fetch, scanSize)) yield { scanned: page.scanned, fills: page.fills };
 }
 
 /**
  * Which fills a page of fillCandidatesIn scans: those of the span, and those judged for a change
  * (changedFillIds) when `changedSince` is given; null: every fill (exec_id order on the key).
  */
-function fillScope(
-  account: string,
-  span: Span,
-  changedSince: string | null | undefined,
-  after: string | null,
-  limit: number,
-  through: string | null,
-) {
+function fillScope({ account, span, changedSince, after, limit }: ScanPage, through: string | null) {
   const period = sql`f.timestamp >= ${span.from} and f.timestamp < ${span.to}`;
   if (changedSince === null) return sql`true`;
   if (changedSince === undefined) return period;

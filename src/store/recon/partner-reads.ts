@@ -6,8 +6,8 @@ import type { Db } from '../db/database.js';
 import type { PartnerOrderRow } from '../db/schema.js';
 import type { PartnerOrder, WebhookEventLite } from '../../domain/index.js';
 import type { PartnerOrderRec } from '../../domain/index.js';
-import { idPages, PAGE_SIZE, spanPages, timeKey, type Span } from '../db/keyset.js';
-import { changedHashes, changedRow } from './changes.js';
+import { accountSpanReader, idPages, mappedPages } from '../db/keyset.js';
+import { changedHashes, changedRow, type ChangedOutsideReader } from './changes.js';
 import { rowsByKey } from './rows-by-key.js';
 
 export function toPartnerOrder(
@@ -89,19 +89,11 @@ export const ORDER_COLUMNS = [
  * Partner orders created in the span, by keyset (created_at, order_id), one page at a time, with
  * the columns only the workbook shows (payment method, external reference).
  */
-export async function* partnerOrdersCreatedIn(
-  db: Db,
-  account: string,
-  span: Span,
-  pageSize = PAGE_SIZE,
-): AsyncGenerator<PartnerOrderRec[]> {
-  const query = db
-    .selectFrom('partner_order')
-    .select([...ORDER_COLUMNS, 'payment_method', 'external_reference', timeKey('created_at')])
-    .where('account', '=', account);
-  const columns = { time: 'created_at', id: 'order_id', idType: 'text' } as const;
-  for await (const rows of spanPages(query, columns, span, pageSize)) yield rows.map(toPartnerOrderRec);
-}
+export const partnerOrdersCreatedIn = accountSpanReader(
+  (db) => db.selectFrom('partner_order').select([...ORDER_COLUMNS, 'payment_method', 'external_reference']),
+  { time: 'created_at', id: 'order_id', idType: 'text' },
+  toPartnerOrderRec,
+);
 
 /** A partner order as the workbook lists it: with the columns only the workbook shows. */
 export function toPartnerOrderRec(
@@ -115,13 +107,7 @@ export function toPartnerOrderRec(
  * created in the span, by keyset on order_id: the order changed, or it carries a hash a changed
  * deposit or order carries or gave up (the claimants of a deposit, docs/rules.md X_DEPOSIT_MISSING).
  */
-export async function* partnerOrdersChangedOutside(
-  db: Db,
-  account: string,
-  span: Span,
-  since: string | null,
-  pageSize = PAGE_SIZE,
-): AsyncGenerator<PartnerOrder[]> {
+export const partnerOrdersChangedOutside: ChangedOutsideReader<PartnerOrder> = (db, account, span, since, pageSize) => {
   // The changed ids by their two indexes (change_xid, transaction_hash): an OR would read every order.
   const changed =
     since === null
@@ -136,8 +122,11 @@ export async function* partnerOrdersChangedOutside(
     .where('account', '=', account)
     .where((eb) => eb.or([eb('created_at', '<', span.from), eb('created_at', '>=', span.to)]))
     .$if(changed !== null, (q) => q.where(sql<boolean>`order_id in (${changed})`));
-  for await (const rows of idPages(query, 'order_id', (r) => r.order_id, pageSize)) yield rows.map(toPartnerOrder);
-}
+  return mappedPages(
+    idPages(query, 'order_id', (r) => r.order_id, pageSize),
+    toPartnerOrder,
+  );
+};
 
 /** Every stored order still PENDING or WITHDRAWING (P_STALE), whatever its creation date. */
 export async function openPartnerOrders(db: Db, account: string): Promise<PartnerOrder[]> {

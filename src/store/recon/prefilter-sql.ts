@@ -88,21 +88,22 @@ export function conditionSql<F extends string>(c: Condition<F>, cols: ConditionC
       ? sql<SqlBool>`coalesce(${op(c.oneOf)} in (${sql.join(c.values)}), false)`
       : sql<SqlBool>`false`;
   if ('unlisted' in c) return cols.unlisted;
-  if ('all' in c)
-    return c.all.length
-      ? sql<SqlBool>`(${sql.join(
-          c.all.map((x) => conditionSql(x, cols)),
-          sql` and `,
-        )})`
-      : sql`true`;
-  if ('any' in c)
-    return c.any.length
-      ? sql<SqlBool>`(${sql.join(
-          c.any.map((x) => conditionSql(x, cols)),
-          sql` or `,
-        )})`
-      : sql`false`;
+  if ('all' in c) return joinedSql(c.all, cols, 'and');
+  if ('any' in c) return joinedSql(c.any, cols, 'or');
   return sql<SqlBool>`true`;
+}
+
+/** Conditions joined by `and` (none: true) or by `or` (none: false). */
+function joinedSql<F extends string>(
+  conditions: readonly Condition<F>[],
+  cols: ConditionColumns<F>,
+  by: 'and' | 'or',
+): RawBuilder<SqlBool> {
+  if (!conditions.length) return by === 'and' ? sql`true` : sql`false`;
+  return sql<SqlBool>`(${sql.join(
+    conditions.map((x) => conditionSql(x, cols)),
+    sql` ${sql.raw(by)} `,
+  )})`;
 }
 
 function operandSql<F extends string>(o: Operand<F>, cols: ConditionColumns<F>): RawBuilder<unknown> {

@@ -1,40 +1,22 @@
 /** The report's reads of the exchange's records, as its data sheets list them: deposits, exchange orders against their
- * fills, fills (and their CSV lines Postgres writes), the latest balances.
+ * fills, fills (their CSV lines: sheet-csv.ts) and the span's symbols, the latest balances.
  */
-import { sql, type RawBuilder } from 'kysely';
+import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { numericOrZero, numericOrNull } from '../db/type-parsers.js';
-import type { BalanceRec, Deposit, FillRec, OrderVsFillsRec } from '../../domain/index.js';
-import { PAGE_SIZE, spanPages, timeKey, type Span } from '../db/keyset.js';
+import type { BalanceRec, FillRec, OrderVsFillsRec } from '../../domain/index.js';
+import { accountSpanReader, PAGE_SIZE, type Span } from '../db/keyset.js';
 import { DEPOSIT_COLUMNS, FILL_COLUMNS, toDeposit, toStoredFill } from '../db/exchange-rows.js';
 import { newestSnapshot } from '../sync/snapshots.js';
-import {
-  CSV_PAGE_SIZE,
-  csvFieldSql,
-  csvLookupSql,
-  csvPages,
-  decimalText,
-  isoText,
-  type CsvPage,
-  type CsvReader,
-} from './csv-text.js';
 
 // ------------------------------------------------------------------ deposits
 
 /** Deposits with their time in the span, by keyset (timestamp, deposit_id). */
-export async function* depositsIn(
-  db: Db,
-  account: string,
-  span: Span,
-  pageSize = PAGE_SIZE,
-): AsyncGenerator<Deposit[]> {
-  const query = db
-    .selectFrom('exchange_deposit')
-    .select([...DEPOSIT_COLUMNS, timeKey('timestamp')])
-    .where('account', '=', account);
-  const columns = { time: 'timestamp', id: 'deposit_id', idType: 'text' } as const;
-  for await (const rows of spanPages(query, columns, span, pageSize)) yield rows.map(toDeposit);
-}
+export const depositsIn = accountSpanReader(
+  (db) => db.selectFrom('exchange_deposit').select(DEPOSIT_COLUMNS),
+  { time: 'timestamp', id: 'deposit_id', idType: 'text' },
+  toDeposit,
+);
 
 // ------------------------------------------------------------------ exchange orders against their fills
 
@@ -128,76 +110,32 @@ export async function ordersWithFillsByIds(db: Db, account: string, ids: readonl
 // ------------------------------------------------------------------ fills
 
 /** Fills with their time in the span, as the workbook lists them: by keyset (timestamp, exec_id). */
-export async function* fillsByTimeIn(
-  db: Db,
-  account: string,
-  span: Span,
-  pageSize = PAGE_SIZE,
-): AsyncGenerator<FillRec[]> {
-  const query = db
-    .selectFrom('exchange_fill')
-    .select([...FILL_COLUMNS, 'trade_id', timeKey('timestamp')])
-    .where('account', '=', account);
-  const columns = { time: 'timestamp', id: 'exec_id', idType: 'bigint' } as const;
-  for await (const rows of spanPages(query, columns, span, pageSize))
-    // tradeId set on the fill as built, not spread into a copy: a million rows per report
-    yield rows.map((r) => Object.assign(toStoredFill(r), { tradeId: r.trade_id }));
-}
+export const fillsByTimeIn = accountSpanReader(
+  (db) => db.selectFrom('exchange_fill').select([...FILL_COLUMNS, 'trade_id']),
+  { time: 'timestamp', id: 'exec_id', idType: 'bigint' },
+  // tradeId set on the fill as built, not spread into a copy: a million rows per report
+  (r): FillRec => Object.assign(toStoredFill(r), { tradeId: r.trade_id }),
+);
 
 /**
- * The fills of fillsByTimeIn, in the same order, as the Fills sheet's CSV lines (csv.ts csvLine of fillRow): written
- * by Postgres (csv-text.ts), so a million fills cost no Decimal, Date or row object on the client. trim_scale drops the
- * trailing zeros numeric keeps, as Decimal's toFixed() does; the time is cut to milliseconds, as a JS Date cuts it.
- * The caller gives the two columns the sheet works out, as ready CSV field texts: `feeField(symbol)`, the fee's
- * currency (asked once per symbol of the span), and `breakFields`, the Open breaks field of each fill that has one.
+ * The distinct symbols of the account's fills or exchange orders with their time in the span (by the time index, not
+ * the account's whole history); an order without a symbol adds none.
  */
-export async function* fillCsvPages(
-  reader: CsvReader,
+export async function symbolsIn(
+  db: Db,
+  table: 'exchange_fill' | 'exchange_order',
   account: string,
   span: Span,
-  print: { feeField: (symbol: string) => string; breakFields: ReadonlyMap<string, string> },
-  pageSize = CSV_PAGE_SIZE,
-  /** The span's symbols when the caller knows them (the report's per-day sums); otherwise read here. */
-  spanSymbols?: readonly string[],
-): AsyncGenerator<CsvPage> {
-  const symbols =
-    spanSymbols ??
-    (
-      await reader.db
-        .selectFrom('exchange_fill')
-        .select('symbol')
-        .distinct()
-        .where('account', '=', account)
-        .where('timestamp', '>=', span.from)
-        .where('timestamp', '<', span.to)
-        .execute()
-    ).map((r) => r.symbol);
-  const feeFields = new Map(symbols.map((symbol) => [symbol, print.feeField(symbol)]));
-  const field = (expr: RawBuilder<unknown>) => csvFieldSql(expr, true);
-  yield* csvPages(
-    reader,
-    {
-      table: 'exchange_fill',
-      account,
-      span,
-      columns: { time: 'timestamp', id: 'exec_id', idType: 'bigint' },
-      fields: [
-        field(isoText('timestamp')),
-        field(sql`exec_id`),
-        field(sql`ex_ord_id`),
-        field(sql`trade_id`),
-        csvFieldSql(sql`symbol`),
-        csvFieldSql(sql`side`),
-        field(decimalText(sql`price`)),
-        field(decimalText(sql`qty`)),
-        field(decimalText(sql`qty * price`)),
-        field(decimalText(sql`fee`)),
-        csvLookupSql(feeFields, sql`symbol`),
-        csvLookupSql(print.breakFields, sql`exec_id`),
-      ],
-    },
-    pageSize,
-  );
+): Promise<string[]> {
+  const rows = await db
+    .selectFrom(table)
+    .select('symbol')
+    .distinct()
+    .where('account', '=', account)
+    .where('timestamp', '>=', span.from)
+    .where('timestamp', '<', span.to)
+    .execute();
+  return rows.flatMap((r) => (r.symbol === null ? [] : [r.symbol]));
 }
 
 // ------------------------------------------------------------------ balances

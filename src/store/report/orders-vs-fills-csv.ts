@@ -15,6 +15,7 @@ import {
   type CsvPage,
   type CsvReader,
 } from './csv-text.js';
+import { symbolsIn } from './exchange-sheets.js';
 
 /** What the sheet works out per row that SQL cannot know: a symbol's VWAP decimals and the Open breaks field. */
 export interface OrderVsFillsPrint {
@@ -51,16 +52,7 @@ export async function* orderVsFillsCsvLines(
   print: OrderVsFillsPrint,
   fillSymbols: readonly string[],
 ): AsyncGenerator<CsvPage> {
-  // The span's orders only (their time index), not the account's whole history on every report.
-  const orderSymbols = await reader.db
-    .selectFrom('exchange_order')
-    .select('symbol')
-    .distinct()
-    .where('account', '=', account)
-    .where('timestamp', '>=', span.from)
-    .where('timestamp', '<', span.to)
-    .execute();
-  const symbols = new Set([...orderSymbols.flatMap((r) => (r.symbol === null ? [] : [r.symbol])), ...fillSymbols]);
+  const symbols = new Set([...(await symbolsIn(reader.db, 'exchange_order', account, span)), ...fillSymbols]);
   const dps = JSON.stringify(Object.fromEntries([...symbols].map((s) => [s, print.vwapDp(s)])));
   const a = literal(account);
   const from = sql`${literal(span.from.toISOString())}::timestamptz`;

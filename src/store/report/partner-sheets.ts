@@ -1,70 +1,11 @@
-/** The report's reads of the partner's records: the Partner orders sheet's CSV lines Postgres writes, the period's
- * webhook figures (Summary, `--json`), the daily sums per input currency.
+/** The report's reads of the partner's records: the period's webhook figures (Summary, `--json`), the daily sums per
+ * input currency (the Partner orders sheet's CSV lines: sheet-csv.ts).
  */
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { numericOrZero } from '../db/type-parsers.js';
 import type { PartnerDailyRec, WebhookStats } from '../../domain/index.js';
 import type { Span } from '../db/keyset.js';
-import {
-  CSV_PAGE_SIZE,
-  csvFieldSql,
-  csvLookupSql,
-  csvPages,
-  decimalText,
-  isoText,
-  type CsvPage,
-  type CsvReader,
-} from './csv-text.js';
-
-/**
- * The orders of partnerOrdersCreatedIn, in the same order, as the Partner orders sheet's CSV lines (csv.ts csvLine of
- * partnerOrderRow): written by Postgres (csv-text.ts), so the detail's hundred thousand orders cost no Decimal, Date
- * or row object on the client. `breakFields`: the Open breaks field (ready CSV text) of each order that has one.
- */
-export function partnerOrderCsvPages(
-  reader: CsvReader,
-  account: string,
-  span: Span,
-  breakFields: ReadonlyMap<string, string>,
-  pageSize = CSV_PAGE_SIZE,
-): AsyncGenerator<CsvPage> {
-  const amount = (column: string) => csvFieldSql(decimalText(sql.ref(column)), true);
-  const text = (column: string) => csvFieldSql(sql.ref(column));
-  return csvPages(
-    reader,
-    {
-      table: 'partner_order',
-      account,
-      span,
-      columns: { time: 'created_at', id: 'order_id', idType: 'text' },
-      fields: [
-        csvFieldSql(isoText('created_at'), true),
-        text('order_id'),
-        text('order_type'),
-        text('order_state'),
-        csvFieldSql(isoText('order_state_updated_at'), true),
-        text('input_currency'),
-        amount('input_amount'),
-        text('output_currency'),
-        amount('output_amount'),
-        amount('amount_usd'),
-        amount('processing_fee'),
-        amount('processing_fee_usd'),
-        amount('partner_fee'),
-        amount('partner_fee_usd'),
-        amount('network_fee'),
-        amount('network_fee_usd'),
-        text('payment_method'),
-        text('target_wallet_address'),
-        text('transaction_hash'),
-        text('external_reference'),
-        csvLookupSql(breakFields, sql`order_id`),
-      ],
-    },
-    pageSize,
-  );
-}
 
 /** Webhook events received in the span, with the schema drift the report counts (docs/apis.md "Partner webhooks"). */
 export async function webhookStatsIn(db: Db, account: string, span: Span): Promise<WebhookStats> {

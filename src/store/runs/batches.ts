@@ -1,12 +1,13 @@
 /** The `batch` and `batch_account` rows: a multi-account night, each account's outcome and the group report. */
-import { randomBytes } from 'node:crypto';
+import { stampedId } from '../../util/ids.js';
 import { jsonNumber } from '../../decimal/json.js';
 import { ReportError } from '../../errors.js';
-import { scrubSecrets } from '../../config/load.js';
+import { storedError } from '../../config/load.js';
 import type { Selectable } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { BatchTable } from '../db/schema.js';
 import type { Period } from '../../domain/period.js';
+import { deliveryColumns, type DeliveryOutcome } from './runs.js';
 
 export type BatchAccountStatus = 'pending' | 'running' | 'succeeded' | 'failed';
 
@@ -51,11 +52,7 @@ export interface BatchInfo {
 
 /** Sortable, readable batch id: b20261122T020000Z-3fa9c1 (a run's is r...). */
 export function newBatchId(now = new Date()): string {
-  const stamp = now
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d{3}/, '');
-  return `b${stamp}-${randomBytes(3).toString('hex')}`;
+  return stampedId('b', now);
 }
 
 /** What planning a batch takes: its trigger and period, its accounts in config order, when, and its deadline. */
@@ -158,19 +155,6 @@ function sameStates(a: AccountStates, b: AccountStates): boolean {
   return [...keys].every((k) => a[k] === b[k]);
 }
 
-/**
- * An error as a batch row keeps it (it is shown by `runs`, `--json` and the group e-mail): every secret of the group
- * (`group.secrets`) and any URL password masked, and bounded.
- */
-function storedError(text: string, secrets: readonly string[]): string {
-  const masked = scrubSecrets(text, secrets);
-  return masked.length > MAX_ERROR_CHARS
-    ? `${masked.slice(0, MAX_ERROR_CHARS)}... (${masked.length - MAX_ERROR_CHARS} more characters)`
-    : masked;
-}
-
-const MAX_ERROR_CHARS = 2_000;
-
 /** An attempt of an account's job failed and will be retried: the account waits again, its last error kept. */
 export async function retryBatchAccount(
   db: Db,
@@ -264,22 +248,15 @@ export async function setBatchReport(db: Db, batchId: string, path: string, dige
     .execute();
 }
 
-/** The group e-mail's outcome: sent (now), or not sent with the reason. */
+/** The group e-mail's outcome, its error's secrets masked. */
 export async function recordBatchDelivery(
   db: Db,
   batchId: string,
-  outcome: { delivered: true } | { delivered: false; error: string },
+  outcome: DeliveryOutcome,
   secrets: readonly string[],
 ): Promise<void> {
-  await db
-    .updateTable('batch')
-    .set(
-      outcome.delivered
-        ? { delivered: true, delivered_at: new Date(), delivery_error: null }
-        : { delivered: false, delivered_at: null, delivery_error: storedError(outcome.error, secrets) },
-    )
-    .where('id', '=', batchId)
-    .execute();
+  const stored = outcome.delivered ? outcome : { ...outcome, error: storedError(outcome.error, secrets) };
+  await db.updateTable('batch').set(deliveryColumns(stored)).where('id', '=', batchId).execute();
 }
 
 export async function loadBatch(db: Db, batchId: string): Promise<BatchInfo> {

@@ -1,5 +1,5 @@
 /** The `run` row: every read and update of a run's record (create, stages, results, outcome, report, delivery). */
-import { randomBytes } from 'node:crypto';
+import { stampedId } from '../../util/ids.js';
 import { sql } from 'kysely';
 import { jsonNumber, stringifyJsonLossless } from '../../decimal/json.js';
 import { ReportError } from '../../errors.js';
@@ -28,11 +28,7 @@ export type RunCommand = 'run' | 'sync' | 'reconcile' | 'report' | 'deliver';
 
 /** Sortable, readable run id: r20261122T020000Z-3fa9c1. */
 export function newRunId(now = new Date()): string {
-  const stamp = now
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d{3}/, '');
-  return `r${stamp}-${randomBytes(3).toString('hex')}`;
+  return stampedId('r', now);
 }
 
 export async function createRun(
@@ -331,21 +327,19 @@ export async function setReportPath(
     .execute();
 }
 
-/** The e-mail's outcome: sent (now), or not sent with the reason (`deliver <runId>` retries). */
-export async function recordDelivery(
-  db: Db,
-  runId: string,
-  outcome: { delivered: true } | { delivered: false; error: string },
-): Promise<void> {
-  await db
-    .updateTable('run')
-    .set(
-      outcome.delivered
-        ? { delivered: true, delivered_at: new Date(), delivery_error: null }
-        : { delivered: false, delivered_at: null, delivery_error: outcome.error },
-    )
-    .where('id', '=', runId)
-    .execute();
+/** An e-mail's outcome: sent, or not sent with the reason. */
+export type DeliveryOutcome = { delivered: true } | { delivered: false; error: string };
+
+/** The delivery columns a run and a batch share, for an e-mail's outcome: sent (now), or not sent with the reason. */
+export function deliveryColumns(outcome: DeliveryOutcome) {
+  return outcome.delivered
+    ? { delivered: true, delivered_at: new Date(), delivery_error: null }
+    : { delivered: false, delivered_at: null, delivery_error: outcome.error };
+}
+
+/** The e-mail's outcome (`deliver <runId>` retries one not sent). */
+export async function recordDelivery(db: Db, runId: string, outcome: DeliveryOutcome): Promise<void> {
+  await db.updateTable('run').set(deliveryColumns(outcome)).where('id', '=', runId).execute();
 }
 
 /**
