@@ -31,15 +31,23 @@ export function fillCopyLine(values: string[]): string {
     .join('\t');
 }
 
-/** COPY of the lines into `table`, sent 1000 lines at a time. */
-export async function copyInto(client: pg.Client, table: string, lines: string[]): Promise<void> {
+/** COPY of the lines into `table`, sent 1000 lines at a time; a generator's lines are made as they are sent. */
+export async function copyInto(client: pg.Client, table: string, lines: Iterable<string>): Promise<void> {
   const stream = client.query(
     copyStreams.from(`copy ${table} (${COLUMNS.map((c) => `"${c}"`).join(', ')}) from stdin`),
   );
   await pipeline(
     Readable.from(
       (function* () {
-        for (let i = 0; i < lines.length; i += 1000) yield lines.slice(i, i + 1000).join('\n') + '\n';
+        let batch: string[] = [];
+        for (const line of lines) {
+          batch.push(line);
+          if (batch.length === 1000) {
+            yield batch.join('\n') + '\n';
+            batch = [];
+          }
+        }
+        if (batch.length) yield batch.join('\n') + '\n';
       })(),
     ),
     stream,
