@@ -199,6 +199,7 @@ async function runFills(
       // while the write runs (fewer survivors for the young-generation GC to copy).
       const state = step.state;
       const timestamps = step.page.validated.valid.map((v) => v.value.timestamp);
+      const lastPage = step.done === true && !step.stuck;
       const done = writeFillsPage(walk, step, page, depth).then(({ written, quarantined }) => {
         last = state;
         env.counters.fills += written;
@@ -207,7 +208,8 @@ async function runFills(
         walk.cov.rows += written;
         walk.cov.quarantined += quarantined;
         env.progress.tick(written);
-        span.cover(readFillsPage(reach, timestamps));
+        // The walk's last page: everything up to the end of the range is stored, whatever its newest fill's time.
+        span.cover(lastPage ? range.to - range.from : readFillsPage(reach, timestamps));
       });
       // Observed in order by settleOldest(); this keeps a failure from being reported as unhandled meanwhile.
       done.catch(() => {});
@@ -230,7 +232,7 @@ async function walkRange(env: ExchangeSync): Promise<{ from: number; to: number 
   return { from: Number.isFinite(synced) && synced > 0 ? synced : env.historyStartMs, to: env.nowMs };
 }
 
-type FillsStep = { page: FillsPage; state: FillsPlanState; stuck?: string };
+type FillsStep = { page: FillsPage; state: FillsPlanState; done?: boolean; stuck?: string };
 
 /** The page's rows and coverage; a page the walk got stuck on leaves its day unsettled and the stream too. */
 function pageRows(walk: FillsWalk, step: FillsStep): FillsPageRows {
