@@ -10,10 +10,10 @@ const size = (b: DigestBreak) => (b.usdImpact === null ? new Decimal(0) : new De
 const rank = (b: DigestBreak) => SEVERITY_RANK[b.severity as Severity] ?? 9;
 
 /**
- * The group's top breaks in the order each account's digest chose its own (digest.ts topBreaks): those with a USD impact
- * first, the largest absolute impact first, explained or not; then the others, the unexplained first; ties by the
- * oldest, severity, code, key and account. Each account's list holds its first ones, so the first of all of them are
- * the group's.
+ * The group's top breaks in the order each account's digest chose its own (digest.ts topBreaks): those with a USD
+ * impact first, the largest absolute impact first, explained or not; then the others, the unexplained first; ties by
+ * the oldest, severity, code, key and account. Each account's list holds its first ones, so the first of all of them
+ * are the group's.
  */
 export function groupTopBreaks(
   accounts: ReadonlyArray<{ account: string; digest: Pick<ReportDigest, 'topBreaks'> | null }>,

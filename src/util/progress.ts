@@ -63,8 +63,10 @@ export interface Progress {
 export function createProgress(options: ProgressOptions): Progress {
   const now = options.now ?? (() => performance.now());
   const mode = options.mode ?? 'log';
-  const line = mode === 'off' ? null : options.line === undefined ? terminalStatusLine() : options.line;
-  const intervalMs = options.intervalMs ?? (line ? 500 : 10_000);
+  const line = options.line === undefined ? terminalStatusLine() : options.line;
+  // --quiet (warn) silences the status line as it does the info lines.
+  const drawOn = mode === 'off' || !options.logger.isLevelEnabled('info') ? null : line;
+  const intervalMs = options.intervalMs ?? (drawOn ? 500 : 10_000);
   const started = now();
   const quietUntil = started + (options.quietMs ?? 5_000);
   const spans = new Set<RangeSpan>();
@@ -102,8 +104,8 @@ export function createProgress(options: ProgressOptions): Progress {
     if (mode === 'off' || t < quietUntil || t - lastSaid < intervalMs) return;
     lastSaid = t;
     const s = snap();
-    if (line) {
-      line.show(progressText(s));
+    if (drawOn) {
+      drawOn.show(progressText(s));
       drawn = true;
     } else options.logger.info({ progress: s, stage }, `${progressText(s)}${stage ? ` (${stage})` : ''}`);
   };
@@ -137,7 +139,7 @@ export function createProgress(options: ProgressOptions): Progress {
     stop(error) {
       const s = snap();
       if (mode === 'off') return s;
-      if (drawn) line?.clear();
+      if (drawn) drawOn?.clear();
       const counts = `${plural(rows, 'row')}, ${plural(pages, 'page')}`;
       if (error === undefined)
         options.logger.info({ progress: s }, `${options.label}: done, ${counts}, ${s.rowsPerSecond} rows/s`);

@@ -159,6 +159,19 @@ describe('progress through the date range', () => {
     expect(lines.map((l) => l.msg)).toEqual(['partner orders: done, 500 rows, 1 page, 100 rows/s']);
   });
 
+  it('draws no status line under --quiet (warnings only), as it writes no info line', () => {
+    const written: string[] = [];
+    const line = createStatusLine({ write: (text) => written.push(text) });
+    let t = 0;
+    const logger = pino({ level: 'warn' }, new Writable({ write: (_c, _e, cb) => cb() }));
+    const p = createProgress({ logger, label: 'exchange sync', line, quietMs: 0, intervalMs: 0, now: () => t });
+    t = 60_000;
+    p.span('fills', OCT1, NOV1).cover(DAY);
+    p.tick(10);
+    p.stop();
+    expect(written).toEqual([]);
+  });
+
   it('on a terminal: one status line redrawn in place, cleared before the final log line', () => {
     const { lines, logger } = json();
     const written: string[] = [];

@@ -7,6 +7,7 @@ import { Decimal } from '../../src/decimal/decimal.js';
 import { NO_WORKFLOW, openBreakCounts, type ReportedBreak } from '../../src/domain/index.js';
 import { buildDigest } from '../../src/report/digest.js';
 import { buildMessage } from '../../src/report/email.js';
+import { groupTopBreaks } from '../../src/report/group-top-breaks.js';
 import { Precision } from '../../src/report/precision.js';
 import { summaryRows } from '../../src/report/summary-sheet.js';
 import { UsdRates } from '../../src/report/usd-rates.js';
@@ -68,6 +69,22 @@ describe('the Summary and the e-mail name the same top breaks', () => {
     // The e-mail's numbered lines, in the digest's order.
     const numbered = text.split('\n').filter((l) => /^ {2}\d\. /.test(l));
     expect(numbered.map((l) => /^ {2}\d\. P_FEE_USD (.*?):/.exec(l)?.[1])).toEqual(summary.map((s) => s[1]));
+  });
+
+  it("the group e-mail merges the accounts' lists by the same rule", () => {
+    const alpha = mailTopFive(BREAKS.filter((b) => ['k-expl', 'k-a', 'k-zero'].includes(b.key))).digest;
+    const beta = mailTopFive(BREAKS.filter((b) => ['k-c', 'k-f', 'k-none'].includes(b.key))).digest;
+    const group = groupTopBreaks([
+      { account: 'beta', digest: beta },
+      { account: 'alpha', digest: alpha },
+    ]);
+    expect(group.map((b) => [b.account, b.key])).toEqual([
+      ['alpha', 'k-expl'], // USD 900, explained: ranked by impact all the same
+      ['beta', 'k-c'], // USD 500, the older of the two at 500
+      ['alpha', 'k-a'],
+      ['beta', 'k-f'],
+      ['beta', 'k-none'], // no impact: after every break with one; as old as k-zero, by key
+    ]);
   });
 
   it('whatever order the breaks come in', () => {

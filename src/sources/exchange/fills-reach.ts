@@ -1,6 +1,6 @@
 /** How much of its time range a fills walk has read (the progress line's figure), whichever order the pages come in. */
 
-/** A walk's range (epoch ms), read up from its start by oldest-first pages and down from its end by newest-first ones. */
+/** A walk's range (epoch ms), read up from its start by oldest-first pages, down from its end by newest-first ones. */
 export interface FillsReach {
   fromMs: number;
   toMs: number;
