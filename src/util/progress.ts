@@ -32,7 +32,7 @@ export interface ProgressSnapshot extends ProgressFigures {
 
 /** One stream's walk through its range, reported as it goes. */
 export interface RangeProgress {
-  /** `coveredMs` of the range are read completely. */
+  /** `coveredMs` of the range are read (said with the next tick: call it before the page's tick). */
   cover(coveredMs: number): void;
   /** The walk is over (also when it failed): the line no longer speaks of it. */
   end(): void;
@@ -107,7 +107,11 @@ export function createProgress(options: ProgressOptions): Progress {
     if (drawOn) {
       drawOn.show(progressText(s));
       drawn = true;
-    } else options.logger.info({ progress: s, stage }, `${progressText(s)}${stage ? ` (${stage})` : ''}`);
+    } else {
+      // The step when the line names no stream of its own (payments by id, a wallet, open orders refreshed).
+      const step = stage && stage !== s.span?.name ? ` (${stage})` : '';
+      options.logger.info({ progress: s, stage }, `${progressText(s)}${step}`);
+    }
   };
 
   return {
@@ -128,7 +132,6 @@ export function createProgress(options: ProgressOptions): Progress {
       return {
         cover(coveredMs) {
           s.coveredMs = Math.max(s.coveredMs, coveredMs);
-          say();
         },
         end() {
           spans.delete(s);

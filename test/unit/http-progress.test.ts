@@ -105,6 +105,7 @@ describe('progress through the date range', () => {
     const { lines, logger } = json();
     let t = 0;
     const p = createProgress({ logger, label: 'exchange sync', line: null, now: () => t });
+    p.setStage('fills');
     const fills = p.span('fills', OCT1, NOV1);
     t = 4_000;
     p.tick(1_000);
@@ -127,7 +128,9 @@ describe('progress through the date range', () => {
     fills.cover(15.5 * DAY);
     expect(lines).toHaveLength(1);
     t = 20_000;
-    fills.cover(15.5 * DAY);
+    fills.cover(15.5 * DAY); // said with the next page's tick
+    expect(lines).toHaveLength(1);
+    p.tick(100);
     expect(lines[1]!.progress).toMatchObject({ span: { fraction: 0.5 }, etaSeconds: 20 });
   });
 
@@ -140,6 +143,7 @@ describe('progress through the date range', () => {
     t = 10_000;
     a.cover(31 * DAY * 0.8);
     b.cover(31 * DAY * 0.25);
+    p.tick(1);
     expect(lines.at(-1)!.progress).toMatchObject({ span: { name: 'trades', fraction: 0.25 }, etaSeconds: 30 });
     a.end();
     b.end();
@@ -181,17 +185,19 @@ describe('progress through the date range', () => {
     const days = p.span('orders.NEW', OCT1, NOV1);
     t = 6_000;
     days.cover(31 * DAY * 0.5);
+    p.tick(5);
     t = 6_200;
-    days.cover(31 * DAY * 0.6); // within 0.5 s of the last redraw: not drawn
+    days.cover(31 * DAY * 0.6);
+    p.tick(5); // within 0.5 s of the last redraw: not drawn
     t = 7_000;
-    p.tick(10);
+    p.tick(5);
     expect(written).toEqual([
-      '\r\x1b[2Kexchange sync: orders.NEW 50% of 2026-10-01..2026-11-01, 0 rows, 0 pages, 0 rows/s, under 10 s left',
-      '\r\x1b[2Kexchange sync: orders.NEW 60% of 2026-10-01..2026-11-01, 10 rows, 1 page, 1 rows/s, under 10 s left',
+      '\r\x1b[2Kexchange sync: orders.NEW 50% of 2026-10-01..2026-11-01, 5 rows, 1 page, 1 rows/s, under 10 s left',
+      '\r\x1b[2Kexchange sync: orders.NEW 60% of 2026-10-01..2026-11-01, 15 rows, 3 pages, 2 rows/s, under 10 s left',
     ]);
     expect(lines).toHaveLength(0); // the status line only, no log lines meanwhile
     p.stop();
     expect(written.at(-1)).toBe('\r\x1b[2K');
-    expect(lines.map((l) => l.msg)).toEqual(['exchange sync: done, 10 rows, 1 page, 1 rows/s']);
+    expect(lines.map((l) => l.msg)).toEqual(['exchange sync: done, 15 rows, 3 pages, 2 rows/s']);
   });
 });

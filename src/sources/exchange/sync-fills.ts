@@ -207,9 +207,9 @@ async function runFills(
         walk.cov.pages++;
         walk.cov.rows += written;
         walk.cov.quarantined += quarantined;
-        env.progress.tick(written);
         // The walk's last page: everything up to the end of the range is stored, whatever its newest fill's time.
         span.cover(lastPage ? range.to - range.from : readFillsPage(reach, timestamps));
+        env.progress.tick(written);
       });
       // Observed in order by settleOldest(); this keeps a failure from being reported as unhandled meanwhile.
       done.catch(() => {});

@@ -179,8 +179,9 @@ export async function walkWindows<T, R extends { raw: string }>(
     }
     cursors.push(...learnedCapCursors(s));
     if (!leaf.settled) allSettled = false;
-    await commitLeaf(env, s, leaf, cursors);
+    // Said with the page's tick, which commitLeaf gives once it is stored.
     reach.cover(end - start - plan.remainingMs() - aheadMs);
+    await commitLeaf(env, s, leaf, cursors);
   }
   reach.end();
   if (persist) cov.cursor = String(end);
