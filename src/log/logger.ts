@@ -1,6 +1,8 @@
 /** The pino logger: JSON lines on stderr (readable lines on a terminal), secrets redacted by path and by value. */
 import pino, { type Logger } from 'pino';
 import pretty from 'pino-pretty';
+import { Writable } from 'node:stream';
+import { attachTerminalStatusLine, type StatusLine } from './status-line.js';
 
 export type { Logger };
 
@@ -82,7 +84,7 @@ export function createLogger(
     },
     options.format === 'pretty'
       ? pretty({
-          destination: (options.destination as NodeJS.WritableStream | undefined) ?? 2,
+          destination: (options.destination as NodeJS.WritableStream | undefined) ?? prettyStderr(),
           sync: true,
           colorize: options.destination ? false : process.stderr.isTTY === true,
           translateTime: 'UTC:HH:MM:ss',
@@ -91,6 +93,24 @@ export function createLogger(
         })
       : ((options.destination as pino.DestinationStream | undefined) ?? pino.destination(2)),
   );
+}
+
+/**
+ * Where readable lines go without a destination: stderr, through its status line on a terminal (the line of a long
+ * sync's progress is cleared before each log line and drawn again after it), else file descriptor 2.
+ */
+function prettyStderr(): NodeJS.WritableStream | 2 {
+  return process.stderr.isTTY === true ? linesAbove(attachTerminalStatusLine()) : 2;
+}
+
+/** A destination for readable lines that writes each one above the status line. */
+export function linesAbove(status: StatusLine): NodeJS.WritableStream {
+  return new Writable({
+    write(chunk: Buffer | string, _encoding, done) {
+      status.above(String(chunk));
+      done();
+    },
+  });
 }
 
 /** How deep and how many values of a log line's fields are scrubbed; past that a value is left out, not logged. */

@@ -10,7 +10,8 @@ import type { ClosedPeriodChanges } from '../domain/evidence.js';
 import { changedCloses, closeWords } from './summary-closed-periods.js';
 import { headline, partialRun, periodLabel, runFailure } from './summary.js';
 import { lateDigest } from './late-data.js';
-import { breakImpact, breakValuation, type UsdRates } from './usd-rates.js';
+import { breakImpact, type UsdRates } from './usd-rates.js';
+import { byAge, rankByUsdImpact, valueBreaks } from './top-breaks.js';
 import { recordWords } from '../rules/words.js';
 import type { Precision } from './precision.js';
 import { scaleOf } from './breaks-sheet.js';
@@ -36,10 +37,9 @@ export function breakAgeDays(firstSeenAt: Date, now: Date): number {
 }
 
 /**
- * The five open breaks the e-mail names: unexplained ones first (an explained one only when fewer than five are
- * unexplained); within each, the largest absolute USD impact first, then (no impact, or the same) the oldest (first
- * seen earliest; ties by severity, code and key). A break of no money (zero or no USD impact) never goes before one
- * that has some.
+ * The five open breaks the e-mail names: the Summary's largest by USD impact, the same breaks in the same order
+ * (rankByUsdImpact, explained or not); when fewer than five have an impact, then the others (no money, no USD figure,
+ * zero), the unexplained first, then the oldest (byAge). A break of no money never goes before one that has some.
  */
 export function topBreaks(
   breaks: readonly ReportedBreak[],
@@ -48,36 +48,27 @@ export function topBreaks(
   limit = DIGEST_BREAKS,
   precision?: Precision,
 ): DigestBreak[] {
-  const rank = { high: 0, medium: 1, low: 2 } as Record<string, number>;
-  const valued = breaks.map((b) => {
-    const valuation = breakValuation(b, rates);
-    const usd = valuation.kind === 'usd' ? valuation.usd : null;
-    const noImpact = valuation.kind === 'usd' ? undefined : valuation.kind;
-    return { b, usd, noImpact, size: usd ? usd.abs() : new Decimal(0), explained: b.workflow?.status === 'explained' };
-  });
-  type Valued = (typeof valued)[number];
-  const order = (x: Valued, y: Valued) =>
-    Number(x.explained) - Number(y.explained) ||
-    y.size.comparedTo(x.size) ||
-    x.b.firstSeenAt.getTime() - y.b.firstSeenAt.getTime() ||
-    (rank[x.b.severity] ?? 9) - (rank[y.b.severity] ?? 9) ||
-    x.b.code.localeCompare(y.b.code) ||
-    x.b.key.localeCompare(y.b.key);
-  const chosen = [...valued]
-    .sort(order)
-    .slice(0, limit)
-    .map((v): { v: Valued; why: DigestBreak['why'] } => ({ v, why: v.size.gt(0) ? 'largest' : 'oldest' }));
-  return chosen.map(({ v, why }) => ({
-    code: v.b.code,
-    key: v.b.key,
-    severity: v.b.severity,
-    sentence: breakSentence(v.b, precision ? scaleOf(v.b, precision) : null),
-    ageDays: breakAgeDays(v.b.firstSeenAt, now),
-    usdImpact: v.usd ? v.usd.toFixed(Math.max(2, v.usd.dp())) : null,
-    ...(v.noImpact ? { noImpact: v.noImpact } : {}),
-    record: recordWords(v.b),
-    inPeriod: v.b.inPeriod,
-    explained: v.explained,
+  const valued = valueBreaks(breaks, rates);
+  const ranked = rankByUsdImpact(valued);
+  const explained = (b: ReportedBreak) => b.workflow?.status === 'explained';
+  const rest = valued
+    .filter((x) => !ranked.includes(x))
+    .sort((x, y) => Number(explained(x.b)) - Number(explained(y.b)) || byAge(x.b, y.b));
+  const chosen = [
+    ...ranked.map((x) => ({ x, why: 'largest' as const })),
+    ...rest.map((x) => ({ x, why: 'oldest' as const })),
+  ].slice(0, limit);
+  return chosen.map(({ x: { b, v }, why }) => ({
+    code: b.code,
+    key: b.key,
+    severity: b.severity,
+    sentence: breakSentence(b, precision ? scaleOf(b, precision) : null),
+    ageDays: breakAgeDays(b.firstSeenAt, now),
+    usdImpact: v.kind === 'usd' ? v.usd.toFixed(Math.max(2, v.usd.dp())) : null,
+    ...(v.kind !== 'usd' ? { noImpact: v.kind } : {}),
+    record: recordWords(b),
+    inPeriod: b.inPeriod,
+    explained: explained(b),
     why,
   }));
 }

@@ -310,7 +310,8 @@ const SHEETS_SENTENCE =
 
 /** "The 5 open breaks to look at first (...)": over the top breaks of both e-mails. */
 export function topBreaksTitle(n: number, lastKnown = ''): string {
-  return `The ${n === 1 ? 'open break' : `${n} open breaks`}${lastKnown} to look at first (largest USD impact, then oldest; unexplained first):`;
+  const order = 'largest USD impact first, as on the Summary; then the oldest, unexplained first';
+  return `The ${n === 1 ? 'open break' : `${n} open breaks`}${lastKnown} to look at first (${order}):`;
 }
 
 /** The closing sentence about the workbook: attached, or not (the box under the banner says why). */

@@ -1,9 +1,8 @@
 /** The Summary's largest open breaks by USD impact: the last table of its first printed page. */
 import { amount, type Row } from './cells.js';
-import { SEVERITY_RANK } from '../domain/index.js';
 import { recordWords } from '../rules/words.js';
 import { ageDays } from './breaks-sheet.js';
-import { breakValuation } from './usd-rates.js';
+import { rankByUsdImpact, valueBreaks } from './top-breaks.js';
 import { header, muted, section, type SummarySection } from './summary-layout.js';
 
 /** Open breaks the first page names. */
@@ -11,25 +10,13 @@ export const LARGEST_BREAKS = 5;
 
 /**
  * The open breaks with the largest absolute USD impact (breakValuation: as the Breaks sheet and the money at stake
- * value them), explained or not; ties by the oldest, then severity, code and key. Breaks with no USD figure or no
- * money cannot rank: they are counted under the table. Needs the rates, as the money at stake does.
+ * value them), explained or not, in the order the e-mail's list starts with (rankByUsdImpact). Breaks with no USD
+ * figure or no money cannot rank: they are counted under the table. Needs the rates, as the money at stake does.
  */
 export const largestOpenBreaks: SummarySection = ({ openBreaks, rates, now }) => {
   if (!rates || !openBreaks.length) return [];
-  const valued = openBreaks.map((b) => {
-    const v = breakValuation(b, rates);
-    return { b, v, size: v.kind === 'usd' ? v.usd.abs() : null };
-  });
-  const ranked = valued
-    .filter((x) => x.size?.gt(0))
-    .sort(
-      (x, y) =>
-        y.size!.comparedTo(x.size!) ||
-        x.b.firstSeenAt.getTime() - y.b.firstSeenAt.getTime() ||
-        (SEVERITY_RANK[x.b.severity] ?? 9) - (SEVERITY_RANK[y.b.severity] ?? 9) ||
-        x.b.code.localeCompare(y.b.code) ||
-        x.b.key.localeCompare(y.b.key),
-    );
+  const valued = valueBreaks(openBreaks, rates);
+  const ranked = rankByUsdImpact(valued);
   const rows: Row[] = [
     section(`Largest ${LARGEST_BREAKS} open breaks by USD impact`),
     header('Rule code', 'USD impact', 'Age (days)', 'Severity', 'Period', 'Explained', 'Record'),

@@ -1,66 +1,88 @@
-/** Progress of long syncs: periodic log lines with counts, rate and (when the total is known) an ETA. */
+/** Progress of long syncs: how far each stream has read its date range, rows, pages, rate and the time left.
+ * On a terminal one status line redrawn in place; otherwise log lines every few seconds. Quiet while a sync is short.
+ */
 import type { Logger } from '../log/logger.js';
+import { terminalStatusLine, type StatusLine } from '../log/status-line.js';
+import { dayText, progressText, slowestSpan, type ProgressFigures, type RangeSpan } from './progress-range.js';
 import { plural } from './words.js';
 
 export interface ProgressOptions {
   logger: Logger;
-  /** What is being synced, e.g. "exchange fills". */
+  /** What is being synced, e.g. "exchange sync". */
   label: string;
-  /** Total rows when knowable (enables the ETA); otherwise the lines show counts and rate only. */
+  /** Total rows when knowable (the time left then goes by rows); otherwise it goes by the date ranges read. */
   total?: number;
-  /** Where the lines go; 'off' is silent. On a terminal the lines come more often. */
-  stream?: NodeJS.WriteStream;
+  /** 'off' is silent (tests). */
   mode?: 'log' | 'off';
-  /** Interval of the lines (default 3 s on a terminal, 10 s otherwise). */
+  /**
+   * The terminal's status line (default: stderr's, when the logger writes readable lines to a terminal); with one the
+   * progress is drawn on it, without one it goes in log lines.
+   */
+  line?: StatusLine | null;
+  /** Interval of the log lines (default 10 s) or of the redraws of the status line (default 0.5 s). */
   intervalMs?: number;
+  /** Nothing is said before this much time (default 5 s): a short sync shows no progress. */
+  quietMs?: number;
   now?: () => number;
 }
 
-export interface ProgressSnapshot {
-  label: string;
-  pages: number;
-  rows: number;
-  total: number | null;
+export interface ProgressSnapshot extends ProgressFigures {
   elapsedMs: number;
-  rowsPerSecond: number;
-  etaSeconds: number | null;
+}
+
+/** One stream's walk through its range, reported as it goes. */
+export interface RangeProgress {
+  /** `coveredMs` of the range are read (said with the next tick: call it before the page's tick). */
+  cover(coveredMs: number): void;
+  /** The walk is over (also when it failed): the line no longer speaks of it. */
+  end(): void;
 }
 
 export interface Progress {
   /** A page was fetched and stored with `rows` rows. */
   tick(rows: number, pages?: number): void;
   setTotal(total: number | null): void;
-  /** Free text after the counts (e.g. the current window). */
+  /** Free text after the counts in the log lines (e.g. the current stream). */
   setStage(text: string): void;
+  /** A stream starts reading [fromMs, toMs] (epoch ms). */
+  span(name: string, fromMs: number, toMs: number): RangeProgress;
   snapshot(): ProgressSnapshot;
   /**
-   * Writes the final line and returns the final figures: "done" only when no error is given;
+   * Clears the status line, writes the final line and returns the final figures: "done" only when no error is given;
    * with one, "stopped after N rows" at warn (a stage never logs "done" after it failed).
    */
   stop(error?: unknown): ProgressSnapshot;
 }
 
 /**
- * One reporter for every long sync. It writes log lines, never a redrawn bar: a bar drawn on the
- * terminal was overwritten by (and overwrote) the log lines around it, and showed a full bar with
- * "ETA ?" when the total was unknown. Lines say rows, pages and rate, and an ETA only when the total is known.
+ * One reporter for every long sync. The earlier bar was overwritten by (and overwrote) the log lines around it, and
+ * showed a full bar with "ETA ?" when no total was known: the status line is now shared with the logger (every log
+ * line clears it first and draws it again after: log/status-line.ts), and the time left comes from the part of each
+ * stream's date range read so far, which API paging always knows.
  */
 export function createProgress(options: ProgressOptions): Progress {
   const now = options.now ?? (() => performance.now());
-  const stream = options.stream ?? process.stderr;
   const mode = options.mode ?? 'log';
-  const intervalMs = options.intervalMs ?? (stream.isTTY ? 3_000 : 10_000);
+  const line = options.line === undefined ? terminalStatusLine() : options.line;
+  // --quiet (warn) silences the status line as it does the info lines.
+  const drawOn = mode === 'off' || !options.logger.isLevelEnabled('info') ? null : line;
+  const intervalMs = options.intervalMs ?? (drawOn ? 500 : 10_000);
   const started = now();
+  const quietUntil = started + (options.quietMs ?? 5_000);
+  const spans = new Set<RangeSpan>();
   let pages = 0;
   let rows = 0;
   let total: number | null = options.total ?? null;
   let stage = '';
-  let lastLog = started;
+  let lastSaid = started;
+  let drawn = false;
 
   const snap = (): ProgressSnapshot => {
-    const elapsedMs = Math.max(1, now() - started);
+    const t = now();
+    const elapsedMs = Math.max(1, t - started);
     const rowsPerSecond = (rows * 1000) / elapsedMs;
-    const etaSeconds = total !== null && rowsPerSecond > 0 ? Math.max(0, (total - rows) / rowsPerSecond) : null;
+    const slowest = slowestSpan(spans, t);
+    const byRows = total !== null && rowsPerSecond > 0 ? Math.round(Math.max(0, total - rows) / rowsPerSecond) : null;
     return {
       label: options.label,
       pages,
@@ -68,21 +90,35 @@ export function createProgress(options: ProgressOptions): Progress {
       total,
       elapsedMs: Math.round(elapsedMs),
       rowsPerSecond: Math.round(rowsPerSecond),
-      etaSeconds: etaSeconds === null ? null : Math.round(etaSeconds),
+      span: slowest && {
+        name: slowest.span.name,
+        from: dayText(slowest.span.fromMs),
+        to: dayText(slowest.span.toMs),
+        fraction: Math.round(slowest.fraction * 1000) / 1000,
+      },
+      etaSeconds: total !== null ? byRows : (slowest?.eta ?? null),
     };
   };
-  const counts = (s: ProgressSnapshot) =>
-    `${s.total !== null ? `${s.rows} of ${plural(s.total, 'row')}` : plural(s.rows, 'row')}, ${plural(s.pages, 'page')}, ${s.rowsPerSecond} rows/s${s.etaSeconds !== null ? `, about ${s.etaSeconds} s left` : ''}`;
+  const say = () => {
+    const t = now();
+    if (mode === 'off' || t < quietUntil || t - lastSaid < intervalMs) return;
+    lastSaid = t;
+    const s = snap();
+    if (drawOn) {
+      drawOn.show(progressText(s));
+      drawn = true;
+    } else {
+      // The step when the line names no stream of its own (payments by id, a wallet, open orders refreshed).
+      const step = stage && stage !== s.span?.name ? ` (${stage})` : '';
+      options.logger.info({ progress: s, stage }, `${progressText(s)}${step}`);
+    }
+  };
 
   return {
     tick(n, p = 1) {
       rows += n;
       pages += p;
-      if (mode === 'log' && now() - lastLog >= intervalMs) {
-        lastLog = now();
-        const s = snap();
-        options.logger.info({ progress: s, stage }, `${options.label}: ${counts(s)}${stage ? ` (${stage})` : ''}`);
-      }
+      say();
     },
     setTotal(t) {
       total = t;
@@ -90,19 +126,30 @@ export function createProgress(options: ProgressOptions): Progress {
     setStage(text) {
       stage = text;
     },
+    span(name, fromMs, toMs) {
+      const s: RangeSpan = { name, fromMs, toMs, coveredMs: 0, startedAt: now() };
+      spans.add(s);
+      return {
+        cover(coveredMs) {
+          s.coveredMs = Math.max(s.coveredMs, coveredMs);
+        },
+        end() {
+          spans.delete(s);
+        },
+      };
+    },
     snapshot: snap,
     stop(error) {
       const s = snap();
       if (mode === 'off') return s;
+      if (drawn) drawOn?.clear();
+      const counts = `${plural(rows, 'row')}, ${plural(pages, 'page')}`;
       if (error === undefined)
-        options.logger.info(
-          { progress: s },
-          `${options.label}: done, ${plural(rows, 'row')}, ${plural(pages, 'page')}, ${s.rowsPerSecond} rows/s`,
-        );
+        options.logger.info({ progress: s }, `${options.label}: done, ${counts}, ${s.rowsPerSecond} rows/s`);
       else
         options.logger.warn(
           { progress: s },
-          `${options.label}: stopped after ${plural(rows, 'row')}, ${plural(pages, 'page')} (${error instanceof Error ? error.message : String(error)})`,
+          `${options.label}: stopped after ${counts} (${error instanceof Error ? error.message : String(error)})`,
         );
       return s;
     },

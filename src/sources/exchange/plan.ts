@@ -228,6 +228,13 @@ export class WindowPlan {
     }
   }
 
+  /** Time of the windows still to fetch (the progress line's part of the range not read yet). */
+  remainingMs(): number {
+    let ms = 0;
+    for (const t of this.todo) if ('start' in t) ms += t.end - t.start;
+    return ms;
+  }
+
   /** The next window to fetch, or null when the range is covered. */
   next(): Window | null {
     for (let t = this.todo.pop(); t; t = this.todo.pop()) if ('start' in t) return t;

@@ -25,6 +25,7 @@ import {
   type StreamCoverage,
 } from './sync-common.js';
 import { FILLS_SYNCED_CURSOR } from './streams.js';
+import { fillsReach, readFillsPage } from './fills-reach.js';
 import { writeOrSplit, type Refused } from '../common/record-fallback.js';
 import { checkAbort } from '../common/abort.js';
 import { isUniqueViolation } from '../../store/db/database-errors.js';
@@ -160,6 +161,9 @@ async function runFills(
   persist: boolean,
 ): Promise<void> {
   env.progress.setStage('fills');
+  const range = persist ? await walkRange(env) : { from: extra.from ?? env.historyStartMs, to: extra.to ?? env.nowMs };
+  const reach = fillsReach(range.from, range.to);
+  const span = env.progress.span('fills', range.from, range.to);
   // An incremental walk reads only above the cursor and outside the ranges stored above it (the request bounds, stored
   // already, are left out below), so its fills are new: their pages go in as plain inserts, without the upsert's
   // conflict handling (a quarter of Postgres's cost per row). A page that meets a stored fill all the same (the
@@ -194,6 +198,8 @@ async function runFills(
       // Only figures are kept for after the commit: the page's records and rows can be collected
       // while the write runs (fewer survivors for the young-generation GC to copy).
       const state = step.state;
+      const timestamps = step.page.validated.valid.map((v) => v.value.timestamp);
+      const lastPage = step.done === true && !step.stuck;
       const done = writeFillsPage(walk, step, page, depth).then(({ written, quarantined }) => {
         last = state;
         env.counters.fills += written;
@@ -201,6 +207,8 @@ async function runFills(
         walk.cov.pages++;
         walk.cov.rows += written;
         walk.cov.quarantined += quarantined;
+        // The walk's last page: everything up to the end of the range is stored, whatever its newest fill's time.
+        span.cover(lastPage ? range.to - range.from : readFillsPage(reach, timestamps));
         env.progress.tick(written);
       });
       // Observed in order by settleOldest(); this keeps a failure from being reported as unhandled meanwhile.
@@ -210,6 +218,7 @@ async function runFills(
     }
     while (inFlight.length) await settleOldest();
     if (persist) await recordWalk(env, stuck, last.watermark);
+    span.end();
   } finally {
     // On an error elsewhere, let the writes in flight finish before the caller closes the store.
     await Promise.allSettled(inFlight);
@@ -217,7 +226,13 @@ async function runFills(
   }
 }
 
-type FillsStep = { page: FillsPage; state: FillsPlanState; stuck?: string };
+/** The time an incremental walk reads: from the start of the last complete walk (or historyStart) up to now. */
+async function walkRange(env: ExchangeSync): Promise<{ from: number; to: number }> {
+  const synced = Number(await getCursor(env.db, env.account, SOURCE, FILLS_SYNCED_CURSOR));
+  return { from: Number.isFinite(synced) && synced > 0 ? synced : env.historyStartMs, to: env.nowMs };
+}
+
+type FillsStep = { page: FillsPage; state: FillsPlanState; done?: boolean; stuck?: string };
 
 /** The page's rows and coverage; a page the walk got stuck on leaves its day unsettled and the stream too. */
 function pageRows(walk: FillsWalk, step: FillsStep): FillsPageRows {

@@ -133,8 +133,12 @@ export async function walkWindows<T, R extends { raw: string }>(
   const resume = persist ? parseWalk(await getCursor(env.db, env.account, SOURCE, walkCursorName(s.stream))) : null;
   const plan = new WindowPlan(start, end, resume);
   let walkStored = walkText(plan.walk);
+  // For the progress line: the range read is the range less the windows still to fetch and the one fetched ahead.
+  const reach = env.progress.span(s.stream, start, end);
+  let aheadMs = 0;
   const fetchNext = () => {
     const w = plan.next();
+    aheadMs = w ? w.end - w.start : 0;
     if (!w) return null;
     const p = fetchPage(env, s, w);
     // Observed when awaited; this keeps a prefetch abandoned by an error from crashing the process.
@@ -175,8 +179,11 @@ export async function walkWindows<T, R extends { raw: string }>(
     }
     cursors.push(...learnedCapCursors(s));
     if (!leaf.settled) allSettled = false;
+    // Said with the page's tick, which commitLeaf gives once it is stored.
+    reach.cover(end - start - plan.remainingMs() - aheadMs);
     await commitLeaf(env, s, leaf, cursors);
   }
+  reach.end();
   if (persist) cov.cursor = String(end);
   // A backfill that read every window of its range completely settles the whole days inside it
   // (a rescan from the cursor never does: it reads only part of a day).

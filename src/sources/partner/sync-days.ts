@@ -37,11 +37,15 @@ export async function syncDays(env: PartnerSync, listed: string[]): Promise<void
   const atOnce = env.parallelWrites ? DAYS_AT_ONCE : 1;
   let next = 0;
   let failed = false;
+  // For the progress line: the days listed so far, as a part of the time from the first day to the end of the last.
+  const span = daysSpan(env, listed);
   const worker = async () => {
     while (!failed && next < listed.length) {
       const day = listed[next++]!;
       try {
         env.result.coverage.push(await syncDay(env, day));
+        span.done++;
+        span.reach.cover((span.lengthMs * span.done) / listed.length);
       } catch (err) {
         failed = true;
         throw err;
@@ -49,12 +53,19 @@ export async function syncDays(env: PartnerSync, listed: string[]): Promise<void
     }
   };
   await allSettledOrThrow(Array.from({ length: Math.min(atOnce, listed.length) }, worker));
+  span.reach.end();
   env.result.coverage.sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0));
   if (env.result.skippedDays.length)
     env.logger.debug(
       { days: env.result.skippedDays },
       'partner days already read completely after they ended: not listed again',
     );
+}
+
+function daysSpan(env: PartnerSync, listed: string[]) {
+  const fromMs = listed.length ? Date.parse(`${listed[0]}T00:00:00Z`) : 0;
+  const toMs = listed.length ? Date.parse(`${addDays(listed[listed.length - 1]!, 1)}T00:00:00Z`) : 0;
+  return { reach: env.progress.span('days', fromMs, toMs), lengthMs: toMs - fromMs, done: 0 };
 }
 
 /**
