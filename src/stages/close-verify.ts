@@ -1,6 +1,8 @@
 /** `ramp-recon verify <closeId>` (docs/closing.md "Verify"): the digest recomputed from the records as they stand,
  * every record changed since the sign-off field by field, and whether the signed workbook's bytes are the ones signed.
  */
+import { link, readdir, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import type { Store } from '../store/db/database.js';
 import { inTransaction } from '../store/db/database.js';
 import { spanOf } from '../store/db/keyset.js';
@@ -36,6 +38,7 @@ export async function verifyClose(store: Store, closeId: string): Promise<Verifi
           for (const r of page) found.push(...recordChanges(stream, r.id, r.before, r.after));
     return { digest: now.digest, changes: found };
   });
+  await placeInterruptedWorkbook(close);
   const sha = await sha256File(close.workbook).catch(() => null);
   return {
     close,
@@ -44,4 +47,22 @@ export async function verifyClose(store: Store, closeId: string): Promise<Verifi
     changes,
     workbook: sha === null ? 'missing' : sha === close.workbookSha256 ? 'unchanged' : 'changed',
   };
+}
+
+/**
+ * A close killed after its commit left its workbook under its temporary name (stages/close.ts), linked into place or
+ * not yet: put it in place when its bytes are the ones signed and remove the temporary name, so the close stands whole
+ * without waiting for the account's next `close`. Anything else is left to that close's clean-up.
+ */
+async function placeInterruptedWorkbook(close: CloseRecord): Promise<void> {
+  const dir = dirname(close.workbook);
+  const prefix = `${basename(close.workbook)}.`;
+  const names = await readdir(dir).catch(() => [] as string[]);
+  for (const name of names.filter((n) => n.startsWith(prefix) && n.endsWith('.partial'))) {
+    const temp = join(dir, name);
+    if ((await sha256File(temp).catch(() => null)) !== close.workbookSha256) continue;
+    // link, not rename: it fails rather than replace the workbook when it is in place already
+    await link(temp, close.workbook).catch(() => undefined);
+    await rm(temp, { force: true });
+  }
 }

@@ -103,7 +103,14 @@ for (const kind of storeKinds) {
         const names = [...before, ...added].map((c) => c.workbook.split('/').pop()!);
         expect(finals).toEqual(names.slice(0, point === 'placed' ? names.length : before.length).sort());
 
-        // The next close signs (no close stood), or puts the workbook in place and is refused (the period is signed).
+        // A close that stands is whole at once: `verify` puts a workbook left under its temporary name in place.
+        if (stands) {
+          const early = await cli(['verify', added[0]!.closeId]);
+          expect(early.code, brief(early.stderr)).toBe(0);
+          expect(sha(added[0]!.workbook)).toBe(added[0]!.workbookSha256);
+          expect(files().filter((f) => f.endsWith('.partial'))).toEqual([]);
+        }
+        // The next close signs (no close stood), or is refused (the period is signed).
         const next = await cli(CLOSE);
         expect(next.code, brief(next.stderr)).toBe(stands ? 2 : 0);
         if (stands) expect(next.stderr).toMatch(/overlaps close/);
