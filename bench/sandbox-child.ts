@@ -8,7 +8,7 @@
  * messages (see Command) with `{ id, result }`. It lives until the parent disconnects.
  */
 import { setClockOffset } from './clock.js';
-import type { Sandbox, SandboxOptions } from '../sandbox/index.js';
+import type { ExpectedBreak, Sandbox, SandboxOptions } from '../sandbox/index.js';
 
 export interface SandboxCounts {
   clock: number;
@@ -39,7 +39,9 @@ export type Command =
   /** Moves the clock `ms` ahead at `rates` (each account's): the live sandbox generates that span spread over its whole length. */
   | { cmd: 'elapse'; ms: number; rates: Rates }
   /** The Exchange API listings served since the last `pageUrls` (path and query): what the bare client replays. */
-  | { cmd: 'pageUrls' };
+  | { cmd: 'pageUrls' }
+  /** Each account's planted discrepancies (option `discrepancies`), by account name: the breaks a run must find. */
+  | { cmd: 'expectedBreaks' };
 
 const raw = JSON.parse(process.argv[2] ?? '{}') as Partial<SandboxOptions> & {
   now?: string;
@@ -131,6 +133,10 @@ async function answer(m: Command): Promise<unknown> {
     return taken;
   }
   if (m.cmd === 'accountCounts') return accountCounts();
+  if (m.cmd === 'expectedBreaks')
+    return Object.fromEntries(
+      [...sandboxes].map(([name, sb]): [string, ExpectedBreak[]] => [name, sb.expectedBreaks()]),
+    );
   return elapse(m.ms, m.rates);
 }
 
