@@ -5,7 +5,7 @@
  */
 import type pg from 'pg';
 import type { SandboxChild } from './children.js';
-import { peakMemoryKb, startCli, startWorkers, stopAll, tail } from './fleet-processes.js';
+import { cpuMs, peakMemoryKb, startCli, startWorkers, stopAll, tail } from './fleet-processes.js';
 import type { ServerCpu } from './server-cpu.js';
 import { total } from './print.js';
 
@@ -45,9 +45,13 @@ export interface FleetBatch {
   /** Accounts whose batch row did not succeed, with why. */
   failures: string[];
   requests: Record<string, number>;
+  /** Every account's requests by endpoint. */
+  endpoints: Record<string, number>;
   postgresCpuMs: number | null;
   /** The largest peak resident memory of a worker (KiB), null where /proc cannot tell. */
   workerPeakKb: number | null;
+  /** The CPU the workers spent, start-up included (ms), null where /proc cannot tell. */
+  workersCpuMs: number | null;
   workersUsed: number;
   /** Accounts whose open breaks are exactly their planted ones, and those that differ. */
   truth: { matched: number; differ: TruthDiff[] };
@@ -73,7 +77,7 @@ export async function runFleetBatch(
   const offset = (await ctx.sandbox.currentCounts()).clock - Date.now();
   const measure = await ctx.cpu?.begin();
   const workers = await startWorkers(ctx.workers, ctx.env, offset);
-  let batch: { json: EnqueueJson; wallMs: number; peaks: Array<number | null> };
+  let batch: { json: EnqueueJson; wallMs: number; peaks: Array<number | null>; cpu: Array<number | null> };
   let requests: Record<string, Record<string, number>>;
   try {
     ctx.check();
@@ -83,8 +87,9 @@ export async function runFleetBatch(
     const wallMs = performance.now() - t;
     // Read before they stop: a process's high-water mark is gone with it.
     const peaks = workers.map((w) => peakMemoryKb(w.child.pid));
+    const cpu = workers.map((w) => cpuMs(w.child.pid));
     requests = await ctx.sandbox.accountRequests();
-    batch = { json: parseEnqueue(enqueue, o.title), wallMs, peaks };
+    batch = { json: parseEnqueue(enqueue, o.title), wallMs, peaks, cpu };
   } finally {
     await stopAll(workers);
   }
@@ -102,8 +107,10 @@ export async function runFleetBatch(
       .filter((a) => a.status !== 'succeeded')
       .map((a) => `${a.account} ${a.status}${a.error ? `: ${a.error}` : ''}`),
     requests: Object.fromEntries(ctx.names.map((n) => [n, total(requests[n] ?? {})])),
+    endpoints: byEndpoint(requests),
     postgresCpuMs,
     workerPeakKb: known.length ? Math.max(...known) : null,
+    workersCpuMs: batch.cpu.every((c) => c !== null) ? batch.cpu.reduce<number>((n, c) => n + c!, 0) : null,
     workersUsed: new Set(j.accounts.map((a) => a.worker).filter(Boolean)).size,
     truth: await plantedTruth(ctx, o.rollChecked),
   };
@@ -153,4 +160,10 @@ async function plantedTruth(ctx: FleetContext, rollChecked: boolean): Promise<Fl
     if (missing.length || extra.length) differ.push({ account, missing, extra });
   }
   return { matched: ctx.names.length - differ.length, differ };
+}
+
+function byEndpoint(requests: Record<string, Record<string, number>>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const of of Object.values(requests)) for (const [key, n] of Object.entries(of)) out[key] = (out[key] ?? 0) + n;
+  return out;
 }

@@ -12,6 +12,7 @@ export const speedUp = (b: FleetBatch): number => sumMs(b) / b.wallMs;
 const requestsOf = (b: FleetBatch): number => Object.values(b.requests).reduce((n, x) => n + x, 0);
 const minutes = (ms: number): string => `${(ms / 60_000).toFixed(1)} min`;
 const cpu = (b: FleetBatch): string => (b.postgresCpuMs === null ? 'not readable here' : secs(b.postgresCpuMs));
+const workersCpu = (b: FleetBatch): string => (b.workersCpuMs === null ? 'not readable here' : secs(b.workersCpuMs));
 const peak = (b: FleetBatch): string => (b.workerPeakKb === null ? 'not readable here' : mib(b.workerPeakKb));
 const truthText = (b: FleetBatch, accounts: number): string => `${b.truth.matched} of ${accounts} accounts`;
 
@@ -42,7 +43,14 @@ export function printBatch(b: FleetBatch, accounts: number): void {
   console.log(
     `  requests                      ${int(requestsOf(b))} (an account: ${spread(Object.values(b.requests), int)})`,
   );
+  const top = Object.entries(b.endpoints)
+    .sort(([x, m], [y, n]) => n - m || x.localeCompare(y))
+    .slice(0, 5);
+  console.log(`    most asked: ${top.map(([endpoint, n]) => `${endpoint} ${int(n)}`).join(', ')}`);
   console.log(`  Postgres CPU                  ${cpu(b)}`);
+  console.log(
+    `  workers' CPU                  ${b.workersCpuMs === null ? 'not readable here' : secs(b.workersCpuMs)}`,
+  );
   console.log(`  worker peak memory            ${peak(b)} (the largest of the workers; ${b.workersUsed} ran accounts)`);
   console.log(`  breaks = planted truth        ${truthText(b, accounts)}`);
   for (const d of b.truth.differ)
@@ -69,7 +77,8 @@ export function fleetBlock(k: FleetKnobs, batches: readonly FleetBatch[], now = 
   const cpus = os.cpus();
   const row = (b: FleetBatch): string =>
     `| ${b.title} (${b.period.from} .. ${b.period.to}) | ${secs(b.wallMs)} | ${secs(sumMs(b))} | ` +
-    `${speedUp(b).toFixed(2)}x | ${int(requestsOf(b))} | ${cpu(b)} | ${peak(b)} | ${truthText(b, k.accounts)} |`;
+    `${speedUp(b).toFixed(2)}x | ${int(requestsOf(b))} | ${cpu(b)} | ${workersCpu(b)} | ${peak(b)} | ` +
+    `${truthText(b, k.accounts)} |`;
   return [
     FLEET_MARKERS.start,
     `Written by \`npm run bench:fleet\` on ${now.toISOString().slice(0, 10)}: ${k.accounts} accounts, about ` +
@@ -77,9 +86,9 @@ export function fleetBlock(k: FleetKnobs, batches: readonly FleetBatch[], now = 
       `paced at ${k.rate} requests/s per API; ${cpus.length} x ${cpus[0]?.model ?? 'unknown CPU'}, ` +
       `${int(os.totalmem() / 2 ** 30)} GiB, node ${process.version}.`,
     '',
-    "| batch | wall | accounts' own run times | speed-up | requests | Postgres CPU | worker peak memory | " +
-      'breaks = planted truth |',
-    '|---|---|---|---|---|---|---|---|',
+    "| batch | wall | accounts' own run times | speed-up | requests | Postgres CPU | workers' CPU | " +
+      'worker peak memory | breaks = planted truth |',
+    '|---|---|---|---|---|---|---|---|---|',
     ...batches.map(row),
     '',
     `${nightlyVerdict(k, batches[batches.length - 1]!)}.`,

@@ -1,9 +1,9 @@
 /**
  * bench:fleet's `ramp-recon` processes: each on the sandbox's clock (bench/clock-preload.ts), none outliving the bench
- * (killed when it exits, however it exits, short of SIGKILL; workers also stop when their parent is gone), and a
- * worker's peak memory read off /proc before it stops.
+ * (killed when it exits; when it is killed outright, they notice their parent is gone and stop), and a worker's peak
+ * memory and CPU read off /proc before it stops.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -37,10 +37,14 @@ export function killAll(): void {
   for (const child of live) child.kill('SIGKILL');
 }
 
-/** `ramp-recon <args>` with `env`, its clock `clockOffsetMs` from the real one. */
+/**
+ * `ramp-recon <args>` with `env`, its clock `clockOffsetMs` from the real one. npm_command set: the CLI then stops when
+ * its parent is gone (the check it makes under `npm run`, src/schedule/signals.ts), so a bench killed outright leaves no
+ * worker nor `enqueue --wait` behind.
+ */
 export function startCli(args: string[], env: NodeJS.ProcessEnv, clockOffsetMs: number): CliProcess {
   const child = spawn(process.execPath, ['--import', PRELOAD, CLI, ...args], {
-    env: { ...env, BENCH_CLOCK_OFFSET_MS: String(Math.round(clockOffsetMs)) },
+    env: { ...env, BENCH_CLOCK_OFFSET_MS: String(Math.round(clockOffsetMs)), npm_command: 'run-script' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   live.add(child);
@@ -63,17 +67,14 @@ export function tail(text: string, lines = 15): string {
   return text.trim().split('\n').slice(-lines).join('\n');
 }
 
-/**
- * `count` workers, resolved once each says it takes jobs (its info log line), so a batch's wall time counts no
- * start-up. Each stops when its parent is gone (npm_command: the check `npm run` children get, src/schedule/signals.ts).
- */
+/** `count` workers, resolved once each says it takes jobs (its info log line), so a batch's wall time counts no start-up. */
 export async function startWorkers(
   count: number,
   env: NodeJS.ProcessEnv,
   clockOffsetMs: number,
 ): Promise<CliProcess[]> {
   const workers = Array.from({ length: count }, () =>
-    startCli(['worker'], { ...env, LOG_LEVEL: 'info', npm_command: 'run-script' }, clockOffsetMs),
+    startCli(['worker'], { ...env, LOG_LEVEL: 'info' }, clockOffsetMs),
   );
   const READY = 'worker: taking account jobs';
   const ready = Promise.all(
@@ -111,6 +112,22 @@ export function peakMemoryKb(pid: number | undefined): number | null {
   try {
     const match = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return match ? Number(match[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+let ticksPerSecond: number | undefined;
+
+/** The CPU a running process has spent (user + system, ms), or null where /proc cannot tell. */
+export function cpuMs(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // after the command name (in parentheses, may hold spaces): field 3 on; utime and stime are fields 14 and 15
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
   } catch {
     return null;
   }

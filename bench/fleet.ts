@@ -89,6 +89,7 @@ async function withFleet(k: FleetKnobs, sandbox: SandboxChild, dayX: number): Pr
   let schema: Awaited<ReturnType<typeof freshSchema>> | undefined;
   try {
     schema = await freshSchema(admin);
+    console.log(`database schemas ${schema.name} and ${schema.name}_queue: dropped at the end (by hand if killed -9)`);
     const config = join(dir, 'config.json');
     writeFileSync(config, JSON.stringify(fleetConfig(names, k, dayX)));
     const env: NodeJS.ProcessEnv = {
