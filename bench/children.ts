@@ -19,6 +19,8 @@ export interface SandboxChild {
   accountRequests(): Promise<Record<string, Record<string, number>>>;
   currentCounts(): Promise<SandboxCounts>;
   accountCounts(): Promise<Record<string, SandboxCounts>>;
+  /** The sandbox's clock (epoch ms). */
+  clock(): Promise<number>;
   elapse(ms: number, rates: Extract<Command, { cmd: 'elapse' }>['rates']): Promise<SandboxCounts>;
   /** The Exchange API listings served since the last call, as path?query (the bare client's requests). */
   pageUrls(): Promise<string[]>;
@@ -70,6 +72,7 @@ export async function startSandboxChild(
     accountRequests: () => call({ cmd: 'accountRequests' }),
     currentCounts: () => call({ cmd: 'counts' }),
     accountCounts: () => call({ cmd: 'accountCounts' }),
+    clock: () => call({ cmd: 'clock' }),
     elapse: (ms, rates) => call({ cmd: 'elapse', ms, rates }),
     pageUrls: () => call({ cmd: 'pageUrls' }),
     expectedBreaks: () => call({ cmd: 'expectedBreaks' }),

@@ -73,8 +73,10 @@ export async function runFleetBatch(
   o: { title: string; enqueueArgs: string[]; rollChecked: boolean },
 ): Promise<FleetBatch> {
   ctx.check();
-  // Workers, `enqueue` and the sandbox read one calendar: the sandbox's clock now.
-  const offset = (await ctx.sandbox.currentCounts()).clock - Date.now();
+  // Workers, `enqueue` and the sandbox read one calendar: the sandbox's clock now (read half an IPC round trip ago).
+  const asked = Date.now();
+  const clock = await ctx.sandbox.clock();
+  const offset = clock - (asked + Date.now()) / 2;
   const measure = await ctx.cpu?.begin();
   const workers = await startWorkers(ctx.workers, ctx.env, offset);
   let batch: { json: EnqueueJson; wallMs: number; peaks: Array<number | null>; cpu: Array<number | null> };
