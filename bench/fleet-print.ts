@@ -67,7 +67,8 @@ export function nightlyVerdict(k: FleetKnobs, nightly: FleetBatch): string {
   if (k.accounts !== NIGHTLY_TARGET.accounts)
     return `target: nightly batch of ${NIGHTLY_TARGET.accounts} accounts ${limit}: not judged with ${k.accounts}`;
   const met = nightly.wallMs <= NIGHTLY_TARGET.ms && nightly.status === 'succeeded';
-  return `target: nightly batch of ${NIGHTLY_TARGET.accounts} accounts ${limit}: ${minutes(nightly.wallMs)}, ${met ? 'met' : 'NOT MET'}`;
+  const verdict = `${minutes(nightly.wallMs)}, ${met ? 'met' : 'NOT MET'}`;
+  return `target: nightly batch of ${NIGHTLY_TARGET.accounts} accounts ${limit}: ${verdict}`;
 }
 
 export const FLEET_MARKERS = { start: '<!-- fleet figures -->', end: '<!-- /fleet figures -->' };
@@ -82,8 +83,8 @@ export function fleetBlock(k: FleetKnobs, batches: readonly FleetBatch[], now = 
   return [
     FLEET_MARKERS.start,
     `Written by \`npm run bench:fleet\` on ${now.toISOString().slice(0, 10)}: ${k.accounts} accounts, about ` +
-      `${int(k.fills)} fills a day each, ${k.days} days of history, ${k.workers} workers on one Postgres, each account ` +
-      `paced at ${k.rate} requests/s per API; ${cpus.length} x ${cpus[0]?.model ?? 'unknown CPU'}, ` +
+      `${int(k.fills)} fills a day each, ${k.days} days of history, ${k.workers} workers on one Postgres, ` +
+      `each account paced at ${k.rate} requests/s per API; ${cpus.length} x ${cpus[0]?.model ?? 'unknown CPU'}, ` +
       `${int(os.totalmem() / 2 ** 30)} GiB, node ${process.version}.`,
     '',
     "| batch | wall | accounts' own run times | speed-up | requests | Postgres CPU | workers' CPU | " +

@@ -38,8 +38,8 @@ export function killAll(): void {
 }
 
 /**
- * `ramp-recon <args>` with `env`, its clock `clockOffsetMs` from the real one. npm_command set: the CLI then stops when
- * its parent is gone (the check it makes under `npm run`, src/schedule/signals.ts), so a bench killed outright leaves no
+ * `ramp-recon <args>` with `env`, its clock `clockOffsetMs` from the real one. npm_command set: the CLI then stops
+ * when its parent is gone (its check under `npm run`, src/schedule/signals.ts), so a bench killed outright leaves no
  * worker nor `enqueue --wait` behind.
  */
 export function startCli(args: string[], env: NodeJS.ProcessEnv, clockOffsetMs: number): CliProcess {
@@ -67,7 +67,7 @@ export function tail(text: string, lines = 15): string {
   return text.trim().split('\n').slice(-lines).join('\n');
 }
 
-/** `count` workers, resolved once each says it takes jobs (its info log line), so a batch's wall time counts no start-up. */
+/** `count` workers, resolved once each says it takes jobs (its info log line): a batch's wall time has no start-up. */
 export async function startWorkers(
   count: number,
   env: NodeJS.ProcessEnv,
