@@ -6,7 +6,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { BatchChildResult, PipelineChildInput, PipelineChildResult } from './pipeline-child.js';
 import type { Command, SandboxCounts } from './sandbox-child.js';
-import type { SandboxOptions } from '../sandbox/index.js';
+import type { ExpectedBreak, SandboxOptions } from '../sandbox/index.js';
 
 export interface SandboxChild {
   env: Record<string, string>;
@@ -19,9 +19,13 @@ export interface SandboxChild {
   accountRequests(): Promise<Record<string, Record<string, number>>>;
   currentCounts(): Promise<SandboxCounts>;
   accountCounts(): Promise<Record<string, SandboxCounts>>;
+  /** The sandbox's clock (epoch ms). */
+  clock(): Promise<number>;
   elapse(ms: number, rates: Extract<Command, { cmd: 'elapse' }>['rates']): Promise<SandboxCounts>;
   /** The Exchange API listings served since the last call, as path?query (the bare client's requests). */
   pageUrls(): Promise<string[]>;
+  /** Each account's planted discrepancies, by account name. */
+  expectedBreaks(): Promise<Record<string, ExpectedBreak[]>>;
   close(): Promise<void>;
 }
 
@@ -68,8 +72,10 @@ export async function startSandboxChild(
     accountRequests: () => call({ cmd: 'accountRequests' }),
     currentCounts: () => call({ cmd: 'counts' }),
     accountCounts: () => call({ cmd: 'accountCounts' }),
+    clock: () => call({ cmd: 'clock' }),
     elapse: (ms, rates) => call({ cmd: 'elapse', ms, rates }),
     pageUrls: () => call({ cmd: 'pageUrls' }),
+    expectedBreaks: () => call({ cmd: 'expectedBreaks' }),
     close: () => closeChild(child),
   };
 }

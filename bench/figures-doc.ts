@@ -102,12 +102,15 @@ export function figuresBlock(results: readonly RoundResult[], scale: number, now
   ].join('\n');
 }
 
-/** Replaces the figures block of the document at `path`; false when it has no markers (nothing written). */
-export function writeFigures(path: string, block: string): boolean {
+/**
+ * Replaces the figures block of the document at `path` (between `markers`: the bench's own unless another bench names
+ * its pair); false when it has no markers (nothing written).
+ */
+export function writeFigures(path: string, block: string, markers = { start: START, end: END }): boolean {
   const text = readFileSync(path, 'utf8');
-  const start = text.indexOf(START);
-  const end = text.indexOf(END);
+  const start = text.indexOf(markers.start);
+  const end = text.indexOf(markers.end);
   if (start < 0 || end < start) return false;
-  writeFileSync(path, `${text.slice(0, start)}${block}${text.slice(end + END.length)}`);
+  writeFileSync(path, `${text.slice(0, start)}${block}${text.slice(end + markers.end.length)}`);
   return true;
 }

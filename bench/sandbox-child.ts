@@ -8,7 +8,7 @@
  * messages (see Command) with `{ id, result }`. It lives until the parent disconnects.
  */
 import { setClockOffset } from './clock.js';
-import type { Sandbox, SandboxOptions } from '../sandbox/index.js';
+import type { ExpectedBreak, Sandbox, SandboxOptions } from '../sandbox/index.js';
 
 export interface SandboxCounts {
   clock: number;
@@ -36,10 +36,14 @@ export type Command =
   | { cmd: 'counts' }
   /** Each account's records, by account name. */
   | { cmd: 'accountCounts' }
+  /** The sandbox's clock (epoch ms; every account's, see the start): what a run's clock is set to. */
+  | { cmd: 'clock' }
   /** Moves the clock `ms` ahead at `rates` (each account's): the live sandbox generates that span spread over its whole length. */
   | { cmd: 'elapse'; ms: number; rates: Rates }
   /** The Exchange API listings served since the last `pageUrls` (path and query): what the bare client replays. */
-  | { cmd: 'pageUrls' };
+  | { cmd: 'pageUrls' }
+  /** Each account's planted discrepancies (option `discrepancies`), by account name: the breaks a run must find. */
+  | { cmd: 'expectedBreaks' };
 
 const raw = JSON.parse(process.argv[2] ?? '{}') as Partial<SandboxOptions> & {
   now?: string;
@@ -53,6 +57,13 @@ setClockOffset(offset);
 const { startSandbox, startSandboxAccounts } = await import('../sandbox/index.js');
 const now = options.now ? new Date(options.now) : undefined;
 const group = names ? await startSandboxAccounts({ ...options, now, accounts: names.map((name) => ({ name })) }) : null;
+// Each account's world starts its clock when it is built, one after another: the last would lag the first by every
+// other account's generation (100 accounts: over a minute), and a run's clock can be only one of them. Each is brought
+// to the latest, so every account, and the runs, read one calendar.
+if (group) {
+  const latest = Math.max(...group.names.map((name) => group.accounts[name]!.data.clock()));
+  for (const name of group.names) group.accounts[name]!.elapse(latest - group.accounts[name]!.data.clock());
+}
 /** Each account's sandbox by name (one account: the name ""). */
 const sandboxes = new Map<string, Sandbox>(
   group ? group.names.map((name) => [name, group.accounts[name]!]) : [['', await startSandbox({ ...options, now })]],
@@ -131,6 +142,11 @@ async function answer(m: Command): Promise<unknown> {
     return taken;
   }
   if (m.cmd === 'accountCounts') return accountCounts();
+  if (m.cmd === 'clock') return Math.max(...[...sandboxes.values()].map((sb) => sb.data.clock()));
+  if (m.cmd === 'expectedBreaks')
+    return Object.fromEntries(
+      [...sandboxes].map(([name, sb]): [string, ExpectedBreak[]] => [name, sb.expectedBreaks()]),
+    );
   return elapse(m.ms, m.rates);
 }
 
