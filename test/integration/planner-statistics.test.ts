@@ -14,11 +14,11 @@ describeEachStore('planner statistics per account', (ctx) => {
         select ${account}, 'exchange', 'c' || g, 'v' from generate_series(${from}::int, ${from + n - 1}::int) g`;
 
   /** Table statistics reach pg_stat_user_tables up to a second after a write (PGSTAT_MIN_INTERVAL): waited for. */
-  const counted = async (changed: number) => {
+  const counted = async (changed: number, table = 'sync_cursor') => {
     for (let i = 0; i < 50; i++) {
       const r = await sql<{ n: string }>`
         select coalesce(n_mod_since_analyze, 0)::text as n from pg_stat_user_tables
-        where relname = 'sync_cursor' and schemaname = current_schema()`.execute(ctx.store.db);
+        where relname = ${table} and schemaname = current_schema()`.execute(ctx.store.db);
       if (Number(r.rows[0]?.n ?? 0) >= changed) return;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -42,5 +42,30 @@ describeEachStore('planner statistics per account', (ctx) => {
     await cursors('small', 100, 100).execute(db);
     await counted(100);
     expect(await refreshPlannerStatistics(db, 'small')).not.toContain('sync_cursor');
+  });
+
+  it('analyzes a change-tracking table after a large night, a third of it: its change_xid statistics are stale', async () => {
+    const db = ctx.store.db;
+    const notes = (from: number, n: number) =>
+      sql`insert into recon_change (account, kind, key)
+          select 'big', 'exchange_order', g::text from generate_series(${from}::int, ${from + n - 1}::int) g`;
+    const more = (from: number, n: number) => cursors('big', n, from);
+    await notes(0, 30_000).execute(db);
+    await more(10_000, 30_000).execute(db);
+    await counted(30_000, 'recon_change');
+    await counted(30_000);
+    await refreshPlannerStatistics(db, 'big');
+    // 12,000 rows more in each (40%, below half): the table with change_xid is analyzed, the other one is not
+    await notes(30_000, 12_000).execute(db);
+    await more(40_000, 12_000).execute(db);
+    await counted(12_000, 'recon_change');
+    await counted(12_000);
+    const analyzed = await refreshPlannerStatistics(db, 'big');
+    expect(analyzed).toContain('recon_change');
+    expect(analyzed).not.toContain('sync_cursor');
+    // a small night after it waits for autovacuum
+    await notes(42_000, 500).execute(db);
+    await counted(500, 'recon_change');
+    expect(await refreshPlannerStatistics(db, 'big')).not.toContain('recon_change');
   });
 });
