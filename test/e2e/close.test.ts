@@ -3,11 +3,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type ExpectedBreak, type LateEvent, type Sandbox } from '../helpers/sandbox.js';
+import { startSandbox, type LateEvent, type Sandbox } from '../helpers/sandbox.js';
 import { RECORD_KINDS } from '../../src/domain/record-kinds.js';
 import type { EvidenceStream } from '../../src/domain/evidence.js';
 import { FIRST_PAGE_CHANGES } from '../../src/report/summary-closed-periods.js';
 import { storeKinds } from '../helpers/db.js';
+import { breakKey, LATE_NIGHTS_SANDBOX, truthAt } from '../helpers/late-nights.js';
 import { brief, openCliWorld, ROOT, runCli, type CliWorld } from './helpers.js';
 import { MS_PER_DAY } from '../../src/util/dates.js';
 
@@ -25,15 +26,7 @@ const NIGHT_1 = new Date('2026-11-16T02:00:00Z');
 /** The signed period: the sandbox's four days of history, signed after night 1. */
 const FROM = '2026-11-12';
 const TO = '2026-11-16';
-const SANDBOX = {
-  seed: 23,
-  days: 4,
-  ordersPerDay: 20,
-  exchangeOrdersPerDay: 16,
-  fillsPerOrder: 2,
-  depositsPerDay: 3,
-  withdrawalsPerDay: 2,
-};
+const SANDBOX = LATE_NIGHTS_SANDBOX;
 
 interface Closed {
   closeId: string;
@@ -59,7 +52,7 @@ interface Verified {
   changes: Array<{ stream: EvidenceStream; id: string; field: string; before: string | null; after: string | null }>;
 }
 
-const key = (b: { code: string; key: string }) => `${b.code} ${b.key}`;
+const key = breakKey;
 
 /**
  * A night's workbook as the test reads it: the Summary's first page (up to its first later section) and the whole
@@ -129,18 +122,8 @@ for (const kind of storeKinds) {
       return { ...(JSON.parse(r.stdout) as NightSummary), now };
     };
     const sha = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
-    /** The sandbox's truth at `now` (as late-data-nights.test.ts has it): planted and late breaks due by then. */
-    const truth = (now: number, snapshots: number): string[] =>
-      sandbox
-        .expectedBreaks()
-        .filter(
-          (b: ExpectedBreak) =>
-            b.requires !== 'webhooks' &&
-            (!b.dueAt || Date.parse(b.dueAt) <= now) &&
-            (b.code !== 'E_BALANCE_ROLL' || snapshots >= 2),
-        )
-        .map(key)
-        .sort();
+    /** The sandbox's truth at `now`: planted and late breaks due by then. */
+    const truth = (now: number, snapshots: number): string[] => truthAt(sandbox, now, snapshots);
     const release = (...events: LateEvent[]) => {
       for (const e of events) expect(sandbox.releaseLate(e), e).toBeDefined();
     };

@@ -1,13 +1,8 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  startSandbox,
-  type ExpectedBreak,
-  type LateEvent,
-  type LateRelease,
-  type Sandbox,
-} from '../helpers/sandbox.js';
+import { startSandbox, type LateEvent, type LateRelease, type Sandbox } from '../helpers/sandbox.js';
 import { storeKinds } from '../helpers/db.js';
+import { breakKey, LATE_NIGHTS_SANDBOX, truthAt } from '../helpers/late-nights.js';
 import { brief, openCliWorld, ROOT, runCli, type CliWorld } from './helpers.js';
 import { MS_PER_DAY } from '../../src/util/dates.js';
 
@@ -26,15 +21,7 @@ const NIGHT_MS = MS_PER_DAY;
 // record of the right kind on the day they age (a date chosen from today failed on 2026-11-26: no fill fitted).
 // The CLI runs on the sandbox's clock (clocked-cli.mjs), so the night can be any past date.
 const NIGHT_1 = new Date('2026-11-16T02:00:00Z');
-const SANDBOX = {
-  seed: 23,
-  days: 4,
-  ordersPerDay: 20,
-  exchangeOrdersPerDay: 16,
-  fillsPerOrder: 2,
-  depositsPerDay: 3,
-  withdrawalsPerDay: 2,
-};
+const SANDBOX = LATE_NIGHTS_SANDBOX;
 
 interface Summary {
   runId: string;
@@ -50,7 +37,7 @@ interface Summary {
   };
 }
 
-const key = (b: { code: string; key: string }) => `${b.code} ${b.key}`;
+const key = breakKey;
 
 for (const kind of storeKinds) {
   describe(`late data over four nights of plain \`run\` [${kind}]`, { timeout: 300_000 }, () => {
@@ -84,18 +71,8 @@ for (const kind of storeKinds) {
       expect(r.code, brief(r.stderr)).toBe(0);
       return { ...(JSON.parse(r.stdout) as Summary), now };
     };
-    /** The sandbox's truth at `now`: its planted and late breaks, those due by then, without webhooks (not configured). */
-    const truth = (now: number, snapshots: number): string[] =>
-      sandbox
-        .expectedBreaks()
-        .filter(
-          (b: ExpectedBreak) =>
-            b.requires !== 'webhooks' &&
-            (!b.dueAt || Date.parse(b.dueAt) <= now) &&
-            (b.code !== 'E_BALANCE_ROLL' || snapshots >= 2),
-        )
-        .map(key)
-        .sort();
+    /** The sandbox's truth at `now`: its planted and late breaks due by then. */
+    const truth = (now: number, snapshots: number): string[] => truthAt(sandbox, now, snapshots);
     const release = (...events: LateEvent[]): LateRelease[] =>
       events.map((e) => {
         const r = sandbox.releaseLate(e);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../helpers/sandbox.js';
 import { storeKinds } from '../helpers/db.js';
+import { LATE_NIGHTS_SANDBOX } from '../helpers/late-nights.js';
 import { brief, openCliWorld, ROOT, runCli, startCli, type CliWorld } from '../e2e/helpers.js';
 import { recordFigure } from './figures.js';
 
@@ -63,13 +64,7 @@ for (const kind of storeKinds) {
 
     beforeAll(async () => {
       sandbox = await startSandbox({
-        seed: 23,
-        days: 4,
-        ordersPerDay: 20,
-        exchangeOrdersPerDay: 16,
-        fillsPerOrder: 2,
-        depositsPerDay: 3,
-        withdrawalsPerDay: 2,
+        ...LATE_NIGHTS_SANDBOX,
         discrepancies: true,
         live: true,
         faults: 'none',
