@@ -1,7 +1,7 @@
 /** `ramp-recon verify <closeId>` (docs/closing.md "Verify"): the digest recomputed from the records as they stand,
  * every record changed since the sign-off field by field, and whether the signed workbook's bytes are the ones signed.
  */
-import { link, readdir, rm } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Store } from '../store/db/database.js';
 import { inTransaction } from '../store/db/database.js';
@@ -11,6 +11,7 @@ import { getClose, type CloseRecord } from '../store/workflow/closes.js';
 import { EVIDENCE_STREAMS, recordChanges, type RecordChange } from '../domain/evidence.js';
 import { ConfigError } from '../errors.js';
 import { sha256File } from '../report/sign-off.js';
+import { placeIfSigned } from './close.js';
 
 export interface Verification {
   close: CloseRecord;
@@ -58,11 +59,6 @@ async function placeInterruptedWorkbook(close: CloseRecord): Promise<void> {
   const dir = dirname(close.workbook);
   const prefix = `${basename(close.workbook)}.`;
   const names = await readdir(dir).catch(() => [] as string[]);
-  for (const name of names.filter((n) => n.startsWith(prefix) && n.endsWith('.partial'))) {
-    const temp = join(dir, name);
-    if ((await sha256File(temp).catch(() => null)) !== close.workbookSha256) continue;
-    // link, not rename: it fails rather than replace the workbook when it is in place already
-    await link(temp, close.workbook).catch(() => undefined);
-    await rm(temp, { force: true });
-  }
+  for (const name of names.filter((n) => n.startsWith(prefix) && n.endsWith('.partial')))
+    await placeIfSigned(join(dir, name), close.workbook, close.workbookSha256);
 }

@@ -2,7 +2,7 @@
  * temporary name first, one transaction then writes the close, its records and its audit row, and only then is the
  * workbook renamed into place: a close exists whole or not at all, and a workbook is never rewritten.
  */
-import { link, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { link, mkdir, readdir, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Config } from '../config/load.js';
 import { stampedId } from '../util/ids.js';
@@ -218,24 +218,32 @@ export async function finishLeftovers(store: Store, config: Config, logger: Logg
     if (!m || !m[1]!.includes(`_${config.account}_signed_`)) continue;
     const temp = join(dir, name);
     const close = await getClose(store.db, m[2]!);
-    const finalExists = await stat(join(dir, m[1]!)).then(
-      () => true,
-      () => false,
-    );
     if (
       close &&
       close.account === config.account &&
-      !finalExists &&
-      (await sha256File(temp)) === close.workbookSha256
-    ) {
-      await rename(temp, join(dir, m[1]!));
+      (await placeIfSigned(temp, join(dir, m[1]!), close.workbookSha256))
+    )
       logger.info(
         { closeId: close.id, workbook: basename(m[1]!) },
         'put the signed workbook of an interrupted close in place',
       );
-    } else {
+    else {
       await rm(temp, { force: true });
       logger.info({ removed: temp }, 'removed the temporary workbook of an interrupted close');
     }
   }
+}
+
+/**
+ * Puts a temporary workbook whose bytes are the signed ones in place, unless the workbook is there already (link never
+ * replaces a file), and removes the temporary name; false, touching nothing, when its bytes differ. `close` and
+ * `verify` finish an interrupted close with it.
+ */
+export async function placeIfSigned(temp: string, workbook: string, sha256: string): Promise<boolean> {
+  if ((await sha256File(temp).catch(() => null)) !== sha256) return false;
+  await link(temp, workbook).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EEXIST') throw err;
+  });
+  await rm(temp, { force: true });
+  return true;
 }
