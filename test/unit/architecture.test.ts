@@ -54,20 +54,7 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
   // that read through the store, decide and write through it; the store never imports it
   workflow: ['decimal', 'errors', 'domain', 'util', 'rules', 'store'],
   // what the orchestrator calls
-  stages: [
-    'decimal',
-    'errors',
-    'domain',
-    'log',
-    'util',
-    'config',
-    'http',
-    'rules',
-    'report',
-    'store',
-    'sources',
-    'workflow',
-  ],
+  stages: CLI_MAY_IMPORT.slice(0, CLI_MAY_IMPORT.indexOf('stages')),
   // the orchestrator, the scheduler, the webhook server
   pipeline: ['decimal', 'errors', 'domain', 'log', 'util', 'config', 'http', 'store', 'stages'],
   // the job queue (pg-boss): the batch driver's steps as jobs, worked by any number of workers
