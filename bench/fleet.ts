@@ -46,13 +46,14 @@ function check(): void {
   if (interrupted) throw new Error(`interrupted by ${interrupted}`);
 }
 
-/** A fresh schema for our tables; drop() drops it and the job queue's beside it. */
+/** A fresh schema for our tables; drop() drops it and the job queue's beside it (BENCH_KEEP_SCHEMA=1 keeps both). */
 async function freshSchema(admin: pg.Client): Promise<{ name: string; drop(): Promise<void> }> {
   const name = `bench_fleet_${randomBytes(4).toString('hex')}`;
   await admin.query(`create schema ${name}`);
   return {
     name,
     drop: async () => {
+      if (process.env.BENCH_KEEP_SCHEMA === '1') return void console.log(`kept schemas ${name} and ${name}_queue`);
       await admin.query(`drop schema if exists ${name} cascade`);
       await admin.query(`drop schema if exists ${name}_queue cascade`);
     },

@@ -8,7 +8,7 @@ import type { Source, SourceEnv, SyncRequest, SyncResult, SyncStep } from '../so
 import { exchangeClientFromConfig, type ExchangeClient } from './client.js';
 import type { ExchangeSync, StreamCoverage, SyncCounters } from './sync-common.js';
 import { backfillFills, syncFills } from './sync-fills.js';
-import { syncOrderLookups, syncOrders } from './sync-orders.js';
+import { syncOrderLookups, syncOrders, topUpFills } from './sync-orders.js';
 import { syncPayments } from './sync-payments.js';
 import { syncSnapshots } from './sync-snapshots.js';
 import { EXCHANGE_STREAM_CURSORS, exchangeStreamReach } from './streams.js';
@@ -133,6 +133,7 @@ function planSteps(request: SyncRequest): Array<SyncStep<ExchangeRun>> {
     // The lookups below join every stored fill with its order: planned on the statistics of what was just stored.
     timed('statistics', (sync) => refreshPlannerStatistics(sync.db, sync.account)),
     timed('ordersById', (sync) => syncOrderLookups(sync, sync.symbols)),
+    timed('fillsTopUp', (sync) => topUpFills(sync)),
   ];
 }
 

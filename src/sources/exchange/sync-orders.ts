@@ -17,6 +17,7 @@ import { getCursor, setCursor } from '../../store/sync/cursors.js';
 import { changesSince, currentSnapshot } from '../../store/recon/changes.js';
 import { fetchByIdInBatches, storeFetchedById, type ByIdRecords } from './sync-by-id.js';
 import { timeCursor } from './streams.js';
+import { syncFills } from './sync-fills.js';
 import { loadPageCap, padded, syncStream, walkWindows, type StreamCap, type WindowStream } from './sync-windows.js';
 
 function orderStream(
@@ -141,6 +142,19 @@ export async function syncOrderLookups(env: ExchangeSync, symbols: string[] = []
   env.progress.setStage('orders by id');
   const left = await nonFinalIds(env.db, 'exchange_order', env.account, ORDER_NON_FINAL, env.startedAt);
   await fetchOrdersById(env, left, 'ignore');
+}
+
+/**
+ * The fills read once more, last: the listings ask for orders up to now, and the open ones without any bound, so an
+ * order created after the fills walk can come back with fills the walk never saw, and be judged on a sum of fills that
+ * is short of its cumQty (an E_FILL_QTY that next night's run resolves). Read from the fills cursor, this is a page,
+ * usually; the orders of any new fill are then asked by id. A fills walk that got stuck is not walked again.
+ */
+export async function topUpFills(env: ExchangeSync): Promise<void> {
+  if (env.coverage.fills?.settled === false) return;
+  await syncFills(env);
+  env.progress.setStage('orders by id');
+  await lookUpOrdersOfFills(env);
 }
 
 /** The cursor of the fills' order lookups: the snapshot they started from and the ids left missing (JSON). */
