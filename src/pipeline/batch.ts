@@ -21,7 +21,7 @@ import {
 } from '../store/runs/batches.js';
 import { runPipeline, type PipelineOptions, type PipelineResult } from './run.js';
 import { errorText } from './execute.js';
-import { deliverGroupReport, writeGroupReport, type GroupReportWritten } from '../stages/group-report.js';
+import type { GroupReportWritten } from '../stages/group-report.js';
 import type { DeliveryResult } from '../stages/deliver.js';
 import type { Stages } from './load-stages.js';
 
@@ -162,6 +162,9 @@ export async function reportBatch(
   if (!deps.group.settings.multiAccount) return { report: null, delivery: null };
   const log = deps.logger.child({ batchId });
   const groupDeps = { store: deps.store, group: deps.group, logger: log, now: options.now };
+  // Loaded here, not with the batch: the workbook's module brings exceljs (about a quarter of a second), which held
+  // back the first stage of every `run`, a single account's too.
+  const { deliverGroupReport, writeGroupReport } = await import('../stages/group-report.js');
   let report: GroupReportWritten;
   let pending: Awaited<ReturnType<typeof pendingGroupReport>>;
   try {

@@ -23,6 +23,11 @@ export interface Stages {
     runId: string,
   ): Promise<{ path: string; sheets: Record<string, number>; detail: { dir: string } }>;
   deliverRun: RunStage<DeliveryOptions, DeliveryResult>;
+  /**
+   * Starts loading the modules of the stages after the sync (the report's exceljs above all) while the sync waits on
+   * the APIs, so that no stage waits for its code. Optional: a test's stages have nothing to load.
+   */
+  prefetch?(): void;
   /** The short e-mail of a failed run whose failure report could not be written either. */
   deliverFailureNotice(
     ctx: StageContext,
@@ -61,6 +66,12 @@ export function loadStages(): Promise<Stages> {
         () => import('../stages/report.js'),
         (m) => m.writeReport,
       ),
+      // A failed load is not reported here: the stage that needs the module loads it again and fails with the error.
+      prefetch: () =>
+        void Promise.all([
+          import('../stages/reconcile.js'),
+          import('../stages/report.js').then((m) => m.loadExcel()),
+        ]).catch(() => {}),
       deliverRun: onFirstCall(deliver, (m) => m.deliverRun),
       deliverFailureNotice: onFirstCall(deliver, (m) => m.deliverFailureNotice),
     } satisfies Stages;

@@ -95,7 +95,9 @@ export async function runPipeline(
       const runId = ctx.runId as string;
       // Each source its own stage, the exchange first (src/sources/registry.ts says why); the partner lists the
       // period's days and the look-back's.
-      await syncSources(ctx, { period: syncPeriod }, stage);
+      const synced = syncSources(ctx, { period: syncPeriod }, stage);
+      stages.prefetch?.();
+      await synced;
       // The period and every record changed since the account was last judged, whatever its day.
       await stage(
         'reconcile',

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { dirname } from 'node:path';
 import type { Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
-import ExcelJS from 'exceljs';
+import type ExcelJS from 'exceljs';
 import {
   BOLD,
   DATETIME_FORMAT,
@@ -120,6 +120,17 @@ const FONTS: Partial<Record<Tone, Partial<ExcelJS.Font>>> = {
   muted: { color: { argb: 'FF808080' } },
 };
 
+let excelLoaded: Promise<typeof ExcelJS> | undefined;
+
+/**
+ * exceljs, loaded when a workbook is first written (or asked for ahead, loadStages' prefetch): its load alone takes
+ * about a quarter of a second, which every command reaching this module through the report's pure parts (the batch's
+ * words, the digest) would otherwise pay before its first stage.
+ */
+export function loadExcel(): Promise<typeof ExcelJS> {
+  return (excelLoaded ??= import('exceljs').then((m) => m.default));
+}
+
 export async function writeWorkbook(
   path: string,
   sources: SheetSource[],
@@ -128,7 +139,8 @@ export async function writeWorkbook(
   await mkdir(dirname(path), { recursive: true });
   // Written under a temporary name and renamed: a crash never leaves a truncated report under the real name.
   const tmp = partialPath(path, options.writer);
-  const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({
+  const excel = await loadExcel();
+  const workbook = new excel.stream.xlsx.WorkbookWriter({
     filename: tmp,
     useStyles: true,
     useSharedStrings: false,

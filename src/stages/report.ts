@@ -25,7 +25,7 @@ import { reportSheets, type ReportSheets } from './report-sheets.js';
 
 export { SHEET } from '../report/sheets.js';
 export { headline, periodLabel } from '../report/summary.js';
-export { writeWorkbook } from '../report/write-workbook.js';
+export { loadExcel, writeWorkbook } from '../report/write-workbook.js';
 
 /**
  * `ramp-recon_<period label, ' to ' as '_to_'>_<runId>.xlsx`: ramp-recon_2026-11-21_<runId>.xlsx,
