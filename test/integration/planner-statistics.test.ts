@@ -63,6 +63,15 @@ describeEachStore('planner statistics per account', (ctx) => {
     const analyzed = await refreshPlannerStatistics(db, 'big');
     expect(analyzed).toContain('recon_change');
     expect(analyzed).not.toContain('sync_cursor');
+    // its change_xid statistics now know the night (an ANALYZE of the indexed columns and change_xid)
+    const beyond = await sql<{ n: string }>`
+      select count(*)::text as n from recon_change
+      where change_xid > (
+        select max(v) from pg_stats st,
+          unnest(coalesce(st.histogram_bounds::text::xid8[], '{}') || coalesce(st.most_common_vals::text::xid8[], '{}')) v
+        where st.schemaname = current_schema() and st.tablename = 'recon_change' and st.attname = 'change_xid'
+      )`.execute(db);
+    expect(beyond.rows[0]!.n).toBe('0');
     // a small night after it waits for autovacuum
     await notes(42_000, 500).execute(db);
     await counted(500, 'recon_change');
