@@ -170,9 +170,13 @@ export function changedFillIds(
   const above = sql`${after === null ? sql`` : sql`and f.exec_id > ${after}::bigint`} ${through === null ? sql`` : sql`and f.exec_id <= ${through}::bigint`}`;
   return sql`
     (select f.exec_id from exchange_fill f where f.account = ${account} and ${changedRow('f', since)} ${above} order by 1 limit ${limit})
-    union (select f.exec_id from exchange_fill f
-      where f.account = ${account} ${above}
-        and f.ex_ord_id in (select ex_ord_id from exchange_order o where account = ${account} and ${changedRow('o', since)} union ${notedOrders(account, since)})
+    union (select f.exec_id
+      from (select ex_ord_id from exchange_order o where account = ${account} and ${changedRow('o', since)} union ${notedOrders(account, since)}) c
+      -- each changed order's fills on the order index (offset 0 keeps it a nested loop: the planner hashed the changed
+      -- orders against a scan of every stored fill, 0.5 s a page on a night of 20,000 orders in a million fills)
+      cross join lateral (
+        select f.exec_id from exchange_fill f where f.account = ${account} and f.ex_ord_id = c.ex_ord_id ${above} offset 0
+      ) f
       order by 1 limit ${limit})`;
 }
 
@@ -248,9 +252,15 @@ export async function judgedFillTimeRange(
   account: string,
   since: string | null,
 ): Promise<{ from: string; to: string } | null> {
+  // Every fill: the two ends of the time index. The changed ones: read through the change index first (offset 0),
+  // since min() and max() over the time index, filtered on change_xid, walked a night's million older fills (0.3 s).
+  const fills =
+    since === null
+      ? sql`exchange_fill f where account = ${account}`
+      : sql`(select timestamp from exchange_fill f where account = ${account} and ${changedRow('f', since)} offset 0) f`;
   const r = await sql<{ from: string | null; to: string | null }>`
     select to_char(min(timestamp) at time zone 'UTC', 'YYYY-MM-DD') as from, to_char(max(timestamp) at time zone 'UTC', 'YYYY-MM-DD') as to
-    from exchange_fill f where account = ${account} and ${changedRow('f', since)}`.execute(db);
+    from ${fills}`.execute(db);
   const row = r.rows[0];
   return row?.from && row.to ? { from: row.from, to: row.to } : null;
 }
