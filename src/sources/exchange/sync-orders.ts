@@ -154,7 +154,8 @@ export async function topUpFills(env: ExchangeSync): Promise<void> {
   if (env.coverage.fills?.settled === false) return;
   await syncFills(env);
   env.progress.setStage('orders by id');
-  await lookUpOrdersOfFills(env);
+  // The ids the run's lookups left missing were asked in this run already: carried on, not asked again.
+  await lookUpOrdersOfFills(env, { askCarried: false });
 }
 
 /** The cursor of the fills' order lookups: the snapshot they started from and the ids left missing (JSON). */
@@ -167,7 +168,7 @@ export const ORDER_LOOKUPS_CURSOR = 'orders.lookups';
  * as an order of a new fill is. The cursor moves only when every lookup is done, so an interrupted run's fills are
  * looked at again.
  */
-async function lookUpOrdersOfFills(env: ExchangeSync): Promise<void> {
+async function lookUpOrdersOfFills(env: ExchangeSync, options = { askCarried: true }): Promise<void> {
   const [stored, now] = await Promise.all([
     getCursor(env.db, env.account, SOURCE, ORDER_LOOKUPS_CURSOR),
     currentSnapshot(env.db),
@@ -175,7 +176,7 @@ async function lookUpOrdersOfFills(env: ExchangeSync): Promise<void> {
   const mark = stored === null ? null : (JSON.parse(stored) as { snapshot: string; carried: string[] });
   const { since } = changesSince(mark?.snapshot ?? null, now);
   const carried = since === null ? [] : (mark?.carried ?? []);
-  const asked = new Set<string>();
+  const asked = new Set<string>(options.askCarried ? [] : carried);
   for (;;) {
     const left = await orderIdsMissingForFills(env.db, env.account, 500 + asked.size, since, carried);
     const missing = left.filter((id) => !asked.has(id));
