@@ -432,3 +432,40 @@ describeEachStore('exchange sync against the sandbox: orders created while the s
     expect(short.rows).toEqual([]);
   });
 });
+
+describeEachStore('exchange sync against the sandbox: a resting order that fills while the sync runs', (ctx) => {
+  let sb: Sandbox;
+  beforeAll(async () => {
+    sb = await startSandbox(small);
+  });
+  afterAll(() => sb.close());
+
+  it('stores its new fill and its new state together', async () => {
+    await syncExchange(ctxFor(ctx.store, sb), { progress: 'off' });
+    const resting = sb.data.exchangeOrders().find((o) => o.ordStatus === 'PART_FILLED');
+    expect(resting).toBeDefined();
+    // The order fills after the open orders were listed again (it was among them, still PART_FILLED), as the fills
+    // are read the last time: the record the sync holds of it is older than its last fill.
+    let openListed = false;
+    let filled: string | undefined;
+    const off = sb.onRequest(({ api, path, query }) => {
+      if (api !== 'exchange') return;
+      if (path.endsWith('/orders') && query.get('status') === 'PART_FILLED') openListed = true;
+      else if (openListed && !filled && path.endsWith('/fills')) filled = sb.fillOrder(resting!.exOrdId);
+    });
+    try {
+      expect((await syncExchange(ctxFor(ctx.store, sb), { progress: 'off' })).settled).toBe(true);
+    } finally {
+      off();
+    }
+    expect(filled).toBeDefined();
+    const stored = await sql<{ ord_status: string; cum_qty: string; fills: string }>`
+      select o.ord_status, o.cum_qty::text,
+        (select coalesce(sum(f.qty), 0) from exchange_fill f where f.ex_ord_id = o.ex_ord_id)::text as fills
+      from exchange_order o where o.ex_ord_id = ${resting!.exOrdId}`.execute(ctx.store.db);
+    const row = stored.rows[0]!;
+    expect(row.ord_status).toBe('FILLED');
+    expect(new Decimal(row.fills).eq(new Decimal(row.cum_qty))).toBe(true);
+    expect(new Decimal(row.cum_qty).gt(new Decimal(resting!.cumQty))).toBe(true);
+  });
+});

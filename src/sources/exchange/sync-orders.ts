@@ -9,6 +9,7 @@ import {
   nonFinalIds,
   orderIdsMissingForFills,
   ordersNotFoundBefore,
+  storedOrdersOfFillsSince,
   upsertOrders,
 } from '../../store/sync/exchange-records.js';
 import type { Window } from './plan.js';
@@ -148,12 +149,16 @@ export async function syncOrderLookups(env: ExchangeSync, symbols: string[] = []
  * The fills read once more, last: the listings ask for orders up to now, and the open ones without any bound, so an
  * order created after the fills walk can come back with fills the walk never saw, and be judged on a sum of fills that
  * is short of its cumQty (an E_FILL_QTY that next night's run resolves). Read from the fills cursor, this is a page,
- * usually; the orders of any new fill are then asked by id. A fills walk that got stuck is not walked again.
+ * usually. Then every order of a new fill is asked by id: those no listing brought, and the stored ones too, whose
+ * record was listed before the fill and so falls short of it (a resting order that filled while the sync ran). A fills
+ * walk that got stuck is not walked again.
  */
 export async function topUpFills(env: ExchangeSync): Promise<void> {
   if (env.coverage.fills?.settled === false) return;
+  const before = (await currentSnapshot(env.db)).snapshot;
   await syncFills(env);
   env.progress.setStage('orders by id');
+  await fetchOrdersById(env, await storedOrdersOfFillsSince(env.db, env.account, before), 'ignore');
   // The ids the run's lookups left missing were asked in this run already: carried on, not asked again.
   await lookUpOrdersOfFills(env, { askCarried: false });
 }

@@ -525,6 +525,16 @@ export async function orderIdsMissingForFills(
   return rows.rows.map((r) => String(r.ex_ord_id));
 }
 
+/** The stored orders of the fills written or changed since `since` (a snapshot), in id order. */
+export async function storedOrdersOfFillsSince(db: Db, account: string, since: string): Promise<string[]> {
+  const rows = await sql<{ ex_ord_id: string }>`
+    select distinct f.ex_ord_id from exchange_fill f
+    where f.account = ${account} and ${unjudged(sql.ref('f.change_xid'), since)}
+      and exists (select 1 from exchange_order o where o.account = ${account} and o.ex_ord_id = f.ex_ord_id)
+    order by f.ex_ord_id`.execute(db);
+  return rows.rows.map((r) => String(r.ex_ord_id));
+}
+
 /** Where each re-fetchable record kind keeps its id and its state. */
 const NON_FINAL = {
   exchange_order: { id: 'ex_ord_id', state: 'ord_status' },
