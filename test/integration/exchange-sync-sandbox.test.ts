@@ -390,8 +390,10 @@ describeEachStore('exchange sync against the sandbox: orders created while the s
   afterAll(() => sb.close());
 
   it('stores every listed order with all its fills (no order judged on a short sum of fills)', async () => {
-    // Half a day of trading lands as the first order listing is asked, after the fills walk: new FILLED orders (their
-    // fills only), and PART_FILLED ones the open orders' listing returns, which has no upper bound.
+    // A first sync leaves open orders stored: the next one lists the open set again, with no upper bound. Half a day
+    // of trading lands as its first order listing is asked, after its fills walk: new FILLED orders (their fills only),
+    // and PART_FILLED ones the open orders' listing returns.
+    await syncExchange(ctxFor(ctx.store, sb), { progress: 'off' });
     let traded = false;
     const fillsBefore = sb.data.fills().length;
     const off = sb.onRequest(({ api, path }) => {
@@ -415,21 +417,33 @@ describeEachStore('exchange sync against the sandbox: orders created while the s
     expect(newFills.length).toBeGreaterThan(50);
     expect(partFilled.length).toBeGreaterThan(0);
 
-    // Every fill is stored, and every order with a fill; the orders left for the next run are those created after the
-    // sync's now without a fill (no listing's window reaches them yet).
-    const stored = await ctx.store.db.selectFrom('exchange_order').select('ex_ord_id').execute();
-    const storedIds = new Set(stored.map((o) => o.ex_ord_id));
-    const left = sb.data.exchangeOrders().filter((o) => !storedIds.has(o.exOrdId));
-    expect(left.filter((o) => o.timestamp <= context.now.getTime() || newOrders.has(o.exOrdId))).toEqual([]);
-    const fills = await ctx.store.db.selectFrom('exchange_fill').select('exec_id').orderBy('exec_id').execute();
-    expect(fills.map((f) => f.exec_id)).toEqual(sb.data.fills().map((f) => f.execId));
-    const short = await sql<{ ex_ord_id: string }>`
+    // Every stored order's fills add up to its cumQty (no discrepancy is planted here), the new PART_FILLED ones too;
+    // what the sync left is only of orders it does not hold, created after its now: the next run's.
+    const short = sql<{ ex_ord_id: string }>`
       select o.ex_ord_id from exchange_order o
-      where o.cum_qty <> (select coalesce(sum(f.qty), 0) from exchange_fill f where f.ex_ord_id = o.ex_ord_id)`.execute(
-      ctx.store.db,
-    );
-    // No discrepancy is planted here: every stored order's fills add up to its cumQty.
-    expect(short.rows).toEqual([]);
+      where o.cum_qty <> (select coalesce(sum(f.qty), 0) from exchange_fill f where f.ex_ord_id = o.ex_ord_id)`;
+    expect((await short.execute(ctx.store.db)).rows).toEqual([]);
+    const storedIds = async () =>
+      new Set((await ctx.store.db.selectFrom('exchange_order').select('ex_ord_id').execute()).map((o) => o.ex_ord_id));
+    const held = await storedIds();
+    // the race itself: new PART_FILLED orders stored by the open orders' listing, with their fills
+    expect(partFilled.filter((o) => held.has(o.exOrdId)).length).toBeGreaterThan(0);
+    const leftOrders = sb.data.exchangeOrders().filter((o) => !held.has(o.exOrdId));
+    expect(leftOrders.filter((o) => o.timestamp <= context.now.getTime())).toEqual([]);
+    const storedFills = async () =>
+      (
+        await ctx.store.db.selectFrom('exchange_fill').select(['exec_id', 'ex_ord_id']).orderBy('exec_id').execute()
+      ).map((f) => f.exec_id);
+    const haveFills = new Set(await storedFills());
+    const leftFills = sb.data.fills().filter((f) => !haveFills.has(f.execId));
+    expect(leftFills.filter((f) => held.has(f.exOrdId))).toEqual([]);
+
+    // The next run stores the rest: every fill and order, each order equal to its fills.
+    expect((await syncExchange(ctxFor(ctx.store, sb), { progress: 'off' })).settled).toBe(true);
+    expect(await storedFills()).toEqual(sb.data.fills().map((f) => f.execId));
+    const all = await storedIds();
+    expect(sb.data.exchangeOrders().filter((o) => !all.has(o.exOrdId))).toEqual([]);
+    expect((await short.execute(ctx.store.db)).rows).toEqual([]);
   });
 });
 

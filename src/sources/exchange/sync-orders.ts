@@ -2,14 +2,16 @@
 import { ORDERS_CONTRACT_LIMIT, ORDERS_PAGE_LIMIT } from './client.js';
 import type { Page } from '../common/page.js';
 import { fastOrder, ORD_STATUSES, ORDER_NON_FINAL, orderSchema, type Order } from './schemas.js';
-import { toOrderRow } from './transform.js';
+import { toFillRow, toOrderRow } from './transform.js';
 import type { NewExchangeOrder } from '../../store/db/schema.js';
 import {
   markOrdersNotFound,
   nonFinalIds,
   orderIdsMissingForFills,
   ordersNotFoundBefore,
-  storedOrdersOfFillsSince,
+  ordersDifferingFromFills,
+  storedOrderIds,
+  upsertFills,
   upsertOrders,
 } from '../../store/sync/exchange-records.js';
 import type { Window } from './plan.js';
@@ -18,7 +20,7 @@ import { getCursor, setCursor } from '../../store/sync/cursors.js';
 import { changesSince, currentSnapshot } from '../../store/recon/changes.js';
 import { fetchByIdInBatches, storeFetchedById, type ByIdRecords } from './sync-by-id.js';
 import { timeCursor } from './streams.js';
-import { syncFills } from './sync-fills.js';
+import { fillPages, loadFillsState } from './sync-fills.js';
 import { loadPageCap, padded, syncStream, walkWindows, type StreamCap, type WindowStream } from './sync-windows.js';
 
 function orderStream(
@@ -146,21 +148,29 @@ export async function syncOrderLookups(env: ExchangeSync, symbols: string[] = []
 }
 
 /**
- * The fills read once more, last: the listings ask for orders up to now, and the open ones without any bound, so an
- * order created after the fills walk can come back with fills the walk never saw, and be judged on a sum of fills that
- * is short of its cumQty (an E_FILL_QTY that next night's run resolves). Read from the fills cursor, this is a page,
- * usually. Then every order of a new fill is asked by id: those no listing brought, and the stored ones too, whose
- * record was listed before the fill and so falls short of it (a resting order that filled while the sync ran). A fills
- * walk that got stuck is not walked again.
+ * The fills of the stored orders read once more, last: the listings ask for orders up to now, and the open ones without
+ * any bound, so an order created after the fills walk can come back with fills the walk never saw, and be judged on a
+ * sum of fills short of its cumQty (an E_FILL_QTY that next night's run resolves). The fills above the cursor are read
+ * again (a page, usually) and those of stored orders written; the others, and the cursor, are left to the next run's
+ * walk, so the top-up asks for no order it does not hold (on a busy account, every order created while the sync ran).
+ * A stored order whose fills still differ from its cumQty is then asked by id: its record was listed before a fill
+ * (a resting order that filled while the sync ran). A fills walk that got stuck is not walked again.
  */
 export async function topUpFills(env: ExchangeSync): Promise<void> {
   if (env.coverage.fills?.settled === false) return;
-  const before = (await currentSnapshot(env.db)).snapshot;
-  await syncFills(env);
+  const touched = new Set<string>();
+  for await (const step of fillPages(env, await loadFillsState(env.db, env.account), {})) {
+    // The request's bounds are stored already (the walk's watermark, a stored range's edge).
+    const bounds = new Set([step.page.request.fromExecId, step.page.request.toExecId]);
+    const rows = step.page.validated.valid.filter((v) => !bounds.has(v.value.execId)).map((v) => toFillRow(v));
+    const stored = await storedOrderIds(env.db, env.account, [...new Set(rows.map((r) => r.ex_ord_id))]);
+    const kept = rows.filter((r) => stored.has(r.ex_ord_id));
+    env.counters.fills += await upsertFills(env.db, env.account, kept);
+    for (const r of kept) touched.add(r.ex_ord_id);
+    if (step.done || step.stuck) break;
+  }
   env.progress.setStage('orders by id');
-  await fetchOrdersById(env, await storedOrdersOfFillsSince(env.db, env.account, before), 'ignore');
-  // The ids the run's lookups left missing were asked in this run already: carried on, not asked again.
-  await lookUpOrdersOfFills(env, { askCarried: false });
+  await fetchOrdersById(env, await ordersDifferingFromFills(env.db, env.account, [...touched]), 'ignore');
 }
 
 /** The cursor of the fills' order lookups: the snapshot they started from and the ids left missing (JSON). */
@@ -173,7 +183,7 @@ export const ORDER_LOOKUPS_CURSOR = 'orders.lookups';
  * as an order of a new fill is. The cursor moves only when every lookup is done, so an interrupted run's fills are
  * looked at again.
  */
-async function lookUpOrdersOfFills(env: ExchangeSync, options = { askCarried: true }): Promise<void> {
+async function lookUpOrdersOfFills(env: ExchangeSync): Promise<void> {
   const [stored, now] = await Promise.all([
     getCursor(env.db, env.account, SOURCE, ORDER_LOOKUPS_CURSOR),
     currentSnapshot(env.db),
@@ -181,7 +191,7 @@ async function lookUpOrdersOfFills(env: ExchangeSync, options = { askCarried: tr
   const mark = stored === null ? null : (JSON.parse(stored) as { snapshot: string; carried: string[] });
   const { since } = changesSince(mark?.snapshot ?? null, now);
   const carried = since === null ? [] : (mark?.carried ?? []);
-  const asked = new Set<string>(options.askCarried ? [] : carried);
+  const asked = new Set<string>();
   for (;;) {
     const left = await orderIdsMissingForFills(env.db, env.account, 500 + asked.size, since, carried);
     const missing = left.filter((id) => !asked.has(id));

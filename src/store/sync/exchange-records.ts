@@ -525,14 +525,27 @@ export async function orderIdsMissingForFills(
   return rows.rows.map((r) => String(r.ex_ord_id));
 }
 
-/** The stored orders of the fills written or changed since `since` (a snapshot), in id order. */
-export async function storedOrdersOfFillsSince(db: Db, account: string, since: string): Promise<string[]> {
+/** Which of these exchange order ids are stored. */
+export async function storedOrderIds(db: Db, account: string, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
   const rows = await sql<{ ex_ord_id: string }>`
-    select distinct f.ex_ord_id from exchange_fill f
-    where f.account = ${account} and ${unjudged(sql.ref('f.change_xid'), since)}
-      and exists (select 1 from exchange_order o where o.account = ${account} and o.ex_ord_id = f.ex_ord_id)
-    order by f.ex_ord_id`.execute(db);
-  return rows.rows.map((r) => String(r.ex_ord_id));
+    select ex_ord_id::text from exchange_order where account = ${account} and ex_ord_id = any(${ids}::bigint[])`.execute(
+    db,
+  );
+  return new Set(rows.rows.map((r) => r.ex_ord_id));
+}
+
+/** Of these stored orders, those whose cumQty differs from the sum of their stored fills, in id order. */
+export async function ordersDifferingFromFills(db: Db, account: string, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await sql<{ ex_ord_id: string }>`
+    select o.ex_ord_id::text from exchange_order o
+    where o.account = ${account} and o.ex_ord_id = any(${ids}::bigint[])
+      and coalesce(o.cum_qty, 0) <> (
+        select coalesce(sum(f.qty), 0) from exchange_fill f where f.account = ${account} and f.ex_ord_id = o.ex_ord_id
+      )
+    order by o.ex_ord_id`.execute(db);
+  return rows.rows.map((r) => r.ex_ord_id);
 }
 
 /** Where each re-fetchable record kind keeps its id and its state. */
