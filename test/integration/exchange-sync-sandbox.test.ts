@@ -382,14 +382,21 @@ describeEachStore('exchange sync against the sandbox: killed part-way and resume
   });
 });
 
-describeEachStore('exchange sync against the sandbox: orders created while the sync lists them', (ctx) => {
-  let sb: Sandbox;
+/** A sandbox of `small` for the describe block that calls it: started before its tests, closed after them. */
+function smallSandbox(): () => Sandbox {
+  let sb: Sandbox | undefined;
   beforeAll(async () => {
     sb = await startSandbox(small);
   });
-  afterAll(() => sb.close());
+  afterAll(() => sb?.close());
+  return () => sb!;
+}
+
+describeEachStore('exchange sync against the sandbox: orders created while the sync lists them', (ctx) => {
+  const sandbox = smallSandbox();
 
   it('stores every listed order with all its fills (no order judged on a short sum of fills)', async () => {
+    const sb = sandbox();
     // A first sync leaves open orders stored: the next one lists the open set again, with no upper bound. Half a day
     // of trading lands as its first order listing is asked, after its fills walk: new FILLED orders (their fills only),
     // and PART_FILLED ones the open orders' listing returns.
@@ -448,13 +455,10 @@ describeEachStore('exchange sync against the sandbox: orders created while the s
 });
 
 describeEachStore('exchange sync against the sandbox: a resting order that fills while the sync runs', (ctx) => {
-  let sb: Sandbox;
-  beforeAll(async () => {
-    sb = await startSandbox(small);
-  });
-  afterAll(() => sb.close());
+  const sandbox = smallSandbox();
 
   it('stores its new fill and its new state together', async () => {
+    const sb = sandbox();
     await syncExchange(ctxFor(ctx.store, sb), { progress: 'off' });
     const resting = sb.data.exchangeOrders().find((o) => o.ordStatus === 'PART_FILLED');
     expect(resting).toBeDefined();

@@ -22,7 +22,36 @@ import { allSettledOrThrow } from '../../util/side-by-side.js';
  * change_xid lies above the largest the statistics know (changesBeyondStatistics). Returns the tables analyzed.
  */
 export async function refreshPlannerStatistics(db: Db, account: string): Promise<string[]> {
-  const candidates = await sql<{ name: string; whole: boolean; columns: string[] | null; changeMax: string | null }>`
+  const candidates = await staleTables(db, account);
+  const tables: Array<{ name: string; columns: string[] | null }> = [];
+  for (const t of candidates) {
+    if (t.whole) tables.push({ name: t.name, columns: null });
+    // the columns the scans filter and join on, and change_xid, which the night's scans read whether indexed or not
+    else if (await changesBeyondStatistics(db, t.name, account, t.changeMax))
+      tables.push({ name: t.name, columns: [...new Set([...(t.columns ?? []), 'change_xid'])].sort() });
+  }
+  // Side by side on a server (each ANALYZE on a pooled session of its own): the job waits for them with nothing else
+  // to do, and one ANALYZE keeps one core busy. PGlite's one session runs them one after another all the same.
+  let next = 0;
+  const lane = async () => {
+    while (next < tables.length) {
+      const { name, columns } = tables[next++]!;
+      const only = columns?.length ? sql`(${sql.join(columns.map((c) => sql.ref(c)))})` : sql``;
+      await sql`analyze ${sql.table(name)} ${only}`.execute(db);
+    }
+  };
+  // Both lanes settle before a failure is thrown: no ANALYZE still runs when the caller goes on.
+  await allSettledOrThrow(Array.from({ length: Math.min(ANALYZE_AT_ONCE, tables.length) }, lane));
+  return tables.map((t) => t.name);
+}
+
+/**
+ * The schema's tables to analyze: `whole` when never analyzed, changed by more than half, or written by an account the
+ * statistics do not know; otherwise a change-tracking table past CHANGED_ROWS changed rows, with its indexed columns and
+ * the largest change_xid its statistics know (refreshPlannerStatistics decides whether the night was large).
+ */
+async function staleTables(db: Db, account: string) {
+  const r = await sql<{ name: string; whole: boolean; columns: string[] | null; changeMax: string | null }>`
     select c.relname as name, w.whole,
       (
         select array_agg(distinct a.attname::text order by a.attname::text)
@@ -57,26 +86,7 @@ export async function refreshPlannerStatistics(db: Db, account: string): Promise
         )
       )
     order by c.relname`.execute(db);
-  const tables: Array<{ name: string; columns: string[] | null }> = [];
-  for (const t of candidates.rows) {
-    if (t.whole) tables.push({ name: t.name, columns: null });
-    // the columns the scans filter and join on, and change_xid, which the night's scans read whether indexed or not
-    else if (await changesBeyondStatistics(db, t.name, account, t.changeMax))
-      tables.push({ name: t.name, columns: [...new Set([...(t.columns ?? []), 'change_xid'])].sort() });
-  }
-  // Side by side on a server (each ANALYZE on a pooled session of its own): the job waits for them with nothing else
-  // to do, and one ANALYZE keeps one core busy. PGlite's one session runs them one after another all the same.
-  let next = 0;
-  const lane = async () => {
-    while (next < tables.length) {
-      const { name, columns } = tables[next++]!;
-      const only = columns?.length ? sql`(${sql.join(columns.map((c) => sql.ref(c)))})` : sql``;
-      await sql`analyze ${sql.table(name)} ${only}`.execute(db);
-    }
-  };
-  // Both lanes settle before a failure is thrown: no ANALYZE still runs when the caller goes on.
-  await allSettledOrThrow(Array.from({ length: Math.min(ANALYZE_AT_ONCE, tables.length) }, lane));
-  return tables.map((t) => t.name);
+  return r.rows;
 }
 
 /**
