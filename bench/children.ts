@@ -26,6 +26,8 @@ export interface SandboxChild {
   pageUrls(): Promise<string[]>;
   /** Each account's planted discrepancies, by account name. */
   expectedBreaks(): Promise<Record<string, ExpectedBreak[]>>;
+  /** The CPU the sandbox's process has spent so far (ms). */
+  cpuMs(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -76,6 +78,7 @@ export async function startSandboxChild(
     elapse: (ms, rates) => call({ cmd: 'elapse', ms, rates }),
     pageUrls: () => call({ cmd: 'pageUrls' }),
     expectedBreaks: () => call({ cmd: 'expectedBreaks' }),
+    cpuMs: () => call({ cmd: 'cpu' }),
     close: () => closeChild(child),
   };
 }

@@ -90,6 +90,7 @@ async function benchRound(admin: pg.Client): Promise<RoundResult> {
     await sandbox.pageUrls();
     const server = await serverCpu(admin);
     const firstPostgres = await server?.begin();
+    const firstSandbox = await sandbox.cpuMs();
     const firstPeriod = { from: addDays(toDay(new Date(dayX)), -DAYS), to: toDay(new Date(dayX)) };
     const first = await runPipelineChild({
       mode: 'first',
@@ -98,6 +99,7 @@ async function benchRound(admin: pg.Client): Promise<RoundResult> {
       configPath,
       clockOffsetMs: await offsetNow(),
     });
+    const firstSandboxMs = (await sandbox.cpuMs()) - firstSandbox;
     const firstPostgresMs = (await firstPostgres?.end()) ?? null;
     const firstRequests = await sandbox.requests();
     const afterFirst = await sandbox.currentCounts();
@@ -119,7 +121,9 @@ async function benchRound(admin: pg.Client): Promise<RoundResult> {
       await sandbox.requests();
       await sandbox.pageUrls();
       const nightlyPostgres = await server?.begin();
+      const nightlySandbox = await sandbox.cpuMs();
       const nightly = await runPipelineChild({ mode: 'nightly', env, configPath, clockOffsetMs: await offsetNow() });
+      const nightlySandboxMs = (await sandbox.cpuMs()) - nightlySandbox;
       const nightlyPostgresMs = (await nightlyPostgres?.end()) ?? null;
       const nightlyRequests = await sandbox.requests();
       if (nightly.status !== 'succeeded')
@@ -142,8 +146,13 @@ async function benchRound(admin: pg.Client): Promise<RoundResult> {
         firstAt,
         afterFirst,
         newDay,
-        first: { run: first, requests: firstRequests, postgresCpuMs: firstPostgresMs },
-        nightly: { run: nightly, requests: nightlyRequests, postgresCpuMs: nightlyPostgresMs },
+        first: { run: first, requests: firstRequests, postgresCpuMs: firstPostgresMs, sandboxCpuMs: firstSandboxMs },
+        nightly: {
+          run: nightly,
+          requests: nightlyRequests,
+          postgresCpuMs: nightlyPostgresMs,
+          sandboxCpuMs: nightlySandboxMs,
+        },
         copy: { rows: lines.length, copyMs, mergeMs },
         floors: { firstFetch, nightlyFetch, copyOutMs, aggregate },
       };

@@ -13,6 +13,8 @@ export interface RunFigures {
   requests: Record<string, number>;
   /** CPU the Postgres server spent on the run (bench/server-cpu.ts); null when it cannot be read from here. */
   postgresCpuMs: number | null;
+  /** CPU the sandbox's process spent serving the run (the APIs' side, on the same machine). */
+  sandboxCpuMs?: number;
 }
 
 export interface RoundResult {
@@ -103,6 +105,32 @@ export function stageFloors(r: RoundResult): Array<{ stage: string; ms: number; 
       ms: stageMs(r.nightly, 'sync.exchange'),
       floorMs: f.nightlyFetch.ms,
       floor: fetch(f.nightlyFetch),
+    },
+    ...wholeRunFloor('(a) whole run', r.first),
+    ...wholeRunFloor('(b) whole run', r.nightly),
+  ];
+}
+
+/**
+ * A whole run beside what the machine's cores allow: the CPU its three processes spent (the run's, Postgres's and the
+ * sandbox's, all on this machine) spread over every core without a moment idle. Below that no overlap of stages can
+ * go; only less work can. None when a figure cannot be read here.
+ */
+export function wholeRunFloor(
+  stage: string,
+  f: RunFigures,
+): Array<{ stage: string; ms: number; floorMs: number; floor: string }> {
+  if (!f.run.cpu || f.postgresCpuMs === null || f.sandboxCpuMs === undefined) return [];
+  const cores = os.cpus().length;
+  const cpuMs = f.run.cpu.ms + f.postgresCpuMs + f.sandboxCpuMs;
+  return [
+    {
+      stage,
+      ms: f.run.wallMs,
+      floorMs: cpuMs / cores,
+      floor:
+        `the CPU of its three processes on ${cores} cores: run ${secs(f.run.cpu.ms)} + Postgres ${secs(f.postgresCpuMs)}` +
+        ` + sandbox ${secs(f.sandboxCpuMs)} = ${secs(cpuMs)}, / ${cores}`,
     },
   ];
 }
@@ -291,7 +319,8 @@ export function cpuText(f: RunFigures): string {
     ? `run process ${secs(f.run.cpu.ms)} (garbage collector ${secs(f.run.cpu.gcMs)})`
     : 'run process -';
   const server = f.postgresCpuMs === null ? 'Postgres not readable from here' : `Postgres ${secs(f.postgresCpuMs)}`;
-  return `${own}, ${server}`;
+  const sandbox = f.sandboxCpuMs === undefined ? '' : `, sandbox ${secs(f.sandboxCpuMs)}`;
+  return `${own}, ${server}${sandbox}`;
 }
 
 /** Requests per endpoint of the first and the nightly run (or batch), as the sandbox saw them. */

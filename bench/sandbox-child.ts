@@ -43,7 +43,9 @@ export type Command =
   /** The Exchange API listings served since the last `pageUrls` (path and query): what the bare client replays. */
   | { cmd: 'pageUrls' }
   /** Each account's planted discrepancies (option `discrepancies`), by account name: the breaks a run must find. */
-  | { cmd: 'expectedBreaks' };
+  | { cmd: 'expectedBreaks' }
+  /** The CPU this process has spent since it started (user + system, ms): what serving a run cost the machine. */
+  | { cmd: 'cpu' };
 
 const raw = JSON.parse(process.argv[2] ?? '{}') as Partial<SandboxOptions> & {
   now?: string;
@@ -143,6 +145,10 @@ async function answer(m: Command): Promise<unknown> {
   }
   if (m.cmd === 'accountCounts') return accountCounts();
   if (m.cmd === 'clock') return Math.max(...[...sandboxes.values()].map((sb) => sb.data.clock()));
+  if (m.cmd === 'cpu') {
+    const used = process.cpuUsage();
+    return (used.user + used.system) / 1000;
+  }
   if (m.cmd === 'expectedBreaks')
     return Object.fromEntries(
       [...sandboxes].map(([name, sb]): [string, ExpectedBreak[]] => [name, sb.expectedBreaks()]),
