@@ -1,6 +1,6 @@
-/** The reconcile's list of judged fill ids, cut into the pages it judges (store/recon/exchange-reads.ts listSlices). */
+/** The reconcile's list of judged fill ids, cut into the pages it judges (store/db/keyset.ts listSlices). */
 import { describe, expect, it } from 'vitest';
-import { listSlices } from '../../src/store/recon/exchange-reads.js';
+import { listSlices } from '../../src/store/db/keyset.js';
 
 describe('listSlices', () => {
   it('cuts a comma-separated list into slices of at most `size` items, in order, every item once', () => {

@@ -82,6 +82,40 @@ export async function* keysetScan<P, K>(
   }
 }
 
+/** A comma-separated list cut into slices of at most `size` items, in order (none for null or an empty list). */
+export function* listSlices(list: string | null, size: number): Generator<string> {
+  let start = 0;
+  while (list !== null && start < list.length) {
+    // The comma after the slice's last item, or the list's end.
+    let end = start - 1;
+    for (let n = 0; n < size && (n === 0 || end !== -1); n++) end = list.indexOf(',', end + 1);
+    if (end === -1) end = list.length;
+    yield list.slice(start, end);
+    start = end + 1;
+  }
+}
+
+/**
+ * Each item's page, the next one asked for as soon as the last has arrived (the database works while the consumer
+ * handles a page; at most two pages in memory), as keysetScan does for keyset pages.
+ */
+export async function* prefetched<I, P>(items: Iterator<I>, fetch: (item: I) => Promise<P>): AsyncGenerator<P> {
+  const ask = (): Promise<P> | null => {
+    const next = items.next();
+    if (next.done) return null;
+    const page = fetch(next.value);
+    // A failed prefetch must not become an unhandled rejection while the consumer works (or stops early).
+    page.catch(() => {});
+    return page;
+  };
+  let pending = ask();
+  while (pending) {
+    const page: P = await pending;
+    pending = ask();
+    yield page;
+  }
+}
+
 /** keysetScan over pages that say how many rows they scanned and the key of the last one. */
 export function scanPages<P extends { scanned: number; last: K | null }, K>(
   fetch: (after: K | null) => Promise<P>,

@@ -20,6 +20,8 @@ import {
   accountSpanReader,
   idPages,
   mappedPages,
+  listSlices,
+  prefetched,
   scanPages,
   PAGE_SIZE,
   type Span,
@@ -477,39 +479,6 @@ export async function judgedFillIds(
       ) u`.execute(db)
   ).rows[0];
   return row?.ids ?? null;
-}
-
-/** A comma-separated list cut into slices of at most `size` items, in order (none for null). */
-export function* listSlices(list: string | null, size: number): Generator<string> {
-  let start = 0;
-  while (list !== null && start < list.length) {
-    let end = start;
-    for (let n = 0; n < size && end !== -1; n++) end = list.indexOf(',', end + (n === 0 ? 0 : 1));
-    if (end === -1) end = list.length;
-    yield list.slice(start, end);
-    start = end + 1;
-  }
-}
-
-/**
- * Each item's page, the next one asked for as soon as the last has arrived (the database works while the consumer
- * handles a page; at most two pages in memory), as keysetScan does for keyset pages.
- */
-async function* prefetched<I, P>(items: Iterator<I>, fetch: (item: I) => Promise<P>): AsyncGenerator<P> {
-  const ask = (): Promise<P> | null => {
-    const next = items.next();
-    if (next.done) return null;
-    const page = fetch(next.value);
-    // A failed prefetch must not become an unhandled rejection while the consumer works (or stops early).
-    page.catch(() => {});
-    return page;
-  };
-  let pending = ask();
-  while (pending) {
-    const page: P = await pending;
-    pending = ask();
-    yield page;
-  }
 }
 
 /** A range of exec_ids, (after, through]; null: unbounded on that side. */
