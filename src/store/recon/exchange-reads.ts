@@ -361,6 +361,43 @@ export async function* fillCandidatesIn(
   changedSince?: string | null,
   bounds: FillIdBounds = { after: null, through: null },
 ): AsyncGenerator<{ scanned: number; fills: Fill[] }> {
+  const judge = fillPageJudge(db, account, filter);
+  if (typeof changedSince !== 'string') {
+    // The span, or every stored fill: pages on the key, each from where the last ended.
+    const where = changedSince === null ? sql`true` : sql`f.timestamp >= ${span.from} and f.timestamp < ${span.to}`;
+    const fetch = (previous: string | null) => {
+      const after = previous ?? bounds.after;
+      return judge(sql`
+        select f.exec_id, f.ex_ord_id, f.side, f.symbol, f.price, f.qty, f.fee, f.timestamp
+        from exchange_fill f
+        where f.account = ${account} and ${where} ${idBounds(after, bounds.through)}
+        order by f.exec_id
+        limit ${scanSize}`);
+    };
+    for await (const page of scanPages(fetch, scanSize)) yield { scanned: page.scanned, fills: page.fills };
+    return;
+  }
+  // The span's fills and those judged for a change: their ids listed once, then judged a slice at a time, each fill
+  // probed once on the key (offset 0 keeps it a nested loop; joined as a set, the planner merged the list with the
+  // whole key index, a night's million fills: 0.9 s). Listed per page, the three sets were read whole for each page.
+  const ids = await judgedFillIds(db, account, span, changedSince, bounds);
+  const fetch = (slice: string) =>
+    judge(sql`
+      select f.exec_id, f.ex_ord_id, f.side, f.symbol, f.price, f.qty, f.fee, f.timestamp
+      from unnest(string_to_array(${slice}, ',')::bigint[]) as i(exec_id)
+      cross join lateral (
+        select f.* from exchange_fill f where f.account = ${account} and f.exec_id = i.exec_id offset 0
+      ) f
+      order by f.exec_id`);
+  for await (const page of prefetched(listSlices(ids, scanSize), fetch))
+    yield { scanned: page.scanned, fills: page.fills };
+}
+
+/**
+ * How fillCandidatesIn judges one page of fills (`page`: their columns, in exec_id order) in SQL: the fills any rule's
+ * description in `filter` keeps, with their orders, and how many the page scanned.
+ */
+function fillPageJudge(db: Db, account: string, filter: FillPrefilter) {
   const sym = refTable(filter.symbols, { name: 'symbol', type: 'text' }, 's');
   const days = refTable(filter.days, { name: 'day', type: 'date' }, 'r');
   const columns: ConditionColumns<FillField> = {
@@ -381,8 +418,7 @@ export async function* fillCandidatesIn(
     unlisted: sql`(s.symbol is null)`,
     day: days,
   };
-  // One page of fills (`page`: their columns, in exec_id order) judged in SQL: the candidates, and how many it scanned.
-  const judge = async (page: RawBuilder<unknown>) => {
+  return async (page: RawBuilder<unknown>): Promise<{ scanned: number; last: string | null; fills: Fill[] }> => {
     const rows = (
       await sql<FillRow & { scanned: string; last_exec_id: string | null }>`
       with page as materialized (${page}),
@@ -419,35 +455,6 @@ export async function* fillCandidatesIn(
     const scanned = head ? Number(head.scanned) : 0;
     return { scanned, last: head?.last_exec_id ?? null, fills: rows.filter((r) => r.exec_id !== null).map(toFill) };
   };
-  if (typeof changedSince !== 'string') {
-    // The span, or every stored fill: pages on the key, each from where the last ended.
-    const where = changedSince === null ? sql`true` : sql`f.timestamp >= ${span.from} and f.timestamp < ${span.to}`;
-    const fetch = (previous: string | null) => {
-      const after = previous ?? bounds.after;
-      return judge(sql`
-        select f.exec_id, f.ex_ord_id, f.side, f.symbol, f.price, f.qty, f.fee, f.timestamp
-        from exchange_fill f
-        where f.account = ${account} and ${where} ${idBounds(after, bounds.through)}
-        order by f.exec_id
-        limit ${scanSize}`);
-    };
-    for await (const page of scanPages(fetch, scanSize)) yield { scanned: page.scanned, fills: page.fills };
-    return;
-  }
-  // The span's fills and those judged for a change: their ids listed once, then judged a slice at a time, each fill
-  // probed once on the key (offset 0 keeps it a nested loop; joined as a set, the planner merged the list with the
-  // whole key index, a night's million fills: 0.9 s). Listed per page, the three sets were read whole for each page.
-  const ids = await judgedFillIds(db, account, span, changedSince, bounds);
-  const fetch = (slice: string) =>
-    judge(sql`
-      select f.exec_id, f.ex_ord_id, f.side, f.symbol, f.price, f.qty, f.fee, f.timestamp
-      from unnest(string_to_array(${slice}, ',')::bigint[]) as i(exec_id)
-      cross join lateral (
-        select f.* from exchange_fill f where f.account = ${account} and f.exec_id = i.exec_id offset 0
-      ) f
-      order by f.exec_id`);
-  for await (const page of prefetched(listSlices(ids, scanSize), fetch))
-    yield { scanned: page.scanned, fills: page.fills };
 }
 
 /** `and` the exec_id bounds (after, through] of a scan, null sides unbounded. */
