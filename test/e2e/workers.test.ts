@@ -357,19 +357,23 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('workers on pg-boss [postgres]',
     const cronEnv = { ...env, RAMP_RECON_CONFIG: cronConfig };
     const schedulers = [startCli(['schedule', '--no-work'], cronEnv), startCli(['schedule', '--no-work'], cronEnv)];
     const db = pg.store.db;
-    const night = { from: addDays(today, -1), to: today };
-    const scheduled = () =>
+    // The night is the day before the UTC day the firing fell on: the day the test started or, past midnight, the next.
+    const startDay = toDay(new Date());
+    const scheduled = (from?: string) =>
       db
         .selectFrom('batch')
-        .select('id')
+        .select(['id', 'period_from'])
         .where('trigger', '=', 'schedule')
-        .where('period_from', '=', night.from)
+        .where('period_from', '>=', addDays(startDay, -1))
+        .$if(from !== undefined, (q) => q.where('period_from', '=', from!))
         .execute();
     try {
       await waitFor('a scheduled batch', async () => (await scheduled()).length > 0, 90_000);
+      const night = String((await scheduled())[0]!.period_from);
+      expect([addDays(startDay, -1), addDays(toDay(new Date()), -1)]).toContain(night);
       // more firings come and go: still one batch for the night
       await new Promise((r) => setTimeout(r, 12_000));
-      expect(await scheduled()).toHaveLength(1);
+      expect(await scheduled(night)).toHaveLength(1);
     } finally {
       for (const s of schedulers) s.child.kill('SIGTERM');
     }
