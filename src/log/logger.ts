@@ -1,6 +1,7 @@
 /** The pino logger: JSON lines on stderr (readable lines on a terminal), secrets redacted by path and by value. */
+import { createRequire } from 'node:module';
 import pino, { type Logger } from 'pino';
-import pretty from 'pino-pretty';
+import type PinoPretty from 'pino-pretty';
 import { Writable } from 'node:stream';
 import { attachTerminalStatusLine, type StatusLine } from './status-line.js';
 
@@ -83,7 +84,7 @@ export function createLogger(
       },
     },
     options.format === 'pretty'
-      ? pretty({
+      ? loadPretty()({
           destination: (options.destination as NodeJS.WritableStream | undefined) ?? prettyStderr(),
           sync: true,
           colorize: options.destination ? false : process.stderr.isTTY === true,
@@ -93,6 +94,14 @@ export function createLogger(
         })
       : ((options.destination as pino.DestinationStream | undefined) ?? pino.destination(2)),
   );
+}
+
+/**
+ * pino-pretty (31 modules), loaded only for readable lines: a nightly run writes JSON lines and should not pay it at
+ * start-up (about 20 ms). A CommonJS package, so required synchronously: createLogger stays synchronous.
+ */
+function loadPretty(): typeof PinoPretty {
+  return createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
 }
 
 /**
