@@ -226,6 +226,18 @@ describeEachStore('reconcile judges what changed since the account was last judg
     const again = await reconcile();
     expect(late(again)).toEqual(['reopened P_PARTNER_FEE_RATE o-late 2026-11-11']);
   });
+
+  it('an order of another day that changed and carries no hash any more is judged by its own change', async () => {
+    // Nothing else points at it: the hash it gave up is carried by no order, so only its change_xid finds it.
+    await db()
+      .updateTable('partner_order')
+      .set({ partner_fee: '1', partner_fee_usd: '1.08', transaction_hash: null })
+      .where('order_id', '=', 'o-late')
+      .execute();
+    const r = await reconcile();
+    expect(late(r)).toContain('resolved P_PARTNER_FEE_RATE o-late 2026-11-11');
+    expect(r.judged.outsidePeriod.partnerOrders).toBe(1);
+  });
 });
 
 /** A reconcile of the later period on the test's store (runs named `${prefix}-1`, ...), and its ETH roll-forward break. */

@@ -6,7 +6,7 @@ import type { Db } from '../db/database.js';
 import type { PartnerOrderRow } from '../db/schema.js';
 import type { PartnerOrder, WebhookEventLite } from '../../domain/index.js';
 import type { PartnerOrderRec } from '../../domain/index.js';
-import { accountSpanReader, idPages, mappedPages } from '../db/keyset.js';
+import { accountSpanReader, idPages, keysetPages, mappedPages } from '../db/keyset.js';
 import { changedHashes, changedRow, type ChangedOutsideReader } from './changes.js';
 import { rowsByKey } from './rows-by-key.js';
 
@@ -108,22 +108,46 @@ export function toPartnerOrderRec(
  * deposit or order carries or gave up (the claimants of a deposit, docs/rules.md X_DEPOSIT_MISSING).
  */
 export const partnerOrdersChangedOutside: ChangedOutsideReader<PartnerOrder> = (db, account, span, since, pageSize) => {
-  // The changed ids by their two indexes (change_xid, transaction_hash): an OR would read every order.
-  const changed =
-    since === null
-      ? null
-      : sql<{
-          order_id: string;
-        }>`select order_id from partner_order c where account = ${account} and ${changedRow('c', since)}
-          union select order_id from partner_order where account = ${account} and transaction_hash in (${changedHashes(account, since)})`;
-  const query = db
-    .selectFrom('partner_order')
-    .select(ORDER_COLUMNS)
-    .where('account', '=', account)
-    .where((eb) => eb.or([eb('created_at', '<', span.from), eb('created_at', '>=', span.to)]))
-    .$if(changed !== null, (q) => q.where(sql<boolean>`order_id in (${changed})`));
+  if (since === null) {
+    const every = db
+      .selectFrom('partner_order')
+      .select(ORDER_COLUMNS)
+      .where('account', '=', account)
+      .where((eb) => eb.or([eb('created_at', '<', span.from), eb('created_at', '>=', span.to)]));
+    return mappedPages(
+      idPages(every, 'order_id', (r) => r.order_id, pageSize),
+      toPartnerOrder,
+    );
+  }
+  // The changed ids by their two indexes (change_xid, transaction_hash), each branch keeping only orders outside the
+  // span, then each order probed once on the key (offset 0 keeps them nested loops). Joined as a set, the planner
+  // merged a night's 10,000 changed ids with the whole key index and hashed every order to match the hashes: 250 ms
+  // on the bench's nightly run where this takes about half.
+  const outside = (alias: string) =>
+    sql<boolean>`(${sql.ref(`${alias}.created_at`)} < ${span.from} or ${sql.ref(`${alias}.created_at`)} >= ${span.to})`;
+  const columns = sql.join(ORDER_COLUMNS.map((c) => sql.ref(`p.${c}`)));
+  const fetch = async (after: string | null) =>
+    (
+      await sql<Parameters<typeof toPartnerOrder>[0]>`
+        select p.* from (
+          select c.order_id from partner_order c
+          where c.account = ${account} and ${changedRow('c', since)} and ${outside('c')}
+          union
+          select q.order_id from (${changedHashes(account, since)}) h
+          cross join lateral (
+            select q.order_id from partner_order q
+            where q.account = ${account} and q.transaction_hash = h.h and ${outside('q')} offset 0
+          ) q
+        ) ch
+        cross join lateral (
+          select ${columns} from partner_order p where p.account = ${account} and p.order_id = ch.order_id offset 0
+        ) p
+        ${after === null ? sql`` : sql`where ch.order_id > ${after}`}
+        order by p.order_id
+        limit ${pageSize}`.execute(db)
+    ).rows;
   return mappedPages(
-    idPages(query, 'order_id', (r) => r.order_id, pageSize),
+    keysetPages(fetch, (r) => r.order_id, pageSize),
     toPartnerOrder,
   );
 };
