@@ -1,0 +1,44 @@
+// The CLI as one file (and the chunks it loads on first use), written over tsc's dist/src/cli/main.js; the bench's
+// pipeline child likewise over dist/bench/pipeline-child.js, so that the bench times the code `ramp-recon` runs.
+//
+// Why: Node 20 loads an ES module per file, with a resolution, a read and a compile each. Before its first stage a
+// `ramp-recon run` loaded about 750 of them (kysely alone 262, undici 111, zod 95): 450 ms from process start on the
+// bench machine, 265 ms as one bundle (docs/performance.md). The rest of dist/ stays tsc's output, one file per
+// module: the demo, the sandbox and the bench import it, and the tests run the TypeScript sources.
+//
+// The bundle keeps the CLI's paths: it is written where main.js was, so what main.js finds relative to itself
+// (package.json, sql/) is where it was. Left out, loaded from node_modules as before: PGlite (it reads its WebAssembly
+// files next to its code), pg-native (pg's optional native driver, not installed), and three packages loaded only on
+// first use, which gain nothing from a bundle: exceljs (the report), pg-boss (the workers), pino-pretty (logs on a
+// terminal). A dynamic import() stays a chunk loaded on first use (splitting).
+import { build } from 'esbuild';
+import { rmSync } from 'node:fs';
+
+const EXTERNAL = ['@electric-sql/pglite', 'exceljs', 'pg-boss', 'pg-native', 'pino-pretty'];
+
+/** CommonJS packages bundled into an ES module still call require() for Node's built-ins and the externals. */
+const REQUIRE_SHIM =
+  "import { createRequire as __rampReconRequire } from 'node:module'; const require = __rampReconRequire(import.meta.url);";
+
+async function bundleInPlace(dir, entry) {
+  const chunks = `${dir}/chunks`;
+  rmSync(chunks, { recursive: true, force: true });
+  await build({
+    entryPoints: { [entry]: `${dir}/${entry}.js` },
+    outdir: dir,
+    allowOverwrite: true,
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    chunkNames: 'chunks/[name]-[hash]',
+    external: EXTERNAL,
+    banner: { js: REQUIRE_SHIM },
+    sourcemap: true,
+    logLevel: 'warning',
+  });
+}
+
+await bundleInPlace('dist/src/cli', 'main');
+await bundleInPlace('dist/bench', 'pipeline-child');
