@@ -5,11 +5,13 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const CLI = join(root, 'dist', 'src', 'cli', 'main.js');
+const BUNDLE_SCRIPT = join(root, 'scripts', 'bundle.mjs');
 
 /**
  * The end-to-end tests run the built CLI (dist/) as a child process, while `npm test` runs
  * vitest on the sources: rebuild dist once per test session when any source is newer than it,
- * so the tests never exercise stale code.
+ * so the tests never exercise stale code. The build is `npm run build`'s: tsc, then the bundle of
+ * the CLI (scripts/bundle.mjs), the file the tests run.
  */
 export default function setup(): void {
   const built = mtime(CLI);
@@ -20,6 +22,7 @@ export default function setup(): void {
     newestUnder(join(root, 'bench')),
     mtime(join(root, 'tsconfig.json')),
     mtime(join(root, 'package.json')),
+    mtime(BUNDLE_SCRIPT),
   );
   if (built !== 0 && built >= newest) return;
   try {
@@ -39,6 +42,7 @@ export default function setup(): void {
       `e2e global setup: tsc reported type errors (dist was still emitted):\n${out.split('\n').slice(0, 20).join('\n')}\n`,
     );
   }
+  execFileSync(process.execPath, [BUNDLE_SCRIPT], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
 }
 
 function mtime(path: string): number {
