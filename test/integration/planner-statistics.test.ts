@@ -77,4 +77,33 @@ describeEachStore('planner statistics per account', (ctx) => {
     await counted(500, 'recon_change');
     expect(await refreshPlannerStatistics(db, 'big')).not.toContain('recon_change');
   });
+
+  it("a large night's ANALYZE refreshes the time's histogram and leaves a row's identity within the account alone", async () => {
+    const db = ctx.store.db;
+    // exchange_order: primary key (account, ex_ord_id), indexes on the time and change_xid
+    const orders = (from: number, n: number) =>
+      sql`insert into exchange_order (account, ex_ord_id, ord_status, timestamp, raw)
+          select 'ids', g, 'FILLED', timestamptz '2026-11-01' + g * interval '1 minute', '{}'
+          from generate_series(${from}::int, ${from + n - 1}::int) g`;
+    const highest = async (column: string) => {
+      const r = await sql<{ v: string | null }>`
+        select (histogram_bounds::text::text[])[array_length(histogram_bounds::text::text[], 1)] as v
+        from pg_stats where schemaname = current_schema() and tablename = 'exchange_order' and attname = ${column}`.execute(
+        db,
+      );
+      return r.rows[0]?.v ?? null;
+    };
+    await orders(1, 30_000).execute(db);
+    await counted(30_000, 'exchange_order');
+    expect(await refreshPlannerStatistics(db, 'ids')).toContain('exchange_order');
+    const idsBefore = await highest('ex_ord_id');
+    expect(Number(idsBefore)).toBeLessThanOrEqual(30_000);
+    // 12,000 orders more (40%, below half, above CHANGED_ROWS): the night's partial ANALYZE
+    await orders(30_001, 12_000).execute(db);
+    await counted(12_000, 'exchange_order');
+    expect(await refreshPlannerStatistics(db, 'ids')).toContain('exchange_order');
+    // the time's histogram reaches into the night, the ids' is the one before it (its n_distinct is a fraction: -1)
+    expect(Date.parse(String(await highest('timestamp')))).toBeGreaterThan(Date.parse('2026-11-21T20:00:00Z'));
+    expect(await highest('ex_ord_id')).toBe(idsBefore);
+  });
 });
