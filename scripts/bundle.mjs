@@ -12,15 +12,27 @@
 // first use, which gain nothing from a bundle: exceljs (the report), pg-boss (the workers), pino-pretty (logs on a
 // terminal). A dynamic import() stays a chunk loaded on first use (splitting).
 import { build } from 'esbuild';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 
 const EXTERNAL = ['@electric-sql/pglite', 'exceljs', 'pg-boss', 'pg-native', 'pino-pretty'];
+
+/**
+ * The simulator (dist/sandbox/), which `ramp-recon sandbox` imports on demand: never part of the bundle, so that the
+ * production image, which copies dist/src alone, stays without it (the command then says so). esbuild keeps the path
+ * as written; the chunk that imports it is in dist/src/cli/chunks/, as deep as dist/src/cli/commands/, so the path
+ * still reaches dist/sandbox/ (test/e2e/production-layout.test.ts).
+ */
+const SANDBOX = '../../../sandbox/index.js';
 
 /** CommonJS packages bundled into an ES module still call require() for Node's built-ins and the externals. */
 const REQUIRE_SHIM =
   "import { createRequire as __rampReconRequire } from 'node:module'; const require = __rampReconRequire(import.meta.url);";
 
 async function bundleInPlace(dir, entry) {
+  // The input is tsc's output: a bundle cannot be bundled again, its chunks are replaced below.
+  if (readFileSync(`${dir}/${entry}.js`, 'utf8').includes('__rampReconRequire')) {
+    throw new Error(`${dir}/${entry}.js is a bundle already: run \`npm run build\` (tsc, then this script)`);
+  }
   const chunks = `${dir}/chunks`;
   rmSync(chunks, { recursive: true, force: true });
   await build({
@@ -33,7 +45,7 @@ async function bundleInPlace(dir, entry) {
     platform: 'node',
     target: 'node20',
     chunkNames: 'chunks/[name]-[hash]',
-    external: EXTERNAL,
+    external: [...EXTERNAL, SANDBOX],
     banner: { js: REQUIRE_SHIM },
     sourcemap: true,
     logLevel: 'warning',
