@@ -1,4 +1,5 @@
 /** The exceljs edge: streams sheets of rows into an .xlsx file. */
+import { createWriteStream } from 'node:fs';
 import { chmod, mkdir, rename, rm } from 'node:fs/promises';
 import { once } from 'node:events';
 import { dirname } from 'node:path';
@@ -140,8 +141,11 @@ export async function writeWorkbook(
   // Written under a temporary name and renamed: a crash never leaves a truncated report under the real name.
   const tmp = partialPath(path, options.writer);
   const excel = await loadExcel();
+  // The file's stream is ours, not exceljs's: on a failure it is closed before the partial file is removed. Opened by
+  // exceljs, the file could appear after the removal (its open still pending when the first rows failed) and stay.
+  const out = createWriteStream(tmp);
   const workbook = new excel.stream.xlsx.WorkbookWriter({
-    filename: tmp,
+    stream: out,
     useStyles: true,
     useSharedStrings: false,
     // Fast deflate: the sheets are repetitive XML, level 1 costs little size and saves most of the zip time.
@@ -164,6 +168,11 @@ export async function writeWorkbook(
     await chmod(tmp, options.fileMode ?? DEFAULT_REPORT_FILE_MODE);
     await rename(tmp, path);
   } catch (err) {
+    if (!out.closed) {
+      const closed = once(out, 'close').catch(() => {});
+      out.destroy();
+      await closed;
+    }
     // only the writer removes its own partial file; another's may be being written (src/report/partials.ts)
     await rm(tmp, { force: true });
     throw err;
