@@ -8,13 +8,14 @@
 //
 // The bundle keeps the CLI's paths: it is written where main.js was, so what main.js finds relative to itself
 // (package.json, sql/) is where it was. Left out, loaded from node_modules as before: PGlite (it reads its WebAssembly
-// files next to its code), pg-native (pg's optional native driver, not installed), and three packages loaded only on
+// files next to its code), pg and pg-native (the server's driver stays the module the process shares: the kill tests
+// of test/reliability/close-kill-cli.mjs hook its Client from outside; about 25 ms of start-up), and three loaded only on
 // first use, which gain nothing from a bundle: exceljs (the report), pg-boss (the workers), pino-pretty (logs on a
 // terminal). A dynamic import() stays a chunk loaded on first use (splitting).
 import { build } from 'esbuild';
 import { readFileSync, rmSync } from 'node:fs';
 
-const EXTERNAL = ['@electric-sql/pglite', 'exceljs', 'pg-boss', 'pg-native', 'pino-pretty'];
+const EXTERNAL = ['@electric-sql/pglite', 'exceljs', 'pg', 'pg-boss', 'pg-native', 'pino-pretty'];
 
 /**
  * The simulator (dist/sandbox/), which `ramp-recon sandbox` imports on demand: never part of the bundle, so that the
