@@ -1,6 +1,6 @@
-/** The reconcile's list of judged fill ids, cut into the pages it judges (store/db/keyset.ts listSlices). */
+/** The reconcile's list of judged fill ids, cut into the pages it judges (store/db/keyset.ts listSlices, idRanges). */
 import { describe, expect, it } from 'vitest';
-import { listSlices } from '../../src/store/db/keyset.js';
+import { idRanges, listSlices } from '../../src/store/db/keyset.js';
 
 describe('listSlices', () => {
   it('cuts a comma-separated list into slices of at most `size` items, in order, every item once', () => {
@@ -21,5 +21,29 @@ describe('listSlices', () => {
     const slices = [...listSlices(ids.join(','), 500)].map((s) => s.split(','));
     expect(slices.map((s) => s.length)).toEqual([500, 500, 234]);
     expect(slices.flat()).toEqual(ids);
+  });
+});
+
+describe('idRanges', () => {
+  it('gives each slice as (after, through] with the ids of the subset in it, the first from the start given', () => {
+    expect([...idRanges('-5,2,3,40,41,500,600', 3, '-5,41,600', '-9')]).toEqual([
+      { after: '-9', through: '3', subset: ['-5'] },
+      { after: '3', through: '500', subset: ['41'] },
+      { after: '500', through: '600', subset: ['600'] },
+    ]);
+  });
+
+  it('compares ids as integers beyond 2^53, not as text', () => {
+    const big = ['9007199254740993', '9007199254740995', '10000000000000000001'];
+    expect([...idRanges(big.join(','), 1, `${big[1]},${big[2]}`)]).toEqual([
+      { after: null, through: big[0], subset: [] },
+      { after: big[0], through: big[1], subset: [big[1]] },
+      { after: big[1], through: big[2], subset: [big[2]] },
+    ]);
+  });
+
+  it('gives no range for no list, and empty subsets for no subset', () => {
+    expect([...idRanges(null, 3, '1')]).toEqual([]);
+    expect([...idRanges('1,2', 5, null)]).toEqual([{ after: null, through: '2', subset: [] }]);
   });
 });

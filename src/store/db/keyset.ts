@@ -95,6 +95,39 @@ export function* listSlices(list: string | null, size: number): Generator<string
   }
 }
 
+/** A slice of a sorted id list as the range (after, through] of its ids, and the ids of a subset of the list in it. */
+export interface IdRange {
+  /** The last id of the slice before (or the range's given start); null: unbounded. */
+  after: string | null;
+  /** The slice's last id. */
+  through: string;
+  /** The ids of `subset` (idRanges) within (after, through], in order. */
+  subset: string[];
+}
+
+/**
+ * listSlices as id ranges: each slice of `list` (ascending integer ids, comma-separated) as (after, through], and the
+ * ids of `subset` (a sorted sublist of `list`) in it, so a page can read the ids of a range by an index range and look
+ * the few others up one by one. `after`: where the first range starts.
+ */
+export function* idRanges(
+  list: string | null,
+  size: number,
+  subset: string | null,
+  after: string | null = null,
+): Generator<IdRange> {
+  const rest = subset ? subset.split(',') : [];
+  let next = 0;
+  for (const slice of listSlices(list, size)) {
+    const through = slice.slice(slice.lastIndexOf(',') + 1);
+    const last = BigInt(through);
+    const from = next;
+    while (next < rest.length && BigInt(rest[next]!) <= last) next++;
+    yield { after, through, subset: rest.slice(from, next) };
+    after = through;
+  }
+}
+
 /**
  * Each item's page, the next one asked for as soon as the last has arrived (the database works while the consumer
  * handles a page; at most two pages in memory), as keysetScan does for keyset pages.

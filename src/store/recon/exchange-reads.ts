@@ -20,10 +20,11 @@ import {
   accountSpanReader,
   idPages,
   mappedPages,
-  listSlices,
+  idRanges,
   prefetched,
   scanPages,
   PAGE_SIZE,
+  type IdRange,
   type Span,
   type SpanReader,
 } from '../db/keyset.js';
@@ -377,19 +378,29 @@ export async function* fillCandidatesIn(
     for await (const page of scanPages(fetch, scanSize)) yield { scanned: page.scanned, fills: page.fills };
     return;
   }
-  // The span's fills and those judged for a change: their ids listed once, then judged a slice at a time, each fill
-  // probed once on the key (offset 0 keeps it a nested loop; joined as a set, the planner merged the list with the
-  // whole key index, a night's million fills: 0.9 s). Listed per page, the three sets were read whole for each page.
-  const ids = await judgedFillIds(db, account, span, changedSince, bounds);
-  const fetch = (slice: string) =>
+  // The span's fills and those judged for a change: their ids listed once, then judged a range of the list at a time:
+  // the span's fills of the range read on the time index (whose entries carry exec_id: only the range's rows are
+  // fetched), the few judged fills outside the span probed one by one on the key (offset 0 keeps it a nested loop).
+  // Each fill of the list probed on the key cost ten times as much (a night's page of 50,000 fills: 200 ms -> 20 ms).
+  const list = await judgedFillIds(db, account, span, changedSince, bounds);
+  const fetch = (range: IdRange) =>
     judge(sql`
       select f.exec_id, f.ex_ord_id, f.side, f.symbol, f.price, f.qty, f.fee, f.timestamp
-      from unnest(string_to_array(${slice}, ',')::bigint[]) as i(exec_id)
+      from exchange_fill f
+      where f.account = ${account} and f.timestamp >= ${span.from} and f.timestamp < ${span.to}
+        ${idBounds(range.after, range.through)}
+      ${
+        range.subset.length === 0
+          ? sql``
+          : sql`union all
+      select f.exec_id, f.ex_ord_id, f.side, f.symbol, f.price, f.qty, f.fee, f.timestamp
+      from unnest(string_to_array(${range.subset.join(',')}, ',')::bigint[]) as i(exec_id)
       cross join lateral (
         select f.* from exchange_fill f where f.account = ${account} and f.exec_id = i.exec_id offset 0
       ) f
-      order by f.exec_id`);
-  for await (const page of prefetched(listSlices(ids, scanSize), fetch))
+      where not (f.timestamp >= ${span.from} and f.timestamp < ${span.to})`
+      }`);
+  for await (const page of prefetched(idRanges(list.ids, scanSize, list.outside, bounds.after), fetch))
     yield { scanned: page.scanned, fills: page.fills };
 }
 
@@ -466,7 +477,7 @@ function idBounds(after: string | null, through: string | null): RawBuilder<unkn
 /**
  * The exec_ids fillCandidatesIn judges after a change: those of the span and those judged for a change since
  * `changedSince` (changedFillIds), within `bounds`, ascending, comma-separated (about 15 bytes an id: 1.5 MB for a night
- * of 100,000 fills); null when there is none.
+ * of 100,000 fills), and apart the ones outside the span (null: none).
  */
 export async function judgedFillIds(
   db: Db,
@@ -474,18 +485,23 @@ export async function judgedFillIds(
   span: Span,
   changedSince: string,
   bounds: FillIdBounds,
-): Promise<string | null> {
+): Promise<{ ids: string | null; outside: string | null }> {
   const row = (
-    await sql<{ ids: string | null }>`
-      select string_agg(exec_id::text, ',' order by exec_id) as ids from (
-        select f.exec_id from exchange_fill f
-        where f.account = ${account} and f.timestamp >= ${span.from} and f.timestamp < ${span.to}
-          ${idBounds(bounds.after, bounds.through)}
-        union
-        select exec_id from (${changedFillIds(account, changedSince, bounds.after, bounds.through)}) c
-      ) u`.execute(db)
+    await sql<{ ids: string | null; outside: string | null }>`
+      select string_agg(exec_id::text, ',' order by exec_id) as ids,
+        string_agg(exec_id::text, ',' order by exec_id) filter (where not in_span) as outside
+      from (
+        select exec_id, bool_or(in_span) as in_span from (
+          select f.exec_id, true as in_span from exchange_fill f
+          where f.account = ${account} and f.timestamp >= ${span.from} and f.timestamp < ${span.to}
+            ${idBounds(bounds.after, bounds.through)}
+          union all
+          select exec_id, false from (${changedFillIds(account, changedSince, bounds.after, bounds.through)}) c
+        ) u
+        group by exec_id
+      ) g`.execute(db)
   ).rows[0];
-  return row?.ids ?? null;
+  return { ids: row?.ids ?? null, outside: row?.outside ?? null };
 }
 
 /** A range of exec_ids, (after, through]; null: unbounded on that side. */
