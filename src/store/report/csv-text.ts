@@ -44,16 +44,21 @@ export function decimalText(expr: RawBuilder<unknown>): RawBuilder<string | null
   return sql<string | null>`trim_scale(${expr})::text`;
 }
 
+/** A text that starts like a formula or holds a character CSV quotes: the one test csvFieldSql makes of every text. */
+const NEEDS_CARE = literal(`${FORMULA_START.source}|[",\\r\\n]`);
+
 /**
  * One field of a CSV line, as csv.ts csvField(csvText(cell)) prints it: '' for null, and a text quoted (quotes
  * doubled) only when it holds a comma, a quote or a line break. `plain`: a value that never needs quotes (digits,
- * decimals, ISO times), so the test is skipped.
+ * decimals, ISO times), so the test is skipped. One regular expression passes nearly every text as it is (no formula
+ * start, nothing to quote); only the others take the full path, which repeats the expression up to three times (the
+ * fills detail of a night, 97,000 rows: 470 ms -> 380 ms in psql).
  */
 export function csvFieldSql(expr: RawBuilder<unknown>, plain = false): RawBuilder<string> {
   if (plain) return sql<string>`coalesce((${expr})::text, '')`;
   const text = neutralisedSql(expr);
-  return sql<string>`coalesce(case when ${text} ~ '[",\\r\\n]'
-    then '"' || replace(${text}, '"', '""') || '"' else ${text} end, '')`;
+  return sql<string>`coalesce(case when (${expr})::text !~ ${NEEDS_CARE} then (${expr})::text
+    when ${text} ~ '[",\\r\\n]' then '"' || replace(${text}, '"', '""') || '"' else ${text} end, '')`;
 }
 
 /**
