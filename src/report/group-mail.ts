@@ -2,7 +2,7 @@
  * (a failed one with its error), the totals naming the accounts they leave out, the breaks to look at first, and where
  * the workbooks are.
  */
-import type { GroupDigest } from './group.js';
+import { CLOSED_PERIOD_LABEL, CLOSED_PERIOD_WHERE, type GroupDigest } from './group.js';
 import { colourHtml, colourLegend, type AccountColour } from './group-colours.js';
 import type { GroupTotals } from './group-totals.js';
 import { PARTIAL_MEANING } from './summary.js';
@@ -87,10 +87,13 @@ export function groupMessage(
   const whereText = `${WHERE_LABEL}${place ? `, on ${place.host}` : ''}: the group workbook ${place?.path ?? digest.attachmentName}; each account's own workbook is named on its line of the Group summary.`;
   const amended =
     digest.version > 1 ? `Amended report: changed since the previous report: ${digest.changes.join('; ')}` : '';
+  const closed = (digest.closedPeriodLines ?? []).map((l) => `${CLOSED_PERIOD_LABEL}: ${l}`);
+  const closedNote = closed.length ? [...closed, `(${CLOSED_PERIOD_WHERE})`] : [];
   const text = [
     digest.verdict.toUpperCase(),
     `Period ${digest.period}${digest.partial ? ` (${PARTIAL_MEANING})` : ''}; batch ${digest.batchId}`,
     ...(amended ? [amended] : []),
+    ...closedNote,
     ...(box ? ['', box] : []),
     '',
     'Each account: its status; money at stake',
@@ -108,6 +111,9 @@ export function groupMessage(
     `<p style="font-size:18px;${style(digest.colour, true)};padding:8px">${esc(digest.verdict.toUpperCase())}</p>`,
     `<p>Period ${esc(digest.period)}${partial ? ` (${esc(PARTIAL_MEANING)})` : ''}; batch ${esc(digest.batchId)}</p>`,
     amended ? `<p style="font-weight:bold;color:#7F4F00;background:#FFEB9C;padding:8px">${esc(amended)}</p>` : '',
+    closedNote.length
+      ? `<p style="color:#7F4F00;background:#FFEB9C;padding:8px">${closedNote.map(esc).join('<br>')}</p>`
+      : '',
     box ? `<p style="font-weight:bold;color:#7F4F00;background:#FFEB9C;padding:8px">${esc(box)}</p>` : '',
     '<table cellpadding="4" style="border-collapse:collapse">',
     '<tr><th align="left">Account</th><th align="left">Status</th><th align="right">Shortfalls</th><th align="right">Surpluses</th><th align="right">No USD figure</th><th align="left">Run</th></tr>',

@@ -59,6 +59,8 @@ export interface GroupDigest {
   changes: string[];
   /** The accounts with a signed close changed since sign-off (docs/closing.md; absent in digests written before). */
   closedPeriodsChanged?: string[];
+  /** Each changed close of those accounts in words, "acme: 2026-11-01 .. 2026-11-30 (close c1, signed by ...": ...". */
+  closedPeriodLines?: string[];
   accounts: Array<{
     account: string;
     state: AccountState;
@@ -103,10 +105,20 @@ export function groupVerdict(accounts: readonly Pick<GroupAccount, 'state'>[]): 
   return { text: `${ok} of ${plural(total, 'account')} reconciled, ${rest.join(', ')}`, tone: 'bad' };
 }
 
-/** The accounts that ran whose signed closes changed since sign-off (absent when none). */
-function closedPeriodsChanged(accounts: readonly GroupAccount[]): { closedPeriodsChanged?: string[] } {
-  const names = accounts.filter((a) => a.state !== 'failed' && a.digest?.closedPeriods?.length).map((a) => a.account);
-  return names.length ? { closedPeriodsChanged: names } : {};
+/**
+ * The accounts that ran whose signed closes changed since sign-off, and each such close in words (both absent when
+ * none): a reconciled account stays reconciled, but its line alone would hide that a signed-off period moved.
+ */
+function closedPeriodsChanged(accounts: readonly GroupAccount[]): {
+  closedPeriodsChanged?: string[];
+  closedPeriodLines?: string[];
+} {
+  const changed = accounts.filter((a) => a.state !== 'failed' && a.digest?.closedPeriods?.length);
+  if (!changed.length) return {};
+  return {
+    closedPeriodsChanged: changed.map((a) => a.account),
+    closedPeriodLines: changed.flatMap((a) => (a.digest?.closedPeriods ?? []).map((c) => `${a.account}: ${c.words}`)),
+  };
 }
 
 /** An account's status in words: the line of the Group summary and of the e-mail. */
@@ -170,6 +182,10 @@ export function groupDigest(input: {
 
 export const GROUP_SUMMARY = 'Group summary';
 
+/** The Group summary's label of a changed close, and where its changes are listed. */
+export const CLOSED_PERIOD_LABEL = 'Closed period changed since sign-off';
+export const CLOSED_PERIOD_WHERE = "every change on the account's own Summary (prior-period adjustments)";
+
 export const groupSummarySpec: SheetSpec = {
   name: GROUP_SUMMARY,
   layout: 'report',
@@ -222,6 +238,8 @@ export function groupSummaryRows(digest: GroupDigest, accounts: readonly GroupAc
       cells: [`Amended report (${digest.version})`, `changed since the previous report: ${digest.changes.join('; ')}`],
       cellTones: { 1: 'medium' },
     });
+  for (const line of digest.closedPeriodLines ?? [])
+    rows.push({ cells: [CLOSED_PERIOD_LABEL, `${line}; ${CLOSED_PERIOD_WHERE}`], cellTones: { 1: 'medium' } });
   rows.push({ cells: [] });
   rows.push({
     cells: groupSummarySpec.columns.map((c) => c.header),

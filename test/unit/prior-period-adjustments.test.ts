@@ -9,8 +9,8 @@ import { recordChanges, type CloseChange, type ClosedPeriodChanges } from '../..
 import { withUsdImpact } from '../../src/report/adjustment-impact.js';
 import { buildDigest } from '../../src/report/digest.js';
 import { messageSubject } from '../../src/report/email.js';
-import { groupDigest, type GroupAccount } from '../../src/report/group.js';
-import { groupSubject } from '../../src/report/group-mail.js';
+import { groupDigest, groupSummaryRows, type GroupAccount } from '../../src/report/group.js';
+import { groupMessage, groupSubject } from '../../src/report/group-mail.js';
 import { Precision } from '../../src/report/precision.js';
 import {
   changeRow,
@@ -219,7 +219,7 @@ describe('the e-mail subjects say a closed period changed', () => {
     expect(messageSubject(unchanged, openBreakCounts([]))).not.toMatch(/closed period/);
   });
 
-  it('in the group e-mail, naming the accounts', () => {
+  it('in the group e-mail and the Group summary, naming the accounts and each changed close', () => {
     const account = (name: string, closes: ClosedPeriodChanges[]): GroupAccount => ({
       account: name,
       state: 'reconciled',
@@ -231,15 +231,33 @@ describe('the e-mail subjects say a closed period changed', () => {
       failedStage: null,
       error: null,
     });
-    const g = groupDigest({
+    const groupInput = {
       batchId: 'b1',
       periodFrom: '2026-12-05',
       periodTo: '2026-12-06',
       partial: false,
-      accounts: [account('acme', [close([change('11', '60')])]), account('globex', [])],
       attachmentName: 'group.xlsx',
       now: new Date('2026-12-06T03:00:00Z'),
+    };
+    const g = groupDigest({
+      ...groupInput,
+      accounts: [account('acme', [close([change('11', '60')])]), account('globex', [])],
     });
     expect(groupSubject(g)).toMatch(/ - closed period changed since sign-off \(acme\)$/);
+    // acme stays reconciled; its line alone would not say that a signed-off period moved
+    const words =
+      'acme: 2026-11-01 to 2026-11-30 (close c20261116T090000Z-abc123, signed by alice): 1 change, USD -1,234.50';
+    expect(g.closedPeriodLines).toEqual([words]);
+    const sheet = groupSummaryRows(g, []).map((r) => r.cells.filter((c) => c !== null).map(String));
+    expect(sheet).toContainEqual([
+      'Closed period changed since sign-off',
+      `${words}; every change on the account's own Summary (prior-period adjustments)`,
+    ]);
+    const mail = groupMessage(g);
+    expect(mail.text).toContain(`Closed period changed since sign-off: ${words}\n`);
+    expect(mail.html).toContain('Closed period changed since sign-off: acme: 2026-11-01 to 2026-11-30');
+    const quiet = groupDigest({ ...groupInput, accounts: [account('globex', [])] });
+    expect(quiet.closedPeriodLines).toBeUndefined();
+    expect(groupMessage(quiet).text).not.toMatch(/Closed period/);
   });
 });
