@@ -176,7 +176,8 @@ for (const kind of storeKinds) {
           h.filter((x) => x === name),
           name,
         ).toHaveLength(1);
-      expect(ws.pageSetup).toMatchObject({ orientation: 'landscape', fitToWidth: 1, fitToHeight: 0 });
+      // fitToPage on, or Excel prints at 100% whatever fitToWidth says
+      expect(ws.pageSetup).toMatchObject({ orientation: 'landscape', fitToPage: true, fitToWidth: 1, fitToHeight: 0 });
       // Fifteen visible columns: what a person acts on and the workflow; the rest hidden, in the file ("Exact values"
       // shown when a figure needs it, below).
       const visible = h.filter((x, i) => !ws.getColumn(i + 1).hidden && x !== 'Exact values');
