@@ -106,4 +106,36 @@ describeEachStore('planner statistics per account', (ctx) => {
     expect(Date.parse(String(await highest('timestamp')))).toBeGreaterThan(Date.parse('2026-11-21T20:00:00Z'));
     expect(await highest('ex_ord_id')).toBe(idsBefore);
   });
+
+  it("a large night's ANALYZE samples at a quarter of the default target and leaves the account's statistics alone", async () => {
+    const db = ctx.store.db;
+    const fills = (account: string, from: number, n: number) =>
+      sql`insert into exchange_fill (account, exec_id, ex_ord_id, side, symbol, price, qty, fee, timestamp, raw)
+          select ${account}, g, g / 5, 'BUY', 'ETH-USD', 1, 1, 0, timestamptz '2026-11-01' + g * interval '1 second', '{}'
+          from generate_series(${from}::int, ${from + n - 1}::int) g`;
+    const stats = async (column: string) =>
+      (
+        await sql<{ bounds: number | null; common: string | null }>`
+          select array_length(histogram_bounds::text::text[], 1) as bounds, most_common_vals::text as common
+          from pg_stats where schemaname = current_schema() and tablename = 'exchange_fill' and attname = ${column}`.execute(
+          db,
+        )
+      ).rows[0];
+    await fills('acme', 1, 20_000).execute(db);
+    await fills('globex', 20_001, 10_000).execute(db);
+    await counted(30_000, 'exchange_fill');
+    expect(await refreshPlannerStatistics(db, 'acme')).toContain('exchange_fill');
+    // the whole ANALYZE: the default target's 101 histogram bounds, both accounts among the common values
+    expect((await stats('timestamp'))?.bounds).toBe(101);
+    const accounts = (await stats('account'))?.common;
+    expect(accounts).toMatch(/acme/);
+    expect(accounts).toMatch(/globex/);
+    // a large night of acme's (12,000 fills): the partial ANALYZE at target 25, the account column left as it was
+    await fills('acme', 30_001, 12_000).execute(db);
+    await counted(12_000, 'exchange_fill');
+    expect(await refreshPlannerStatistics(db, 'acme')).toContain('exchange_fill');
+    expect((await stats('timestamp'))?.bounds).toBe(26);
+    expect((await stats('change_xid'))?.bounds ?? 0).toBeLessThanOrEqual(26);
+    expect((await stats('account'))?.common).toBe(accounts);
+  });
 });
