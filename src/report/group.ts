@@ -59,7 +59,7 @@ export interface GroupDigest {
   changes: string[];
   /** The accounts with a signed close changed since sign-off (docs/closing.md; absent in digests written before). */
   closedPeriodsChanged?: string[];
-  /** Each changed close of those accounts in words: "acme: 2026-11-01 to 2026-11-30 (close c1, signed by alice): 4 changes". */
+  /** Each changed close in words: "acme: 2026-11-01 to 2026-11-30 (close c1, signed by alice): 4 changes". */
   closedPeriodLines?: string[];
   accounts: Array<{
     account: string;
