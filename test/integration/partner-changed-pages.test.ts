@@ -7,7 +7,8 @@ import { partnerOrdersChangedOutside } from '../../src/store/recon/partner-reads
 /**
  * The partner orders judged for a change outside the period, read in pages (store/recon/partner-reads.ts): every
  * changed order not created in the period once, in order_id order, whether it changed itself or its hash's deposit
- * did; none of the period's, none unchanged. Pages of two, so that paging is what is tested.
+ * did; none of the period's, none unchanged. Read in pages of two and of three, so that paging is what is tested, and
+ * in one page of a hundred.
  */
 describeEachStore('partner orders changed outside the period, page by page', (ctx) => {
   const span = { from: new Date('2026-11-20T00:00:00Z'), to: new Date('2026-11-21T00:00:00Z') };
