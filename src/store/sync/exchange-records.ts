@@ -515,8 +515,10 @@ export async function orderIdsMissingForFills(
       : sql`select f.ex_ord_id from exchange_fill f where f.account = ${account} and ${unjudged(sql.ref('f.change_xid'), since)}
           union all
           select f.ex_ord_id from exchange_fill f where f.account = ${account} and f.ex_ord_id = any(${carried}::bigint[])`;
+  // The fills' distinct orders first, then each probed on the key: filtered first, a night's 100,000 changed fills were
+  // hashed against every stored order of the account (a scan that grows with its history, 13,500 pages at 200,000).
   const rows = await sql<{ ex_ord_id: string }>`
-    select distinct f.ex_ord_id from (${fills}) f
+    select f.ex_ord_id from (select distinct f.ex_ord_id from (${fills}) f) f
     where not exists (select 1 from exchange_order o where o.account = ${account} and o.ex_ord_id = f.ex_ord_id)
       and not exists (select 1 from exchange_order_not_found n where n.account = ${account} and n.ex_ord_id = f.ex_ord_id)
     order by f.ex_ord_id
