@@ -497,10 +497,10 @@ export interface CoverageDelta {
 }
 
 /**
- * Order ids that fills point at and no stored order answers for (nor a recorded 404), in id order,
- * at most `limit`. `since` (a snapshot, see changes.ts) limits the fills looked at to those written
- * or changed after it, plus the fills of the `carried` order ids; null looks at every fill. Orders are
- * never deleted, so a fill that found its order (or its 404) before `since` still has it.
+ * Order ids that fills point at and no stored order answers for (nor a recorded 404), in id order, at most `limit`.
+ * `since` (a snapshot, see changes.ts) limits the fills looked at to those written or changed after it, plus the fills
+ * of the `carried` order ids; null looks at every fill (orders are never deleted). The fills' distinct orders first,
+ * each probed on the key: the night's changed fills were hashed against every order of the account, a growing scan.
  */
 export async function orderIdsMissingForFills(
   db: Db,
@@ -515,8 +515,6 @@ export async function orderIdsMissingForFills(
       : sql`select f.ex_ord_id from exchange_fill f where f.account = ${account} and ${unjudged(sql.ref('f.change_xid'), since)}
           union all
           select f.ex_ord_id from exchange_fill f where f.account = ${account} and f.ex_ord_id = any(${carried}::bigint[])`;
-  // The fills' distinct orders first, then each probed on the key: filtered first, a night's 100,000 changed fills were
-  // hashed against every stored order of the account (a scan that grows with its history, 13,500 pages at 200,000).
   const rows = await sql<{ ex_ord_id: string }>`
     select f.ex_ord_id from (select distinct f.ex_ord_id from (${fills}) f) f
     where not exists (select 1 from exchange_order o where o.account = ${account} and o.ex_ord_id = f.ex_ord_id)
