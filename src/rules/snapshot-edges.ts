@@ -3,9 +3,11 @@
  * The exchange takes the balances of `/accounts` at some instant between our request and its answer, which no field
  * of the answer gives. A fill stamped inside that window (on a busy account: a few) may be in the snapshot or not.
  * Since the exchange's balance is as of one instant, the fills it holds are a prefix, in time order, of the window's
- * fills. Each snapshot's cut is chosen once, for the series of consecutive pairs being judged, so that as many pairs
- * as possible balance (each fill then counts in exactly one pair). Where nothing decides, a cut counts every window
- * fill before the snapshot, as a snapshot stamped when its answer arrived always did.
+ * fills. Each snapshot's cut is chosen once, for the series of consecutive pairs being judged, so that as few of the
+ * pairs' currencies as possible are out of balance (each fill then counts in exactly one pair): counted by currency,
+ * not by pair, so that a pair out of balance in one currency (a real break) still places the window's fills of the
+ * others where they balance. Where nothing decides, a cut counts every window fill before the snapshot, as a snapshot
+ * stamped when its answer arrived always did.
  */
 import { ZERO, type Decimal } from '../decimal/decimal.js';
 import type { BalanceSnapshot, DayFlows, EdgeFill } from '../domain/index.js';
@@ -93,13 +95,13 @@ export function placeEdgeFills(
   return { flows: out, windowFills, heldAfter };
 }
 
-/** [pairs out of balance, window fills moved after their snapshot]: smaller is better, compared in that order. */
+/** [pairs' currencies out of balance, window fills moved after their snapshot]: smaller is better, in that order. */
 type Cost = [number, number];
 const better = (a: Cost, b: Cost): boolean => a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]);
 
 /**
  * The cut of every snapshot of a chain (how many of its window's fills it holds), by dynamic programming over the
- * chain: the fewest pairs out of balance, then the fewest fills moved after their snapshot's answer.
+ * chain: the fewest currencies out of balance over its pairs, then the fewest fills moved after their snapshot's answer.
  */
 function chooseCuts(
   chain: readonly EdgePair[],
@@ -119,14 +121,15 @@ function chooseCuts(
     addNets(base, pair.core, -1);
     const beforeAll = before[before.length - 1]!;
     const currencies = new Set([...base.keys(), ...beforeAll.keys(), ...after[after.length - 1]!.keys()]);
-    const balances = (ka: number, kb: number): boolean => {
+    const unbalanced = (ka: number, kb: number): number => {
+      let out = 0;
       for (const c of currencies) {
         const residual = (base.get(c) ?? ZERO)
           .minus((beforeAll.get(c) ?? ZERO).minus(before[ka]!.get(c) ?? ZERO))
           .minus(after[kb]!.get(c) ?? ZERO);
-        if (residual.abs().gt(tolerance)) return false;
+        if (residual.abs().gt(tolerance)) out++;
       }
-      return true;
+      return out;
     };
     const next: Cost[] = [];
     const from: number[] = [];
@@ -135,7 +138,7 @@ function chooseCuts(
       let cost: Cost = [Infinity, Infinity];
       // From the cut that counts every fill before the opening down: on a tie, the one nearest that.
       for (let ka = before.length - 1; ka >= 0; ka--) {
-        const c: Cost = [best[ka]![0] + (balances(ka, kb) ? 0 : 1), best[ka]![1] + (after.length - 1 - kb)];
+        const c: Cost = [best[ka]![0] + unbalanced(ka, kb), best[ka]![1] + (after.length - 1 - kb)];
         if (better(c, cost)) [cost, choice] = [c, ka];
       }
       next.push(cost);

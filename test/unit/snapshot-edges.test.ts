@@ -57,6 +57,19 @@ describe('fills stamped inside a balance snapshot fetch', () => {
     ]);
   });
 
+  it('a pair out of balance in one currency still places its window fills where the others balance', () => {
+    // The fleet bench's night (acct2): the opening's window holds a fill the opening does not, and the pair has a real
+    // residual in EUR. Judged by whole pairs, no cut balanced the pair, so the tie put the fill before the opening and
+    // added two residuals nobody planted (ETH and USD here).
+    const f = buy('21', '0.5', '3000');
+    const open = snap('1', '2026-11-15T02:00:00.100Z', { ETH: '10', USD: '100000', EUR: '500' });
+    const close = snap('2', '2026-11-15T03:00:00.100Z', { ETH: '10.5', USD: '98500', EUR: '1734.5' });
+    const pairs: EdgePair[] = [{ opening: open, closing: close, core: [] }];
+    const placed = placeEdgeFills(pairs, new Map([['1', [f]]]), TOL);
+    expect(residuals(pairs, placed.flows)).toEqual([{ EUR: '1234.5' }]);
+    expect(placed).toMatchObject({ windowFills: 1, heldAfter: 1 });
+  });
+
   it('the series shares each cut: a window on the opening of the first pair and on every closing', () => {
     const a = buy('1', '2', '3000');
     const b = buy('2', '1', '3000');
