@@ -4,7 +4,7 @@
  * these; tests call them with factories.
  */
 import { RULES, type RuleCode } from './catalog.js';
-import { settleDeposits } from './cross-rules.js';
+import { awaitsDeposit, settleDeposits } from './cross-rules.js';
 import type { Found, Judgement, RecordChecks, RuleDef, SetChecks } from './define.js';
 import { ratesForDay } from './fill-rules.js';
 import type { EngineConfig, ReferenceData, RuleInputs } from './inputs.js';
@@ -113,8 +113,17 @@ export interface PartnerBatch {
   ourAddresses: ReadonlySet<string>;
 }
 
-/** The rules of partner orders (partner and cross-system) over orders created in the period, or changed. */
-export function checkPartnerBatch(tally: RuleTally, cfg: EngineConfig, ref: ReferenceData, batch: PartnerBatch): void {
+/**
+ * The rules of partner orders (partner and cross-system) over orders created in the period, or changed. Returns the
+ * transaction hashes of the orders whose deposit a later run must judge (awaitsDeposit): the caller has them judged
+ * again then, changed or not.
+ */
+export function checkPartnerBatch(
+  tally: RuleTally,
+  cfg: EngineConfig,
+  ref: ReferenceData,
+  batch: PartnerBatch,
+): string[] {
   const settledDeposit = depositSettlement(batch);
   scanRecords(
     tally,
@@ -123,6 +132,11 @@ export function checkPartnerBatch(tally: RuleTally, cfg: EngineConfig, ref: Refe
     batch.orders,
     (o) => o.orderId,
     (o) => ({ cfg, ref, ourAddresses: batch.ourAddresses, deposit: settledDeposit(o) }),
+  );
+  return batch.orders.flatMap((o) =>
+    o.transactionHash && awaitsDeposit(o, batch.ourAddresses, settledDeposit(o), ref.depositsThrough)
+      ? [o.transactionHash]
+      : [],
   );
 }
 

@@ -23,6 +23,12 @@ export interface ReferenceData {
   whitelist: ReadonlySet<string> | null;
   /** Balance snapshots of exchange.account, oldest first (all of them: used for counting). */
   balanceSnapshotCount: number;
+  /**
+   * Epoch ms up to which the exchange's deposits are stored (the deposits listing's cursor): an order paid to us that
+   * completed later may be credited after that read, so X_DEPOSIT_MISSING waits for a later run. Absent or null:
+   * unknown, every order is judged.
+   */
+  depositsThrough?: number | null;
 }
 
 /** The two together: what a rule's requirements and checks read. */

@@ -71,7 +71,8 @@ async function checkPartnerOrders(run: ReconcileRun): Promise<void> {
       depositsByTxHash(db, account, hashes),
       partnerOrdersByTxHash(db, account, hashes),
     ]);
-    checkPartnerBatch(tally, cfg, ref, { orders, depositsByTx, ourAddresses: ours, claimantsByTx });
+    for (const hash of checkPartnerBatch(tally, cfg, ref, { orders, depositsByTx, ourAddresses: ours, claimantsByTx }))
+      run.judgement.again.add(hash);
   };
   for await (const orders of partnerOrdersCreatedIn(db, account, span, RECONCILE_PAGE_SIZE)) {
     run.partnerOrders += orders.length;

@@ -11,6 +11,8 @@ import { spanOf, type Span } from '../store/db/keyset.js';
 import { feeSchedule, latestCurrencies, latestSymbols, latestWhitelist } from '../store/sync/snapshots.js';
 import { refreshPlannerStatistics } from '../store/db/statistics.js';
 import { toDecimal } from '../decimal/decimal.js';
+import { sourcesReach } from '../sources/index.js';
+import type { StreamReach } from '../domain/index.js';
 
 /**
  * Rows per page of the period's orders and withdrawals: the rules drop a page as soon as they have checked it, so
@@ -73,12 +75,13 @@ export async function openReconcile(ctx: StageContext, period: Period): Promise<
   if (analyzed.length) log.debug({ tables: analyzed }, 'planner statistics refreshed');
   const judgement = await openJudgement(db, account);
   if (judgement.reset) log.warn(judgement.reset);
-  const [currencies, symbols, fees, whitelist, headers] = await Promise.all([
+  const [currencies, symbols, fees, whitelist, headers, reach] = await Promise.all([
     latestCurrencies(db, account),
     latestSymbols(db, account),
     feeSchedule(db, account),
     latestWhitelist(db, account),
     balanceSnapshotHeaders(db, account, ctx.config.exchange.account),
+    sourcesReach(db, account, period),
   ]);
   const ref: ReferenceData = {
     currencies,
@@ -86,6 +89,7 @@ export async function openReconcile(ctx: StageContext, period: Period): Promise<
     fees,
     whitelist,
     balanceSnapshotCount: headers.length,
+    depositsThrough: depositsThrough(reach),
   };
   const cfg = engineConfig(ctx);
   const tally = new RuleTally();
@@ -96,6 +100,12 @@ export async function openReconcile(ctx: StageContext, period: Period): Promise<
     outsidePeriod: { partnerOrders: 0, withdrawals: 0, balancePairs: 0 },
     partnerOrders: 0,
   };
+}
+
+/** How far the exchange's deposits are read (epoch ms), as the deposits stream's reach says; null: never read. */
+function depositsThrough(reach: readonly StreamReach[]): number | null {
+  const deposits = reach.find((r) => r.source === 'exchange' && r.stream === 'deposits');
+  return deposits?.kind === 'cursor' ? deposits.syncedTo : null;
 }
 
 /** Milliseconds per phase, for the run record and tuning. */

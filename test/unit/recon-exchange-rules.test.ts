@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  awaitsDeposit,
   checkDepositAmount,
   checkDepositMissing,
   matchDeposit,
@@ -75,6 +76,22 @@ describe('X_DEPOSIT_MISSING / X_DEPOSIT_AMOUNT', () => {
     expect(checkDepositMissing(makeOrder({ orderType: 'SELL' }), ours, undefined)).toBe('n/a');
     expect(checkDepositMissing(makeOrder({ orderState: 'WITHDRAWING' }), ours, undefined)).toBe('n/a');
     expect(checkDepositMissing(makeOrder({ transactionHash: null }), ours, undefined)).toBe('n/a');
+  });
+  it('waits for a later run when the order completed after the deposits were read, never when one settles it', () => {
+    // makeOrder completes at 2026-11-10T10:05:00Z.
+    const o = makeOrder();
+    const completed = Date.parse('2026-11-10T10:05:00Z');
+    expect(awaitsDeposit(o, ours, undefined, completed - 1)).toBe(true);
+    expect(checkDepositMissing(o, ours, undefined, completed - 1)).toBe('skipped');
+    // Read at the very instant it completed, or later: judged now.
+    expect(awaitsDeposit(o, ours, undefined, completed)).toBe(false);
+    expect(failures(checkDepositMissing(o, ours, undefined, completed))).toHaveLength(1);
+    // Unknown read (never synced): judged now.
+    expect(awaitsDeposit(o, ours, undefined, null)).toBe(false);
+    expect(failures(checkDepositMissing(o, ours, undefined))).toHaveLength(1);
+    // A deposit settles it whatever the read; an order not paid to us waits for nothing.
+    expect(awaitsDeposit(o, ours, makeDeposit(), completed - 1)).toBe(false);
+    expect(awaitsDeposit(makeOrder({ orderType: 'SELL' }), ours, undefined, completed - 1)).toBe(false);
   });
   it('prefers the deposit that agrees when a hash credits several', () => {
     const o = makeOrder();

@@ -21,7 +21,7 @@ export const X_DEPOSIT_MISSING = defineRule({
   sentence: depositMissingSentence,
   check: {
     partnerOrder: (o, x) => ({
-      verdict: checkDepositMissing(o, x.ourAddresses, x.deposit),
+      verdict: checkDepositMissing(o, x.ourAddresses, x.deposit, x.ref.depositsThrough ?? null),
       currency: o.outputCurrency,
     }),
   },

@@ -18,6 +18,11 @@ export interface Judgement {
   until: string;
   /** Why an earlier watermark was not used (it lies ahead of this server's transactions). */
   reset?: string;
+  /**
+   * Transaction hashes whose claimants the next run judges again, changed or not: orders paid to us that completed
+   * after the exchange's deposits were read (rules/cross-rules.ts awaitsDeposit). Noted by closeJudgement.
+   */
+  again: Set<string>;
 }
 
 /**
@@ -50,6 +55,7 @@ export async function openJudgement(db: Db, account: string): Promise<Judgement>
   return {
     since: opened.since,
     until: now.snapshot,
+    again: new Set(),
     ...(opened.reset
       ? {
           reset: `the stored watermark ${mark!.snapshot} is ahead of this server's transactions (${now.xmax}): the database was restored elsewhere, so every record is judged again`,
@@ -80,8 +86,8 @@ export function changesSince(stored: string | null, now: { xmax: string }): { si
 }
 
 /**
- * Marks the judged changes (inside the transaction that writes the reconcile's breaks) and prunes the notes they
- * covered.
+ * Marks the judged changes (inside the transaction that writes the reconcile's breaks), prunes the notes they
+ * covered, and notes the hashes to judge again (`judgement.again`).
  */
 export async function closeJudgement(
   trx: Db,
@@ -99,6 +105,11 @@ export async function closeJudgement(
   await sql`delete from recon_change where account = ${account} and pg_visible_in_snapshot(change_xid, ${judgement.until}::pg_snapshot)`.execute(
     trx,
   );
+  // Noted by this transaction, which `until` does not see: the next run's `since` does not either, so it judges them.
+  if (judgement.again.size)
+    await sql`select recon_note(${account}, 'tx_hash', h) from unnest(${[...judgement.again]}::text[]) as h`.execute(
+      trx,
+    );
 }
 
 /**
