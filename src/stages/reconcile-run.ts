@@ -40,6 +40,8 @@ export interface ReconcileRun {
   outsidePeriod: { partnerOrders: number; withdrawals: number; balancePairs: number };
   /** Partner orders created in the period. */
   partnerOrders: number;
+  /** How far each source's streams were read when the reconcile opened (S_COVERAGE's unsynced days, the deposits'). */
+  reach: readonly StreamReach[];
   clock: PhaseClock;
 }
 
@@ -99,6 +101,7 @@ export async function openReconcile(ctx: StageContext, period: Period): Promise<
     symbolsSnapshotId: symbols?.snapshotId ?? null,
     outsidePeriod: { partnerOrders: 0, withdrawals: 0, balancePairs: 0 },
     partnerOrders: 0,
+    reach,
   };
 }
 

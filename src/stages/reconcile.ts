@@ -5,7 +5,6 @@
 import type { StageContext } from './context.js';
 import type { Period } from '../domain/period.js';
 import { listCursors, unsettledCoverage } from '../store/sync/cursors.js';
-import { sourcesReach } from '../sources/index.js';
 import { daysOf } from '../util/dates.js';
 import type { RollFigures } from '../rules/balance-roll.js';
 import { findRule, RULESET_VERSION } from '../rules/catalog.js';
@@ -121,7 +120,7 @@ async function checkPaymentsAndSync(run: ReconcileRun): Promise<SyncOutcome> {
   checkSync(tally, cov.unsettled, quarantined, cov.total);
   const cursors = await listCursors(db, account);
   // Days of the period no sync covered have no row to be unsettled: each stream is asked how far it was read.
-  checkUnsyncedDays(tally, cfg.now, daysOf(period), await sourcesReach(db, account, period));
+  checkUnsyncedDays(tally, cfg.now, daysOf(period), run.reach);
   return { quarantined: quarantined.length, cursors };
 }
 
