@@ -6,6 +6,7 @@ import type { RollFigures } from '../rules/balance-roll.js';
 import { BALANCE_ROLL, failingPairsOf } from '../rules/balance-roll.js';
 import { placePayments } from '../rules/balance-placement.js';
 import { checkBalances, type SnapshotPair } from '../rules/engine.js';
+import type { BalanceSnapshot } from '../domain/index.js';
 import { placeEdgeFills, type EdgePair } from '../rules/snapshot-edges.js';
 import { dailyFlows, edgeFills, paymentHistories } from '../store/recon/balance-flows.js';
 import { openBreakDetails } from '../store/recon/breaks.js';
@@ -21,7 +22,15 @@ export interface BalanceOutcome {
   snapshotsUsed: number;
 }
 
-export async function checkBalancePairs(run: ReconcileRun): Promise<BalanceOutcome> {
+/** What the balance rules judge: the pairs to roll forward with their flows, and the latest snapshot. */
+export interface BalanceReads {
+  pairs: SnapshotPair[];
+  latest: BalanceSnapshot | null;
+  snapshotsUsed: number;
+}
+
+/** The balance phase's reads (store only, no verdict): the reconcile runs them beside the fills' pages. */
+export async function readBalancePairs(run: ReconcileRun): Promise<BalanceReads> {
   const { db, headers } = run;
   const pairHeaders = await pairsToCheck(run);
   const latestHeader = headers[headers.length - 1];
@@ -31,8 +40,13 @@ export async function checkBalancePairs(run: ReconcileRun): Promise<BalanceOutco
   const snapshots = await balanceSnapshots(db, needed);
   const pairs = await pairFlows(run, pairHeaders, snapshots);
   const latest = latestHeader ? snapshots.get(latestHeader.id)! : null;
-  const balanceRoll = checkBalances(run.tally, run.cfg, run.ref, pairs, latest).flat();
-  return { balanceRoll, snapshotsUsed: needed.length };
+  return { pairs, latest, snapshotsUsed: needed.length };
+}
+
+/** The balance rules on what readBalancePairs read, after the record rules (the tally's order is the run's). */
+export function checkBalancePairs(run: ReconcileRun, reads: BalanceReads): BalanceOutcome {
+  const balanceRoll = checkBalances(run.tally, run.cfg, run.ref, reads.pairs, reads.latest).flat();
+  return { balanceRoll, snapshotsUsed: reads.snapshotsUsed };
 }
 
 /**

@@ -36,6 +36,7 @@ import { webhookGapCandidates } from '../store/recon/webhook-judgements.js';
 import { addDays, dayStart } from '../util/dates.js';
 import { allSettledOrThrow, sideBySideInOrder } from '../util/side-by-side.js';
 import { RECONCILE_PAGE_SIZE, type ReconcileRun } from './reconcile-run.js';
+import { readBalancePairs, type BalanceReads } from './reconcile-balances.js';
 
 /**
  * The partner scans and the exchange scans read the store independently and add verdicts of different rules to the
@@ -43,17 +44,28 @@ import { RECONCILE_PAGE_SIZE, type ReconcileRun } from './reconcile-run.js';
  * does not wait for the partner rules' client work. Each phase's time is its own. All settle before a failure is
  * thrown: no read of this reconcile still runs when its stage is recorded. The exchange orders go before the fills:
  * E_SYMBOL_RULES hears from both, and a key's failures read in that order.
+ *
+ * The balance phase's reads start with the fills and run beside them (they touch no verdict: the balance rules judge
+ * what they read after the records, in the run's order): the fills' pages, one statement at a time, would otherwise be
+ * the database's only work while its second core idles. Returned once everything has settled.
  */
-export async function checkRecords(run: ReconcileRun): Promise<void> {
+export async function checkRecords(run: ReconcileRun): Promise<BalanceReads> {
   run.clock.phase('statisticsAndReference');
+  let balances: BalanceReads | undefined;
   await allSettledOrThrow([
     run.clock.timed('partner', () => checkPartnerOrders(run)),
     (async () => {
       await run.clock.timed('exchangeOrders', () => checkExchangeOrderCandidates(run));
-      await run.clock.timed('fills', () => checkFillCandidates(run));
+      await allSettledOrThrow([
+        run.clock.timed('fills', () => checkFillCandidates(run)),
+        run.clock.timed('balanceReads', async () => {
+          balances = await readBalancePairs(run);
+        }),
+      ]);
     })(),
   ]);
   run.clock.restart();
+  return balances!;
 }
 
 /** The cut-off of P_WEBHOOK_GAP: a state change older than the sender's retry window. */
@@ -141,13 +153,15 @@ async function checkFillCandidates(run: ReconcileRun): Promise<void> {
   // client waits: on a server the two halves of the id range are scanned side by side, their pages judged in id
   // order as one scan would give them (a later verdict on a key adds to the earlier ones in that order).
   const halves = since === null && run.ctx.store.kind === 'postgres' ? await fillIdHalves(db, account) : null;
+  // A later judgement's pages: on a server the next two are asked for while the client judges one.
+  const ahead = run.ctx.store.kind === 'postgres' ? 2 : 1;
   const pages = halves
     ? sideBySideInOrder(
         halves.map((bounds) => fillCandidatesIn(db, account, span, filter, SCAN_SIZE, since, bounds)),
         (page) => page.fills.length,
         SCAN_SIZE,
       )
-    : fillCandidatesIn(db, account, span, filter, SCAN_SIZE, since);
+    : fillCandidatesIn(db, account, span, filter, SCAN_SIZE, since, undefined, ahead);
   for await (const page of pages) {
     checkFills(tally, cfg, ref, page.fills);
     addPassedFills(tally, cfg, ref, page.scanned - page.fills.length);

@@ -1,6 +1,6 @@
 /** The reconcile stage: reads the period's stored records in pages, runs the rules, and records breaks and results on
- * the run. Its phases, in order: open (reference data, judgement), records (partner, exchange orders, fills), balances,
- * payments and sync, lifecycle, write.
+ * the run. Its phases, in order: open (reference data, judgement), records (partner, exchange orders, fills, the
+ * balance pairs' reads beside the fills), balances, payments and sync, lifecycle, write.
  */
 import type { StageContext } from './context.js';
 import type { Period } from '../domain/period.js';
@@ -44,7 +44,10 @@ export interface ReconcileResult {
   lifecycle: Record<BreakEventKind, number>;
   balanceRoll: RollFigures[];
   ms: number;
-  /** Milliseconds per phase, for the run record and tuning (partner, exchangeOrders and fills overlap: their own times). */
+  /**
+   * Milliseconds per phase, for the run record and tuning (partner, exchangeOrders and fills overlap, balanceReads
+   * beside fills: their own times).
+   */
   phases: Record<string, number>;
   /**
    * What the run judged besides its period (docs/rules.md "What a run judges"): the changes the
@@ -67,8 +70,8 @@ export interface ReconcileResult {
  */
 export async function reconcilePeriod(ctx: StageContext, period: Period): Promise<ReconcileResult> {
   const run = await openReconcile(ctx, period);
-  await checkRecords(run);
-  const balances = await checkBalancePairs(run);
+  const balanceReads = await checkRecords(run);
+  const balances = checkBalancePairs(run, balanceReads);
   const sync = await checkPaymentsAndSync(run);
   run.clock.phase('balancesPaymentsSync');
   const detected = run.tally.breaks();

@@ -1,6 +1,9 @@
-/** The reconcile's list of judged fill ids, cut into the pages it judges (store/db/keyset.ts listSlices, idRanges). */
+/**
+ * The reconcile's list of judged fill ids, cut into the pages it judges, and those pages asked for ahead
+ * (store/db/keyset.ts listSlices, idRanges, prefetched).
+ */
 import { describe, expect, it } from 'vitest';
-import { idRanges, listSlices } from '../../src/store/db/keyset.js';
+import { idRanges, listSlices, prefetched } from '../../src/store/db/keyset.js';
 
 describe('listSlices', () => {
   it('cuts a comma-separated list into slices of at most `size` items, in order, every item once', () => {
@@ -45,5 +48,58 @@ describe('idRanges', () => {
   it('gives no range for no list, and empty subsets for no subset', () => {
     expect([...idRanges(null, 3, '1')]).toEqual([]);
     expect([...idRanges('1,2', 5, null)]).toEqual([{ after: null, through: '2', subset: [] }]);
+  });
+});
+
+describe('prefetched', () => {
+  /** Pages that answer when told to, recording how many were asked for and not yet taken. */
+  function pagesOnDemand() {
+    const asked: number[] = [];
+    const answer = new Map<number, () => void>();
+    const fetch = (item: number) =>
+      new Promise<string>((resolve) => {
+        asked.push(item);
+        answer.set(item, () => resolve(`page ${item}`));
+      });
+    return { asked, answer, fetch };
+  }
+
+  it("asks for the next `ahead` pages while the consumer holds one, and yields them in the items' order", async () => {
+    const { asked, answer, fetch } = pagesOnDemand();
+    const pages = prefetched([1, 2, 3, 4, 5][Symbol.iterator](), fetch, 2);
+    const first = pages.next();
+    await Promise.resolve();
+    expect(asked).toEqual([1, 2]);
+    // The second page answers first: the first is still what comes first.
+    answer.get(2)!();
+    answer.get(1)!();
+    expect((await first).value).toBe('page 1');
+    expect(asked).toEqual([1, 2, 3]);
+    const rest: string[] = [];
+    const consume = (async () => {
+      for await (const page of pages) rest.push(page);
+    })();
+    // Every page asked for answers at once from here on; never more than two are asked for and not yet taken.
+    for (let i = 0; i < 10; i++) {
+      await new Promise((r) => setTimeout(r, 0));
+      expect(asked.length - rest.length - 1).toBeLessThanOrEqual(2);
+      for (const item of asked) answer.get(item)!();
+    }
+    await consume;
+    expect(rest).toEqual(['page 2', 'page 3', 'page 4', 'page 5']);
+    expect(asked).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('asks for one page ahead by default', async () => {
+    const { asked, answer, fetch } = pagesOnDemand();
+    const pages = prefetched([1, 2, 3][Symbol.iterator](), fetch);
+    const first = pages.next();
+    await Promise.resolve();
+    expect(asked).toEqual([1]);
+    answer.get(1)!();
+    expect((await first).value).toBe('page 1');
+    expect(asked).toEqual([1, 2]);
+    await pages.return(undefined);
+    expect(asked).toEqual([1, 2]);
   });
 });

@@ -129,10 +129,15 @@ export function* idRanges(
 }
 
 /**
- * Each item's page, the next one asked for as soon as the last has arrived (the database works while the consumer
- * handles a page; at most two pages in memory), as keysetScan does for keyset pages.
+ * Each item's page, the next `ahead` ones asked for as soon as the last has arrived (the database works while the
+ * consumer handles a page; at most `ahead` + 1 pages in memory), as keysetScan does for keyset pages. Pages come in the
+ * items' order. `ahead` > 1 asks for pages side by side: on a server each on a session of its own.
  */
-export async function* prefetched<I, P>(items: Iterator<I>, fetch: (item: I) => Promise<P>): AsyncGenerator<P> {
+export async function* prefetched<I, P>(
+  items: Iterator<I>,
+  fetch: (item: I) => Promise<P>,
+  ahead = 1,
+): AsyncGenerator<P> {
   const ask = (): Promise<P> | null => {
     const next = items.next();
     if (next.done) return null;
@@ -141,10 +146,18 @@ export async function* prefetched<I, P>(items: Iterator<I>, fetch: (item: I) => 
     page.catch(() => {});
     return page;
   };
-  let pending = ask();
-  while (pending) {
-    const page: P = await pending;
-    pending = ask();
+  const pending: Array<Promise<P>> = [];
+  const fill = () => {
+    while (pending.length < ahead) {
+      const page = ask();
+      if (!page) return;
+      pending.push(page);
+    }
+  };
+  fill();
+  while (pending.length) {
+    const page: P = await pending.shift()!;
+    fill();
     yield page;
   }
 }

@@ -351,7 +351,8 @@ type FillRow = Pick<Selectable<ExchangeFillTable>, (typeof FILL_COLUMNS)[number]
  * order, its symbol's and its day's reference values); the pure rules then decide on the loaded fills.
  * `changedSince` (docs/rules.md "What a run judges"): also the fills judged for a change since that
  * transaction (null: every stored fill); absent: the period alone. `bounds`: only the exec_ids in (after, through]
- * (fillIdHalves: the reconcile scans the two halves of a first judgement side by side).
+ * (fillIdHalves: the reconcile scans the two halves of a first judgement side by side). `ahead`: the pages of a
+ * judgement's id list asked for before the one the caller holds is judged (2 on a server: two sessions side by side).
  */
 export async function* fillCandidatesIn(
   db: Db,
@@ -361,6 +362,7 @@ export async function* fillCandidatesIn(
   scanSize = SCAN_SIZE,
   changedSince?: string | null,
   bounds: FillIdBounds = { after: null, through: null },
+  ahead = 1,
 ): AsyncGenerator<{ scanned: number; fills: Fill[] }> {
   const judge = fillPageJudge(db, account, filter);
   if (typeof changedSince !== 'string') {
@@ -400,7 +402,7 @@ export async function* fillCandidatesIn(
       ) f
       where not (f.timestamp >= ${span.from} and f.timestamp < ${span.to})`
       }`);
-  for await (const page of prefetched(idRanges(list.ids, scanSize, list.outside, bounds.after), fetch))
+  for await (const page of prefetched(idRanges(list.ids, scanSize, list.outside, bounds.after), fetch, ahead))
     yield { scanned: page.scanned, fills: page.fills };
 }
 
