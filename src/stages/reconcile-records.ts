@@ -21,10 +21,9 @@ import {
   depositAddresses,
   depositsByTxHash,
   exchangeOrderCandidatesIn,
-  fillCandidatesIn,
-  fillIdHalves,
   SCAN_SIZE,
 } from '../store/recon/exchange-reads.js';
+import { fillCandidatesIn, fillIdHalves } from '../store/recon/fill-candidates.js';
 import {
   openPartnerOrders,
   partnerOrdersByTxHash,

@@ -12,13 +12,8 @@ import {
 } from '../../src/rules/engine.js';
 import { RuleTally } from '../../src/rules/tally.js';
 import { engineConfig, reconcilePeriod } from '../../src/stages/reconcile.js';
-import {
-  exchangeOrderCandidatesIn,
-  exchangeOrdersWithFillsIn,
-  fillCandidatesIn,
-  fillIdHalves,
-  fillsIn,
-} from '../../src/store/recon/exchange-reads.js';
+import { exchangeOrderCandidatesIn, exchangeOrdersWithFillsIn, fillsIn } from '../../src/store/recon/exchange-reads.js';
+import { fillCandidatesIn, fillIdHalves } from '../../src/store/recon/fill-candidates.js';
 import { feeSchedule, latestSymbols, latestWhitelist } from '../../src/store/sync/snapshots.js';
 import type { Span } from '../../src/store/db/keyset.js';
 import { describeEachStore } from '../helpers/db.js';

@@ -8,12 +8,8 @@ import { ratesForDay } from '../../src/rules/fill-rules.js';
 import type { Verdict } from '../../src/rules/tally.js';
 import { engineConfig } from '../../src/stages/reconcile.js';
 import type { Db } from '../../src/store/db/database.js';
-import {
-  exchangeOrderCandidatesIn,
-  exchangeOrdersWithFillsIn,
-  fillCandidatesIn,
-  fillsIn,
-} from '../../src/store/recon/exchange-reads.js';
+import { exchangeOrderCandidatesIn, exchangeOrdersWithFillsIn, fillsIn } from '../../src/store/recon/exchange-reads.js';
+import { fillCandidatesIn } from '../../src/store/recon/fill-candidates.js';
 import type { Span } from '../../src/store/db/keyset.js';
 import { feeSchedule, latestSymbols } from '../../src/store/sync/snapshots.js';
 import { describeEachStore } from '../helpers/db.js';

@@ -172,7 +172,7 @@ export function changedOrderIds(
  * noted (E_FILL_ORPHAN and E_FEE_RATE read the order); exec_ids in (after, through] (null: unbounded on that side),
  * and outside `except` when given (each branch drops them on the row it reads anyway: no list of a night's 100,000
  * changed fills for the caller to subtract from the span's). Unordered, possibly repeated (a changed fill of a changed
- * order): the reconcile reads the list once per judgement (exchange-reads.ts judgedFillIds).
+ * order): the reconcile reads the list once per judgement (fill-candidates.ts judgedFillIds).
  */
 export function changedFillIds(
   account: string,
