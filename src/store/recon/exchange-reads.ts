@@ -1,7 +1,7 @@
 /** The reconcile's reads of the exchange's records: the rules' candidates pre-selected in SQL (orders against their
  * fills; the fills' in fill-candidates.ts), deposits and withdrawals the rules look up, balance snapshots.
  */
-import { sql, type RawBuilder, type Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { ExchangeFillTable } from '../db/schema.js';
 import { toDecimal, type Decimal } from '../../decimal/decimal.js';
@@ -10,8 +10,6 @@ import type {
   Deposit,
   ExchangeOrderAgg,
   Fill,
-  FillField,
-  FillPrefilter,
   OrderField,
   OrderPrefilter,
   Withdrawal,
@@ -20,11 +18,8 @@ import {
   accountSpanReader,
   idPages,
   mappedPages,
-  idRanges,
-  prefetched,
   scanPages,
   PAGE_SIZE,
-  type IdRange,
   type Span,
   type SpanReader,
 } from '../db/keyset.js';
@@ -38,7 +33,7 @@ import {
 } from '../db/exchange-rows.js';
 import { ordersWithFillsIn } from '../report/exchange-sheets.js';
 import { rowsByKey } from './rows-by-key.js';
-import { changedFillIds, changedOrderIds, changedRow, type ChangedOutsideReader } from './changes.js';
+import { changedOrderIds, changedRow, type ChangedOutsideReader } from './changes.js';
 import { conditionSql, keepsSql, refTable, type ConditionColumns } from './prefilter-sql.js';
 
 /**
