@@ -99,7 +99,34 @@ describe('prefetched', () => {
     answer.get(1)!();
     expect((await first).value).toBe('page 1');
     expect(asked).toEqual([1, 2]);
+    answer.get(2)!();
     await pages.return(undefined);
     expect(asked).toEqual([1, 2]);
+  });
+
+  it('ends, when a page fails or the consumer stops, only once every page asked for has settled', async () => {
+    const settled: number[] = [];
+    const fetch = (item: number) =>
+      new Promise<string>((resolve, reject) =>
+        setTimeout(
+          () => {
+            settled.push(item);
+            if (item === 2) reject(new Error('page 2 refused'));
+            else resolve(`page ${item}`);
+          },
+          item === 3 ? 30 : 1,
+        ),
+      );
+    // Page 2 fails while page 3, asked for beside it, still runs: the failure comes after page 3 settled.
+    const failing = prefetched([1, 2, 3, 4][Symbol.iterator](), fetch, 2);
+    expect((await failing.next()).value).toBe('page 1');
+    await expect(failing.next()).rejects.toThrow('page 2 refused');
+    expect(settled).toEqual([1, 2, 3]);
+    // The consumer stops after the first page: the stop waits for the pages in flight (2 and 3).
+    settled.length = 0;
+    const stopped = prefetched([1, 3, 5][Symbol.iterator](), fetch, 2);
+    expect((await stopped.next()).value).toBe('page 1');
+    await stopped.return(undefined);
+    expect(settled).toEqual([1, 5, 3]);
   });
 });

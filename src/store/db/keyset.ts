@@ -131,7 +131,9 @@ export function* idRanges(
 /**
  * Each item's page, the next `ahead` ones asked for as soon as the last has arrived (the database works while the
  * consumer handles a page; at most `ahead` + 1 pages in memory), as keysetScan does for keyset pages. Pages come in the
- * items' order. `ahead` > 1 asks for pages side by side: on a server each on a session of its own.
+ * items' order. `ahead` > 1 asks for pages side by side: on a server each on a session of its own. The generator ends
+ * (a page failed, or the consumer stopped) only once the pages asked for have settled: no statement of the scan still
+ * runs when its caller goes on.
  */
 export async function* prefetched<I, P>(
   items: Iterator<I>,
@@ -154,11 +156,15 @@ export async function* prefetched<I, P>(
       pending.push(page);
     }
   };
-  fill();
-  while (pending.length) {
-    const page: P = await pending.shift()!;
+  try {
     fill();
-    yield page;
+    while (pending.length) {
+      const page: P = await pending.shift()!;
+      fill();
+      yield page;
+    }
+  } finally {
+    await Promise.allSettled(pending);
   }
 }
 
