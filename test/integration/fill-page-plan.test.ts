@@ -3,7 +3,7 @@
  * the page (store/recon/fill-candidates.ts ordersHashJoined). The fills of a night carry exec_ids above the statistics'
  * histogram (a night's ANALYZE leaves that column alone), so the planner takes such a page for one row; joined to its
  * orders by a nested loop, each fill was compared with each order of the page (a `reconcile` re-run after a nightly run
- * of 100,000 fills: 13-25 s for one page).
+ * of 100,000 fills: 11-13 s for one page).
  */
 import { sql } from 'kysely';
 import { expect, it } from 'vitest';

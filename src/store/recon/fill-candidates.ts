@@ -93,7 +93,7 @@ function fillPageJudge(db: Db, account: string, filter: FillPrefilter) {
  * `fn` in a transaction whose statements are planned without nested loops where another join exists: a fills page
  * joins its orders by hash whatever the planner expects of it. A page of a night's new fills reads exec_ids above the
  * statistics' histogram (a night's ANALYZE leaves that column alone, statistics.ts), so the planner took a page of
- * 47,376 fills for one row and joined its 7,854 orders by a nested loop: 372 million comparisons, 13-25 s for one page
+ * 47,376 fills for one row and joined its 7,854 orders by a nested loop: 372 million comparisons, 11-13 s for one page
  * of a `reconcile` re-run by hand after the nightly run (0.05 s hash-joined). The page's probes on the keys (lateral
  * subqueries) have no other plan and stay nested loops.
  */
