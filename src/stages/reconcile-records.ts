@@ -156,11 +156,11 @@ async function checkFillCandidates(run: ReconcileRun): Promise<void> {
   const ahead = run.ctx.store.kind === 'postgres' ? 2 : 1;
   const pages = halves
     ? sideBySideInOrder(
-        halves.map((bounds) => fillCandidatesIn(db, account, span, filter, SCAN_SIZE, since, bounds)),
+        halves.map((bounds) => fillCandidatesIn(db, account, span, filter, SCAN_SIZE, since, { bounds })),
         (page) => page.fills.length,
         SCAN_SIZE,
       )
-    : fillCandidatesIn(db, account, span, filter, SCAN_SIZE, since, undefined, ahead);
+    : fillCandidatesIn(db, account, span, filter, SCAN_SIZE, since, { ahead });
   for await (const page of pages) {
     checkFills(tally, cfg, ref, page.fills);
     addPassedFills(tally, cfg, ref, page.scanned - page.fills.length);

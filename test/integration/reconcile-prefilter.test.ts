@@ -469,6 +469,15 @@ describeEachStore('reconcilePeriod fill prefilter', (ctx) => {
       expect(new Set(loaded).size).toBe(loaded.length);
       expect(loaded.length).toBeLessThan(judgedFills);
       for (const key of flaggedFills) expect(loaded).toContain(key);
+      // Pages asked for two ahead (the reconcile's on a server) give the same fills in the same order.
+      let aheadScanned = 0;
+      const aheadLoaded: string[] = [];
+      for await (const page of fillCandidatesIn(db(), account, SPAN, prefilter, scanSize, changedSince, { ahead: 2 })) {
+        aheadScanned += page.scanned;
+        aheadLoaded.push(...page.fills.map((f) => f.execId));
+      }
+      expect(aheadScanned).toBe(judgedFills);
+      expect(aheadLoaded).toEqual(loaded);
       // The two halves of the id range (the reconcile scans them side by side on a server) give the same fills in
       // the same order, one half after the other, and scan every judged fill once.
       const halves = await fillIdHalves(db(), account);
@@ -478,7 +487,7 @@ describeEachStore('reconcilePeriod fill prefilter', (ctx) => {
       const perHalf: number[] = [];
       for (const bounds of halves!) {
         let inHalf = 0;
-        for await (const page of fillCandidatesIn(db(), account, SPAN, prefilter, scanSize, changedSince, bounds)) {
+        for await (const page of fillCandidatesIn(db(), account, SPAN, prefilter, scanSize, changedSince, { bounds })) {
           halvesScanned += page.scanned;
           inHalf += page.scanned;
           halvesLoaded.push(...page.fills.map((f) => f.execId));

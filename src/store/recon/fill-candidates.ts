@@ -16,8 +16,8 @@ import { SCAN_SIZE, toFill, type FillRow } from './exchange-reads.js';
  * any rule's description in `filter` keeps it (store/recon/prefilter-sql.ts: the rules' own conditions, over the fill, its
  * order, its symbol's and its day's reference values); the pure rules then decide on the loaded fills.
  * `changedSince` (docs/rules.md "What a run judges"): also the fills judged for a change since that
- * transaction (null: every stored fill); absent: the period alone. `bounds`: only the exec_ids in (after, through]
- * (fillIdHalves: the reconcile scans the two halves of a first judgement side by side). `ahead`: the pages of a
+ * transaction (null: every stored fill); absent: the period alone. `scan.bounds`: only the exec_ids in (after, through]
+ * (fillIdHalves: the reconcile scans the two halves of a first judgement side by side). `scan.ahead`: the pages of a
  * judgement's id list asked for before the one the caller holds is judged (2 on a server: two sessions side by side).
  */
 export async function* fillCandidatesIn(
@@ -27,9 +27,9 @@ export async function* fillCandidatesIn(
   filter: FillPrefilter,
   scanSize = SCAN_SIZE,
   changedSince?: string | null,
-  bounds: FillIdBounds = { after: null, through: null },
-  ahead = 1,
+  scan: { bounds?: FillIdBounds; ahead?: number } = {},
 ): AsyncGenerator<{ scanned: number; fills: Fill[] }> {
+  const { bounds = { after: null, through: null }, ahead = 1 } = scan;
   const judge = fillPageJudge(db, account, filter);
   if (typeof changedSince !== 'string') {
     // The span, or every stored fill: pages on the key, each from where the last ended.
